@@ -1,0 +1,159 @@
+"""Histories: what every client did, in the order it happened, for any backend.
+
+A history is a list of operations in the style of Jepsen and Maelstrom. Every client call is
+recorded twice: once when it is *invoked* and once when its outcome is known:
+
+- ``ok``   - it definitely happened (a send was acknowledged, a poll returned records);
+- ``fail`` - it definitely did not happen (the broker rejected the batch before appending it);
+- ``info`` - nobody knows (a request timed out after a lost ACK: the write may or may not be in
+  the log). Treating ``info`` as ``fail`` is how checkers go wrong.
+
+The simulator, the real-Kafka lab and the Spark lab all write this format, and one checker
+(:mod:`course_lib.checker`) reads it. Operations serialise to one JSON object per line, so a
+seeded simulator run can be compared byte for byte with a golden trace.
+
+Taught in notebooks/02_acks_and_durability and notebooks/03_retries_ordering_duplicates.
+
+>>> h = History(clock=lambda: 0.0)
+>>> op = h.invoke("producer-1", "send", "m-0", topic="orders", partition=0)
+>>> done = h.complete(op, "ok", offset=41)
+>>> done.type, done.value, done.offset
+('ok', 'm-0', 41)
+>>> History.from_jsonl(h.to_jsonl()) == h
+True
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Callable, Iterable, Iterator
+
+INVOKE, OK, FAIL, INFO = "invoke", "ok", "fail", "info"
+OUTCOMES = (OK, FAIL, INFO)
+TYPES = (INVOKE, *OUTCOMES)
+
+
+@dataclass(frozen=True, slots=True)
+class Op:
+    """One line of a history.
+
+    ``f`` names the operation: ``send`` (value = message id), ``poll`` (value = list of
+    ``[partition, offset, message]``), ``commit`` (value = ``{partition: next offset}``),
+    ``final_read`` (value = list of ``[partition, offset, message]`` read after healing),
+    ``crash`` / ``restart`` / ``fault`` (nemesis operations, value = what was done).
+    ``evidence`` carries backend facts that explain the outcome (leader, epoch, high watermark).
+    """
+
+    index: int
+    time_ms: float
+    process: str
+    type: str
+    f: str
+    value: Any = None
+    topic: str | None = None
+    partition: int | None = None
+    offset: int | None = None
+    error: str | None = None
+    evidence: dict | None = None
+
+    def to_json(self) -> str:
+        return json.dumps({k: v for k, v in asdict(self).items() if v is not None},
+                          sort_keys=True, separators=(",", ":"), default=str)
+
+
+@dataclass
+class History:
+    """An append-only list of :class:`Op`, with a clock supplied by the backend.
+
+    The simulator passes its virtual clock (ms); the real lab passes wall-clock ms since start.
+    """
+
+    clock: Callable[[], float] = field(default=lambda: 0.0, repr=False, compare=False)
+    ops: list[Op] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.ops)
+
+    def __iter__(self) -> Iterator[Op]:
+        return iter(self.ops)
+
+    def __getitem__(self, i):
+        return self.ops[i]
+
+    def _append(self, **fields) -> Op:
+        op = Op(index=len(self.ops), time_ms=round(float(self.clock()), 3), **fields)
+        self.ops.append(op)
+        return op
+
+    def invoke(self, process: str, f: str, value: Any = None, **fields) -> Op:
+        """Record the start of an operation and return it (pass it to :meth:`complete`)."""
+        return self._append(process=process, type=INVOKE, f=f, value=value, **fields)
+
+    def complete(self, invoked: Op, type: str, **fields) -> Op:
+        """Record the outcome (``ok``/``fail``/``info``) of an invoked operation.
+
+        Fields not given are copied from the invocation, so a completion is self-contained.
+        """
+        if type not in OUTCOMES:
+            raise ValueError(f"outcome type must be one of {OUTCOMES}, got {type!r}")
+        if invoked.type != INVOKE:
+            raise ValueError(f"can only complete an 'invoke' operation, got {invoked.type!r}")
+        merged = {"topic": invoked.topic, "partition": invoked.partition, "value": invoked.value}
+        merged.update(fields)
+        return self._append(process=invoked.process, type=type, f=invoked.f, **merged)
+
+    def record(self, process: str, type: str, f: str, value: Any = None, **fields) -> Op:
+        """Record a single completed line (final reads, nemesis actions)."""
+        if type not in TYPES:
+            raise ValueError(f"type must be one of {TYPES}, got {type!r}")
+        return self._append(process=process, type=type, f=f, value=value, **fields)
+
+    # ---- views -------------------------------------------------------------------------
+    def completions(self, f: str | None = None) -> Iterator[tuple[Op, Op | None]]:
+        """Yield ``(invoke, completion)`` pairs; completion is None if it never completed.
+
+        A process runs one operation at a time per ``(process, f, value)``; pairs are matched in
+        order, as Jepsen does.
+        """
+        pending: dict[tuple, list[Op]] = {}
+        pairs: list[list] = []
+        for op in self.ops:
+            if f is not None and op.f != f:
+                continue
+            key = (op.process, op.f, _hashable(op.value))
+            if op.type == INVOKE:
+                pair = [op, None]
+                pairs.append(pair)
+                pending.setdefault(key, []).append(pair)
+            elif op.type in OUTCOMES and pending.get(key):
+                pending[key].pop(0)[1] = op
+        for inv, done in pairs:
+            yield inv, done
+
+    def filter(self, pred: Callable[[Op], bool]) -> list[Op]:
+        return [op for op in self.ops if pred(op)]
+
+    # ---- serialisation ----------------------------------------------------------------
+    def to_jsonl(self) -> str:
+        return "".join(op.to_json() + "\n" for op in self.ops)
+
+    @classmethod
+    def from_jsonl(cls, text: str | Iterable[str]) -> "History":
+        lines = text.splitlines() if isinstance(text, str) else text
+        h = cls()
+        for line in lines:
+            if line.strip():
+                h.ops.append(Op(**json.loads(line)))
+        return h
+
+    def renumbered(self) -> "History":
+        """A copy with indexes 0..n-1 (after merging histories from several sources)."""
+        return History(clock=self.clock, ops=[replace(op, index=i) for i, op in enumerate(self.ops)])
+
+
+def _hashable(value: Any):
+    if isinstance(value, list):
+        return tuple(_hashable(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
+    return value
