@@ -193,9 +193,14 @@ class Network:
             self.trace.append(TraceEntry(self.sim.now, None, src, dst, msg.kind, _label(msg), fate))
 
     def _notify_disconnect(self, node_id: str, peer: str) -> None:
+        """Tell ``node_id`` its connection to ``peer`` closed - after whatever ``peer`` had
+        already sent it, as TCP delivers data before the FIN/RST."""
         node = self.nodes.get(node_id)
         if node is not None and node.alive and self.reachable(node_id, peer):
-            self.sim.schedule(self.latency_ms, _disconnected, node, peer)
+            link = (peer, node_id)
+            at = max(self.sim.now + self.latency_ms, self._link_clock.get(link, 0.0))
+            self._link_clock[link] = at
+            self.sim.schedule(at - self.sim.now, _disconnected, node, peer)
 
     def node_down(self, node_id: str) -> None:
         """``node_id``'s process died: everyone connected to it sees the connection close."""
