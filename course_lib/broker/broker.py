@@ -98,7 +98,7 @@ class Broker:
         self.schedule_timer(interval, tick)
 
     def _heartbeat(self) -> None:
-        self.send_controller(Heartbeat(self.broker_id))
+        self.send_controller(Heartbeat(self.broker_id, self.incarnation))
         self.schedule_timer(self.options.broker_heartbeat_interval_ms, self._heartbeat)
 
     # ---- hooks for observers (consumers' long polls, the history) -----------------------------

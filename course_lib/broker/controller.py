@@ -41,6 +41,7 @@ class Controller:
         self.partitions: dict[tuple, PartitionState] = {}
         self.configs: dict[str, TopicConfig] = {}
         self.last_heartbeat: dict[int, float] = {}
+        self.incarnations: dict[int, int] = {}
         self.fenced: set[int] = set()
         self.next_producer_id = 1000
         self.producer_epochs: dict[str, tuple[int, int]] = {}  # transactional id -> (pid, epoch)
@@ -68,9 +69,15 @@ class Controller:
     # ---- liveness -----------------------------------------------------------------------------
     def receive(self, src: str, msg) -> None:
         if msg.kind == "heartbeat":
-            self.last_heartbeat[msg.broker_id] = self.sim.now
-            if msg.broker_id in self.fenced:
-                self._unfence(msg.broker_id)
+            broker_id = msg.broker_id
+            self.last_heartbeat[broker_id] = self.sim.now
+            if self.incarnations.setdefault(broker_id, msg.incarnation) != msg.incarnation:
+                # restarted before its session expired: the old incarnation is fenced first
+                if broker_id not in self.fenced:
+                    self.fence(broker_id, reason="it restarted (new incarnation)")
+                self.incarnations[broker_id] = msg.incarnation
+            if broker_id in self.fenced:
+                self._unfence(broker_id)
         elif msg.kind == "alter_partition":
             self._alter_partition(src, msg)
         else:

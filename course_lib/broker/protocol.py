@@ -170,6 +170,7 @@ class FetchResponse:
 @dataclass(slots=True)
 class Heartbeat:
     broker_id: int
+    incarnation: int  # a restarted broker registers anew (KRaft's incarnation id / broker epoch)
     kind: str = "heartbeat"
 
 

@@ -9,7 +9,7 @@ visible; asking for both explicitly is an error.
 
 >>> resolve_producer_config(acks=1, enable_idempotence=False)["acks"]
 1
->>> resolve_producer_config(ack=1)
+>>> resolve_producer_config(ack=1)  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
 course_lib.clients.config.ConfigurationError: unknown producer config 'ack' - did you mean 'acks'? ...
@@ -40,6 +40,9 @@ class ConfigurationError(KafkaConfigurationError, ValueError):
     It is both kafka-python's ``KafkaConfigurationError`` and a ``ValueError``, so code written
     for either keeps working.
     """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else self.__class__.__name__
 
 
 class IdempotenceDisabledWarning(UserWarning):

@@ -48,7 +48,7 @@ MAYBE_APPENDED = (Errors.RequestTimedOutError, Errors.NotEnoughReplicasAfterAppe
 
 class _Batch:
     __slots__ = ("tp", "records", "entries", "size", "created_ms", "deadline_ms", "retries_done",
-                 "retry_at", "maybe_appended", "record_batch", "sent")
+                 "retry_at", "maybe_appended", "record_batch", "sent", "errors")
 
     def __init__(self, tp, now, delivery_timeout_ms):
         self.tp = tp
@@ -62,6 +62,7 @@ class _Batch:
         self.maybe_appended = False
         self.record_batch: RecordBatch | None = None
         self.sent = False
+        self.errors: list[str] = []  # why earlier attempts failed (evidence for the checker)
 
 
 def _as_bytes(kind: str, data, serializer, topic):
@@ -457,6 +458,7 @@ class KafkaProducer:
 
     def _failed(self, batch: _Batch, error, evidence) -> None:
         now = self._sim.now
+        batch.errors.append(error.__name__)
         if error in MAYBE_APPENDED:
             batch.maybe_appended = True
         if issubclass(error, Errors.InvalidMetadataError):
@@ -491,6 +493,8 @@ class KafkaProducer:
     def _succeed(self, batch: _Batch, base_offset: int, evidence) -> None:
         topic, partition = batch.tp
         tp = TopicPartition(topic, partition)
+        if batch.errors:
+            evidence = {**(evidence or {}), "retried_after": batch.errors}
         complete = self._history.complete
         for i, ((future, op), record) in enumerate(zip(batch.entries, batch.records)):
             offset = -1 if base_offset < 0 else base_offset + i
