@@ -15,6 +15,7 @@ Taught in notebooks/02_acks_and_durability to notebooks/04_idempotent_producer.
 """
 from __future__ import annotations
 
+import random
 import warnings
 from dataclasses import dataclass, field
 from typing import Callable
@@ -23,6 +24,7 @@ from .broker import Cluster
 from .checker import CheckResult, check
 from .clients import KafkaProducer
 from .history import History
+from .nemesis import FAULT_KINDS, apply_schedule, random_schedule
 
 TOPIC = "events"
 
@@ -257,3 +259,39 @@ def producer_restart_gap(seed: int = 0) -> ScenarioResult:
     second.flush()
     return _finish("producer_restart_gap", seed, producer_restart_gap.__doc__, cluster, config, topic,
                    {"duplicate"}, producer_ids=[first.producer_id, second.producer_id])
+
+
+# ---- many seeded trials ------------------------------------------------------------------------
+#: lab-friendly timeouts, the same the real-Kafka lab uses, so trials take seconds of virtual time
+FAST_FAILOVER = dict(broker_session_timeout_ms=3000, broker_heartbeat_interval_ms=500,
+                     replica_lag_time_max_ms=2000)
+
+
+@scenario
+def random_faults(seed: int = 0, producer_config: dict | None = None, topic_config: dict | None = None,
+                  messages: int = 30, duration_ms: float = 3000, faults: int = 4,
+                  kinds: tuple = FAULT_KINDS) -> ScenarioResult:
+    """A producer sends ``messages`` numbered messages over ``duration_ms`` while a random
+    schedule of ``faults`` (crashes, pauses, isolation, lost ACKs and requests, slow links) drawn
+    from ``seed`` hits the cluster; then everything heals and the log is read and checked."""
+    topic = {"replication_factor": 3, "min_insync_replicas": 2, **(topic_config or {})}
+    config = {"request_timeout_ms": 1000, **(producer_config or {})}
+    cluster = Cluster(brokers=3, seed=seed, **FAST_FAILOVER)
+    cluster.create_topic(TOPIC, **topic)
+    producer = _producer(cluster, config)
+    rng = random.Random(f"nemesis-{seed}")
+    schedule = random_schedule(rng, duration_ms, sorted(cluster.brokers), kinds, faults)
+    apply_schedule(cluster, schedule, TOPIC, producer.node_id)
+    for i, at in enumerate(sorted(rng.uniform(0, duration_ms) for _ in range(messages))):
+        cluster.at(at, producer.send, TOPIC, f"m-{i}".encode())
+    cluster.run_for(duration_ms + max((f.duration_ms for f in schedule), default=0) + 10)
+    cluster.heal_all()
+    producer.flush()
+    return _finish("random_faults", seed, random_faults.__doc__.split("\n\n")[0], cluster, config, topic,
+                   set(), schedule=schedule)
+
+
+def trials(seeds, **kwargs) -> list[ScenarioResult]:
+    """Run :func:`random_faults` once per seed (with a progress bar in notebooks)."""
+    from tqdm.auto import tqdm
+    return [random_faults(seed=s, **kwargs) for s in tqdm(list(seeds), desc="seeded trials", leave=False)]

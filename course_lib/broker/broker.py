@@ -58,6 +58,7 @@ class Broker:
         self.incarnation = 0
         self.partitions: dict[tuple, Partition] = {}
         self.metadata: dict[tuple, object] = {}  # tp -> PartitionState (this broker's view)
+        self.metadata_version = 0
         self.topic_configs: dict[str, TopicConfig] = {}
         self.network.add(self)
         self._heartbeat()
@@ -98,7 +99,7 @@ class Broker:
         self.schedule_timer(interval, tick)
 
     def _heartbeat(self) -> None:
-        self.send_controller(Heartbeat(self.broker_id, self.incarnation))
+        self.send_controller(Heartbeat(self.broker_id, self.incarnation, self.metadata_version))
         self.schedule_timer(self.options.broker_heartbeat_interval_ms, self._heartbeat)
 
     # ---- hooks for observers (consumers' long polls, the history) -----------------------------
@@ -118,6 +119,7 @@ class Broker:
         for partition in self.partitions.values():
             partition.crash()
         self.metadata.clear()
+        self.metadata_version = 0
         self.network.node_down(self.node_id)
 
     def pause(self) -> None:
@@ -197,6 +199,11 @@ class Broker:
             partition.append(batch, req.acks, req.timeout_ms, done)
 
     def _apply_update(self, update: PartitionUpdate) -> None:
+        if not update.full and update.version != self.metadata_version + 1:
+            return  # a gap: wait for the full snapshot the next heartbeat brings
+        if update.full and update.version < self.metadata_version:
+            return
+        self.metadata_version = update.version
         self.topic_configs.update(update.configs)
         for tp, state in update.states.items():
             self.metadata[tp] = state

@@ -42,6 +42,7 @@ class Controller:
         self.configs: dict[str, TopicConfig] = {}
         self.last_heartbeat: dict[int, float] = {}
         self.incarnations: dict[int, int] = {}
+        self.metadata_version = 0
         self.fenced: set[int] = set()
         self.next_producer_id = 1000
         self.producer_epochs: dict[str, tuple[int, int]] = {}  # transactional id -> (pid, epoch)
@@ -78,6 +79,8 @@ class Controller:
                 self.incarnations[broker_id] = msg.incarnation
             if broker_id in self.fenced:
                 self._unfence(broker_id)
+            if msg.metadata_version < self.metadata_version:
+                self._send_snapshot(broker_id)
         elif msg.kind == "alter_partition":
             self._alter_partition(src, msg)
         else:
@@ -120,8 +123,7 @@ class Controller:
                 if new != state:
                     self.partitions[tp] = replace(new, partition_epoch=state.partition_epoch + 1)
                     changed.append(tp)
-        # the returning broker needs the state of all its partitions, changed or not
-        self._broadcast(changed, extra_to=broker_id)
+        self._broadcast(changed)
 
     def _elect(self, tp, state: PartitionState, reason: str) -> PartitionState:
         live_isr = [r for r in state.replicas if r in state.isr and r not in self.fenced]
@@ -177,13 +179,17 @@ class Controller:
         return pid, 0
 
     # ---- propagation ------------------------------------------------------------------------------
-    def _broadcast(self, tps, extra_to: int | None = None) -> None:
-        network = self.cluster.network
-        if tps:
-            update = PartitionUpdate({tp: self.partitions[tp] for tp in tps}, dict(self.configs))
-            for broker_id in sorted(self.cluster.brokers):
-                network.send(self.node_id, node_name(broker_id), update)
-        if extra_to is not None:
-            full = PartitionUpdate(dict(sorted(self.partitions.items())), dict(self.configs))
-            network.send(self.node_id, node_name(extra_to), full)
+    def _broadcast(self, tps) -> None:
+        if not tps:
+            return
+        self.metadata_version += 1
+        update = PartitionUpdate({tp: self.partitions[tp] for tp in tps}, dict(self.configs),
+                                 self.metadata_version)
+        for broker_id in sorted(self.cluster.brokers):
+            self.cluster.network.send(self.node_id, node_name(broker_id), update)
+
+    def _send_snapshot(self, broker_id: int) -> None:
+        snapshot = PartitionUpdate(dict(sorted(self.partitions.items())), dict(self.configs),
+                                   self.metadata_version, full=True)
+        self.cluster.network.send(self.node_id, node_name(broker_id), snapshot)
 

@@ -90,6 +90,7 @@ class PartitionLog:
 
     def truncate(self, offset: int) -> list[LogBatch]:
         """Drop everything at or after ``offset``; returns what was removed."""
+        self.epochs = [(e, s) for e, s in self.epochs if s < offset]
         if offset >= self.leo:
             return []
         i = bisect_right(self.base_offsets, offset - 1) if offset > 0 else 0
@@ -101,7 +102,7 @@ class PartitionLog:
         del self.base_offsets[i:]
         self.leo = self.batches[-1].next_offset if self.batches else 0
         self.hw = min(self.hw, self.leo)
-        self.epochs = [(e, s) for e, s in self.epochs if s < self.leo]
+        self.epochs = [(e, s) for e, s in self.epochs if s < self.leo]  # the cut may fall mid-batch
         return removed
 
     def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:

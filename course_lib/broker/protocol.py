@@ -171,6 +171,7 @@ class FetchResponse:
 class Heartbeat:
     broker_id: int
     incarnation: int  # a restarted broker registers anew (KRaft's incarnation id / broker epoch)
+    metadata_version: int  # how far this broker has applied the controller's decisions
     kind: str = "heartbeat"
 
 
@@ -197,9 +198,16 @@ class AlterPartitionResponse:
 
 @dataclass(slots=True)
 class PartitionUpdate:
-    """Controller -> brokers: the new state of some partitions (metadata propagation)."""
+    """Controller -> brokers: the new state of some partitions (metadata propagation).
+
+    Like KRaft's metadata log, updates are applied in order: an incremental update is applied
+    only on top of ``version - 1``; a broker that missed one (it was isolated, or restarted)
+    reports its version in its heartbeat and gets a full snapshot (``full=True``).
+    """
     states: dict  # tp -> PartitionState
     configs: dict  # topic -> TopicConfig
+    version: int
+    full: bool = False
     kind: str = "partition_update"
 
     def describe(self) -> str:
