@@ -470,10 +470,7 @@ class KafkaProducer:
             self._accumulator[batch.tp].appendleft(batch)
             return
         if retriable and now >= batch.deadline_ms:
-            exc = Errors.KafkaTimeoutError(
-                f"delivery_timeout_ms={self.config['delivery_timeout_ms']} expired after "
-                f"{batch.retries_done} retr{'y' if batch.retries_done == 1 else 'ies'} (last error: "
-                f"{error.__name__})")
+            exc = self._expired(batch)
         else:
             exc = error(f"{error.__name__} after {batch.retries_done} retr"
                         f"{'y' if batch.retries_done == 1 else 'ies'} (retries={self.config['retries']})")
@@ -486,9 +483,14 @@ class KafkaProducer:
         for dq in self._accumulator.values():
             while dq and dq[0].deadline_ms <= now:
                 batch = dq.popleft()
-                self._fail(batch, Errors.KafkaTimeoutError(
-                    f"expired after delivery_timeout_ms={self.config['delivery_timeout_ms']} without "
-                    f"being acknowledged"), None)
+                self._fail(batch, self._expired(batch), None)
+
+    def _expired(self, batch: _Batch) -> Errors.KafkaTimeoutError:
+        last = f" (last error: {batch.errors[-1]})" if batch.errors else ""
+        n = batch.retries_done
+        return Errors.KafkaTimeoutError(
+            f"delivery_timeout_ms={self.config['delivery_timeout_ms']} expired before an acknowledgement, "
+            f"after {n} retr{'y' if n == 1 else 'ies'}{last}")
 
     def _succeed(self, batch: _Batch, base_offset: int, evidence) -> None:
         topic, partition = batch.tp
