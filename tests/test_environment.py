@@ -27,6 +27,6 @@ def test_environment_yml_matches_pyproject():
     assert re.search(r"^\s*-\s*maven\b", text, re.M)
     assert re.search(r"^\s*-\s*-e \.\[all\]", text, re.M), "install the package itself with pip: -e .[all]"
     # no Python package is listed twice: everything else comes from pyproject
-    dependencies = text.split("dependencies:", 1)[1]
+    dependencies = text.split("\ndependencies:", 1)[1]
     conda_names = set(re.findall(r"^\s{2}-\s*([A-Za-z0-9_.-]+)", dependencies, re.M))
     assert conda_names <= {"python", "openjdk", "maven", "pip"}, conda_names
