@@ -25,16 +25,15 @@ True
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 INVOKE, OK, FAIL, INFO = "invoke", "ok", "fail", "info"
 OUTCOMES = (OK, FAIL, INFO)
 TYPES = (INVOKE, *OUTCOMES)
 
 
-@dataclass(frozen=True, slots=True)
-class Op:
+class Op(NamedTuple):
     """One line of a history.
 
     ``f`` names the operation: ``send`` (value = message id), ``poll`` (value = list of
@@ -42,6 +41,7 @@ class Op:
     ``final_read`` (value = list of ``[partition, offset, message]`` read after healing),
     ``crash`` / ``restart`` / ``fault`` (nemesis operations, value = what was done).
     ``evidence`` carries backend facts that explain the outcome (leader, epoch, high watermark).
+    (A NamedTuple: a simulator run records hundreds of thousands of these.)
     """
 
     index: int
@@ -57,7 +57,7 @@ class Op:
     evidence: dict | None = None
 
     def to_json(self) -> str:
-        return json.dumps({k: v for k, v in asdict(self).items() if v is not None},
+        return json.dumps({k: v for k, v in self._asdict().items() if v is not None},
                           sort_keys=True, separators=(",", ":"), default=str)
 
 
@@ -80,16 +80,15 @@ class History:
     def __getitem__(self, i):
         return self.ops[i]
 
-    def _append(self, **fields) -> Op:
-        op = Op(index=len(self.ops), time_ms=round(float(self.clock()), 3), **fields)
+    def invoke(self, process: str, f: str, value: Any = None, topic: str | None = None,
+               partition: int | None = None) -> Op:
+        """Record the start of an operation and return it (pass it to :meth:`complete`)."""
+        op = Op(len(self.ops), round(self.clock(), 3), process, INVOKE, f, value, topic, partition)
         self.ops.append(op)
         return op
 
-    def invoke(self, process: str, f: str, value: Any = None, **fields) -> Op:
-        """Record the start of an operation and return it (pass it to :meth:`complete`)."""
-        return self._append(process=process, type=INVOKE, f=f, value=value, **fields)
-
-    def complete(self, invoked: Op, type: str, **fields) -> Op:
+    def complete(self, invoked: Op, type: str, offset: int | None = None, error: str | None = None,
+                 evidence: dict | None = None, **changed) -> Op:
         """Record the outcome (``ok``/``fail``/``info``) of an invoked operation.
 
         Fields not given are copied from the invocation, so a completion is self-contained.
@@ -98,15 +97,19 @@ class History:
             raise ValueError(f"outcome type must be one of {OUTCOMES}, got {type!r}")
         if invoked.type != INVOKE:
             raise ValueError(f"can only complete an 'invoke' operation, got {invoked.type!r}")
-        merged = {"topic": invoked.topic, "partition": invoked.partition, "value": invoked.value}
-        merged.update(fields)
-        return self._append(process=invoked.process, type=type, f=invoked.f, **merged)
+        op = Op(len(self.ops), round(self.clock(), 3), invoked.process, type, invoked.f,
+                changed.get("value", invoked.value), changed.get("topic", invoked.topic),
+                changed.get("partition", invoked.partition), offset, error, evidence)
+        self.ops.append(op)
+        return op
 
     def record(self, process: str, type: str, f: str, value: Any = None, **fields) -> Op:
         """Record a single completed line (final reads, nemesis actions)."""
         if type not in TYPES:
             raise ValueError(f"type must be one of {TYPES}, got {type!r}")
-        return self._append(process=process, type=type, f=f, value=value, **fields)
+        op = Op(len(self.ops), round(self.clock(), 3), process, type, f, value, **fields)
+        self.ops.append(op)
+        return op
 
     # ---- views -------------------------------------------------------------------------
     def completions(self, f: str | None = None) -> Iterator[tuple[Op, Op | None]]:
@@ -148,7 +151,7 @@ class History:
 
     def renumbered(self) -> "History":
         """A copy with indexes 0..n-1 (after merging histories from several sources)."""
-        return History(clock=self.clock, ops=[replace(op, index=i) for i, op in enumerate(self.ops)])
+        return History(clock=self.clock, ops=[op._replace(index=i) for i, op in enumerate(self.ops)])
 
 
 def _hashable(value: Any):

@@ -15,12 +15,14 @@ __all__ = ["Future", "RecordMetadata"]
 
 
 class Future:
+    __slots__ = ("is_done", "value", "exception", "_callbacks", "_errbacks", "_wait_until")
+
     def __init__(self, wait_until=None):
         self.is_done = False
         self.value = None
         self.exception = None
-        self._callbacks = []
-        self._errbacks = []
+        self._callbacks = ()
+        self._errbacks = ()
         self._wait_until = wait_until  # (predicate, timeout_ms) -> bool, from the client
 
     def succeeded(self) -> bool:
@@ -49,7 +51,7 @@ class Future:
         if self.is_done and not self.exception:
             f(self.value)
         else:
-            self._callbacks.append(f)
+            self._callbacks = (*self._callbacks, f)
         return self
 
     def add_errback(self, f, *args, **kwargs) -> "Future":
@@ -57,7 +59,7 @@ class Future:
         if self.is_done and self.exception:
             f(self.exception)
         else:
-            self._errbacks.append(f)
+            self._errbacks = (*self._errbacks, f)
         return self
 
     def add_both(self, f, *args, **kwargs) -> "Future":

@@ -65,7 +65,7 @@ class _Batch:
         self.errors: list[str] = []  # why earlier attempts failed (evidence for the checker)
 
 
-def _as_bytes(kind: str, data, serializer, topic):
+def _as_bytes(kind: str, data, serializer):
     if serializer is not None and data is not None:
         data = serializer(data)
     if data is not None and not isinstance(data, (bytes, bytearray, memoryview)):
@@ -97,6 +97,9 @@ class KafkaProducer:
         self._one_batch_per_partition = (self._idempotent or
                                          self.config["max_in_flight_requests_per_connection"] == 1)
         self._retries = self.config["retries"]
+        self._batch_size = self.config["batch_size"]
+        self._linger_ms = self.config["linger_ms"]
+        self._delivery_timeout_ms = self.config["delivery_timeout_ms"]
         self._leaders: dict[tuple, tuple] = {}  # tp -> (leader id or None, leader epoch)
         self._partitions: dict[str, int] = {}
         self._metadata_wanted = True
@@ -137,30 +140,31 @@ class KafkaProducer:
             raise TypeError(f"topic must be a str, got {type(topic).__name__}")
         if value is None and key is None:
             raise ValueError("send() needs a value or a key (or both)")
-        key_bytes = _as_bytes("key", key, self.config["key_serializer"], topic)
-        value_bytes = _as_bytes("value", value, self.config["value_serializer"], topic)
+        config = self.config
+        ks, vs = config["key_serializer"], config["value_serializer"]
+        key_bytes = key if key is None or (type(key) is bytes and ks is None) else _as_bytes("key", key, ks)
+        value_bytes = value if value is None or (type(value) is bytes and vs is None) else _as_bytes("value", value, vs)
         partition = self._choose_partition(topic, key_bytes, partition)
         tp = (topic, partition)
         now = self._sim.now
-        op = self._history.invoke(self.node_id, "send", _message_id(value_bytes, key_bytes),
-                                  topic=topic, partition=partition)
+        op = self._history.invoke(self.node_id, "send", _message_id(value_bytes, key_bytes), topic, partition)
         record = Record(key_bytes, value_bytes, now if timestamp_ms is None else timestamp_ms,
-                        tuple(headers or ()))
-        size = RECORD_OVERHEAD_BYTES + len(key_bytes or b"") + len(value_bytes or b"")
+                        tuple(headers) if headers else ())
+        size = RECORD_OVERHEAD_BYTES + (len(key_bytes) if key_bytes else 0) + (len(value_bytes) if value_bytes else 0)
         dq = self._accumulator.get(tp)
         if dq is None:
             dq = self._accumulator[tp] = deque()
         batch = dq[-1] if dq else None
-        if batch is None or batch.sent or (batch.size + size > self.config["batch_size"] and batch.records):
-            batch = _Batch(tp, now, self.config["delivery_timeout_ms"])
+        batch_size = self._batch_size
+        if batch is None or batch.sent or (batch.size + size > batch_size and batch.records):
+            batch = _Batch(tp, now, self._delivery_timeout_ms)
             dq.append(batch)
         future = Future(self._wait)
         batch.records.append(record)
         batch.entries.append((future, op))
         batch.size += size
         self._incomplete += 1
-        full = batch.size >= self.config["batch_size"]
-        self._wakeup(0 if full else self.config["linger_ms"])
+        self._wakeup(0 if batch.size >= batch_size else self._linger_ms)
         return future
 
     def flush(self, timeout=None):
@@ -212,13 +216,16 @@ class KafkaProducer:
 
     # ---- partitioning -------------------------------------------------------------------------
     def _choose_partition(self, topic, key_bytes, partition):
-        if topic not in self._partitions:
+        n = self._partitions.get(topic)
+        if n is None:
             self._refresh_metadata_blocking(topic)
-        n = self._partitions[topic]
+            n = self._partitions[topic]
         if partition is not None:
             if not isinstance(partition, int) or not 0 <= partition < n:
                 raise ValueError(f"partition {partition!r} is not a partition of {topic!r} (0..{n - 1})")
             return partition
+        if n == 1:
+            return 0
         if key_bytes is not None:
             return (murmur2(key_bytes) & 0x7fffffff) % n  # kafka-python's DefaultPartitioner
         live = [p for p in range(n) if self._leaders.get((topic, p), (None,))[0] is not None]
