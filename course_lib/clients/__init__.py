@@ -3,7 +3,8 @@
 Taught in notebooks/02_acks_and_durability.
 """
 from .config import ConfigurationError, IdempotenceDisabledWarning
-from .future import Future, RecordMetadata
+from .future import Future, FutureRecordMetadata, RecordMetadata
 from .producer import KafkaProducer
 
-__all__ = ["KafkaProducer", "ConfigurationError", "IdempotenceDisabledWarning", "Future", "RecordMetadata"]
+__all__ = ["KafkaProducer", "ConfigurationError", "IdempotenceDisabledWarning", "Future", "FutureRecordMetadata",
+           "RecordMetadata"]

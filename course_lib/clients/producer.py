@@ -33,13 +33,12 @@ from collections import deque
 
 from kafka import errors as Errors
 from kafka.partitioner.default import murmur2
-from kafka.structs import TopicPartition
 
 from ..broker.broker import node_name
 from ..broker.protocol import (InitProducerIdRequest, MetadataRequest, ProduceRequest, Record,
                                RecordBatch)
 from .config import ConfigurationError, resolve_producer_config
-from .future import Future, RecordMetadata
+from .future import FutureRecordMetadata, ProduceResult
 
 RECORD_OVERHEAD_BYTES = 70  # Kafka's per-record/batch framing, roughly: batches fill as in real life
 MAYBE_APPENDED = (Errors.RequestTimedOutError, Errors.NotEnoughReplicasAfterAppendError,
@@ -47,13 +46,14 @@ MAYBE_APPENDED = (Errors.RequestTimedOutError, Errors.NotEnoughReplicasAfterAppe
 
 
 class _Batch:
-    __slots__ = ("tp", "records", "entries", "size", "created_ms", "deadline_ms", "retries_done",
+    __slots__ = ("tp", "records", "handles", "result", "size", "created_ms", "deadline_ms", "retries_done",
                  "retry_at", "maybe_appended", "record_batch", "sent", "errors")
 
     def __init__(self, tp, now, delivery_timeout_ms):
         self.tp = tp
         self.records: list[Record] = []
-        self.entries: list[tuple] = []  # (future, history op)
+        self.handles: list[tuple] = []  # history invocations, one per record
+        self.result = ProduceResult(tp[0], tp[1], self.records)
         self.size = 0
         self.created_ms = now
         self.deadline_ms = now + delivery_timeout_ms
@@ -147,7 +147,7 @@ class KafkaProducer:
         partition = self._choose_partition(topic, key_bytes, partition)
         tp = (topic, partition)
         now = self._sim.now
-        op = self._history.invoke(self.node_id, "send", _message_id(value_bytes, key_bytes), topic, partition)
+        handle = self._history.note_invoke(self.node_id, "send", _message_id(value_bytes, key_bytes), topic, partition)
         record = Record(key_bytes, value_bytes, now if timestamp_ms is None else timestamp_ms,
                         tuple(headers) if headers else ())
         size = RECORD_OVERHEAD_BYTES + (len(key_bytes) if key_bytes else 0) + (len(value_bytes) if value_bytes else 0)
@@ -159,9 +159,9 @@ class KafkaProducer:
         if batch is None or batch.sent or (batch.size + size > batch_size and batch.records):
             batch = _Batch(tp, now, self._delivery_timeout_ms)
             dq.append(batch)
-        future = Future(self._wait)
+        future = FutureRecordMetadata(batch.result, len(batch.records), self._wait)
         batch.records.append(record)
-        batch.entries.append((future, op))
+        batch.handles.append(handle)
         batch.size += size
         self._incomplete += 1
         self._wakeup(0 if batch.size >= batch_size else self._linger_ms)
@@ -500,25 +500,18 @@ class KafkaProducer:
             f"after {n} retr{'y' if n == 1 else 'ies'}{last}")
 
     def _succeed(self, batch: _Batch, base_offset: int, evidence) -> None:
-        topic, partition = batch.tp
-        tp = TopicPartition(topic, partition)
         if batch.errors:
             evidence = {**(evidence or {}), "retried_after": batch.errors}
-        complete = self._history.complete
-        for i, ((future, op), record) in enumerate(zip(batch.entries, batch.records)):
-            offset = -1 if base_offset < 0 else base_offset + i
-            complete(op, "ok", offset=None if offset < 0 else offset, evidence=evidence)
-            future.success(RecordMetadata(topic, partition, tp, offset, record.timestamp_ms, None,
-                                          len(record.key or b""), len(record.value or b""), -1))
-        self._incomplete -= len(batch.entries)
+        self._history.note_completions(batch.handles, "ok", None if base_offset < 0 else base_offset,
+                                       evidence=evidence)
+        self._incomplete -= len(batch.records)
+        batch.result.succeed(base_offset)
 
     def _fail(self, batch: _Batch, exc: Exception, evidence) -> None:
-        outcome = "info" if batch.maybe_appended else "fail"
-        complete = self._history.complete
-        for future, op in batch.entries:
-            complete(op, outcome, error=type(exc).__name__, evidence=evidence)
-            future.failure(exc)
-        self._incomplete -= len(batch.entries)
+        self._history.note_completions(batch.handles, "info" if batch.maybe_appended else "fail",
+                                       error=type(exc).__name__, evidence=evidence)
+        self._incomplete -= len(batch.records)
+        batch.result.fail(exc)
 
 
 def _message_id(value_bytes, key_bytes) -> str:
