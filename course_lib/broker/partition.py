@@ -27,6 +27,7 @@ from typing import Callable
 
 from kafka import errors as Errors
 
+from ..sim.deadline import Deadline
 from .log import PartitionLog
 from .producer_state import ProducerStateTable
 from .protocol import (AlterPartition, FetchRequest, FetchResponse, PartitionResult, PartitionState,
@@ -70,10 +71,12 @@ class Partition:
         self.pending_since_ms = 0.0
         self.followers: dict[int, FollowerState] = {}
         self.delayed: list[DelayedProduce] = []
-        self.parked: dict[int, tuple] = {}  # follower -> (request, timer handle)
+        self.parked: dict[int, tuple] = {}  # follower -> (request, deadline)
+        self.park_expiry = Deadline(broker.schedule_timer, lambda: self.sim.now, self._expire_parked)
+        self.produce_expiry = Deadline(broker.schedule_timer, lambda: self.sim.now, self._expire_delayed)
         # follower side
         self.fetch_generation = 0
-        self.fetch_timer = None
+        self.fetch_timeout = Deadline(broker.schedule_timer, lambda: self.sim.now, self._fetch_timed_out)
 
     # ---- helpers --------------------------------------------------------------------------
     @property
@@ -124,7 +127,7 @@ class Partition:
         self.followers = {r: FollowerState(last_caught_up_ms=now if r in state.isr else 0.0)
                           for r in state.replicas if r != self.me}
         self.fetch_generation += 1
-        self.sim.cancel(self.fetch_timer)
+        self.fetch_timeout.disarm()
         self.maybe_advance_hw()
         self.broker.schedule_isr_check(self)
 
@@ -134,7 +137,7 @@ class Partition:
         self.leader_epoch = state.leader_epoch
         self.leader_id = state.leader
         self.fetch_generation += 1
-        self.sim.cancel(self.fetch_timer)
+        self.fetch_timeout.disarm()
         if state.leader is not None and self.me in state.replicas:
             self.send_fetch()
 
@@ -142,13 +145,14 @@ class Partition:
         delayed, self.delayed = self.delayed, []
         for d in delayed:
             d.done(PartitionResult(error, -1, d.evidence))
-        for request, timer in self.parked.values():
-            self.sim.cancel(timer)
         self.parked.clear()
+        self.park_expiry.disarm()
         self.pending_isr = None
 
     def crash(self) -> None:
         """The process died: in-memory state goes, the log (on disk) stays."""
+        for deadline in (self.park_expiry, self.produce_expiry, self.fetch_timeout):
+            deadline.reset()
         self.delayed = []
         self.parked.clear()
         self.is_leader = False
@@ -187,8 +191,10 @@ class Partition:
             return done(PartitionResult(None, base, evidence))
         if self.log.hw >= required:
             return self._complete(DelayedProduce(required, base, 0, done, evidence))
-        self.delayed.append(DelayedProduce(required, base, self.sim.now + timeout_ms, done, evidence))
-        self.broker.schedule_timer(timeout_ms, self._expire_delayed)
+        deadline = self.sim.now + timeout_ms
+        self.delayed.append(DelayedProduce(required, base, deadline, done, evidence))
+        if deadline < self.produce_expiry.at:
+            self.produce_expiry.arm(deadline)
 
     def _complete(self, d: DelayedProduce) -> None:
         evidence = {**d.evidence, "hw": self.log.hw, "isr": list(self.isr)}
@@ -206,6 +212,8 @@ class Partition:
             else:
                 keep.append(d)
         self.delayed = keep
+        if keep:
+            self.produce_expiry.arm(min(d.deadline_ms for d in keep))
 
     def maybe_advance_hw(self) -> None:
         if not self.is_leader:
@@ -257,28 +265,30 @@ class Partition:
         if offset < self.log.leo:
             self._answer_fetch(src, req)
         else:
-            old = self.parked.pop(req.replica_id, None)
-            if old:
-                self.sim.cancel(old[1])
-            timer = self.broker.schedule_timer(req.max_wait_ms, self._fetch_wait_expired,
-                                               req.replica_id, req)
-            self.parked[req.replica_id] = (req, timer)
+            deadline = now + req.max_wait_ms
+            self.parked[req.replica_id] = (req, deadline)
+            if deadline < self.park_expiry.at:
+                self.park_expiry.arm(deadline)
 
     def _answer_fetch(self, src: str, req: FetchRequest) -> None:
         batches = self.log.read(req.fetch_offset, FETCH_MAX_BATCHES)
         self.broker.send(src, FetchResponse(self.tp, req.generation, None, batches, self.log.hw))
 
-    def _fetch_wait_expired(self, replica_id: int, req: FetchRequest) -> None:
-        parked = self.parked.get(replica_id)
-        if parked and parked[0] is req:
-            del self.parked[replica_id]
-            self._answer_fetch(self.broker.node_of(replica_id), req)
+    def _expire_parked(self) -> None:
+        """replica.fetch.wait.max.ms passed: answer the parked fetches, empty."""
+        now = self.sim.now
+        for replica_id, (req, deadline) in sorted(self.parked.items()):
+            if deadline <= now:
+                del self.parked[replica_id]
+                self._answer_fetch(self.broker.node_of(replica_id), req)
+        if self.parked:
+            self.park_expiry.arm(min(d for _, d in self.parked.values()))
 
     def _wake_parked_fetches(self) -> None:
         if self.parked:
             parked, self.parked = self.parked, {}
-            for replica_id, (req, timer) in parked.items():
-                self.sim.cancel(timer)
+            self.park_expiry.disarm()
+            for replica_id, (req, _) in parked.items():
                 self._answer_fetch(self.broker.node_of(replica_id), req)
 
     def maybe_expand_isr(self, replica_id: int) -> None:
@@ -322,25 +332,23 @@ class Partition:
         req = FetchRequest(self.me, self.tp, self.log.leo, self.log.last_epoch, self.leader_epoch,
                            generation, self.broker.options.replica_fetch_wait_max_ms)
         self.broker.send(self.broker.node_of(self.leader_id), req)
-        self.sim.cancel(self.fetch_timer)
-        self.fetch_timer = self.broker.schedule_timer(
-            self.broker.options.replica_fetch_wait_max_ms + self.broker.options.replica_socket_timeout_ms,
-            self._fetch_timed_out, generation)
+        options = self.broker.options
+        self.fetch_timeout.arm(self.sim.now + options.replica_fetch_wait_max_ms + options.replica_socket_timeout_ms)
 
-    def _fetch_timed_out(self, generation: int) -> None:
-        if generation == self.fetch_generation and not self.is_leader:
+    def _fetch_timed_out(self) -> None:
+        """No answer (lost in the network) or the back-off after an error ended: fetch again."""
+        if not self.is_leader:
             self.fetch_generation += 1
             self.send_fetch()
 
     def retry_fetch_later(self) -> None:
         self.fetch_generation += 1
-        self.sim.cancel(self.fetch_timer)
-        self.fetch_timer = self.broker.schedule_timer(self.broker.options.replica_fetch_backoff_ms,
-                                                      self._fetch_timed_out, self.fetch_generation)
+        self.fetch_timeout.arm(self.sim.now + self.broker.options.replica_fetch_backoff_ms)
 
     def on_fetch_response(self, resp: FetchResponse) -> None:
         if resp.generation != self.fetch_generation or self.is_leader:
             return  # an answer to a fetch from an earlier leader or incarnation
+        self.fetch_timeout.disarm()
         if resp.error is not None:
             return self.retry_fetch_later()
         log = self.log

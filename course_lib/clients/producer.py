@@ -98,6 +98,8 @@ class KafkaProducer:
                                          self.config["max_in_flight_requests_per_connection"] == 1)
         self._retries = self.config["retries"]
         self._batch_size = self.config["batch_size"]
+        self._key_serializer = self.config["key_serializer"]
+        self._value_serializer = self.config["value_serializer"]
         self._linger_ms = self.config["linger_ms"]
         self._delivery_timeout_ms = self.config["delivery_timeout_ms"]
         self._leaders: dict[tuple, tuple] = {}  # tp -> (leader id or None, leader epoch)
@@ -136,21 +138,25 @@ class KafkaProducer:
         """Queue a record; returns a future of ``RecordMetadata``."""
         if self._closed:
             raise Errors.IllegalStateError("cannot send: this producer was closed (or crashed); create a new one")
-        if not isinstance(topic, str):
+        if type(topic) is not str:
             raise TypeError(f"topic must be a str, got {type(topic).__name__}")
         if value is None and key is None:
             raise ValueError("send() needs a value or a key (or both)")
-        config = self.config
-        ks, vs = config["key_serializer"], config["value_serializer"]
-        key_bytes = key if key is None or (type(key) is bytes and ks is None) else _as_bytes("key", key, ks)
-        value_bytes = value if value is None or (type(value) is bytes and vs is None) else _as_bytes("value", value, vs)
-        partition = self._choose_partition(topic, key_bytes, partition)
+        ks, vs = self._key_serializer, self._value_serializer
+        if key is not None and (ks is not None or type(key) is not bytes):
+            key = _as_bytes("key", key, ks)
+        if value is not None and (vs is not None or type(value) is not bytes):
+            value = _as_bytes("value", value, vs)
+        if partition is None and self._partitions.get(topic) == 1:
+            partition = 0  # the common case, without the partitioner
+        else:
+            partition = self._choose_partition(topic, key, partition)
         tp = (topic, partition)
         now = self._sim.now
-        handle = self._history.note_invoke(self.node_id, "send", _message_id(value_bytes, key_bytes), topic, partition)
-        record = Record(key_bytes, value_bytes, now if timestamp_ms is None else timestamp_ms,
-                        tuple(headers) if headers else ())
-        size = RECORD_OVERHEAD_BYTES + (len(key_bytes) if key_bytes else 0) + (len(value_bytes) if value_bytes else 0)
+        # the message id in the history is the value (bytes are decoded when the history is read)
+        handle = self._history.note_invoke(self.node_id, "send", key if value is None else value, topic, partition)
+        record = Record(key, value, now if timestamp_ms is None else timestamp_ms, tuple(headers) if headers else ())
+        size = RECORD_OVERHEAD_BYTES + (len(key) if key else 0) + (len(value) if value else 0)
         dq = self._accumulator.get(tp)
         if dq is None:
             dq = self._accumulator[tp] = deque()
@@ -159,12 +165,15 @@ class KafkaProducer:
         if batch is None or batch.sent or (batch.size + size > batch_size and batch.records):
             batch = _Batch(tp, now, self._delivery_timeout_ms)
             dq.append(batch)
-        future = FutureRecordMetadata(batch.result, len(batch.records), self._wait)
-        batch.records.append(record)
+        records = batch.records
+        future = FutureRecordMetadata(batch.result, len(records), self._wait)
+        records.append(record)
         batch.handles.append(handle)
         batch.size += size
         self._incomplete += 1
-        self._wakeup(0 if batch.size >= batch_size else self._linger_ms)
+        delay = 0 if batch.size >= batch_size else self._linger_ms
+        if not now <= self._wakeup_at <= now + delay:
+            self._wakeup(delay)
         return future
 
     def flush(self, timeout=None):
@@ -512,11 +521,3 @@ class KafkaProducer:
                                        error=type(exc).__name__, evidence=evidence)
         self._incomplete -= len(batch.records)
         batch.result.fail(exc)
-
-
-def _message_id(value_bytes, key_bytes) -> str:
-    data = value_bytes if value_bytes is not None else key_bytes
-    try:
-        return bytes(data).decode()
-    except UnicodeDecodeError:
-        return bytes(data).hex()
