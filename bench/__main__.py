@@ -1,4 +1,4 @@
-"""``python -m bench [sim] [--quick]``: print benchmark tables.
+"""``python -m bench [sim] [widgets] [--quick]``: print benchmark tables (all of them by default).
 
 Real-Kafka and Spark benchmarks need a JVM and are separate commands (see README).
 """
@@ -7,8 +7,13 @@ import sys
 
 def main(argv: list[str]) -> None:
     quick = "--quick" in argv
-    from . import sim_throughput
-    sim_throughput.main(quick=quick)
+    chosen = [a for a in argv if not a.startswith("-")] or ["sim", "widgets"]
+    if "sim" in chosen:
+        from . import sim_throughput
+        sim_throughput.main(quick=quick)
+    if "widgets" in chosen:
+        from . import widgets
+        widgets.main(quick=quick)
 
 
 if __name__ == "__main__":
