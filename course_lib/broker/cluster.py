@@ -35,7 +35,6 @@ class Cluster:
         self.network = Network(self.sim, self.options.latency_ms, self.options.jitter_ms,
                                trace=self.options.trace)
         self.history = History(clock=lambda: self.sim.now)
-        self.extra_handlers: dict[str, Callable] = {}  # message kind -> handler (coordinators)
         self._hw_listeners: list[Callable] = []
         self.brokers: dict[int, Broker] = {}
         self.clients: list = []

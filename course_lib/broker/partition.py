@@ -30,8 +30,9 @@ from kafka import errors as Errors
 from ..sim.deadline import Deadline
 from .log import PartitionLog
 from .producer_state import ProducerStateTable
-from .protocol import (AlterPartition, FetchRequest, FetchResponse, PartitionResult, PartitionState,
-                       RecordBatch, TopicConfig)
+from .protocol import (AlterPartition, ConsumerFetchResponse, FetchRequest, FetchResponse, ListOffsetsResponse,
+                       PartitionResult, PartitionState, Record, RecordBatch, TopicConfig)
+from .txn_index import TxnIndex
 
 FETCH_MAX_BATCHES = 64
 
@@ -61,6 +62,8 @@ class Partition:
         self.config = config
         self.log = PartitionLog()
         self.producers = ProducerStateTable()
+        self.txn = TxnIndex()
+        self.consumers_waiting: list[tuple] = []  # parked consumer fetches: (src, request, deadline)
         self.state: PartitionState | None = None
         self.is_leader = False
         self.leader_epoch = -1
@@ -155,6 +158,7 @@ class Partition:
             deadline.reset()
         self.delayed = []
         self.parked.clear()
+        self.consumers_waiting = []
         self.is_leader = False
         self.leader_id = None
         self.state = None
@@ -162,9 +166,15 @@ class Partition:
         self.fetch_generation += 1
 
     def recover(self) -> None:
-        """Restart: rebuild the producer-state table from the log, as Kafka does."""
+        """Restart: rebuild the producer-state table and transaction index from the log."""
         self.producers.rebuild(self.log.batches)
+        self.txn.rebuild(self.log.batches)
         self.log.hw = min(self.log.hw, self.log.leo)
+
+    def _appended(self, stored) -> None:
+        """Bookkeeping every replica does for every batch it appends, leader or follower."""
+        self.producers.update(stored)
+        self.txn.on_append(stored)
 
     # ---- leader: produce ----------------------------------------------------------------------
     def append(self, batch: RecordBatch, acks: int, timeout_ms: float,
@@ -181,7 +191,7 @@ class Partition:
             evidence = {**self.evidence(), "duplicate": True}
         else:
             stored = self.log.append(batch, self.leader_epoch)
-            self.producers.update(stored)
+            self._appended(stored)
             base = stored.base_offset
             evidence = self.evidence()
             self._wake_parked_fetches()
@@ -227,6 +237,8 @@ class Partition:
                     hw = leo
         if hw > self.log.hw:
             self.log.hw = hw
+            if self.consumers_waiting:
+                self._wake_consumers()
             if self.delayed:
                 waiting = []
                 for d in self.delayed:
@@ -358,14 +370,81 @@ class Partition:
             removed = log.truncate(max(min(end, own_end), 0))
             if removed:
                 self.producers.rebuild(log.batches)
+                self.txn.rebuild(log.batches)
                 self.broker.on_truncate(self, removed)
             return self.send_fetch()
         for stored in resp.batches:
             if stored.next_offset <= log.leo:
                 continue
             log.append_replicated(stored)
-            self.producers.update(stored)
+            self._appended(stored)
         hw = min(resp.high_watermark, log.leo)
         if hw > log.hw:
             log.hw = hw
         self.send_fetch()
+
+    # ---- leader: consumers -----------------------------------------------------------------------
+    def readable_end(self, read_committed: bool) -> int:
+        """Consumers read below the high watermark; read_committed ones below the LSO."""
+        return self.txn.last_stable_offset(self.log.hw) if read_committed else self.log.hw
+
+    def handle_consumer_fetch(self, src: str, req) -> None:
+        if not self.is_leader:
+            return self.broker.send(src, ConsumerFetchResponse(req.corr, self.tp, Errors.NotLeaderForPartitionError))
+        if req.fetch_offset > self.log.leo or req.fetch_offset < 0:
+            return self.broker.send(src, ConsumerFetchResponse(req.corr, self.tp, Errors.OffsetOutOfRangeError))
+        if req.fetch_offset >= self.readable_end(req.read_committed) and req.max_wait_ms > 0:
+            self.consumers_waiting.append((src, req, self.sim.now + req.max_wait_ms))
+            self.broker.schedule_timer(req.max_wait_ms, self._consumer_wait_over, req)
+            return
+        self._answer_consumer(src, req)
+
+    def _answer_consumer(self, src: str, req) -> None:
+        end = self.readable_end(req.read_committed)
+        batches = self.log.read(req.fetch_offset, FETCH_MAX_BATCHES, below=end) if req.fetch_offset < end else []
+        aborted = self.txn.aborted_in(req.fetch_offset, end) if req.read_committed else []
+        self.broker.send(src, ConsumerFetchResponse(req.corr, self.tp, None, batches, self.log.hw,
+                                                    self.txn.last_stable_offset(self.log.hw), aborted))
+
+    def _consumer_wait_over(self, req) -> None:
+        for i, (src, waiting, _) in enumerate(self.consumers_waiting):
+            if waiting is req:
+                del self.consumers_waiting[i]
+                return self._answer_consumer(src, req)
+
+    def _wake_consumers(self) -> None:
+        waiting, self.consumers_waiting = self.consumers_waiting, []
+        for src, req, deadline in waiting:
+            if req.fetch_offset < self.readable_end(req.read_committed):
+                self._answer_consumer(src, req)
+            else:
+                self.consumers_waiting.append((src, req, deadline))
+
+    def list_offsets(self, src: str, req) -> None:
+        if not self.is_leader:
+            return self.broker.send(src, ListOffsetsResponse(req.corr, self.tp, Errors.NotLeaderForPartitionError, -1))
+        offset = self.readable_end(req.read_committed) if req.latest else 0
+        self.broker.send(src, ListOffsetsResponse(req.corr, self.tp, None, offset))
+
+    # ---- leader: transaction markers ---------------------------------------------------------------
+    def write_marker(self, producer_id: int, producer_epoch: int, commit: bool, done) -> None:
+        """Append a COMMIT/ABORT control record for ``producer_id``; ``done(error)`` once replicated."""
+        if not self.is_leader:
+            return done(Errors.NotLeaderForPartitionError)
+        entry = self.producers.entries.get(producer_id)
+        if entry is not None and producer_epoch < entry.epoch:
+            return done(Errors.InvalidProducerEpochError)
+        marker = RecordBatch([Record(None, None, self.sim.now)], producer_id, producer_epoch, -1, True,
+                             "commit" if commit else "abort")
+        stored = self.log.append(marker, self.leader_epoch)
+        self._appended(stored)
+        self._wake_parked_fetches()
+        self.maybe_advance_hw()
+        if self.consumers_waiting:
+            self._wake_consumers()  # the LSO may have moved past the transaction
+        required = stored.next_offset
+        if self.log.hw >= required:
+            return done(None)
+        self.delayed.append(DelayedProduce(required, stored.base_offset, self.sim.now + 30_000,
+                                           lambda result: done(result.error), {}))
+        self.produce_expiry.arm(min(d.deadline_ms for d in self.delayed))
