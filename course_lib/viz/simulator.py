@@ -50,8 +50,9 @@ class DeliverySimulator:
         self.retries = widgets.Dropdown(options=list(RETRIES), value="unbounded (default)", description="retries",
                                         style=style)
         self.in_flight = widgets.IntSlider(value=5, min=1, max=5, description="max in flight", style=style)
-        self.lagging_followers = widgets.Checkbox(value=False, indent=False,
-                                                  description="lagging followers (paused until the leader crashes)")
+        self.lagging_followers = widgets.Checkbox(
+            value=False, indent=False, description="lagging followers",
+            tooltip="the followers are paused (a long GC pause) until the leader crashes")
         self.send_button = widgets.Button(description=f"send {messages_per_click} messages", button_style="primary",
                                           icon="paper-plane")
         self.crash_button = widgets.Button(description="crash leader", button_style="danger", icon="bolt")
@@ -77,7 +78,6 @@ class DeliverySimulator:
         self.check_button.on_click(lambda _: self.heal_and_check())
         self.reset_button.on_click(lambda _: self.reset())
         self.widget = widgets.VBox([
-            widgets.HTML("<h3>Kafka delivery simulator</h3>"),
             widgets.HBox([widgets.VBox([self.acks, self.min_insync, self.retries, self.in_flight]),
                           widgets.VBox([self.idempotence, self.lagging_followers])]),
             widgets.HBox([self.send_button, self.crash_button, self.lose_ack_button, self.restart_button]),
@@ -156,10 +156,19 @@ class DeliverySimulator:
             self.producer.send(TOPIC, f"m-{i}".encode())
         self.messages_sent += self.messages_per_click
         self.cluster.run_for(10)
-        acked = sum(1 for op in self.cluster.history if op.f == "send" and op.type == "ok")
-        self._note(f"Sent m-{start}..m-{self.messages_sent - 1}; after 10 ms {acked} of "
-                   f"{self.messages_sent} are acknowledged.")
+        self._note(f"Sent m-{start}..m-{self.messages_sent - 1}; after 10 ms {self._progress()}.")
         self.refresh()
+
+    def _progress(self) -> str:
+        outcomes = {"ok": 0, "fail": 0, "info": 0}
+        for op in self.cluster.history:
+            if op.f == "send" and op.type in outcomes:
+                outcomes[op.type] += 1
+        waiting = self.messages_sent - sum(outcomes.values())
+        text = f"{outcomes['ok']} of {self.messages_sent} acknowledged"
+        if outcomes["fail"] + outcomes["info"]:
+            text += f", {outcomes['fail'] + outcomes['info']} failed"
+        return text + (f", {waiting} waiting" if waiting else "")
 
     def crash_leader(self) -> None:
         if not self._ready():
@@ -206,7 +215,7 @@ class DeliverySimulator:
         if not self._ready():
             return
         self.cluster.run_for(ms)
-        self._note(f"Ran the clock {ms:g} ms.")
+        self._note(f"Ran the clock {ms:g} ms: {self._progress()}.")
         self.refresh()
 
     def heal_and_check(self) -> None:
