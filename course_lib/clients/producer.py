@@ -39,6 +39,8 @@ from ..broker.protocol import (InitProducerIdRequest, MetadataRequest, ProduceRe
                                RecordBatch)
 from .config import ConfigurationError, resolve_producer_config
 from .future import FutureRecordMetadata, ProduceResult
+from .rpc import Requests
+from .transactions import Transactions
 
 RECORD_OVERHEAD_BYTES = 70  # Kafka's per-record/batch framing, roughly: batches fill as in real life
 MAYBE_APPENDED = (Errors.RequestTimedOutError, Errors.NotEnoughReplicasAfterAppendError,
@@ -74,7 +76,7 @@ def _as_bytes(kind: str, data, serializer):
     return data
 
 
-class KafkaProducer:
+class KafkaProducer(Requests, Transactions):
     def __init__(self, **configs):
         self.config = resolve_producer_config(**configs)
         cluster = self.config["bootstrap_servers"]
@@ -111,7 +113,8 @@ class KafkaProducer:
         self._in_flight: dict[int, tuple[str, list[_Batch]]] = {}
         self._in_flight_per_node: dict[str, int] = {}
         self._muted: set = set()
-        self._corr = 0
+        self._init_requests()
+        self._init_transactions_state()
         self._wakeup_at = math.inf
         self._incomplete = 0
         self._flushing = False
@@ -142,6 +145,7 @@ class KafkaProducer:
             raise TypeError(f"topic must be a str, got {type(topic).__name__}")
         if value is None and key is None:
             raise ValueError("send() needs a value or a key (or both)")
+        self._check_send_allowed()
         ks, vs = self._key_serializer, self._value_serializer
         if key is not None and (ks is not None or type(key) is not bytes):
             key = _as_bytes("key", key, ks)
@@ -260,10 +264,6 @@ class KafkaProducer:
             self._wakeup_at = at
             self._sim.schedule(delay_ms, self._run_sender, at)
 
-    def _next_corr(self) -> int:
-        self._corr += 1
-        return self._corr
-
     def _bootstrap_node(self) -> str:
         """The next broker in turn that is not in reconnect back-off (else the soonest one)."""
         brokers = [node_name(b) for b in sorted(self._cluster.brokers)]
@@ -300,15 +300,18 @@ class KafkaProducer:
         self._maybe_request_metadata(now)
         self._expire_queued(now)
         if self._idempotent and self.producer_id < 0:
+            if self.config["transactional_id"] is not None:
+                return  # the producer id comes from init_transactions()
             if self._pid_corr is None and self._accumulator_has_data():
                 self._pid_corr = self._request(InitProducerIdRequest(
                     self._next_corr(), self.config["transactional_id"], self.config["transaction_timeout_ms"]))
             return
         next_wake = math.inf
+        in_transaction = self._partitions_ready_for_transaction()
         while True:
             requests: dict[str, dict] = {}
             for tp, dq in self._accumulator.items():
-                if not dq or tp in self._muted:
+                if not dq or tp in self._muted or (in_transaction is not None and tp not in in_transaction):
                     continue
                 batch = dq[0]
                 if batch.retry_at > now:
@@ -400,6 +403,8 @@ class KafkaProducer:
     # ---- responses ----------------------------------------------------------------------------------
     def receive(self, src: str, msg) -> None:
         self._node_backoff.pop(src, None)
+        if self._answer(msg):
+            return
         kind = msg.kind
         if kind == "produce_response":
             entry = self._take_in_flight(msg.corr)
@@ -445,6 +450,7 @@ class KafkaProducer:
         backoff = min(max(previous * 2, self.config["reconnect_backoff_ms"]),
                       self.config["reconnect_backoff_max_ms"])
         self._node_backoff[peer] = (self._sim.now + backoff, backoff)
+        self._fail_requests_to(peer)
         for corr in [c for c, node in self._control_nodes.items() if node == peer]:
             del self._control_nodes[corr]
             if corr == self._metadata_corr:
@@ -517,6 +523,7 @@ class KafkaProducer:
         batch.result.succeed(base_offset)
 
     def _fail(self, batch: _Batch, exc: Exception, evidence) -> None:
+        self._transaction_send_failed(exc)
         self._history.note_completions(batch.handles, "info" if batch.maybe_appended else "fail",
                                        error=type(exc).__name__, evidence=evidence)
         self._incomplete -= len(batch.records)
