@@ -96,6 +96,7 @@ class PipelineResult:
     sink: list
     crashes: list = field(default_factory=list)
     cluster: Cluster | None = None
+    expected: set = field(default_factory=set)
 
     @property
     def anomalies(self) -> set[str]:
