@@ -128,7 +128,7 @@ class KafkaConsumer(Requests):
             self._on_revoke()
         if self.config["enable_auto_commit"] and self._sim.now >= self._next_auto_commit:
             self._auto_commit()
-        self._advance()
+        self._advance(from_poll=True)
         if not self._has_data() and timeout_ms:
             self._wait(self._has_data, timeout_ms)
         return self._drain(max_records or self.config["max_poll_records"])
@@ -235,15 +235,16 @@ class KafkaConsumer(Requests):
         return {tp: s.position for tp, s in sorted(self._partitions.items())}
 
     # ---- the state machine (runs inside simulator events) ------------------------------------------
-    def _advance(self) -> None:
-        """Do whatever comes next: find the coordinator, join, fetch committed offsets, reset
-        positions, fetch. Called on poll and after every response."""
+    def _advance(self, from_poll: bool = False) -> None:
+        """Do whatever comes next: join, fetch committed offsets, reset positions, fetch. Called on
+        poll and after every response - but (re)joining the group only happens inside poll(), as
+        in kafka-python: an application busy between polls keeps its old generation."""
         if not self.alive:
             return
         if self._metadata_corr is None and any(self._leaders.get(tp) is None for tp in self._partitions):
             self._metadata_corr = self._send(self._any_broker(), MetadataRequest(self._next_corr()), self._on_metadata)
         if self._group is not None and self._needs_join and self._subscription:
-            if not self._joining:
+            if not self._joining and (from_poll or self._generation < 0):
                 self._join()
             return
         unchecked = []

@@ -297,14 +297,15 @@ class KafkaProducer(Requests, Transactions):
         if scheduled_for == self._wakeup_at:
             self._wakeup_at = math.inf
         now = self._sim.now
-        self._maybe_request_metadata(now)
+        metadata_wake = self._maybe_request_metadata(now)
         self._expire_queued(now)
         if self._idempotent and self.producer_id < 0:
-            if self.config["transactional_id"] is not None:
-                return  # the producer id comes from init_transactions()
-            if self._pid_corr is None and self._accumulator_has_data():
+            # the producer id comes from init_transactions() for a transactional producer
+            if self.config["transactional_id"] is None and self._pid_corr is None and self._accumulator_has_data():
                 self._pid_corr = self._request(InitProducerIdRequest(
                     self._next_corr(), self.config["transactional_id"], self.config["transaction_timeout_ms"]))
+            if metadata_wake < math.inf:
+                self._wakeup(metadata_wake - now)
             return
         next_wake = math.inf
         in_transaction = self._partitions_ready_for_transaction()

@@ -74,8 +74,9 @@ class Requests:
         self._send(node_name(coordinator), CoordinatorRequest(self._next_corr(), api, args), answered, timeout_ms)
 
     def _call_coordinator(self, key_type: str, key: str, api: str, args: dict, timeout_ms=None):
-        """Blocking: retry while the coordinator moves or is busy; other errors are raised."""
-        deadline = self._sim.now + (timeout_ms or self.config["request_timeout_ms"])
+        """Blocking: retry while the coordinator moves or is busy; other errors are raised. Without
+        ``timeout_ms`` it keeps trying for three request timeouts (kafka-python would wait forever)."""
+        deadline = self._sim.now + (timeout_ms or 3 * self.config["request_timeout_ms"])
         last = Errors.KafkaTimeoutError
         while self._sim.now < deadline:
             box = {}
