@@ -14,9 +14,20 @@ from kafka import errors as Errors
 from .options import ClusterOptions
 from .partition import Partition
 from .protocol import (ConsumerFetchResponse, FetchResponse, FindCoordinatorResponse, Heartbeat,
-                       WriteTxnMarkerResponse, InitProducerIdResponse, MetadataResponse, PartitionResult,
+                       ListOffsetsResponse, WriteTxnMarkerResponse, InitProducerIdResponse, MetadataResponse, PartitionResult,
                        PartitionUpdate, ProduceRequest, ProduceResponse, TopicConfig)
 
+
+#: message kind -> (Partition method, answer when this broker has no replica of the partition)
+PARTITION_ROUTES = {
+    "fetch_request": ("handle_fetch", lambda m: FetchResponse(m.tp, m.generation, Errors.UnknownTopicOrPartitionError)),
+    "fetch_response": ("on_fetch_response", None),
+    "alter_partition_response": ("on_alter_partition_response", None),
+    "consumer_fetch_request": ("handle_consumer_fetch",
+                               lambda m: ConsumerFetchResponse(m.corr, m.tp, Errors.NotLeaderForPartitionError)),
+    "list_offsets_request": ("list_offsets",
+                             lambda m: ListOffsetsResponse(m.corr, m.tp, Errors.NotLeaderForPartitionError, -1)),
+}
 
 GROUP_APIS = frozenset({"join_group", "heartbeat", "leave_group", "offset_commit", "offset_fetch",
                         "txn_offset_commit"})
@@ -158,23 +169,18 @@ class Broker:
             self._held.append((self.receive, (src, msg)))
             return
         kind = msg.kind
-        if kind == "fetch_request":
-            partition = self.partitions.get(msg.tp)
-            if partition is None:
-                return self.send(src, FetchResponse(msg.tp, msg.generation, Errors.UnknownTopicOrPartitionError))
-            partition.handle_fetch(src, msg)
-        elif kind == "fetch_response":
+        route = PARTITION_ROUTES.get(kind)
+        if route is not None:
+            method, refusal = route
             partition = self.partitions.get(msg.tp)
             if partition is not None:
-                partition.on_fetch_response(msg)
+                getattr(partition, method)(src, msg)
+            elif refusal is not None:
+                self.send(src, refusal(msg))
         elif kind == "produce_request":
             self._handle_produce(src, msg)
         elif kind == "partition_update":
             self._apply_update(msg)
-        elif kind == "alter_partition_response":
-            partition = self.partitions.get(msg.tp)
-            if partition is not None:
-                partition.on_alter_partition_response(msg.error, msg.state)
         elif kind == "metadata_request":
             self.send(src, MetadataResponse(
                 msg.corr, tuple(sorted(self.cluster.brokers)),
@@ -183,17 +189,6 @@ class Broker:
         elif kind == "init_producer_id_request":
             pid, epoch = self.cluster.controller.allocate_producer_id(msg.transactional_id)
             self.send(src, InitProducerIdResponse(msg.corr, None, pid, epoch))
-        elif kind == "consumer_fetch_request":
-            partition = self.partitions.get(msg.tp)
-            if partition is None:
-                return self.send(src, ConsumerFetchResponse(msg.corr, msg.tp, Errors.NotLeaderForPartitionError))
-            partition.handle_consumer_fetch(src, msg)
-        elif kind == "list_offsets_request":
-            partition = self.partitions.get(msg.tp)
-            if partition is None:
-                from .protocol import ListOffsetsResponse
-                return self.send(src, ListOffsetsResponse(msg.corr, msg.tp, Errors.NotLeaderForPartitionError, -1))
-            partition.list_offsets(src, msg)
         elif kind == "find_coordinator_request":
             self._find_coordinator(src, msg)
         elif kind == "coordinator_request":

@@ -28,7 +28,7 @@ from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartiti
 from ..broker.broker import node_name
 from ..broker.protocol import ConsumerFetchRequest, ListOffsetsRequest, MetadataRequest
 from ..history import _text
-from .config import ConfigurationError, resolve_consumer_config
+from .config import resolve_consumer_config
 from .rpc import Requests
 
 GENERATION_ERRORS = (Errors.IllegalGenerationError, Errors.UnknownMemberIdError, Errors.RebalanceInProgressError)
@@ -50,18 +50,7 @@ class _Partition:
 class KafkaConsumer(Requests):
     def __init__(self, *topics, **configs):
         self.config = resolve_consumer_config(**configs)
-        from ..broker.cluster import Cluster
-        cluster = self.config["bootstrap_servers"]
-        if not isinstance(cluster, Cluster):
-            raise ConfigurationError(
-                f"the simulator's KafkaConsumer needs bootstrap_servers=<a course_lib Cluster>, got {cluster!r}. "
-                f"For a real cluster use kafka-python: from kafka import KafkaConsumer.")
-        self._cluster, self._sim, self._network, self._history = cluster, cluster.sim, cluster.network, cluster.history
-        client_id = self.config["client_id"]
-        self.node_id = client_id if client_id and not client_id.startswith("kafka-python-") \
-            else cluster.new_client_id("consumer")
-        self.alive = True
-        self._closed = False
+        self._attach("consumer")
         self._read_committed = self.config["isolation_level"] == "read_committed"
         self._group = self.config["group_id"]
         self._subscription: tuple = ()
@@ -69,7 +58,6 @@ class KafkaConsumer(Requests):
         self._partitions: dict[tuple, _Partition] = {}
         self._leaders: dict[tuple, int | None] = {}
         self._topic_partitions: dict[str, int] = {}
-        self._init_requests()
         self._member_id = ""
         self._generation = -1
         self._joining = False
@@ -78,8 +66,6 @@ class KafkaConsumer(Requests):
         self._metadata_corr = None
         self._heartbeat_gen = 0
         self._next_auto_commit = self._sim.now + self.config["auto_commit_interval_ms"]
-        self._network.add(self)
-        cluster.clients.append(self)
         if topics:
             self.subscribe(topics)
 

@@ -37,7 +37,7 @@ from kafka.partitioner.default import murmur2
 from ..broker.broker import node_name
 from ..broker.protocol import (InitProducerIdRequest, MetadataRequest, ProduceRequest, Record,
                                RecordBatch)
-from .config import ConfigurationError, resolve_producer_config
+from .config import resolve_producer_config
 from .future import FutureRecordMetadata, ProduceResult
 from .rpc import Requests
 from .transactions import Transactions
@@ -79,20 +79,7 @@ def _as_bytes(kind: str, data, serializer):
 class KafkaProducer(Requests, Transactions):
     def __init__(self, **configs):
         self.config = resolve_producer_config(**configs)
-        cluster = self.config["bootstrap_servers"]
-        from ..broker.cluster import Cluster
-        if not isinstance(cluster, Cluster):
-            raise ConfigurationError(
-                f"the simulator's KafkaProducer needs bootstrap_servers=<a course_lib Cluster>, got "
-                f"{cluster!r}. For a real cluster use kafka-python: from kafka import KafkaProducer.")
-        self._cluster = cluster
-        self._sim = cluster.sim
-        self._network = cluster.network
-        self._history = cluster.history
-        self.node_id = self.config["client_id"] or cluster.new_client_id("producer")
-        self.config["client_id"] = self.node_id
-        self.alive = True
-        self._closed = False
+        self._attach("producer")
         self._acks = self.config["acks"]
         self._idempotent = self.config["enable_idempotence"]
         # kafka-python mutes a partition while a batch of it is in flight if idempotent or in-flight=1
@@ -113,7 +100,6 @@ class KafkaProducer(Requests, Transactions):
         self._in_flight: dict[int, tuple[str, list[_Batch]]] = {}
         self._in_flight_per_node: dict[str, int] = {}
         self._muted: set = set()
-        self._init_requests()
         self._init_transactions_state()
         self._wakeup_at = math.inf
         self._incomplete = 0
@@ -124,9 +110,7 @@ class KafkaProducer(Requests, Transactions):
         self._control_nodes: dict[int, str] = {}  # corr of a metadata/producer-id request -> broker
         self._node_backoff: dict[str, tuple[float, float]] = {}  # node -> (not before, back-off ms)
         self._next_sequence: dict[tuple, int] = {}
-        self._broker_cursor = self._sim.rng.randrange(len(cluster.brokers))
-        self._network.add(self)
-        cluster.clients.append(self)
+        self._broker_cursor = self._sim.rng.randrange(len(self._cluster.brokers))
         self._wakeup()
         if not self._wait(lambda: not self._metadata_wanted, self.config["max_block_ms"]):
             raise Errors.KafkaTimeoutError(
