@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from kafka import errors as Errors
 
+from .group_coordinator import OFFSETS_TOPIC, GroupCoordinator
 from .options import ClusterOptions
 from .partition import Partition
 from .protocol import (ConsumerFetchResponse, FetchResponse, FindCoordinatorResponse, Heartbeat,
-                       ListOffsetsResponse, WriteTxnMarkerResponse, InitProducerIdResponse, MetadataResponse, PartitionResult,
+                       ListOffsetsResponse, WriteTxnMarkerResponse, node_name, InitProducerIdResponse, MetadataResponse, PartitionResult,
                        PartitionUpdate, ProduceRequest, ProduceResponse, TopicConfig)
+from .txn_coordinator import TXN_TOPIC, TxnCoordinator
 
 
 #: message kind -> (Partition method, answer when this broker has no replica of the partition)
@@ -31,10 +33,6 @@ PARTITION_ROUTES = {
 
 GROUP_APIS = frozenset({"join_group", "heartbeat", "leave_group", "offset_commit", "offset_fetch",
                         "txn_offset_commit"})
-
-
-def node_name(broker_id: int) -> str:
-    return f"broker-{broker_id}"
 
 
 class _PendingProduce:
@@ -77,8 +75,6 @@ class Broker:
         self.metadata_version = 0
         self.topic_configs: dict[str, TopicConfig] = {}
         self.network.add(self)
-        from .group_coordinator import GroupCoordinator
-        from .txn_coordinator import TxnCoordinator
         self.groups = GroupCoordinator(self)
         self.txns = TxnCoordinator(self)
         self._heartbeat()
@@ -122,10 +118,7 @@ class Broker:
         self.send_controller(Heartbeat(self.broker_id, self.incarnation, self.metadata_version))
         self.schedule_timer(self.options.broker_heartbeat_interval_ms, self._heartbeat)
 
-    # ---- hooks for observers (consumers' long polls, the history) -----------------------------
-    def on_high_watermark(self, partition: Partition) -> None:
-        self.cluster.on_high_watermark(self, partition)
-
+    # ---- hooks for the history ---------------------------------------------------------------------
     def on_truncate(self, partition: Partition, removed) -> None:
         self.cluster.on_truncate(self, partition, removed)
 
@@ -207,8 +200,6 @@ class Broker:
     def _find_coordinator(self, src: str, msg) -> None:
         """Any broker answers: the coordinator is the leader of the internal topic's partition
         (created on first use, as Kafka creates __consumer_offsets)."""
-        from .group_coordinator import OFFSETS_TOPIC
-        from .txn_coordinator import TXN_TOPIC
         topic = OFFSETS_TOPIC if msg.key_type == "group" else TXN_TOPIC
         self.cluster.controller.ensure_internal_topic(topic)
         state = self.metadata.get((topic, 0))

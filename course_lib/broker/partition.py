@@ -247,7 +247,6 @@ class Partition:
                     else:
                         waiting.append(d)
                 self.delayed = waiting
-            self.broker.on_high_watermark(self)
 
     # ---- leader: followers ----------------------------------------------------------------------
     def handle_fetch(self, src: str, req: FetchRequest) -> None:
