@@ -227,7 +227,8 @@ class GroupCoordinator(CoordinatorLog):
         records = [(("offset", group, t, p), o) for (t, p), o in sorted(offsets.items())]
         self.write(records, lambda err: self.respond(src, req, err and Errors.CoordinatorNotAvailableError))
 
-    def _txn_offset_commit(self, src, req, group, member_id, generation, offsets, producer_id, producer_epoch):
+    def _txn_offset_commit(self, src, req, group, member_id, generation, offsets, producer_id, producer_epoch,
+                           transactional_id=None):
         error = self._check_generation(group, member_id, generation)
         if error is not None:
             return self.respond(src, req, error)

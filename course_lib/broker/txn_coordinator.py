@@ -21,9 +21,8 @@ from dataclasses import dataclass, field, replace
 
 from kafka import errors as Errors
 
-from .broker import node_name
 from .coordinator_log import CoordinatorLog
-from .protocol import WriteTxnMarker
+from .protocol import WriteTxnMarker, node_name
 
 TXN_TOPIC = "__transaction_state"
 MARKER_RETRY_MS = 100
@@ -52,6 +51,7 @@ class TxnCoordinator(CoordinatorLog):
     def reset(self) -> None:
         self.txns: dict[str, TxnMetadata] = {}
         self.markers_pending: dict[str, set] = {}  # tid -> partitions still without their marker
+        self.writing: set[str] = set()  # ids with a state change on its way to the log
 
     def apply(self, stored) -> None:
         for record in stored.batch.records:
@@ -70,8 +70,20 @@ class TxnCoordinator(CoordinatorLog):
     def handle(self, src: str, req) -> None:
         if not self.refresh():
             return self.respond(src, req, Errors.NotCoordinatorError)
+        if req.args.get("transactional_id") in self.writing:
+            # one state change at a time per transactional id, as Kafka's pending-state check
+            return self.respond(src, req, Errors.ConcurrentTransactionsError)
         self._ensure_checking()
         getattr(self, "_" + req.api)(src, req, **req.args)
+
+    def _change(self, tid: str, meta: TxnMetadata, then) -> None:
+        """Write ``tid``'s new state; ``then(error)`` once it is replicated (or refused)."""
+        self.writing.add(tid)
+
+        def written(error):
+            self.writing.discard(tid)
+            then(error)
+        self.write([(tid, meta)], written)
 
     def _fenced(self, tid, producer_id, producer_epoch):
         meta = self.txns.get(tid)
@@ -96,7 +108,7 @@ class TxnCoordinator(CoordinatorLog):
         else:
             meta = replace(meta, producer_epoch=meta.producer_epoch + 1, timeout_ms=transaction_timeout_ms,
                            state="Empty", partitions=frozenset())
-        self.write([(transactional_id, meta)], lambda err: self.respond(
+        self._change(transactional_id, meta, lambda err: self.respond(
             src, req, err and Errors.CoordinatorNotAvailableError,
             None if err else {"producer_id": meta.producer_id, "producer_epoch": meta.producer_epoch}))
 
@@ -108,7 +120,7 @@ class TxnCoordinator(CoordinatorLog):
         started = meta.started_ms if meta.state == "Ongoing" else self.broker.sim.now
         new = replace(meta, state="Ongoing", partitions=meta.partitions | {tuple(tp) for tp in partitions},
                       started_ms=started)
-        self.write([(transactional_id, new)], lambda err: self.respond(src, req, err and Errors.CoordinatorNotAvailableError))
+        self._change(transactional_id, new, lambda err: self.respond(src, req, err and Errors.CoordinatorNotAvailableError))
 
     def _end_txn(self, src, req, transactional_id, producer_id, producer_epoch, commit):
         meta = self.txns.get(transactional_id)
@@ -130,14 +142,14 @@ class TxnCoordinator(CoordinatorLog):
                 return self.respond(src, req, Errors.CoordinatorNotAvailableError)
             self.respond(src, req)
             self._write_markers(transactional_id, prepared)
-        self.write([(transactional_id, prepared)], decided)
+        self._change(transactional_id, prepared, decided)
 
     def _abort(self, tid: str, meta: TxnMetadata, reason: str) -> None:
         """Abort with a bumped epoch: the markers themselves fence the old producer."""
         prepared = replace(meta, producer_epoch=meta.producer_epoch + 1, state="PrepareAbort")
         self.broker.cluster.record(f"coordinator-{self.broker.broker_id}", "txn_abort",
                                    {"transactional_id": tid, "reason": reason})
-        self.write([(tid, prepared)], lambda err: err is None and self._write_markers(tid, prepared))
+        self._change(tid, prepared, lambda err: err is None and self._write_markers(tid, prepared))
 
     # ---- markers -----------------------------------------------------------------------------------
     def _write_markers(self, tid: str, meta: TxnMetadata) -> None:
@@ -184,7 +196,7 @@ class TxnCoordinator(CoordinatorLog):
         self.markers_pending.pop(tid, None)
         done = replace(meta, state="CompleteCommit" if meta.state == "PrepareCommit" else "CompleteAbort",
                        partitions=frozenset())
-        self.write([(tid, done)], lambda err: None)
+        self._change(tid, done, lambda err: None)
 
     # ---- timeouts ------------------------------------------------------------------------------------
     def _ensure_checking(self) -> None:

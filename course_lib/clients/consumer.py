@@ -26,10 +26,10 @@ from kafka.consumer.fetcher import ConsumerRecord
 from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 from ..broker.broker import node_name
-from ..broker.protocol import (ConsumerFetchRequest, CoordinatorRequest, FindCoordinatorRequest,
-                               ListOffsetsRequest, MetadataRequest)
+from ..broker.protocol import ConsumerFetchRequest, ListOffsetsRequest, MetadataRequest
 from ..history import _text
-from .config import ConfigurationError, resolve_consumer_config
+from .config import resolve_consumer_config
+from .rpc import Requests
 
 GENERATION_ERRORS = (Errors.IllegalGenerationError, Errors.UnknownMemberIdError, Errors.RebalanceInProgressError)
 
@@ -47,21 +47,10 @@ class _Partition:
         self.resetting = False
 
 
-class KafkaConsumer:
+class KafkaConsumer(Requests):
     def __init__(self, *topics, **configs):
         self.config = resolve_consumer_config(**configs)
-        from ..broker.cluster import Cluster
-        cluster = self.config["bootstrap_servers"]
-        if not isinstance(cluster, Cluster):
-            raise ConfigurationError(
-                f"the simulator's KafkaConsumer needs bootstrap_servers=<a course_lib Cluster>, got {cluster!r}. "
-                f"For a real cluster use kafka-python: from kafka import KafkaConsumer.")
-        self._cluster, self._sim, self._network, self._history = cluster, cluster.sim, cluster.network, cluster.history
-        client_id = self.config["client_id"]
-        self.node_id = client_id if client_id and not client_id.startswith("kafka-python-") \
-            else cluster.new_client_id("consumer")
-        self.alive = True
-        self._closed = False
+        self._attach("consumer")
         self._read_committed = self.config["isolation_level"] == "read_committed"
         self._group = self.config["group_id"]
         self._subscription: tuple = ()
@@ -69,10 +58,6 @@ class KafkaConsumer:
         self._partitions: dict[tuple, _Partition] = {}
         self._leaders: dict[tuple, int | None] = {}
         self._topic_partitions: dict[str, int] = {}
-        self._pending: dict[int, tuple] = {}  # corr -> (node, on_response)
-        self._corr = 0
-        self._coordinator: int | None = None
-        self._finding = False
         self._member_id = ""
         self._generation = -1
         self._joining = False
@@ -81,8 +66,6 @@ class KafkaConsumer:
         self._metadata_corr = None
         self._heartbeat_gen = 0
         self._next_auto_commit = self._sim.now + self.config["auto_commit_interval_ms"]
-        self._network.add(self)
-        cluster.clients.append(self)
         if topics:
             self.subscribe(topics)
 
@@ -131,7 +114,7 @@ class KafkaConsumer:
             self._on_revoke()
         if self.config["enable_auto_commit"] and self._sim.now >= self._next_auto_commit:
             self._auto_commit()
-        self._advance()
+        self._advance(from_poll=True)
         if not self._has_data() and timeout_ms:
             self._wait(self._has_data, timeout_ms)
         return self._drain(max_records or self.config["max_poll_records"])
@@ -159,7 +142,7 @@ class KafkaConsumer:
         if self._group is None:
             raise Errors.IllegalStateError("committed() needs a group_id")
         tp = tuple(partition)
-        result = self._call_coordinator("offset_fetch", {"group": self._group, "partitions": [tp]}, timeout_ms)
+        result = self._call_group("offset_fetch", {"group": self._group, "partitions": [tp]}, timeout_ms)
         offset = result[tp]
         if offset < 0:
             return None
@@ -172,7 +155,7 @@ class KafkaConsumer:
         offsets = self._offsets_to_commit(offsets)
         op = self._history.invoke(self.node_id, "commit", _commit_value(offsets))
         try:
-            self._call_coordinator("offset_commit", self._commit_args(offsets), timeout_ms)
+            self._call_group("offset_commit", self._commit_args(offsets), timeout_ms)
         except Exception as exc:
             self._history.complete(op, "fail" if isinstance(exc, Errors.CommitFailedError) else "info",
                                    error=type(exc).__name__)
@@ -238,17 +221,16 @@ class KafkaConsumer:
         return {tp: s.position for tp, s in sorted(self._partitions.items())}
 
     # ---- the state machine (runs inside simulator events) ------------------------------------------
-    def _advance(self) -> None:
-        """Do whatever comes next: find the coordinator, join, fetch committed offsets, reset
-        positions, fetch. Called on poll and after every response."""
+    def _advance(self, from_poll: bool = False) -> None:
+        """Do whatever comes next: join, fetch committed offsets, reset positions, fetch. Called on
+        poll and after every response - but (re)joining the group only happens inside poll(), as
+        in kafka-python: an application busy between polls keeps its old generation."""
         if not self.alive:
             return
         if self._metadata_corr is None and any(self._leaders.get(tp) is None for tp in self._partitions):
             self._metadata_corr = self._send(self._any_broker(), MetadataRequest(self._next_corr()), self._on_metadata)
         if self._group is not None and self._needs_join and self._subscription:
-            if self._coordinator is None:
-                return self._find_coordinator()
-            if not self._joining:
+            if not self._joining and (from_poll or self._generation < 0):
                 self._join()
             return
         unchecked = []
@@ -267,23 +249,7 @@ class KafkaConsumer:
                         corr, tp, state.fetch_offset, self._read_committed, self.config["fetch_max_wait_ms"],
                         self.config["max_poll_records"]), lambda resp, tp=tp: self._on_fetch(tp, resp))
         if unchecked and not self._fetching_committed:
-            if self._coordinator is None:
-                return self._find_coordinator()
             self._fetch_committed(unchecked)
-
-    def _find_coordinator(self):
-        if self._finding:
-            return
-        self._finding = True
-
-        def found(resp):
-            self._finding = False
-            if isinstance(resp, type) or resp.error is not None:
-                self._later(self._advance)
-                return
-            self._coordinator = resp.broker_id
-            self._advance()
-        self._send(self._any_broker(), FindCoordinatorRequest(self._next_corr(), self._group, "group"), found)
 
     def _join(self):
         self._joining = True
@@ -356,21 +322,25 @@ class KafkaConsumer:
             else:
                 self._leaders[tp] = None
             return self._later(self._advance)
-        aborted = {}
-        for pid, first in resp.aborted:
+        # Kafka's read_committed filter: from an aborted transaction's first offset, drop that
+        # producer's batches until its ABORT marker
+        aborted: dict[int, list] = {}
+        for pid, first in sorted(resp.aborted, key=lambda a: a[1]):
             aborted.setdefault(pid, []).append(first)
         skipping = set()
         topic, partition = tp
         for stored in resp.batches:
             batch = stored.batch
-            if stored.next_offset <= state.fetch_offset:
-                continue
             pid = batch.producer_id
             if batch.control is not None:
                 skipping.discard(pid)
-            elif self._read_committed and batch.is_transactional and \
-                    any(first <= stored.base_offset for first in aborted.get(pid, ())):
-                skipping.add(pid)
+            elif self._read_committed and batch.is_transactional:
+                firsts = aborted.get(pid)
+                while firsts and firsts[0] <= stored.base_offset:
+                    firsts.pop(0)
+                    skipping.add(pid)
+            if stored.next_offset <= state.fetch_offset:
+                continue
             if batch.control is None and pid not in skipping:
                 for i, r in enumerate(batch.records):
                     offset = stored.base_offset + i
@@ -436,8 +406,6 @@ class KafkaConsumer:
                 if error is Errors.UnknownMemberIdError:
                     self._member_id = ""
                 self._needs_join = True
-            elif error is not None:
-                self._coordinator = None
         self._send_coordinator("heartbeat", {"group": self._group, "member_id": self._member_id,
                                              "generation": self._generation}, answered)
         self._sim.schedule(self.config["heartbeat_interval_ms"], self._heartbeat, gen)
@@ -465,72 +433,28 @@ class KafkaConsumer:
         return {"group": self._group, "member_id": self._member_id, "generation": self._generation,
                 "offsets": offsets}
 
-    def _call_coordinator(self, api, args, timeout_ms=None):
-        """A blocking coordinator call, retried while the coordinator moves."""
-        deadline = self._sim.now + (timeout_ms or self.config["request_timeout_ms"])
-        while True:
-            box = {}
-            self._send_coordinator(api, args, lambda error, result: box.update(error=error, result=result))
-            self._wait(lambda: "error" in box, max(deadline - self._sim.now, 1))
-            error = box.get("error", Errors.KafkaTimeoutError)
-            if error is None:
-                return box["result"]
-            if error in GENERATION_ERRORS:
-                self._needs_join = True
-                raise Errors.CommitFailedError(
-                    f"{error.__name__}: the group rebalanced (generation {self._generation} is over) and the "
-                    f"partitions may belong to another member now; poll() again to rejoin")
-            if self._sim.now >= deadline:
-                raise Errors.KafkaTimeoutError(f"{api} did not complete in time (last error: {error.__name__})")
-            self._sim.run_for(self.config["retry_backoff_ms"])
+    def _call_group(self, api, args, timeout_ms=None):
+        try:
+            return self._call_coordinator("group", self._group, api, args, timeout_ms)
+        except GENERATION_ERRORS as exc:
+            self._needs_join = True
+            raise Errors.CommitFailedError(
+                f"{type(exc).__name__}: the group rebalanced (generation {self._generation} is over) and the "
+                f"partitions may belong to another member now; poll() again to rejoin") from None
 
     def _send_coordinator(self, api, args, on_result, timeout_ms=None) -> None:
-        if self._coordinator is None:
-            self._find_coordinator()
-            if on_result is not None:
-                self._later(lambda: on_result(Errors.CoordinatorNotAvailableError, None))
-            return
+        self._ask_coordinator("group", self._group, api, args, on_result or (lambda e, r: None), timeout_ms)
 
-        def answered(resp):
-            if isinstance(resp, type):
-                error, result = resp, None
-            else:
-                error, result = resp.error, resp.result
-            if error in (Errors.NotCoordinatorError, Errors.CoordinatorNotAvailableError, Errors.KafkaConnectionError,
-                         Errors.RequestTimedOutError):
-                self._coordinator = None
-            if on_result is not None:
-                on_result(error, result)
-        self._send(node_name(self._coordinator), CoordinatorRequest(self._next_corr(), api, args), answered, timeout_ms)
+    @property
+    def _coordinator(self):
+        return self._coordinators.get(("group", self._group))
 
     # ---- plumbing ----------------------------------------------------------------------------------
-    def _next_corr(self) -> int:
-        self._corr += 1
-        return self._corr
-
-    def _any_broker(self) -> str:
-        return node_name(self._sim.rng.choice(sorted(self._cluster.brokers)))
-
-    def _send(self, node, msg, on_response, timeout_ms=None) -> int:
-        self._pending[msg.corr] = (node, on_response)
-        self._network.send(self.node_id, node, msg)
-        self._sim.schedule(timeout_ms or self.config["request_timeout_ms"], self._timed_out, msg.corr)
-        return msg.corr
-
-    def _timed_out(self, corr) -> None:
-        entry = self._pending.pop(corr, None)
-        if entry is not None and self.alive:
-            entry[1](Errors.RequestTimedOutError)
-
     def receive(self, src, msg) -> None:
-        entry = self._pending.pop(msg.corr, None)
-        if entry is not None:
-            entry[1](msg)
+        self._answer(msg)
 
     def on_disconnect(self, peer) -> None:
-        for corr in [c for c, (node, _) in self._pending.items() if node == peer]:
-            _, callback = self._pending.pop(corr)
-            callback(Errors.KafkaConnectionError)
+        self._fail_requests_to(peer)
 
     def _on_metadata(self, resp) -> None:
         self._metadata_corr = None
