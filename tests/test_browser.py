@@ -156,3 +156,41 @@ def test_delivery_simulator_lost_ack_duplicates_only_without_idempotence(voila, 
     _click(page, "heal and check")
     assert _summary(page, "No anomalies").startswith("No anomalies")
     page.close()
+
+
+def test_consumer_crash_demo(voila, browser):
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"{voila}/voila/render/consumer_crash.ipynb")
+    page.get_by_role("button", name="crash consumer").wait_for()
+    page.locator("select").first.select_option(label="at-most-once (commit, then process)")
+    page.locator("select").nth(1).select_option(label="after committing, before processing")
+    _click(page, "crash consumer")
+    summary = page.locator(".cc-summary", has_text="never processed")
+    summary.wait_for()
+    assert summary.inner_text().startswith("5 messages never processed")
+    assert page.locator("tr[data-count='never processed'] .cc-count").inner_text() == "5"
+    page.screenshot(path=str(ARTIFACTS / "consumer_crash_at_most_once.png"), full_page=True)
+    page.locator("select").first.select_option(label="exactly-once: Kafka transaction (read_committed)")
+    _click(page, "crash consumer")
+    page.locator(".cc-summary", has_text="No anomalies").wait_for()
+    page.close()
+
+
+def test_transactions_demo(voila, browser):
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"{voila}/voila/render/transactions.ipynb")
+    page.get_by_role("button", name="commit a transaction").wait_for()
+    _click(page, "commit a transaction")
+    page.locator(".tx-committed", has_text="t1-2").wait_for()
+    _click(page, "abort a transaction")
+    page.locator(".tx-uncommitted", has_text="t2-2").wait_for()
+    assert "t2-" not in page.locator(".tx-committed").inner_text()
+    _click(page, "leave one open")
+    page.locator(".tx-uncommitted", has_text="t3-2").wait_for()
+    assert page.locator(".tx-committed").inner_text() == "t1-0, t1-1, t1-2"
+    _click(page, "wait for the timeout")
+    page.locator(".tx-view", has_text="ProducerFencedError").wait_for()
+    page.screenshot(path=str(ARTIFACTS / "transactions.png"), full_page=True)
+    page.close()

@@ -152,3 +152,47 @@ def test_tradeoff_tables_have_the_expected_shape():
     assert lat["acks=1"]["mean ack latency ms"] < lat["acks=all"]["mean ack latency ms"]
     ax = plot_rates(loss, "lost", per="sent")
     assert len(ax.patches) == 3
+
+
+# ---- consumer side ---------------------------------------------------------------------------
+from course_lib.viz import ConsumerCrashDemo, TransactionsDemo, matrix_text, semantics_matrix  # noqa: E402
+
+
+@pytest.mark.parametrize("semantics, point, never, twice", [
+    ("at-most-once", "after_commit", 5, 0), ("at-least-once", "after_process", 0, 5),
+    ("exactly-once-external", "after_process", 0, 0), ("exactly-once-kafka", "mid_batch", 0, 0)])
+def test_consumer_crash_demo_counts(semantics, point, never, twice):
+    app = ConsumerCrashDemo(seed=1)
+    app.semantics.value, app.crash_point.value = semantics, point
+    app.crash_button.click()
+    assert (app.counts["never processed"], app.counts["processed twice or more"]) == (never, twice)
+    assert f"<td class='cc-count' style='text-align:right;padding-left:12px'>{never}</td>" in app.view.value
+
+
+def test_consumer_demo_without_a_crash_processes_everything_once():
+    app = ConsumerCrashDemo(seed=1)
+    app.semantics.value = "auto-commit"
+    app.run_button.click()
+    assert app.counts["processed once"] == app.counts["input messages"] == 20
+    assert "no crash" in app.view.value
+
+
+def test_semantics_matrix_text():
+    table = semantics_matrix(1, semantics=("at-most-once",), crash_points=("after_commit",))
+    assert table == {"at-most-once": {"after_commit": (5, 0)}}
+    assert "(5, 0)" in matrix_text(table)
+
+
+def test_transactions_demo_hides_aborted_and_open_transactions_from_read_committed():
+    app = TransactionsDemo(seed=1)
+    for b in ("commit_button", "abort_button", "open_button"):
+        getattr(app, b).click()
+    assert app.seen["read_committed"] == ["t1-0", "t1-1", "t1-2"]
+    assert len(app.seen["read_uncommitted"]) == 9
+    app.commit_button.click()  # refused while one is open
+    assert "still open" in app.view.value
+    app.timeout_button.click()
+    assert "ProducerFencedError" in app.view.value and app.commit_button.disabled
+    assert app.seen["read_committed"] == ["t1-0", "t1-1", "t1-2"]
+    app.reset_button.click()
+    assert not app.commit_button.disabled and app.seen["read_uncommitted"] == []
