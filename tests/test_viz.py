@@ -196,3 +196,10 @@ def test_transactions_demo_hides_aborted_and_open_transactions_from_read_committ
     assert app.seen["read_committed"] == ["t1-0", "t1-1", "t1-2"]
     app.reset_button.click()
     assert not app.commit_button.disabled and app.seen["read_uncommitted"] == []
+
+
+def test_consumer_counts_ignore_the_transactional_outputs():
+    app = ConsumerCrashDemo(seed=1)
+    app.semantics.value = "exactly-once-kafka"
+    app.crash_button.click()
+    assert app.counts["input messages"] == app.counts["processed once"] == 20

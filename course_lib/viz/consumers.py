@@ -17,7 +17,7 @@ from collections import Counter
 
 import ipywidgets as widgets
 
-from ..processing import CRASH_POINTS, SEMANTICS, run_pipeline
+from ..processing import CRASH_POINTS, INPUT, SEMANTICS, run_pipeline
 
 CRASH_LABELS = {"after_poll": "right after poll()", "mid_batch": "halfway through the batch",
                 "after_process": "after processing, before committing",
@@ -34,7 +34,7 @@ def processing_counts(pipeline) -> dict[str, int]:
     result = pipeline.result
     lost = len(result.by_kind("lost_in_processing"))
     dup = len(result.by_kind("duplicate_processing"))
-    sent = result.outcome_table()["sent"]
+    sent = sum(1 for m in result.messages.values() if m.topic == INPUT)  # not the transactional outputs
     return {"input messages": sent, "processed once": sent - lost - dup, "never processed": lost,
             "processed twice or more": dup}
 
