@@ -55,11 +55,22 @@ def strip(nb):
                             out["execution_count"] = count
                         out["metadata"] = {}
                         kept.append(out)
-            cell.outputs = kept
+            cell.outputs = _coalesce(kept)
         else:
             cell.outputs = []
     nb.metadata.pop("widgets", None)
     return nb
+
+
+def _coalesce(outputs: list) -> list:
+    """Join consecutive stdout chunks (how the kernel splits them varies run to run: less churn)."""
+    out = []
+    for o in outputs:
+        if out and o.output_type == "stream" and out[-1].output_type == "stream":
+            out[-1]["text"] = out[-1]["text"] + o["text"]
+        else:
+            out.append(o)
+    return out
 
 
 def problems(path: Path) -> list[str]:

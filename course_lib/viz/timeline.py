@@ -61,9 +61,17 @@ def space_time(trace, kinds=PRODUCE + REPLICATION, start_ms: float = 0, end_ms: 
     for t, n, text in events:
         ax.plot([x[n]], [t], marker="*", color="#c62828", ms=14)
         ax.text(x[n], t, f"  {text}", color="#c62828", fontsize=8, va="center")
+    # annotations do not take part in autoscaling: set the time range from the messages themselves
+    times = [e.sent_ms for e in chosen] + [e.delivered_ms if e.delivered_ms is not None else e.sent_ms + 0.5
+                                           for e in chosen] + [t for t, _, _ in events]
+    if times:
+        lo, hi = min(times), max(times)
+        pad = max((hi - lo) * 0.04, 0.5)
+        ax.set_ylim(hi + pad, lo - pad)  # time flows downwards
+    else:
+        ax.invert_yaxis()
     ax.set_xticks(range(len(nodes)), nodes)
     ax.xaxis.tick_top()
-    ax.invert_yaxis()
     ax.set_ylabel("simulated time (ms)")
     ax.set_xlim(-0.5, len(nodes) - 0.5)
     return ax
