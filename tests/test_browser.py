@@ -147,6 +147,7 @@ def test_delivery_simulator_lost_ack_duplicates_only_without_idempotence(voila, 
     _click(page, "send 5 messages")
     _click(page, "heal and check")
     assert _summary(page, "duplicated").startswith("5 messages duplicated")
+    assert "dropped" in page.locator(".sim-wire").inner_text()  # the lost ACK, on the wire
     page.screenshot(path=str(ARTIFACTS / "delivery_simulator_lost_ack_duplicates.png"), full_page=True)
 
     page.get_by_label("idempotence (enable_idempotence)").check()

@@ -203,3 +203,12 @@ def test_consumer_counts_ignore_the_transactional_outputs():
     app.semantics.value = "exactly-once-kafka"
     app.crash_button.click()
     assert app.counts["input messages"] == app.counts["processed once"] == 20
+
+
+def test_simulator_shows_the_lost_ack_on_the_wire():
+    app = DeliverySimulator(seed=1)
+    app.idempotence.value = False
+    run(app, "lose_ack_button", "send_button")
+    assert "data-fate='dropped'" in app.wire_view.value and "ack p0@0" in app.wire_view.value
+    app.check_button.click()  # the retry goes out and is acknowledged
+    assert app.wire_view.value.count("produce p0:m-0..m-4") == 2

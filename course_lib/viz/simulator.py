@@ -64,6 +64,7 @@ class DeliverySimulator:
         self.reset_button = widgets.Button(description="new run", icon="trash")
         self.cluster_view = widgets.HTML()
         self.log_view = widgets.HTML()
+        self.wire_view = widgets.HTML()  # the last produce requests and ACKs on the network
         self.outcome_view = widgets.HTML("<p class='oc-summary'>No check yet: send messages, break something, "
                                          "then press <b>heal and check</b>.</p>")
         for control in (self.acks, self.min_insync, self.idempotence, self.retries, self.in_flight,
@@ -84,6 +85,7 @@ class DeliverySimulator:
             widgets.HBox([self.step_button, self.run_button, self.check_button, self.reset_button]),
             widgets.HBox([self.cluster_view, self.log_view]),
             self.outcome_view,
+            self.wire_view,
         ])
         self.reset()
 
@@ -239,8 +241,29 @@ class DeliverySimulator:
 
     def refresh(self) -> None:
         self.cluster_view.value = cluster_html(self.cluster.state())
+        self.wire_view.value = self._wire_html()
         self.log_view.value = ("<div class='sim-log' style='margin-left:16px;max-width:480px'><b>What happened</b><ul>"
                                + "".join(self.log[-12:]) + "</ul></div>")
+
+    def _wire_html(self, last: int = 8) -> str:
+        """The last produce requests and responses: who sent what, when, and whether it arrived."""
+        trace = self.cluster.network.trace or []
+        rows = []
+        for e in reversed(trace):
+            if e.kind in ("produce_request", "produce_response"):
+                rows.append(e)
+                if len(rows) == last:
+                    break
+        if not rows:
+            return ""
+        items = "".join(
+            f"<tr data-fate='{e.fate}'><td>{e.sent_ms:.1f} ms</td><td>{html.escape(e.src)} &rarr; "
+            f"{html.escape(e.dst)}</td><td>{html.escape(e.label)}</td><td style='color:"
+            f"{'#2e7d32' if e.fate == 'delivered' else '#c62828'}'>{html.escape(e.fate)}</td></tr>"
+            for e in reversed(rows))
+        return ("<div class='sim-wire'><b>On the wire</b> (last produce requests and ACKs)<table>"
+                "<tr><th>sent at</th><th>from &rarr; to</th><th>message</th><th>fate</th></tr>"
+                f"{items}</table></div>")
 
     def _ipython_display_(self):  # pragma: no cover - notebook display
         from IPython.display import display
