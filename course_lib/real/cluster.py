@@ -76,7 +76,9 @@ LAB_BROKER_CONFIG: dict[str, object] = {
     "share.coordinator.state.topic.min.isr": 2,
     "share.coordinator.state.topic.num.partitions": 1,
     "group.initial.rebalance.delay.ms": 0,
-    "replica.lag.time.max.ms": 2000,  # how long a silent follower stays in the ISR
+    # How long a silent (paused) follower stays in the ISR. 10 s (Kafka: 30 s) leaves a clear
+    # window to pause followers, write with acks=1 and kill the leader before the ISR shrinks.
+    "replica.lag.time.max.ms": 10000,
     "broker.heartbeat.interval.ms": 500,
     "broker.session.timeout.ms": 3000,  # a killed broker is fenced after ~3 s, not 9 s
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": 5000,
@@ -327,13 +329,23 @@ class LocalCluster:
         """``host:port,...`` for kafka-python (the proxies' ports when proxies are on)."""
         return ",".join(f"127.0.0.1:{self._client_facing_port(n)}" for n in self.nodes.values())
 
+    def live_bootstrap_servers(self) -> str:
+        """Like :attr:`bootstrap_servers` but only brokers that run and are not paused.
+
+        kafka-python bootstraps from one address at a time and waits a whole request timeout on
+        a frozen broker, so the cluster's own admin calls (and tests) avoid paused ones.
+        """
+        nodes = [n for n in self.nodes.values() if n.running() and not n.paused]
+        return ",".join(f"127.0.0.1:{self._client_facing_port(n)}" for n in nodes)
+
     def _client_facing_port(self, node: Node) -> int:
         return node.proxy_port if self.use_proxies else node.client_port
 
     def admin(self, **kwargs):
         from kafka.admin import KafkaAdminClient
-        return KafkaAdminClient(bootstrap_servers=self.bootstrap_servers,
-                                client_id="course-admin", request_timeout_ms=15000, **kwargs)
+        kwargs.setdefault("request_timeout_ms", 15000)
+        return KafkaAdminClient(bootstrap_servers=self.live_bootstrap_servers(),
+                                client_id="course-admin", **kwargs)
 
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int | None = None,
                      min_insync_replicas: int | None = None, config: dict | None = None,
@@ -357,12 +369,30 @@ class LocalCluster:
             time.sleep(0.2)
         raise ClusterError(f"topic {name!r} has no leader with a full ISR after {timeout_s} s")
 
+    def _admin_read(self, fn, attempts: int = 8):
+        """Run a metadata read, retrying on another connection if a broker does not answer.
+
+        The admin client may send to any broker it knows, including a paused one (it is still
+        in the metadata); a short timeout and a retry keep reads fast during such faults.
+        """
+        last: Exception | None = None
+        for _ in range(attempts):
+            try:
+                admin = self.admin(request_timeout_ms=1500)
+            except Exception as e:  # no broker reachable yet
+                last = e
+                time.sleep(0.2)
+                continue
+            try:
+                return fn(admin)
+            except Exception as e:
+                last = e
+            finally:
+                admin.close()
+        raise ClusterError(f"cluster metadata unavailable after {attempts} attempts: {last!r}")
+
     def _partitions(self, topic: str) -> list[dict]:
-        admin = self.admin()
-        try:
-            (t,) = admin.describe_topics([topic])
-        finally:
-            admin.close()
+        (t,) = self._admin_read(lambda a: a.describe_topics([topic]))
         if t.get("error_code", 0) != 0:
             return []
         return sorted(t["partitions"], key=lambda p: p["partition_index"])
@@ -383,12 +413,12 @@ class LocalCluster:
 
     def live_broker_ids(self) -> list[int]:
         """Brokers currently registered (unfenced) in the cluster metadata."""
-        admin = self.admin()
-        try:
-            return sorted(b["broker_id"] for b in admin.describe_cluster()["brokers"]
-                          if not b.get("is_fenced"))
-        finally:
-            admin.close()
+        return sorted(b["broker_id"] for b in self._admin_read(lambda a: a.describe_cluster())["brokers"]
+                      if not b.get("is_fenced"))
+
+    def controller_id(self) -> int:
+        """The active KRaft controller (pausing it also stalls metadata changes)."""
+        return self._admin_read(lambda a: a.describe_cluster())["controller_id"]
 
     def wait_for_leader(self, topic: str, partition: int = 0, *, not_in: tuple[int, ...] = (),
                         timeout_s: float = 60.0) -> int:
