@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course_lib.real import jars
+from course_lib.real.connect import Namespaced
 from course_lib.real.proxy import KafkaProxy
 
 WATCHDOG = Path(__file__).with_name("watchdog.py")
@@ -155,7 +156,7 @@ class Node:
         return self.watchdog is not None and self.watchdog.poll() is None
 
 
-class LocalCluster:
+class LocalCluster(Namespaced):
     """A throwaway 3-broker Kafka cluster on 127.0.0.1; see the module docstring.
 
     ``data_dir``: where the nodes keep their logs (Kafka data) - by default a fresh directory
