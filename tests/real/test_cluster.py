@@ -1,4 +1,6 @@
 """A real 3-broker KRaft cluster: ready, replicated, and able to survive a leader crash."""
+import time
+
 import pytest
 from kafka import KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType
@@ -48,16 +50,25 @@ def test_killed_leader_is_replaced_and_produce_works(healthy, topic):
     assert old in cluster.live_broker_ids()
 
 
-def test_paused_follower_stays_in_isr_until_lag_time_passes(healthy, topic):
+def test_paused_follower_stays_in_isr_until_fenced(healthy, topic):
+    """SIGSTOP freezes a follower without closing its sockets: it stays in the ISR for a while.
+
+    In KRaft it leaves the ISR when the controller fences it (no heartbeats for
+    broker.session.timeout.ms = 3 s here), which comes before replica.lag.time.max.ms (10 s).
+    """
     cluster = healthy
     leader = cluster.leader_of(topic, 0)
     controller = cluster.controller_id()
     # Pausing the active controller would also stall metadata; pause a plain follower.
     followers = [b for b in (1, 2, 3) if b != leader]
     follower = next((b for b in followers if b != controller), followers[0])
+    isr_before = cluster.isr_of(topic, 0)
+    t0 = time.monotonic()
     cluster.pause(follower)
     try:
-        assert follower in cluster.isr_of(topic, 0), "a just-paused follower must still be in the ISR"
+        isr = cluster.isr_of(topic, 0)
+        assert follower in isr, (f"a just-paused follower must still be in the ISR (ISR before "
+                                 f"{isr_before}, {time.monotonic() - t0:.1f} s after pausing {isr})")
         # A write with acks=1 lands on the leader only, so the follower starts to lag.
         p = KafkaProducer(bootstrap_servers=cluster.live_bootstrap_servers(), acks=1,
                           enable_idempotence=False)
@@ -67,6 +78,9 @@ def test_paused_follower_stays_in_isr_until_lag_time_passes(healthy, topic):
             p.close(timeout=5)
         assert _wait_until(lambda: follower not in cluster.isr_of(topic, 0), 60), \
             "the paused follower was never removed from the ISR"
+        fenced = f"Fencing broker {follower} at epoch"
+        assert any(fenced in cluster.broker_log(b, None) for b in (1, 2, 3) if b != follower), \
+            "expected the controller to fence the paused broker (session timeout)"
     finally:
         cluster.resume(follower)
     assert _wait_until(lambda: follower in cluster.isr_of(topic, 0), 60), \
