@@ -87,6 +87,22 @@ def run_producer(cluster: LocalCluster, topic: str, *, max_messages: int, budget
             "acked": n}
 
 
+def sequential_latency(cluster: LocalCluster, topic: str, n: int, **config) -> dict:
+    """One write at a time (send().get()): the round trip itself, without queueing."""
+    from kafka import KafkaProducer
+    p = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, linger_ms=0, **config)
+    lat = []
+    try:
+        p.send(topic, b"warm-up", partition=0).get(timeout=30)
+        for _ in range(n):
+            t = time.perf_counter()
+            p.send(topic, b"x" * RECORD_BYTES, partition=0).get(timeout=30)
+            lat.append((time.perf_counter() - t) * 1000)
+    finally:
+        p.close(timeout=5)
+    return {"p50_ms": percentile(lat, 50), "p99_ms": percentile(lat, 99), "n": n}
+
+
 def producer_performance(cluster: LocalCluster, topic: str, acks: str, records: int,
                          idempotence: bool = True) -> dict:
     cmd = [jars.java_executable(), "-Xmx512m", "-cp", jars.kafka_classpath(progress=False),
@@ -135,6 +151,7 @@ def main(argv=None) -> int:
     ap.add_argument("--messages", type=int, default=20000, help="per kafka-python row")
     ap.add_argument("--budget-s", type=float, default=8.0, help="time cap per kafka-python row")
     ap.add_argument("--java-records", type=int, default=200000)
+    ap.add_argument("--sequential", type=int, default=300, help="writes per one-at-a-time row")
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
@@ -165,6 +182,13 @@ def main(argv=None) -> int:
             r = run_producer(cluster, topic, max_messages=args.messages, budget_s=args.budget_s,
                              tx_size=tx, **cfg)
             results.append(("kafka-python 3.0.12", label, r))
+        sequential = []
+        for label, cfg in [("acks=1, no idempotence", dict(acks=1, enable_idempotence=False)),
+                           ("acks=all, no idempotence", dict(acks="all", enable_idempotence=False)),
+                           ("acks=all, idempotent", dict(acks="all", enable_idempotence=True))]:
+            topic = f"bench-seq-{len(sequential)}"
+            cluster.create_topic(topic)
+            sequential.append((label, sequential_latency(cluster, topic, args.sequential, **cfg)))
         for label, acks, idem in [("acks=1, no idempotence", "1", False),
                                   ("acks=all, idempotent", "all", True)]:
             topic = f"bench-java-{acks}"
@@ -182,7 +206,13 @@ def main(argv=None) -> int:
         p99 = "-" if label.startswith("acks=0") else f"{r['p99_ms']:.1f}"
         print(f"{client:<26}{label:<26}{r['messages']:>9}{r['msg_per_s']:>10.0f}"
               f"{r['mb_per_s']:>7.2f}{p50:>8}{p99:>8}")
-    print(f"\n{RECORD_BYTES}-byte records, one partition, RF=3, min.insync.replicas=2, linger.ms=5. "
+    print(f"\nOne write at a time (send().get(), linger_ms=0): latency of the round trip itself")
+    print(f"{'configuration':<26}{'writes':>7}{'p50 ms':>8}{'p99 ms':>8}")
+    for label, r in sequential:
+        print(f"{label:<26}{r['n']:>7}{r['p50_ms']:>8.1f}{r['p99_ms']:>8.1f}")
+    print(f"\nThroughput rows send as fast as possible, so their latency is mostly time queued in "
+          f"the producer's buffer.")
+    print(f"{RECORD_BYTES}-byte records, one partition, RF=3, min.insync.replicas=2, linger.ms=5. "
           f"Transaction latency = send -> commit_transaction() returned. acks=0 has no ACK, so no "
           f"latency. Total bench time {time.perf_counter() - t0:.0f} s.")
     return 0
