@@ -1,0 +1,11 @@
+"""Clients for the simulator with kafka-python's names: learner code moves to real Kafka as is.
+
+Taught in notebooks/02_acks_and_durability.
+"""
+from .config import ConfigurationError, IdempotenceDisabledWarning
+from .future import Future, FutureRecordMetadata, RecordMetadata
+from .consumer import KafkaConsumer
+from .producer import KafkaProducer
+
+__all__ = ["KafkaProducer", "KafkaConsumer", "ConfigurationError", "IdempotenceDisabledWarning", "Future", "FutureRecordMetadata",
+           "RecordMetadata"]
