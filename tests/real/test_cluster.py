@@ -5,7 +5,7 @@ import pytest
 from kafka import KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType
 
-from tests.real.helpers import read_all
+from real.helpers import read_all
 
 pytestmark = pytest.mark.real_kafka
 

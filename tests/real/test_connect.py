@@ -3,7 +3,7 @@ import pytest
 from kafka import KafkaProducer
 
 from course_lib.real.connect import NeedsLocalCluster, connect, learner_prefix
-from tests.real.helpers import read_all
+from real.helpers import read_all
 
 
 def test_prefix_comes_from_argument_then_env(monkeypatch):

@@ -3,7 +3,7 @@ duplicate unless it is idempotent."""
 import pytest
 from kafka import KafkaProducer
 
-from tests.real.helpers import read_all
+from real.helpers import read_all
 
 pytestmark = pytest.mark.real_kafka
 
