@@ -303,8 +303,11 @@ class LocalCluster(Namespaced):
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             self._check_alive(node)
-            if broker_id in self.live_broker_ids():
-                return
+            try:
+                if broker_id in self.live_broker_ids():
+                    return
+            except ClusterError:  # metadata briefly unavailable while it rejoins
+                pass
             time.sleep(0.3)
         raise ClusterError(f"broker {broker_id} did not rejoin within {timeout_s:.0f} s; "
                            f"see {node.log_path}")
