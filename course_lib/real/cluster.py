@@ -92,7 +92,6 @@ LAB_BROKER_CONFIG: dict[str, object] = {
     "num.io.threads": 2,
     "background.threads": 2,
     "num.replica.fetchers": 1,
-    "log.cleaner.enable": "false",
 }
 
 JVM_OPTS = ["-Xms128m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-Djava.awt.headless=true",
