@@ -7,3 +7,16 @@
 
 Taught in notebooks/09_real_kafka_lab.
 """
+
+# (`connect` is also a submodule name, so import it as `from course_lib.real.connect import connect`.)
+# Lazy, so that `from course_lib.real.jars import spark_connector_jars` (the Spark lab) stays light.
+_EXPORTS = {"LocalCluster": "cluster", "KafkaProxy": "proxy",
+            "run_real_scenario": "scenarios", "fidelity_table": "scenarios",
+            "kafka_classpath": "jars", "spark_connector_jars": "jars"}
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        import importlib
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
