@@ -51,7 +51,7 @@ def main(argv: list[str]) -> int:
     while True:
         rc = child.poll()
         if rc is not None:
-            return 0 if rc is None else (rc if rc >= 0 else 128 - rc)
+            return rc if rc >= 0 else 128 - rc  # killed by a signal: shell-style code
         if os.getppid() != parent_pid:  # parent gone (kernel restart, crash): take the JVM along
             child.kill()
             child.wait()
