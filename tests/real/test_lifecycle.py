@@ -76,3 +76,18 @@ def test_port_in_use_is_refused_with_advice():
         with pytest.raises(PortInUse, match=str(busy)):
             c.start()
         assert not _ours(c.tag)
+
+
+def test_ctrl_c_during_start_leaves_no_jvm(monkeypatch):
+    # Ctrl-C (KeyboardInterrupt) while waiting for the brokers: start() must clean up itself.
+    c = LocalCluster(brokers=1, progress=False)
+
+    def interrupted(timeout_s):
+        assert _ours(c.tag), "the broker JVM should have been launched"
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(c, "_wait_ready", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        c.start()
+    assert _wait_gone(c.tag) == []
+    assert not c.started
