@@ -1,0 +1,22 @@
+"""Real Apache Kafka: jars from Maven Central, a local 3-broker KRaft cluster, real faults.
+
+- :mod:`course_lib.real.jars` - resolve the broker and Spark connector jars into a cache;
+- :mod:`course_lib.real.cluster` - :class:`LocalCluster`: start, kill, pause, restart brokers;
+- :mod:`course_lib.real.proxy` - a Kafka-protocol-aware proxy that can lose one produce ACK;
+- :mod:`course_lib.real.connect` - use an existing cluster, namespaced per learner.
+
+Taught in notebooks/09_real_kafka_lab.
+"""
+
+# (`connect` is also a submodule name, so import it as `from course_lib.real.connect import connect`.)
+# Lazy, so that `from course_lib.real.jars import spark_connector_jars` (the Spark lab) stays light.
+_EXPORTS = {"LocalCluster": "cluster", "KafkaProxy": "proxy",
+            "run_real_scenario": "scenarios", "fidelity_table": "scenarios",
+            "kafka_classpath": "jars", "spark_connector_jars": "jars"}
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        import importlib
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,43 @@
+"""The simulator's producer scenarios on real Kafka: same history, same checker, same verdicts.
+
+This is the fidelity table of notebooks/09_real_kafka_lab: for each scenario the anomaly classes
+found on the real cluster must equal those found by the simulator and those the scenario
+expects (an unsafe configuration must show its anomaly, a safe one must show none).
+"""
+import pytest
+
+from course_lib.real.scenarios import FIDELITY_CASES, fidelity_table
+
+pytestmark = pytest.mark.real_kafka
+
+
+@pytest.fixture(scope="module")
+def table(cluster):
+    return fidelity_table(cluster)
+
+
+@pytest.mark.parametrize("case", range(len(FIDELITY_CASES)),
+                         ids=[f"{n}-{'-'.join(f'{k}={v}' for k, v in kw.items())}"
+                              for n, kw in FIDELITY_CASES])
+def test_real_kafka_shows_what_the_simulator_shows(table, case):
+    row = table[case]
+    real = row["real"]
+    assert row["real Kafka"] == row["expected"], (
+        f"{row['scenario']} {row['parameters']} on real Kafka: {real.result.summary()} "
+        f"(notes {real.notes})")
+    assert row["simulator"] == row["expected"]
+    assert real.result.valid, real.result.summary()
+    assert real.result.final_read
+
+
+def test_lost_ack_scenario_really_dropped_an_ack(table):
+    for row in table:
+        if row["scenario"] == "lost_ack_retry":
+            assert row["real"].notes["dropped_responses"] >= 1
+
+
+def test_not_enough_replicas_refuses_acks_all_writes(table):
+    (row,) = [r for r in table if r["scenario"] == "not_enough_replicas"
+              and r["parameters"]["acks"] == "all"]
+    outcome = row["real outcome"]
+    assert outcome["not delivered (producer told)"] == 5 and outcome["delivered once"] == 0
