@@ -1,0 +1,211 @@
+"""The JVM jars of the real labs: the Apache Kafka broker and Spark's Kafka connector.
+
+Nothing JVM-side is vendored. ``pom.xml`` at the repository root pins the versions; Maven
+resolves them from Maven Central into a cache outside the repository (``COURSE_CACHE_DIR``, by
+default ``~/.cache/kafka-delivery-course``), once. Afterwards everything works offline.
+
+- :func:`kafka_classpath` - the classpath for ``kafka.Kafka``, ``kafka.tools.StorageTool`` and
+  ``org.apache.kafka.tools.ProducerPerformance`` (broker, tools, an SLF4J backend);
+- :func:`spark_connector_jars` - ``spark-sql-kafka-0-10`` for the installed pyspark, minus the
+  jars pyspark already ships (two copies of scala-library on one classpath break in odd ways).
+
+From a shell: ``python -m course_lib.real fetch`` (add ``--spark`` for the connector).
+
+Taught in notebooks/09_real_kafka_lab (and used by notebooks/10_pyspark_exactly_once_lab).
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+#: Must equal ``<kafka.version>`` in pom.xml (tests/real/test_jars.py keeps them in sync).
+KAFKA_VERSION = "4.3.1"
+MIN_JAVA = 17
+
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+POM = _REPO_ROOT / "pom.xml"
+_STAMP = ".complete"  # written last: a fetch interrupted half-way is redone, not trusted
+
+INSTALL_HINT = (
+    "Install Java 17+ and Maven, for example on Debian/Ubuntu:\n"
+    "    sudo apt-get install openjdk-17-jdk-headless maven\n"
+    "or use the course's conda environment, which brings both:\n"
+    "    conda env create -f environment.yml && conda activate kafka-delivery-course"
+)
+
+
+class JvmToolMissing(RuntimeError):
+    """Java 17+ or Maven is not available: the real-Kafka and Spark labs cannot run."""
+
+
+class FetchFailed(RuntimeError):
+    """Maven could not resolve the jars (offline, a version missing on Maven Central, ...)."""
+
+
+def cache_dir() -> Path:
+    """Where jars, broker data and logs live: ``$COURSE_CACHE_DIR`` or ~/.cache/kafka-delivery-course."""
+    env = os.environ.get("COURSE_CACHE_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "kafka-delivery-course"
+
+
+def java_executable() -> str:
+    """Path of a ``java`` that is version 17 or newer, or :class:`JvmToolMissing`."""
+    java_home = os.environ.get("JAVA_HOME")
+    candidate = (Path(java_home) / "bin" / "java") if java_home else None
+    java = str(candidate) if candidate and candidate.exists() else shutil.which("java")
+    if not java:
+        raise JvmToolMissing(f"No 'java' found on PATH (Java {MIN_JAVA}+ is needed).\n{INSTALL_HINT}")
+    major = java_major_version(java)
+    if major < MIN_JAVA:
+        raise JvmToolMissing(
+            f"{java} is Java {major}; Kafka 4 and Spark 4 need Java {MIN_JAVA}+.\n{INSTALL_HINT}")
+    return java
+
+
+def java_major_version(java: str) -> int:
+    # `java -version` prints to stderr: 'openjdk version "17.0.15" ...' or '"1.8.0_392"'.
+    out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
+    m = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    if not m:
+        raise JvmToolMissing(f"Could not tell the version of {java}:\n{out.stderr}\n{INSTALL_HINT}")
+    major, minor = int(m.group(1)), int(m.group(2) or 0)
+    return minor if major == 1 else major
+
+
+def maven_executable() -> str:
+    mvn = shutil.which("mvn")
+    if not mvn:
+        raise JvmToolMissing(f"No 'mvn' (Maven) found on PATH; it downloads the Kafka jars.\n{INSTALL_HINT}")
+    return mvn
+
+
+def check_jvm_tools() -> None:
+    """Raise :class:`JvmToolMissing` with install advice unless Java 17+ and Maven are present."""
+    java_executable()
+    maven_executable()
+
+
+# ---- Kafka ------------------------------------------------------------------------------
+def kafka_jar_dir(version: str = KAFKA_VERSION) -> Path:
+    return cache_dir() / "jars" / f"kafka-{version}"
+
+
+def kafka_classpath(fetch: bool = True, progress: bool = True) -> str:
+    """The classpath (``os.pathsep``-joined) of the Kafka broker and tools, fetched if missing.
+
+    >>> cp = kafka_classpath()                       # doctest: +SKIP
+    >>> "kafka_2.13-4.3.1.jar" in cp                 # doctest: +SKIP
+    True
+    """
+    target = kafka_jar_dir()
+    if not (target / _STAMP).exists():
+        if not fetch:
+            raise FetchFailed(f"Kafka jars are not in {target}. Run: python -m course_lib.real fetch")
+        _maven_copy("kafka", target, {"kafka.version": KAFKA_VERSION}, progress,
+                    f"Kafka {KAFKA_VERSION} jars")
+    return os.pathsep.join(str(p) for p in sorted(target.glob("*.jar")))
+
+
+# ---- Spark ------------------------------------------------------------------------------
+def installed_pyspark_version() -> str | None:
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+        return version("pyspark")
+    except PackageNotFoundError:
+        return None
+
+
+def spark_connector_jars(spark_version: str | None = None) -> list[Path]:
+    """Jars of Spark's official Kafka connector for ``spark.jars``, fetched if missing.
+
+    ``spark_version`` defaults to ``$COURSE_SPARK_CONNECTOR_VERSION`` if set, else the installed
+    pyspark's version (the connector must match Spark exactly). Jars that pyspark already ships
+    (scala-library, hadoop-client, slf4j, ...) are left out so the classpath holds one copy.
+    """
+    version = (spark_version or os.environ.get("COURSE_SPARK_CONNECTOR_VERSION")
+               or installed_pyspark_version())
+    if not version:
+        raise FetchFailed("pyspark is not installed, so the connector version is unknown. "
+                          "Install it with: pip install -e '.[spark]' "
+                          "(or pass spark_version='4.0.0').")
+    target = cache_dir() / "jars" / f"spark-{version}"
+    if not (target / _STAMP).exists():
+        try:
+            _maven_copy("spark", target, {"spark.version": version}, True,
+                        f"spark-sql-kafka-0-10_2.13:{version} jars")
+        except FetchFailed as e:
+            raise FetchFailed(
+                f"{e}\nThe connector must match pyspark ({version}). If Maven Central has no "
+                f"connector for it yet, install a pyspark whose connector exists (e.g. "
+                f"pip install 'pyspark==4.0.0'), or set COURSE_SPARK_CONNECTOR_VERSION.") from None
+    jars = sorted(target.glob("*.jar"))
+    shipped = _pyspark_shipped_artifacts()
+    return [j for j in jars if _artifact_name(j.name) not in shipped]
+
+
+def _pyspark_shipped_artifacts() -> set[str]:
+    try:
+        import pyspark
+    except ImportError:
+        return set()
+    jar_dir = Path(pyspark.__file__).parent / "jars"
+    return {_artifact_name(p.name) for p in jar_dir.glob("*.jar")}
+
+
+def _artifact_name(jar_name: str) -> str:
+    """'scala-library-2.13.18.jar' -> 'scala-library' (artifact id without version)."""
+    return re.sub(r"-\d[\w.\-]*\.jar$", "", jar_name)
+
+
+# ---- Maven ------------------------------------------------------------------------------
+def _maven_copy(profile: str, target: Path, props: dict[str, str], progress: bool,
+                what: str) -> None:
+    check_jvm_tools()
+    if not POM.exists():
+        raise FetchFailed(f"{POM} is missing: run the course from a checkout of its repository.")
+    if target.exists():
+        shutil.rmtree(target)  # a half-finished earlier fetch: start clean
+    target.mkdir(parents=True)
+    cmd = [maven_executable(), "-B", "-f", str(POM), f"-P{profile}",
+           "dependency:copy-dependencies", f"-Dcourse.output.dir={target}",
+           *[f"-D{k}={v}" for k, v in props.items()]]
+    from tqdm.auto import tqdm
+
+    log_lines: list[str] = []
+    bar = tqdm(desc=f"Fetching {what}", unit=" files", disable=not progress)
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                cwd=str(POM.parent))
+        assert proc.stdout is not None
+        for line in proc.stdout:  # Maven's transfer log: one "Downloaded from" per file
+            log_lines.append(line.rstrip())
+            if "Downloaded from" in line or "Copying" in line:
+                bar.update(1)
+        rc = proc.wait()
+    finally:
+        bar.close()
+    if rc != 0:
+        errors = [l for l in log_lines if "ERROR" in l][:6] or log_lines[-15:]
+        shutil.rmtree(target, ignore_errors=True)
+        raise FetchFailed(
+            f"Maven could not fetch {what} (exit code {rc}). Is Maven Central reachable, and does "
+            f"that version exist there?\n" + "\n".join(errors))
+    (target / _STAMP).write_text(" ".join(cmd) + "\n")
+
+
+def main_fetch(spark: bool = False, spark_version: str | None = None) -> int:
+    """Entry point of ``python -m course_lib.real fetch [--spark]``."""
+    try:
+        cp = kafka_classpath()
+        print(f"Kafka {KAFKA_VERSION}: {len(cp.split(os.pathsep))} jars in {kafka_jar_dir()}")
+        if spark:
+            jars = spark_connector_jars(spark_version)
+            print(f"Spark Kafka connector: {len(jars)} jars in {jars[0].parent if jars else '-'}")
+    except (JvmToolMissing, FetchFailed) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    return 0
