@@ -1,0 +1,200 @@
+"""A Kafka-protocol-aware TCP proxy that can lose one produce acknowledgement for real.
+
+The lost ACK is the classic way an at-least-once producer writes a duplicate: the broker appended
+the batch and answered, the answer never arrived, the producer retried. Generic chaos proxies cut
+bytes anywhere and break Kafka's framing; this one understands just enough of the protocol:
+
+- every Kafka message is a 4-byte big-endian length followed by that many bytes;
+- a request header starts ``api_key:int16, api_version:int16, correlation_id:int32``;
+- a response header starts ``correlation_id:int32`` - so the proxy remembers, per connection,
+  which api_key each correlation id belongs to (Produce is api_key 0).
+
+``drop_next_produce_response()`` lets the broker append a batch, swallows its response and closes
+the client's connection: kafka-python sees a disconnect, cannot know whether the write happened,
+and retries. ``drop_next_request(api_key=0)`` swallows a request before the broker sees it.
+
+Each broker's *client* listener sits behind one proxy and advertises the proxy's port, so clients
+reconnect through it; replication between brokers uses another listener and never crosses it.
+All proxies share one asyncio loop in a daemon thread, so they end with the Python process.
+
+Taught in notebooks/09_real_kafka_lab.
+"""
+from __future__ import annotations
+
+import asyncio
+import struct
+import threading
+from dataclasses import dataclass, field
+
+PRODUCE = 0
+
+
+class _LoopThread:
+    """One asyncio loop in a daemon thread, shared by every proxy of the process."""
+
+    _instance: "_LoopThread | None" = None
+    _lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="kafka-proxy-loop",
+                                       daemon=True)
+        self.thread.start()
+
+    @classmethod
+    def get(cls) -> "_LoopThread":
+        with cls._lock:
+            if cls._instance is None or not cls._instance.thread.is_alive():
+                cls._instance = cls()
+            return cls._instance
+
+    def run(self, coro, timeout: float = 30.0):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+
+@dataclass
+class ProxyStats:
+    connections: int = 0
+    requests: dict[int, int] = field(default_factory=dict)  # api_key -> count forwarded
+    dropped_responses: list[tuple[int, int]] = field(default_factory=list)  # (api_key, corr id)
+    dropped_requests: list[tuple[int, int]] = field(default_factory=list)
+
+
+class KafkaProxy:
+    """Forward ``127.0.0.1:port`` to a broker's client listener, with injectable message loss.
+
+    >>> proxy = KafkaProxy(upstream_port=9092)            # doctest: +SKIP
+    >>> proxy.drop_next_produce_response()                # doctest: +SKIP
+    """
+
+    def __init__(self, upstream_port: int, port: int = 0, upstream_host: str = "127.0.0.1",
+                 host: str = "127.0.0.1") -> None:
+        self.upstream = (upstream_host, upstream_port)
+        self.host = host
+        self.stats = ProxyStats()
+        self._lock = threading.Lock()
+        self._drop_responses: dict[int, int] = {}  # api_key -> how many more to drop
+        self._drop_requests: dict[int, int] = {}
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._lt = _LoopThread.get()
+        self._server = self._lt.run(asyncio.start_server(self._handle, host, port))
+        self.port: int = self._server.sockets[0].getsockname()[1]
+
+    # ---- fault controls (thread-safe; called from the notebook's thread) -----------------
+    def drop_next_produce_response(self, count: int = 1) -> None:
+        """Swallow the next ``count`` Produce responses, closing the client connection each time."""
+        self.drop_next_response(PRODUCE, count)
+
+    def drop_next_response(self, api_key: int, count: int = 1) -> None:
+        with self._lock:
+            self._drop_responses[api_key] = self._drop_responses.get(api_key, 0) + count
+
+    def drop_next_request(self, api_key: int = PRODUCE, count: int = 1) -> None:
+        """Swallow the next ``count`` requests of ``api_key`` (the broker never sees them)."""
+        with self._lock:
+            self._drop_requests[api_key] = self._drop_requests.get(api_key, 0) + count
+
+    def clear_faults(self) -> None:
+        with self._lock:
+            self._drop_responses.clear()
+            self._drop_requests.clear()
+
+    def pending_faults(self) -> dict[str, dict[int, int]]:
+        with self._lock:
+            return {"responses": dict(self._drop_responses), "requests": dict(self._drop_requests)}
+
+    def disconnect_all(self) -> None:
+        """Close every open connection (clients reconnect): a blip of the network."""
+        self._lt.loop.call_soon_threadsafe(self._close_all)
+
+    def close(self) -> None:
+        if self._server is None:
+            return
+        server, self._server = self._server, None
+        self._lt.loop.call_soon_threadsafe(self._close_all)
+        server.close()
+        try:
+            self._lt.run(server.wait_closed(), timeout=5)
+        except Exception:  # already closing with the loop; nothing left to leak
+            pass
+
+    def __enter__(self) -> "KafkaProxy":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ---- internals (run on the loop thread) -------------------------------------------
+    def _close_all(self) -> None:
+        for w in list(self._writers):
+            w.close()
+
+    def _take(self, table: dict[int, int], api_key: int) -> bool:
+        with self._lock:
+            left = table.get(api_key, 0)
+            if left <= 0:
+                return False
+            table[api_key] = left - 1
+            return True
+
+    async def _handle(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter):
+        self.stats.connections += 1
+        try:
+            up_r, up_w = await asyncio.open_connection(*self.upstream)
+        except OSError:  # broker down: the client sees a refused/closed connection, as without us
+            client_w.close()
+            return
+        self._writers.update((client_w, up_w))
+        in_flight: dict[int, int] = {}  # correlation_id -> api_key, for this connection only
+
+        def close_both():
+            client_w.close()
+            up_w.close()
+
+        async def requests():
+            while True:
+                frame = await _read_frame(client_r)
+                if frame is None:
+                    return
+                api_key, _version, corr = struct.unpack_from(">hhi", frame, 4)
+                if self._take(self._drop_requests, api_key):
+                    self.stats.dropped_requests.append((api_key, corr))
+                    return  # lost on the way: the broker never sees it, the client gets cut off
+                in_flight[corr] = api_key
+                self.stats.requests[api_key] = self.stats.requests.get(api_key, 0) + 1
+                up_w.write(frame)
+                await up_w.drain()
+
+        async def responses():
+            while True:
+                frame = await _read_frame(up_r)
+                if frame is None:
+                    return
+                (corr,) = struct.unpack_from(">i", frame, 4)
+                api_key = in_flight.pop(corr, -1)
+                if self._take(self._drop_responses, api_key):
+                    # The broker has done the work; the client will never hear about it.
+                    self.stats.dropped_responses.append((api_key, corr))
+                    return
+                client_w.write(frame)
+                await client_w.drain()
+
+        tasks = [asyncio.ensure_future(requests()), asyncio.ensure_future(responses())]
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in tasks:
+                t.cancel()
+            close_both()
+            self._writers.discard(client_w)
+            self._writers.discard(up_w)
+
+
+async def _read_frame(reader: asyncio.StreamReader) -> bytes | None:
+    """One length-prefixed Kafka message (prefix included), or None when the peer is gone."""
+    try:
+        head = await reader.readexactly(4)
+        (size,) = struct.unpack(">i", head)
+        return head + await reader.readexactly(size)
+    except (asyncio.IncompleteReadError, ConnectionError, OSError):
+        return None
