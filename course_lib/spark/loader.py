@@ -65,12 +65,29 @@ def _wait_for_partitions(bootstrap_servers: str, topic: str, partitions: int,
                        "is the cluster healthy (enough live brokers for the replication factor)?")
 
 
+def _retrying(fn, attempts: int = 5, pause_s: float = 1.0):
+    # Right after a broker restart the client may first dial a node that is not listening yet;
+    # a few bounded retries beat failing the whole experiment on ECONNREFUSED.
+    from kafka.errors import KafkaConnectionError, KafkaTimeoutError
+    for attempt in range(attempts):
+        try:
+            return fn()
+        except (KafkaConnectionError, KafkaTimeoutError):
+            if attempt == attempts - 1:
+                raise
+            time.sleep(pause_s)
+
+
 def committed_records(bootstrap_servers: str, topic: str, timeout_s: float = 30.0,
                       isolation_level: str = "read_committed") -> list[tuple[int, int, bytes | None, bytes]]:
     """Read a whole topic once: ``[(partition, offset, key, value), ...]`` (bounded, no group).
 
     Stops at the end offsets seen at the start (the last stable offset with read_committed).
     """
+    return _retrying(lambda: _read_topic(bootstrap_servers, topic, timeout_s, isolation_level))
+
+
+def _read_topic(bootstrap_servers, topic, timeout_s, isolation_level):
     from kafka import KafkaConsumer, TopicPartition
 
     consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, enable_auto_commit=False,

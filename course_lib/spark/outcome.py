@@ -150,9 +150,13 @@ def batch_of(ranges: dict, partition: int, offset: int) -> int | None:
 
 
 def committed_batches(checkpoint: str | Path) -> list[int]:
-    """Batch ids in the checkpoint's commit log (done, never re-run)."""
+    """Batch ids in the checkpoint's commit log (done, never re-run).
+
+    Empty files are not commits: they are the harness's commit traps.
+    """
     d = Path(checkpoint) / "commits"
-    return sorted(int(f.name) for f in d.iterdir() if f.name.isdigit()) if d.exists() else []
+    return (sorted(int(f.name) for f in d.iterdir() if f.name.isdigit() and f.stat().st_size > 0)
+            if d.exists() else [])
 
 
 def planned_batches(checkpoint: str | Path) -> list[int]:
