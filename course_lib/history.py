@@ -25,16 +25,15 @@ True
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, replace
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 INVOKE, OK, FAIL, INFO = "invoke", "ok", "fail", "info"
+_BATCH = object()  # marks a pending entry holding a whole batch's outcome
 OUTCOMES = (OK, FAIL, INFO)
 TYPES = (INVOKE, *OUTCOMES)
 
 
-@dataclass(frozen=True, slots=True)
-class Op:
+class Op(NamedTuple):
     """One line of a history.
 
     ``f`` names the operation: ``send`` (value = message id), ``poll`` (value = list of
@@ -42,6 +41,7 @@ class Op:
     ``final_read`` (value = list of ``[partition, offset, message]`` read after healing),
     ``crash`` / ``restart`` / ``fault`` (nemesis operations, value = what was done).
     ``evidence`` carries backend facts that explain the outcome (leader, epoch, high watermark).
+    (A NamedTuple: a simulator run records hundreds of thousands of these.)
     """
 
     index: int
@@ -57,19 +57,29 @@ class Op:
     evidence: dict | None = None
 
     def to_json(self) -> str:
-        return json.dumps({k: v for k, v in asdict(self).items() if v is not None},
+        return json.dumps({k: v for k, v in self._asdict().items() if v is not None},
                           sort_keys=True, separators=(",", ":"), default=str)
 
 
-@dataclass
 class History:
     """An append-only list of :class:`Op`, with a clock supplied by the backend.
 
     The simulator passes its virtual clock (ms); the real lab passes wall-clock ms since start.
+    Clients on a hot path use :meth:`note_invoke` / :meth:`note_completions`, which store raw
+    tuples and a whole batch's outcome as one entry; :attr:`ops` expands them, in order, the
+    first time someone looks.
     """
 
-    clock: Callable[[], float] = field(default=lambda: 0.0, repr=False, compare=False)
-    ops: list[Op] = field(default_factory=list)
+    def __init__(self, clock: Callable[[], float] | None = None, ops: Iterable[Op] = ()):
+        self.clock = clock or (lambda: 0.0)
+        self._ops: list[Op] = list(ops)
+        self._pending: list[tuple] = []
+
+    @property
+    def ops(self) -> list[Op]:
+        if self._pending:
+            self._materialise()
+        return self._ops
 
     def __len__(self) -> int:
         return len(self.ops)
@@ -80,16 +90,25 @@ class History:
     def __getitem__(self, i):
         return self.ops[i]
 
-    def _append(self, **fields) -> Op:
-        op = Op(index=len(self.ops), time_ms=round(float(self.clock()), 3), **fields)
-        self.ops.append(op)
+    def __eq__(self, other) -> bool:
+        return isinstance(other, History) and self.ops == other.ops
+
+    def __repr__(self) -> str:
+        return f"<History of {len(self)} operations>"
+
+    def _append(self, op_fields: tuple) -> Op:
+        ops = self.ops
+        op = Op(len(ops), *op_fields)
+        ops.append(op)
         return op
 
-    def invoke(self, process: str, f: str, value: Any = None, **fields) -> Op:
+    def invoke(self, process: str, f: str, value: Any = None, topic: str | None = None,
+               partition: int | None = None) -> Op:
         """Record the start of an operation and return it (pass it to :meth:`complete`)."""
-        return self._append(process=process, type=INVOKE, f=f, value=value, **fields)
+        return self._append((round(self.clock(), 3), process, INVOKE, f, value, topic, partition))
 
-    def complete(self, invoked: Op, type: str, **fields) -> Op:
+    def complete(self, invoked: Op, type: str, offset: int | None = None, error: str | None = None,
+                 evidence: dict | None = None, **changed) -> Op:
         """Record the outcome (``ok``/``fail``/``info``) of an invoked operation.
 
         Fields not given are copied from the invocation, so a completion is self-contained.
@@ -98,15 +117,41 @@ class History:
             raise ValueError(f"outcome type must be one of {OUTCOMES}, got {type!r}")
         if invoked.type != INVOKE:
             raise ValueError(f"can only complete an 'invoke' operation, got {invoked.type!r}")
-        merged = {"topic": invoked.topic, "partition": invoked.partition, "value": invoked.value}
-        merged.update(fields)
-        return self._append(process=invoked.process, type=type, f=invoked.f, **merged)
+        return self._append((round(self.clock(), 3), invoked.process, type, invoked.f,
+                             changed.get("value", invoked.value), changed.get("topic", invoked.topic),
+                             changed.get("partition", invoked.partition), offset, error, evidence))
 
     def record(self, process: str, type: str, f: str, value: Any = None, **fields) -> Op:
         """Record a single completed line (final reads, nemesis actions)."""
         if type not in TYPES:
             raise ValueError(f"type must be one of {TYPES}, got {type!r}")
-        return self._append(process=process, type=type, f=f, value=value, **fields)
+        return self._append((round(self.clock(), 3), process, type, f, value,
+                             fields.get("topic"), fields.get("partition"), fields.get("offset"),
+                             fields.get("error"), fields.get("evidence")))
+
+    # ---- the fast path for clients -------------------------------------------------------
+    def note_invoke(self, process: str, f: str, value: Any, topic: str | None, partition: int | None) -> tuple:
+        """Like :meth:`invoke`, but returns an opaque handle for :meth:`note_completions`."""
+        handle = (round(self.clock(), 3), process, INVOKE, f, value, topic, partition)
+        self._pending.append(handle)
+        return handle
+
+    def note_completions(self, handles: list, type: str, base_offset: int | None = None,
+                         error: str | None = None, evidence: dict | None = None) -> None:
+        """One outcome for consecutive records of a batch: record ``i`` gets ``base_offset + i``."""
+        self._pending.append((_BATCH, round(self.clock(), 3), type, handles, base_offset, error, evidence))
+
+    def _materialise(self) -> None:
+        ops, pending = self._ops, self._pending
+        self._pending = []
+        for entry in pending:
+            if entry[0] is not _BATCH:
+                ops.append(Op(len(ops), *entry))
+                continue
+            _, time_ms, type, handles, base, error, evidence = entry
+            for i, h in enumerate(handles):
+                ops.append(Op(len(ops), time_ms, h[1], type, h[3], h[4], h[5], h[6],
+                              None if base is None else base + i, error, evidence))
 
     # ---- views -------------------------------------------------------------------------
     def completions(self, f: str | None = None) -> Iterator[tuple[Op, Op | None]]:
@@ -148,7 +193,7 @@ class History:
 
     def renumbered(self) -> "History":
         """A copy with indexes 0..n-1 (after merging histories from several sources)."""
-        return History(clock=self.clock, ops=[replace(op, index=i) for i, op in enumerate(self.ops)])
+        return History(clock=self.clock, ops=[op._replace(index=i) for i, op in enumerate(self.ops)])
 
 
 def _hashable(value: Any):

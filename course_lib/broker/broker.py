@@ -1,0 +1,221 @@
+"""A broker process: hosts partition replicas, answers clients, heartbeats to the controller.
+
+``crash()`` kills the process: everything in memory (roles, waiting requests, follower
+progress) is gone, while the log - on disk - survives. ``restart()`` recovers from that log,
+rebuilds producer state from it and rejoins as a follower once the controller hears from it;
+the follower then truncates any tail it wrote as a leader that the new leader never had.
+
+Taught in notebooks/01_replicated_log.
+"""
+from __future__ import annotations
+
+from kafka import errors as Errors
+
+from .options import ClusterOptions
+from .partition import Partition
+from .protocol import (FetchResponse, Heartbeat, InitProducerIdResponse, MetadataResponse, PartitionResult,
+                       PartitionUpdate, ProduceRequest, ProduceResponse, TopicConfig)
+
+
+def node_name(broker_id: int) -> str:
+    return f"broker-{broker_id}"
+
+
+class _PendingProduce:
+    """Collects per-partition results of one produce request; responds when all are in."""
+    __slots__ = ("broker", "src", "corr", "results", "remaining", "incarnation")
+
+    def __init__(self, broker, src, corr, count):
+        self.broker, self.src, self.corr = broker, src, corr
+        self.results: dict = {}
+        self.remaining = count
+        self.incarnation = broker.incarnation
+
+    def done_for(self, tp):
+        def done(result: PartitionResult) -> None:
+            self.results[tp] = result
+            self.remaining -= 1
+            if self.remaining == 0 and self.broker.incarnation == self.incarnation:
+                self.broker.send(self.src, ProduceResponse(self.corr, self.results))
+        return done
+
+
+def _ignore(result: PartitionResult) -> None:
+    """acks=0: nobody waits for the answer."""
+
+
+class Broker:
+    def __init__(self, cluster, broker_id: int, options: ClusterOptions):
+        self.cluster = cluster
+        self.sim = cluster.sim
+        self.network = cluster.network
+        self.options = options
+        self.broker_id = broker_id
+        self.node_id = node_name(broker_id)
+        self.alive = True
+        self.paused = False
+        self._held: list = []  # what arrived while paused (SIGSTOP): handled on resume
+        self.incarnation = 0
+        self.partitions: dict[tuple, Partition] = {}
+        self.metadata: dict[tuple, object] = {}  # tp -> PartitionState (this broker's view)
+        self.metadata_version = 0
+        self.topic_configs: dict[str, TopicConfig] = {}
+        self.network.add(self)
+        self._heartbeat()
+
+    def __repr__(self) -> str:
+        return f"<Broker {self.broker_id} {'up' if self.alive else 'DOWN'}>"
+
+    # ---- plumbing ---------------------------------------------------------------------------
+    def node_of(self, broker_id: int) -> str:
+        return node_name(broker_id)
+
+    def send(self, dst: str, msg) -> None:
+        if self.alive:
+            self.network.send(self.node_id, dst, msg)
+
+    def send_controller(self, msg) -> None:
+        self.send(self.cluster.controller.node_id, msg)
+
+    def schedule_timer(self, delay_ms: float, fn, *args) -> int:
+        """A timer that dies with this incarnation of the process."""
+        return self.sim.schedule(delay_ms, self._fire, self.incarnation, fn, args)
+
+    def _fire(self, incarnation: int, fn, args) -> None:
+        if self.alive and incarnation == self.incarnation:
+            if self.paused:
+                self._held.append((fn, args))
+            else:
+                fn(*args)
+
+    def schedule_isr_check(self, partition: Partition) -> None:
+        epoch = partition.leader_epoch
+        interval = self.options.replica_lag_time_max_ms / 2
+
+        def tick():
+            if partition.is_leader and partition.leader_epoch == epoch:
+                partition.check_isr()
+                self.schedule_timer(interval, tick)
+        self.schedule_timer(interval, tick)
+
+    def _heartbeat(self) -> None:
+        self.send_controller(Heartbeat(self.broker_id, self.incarnation, self.metadata_version))
+        self.schedule_timer(self.options.broker_heartbeat_interval_ms, self._heartbeat)
+
+    # ---- hooks for observers (consumers' long polls, the history) -----------------------------
+    def on_high_watermark(self, partition: Partition) -> None:
+        self.cluster.on_high_watermark(self, partition)
+
+    def on_truncate(self, partition: Partition, removed) -> None:
+        self.cluster.on_truncate(self, partition, removed)
+
+    # ---- lifecycle ------------------------------------------------------------------------------
+    def crash(self) -> None:
+        if not self.alive:
+            return
+        self.alive = False
+        self.paused = False
+        self._held = []
+        for partition in self.partitions.values():
+            partition.crash()
+        self.metadata.clear()
+        self.metadata_version = 0
+        self.network.node_down(self.node_id)
+
+    def pause(self) -> None:
+        """SIGSTOP: the process stops handling anything; its sockets still take in data."""
+        self.paused = True
+
+    def resume(self) -> None:
+        """SIGCONT: handle, in order, everything that arrived and every timer that fired."""
+        self.paused = False
+        held, self._held = self._held, []
+        for fn, args in held:
+            if self.alive and not self.paused:
+                fn(*args)
+
+    def restart(self) -> None:
+        if self.alive:
+            return
+        self.alive = True
+        self.incarnation += 1
+        for partition in self.partitions.values():
+            partition.recover()
+        self._heartbeat()
+
+    # ---- requests ---------------------------------------------------------------------------------
+    def receive(self, src: str, msg) -> None:
+        if self.paused:
+            self._held.append((self.receive, (src, msg)))
+            return
+        kind = msg.kind
+        if kind == "fetch_request":
+            partition = self.partitions.get(msg.tp)
+            if partition is None:
+                return self.send(src, FetchResponse(msg.tp, msg.generation, Errors.UnknownTopicOrPartitionError))
+            partition.handle_fetch(src, msg)
+        elif kind == "fetch_response":
+            partition = self.partitions.get(msg.tp)
+            if partition is not None:
+                partition.on_fetch_response(msg)
+        elif kind == "produce_request":
+            self._handle_produce(src, msg)
+        elif kind == "partition_update":
+            self._apply_update(msg)
+        elif kind == "alter_partition_response":
+            partition = self.partitions.get(msg.tp)
+            if partition is not None:
+                partition.on_alter_partition_response(msg.error, msg.state)
+        elif kind == "metadata_request":
+            self.send(src, MetadataResponse(
+                msg.corr, tuple(sorted(self.cluster.brokers)),
+                {t: c.partitions for t, c in self.topic_configs.items()},
+                {tp: (s.leader, s.leader_epoch) for tp, s in self.metadata.items()}))
+        elif kind == "init_producer_id_request":
+            pid, epoch = self.cluster.controller.allocate_producer_id(msg.transactional_id)
+            self.send(src, InitProducerIdResponse(msg.corr, None, pid, epoch))
+        else:
+            handler = self.cluster.extra_handlers.get(kind)
+            if handler is None:
+                raise AssertionError(f"broker {self.broker_id} got an unknown message {kind!r}")
+            handler(self, src, msg)
+
+    def on_disconnect(self, peer: str) -> None:
+        """A connection closed: followers fetching from that peer back off and retry."""
+        for partition in self.partitions.values():
+            if not partition.is_leader and partition.leader_id is not None \
+                    and node_name(partition.leader_id) == peer:
+                partition.retry_fetch_later()
+
+    def _handle_produce(self, src: str, req: ProduceRequest) -> None:
+        pending = None if req.acks == 0 else _PendingProduce(self, src, req.corr, len(req.batches))
+        for tp, batch in req.batches.items():
+            done = _ignore if pending is None else pending.done_for(tp)
+            partition = self.partitions.get(tp)
+            if partition is None:
+                done(PartitionResult(Errors.NotLeaderForPartitionError if tp in self.metadata
+                                     else Errors.UnknownTopicOrPartitionError))
+                continue
+            partition.append(batch, req.acks, req.timeout_ms, done)
+
+    def _apply_update(self, update: PartitionUpdate) -> None:
+        if not update.full and update.version != self.metadata_version + 1:
+            return  # a gap: wait for the full snapshot the next heartbeat brings
+        if update.full and update.version < self.metadata_version:
+            return
+        self.metadata_version = update.version
+        self.topic_configs.update(update.configs)
+        for tp, state in update.states.items():
+            self.metadata[tp] = state
+            if self.broker_id in state.replicas:
+                partition = self.partitions.get(tp)
+                if partition is None:
+                    partition = self.partitions[tp] = Partition(self, tp, self.topic_configs[tp[0]])
+                partition.config = self.topic_configs[tp[0]]
+                partition.apply_state(state)
+
+    # ---- views ------------------------------------------------------------------------------------
+    def replica_state(self, tp) -> dict:
+        p = self.partitions[tp]
+        return {"leo": p.log.leo, "hw": p.log.hw, "role": "leader" if p.is_leader else "follower",
+                "leader_epoch": p.leader_epoch, "epochs": list(p.log.epochs)}

@@ -1,0 +1,265 @@
+"""The simulated cluster a notebook talks to: brokers, controller, network, one history.
+
+>>> cluster = Cluster(brokers=3, seed=1)
+>>> cluster.create_topic("orders", partitions=1, replication_factor=3, min_insync_replicas=2)
+>>> cluster.leader_of("orders")
+1
+>>> cluster.crash(1)
+>>> cluster.run_for(10_000)           # the controller notices after broker_session_timeout_ms
+>>> cluster.leader_of("orders"), cluster.partition_state("orders")["leader_epoch"]
+(2, 1)
+
+Pass the cluster as ``bootstrap_servers`` to :class:`course_lib.clients.KafkaProducer`.
+
+Taught in notebooks/01_replicated_log.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from ..history import History
+from ..sim import Network, Simulation
+from .broker import Broker, node_name
+from .controller import Controller
+from .options import ClusterOptions
+from .protocol import TopicConfig
+
+
+class Cluster:
+    def __init__(self, brokers: int = 3, seed: int = 0, **options):
+        if not isinstance(brokers, int) or brokers < 1:
+            raise ValueError(f"brokers must be a positive integer, got {brokers!r}")
+        self.options = ClusterOptions.from_kwargs(**options)
+        self.seed = seed
+        self.sim = Simulation(seed)
+        self.network = Network(self.sim, self.options.latency_ms, self.options.jitter_ms,
+                               trace=self.options.trace)
+        self.history = History(clock=lambda: self.sim.now)
+        self.extra_handlers: dict[str, Callable] = {}  # message kind -> handler (coordinators)
+        self._hw_listeners: list[Callable] = []
+        self.brokers: dict[int, Broker] = {}
+        self.clients: list = []
+        self.controller = Controller(self, self.options)
+        for broker_id in range(1, brokers + 1):
+            self.brokers[broker_id] = Broker(self, broker_id, self.options)
+        self._client_ids: dict[str, int] = {}
+
+    def __repr__(self) -> str:
+        up = [b for b, broker in self.brokers.items() if broker.alive]
+        return f"<Cluster {len(self.brokers)} brokers, up={up}, t={self.sim.now:g} ms, seed={self.seed}>"
+
+    # ---- topics -------------------------------------------------------------------------------
+    def create_topic(self, name: str, partitions: int = 1, replication_factor: int | None = None,
+                     min_insync_replicas: int | None = None,
+                     unclean_leader_election_enable: bool | None = None) -> None:
+        o = self.options
+        if replication_factor is None:  # like Kafka's default.replication.factor, capped for small clusters
+            replication_factor = min(o.default_replication_factor, len(self.brokers))
+        config = TopicConfig(
+            partitions=partitions, replication_factor=replication_factor,
+            min_insync_replicas=o.min_insync_replicas if min_insync_replicas is None else min_insync_replicas,
+            unclean_leader_election_enable=(o.unclean_leader_election_enable
+                                            if unclean_leader_election_enable is None
+                                            else unclean_leader_election_enable))
+        if not isinstance(name, str) or not name:
+            raise ValueError("topic name must be a non-empty string")
+        if not isinstance(partitions, int) or partitions < 1:
+            raise ValueError(f"partitions must be a positive integer, got {partitions!r}")
+        if config.min_insync_replicas < 1:
+            raise ValueError("min_insync_replicas must be >= 1")
+        self.controller.create_topic(name, config)
+        # let the decision reach every live replica before the learner's next step
+        self.sim.run_until(lambda: all(
+            (name, p) in b.partitions for b in self.brokers.values() if b.alive
+            for p in range(partitions)
+            if b.broker_id in self.controller.partitions[(name, p)].replicas), 1000)
+
+    def topic_config(self, topic: str) -> TopicConfig:
+        try:
+            return self.controller.configs[topic]
+        except KeyError:
+            raise ValueError(f"no topic {topic!r}; create it with cluster.create_topic({topic!r})") from None
+
+    # ---- time -----------------------------------------------------------------------------------
+    @property
+    def now(self) -> float:
+        return self.sim.now
+
+    def run_for(self, ms: float) -> None:
+        self.sim.run_for(ms)
+
+    def run_until(self, predicate: Callable[[], bool], timeout_ms: float = 60_000) -> bool:
+        return self.sim.run_until(predicate, timeout_ms)
+
+    def at(self, delay_ms: float, action: Callable, *args) -> None:
+        """Schedule a fault (or anything) ``delay_ms`` from now: ``cluster.at(50, cluster.crash, 1)``."""
+        self.sim.schedule(delay_ms, action, *args)
+
+    # ---- faults (the nemesis) ------------------------------------------------------------------
+    def broker(self, broker_id: int) -> Broker:
+        try:
+            return self.brokers[broker_id]
+        except KeyError:
+            raise ValueError(f"no broker {broker_id!r}; brokers are {sorted(self.brokers)}") from None
+
+    def crash(self, broker_id: int) -> None:
+        """Kill the broker process (SIGKILL): memory lost, log kept on disk."""
+        self.broker(broker_id).crash()
+        self.record("nemesis", "crash", {"broker": broker_id})
+
+    def restart(self, broker_id: int) -> None:
+        self.broker(broker_id).restart()
+        self.record("nemesis", "restart", {"broker": broker_id})
+
+    def pause(self, broker_id: int) -> None:
+        """Freeze the broker (SIGSTOP): it stays in the ISR until replica_lag_time_max_ms."""
+        self.broker(broker_id).pause()
+        self.record("nemesis", "pause", {"broker": broker_id})
+
+    def resume(self, broker_id: int) -> None:
+        self.broker(broker_id).resume()
+        self.record("nemesis", "resume", {"broker": broker_id})
+
+    def crash_leader(self, topic: str, partition: int = 0) -> int:
+        leader = self.leader_of(topic, partition)
+        if leader is None:
+            raise RuntimeError(f"{topic}-{partition} has no leader to crash right now")
+        self.crash(leader)
+        return leader
+
+    def crash_after_ack(self, topic: str, partition: int = 0) -> None:
+        """Crash the partition's leader right after it sends its next produce response."""
+        leader = self.leader_of(topic, partition)
+        self.network.after_send(lambda msg: self.crash(leader), src=node_name(leader),
+                                kind="produce_response")
+
+    def isolate(self, node: int | str) -> None:
+        """Cut a broker (by id) or a client (by client_id) off from everyone."""
+        name = node_name(node) if isinstance(node, int) else node
+        self.network.isolate(name)
+        self.record("nemesis", "isolate", {"node": name})
+
+    def lose_next_ack(self, client_id: str | None = None, broker_id: int | None = None,
+                      close: bool = False) -> None:
+        """Drop the next produce response (to ``client_id`` / from ``broker_id``, default any).
+
+        ``close=False``: the client hears nothing and times out after ``request_timeout_ms``.
+        ``close=True``: the connection also closes, so it retries at once (the real lab's proxy).
+        """
+        self.network.drop_next(src=None if broker_id is None else node_name(broker_id),
+                               dst=client_id, kind="produce_response", close=close)
+        self.record("nemesis", "lose_next_ack", {"client": client_id, "broker": broker_id})
+
+    def lose_next_request(self, client_id: str | None = None, broker_id: int | None = None) -> None:
+        self.network.drop_next(src=client_id, dst=None if broker_id is None else node_name(broker_id),
+                               kind="produce_request")
+        self.record("nemesis", "lose_next_request", {"client": client_id, "broker": broker_id})
+
+    def heal(self) -> None:
+        """Undo network faults (partitions, drops, delays). Crashed brokers stay down."""
+        self.network.heal()
+        self.record("nemesis", "heal", None)
+
+    def heal_all(self, timeout_ms: float = 60_000) -> bool:
+        """Heal the network, resume and restart every broker, and wait until every partition has
+        a leader whose whole log is committed (HW = LEO on all ISR members)."""
+        self.heal()
+        for broker_id, broker in sorted(self.brokers.items()):
+            if broker.paused:
+                self.resume(broker_id)
+            if not broker.alive:
+                self.restart(broker_id)
+        return self.run_until(self._settled, timeout_ms)
+
+    def _settled(self) -> bool:
+        for tp, state in self.controller.partitions.items():
+            if state.leader is None or len(state.isr) < len(state.replicas):
+                return False
+            leader = self.brokers[state.leader].partitions.get(tp)
+            if leader is None or not leader.is_leader or leader.log.hw != leader.log.leo:
+                return False
+            for r in state.replicas:
+                replica = self.brokers[r].partitions.get(tp)
+                if replica is None or replica.log.leo != leader.log.leo:
+                    return False
+        return True
+
+    # ---- reading the outcome ------------------------------------------------------------------
+    def leader_of(self, topic: str, partition: int = 0) -> int | None:
+        self.topic_config(topic)
+        return self.controller.partitions[(topic, partition)].leader
+
+    def partition_state(self, topic: str, partition: int = 0) -> dict:
+        """Everything that explains a partition now: leader, epoch, ISR and each replica's
+        LEO/HW/epochs as that broker sees them."""
+        self.topic_config(topic)
+        tp = (topic, partition)
+        state = self.controller.partitions[tp]
+        replicas = {}
+        for r in state.replicas:
+            broker = self.brokers[r]
+            p = broker.partitions.get(tp)
+            replicas[r] = {"up": broker.alive, "paused": broker.paused,
+                           "leo": p.log.leo if p else 0, "hw": p.log.hw if p else 0,
+                           "epochs": list(p.log.epochs) if p else [],
+                           "role": ("leader" if p and p.is_leader else "follower")}
+        return {"topic": topic, "partition": partition, "leader": state.leader,
+                "leader_epoch": state.leader_epoch, "isr": list(state.isr),
+                "replicas": replicas, "time_ms": self.sim.now}
+
+    def state(self) -> dict:
+        """A snapshot of the whole cluster for display."""
+        return {"time_ms": self.sim.now,
+                "brokers": {b: {"up": br.alive, "paused": br.paused,
+                                "fenced": b in self.controller.fenced}
+                            for b, br in sorted(self.brokers.items())},
+                "partitions": [self.partition_state(t, p) for (t, p) in sorted(self.controller.partitions)]}
+
+    def committed_records(self, topic: str, partition: int = 0) -> list[tuple[int, bytes, bytes]]:
+        """``(offset, key, value)`` below the leader's high watermark - what consumers can read."""
+        tp = (topic, partition)
+        state = self.controller.partitions[tp]
+        if state.leader is None or not self.brokers[state.leader].alive:
+            raise RuntimeError(f"{topic}-{partition} is offline (no live leader): restart a broker "
+                               f"or call cluster.heal_all() first")
+        log = self.brokers[state.leader].partitions[tp].log
+        return [(offset, rec.key, rec.value) for offset, rec, _ in log.records(0, log.hw)]
+
+    def final_read(self, topic: str, timeout_ms: float = 60_000) -> list:
+        """Jepsen's last step: heal everything, wait for the cluster to settle, read every
+        partition in full and record the read in the history for the checker."""
+        settled = self.heal_all(timeout_ms)
+        rows = []
+        for p in range(self.topic_config(topic).partitions):
+            rows.extend([p, offset, _decode(value)] for offset, _, value in self.committed_records(topic, p))
+        self.history.record("final-reader", "ok" if settled else "info", "final_read", rows, topic=topic,
+                            error=None if settled else "cluster did not settle before the final read")
+        return rows
+
+    # ---- hooks --------------------------------------------------------------------------------
+    def record(self, process: str, f: str, value) -> None:
+        self.history.record(process, "info", f, value)
+
+    def on_high_watermark(self, broker, partition) -> None:
+        for listener in self._hw_listeners:
+            listener(broker, partition)
+
+    def on_truncate(self, broker, partition, removed) -> None:
+        lost = [_decode(r.value) for b in removed if b.batch.control is None for r in b.batch.records]
+        self.history.record(broker.node_id, "info", "truncate", lost, topic=partition.tp[0],
+                            partition=partition.tp[1], offset=removed[0].base_offset,
+                            evidence={"leo": partition.log.leo, "epochs": list(partition.log.epochs)})
+
+    def new_client_id(self, prefix: str) -> str:
+        n = self._client_ids.get(prefix, 0) + 1
+        self._client_ids[prefix] = n
+        return f"{prefix}-{n}"
+
+
+def _decode(value):
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            return value.decode()
+        except UnicodeDecodeError:
+            return value.hex()
+    return value

@@ -1,0 +1,50 @@
+"""Every knob of the simulated cluster in one flat, documented object.
+
+Names are Kafka's broker settings with dots turned into underscores and the unit last; the
+defaults are Kafka 4.x's own, so what a learner sees matches a real cluster's timing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+
+@dataclass
+class ClusterOptions:
+    #: followers out of touch this long leave the ISR (Kafka default 30 s)
+    replica_lag_time_max_ms: float = 30000
+    #: a follower's fetch waits at most this long at the leader when there is no new data
+    replica_fetch_wait_max_ms: float = 500
+    #: pause before a follower retries after a fetch error
+    replica_fetch_backoff_ms: float = 1000
+    #: a follower gives up on an unanswered fetch after wait + this
+    replica_socket_timeout_ms: float = 30000
+    #: brokers heartbeat to the controller this often
+    broker_heartbeat_interval_ms: float = 2000
+    #: the controller fences a broker it has not heard from for this long
+    broker_session_timeout_ms: float = 9000
+    #: a leader retries an unanswered ISR change after this long
+    alter_partition_timeout_ms: float = 5000
+    #: one-way network latency between any two nodes, plus up to jitter_ms
+    latency_ms: float = 1.0
+    jitter_ms: float = 0.5
+    #: topic defaults (overridable per topic)
+    default_replication_factor: int = 3
+    min_insync_replicas: int = 1
+    unclean_leader_election_enable: bool = False
+    #: record every message on the wire for the space-time diagram (costs memory)
+    trace: bool = False
+
+    @classmethod
+    def from_kwargs(cls, **kwargs) -> "ClusterOptions":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(kwargs) - known)
+        if unknown:
+            raise ValueError(f"unknown cluster option(s) {unknown}; known options: {sorted(known)}")
+        options = cls(**kwargs)
+        for f in fields(cls):
+            value = getattr(options, f.name)
+            if f.name.endswith("_ms") and (not isinstance(value, (int, float)) or value < 0):
+                raise ValueError(f"{f.name} must be a number >= 0 (milliseconds), got {value!r}")
+        if options.min_insync_replicas < 1 or options.default_replication_factor < 1:
+            raise ValueError("min_insync_replicas and default_replication_factor must be >= 1")
+        return options

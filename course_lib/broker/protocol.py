@@ -1,0 +1,230 @@
+"""The messages brokers, clients and the controller exchange - a small subset of Kafka's
+protocol with the fields that matter for delivery semantics.
+
+Errors travel as kafka-python's exception classes (``kafka.errors``), so code that catches
+``NotEnoughReplicasError`` works the same against the simulator and a real cluster.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+TopicPartition = tuple  # (topic, partition): kafka-python's TopicPartition is a namedtuple of these
+
+
+class Record(NamedTuple):
+    key: bytes | None
+    value: bytes | None
+    timestamp_ms: float
+    headers: tuple = ()
+
+
+@dataclass(slots=True)
+class RecordBatch:
+    """A batch as a producer builds it. Offsets are given by the leader at append time."""
+    records: list
+    producer_id: int = -1
+    producer_epoch: int = -1
+    base_sequence: int = -1
+    is_transactional: bool = False
+    control: str | None = None  # "commit" / "abort" for transaction markers
+
+    @property
+    def last_sequence(self) -> int:
+        return self.base_sequence + len(self.records) - 1
+
+
+@dataclass(slots=True)
+class LogBatch:
+    """A batch in a partition log: the producer's batch plus its offsets and leader epoch."""
+    base_offset: int
+    leader_epoch: int
+    batch: RecordBatch
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + len(self.batch.records) - 1
+
+    @property
+    def next_offset(self) -> int:
+        return self.base_offset + len(self.batch.records)
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionState:
+    """What the controller decided about one partition (KRaft's PartitionRecord)."""
+    leader: int | None
+    leader_epoch: int
+    isr: tuple
+    replicas: tuple
+    partition_epoch: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TopicConfig:
+    partitions: int
+    replication_factor: int
+    min_insync_replicas: int
+    unclean_leader_election_enable: bool
+
+
+# ---- client <-> broker -------------------------------------------------------------------
+@dataclass(slots=True)
+class ProduceRequest:
+    corr: int
+    acks: int
+    timeout_ms: float
+    batches: dict  # tp -> RecordBatch
+    transactional_id: str | None = None
+    kind: str = "produce_request"
+
+    def describe(self) -> str:
+        return "produce " + ", ".join(f"p{tp[1]}:{_ids(b)}" for tp, b in self.batches.items())
+
+
+@dataclass(slots=True)
+class PartitionResult:
+    error: Any = None  # a kafka.errors class, or None
+    base_offset: int = -1
+    evidence: dict | None = None
+
+
+@dataclass(slots=True)
+class ProduceResponse:
+    corr: int
+    results: dict  # tp -> PartitionResult
+    kind: str = "produce_response"
+
+    def describe(self) -> str:
+        return "ack " + ", ".join(f"p{tp[1]}@{r.base_offset}" if r.error is None
+                                  else f"p{tp[1]}:{r.error.__name__}" for tp, r in self.results.items())
+
+
+@dataclass(slots=True)
+class MetadataRequest:
+    corr: int
+    kind: str = "metadata_request"
+
+
+@dataclass(slots=True)
+class MetadataResponse:
+    corr: int
+    brokers: tuple
+    topics: dict  # topic -> number of partitions
+    leaders: dict  # tp -> (leader or None, leader_epoch)
+    kind: str = "metadata_response"
+
+
+@dataclass(slots=True)
+class InitProducerIdRequest:
+    corr: int
+    transactional_id: str | None = None
+    transaction_timeout_ms: float = 60000
+    kind: str = "init_producer_id_request"
+
+
+@dataclass(slots=True)
+class InitProducerIdResponse:
+    corr: int
+    error: Any
+    producer_id: int
+    producer_epoch: int
+    kind: str = "init_producer_id_response"
+
+
+# ---- broker <-> broker ---------------------------------------------------------------------
+@dataclass(slots=True)
+class FetchRequest:
+    replica_id: int
+    tp: TopicPartition
+    fetch_offset: int
+    last_fetched_epoch: int
+    leader_epoch: int
+    generation: int
+    max_wait_ms: float
+    kind: str = "fetch_request"
+
+    def describe(self) -> str:
+        return f"fetch p{self.tp[1]} from {self.fetch_offset}"
+
+
+@dataclass(slots=True)
+class FetchResponse:
+    tp: TopicPartition
+    generation: int
+    error: Any = None
+    batches: list = field(default_factory=list)
+    high_watermark: int = 0
+    diverging: tuple | None = None  # (epoch, end_offset): truncate before fetching again
+    kind: str = "fetch_response"
+
+    def describe(self) -> str:
+        if self.error is not None:
+            return f"fetch error {self.error.__name__}"
+        if self.diverging:
+            return f"diverging at epoch {self.diverging[0]}, end {self.diverging[1]}"
+        return f"{sum(len(b.batch.records) for b in self.batches)} records, hw {self.high_watermark}"
+
+
+# ---- broker <-> controller -----------------------------------------------------------------
+@dataclass(slots=True)
+class Heartbeat:
+    broker_id: int
+    incarnation: int  # a restarted broker registers anew (KRaft's incarnation id / broker epoch)
+    metadata_version: int  # how far this broker has applied the controller's decisions
+    kind: str = "heartbeat"
+
+
+@dataclass(slots=True)
+class AlterPartition:
+    tp: TopicPartition
+    leader: int
+    leader_epoch: int
+    partition_epoch: int
+    isr: tuple
+    kind: str = "alter_partition"
+
+    def describe(self) -> str:
+        return f"ISR p{self.tp[1]} -> {list(self.isr)}"
+
+
+@dataclass(slots=True)
+class AlterPartitionResponse:
+    tp: TopicPartition
+    error: Any
+    state: PartitionState
+    kind: str = "alter_partition_response"
+
+
+@dataclass(slots=True)
+class PartitionUpdate:
+    """Controller -> brokers: the new state of some partitions (metadata propagation).
+
+    Like KRaft's metadata log, updates are applied in order: an incremental update is applied
+    only on top of ``version - 1``; a broker that missed one (it was isolated, or restarted)
+    reports its version in its heartbeat and gets a full snapshot (``full=True``).
+    """
+    states: dict  # tp -> PartitionState
+    configs: dict  # topic -> TopicConfig
+    version: int
+    full: bool = False
+    kind: str = "partition_update"
+
+    def describe(self) -> str:
+        return "; ".join(f"p{tp[1]} leader {s.leader} e{s.leader_epoch}" for tp, s in self.states.items())
+
+
+def _ids(batch: RecordBatch) -> str:
+    values = [r.value for r in batch.records]
+    if len(values) > 2:
+        return f"{_short(values[0])}..{_short(values[-1])}"
+    return ",".join(_short(v) for v in values)
+
+
+def _short(value) -> str:
+    if isinstance(value, (bytes, bytearray)):
+        try:
+            return value.decode()
+        except UnicodeDecodeError:
+            return value.hex()[:8]
+    return str(value)

@@ -1,0 +1,10 @@
+"""Clients for the simulator with kafka-python's names: learner code moves to real Kafka as is.
+
+Taught in notebooks/02_acks_and_durability.
+"""
+from .config import ConfigurationError, IdempotenceDisabledWarning
+from .future import Future, FutureRecordMetadata, RecordMetadata
+from .producer import KafkaProducer
+
+__all__ = ["KafkaProducer", "ConfigurationError", "IdempotenceDisabledWarning", "Future", "FutureRecordMetadata",
+           "RecordMetadata"]

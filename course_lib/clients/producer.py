@@ -1,0 +1,522 @@
+"""``KafkaProducer`` for the simulator, with kafka-python's names and behaviour.
+
+Write learner code against this class with ``bootstrap_servers=cluster``; the same code runs
+against real Kafka with ``from kafka import KafkaProducer`` and a ``host:port`` string.
+
+What it does, as kafka-python 3 does:
+
+- ``send()`` appends the record to a per-partition batch (``batch_size`` bytes, ``linger_ms``)
+  and returns a future; a sender drains ready batches into one produce request per broker,
+  at most ``max_in_flight_requests_per_connection`` requests in flight per broker;
+- errors the broker calls retriable (``NotLeaderForPartition``, ``NotEnoughReplicas``, a request
+  timeout, a closed connection) put the batch back at the *front* of its queue, after
+  ``retry_backoff_ms``, at most ``retries`` times and never past ``delivery_timeout_ms`` - with
+  several batches of one partition in flight, that is how a retried batch lands *behind* a later
+  one (reordering);
+- the idempotent producer gets a producer id and epoch from a broker and numbers each
+  partition's batches; like kafka-python (unlike Java, which allows 5) it keeps at most one batch
+  per partition in flight, so retries cannot reorder, and the broker drops a retried duplicate;
+- ``acks=0`` completes the future as soon as the request is handed to the network, with offset
+  -1: nobody will ever say whether it arrived.
+
+Every send is recorded in the cluster's history: ``invoke`` at ``send()``, then ``ok`` (with the
+offset and the leader's epoch/HW as evidence), ``fail`` (the broker definitely did not append
+it) or ``info`` (it may or may not be in the log, e.g. a timed-out request).
+
+Taught in notebooks/02_acks_and_durability, notebooks/03_retries_ordering_duplicates and
+notebooks/04_idempotent_producer.
+"""
+from __future__ import annotations
+
+import math
+from collections import deque
+
+from kafka import errors as Errors
+from kafka.partitioner.default import murmur2
+
+from ..broker.broker import node_name
+from ..broker.protocol import (InitProducerIdRequest, MetadataRequest, ProduceRequest, Record,
+                               RecordBatch)
+from .config import ConfigurationError, resolve_producer_config
+from .future import FutureRecordMetadata, ProduceResult
+
+RECORD_OVERHEAD_BYTES = 70  # Kafka's per-record/batch framing, roughly: batches fill as in real life
+MAYBE_APPENDED = (Errors.RequestTimedOutError, Errors.NotEnoughReplicasAfterAppendError,
+                  Errors.KafkaConnectionError)
+
+
+class _Batch:
+    __slots__ = ("tp", "records", "handles", "result", "size", "created_ms", "deadline_ms", "retries_done",
+                 "retry_at", "maybe_appended", "record_batch", "sent", "errors")
+
+    def __init__(self, tp, now, delivery_timeout_ms):
+        self.tp = tp
+        self.records: list[Record] = []
+        self.handles: list[tuple] = []  # history invocations, one per record
+        self.result = ProduceResult(tp[0], tp[1], self.records)
+        self.size = 0
+        self.created_ms = now
+        self.deadline_ms = now + delivery_timeout_ms
+        self.retries_done = 0
+        self.retry_at = 0.0
+        self.maybe_appended = False
+        self.record_batch: RecordBatch | None = None
+        self.sent = False
+        self.errors: list[str] = []  # why earlier attempts failed (evidence for the checker)
+
+
+def _as_bytes(kind: str, data, serializer):
+    if serializer is not None and data is not None:
+        data = serializer(data)
+    if data is not None and not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"the {kind} must be bytes after serialisation, got {type(data).__name__}: pass "
+                        f"bytes (e.g. b'hello' or 'hello'.encode()) or set {kind}_serializer=str.encode")
+    return data
+
+
+class KafkaProducer:
+    def __init__(self, **configs):
+        self.config = resolve_producer_config(**configs)
+        cluster = self.config["bootstrap_servers"]
+        from ..broker.cluster import Cluster
+        if not isinstance(cluster, Cluster):
+            raise ConfigurationError(
+                f"the simulator's KafkaProducer needs bootstrap_servers=<a course_lib Cluster>, got "
+                f"{cluster!r}. For a real cluster use kafka-python: from kafka import KafkaProducer.")
+        self._cluster = cluster
+        self._sim = cluster.sim
+        self._network = cluster.network
+        self._history = cluster.history
+        self.node_id = self.config["client_id"] or cluster.new_client_id("producer")
+        self.config["client_id"] = self.node_id
+        self.alive = True
+        self._closed = False
+        self._acks = self.config["acks"]
+        self._idempotent = self.config["enable_idempotence"]
+        # kafka-python mutes a partition while a batch of it is in flight if idempotent or in-flight=1
+        self._one_batch_per_partition = (self._idempotent or
+                                         self.config["max_in_flight_requests_per_connection"] == 1)
+        self._retries = self.config["retries"]
+        self._batch_size = self.config["batch_size"]
+        self._linger_ms = self.config["linger_ms"]
+        self._delivery_timeout_ms = self.config["delivery_timeout_ms"]
+        self._leaders: dict[tuple, tuple] = {}  # tp -> (leader id or None, leader epoch)
+        self._partitions: dict[str, int] = {}
+        self._metadata_wanted = True
+        self._metadata_corr: int | None = None
+        self._metadata_sent_ms = -math.inf
+        self._accumulator: dict[tuple, deque[_Batch]] = {}
+        self._in_flight: dict[int, tuple[str, list[_Batch]]] = {}
+        self._in_flight_per_node: dict[str, int] = {}
+        self._muted: set = set()
+        self._corr = 0
+        self._wakeup_at = math.inf
+        self._incomplete = 0
+        self._flushing = False
+        self.producer_id = -1
+        self.producer_epoch = -1
+        self._pid_corr: int | None = None
+        self._control_nodes: dict[int, str] = {}  # corr of a metadata/producer-id request -> broker
+        self._node_backoff: dict[str, tuple[float, float]] = {}  # node -> (not before, back-off ms)
+        self._next_sequence: dict[tuple, int] = {}
+        self._broker_cursor = self._sim.rng.randrange(len(cluster.brokers))
+        self._network.add(self)
+        cluster.clients.append(self)
+        self._wakeup()
+        if not self._wait(lambda: not self._metadata_wanted, self.config["max_block_ms"]):
+            raise Errors.KafkaTimeoutError(
+                f"no broker answered a metadata request within max_block_ms={self.config['max_block_ms']}: "
+                f"are all brokers down or isolated? (cluster.state() shows them)")
+
+    def __repr__(self) -> str:
+        return f"<KafkaProducer {self.node_id} acks={self.config['acks']} idempotent={self._idempotent}>"
+
+    # ---- public API (kafka-python's) ---------------------------------------------------------
+    def send(self, topic, value=None, key=None, headers=None, partition=None, timestamp_ms=None):
+        """Queue a record; returns a future of ``RecordMetadata``."""
+        if self._closed:
+            raise Errors.IllegalStateError("cannot send: this producer was closed (or crashed); create a new one")
+        if not isinstance(topic, str):
+            raise TypeError(f"topic must be a str, got {type(topic).__name__}")
+        if value is None and key is None:
+            raise ValueError("send() needs a value or a key (or both)")
+        config = self.config
+        ks, vs = config["key_serializer"], config["value_serializer"]
+        key_bytes = key if key is None or (type(key) is bytes and ks is None) else _as_bytes("key", key, ks)
+        value_bytes = value if value is None or (type(value) is bytes and vs is None) else _as_bytes("value", value, vs)
+        partition = self._choose_partition(topic, key_bytes, partition)
+        tp = (topic, partition)
+        now = self._sim.now
+        handle = self._history.note_invoke(self.node_id, "send", _message_id(value_bytes, key_bytes), topic, partition)
+        record = Record(key_bytes, value_bytes, now if timestamp_ms is None else timestamp_ms,
+                        tuple(headers) if headers else ())
+        size = RECORD_OVERHEAD_BYTES + (len(key_bytes) if key_bytes else 0) + (len(value_bytes) if value_bytes else 0)
+        dq = self._accumulator.get(tp)
+        if dq is None:
+            dq = self._accumulator[tp] = deque()
+        batch = dq[-1] if dq else None
+        batch_size = self._batch_size
+        if batch is None or batch.sent or (batch.size + size > batch_size and batch.records):
+            batch = _Batch(tp, now, self._delivery_timeout_ms)
+            dq.append(batch)
+        future = FutureRecordMetadata(batch.result, len(batch.records), self._wait)
+        batch.records.append(record)
+        batch.handles.append(handle)
+        batch.size += size
+        self._incomplete += 1
+        self._wakeup(0 if batch.size >= batch_size else self._linger_ms)
+        return future
+
+    def flush(self, timeout=None):
+        """Send everything queued now (ignoring linger) and wait until each send has an outcome."""
+        self._flushing = True
+        self._wakeup()
+        try:
+            done = self._wait(lambda: self._incomplete == 0, None if timeout is None else timeout * 1000)
+        finally:
+            self._flushing = False
+        if not done:
+            raise Errors.KafkaTimeoutError(f"flush() timed out after {timeout} s with {self._incomplete} "
+                                           f"record(s) still waiting")
+
+    def close(self, timeout=None):
+        """Flush, then stop. ``timeout=0`` abandons what is still queued."""
+        if self._closed:
+            return
+        if timeout != 0:
+            try:
+                self.flush(timeout)
+            except Errors.KafkaTimeoutError:
+                pass
+        self._closed = True
+        self.alive = False
+
+    def partitions_for(self, topic):
+        if topic not in self._partitions:
+            self._refresh_metadata_blocking(topic)
+        return set(range(self._partitions[topic]))
+
+    def metrics(self, raw=False):
+        return {"producer-metrics": {"in-flight-requests": len(self._in_flight),
+                                     "incomplete-records": self._incomplete}}
+
+    # ---- simulator-only ----------------------------------------------------------------------
+    def crash(self):
+        """The application process dies: queued and in-flight sends never get an outcome."""
+        self._closed = True
+        self.alive = False
+        self._cluster.record("nemesis", "crash_client", {"client": self.node_id})
+
+    @property
+    def state(self) -> dict:
+        """Producer id, epoch and next sequence per partition (the idempotence bookkeeping)."""
+        return {"producer_id": self.producer_id, "producer_epoch": self.producer_epoch,
+                "next_sequence": {f"{t}-{p}": s for (t, p), s in sorted(self._next_sequence.items())},
+                "in_flight_requests": len(self._in_flight), "incomplete": self._incomplete}
+
+    # ---- partitioning -------------------------------------------------------------------------
+    def _choose_partition(self, topic, key_bytes, partition):
+        n = self._partitions.get(topic)
+        if n is None:
+            self._refresh_metadata_blocking(topic)
+            n = self._partitions[topic]
+        if partition is not None:
+            if not isinstance(partition, int) or not 0 <= partition < n:
+                raise ValueError(f"partition {partition!r} is not a partition of {topic!r} (0..{n - 1})")
+            return partition
+        if n == 1:
+            return 0
+        if key_bytes is not None:
+            return (murmur2(key_bytes) & 0x7fffffff) % n  # kafka-python's DefaultPartitioner
+        live = [p for p in range(n) if self._leaders.get((topic, p), (None,))[0] is not None]
+        return self._sim.rng.choice(live or list(range(n)))
+
+    def _refresh_metadata_blocking(self, topic):
+        self._metadata_wanted = True
+        self._wakeup()
+        self._wait(lambda: not self._metadata_wanted and topic in self._partitions, self.config["max_block_ms"])
+        if topic not in self._partitions:
+            raise Errors.UnknownTopicOrPartitionError(
+                f"topic {topic!r} does not exist: create it first with cluster.create_topic({topic!r})")
+
+    # ---- the event loop side -------------------------------------------------------------------
+    def _wait(self, predicate, timeout_ms):
+        if timeout_ms is None:
+            timeout_ms = 2 * max(self.config["delivery_timeout_ms"], self.config["max_block_ms"])
+        return self._sim.run_until(predicate, timeout_ms)
+
+    def _wakeup(self, delay_ms: float = 0) -> None:
+        at = self._sim.now + delay_ms
+        if at < self._wakeup_at or self._wakeup_at < self._sim.now:
+            self._wakeup_at = at
+            self._sim.schedule(delay_ms, self._run_sender, at)
+
+    def _next_corr(self) -> int:
+        self._corr += 1
+        return self._corr
+
+    def _bootstrap_node(self) -> str:
+        """The next broker in turn that is not in reconnect back-off (else the soonest one)."""
+        brokers = [node_name(b) for b in sorted(self._cluster.brokers)]
+        now = self._sim.now
+        for _ in range(len(brokers)):
+            self._broker_cursor = (self._broker_cursor + 1) % len(brokers)
+            node = brokers[self._broker_cursor]
+            if self._node_backoff.get(node, (0.0,))[0] <= now:
+                return node
+        return min(brokers, key=lambda n: self._node_backoff[n][0])
+
+    def _request(self, msg, node=None) -> int:
+        node = node or self._bootstrap_node()
+        self._control_nodes[msg.corr] = node
+        self._network.send(self.node_id, node, msg)
+        self._sim.schedule(self.config["request_timeout_ms"], self._control_timeout, msg.corr)
+        return msg.corr
+
+    def _control_timeout(self, corr):
+        self._control_nodes.pop(corr, None)
+        if corr == self._metadata_corr:
+            self._metadata_corr = None
+            self._wakeup()
+        elif corr == self._pid_corr:
+            self._pid_corr = None
+            self._wakeup()
+
+    def _run_sender(self, scheduled_for=None):
+        if not self.alive:
+            return
+        if scheduled_for == self._wakeup_at:
+            self._wakeup_at = math.inf
+        now = self._sim.now
+        self._maybe_request_metadata(now)
+        self._expire_queued(now)
+        if self._idempotent and self.producer_id < 0:
+            if self._pid_corr is None and self._accumulator_has_data():
+                self._pid_corr = self._request(InitProducerIdRequest(
+                    self._next_corr(), self.config["transactional_id"], self.config["transaction_timeout_ms"]))
+            return
+        next_wake = math.inf
+        while True:
+            requests: dict[str, dict] = {}
+            for tp, dq in self._accumulator.items():
+                if not dq or tp in self._muted:
+                    continue
+                batch = dq[0]
+                if batch.retry_at > now:
+                    next_wake = min(next_wake, batch.retry_at)
+                    continue
+                ready_at = batch.created_ms + self.config["linger_ms"]
+                if ready_at > now and not self._flushing and len(dq) == 1 \
+                        and batch.size < self.config["batch_size"]:
+                    next_wake = min(next_wake, ready_at)
+                    continue
+                leader = self._leaders.get(tp, (None,))[0]
+                if leader is None:
+                    self._metadata_wanted = True
+                    next_wake = min(next_wake, now + self.config["retry_backoff_ms"])
+                    continue
+                node = node_name(leader)
+                if tp in requests.get(node, ()):
+                    continue
+                not_before = self._node_backoff.get(node, (0.0,))[0]
+                if not_before > now:  # kafka-python waits to reconnect; no attempt is spent
+                    self._metadata_wanted = True  # ...and looks for a new leader meanwhile
+                    next_wake = min(next_wake, not_before)
+                    continue
+                if node not in requests and \
+                        self._in_flight_per_node.get(node, 0) >= self.config["max_in_flight_requests_per_connection"]:
+                    continue
+                dq.popleft()
+                self._seal(batch)
+                requests.setdefault(node, {})[tp] = batch
+            if not requests:
+                break
+            for node, batches in requests.items():
+                self._send_produce(node, batches)
+        next_wake = min(next_wake, self._maybe_request_metadata(now))
+        if next_wake < math.inf:
+            self._wakeup(next_wake - now)
+
+    def _maybe_request_metadata(self, now) -> float:
+        """Ask a broker for leaders, at most once per ``retry_backoff_ms``; returns when to
+        look again."""
+        if not self._metadata_wanted or self._metadata_corr is not None:
+            return math.inf
+        not_before = self._metadata_sent_ms + self.config["retry_backoff_ms"]
+        if now < not_before:
+            return not_before
+        self._metadata_sent_ms = now
+        self._metadata_corr = self._request(MetadataRequest(self._next_corr()))
+        return math.inf
+
+    def _accumulator_has_data(self) -> bool:
+        return any(self._accumulator.values())
+
+    def _seal(self, batch: _Batch) -> None:
+        """First drain: the batch gets its producer id, epoch and sequence numbers for good."""
+        if batch.record_batch is None:
+            seq = -1
+            if self._idempotent:
+                seq = self._next_sequence.get(batch.tp, 0)
+                self._next_sequence[batch.tp] = seq + len(batch.records)
+            batch.record_batch = RecordBatch(batch.records, self.producer_id, self.producer_epoch, seq,
+                                             self.config["transactional_id"] is not None)
+        batch.sent = True
+
+    def _send_produce(self, node: str, batches: dict) -> None:
+        corr = self._next_corr()
+        req = ProduceRequest(corr, self._acks, self.config["request_timeout_ms"],
+                             {tp: b.record_batch for tp, b in batches.items()},
+                             self.config["transactional_id"])
+        self._network.send(self.node_id, node, req)
+        if self._acks == 0:
+            for b in batches.values():
+                self._succeed(b, -1, None)
+            return
+        self._in_flight[corr] = (node, list(batches.values()))
+        self._in_flight_per_node[node] = self._in_flight_per_node.get(node, 0) + 1
+        if self._one_batch_per_partition:
+            self._muted.update(batches)
+        self._sim.schedule(self.config["request_timeout_ms"], self._request_timed_out, corr)
+
+    def _take_in_flight(self, corr):
+        entry = self._in_flight.pop(corr, None)
+        if entry is not None:
+            node, batches = entry
+            self._in_flight_per_node[node] -= 1
+            for b in batches:
+                self._muted.discard(b.tp)
+        return entry
+
+    # ---- responses ----------------------------------------------------------------------------------
+    def receive(self, src: str, msg) -> None:
+        self._node_backoff.pop(src, None)
+        kind = msg.kind
+        if kind == "produce_response":
+            entry = self._take_in_flight(msg.corr)
+            if entry is None:
+                return  # the request had already timed out: this answer is ignored, as in kafka-python
+            for batch in entry[1]:
+                result = msg.results[batch.tp]
+                if result.error is None:
+                    self._succeed(batch, result.base_offset, result.evidence)
+                else:
+                    self._failed(batch, result.error, result.evidence)
+            self._wakeup()
+        elif kind == "metadata_response":
+            if msg.corr != self._metadata_corr:
+                return
+            self._metadata_corr = None
+            self._control_nodes.pop(msg.corr, None)
+            self._partitions.update(msg.topics)
+            for tp, (leader, epoch) in msg.leaders.items():
+                known = self._leaders.get(tp)
+                if known is None or epoch >= known[1]:
+                    self._leaders[tp] = (leader, epoch)
+            wanted = [tp for tp, dq in self._accumulator.items() if dq and self._leaders.get(tp, (None,))[0] is None]
+            self._metadata_wanted = bool(wanted)
+            if wanted:  # leaderless partitions: ask again after a back-off
+                self._wakeup(self.config["retry_backoff_ms"])
+            else:
+                self._wakeup()
+        elif kind == "init_producer_id_response":
+            if msg.corr != self._pid_corr:
+                return
+            self._pid_corr = None
+            self._control_nodes.pop(msg.corr, None)
+            self.producer_id, self.producer_epoch = msg.producer_id, msg.producer_epoch
+            self._next_sequence.clear()
+            self._wakeup()
+
+    def on_disconnect(self, peer: str) -> None:
+        """The connection to ``peer`` closed: every request in flight on it failed, and
+        kafka-python waits ``reconnect_backoff_ms`` (doubling up to ``reconnect_backoff_max_ms``)
+        before connecting to it again."""
+        previous = self._node_backoff.get(peer, (0.0, 0.0))[1]
+        backoff = min(max(previous * 2, self.config["reconnect_backoff_ms"]),
+                      self.config["reconnect_backoff_max_ms"])
+        self._node_backoff[peer] = (self._sim.now + backoff, backoff)
+        for corr in [c for c, node in self._control_nodes.items() if node == peer]:
+            del self._control_nodes[corr]
+            if corr == self._metadata_corr:
+                self._metadata_corr = None
+            if corr == self._pid_corr:
+                self._pid_corr = None
+        for corr in [c for c, (node, _) in self._in_flight.items() if node == peer]:
+            _, batches = self._take_in_flight(corr)
+            for batch in batches:
+                self._failed(batch, Errors.KafkaConnectionError, None)
+        self._metadata_wanted = True
+        self._wakeup()
+
+    def _request_timed_out(self, corr):
+        """kafka-python closes a connection whose request timed out: all its requests fail."""
+        entry = self._in_flight.get(corr)
+        if entry is None or not self.alive:
+            return
+        node = entry[0]
+        for c in [c for c, (n, _) in self._in_flight.items() if n == node]:
+            _, batches = self._take_in_flight(c)
+            error = Errors.RequestTimedOutError if c == corr else Errors.KafkaConnectionError
+            for batch in batches:
+                self._failed(batch, error, None)
+        self._metadata_wanted = True
+        self._wakeup()
+
+    def _failed(self, batch: _Batch, error, evidence) -> None:
+        now = self._sim.now
+        batch.errors.append(error.__name__)
+        if error in MAYBE_APPENDED:
+            batch.maybe_appended = True
+        if issubclass(error, Errors.InvalidMetadataError):
+            self._metadata_wanted = True
+        retriable = issubclass(error, Errors.RetriableError)
+        if retriable and batch.retries_done < self._retries and now < batch.deadline_ms:
+            batch.retries_done += 1
+            batch.retry_at = now + self.config["retry_backoff_ms"]
+            self._accumulator[batch.tp].appendleft(batch)
+            return
+        if retriable and now >= batch.deadline_ms:
+            exc = self._expired(batch)
+        else:
+            exc = error(f"{error.__name__} after {batch.retries_done} retr"
+                        f"{'y' if batch.retries_done == 1 else 'ies'} (retries={self.config['retries']})")
+        if error in (Errors.OutOfOrderSequenceNumberError, Errors.UnknownProducerIdError,
+                     Errors.InvalidProducerEpochError):
+            self.producer_id = -1  # kafka-python starts over with a new producer id/epoch
+        self._fail(batch, exc, evidence)
+
+    def _expire_queued(self, now) -> None:
+        for dq in self._accumulator.values():
+            while dq and dq[0].deadline_ms <= now:
+                batch = dq.popleft()
+                self._fail(batch, self._expired(batch), None)
+
+    def _expired(self, batch: _Batch) -> Errors.KafkaTimeoutError:
+        last = f" (last error: {batch.errors[-1]})" if batch.errors else ""
+        n = batch.retries_done
+        return Errors.KafkaTimeoutError(
+            f"delivery_timeout_ms={self.config['delivery_timeout_ms']} expired before an acknowledgement, "
+            f"after {n} retr{'y' if n == 1 else 'ies'}{last}")
+
+    def _succeed(self, batch: _Batch, base_offset: int, evidence) -> None:
+        if batch.errors:
+            evidence = {**(evidence or {}), "retried_after": batch.errors}
+        self._history.note_completions(batch.handles, "ok", None if base_offset < 0 else base_offset,
+                                       evidence=evidence)
+        self._incomplete -= len(batch.records)
+        batch.result.succeed(base_offset)
+
+    def _fail(self, batch: _Batch, exc: Exception, evidence) -> None:
+        self._history.note_completions(batch.handles, "info" if batch.maybe_appended else "fail",
+                                       error=type(exc).__name__, evidence=evidence)
+        self._incomplete -= len(batch.records)
+        batch.result.fail(exc)
+
+
+def _message_id(value_bytes, key_bytes) -> str:
+    data = value_bytes if value_bytes is not None else key_bytes
+    try:
+        return bytes(data).decode()
+    except UnicodeDecodeError:
+        return bytes(data).hex()

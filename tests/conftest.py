@@ -1,0 +1,27 @@
+"""Tiny fixtures shared by the simulator tests."""
+import warnings
+
+import pytest
+
+from course_lib.broker import Cluster
+from course_lib.clients import KafkaProducer
+
+TOPIC = "t"
+
+
+@pytest.fixture
+def cluster():
+    """3 brokers, one RF=3 partition, min.insync.replicas=2, lab-friendly failover timing."""
+    c = Cluster(brokers=3, seed=7, broker_session_timeout_ms=3000, broker_heartbeat_interval_ms=500,
+                replica_lag_time_max_ms=2000)
+    c.create_topic(TOPIC, partitions=1, replication_factor=3, min_insync_replicas=2)
+    return c
+
+
+@pytest.fixture
+def make_producer(cluster):
+    def make(**config):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return KafkaProducer(bootstrap_servers=cluster, **config)
+    return make

@@ -1,0 +1,57 @@
+"""Every named scenario shows exactly the anomalies its configuration is known for."""
+import pytest
+
+from course_lib.scenarios import SCENARIOS, run_scenario
+
+CASES = [
+    ("leader_crash_after_ack", {"acks": 1}, {"lost"}),
+    ("leader_crash_after_ack", {"acks": "all"}, set()),
+    ("not_enough_replicas", {}, set()),
+    ("lost_ack_retry", {"idempotent": False}, {"duplicate"}),
+    ("lost_ack_retry", {"idempotent": False, "close_connection": True}, {"duplicate"}),
+    ("lost_ack_retry", {"idempotent": True}, set()),
+    ("retries_reorder", {"idempotent": False}, {"reordered"}),
+    ("retries_reorder", {"idempotent": True}, set()),
+    ("retries_reorder", {"idempotent": False, "max_in_flight": 1}, set()),
+    ("unclean_election", {"unclean": True}, {"lost"}),
+    ("unclean_election", {"unclean": False}, set()),
+    ("fire_and_forget_crash", {}, {"lost"}),
+    ("producer_restart_gap", {}, {"duplicate"}),
+]
+
+
+@pytest.mark.parametrize("name,kwargs,expected", CASES)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_scenario_outcome(name, kwargs, expected, seed):
+    r = run_scenario(name, seed=seed, **kwargs)
+    assert r.result.final_read, f"seed={seed}: no final read"
+    assert r.anomalies == expected == r.expected, f"seed={seed}: {r.result.summary()}"
+    assert r.result.valid, f"seed={seed}: {r.result.summary()}"
+
+
+def test_every_scenario_is_covered():
+    assert {name for name, _, _ in CASES} | {"random_faults"} == set(SCENARIOS)
+
+
+def test_not_enough_replicas_tells_the_producer():
+    r = run_scenario("not_enough_replicas", seed=0)
+    assert r.notes["failed"] == 5 and r.result.counts["undelivered"] == 5
+    assert "NotEnoughReplicasError" in r.history.to_jsonl() or r.notes["errors"] == ["KafkaTimeoutError"]
+    accepted = run_scenario("not_enough_replicas", seed=0, acks=1)
+    assert accepted.notes["failed"] == 0 and accepted.result.counts["delivered"] == 5
+
+
+def test_unclean_election_leaves_the_partition_offline_when_disabled():
+    assert run_scenario("unclean_election", unclean=False).notes["leader_while_old_down"] is None
+    assert run_scenario("unclean_election", unclean=True).notes["leader_while_old_down"] is not None
+
+
+def test_lost_write_explanations_quote_offsets_and_epochs():
+    r = run_scenario("leader_crash_after_ack", acks=1)
+    text = r.result.by_kind("lost")[0].explanation
+    assert "acknowledged at offset" in text and "leader epoch 0" in text and "crashed" in text
+
+
+def test_unknown_scenario_lists_the_names():
+    with pytest.raises(ValueError, match="lost_ack_retry"):
+        run_scenario("nope")
