@@ -162,6 +162,11 @@ def get_spark(options: SparkOptions | None = None, **overrides):
     _environment()
     from pyspark.sql import SparkSession
 
+    if opts.jars is not None:
+        missing = [j for j in opts.jars if not Path(j).exists()]
+        if missing:
+            raise SparkUnavailable(f"Connector jars are missing on disk: {missing[:3]}. Re-run the "
+                                   "Maven step (course_lib.real.jars.spark_connector_jars()).")
     active = SparkSession.getActiveSession()
     if active is not None:
         if not has_kafka_connector(active):
