@@ -45,6 +45,13 @@ def main(argv: list[str]) -> int:
     queries = start_pipeline(spark, cfg)
     _say(f"STARTED {json.dumps({'session_s': round(session_s, 2)})}")
     failed = {}
+    if cfg.trigger != "availableNow":
+        # A processing-time trigger never ends by itself: run for run_for_s, then stop.
+        deadline = time.time() + cfg.run_for_s
+        while time.time() < deadline and all(q.isActive for q in queries.values()):
+            time.sleep(0.2)
+        for q in queries.values():
+            q.stop()
     for sink, q in queries.items():
         try:
             q.awaitTermination()

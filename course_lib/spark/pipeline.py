@@ -57,6 +57,10 @@ class PipelineConfig:
     poll_timeout_ms: int = 10_000
     starting_offsets: str = "earliest"
     idempotent_store: bool = True      # False = the naive foreachBatch writer (an exercise)
+    # "availableNow" processes the backlog and stops (cells finish). A processing-time
+    # trigger such as "2 seconds" keeps running until the job stops it after run_for_s.
+    trigger: str = "availableNow"
+    run_for_s: float = 30.0
     extra: dict = field(default_factory=dict)
 
     def to_json(self) -> str:
@@ -155,17 +159,23 @@ def dead_letters(validated):
 
 
 # ---- sinks ----------------------------------------------------------------------------------
+def _trigger(writer, cfg: PipelineConfig):
+    if cfg.trigger == "availableNow":
+        return writer.trigger(availableNow=True)
+    return writer.trigger(processingTime=cfg.trigger)
+
+
 def start_kafka_sink(enriched, cfg: PipelineConfig):
     """(a) Spark's Kafka sink: at-least-once. A re-run batch is produced again."""
     from pyspark.sql import functions as F
 
     out = enriched.select(F.col("order_id").alias("key"),
                           F.to_json(F.struct(*enriched.columns)).alias("value"))
-    return (out.writeStream.format("kafka").queryName("sink_kafka")
-            .option("kafka.bootstrap.servers", cfg.bootstrap_servers)
-            .option("topic", cfg.output_topic)
-            .option("checkpointLocation", str(cfg.checkpoint("kafka")))
-            .trigger(availableNow=True).start())
+    writer = (out.writeStream.format("kafka").queryName("sink_kafka")
+              .option("kafka.bootstrap.servers", cfg.bootstrap_servers)
+              .option("topic", cfg.output_topic)
+              .option("checkpointLocation", str(cfg.checkpoint("kafka"))))
+    return _trigger(writer, cfg).start()
 
 
 def start_file_sink(enriched, cfg: PipelineConfig):
@@ -173,10 +183,11 @@ def start_file_sink(enriched, cfg: PipelineConfig):
     from pyspark.sql import functions as F
 
     out = enriched.withColumn("amount", F.col("amount").cast("string"))
-    return (out.writeStream.format("json").queryName("sink_files")
-            .option("path", str(cfg.files_path))
-            .option("checkpointLocation", str(cfg.checkpoint("files")))
-            .outputMode("append").trigger(availableNow=True).start())
+    writer = (out.writeStream.format("json").queryName("sink_files")
+              .option("path", str(cfg.files_path))
+              .option("checkpointLocation", str(cfg.checkpoint("files")))
+              .outputMode("append"))
+    return _trigger(writer, cfg).start()
 
 
 STORE_SCHEMA = """
@@ -185,7 +196,7 @@ CREATE TABLE IF NOT EXISTS batches (
 CREATE TABLE IF NOT EXISTS orders (
     batch_id INTEGER, src_partition INTEGER, src_offset INTEGER, order_id TEXT, account TEXT,
     kind TEXT, amount_cents INTEGER, signed_cents INTEGER, event_time TEXT, size_bucket TEXT,
-    {key});
+    kafka_ts TEXT, {key});
 CREATE TABLE IF NOT EXISTS balances (account TEXT PRIMARY KEY, cents INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS dead_letters (
     batch_id INTEGER, src_partition INTEGER, src_offset INTEGER, reason TEXT, raw TEXT,
@@ -225,11 +236,11 @@ def write_batch_to_store(path: Path, batch_id: int, orders: list[dict], dead: li
             verb = "INSERT OR REPLACE" if idempotent else "INSERT"
             conn.executemany(
                 f"{verb} INTO orders (batch_id, src_partition, src_offset, order_id, account, "
-                "kind, amount_cents, signed_cents, event_time, size_bucket) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?)",
+                "kind, amount_cents, signed_cents, event_time, size_bucket, kafka_ts) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 [(batch_id, o["src_partition"], o["src_offset"], o["order_id"], o["account"],
                   o["kind"], o["amount_cents"], o["signed_cents"], str(o["event_time"]),
-                  o["size_bucket"]) for o in orders])
+                  o["size_bucket"], str(o.get("kafka_ts"))) for o in orders])
             conn.executemany(
                 f"{verb} INTO dead_letters (batch_id, src_partition, src_offset, reason, raw) "
                 "VALUES (?,?,?,?,?)",
@@ -268,9 +279,10 @@ def start_store_sink(validated, enriched_fn, cfg: PipelineConfig):
         finally:
             batch_df.unpersist()
 
-    return (validated.writeStream.queryName("sink_store")
-            .option("checkpointLocation", str(cfg.checkpoint("store")))
-            .foreachBatch(write).trigger(availableNow=True).start())
+    writer = (validated.writeStream.queryName("sink_store")
+              .option("checkpointLocation", str(cfg.checkpoint("store")))
+              .foreachBatch(write))
+    return _trigger(writer, cfg).start()
 
 
 def start_pipeline(spark, cfg: PipelineConfig) -> dict:
