@@ -314,7 +314,15 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
     run = _Run(cfg_path, workdir / "logs" / f"run-{i}.log")
     broker_killed = None
     try:
-        run.started.wait(timeout=opts.run_timeout_s)
+        start_deadline = time.monotonic() + opts.run_timeout_s
+        while not run.started.wait(0.2) and run.proc.poll() is None:
+            if time.monotonic() > start_deadline:
+                break
+        if not run.started.is_set():
+            run.kill()
+            raise RuntimeError(f"run {i}: the job did not start its queries (exit "
+                               f"{run.proc.poll()}); see {workdir / 'logs' / f'run-{i}.log'}; "
+                               f"seed={opts.seed}")
         if run.line("UNAVAILABLE"):
             from course_lib.spark.session import SparkUnavailable
             raise SparkUnavailable(run.line("UNAVAILABLE").removeprefix("UNAVAILABLE "))

@@ -33,6 +33,10 @@ def main(argv: list[str]) -> int:
     from course_lib.spark.pipeline import PipelineConfig, progress_summary, start_pipeline
     from course_lib.spark.session import SparkUnavailable, get_spark
 
+    # PySpark hands timestamps to Python as naive local times; make "local" mean UTC, as in
+    # the session (spark.sql.session.timeZone), so times written by foreachBatch are UTC.
+    os.environ["TZ"] = "UTC"
+    time.tzset()
     cfg = PipelineConfig.from_json(Path(argv[0]).read_text())
     report_path = Path(argv[1]) if len(argv) > 1 else Path(cfg.workdir) / "last_report.json"
     t0 = time.time()
