@@ -383,8 +383,7 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
         if trap and trap["set"] and trap["commit"].exists() and trap["commit"].stat().st_size == 0:
             trap["commit"].unlink()  # heal: the restart must be able to commit batch N
         if broker_killed is not None:
-            cluster.restart(broker_killed)
-            _wait_full_isr(cluster, opts.input_topic)
+            _restart_broker(cluster, broker_killed, opts.input_topic)
             history.record("nemesis", "info", "restart", value={"broker": broker_killed})
             event(i, "broker restarted", broker=broker_killed)
     outcome_type = "ok" if rc == 0 else "info"
@@ -394,16 +393,31 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
             "trapped": run.line("TRAPPED"), "state_after": _state(cfg)}
 
 
-def _wait_full_isr(cluster, topic: str, partitions: int = 3, timeout_s: float = 60.0) -> None:
+def _restart_broker(cluster, broker_id: int, topic: str) -> None:
+    """Adapter around ``LocalCluster.restart``: its readiness poll asks the cluster through
+    kafka-python's admin client, which can raise ECONNREFUSED while the restarted node is not
+    listening yet (seen under load). The JVM is launched before that poll, so a failed poll is
+    retried here by waiting for the partitions' ISR instead."""
+    try:
+        cluster.restart(broker_id)
+    except Exception as exc:
+        if not _wait_full_isr(cluster, topic):
+            raise RuntimeError(f"broker {broker_id} did not come back after a restart: {exc}") from exc
+        return
+    _wait_full_isr(cluster, topic)
+
+
+def _wait_full_isr(cluster, topic: str, partitions: int = 3, timeout_s: float = 90.0) -> bool:
     """Heal completely before going on: every partition back to 3 in-sync replicas."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         try:
             if all(len(cluster.isr_of(topic, p)) == 3 for p in range(partitions)):
-                return
-        except Exception:  # metadata not ready yet
+                return True
+        except Exception:  # metadata not ready yet, or the admin client hit a node still starting
             pass
         time.sleep(0.5)
+    return False
 
 
 def _state(cfg: PipelineConfig) -> dict:
