@@ -286,6 +286,9 @@ def run_experiment(bootstrap_servers: str, workdir: str | Path, options: Experim
     # 4. final reads + comparison -----------------------------------------------------------
     outcomes, evidence, dead = _final_reads(cfg, lines, history, opts)
     event(None, "checked")
+    # Keep the evidence next to the checkpoints: the history (JSON lines) and the timeline.
+    (workdir / "history.jsonl").write_text(history.to_jsonl())
+    (workdir / "timeline.json").write_text(json.dumps(timeline, default=str, indent=1))
     return ExperimentResult(options=opts, history=history, timeline=timeline, outcomes=outcomes,
                             evidence=evidence, runs=runs, workdir=str(workdir), dead_letters=dead)
 

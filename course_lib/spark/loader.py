@@ -143,19 +143,19 @@ def load_orders(bootstrap_servers: str, topic: str, lines: list[str], *,
             producer.begin_transaction()
             pending = []
             for key, line in part:
-                inv = (history.invoke("loader", "send", key, topic=topic) if history else None)
+                inv = (history.invoke("loader", "send", key, topic=topic) if history is not None else None)
                 pending.append((inv, producer.send(topic, key=key.encode(), value=line.encode())))
             try:
                 producer.commit_transaction()
             except Exception as exc:
                 # Unknown outcome for this chunk: record 'info', never 'fail' (it may be there).
                 for inv, _ in pending:
-                    if history:
+                    if history is not None:
                         history.complete(inv, "info", error=type(exc).__name__)
                 raise
             for inv, fut in pending:
                 md = fut.get(timeout=30)
-                if history:
+                if history is not None:
                     history.complete(inv, "ok", partition=md.partition, offset=md.offset)
             sent += len(part)
             bar.update(len(part))

@@ -73,3 +73,8 @@ def test_history_round_trips_as_jsonl(experiment):
     from course_lib.history import History
     text = experiment.history.to_jsonl()
     assert History.from_jsonl(text).to_jsonl() == text
+
+
+def test_history_has_an_acknowledged_send_for_every_line(experiment):
+    sends = {op.value for op in experiment.history if op.f == "send" and op.type == "ok"}
+    assert len(sends) == experiment.options.n_orders
