@@ -36,6 +36,12 @@ ANOMALIES = {
     "duplicate": "in the log more than once",
     "reordered": "in the log after a message its producer sent later to the same partition",
     "phantom": "reported as definitely failed, yet in the log",
+    "lost_in_processing": "in the input, but never processed into the output",
+    "duplicate_processing": "processed into the output more than once",
+    "aborted_read": "a consumer read a record of an aborted transaction",
+    "uncommitted_read": "a consumer read a record before its transaction committed",
+    "poll_skip": "a consumer's polls jumped over committed records of a partition",
+    "nonmonotonic_poll": "a consumer's polls went backwards in a partition without a seek or rebalance",
 }
 
 FATES = ("delivered", "lost", "duplicated", "undelivered", "unacknowledged but present", "phantom")
@@ -93,6 +99,34 @@ def allowed_anomalies(producer: dict | None = None, topic=None) -> dict[str, str
     return allowed
 
 
+CONSUMER_SEMANTICS = {
+    "at-most-once": {"lost_in_processing": "at-most-once commits the offsets before processing: a crash in "
+                                           "between skips those messages"},
+    "at-least-once": {"duplicate_processing": "at-least-once processes before committing: a crash in between "
+                                              "processes those messages again"},
+    "auto-commit": {"lost_in_processing": "auto-commit commits what poll() returned, processed or not",
+                    "duplicate_processing": "auto-commit commits only every auto_commit_interval_ms: a crash "
+                                            "replays everything since the last one"},
+    "exactly-once-external": {},
+    "exactly-once-kafka": {},
+}
+
+
+def allowed_consumer_anomalies(semantics: str | None, isolation_level: str | None = "read_uncommitted") -> dict:
+    """Which processing anomalies a consuming application's semantics allow.
+
+    >>> sorted(allowed_consumer_anomalies("at-least-once", "read_committed"))
+    ['duplicate_processing']
+    """
+    if semantics is not None and semantics not in CONSUMER_SEMANTICS:
+        raise ValueError(f"semantics must be one of {sorted(CONSUMER_SEMANTICS)}, got {semantics!r}")
+    allowed = dict(CONSUMER_SEMANTICS.get(semantics, {}))
+    if isolation_level != "read_committed":
+        allowed["aborted_read"] = "read_uncommitted consumers see records of open and aborted transactions"
+        allowed["uncommitted_read"] = allowed["aborted_read"]
+    return allowed
+
+
 # ---- results -----------------------------------------------------------------------------------
 @dataclass
 class Message:
@@ -128,6 +162,7 @@ class Anomaly:
     message: str
     explanation: str
     reason_allowed: str | None  # None: the configuration promises this cannot happen
+    time_ms: float = 0.0
 
     @property
     def allowed(self) -> bool:
@@ -136,11 +171,12 @@ class Anomaly:
 
 @dataclass
 class CheckResult:
-    messages: dict[str, Message]
+    messages: dict[tuple, Message]  # (topic, message id) -> what happened to it
     anomalies: list[Anomaly]
     allowed: dict[str, str]
     final_read: bool
     notes: list[str] = field(default_factory=list)
+    consumer: dict | None = None  # the consuming application judged, if any
 
     @property
     def counts(self) -> Counter:
@@ -182,8 +218,11 @@ class CheckResult:
                 parts.append(f"{n} {'message' if n == 1 else 'messages'} {_verb(kind, n)}")
         if not parts:
             told = self.counts["undelivered"]
-            tail = (f"; {told} send(s) failed and the producer was told so" if told else "")
-            return f"No anomalies: every acknowledged message is in the log exactly once, in order{tail}."
+            tail = (f"; {told} message(s) were not written (failed sends or aborted transactions), as their "
+                    f"producer was told" if told else "")
+            processed = (" and every input message was processed exactly once"
+                         if self.consumer and self.consumer.get("output") else "")
+            return f"No anomalies: every acknowledged message is in the log exactly once, in order{processed}{tail}."
         what = _join(parts)
         if self.valid:
             reasons = "; ".join(sorted({a.reason_allowed for a in self.anomalies}))
@@ -196,7 +235,7 @@ class CheckResult:
         for a in self.anomalies:
             if a.message == message_id:
                 return a.explanation
-        m = self.messages.get(message_id)
+        m = next((m for m in self.messages.values() if m.id == message_id), None)
         if m is None:
             raise KeyError(f"no message {message_id!r} in this history")
         return f"{message_id}: {m.fate}" + (f" at offset {m.offsets[0]}" if m.offsets else "")
@@ -221,7 +260,10 @@ class CheckResult:
 
 def _verb(kind: str, n: int) -> str:
     return {"lost": "lost after being acknowledged", "duplicate": "duplicated",
-            "reordered": "reordered", "phantom": "present although reported failed"}[kind]
+            "reordered": "reordered", "phantom": "present although reported failed",
+            "lost_in_processing": "never processed", "duplicate_processing": "processed more than once",
+            "aborted_read": "read from aborted transactions", "uncommitted_read": "read before their commit",
+            "poll_skip": "skipped by a poll", "nonmonotonic_poll": "polled out of order"}[kind]
 
 
 def _join(parts: list[str]) -> str:
@@ -230,82 +272,193 @@ def _join(parts: list[str]) -> str:
 
 # ---- the check ---------------------------------------------------------------------------------
 def check(history: History, producer_config: dict | None = None, topic_config=None,
-          allowed: dict[str, str] | None = None) -> CheckResult:
-    """Judge a history. Pass the producer's and topic's configuration (or ``allowed`` directly)."""
+          allowed: dict[str, str] | None = None, consumer: dict | None = None) -> CheckResult:
+    """Judge a history. Pass the producer's and topic's configuration (or ``allowed`` directly).
+
+    ``consumer`` (optional) describes a consuming application: ``{"semantics": ..., "isolation_level":
+    ..., "input": topic, "output": topic or sink name}``; then processing anomalies are judged too
+    (see :func:`check_processing`).
+    """
     allowed = allowed_anomalies(producer_config, topic_config) if allowed is None else dict(allowed)
-    messages: dict[str, Message] = {}
-    order: dict[tuple, list[str]] = defaultdict(list)  # (producer, topic, partition) -> ids in send order
+    if consumer is not None:
+        allowed.update(allowed_consumer_anomalies(consumer.get("semantics"), consumer.get("isolation_level")))
+    messages: dict[tuple, Message] = {}
+    order: dict[tuple, list[tuple]] = defaultdict(list)  # (producer, topic, partition) -> keys in send order
     final: dict[str, dict[str, list[int]]] = {}  # topic -> message -> offsets
+    final_isolation: dict[str, str] = {}
     final_rows: dict[tuple, str] = {}
     events = []
+    txn_of: dict[tuple, tuple] = {}  # message key -> (producer, transaction number)
+    current_txn: dict[str, int] = {}
+    txn_outcome: dict[tuple, bool] = {}  # (producer, n) -> committed?
     for op in history:
-        if op.f == "send":
-            m = messages.get(op.value)
+        f = op.f
+        if f == "send":
+            key = (op.topic, op.value)
+            m = messages.get(key)
             if op.type == INVOKE:
                 if m is None:
-                    m = messages[op.value] = Message(op.value, op.topic, op.partition, op.process,
-                                                     time_ms=op.time_ms)
-                    order[(op.process, op.topic, op.partition)].append(op.value)
+                    m = messages[key] = Message(op.value, op.topic, op.partition, op.process, time_ms=op.time_ms)
+                    order[(op.process, op.topic, op.partition)].append(key)
                 m.sends += 1
-            elif m is not None:
-                if m.outcome != OK:  # an earlier ok is not undone by a later resend's failure
-                    m.outcome = op.type
-                    m.error = op.error
-                    m.evidence = op.evidence
-                    if op.type == OK:
-                        m.acked_offset = op.offset
-                        m.time_ms = op.time_ms
-        elif op.f == "final_read" and op.type == OK:
+                if op.process in current_txn:
+                    txn_of[key] = (op.process, current_txn[op.process])
+            elif m is not None and m.outcome != OK:  # an earlier ok is not undone by a later resend's failure
+                m.outcome, m.error, m.evidence = op.type, op.error, op.evidence
+                if op.type == OK:
+                    m.acked_offset, m.time_ms = op.offset, op.time_ms
+        elif f == "final_read" and op.type == OK:
             per_topic = final.setdefault(op.topic, {})
+            final_isolation[op.topic] = (op.evidence or {}).get("isolation_level", "read_uncommitted")
             for partition, offset, value in op.value:
                 final_rows[(op.topic, partition, offset)] = value
                 per_topic.setdefault(value, []).append(offset)
-        elif op.type == INFO and op.process in ("nemesis", "controller") or op.f == "truncate":
+        elif f == "begin_transaction":
+            current_txn[op.process] = op.value
+        elif f == "end_transaction" and op.type == OK:
+            txn_outcome[(op.process, op.value["transaction"])] = op.value["commit"]
+            current_txn.pop(op.process, None)
+        elif op.type == INFO and op.process in ("nemesis", "controller") or f == "truncate":
             events.append(op)
+    # a transaction's writes count only if it committed; an aborted one's must stay invisible
+    for key, txn in txn_of.items():
+        m = messages[key]
+        committed = txn_outcome.get(txn)
+        if committed is None:
+            m.outcome = INFO if m.outcome == OK else m.outcome
+        elif not committed and final_isolation.get(m.topic) == "read_committed":
+            m.outcome = FAIL
+        elif not committed:
+            m.outcome = INFO
     notes = []
     for m in messages.values():
-        found = final.get(m.topic)
-        if found is None:
-            continue
-        m.offsets = sorted(found.get(m.id, []))
+        m.offsets = sorted(final.get(m.topic, {}).get(m.id, []))
     final_read = bool(final) and all(m.topic in final for m in messages.values())
     if messages and not final_read:
         notes.append("some topics had no final read: lost writes were not judged for them")
 
     anomalies: list[Anomaly] = []
 
-    def add(kind, message, explanation, reason=None):
-        anomalies.append(Anomaly(kind, message, explanation, allowed.get(kind, reason)))
+    def add(kind, message, explanation, reason=None, time_ms=0.0):
+        anomalies.append(Anomaly(kind, message, explanation, allowed.get(kind, reason), time_ms))
 
     for m in messages.values():
         if m.topic not in final:
             continue
         fate = m.fate
         if fate == "lost":
-            add("lost", m.id, _explain_lost(m, events, final_rows))
+            add("lost", m.id, _explain_lost(m, events, final_rows), time_ms=m.time_ms)
         elif fate == "phantom":
-            add("phantom", m.id, f"{m.id} was reported failed ({m.error}) yet is at offset {m.offsets[0]}")
+            add("phantom", m.id, f"{m.id} was reported failed ({m.error}) yet is at offset {m.offsets[0]}",
+                time_ms=m.time_ms)
         if len(m.offsets) > 1:
             resent = m.sends > 1
             why = (f"the application sent it {m.sends} times (idempotence only removes the producer's own "
                    f"retries, within one producer session)" if resent else _explain_duplicate(m))
             add("duplicate", m.id, f"{m.id} is at offsets {', '.join(map(str, m.offsets))}: {why}",
-                reason="the application itself sent it again" if resent else None)
+                reason="the application itself sent it again" if resent else None, time_ms=m.time_ms)
 
-    for (producer, topic, partition), ids in order.items():
-        placed = [(i, messages[i].offsets[0]) for i in ids if messages[i].offsets]
+    for (producer, topic, partition), keys in order.items():
+        placed = [(k, messages[k].offsets[0]) for k in keys if messages[k].offsets]
         suffix_min = None
-        for i, offset in reversed(placed):
+        for k, offset in reversed(placed):
             if suffix_min is not None and offset > suffix_min[1]:
-                later = suffix_min[0]
-                messages[i].reordered_after = later
-                add("reordered", i, f"{i} was sent before {later} by {producer} but sits at offset "
-                                    f"{offset}, after {later} at offset {suffix_min[1]} (partition {partition}): "
-                                    f"its first attempt failed and the retry landed behind the later batch")
+                later = suffix_min[0][1]
+                messages[k].reordered_after = later
+                add("reordered", k[1], f"{k[1]} was sent before {later} by {producer} but sits at offset "
+                                       f"{offset}, after {later} at offset {suffix_min[1]} (partition {partition}): "
+                                       f"its first attempt failed and the retry landed behind the later batch",
+                    time_ms=messages[k].time_ms)
             if suffix_min is None or offset < suffix_min[1]:
-                suffix_min = (i, offset)
-    anomalies.sort(key=lambda a: (list(ANOMALIES).index(a.kind), messages[a.message].time_ms))
-    return CheckResult(messages, anomalies, allowed, final_read, notes)
+                suffix_min = (k, offset)
+    if consumer is not None:
+        anomalies += check_processing(history, consumer, allowed, final)
+    anomalies.sort(key=lambda a: (list(ANOMALIES).index(a.kind), a.time_ms))
+    return CheckResult(messages, anomalies, allowed, final_read, notes, consumer)
+
+
+def check_processing(history: History, consumer: dict, allowed: dict, final: dict) -> list:
+    """Compare what the application output with its input, and check its polls."""
+    input_topic, output = consumer["input"], consumer.get("output")
+    out: list[Anomaly] = []
+    if input_topic not in final or (output is not None and output not in final):
+        return out
+    inputs, outputs = final[input_topic], final.get(output)
+    polled: dict[str, list] = defaultdict(list)  # message -> [(process, time)]
+    commits: list = []  # (time, process, {(topic, partition): offset})
+    crashes: dict[str, float] = {}
+    input_rows, aborted = {}, set()
+    for op in history:
+        if op.f == "poll" and op.type == OK:
+            for partition, offset, value in op.value:
+                polled[value].append((op.process, op.time_ms, partition, offset))
+        elif op.f == "commit" and op.type == OK:
+            commits.append((op.time_ms, op.process, {(t, p): o for t, p, o in op.value}))
+        elif op.f == "crash_client":
+            crashes[op.value["client"]] = op.time_ms
+        elif op.f == "final_read" and op.topic == input_topic and op.type == OK:
+            input_rows = {value: (partition, offset) for partition, offset, value in op.value}
+            aborted |= set((op.evidence or {}).get("aborted", ()))
+
+    def add(kind, message, text, t=0.0):
+        out.append(Anomaly(kind, message, text, allowed.get(kind), t))
+
+    for message in sorted(inputs, key=lambda v: input_rows.get(v, (0, 0))) if outputs is not None else ():
+        n = len(outputs.get(message, ()))
+        where = input_rows.get(message)
+        if n == 0:
+            add("lost_in_processing", message, _explain_unprocessed(message, where, polled, commits, crashes))
+        elif n > 1:
+            readers = [f"{proc} at {t:g} ms" for proc, t, _, _ in polled.get(message, ())]
+            add("duplicate_processing", message,
+                f"{message} was processed {n} times (read by {', '.join(readers) or 'several instances'}): an "
+                f"instance processed it and crashed before its progress was committed, and the next instance "
+                f"started from the last committed offset")
+    # polls: aborted reads, skips, going backwards
+    last: dict[tuple, int] = {}
+    committed_offsets: dict[int, list] = defaultdict(list)
+    for value, (partition, offset) in input_rows.items():
+        committed_offsets[partition].append(offset)
+    for op in history:
+        if op.f in ("assigned", "seek"):
+            for key in [k for k in last if k[0] == op.process]:
+                del last[key]
+        if op.f != "poll" or op.type != OK or op.topic != input_topic:
+            continue
+        for partition, offset, value in op.value:
+            if value in aborted:
+                add("aborted_read", value, f"{op.process} read {value} (partition {partition}, offset {offset}) at "
+                                           f"{op.time_ms:g} ms, but its transaction was aborted", op.time_ms)
+            key = (op.process, partition)
+            prev = last.get(key)
+            if prev is not None and offset <= prev:
+                add("nonmonotonic_poll", value, f"{op.process} polled offset {offset} of partition {partition} "
+                                                f"after offset {prev}", op.time_ms)
+            elif prev is not None and any(prev < o < offset for o in committed_offsets[partition]):
+                add("poll_skip", value, f"{op.process} jumped from offset {prev} to {offset} of partition "
+                                        f"{partition}, over committed records", op.time_ms)
+            last[key] = offset
+    return out
+
+
+def _explain_unprocessed(message, where, polled, commits, crashes) -> str:
+    if where is None:
+        return f"{message} was never processed"
+    partition, offset = where
+    reads = polled.get(message, ())
+    if not reads:
+        return (f"{message} (partition {partition}, offset {offset}) was never even polled: the group's committed "
+                f"offset had already moved past it")
+    proc, t, _, _ = reads[0]
+    text = f"{message} (partition {partition}, offset {offset}) was polled by {proc} at {t:g} ms"
+    covering = [(ct, cp, o) for ct, cp, offs in commits for (tp, o) in offs.items()
+                if tp[1] == partition and o > offset and ct >= t]
+    if covering:
+        ct, cp, o = covering[0]
+        text += f"; {cp} committed offset {o} at {ct:g} ms"
+    if proc in crashes:
+        text += f"; {proc} crashed at {crashes[proc]:g} ms before processing it"
+    return text + "; the next instance resumed after it - never processed."
 
 
 def _explain_lost(m: Message, events, final_rows) -> str:

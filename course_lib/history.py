@@ -131,7 +131,8 @@ class History:
 
     # ---- the fast path for clients -------------------------------------------------------
     def note_invoke(self, process: str, f: str, value: Any, topic: str | None, partition: int | None) -> tuple:
-        """Like :meth:`invoke`, but returns an opaque handle for :meth:`note_completions`."""
+        """Like :meth:`invoke`, but returns an opaque handle for :meth:`note_completions`.
+        A ``bytes`` value is recorded as text (UTF-8, else hex), decoded only when read."""
         handle = (round(self.clock(), 3), process, INVOKE, f, value, topic, partition)
         self._pending.append(handle)
         return handle
@@ -146,11 +147,12 @@ class History:
         self._pending = []
         for entry in pending:
             if entry[0] is not _BATCH:
-                ops.append(Op(len(ops), *entry))
+                t, process, type, f, value, topic, partition = entry
+                ops.append(Op(len(ops), t, process, type, f, _text(value), topic, partition))
                 continue
             _, time_ms, type, handles, base, error, evidence = entry
             for i, h in enumerate(handles):
-                ops.append(Op(len(ops), time_ms, h[1], type, h[3], h[4], h[5], h[6],
+                ops.append(Op(len(ops), time_ms, h[1], type, h[3], _text(h[4]), h[5], h[6],
                               None if base is None else base + i, error, evidence))
 
     # ---- views -------------------------------------------------------------------------
@@ -194,6 +196,15 @@ class History:
     def renumbered(self) -> "History":
         """A copy with indexes 0..n-1 (after merging histories from several sources)."""
         return History(clock=self.clock, ops=[op._replace(index=i) for i, op in enumerate(self.ops)])
+
+
+def _text(value: Any):
+    if type(value) is bytes:
+        try:
+            return value.decode()
+        except UnicodeDecodeError:
+            return value.hex()
+    return value
 
 
 def _hashable(value: Any):

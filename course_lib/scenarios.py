@@ -22,9 +22,10 @@ from typing import Callable
 
 from .broker import Cluster
 from .checker import CheckResult, check
-from .clients import KafkaProducer
+from .clients import KafkaConsumer, KafkaProducer
 from .history import History
 from .nemesis import FAULT_KINDS, apply_schedule, random_schedule
+from .processing import run_pipeline
 
 TOPIC = "events"
 
@@ -296,3 +297,142 @@ def trials(seeds, **kwargs) -> list[ScenarioResult]:
     """Run :func:`random_faults` once per seed (with a progress bar in notebooks)."""
     from tqdm.auto import tqdm
     return [random_faults(seed=s, **kwargs) for s in tqdm(list(seeds), desc="seeded trials", leave=False)]
+
+
+# ---- consumers and transactions -------------------------------------------------------------------
+#: what each consuming application shows when it crashes at each point (synchronous processing)
+CONSUMER_EXPECTED = {
+    ("at-most-once", "after_poll"): set(), ("at-most-once", "mid_batch"): {"lost_in_processing"},
+    ("at-most-once", "after_process"): set(), ("at-most-once", "after_commit"): {"lost_in_processing"},
+    ("at-least-once", "after_poll"): set(), ("at-least-once", "mid_batch"): {"duplicate_processing"},
+    ("at-least-once", "after_process"): {"duplicate_processing"}, ("at-least-once", "after_commit"): set(),
+    ("auto-commit", "after_poll"): set(), ("auto-commit", "mid_batch"): {"duplicate_processing"},
+    ("auto-commit", "after_process"): {"duplicate_processing"},
+    ("auto-commit", "after_commit"): {"duplicate_processing"},
+}
+
+
+@scenario
+def consumer_crash(seed: int = 0, semantics: str = "at-least-once", crash_point: str = "after_process",
+                   buffered: bool = False):
+    """A consuming application crashes at ``crash_point`` and is restarted; its output is compared
+    with its input. See :mod:`course_lib.processing` for the semantics and crash points."""
+    result = run_pipeline(semantics, crash_point, seed=seed, buffered=buffered)
+    if semantics.startswith("exactly-once"):
+        result.expected = set()
+    elif buffered and semantics == "auto-commit" and crash_point == "after_poll":
+        result.expected = {"lost_in_processing"}
+    else:
+        result.expected = CONSUMER_EXPECTED[(semantics, crash_point)]
+    return result
+
+
+@scenario
+def consume_transform_produce(seed: int = 0, crash_point: str = "mid_batch"):
+    """Read, transform, write to another topic in a transaction that also commits the consumed
+    offsets; crash anywhere; exactly once in the output."""
+    return consumer_crash(seed, "exactly-once-kafka", crash_point)
+
+
+@scenario
+def external_store_exactly_once(seed: int = 0, crash_point: str = "mid_batch"):
+    """Output and offsets in one SQLite transaction; seek from the stored offset on restart."""
+    return consumer_crash(seed, "exactly-once-external", crash_point)
+
+
+@scenario
+def aborted_transaction(seed: int = 0, isolation_level: str = "read_committed") -> ScenarioResult:
+    """A transactional producer commits a transaction, aborts the next, commits a third. A
+    read_committed consumer never sees the aborted records; a read_uncommitted one does. The
+    markers take offsets: the partition has gaps."""
+    cluster = _cluster(seed, {"replication_factor": 3, "min_insync_replicas": 2, "partitions": 1})
+    producer = _producer(cluster, {"transactional_id": "writer"})
+    producer.init_transactions()
+    for label, commit in (("a", True), ("b", False), ("c", True)):
+        producer.begin_transaction()
+        _send_all(producer, label, 3)
+        producer.flush()
+        producer.commit_transaction() if commit else producer.abort_transaction()
+    consumer = KafkaConsumer(bootstrap_servers=cluster, isolation_level=isolation_level,
+                             auto_offset_reset="earliest", client_id="reader")
+    consumer.assign([(TOPIC, 0)])
+    seen = []
+    for _ in range(5):
+        for records in consumer.poll(timeout_ms=200).values():
+            seen += [(r.offset, r.value.decode()) for r in records]
+    cluster.final_read(TOPIC, isolation_level="read_committed")
+    spec = {"semantics": None, "isolation_level": isolation_level, "input": TOPIC}
+    result = check(cluster.history, {"transactional_id": "writer"}, None, consumer=spec)
+    return ScenarioResult("aborted_transaction", seed, aborted_transaction.__doc__, {"transactional_id": "writer"},
+                          {"isolation_level": isolation_level}, cluster.history, result, cluster,
+                          set() if isolation_level == "read_committed" else {"aborted_read"},
+                          {"seen": seen, "log_end_offset": cluster.partition_state(TOPIC)["replicas"][
+                              cluster.leader_of(TOPIC)]["leo"]})
+
+
+@scenario
+def zombie_fencing(seed: int = 0, messages: int = 10) -> ScenarioResult:
+    """Instance A of a consume-transform-produce app freezes in the middle of a transaction (a long
+    GC pause); B replaces it with the same transactional_id, which fences A and aborts its open
+    transaction. A wakes up and tries to commit: ProducerFenced. The output has every input once."""
+    from .processing import GROUP, INPUT, OUTPUT, Processor
+    cluster = Cluster(brokers=3, seed=seed, group_initial_rebalance_delay_ms=0)
+    for name in (INPUT, OUTPUT):
+        cluster.create_topic(name, partitions=2, min_insync_replicas=2)
+    loader = _producer(cluster, {})
+    for i in range(messages):
+        loader.send(INPUT, f"msg-{i}".encode(), key=str(i).encode())
+    loader.flush()
+    zombie = Processor(cluster, "exactly-once-kafka", None, 1)
+    batch = []
+    while not batch:
+        batch = [r for rs in zombie.consumer.poll(timeout_ms=500).values() for r in rs]
+    zombie.producer.begin_transaction()
+    for record in batch:
+        zombie.process(record)
+    zombie.producer.flush()               # its outputs are in the log, uncommitted
+    zombie.consumer._heartbeat_gen += 1   # frozen: no heartbeats, no polls
+    cluster.record("nemesis", "freeze", {"client": zombie.consumer.node_id})
+    replacement = Processor(cluster, "exactly-once-kafka", None, 2)  # init_transactions() fences A
+    replacement.run()
+    cluster.record("nemesis", "wake", {"client": zombie.consumer.node_id})
+    fenced = None
+    try:
+        zombie.producer.send_offsets_to_transaction(zombie.consumer.positions, zombie.consumer.group_metadata())
+        zombie.producer.commit_transaction()
+    except Exception as exc:  # ProducerFencedError (or CommitFailedError from the group)
+        fenced = type(exc).__name__
+    replacement.consumer.close()
+    cluster.final_read(INPUT)
+    cluster.final_read(OUTPUT, isolation_level="read_committed")
+    spec = {"semantics": "exactly-once-kafka", "isolation_level": "read_committed", "input": INPUT, "output": OUTPUT}
+    result = check(cluster.history, {"acks": "all"}, None, consumer=spec)
+    return ScenarioResult("zombie_fencing", seed, zombie_fencing.__doc__, {"transactional_id": "processor"}, {},
+                          cluster.history, result, cluster, set(), {"zombie_error": fenced, "group": GROUP})
+
+
+@scenario
+def transaction_timeout(seed: int = 0, transaction_timeout_ms: int = 5000) -> ScenarioResult:
+    """A producer opens a transaction, writes, and hangs. After transaction_timeout_ms the
+    coordinator aborts it (bumping the epoch); read_committed consumers move on; the producer's
+    late commit is refused."""
+    cluster = Cluster(brokers=3, seed=seed, transaction_abort_timed_out_transaction_cleanup_interval_ms=1000)
+    cluster.create_topic(TOPIC, min_insync_replicas=2)
+    producer = _producer(cluster, {"transactional_id": "slow", "transaction_timeout_ms": transaction_timeout_ms})
+    producer.init_transactions()
+    producer.begin_transaction()
+    _send_all(producer, "m", 3)
+    producer.flush()
+    stuck_lso = cluster.brokers[cluster.leader_of(TOPIC)].partitions[(TOPIC, 0)].readable_end(True)
+    cluster.run_for(transaction_timeout_ms + 3000)  # the producer hangs
+    error = None
+    try:
+        producer.commit_transaction()
+    except Exception as exc:
+        error = type(exc).__name__
+    cluster.final_read(TOPIC, isolation_level="read_committed")
+    result = check(cluster.history, {"transactional_id": "slow"}, None)
+    return ScenarioResult("transaction_timeout", seed, transaction_timeout.__doc__,
+                          {"transactional_id": "slow", "transaction_timeout_ms": transaction_timeout_ms}, {},
+                          cluster.history, result, cluster, set(),
+                          {"late_commit_error": error, "lso_while_open": stuck_lso})

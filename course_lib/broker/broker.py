@@ -13,8 +13,13 @@ from kafka import errors as Errors
 
 from .options import ClusterOptions
 from .partition import Partition
-from .protocol import (FetchResponse, Heartbeat, InitProducerIdResponse, MetadataResponse, PartitionResult,
+from .protocol import (ConsumerFetchResponse, FetchResponse, FindCoordinatorResponse, Heartbeat,
+                       WriteTxnMarkerResponse, InitProducerIdResponse, MetadataResponse, PartitionResult,
                        PartitionUpdate, ProduceRequest, ProduceResponse, TopicConfig)
+
+
+GROUP_APIS = frozenset({"join_group", "heartbeat", "leave_group", "offset_commit", "offset_fetch",
+                        "txn_offset_commit"})
 
 
 def node_name(broker_id: int) -> str:
@@ -61,6 +66,10 @@ class Broker:
         self.metadata_version = 0
         self.topic_configs: dict[str, TopicConfig] = {}
         self.network.add(self)
+        from .group_coordinator import GroupCoordinator
+        from .txn_coordinator import TxnCoordinator
+        self.groups = GroupCoordinator(self)
+        self.txns = TxnCoordinator(self)
         self._heartbeat()
 
     def __repr__(self) -> str:
@@ -174,11 +183,43 @@ class Broker:
         elif kind == "init_producer_id_request":
             pid, epoch = self.cluster.controller.allocate_producer_id(msg.transactional_id)
             self.send(src, InitProducerIdResponse(msg.corr, None, pid, epoch))
+        elif kind == "consumer_fetch_request":
+            partition = self.partitions.get(msg.tp)
+            if partition is None:
+                return self.send(src, ConsumerFetchResponse(msg.corr, msg.tp, Errors.NotLeaderForPartitionError))
+            partition.handle_consumer_fetch(src, msg)
+        elif kind == "list_offsets_request":
+            partition = self.partitions.get(msg.tp)
+            if partition is None:
+                from .protocol import ListOffsetsResponse
+                return self.send(src, ListOffsetsResponse(msg.corr, msg.tp, Errors.NotLeaderForPartitionError, -1))
+            partition.list_offsets(src, msg)
+        elif kind == "find_coordinator_request":
+            self._find_coordinator(src, msg)
+        elif kind == "coordinator_request":
+            (self.groups if msg.api in GROUP_APIS else self.txns).handle(src, msg)
+        elif kind == "write_txn_marker":
+            partition = self.partitions.get(msg.tp)
+            reply = lambda error: self.send(src, WriteTxnMarkerResponse(msg.corr, msg.tp, error))  # noqa: E731
+            if partition is None:
+                return reply(Errors.NotLeaderForPartitionError)
+            partition.write_marker(msg.producer_id, msg.producer_epoch, msg.commit, reply)
+        elif kind == "write_txn_marker_response":
+            self.txns.on_marker_response(msg)
         else:
-            handler = self.cluster.extra_handlers.get(kind)
-            if handler is None:
-                raise AssertionError(f"broker {self.broker_id} got an unknown message {kind!r}")
-            handler(self, src, msg)
+            raise AssertionError(f"broker {self.broker_id} got an unknown message {kind!r}")
+
+    def _find_coordinator(self, src: str, msg) -> None:
+        """Any broker answers: the coordinator is the leader of the internal topic's partition
+        (created on first use, as Kafka creates __consumer_offsets)."""
+        from .group_coordinator import OFFSETS_TOPIC
+        from .txn_coordinator import TXN_TOPIC
+        topic = OFFSETS_TOPIC if msg.key_type == "group" else TXN_TOPIC
+        self.cluster.controller.ensure_internal_topic(topic)
+        state = self.metadata.get((topic, 0))
+        if state is None or state.leader is None:
+            return self.send(src, FindCoordinatorResponse(msg.corr, Errors.CoordinatorNotAvailableError, None))
+        self.send(src, FindCoordinatorResponse(msg.corr, None, state.leader))
 
     def on_disconnect(self, peer: str) -> None:
         """A connection closed: followers fetching from that peer back off and retry."""

@@ -35,7 +35,6 @@ class Cluster:
         self.network = Network(self.sim, self.options.latency_ms, self.options.jitter_ms,
                                trace=self.options.trace)
         self.history = History(clock=lambda: self.sim.now)
-        self.extra_handlers: dict[str, Callable] = {}  # message kind -> handler (coordinators)
         self._hw_listeners: list[Callable] = []
         self.brokers: dict[int, Broker] = {}
         self.clients: list = []
@@ -215,25 +214,45 @@ class Cluster:
                             for b, br in sorted(self.brokers.items())},
                 "partitions": [self.partition_state(t, p) for (t, p) in sorted(self.controller.partitions)]}
 
-    def committed_records(self, topic: str, partition: int = 0) -> list[tuple[int, bytes, bytes]]:
-        """``(offset, key, value)`` below the leader's high watermark - what consumers can read."""
-        tp = (topic, partition)
-        state = self.controller.partitions[tp]
+    def committed_records(self, topic: str, partition: int = 0,
+                          read_committed: bool = False) -> list[tuple[int, bytes, bytes]]:
+        """``(offset, key, value)`` a consumer can read now: below the leader's high watermark
+        (``read_committed``: below the last stable offset, without aborted transactions)."""
+        p = self._leader_replica(topic, partition)
+        end = p.readable_end(read_committed)
+        return [(offset, rec.key, rec.value) for offset, rec, stored in p.log.records(0, end)
+                if not (read_committed and stored.batch.is_transactional
+                        and p.txn.is_aborted(stored.batch.producer_id, offset))]
+
+    def aborted_records(self, topic: str, partition: int = 0) -> list[tuple[int, bytes, bytes]]:
+        """Records of aborted transactions (what only read_uncommitted consumers see)."""
+        p = self._leader_replica(topic, partition)
+        return [(offset, rec.key, rec.value) for offset, rec, stored in p.log.records(0, p.log.hw)
+                if stored.batch.is_transactional and p.txn.is_aborted(stored.batch.producer_id, offset)]
+
+    def _leader_replica(self, topic: str, partition: int):
+        self.topic_config(topic)
+        state = self.controller.partitions[(topic, partition)]
         if state.leader is None or not self.brokers[state.leader].alive:
             raise RuntimeError(f"{topic}-{partition} is offline (no live leader): restart a broker "
                                f"or call cluster.heal_all() first")
-        log = self.brokers[state.leader].partitions[tp].log
-        return [(offset, rec.key, rec.value) for offset, rec, _ in log.records(0, log.hw)]
+        return self.brokers[state.leader].partitions[(topic, partition)]
 
-    def final_read(self, topic: str, timeout_ms: float = 60_000) -> list:
+    def final_read(self, topic: str, timeout_ms: float = 60_000, isolation_level: str = "read_uncommitted") -> list:
         """Jepsen's last step: heal everything, wait for the cluster to settle, read every
         partition in full and record the read in the history for the checker."""
+        if isolation_level not in ("read_uncommitted", "read_committed"):
+            raise ValueError(f"isolation_level must be 'read_uncommitted' or 'read_committed', got {isolation_level!r}")
         settled = self.heal_all(timeout_ms)
-        rows = []
+        committed = isolation_level == "read_committed"
+        rows, aborted = [], []
         for p in range(self.topic_config(topic).partitions):
-            rows.extend([p, offset, _decode(value)] for offset, _, value in self.committed_records(topic, p))
+            rows.extend([p, offset, _decode(value)] for offset, _, value in self.committed_records(topic, p, committed))
+            aborted.extend(_decode(value) for _, _, value in self.aborted_records(topic, p))
+        evidence = {"isolation_level": isolation_level, **({"aborted": aborted} if aborted else {})}
         self.history.record("final-reader", "ok" if settled else "info", "final_read", rows, topic=topic,
-                            error=None if settled else "cluster did not settle before the final read")
+                            error=None if settled else "cluster did not settle before the final read",
+                            evidence=evidence)
         return rows
 
     # ---- hooks --------------------------------------------------------------------------------

@@ -67,6 +67,12 @@ class Controller:
             self.partitions[(name, p)] = PartitionState(leader, 0, live or replicas[:1], replicas, 0)
         self._broadcast([(name, p) for p in range(config.partitions)])
 
+    def ensure_internal_topic(self, name: str) -> None:
+        """Create ``__consumer_offsets`` / ``__transaction_state`` on first use."""
+        if name not in self.configs:
+            rf = min(3, len(self.cluster.brokers))
+            self.create_topic(name, TopicConfig(1, rf, min(2, rf), False))
+
     # ---- liveness -----------------------------------------------------------------------------
     def receive(self, src: str, msg) -> None:
         if msg.kind == "heartbeat":

@@ -27,6 +27,10 @@ class ClusterOptions:
     #: one-way network latency between any two nodes, plus up to jitter_ms
     latency_ms: float = 1.0
     jitter_ms: float = 0.5
+    #: a new consumer group waits this long for more members before its first assignment
+    group_initial_rebalance_delay_ms: float = 3000
+    #: how often the transaction coordinator aborts transactions older than their timeout
+    transaction_abort_timed_out_transaction_cleanup_interval_ms: float = 10000
     #: topic defaults (overridable per topic)
     default_replication_factor: int = 3
     min_insync_replicas: int = 1

@@ -27,10 +27,12 @@ from typing import Callable
 
 from kafka import errors as Errors
 
+from ..sim.deadline import Deadline
 from .log import PartitionLog
 from .producer_state import ProducerStateTable
-from .protocol import (AlterPartition, FetchRequest, FetchResponse, PartitionResult, PartitionState,
-                       RecordBatch, TopicConfig)
+from .protocol import (AlterPartition, ConsumerFetchResponse, FetchRequest, FetchResponse, ListOffsetsResponse,
+                       PartitionResult, PartitionState, Record, RecordBatch, TopicConfig)
+from .txn_index import TxnIndex
 
 FETCH_MAX_BATCHES = 64
 
@@ -60,6 +62,8 @@ class Partition:
         self.config = config
         self.log = PartitionLog()
         self.producers = ProducerStateTable()
+        self.txn = TxnIndex()
+        self.consumers_waiting: list[tuple] = []  # parked consumer fetches: (src, request, deadline)
         self.state: PartitionState | None = None
         self.is_leader = False
         self.leader_epoch = -1
@@ -70,10 +74,12 @@ class Partition:
         self.pending_since_ms = 0.0
         self.followers: dict[int, FollowerState] = {}
         self.delayed: list[DelayedProduce] = []
-        self.parked: dict[int, tuple] = {}  # follower -> (request, timer handle)
+        self.parked: dict[int, tuple] = {}  # follower -> (request, deadline)
+        self.park_expiry = Deadline(broker.schedule_timer, lambda: self.sim.now, self._expire_parked)
+        self.produce_expiry = Deadline(broker.schedule_timer, lambda: self.sim.now, self._expire_delayed)
         # follower side
         self.fetch_generation = 0
-        self.fetch_timer = None
+        self.fetch_timeout = Deadline(broker.schedule_timer, lambda: self.sim.now, self._fetch_timed_out)
 
     # ---- helpers --------------------------------------------------------------------------
     @property
@@ -124,7 +130,7 @@ class Partition:
         self.followers = {r: FollowerState(last_caught_up_ms=now if r in state.isr else 0.0)
                           for r in state.replicas if r != self.me}
         self.fetch_generation += 1
-        self.sim.cancel(self.fetch_timer)
+        self.fetch_timeout.disarm()
         self.maybe_advance_hw()
         self.broker.schedule_isr_check(self)
 
@@ -134,7 +140,7 @@ class Partition:
         self.leader_epoch = state.leader_epoch
         self.leader_id = state.leader
         self.fetch_generation += 1
-        self.sim.cancel(self.fetch_timer)
+        self.fetch_timeout.disarm()
         if state.leader is not None and self.me in state.replicas:
             self.send_fetch()
 
@@ -142,15 +148,17 @@ class Partition:
         delayed, self.delayed = self.delayed, []
         for d in delayed:
             d.done(PartitionResult(error, -1, d.evidence))
-        for request, timer in self.parked.values():
-            self.sim.cancel(timer)
         self.parked.clear()
+        self.park_expiry.disarm()
         self.pending_isr = None
 
     def crash(self) -> None:
         """The process died: in-memory state goes, the log (on disk) stays."""
+        for deadline in (self.park_expiry, self.produce_expiry, self.fetch_timeout):
+            deadline.reset()
         self.delayed = []
         self.parked.clear()
+        self.consumers_waiting = []
         self.is_leader = False
         self.leader_id = None
         self.state = None
@@ -158,9 +166,15 @@ class Partition:
         self.fetch_generation += 1
 
     def recover(self) -> None:
-        """Restart: rebuild the producer-state table from the log, as Kafka does."""
+        """Restart: rebuild the producer-state table and transaction index from the log."""
         self.producers.rebuild(self.log.batches)
+        self.txn.rebuild(self.log.batches)
         self.log.hw = min(self.log.hw, self.log.leo)
+
+    def _appended(self, stored) -> None:
+        """Bookkeeping every replica does for every batch it appends, leader or follower."""
+        self.producers.update(stored)
+        self.txn.on_append(stored)
 
     # ---- leader: produce ----------------------------------------------------------------------
     def append(self, batch: RecordBatch, acks: int, timeout_ms: float,
@@ -177,7 +191,7 @@ class Partition:
             evidence = {**self.evidence(), "duplicate": True}
         else:
             stored = self.log.append(batch, self.leader_epoch)
-            self.producers.update(stored)
+            self._appended(stored)
             base = stored.base_offset
             evidence = self.evidence()
             self._wake_parked_fetches()
@@ -187,8 +201,10 @@ class Partition:
             return done(PartitionResult(None, base, evidence))
         if self.log.hw >= required:
             return self._complete(DelayedProduce(required, base, 0, done, evidence))
-        self.delayed.append(DelayedProduce(required, base, self.sim.now + timeout_ms, done, evidence))
-        self.broker.schedule_timer(timeout_ms, self._expire_delayed)
+        deadline = self.sim.now + timeout_ms
+        self.delayed.append(DelayedProduce(required, base, deadline, done, evidence))
+        if deadline < self.produce_expiry.at:
+            self.produce_expiry.arm(deadline)
 
     def _complete(self, d: DelayedProduce) -> None:
         evidence = {**d.evidence, "hw": self.log.hw, "isr": list(self.isr)}
@@ -206,6 +222,8 @@ class Partition:
             else:
                 keep.append(d)
         self.delayed = keep
+        if keep:
+            self.produce_expiry.arm(min(d.deadline_ms for d in keep))
 
     def maybe_advance_hw(self) -> None:
         if not self.is_leader:
@@ -219,6 +237,8 @@ class Partition:
                     hw = leo
         if hw > self.log.hw:
             self.log.hw = hw
+            if self.consumers_waiting:
+                self._wake_consumers()
             if self.delayed:
                 waiting = []
                 for d in self.delayed:
@@ -257,28 +277,30 @@ class Partition:
         if offset < self.log.leo:
             self._answer_fetch(src, req)
         else:
-            old = self.parked.pop(req.replica_id, None)
-            if old:
-                self.sim.cancel(old[1])
-            timer = self.broker.schedule_timer(req.max_wait_ms, self._fetch_wait_expired,
-                                               req.replica_id, req)
-            self.parked[req.replica_id] = (req, timer)
+            deadline = now + req.max_wait_ms
+            self.parked[req.replica_id] = (req, deadline)
+            if deadline < self.park_expiry.at:
+                self.park_expiry.arm(deadline)
 
     def _answer_fetch(self, src: str, req: FetchRequest) -> None:
         batches = self.log.read(req.fetch_offset, FETCH_MAX_BATCHES)
         self.broker.send(src, FetchResponse(self.tp, req.generation, None, batches, self.log.hw))
 
-    def _fetch_wait_expired(self, replica_id: int, req: FetchRequest) -> None:
-        parked = self.parked.get(replica_id)
-        if parked and parked[0] is req:
-            del self.parked[replica_id]
-            self._answer_fetch(self.broker.node_of(replica_id), req)
+    def _expire_parked(self) -> None:
+        """replica.fetch.wait.max.ms passed: answer the parked fetches, empty."""
+        now = self.sim.now
+        for replica_id, (req, deadline) in sorted(self.parked.items()):
+            if deadline <= now:
+                del self.parked[replica_id]
+                self._answer_fetch(self.broker.node_of(replica_id), req)
+        if self.parked:
+            self.park_expiry.arm(min(d for _, d in self.parked.values()))
 
     def _wake_parked_fetches(self) -> None:
         if self.parked:
             parked, self.parked = self.parked, {}
-            for replica_id, (req, timer) in parked.items():
-                self.sim.cancel(timer)
+            self.park_expiry.disarm()
+            for replica_id, (req, _) in parked.items():
                 self._answer_fetch(self.broker.node_of(replica_id), req)
 
     def maybe_expand_isr(self, replica_id: int) -> None:
@@ -322,25 +344,23 @@ class Partition:
         req = FetchRequest(self.me, self.tp, self.log.leo, self.log.last_epoch, self.leader_epoch,
                            generation, self.broker.options.replica_fetch_wait_max_ms)
         self.broker.send(self.broker.node_of(self.leader_id), req)
-        self.sim.cancel(self.fetch_timer)
-        self.fetch_timer = self.broker.schedule_timer(
-            self.broker.options.replica_fetch_wait_max_ms + self.broker.options.replica_socket_timeout_ms,
-            self._fetch_timed_out, generation)
+        options = self.broker.options
+        self.fetch_timeout.arm(self.sim.now + options.replica_fetch_wait_max_ms + options.replica_socket_timeout_ms)
 
-    def _fetch_timed_out(self, generation: int) -> None:
-        if generation == self.fetch_generation and not self.is_leader:
+    def _fetch_timed_out(self) -> None:
+        """No answer (lost in the network) or the back-off after an error ended: fetch again."""
+        if not self.is_leader:
             self.fetch_generation += 1
             self.send_fetch()
 
     def retry_fetch_later(self) -> None:
         self.fetch_generation += 1
-        self.sim.cancel(self.fetch_timer)
-        self.fetch_timer = self.broker.schedule_timer(self.broker.options.replica_fetch_backoff_ms,
-                                                      self._fetch_timed_out, self.fetch_generation)
+        self.fetch_timeout.arm(self.sim.now + self.broker.options.replica_fetch_backoff_ms)
 
     def on_fetch_response(self, resp: FetchResponse) -> None:
         if resp.generation != self.fetch_generation or self.is_leader:
             return  # an answer to a fetch from an earlier leader or incarnation
+        self.fetch_timeout.disarm()
         if resp.error is not None:
             return self.retry_fetch_later()
         log = self.log
@@ -350,14 +370,81 @@ class Partition:
             removed = log.truncate(max(min(end, own_end), 0))
             if removed:
                 self.producers.rebuild(log.batches)
+                self.txn.rebuild(log.batches)
                 self.broker.on_truncate(self, removed)
             return self.send_fetch()
         for stored in resp.batches:
             if stored.next_offset <= log.leo:
                 continue
             log.append_replicated(stored)
-            self.producers.update(stored)
+            self._appended(stored)
         hw = min(resp.high_watermark, log.leo)
         if hw > log.hw:
             log.hw = hw
         self.send_fetch()
+
+    # ---- leader: consumers -----------------------------------------------------------------------
+    def readable_end(self, read_committed: bool) -> int:
+        """Consumers read below the high watermark; read_committed ones below the LSO."""
+        return self.txn.last_stable_offset(self.log.hw) if read_committed else self.log.hw
+
+    def handle_consumer_fetch(self, src: str, req) -> None:
+        if not self.is_leader:
+            return self.broker.send(src, ConsumerFetchResponse(req.corr, self.tp, Errors.NotLeaderForPartitionError))
+        if req.fetch_offset > self.log.leo or req.fetch_offset < 0:
+            return self.broker.send(src, ConsumerFetchResponse(req.corr, self.tp, Errors.OffsetOutOfRangeError))
+        if req.fetch_offset >= self.readable_end(req.read_committed) and req.max_wait_ms > 0:
+            self.consumers_waiting.append((src, req, self.sim.now + req.max_wait_ms))
+            self.broker.schedule_timer(req.max_wait_ms, self._consumer_wait_over, req)
+            return
+        self._answer_consumer(src, req)
+
+    def _answer_consumer(self, src: str, req) -> None:
+        end = self.readable_end(req.read_committed)
+        batches = self.log.read(req.fetch_offset, FETCH_MAX_BATCHES, below=end) if req.fetch_offset < end else []
+        aborted = self.txn.aborted_in(req.fetch_offset, end) if req.read_committed else []
+        self.broker.send(src, ConsumerFetchResponse(req.corr, self.tp, None, batches, self.log.hw,
+                                                    self.txn.last_stable_offset(self.log.hw), aborted))
+
+    def _consumer_wait_over(self, req) -> None:
+        for i, (src, waiting, _) in enumerate(self.consumers_waiting):
+            if waiting is req:
+                del self.consumers_waiting[i]
+                return self._answer_consumer(src, req)
+
+    def _wake_consumers(self) -> None:
+        waiting, self.consumers_waiting = self.consumers_waiting, []
+        for src, req, deadline in waiting:
+            if req.fetch_offset < self.readable_end(req.read_committed):
+                self._answer_consumer(src, req)
+            else:
+                self.consumers_waiting.append((src, req, deadline))
+
+    def list_offsets(self, src: str, req) -> None:
+        if not self.is_leader:
+            return self.broker.send(src, ListOffsetsResponse(req.corr, self.tp, Errors.NotLeaderForPartitionError, -1))
+        offset = self.readable_end(req.read_committed) if req.latest else 0
+        self.broker.send(src, ListOffsetsResponse(req.corr, self.tp, None, offset))
+
+    # ---- leader: transaction markers ---------------------------------------------------------------
+    def write_marker(self, producer_id: int, producer_epoch: int, commit: bool, done) -> None:
+        """Append a COMMIT/ABORT control record for ``producer_id``; ``done(error)`` once replicated."""
+        if not self.is_leader:
+            return done(Errors.NotLeaderForPartitionError)
+        entry = self.producers.entries.get(producer_id)
+        if entry is not None and producer_epoch < entry.epoch:
+            return done(Errors.InvalidProducerEpochError)
+        marker = RecordBatch([Record(None, None, self.sim.now)], producer_id, producer_epoch, -1, True,
+                             "commit" if commit else "abort")
+        stored = self.log.append(marker, self.leader_epoch)
+        self._appended(stored)
+        self._wake_parked_fetches()
+        self.maybe_advance_hw()
+        if self.consumers_waiting:
+            self._wake_consumers()  # the LSO may have moved past the transaction
+        required = stored.next_offset
+        if self.log.hw >= required:
+            return done(None)
+        self.delayed.append(DelayedProduce(required, stored.base_offset, self.sim.now + 30_000,
+                                           lambda result: done(result.error), {}))
+        self.produce_expiry.arm(min(d.deadline_ms for d in self.delayed))

@@ -45,6 +45,10 @@ class ProducerStateTable:
             return None, None
         entry = self.entries.get(pid)
         first = batch.base_sequence
+        if first < 0:  # written by a coordinator on the producer's behalf: only the epoch is checked
+            if entry is not None and batch.producer_epoch < entry.epoch:
+                return Errors.ProducerFencedError, None
+            return None, None
         if entry is None:
             return (None, None) if first == 0 else (Errors.UnknownProducerIdError, None)
         if batch.producer_epoch < entry.epoch:
@@ -63,12 +67,14 @@ class ProducerStateTable:
     def update(self, stored: LogBatch) -> None:
         batch = stored.batch
         pid = batch.producer_id
-        if pid < 0 or batch.control is not None:
+        if pid < 0:
             return
         entry = self.entries.get(pid)
         if entry is None or batch.producer_epoch > entry.epoch:
+            # a new epoch (a marker written after init_transactions() bumped it) fences older ones
             entry = self.entries[pid] = ProducerEntry(batch.producer_epoch)
-        entry.batches.append((batch.base_sequence, batch.last_sequence, stored.base_offset))
+        if batch.control is None and batch.base_sequence >= 0:
+            entry.batches.append((batch.base_sequence, batch.last_sequence, stored.base_offset))
 
     def rebuild(self, batches) -> None:
         """Recover from the log, as a broker does after a restart or a truncation."""

@@ -228,3 +228,117 @@ def _short(value) -> str:
         except UnicodeDecodeError:
             return value.hex()[:8]
     return str(value)
+
+
+# ---- consumers ----------------------------------------------------------------------------------
+@dataclass(slots=True)
+class ConsumerFetchRequest:
+    corr: int
+    tp: TopicPartition
+    fetch_offset: int
+    read_committed: bool
+    max_wait_ms: float
+    max_records: int = 10_000
+    kind: str = "consumer_fetch_request"
+
+    def describe(self) -> str:
+        return f"poll p{self.tp[1]} from {self.fetch_offset}"
+
+
+@dataclass(slots=True)
+class ConsumerFetchResponse:
+    corr: int
+    tp: TopicPartition
+    error: Any = None
+    batches: list = field(default_factory=list)
+    high_watermark: int = 0
+    last_stable_offset: int = 0
+    aborted: list = field(default_factory=list)  # (producer id, first offset) of aborted txns in range
+    kind: str = "consumer_fetch_response"
+
+    def describe(self) -> str:
+        if self.error is not None:
+            return f"poll error {self.error.__name__}"
+        return f"{sum(len(b.batch.records) for b in self.batches)} records, hw {self.high_watermark}"
+
+
+@dataclass(slots=True)
+class ListOffsetsRequest:
+    corr: int
+    tp: TopicPartition
+    latest: bool
+    read_committed: bool
+    kind: str = "list_offsets_request"
+
+
+@dataclass(slots=True)
+class ListOffsetsResponse:
+    corr: int
+    tp: TopicPartition
+    error: Any
+    offset: int
+    kind: str = "list_offsets_response"
+
+
+@dataclass(slots=True)
+class FindCoordinatorRequest:
+    corr: int
+    key: str
+    key_type: str  # "group" or "transaction"
+    kind: str = "find_coordinator_request"
+
+
+@dataclass(slots=True)
+class FindCoordinatorResponse:
+    corr: int
+    error: Any
+    broker_id: int | None
+    kind: str = "find_coordinator_response"
+
+
+@dataclass(slots=True)
+class CoordinatorRequest:
+    """Any request to a group or transaction coordinator: ``api`` names it (join_group,
+    heartbeat, leave_group, offset_commit, offset_fetch, txn_offset_commit, init_producer_id,
+    add_partitions, end_txn) and ``args`` carries its fields."""
+    corr: int
+    api: str
+    args: dict
+    kind: str = "coordinator_request"
+
+    def describe(self) -> str:
+        return self.api
+
+
+@dataclass(slots=True)
+class CoordinatorResponse:
+    corr: int
+    api: str
+    error: Any = None
+    result: Any = None
+    kind: str = "coordinator_response"
+
+    def describe(self) -> str:
+        return f"{self.api} {'ok' if self.error is None else self.error.__name__}"
+
+
+@dataclass(slots=True)
+class WriteTxnMarker:
+    """Transaction coordinator -> partition leader: append a commit/abort marker."""
+    corr: int
+    tp: TopicPartition
+    producer_id: int
+    producer_epoch: int
+    commit: bool
+    kind: str = "write_txn_marker"
+
+    def describe(self) -> str:
+        return f"{'COMMIT' if self.commit else 'ABORT'} marker p{self.tp[1]}"
+
+
+@dataclass(slots=True)
+class WriteTxnMarkerResponse:
+    corr: int
+    tp: TopicPartition
+    error: Any
+    kind: str = "write_txn_marker_response"

@@ -4,7 +4,8 @@ Taught in notebooks/02_acks_and_durability.
 """
 from .config import ConfigurationError, IdempotenceDisabledWarning
 from .future import Future, FutureRecordMetadata, RecordMetadata
+from .consumer import KafkaConsumer
 from .producer import KafkaProducer
 
-__all__ = ["KafkaProducer", "ConfigurationError", "IdempotenceDisabledWarning", "Future", "FutureRecordMetadata",
+__all__ = ["KafkaProducer", "KafkaConsumer", "ConfigurationError", "IdempotenceDisabledWarning", "Future", "FutureRecordMetadata",
            "RecordMetadata"]

@@ -123,3 +123,44 @@ def resolve_producer_config(**user) -> dict:
                 IdempotenceDisabledWarning, stacklevel=3)
             config["enable_idempotence"] = False
     return config
+
+
+# ---- consumer ------------------------------------------------------------------------------------
+def _consumer_defaults() -> dict:
+    from kafka.consumer.group import KafkaConsumer as _KafkaPythonConsumer
+    defaults = dict(_KafkaPythonConsumer.DEFAULT_CONFIG)
+    defaults.update(bootstrap_servers=None, request_timeout_ms=30000)
+    return defaults
+
+
+CONSUMER_DEFAULTS = _consumer_defaults()
+
+
+def resolve_consumer_config(**user) -> dict:
+    """kafka-python's consumer defaults (``auto_offset_reset='latest'``, auto-commit every 5 s,
+    ``read_uncommitted``) + the user's settings, validated."""
+    for key in user:
+        if key not in CONSUMER_DEFAULTS:
+            raise unknown_key_error("consumer", key, CONSUMER_DEFAULTS)
+    config = {**CONSUMER_DEFAULTS, **user}
+    choices = {"auto_offset_reset": ("earliest", "latest", "none"),
+               "isolation_level": ("read_uncommitted", "read_committed")}
+    for key, allowed in choices.items():
+        if config[key] not in allowed:
+            raise ConfigurationError(f"{key} must be one of {allowed}, got {config[key]!r}")
+    for key in ("auto_commit_interval_ms", "session_timeout_ms", "heartbeat_interval_ms", "fetch_max_wait_ms",
+                "request_timeout_ms", "retry_backoff_ms"):
+        check_ms(config, key, minimum=0 if key == "fetch_max_wait_ms" else 1)
+    if isinstance(config["max_poll_records"], bool) or not isinstance(config["max_poll_records"], int) \
+            or config["max_poll_records"] < 1:
+        raise ConfigurationError(f"max_poll_records must be a positive integer, got {config['max_poll_records']!r}")
+    if not isinstance(config["enable_auto_commit"], bool):
+        raise ConfigurationError(f"enable_auto_commit must be True or False, got {config['enable_auto_commit']!r}")
+    if config["heartbeat_interval_ms"] >= config["session_timeout_ms"]:
+        raise ConfigurationError("heartbeat_interval_ms must be lower than session_timeout_ms (Kafka suggests a third)")
+    group = config["group_id"]
+    if group is not None and (not isinstance(group, str) or not group):
+        raise ConfigurationError(f"group_id must be a non-empty string or None, got {group!r}")
+    if group is None and config["enable_auto_commit"]:
+        config["enable_auto_commit"] = False  # kafka-python: "group_id is None: disabling auto-commit"
+    return config

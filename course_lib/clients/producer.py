@@ -39,6 +39,8 @@ from ..broker.protocol import (InitProducerIdRequest, MetadataRequest, ProduceRe
                                RecordBatch)
 from .config import ConfigurationError, resolve_producer_config
 from .future import FutureRecordMetadata, ProduceResult
+from .rpc import Requests
+from .transactions import Transactions
 
 RECORD_OVERHEAD_BYTES = 70  # Kafka's per-record/batch framing, roughly: batches fill as in real life
 MAYBE_APPENDED = (Errors.RequestTimedOutError, Errors.NotEnoughReplicasAfterAppendError,
@@ -74,7 +76,7 @@ def _as_bytes(kind: str, data, serializer):
     return data
 
 
-class KafkaProducer:
+class KafkaProducer(Requests, Transactions):
     def __init__(self, **configs):
         self.config = resolve_producer_config(**configs)
         cluster = self.config["bootstrap_servers"]
@@ -98,6 +100,8 @@ class KafkaProducer:
                                          self.config["max_in_flight_requests_per_connection"] == 1)
         self._retries = self.config["retries"]
         self._batch_size = self.config["batch_size"]
+        self._key_serializer = self.config["key_serializer"]
+        self._value_serializer = self.config["value_serializer"]
         self._linger_ms = self.config["linger_ms"]
         self._delivery_timeout_ms = self.config["delivery_timeout_ms"]
         self._leaders: dict[tuple, tuple] = {}  # tp -> (leader id or None, leader epoch)
@@ -109,7 +113,8 @@ class KafkaProducer:
         self._in_flight: dict[int, tuple[str, list[_Batch]]] = {}
         self._in_flight_per_node: dict[str, int] = {}
         self._muted: set = set()
-        self._corr = 0
+        self._init_requests()
+        self._init_transactions_state()
         self._wakeup_at = math.inf
         self._incomplete = 0
         self._flushing = False
@@ -136,21 +141,26 @@ class KafkaProducer:
         """Queue a record; returns a future of ``RecordMetadata``."""
         if self._closed:
             raise Errors.IllegalStateError("cannot send: this producer was closed (or crashed); create a new one")
-        if not isinstance(topic, str):
+        if type(topic) is not str:
             raise TypeError(f"topic must be a str, got {type(topic).__name__}")
         if value is None and key is None:
             raise ValueError("send() needs a value or a key (or both)")
-        config = self.config
-        ks, vs = config["key_serializer"], config["value_serializer"]
-        key_bytes = key if key is None or (type(key) is bytes and ks is None) else _as_bytes("key", key, ks)
-        value_bytes = value if value is None or (type(value) is bytes and vs is None) else _as_bytes("value", value, vs)
-        partition = self._choose_partition(topic, key_bytes, partition)
+        self._check_send_allowed()
+        ks, vs = self._key_serializer, self._value_serializer
+        if key is not None and (ks is not None or type(key) is not bytes):
+            key = _as_bytes("key", key, ks)
+        if value is not None and (vs is not None or type(value) is not bytes):
+            value = _as_bytes("value", value, vs)
+        if partition is None and self._partitions.get(topic) == 1:
+            partition = 0  # the common case, without the partitioner
+        else:
+            partition = self._choose_partition(topic, key, partition)
         tp = (topic, partition)
         now = self._sim.now
-        handle = self._history.note_invoke(self.node_id, "send", _message_id(value_bytes, key_bytes), topic, partition)
-        record = Record(key_bytes, value_bytes, now if timestamp_ms is None else timestamp_ms,
-                        tuple(headers) if headers else ())
-        size = RECORD_OVERHEAD_BYTES + (len(key_bytes) if key_bytes else 0) + (len(value_bytes) if value_bytes else 0)
+        # the message id in the history is the value (bytes are decoded when the history is read)
+        handle = self._history.note_invoke(self.node_id, "send", key if value is None else value, topic, partition)
+        record = Record(key, value, now if timestamp_ms is None else timestamp_ms, tuple(headers) if headers else ())
+        size = RECORD_OVERHEAD_BYTES + (len(key) if key else 0) + (len(value) if value else 0)
         dq = self._accumulator.get(tp)
         if dq is None:
             dq = self._accumulator[tp] = deque()
@@ -159,12 +169,15 @@ class KafkaProducer:
         if batch is None or batch.sent or (batch.size + size > batch_size and batch.records):
             batch = _Batch(tp, now, self._delivery_timeout_ms)
             dq.append(batch)
-        future = FutureRecordMetadata(batch.result, len(batch.records), self._wait)
-        batch.records.append(record)
+        records = batch.records
+        future = FutureRecordMetadata(batch.result, len(records), self._wait)
+        records.append(record)
         batch.handles.append(handle)
         batch.size += size
         self._incomplete += 1
-        self._wakeup(0 if batch.size >= batch_size else self._linger_ms)
+        delay = 0 if batch.size >= batch_size else self._linger_ms
+        if not now <= self._wakeup_at <= now + delay:
+            self._wakeup(delay)
         return future
 
     def flush(self, timeout=None):
@@ -251,10 +264,6 @@ class KafkaProducer:
             self._wakeup_at = at
             self._sim.schedule(delay_ms, self._run_sender, at)
 
-    def _next_corr(self) -> int:
-        self._corr += 1
-        return self._corr
-
     def _bootstrap_node(self) -> str:
         """The next broker in turn that is not in reconnect back-off (else the soonest one)."""
         brokers = [node_name(b) for b in sorted(self._cluster.brokers)]
@@ -291,15 +300,18 @@ class KafkaProducer:
         self._maybe_request_metadata(now)
         self._expire_queued(now)
         if self._idempotent and self.producer_id < 0:
+            if self.config["transactional_id"] is not None:
+                return  # the producer id comes from init_transactions()
             if self._pid_corr is None and self._accumulator_has_data():
                 self._pid_corr = self._request(InitProducerIdRequest(
                     self._next_corr(), self.config["transactional_id"], self.config["transaction_timeout_ms"]))
             return
         next_wake = math.inf
+        in_transaction = self._partitions_ready_for_transaction()
         while True:
             requests: dict[str, dict] = {}
             for tp, dq in self._accumulator.items():
-                if not dq or tp in self._muted:
+                if not dq or tp in self._muted or (in_transaction is not None and tp not in in_transaction):
                     continue
                 batch = dq[0]
                 if batch.retry_at > now:
@@ -391,6 +403,8 @@ class KafkaProducer:
     # ---- responses ----------------------------------------------------------------------------------
     def receive(self, src: str, msg) -> None:
         self._node_backoff.pop(src, None)
+        if self._answer(msg):
+            return
         kind = msg.kind
         if kind == "produce_response":
             entry = self._take_in_flight(msg.corr)
@@ -436,6 +450,7 @@ class KafkaProducer:
         backoff = min(max(previous * 2, self.config["reconnect_backoff_ms"]),
                       self.config["reconnect_backoff_max_ms"])
         self._node_backoff[peer] = (self._sim.now + backoff, backoff)
+        self._fail_requests_to(peer)
         for corr in [c for c, node in self._control_nodes.items() if node == peer]:
             del self._control_nodes[corr]
             if corr == self._metadata_corr:
@@ -508,15 +523,8 @@ class KafkaProducer:
         batch.result.succeed(base_offset)
 
     def _fail(self, batch: _Batch, exc: Exception, evidence) -> None:
+        self._transaction_send_failed(exc)
         self._history.note_completions(batch.handles, "info" if batch.maybe_appended else "fail",
                                        error=type(exc).__name__, evidence=evidence)
         self._incomplete -= len(batch.records)
         batch.result.fail(exc)
-
-
-def _message_id(value_bytes, key_bytes) -> str:
-    data = value_bytes if value_bytes is not None else key_bytes
-    try:
-        return bytes(data).decode()
-    except UnicodeDecodeError:
-        return bytes(data).hex()

@@ -13,8 +13,9 @@ No Docker, no downloads from the Apache site: the official broker jars come from
 
 Faults are real signals to the real JVM: ``kill`` (SIGKILL: a crash; the controller fences the
 broker after ``broker.session.timeout.ms``), ``stop`` (SIGTERM: controlled shutdown, leadership
-moves first), ``pause``/``resume`` (SIGSTOP/SIGCONT: a stalled broker that stays in the ISR until
-``replica.lag.time.max.ms`` has passed), ``restart``.
+moves first), ``pause``/``resume`` (SIGSTOP/SIGCONT: a stalled broker; it stays in the ISR until the
+controller fences it after ``broker.session.timeout.ms`` (3 s here) or its leader drops it after
+``replica.lag.time.max.ms`` (10 s here), whichever comes first), ``restart``.
 
 Nothing outlives the notebook: JVMs run under :mod:`course_lib.real.watchdog` (they die with the
 Python process even when a kernel is killed), every cluster is stopped at exit, and ``with
@@ -46,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course_lib.real import jars
+from course_lib.real.connect import Namespaced
 from course_lib.real.proxy import KafkaProxy
 
 WATCHDOG = Path(__file__).with_name("watchdog.py")
@@ -76,7 +78,11 @@ LAB_BROKER_CONFIG: dict[str, object] = {
     "share.coordinator.state.topic.min.isr": 2,
     "share.coordinator.state.topic.num.partitions": 1,
     "group.initial.rebalance.delay.ms": 0,
-    "replica.lag.time.max.ms": 2000,  # how long a silent follower stays in the ISR
+    # A follower that stops fetching leaves the ISR after replica.lag.time.max.ms (the leader
+    # shrinks it) - but a *paused* or killed broker also stops heartbeating, and in KRaft the
+    # controller fences it after broker.session.timeout.ms and drops it from every ISR. With
+    # these values a paused follower leaves the ISR after ~3 s (fencing), a slow one after 10 s.
+    "replica.lag.time.max.ms": 10000,
     "broker.heartbeat.interval.ms": 500,
     "broker.session.timeout.ms": 3000,  # a killed broker is fenced after ~3 s, not 9 s
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": 5000,
@@ -153,7 +159,7 @@ class Node:
         return self.watchdog is not None and self.watchdog.poll() is None
 
 
-class LocalCluster:
+class LocalCluster(Namespaced):
     """A throwaway 3-broker Kafka cluster on 127.0.0.1; see the module docstring.
 
     ``data_dir``: where the nodes keep their logs (Kafka data) - by default a fresh directory
@@ -166,7 +172,8 @@ class LocalCluster:
     def __init__(self, brokers: int = 3, *, data_dir: str | Path | None = None,
                  wipe: bool = False, base_port: int | None = None, heap_mb: int = 512,
                  proxies: bool = True, broker_config: dict | None = None,
-                 start_timeout_s: float = 120.0, progress: bool = True) -> None:
+                 start_timeout_s: float = 120.0, progress: bool = True,
+                 fast_start: bool = True) -> None:
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         self.n = brokers
@@ -182,6 +189,9 @@ class LocalCluster:
                       "share.coordinator.state.topic.min.isr"):
                 self.config[k] = min(int(self.config[k]), brokers)
         self.start_timeout_s = start_timeout_s
+        # C1-only JIT: three JVMs warming up on a 2-core laptop start in ~10 s instead of
+        # 15-35 s; peak broker throughput is lower, which a lab does not notice.
+        self.jvm_opts = [*JVM_OPTS, *(["-XX:TieredStopAtLevel=1"] if fast_start else [])]
         self.progress = progress
         self.base_port = base_port
         self.cluster_id = new_cluster_id()
@@ -327,13 +337,23 @@ class LocalCluster:
         """``host:port,...`` for kafka-python (the proxies' ports when proxies are on)."""
         return ",".join(f"127.0.0.1:{self._client_facing_port(n)}" for n in self.nodes.values())
 
+    def live_bootstrap_servers(self) -> str:
+        """Like :attr:`bootstrap_servers` but only brokers that run and are not paused.
+
+        kafka-python bootstraps from one address at a time and waits a whole request timeout on
+        a frozen broker, so the cluster's own admin calls (and tests) avoid paused ones.
+        """
+        nodes = [n for n in self.nodes.values() if n.running() and not n.paused]
+        return ",".join(f"127.0.0.1:{self._client_facing_port(n)}" for n in nodes)
+
     def _client_facing_port(self, node: Node) -> int:
         return node.proxy_port if self.use_proxies else node.client_port
 
     def admin(self, **kwargs):
         from kafka.admin import KafkaAdminClient
-        return KafkaAdminClient(bootstrap_servers=self.bootstrap_servers,
-                                client_id="course-admin", request_timeout_ms=15000, **kwargs)
+        kwargs.setdefault("request_timeout_ms", 15000)
+        return KafkaAdminClient(bootstrap_servers=self.live_bootstrap_servers(),
+                                client_id="course-admin", **kwargs)
 
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int | None = None,
                      min_insync_replicas: int | None = None, config: dict | None = None,
@@ -357,12 +377,39 @@ class LocalCluster:
             time.sleep(0.2)
         raise ClusterError(f"topic {name!r} has no leader with a full ISR after {timeout_s} s")
 
+    def _admin_read(self, fn, attempts: int = 10, attempt_s: float = 2.0):
+        """Run a metadata read, retrying on a fresh connection if a broker does not answer.
+
+        The admin client may pick any broker it knows, including a paused one (still in the
+        metadata until fenced); kafka-python then waits up to 10 s for the connection to be set
+        up. Each attempt runs in a helper thread and is abandoned after ``attempt_s``.
+        """
+        last: BaseException | None = None
+        for _ in range(attempts):
+            box: dict = {}
+
+            def work():
+                try:
+                    admin = self.admin(request_timeout_ms=1000)
+                    try:
+                        box["value"] = fn(admin)
+                    finally:
+                        admin.close()
+                except Exception as e:
+                    box["error"] = e
+
+            t = threading.Thread(target=work, name="course-admin-read", daemon=True)
+            t.start()
+            t.join(attempt_s)
+            if "value" in box:
+                return box["value"]
+            last = box.get("error") or TimeoutError(f"no answer within {attempt_s} s")
+            if "error" in box:
+                time.sleep(0.2)
+        raise ClusterError(f"cluster metadata unavailable after {attempts} attempts: {last!r}")
+
     def _partitions(self, topic: str) -> list[dict]:
-        admin = self.admin()
-        try:
-            (t,) = admin.describe_topics([topic])
-        finally:
-            admin.close()
+        (t,) = self._admin_read(lambda a: a.describe_topics([topic]))
         if t.get("error_code", 0) != 0:
             return []
         return sorted(t["partitions"], key=lambda p: p["partition_index"])
@@ -383,12 +430,12 @@ class LocalCluster:
 
     def live_broker_ids(self) -> list[int]:
         """Brokers currently registered (unfenced) in the cluster metadata."""
-        admin = self.admin()
-        try:
-            return sorted(b["broker_id"] for b in admin.describe_cluster()["brokers"]
-                          if not b.get("is_fenced"))
-        finally:
-            admin.close()
+        return sorted(b["broker_id"] for b in self._admin_read(lambda a: a.describe_cluster())["brokers"]
+                      if not b.get("is_fenced"))
+
+    def controller_id(self) -> int:
+        """The active KRaft controller (pausing it also stalls metadata changes)."""
+        return self._admin_read(lambda a: a.describe_cluster())["controller_id"]
 
     def wait_for_leader(self, topic: str, partition: int = 0, *, not_in: tuple[int, ...] = (),
                         timeout_s: float = 60.0) -> int:
@@ -518,7 +565,7 @@ class LocalCluster:
         with open(node.log_path, "a") as log:
             log.write(f"=== starting broker {node.node_id} at {time.strftime('%H:%M:%S')} ===\n")
         cmd = [sys.executable, str(WATCHDOG), str(os.getpid()), str(node.log_path), "--",
-               self._java, f"-Xmx{self.heap_mb}m", *JVM_OPTS, f"-Dcourse.cluster={self.tag}",
+               self._java, f"-Xmx{self.heap_mb}m", *self.jvm_opts, f"-Dcourse.cluster={self.tag}",
                "-cp", self._classpath, "kafka.Kafka", str(node.config_path)]
         # A new session: Ctrl-C in a terminal reaches Python (which cleans up), not the JVMs.
         wd = subprocess.Popen(cmd, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
@@ -552,6 +599,10 @@ class LocalCluster:
             while True:  # 1. every broker registered and unfenced
                 for node in self.nodes.values():
                     self._check_alive(node)
+                if not all(_accepts(node.client_port) for node in self.nodes.values()):
+                    self._deadline(deadline, "brokers to open their client ports")
+                    time.sleep(0.3)  # JVMs still starting: don't make kafka-python back off
+                    continue
                 try:
                     if len(self.live_broker_ids()) == self.n:
                         break
@@ -622,6 +673,14 @@ class LocalCluster:
         except subprocess.TimeoutExpired:  # controlled shutdown stuck: fall back to a crash
             self._kill_node(node, signal.SIGKILL)
             node.watchdog.wait(timeout=10)
+
+
+def _accepts(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
 
 
 def _pid_alive(pid: int) -> bool:

@@ -158,7 +158,8 @@ def _pyspark_shipped_artifacts() -> set[str]:
 
 def _artifact_name(jar_name: str) -> str:
     """'scala-library-2.13.18.jar' -> 'scala-library' (artifact id without version)."""
-    return re.sub(r"-\d[\w.\-]*\.jar$", "", jar_name)
+    m = re.match(r"^(.*?)-(\d+\.\d+[\w.\-]*)\.jar$", jar_name)
+    return m.group(1) if m else jar_name.removesuffix(".jar")
 
 
 # ---- Maven ------------------------------------------------------------------------------

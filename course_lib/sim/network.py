@@ -139,26 +139,31 @@ class Network:
     # ---- delivery -----------------------------------------------------------------------
     def send(self, src: str, dst: str, msg: Any) -> None:
         sim = self.sim
-        kind = msg.kind
-        self._peers.setdefault(dst, set()).add(src)
-        if not self.reachable(src, dst):
+        link = (src, dst)
+        last = self._link_clock.get(link)
+        if last is None:  # a new connection: remember who to tell if dst dies
+            self._peers.setdefault(dst, set()).add(src)
+            last = 0.0
+        if (self._isolated or self._cut) and not self.reachable(src, dst):
             return self._drop(src, dst, msg, "partitioned")
-        for rule in self._rules:
-            if rule.matches(src, dst, kind):
-                rule.count -= 1
-                if rule.count <= 0:
-                    self._rules.remove(rule)
-                if rule.close:
-                    self._notify_disconnect(dst, src)
-                return self._drop(src, dst, msg, "dropped")
+        if self._rules:
+            kind = msg.kind
+            for rule in self._rules:
+                if rule.matches(src, dst, kind):
+                    rule.count -= 1
+                    if rule.count <= 0:
+                        self._rules.remove(rule)
+                    if rule.close:
+                        self._notify_disconnect(dst, src)
+                    return self._drop(src, dst, msg, "dropped")
         if self.loss_rate and sim.rng.random() < self.loss_rate:
             return self._drop(src, dst, msg, "dropped")
-        delay = self.latency_ms + self._extra_ms.get((src, dst), 0.0)
+        delay = self.latency_ms
+        if self._extra_ms:
+            delay += self._extra_ms.get(link, 0.0)
         if self.jitter_ms:
             delay += sim.rng.random() * self.jitter_ms
         at = sim.now + delay
-        link = (src, dst)
-        last = self._link_clock.get(link, 0.0)
         if at < last:
             at = last
         self._link_clock[link] = at
@@ -176,7 +181,7 @@ class Network:
 
     def _deliver(self, src: str, dst: str, msg: Any, sent_ms: float) -> None:
         node = self.nodes[dst]
-        if not self.reachable(src, dst):
+        if (self._isolated or self._cut) and not self.reachable(src, dst):
             return self._drop(src, dst, msg, "partitioned")
         if not node.alive:
             # The host answers for a dead process: connection refused / reset.

@@ -1,0 +1,242 @@
+"""The group coordinator: consumer groups, generations, rebalances and committed offsets.
+
+- Members join; the coordinator waits until every known member has (re)joined, bumps the
+  *generation*, and hands out partitions with the range assignor (in Kafka the group leader's
+  client computes the assignment and SyncGroup distributes it; here both steps are one round
+  trip, with the same result).
+- Members heartbeat; one silent for ``session_timeout_ms`` is removed and the rest rebalance.
+  A heartbeat during a rebalance answers ``RebalanceInProgress``: rejoin.
+- Offset commits carry the member id and generation; a commit from an old generation (a member
+  that was removed while it was busy) is refused - kafka-python raises ``CommitFailedError``.
+- Committed offsets are records in ``__consumer_offsets``; transactional commits
+  (``send_offsets_to_transaction``) stay pending until the transaction's COMMIT marker lands
+  there, and vanish on ABORT.
+
+Group membership is kept in memory: after a coordinator failover members simply rejoin.
+
+Taught in notebooks/05_consumer_delivery_semantics.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kafka import errors as Errors
+
+from .coordinator_log import CoordinatorLog
+
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+@dataclass
+class Member:
+    member_id: str
+    client: str
+    topics: tuple
+    session_timeout_ms: float
+    last_heartbeat_ms: float
+    assignment: list = field(default_factory=list)
+
+
+@dataclass
+class Group:
+    group_id: str
+    generation: int = 0
+    state: str = "Empty"  # Empty / PreparingRebalance / Stable
+    members: dict = field(default_factory=dict)
+    joining: dict = field(default_factory=dict)  # member id -> (src, request)
+    rebalance_deadline_ms: float = 0.0
+    next_member: int = 0
+
+
+class GroupCoordinator(CoordinatorLog):
+    TOPIC = OFFSETS_TOPIC
+
+    def __init__(self, broker):
+        super().__init__(broker)
+        self.groups: dict[str, Group] = {}
+        self.reset()
+        self._checking = False
+
+    def reset(self) -> None:
+        self.offsets: dict[str, dict] = {}  # group -> {tp: offset}
+        self.pending: dict[int, dict] = {}  # producer id -> {group: {tp: offset}}
+        self.groups = {}
+
+    def apply(self, stored) -> None:
+        batch = stored.batch
+        if batch.control is not None:
+            staged = self.pending.pop(batch.producer_id, {})
+            if batch.control == "commit":
+                for group, offsets in staged.items():
+                    self.offsets.setdefault(group, {}).update(offsets)
+            return
+        for record in batch.records:
+            _, group, topic, partition = record.key
+            if batch.is_transactional:
+                self.pending.setdefault(batch.producer_id, {}).setdefault(group, {})[(topic, partition)] = record.value
+            else:
+                self.offsets.setdefault(group, {})[(topic, partition)] = record.value
+
+    # ---- requests ------------------------------------------------------------------------------
+    def handle(self, src: str, req) -> None:
+        if not self.refresh():
+            return self.respond(src, req, Errors.NotCoordinatorError)
+        self._ensure_checking()
+        getattr(self, "_" + req.api)(src, req, **req.args)
+
+    def _group(self, group_id: str) -> Group:
+        group = self.groups.get(group_id)
+        if group is None:
+            group = self.groups[group_id] = Group(group_id)
+        return group
+
+    def _join_group(self, src, req, group, member_id, client_id, topics, session_timeout_ms):
+        g = self._group(group)
+        now = self.broker.sim.now
+        if member_id and member_id not in g.members:
+            return self.respond(src, req, Errors.UnknownMemberIdError)
+        if not member_id:
+            g.next_member += 1
+            member_id = f"{client_id}-{g.next_member}"
+            g.members[member_id] = Member(member_id, client_id, tuple(topics), session_timeout_ms, now)
+        member = g.members[member_id]
+        member.topics, member.last_heartbeat_ms = tuple(topics), now
+        g.joining[member_id] = (src, req)
+        if g.state != "PreparingRebalance":
+            self._prepare_rebalance(g, now)
+        self._maybe_complete_rebalance(g)
+
+    def _prepare_rebalance(self, g: Group, now: float) -> None:
+        g.state = "PreparingRebalance"
+        # a new group waits group.initial.rebalance.delay.ms for more members; later rebalances wait
+        # (at most a session timeout) for every known member to rejoin
+        g.rebalance_deadline_ms = now + (self.broker.options.group_initial_rebalance_delay_ms if g.generation == 0
+                                         else max(m.session_timeout_ms for m in g.members.values()))
+        self.broker.schedule_timer(g.rebalance_deadline_ms - now, self._rebalance_deadline, g.group_id)
+
+    def _rebalance_deadline(self, group_id: str) -> None:
+        g = self.groups.get(group_id)
+        if g is None or g.state != "PreparingRebalance" or self.broker.sim.now < g.rebalance_deadline_ms:
+            return
+        for member_id in [m for m in g.members if m not in g.joining]:
+            del g.members[member_id]  # did not rejoin in time
+        self._maybe_complete_rebalance(g, deadline_passed=True)
+
+    def _maybe_complete_rebalance(self, g: Group, deadline_passed: bool = False) -> None:
+        if g.state != "PreparingRebalance":
+            return
+        all_in = set(g.joining) >= set(g.members)
+        initial_wait = g.generation == 0 and self.broker.sim.now < g.rebalance_deadline_ms
+        if not all_in or (initial_wait and not deadline_passed):
+            return
+        g.generation += 1
+        g.state = "Stable" if g.members else "Empty"
+        self._assign(g)
+        joining, g.joining = g.joining, {}
+        for member_id, (src, req) in joining.items():
+            if member_id in g.members:
+                m = g.members[member_id]
+                self.respond(src, req, None, {"member_id": member_id, "generation": g.generation,
+                                              "assignment": list(m.assignment),
+                                              "members": sorted(g.members)})
+        self.broker.cluster.record(f"coordinator-{self.broker.broker_id}", "rebalance", {
+            "group": g.group_id, "generation": g.generation,
+            "assignment": {m: [list(tp) for tp in mem.assignment] for m, mem in sorted(g.members.items())}})
+
+    def _assign(self, g: Group) -> None:
+        """Range assignor: per topic, consecutive partitions to members in member-id order."""
+        for m in g.members.values():
+            m.assignment = []
+        topics = sorted({t for m in g.members.values() for t in m.topics})
+        for topic in topics:
+            config = self.broker.topic_configs.get(topic)
+            if config is None:
+                continue
+            members = sorted(m for m, mem in g.members.items() if topic in mem.topics)
+            n, k = config.partitions, len(members)
+            start = 0
+            for i, member_id in enumerate(members):
+                count = n // k + (1 if i < n % k else 0)
+                g.members[member_id].assignment += [(topic, p) for p in range(start, start + count)]
+                start += count
+
+    def _heartbeat(self, src, req, group, member_id, generation):
+        g = self.groups.get(group)
+        if g is None or member_id not in g.members:
+            return self.respond(src, req, Errors.UnknownMemberIdError)
+        g.members[member_id].last_heartbeat_ms = self.broker.sim.now
+        if g.state == "PreparingRebalance":
+            return self.respond(src, req, Errors.RebalanceInProgressError)
+        if generation != g.generation:
+            return self.respond(src, req, Errors.IllegalGenerationError)
+        self.respond(src, req)
+
+    def _leave_group(self, src, req, group, member_id):
+        g = self.groups.get(group)
+        if g is not None and member_id in g.members:
+            self._remove(g, member_id, "left the group")
+        self.respond(src, req)
+
+    def _remove(self, g: Group, member_id: str, reason: str) -> None:
+        del g.members[member_id]
+        g.joining.pop(member_id, None)
+        self.broker.cluster.record(f"coordinator-{self.broker.broker_id}", "member_removed",
+                                   {"group": g.group_id, "member": member_id, "reason": reason})
+        if g.members:
+            if g.state != "PreparingRebalance":
+                self._prepare_rebalance(g, self.broker.sim.now)
+            self._maybe_complete_rebalance(g)
+        else:
+            g.state = "Empty"
+            g.generation += 1
+
+    def _ensure_checking(self) -> None:
+        if not self._checking:
+            self._checking = True
+            self.broker.schedule_timer(1000, self._check_sessions)
+
+    def _check_sessions(self) -> None:
+        """Remove members whose heartbeats stopped (a crashed or frozen consumer)."""
+        self._checking = False
+        if self.partition() is None:
+            return
+        now = self.broker.sim.now
+        for g in list(self.groups.values()):
+            for member_id, m in sorted(g.members.items()):
+                if now - m.last_heartbeat_ms > m.session_timeout_ms and member_id not in g.joining:
+                    self._remove(g, member_id, f"no heartbeat for {m.session_timeout_ms:g} ms")
+        if any(g.members for g in self.groups.values()):
+            self._ensure_checking()
+
+    def _check_generation(self, group: str, member_id: str, generation: int):
+        g = self.groups.get(group)
+        if g is None or not g.members:
+            return None if generation < 0 else Errors.IllegalGenerationError  # a standalone consumer
+        if member_id not in g.members:
+            return Errors.UnknownMemberIdError
+        if g.state == "PreparingRebalance":
+            return Errors.RebalanceInProgressError
+        if generation != g.generation:
+            return Errors.IllegalGenerationError
+        return None
+
+    def _offset_commit(self, src, req, group, member_id, generation, offsets):
+        error = self._check_generation(group, member_id, generation)
+        if error is not None:
+            return self.respond(src, req, error)
+        records = [(("offset", group, t, p), o) for (t, p), o in sorted(offsets.items())]
+        self.write(records, lambda err: self.respond(src, req, err and Errors.CoordinatorNotAvailableError))
+
+    def _txn_offset_commit(self, src, req, group, member_id, generation, offsets, producer_id, producer_epoch,
+                           transactional_id=None):
+        error = self._check_generation(group, member_id, generation)
+        if error is not None:
+            return self.respond(src, req, error)
+        records = [(("offset", group, t, p), o) for (t, p), o in sorted(offsets.items())]
+        self.write(records, lambda err: self.respond(src, req, err and (
+            err if err is Errors.ProducerFencedError else Errors.CoordinatorNotAvailableError)),
+            producer_id, producer_epoch, transactional=True)
+
+    def _offset_fetch(self, src, req, group, partitions):
+        committed = self.offsets.get(group, {})
+        self.respond(src, req, None, {tuple(tp): committed.get(tuple(tp), -1) for tp in partitions})

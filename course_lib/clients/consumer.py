@@ -1,0 +1,503 @@
+"""``KafkaConsumer`` for the simulator, with kafka-python's names and behaviour.
+
+- ``subscribe()`` joins a consumer group: the group coordinator assigns partitions, and the
+  consumer starts each one at the group's *committed* offset (or per ``auto_offset_reset``).
+  ``assign()`` takes partitions by hand, without a group.
+- ``poll()`` returns records below the high watermark (``read_uncommitted``) or below the last
+  stable offset, minus aborted transactions (``read_committed``), and moves the *position*.
+- ``commit()`` stores the position (the offset of the *next* record to read) for the group;
+  ``enable_auto_commit`` does it every ``auto_commit_interval_ms`` at the start of a poll, before
+  a rebalance and on close - committing what earlier polls returned, whether or not it was
+  processed. That is why auto-commit is neither at-most-once nor exactly-once.
+- Heartbeats run in the background (kafka-python's heartbeat thread); a consumer that stops
+  them (crashes) is removed after ``session_timeout_ms`` and its partitions move to others.
+
+Every poll and commit is recorded in the cluster's history for the checker.
+
+Taught in notebooks/05_consumer_delivery_semantics.
+"""
+from __future__ import annotations
+
+import math
+from collections import deque
+
+from kafka import errors as Errors
+from kafka.consumer.fetcher import ConsumerRecord
+from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
+
+from ..broker.broker import node_name
+from ..broker.protocol import ConsumerFetchRequest, ListOffsetsRequest, MetadataRequest
+from ..history import _text
+from .config import ConfigurationError, resolve_consumer_config
+from .rpc import Requests
+
+GENERATION_ERRORS = (Errors.IllegalGenerationError, Errors.UnknownMemberIdError, Errors.RebalanceInProgressError)
+
+
+class _Partition:
+    """What the consumer tracks per assigned partition."""
+    __slots__ = ("position", "fetch_offset", "buffer", "fetching", "resetting", "committed_checked")
+
+    def __init__(self):
+        self.committed_checked = False  # asked the group for its committed offset
+        self.position: int | None = None  # next offset poll() returns
+        self.fetch_offset: int | None = None  # next offset to fetch
+        self.buffer: deque = deque()
+        self.fetching: int | None = None  # corr of the fetch in flight
+        self.resetting = False
+
+
+class KafkaConsumer(Requests):
+    def __init__(self, *topics, **configs):
+        self.config = resolve_consumer_config(**configs)
+        from ..broker.cluster import Cluster
+        cluster = self.config["bootstrap_servers"]
+        if not isinstance(cluster, Cluster):
+            raise ConfigurationError(
+                f"the simulator's KafkaConsumer needs bootstrap_servers=<a course_lib Cluster>, got {cluster!r}. "
+                f"For a real cluster use kafka-python: from kafka import KafkaConsumer.")
+        self._cluster, self._sim, self._network, self._history = cluster, cluster.sim, cluster.network, cluster.history
+        client_id = self.config["client_id"]
+        self.node_id = client_id if client_id and not client_id.startswith("kafka-python-") \
+            else cluster.new_client_id("consumer")
+        self.alive = True
+        self._closed = False
+        self._read_committed = self.config["isolation_level"] == "read_committed"
+        self._group = self.config["group_id"]
+        self._subscription: tuple = ()
+        self._manual = False
+        self._partitions: dict[tuple, _Partition] = {}
+        self._leaders: dict[tuple, int | None] = {}
+        self._topic_partitions: dict[str, int] = {}
+        self._init_requests()
+        self._member_id = ""
+        self._generation = -1
+        self._joining = False
+        self._needs_join = False
+        self._fetching_committed = False
+        self._metadata_corr = None
+        self._heartbeat_gen = 0
+        self._next_auto_commit = self._sim.now + self.config["auto_commit_interval_ms"]
+        self._network.add(self)
+        cluster.clients.append(self)
+        if topics:
+            self.subscribe(topics)
+
+    def __repr__(self) -> str:
+        return f"<KafkaConsumer {self.node_id} group={self._group!r} generation={self._generation}>"
+
+    # ---- kafka-python API ------------------------------------------------------------------------
+    def subscribe(self, topics=(), pattern=None, listener=None):
+        if self._manual:
+            raise Errors.IllegalStateError("subscribe() after assign(): choose one way to get partitions")
+        if self._group is None:
+            raise Errors.IllegalStateError("subscribe() needs a group_id; without a group use assign()")
+        if isinstance(topics, str):
+            topics = (topics,)
+        self._subscription = tuple(sorted(topics))
+        self._needs_join = True
+        self._advance()
+
+    def subscription(self):
+        return set(self._subscription) or None
+
+    def assign(self, partitions):
+        if self._subscription:
+            raise Errors.IllegalStateError("assign() after subscribe(): choose one way to get partitions")
+        self._manual = True
+        self._set_assignment([tuple(tp) for tp in partitions])
+        self._advance()
+
+    def assignment(self):
+        return {TopicPartition(*tp) for tp in self._partitions}
+
+    def unsubscribe(self):
+        self._subscription = ()
+        self._set_assignment([])
+
+    def group_metadata(self):
+        if self._group is None:
+            return ConsumerGroupMetadata(group_id=None)
+        return ConsumerGroupMetadata(self._group, self._generation, self._member_id, None,
+                                     "<stable>" if self._generation >= 0 and not self._needs_join else "<rebalancing>")
+
+    def poll(self, timeout_ms=0, max_records=None, update_offsets=True):
+        """Records fetched since the last poll, ``{TopicPartition: [ConsumerRecord, ...]}``."""
+        self._check_open()
+        if self._needs_join and self._generation >= 0:
+            self._on_revoke()
+        if self.config["enable_auto_commit"] and self._sim.now >= self._next_auto_commit:
+            self._auto_commit()
+        self._advance()
+        if not self._has_data() and timeout_ms:
+            self._wait(self._has_data, timeout_ms)
+        return self._drain(max_records or self.config["max_poll_records"])
+
+    def seek(self, partition, offset):
+        state = self._owned(partition)
+        if not isinstance(offset, int) or offset < 0:
+            raise ValueError(f"offset must be an int >= 0, got {offset!r}")
+        state.position = state.fetch_offset = offset
+        state.buffer.clear()
+        state.fetching = None
+        self._history.record(self.node_id, "info", "seek", offset, topic=partition[0], partition=partition[1])
+
+    def seek_to_beginning(self, *partitions):
+        for tp in partitions or self._partitions:
+            self.seek(tp, 0)
+
+    def position(self, partition, timeout_ms=None):
+        state = self._owned(partition)
+        self._advance()
+        self._wait(lambda: state.position is not None, timeout_ms or self.config["request_timeout_ms"])
+        return state.position
+
+    def committed(self, partition, metadata=False, timeout_ms=None):
+        if self._group is None:
+            raise Errors.IllegalStateError("committed() needs a group_id")
+        tp = tuple(partition)
+        result = self._call_group("offset_fetch", {"group": self._group, "partitions": [tp]}, timeout_ms)
+        offset = result[tp]
+        if offset < 0:
+            return None
+        return OffsetAndMetadata(offset, "", -1) if metadata else offset
+
+    def commit(self, offsets=None, timeout_ms=None):
+        """Commit (synchronously) the given offsets, default: the position of every assigned partition."""
+        if self._group is None:
+            raise Errors.IllegalStateError("commit() needs a group_id")
+        offsets = self._offsets_to_commit(offsets)
+        op = self._history.invoke(self.node_id, "commit", _commit_value(offsets))
+        try:
+            self._call_group("offset_commit", self._commit_args(offsets), timeout_ms)
+        except Exception as exc:
+            self._history.complete(op, "fail" if isinstance(exc, Errors.CommitFailedError) else "info",
+                                   error=type(exc).__name__)
+            raise
+        self._history.complete(op, "ok")
+
+    def commit_async(self, offsets=None, callback=None):
+        if self._group is None:
+            raise Errors.IllegalStateError("commit_async() needs a group_id")
+        offsets = self._offsets_to_commit(offsets)
+        op = self._history.invoke(self.node_id, "commit", _commit_value(offsets))
+
+        def done(error, result):
+            self._history.complete(op, "ok" if error is None else "info", error=error and error.__name__)
+            if callback is not None:
+                callback({TopicPartition(*tp): OffsetAndMetadata(o, "", -1) for tp, o in offsets.items()},
+                         result if error is None else error())
+        self._send_coordinator("offset_commit", self._commit_args(offsets), done)
+
+    def close(self, autocommit=True, timeout_ms=None):
+        if self._closed:
+            return
+        if autocommit and self.config["enable_auto_commit"] and self._generation >= 0:
+            try:
+                self.commit()
+            except Errors.KafkaError:
+                pass
+        if self._member_id and self._coordinator is not None:
+            self._send_coordinator("leave_group", {"group": self._group, "member_id": self._member_id}, None)
+            self._sim.run_for(2 * self._network.latency_ms + self._network.jitter_ms)
+        self._closed = True
+        self.alive = False
+
+    def topics(self):
+        return set(self._cluster.controller.configs)
+
+    def partitions_for_topic(self, topic):
+        config = self._cluster.controller.configs.get(topic)
+        return None if config is None else set(range(config.partitions))
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        timeout = self.config["consumer_timeout_ms"]
+        deadline = self._sim.now + (timeout if timeout != math.inf else 60_000)
+        while self._sim.now < deadline:
+            records = self.poll(timeout_ms=min(500, deadline - self._sim.now), max_records=1)
+            for batch in records.values():
+                return batch[0]
+        raise StopIteration
+
+    # ---- simulator-only ------------------------------------------------------------------------
+    def crash(self):
+        """The application dies: no commit, no LeaveGroup - the coordinator notices only when
+        heartbeats stop for ``session_timeout_ms``."""
+        self._closed = True
+        self.alive = False
+        self._cluster.record("nemesis", "crash_client", {"client": self.node_id})
+
+    @property
+    def positions(self) -> dict:
+        return {tp: s.position for tp, s in sorted(self._partitions.items())}
+
+    # ---- the state machine (runs inside simulator events) ------------------------------------------
+    def _advance(self) -> None:
+        """Do whatever comes next: find the coordinator, join, fetch committed offsets, reset
+        positions, fetch. Called on poll and after every response."""
+        if not self.alive:
+            return
+        if self._metadata_corr is None and any(self._leaders.get(tp) is None for tp in self._partitions):
+            self._metadata_corr = self._send(self._any_broker(), MetadataRequest(self._next_corr()), self._on_metadata)
+        if self._group is not None and self._needs_join and self._subscription:
+            if not self._joining:
+                self._join()
+            return
+        unchecked = []
+        for tp, state in sorted(self._partitions.items()):
+            if state.position is None:
+                if self._group is not None and not state.committed_checked:
+                    unchecked.append(tp)
+                elif not state.resetting:
+                    self._reset_offset(tp, state)
+            elif state.fetch_offset is not None and state.fetching is None and not state.buffer:
+                leader = self._leaders.get(tp)
+                if leader is not None:
+                    corr = self._next_corr()
+                    state.fetching = corr
+                    self._send(node_name(leader), ConsumerFetchRequest(
+                        corr, tp, state.fetch_offset, self._read_committed, self.config["fetch_max_wait_ms"],
+                        self.config["max_poll_records"]), lambda resp, tp=tp: self._on_fetch(tp, resp))
+        if unchecked and not self._fetching_committed:
+            self._fetch_committed(unchecked)
+
+    def _join(self):
+        self._joining = True
+        self._set_assignment([])  # eager rebalance: give everything up, then get the new assignment
+        args = {"group": self._group, "member_id": self._member_id, "client_id": self.node_id,
+                "topics": list(self._subscription), "session_timeout_ms": self.config["session_timeout_ms"]}
+
+        def joined(error, result):
+            self._joining = False
+            if error is Errors.UnknownMemberIdError:
+                self._member_id = ""
+            if error is not None:
+                return self._later(self._advance)
+            self._member_id, self._generation = result["member_id"], result["generation"]
+            self._needs_join = False
+            self._set_assignment([tuple(tp) for tp in result["assignment"]])
+            self._history.record(self.node_id, "info", "assigned", sorted([list(tp) for tp in result["assignment"]]),
+                                 evidence={"generation": self._generation, "member_id": self._member_id})
+            self._start_heartbeats()
+            self._advance()
+        self._send_coordinator("join_group", args, joined, timeout_ms=self.config["session_timeout_ms"] * 2 + 5000)
+
+    def _fetch_committed(self, wanted):
+        self._fetching_committed = True
+
+        def fetched(error, result):
+            self._fetching_committed = False
+            if error is not None:
+                return self._later(self._advance)
+            for tp, offset in result.items():
+                state = self._partitions.get(tp)
+                if state is None or state.position is not None:
+                    continue
+                state.committed_checked = True
+                if offset >= 0:
+                    state.position = state.fetch_offset = offset
+            self._advance()
+        self._send_coordinator("offset_fetch", {"group": self._group, "partitions": wanted}, fetched)
+
+    def _reset_offset(self, tp, state):
+        policy = self.config["auto_offset_reset"]
+        if policy == "none":
+            raise Errors.NoOffsetForPartitionError(f"no committed offset for {tp} and auto_offset_reset='none'")
+        leader = self._leaders.get(tp)
+        if leader is None:
+            return
+        state.resetting = True
+
+        def listed(resp):
+            state.resetting = False
+            if isinstance(resp, type) or resp.error is not None:
+                self._leaders[tp] = None
+                return self._later(self._advance)
+            if state.position is None:
+                state.position = state.fetch_offset = resp.offset
+            self._advance()
+        self._send(node_name(leader), ListOffsetsRequest(self._next_corr(), tp, policy == "latest",
+                                                         self._read_committed), listed)
+
+    def _on_fetch(self, tp, resp):
+        state = self._partitions.get(tp)
+        if state is None or (not isinstance(resp, type) and state.fetching != resp.corr):
+            return
+        state.fetching = None
+        if isinstance(resp, type) or resp.error is not None:
+            error = resp if isinstance(resp, type) else resp.error
+            if error is Errors.OffsetOutOfRangeError:
+                state.position = state.fetch_offset = None
+                self._reset_offset(tp, state)
+            else:
+                self._leaders[tp] = None
+            return self._later(self._advance)
+        # Kafka's read_committed filter: from an aborted transaction's first offset, drop that
+        # producer's batches until its ABORT marker
+        aborted: dict[int, list] = {}
+        for pid, first in sorted(resp.aborted, key=lambda a: a[1]):
+            aborted.setdefault(pid, []).append(first)
+        skipping = set()
+        topic, partition = tp
+        for stored in resp.batches:
+            batch = stored.batch
+            pid = batch.producer_id
+            if batch.control is not None:
+                skipping.discard(pid)
+            elif self._read_committed and batch.is_transactional:
+                firsts = aborted.get(pid)
+                while firsts and firsts[0] <= stored.base_offset:
+                    firsts.pop(0)
+                    skipping.add(pid)
+            if stored.next_offset <= state.fetch_offset:
+                continue
+            if batch.control is None and pid not in skipping:
+                for i, r in enumerate(batch.records):
+                    offset = stored.base_offset + i
+                    if offset >= state.fetch_offset:
+                        state.buffer.append(ConsumerRecord(
+                            topic, partition, stored.leader_epoch, offset, r.timestamp_ms, 0, r.key, r.value,
+                            list(r.headers), None, len(r.key or b""), len(r.value or b""), -1))
+            state.fetch_offset = stored.next_offset
+        if not state.buffer:
+            state.position = state.fetch_offset  # only markers / aborted records: skip past them
+        self._advance()
+
+    def _drain(self, max_records: int) -> dict:
+        out: dict = {}
+        rows: dict[str, list] = {}
+        for tp, state in sorted(self._partitions.items()):
+            while state.buffer and max_records > 0:
+                record = state.buffer.popleft()
+                out.setdefault(TopicPartition(*tp), []).append(record)
+                rows.setdefault(tp[0], []).append([tp[1], record.offset, _text(record.value)])
+                state.position = record.offset + 1
+                max_records -= 1
+            if not state.buffer and state.fetch_offset is not None:
+                state.position = state.fetch_offset
+        for topic, values in rows.items():
+            op = self._history.invoke(self.node_id, "poll", None, topic)
+            self._history.complete(op, "ok", value=values)
+        self._advance()
+        return out
+
+    def _has_data(self) -> bool:
+        return any(s.buffer for s in self._partitions.values())
+
+    def _set_assignment(self, tps) -> None:
+        self._partitions = {tp: self._partitions.get(tp) or _Partition() for tp in tps}
+        for tp in tps:
+            self._leaders.setdefault(tp, None)
+
+    def _on_revoke(self) -> None:
+        """Before rejoining, kafka-python commits what it consumed if auto-commit is on."""
+        if self.config["enable_auto_commit"] and self._partitions:
+            try:
+                self.commit()
+            except Errors.KafkaError:
+                pass
+
+    def _auto_commit(self) -> None:
+        self._next_auto_commit = self._sim.now + self.config["auto_commit_interval_ms"]
+        if self._generation >= 0 and any(s.position is not None for s in self._partitions.values()):
+            self.commit_async()
+
+    # ---- heartbeats ---------------------------------------------------------------------------------
+    def _start_heartbeats(self) -> None:
+        self._heartbeat_gen += 1
+        self._sim.schedule(self.config["heartbeat_interval_ms"], self._heartbeat, self._heartbeat_gen)
+
+    def _heartbeat(self, gen) -> None:
+        if not self.alive or gen != self._heartbeat_gen or not self._member_id:
+            return
+
+        def answered(error, result):
+            if error in GENERATION_ERRORS:
+                if error is Errors.UnknownMemberIdError:
+                    self._member_id = ""
+                self._needs_join = True
+        self._send_coordinator("heartbeat", {"group": self._group, "member_id": self._member_id,
+                                             "generation": self._generation}, answered)
+        self._sim.schedule(self.config["heartbeat_interval_ms"], self._heartbeat, gen)
+
+    # ---- commits -----------------------------------------------------------------------------------
+    def _offsets_to_commit(self, offsets) -> dict:
+        if offsets is None:
+            return {tp: s.position for tp, s in sorted(self._partitions.items()) if s.position is not None}
+        if not isinstance(offsets, dict):
+            raise TypeError("offsets must be dict[TopicPartition, OffsetAndMetadata]")
+        out = {}
+        for tp, meta in offsets.items():
+            tp = tuple(tp)
+            if self._subscription and tp not in self._partitions and not (self._needs_join or self._joining):
+                raise Errors.IllegalStateError(
+                    f"cannot commit {tp}: it is not assigned to this consumer (assigned: {sorted(self._partitions)}). "
+                    f"Real Kafka would accept it silently and overwrite another member's progress.")
+            offset = meta.offset if isinstance(meta, OffsetAndMetadata) else meta
+            if not isinstance(offset, int) or offset < 0:
+                raise ValueError(f"commit offset for {tp} must be an int >= 0 (the NEXT offset to read), got {offset!r}")
+            out[tp] = offset
+        return out
+
+    def _commit_args(self, offsets) -> dict:
+        return {"group": self._group, "member_id": self._member_id, "generation": self._generation,
+                "offsets": offsets}
+
+    def _call_group(self, api, args, timeout_ms=None):
+        try:
+            return self._call_coordinator("group", self._group, api, args, timeout_ms)
+        except GENERATION_ERRORS as exc:
+            self._needs_join = True
+            raise Errors.CommitFailedError(
+                f"{type(exc).__name__}: the group rebalanced (generation {self._generation} is over) and the "
+                f"partitions may belong to another member now; poll() again to rejoin") from None
+
+    def _send_coordinator(self, api, args, on_result, timeout_ms=None) -> None:
+        self._ask_coordinator("group", self._group, api, args, on_result or (lambda e, r: None), timeout_ms)
+
+    @property
+    def _coordinator(self):
+        return self._coordinators.get(("group", self._group))
+
+    # ---- plumbing ----------------------------------------------------------------------------------
+    def receive(self, src, msg) -> None:
+        self._answer(msg)
+
+    def on_disconnect(self, peer) -> None:
+        self._fail_requests_to(peer)
+
+    def _on_metadata(self, resp) -> None:
+        self._metadata_corr = None
+        if isinstance(resp, type):
+            return self._later(self._advance)
+        self._topic_partitions.update(resp.topics)
+        for tp in self._partitions:
+            leader = resp.leaders.get(tp, (None,))[0]
+            self._leaders[tp] = leader
+        if any(self._leaders.get(tp) is None for tp in self._partitions):
+            return self._later(self._advance)
+        self._advance()
+
+    def _later(self, fn) -> None:
+        self._sim.schedule(self.config["retry_backoff_ms"], lambda: self.alive and fn())
+
+    def _wait(self, predicate, timeout_ms) -> bool:
+        return self._sim.run_until(predicate, timeout_ms)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise Errors.IllegalStateError("this consumer is closed (or crashed); create a new one")
+
+    def _owned(self, partition) -> _Partition:
+        state = self._partitions.get(tuple(partition))
+        if state is None:
+            raise Errors.IllegalStateError(f"{tuple(partition)} is not assigned to this consumer; "
+                                           f"assigned: {sorted(self._partitions)}")
+        return state
+
+
+def _commit_value(offsets: dict) -> list:
+    return [[t, p, o] for (t, p), o in sorted(offsets.items())]

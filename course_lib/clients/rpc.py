@@ -1,0 +1,92 @@
+"""Requests that expect one answer: correlation ids, timeouts, callbacks, and the blocking
+"ask the coordinator, retry while it moves" loop both clients need."""
+from __future__ import annotations
+
+from kafka import errors as Errors
+
+from ..broker.broker import node_name
+from ..broker.protocol import CoordinatorRequest, FindCoordinatorRequest
+
+#: answers meaning "ask again, maybe somewhere else"
+COORDINATOR_MOVED = (Errors.NotCoordinatorError, Errors.CoordinatorNotAvailableError, Errors.KafkaConnectionError,
+                     Errors.RequestTimedOutError, Errors.ConcurrentTransactionsError)
+
+
+class Requests:
+    """Mixed into a client that has ``_sim``, ``_network``, ``_cluster``, ``node_id``, ``alive``
+    and ``config``. Callbacks get the response message, or an error class on timeout/disconnect."""
+
+    def _init_requests(self) -> None:
+        self._pending: dict[int, tuple] = {}
+        self._corr = 0
+        self._coordinators: dict[tuple, int | None] = {}  # (key type, key) -> broker id
+
+    def _next_corr(self) -> int:
+        self._corr += 1
+        return self._corr
+
+    def _send(self, node: str, msg, on_response, timeout_ms=None) -> int:
+        self._pending[msg.corr] = (node, on_response)
+        self._network.send(self.node_id, node, msg)
+        self._sim.schedule(timeout_ms or self.config["request_timeout_ms"], self._request_expired, msg.corr)
+        return msg.corr
+
+    def _request_expired(self, corr) -> None:
+        entry = self._pending.pop(corr, None)
+        if entry is not None and self.alive:
+            entry[1](Errors.RequestTimedOutError)
+
+    def _answer(self, msg) -> bool:
+        entry = self._pending.pop(getattr(msg, "corr", None), None)
+        if entry is None:
+            return False
+        entry[1](msg)
+        return True
+
+    def _fail_requests_to(self, peer: str) -> None:
+        for corr in [c for c, (node, _) in self._pending.items() if node == peer]:
+            _, callback = self._pending.pop(corr)
+            callback(Errors.KafkaConnectionError)
+
+    def _any_broker(self) -> str:
+        return node_name(self._sim.rng.choice(sorted(self._cluster.brokers)))
+
+    # ---- coordinators ----------------------------------------------------------------------------
+    def _ask_coordinator(self, key_type: str, key: str, api: str, args: dict, on_result, timeout_ms=None) -> None:
+        """Send ``api`` to the group/transaction coordinator of ``key`` (finding it first);
+        ``on_result(error, result)``. A coordinator that moved is forgotten, to be found again."""
+        where = (key_type, key)
+        coordinator = self._coordinators.get(where)
+        if coordinator is None:
+            def found(resp):
+                if isinstance(resp, type) or resp.error is not None:
+                    return on_result(resp if isinstance(resp, type) else resp.error, None)
+                self._coordinators[where] = resp.broker_id
+                self._ask_coordinator(key_type, key, api, args, on_result, timeout_ms)
+            self._send(self._any_broker(), FindCoordinatorRequest(self._next_corr(), key, key_type), found)
+            return
+
+        def answered(resp):
+            error, result = (resp, None) if isinstance(resp, type) else (resp.error, resp.result)
+            if error in COORDINATOR_MOVED and error is not Errors.ConcurrentTransactionsError:
+                self._coordinators[where] = None
+            on_result(error, result)
+        self._send(node_name(coordinator), CoordinatorRequest(self._next_corr(), api, args), answered, timeout_ms)
+
+    def _call_coordinator(self, key_type: str, key: str, api: str, args: dict, timeout_ms=None):
+        """Blocking: retry while the coordinator moves or is busy; other errors are raised."""
+        deadline = self._sim.now + (timeout_ms or self.config["request_timeout_ms"])
+        last = Errors.KafkaTimeoutError
+        while self._sim.now < deadline:
+            box = {}
+            self._ask_coordinator(key_type, key, api, args, lambda e, r: box.update(error=e, result=r))
+            self._sim.run_until(lambda: "error" in box, max(deadline - self._sim.now, 1))
+            if "error" not in box:
+                break
+            if box["error"] is None:
+                return box["result"]
+            last = box["error"]
+            if last not in COORDINATOR_MOVED:
+                raise last(f"{api}: {last.__name__}")
+            self._sim.run_for(self.config["retry_backoff_ms"])
+        raise Errors.KafkaTimeoutError(f"{api} did not complete in time (last error: {last.__name__})")

@@ -1,0 +1,193 @@
+"""The transactional producer's methods, with kafka-python's names and state rules.
+
+``init_transactions()`` registers the ``transactional_id`` with its coordinator and gets the
+producer id and a new epoch - fencing any older instance. ``begin_transaction()``, then
+``send()`` (each new partition is added to the transaction before its first batch goes out),
+optionally ``send_offsets_to_transaction()`` (the consumer's offsets become part of the
+transaction), then ``commit_transaction()`` or ``abort_transaction()``.
+
+Calling them in the wrong order raises ``IllegalStateError`` as kafka-python does; a fenced
+producer gets ``ProducerFencedError`` and can only be closed.
+
+Taught in notebooks/06_transactions.
+"""
+from __future__ import annotations
+
+from kafka import errors as Errors
+from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata
+
+from ..broker.group_coordinator import OFFSETS_TOPIC
+
+UNINITIALIZED, READY, IN_TRANSACTION, ABORTABLE_ERROR, FATAL_ERROR = (
+    "UNINITIALIZED", "READY", "IN_TRANSACTION", "ABORTABLE_ERROR", "FATAL_ERROR")
+
+
+class Transactions:
+    """Mixed into :class:`course_lib.clients.KafkaProducer`."""
+
+    def _init_transactions_state(self) -> None:
+        self.transaction_state = UNINITIALIZED
+        self._txn_partitions: set = set()  # added to the current transaction
+        self._txn_adding = False
+        self._txn_error: Exception | None = None
+        self._txn_count = 0
+
+    def _require_transactional(self, what: str) -> str:
+        tid = self.config["transactional_id"]
+        if tid is None:
+            raise Errors.IllegalStateError(
+                f"Cannot use {what}() without enabling transactions: create the producer with "
+                f"transactional_id='...'")
+        if self.transaction_state == FATAL_ERROR:
+            raise self._txn_error
+        return tid
+
+    def _require_state(self, what: str, *allowed: str) -> None:
+        if self.transaction_state not in allowed:
+            raise Errors.IllegalStateError(
+                f"Cannot call {what}() in state {self.transaction_state} (allowed in: {', '.join(allowed)})")
+
+    def _txn_call(self, api: str, args: dict):
+        tid = self.config["transactional_id"]
+        try:
+            return self._call_coordinator("transaction", tid, api, args, self.config["max_block_ms"])
+        except Errors.ProducerFencedError as exc:
+            self._fatal(exc)
+            raise self._txn_error from None
+
+    def _fatal(self, exc) -> None:
+        """Fenced: nothing this instance still holds may be written; everything queued fails."""
+        self.transaction_state = FATAL_ERROR
+        self._txn_error = Errors.ProducerFencedError(
+            f"{self.config['transactional_id']!r} was fenced: another producer with the same transactional_id "
+            f"called init_transactions() (or the transaction timed out). This instance is a zombie: close it.")
+        for dq in self._accumulator.values():
+            while dq:
+                self._fail(dq.popleft(), self._txn_error, None)
+
+    # ---- public API ------------------------------------------------------------------------------
+    def init_transactions(self):
+        tid = self._require_transactional("init_transactions")
+        self._require_state("init_transactions", UNINITIALIZED)
+        result = self._txn_call("init_producer_id", {"transactional_id": tid,
+                                                     "transaction_timeout_ms": self.config["transaction_timeout_ms"]})
+        self.producer_id, self.producer_epoch = result["producer_id"], result["producer_epoch"]
+        self._next_sequence.clear()
+        self.transaction_state = READY
+        self._history.record(self.node_id, "ok", "init_transactions", tid,
+                             evidence={"producer_id": self.producer_id, "producer_epoch": self.producer_epoch})
+
+    def begin_transaction(self):
+        self._require_transactional("begin_transaction")
+        self._require_state("begin_transaction", READY)
+        self.transaction_state = IN_TRANSACTION
+        self._txn_partitions = set()
+        self._txn_count += 1
+        self._history.record(self.node_id, "ok", "begin_transaction", self._txn_count)
+
+    def send_offsets_to_transaction(self, offsets, group_metadata):
+        tid = self._require_transactional("send_offsets_to_transaction")
+        self._require_state("send_offsets_to_transaction", IN_TRANSACTION)
+        if isinstance(group_metadata, str):
+            group_metadata = ConsumerGroupMetadata(group_metadata)
+        if not isinstance(group_metadata, ConsumerGroupMetadata):
+            raise TypeError("group_metadata must be consumer.group_metadata() (or a group id string)")
+        if not isinstance(offsets, dict):
+            raise TypeError("offsets must be dict[TopicPartition, OffsetAndMetadata]")
+        plain = {tuple(tp): (m.offset if isinstance(m, OffsetAndMetadata) else m) for tp, m in offsets.items()}
+        self._add_to_transaction([(OFFSETS_TOPIC, 0)])
+        args = {"transactional_id": tid, "producer_id": self.producer_id, "producer_epoch": self.producer_epoch,
+                "group": group_metadata.group_id, "member_id": group_metadata.member_id,
+                "generation": group_metadata.generation_id, "offsets": plain}
+        try:
+            self._call_coordinator("group", group_metadata.group_id, "txn_offset_commit", args,
+                                   self.config["max_block_ms"])
+        except Errors.ProducerFencedError as exc:
+            self._fatal(exc)
+            raise self._txn_error from None
+        except (Errors.IllegalGenerationError, Errors.UnknownMemberIdError, Errors.RebalanceInProgressError) as exc:
+            self.transaction_state = ABORTABLE_ERROR
+            raise Errors.CommitFailedError(
+                f"{type(exc).__name__}: this consumer's group generation is over (it was fenced by a rebalance); "
+                f"abort the transaction") from None
+        self._history.record(self.node_id, "ok", "send_offsets", [[t, p, o] for (t, p), o in sorted(plain.items())],
+                             evidence={"transaction": self._txn_count})
+
+    def commit_transaction(self):
+        self._end_transaction(commit=True)
+
+    def abort_transaction(self):
+        self._end_transaction(commit=False)
+
+    def _end_transaction(self, commit: bool):
+        what = "commit_transaction" if commit else "abort_transaction"
+        tid = self._require_transactional(what)
+        if commit and self.transaction_state == ABORTABLE_ERROR:
+            raise Errors.KafkaError(f"Cannot commit: an earlier error ({self._txn_error}) means this "
+                                    f"transaction must be aborted")
+        self._require_state(what, IN_TRANSACTION, *(() if commit else (ABORTABLE_ERROR,)))
+        op = self._history.invoke(self.node_id, "end_transaction", self._txn_count)
+        self.flush()
+        if self.transaction_state == FATAL_ERROR:
+            self._history.complete(op, "fail", error="ProducerFencedError")
+            raise self._txn_error
+        if commit and self.transaction_state == ABORTABLE_ERROR:
+            self._history.complete(op, "fail", error="TransactionAbortableError")
+            raise Errors.KafkaError(f"Cannot commit: a send in this transaction failed ({self._txn_error}); abort it")
+        try:
+            if self._txn_partitions:
+                self._txn_call("end_txn", {"transactional_id": tid, "producer_id": self.producer_id,
+                                           "producer_epoch": self.producer_epoch, "commit": commit})
+        except Exception as exc:
+            self._history.complete(op, "info", error=type(exc).__name__)
+            raise
+        self._history.complete(op, "ok", value={"transaction": self._txn_count, "commit": commit})
+        self.transaction_state = READY
+        self._txn_partitions = set()
+
+    # ---- used by the sender -------------------------------------------------------------------------
+    def _check_send_allowed(self) -> None:
+        if self.config["transactional_id"] is not None and self.transaction_state != IN_TRANSACTION:
+            if self.transaction_state == FATAL_ERROR:
+                raise self._txn_error
+            raise Errors.IllegalStateError(
+                f"Cannot call send in state {self.transaction_state}: call begin_transaction() first"
+                + (" (and init_transactions() before that)" if self.transaction_state == UNINITIALIZED else ""))
+
+    def _add_to_transaction(self, tps) -> None:
+        """Blocking AddPartitionsToTxn (used for the offsets partition)."""
+        new = [tp for tp in tps if tp not in self._txn_partitions]
+        if new:
+            self._txn_call("add_partitions", self._add_args(new))
+            self._txn_partitions.update(new)
+
+    def _add_args(self, tps) -> dict:
+        return {"transactional_id": self.config["transactional_id"], "producer_id": self.producer_id,
+                "producer_epoch": self.producer_epoch, "partitions": [list(tp) for tp in tps]}
+
+    def _partitions_ready_for_transaction(self) -> set | None:
+        """Partitions whose batches may be sent now; starts adding the others (non-blocking)."""
+        if self.config["transactional_id"] is None:
+            return None
+        waiting = [tp for tp, dq in self._accumulator.items() if dq and tp not in self._txn_partitions]
+        if waiting and not self._txn_adding:
+            self._txn_adding = True
+
+            def added(error, result):
+                self._txn_adding = False
+                if error is None:
+                    self._txn_partitions.update(waiting)
+                elif error is Errors.ProducerFencedError:
+                    self._fatal(error)
+                self._wakeup(0 if error is None else self.config["retry_backoff_ms"])
+            self._ask_coordinator("transaction", self.config["transactional_id"], "add_partitions",
+                                  self._add_args(waiting), added)
+        return self._txn_partitions
+
+    def _transaction_send_failed(self, exc) -> None:
+        if self.config["transactional_id"] is not None and self.transaction_state == IN_TRANSACTION:
+            if isinstance(exc, Errors.ProducerFencedError):
+                self._fatal(exc)
+            else:
+                self.transaction_state = ABORTABLE_ERROR
+                self._txn_error = exc

@@ -1,0 +1,276 @@
+"""A consumer application with a sink, crash points and restarts: where delivery semantics are
+won or lost.
+
+Semantics (how the application orders processing and committing):
+
+- ``at-most-once``: commit the polled offsets, *then* process. A crash in between loses messages.
+- ``at-least-once``: process, *then* commit. A crash in between processes them again.
+- ``auto-commit``: ``enable_auto_commit=True`` and no commits of its own: whatever earlier polls
+  returned is committed every ``auto_commit_interval_ms`` - processed or not.
+- ``exactly-once-external``: the output and the next offset go into the sink in *one* SQLite
+  transaction; on restart the consumer seeks to the offset stored there, not to Kafka's.
+- ``exactly-once-kafka``: consume-transform-produce. Outputs go to a Kafka topic in a
+  transaction that also carries the consumed offsets (``send_offsets_to_transaction``); the
+  input is read ``read_committed``. A restarted instance with the same ``transactional_id``
+  fences the old one and aborts whatever it left open.
+
+Crash points: ``after_poll``, ``mid_batch`` (half the batch processed), ``after_process``
+(processed, not committed) and ``after_commit`` (committed, not processed - where at-most-once
+commits first). After a crash a new instance starts, as a supervisor would restart it.
+
+Taught in notebooks/05_consumer_delivery_semantics and notebooks/07_exactly_once_external.
+"""
+from __future__ import annotations
+
+import random
+import sqlite3
+import warnings
+from dataclasses import dataclass, field
+
+from kafka import errors as Errors
+
+from .broker import Cluster
+from .checker import CheckResult, check
+from .clients import KafkaConsumer, KafkaProducer
+
+SEMANTICS = ("at-most-once", "at-least-once", "auto-commit", "exactly-once-external", "exactly-once-kafka")
+CRASH_POINTS = ("after_poll", "mid_batch", "after_process", "after_commit")
+INPUT, OUTPUT, GROUP = "input", "output", "processors"
+
+
+class ListSink:
+    """Output kept in a list that outlives the application process (think: another service)."""
+
+    name = "sink:list"
+
+    def __init__(self):
+        self.rows: list[str] = []
+
+    def write(self, message: str) -> None:
+        self.rows.append(message)
+
+    def contents(self) -> list[str]:
+        return list(self.rows)
+
+
+class SQLiteSink:
+    """Output in SQLite; ``write_with_offset`` stores the output and the next offset atomically."""
+
+    name = "sink:sqlite"
+
+    def __init__(self, path: str = ":memory:"):
+        self.db = sqlite3.connect(path, isolation_level=None)
+        self.db.execute("CREATE TABLE IF NOT EXISTS output (message TEXT)")
+        self.db.execute("CREATE TABLE IF NOT EXISTS offsets (topic TEXT, partition INT, next_offset INT, "
+                        "PRIMARY KEY (topic, partition))")
+
+    def write(self, message: str) -> None:
+        self.db.execute("INSERT INTO output VALUES (?)", (message,))
+
+    def write_with_offset(self, message: str, topic: str, partition: int, next_offset: int) -> None:
+        """One transaction: the output and where to resume. Both happen, or neither."""
+        self.db.execute("BEGIN")
+        self.db.execute("INSERT INTO output VALUES (?)", (message,))
+        self.db.execute("INSERT OR REPLACE INTO offsets VALUES (?, ?, ?)", (topic, partition, next_offset))
+        self.db.execute("COMMIT")
+
+    def stored_offsets(self) -> dict:
+        return {(t, p): o for t, p, o in self.db.execute("SELECT topic, partition, next_offset FROM offsets")}
+
+    def rollback_open_transaction(self) -> None:
+        """The application died mid-transaction: the database discards it."""
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
+
+    def contents(self) -> list[str]:
+        return [m for (m,) in self.db.execute("SELECT message FROM output ORDER BY rowid")]
+
+
+@dataclass
+class PipelineResult:
+    semantics: str
+    crash_point: str | None
+    seed: int
+    history: object
+    result: CheckResult
+    sink: list
+    crashes: list = field(default_factory=list)
+    cluster: Cluster | None = None
+    expected: set = field(default_factory=set)
+
+    @property
+    def anomalies(self) -> set[str]:
+        return self.result.found
+
+    def __repr__(self) -> str:
+        return f"<PipelineResult {self.semantics} crash={self.crash_point} seed={self.seed}: {self.result.summary()}>"
+
+    def _repr_html_(self) -> str:
+        return (f"<h4>{self.semantics}, crash {self.crash_point or 'none'} (seed {self.seed})</h4>"
+                + self.result._repr_html_())
+
+
+class _Crash(Exception):
+    """The application process dies here."""
+
+
+class Processor:
+    """One instance of the consumer application. ``run()`` returns when the input is drained or
+    raises :class:`_Crash` at its crash point."""
+
+    def __init__(self, cluster, semantics, sink, number, crash_point=None, crash_after_polls=None,
+                 batch=5, session_timeout_ms=10_000, buffered=False, processing_ms=25.0):
+        self.cluster, self.semantics, self.sink, self.number = cluster, semantics, sink, number
+        self.buffered = buffered  # processing runs one poll behind (a worker queue)
+        self.processing_ms = processing_ms  # time each record takes: auto-commits happen meanwhile
+        self.queue: list = []
+        self.crash_point, self.crash_after_polls = crash_point, crash_after_polls
+        self.polls = 0
+        config = dict(bootstrap_servers=cluster, client_id=f"processor-{number}", max_poll_records=batch,
+                      auto_offset_reset="earliest", session_timeout_ms=session_timeout_ms,
+                      heartbeat_interval_ms=session_timeout_ms // 3, auto_commit_interval_ms=100)
+        if semantics == "exactly-once-external":
+            self.consumer = KafkaConsumer(enable_auto_commit=False, **config)
+            self.consumer.assign([(INPUT, p) for p in range(cluster.topic_config(INPUT).partitions)])
+            for tp, offset in sink.stored_offsets().items():
+                self.consumer.seek(tp, offset)
+        else:
+            self.consumer = KafkaConsumer(
+                INPUT, group_id=GROUP, enable_auto_commit=semantics == "auto-commit",
+                isolation_level="read_committed" if semantics == "exactly-once-kafka" else "read_uncommitted",
+                **config)
+        self.producer = None
+        if semantics == "exactly-once-kafka":
+            self.producer = KafkaProducer(bootstrap_servers=cluster, transactional_id="processor",
+                                          client_id=f"processor-{number}-producer")
+            self.producer.init_transactions()
+
+    def _maybe_crash(self, point: str) -> None:
+        if point == self.crash_point and self.crash_after_polls is not None and self.polls >= self.crash_after_polls:
+            raise _Crash(point)
+
+    def process(self, record) -> None:
+        self.cluster.run_for(self.processing_ms)
+        message = record.value.decode()
+        if self.semantics == "exactly-once-external":
+            self.sink.write_with_offset(message, record.topic, record.partition, record.offset + 1)
+        elif self.semantics == "exactly-once-kafka":
+            self.producer.send(OUTPUT, record.value, partition=record.partition)
+        else:
+            self.sink.write(message)
+        if self.semantics != "exactly-once-kafka":
+            self.cluster.history.record(self.consumer.node_id, "ok", "process", message,
+                                        topic=record.topic, partition=record.partition, offset=record.offset)
+
+    def run(self, idle_polls: int = 6, max_polls: int = 500) -> None:
+        idle = 0
+        for _ in range(max_polls):
+            batches = self.consumer.poll(timeout_ms=500)
+            records = [r for rs in batches.values() for r in rs]
+            if self.buffered:  # hand this poll to the worker; process what the last one returned
+                records, self.queue = self.queue, records
+            if not records and not self.queue:
+                idle += 1
+                if idle >= idle_polls and self._caught_up():
+                    return
+                continue
+            if not records:
+                continue
+            idle = 0
+            self.polls += 1
+            self._maybe_crash("after_poll")
+            if self.semantics == "at-most-once":
+                self.consumer.commit()
+                self._maybe_crash("after_commit")
+            if self.producer is not None:
+                self.producer.begin_transaction()
+            for i, record in enumerate(records):
+                if i == len(records) // 2:
+                    self._maybe_crash("mid_batch")
+                self.process(record)
+            self._maybe_crash("after_process")
+            if self.semantics == "at-least-once":
+                self.consumer.commit()
+            elif self.producer is not None:
+                self.producer.send_offsets_to_transaction(
+                    {tp: s for tp, s in self.consumer.positions.items()}, self.consumer.group_metadata())
+                self.producer.commit_transaction()
+            if self.semantics != "at-most-once":
+                self._maybe_crash("after_commit")
+
+    def _caught_up(self) -> bool:
+        positions = self.consumer.positions
+        if not positions:
+            return False
+        for (topic, partition), position in positions.items():
+            ends = self.cluster.committed_records(topic, partition, read_committed=True)
+            end = ends[-1][0] + 1 if ends else 0
+            if position is None or position < end:
+                return False
+        return True
+
+    def crash(self) -> None:
+        self.consumer.crash()
+        if self.producer is not None:
+            self.producer.crash()
+        if isinstance(self.sink, SQLiteSink):
+            self.sink.rollback_open_transaction()
+
+
+def run_pipeline(semantics: str = "at-least-once", crash_point: str | None = "after_process", crashes: int = 1,
+                 seed: int = 0, messages: int = 20, partitions: int = 2, batch: int = 5,
+                 restart_delay_ms: float = 1000, buffered: bool = False) -> PipelineResult:
+    """Produce ``messages`` to the input topic, run the application with ``crashes`` crashes at
+    ``crash_point`` (on a seeded poll), restart it each time, then read everything and check.
+    ``buffered=True`` processes each poll's records one poll later, as an application that hands
+    records to a worker queue does - the case where auto-commit loses messages."""
+    if semantics not in SEMANTICS:
+        raise ValueError(f"semantics must be one of {SEMANTICS}, got {semantics!r}")
+    if crash_point is not None and crash_point not in CRASH_POINTS:
+        raise ValueError(f"crash_point must be one of {CRASH_POINTS} or None, got {crash_point!r}")
+    rng = random.Random(f"processing-{seed}")
+    cluster = Cluster(brokers=3, seed=seed, group_initial_rebalance_delay_ms=0)
+    cluster.create_topic(INPUT, partitions=partitions, min_insync_replicas=2)
+    if semantics == "exactly-once-kafka":
+        cluster.create_topic(OUTPUT, partitions=partitions, min_insync_replicas=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loader = KafkaProducer(bootstrap_servers=cluster, client_id="loader")
+    for i in range(messages):
+        loader.send(INPUT, f"msg-{i}".encode(), key=str(i).encode())
+    loader.flush()
+    sink = SQLiteSink() if semantics == "exactly-once-external" else ListSink()
+    crash_log = []
+    number = 0
+    while True:
+        number += 1
+        crash_here = crash_point if len(crash_log) < crashes else None
+        processor = Processor(cluster, semantics, sink, number, crash_here, rng.randint(1, 2), batch,
+                              buffered=buffered)
+        try:
+            processor.run()
+            processor.consumer.close()
+            if processor.producer is not None:
+                processor.producer.close()
+            break
+        except _Crash as crash:
+            processor.crash()
+            crash_log.append({"instance": number, "point": str(crash), "time_ms": cluster.now,
+                              "after_polls": processor.polls})
+            cluster.run_for(restart_delay_ms)
+        if number > crashes + 5:
+            raise RuntimeError(f"the application did not finish after {number} instances (seed={seed})")
+    isolation = "read_committed" if semantics == "exactly-once-kafka" else "read_uncommitted"
+    cluster.final_read(INPUT)
+    if semantics == "exactly-once-kafka":
+        cluster.final_read(OUTPUT, isolation_level="read_committed")
+        sink_rows = [m for _, _, m in cluster.history[-1].value]
+        sink_name = OUTPUT
+    else:
+        sink_rows = sink.contents()
+        cluster.history.record("final-reader", "ok", "final_read", [[0, i, m] for i, m in enumerate(sink_rows)],
+                               topic=sink.name)
+        sink_name = sink.name
+    consumer = {"semantics": semantics, "isolation_level": isolation, "input": INPUT, "output": sink_name}
+    result = check(cluster.history, {"acks": "all"}, None, consumer=consumer)
+    return PipelineResult(semantics, crash_point, seed, cluster.history, result, sink_rows, crash_log, cluster)

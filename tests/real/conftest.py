@@ -1,0 +1,67 @@
+"""One real 3-broker cluster per test session: starting Kafka costs ~10 s, so tests share it.
+
+Tests that damage the cluster (kill, pause) heal it before they return, as Jepsen does after a
+nemesis. Without Java 17+ or Maven every real-Kafka test is skipped with the reason (``-ra``).
+"""
+import subprocess
+
+import pytest
+
+from course_lib.real import jars
+
+
+def _jvm_missing_reason() -> str | None:
+    try:
+        jars.check_jvm_tools()
+    except jars.JvmToolMissing as e:
+        return str(e).splitlines()[0] + " (apt-get install openjdk-17-jdk-headless maven)"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    reason = _jvm_missing_reason()
+    if reason is None:
+        return
+    skip = pytest.mark.skip(reason=f"real Kafka unavailable: {reason}")
+    for item in items:
+        if "real_kafka" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    from course_lib.real.cluster import LocalCluster
+
+    c = LocalCluster(progress=False)
+    c.start()
+    try:
+        yield c
+    finally:
+        c.stop()
+        # The session cluster must leave nothing behind either.
+        left = subprocess.run(["pgrep", "-f", c.tag], capture_output=True, text=True).stdout
+        assert not left.strip(), f"JVMs of the session cluster survived stop(): {left}"
+
+
+@pytest.fixture
+def healthy(cluster):
+    """The shared cluster with every broker running again after the test."""
+    yield cluster
+    for node in cluster.nodes.values():
+        if node.paused:
+            cluster.resume(node.node_id)
+    for node in cluster.nodes.values():
+        if not node.running():
+            cluster.restart(node.node_id)
+
+
+_topic_counter = [0]
+
+
+@pytest.fixture
+def topic(cluster, request):
+    """A fresh RF=3, min.insync.replicas=2 topic with one partition, named after the test."""
+    _topic_counter[0] += 1
+    name = f"t{_topic_counter[0]}-{request.node.name[:40]}".replace("[", "-").replace("]", "")
+    cluster.create_topic(name)
+    return name

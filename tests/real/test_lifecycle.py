@@ -1,0 +1,78 @@
+"""Starting and stopping leaves nothing behind; bad starts fail with a message that says why."""
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from course_lib.real.cluster import LocalCluster, PortInUse, StaleDataDir
+
+pytestmark = pytest.mark.real_kafka
+
+
+def _ours(tag: str) -> list[str]:
+    out = subprocess.run(["pgrep", "-f", tag], capture_output=True, text=True).stdout
+    return out.split()
+
+
+def _wait_gone(tag: str, timeout_s: float = 30) -> list[str]:
+    deadline = time.monotonic() + timeout_s
+    while (left := _ours(tag)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
+
+
+def test_stop_after_exception_leaves_no_jvm_and_no_proxy(tmp_path):
+    c = LocalCluster(brokers=1, progress=False)
+    with pytest.raises(RuntimeError, match="boom"):
+        with c:
+            assert _ours(c.tag), "the broker JVM should be running inside the with-block"
+            proxy_port = c.nodes[1].proxy_port
+            raise RuntimeError("boom")
+    assert _wait_gone(c.tag) == []
+    with pytest.raises(ConnectionRefusedError):  # nobody listens on the proxy's port any more
+        socket.create_connection(("127.0.0.1", proxy_port), timeout=5).close()
+
+
+def test_jvms_die_when_the_python_parent_is_killed(tmp_path):
+    # What a Jupyter kernel restart does: the Python process vanishes without running atexit.
+    script = textwrap.dedent("""
+        import os, sys
+        from course_lib.real.cluster import LocalCluster
+        c = LocalCluster(brokers=1, progress=False).start()
+        print(c.tag, flush=True)
+        os.kill(os.getpid(), 9)
+    """)
+    env = {**os.environ, "PYTHONPATH": os.getcwd()}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=180, env=env)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
+    tag = proc.stdout.strip().splitlines()[-1]
+    assert tag.startswith("course-kafka-")
+    assert _wait_gone(tag) == [], "a broker JVM outlived its killed Python parent"
+
+
+def test_stale_data_dir_is_refused_with_advice(tmp_path):
+    leftover = tmp_path / "data" / "broker-1"
+    leftover.mkdir(parents=True)
+    (leftover / "meta.properties").write_text("cluster.id=someone-else\n")
+    c = LocalCluster(brokers=1, data_dir=tmp_path, progress=False)
+    with pytest.raises(StaleDataDir, match="wipe=True"):
+        c.start()
+    assert not _ours(c.tag)
+    assert (leftover / "meta.properties").exists(), "nothing may be deleted without wipe=True"
+
+
+def test_port_in_use_is_refused_with_advice():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        busy = s.getsockname()[1]
+        c = LocalCluster(brokers=1, base_port=busy, progress=False)
+        with pytest.raises(PortInUse, match=str(busy)):
+            c.start()
+        assert not _ours(c.tag)
