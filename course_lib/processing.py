@@ -180,7 +180,7 @@ class Processor:
             self.polls += 1
             self._maybe_crash("after_poll")
             if self.semantics == "at-most-once":
-                self.consumer.commit()
+                self._commit()
                 self._maybe_crash("after_commit")
             if self.producer is not None:
                 self.producer.begin_transaction()
@@ -190,13 +190,29 @@ class Processor:
                 self.process(record)
             self._maybe_crash("after_process")
             if self.semantics == "at-least-once":
-                self.consumer.commit()
-            elif self.producer is not None:
-                self.producer.send_offsets_to_transaction(
-                    {tp: s for tp, s in self.consumer.positions.items()}, self.consumer.group_metadata())
-                self.producer.commit_transaction()
+                self._commit()
+            elif self.producer is not None and not self._commit_transaction():
+                return  # fenced: a newer instance owns this transactional id
             if self.semantics != "at-most-once":
                 self._maybe_crash("after_commit")
+
+    def _commit_transaction(self) -> bool:
+        """Offsets and outputs commit together; if the group moved on, abort - the new owner of the
+        partitions redoes the work. Returns False if this instance was fenced."""
+        try:
+            self.producer.send_offsets_to_transaction(self.consumer.positions, self.consumer.group_metadata())
+            self.producer.commit_transaction()
+        except Errors.ProducerFencedError:
+            return False
+        except Errors.CommitFailedError:
+            self.producer.abort_transaction()
+        return True
+
+    def _commit(self) -> None:
+        try:
+            self.consumer.commit()
+        except Errors.CommitFailedError:
+            pass  # the group moved on: the partitions' new owner starts from the last committed offset
 
     def _caught_up(self) -> bool:
         positions = self.consumer.positions
@@ -219,11 +235,14 @@ class Processor:
 
 def run_pipeline(semantics: str = "at-least-once", crash_point: str | None = "after_process", crashes: int = 1,
                  seed: int = 0, messages: int = 20, partitions: int = 2, batch: int = 5,
-                 restart_delay_ms: float = 1000, buffered: bool = False) -> PipelineResult:
+                 restart_delay_ms: float = 1000, buffered: bool = False,
+                 broker_fault: tuple | None = None, lose_response_at_ms: float | None = None) -> PipelineResult:
     """Produce ``messages`` to the input topic, run the application with ``crashes`` crashes at
     ``crash_point`` (on a seeded poll), restart it each time, then read everything and check.
     ``buffered=True`` processes each poll's records one poll later, as an application that hands
-    records to a worker queue does - the case where auto-commit loses messages."""
+    records to a worker queue does - the case where auto-commit loses messages.
+    ``broker_fault=(at_ms, broker)`` crashes a broker that long after processing starts (restarted
+    3 s later); ``lose_response_at_ms`` drops one response to the application's clients then."""
     if semantics not in SEMANTICS:
         raise ValueError(f"semantics must be one of {SEMANTICS}, got {semantics!r}")
     if crash_point is not None and crash_point not in CRASH_POINTS:
@@ -240,6 +259,12 @@ def run_pipeline(semantics: str = "at-least-once", crash_point: str | None = "af
         loader.send(INPUT, f"msg-{i}".encode(), key=str(i).encode())
     loader.flush()
     sink = SQLiteSink() if semantics == "exactly-once-external" else ListSink()
+    if broker_fault is not None:
+        at_ms, broker = broker_fault
+        cluster.at(at_ms, cluster.crash, broker)
+        cluster.at(at_ms + 3000, cluster.restart, broker)
+    if lose_response_at_ms is not None:
+        cluster.at(lose_response_at_ms, cluster.network.drop_next, None, None, "coordinator_response")
     crash_log = []
     number = 0
     while True:
@@ -274,3 +299,13 @@ def run_pipeline(semantics: str = "at-least-once", crash_point: str | None = "af
     consumer = {"semantics": semantics, "isolation_level": isolation, "input": INPUT, "output": sink_name}
     result = check(cluster.history, {"acks": "all"}, None, consumer=consumer)
     return PipelineResult(semantics, crash_point, seed, cluster.history, result, sink_rows, crash_log, cluster)
+
+
+def random_processing(seed: int, semantics: str, messages: int = 20) -> PipelineResult:
+    """One seeded trial: random crash point and number of crashes, plus a broker crash and a lost
+    response somewhere during the run (property tests and notebook trials use it)."""
+    rng = random.Random(f"random-processing-{seed}")
+    point = rng.choice(CRASH_POINTS)
+    return run_pipeline(semantics, point, crashes=rng.randint(1, 3), seed=seed, messages=messages,
+                        batch=rng.randint(2, 6), broker_fault=(rng.uniform(0, 400), rng.choice([1, 2, 3])),
+                        lose_response_at_ms=rng.uniform(0, 400))

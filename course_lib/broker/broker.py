@@ -11,19 +11,28 @@ from __future__ import annotations
 
 from kafka import errors as Errors
 
+from .group_coordinator import OFFSETS_TOPIC, GroupCoordinator
 from .options import ClusterOptions
 from .partition import Partition
 from .protocol import (ConsumerFetchResponse, FetchResponse, FindCoordinatorResponse, Heartbeat,
-                       WriteTxnMarkerResponse, InitProducerIdResponse, MetadataResponse, PartitionResult,
+                       ListOffsetsResponse, WriteTxnMarkerResponse, node_name, InitProducerIdResponse, MetadataResponse, PartitionResult,
                        PartitionUpdate, ProduceRequest, ProduceResponse, TopicConfig)
+from .txn_coordinator import TXN_TOPIC, TxnCoordinator
 
+
+#: message kind -> (Partition method, answer when this broker has no replica of the partition)
+PARTITION_ROUTES = {
+    "fetch_request": ("handle_fetch", lambda m: FetchResponse(m.tp, m.generation, Errors.UnknownTopicOrPartitionError)),
+    "fetch_response": ("on_fetch_response", None),
+    "alter_partition_response": ("on_alter_partition_response", None),
+    "consumer_fetch_request": ("handle_consumer_fetch",
+                               lambda m: ConsumerFetchResponse(m.corr, m.tp, Errors.NotLeaderForPartitionError)),
+    "list_offsets_request": ("list_offsets",
+                             lambda m: ListOffsetsResponse(m.corr, m.tp, Errors.NotLeaderForPartitionError, -1)),
+}
 
 GROUP_APIS = frozenset({"join_group", "heartbeat", "leave_group", "offset_commit", "offset_fetch",
                         "txn_offset_commit"})
-
-
-def node_name(broker_id: int) -> str:
-    return f"broker-{broker_id}"
 
 
 class _PendingProduce:
@@ -66,8 +75,6 @@ class Broker:
         self.metadata_version = 0
         self.topic_configs: dict[str, TopicConfig] = {}
         self.network.add(self)
-        from .group_coordinator import GroupCoordinator
-        from .txn_coordinator import TxnCoordinator
         self.groups = GroupCoordinator(self)
         self.txns = TxnCoordinator(self)
         self._heartbeat()
@@ -111,10 +118,7 @@ class Broker:
         self.send_controller(Heartbeat(self.broker_id, self.incarnation, self.metadata_version))
         self.schedule_timer(self.options.broker_heartbeat_interval_ms, self._heartbeat)
 
-    # ---- hooks for observers (consumers' long polls, the history) -----------------------------
-    def on_high_watermark(self, partition: Partition) -> None:
-        self.cluster.on_high_watermark(self, partition)
-
+    # ---- hooks for the history ---------------------------------------------------------------------
     def on_truncate(self, partition: Partition, removed) -> None:
         self.cluster.on_truncate(self, partition, removed)
 
@@ -158,23 +162,18 @@ class Broker:
             self._held.append((self.receive, (src, msg)))
             return
         kind = msg.kind
-        if kind == "fetch_request":
-            partition = self.partitions.get(msg.tp)
-            if partition is None:
-                return self.send(src, FetchResponse(msg.tp, msg.generation, Errors.UnknownTopicOrPartitionError))
-            partition.handle_fetch(src, msg)
-        elif kind == "fetch_response":
+        route = PARTITION_ROUTES.get(kind)
+        if route is not None:
+            method, refusal = route
             partition = self.partitions.get(msg.tp)
             if partition is not None:
-                partition.on_fetch_response(msg)
+                getattr(partition, method)(src, msg)
+            elif refusal is not None:
+                self.send(src, refusal(msg))
         elif kind == "produce_request":
             self._handle_produce(src, msg)
         elif kind == "partition_update":
             self._apply_update(msg)
-        elif kind == "alter_partition_response":
-            partition = self.partitions.get(msg.tp)
-            if partition is not None:
-                partition.on_alter_partition_response(msg.error, msg.state)
         elif kind == "metadata_request":
             self.send(src, MetadataResponse(
                 msg.corr, tuple(sorted(self.cluster.brokers)),
@@ -183,17 +182,6 @@ class Broker:
         elif kind == "init_producer_id_request":
             pid, epoch = self.cluster.controller.allocate_producer_id(msg.transactional_id)
             self.send(src, InitProducerIdResponse(msg.corr, None, pid, epoch))
-        elif kind == "consumer_fetch_request":
-            partition = self.partitions.get(msg.tp)
-            if partition is None:
-                return self.send(src, ConsumerFetchResponse(msg.corr, msg.tp, Errors.NotLeaderForPartitionError))
-            partition.handle_consumer_fetch(src, msg)
-        elif kind == "list_offsets_request":
-            partition = self.partitions.get(msg.tp)
-            if partition is None:
-                from .protocol import ListOffsetsResponse
-                return self.send(src, ListOffsetsResponse(msg.corr, msg.tp, Errors.NotLeaderForPartitionError, -1))
-            partition.list_offsets(src, msg)
         elif kind == "find_coordinator_request":
             self._find_coordinator(src, msg)
         elif kind == "coordinator_request":
@@ -212,8 +200,6 @@ class Broker:
     def _find_coordinator(self, src: str, msg) -> None:
         """Any broker answers: the coordinator is the leader of the internal topic's partition
         (created on first use, as Kafka creates __consumer_offsets)."""
-        from .group_coordinator import OFFSETS_TOPIC
-        from .txn_coordinator import TXN_TOPIC
         topic = OFFSETS_TOPIC if msg.key_type == "group" else TXN_TOPIC
         self.cluster.controller.ensure_internal_topic(topic)
         state = self.metadata.get((topic, 0))

@@ -35,7 +35,6 @@ class Cluster:
         self.network = Network(self.sim, self.options.latency_ms, self.options.jitter_ms,
                                trace=self.options.trace)
         self.history = History(clock=lambda: self.sim.now)
-        self._hw_listeners: list[Callable] = []
         self.brokers: dict[int, Broker] = {}
         self.clients: list = []
         self.controller = Controller(self, self.options)
@@ -258,10 +257,6 @@ class Cluster:
     # ---- hooks --------------------------------------------------------------------------------
     def record(self, process: str, f: str, value) -> None:
         self.history.record(process, "info", f, value)
-
-    def on_high_watermark(self, broker, partition) -> None:
-        for listener in self._hw_listeners:
-            listener(broker, partition)
 
     def on_truncate(self, broker, partition, removed) -> None:
         lost = [_decode(r.value) for b in removed if b.batch.control is None for r in b.batch.records]

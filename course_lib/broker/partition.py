@@ -247,7 +247,6 @@ class Partition:
                     else:
                         waiting.append(d)
                 self.delayed = waiting
-            self.broker.on_high_watermark(self)
 
     # ---- leader: followers ----------------------------------------------------------------------
     def handle_fetch(self, src: str, req: FetchRequest) -> None:
@@ -331,10 +330,10 @@ class Partition:
         self.broker.send_controller(AlterPartition(self.tp, self.me, self.leader_epoch,
                                                    self.state.partition_epoch, isr))
 
-    def on_alter_partition_response(self, error, state: PartitionState) -> None:
+    def on_alter_partition_response(self, src: str, resp) -> None:
         self.pending_isr = None
-        if error is None or state.leader_epoch == self.leader_epoch:
-            self.apply_state(state)
+        if resp.error is None or resp.state.leader_epoch == self.leader_epoch:
+            self.apply_state(resp.state)
 
     # ---- follower --------------------------------------------------------------------------------
     def send_fetch(self) -> None:
@@ -357,7 +356,7 @@ class Partition:
         self.fetch_generation += 1
         self.fetch_timeout.arm(self.sim.now + self.broker.options.replica_fetch_backoff_ms)
 
-    def on_fetch_response(self, resp: FetchResponse) -> None:
+    def on_fetch_response(self, src: str, resp: FetchResponse) -> None:
         if resp.generation != self.fetch_generation or self.is_leader:
             return  # an answer to a fetch from an earlier leader or incarnation
         self.fetch_timeout.disarm()

@@ -12,6 +12,11 @@ from typing import Any, NamedTuple
 TopicPartition = tuple  # (topic, partition): kafka-python's TopicPartition is a namedtuple of these
 
 
+def node_name(broker_id: int) -> str:
+    """A broker's address on the simulated network."""
+    return f"broker-{broker_id}"
+
+
 class Record(NamedTuple):
     key: bytes | None
     value: bytes | None

@@ -21,9 +21,8 @@ from dataclasses import dataclass, field, replace
 
 from kafka import errors as Errors
 
-from .broker import node_name
 from .coordinator_log import CoordinatorLog
-from .protocol import WriteTxnMarker
+from .protocol import WriteTxnMarker, node_name
 
 TXN_TOPIC = "__transaction_state"
 MARKER_RETRY_MS = 100

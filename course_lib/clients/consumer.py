@@ -28,7 +28,7 @@ from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartiti
 from ..broker.broker import node_name
 from ..broker.protocol import ConsumerFetchRequest, ListOffsetsRequest, MetadataRequest
 from ..history import _text
-from .config import ConfigurationError, resolve_consumer_config
+from .config import resolve_consumer_config
 from .rpc import Requests
 
 GENERATION_ERRORS = (Errors.IllegalGenerationError, Errors.UnknownMemberIdError, Errors.RebalanceInProgressError)
@@ -50,18 +50,7 @@ class _Partition:
 class KafkaConsumer(Requests):
     def __init__(self, *topics, **configs):
         self.config = resolve_consumer_config(**configs)
-        from ..broker.cluster import Cluster
-        cluster = self.config["bootstrap_servers"]
-        if not isinstance(cluster, Cluster):
-            raise ConfigurationError(
-                f"the simulator's KafkaConsumer needs bootstrap_servers=<a course_lib Cluster>, got {cluster!r}. "
-                f"For a real cluster use kafka-python: from kafka import KafkaConsumer.")
-        self._cluster, self._sim, self._network, self._history = cluster, cluster.sim, cluster.network, cluster.history
-        client_id = self.config["client_id"]
-        self.node_id = client_id if client_id and not client_id.startswith("kafka-python-") \
-            else cluster.new_client_id("consumer")
-        self.alive = True
-        self._closed = False
+        self._attach("consumer")
         self._read_committed = self.config["isolation_level"] == "read_committed"
         self._group = self.config["group_id"]
         self._subscription: tuple = ()
@@ -69,7 +58,6 @@ class KafkaConsumer(Requests):
         self._partitions: dict[tuple, _Partition] = {}
         self._leaders: dict[tuple, int | None] = {}
         self._topic_partitions: dict[str, int] = {}
-        self._init_requests()
         self._member_id = ""
         self._generation = -1
         self._joining = False
@@ -78,8 +66,6 @@ class KafkaConsumer(Requests):
         self._metadata_corr = None
         self._heartbeat_gen = 0
         self._next_auto_commit = self._sim.now + self.config["auto_commit_interval_ms"]
-        self._network.add(self)
-        cluster.clients.append(self)
         if topics:
             self.subscribe(topics)
 
@@ -128,7 +114,7 @@ class KafkaConsumer(Requests):
             self._on_revoke()
         if self.config["enable_auto_commit"] and self._sim.now >= self._next_auto_commit:
             self._auto_commit()
-        self._advance()
+        self._advance(from_poll=True)
         if not self._has_data() and timeout_ms:
             self._wait(self._has_data, timeout_ms)
         return self._drain(max_records or self.config["max_poll_records"])
@@ -235,15 +221,16 @@ class KafkaConsumer(Requests):
         return {tp: s.position for tp, s in sorted(self._partitions.items())}
 
     # ---- the state machine (runs inside simulator events) ------------------------------------------
-    def _advance(self) -> None:
-        """Do whatever comes next: find the coordinator, join, fetch committed offsets, reset
-        positions, fetch. Called on poll and after every response."""
+    def _advance(self, from_poll: bool = False) -> None:
+        """Do whatever comes next: join, fetch committed offsets, reset positions, fetch. Called on
+        poll and after every response - but (re)joining the group only happens inside poll(), as
+        in kafka-python: an application busy between polls keeps its old generation."""
         if not self.alive:
             return
         if self._metadata_corr is None and any(self._leaders.get(tp) is None for tp in self._partitions):
             self._metadata_corr = self._send(self._any_broker(), MetadataRequest(self._next_corr()), self._on_metadata)
         if self._group is not None and self._needs_join and self._subscription:
-            if not self._joining:
+            if not self._joining and (from_poll or self._generation < 0):
                 self._join()
             return
         unchecked = []

@@ -37,11 +37,12 @@ from kafka.partitioner.default import murmur2
 from ..broker.broker import node_name
 from ..broker.protocol import (InitProducerIdRequest, MetadataRequest, ProduceRequest, Record,
                                RecordBatch)
-from .config import ConfigurationError, resolve_producer_config
+from .config import resolve_producer_config
 from .future import FutureRecordMetadata, ProduceResult
 from .rpc import Requests
 from .transactions import Transactions
 
+_new_record = tuple.__new__  # builds a Record NamedTuple without its Python-level __new__ (hot path)
 RECORD_OVERHEAD_BYTES = 70  # Kafka's per-record/batch framing, roughly: batches fill as in real life
 MAYBE_APPENDED = (Errors.RequestTimedOutError, Errors.NotEnoughReplicasAfterAppendError,
                   Errors.KafkaConnectionError)
@@ -79,26 +80,15 @@ def _as_bytes(kind: str, data, serializer):
 class KafkaProducer(Requests, Transactions):
     def __init__(self, **configs):
         self.config = resolve_producer_config(**configs)
-        cluster = self.config["bootstrap_servers"]
-        from ..broker.cluster import Cluster
-        if not isinstance(cluster, Cluster):
-            raise ConfigurationError(
-                f"the simulator's KafkaProducer needs bootstrap_servers=<a course_lib Cluster>, got "
-                f"{cluster!r}. For a real cluster use kafka-python: from kafka import KafkaProducer.")
-        self._cluster = cluster
-        self._sim = cluster.sim
-        self._network = cluster.network
-        self._history = cluster.history
-        self.node_id = self.config["client_id"] or cluster.new_client_id("producer")
-        self.config["client_id"] = self.node_id
-        self.alive = True
-        self._closed = False
+        self._attach("producer")
         self._acks = self.config["acks"]
         self._idempotent = self.config["enable_idempotence"]
         # kafka-python mutes a partition while a batch of it is in flight if idempotent or in-flight=1
         self._one_batch_per_partition = (self._idempotent or
                                          self.config["max_in_flight_requests_per_connection"] == 1)
         self._retries = self.config["retries"]
+        self._transactional = self.config["transactional_id"] is not None
+        self._history_pending = self._history._pending
         self._batch_size = self.config["batch_size"]
         self._key_serializer = self.config["key_serializer"]
         self._value_serializer = self.config["value_serializer"]
@@ -113,7 +103,6 @@ class KafkaProducer(Requests, Transactions):
         self._in_flight: dict[int, tuple[str, list[_Batch]]] = {}
         self._in_flight_per_node: dict[str, int] = {}
         self._muted: set = set()
-        self._init_requests()
         self._init_transactions_state()
         self._wakeup_at = math.inf
         self._incomplete = 0
@@ -124,9 +113,7 @@ class KafkaProducer(Requests, Transactions):
         self._control_nodes: dict[int, str] = {}  # corr of a metadata/producer-id request -> broker
         self._node_backoff: dict[str, tuple[float, float]] = {}  # node -> (not before, back-off ms)
         self._next_sequence: dict[tuple, int] = {}
-        self._broker_cursor = self._sim.rng.randrange(len(cluster.brokers))
-        self._network.add(self)
-        cluster.clients.append(self)
+        self._broker_cursor = self._sim.rng.randrange(len(self._cluster.brokers))
         self._wakeup()
         if not self._wait(lambda: not self._metadata_wanted, self.config["max_block_ms"]):
             raise Errors.KafkaTimeoutError(
@@ -145,7 +132,8 @@ class KafkaProducer(Requests, Transactions):
             raise TypeError(f"topic must be a str, got {type(topic).__name__}")
         if value is None and key is None:
             raise ValueError("send() needs a value or a key (or both)")
-        self._check_send_allowed()
+        if self._transactional:
+            self._check_send_allowed()
         ks, vs = self._key_serializer, self._value_serializer
         if key is not None and (ks is not None or type(key) is not bytes):
             key = _as_bytes("key", key, ks)
@@ -158,8 +146,10 @@ class KafkaProducer(Requests, Transactions):
         tp = (topic, partition)
         now = self._sim.now
         # the message id in the history is the value (bytes are decoded when the history is read)
-        handle = self._history.note_invoke(self.node_id, "send", key if value is None else value, topic, partition)
-        record = Record(key, value, now if timestamp_ms is None else timestamp_ms, tuple(headers) if headers else ())
+        handle = (now, self.node_id, "invoke", "send", key if value is None else value, topic, partition)
+        self._history_pending.append(handle)  # History.note_invoke, inlined: this is the hot path
+        record = _new_record(Record, (key, value, now if timestamp_ms is None else timestamp_ms,
+                                      tuple(headers) if headers else ()))
         size = RECORD_OVERHEAD_BYTES + (len(key) if key else 0) + (len(value) if value else 0)
         dq = self._accumulator.get(tp)
         if dq is None:
@@ -297,14 +287,15 @@ class KafkaProducer(Requests, Transactions):
         if scheduled_for == self._wakeup_at:
             self._wakeup_at = math.inf
         now = self._sim.now
-        self._maybe_request_metadata(now)
+        metadata_wake = self._maybe_request_metadata(now)
         self._expire_queued(now)
         if self._idempotent and self.producer_id < 0:
-            if self.config["transactional_id"] is not None:
-                return  # the producer id comes from init_transactions()
-            if self._pid_corr is None and self._accumulator_has_data():
+            # the producer id comes from init_transactions() for a transactional producer
+            if self.config["transactional_id"] is None and self._pid_corr is None and self._accumulator_has_data():
                 self._pid_corr = self._request(InitProducerIdRequest(
                     self._next_corr(), self.config["transactional_id"], self.config["transaction_timeout_ms"]))
+            if metadata_wake < math.inf:
+                self._wakeup(metadata_wake - now)
             return
         next_wake = math.inf
         in_transaction = self._partitions_ready_for_transaction()

@@ -16,6 +16,27 @@ class Requests:
     """Mixed into a client that has ``_sim``, ``_network``, ``_cluster``, ``node_id``, ``alive``
     and ``config``. Callbacks get the response message, or an error class on timeout/disconnect."""
 
+    def _attach(self, kind: str) -> None:
+        """Join the simulated cluster named by ``bootstrap_servers`` as a network node."""
+        from ..broker.cluster import Cluster
+        from .config import ConfigurationError
+        cluster = self.config["bootstrap_servers"]
+        if not isinstance(cluster, Cluster):
+            name = f"Kafka{kind.title()}"
+            raise ConfigurationError(
+                f"the simulator's {name} needs bootstrap_servers=<a course_lib Cluster>, got {cluster!r}. "
+                f"For a real cluster use kafka-python: from kafka import {name}.")
+        self._cluster, self._sim, self._network, self._history = cluster, cluster.sim, cluster.network, cluster.history
+        client_id = self.config["client_id"]
+        self.node_id = client_id if client_id and not client_id.startswith("kafka-python-") \
+            else cluster.new_client_id(kind)
+        self.config["client_id"] = self.node_id
+        self.alive = True
+        self._closed = False
+        self._init_requests()
+        self._network.add(self)
+        cluster.clients.append(self)
+
     def _init_requests(self) -> None:
         self._pending: dict[int, tuple] = {}
         self._corr = 0
@@ -74,8 +95,9 @@ class Requests:
         self._send(node_name(coordinator), CoordinatorRequest(self._next_corr(), api, args), answered, timeout_ms)
 
     def _call_coordinator(self, key_type: str, key: str, api: str, args: dict, timeout_ms=None):
-        """Blocking: retry while the coordinator moves or is busy; other errors are raised."""
-        deadline = self._sim.now + (timeout_ms or self.config["request_timeout_ms"])
+        """Blocking: retry while the coordinator moves or is busy; other errors are raised. Without
+        ``timeout_ms`` it keeps trying for three request timeouts (kafka-python would wait forever)."""
+        deadline = self._sim.now + (timeout_ms or 3 * self.config["request_timeout_ms"])
         last = Errors.KafkaTimeoutError
         while self._sim.now < deadline:
             box = {}

@@ -82,11 +82,28 @@ class Simulation:
 
         A cluster's followers keep fetching forever, so runs with brokers pass ``until``.
         """
-        self._check_not_reentrant()
         if until is not None and until < self.now:
             raise ValueError(f"until={until} is in the past (now={self.now})")
+        self._drain(math.inf if until is None else until, None)
+        if until is not None:
+            self.now = until
+
+    def run_for(self, duration_ms: float) -> None:
+        self.run(until=self.now + duration_ms)
+
+    def run_until(self, predicate: Callable[[], bool], timeout_ms: float) -> bool:
+        """Run events until ``predicate()`` holds (checked after each event) or ``timeout_ms``
+        of virtual time pass. Returns whether the predicate held."""
+        deadline = self.now + timeout_ms
+        if predicate() or self._drain(deadline, predicate):
+            return True
+        self.now = max(self.now, deadline)
+        return predicate()
+
+    def _drain(self, limit: float, predicate: Callable[[], bool] | None) -> bool:
+        """Run events due up to ``limit``; stop early (True) once ``predicate()`` holds."""
+        self._check_not_reentrant()
         heap, cancelled, pop = self._heap, self._cancelled, heapq.heappop
-        limit = math.inf if until is None else until
         self._running = True
         try:
             while heap:
@@ -101,42 +118,11 @@ class Simulation:
                 self.now = time_ms
                 self.events_run += 1
                 fn(*args)
-        finally:
-            self._running = False
-        if until is not None:
-            self.now = until
-
-    def run_for(self, duration_ms: float) -> None:
-        self.run(until=self.now + duration_ms)
-
-    def run_until(self, predicate: Callable[[], bool], timeout_ms: float) -> bool:
-        """Run events until ``predicate()`` holds (checked after each event) or ``timeout_ms``
-        of virtual time pass. Returns whether the predicate held."""
-        self._check_not_reentrant()
-        deadline = self.now + timeout_ms
-        heap, cancelled, pop = self._heap, self._cancelled, heapq.heappop
-        if predicate():
-            return True
-        self._running = True
-        try:
-            while heap:
-                time_ms, seq, fn, args = heap[0]
-                if seq in cancelled:
-                    pop(heap)
-                    cancelled.discard(seq)
-                    continue
-                if time_ms > deadline:
-                    break
-                pop(heap)
-                self.now = time_ms
-                self.events_run += 1
-                fn(*args)
-                if predicate():
+                if predicate is not None and predicate():
                     return True
         finally:
             self._running = False
-        self.now = max(self.now, deadline)
-        return predicate()
+        return False
 
     def _check_not_reentrant(self) -> None:
         if self._running:

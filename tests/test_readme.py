@@ -1,0 +1,11 @@
+"""The README's simulator example runs and prints what it promises."""
+import re
+from pathlib import Path
+
+
+def test_readme_example_runs(capsys):
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    example = re.search(r"## The simulator in five lines.*?```python\n(.*?)```", text, re.S).group(1)
+    exec(compile(example, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "lost after being acknowledged - allowed by this configuration (acks=1" in out
