@@ -9,8 +9,9 @@ Two phases, each in a fresh job process (as in the lab) with its own topics and 
 1. **throughput** - a backlog of ``--records`` orders, one sink per run, ``availableNow``:
    records/s = input rows / summed micro-batch time, first batch (JVM warm-up, connector
    start) reported apart.
-2. **latency** - the loader produces at ``--rate`` records/s for ``--seconds`` while a job
-   with all three sinks runs a processing-time trigger; per micro-batch, the latency of a
+2. **latency** - once every query has committed its first (empty) batch, a producer sends
+   ``--rate`` records/s for ``--seconds`` while a job with all three sinks runs a
+   processing-time trigger (``--trigger``); the job is stopped when every sink caught up; per micro-batch, the latency of a
    record is (when the sink made it visible) - (its Kafka CreateTime on the input topic):
    output record timestamp (Kafka sink), the batch's SQLite commit time (store), the file's
    modification time from ``_spark_metadata`` (file sink). Printed: median and max per batch,
@@ -29,7 +30,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -83,14 +83,39 @@ def throughput(bootstrap: str, records: int, per_trigger: int, master: str, tmp:
     return rows
 
 
-def _produce_at_rate(bootstrap: str, topic: str, rate: float, seconds: float, stop: threading.Event):
+def _wait(cond, timeout_s: float, what: str, proc) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the job exited ({proc.returncode}) while waiting for {what}")
+        try:
+            if cond():
+                return
+        except (OSError, ValueError):  # files appearing while we read them
+            pass
+        time.sleep(0.5)
+    print(f"(gave up waiting for {what} after {timeout_s} s)")
+
+
+def _store_count(cfg) -> int:
+    import sqlite3
+    if not cfg.store_path.exists():
+        return 0
+    con = sqlite3.connect(cfg.store_path)
+    try:
+        return con.execute("SELECT count(*) FROM orders").fetchone()[0]
+    finally:
+        con.close()
+
+
+def _produce_at_rate(bootstrap: str, topic: str, rate: float, seconds: float) -> int:
     from kafka import KafkaProducer
 
     lines = ref.read_lines()
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5)
     t0, i = time.monotonic(), 0
     try:
-        while not stop.is_set() and time.monotonic() - t0 < seconds:
+        while time.monotonic() - t0 < seconds:
             due = int((time.monotonic() - t0) * rate)
             while i < due:
                 producer.send(topic, key=f"{i:06d}".encode(), value=lines[i % len(lines)].encode())
@@ -99,6 +124,7 @@ def _produce_at_rate(bootstrap: str, topic: str, rate: float, seconds: float, st
         producer.flush()
     finally:
         producer.close()
+    return i
 
 
 def _ts_ms(text) -> float:
@@ -122,23 +148,26 @@ def latency(bootstrap: str, rate: float, seconds: float, trigger: str, master: s
     cfg = PipelineConfig(bootstrap_servers=bootstrap, workdir=str(wd), input_topic=topic,
                          output_topic=out, master=master, trigger=trigger,
                          max_offsets_per_trigger=100_000, starting_offsets="latest",
-                         run_for_s=seconds + 20)
+                         run_for_s=seconds + 300)  # upper bound: we stop it once caught up
     cfg_path = wd / "cfg.json"
     cfg_path.write_text(cfg.to_json())
     proc = subprocess.Popen([sys.executable, "-m", "course_lib.spark.job", str(cfg_path),
-                             str(wd / "report.json")], cwd=str(ROOT), stdout=subprocess.PIPE,
+                             str(wd / "report.json")], cwd=str(ROOT), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, text=True, start_new_session=True)
     try:
-        for line in proc.stdout:  # wait until the queries run (they start at "latest")
-            if line.startswith("STARTED"):
-                break
-        time.sleep(5)  # first micro-batch (empty) done: JVM and consumers warm
-        stop = threading.Event()
-        _produce_at_rate(bootstrap, topic, rate, seconds, stop)
-        proc.wait(timeout=seconds + 120)
+        # Warm-up: produce only once every query has committed its first (empty) batch, so
+        # the numbers measure the steady state, not the JVM and connector start.
+        _wait(lambda: all((cfg.checkpoint(s) / "commits" / "0").exists() for s in SINKS), 180,
+              "the queries to commit their first batch", proc)
+        produced = _produce_at_rate(bootstrap, topic, rate, seconds)
+        all_lines = ref.read_lines()
+        valid = sum(1 for i in range(produced) if ref.validate(all_lines[i % len(all_lines)])[0] == "ok")
+        # Caught up = every sink shows every valid record (bounded wait).
+        _wait(lambda: _store_count(cfg) >= valid and len(outcome.read_file_sink(cfg.files_path)) >= valid,
+              120, "the sinks to catch up", proc)
     finally:
         if proc.poll() is None:
-            os.killpg(proc.pid, 9)
+            os.killpg(proc.pid, 9)  # results are read from committed output only
             proc.wait()
     # Per sink: {batch: [latency_ms, ...]}
     per: dict[str, dict[int, list[float]]] = {}
@@ -221,11 +250,12 @@ def main(argv=None) -> None:
     ap.add_argument("--master", default="local[2]")
     ap.add_argument("--records", type=int, default=5000)
     ap.add_argument("--per-trigger", type=int, default=1000)
-    ap.add_argument("--rate", type=float, default=200.0, help="records/s in the latency phase")
-    ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--rate", type=float, default=50.0, help="records/s in the latency phase")
+    ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--trigger", default="2 seconds")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--no-latency", action="store_true")
+    ap.add_argument("--no-throughput", action="store_true")
     args = ap.parse_args(argv)
     if args.quick:
         args.records, args.per_trigger, args.seconds = 2000, 500, 10.0
@@ -233,14 +263,16 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory(prefix="spark-bench-") as tmp:
         tmp = Path(tmp)
         if args.bootstrap_servers:
-            tp = throughput(args.bootstrap_servers, args.records, args.per_trigger, args.master, tmp)
+            tp = [] if args.no_throughput else throughput(args.bootstrap_servers, args.records,
+                                                          args.per_trigger, args.master, tmp)
             lat = None if args.no_latency else latency(args.bootstrap_servers, args.rate, args.seconds,
                                                        args.trigger, args.master, tmp)
         else:
             from course_lib.real.cluster import LocalCluster
             with LocalCluster(proxies=False, progress=False) as cluster:
                 bs = cluster.bootstrap_servers
-                tp = throughput(bs, args.records, args.per_trigger, args.master, tmp)
+                tp = [] if args.no_throughput else throughput(bs, args.records, args.per_trigger,
+                                                              args.master, tmp)
                 lat = None if args.no_latency else latency(bs, args.rate, args.seconds,
                                                            args.trigger, args.master, tmp)
         print_tables(tp, lat, env)
