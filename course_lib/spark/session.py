@@ -67,7 +67,8 @@ def check_java() -> str:
     java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
     if not java or not Path(java).exists():
         raise SparkUnavailable(
-            "Java was not found (no JAVA_HOME and no `java` on PATH). PySpark 4 needs Java 17 or "
+            (f"Java was not found (JAVA_HOME={java_home} has no bin/java). " if java_home else
+             "Java was not found (no JAVA_HOME and no `java` on PATH). ") + "PySpark 4 needs Java 17 or "
             "21: install it (Debian: `apt-get install openjdk-17-jdk-headless`; conda: the "
             "course's environment.yml) and restart the kernel.")
     return java
