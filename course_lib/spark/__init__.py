@@ -1,0 +1,12 @@
+"""PySpark Structured Streaming on real Kafka: the exactly-once lab.
+
+- :mod:`course_lib.spark.session` - a SparkSession with Spark's Kafka connector (Maven cache);
+- :mod:`course_lib.spark.orders` - the orders data set and its validation rules in plain Python;
+- :mod:`course_lib.spark.loader` - produce the orders transactionally, skipping what is there;
+- :mod:`course_lib.spark.pipeline` - validate, enrich, and write to three sinks;
+- :mod:`course_lib.spark.job` - the streaming job as its own (killable) process;
+- :mod:`course_lib.spark.harness` - kill/restart the job and a broker, final reads, history;
+- :mod:`course_lib.spark.outcome` - read each sink back; lost and duplicated ids.
+
+Taught in notebooks/10_pyspark_exactly_once_lab.
+"""

@@ -1,0 +1,245 @@
+"""A SparkSession that can read and write Kafka, sized for a laptop (or pointed at a cluster).
+
+The pyspark wheel does not contain Spark's Kafka connector (``spark-sql-kafka-0-10``). We load
+it, in order of preference, from:
+
+1. the jars the Maven step cached (:func:`course_lib.real.jars.spark_connector_jars`, resolved
+   at the installed pyspark's version) - passed as ``spark.jars``;
+2. ``spark.jars.packages`` (Spark resolves the connector itself with Ivy) - only when there is
+   no cache; offline, that fails and we raise one message saying what to do.
+
+``spark.jars`` is a *static* configuration: it only takes effect in the first builder of the
+process. A second ``get_spark()`` with other jars gets the existing session back, silently
+without the connector - so we check for the connector and say so instead.
+
+Taught in notebooks/10_pyspark_exactly_once_lab.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Fully qualified name of the connector's data source: present iff the jars were loaded.
+KAFKA_PROVIDER_CLASS = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
+SCALA_BINARY = "2.13"
+
+
+class SparkUnavailable(RuntimeError):
+    """Spark cannot run here (no Java, no pyspark, or no Kafka connector). The message says why."""
+
+
+@dataclass(frozen=True)
+class SparkOptions:
+    """Everything that shapes the session; the defaults suit a 2-core, few-GiB machine.
+
+    ``master`` is ``local[*]`` by default; pass ``spark://host:7077`` (or ``yarn``, ``k8s://...``)
+    to run the same lab on a cluster. ``driver_memory`` only applies when this process starts the
+    JVM (it is another static setting).
+    """
+
+    master: str = "local[*]"
+    app_name: str = "kafka-delivery-course"
+    driver_memory: str = "1g"
+    shuffle_partitions: int = 2   # fixed per checkpoint once the query first runs
+    ui: bool = False
+    jars: tuple[str, ...] | None = None   # None = find them (Maven cache, then Ivy)
+    extra_conf: dict[str, str] = field(default_factory=dict)
+
+
+def connector_coordinates(spark_version: str | None = None) -> str:
+    """Maven coordinates of the connector matching the installed pyspark.
+
+    >>> connector_coordinates("4.3.0")
+    'org.apache.spark:spark-sql-kafka-0-10_2.13:4.3.0'
+    """
+    if spark_version is None:
+        import pyspark
+        spark_version = pyspark.__version__
+    return f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_BINARY}:{spark_version}"
+
+
+def check_java() -> str:
+    """Return the path of ``java`` or raise :class:`SparkUnavailable` saying how to get one."""
+    java_home = os.environ.get("JAVA_HOME")
+    java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
+    if not java or not Path(java).exists():
+        raise SparkUnavailable(
+            (f"Java was not found (JAVA_HOME={java_home} has no bin/java). " if java_home else
+             "Java was not found (no JAVA_HOME and no `java` on PATH). ") + "PySpark 4 needs Java 17 or "
+            "21: install it (Debian: `apt-get install openjdk-17-jdk-headless`; conda: the "
+            "course's environment.yml) and restart the kernel.")
+    return java
+
+
+def check_pyspark() -> str:
+    """Return the installed pyspark version or raise :class:`SparkUnavailable`."""
+    try:
+        import pyspark
+    except ImportError as exc:
+        raise SparkUnavailable(
+            "pyspark is not installed. Install the course's Spark extra: "
+            "`pip install -e '.[spark]'`, then restart the kernel.") from exc
+    return pyspark.__version__
+
+
+def connector_versions(spark_version: str) -> list[str]:
+    """Connector versions to try for a pyspark version: exact first, then the minor's ``.0``.
+
+    Patch releases of one Spark minor line keep the data source API, and Maven Central sometimes
+    lags PyPI by weeks, so ``x.y.0`` is a reasonable second choice; nothing further is guessed.
+
+    >>> connector_versions("4.0.3")
+    ['4.0.3', '4.0.0']
+    >>> connector_versions("4.0.0")
+    ['4.0.0']
+    """
+    parts = spark_version.split(".")
+    fallback = ".".join(parts[:2] + ["0"]) if len(parts) >= 3 else spark_version
+    return [spark_version] if fallback == spark_version else [spark_version, fallback]
+
+
+def cached_connector_jars() -> list[str] | None:
+    """Jars from the Maven step (``course_lib.real.jars``), or None when that step is missing.
+
+    Any failure of the Maven step is kept in ``cached_connector_jars.last_error`` and explained
+    in the one message raised if the Ivy fallback fails too - not two stack traces.
+    """
+    try:
+        from course_lib.real.jars import spark_connector_jars  # built by the real-Kafka lab
+    except ImportError:
+        cached_connector_jars.last_error = "course_lib.real.jars is not available"
+        return None
+    explicit = os.environ.get("COURSE_SPARK_CONNECTOR_VERSION")
+    versions = [explicit] if explicit else connector_versions(check_pyspark())
+    errors = []
+    for version in versions:
+        try:
+            jars = [str(p) for p in spark_connector_jars(spark_version=version)]
+        except Exception as exc:  # Maven absent, offline, version not on Maven Central, ...
+            errors.append(f"{version}: {type(exc).__name__}: {str(exc).splitlines()[0]}")
+            continue
+        if jars:
+            return jars
+    cached_connector_jars.last_error = "; ".join(errors) or "no jars"
+    return None
+
+
+cached_connector_jars.last_error = None
+
+
+def _environment() -> None:
+    # Bind everything to loopback and run Python workers with *this* interpreter (a notebook's
+    # venv), otherwise executors may start a different python without pyspark.
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+
+
+def has_kafka_connector(spark) -> bool:
+    """True if the running session can load the Kafka data source."""
+    try:
+        loader = spark.sparkContext._jvm.org.apache.spark.util.Utils.getContextOrSparkClassLoader()
+        spark.sparkContext._jvm.java.lang.Class.forName(KAFKA_PROVIDER_CLASS, False, loader)
+        return True
+    except Exception:
+        return False
+
+
+def get_spark(options: SparkOptions | None = None, **overrides):
+    """Create (or return) the process's SparkSession with the Kafka connector loaded.
+
+    ``overrides`` are :class:`SparkOptions` fields, e.g. ``get_spark(master="spark://h:7077")``.
+    Raises :class:`SparkUnavailable` with one clear message when Java, pyspark or the connector
+    cannot be had.
+    """
+    opts = options or SparkOptions()
+    if overrides:
+        opts = SparkOptions(**{**opts.__dict__, **overrides})
+    check_java()
+    version = check_pyspark()
+    _environment()
+    from pyspark.sql import SparkSession
+
+    if opts.jars is not None:
+        missing = [j for j in opts.jars if not Path(j).exists()]
+        if missing:
+            raise SparkUnavailable(f"Connector jars are missing on disk: {missing[:3]}. Re-run the "
+                                   "Maven step (course_lib.real.jars.spark_connector_jars()).")
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        if not has_kafka_connector(active):
+            raise SparkUnavailable(
+                "A SparkSession already runs in this process without the Kafka connector, and "
+                "`spark.jars` only applies to the first session of a process. Restart the "
+                "kernel, then call get_spark() before anything else creates a session.")
+        return active
+
+    builder = (SparkSession.builder.master(opts.master).appName(opts.app_name)
+               .config("spark.ui.enabled", str(opts.ui).lower())
+               .config("spark.driver.memory", opts.driver_memory)
+               .config("spark.driver.host", "127.0.0.1")
+               .config("spark.driver.bindAddress", "127.0.0.1")
+               .config("spark.sql.shuffle.partitions", str(opts.shuffle_partitions))
+               .config("spark.sql.session.timeZone", "UTC")
+               # Laptop-sized: fewer default partitions, quiet progress bars in notebooks.
+               .config("spark.default.parallelism", "2")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.sql.streaming.stopGracefullyOnShutdown", "false"))
+    for key, value in opts.extra_conf.items():
+        builder = builder.config(key, value)
+
+    jars = list(opts.jars) if opts.jars is not None else cached_connector_jars()
+    how = ""
+    if jars:
+        missing = [j for j in jars if not Path(j).exists()]
+        if missing:
+            raise SparkUnavailable(f"Connector jars are missing on disk: {missing[:3]}. Re-run the "
+                                   "Maven step (course_lib.real.jars.spark_connector_jars()).")
+        builder = builder.config("spark.jars", ",".join(jars))
+        how = "spark.jars (Maven cache)"
+    else:
+        # No cache: let Spark resolve the connector itself (Ivy, Maven Central). Offline, this
+        # fails fast with "unresolved dependency", which we turn into one message below.
+        builder = builder.config("spark.jars.packages", connector_coordinates(version))
+        how = "spark.jars.packages (Ivy)"
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:
+        if how.startswith("spark.jars.packages"):
+            why = cached_connector_jars.last_error or "course_lib.real.jars is not available"
+            raise SparkUnavailable(
+                "Spark's Kafka connector could not be found: there are no cached jars from the "
+                f"Maven step ({why}) and Spark could not download "
+                f"{connector_coordinates(version)} ({type(exc).__name__}). Run the Maven step "
+                "once while online (course_lib.real.jars.spark_connector_jars()), or pass "
+                "jars=[...] with the connector and its dependencies; then restart the "
+                "kernel.") from exc
+        raise SparkUnavailable(
+            f"Spark did not start (connector via {how}): {type(exc).__name__}: "
+            f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}. Check that Java 17+ "
+            "runs (`java -version`) and that the connector matches pyspark "
+            f"{version}; then restart the kernel.") from exc
+    spark.sparkContext.setLogLevel("ERROR")
+    if not has_kafka_connector(spark):
+        raise SparkUnavailable(
+            f"Spark started but cannot load {KAFKA_PROVIDER_CLASS} (connector via {how}). "
+            "Restart the kernel so the first session of the process gets the jars.")
+    spark.conf.set("course.connector.source", how)  # shown in the notebook
+    return spark
+
+
+def spark_unavailable_reason() -> str | None:
+    """Why the Spark lab cannot run here, or None if it may (without starting Spark).
+
+    Cheap checks only (Java, pyspark); a missing connector is found when the session starts
+    and raised as :class:`SparkUnavailable`, which tests turn into a skip with that reason.
+    """
+    try:
+        check_java()
+        check_pyspark()
+    except SparkUnavailable as exc:
+        return str(exc)
+    return None
