@@ -1,9 +1,10 @@
 """The controller: fencing, clean election from the ISR, epochs, offline partitions, unclean
 election."""
 import pytest
-from conftest import TOPIC
 
 from course_lib.broker import Cluster
+
+TOPIC = "t"  # the topic the `cluster` fixture in conftest.py creates
 
 
 def test_a_dead_leader_is_replaced_by_an_isr_member_with_a_higher_epoch(cluster):

@@ -2,11 +2,12 @@
 import warnings
 
 import pytest
-from conftest import TOPIC
 from kafka import errors as Errors
 
 from course_lib.clients import ConfigurationError, IdempotenceDisabledWarning, KafkaProducer
 from course_lib.clients.config import resolve_producer_config
+
+TOPIC = "t"  # the topic the `cluster` fixture in conftest.py creates
 
 
 # ---- configuration --------------------------------------------------------------------------

@@ -1,8 +1,9 @@
 """Replication: followers fetch, the leader tracks their LEO, HW = smallest LEO in the ISR,
 and the ISR shrinks and expands with replica.lag.time.max.ms."""
-from conftest import TOPIC
 
 from course_lib.broker.broker import node_name
+
+TOPIC = "t"  # the topic the `cluster` fixture in conftest.py creates
 
 
 def replicas(cluster):

@@ -1,6 +1,6 @@
 """A returning ex-leader truncates the tail it wrote that the new leader never had
 (leader-epoch based, KIP-101 / diverging epochs in Fetch)."""
-from conftest import TOPIC
+TOPIC = "t"  # the topic the `cluster` fixture in conftest.py creates
 
 
 def test_divergent_tail_is_truncated_by_leader_epoch(cluster, make_producer):
