@@ -1,0 +1,48 @@
+"""Graded exercises: ``check("ex05_q2")`` in a notebook, ``python -m course_lib.grading grade``
+for the instructor. See course_lib/grading/README.md.
+
+>>> ex02_q1 = ...
+>>> print(check("ex02_q1"))  # doctest: +ELLIPSIS
+✏️ ex02_q1: not attempted (0/1 points)
+   not attempted yet: ...
+>>> ex02_q1 = "10"
+>>> print(check("ex02_q1"))  # doctest: +ELLIPSIS
+⚠️ ex02_q1: wrong type (0/1 points)
+   ex02_q1 expects a whole number (int), such as 4; you gave a str: '10'.
+...
+"""
+from __future__ import annotations
+
+import inspect
+import os
+
+from .exercises import EXERCISES, MISSING, evaluate
+from .report import Report
+
+__all__ = ["check", "check_all", "EXERCISES"]
+
+
+def _answer_from(namespace: dict, exercise_id: str):
+    ex = EXERCISES[exercise_id]
+    if ex.is_implementation:
+        return tuple(namespace.get(name, MISSING) for name in ex.functions)
+    return namespace.get(exercise_id, MISSING)
+
+
+def check(exercise_id: str, namespace: dict | None = None) -> Report:
+    """Check your answer to one exercise (the variable or functions it names in your notebook)
+    and say what passed, what failed and how to reproduce a failure."""
+    if exercise_id not in EXERCISES:
+        raise ValueError(f"no exercise {exercise_id!r}; the exercises are {', '.join(sorted(EXERCISES))}")
+    if os.environ.get("COURSE_GRADING_SUBMISSION"):
+        return None  # inside the instructor's grader: it evaluates the answers itself
+    if namespace is None:
+        namespace = inspect.currentframe().f_back.f_globals
+    return evaluate(exercise_id, _answer_from(namespace, exercise_id))
+
+
+def check_all(notebook_prefix: str = "", namespace: dict | None = None) -> list[Report]:
+    """Check every exercise whose notebook starts with ``notebook_prefix`` (e.g. "05")."""
+    if namespace is None:
+        namespace = inspect.currentframe().f_back.f_globals
+    return [check(i, namespace) for i, ex in EXERCISES.items() if ex.notebook.startswith(notebook_prefix)]
