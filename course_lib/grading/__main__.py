@@ -17,6 +17,9 @@ def main(argv=None) -> int:
     g.add_argument("--cell-timeout", type=float, default=60, help="seconds per cell")
     g.add_argument("--implementation-timeout", type=float, default=120,
                    help="seconds per implemented exercise's hidden check")
+    g.add_argument("--sets", default=None, help="exercise sets to grade, e.g. 05 or 02,05 (default: those the "
+                                                "submissions mention)")
+    g.add_argument("--jobs", type=int, default=2, help="submissions graded at the same time")
     sub.add_parser("generate", help="regenerate exercises/ and solutions/ from exercises_src/")
     args = parser.parse_args(argv)
     if args.command == "generate":
@@ -26,7 +29,10 @@ def main(argv=None) -> int:
         return 0
     from .autograder import Limits, grade_folder
     limits = Limits(submission_s=args.timeout, cell_s=args.cell_timeout, implementation_s=args.implementation_timeout)
-    grade_folder(args.submissions, args.out, args.feedback_dir, limits)
+    if not args.submissions.is_dir():
+        parser.error(f"{args.submissions} is not a folder: pass the folder that holds the submitted notebooks")
+    sets = args.sets.split(",") if args.sets else None
+    grade_folder(args.submissions, args.out, args.feedback_dir, limits, sets, args.jobs)
     print(f"scores written to {args.out}")
     return 0
 
