@@ -36,13 +36,15 @@ def check(exercise_id: str, namespace: dict | None = None) -> Report:
         raise ValueError(f"no exercise {exercise_id!r}; the exercises are {', '.join(sorted(EXERCISES))}")
     if os.environ.get("COURSE_GRADING_SUBMISSION"):
         return None  # inside the instructor's grader: it evaluates the answers itself
-    if namespace is None:
-        namespace = inspect.currentframe().f_back.f_globals
+    if namespace is None:  # the caller's variables: a notebook's globals (or a function's locals)
+        frame = inspect.currentframe().f_back
+        namespace = {**frame.f_globals, **frame.f_locals}
     return evaluate(exercise_id, _answer_from(namespace, exercise_id))
 
 
 def check_all(notebook_prefix: str = "", namespace: dict | None = None) -> list[Report]:
     """Check every exercise whose notebook starts with ``notebook_prefix`` (e.g. "05")."""
     if namespace is None:
-        namespace = inspect.currentframe().f_back.f_globals
+        frame = inspect.currentframe().f_back
+        namespace = {**frame.f_globals, **frame.f_locals}
     return [check(i, namespace) for i, ex in EXERCISES.items() if ex.notebook.startswith(notebook_prefix)]

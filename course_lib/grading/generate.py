@@ -23,7 +23,7 @@ SOURCE_DIR, LEARNER_DIR, INSTRUCTOR_DIR = ROOT / "exercises_src", ROOT / "exerci
 # ``name = value  # SOLUTION`` or, inside a dict literal, ``"key": value,  # SOLUTION``
 _INLINE = re.compile(r"^(?P<indent>\s*)(?P<target>[^=#:]+?[=:])\s*(?P<value>.+?)(?P<comma>,?)\s*# SOLUTION\s*$")
 _MD_BLOCK = re.compile(r"<!-- BEGIN SOLUTION -->.*?<!-- END SOLUTION -->\n?", re.S)
-_MD_MARKER = re.compile(r"\n?<!-- (BEGIN|END) SOLUTION -->\n?")
+_MD_MARKER = re.compile(r"<!-- (BEGIN|END) SOLUTION -->")
 
 
 class MarkerError(ValueError):
@@ -71,7 +71,8 @@ def render(nb, learner: bool, name: str = "notebook"):
         if cell.cell_type == "code":
             new.cells.append(nbformat.v4.new_code_cell(_code(cell.source, learner, where)))
         elif cell.cell_type == "markdown":
-            text = _MD_BLOCK.sub("", cell.source) if learner else _MD_MARKER.sub("", cell.source)
+            text = _MD_BLOCK.sub("", cell.source) if learner else "\n".join(
+                line for line in cell.source.split("\n") if not _MD_MARKER.fullmatch(line.strip()))
             new.cells.append(nbformat.v4.new_markdown_cell(text))
         else:
             new.cells.append(nbformat.v4.new_raw_cell(cell.source))
