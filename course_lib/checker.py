@@ -29,6 +29,7 @@ import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from .clients.config import resolve_producer_config
 from .history import FAIL, INFO, INVOKE, OK, History
 
 ANOMALIES = {
@@ -49,7 +50,6 @@ FATES = ("delivered", "lost", "duplicated", "undelivered", "unacknowledged but p
 
 # ---- what a configuration allows -------------------------------------------------------------
 def _effective_producer_config(producer: dict | None) -> dict:
-    from .clients.config import resolve_producer_config
     user = {k: v for k, v in (producer or {}).items() if k != "bootstrap_servers"}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

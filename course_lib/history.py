@@ -133,24 +133,25 @@ class History:
     def note_invoke(self, process: str, f: str, value: Any, topic: str | None, partition: int | None) -> tuple:
         """Like :meth:`invoke`, but returns an opaque handle for :meth:`note_completions`.
         A ``bytes`` value is recorded as text (UTF-8, else hex), decoded only when read."""
-        handle = (round(self.clock(), 3), process, INVOKE, f, value, topic, partition)
+        handle = (self.clock(), process, INVOKE, f, value, topic, partition)  # rounded when read
         self._pending.append(handle)
         return handle
 
     def note_completions(self, handles: list, type: str, base_offset: int | None = None,
                          error: str | None = None, evidence: dict | None = None) -> None:
         """One outcome for consecutive records of a batch: record ``i`` gets ``base_offset + i``."""
-        self._pending.append((_BATCH, round(self.clock(), 3), type, handles, base_offset, error, evidence))
+        self._pending.append((_BATCH, self.clock(), type, handles, base_offset, error, evidence))
 
     def _materialise(self) -> None:
-        ops, pending = self._ops, self._pending
-        self._pending = []
+        ops, pending = self._ops, list(self._pending)
+        self._pending.clear()  # in place: fast writers keep a reference to this list
         for entry in pending:
             if entry[0] is not _BATCH:
                 t, process, type, f, value, topic, partition = entry
-                ops.append(Op(len(ops), t, process, type, f, _text(value), topic, partition))
+                ops.append(Op(len(ops), round(t, 3), process, type, f, _text(value), topic, partition))
                 continue
             _, time_ms, type, handles, base, error, evidence = entry
+            time_ms = round(time_ms, 3)
             for i, h in enumerate(handles):
                 ops.append(Op(len(ops), time_ms, h[1], type, h[3], _text(h[4]), h[5], h[6],
                               None if base is None else base + i, error, evidence))

@@ -119,8 +119,9 @@ class Processor:
     raises :class:`_Crash` at its crash point."""
 
     def __init__(self, cluster, semantics, sink, number, crash_point=None, crash_after_polls=None,
-                 batch=5, session_timeout_ms=10_000, buffered=False, processing_ms=25.0):
+                 batch=5, session_timeout_ms=10_000, buffered=False, processing_ms=25.0, input_ends=None):
         self.cluster, self.semantics, self.sink, self.number = cluster, semantics, sink, number
+        self.input_ends = input_ends if input_ends is not None else _input_ends(cluster)
         self.buffered = buffered  # processing runs one poll behind (a worker queue)
         self.processing_ms = processing_ms  # time each record takes: auto-commits happen meanwhile
         self.queue: list = []
@@ -180,7 +181,8 @@ class Processor:
             self.polls += 1
             self._maybe_crash("after_poll")
             if self.semantics == "at-most-once":
-                self._commit()
+                if not self._commit():
+                    continue  # not committed: processing now could repeat work - leave it to the new owner
                 self._maybe_crash("after_commit")
             if self.producer is not None:
                 self.producer.begin_transaction()
@@ -208,22 +210,18 @@ class Processor:
             self.producer.abort_transaction()
         return True
 
-    def _commit(self) -> None:
+    def _commit(self) -> bool:
         try:
             self.consumer.commit()
+            return True
         except Errors.CommitFailedError:
-            pass  # the group moved on: the partitions' new owner starts from the last committed offset
+            return False  # the group moved on: the partitions' new owner starts from the last committed offset
 
     def _caught_up(self) -> bool:
+        """Has this instance read to the end of the input (as loaded before the run)?"""
         positions = self.consumer.positions
-        if not positions:
-            return False
-        for (topic, partition), position in positions.items():
-            ends = self.cluster.committed_records(topic, partition, read_committed=True)
-            end = ends[-1][0] + 1 if ends else 0
-            if position is None or position < end:
-                return False
-        return True
+        return bool(positions) and all(
+            position is not None and position >= self.input_ends.get(tp, 0) for tp, position in positions.items())
 
     def crash(self) -> None:
         self.consumer.crash()
@@ -231,6 +229,15 @@ class Processor:
             self.producer.crash()
         if isinstance(self.sink, SQLiteSink):
             self.sink.rollback_open_transaction()
+
+
+def _input_ends(cluster) -> dict:
+    """The log end of each input partition (the harness loads all input before processing)."""
+    ends = {}
+    for p in range(cluster.topic_config(INPUT).partitions):
+        leader = cluster.brokers[cluster.leader_of(INPUT, p)].partitions[(INPUT, p)]
+        ends[(INPUT, p)] = leader.readable_end(read_committed=True)
+    return ends
 
 
 def run_pipeline(semantics: str = "at-least-once", crash_point: str | None = "after_process", crashes: int = 1,
@@ -259,6 +266,7 @@ def run_pipeline(semantics: str = "at-least-once", crash_point: str | None = "af
         loader.send(INPUT, f"msg-{i}".encode(), key=str(i).encode())
     loader.flush()
     sink = SQLiteSink() if semantics == "exactly-once-external" else ListSink()
+    input_ends = _input_ends(cluster)
     if broker_fault is not None:
         at_ms, broker = broker_fault
         cluster.at(at_ms, cluster.crash, broker)
@@ -271,7 +279,7 @@ def run_pipeline(semantics: str = "at-least-once", crash_point: str | None = "af
         number += 1
         crash_here = crash_point if len(crash_log) < crashes else None
         processor = Processor(cluster, semantics, sink, number, crash_here, rng.randint(1, 2), batch,
-                              buffered=buffered)
+                              buffered=buffered, input_ends=input_ends)
         try:
             processor.run()
             processor.consumer.close()

@@ -166,3 +166,8 @@ def test_polls_and_commits_are_in_the_history(cluster):
     c.commit()
     kinds = {op.f for op in cluster.history if op.process == c.node_id}
     assert {"poll", "commit", "assigned"} <= kinds
+
+
+def test_an_unknown_group_has_no_committed_offsets(cluster):
+    c = consumer(cluster, group_id="nobody-ever-joined")
+    assert c.committed(TopicPartition(TOPIC, 0)) is None

@@ -111,3 +111,16 @@ def test_methods_in_the_wrong_order_raise_illegal_state(cluster):
         p.send_offsets_to_transaction({}, 42)
     p.abort_transaction()
     assert p.transaction_state == "READY"
+
+
+def test_offsets_for_an_unknown_group_generation_are_refused(cluster):
+    from kafka.structs import ConsumerGroupMetadata
+    p = KafkaProducer(bootstrap_servers=cluster, transactional_id="tx")
+    p.init_transactions()
+    p.begin_transaction()
+    stale = ConsumerGroupMetadata("no-such-group", 7, "ghost-1")
+    with pytest.raises(Errors.CommitFailedError, match="abort the transaction"):
+        p.send_offsets_to_transaction({(TOPIC, 0): 3}, stale)
+    with pytest.raises(Errors.KafkaError, match="must be aborted"):
+        p.commit_transaction()
+    p.abort_transaction()

@@ -42,6 +42,7 @@ from .future import FutureRecordMetadata, ProduceResult
 from .rpc import Requests
 from .transactions import Transactions
 
+_new_record = tuple.__new__  # builds a Record NamedTuple without its Python-level __new__ (hot path)
 RECORD_OVERHEAD_BYTES = 70  # Kafka's per-record/batch framing, roughly: batches fill as in real life
 MAYBE_APPENDED = (Errors.RequestTimedOutError, Errors.NotEnoughReplicasAfterAppendError,
                   Errors.KafkaConnectionError)
@@ -86,6 +87,8 @@ class KafkaProducer(Requests, Transactions):
         self._one_batch_per_partition = (self._idempotent or
                                          self.config["max_in_flight_requests_per_connection"] == 1)
         self._retries = self.config["retries"]
+        self._transactional = self.config["transactional_id"] is not None
+        self._history_pending = self._history._pending
         self._batch_size = self.config["batch_size"]
         self._key_serializer = self.config["key_serializer"]
         self._value_serializer = self.config["value_serializer"]
@@ -129,7 +132,8 @@ class KafkaProducer(Requests, Transactions):
             raise TypeError(f"topic must be a str, got {type(topic).__name__}")
         if value is None and key is None:
             raise ValueError("send() needs a value or a key (or both)")
-        self._check_send_allowed()
+        if self._transactional:
+            self._check_send_allowed()
         ks, vs = self._key_serializer, self._value_serializer
         if key is not None and (ks is not None or type(key) is not bytes):
             key = _as_bytes("key", key, ks)
@@ -142,8 +146,10 @@ class KafkaProducer(Requests, Transactions):
         tp = (topic, partition)
         now = self._sim.now
         # the message id in the history is the value (bytes are decoded when the history is read)
-        handle = self._history.note_invoke(self.node_id, "send", key if value is None else value, topic, partition)
-        record = Record(key, value, now if timestamp_ms is None else timestamp_ms, tuple(headers) if headers else ())
+        handle = (now, self.node_id, "invoke", "send", key if value is None else value, topic, partition)
+        self._history_pending.append(handle)  # History.note_invoke, inlined: this is the hot path
+        record = _new_record(Record, (key, value, now if timestamp_ms is None else timestamp_ms,
+                                      tuple(headers) if headers else ()))
         size = RECORD_OVERHEAD_BYTES + (len(key) if key else 0) + (len(value) if value else 0)
         dq = self._accumulator.get(tp)
         if dq is None:
