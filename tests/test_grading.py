@@ -138,6 +138,14 @@ def test_broken_implementations_fail_with_their_seed():
     report = evaluate("ex07_q1", (store, resume_positions))
     assert report.status == "failed" and "duplicated" in report.text() and "seed=" in report.text()
 
+    def process_batch(consumer, producer, records):  # offsets committed after, not inside, the transaction
+        producer.begin_transaction()
+        for record in records:
+            producer.send("output", record.value, key=record.key)
+        producer.commit_transaction()
+        consumer.commit()
+    assert evaluate("ex06_q3", (process_batch,)).status == "failed"
+
     def write_batch(batch_df, batch_id, db):  # not idempotent: a replayed batch is written twice
         for row in batch_df.collect():
             db.execute("INSERT INTO orders VALUES (?, ?)", (row["key"], row["value"]))

@@ -387,6 +387,27 @@ def _ex06_q2(answer, seeds):
     return [Part("consumer run", not seen_aborted, f"with {answer} the consumer read {seen_aborted}", 0)]
 
 
+@exercise(id="ex06_q3", notebook="06_transactions", kind="implement", expect=expect_function(3),
+          functions=("process_batch",), public_seeds=tuple(range(5)), points=3,
+          question="Write process_batch(consumer, producer, records), the heart of a consume-transform-produce "
+                   "application: send every record's value to the topic 'output' and commit the consumed offsets "
+                   "in the same transaction. The application dies at seeded points and restarts with the same "
+                   "transactional_id: the committed output must hold every input exactly once.",
+          hint="begin_transaction(), send, then send_offsets_to_transaction(next offsets, consumer.group_metadata()) "
+               "before commit_transaction(): offsets committed outside the transaction can disagree with it.")
+def _ex06_q3(process_batch, seeds):
+    from .harness import run_transform_loop
+    parts = []
+    for s in seeds:
+        result = run_transform_loop(process_batch, s)
+        lost, dup = result.by_kind("lost_in_processing"), result.by_kind("duplicate_processing")
+        detail = f"{len(lost)} lost, {len(dup)} duplicated in the committed output"
+        if lost or dup:
+            detail += f"; first: {(lost or dup)[0].explanation}"
+        parts.append(Part(f"crash run, seed {s}", not (lost or dup), detail, s))
+    return parts
+
+
 # ---- 07 exactly-once into external systems -------------------------------------------------------
 @exercise(id="ex07_q1", notebook="07_exactly_once_external", kind="implement", expect=expect_function(2),
           functions=("store", "resume_positions"), public_seeds=tuple(range(6)), points=3,

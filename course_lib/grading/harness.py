@@ -227,3 +227,92 @@ def run_external_store(store, resume_positions, seed: int, messages: int = 12):
             cluster.run_for(1000)
     rows = [m for (m,) in raw.execute("SELECT message FROM output ORDER BY rowid")]
     return _judge(cluster, rows, "exactly-once-external")
+
+
+# ---- consume-transform-produce (exercise 06) -----------------------------------------------------
+OUTPUT = "output"
+
+
+class CrashingProducer:
+    """The transactional producer the learner's code receives, with a seeded crash right after a
+    call of send / send_offsets_to_transaction / commit_transaction."""
+
+    def __init__(self, producer: KafkaProducer, countdown: _Countdown):
+        self._producer, self._countdown = producer, countdown
+
+    def send(self, *args, **kwargs):
+        future = self._producer.send(*args, **kwargs)
+        self._countdown.tick("send")
+        return future
+
+    def send_offsets_to_transaction(self, offsets, group_metadata):
+        result = self._producer.send_offsets_to_transaction(offsets, group_metadata)
+        self._countdown.tick("send_offsets_to_transaction")
+        return result
+
+    def commit_transaction(self, *args, **kwargs):
+        result = self._producer.commit_transaction(*args, **kwargs)
+        self._countdown.tick("commit_transaction")
+        return result
+
+    def __getattr__(self, name):
+        return getattr(self._producer, name)
+
+
+def _rewind(consumer: KafkaConsumer) -> None:
+    """After an aborted transaction the consumer's positions are ahead of what was committed:
+    seek back (as kafka-python applications do), or the aborted batch would be skipped."""
+    for tp in list(consumer.assignment()):
+        try:
+            consumer.seek(tp, consumer.committed(tp) or 0)
+        except Exception:
+            pass  # no longer ours: the next rebalance assigns it from the committed offset
+
+
+def run_transform_loop(process_batch, seed: int, messages: int = 12):
+    """Consume-transform-produce: the harness polls ``input`` (read_committed) and calls
+    ``process_batch(consumer, producer, records)`` per batch; the application dies once at a
+    seeded call and restarts with the same transactional_id. The committed ``output`` must hold
+    every input message exactly once."""
+    from kafka import errors as Errors
+    rng = random.Random(f"grading-transform-{seed}")
+    cluster = _loaded_cluster(seed, messages)
+    cluster.create_topic(OUTPUT, partitions=2, min_insync_replicas=2)
+    countdown = _Countdown(rng.choice(["send", "send_offsets_to_transaction", "commit_transaction"]),
+                           rng.randint(1, 3))
+    for number in range(1, 5):
+        consumer = KafkaConsumer(INPUT, bootstrap_servers=cluster, group_id=GROUP, client_id=f"app-{number}",
+                                 enable_auto_commit=False, auto_offset_reset="earliest",
+                                 isolation_level="read_committed", max_poll_records=rng.randint(2, 5),
+                                 session_timeout_ms=6000)
+        producer = KafkaProducer(bootstrap_servers=cluster, transactional_id="graded-transformer",
+                                 client_id=f"app-{number}-producer")
+        producer.init_transactions()  # fences the previous instance and aborts what it left open
+        wrapped = CrashingProducer(producer, countdown)
+        try:
+            idle = 0
+            for _ in range(MAX_POLLS):
+                records = [r for rs in consumer.poll(timeout_ms=500).values() for r in rs]
+                if not records:
+                    idle += 1
+                    if idle >= 4 and _caught_up(cluster, consumer):
+                        break
+                    continue
+                idle = 0
+                try:
+                    process_batch(consumer, wrapped, records)
+                except Errors.CommitFailedError:  # the group moved on: abort, and redo from the committed offsets
+                    producer.abort_transaction()
+                    _rewind(consumer)
+            consumer.close()
+            producer.close()
+            break
+        except AppCrash:
+            consumer.crash()
+            producer.crash()
+            countdown.method = None
+            cluster.run_for(1000)
+    cluster.final_read(INPUT)
+    cluster.final_read(OUTPUT, isolation_level="read_committed")
+    spec = {"semantics": "exactly-once-kafka", "isolation_level": "read_committed", "input": INPUT, "output": OUTPUT}
+    return check(cluster.history, {"acks": "all"}, None, consumer=spec)

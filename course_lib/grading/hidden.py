@@ -7,6 +7,7 @@ HIDDEN_SEEDS = {
     "ex02_q2": tuple(range(1000, 1040)),
     "ex03_q2": tuple(range(2000, 2040)),
     "ex05_q2": tuple(range(3000, 3008)),
+    "ex06_q3": tuple(range(3500, 3506)),
     "ex07_q1": tuple(range(4000, 4008)),
     "ex09_q1": tuple(range(5000, 5015)),
     "ex10_q1": tuple(range(6000, 6008)),
