@@ -217,3 +217,10 @@ def test_grade_without_notebooks_says_what_to_pass(tmp_path):
     result = subprocess.run([sys.executable, "-m", "course_lib.grading", "grade", str(tmp_path)],
                             capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode != 0 and "no .ipynb files" in result.stderr
+
+
+def test_docstring_examples():
+    import doctest
+
+    import course_lib.grading as grading
+    assert doctest.testmod(grading, optionflags=doctest.ELLIPSIS).failed == 0
