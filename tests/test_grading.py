@@ -224,3 +224,12 @@ def test_docstring_examples():
 
     import course_lib.grading as grading
     assert doctest.testmod(grading, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+def test_a_forged_answers_file_is_read_as_untrusted_data(tmp_path):
+    from course_lib.grading.autograder import _read_state
+    for text in ('{"errors": "x", "answers": []}', "[" * 100_000, "not json", '{"answers": {"ex02_q1": 5}}'):
+        path = tmp_path / "answers.json"
+        path.write_text(text)
+        state = _read_state(path, "")
+        assert isinstance(state["errors"], list) and isinstance(state["answers"], dict)

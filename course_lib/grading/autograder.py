@@ -92,6 +92,33 @@ def _evaluate_implementation(ex, source: str, workdir: str, limits: Limits) -> R
     return report
 
 
+def _read_state(answers_file: Path, stderr: str) -> dict:
+    try:
+        state = json.loads(answers_file.read_text())
+        errors, answers = state.get("errors", []), state.get("answers", {})
+        if not (isinstance(errors, list) and isinstance(answers, dict)):
+            raise ValueError("malformed answers file")
+        return {"errors": [str(e)[:500] for e in errors[:50]], "answers": answers}
+    except (OSError, ValueError, AttributeError, RecursionError):
+        last = (stderr.strip().splitlines() or ["no output"])[-1]
+        return {"errors": [f"the notebook could not be run: {last}"], "answers": {}}
+
+
+def _code_cells(path: Path) -> list[str]:
+    """The submitted notebook's code cells as Python (IPython magics turned into calls)."""
+    try:
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        sources = [c["source"] if isinstance(c["source"], str) else "".join(c["source"])
+                   for c in nb["cells"] if c.get("cell_type") == "code"]
+    except Exception:
+        return []
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+        return [TransformerManager().transform_cell(s) for s in sources]
+    except ImportError:
+        return sources
+
+
 def exercise_sets(notebooks: list[Path]) -> list[str]:
     """The exercise sets ("05", ...) the submissions answer: every set whose ids (``ex05_q1``) appear
     in any of them. Found over the whole folder, so a broken notebook is graded out of the same
@@ -106,6 +133,19 @@ def exercise_sets(notebooks: list[Path]) -> list[str]:
     return sorted(found & known)
 
 
+def _grade_exercise(ex, state: dict, cells: list[str], workdir: str, limits: Limits) -> Report:
+    if ex.is_implementation:
+        source = definitions(cells, ex.functions)
+        if source is None:
+            return evaluate(ex.id, tuple(MISSING for _ in ex.functions))
+        return _evaluate_implementation(ex, source, workdir, limits)
+    try:
+        answer = decode(state["answers"].get(ex.id, {"missing": True}))
+    except Exception:  # malformed: as if nothing was answered
+        answer = MISSING
+    return evaluate(ex.id, answer, seeds=seeds_for(ex))
+
+
 def grade_notebook(path: Path, limits: Limits = Limits(), sets: list[str] | None = None) -> Graded:
     learner = path.stem
     notes: list[str] = []
@@ -115,12 +155,10 @@ def grade_notebook(path: Path, limits: Limits = Limits(), sets: list[str] | None
         _, _, err, timed_out = _run_isolated(
             [sys.executable, "-m", "course_lib.grading.submission", "submission.ipynb", str(answers_file),
              "--cell-timeout", str(limits.cell_s)], workdir, limits.submission_s, limits)
-        try:
-            state = json.loads(answers_file.read_text())
-        except (OSError, ValueError):
-            state = {"cells": [], "errors": [f"the notebook could not be run: {(err.strip().splitlines() or ['?'])[-1]}"],
-                     "answers": {}}
+        # The answers file was written by the submission's process: treat it as untrusted data.
+        state = _read_state(answers_file, err)
         notes += state["errors"]
+        cells = _code_cells(path)  # definitions come from the submitted file, not from the child
         if timed_out:
             notes.append(f"the notebook did not finish within {limits.submission_s:g} s and was stopped; "
                          f"answers set before that point were graded")
@@ -128,15 +166,11 @@ def grade_notebook(path: Path, limits: Limits = Limits(), sets: list[str] | None
         for ex in EXERCISES.values():
             if sets is not None and ex.notebook[:2] not in sets:
                 continue
-            if ex.is_implementation:
-                source = definitions(state["cells"], ex.functions)
-                if source is None:
-                    reports.append(evaluate(ex.id, tuple(MISSING for _ in ex.functions)))
-                else:
-                    reports.append(_evaluate_implementation(ex, source, workdir, limits))
-            else:
-                answer = decode(state["answers"].get(ex.id, {"missing": True}))
-                reports.append(evaluate(ex.id, answer, seeds=seeds_for(ex)))
+            try:
+                reports.append(_grade_exercise(ex, state, cells, workdir, limits))
+            except Exception as exc:  # a grader bug must cost one exercise, not the whole folder
+                reports.append(Report(ex.id, ERROR, 0, ex.points, f"the grader could not evaluate this answer "
+                                                                  f"({type(exc).__name__}: {exc}); tell the instructor"))
     return Graded(learner, reports, notes)
 
 
