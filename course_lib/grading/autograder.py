@@ -199,6 +199,10 @@ def grade_folder(submissions: Path, out_csv: Path, feedback_dir: Path | None = N
     if not sets:
         raise SystemExit(f"the notebooks in {submissions} answer none of the exercises (ex01_q1 ...): "
                          f"pass --sets, e.g. --sets 05")
+    known = sorted({ex.notebook[:2] for ex in EXERCISES.values()})
+    unknown = [x for x in sets if x not in known]
+    if unknown:
+        raise SystemExit(f"no exercise set {', '.join(unknown)}; the sets are {', '.join(known)}")
     chosen = [ex for ex in EXERCISES.values() if ex.notebook[:2] in sets]
     max_total = sum(ex.points for ex in chosen)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
