@@ -60,7 +60,7 @@ def _run_isolated(cmd: list[str], cwd: str, timeout_s: float, limits: Limits, st
     """Run ``cmd`` in its own session; on timeout kill the whole process group."""
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": cwd, "LANG": "C.UTF-8",
            "MPLBACKEND": "Agg", "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-    for keep in ("COURSE_KAFKA_BOOTSTRAP", "COURSE_GRADE_SPARK", "JAVA_HOME"):
+    for keep in ("COURSE_KAFKA_BOOTSTRAP", "COURSE_GRADE_SPARK", "JAVA_HOME", "SPARK_LOCAL_IP", "PYSPARK_PYTHON"):
         if keep in os.environ:
             env[keep] = os.environ[keep]
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import sys
 import sqlite3
 
 from .harness import AppCrash, CrashingDB
@@ -90,6 +91,8 @@ def spark_part(write_batch) -> Part:
         return Part("real Spark", True, "skipped: PySpark is not installed (pip install -e '.[spark]')", skipped=True)
     if not shutil.which("java"):
         return Part("real Spark", True, "skipped: no Java on PATH (Spark needs Java 17+)", skipped=True)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no DNS lookups of the host name
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = (SparkSession.builder.master("local[1]").appName("grading")
              .config("spark.ui.enabled", "false").getOrCreate())
     raw = new_orders_db()
