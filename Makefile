@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test bench demo clean exercises grade
+.PHONY: lab test bench demo clean strip exercises grade
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("Python >= 3.11 is required (found %s)" % sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -18,6 +18,16 @@ lab: $(STAMP)  ## open the course in JupyterLab (in-memory broker: no Java or Ka
 
 test: $(STAMP)  ## run the whole test suite
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Voila apps, code hidden, on 127.0.0.1 only; idle kernels are shut down after 10 minutes.
+DEMO_PORT ?= 8866
+demo: $(STAMP)  ## serve the demos (notebooks/demos) with Voila on http://127.0.0.1:$(DEMO_PORT)
+	$(VENV)/bin/voila notebooks/demos --no-browser --Voila.ip=127.0.0.1 --port=$(DEMO_PORT) \
+	  --strip_sources=True --show_tracebacks=False \
+	  --MappingKernelManager.cull_idle_timeout=600 --MappingKernelManager.cull_interval=60
+
+strip: $(STAMP)  ## strip notebook outputs except the cells nbval checks (after editing a lesson: add --execute)
+	$(PY) tools/notebook_outputs.py notebooks
 
 exercises: $(STAMP)  ## regenerate exercises/ (learners) and solutions/ (instructors) from exercises_src/
 	$(PY) -m course_lib.grading generate

@@ -1,0 +1,225 @@
+"""Consumer-side views: the semantics × crash-point matrix, the consumer-crash demo and the
+transactions demo (both Voila apps in notebooks/demos).
+
+>>> app = ConsumerCrashDemo(seed=1)
+>>> app.semantics.value = "at-most-once"; app.crash_point.value = "after_commit"
+>>> app.crash_button.click()
+>>> app.counts["never processed"], app.counts["processed twice or more"]
+(5, 0)
+
+Taught in notebooks/05_consumer_delivery_semantics and notebooks/06_transactions.
+"""
+from __future__ import annotations
+
+import html
+import warnings
+from collections import Counter
+
+import ipywidgets as widgets
+
+from ..processing import CRASH_POINTS, INPUT, SEMANTICS, run_pipeline
+
+CRASH_LABELS = {"after_poll": "right after poll()", "mid_batch": "halfway through the batch",
+                "after_process": "after processing, before committing",
+                "after_commit": "after committing, before processing"}
+SEMANTICS_LABELS = {"at-most-once": "at-most-once (commit, then process)",
+                    "at-least-once": "at-least-once (process, then commit)",
+                    "auto-commit": "auto-commit (enable_auto_commit=True)",
+                    "exactly-once-external": "exactly-once: output + offset in one database transaction",
+                    "exactly-once-kafka": "exactly-once: Kafka transaction (read_committed)"}
+
+
+def processing_counts(pipeline) -> dict[str, int]:
+    """How many input messages were processed once, never, or more than once."""
+    result = pipeline.result
+    lost = len(result.by_kind("lost_in_processing"))
+    dup = len(result.by_kind("duplicate_processing"))
+    sent = sum(1 for m in result.messages.values() if m.topic == INPUT)  # not the transactional outputs
+    return {"input messages": sent, "processed once": sent - lost - dup, "never processed": lost,
+            "processed twice or more": dup}
+
+
+def semantics_matrix(seed: int = 1, semantics=SEMANTICS, crash_points=CRASH_POINTS) -> dict:
+    """``{semantics: {crash point: (never processed, processed twice)}}`` for one crash each."""
+    table = {}
+    for s in semantics:
+        table[s] = {}
+        for cp in crash_points:
+            c = processing_counts(run_pipeline(s, cp, seed=seed))
+            table[s][cp] = (c["never processed"], c["processed twice or more"])
+    return table
+
+
+def matrix_text(table: dict) -> str:
+    points = list(next(iter(table.values())))
+    lines = [f"{'(never, twice)':<24}" + "".join(f"{p:>15}" for p in points)]
+    for s, row in table.items():
+        lines.append(f"{s:<24}" + "".join(f"{str(row[p]):>15}" for p in points))
+    return "\n".join(lines)
+
+
+class ConsumerCrashDemo:
+    """Pick how the consumer commits, pick where it crashes, press the button, count the output."""
+
+    def __init__(self, seed: int = 1):
+        self.seed = seed
+        style = {"description_width": "120px"}
+        self.semantics = widgets.Dropdown(options=[(v, k) for k, v in SEMANTICS_LABELS.items()],
+                                          value="at-least-once", description="consumer", style=style,
+                                          layout=widgets.Layout(width="520px"))
+        self.crash_point = widgets.Dropdown(options=[(v, k) for k, v in CRASH_LABELS.items()],
+                                            value="after_process", description="crash it", style=style,
+                                            layout=widgets.Layout(width="520px"))
+        self.crash_button = widgets.Button(description="crash consumer", button_style="danger", icon="bolt")
+        self.run_button = widgets.Button(description="run without a crash", icon="play")
+        self.view = widgets.HTML("<p class='cc-summary'>Choose a consumer and a crash point, then press "
+                                 "<b>crash consumer</b>.</p>")
+        self.crash_button.on_click(lambda _: self.run(self.crash_point.value))
+        self.run_button.on_click(lambda _: self.run(None))
+        self.crash_button.layout.width = self.run_button.layout.width = "auto"
+        self.counts: dict = {}
+        self.pipeline = None
+        self.widget = widgets.VBox([self.semantics, self.crash_point,
+                                    widgets.HBox([self.crash_button, self.run_button]), self.view])
+
+    def run(self, crash_point) -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.pipeline = run_pipeline(self.semantics.value, crash_point, seed=self.seed)
+        self.counts = processing_counts(self.pipeline)
+        result = self.pipeline.result
+        colour = "#2e7d32" if not result.found else ("#ef6c00" if result.valid else "#c62828")
+        rows = "".join(f"<tr data-count='{html.escape(k)}'><td>{html.escape(k)}</td>"
+                       f"<td class='cc-count' style='text-align:right;padding-left:12px'>{v}</td></tr>"
+                       for k, v in self.counts.items())
+        output = Counter(self.pipeline.sink)
+        twice = sorted(m for m, n in output.items() if n > 1)
+        where = "no crash" if crash_point is None else f"crashed {CRASH_LABELS[crash_point]}, then restarted"
+        self.view.value = (f"<p>{html.escape(SEMANTICS_LABELS[self.semantics.value])}; {where}.</p>"
+                           f"<p class='cc-summary' style='color:{colour}'><b>{html.escape(result.summary())}</b></p>"
+                           f"<table>{rows}</table>"
+                           + (f"<p>in the output twice: {html.escape(', '.join(twice))}</p>" if twice else ""))
+
+    def _ipython_display_(self):  # pragma: no cover
+        from IPython.display import display
+        display(self.widget)
+
+
+class TransactionsDemo:
+    """A transactional producer commits, aborts or leaves transactions open; two consumers read
+    the partition, one ``read_committed`` and one ``read_uncommitted``.
+
+    >>> app = TransactionsDemo(seed=1)
+    >>> app.commit_button.click(); app.abort_button.click(); app.commit_button.click()
+    >>> app.seen["read_committed"], len(app.seen["read_uncommitted"])
+    (['t1-0', 't1-1', 't1-2', 't3-0', 't3-1', 't3-2'], 9)
+    """
+
+    def __init__(self, seed: int = 1, per_transaction: int = 3):
+        self.seed, self.per_transaction = seed, per_transaction
+        self.commit_button = widgets.Button(description="commit a transaction", button_style="success", icon="check")
+        self.abort_button = widgets.Button(description="abort a transaction", button_style="danger", icon="times")
+        self.open_button = widgets.Button(description="leave one open", button_style="warning", icon="hourglass")
+        self.timeout_button = widgets.Button(description="wait for the timeout", icon="clock")
+        self.reset_button = widgets.Button(description="start over", icon="trash")
+        self.view = widgets.HTML()
+        self.commit_button.on_click(lambda _: self.transaction("commit"))
+        self.abort_button.on_click(lambda _: self.transaction("abort"))
+        self.open_button.on_click(lambda _: self.transaction("open"))
+        self.timeout_button.on_click(lambda _: self.wait_for_timeout())
+        self.reset_button.on_click(lambda _: self.reset())
+        for b in (self.commit_button, self.abort_button, self.open_button, self.timeout_button, self.reset_button):
+            b.layout.width = "auto"  # whole labels, never "commit a transa..."
+        self.widget = widgets.VBox([widgets.HBox([self.commit_button, self.abort_button, self.open_button]),
+                                    widgets.HBox([self.timeout_button, self.reset_button]), self.view])
+        self.reset()
+
+    def reset(self) -> None:
+        from ..broker import Cluster
+        from ..clients import KafkaProducer
+        self.cluster = Cluster(brokers=3, seed=self.seed,
+                               transaction_abort_timed_out_transaction_cleanup_interval_ms=1000)
+        self.cluster.create_topic("payments", min_insync_replicas=2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.producer = KafkaProducer(bootstrap_servers=self.cluster, transactional_id="payments-writer",
+                                          transaction_timeout_ms=5000)
+        self.producer.init_transactions()
+        self.count, self.open, self.fenced = 0, False, False
+        self.events: list[str] = []
+        self.error = None
+        self.refresh()
+
+    def transaction(self, how: str) -> None:
+        if self.open:
+            self.events.append("A transaction is still open: wait for its timeout (or start over).")
+            return self.refresh()
+        self.count += 1
+        self.producer.begin_transaction()
+        for i in range(self.per_transaction):
+            self.producer.send("payments", f"t{self.count}-{i}".encode())
+        self.producer.flush()
+        if how == "commit":
+            self.producer.commit_transaction()
+            self.events.append(f"Transaction t{self.count}: {self.per_transaction} records written, committed.")
+        elif how == "abort":
+            self.producer.abort_transaction()
+            self.events.append(f"Transaction t{self.count}: {self.per_transaction} records written, aborted.")
+        else:
+            self.open = True
+            self.events.append(f"Transaction t{self.count}: {self.per_transaction} records written; the producer "
+                               f"hangs without committing.")
+        self.cluster.run_for(50)
+        self.refresh()
+
+    def wait_for_timeout(self) -> None:
+        self.cluster.run_for(8000)
+        if self.open:
+            try:
+                self.producer.commit_transaction()
+                self.events.append("The late commit went through.")
+            except Exception as exc:  # the coordinator aborted it and bumped the epoch
+                self.events.append(f"After transaction.timeout.ms the coordinator aborted t{self.count}; the "
+                                   f"producer's late commit failed with {type(exc).__name__}.")
+            self.open = False
+            self.fenced = True  # this producer's epoch is stale: start over
+        else:
+            self.events.append("Waited 8 s; nothing was open.")
+        self.refresh()
+
+    def _read(self, isolation_level: str) -> list[str]:
+        """What a fresh consumer with this isolation level reads from the start (simulated polls
+        take a little virtual time, as real ones do)."""
+        from ..clients import KafkaConsumer
+        consumer = KafkaConsumer(bootstrap_servers=self.cluster, isolation_level=isolation_level,
+                                 auto_offset_reset="earliest")
+        consumer.assign([("payments", 0)])
+        seen = []
+        for _ in range(3):
+            for records in consumer.poll(timeout_ms=50).values():
+                seen += [r.value.decode() for r in records]
+        consumer.close()
+        return seen
+
+    def refresh(self) -> None:
+        for b in (self.commit_button, self.abort_button, self.open_button):
+            b.disabled = self.fenced
+        state = self.cluster.partition_state("payments")
+        leader = state["replicas"][state["leader"]]
+        p = self.cluster.brokers[state["leader"]].partitions[("payments", 0)]
+        lso = p.readable_end(True)
+        self.seen = {level: self._read(level) for level in ("read_committed", "read_uncommitted")}
+        items = "".join(f"<li>{html.escape(e)}</li>" for e in self.events[-8:])
+        self.view.value = (
+            f"<div class='tx-view'><p>log end offset <b class='tx-leo'>{leader['leo']}</b>, high watermark "
+            f"<b class='tx-hw'>{leader['hw']}</b>, last stable offset <b class='tx-lso'>{lso}</b> "
+            f"(commit/abort markers take an offset each)</p>"
+            f"<p><b>read_committed</b> consumer sees <span class='tx-committed'>"
+            f"{html.escape(', '.join(self.seen['read_committed']) or '(nothing)')}</span></p>"
+            f"<p><b>read_uncommitted</b> consumer sees <span class='tx-uncommitted'>"
+            f"{html.escape(', '.join(self.seen['read_uncommitted']) or '(nothing)')}</span></p>"
+            f"<ul>{items}</ul></div>")
+
+    def _ipython_display_(self):  # pragma: no cover
+        from IPython.display import display
+        display(self.widget)

@@ -1,0 +1,270 @@
+"""The delivery simulator: one widget app to set a producer up, break things and see the result.
+
+It is the Voila demo ``notebooks/demos/delivery_simulator.ipynb`` and the playground of
+notebooks 02-04. Every control is a plain ipywidget, so tests drive it headless:
+
+>>> app = DeliverySimulator(seed=1)
+>>> app.acks.value = "1"; app.idempotence.value = False; app.lagging_followers.value = True
+>>> app.send_button.click(); app.crash_button.click(); app.check_button.click()
+>>> app.result.outcome_table()["lost (acknowledged)"]
+5
+
+Settings are fixed when a run starts (as a real producer's config is): changing one starts a new
+run. Faults: "crash leader" kills the partition's leader now; "lose next ACK" drops the next
+produce response, so the producer times out and retries; "lagging followers" pauses the followers
+(a long GC pause) until the leader crashes, which is when acks=1 loses acknowledged writes.
+
+Taught in notebooks/02_acks_and_durability to notebooks/04_idempotent_producer.
+"""
+from __future__ import annotations
+
+import html
+import warnings
+
+import ipywidgets as widgets
+
+from ..broker import Cluster
+from ..checker import check
+from ..clients import KafkaProducer
+from ..clients.config import ConfigurationError
+from ..scenarios import FAST_FAILOVER
+from .cluster_view import cluster_html
+from .outcome import outcome_html
+
+TOPIC = "events"
+RETRIES = {"unbounded (default)": float("inf"), "0 (never retry)": 0}
+
+
+class DeliverySimulator:
+    """Controls + cluster view + log + outcome table for one simulated producer and topic."""
+
+    def __init__(self, seed: int = 1, messages_per_click: int = 5, step_ms: float = 10, run_ms: float = 1000):
+        self.seed = seed
+        self.messages_per_click = messages_per_click
+        self.step_ms, self.run_ms = step_ms, run_ms
+        style = {"description_width": "150px"}
+        self.acks = widgets.ToggleButtons(options=["0", "1", "all"], value="all", description="acks",
+                                          style=style, tooltips=["fire and forget", "leader only", "all in-sync replicas"])
+        self.min_insync = widgets.IntSlider(value=2, min=1, max=3, description="min.insync.replicas", style=style)
+        self.idempotence = widgets.Checkbox(value=True, description="idempotence (enable_idempotence)", indent=False)
+        self.retries = widgets.Dropdown(options=list(RETRIES), value="unbounded (default)", description="retries",
+                                        style=style)
+        self.in_flight = widgets.IntSlider(value=5, min=1, max=5, description="max in flight", style=style)
+        self.lagging_followers = widgets.Checkbox(
+            value=False, indent=False, description="lagging followers",
+            tooltip="the followers are paused (a long GC pause) until the leader crashes")
+        self.send_button = widgets.Button(description=f"send {messages_per_click} messages", button_style="primary",
+                                          icon="paper-plane")
+        self.crash_button = widgets.Button(description="crash leader", button_style="danger", icon="bolt")
+        self.lose_ack_button = widgets.Button(description="lose next ACK", button_style="warning", icon="envelope")
+        self.restart_button = widgets.Button(description="restart broker", icon="redo")
+        self.step_button = widgets.Button(description=f"step {step_ms:g} ms", icon="step-forward")
+        self.run_button = widgets.Button(description=f"run {run_ms:g} ms", icon="play")
+        self.check_button = widgets.Button(description="heal and check", button_style="success", icon="check")
+        self.reset_button = widgets.Button(description="new run", icon="trash")
+        self.cluster_view = widgets.HTML()
+        self.log_view = widgets.HTML()
+        self.wire_view = widgets.HTML()  # the last produce requests and ACKs on the network
+        self.outcome_view = widgets.HTML("<p class='oc-summary'>No check yet: send messages, break something, "
+                                         "then press <b>heal and check</b>.</p>")
+        for control in (self.acks, self.min_insync, self.idempotence, self.retries, self.in_flight,
+                        self.lagging_followers):
+            control.observe(lambda change: self.reset(), names="value")
+        self.send_button.on_click(lambda _: self.send())
+        self.crash_button.on_click(lambda _: self.crash_leader())
+        self.lose_ack_button.on_click(lambda _: self.lose_next_ack())
+        self.restart_button.on_click(lambda _: self.restart_broker())
+        self.step_button.on_click(lambda _: self.advance(self.step_ms))
+        self.run_button.on_click(lambda _: self.advance(self.run_ms))
+        self.check_button.on_click(lambda _: self.heal_and_check())
+        self.reset_button.on_click(lambda _: self.reset())
+        self.widget = widgets.VBox([
+            widgets.HBox([widgets.VBox([self.acks, self.min_insync, self.retries, self.in_flight]),
+                          widgets.VBox([self.idempotence, self.lagging_followers])]),
+            widgets.HBox([self.send_button, self.crash_button, self.lose_ack_button, self.restart_button]),
+            widgets.HBox([self.step_button, self.run_button, self.check_button, self.reset_button]),
+            widgets.HBox([self.cluster_view, self.log_view]),
+            self.outcome_view,
+            self.wire_view,
+        ])
+        self.reset()
+
+    # ---- the run ----------------------------------------------------------------------------
+    def producer_config(self) -> dict:
+        config = {"acks": self.acks.value if self.acks.value == "all" else int(self.acks.value),
+                  "enable_idempotence": self.idempotence.value, "retries": RETRIES[self.retries.value],
+                  "max_in_flight_requests_per_connection": self.in_flight.value,
+                  "request_timeout_ms": 1000, "delivery_timeout_ms": 10_000, "linger_ms": 0}
+        return config
+
+    def topic_config(self) -> dict:
+        return {"replication_factor": 3, "min_insync_replicas": self.min_insync.value}
+
+    def reset(self) -> None:
+        """Start a new run: a fresh 3-broker cluster and producer with the current settings."""
+        self.log: list[str] = []
+        self.result = None
+        self.producer = None
+        self.messages_sent = 0
+        self.paused: list[int] = []
+        self.cluster = Cluster(brokers=3, seed=self.seed, trace=True, **FAST_FAILOVER)
+        self.cluster.create_topic(TOPIC, **self.topic_config())
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self.producer = KafkaProducer(bootstrap_servers=self.cluster, **self.producer_config())
+        except ConfigurationError as e:
+            self._note(f"<b style='color:#c62828'>These settings do not go together:</b> {html.escape(str(e))}")
+            self._set_buttons(False)
+        else:
+            self._set_buttons(True)
+            self._note(f"New run: {html.escape(self._describe())}.")
+            if self.lagging_followers.value:
+                leader = self.cluster.leader_of(TOPIC)
+                self.paused = [b for b in sorted(self.cluster.brokers) if b != leader]
+                for b in self.paused:
+                    self.cluster.pause(b)
+                # the leader answers the followers' waiting fetches (empty) after fetch.wait.max.ms;
+                # from then on nothing new reaches them until they resume
+                self.cluster.run_for(self.cluster.options.replica_fetch_wait_max_ms + 10)
+                self._note(f"Followers {self.paused} are paused (lagging); broker {leader} leads alone.")
+        self.outcome_view.value = ("<p class='oc-summary'>No check yet: send messages, break something, then "
+                                   "press <b>heal and check</b>.</p>")
+        self.refresh()
+
+    def _describe(self) -> str:
+        c = self.producer_config()
+        return (f"acks={self.acks.value}, min.insync.replicas={self.min_insync.value}, idempotence "
+                f"{'on' if c['enable_idempotence'] else 'off'}, retries {self.retries.value.split()[0]}, "
+                f"max in flight {c['max_in_flight_requests_per_connection']}")
+
+    def _set_buttons(self, enabled: bool) -> None:
+        for b in (self.send_button, self.crash_button, self.lose_ack_button, self.restart_button,
+                  self.step_button, self.run_button, self.check_button):
+            b.disabled = not enabled
+
+    def _ready(self) -> bool:
+        if self.producer is None:
+            return False
+        if self.result is not None:  # the last run was checked: a new one starts with the same settings
+            self.reset()
+        return True
+
+    def send(self) -> None:
+        if not self._ready():
+            return
+        start = self.messages_sent
+        for i in range(start, start + self.messages_per_click):
+            self.producer.send(TOPIC, f"m-{i}".encode())
+        self.messages_sent += self.messages_per_click
+        self.cluster.run_for(10)
+        self._note(f"Sent m-{start}..m-{self.messages_sent - 1}; after 10 ms {self._progress()}.")
+        self.refresh()
+
+    def _progress(self) -> str:
+        outcomes = {"ok": 0, "fail": 0, "info": 0}
+        for op in self.cluster.history:
+            if op.f == "send" and op.type in outcomes:
+                outcomes[op.type] += 1
+        waiting = self.messages_sent - sum(outcomes.values())
+        text = f"{outcomes['ok']} of {self.messages_sent} acknowledged"
+        if outcomes["fail"] + outcomes["info"]:
+            text += f", {outcomes['fail'] + outcomes['info']} failed"
+        return text + (f", {waiting} waiting" if waiting else "")
+
+    def crash_leader(self) -> None:
+        if not self._ready():
+            return
+        leader = self.cluster.leader_of(TOPIC)
+        if leader is None or not self.cluster.brokers[leader].alive:
+            self._note("No live leader to crash: restart a broker or run the clock.")
+        else:
+            self.cluster.crash(leader)
+            self._note(f"Broker {leader} (the leader) crashed.")
+        for b in self.paused:
+            self.cluster.resume(b)
+        if self.paused:
+            self._note(f"Followers {self.paused} resume.")
+        self.paused = []
+        if leader is not None:  # let the controller notice (broker session timeout) and elect
+            start = self.cluster.now
+            self.cluster.run_until(lambda: self.cluster.leader_of(TOPIC) != leader, 10_000)
+            new = self.cluster.leader_of(TOPIC)
+            epoch = self.cluster.partition_state(TOPIC)["leader_epoch"]
+            self._note(f"After {self.cluster.now - start:.0f} ms the controller elected "
+                       + (f"broker {new} (leader epoch {epoch})." if new is not None else "nobody: the partition is offline."))
+        self.refresh()
+
+    def lose_next_ack(self) -> None:
+        if not self._ready():
+            return
+        self.cluster.lose_next_ack(self.producer.node_id)
+        self._note("The next produce response (ACK) to the producer will be lost.")
+        self.refresh()
+
+    def restart_broker(self) -> None:
+        if not self._ready():
+            return
+        down = [b for b, br in sorted(self.cluster.brokers.items()) if not br.alive]
+        if not down:
+            self._note("Every broker is up.")
+        else:
+            self.cluster.restart(down[0])
+            self._note(f"Broker {down[0]} restarted.")
+        self.refresh()
+
+    def advance(self, ms: float) -> None:
+        if not self._ready():
+            return
+        self.cluster.run_for(ms)
+        self._note(f"Ran the clock {ms:g} ms: {self._progress()}.")
+        self.refresh()
+
+    def heal_and_check(self) -> None:
+        """Jepsen's end of a run: heal everything, let the producer finish, read the log, check."""
+        if self.producer is None or self.result is not None:
+            return
+        for b in self.paused:
+            self.cluster.resume(b)
+        self.paused = []
+        self.cluster.heal_all()
+        self.producer.flush()
+        self.cluster.final_read(TOPIC)
+        self.result = check(self.cluster.history, self.producer_config(), self.topic_config())
+        self.outcome_view.value = outcome_html(self.result)
+        self._note("Healed everything, read the whole log and checked it (the next action starts a new run).")
+        self.refresh()
+
+    # ---- display ----------------------------------------------------------------------------
+    def _note(self, text: str) -> None:
+        self.log.append(f"<li>t={self.cluster.now:.1f} ms: {text}</li>")
+
+    def refresh(self) -> None:
+        self.cluster_view.value = cluster_html(self.cluster.state())
+        self.wire_view.value = self._wire_html()
+        self.log_view.value = ("<div class='sim-log' style='margin-left:16px;max-width:480px'><b>What happened</b><ul>"
+                               + "".join(self.log[-12:]) + "</ul></div>")
+
+    def _wire_html(self, last: int = 8) -> str:
+        """The last produce requests and responses: who sent what, when, and whether it arrived."""
+        trace = self.cluster.network.trace or []
+        rows = []
+        for e in reversed(trace):
+            if e.kind in ("produce_request", "produce_response"):
+                rows.append(e)
+                if len(rows) == last:
+                    break
+        if not rows:
+            return ""
+        items = "".join(
+            f"<tr data-fate='{e.fate}'><td>{e.sent_ms:.1f} ms</td><td>{html.escape(e.src)} &rarr; "
+            f"{html.escape(e.dst)}</td><td>{html.escape(e.label)}</td><td style='color:"
+            f"{'#2e7d32' if e.fate == 'delivered' else '#c62828'}'>{html.escape(e.fate)}</td></tr>"
+            for e in reversed(rows))
+        return ("<div class='sim-wire'><b>On the wire</b> (last produce requests and ACKs)<table>"
+                "<tr><th>sent at</th><th>from &rarr; to</th><th>message</th><th>fate</th></tr>"
+                f"{items}</table></div>")
+
+    def _ipython_display_(self):  # pragma: no cover - notebook display
+        from IPython.display import display
+        display(self.widget)

@@ -1,0 +1,197 @@
+"""The Voila demos in a real browser: Debian's chromium driven by Playwright.
+
+Starts Voila (as ``make demo`` does) on a free port on 127.0.0.1, opens each demo, clicks like a
+visitor and asserts what the page shows; screenshots go to ``artifacts/`` (git-ignored).
+Skipped, with the reason, when chromium or playwright is missing.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+TIMEOUT_MS = 90_000
+
+
+def _skip_reason() -> str | None:
+    if not Path(CHROMIUM).exists():
+        return f"{CHROMIUM} not found (apt-get install -y chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed (pip install -e '.[browser]')"
+    if shutil.which("voila", path=str(Path(sys.executable).parent)) is None:
+        return "voila is not installed in this environment (pip install -e '.[lab]')"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def voila():
+    reason = _skip_reason()
+    if reason:
+        print(f"skipping browser tests: {reason}")
+        pytest.skip(reason)
+    port = _free_port()
+    log = open(ARTIFACTS.joinpath("voila.log") if ARTIFACTS.mkdir(exist_ok=True) is None else os.devnull, "w")
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "voila"), "notebooks/demos", "--no-browser", "--Voila.ip=127.0.0.1",
+         f"--port={port}", "--strip_sources=True", "--show_tracebacks=False",
+         "--MappingKernelManager.cull_idle_timeout=600", "--MappingKernelManager.cull_interval=60"],
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):  # up to ~60 s for the server to answer
+            if proc.poll() is not None:
+                pytest.fail(f"voila exited with {proc.returncode}; see artifacts/voila.log")
+            try:
+                urllib.request.urlopen(base, timeout=2).close()
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("voila did not answer within 60 s; see artifacts/voila.log")
+        yield base
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)  # voila and the kernels it started
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def _open(browser, url):
+    page = browser.new_page(viewport={"width": 1300, "height": 1100})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(url)
+    page.get_by_role("button", name="crash leader").wait_for()
+    return page
+
+
+def _click(page, name, exact=False):
+    # buttons with an icon have it in their accessible name: match the words, not the whole name
+    page.get_by_role("button", name=name, exact=exact).click()
+
+
+def _summary(page, contains):
+    locator = page.locator(".oc-summary", has_text=contains)
+    locator.wait_for()
+    return locator.inner_text()
+
+
+def test_delivery_simulator_loses_with_acks_1_and_not_with_acks_all(voila, browser):
+    page = _open(browser, f"{voila}/voila/render/delivery_simulator.ipynb")
+    assert "DeliverySimulator(" not in page.content()  # sources stripped
+    page.get_by_label("idempotence (enable_idempotence)").uncheck()
+    _click(page, "1", exact=True)
+    page.get_by_label("lagging followers").check()
+    page.locator(".sim-log", has_text="are paused").wait_for()
+    _click(page, "send 5 messages")
+    page.locator(".sim-log", has_text="5 of 5 acknowledged").wait_for()
+    _click(page, "crash leader")
+    _click(page, "heal and check")
+    text = _summary(page, "lost after being acknowledged")
+    assert text.startswith("5 messages lost after being acknowledged")
+    assert page.locator("tr[data-outcome='lost (acknowledged)'] .oc-count").inner_text() == "5"
+    page.screenshot(path=str(ARTIFACTS / "delivery_simulator_acks1_lost.png"), full_page=True)
+
+    _click(page, "all", exact=True)
+    page.get_by_label("idempotence (enable_idempotence)").check()
+    page.locator(".sim-log", has_text="idempotence on").wait_for()
+    _click(page, "send 5 messages")
+    _click(page, "crash leader")
+    _click(page, "heal and check")
+    assert _summary(page, "No anomalies").startswith("No anomalies")
+    page.screenshot(path=str(ARTIFACTS / "delivery_simulator_acks_all_safe.png"), full_page=True)
+    page.close()
+
+
+def test_delivery_simulator_lost_ack_duplicates_only_without_idempotence(voila, browser):
+    page = _open(browser, f"{voila}/voila/render/delivery_simulator.ipynb")
+    page.get_by_label("idempotence (enable_idempotence)").uncheck()
+    page.locator(".sim-log", has_text="idempotence off").wait_for()
+    _click(page, "lose next ACK")
+    _click(page, "send 5 messages")
+    _click(page, "heal and check")
+    assert _summary(page, "duplicated").startswith("5 messages duplicated")
+    assert "dropped" in page.locator(".sim-wire").inner_text()  # the lost ACK, on the wire
+    page.screenshot(path=str(ARTIFACTS / "delivery_simulator_lost_ack_duplicates.png"), full_page=True)
+
+    page.get_by_label("idempotence (enable_idempotence)").check()
+    page.locator(".sim-log", has_text="idempotence on").wait_for()
+    _click(page, "lose next ACK")
+    _click(page, "send 5 messages")
+    _click(page, "heal and check")
+    assert _summary(page, "No anomalies").startswith("No anomalies")
+    page.close()
+
+
+def test_consumer_crash_demo(voila, browser):
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"{voila}/voila/render/consumer_crash.ipynb")
+    page.get_by_role("button", name="crash consumer").wait_for()
+    page.locator("select").first.select_option(label="at-most-once (commit, then process)")
+    page.locator("select").nth(1).select_option(label="after committing, before processing")
+    _click(page, "crash consumer")
+    summary = page.locator(".cc-summary", has_text="never processed")
+    summary.wait_for()
+    assert summary.inner_text().startswith("5 messages never processed")
+    assert page.locator("tr[data-count='never processed'] .cc-count").inner_text() == "5"
+    page.screenshot(path=str(ARTIFACTS / "consumer_crash_at_most_once.png"), full_page=True)
+    page.locator("select").first.select_option(label="exactly-once: Kafka transaction (read_committed)")
+    _click(page, "crash consumer")
+    page.locator(".cc-summary", has_text="No anomalies").wait_for()
+    page.close()
+
+
+def test_transactions_demo(voila, browser):
+    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"{voila}/voila/render/transactions.ipynb")
+    page.get_by_role("button", name="commit a transaction").wait_for()
+    _click(page, "commit a transaction")
+    page.locator(".tx-committed", has_text="t1-2").wait_for()
+    _click(page, "abort a transaction")
+    page.locator(".tx-uncommitted", has_text="t2-2").wait_for()
+    assert "t2-" not in page.locator(".tx-committed").inner_text()
+    _click(page, "leave one open")
+    page.locator(".tx-uncommitted", has_text="t3-2").wait_for()
+    assert page.locator(".tx-committed").inner_text() == "t1-0, t1-1, t1-2"
+    _click(page, "wait for the timeout")
+    page.locator(".tx-view", has_text="ProducerFencedError").wait_for()
+    page.screenshot(path=str(ARTIFACTS / "transactions.png"), full_page=True)
+    page.close()
