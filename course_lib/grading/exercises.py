@@ -347,7 +347,8 @@ def _ex05_q1(answer, seeds):
 @exercise(id="ex05_q2", notebook="05_consumer_delivery_semantics", kind="implement", expect=expect_function(2),
           functions=("consume_at_least_once",), public_seeds=tuple(range(6)), points=2,
           question="Write consume_at_least_once(consumer, sink): poll, sink.write(record) every record, commit; "
-                   "return once a poll returns no records twice in a row. A crash anywhere must lose nothing.",
+                   "return once a poll returns no records twice in a row. After a crash anywhere, no message may be "
+                   "never processed.",
           hint="What must already be in the sink when an offset is committed?")
 def _ex05_q2(fn, seeds):
     from .harness import LoopDidNotStop, run_consumer_loop
@@ -361,7 +362,7 @@ def _ex05_q2(fn, seeds):
             continue
         lost = result.by_kind("lost_in_processing")
         parts.append(Part(f"crash run, seed {s}", not lost,
-                          f"{len(lost)} message(s) never reached the sink: {lost[0].explanation if lost else ''}", s))
+                          f"{len(lost)} message(s) never processed: {lost[0].explanation if lost else ''}", s))
     return parts
 
 
@@ -401,7 +402,7 @@ def _ex06_q3(process_batch, seeds):
     for s in seeds:
         result = run_transform_loop(process_batch, s)
         lost, dup = result.by_kind("lost_in_processing"), result.by_kind("duplicate_processing")
-        detail = f"{len(lost)} lost, {len(dup)} duplicated in the committed output"
+        detail = f"{len(lost)} never processed, {len(dup)} processed twice (committed output)"
         if lost or dup:
             detail += f"; first: {(lost or dup)[0].explanation}"
         parts.append(Part(f"crash run, seed {s}", not (lost or dup), detail, s))
@@ -422,8 +423,8 @@ def _ex07_q1(store, resume_positions, seeds):
         result = run_external_store(store, resume_positions, s)
         bad = result.by_kind("lost_in_processing") + result.by_kind("duplicate_processing")
         parts.append(Part(f"crash run, seed {s}", not bad,
-                          f"{len(result.by_kind('lost_in_processing'))} lost, "
-                          f"{len(result.by_kind('duplicate_processing'))} duplicated in the output", s))
+                          f"{len(result.by_kind('lost_in_processing'))} never processed, "
+                          f"{len(result.by_kind('duplicate_processing'))} processed twice", s))
     return parts
 
 
