@@ -233,3 +233,11 @@ def test_a_forged_answers_file_is_read_as_untrusted_data(tmp_path):
         path.write_text(text)
         state = _read_state(path, "")
         assert isinstance(state["errors"], list) and isinstance(state["answers"], dict)
+
+
+def test_check_stops_an_infinite_loop_and_says_so():
+    def write_batch(batch_df, batch_id, db):
+        while True:
+            pass
+    report = check("ex10_q1", time_limit_s=0.5)
+    assert report.status == "error" and "did not finish" in report.text()

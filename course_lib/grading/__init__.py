@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import inspect
 import os
+import signal
+import threading
 
 from .exercises import EXERCISES, MISSING, evaluate
-from .report import Report
+from .report import ERROR, Report
 
 __all__ = ["check", "check_all", "EXERCISES"]
 
@@ -29,9 +31,30 @@ def _answer_from(namespace: dict, exercise_id: str):
     return namespace.get(exercise_id, MISSING)
 
 
-def check(exercise_id: str, namespace: dict | None = None) -> Report:
+class _TooSlow(BaseException):
+    pass
+
+
+def _with_time_limit(seconds: float, fn, *args):
+    """Run fn, raising _TooSlow after ``seconds`` (main thread only: SIGALRM; elsewhere no limit)."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        return fn(*args)
+
+    def on_alarm(signum, frame):
+        raise _TooSlow()
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return fn(*args)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def check(exercise_id: str, namespace: dict | None = None, time_limit_s: float | None = 120) -> Report:
     """Check your answer to one exercise (the variable or functions it names in your notebook)
-    and say what passed, what failed and how to reproduce a failure."""
+    and say what passed, what failed and how to reproduce a failure. Code that runs longer than
+    ``time_limit_s`` (an infinite loop?) is stopped and reported."""
     if exercise_id not in EXERCISES:
         raise ValueError(f"no exercise {exercise_id!r}; the exercises are {', '.join(sorted(EXERCISES))}")
     if os.environ.get("COURSE_GRADING_SUBMISSION"):
@@ -39,7 +62,12 @@ def check(exercise_id: str, namespace: dict | None = None) -> Report:
     if namespace is None:  # the caller's variables: a notebook's globals (or a function's locals)
         frame = inspect.currentframe().f_back
         namespace = {**frame.f_globals, **frame.f_locals}
-    return evaluate(exercise_id, _answer_from(namespace, exercise_id))
+    try:
+        return _with_time_limit(time_limit_s, evaluate, exercise_id, _answer_from(namespace, exercise_id))
+    except _TooSlow:
+        ex = EXERCISES[exercise_id]
+        return Report(exercise_id, ERROR, 0, ex.points, f"your code did not finish within {time_limit_s:g} s "
+                                                        f"(an infinite loop?); the check stopped it", ex.hint)
 
 
 def check_all(notebook_prefix: str = "", namespace: dict | None = None) -> list[Report]:
