@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test bench demo clean strip
+.PHONY: lab test bench demo clean strip exercises grade
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("Python >= 3.11 is required (found %s)" % sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -28,6 +28,13 @@ demo: $(STAMP)  ## serve the demos (notebooks/demos) with Voila on http://127.0.
 
 strip: $(STAMP)  ## strip notebook outputs except the cells nbval checks (after editing a lesson: add --execute)
 	$(PY) tools/notebook_outputs.py notebooks
+
+exercises: $(STAMP)  ## regenerate exercises/ (learners) and solutions/ (instructors) from exercises_src/
+	$(PY) -m course_lib.grading generate
+
+grade: $(STAMP)  ## grade a folder of submitted notebooks: make grade SUBMISSIONS=path/to/folder
+	@test -n "$(SUBMISSIONS)" || (echo "usage: make grade SUBMISSIONS=folder-of-notebooks [OUT=scores.csv]"; exit 2)
+	$(PY) -m course_lib.grading grade "$(SUBMISSIONS)" --out "$(or $(OUT),scores.csv)"
 
 bench: $(STAMP)  ## print the benchmark tables
 	$(PY) -m bench

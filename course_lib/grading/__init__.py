@@ -1,0 +1,78 @@
+"""Graded exercises: ``check("ex05_q2")`` in a notebook, ``python -m course_lib.grading grade``
+for the instructor. See course_lib/grading/README.md.
+
+>>> ex02_q1 = ...
+>>> print(check("ex02_q1"))  # doctest: +ELLIPSIS
+✏️ ex02_q1: not attempted (0/1 points)
+   not attempted yet: ...
+>>> ex02_q1 = "10"
+>>> print(check("ex02_q1"))  # doctest: +ELLIPSIS
+⚠️ ex02_q1: wrong type (0/1 points)
+   ex02_q1 expects a whole number (int), such as 4; you gave a str: '10'.
+...
+"""
+from __future__ import annotations
+
+import inspect
+import os
+import signal
+import threading
+
+from .exercises import EXERCISES, MISSING, evaluate
+from .report import ERROR, Report
+
+__all__ = ["check", "check_all", "EXERCISES"]
+
+
+def _answer_from(namespace: dict, exercise_id: str):
+    ex = EXERCISES[exercise_id]
+    if ex.is_implementation:
+        return tuple(namespace.get(name, MISSING) for name in ex.functions)
+    return namespace.get(exercise_id, MISSING)
+
+
+class _TooSlow(BaseException):
+    pass
+
+
+def _with_time_limit(seconds: float, fn, *args):
+    """Run fn, raising _TooSlow after ``seconds`` (main thread only: SIGALRM; elsewhere no limit)."""
+    if seconds is None or threading.current_thread() is not threading.main_thread():
+        return fn(*args)
+
+    def on_alarm(signum, frame):
+        raise _TooSlow()
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return fn(*args)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def check(exercise_id: str, namespace: dict | None = None, time_limit_s: float | None = 120) -> Report:
+    """Check your answer to one exercise (the variable or functions it names in your notebook)
+    and say what passed, what failed and how to reproduce a failure. Code that runs longer than
+    ``time_limit_s`` (an infinite loop?) is stopped and reported."""
+    if exercise_id not in EXERCISES:
+        raise ValueError(f"no exercise {exercise_id!r}; the exercises are {', '.join(sorted(EXERCISES))}")
+    if os.environ.get("COURSE_GRADING_SUBMISSION"):
+        return None  # inside the instructor's grader: it evaluates the answers itself
+    if namespace is None:  # the caller's variables: a notebook's globals (or a function's locals)
+        frame = inspect.currentframe().f_back
+        namespace = {**frame.f_globals, **frame.f_locals}
+    try:
+        return _with_time_limit(time_limit_s, evaluate, exercise_id, _answer_from(namespace, exercise_id))
+    except _TooSlow:
+        ex = EXERCISES[exercise_id]
+        return Report(exercise_id, ERROR, 0, ex.points, f"your code did not finish within {time_limit_s:g} s "
+                                                        f"(an infinite loop?); the check stopped it", ex.hint)
+
+
+def check_all(notebook_prefix: str = "", namespace: dict | None = None) -> list[Report]:
+    """Check every exercise whose notebook starts with ``notebook_prefix`` (e.g. "05")."""
+    if namespace is None:
+        frame = inspect.currentframe().f_back
+        namespace = {**frame.f_globals, **frame.f_locals}
+    return [check(i, namespace) for i, ex in EXERCISES.items() if ex.notebook.startswith(notebook_prefix)]

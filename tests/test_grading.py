@@ -1,0 +1,243 @@
+"""Graded exercises: generated notebooks up to date, every solution passes, untouched exercises
+say "not attempted", wrong types get a clear message, and the instructor's grader scores the
+sample submissions as expected while keeping each submission in its own process."""
+import csv
+import json
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_lib.grading import EXERCISES, check, check_all
+from course_lib.grading.answers import decode, definitions, encode
+from course_lib.grading.exercises import MISSING, evaluate
+from course_lib.grading.hidden import seeds_for
+from course_lib.grading.generate import MarkerError, generate, render
+from course_lib.grading.report import NOT_ATTEMPTED, PASSED, WRONG_TYPE
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "tests" / "grading_samples"
+SETS = sorted({ex.notebook for ex in EXERCISES.values()})
+
+
+def run_cells(path: Path) -> dict:
+    """Run a notebook's code cells in one namespace, as "Run all" does."""
+    namespace = {"__name__": "__main__"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type == "code":
+                exec(compile(cell.source, str(path), "exec"), namespace)
+    return namespace
+
+
+# ---- generated folders ---------------------------------------------------------------------------
+def test_one_exercise_set_per_notebook_01_to_10():
+    assert sorted({ex.notebook[:2] for ex in EXERCISES.values()}) == [f"{i:02d}" for i in range(1, 11)]
+    kinds = {ex.kind for ex in EXERCISES.values()}
+    assert {"predict", "choose", "implement"} <= kinds
+
+
+def test_generated_exercises_and_solutions_are_up_to_date(tmp_path):
+    generate(ROOT / "exercises_src", tmp_path / "exercises", tmp_path / "solutions")
+    for folder in ("exercises", "solutions"):
+        fresh = {p.name: p.read_text() for p in (tmp_path / folder).glob("*.ipynb")}
+        committed = {p.name: p.read_text() for p in (ROOT / folder).glob("*.ipynb")}
+        assert fresh == committed, f"{folder}/ is out of date: run `make exercises` and commit the result"
+
+
+def test_learner_versions_hold_no_solution_and_no_output():
+    for path in (ROOT / "exercises").glob("*.ipynb"):
+        nb = nbformat.read(path, as_version=4)
+        src = nbformat.read(ROOT / "exercises_src" / path.name, as_version=4)
+        solution_lines = {line.split("#")[0].strip() for c in src.cells for line in c.source.split("\n")
+                          if "# SOLUTION" in line}
+        text = "\n".join(c.source for c in nb.cells)
+        assert "SOLUTION" not in text, path.name
+        for line in solution_lines:
+            assert line not in text, f"{path.name} leaks {line!r}"
+        assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
+
+
+def test_markers():
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("x = 42  # SOLUTION\nd = {\n    'a': 1,  # SOLUTION\n}"),
+        nbformat.v4.new_code_cell("def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION"),
+        nbformat.v4.new_markdown_cell("Q\n<!-- BEGIN SOLUTION -->\nA\n<!-- END SOLUTION -->")])
+    learner, instructor = render(nb, True), render(nb, False)
+    assert learner.cells[0].source == "x = ...  # YOUR ANSWER HERE\nd = {\n    'a': ...,  # YOUR ANSWER HERE\n}"
+    assert learner.cells[1].source == "def f():\n    ...  # YOUR CODE HERE"
+    assert learner.cells[2].source.strip() == "Q"
+    assert instructor.cells[0].source == "x = 42\nd = {\n    'a': 1,\n}"
+    assert instructor.cells[1].source == "def f():\n    return 1"
+    assert instructor.cells[2].source == "Q\nA"
+    broken = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("# BEGIN SOLUTION\nx = 1")])
+    with pytest.raises(MarkerError, match="without # END SOLUTION"):
+        render(broken, True)
+
+
+# ---- learner-facing check() ----------------------------------------------------------------------
+@pytest.mark.parametrize("notebook", SETS)
+def test_every_solution_passes(notebook):
+    namespace = run_cells(ROOT / "solutions" / f"{notebook}.ipynb")
+    reports = check_all(notebook[:2], namespace)
+    assert reports and all(r.status == PASSED for r in reports), "\n".join(map(str, reports))
+    for ex in (e for e in EXERCISES.values() if e.notebook == notebook):  # and with the grader's seeds
+        answer = tuple(namespace[f] for f in ex.functions) if ex.is_implementation else namespace[ex.id]
+        report = evaluate(ex.id, answer, seeds=seeds_for(ex))
+        assert report.status == PASSED, report.text()
+
+
+@pytest.mark.parametrize("notebook", SETS)
+def test_untouched_exercises_report_not_attempted(notebook):
+    namespace = run_cells(ROOT / "exercises" / f"{notebook}.ipynb")  # their check() cells run too
+    for report in check_all(notebook[:2], namespace):
+        assert report.status == NOT_ATTEMPTED, report
+        assert "not attempted yet" in report.text() and "Traceback" not in report.text()
+
+
+@pytest.mark.parametrize("exercise, answer, says", [
+    ("ex02_q1", "10", "expects a whole number (int)"),
+    ("ex02_q1", 10.0, "you gave a float"),
+    ("ex05_q1", "mid_batch", "expects a set of strings"),
+    ("ex05_q1", {"crash"}, "not among the allowed values"),
+    ("ex02_q2", {"producer": {"acks": "all"}}, "missing the key(s) 'topic'"),
+    ("ex06_q2", "committed", "expects one of"),
+    ("ex05_q2", (42,), "expects a function"),
+])
+def test_wrong_type_says_what_is_expected(exercise, answer, says):
+    report = evaluate(exercise, answer)
+    assert report.status == WRONG_TYPE and says in report.text(), report.text()
+
+
+def test_check_reads_the_notebook_variable_and_gives_hint_and_seed_on_failure():
+    ex02_q2 = {"producer": {"acks": 1, "enable_idempotence": False}, "topic": {"min_insync_replicas": 1}}  # noqa: F841
+    report = check("ex02_q2")
+    assert report.status == "failed"
+    assert "reproduce with seed=" in report.text() and "Hint:" in report.text()
+    assert "acks='all'" not in report.text() and '"all"' not in report.text()  # no solution in the feedback
+
+
+def test_guessing_a_configuration_fails_somewhere():
+    # acks=1 may survive a few schedules, never all of them
+    assert evaluate("ex02_q2", {"producer": {"acks": 1, "enable_idempotence": False},
+                                "topic": {"min_insync_replicas": 2}}).status == "failed"
+    assert evaluate("ex03_q2", {"enable_idempotence": False, "acks": "all"}).status == "failed"
+
+
+def test_broken_implementations_fail_with_their_seed():
+    def store(db, record):  # output and offset in two transactions: a crash between them duplicates
+        db.execute("INSERT INTO output VALUES (?)", (record.value.decode(),))
+        db.execute("INSERT OR REPLACE INTO offsets VALUES (?, ?, ?)", (record.topic, record.partition, record.offset + 1))
+
+    def resume_positions(db):
+        return {(t, p): o for t, p, o in db.execute("SELECT topic, partition, next_offset FROM offsets")}
+    report = evaluate("ex07_q1", (store, resume_positions))
+    assert report.status == "failed" and "processed twice" in report.text() and "seed=" in report.text()
+
+    def process_batch(consumer, producer, records):  # offsets committed after, not inside, the transaction
+        producer.begin_transaction()
+        for record in records:
+            producer.send("output", record.value, key=record.key)
+        producer.commit_transaction()
+        consumer.commit()
+    assert evaluate("ex06_q3", (process_batch,)).status == "failed"
+
+    def write_batch(batch_df, batch_id, db):  # not idempotent: a replayed batch is written twice
+        for row in batch_df.collect():
+            db.execute("INSERT INTO orders VALUES (?, ?)", (row["key"], row["value"]))
+    assert evaluate("ex10_q1", (write_batch,)).status == "failed"
+
+
+def test_answers_travel_as_data():
+    for value in (3, "x", {"a": {"b": [1, 2]}}, {"after_poll"}, None, Ellipsis, MISSING):
+        assert decode(json.loads(json.dumps(encode(value)))) == value or value is MISSING
+    opaque = decode(encode(object()))
+    assert evaluate("ex02_q1", opaque).status == WRONG_TYPE
+
+
+def test_definitions_take_imports_functions_and_constants_only():
+    cells = ["import os\nN = 3\nprint('side effect')", "def f():\n    return N\n\nf()\nwhile True: pass"]
+    source = definitions(cells, ("f",))
+    assert "import os" in source and "N = 3" in source and "def f" in source
+    assert "print" not in source and "while True" not in source
+    assert definitions(cells, ("g",)) is None
+
+
+# ---- the instructor's grader ---------------------------------------------------------------------
+def test_submission_process_cannot_import_hidden_checks(tmp_path):
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "try:\n    import course_lib.grading.hidden\n    ex02_q1 = 'leaked'\nexcept ImportError:\n    ex02_q1 = 7")])
+    path = tmp_path / "nb.ipynb"
+    nbformat.write(nb, path)
+    subprocess.run([sys.executable, "-m", "course_lib.grading.submission", str(path), str(tmp_path / "a.json")],
+                   check=True, cwd=tmp_path)
+    answers = json.loads((tmp_path / "a.json").read_text())["answers"]
+    assert decode(answers["ex02_q1"]) == 7
+
+
+EXPECTED = {  # learner -> (total, ex05_q1, ex05_q2)
+    "correct": (3, 1, 2),
+    "partial": (1, 1, 0),       # commits before writing: loses messages under crashes
+    "wrong_type": (2, 0, 2),    # a string instead of a set for ex05_q1
+    "raising": (1, 1, 0),       # a cell raises; the function raises
+    "infinite_loop": (1, 1, 0),  # a cell loops (stopped by the cell limit); the function loops (evaluation limit)
+    "hangs": (1, 1, 0),         # defeats the cell limit: the whole process group is killed; earlier answers count
+    "broken": (0, 0, 0),        # not a notebook
+    "untouched": (0, 0, 0),     # the learner version as generated
+}
+
+
+def test_instructor_command_scores_the_sample_submissions(tmp_path):
+    out = tmp_path / "scores.csv"
+    result = subprocess.run(
+        [sys.executable, "-m", "course_lib.grading", "grade", str(SAMPLES), "--out", str(out),
+         "--timeout", "30", "--cell-timeout", "3", "--implementation-timeout", "20"],
+        capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    rows = {r["learner"]: r for r in csv.DictReader(out.open())}
+    assert set(rows) == set(EXPECTED)
+    for learner, (total, q1, q2) in EXPECTED.items():
+        got = (float(rows[learner]["total"]), float(rows[learner]["ex05_q1"]), float(rows[learner]["ex05_q2"]))
+        assert got == (total, q1, q2), (learner, got, (tmp_path / "scores_feedback" / f"{learner}.txt").read_text())
+        assert rows[learner]["max"] == "3"
+    feedback = tmp_path / "scores_feedback"
+    assert "not attempted yet" in (feedback / "untouched.txt").read_text()
+    assert "expects a set of strings" in (feedback / "wrong_type.txt").read_text()
+    assert "did not finish" in (feedback / "infinite_loop.txt").read_text()
+    assert "was stopped" in (feedback / "hangs.txt").read_text()
+    assert "could not be read" in (feedback / "broken.txt").read_text()
+    assert "seed=" in (feedback / "partial.txt").read_text()
+
+
+def test_grade_without_notebooks_says_what_to_pass(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "course_lib.grading", "grade", str(tmp_path)],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode != 0 and "no .ipynb files" in result.stderr
+
+
+def test_docstring_examples():
+    import doctest
+
+    import course_lib.grading as grading
+    assert doctest.testmod(grading, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+def test_a_forged_answers_file_is_read_as_untrusted_data(tmp_path):
+    from course_lib.grading.autograder import _read_state
+    for text in ('{"errors": "x", "answers": []}', "[" * 100_000, "not json", '{"answers": {"ex02_q1": 5}}'):
+        path = tmp_path / "answers.json"
+        path.write_text(text)
+        state = _read_state(path, "")
+        assert isinstance(state["errors"], list) and isinstance(state["answers"], dict)
+
+
+def test_check_stops_an_infinite_loop_and_says_so():
+    def write_batch(batch_df, batch_id, db):
+        while True:
+            pass
+    report = check("ex10_q1", time_limit_s=0.5)
+    assert report.status == "error" and "did not finish" in report.text()
