@@ -55,17 +55,19 @@ def _actions():
 
 def measure(repeats: int = 15) -> list[tuple[str, float, float]]:
     from course_lib.viz import DeliverySimulator
-    rows = []
-    for name, prepare, act in _actions():
-        times = []
-        for seed in range(repeats):
-            app = DeliverySimulator(seed=seed)
-            prepare(app)
-            start = time.perf_counter()
-            act(app)
-            times.append((time.perf_counter() - start) * 1000)
-        rows.append((name, statistics.median(times), max(times)))
-    return rows
+    return [(name, *_time(DeliverySimulator, prepare, act, repeats)) for name, prepare, act in _actions()]
+
+
+def _time(cls, prepare, act, repeats: int) -> tuple[float, float]:
+    """Median and worst wall-clock ms of ``act`` on a fresh, prepared app, over ``repeats`` seeds."""
+    times = []
+    for seed in range(repeats):
+        app = cls(seed=seed)
+        prepare(app)
+        start = time.perf_counter()
+        act(app)
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times), max(times)
 
 
 def measure_consumer_demos(repeats: int = 15) -> list[tuple[str, float, float]]:
@@ -80,17 +82,7 @@ def measure_consumer_demos(repeats: int = 15) -> list[tuple[str, float, float]]:
              ("transactions demo: wait for the timeout", TransactionsDemo, lambda app: app.open_button.click(),
               lambda app: app.timeout_button.click()),
              ("transactions demo: start over", TransactionsDemo, lambda app: None, lambda app: app.reset_button.click())]
-    rows = []
-    for name, cls, prepare, act in cases:
-        times = []
-        for seed in range(repeats):
-            app = cls(seed=seed)
-            prepare(app)
-            start = time.perf_counter()
-            act(app)
-            times.append((time.perf_counter() - start) * 1000)
-        rows.append((name, statistics.median(times), max(times)))
-    return rows
+    return [(name, *_time(cls, prepare, act, repeats)) for name, cls, prepare, act in cases]
 
 
 def main(quick: bool = False) -> None:

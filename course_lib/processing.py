@@ -231,6 +231,22 @@ class Processor:
             self.sink.rollback_open_transaction()
 
 
+def loaded_cluster(seed: int, messages: int, partitions: int = 2, with_output: bool = False) -> Cluster:
+    """A 3-broker cluster whose input topic holds ``msg-0`` .. ``msg-{messages-1}`` (keyed, so they
+    spread over the partitions), and optionally an empty output topic."""
+    cluster = Cluster(brokers=3, seed=seed, group_initial_rebalance_delay_ms=0)
+    cluster.create_topic(INPUT, partitions=partitions, min_insync_replicas=2)
+    if with_output:
+        cluster.create_topic(OUTPUT, partitions=partitions, min_insync_replicas=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loader = KafkaProducer(bootstrap_servers=cluster, client_id="loader")
+    for i in range(messages):
+        loader.send(INPUT, f"msg-{i}".encode(), key=str(i).encode())
+    loader.flush()
+    return cluster
+
+
 def _input_ends(cluster) -> dict:
     """The log end of each input partition (the harness loads all input before processing)."""
     ends = {}
@@ -255,16 +271,7 @@ def run_pipeline(semantics: str = "at-least-once", crash_point: str | None = "af
     if crash_point is not None and crash_point not in CRASH_POINTS:
         raise ValueError(f"crash_point must be one of {CRASH_POINTS} or None, got {crash_point!r}")
     rng = random.Random(f"processing-{seed}")
-    cluster = Cluster(brokers=3, seed=seed, group_initial_rebalance_delay_ms=0)
-    cluster.create_topic(INPUT, partitions=partitions, min_insync_replicas=2)
-    if semantics == "exactly-once-kafka":
-        cluster.create_topic(OUTPUT, partitions=partitions, min_insync_replicas=2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        loader = KafkaProducer(bootstrap_servers=cluster, client_id="loader")
-    for i in range(messages):
-        loader.send(INPUT, f"msg-{i}".encode(), key=str(i).encode())
-    loader.flush()
+    cluster = loaded_cluster(seed, messages, partitions, with_output=semantics == "exactly-once-kafka")
     sink = SQLiteSink() if semantics == "exactly-once-external" else ListSink()
     input_ends = _input_ends(cluster)
     if broker_fault is not None:

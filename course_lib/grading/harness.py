@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import random
 import sqlite3
-import warnings
 
 from ..broker import Cluster
 from ..checker import check
 from ..clients import KafkaConsumer, KafkaProducer
+from ..processing import INPUT, OUTPUT, loaded_cluster
 
-INPUT, GROUP = "input", "graded-app"
+GROUP = "graded-app"
 MAX_POLLS = 200  # a loop that polls more than this on a 12-message input never stops
 
 
@@ -24,18 +24,6 @@ class AppCrash(BaseException):
 
 class LoopDidNotStop(BaseException):
     """The learner's loop kept polling long after the input was drained."""
-
-
-def _loaded_cluster(seed: int, messages: int, partitions: int = 2) -> Cluster:
-    cluster = Cluster(brokers=3, seed=seed, group_initial_rebalance_delay_ms=0)
-    cluster.create_topic(INPUT, partitions=partitions, min_insync_replicas=2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        loader = KafkaProducer(bootstrap_servers=cluster, client_id="loader")
-    for i in range(messages):
-        loader.send(INPUT, f"msg-{i}".encode(), key=str(i).encode())
-    loader.flush()
-    return cluster
 
 
 class _Countdown:
@@ -114,7 +102,7 @@ def run_consumer_loop(app, seed: int, messages: int = 12):
     (right after a poll, a write or a commit) and restarting it with a new consumer in the
     same group. Returns the checker's result."""
     rng = random.Random(f"grading-consumer-{seed}")
-    cluster = _loaded_cluster(seed, messages)
+    cluster = loaded_cluster(seed, messages)
     countdown = _Countdown(rng.choice(["poll", "write", "commit"]), rng.randint(1, 4))
     sink = GradedSink(countdown)
     for number in range(1, 5):
@@ -195,7 +183,7 @@ def run_external_store(store, resume_positions, seed: int, messages: int = 12):
     ``store(db, record)`` for every record and, on (re)start, seeks to
     ``resume_positions(db)``. The database dies before a seeded statement (up to two times)."""
     rng = random.Random(f"grading-external-{seed}")
-    cluster = _loaded_cluster(seed, messages)
+    cluster = loaded_cluster(seed, messages)
     raw = new_store()
     crashes = 0
     for number in range(1, 6):
@@ -230,7 +218,6 @@ def run_external_store(store, resume_positions, seed: int, messages: int = 12):
 
 
 # ---- consume-transform-produce (exercise 06) -----------------------------------------------------
-OUTPUT = "output"
 
 
 class CrashingProducer:
@@ -276,8 +263,7 @@ def run_transform_loop(process_batch, seed: int, messages: int = 12):
     every input message exactly once."""
     from kafka import errors as Errors
     rng = random.Random(f"grading-transform-{seed}")
-    cluster = _loaded_cluster(seed, messages)
-    cluster.create_topic(OUTPUT, partitions=2, min_insync_replicas=2)
+    cluster = loaded_cluster(seed, messages, with_output=True)
     countdown = _Countdown(rng.choice(["send", "send_offsets_to_transaction", "commit_transaction"]),
                            rng.randint(1, 3))
     for number in range(1, 5):
