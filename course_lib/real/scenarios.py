@@ -16,7 +16,16 @@ How each fault is made real:
   fences them, ~3 s here), write, SIGKILL the leader, SIGCONT the followers - one of them, without
   the acknowledged writes, is elected;
 - ``not_enough_replicas``: SIGKILL both followers and wait until the ISR is the leader alone;
-- ``lost_ack_retry``: the lost-ACK proxy swallows one produce response and cuts the connection.
+- ``lost_ack_retry``: the lost-ACK proxy swallows one produce response and cuts the connection;
+- ``aborted_transaction``: kafka-python's transactional producer commits, aborts, commits; a
+  consumer reads with the given ``isolation_level``;
+- ``zombie_fencing``: two transactional producers with one ``transactional_id``; the second's
+  ``init_transactions()`` fences the first, whose late commit raises ``ProducerFencedError``;
+- ``consumer_crash`` / ``consume_transform_produce``: a consuming application
+  (:class:`RealProcessor`, the loop of :mod:`course_lib.processing`) "crashes" by closing its
+  consumer without committing (and abandoning its open transaction); a new instance joins the
+  same group. The processed list (or the read_committed output topic) is compared with the input
+  by the checker's ``consumer=`` spec.
 
 After the faults everything is healed (brokers restarted) and the partition is read from offset 0
 (Jepsen's final read) before the checker runs.
@@ -332,6 +341,387 @@ def lost_ack_retry(cluster, idempotent: bool = False) -> ScenarioResult:
                    dropped_responses=dropped)
 
 
+# ---- reading and recording consumers -------------------------------------------------------------
+def read_partition(cluster, topic: str, partition: int = 0, isolation_level: str = "read_uncommitted",
+                   timeout_s: float = 30) -> list:
+    """Every record of one partition from offset 0 to its end, as ``[partition, offset, value]``.
+
+    Reads until the consumer's position reaches the end offset (with ``read_committed`` the last
+    offsets are transaction markers, which are never returned as records, so waiting for "the
+    last record" would wait forever)."""
+    c = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, enable_auto_commit=False,
+                      isolation_level=isolation_level)
+    rows = []
+    try:
+        tp = TopicPartition(topic, partition)
+        c.assign([tp])
+        end = -1
+        for _ in range(50):  # the end offset must be the same twice in a row: settled
+            now = c.end_offsets([tp])[tp]
+            if now == end:
+                break
+            end = now
+            time.sleep(0.1)
+        c.seek_to_beginning(tp)
+        deadline = time.monotonic() + timeout_s
+        while c.position(tp) < end and time.monotonic() < deadline:
+            for records in c.poll(timeout_ms=200).values():
+                rows += [[partition, r.offset, r.value.decode()] for r in records]
+    finally:
+        c.close()
+    return rows
+
+
+def final_read_txn(cluster, history: History, lock: threading.Lock, topic: str) -> list:
+    """The final read of a topic written in transactions: ``read_committed``, with the aborted
+    records (present read_uncommitted, absent read_committed) listed as evidence, as the
+    simulator's final read lists them."""
+    everything = read_partition(cluster, topic, isolation_level="read_uncommitted")
+    rows = read_partition(cluster, topic, isolation_level="read_committed")
+    committed_offsets = {offset for _, offset, _ in rows}
+    committed_values = {value for _, _, value in rows}
+    aborted = [v for _, offset, v in everything
+               if offset not in committed_offsets and v not in committed_values]
+    evidence = {"isolation_level": "read_committed", **({"aborted": aborted} if aborted else {})}
+    with lock:
+        history.record("reader", OK, "final_read", value=rows, topic=topic, evidence=evidence)
+    return rows
+
+
+class _TxnLog:
+    """begin/end transaction lines for one transactional producer, as the simulator writes them."""
+
+    def __init__(self, history, lock, process):
+        self.history, self.lock, self.process, self.n = history, lock, process, 0
+
+    def begin(self):
+        self.n += 1
+        with self.lock:
+            self.history.record(self.process, OK, "begin_transaction", self.n)
+
+    def end(self, commit: bool):
+        with self.lock:
+            op = self.history.invoke(self.process, "end_transaction", self.n)
+            self.history.complete(op, OK, value={"transaction": self.n, "commit": commit})
+
+
+def _record_poll(history, lock, process, topic, batches) -> list:
+    records = [r for rs in batches.values() for r in rs]
+    if records:
+        with lock:
+            op = history.invoke(process, "poll", None, topic)
+            history.complete(op, OK, value=[[r.partition, r.offset, r.value.decode()] for r in records])
+    return records
+
+
+@real_scenario
+def aborted_transaction(cluster, isolation_level: str = "read_committed") -> ScenarioResult:
+    """A transactional producer commits a transaction, aborts the next, commits a third. A
+    read_committed consumer never sees the aborted records; a read_uncommitted one does."""
+    topic_cfg = {"min_insync_replicas": 2, "unclean_leader_election_enable": False}
+    topic, h, lock = _setup(cluster, "aborted_transaction", topic_cfg)
+    txn_id = cluster.transactional_id(f"writer-{topic}")
+    config = {"transactional_id": txn_id}
+    p = RecordingProducer(cluster, h, lock, "writer", topic, **config)
+    txn = _TxnLog(h, lock, "writer")
+    try:
+        p.producer.init_transactions()
+        for label, commit in (("a", True), ("b", False), ("c", True)):
+            p.producer.begin_transaction()
+            txn.begin()
+            for i in range(3):
+                p.send(f"{label}-{i}")
+            p.flush()
+            p.producer.commit_transaction() if commit else p.producer.abort_transaction()
+            txn.end(commit)
+    finally:
+        p.close()
+    c = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, enable_auto_commit=False,
+                      isolation_level=isolation_level, client_id="reader")
+    seen = []
+    try:
+        tp = TopicPartition(topic, 0)
+        c.assign([tp])
+        c.seek_to_beginning(tp)
+        end = c.end_offsets([tp])[tp]
+        deadline = time.monotonic() + 20
+        while c.position(tp) < end and time.monotonic() < deadline:
+            seen += [(r.offset, r.value.decode())
+                     for r in _record_poll(h, lock, "reader", topic, c.poll(timeout_ms=200))]
+    finally:
+        c.close()
+    final_read_txn(cluster, h, lock, topic)
+    spec = {"semantics": None, "isolation_level": isolation_level, "input": topic}
+    result = check(h, config, None, consumer=spec)
+    return ScenarioResult("aborted_transaction", 0, aborted_transaction.__doc__, config,
+                          {"isolation_level": isolation_level}, h, result, cluster,
+                          set() if isolation_level == "read_committed" else {"aborted_read"},
+                          {"backend": "kafka", "topic": topic, "seen": seen, "log_end_offset": end})
+
+
+class _Crash(Exception):
+    """The application process dies here."""
+
+
+class RealProcessor:
+    """One instance of a consuming application on real Kafka - the same loop, semantics and crash
+    points as :class:`course_lib.processing.Processor`, with kafka-python clients.
+
+    A crash closes the consumer *without committing* (and abandons the transactional producer,
+    whose open transaction the next instance's ``init_transactions()`` aborts). Closing leaves
+    the group at once; a process that really died would be noticed after ``session_timeout_ms``
+    - the same rebalance, later.
+    """
+
+    def __init__(self, cluster, history, lock, semantics, sink, number, input_topic, output_topic,
+                 group, transactional_id, input_end, crash_point=None, crash_after_polls=1, batch=5):
+        self.cluster, self.h, self.lock, self.semantics, self.sink = cluster, history, lock, semantics, sink
+        self.name = f"processor-{number}"
+        self.input_topic, self.output_topic, self.input_end = input_topic, output_topic, input_end
+        self.crash_point, self.crash_after_polls, self.polls = crash_point, crash_after_polls, 0
+        self.tp = TopicPartition(input_topic, 0)
+        eos = semantics == "exactly-once-kafka"
+        self.consumer = KafkaConsumer(
+            input_topic, bootstrap_servers=cluster.bootstrap_servers, group_id=group,
+            client_id=self.name, enable_auto_commit=False, auto_offset_reset="earliest",
+            max_poll_records=batch, isolation_level="read_committed" if eos else "read_uncommitted",
+            session_timeout_ms=6000, heartbeat_interval_ms=1000)
+        self.producer = self.txn = None
+        if eos:
+            self.producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers,
+                                          transactional_id=transactional_id, client_id=f"{self.name}-producer",
+                                          retry_backoff_ms=20)
+            self.producer.init_transactions()  # fences an older instance, aborts its open transaction
+            self.txn = _TxnLog(history, lock, self.name)
+
+    def _maybe_crash(self, point):
+        if point == self.crash_point and self.polls >= self.crash_after_polls:
+            raise _Crash(point)
+
+    def _caught_up(self) -> bool:
+        try:
+            return self.tp in self.consumer.assignment() and self.consumer.position(self.tp) >= self.input_end
+        except Exception:
+            return False
+
+    def process(self, r) -> None:
+        message = r.value.decode()
+        if self.producer is not None:
+            self.producer.send(self.output_topic, r.value, partition=0)
+        else:
+            self.sink.append(message)
+            with self.lock:
+                self.h.record(self.name, OK, "process", message, topic=r.topic, partition=r.partition,
+                              offset=r.offset)
+
+    def _offsets(self):
+        from kafka.structs import OffsetAndMetadata
+        return {self.tp: OffsetAndMetadata(self.consumer.position(self.tp), "", -1)}
+
+    def _commit(self) -> bool:
+        from kafka.errors import CommitFailedError
+        offsets = self._offsets()
+        with self.lock:
+            op = self.h.invoke(self.name, "commit", [[self.input_topic, 0, offsets[self.tp].offset]])
+        try:
+            self.consumer.commit(offsets)
+        except CommitFailedError as e:
+            with self.lock:
+                self.h.complete(op, FAIL, error=type(e).__name__)
+            return False
+        with self.lock:
+            self.h.complete(op, OK)
+        return True
+
+    def commit_transaction(self) -> None:
+        offsets = self._offsets()
+        self.producer.send_offsets_to_transaction(offsets, self.consumer.group_metadata())
+        self.producer.commit_transaction()
+        self.txn.end(True)
+        with self.lock:
+            self.h.record(self.name, OK, "commit", [[self.input_topic, 0, offsets[self.tp].offset]])
+
+    def run(self, max_polls: int = 300) -> None:
+        for _ in range(max_polls):
+            records = _record_poll(self.h, self.lock, self.name, self.input_topic,
+                                   self.consumer.poll(timeout_ms=300))
+            if not records:
+                if self._caught_up():
+                    return
+                continue
+            self.polls += 1
+            self._maybe_crash("after_poll")
+            if self.semantics == "at-most-once":
+                if not self._commit():
+                    continue
+                self._maybe_crash("after_commit")
+            if self.producer is not None:
+                self.producer.begin_transaction()
+                self.txn.begin()
+            for i, r in enumerate(records):
+                if i == len(records) // 2:
+                    self._maybe_crash("mid_batch")
+                self.process(r)
+            self._maybe_crash("after_process")
+            if self.semantics == "at-least-once":
+                self._commit()
+            elif self.producer is not None:
+                self.commit_transaction()
+            if self.semantics != "at-most-once":
+                self._maybe_crash("after_commit")
+        raise RuntimeError(f"{self.name} did not reach the end of {self.input_topic} in {max_polls} polls")
+
+    def crash(self) -> None:
+        with self.lock:
+            self.h.record("nemesis", INFO, "crash_client", {"client": self.name})
+        self.consumer.close(autocommit=False)
+        if self.producer is not None:  # abandoned with its transaction open; no abort
+            _abandon(self.producer)
+
+    def close(self) -> None:
+        self.consumer.close(autocommit=False)
+        if self.producer is not None:
+            self.producer.close(timeout=10)
+
+
+def _abandon(producer) -> None:
+    """Let the sends already made reach the log (uncommitted), then drop the producer without
+    ending its transaction - what a crashed process leaves behind."""
+    from kafka.errors import KafkaError
+    try:
+        producer.flush(timeout=10)
+    except KafkaError:
+        pass
+    try:
+        producer.close(timeout=0)
+    except KafkaError:
+        pass
+
+
+def _load_input(cluster, name, messages, eos):
+    """Topics, group and transactional id of one pipeline run; the input loaded (acks=all)."""
+    topic_cfg = {"min_insync_replicas": 2, "unclean_leader_election_enable": False}
+    input_topic, h2, lock2 = _setup(cluster, name, topic_cfg)
+    output_topic = None
+    if eos:
+        output_topic = input_topic + "-out"
+        cluster.create_topic(output_topic, min_insync_replicas=2)
+    loader = RecordingProducer(cluster, h2, lock2, "loader", input_topic, acks="all")
+    try:
+        for i in range(messages):
+            loader.send(f"msg-{i}")
+        loader.flush()
+    finally:
+        loader.close()
+    return input_topic, output_topic, h2, lock2, cluster.group_id(f"processors-{input_topic}"), \
+        cluster.transactional_id(f"processor-{input_topic}")
+
+
+def _judge_pipeline(name, description, cluster, h, lock, semantics, input_topic, output_topic, sink,
+                    expected, **notes) -> ScenarioResult:
+    final_read(cluster, h, lock, input_topic)
+    if output_topic is not None:
+        final_read_txn(cluster, h, lock, output_topic)
+        sink_name, isolation = output_topic, "read_committed"
+    else:
+        with lock:
+            h.record("final-reader", OK, "final_read", [[0, i, m] for i, m in enumerate(sink)],
+                     topic="sink:list")
+        sink_name, isolation = "sink:list", "read_uncommitted"
+    spec = {"semantics": semantics, "isolation_level": isolation, "input": input_topic, "output": sink_name}
+    result = check(h, {"acks": "all"}, None, consumer=spec)
+    return ScenarioResult(name, 0, description, {"semantics": semantics}, {}, h, result, cluster,
+                          set(expected), {"backend": "kafka", "topic": input_topic, **notes})
+
+
+@real_scenario
+def consumer_crash(cluster, semantics: str = "at-least-once", crash_point: str = "after_process",
+                   messages: int = 20, batch: int = 5) -> ScenarioResult:
+    """A consuming application crashes at ``crash_point`` after its first poll and is restarted
+    (a new consumer in the same group); its output is compared with its input."""
+    from course_lib.scenarios import CONSUMER_EXPECTED
+    eos = semantics == "exactly-once-kafka"
+    if semantics not in ("at-most-once", "at-least-once", "exactly-once-kafka"):
+        raise ValueError(f"real consumer_crash runs at-most-once, at-least-once or exactly-once-kafka, "
+                         f"not {semantics!r}")
+    input_topic, output_topic, h, lock, group, txn_id = _load_input(
+        cluster, "consumer_crash", messages, eos)
+    sink: list = []
+    crashes = []
+    for number in (1, 2, 3):
+        proc = RealProcessor(cluster, h, lock, semantics, sink, number, input_topic, output_topic, group,
+                             txn_id, messages, crash_point=crash_point if number == 1 else None, batch=batch)
+        try:
+            proc.run()
+            proc.close()
+            break
+        except _Crash as crash:
+            proc.crash()
+            crashes.append({"instance": number, "point": str(crash), "after_polls": proc.polls})
+        except BaseException:
+            proc.close()
+            raise
+    expected = set() if eos else CONSUMER_EXPECTED[(semantics, crash_point)]
+    return _judge_pipeline("consumer_crash", consumer_crash.__doc__, cluster, h, lock, semantics,
+                           input_topic, output_topic, sink, expected, crashes=crashes)
+
+
+@real_scenario
+def consume_transform_produce(cluster, crash_point: str = "mid_batch") -> ScenarioResult:
+    """Read, transform, write to another topic in a transaction that also commits the consumed
+    offsets; crash anywhere; exactly once in the output."""
+    r = consumer_crash(cluster, "exactly-once-kafka", crash_point)
+    r.name, r.description = "consume_transform_produce", consume_transform_produce.__doc__
+    return r
+
+
+@real_scenario
+def zombie_fencing(cluster, messages: int = 10) -> ScenarioResult:
+    """Instance A of a consume-transform-produce app freezes in the middle of a transaction; B
+    replaces it with the same transactional_id, which fences A and aborts its open transaction.
+    A wakes up and tries to commit: ProducerFenced. The output has every input once.
+
+    Real-cluster shortcut: A's consumer is closed when it "freezes" (a frozen consumer leaves the
+    group after max.poll.interval.ms; closing it skips that wait). Its producer stays open."""
+    input_topic, output_topic, h, lock, group, txn_id = _load_input(
+        cluster, "zombie_fencing", messages, True)
+    zombie = RealProcessor(cluster, h, lock, "exactly-once-kafka", None, 1, input_topic, output_topic,
+                           group, txn_id, messages)
+    fenced = None
+    try:
+        batch = []
+        for _ in range(100):
+            batch = _record_poll(h, lock, zombie.name, input_topic, zombie.consumer.poll(timeout_ms=300))
+            if batch:
+                break
+        zombie.producer.begin_transaction()
+        zombie.txn.begin()
+        for r in batch:
+            zombie.process(r)
+        zombie.producer.flush()  # its outputs are in the log, uncommitted
+        offsets, metadata = zombie._offsets(), zombie.consumer.group_metadata()
+        _nemesis(h, lock, "freeze", client=zombie.name)
+        zombie.consumer.close(autocommit=False)
+        replacement = RealProcessor(cluster, h, lock, "exactly-once-kafka", None, 2, input_topic,
+                                    output_topic, group, txn_id, messages)  # init_transactions fences A
+        try:
+            replacement.run()
+        finally:
+            replacement.close()
+        _nemesis(h, lock, "wake", client=zombie.name)
+        try:
+            zombie.producer.send_offsets_to_transaction(offsets, metadata)
+            zombie.producer.commit_transaction()
+            zombie.txn.end(True)
+        except Exception as exc:  # ProducerFencedError
+            fenced = type(exc).__name__
+    finally:
+        _abandon(zombie.producer)
+    return _judge_pipeline("zombie_fencing", zombie_fencing.__doc__.split("\n\n")[0], cluster, h, lock,
+                           "exactly-once-kafka", input_topic, output_topic, None, set(),
+                           zombie_error=fenced)
+
+
 # ---- simulator vs real --------------------------------------------------------------------------
 #: (scenario name, keyword arguments) pairs that run on both backends.
 FIDELITY_CASES: list[tuple[str, dict]] = [
@@ -341,6 +731,12 @@ FIDELITY_CASES: list[tuple[str, dict]] = [
     ("not_enough_replicas", {"acks": 1}),
     ("lost_ack_retry", {"idempotent": False}),
     ("lost_ack_retry", {"idempotent": True}),
+    ("aborted_transaction", {"isolation_level": "read_committed"}),
+    ("aborted_transaction", {"isolation_level": "read_uncommitted"}),
+    ("zombie_fencing", {}),
+    ("consumer_crash", {"semantics": "at-most-once", "crash_point": "after_commit"}),
+    ("consumer_crash", {"semantics": "at-least-once", "crash_point": "after_process"}),
+    ("consume_transform_produce", {"crash_point": "mid_batch"}),
 ]
 
 
