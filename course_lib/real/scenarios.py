@@ -96,8 +96,9 @@ class RecordingProducer:
         fut = self.producer.send(self.topic, message_id.encode(), partition=partition)
 
         def ok(md):
-            with self.lock:
-                self.history.complete(op, OK, offset=md.offset, evidence=evidence)
+            with self.lock:  # acks=0: no offset comes back (kafka-python reports -1)
+                self.history.complete(op, OK, offset=md.offset if md.offset >= 0 else None,
+                                      evidence=evidence)
 
         def err(exc):
             kind = FAIL if isinstance(exc, DEFINITE_FAILURES) else INFO
@@ -339,6 +340,87 @@ def lost_ack_retry(cluster, idempotent: bool = False) -> ScenarioResult:
     return _finish("lost_ack_retry", cluster, h, lock, topic, config, topic_cfg,
                    set() if idempotent else {"duplicate"}, lost_ack_retry.__doc__,
                    dropped_responses=dropped)
+
+
+@real_scenario
+def fire_and_forget_crash(cluster, messages: int = 40) -> ScenarioResult:
+    """acks=0: the producer sends a stream and never waits; the leader crashes halfway. Every
+    future succeeded (no offset), yet the records sent to the dead leader are gone.
+
+    Real-cluster fault: as in ``leader_crash_after_ack`` the followers are frozen while the first
+    half is sent, so the crashed leader alone had it."""
+    topic_cfg = {"min_insync_replicas": 1, "unclean_leader_election_enable": False}
+    config = {"acks": 0, "enable_idempotence": False, "request_timeout_ms": 5000, "retry_backoff_ms": 100}
+    topic, h, lock = _setup(cluster, "fire_and_forget_crash", topic_cfg)
+    p = RecordingProducer(cluster, h, lock, "producer-1", topic, **config)
+    try:
+        p.send("warmup-0")
+        p.flush()
+        time.sleep(0.5)  # acks=0 waits for nothing: give the followers time to fetch the warm-up
+        leader = cluster.leader_of(topic, 0)
+        followers = [b for b in cluster.isr_of(topic, 0) if b != leader]
+        ev = _evidence(cluster, topic)
+        for b in followers:
+            cluster.pause(b)
+            _nemesis(h, lock, "pause", broker=b)
+        for i in range(messages // 2):
+            p.send(f"m-{i}", evidence=ev)
+        p.flush()
+        time.sleep(0.2)  # acks=0: "done" means written to the socket; let the leader append them
+        cluster.kill(leader)
+        _nemesis(h, lock, "crash", broker=leader)
+        for b in followers:
+            cluster.resume(b)
+            _nemesis(h, lock, "resume", broker=b)
+        new_leader = _elected(cluster, h, lock, topic, leader)
+        for i in range(messages // 2, messages):
+            p.send(f"m-{i}")
+            time.sleep(0.01)
+        p.flush()
+    finally:
+        p.close()
+    _heal(cluster, h, lock, topic)
+    return _finish("fire_and_forget_crash", cluster, h, lock, topic, config, topic_cfg, {"lost"},
+                   fire_and_forget_crash.__doc__.split("\n\n")[0], crashed_leader=leader,
+                   new_leader=new_leader)
+
+
+@real_scenario
+def producer_restart_gap(cluster) -> ScenarioResult:
+    """An idempotent producer's ACK is lost and the application dies before the retry; the
+    restarted application sends the message again with a *new* producer id, which the broker
+    cannot match to the first copy: a duplicate despite idempotence (transactions close this gap)."""
+    topic_cfg = {"min_insync_replicas": 2, "unclean_leader_election_enable": False}
+    config = {"acks": "all", "enable_idempotence": True}
+    topic, h, lock = _setup(cluster, "producer_restart_gap", topic_cfg)
+    # a long backoff keeps the first producer from retrying before the "crash"
+    first = RecordingProducer(cluster, h, lock, "producer-1", topic, retry_backoff_ms=10_000,
+                              reconnect_backoff_ms=10_000, reconnect_backoff_max_ms=10_000,
+                              request_timeout_ms=30_000, **config)
+    try:
+        for i in range(3):
+            first.send(f"m-{i}")
+        first.flush()
+        leader = cluster.drop_next_produce_response(topic, 0)
+        _nemesis(h, lock, "lose_ack", broker=leader)
+        first.send("m-3")
+        deadline = time.monotonic() + 20
+        while not cluster.proxy(leader).stats.dropped_responses and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        kill_producer(first.producer)
+    _nemesis(h, lock, "crash_client", client="producer-1")
+    second = RecordingProducer(cluster, h, lock, "producer-2", topic, **config)
+    try:
+        second.send("m-3")  # the application's own resend after its restart
+        for i in range(4, 6):
+            second.send(f"m-{i}")
+        second.flush()
+    finally:
+        second.close()
+    return _finish("producer_restart_gap", cluster, h, lock, topic, config, topic_cfg, {"duplicate"},
+                   producer_restart_gap.__doc__,
+                   dropped_responses=len(cluster.proxy(leader).stats.dropped_responses))
 
 
 # ---- reading and recording consumers -------------------------------------------------------------
@@ -592,9 +674,20 @@ def _abandon(producer) -> None:
         producer.flush(timeout=10)
     except KafkaError:
         pass
+    kill_producer(producer)
+
+
+def kill_producer(producer) -> None:
+    """Stop a kafka-python producer the way a crash would: no flush, no retries of what is still
+    in flight (its futures fail), no ending of an open transaction."""
+    from kafka.errors import KafkaError
+    sender = getattr(producer, "_sender", None)
+    if sender is not None and sender.is_alive():
+        sender.force_close()
+        sender.join(10)
     try:
         producer.close(timeout=0)
-    except KafkaError:
+    except KafkaError:  # close() flushes first; after force_close nothing is left to send
         pass
 
 
@@ -731,6 +824,8 @@ FIDELITY_CASES: list[tuple[str, dict]] = [
     ("not_enough_replicas", {"acks": 1}),
     ("lost_ack_retry", {"idempotent": False}),
     ("lost_ack_retry", {"idempotent": True}),
+    ("fire_and_forget_crash", {}),
+    ("producer_restart_gap", {}),
     ("aborted_transaction", {"isolation_level": "read_committed"}),
     ("aborted_transaction", {"isolation_level": "read_uncommitted"}),
     ("zombie_fencing", {}),
