@@ -60,11 +60,11 @@ def _fmt(values) -> str:
 
 def fidelity_text(rows: list[dict]) -> str:
     """The fidelity table as aligned text: scenario, parameters, anomalies on each backend."""
-    head = f"{'scenario':<27}{'parameters':<46}{'simulator':<22}{'real Kafka':<22}agree"
+    head = f"{'scenario':<27}{'parameters':<58}{'simulator':<22}{'real Kafka':<22}agree"
     lines = [head, "-" * len(head)]
     for r in rows:
         params = ", ".join(f"{k}={v}" for k, v in r["parameters"].items())
-        lines.append(f"{r['scenario']:<27}{params:<46}{_fmt(r['simulator']):<22}"
+        lines.append(f"{r['scenario']:<27}{params:<58}{_fmt(r['simulator']):<22}"
                      f"{_fmt(r['real Kafka']):<22}{'yes' if r['agree'] else 'NO'}")
     agree = sum(r["agree"] for r in rows)
     lines.append(f"{agree} of {len(rows)} agree")

@@ -66,3 +66,7 @@ def test_consumer_crash_really_crashed_once(table):
     for row in table:
         if row["scenario"] in ("consumer_crash", "consume_transform_produce"):
             assert len(row["real"].notes["crashes"]) == 1, row["real"].notes
+
+
+def test_restart_gap_lost_an_ack_before_the_restart(table):
+    assert _row(table, "producer_restart_gap")["real"].notes["dropped_responses"] == 1
