@@ -28,7 +28,7 @@ def start_lab(progress: bool = True):
     try:
         jars.check_jvm_tools()
     except jars.JvmToolMissing as e:
-        return None, (f"real Kafka lab skipped: {str(e).splitlines()[0]}. Install Java 17+ and Maven "
+        return None, (f"real Kafka lab skipped: {str(e).splitlines()[0].rstrip('.')}. Install Java 17+ and Maven "
                       f"(apt-get install openjdk-17-jdk-headless maven, or conda env from environment.yml), "
                       f"or set KAFKA_BOOTSTRAP_SERVERS to use an existing cluster.")
     from .cluster import LocalCluster
