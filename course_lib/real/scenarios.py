@@ -17,6 +17,9 @@ How each fault is made real:
   the acknowledged writes, is elected;
 - ``not_enough_replicas``: SIGKILL both followers and wait until the ISR is the leader alone;
 - ``lost_ack_retry``: the lost-ACK proxy swallows one produce response and cuts the connection;
+- ``fire_and_forget_crash``: ``acks=0`` with frozen followers, then the leader is SIGKILLed;
+- ``producer_restart_gap``: an ACK is lost, the producer is killed before its retry
+  (:func:`kill_producer`) and a new producer (new producer id) sends the message again;
 - ``aborted_transaction``: kafka-python's transactional producer commits, aborts, commits; a
   consumer reads with the given ``isolation_level``;
 - ``zombie_fencing``: two transactional producers with one ``transactional_id``; the second's
