@@ -30,77 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from course_lib.real import jars  # noqa: E402
 from course_lib.real.cluster import LocalCluster  # noqa: E402
+from course_lib.real.measure import (RECORD_BYTES, percentile, run_producer,  # noqa: E402,F401
+                                     sequential_latency)
 
-RECORD_BYTES = 100
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(q / 100 * (len(s) - 1))))]
-
-
-def run_producer(cluster: LocalCluster, topic: str, *, max_messages: int, budget_s: float,
-                 tx_size: int | None = None, **config) -> dict:
-    from kafka import KafkaProducer
-    payload = b"x" * RECORD_BYTES
-    p = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, linger_ms=5, **config)
-    latencies_ms: list[float] = []
-    sent = 0
-    try:
-        if tx_size:
-            p.init_transactions()
-        # warm-up: connections and metadata are not what we measure
-        if tx_size:
-            p.begin_transaction(); p.send(topic, payload, partition=0); p.commit_transaction()
-        else:
-            p.send(topic, payload, partition=0).get(timeout=30)
-        t0 = time.perf_counter()
-        deadline = t0 + budget_s
-        if tx_size:
-            while sent < max_messages and time.perf_counter() < deadline:
-                starts = []
-                p.begin_transaction()
-                for _ in range(tx_size):
-                    starts.append(time.perf_counter())
-                    p.send(topic, payload, partition=0)
-                p.commit_transaction()
-                done = time.perf_counter()
-                latencies_ms += [(done - s) * 1000 for s in starts]
-                sent += tx_size
-        else:
-            def on_ack(start):
-                return lambda _md: latencies_ms.append((time.perf_counter() - start) * 1000)
-            while sent < max_messages and time.perf_counter() < deadline:
-                fut = p.send(topic, payload, partition=0)
-                fut.add_callback(on_ack(time.perf_counter()))
-                sent += 1
-            p.flush(timeout=60)
-        elapsed = time.perf_counter() - t0
-    finally:
-        p.close(timeout=10)
-    n = len(latencies_ms) if config.get("acks") != 0 else sent
-    return {"messages": sent, "seconds": elapsed, "msg_per_s": sent / elapsed,
-            "mb_per_s": sent * RECORD_BYTES / elapsed / 1e6,
-            "p50_ms": percentile(latencies_ms, 50), "p99_ms": percentile(latencies_ms, 99),
-            "acked": n}
-
-
-def sequential_latency(cluster: LocalCluster, topic: str, n: int, **config) -> dict:
-    """One write at a time (send().get()): the round trip itself, without queueing."""
-    from kafka import KafkaProducer
-    p = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, linger_ms=0, **config)
-    lat = []
-    try:
-        p.send(topic, b"warm-up", partition=0).get(timeout=30)
-        for _ in range(n):
-            t = time.perf_counter()
-            p.send(topic, b"x" * RECORD_BYTES, partition=0).get(timeout=30)
-            lat.append((time.perf_counter() - t) * 1000)
-    finally:
-        p.close(timeout=5)
-    return {"p50_ms": percentile(lat, 50), "p99_ms": percentile(lat, 99), "n": n}
 
 
 def producer_performance(cluster: LocalCluster, topic: str, acks: str, records: int,

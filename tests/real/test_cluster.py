@@ -67,7 +67,10 @@ def test_paused_follower_stays_in_isr_until_fenced(healthy, topic):
     cluster.pause(follower)
     try:
         isr = cluster.isr_of(topic, 0)
-        assert follower in isr, (f"a just-paused follower must still be in the ISR (ISR before "
+        # Only meaningful if the read came back before the 3 s fencing: on a loaded machine the
+        # admin read itself (which may first try the paused broker) can take longer.
+        read_in_time = time.monotonic() - t0 < 2.0
+        assert follower in isr or not read_in_time, (f"a just-paused follower must still be in the ISR (ISR before "
                                  f"{isr_before}, {time.monotonic() - t0:.1f} s after pausing {isr})")
         # A write with acks=1 lands on the leader only, so the follower starts to lag.
         p = KafkaProducer(bootstrap_servers=cluster.live_bootstrap_servers(), acks=1,

@@ -1,0 +1,125 @@
+"""The real-Kafka lab's plumbing: start (or connect to) a cluster, print and plot its tables.
+
+    >>> kafka, why = start_lab()        # doctest: +SKIP
+    >>> print(why)                      # doctest: +SKIP
+
+- ``KAFKA_BOOTSTRAP_SERVERS`` set: :func:`~course_lib.real.connect.connect` to that cluster
+  (names prefixed per learner; the fault experiments need the local cluster and are skipped);
+- else, Java 17+ and Maven present: a 3-broker :class:`~course_lib.real.cluster.LocalCluster`,
+  stopped by :func:`stop_lab`, and at interpreter exit if a cell failed before that;
+- else: ``(None, reason)``, and the lab's cells print that they were skipped.
+
+Taught in notebooks/09_real_kafka_lab.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+
+from . import jars
+
+
+def start_lab(progress: bool = True):
+    """Return ``(cluster or None, a sentence saying what happened)``."""
+    if os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
+        from .connect import connect
+        kafka = connect()
+        return kafka, f"connected to {kafka.bootstrap_servers} as {kafka.prefix!r} (faults need the local cluster)"
+    try:
+        jars.check_jvm_tools()
+    except jars.JvmToolMissing as e:
+        return None, (f"real Kafka lab skipped: {str(e).splitlines()[0].rstrip('.')}. Install Java 17+ and Maven "
+                      f"(apt-get install openjdk-17-jdk-headless maven, or conda env from environment.yml), "
+                      f"or set KAFKA_BOOTSTRAP_SERVERS to use an existing cluster.")
+    from .cluster import LocalCluster
+    kafka = LocalCluster(progress=progress)
+    atexit.register(kafka.stop)  # a failing cell must not leave three JVMs running
+    kafka.start()
+    return kafka, (f"started 3 brokers on {kafka.bootstrap_servers} in "
+                   f"{kafka.timings_s.get('start', float('nan')):.0f} s")
+
+
+def is_local(kafka) -> bool:
+    """Can the lab kill, pause and lose ACKs on this cluster?"""
+    from .cluster import LocalCluster
+    return isinstance(kafka, LocalCluster)
+
+
+def stop_lab(kafka) -> str:
+    if kafka is None:
+        return "nothing to stop"
+    if is_local(kafka):
+        kafka.stop()
+        return f"stopped; JVMs left: {len(kafka.jvm_pids())}"
+    return "left the shared cluster running (it is not ours)"
+
+
+def _fmt(values) -> str:
+    return ", ".join(values) if values else "-"
+
+
+def fidelity_text(rows: list[dict]) -> str:
+    """The fidelity table as aligned text: scenario, parameters, anomalies on each backend."""
+    head = f"{'scenario':<27}{'parameters':<58}{'simulator':<22}{'real Kafka':<22}agree"
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        params = ", ".join(f"{k}={v}" for k, v in r["parameters"].items())
+        lines.append(f"{r['scenario']:<27}{params:<58}{_fmt(r['simulator']):<22}"
+                     f"{_fmt(r['real Kafka']):<22}{'yes' if r['agree'] else 'NO'}")
+    agree = sum(r["agree"] for r in rows)
+    lines.append(f"{agree} of {len(rows)} agree")
+    return "\n".join(lines)
+
+
+def plot_fidelity(rows: list[dict]):
+    """One line per case, one column per backend; each cell names the anomalies found."""
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(9, 0.38 * len(rows) + 1))
+    for i, r in enumerate(rows):
+        for j, key in enumerate(("simulator", "real Kafka")):
+            found = r[key]
+            colour = "#f4cccc" if found else "#d9ead3"
+            ax.add_patch(plt.Rectangle((j, i), 1, 1, facecolor=colour if r["agree"] else "#ffe599",
+                                       edgecolor="white"))
+            ax.text(j + 0.5, i + 0.5, _fmt(found), ha="center", va="center", fontsize=8)
+    ax.set_xlim(0, 2)
+    ax.set_ylim(len(rows), 0)
+    ax.set_xticks([0.5, 1.5], ["simulator", "real Kafka"])
+    ax.set_yticks([i + 0.5 for i in range(len(rows))],
+                  [f"{r['scenario']} {' '.join(f'{k}={v}' for k, v in r['parameters'].items())}"
+                   for r in rows], fontsize=8)
+    ax.tick_params(length=0)
+    ax.set_title("anomalies found (red: anomaly, green: none; yellow: backends disagree)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def tradeoff_text(rows: list[dict]) -> str:
+    cols = ["configuration", "messages", "msg/s", "p50 ms", "p99 ms", "one-at-a-time p50 ms"]
+    widths = [24, 9, 9, 8, 8, 21]
+    lines = ["".join(f"{c:>{w}}" if i else f"{c:<{w}}" for i, (c, w) in enumerate(zip(cols, widths)))]
+    for r in rows:
+        cells = []
+        for i, (c, w) in enumerate(zip(cols, widths)):
+            v = r.get(c, "-")
+            if r["configuration"] == "acks=0" and c in ("p50 ms", "p99 ms"):
+                v = "-"  # no acknowledgement, no latency
+            cells.append(f"{v:<{w}}" if i == 0 else f"{v!s:>{w}}")
+        lines.append("".join(cells))
+    return "\n".join(lines)
+
+
+def plot_tradeoffs(rows: list[dict]):
+    import matplotlib.pyplot as plt
+    labels = [r["configuration"] for r in rows]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.2))
+    a.barh(labels, [r["msg/s"] for r in rows], color="#6fa8dc")
+    a.set_xlabel("messages / s (kafka-python, saturated)")
+    a.invert_yaxis()
+    lat = [r["p50 ms"] if r["configuration"] != "acks=0" else 0 for r in rows]
+    b.barh(labels, lat, color="#e69138")
+    b.set_xlabel("p50 latency, ms (send -> ack / commit)")
+    b.invert_yaxis()
+    b.set_yticks([])
+    fig.tight_layout()
+    return fig
