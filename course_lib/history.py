@@ -125,6 +125,10 @@ class History:
         """Record a single completed line (final reads, nemesis actions)."""
         if type not in TYPES:
             raise ValueError(f"type must be one of {TYPES}, got {type!r}")
+        unknown = set(fields) - {"topic", "partition", "offset", "error", "evidence"}
+        if unknown:
+            raise TypeError(f"record() got unknown field(s) {sorted(unknown)}; an Op has topic, partition, "
+                            f"offset, error and evidence")
         return self._append((round(self.clock(), 3), process, type, f, value,
                              fields.get("topic"), fields.get("partition"), fields.get("offset"),
                              fields.get("error"), fields.get("evidence")))

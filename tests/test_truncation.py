@@ -1,5 +1,6 @@
 """A returning ex-leader truncates the tail it wrote that the new leader never had
 (leader-epoch based, KIP-101 / diverging epochs in Fetch)."""
+
 TOPIC = "t"  # the topic the `cluster` fixture in conftest.py creates
 
 

@@ -59,7 +59,7 @@ def test_percentile():
 def test_bench_rejects_unknown_names(capsys):
     from bench.__main__ import main
     assert main(["nonsense"]) == 2
-    assert "choose from sim, widgets, real" in capsys.readouterr().err
+    assert "choose from sim, widgets, grading, real" in capsys.readouterr().err
 
 
 def test_bench_real_without_jvm_says_why(monkeypatch, capsys):
