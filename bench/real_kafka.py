@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import statistics
 import subprocess
 import sys
 import time
@@ -30,8 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from course_lib.real import jars  # noqa: E402
 from course_lib.real.cluster import LocalCluster  # noqa: E402
-from course_lib.real.measure import (RECORD_BYTES, percentile, run_producer,  # noqa: E402,F401
-                                     sequential_latency)
+from course_lib.real.measure import RECORD_BYTES, run_producer, sequential_latency  # noqa: E402
 
 
 
@@ -142,11 +140,11 @@ def main(argv=None) -> int:
         p99 = "-" if label.startswith("acks=0") else f"{r['p99_ms']:.1f}"
         print(f"{client:<26}{label:<30}{r['messages']:>9}{r['msg_per_s']:>10.0f}"
               f"{r['mb_per_s']:>7.2f}{p50:>8}{p99:>8}")
-    print(f"\nOne write at a time (send().get(), linger_ms=0): latency of the round trip itself")
+    print("\nOne write at a time (send().get(), linger_ms=0): latency of the round trip itself")
     print(f"{'configuration':<26}{'writes':>7}{'p50 ms':>8}{'p99 ms':>8}")
     for label, r in sequential:
         print(f"{label:<26}{r['n']:>7}{r['p50_ms']:>8.1f}{r['p99_ms']:>8.1f}")
-    print(f"\nThroughput rows send as fast as possible, so their latency is mostly time queued in "
+    print("\nThroughput rows send as fast as possible, so their latency is mostly time queued in "
           f"the producer's buffer.")
     print(f"{RECORD_BYTES}-byte records, one partition, RF=3, min.insync.replicas=2, linger.ms=5. "
           f"Transaction latency = send -> commit_transaction() returned. acks=0 has no ACK, so no "

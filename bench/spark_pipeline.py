@@ -230,7 +230,7 @@ def print_tables(tp_rows, lat, env) -> None:
               f"{str(r['records_per_s']):>12}{str(r['batch_ms_p50']):>14}")
     if lat is None:
         return
-    print(f"\nEnd-to-end latency per micro-batch (ms, Kafka CreateTime -> visible in the sink)")
+    print("\nEnd-to-end latency per micro-batch (ms, Kafka CreateTime -> visible in the sink)")
     print(f"{'sink':<8}{'batches':>9}{'records':>9}{'median p50':>12}{'median p95':>12}{'max p95':>10}")
     for sink in SINKS:
         batches = {b: v for b, v in lat.get(sink, {}).items() if v}
