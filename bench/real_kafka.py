@@ -145,7 +145,7 @@ def main(argv=None) -> int:
     for label, r in sequential:
         print(f"{label:<26}{r['n']:>7}{r['p50_ms']:>8.1f}{r['p99_ms']:>8.1f}")
     print("\nThroughput rows send as fast as possible, so their latency is mostly time queued in "
-          f"the producer's buffer.")
+          "the producer's buffer.")
     print(f"{RECORD_BYTES}-byte records, one partition, RF=3, min.insync.replicas=2, linger.ms=5. "
           f"Transaction latency = send -> commit_transaction() returned. acks=0 has no ACK, so no "
           f"latency. Total bench time {time.perf_counter() - t0:.0f} s.")
