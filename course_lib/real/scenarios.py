@@ -134,6 +134,20 @@ class RecordingProducer:
             pass
 
 
+def _settled_end(consumer, tp, pause_s: float) -> int:
+    """The partition's end offset once it reads the same twice in a row; positions the consumer
+    at the beginning."""
+    end = -1
+    for _ in range(50):
+        now = consumer.end_offsets([tp])[tp]
+        if now == end:
+            break
+        end = now
+        time.sleep(pause_s)
+    consumer.seek_to_beginning(tp)
+    return end
+
+
 def final_read(cluster, history: History, lock: threading.Lock, topic: str,
                partition: int = 0) -> list:
     """Read the whole partition (offset 0 to the end) and record it as ``final_read``."""
@@ -143,14 +157,7 @@ def final_read(cluster, history: History, lock: threading.Lock, topic: str,
     try:
         tp = TopicPartition(topic, partition)
         c.assign([tp])
-        end = -1
-        for _ in range(50):  # the end offset must be the same twice in a row: settled
-            now = c.end_offsets([tp])[tp]
-            if now == end:
-                break
-            end = now
-            time.sleep(0.2)
-        c.seek_to_beginning(tp)
+        end = _settled_end(c, tp, pause_s=0.2)
         # Read until the settled end offset; if the broker still reports 0 (a leader that has
         # just taken over can), read until nothing arrives for consumer_timeout_ms instead.
         for r in c:
@@ -185,19 +192,27 @@ def _finish(name, cluster, history, lock, topic, config, topic_cfg, expected, de
                           set(expected), {"backend": "kafka", "topic": topic, **notes})
 
 
+def revive(cluster) -> list:
+    """Resume every paused broker and restart every stopped one; returns the restarted ids."""
+    for node in cluster.nodes.values():
+        if node.paused:
+            cluster.resume(node.node_id)
+    restarted = []
+    for node in cluster.nodes.values():
+        if not node.running():
+            cluster.restart(node.node_id)
+            restarted.append(node.node_id)
+    return restarted
+
+
 def _heal(cluster, history, lock, topic: str, timeout_s: float = 60) -> None:
     """Resume and restart every broker, then wait until the partition's ISR is whole again.
 
     Right after a restart the leader may answer ListOffsets with a stale end offset (0), so the
     final read waits for recovery first, as Jepsen's final reads do.
     """
-    for node in cluster.nodes.values():
-        if node.paused:
-            cluster.resume(node.node_id)
-    for node in cluster.nodes.values():
-        if not node.running():
-            cluster.restart(node.node_id)
-            _nemesis(history, lock, "restart", broker=node.node_id)
+    for broker in revive(cluster):
+        _nemesis(history, lock, "restart", broker=broker)
     deadline = time.monotonic() + timeout_s
     while len(cluster.isr_of(topic, 0)) < len(cluster.nodes):
         if time.monotonic() > deadline:
@@ -455,14 +470,7 @@ def read_partition(cluster, topic: str, partition: int = 0, isolation_level: str
     try:
         tp = TopicPartition(topic, partition)
         c.assign([tp])
-        end = -1
-        for _ in range(50):  # the end offset must be the same twice in a row: settled
-            now = c.end_offsets([tp])[tp]
-            if now == end:
-                break
-            end = now
-            time.sleep(0.1)
-        c.seek_to_beginning(tp)
+        end = _settled_end(c, tp, pause_s=0.1)
         deadline = time.monotonic() + timeout_s
         while c.position(tp) < end and time.monotonic() < deadline:
             for records in c.poll(timeout_ms=200).values():

@@ -47,12 +47,8 @@ def cluster():
 def healthy(cluster):
     """The shared cluster with every broker running again after the test."""
     yield cluster
-    for node in cluster.nodes.values():
-        if node.paused:
-            cluster.resume(node.node_id)
-    for node in cluster.nodes.values():
-        if not node.running():
-            cluster.restart(node.node_id)
+    from course_lib.real.scenarios import revive
+    revive(cluster)
 
 
 _topic_counter = [0]
