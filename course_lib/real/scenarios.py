@@ -205,6 +205,17 @@ def revive(cluster) -> list:
     return restarted
 
 
+def _pause_followers(cluster, history, lock, topic: str):
+    """SIGSTOP the partition's followers (a long GC pause); returns (leader, followers, evidence)."""
+    leader = cluster.leader_of(topic, 0)
+    followers = [b for b in cluster.isr_of(topic, 0) if b != leader]
+    evidence = _evidence(cluster, topic)
+    for b in followers:
+        cluster.pause(b)
+        _nemesis(history, lock, "pause", broker=b)
+    return leader, followers, evidence
+
+
 def _heal(cluster, history, lock, topic: str, timeout_s: float = 60) -> None:
     """Resume and restart every broker, then wait until the partition's ISR is whole again.
 
@@ -253,15 +264,10 @@ def leader_crash_after_ack(cluster, acks=1, messages: int = 10) -> ScenarioResul
             p.send(f"warmup-{i}")
         p.flush()
         time.sleep(0.5)  # acks=1 returns before the followers fetch: let them have the warm-up
-        leader = cluster.leader_of(topic, 0)
-        followers = [b for b in cluster.isr_of(topic, 0) if b != leader]
-        ev = _evidence(cluster, topic)
         # From here the clock runs: the followers are fenced ~3 s after they stop heartbeating,
         # and they must still be in the ISR when the leader dies for a clean election of one
         # of them. Everything up to the kill takes well under a second.
-        for b in followers:
-            cluster.pause(b)
-            _nemesis(h, lock, "pause", broker=b)
+        leader, followers, ev = _pause_followers(cluster, h, lock, topic)
         for i in range(messages):
             p.send(f"m-{i}", evidence=ev)
             time.sleep(0.02)  # one batch per message, as in the simulator
@@ -380,12 +386,7 @@ def fire_and_forget_crash(cluster, messages: int = 40) -> ScenarioResult:
         p.send("warmup-0")
         p.flush()
         time.sleep(0.5)  # acks=0 waits for nothing: give the followers time to fetch the warm-up
-        leader = cluster.leader_of(topic, 0)
-        followers = [b for b in cluster.isr_of(topic, 0) if b != leader]
-        ev = _evidence(cluster, topic)
-        for b in followers:
-            cluster.pause(b)
-            _nemesis(h, lock, "pause", broker=b)
+        leader, followers, ev = _pause_followers(cluster, h, lock, topic)
         # A follower frozen while its fetch request waited at the leader still gets the answer
         # into its socket buffer, and appends it when it resumes: the first write after the
         # freeze can survive. Spend it on a bait record, then send one batch per message.
