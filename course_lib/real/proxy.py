@@ -111,10 +111,15 @@ class KafkaProxy:
         if self._server is None:
             return
         server, self._server = self._server, None
-        self._lt.loop.call_soon_threadsafe(self._close_all)
-        server.close()
+
+        async def shut_down() -> None:
+            # on the loop's own thread: asyncio servers are not thread-safe, and closing one from
+            # another thread raced with connections detaching (a TypeError in Server._wakeup)
+            self._close_all()
+            server.close()
+            await server.wait_closed()
         try:
-            self._lt.run(server.wait_closed(), timeout=5)
+            self._lt.run(shut_down(), timeout=5)
         except Exception:  # already closing with the loop; nothing left to leak
             pass
 
