@@ -216,6 +216,16 @@ def _pause_followers(cluster, history, lock, topic: str):
     return leader, followers, evidence
 
 
+def _lose_next_ack(cluster, history, lock, topic: str):
+    """Arm the leader's proxy to swallow its next produce response; returns (leader, responses it
+    had dropped before), so a scenario counts only its own lost ACK."""
+    leader = cluster.leader_of(topic, 0)
+    dropped_before = len(cluster.proxy(leader).stats.dropped_responses)
+    cluster.drop_next_produce_response(topic, 0)
+    _nemesis(history, lock, "lose_ack", broker=leader)
+    return leader, dropped_before
+
+
 def _heal(cluster, history, lock, topic: str, timeout_s: float = 60) -> None:
     """Resume and restart every broker, then wait until the partition's ISR is whole again.
 
@@ -353,10 +363,7 @@ def lost_ack_retry(cluster, idempotent: bool = False) -> ScenarioResult:
         for i in range(2):
             p.send(f"m-{i}")
         p.flush()
-        leader = cluster.leader_of(topic, 0)
-        dropped_before = len(cluster.proxy(leader).stats.dropped_responses)
-        cluster.drop_next_produce_response(topic, 0)
-        _nemesis(h, lock, "lose_ack", broker=leader)
+        leader, dropped_before = _lose_next_ack(cluster, h, lock, topic)
         for i in range(2, 5):
             p.send(f"m-{i}")
         p.flush()
@@ -432,10 +439,7 @@ def producer_restart_gap(cluster) -> ScenarioResult:
         for i in range(3):
             first.send(f"m-{i}")
         first.flush()
-        leader = cluster.leader_of(topic, 0)
-        dropped_before = len(cluster.proxy(leader).stats.dropped_responses)
-        cluster.drop_next_produce_response(topic, 0)
-        _nemesis(h, lock, "lose_ack", broker=leader)
+        leader, dropped_before = _lose_next_ack(cluster, h, lock, topic)
         first.send("m-3")
         deadline = time.monotonic() + 20  # until the broker has appended it and the ACK is gone
         while (len(cluster.proxy(leader).stats.dropped_responses) == dropped_before
