@@ -172,3 +172,31 @@ def test_a_dynamic_member_restarting_causes_a_rebalance(cluster):
     a.close()  # LeaveGroup: b gets everything at once
     settle(b)
     assert b.assignment() == ALL and b.group_metadata().generation_id > generation
+
+
+def test_committed_offsets_of_an_empty_group_expire_after_offsets_retention():
+    cluster = Cluster(3, seed=3, group_initial_rebalance_delay_ms=0, offsets_retention_minutes=1)
+    cluster.create_topic(TOPIC, partitions=2, min_insync_replicas=2)
+    producer = KafkaProducer(bootstrap_servers=cluster)
+    for i in range(10):
+        producer.send(TOPIC, f"m-{i}".encode(), partition=i % 2)
+    producer.flush()
+    a = member(cluster, "a")
+    a.subscribe([TOPIC])
+    settle(a)
+    a.commit()
+    a.close()
+    cluster.run_for(30_000)  # empty for half the retention: the offsets are still there
+    b = member(cluster, "b", auto_offset_reset="latest")
+    assert b.committed(TopicPartition(TOPIC, 0)) == 5
+    b.close()
+    cluster.run_for(61_000)
+    c = member(cluster, "c")
+    assert c.committed(TopicPartition(TOPIC, 0)) is None  # expired: a returning member starts by auto_offset_reset
+    expired = [op.value for op in cluster.history if op.f == "offsets_expired"]
+    assert expired and expired[0]["partitions"] == [[TOPIC, 0], [TOPIC, 1]]
+
+
+def test_offsets_retention_must_be_positive():
+    with pytest.raises(ValueError, match="offsets_retention_minutes"):
+        Cluster(1, offsets_retention_minutes=0)

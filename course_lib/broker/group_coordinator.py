@@ -20,6 +20,12 @@
   (``send_offsets_to_transaction``) stay pending until the transaction's COMMIT marker lands
   there, and vanish on ABORT.
 
+- Committed offsets of a group that has been *empty* (no members) for ``offsets.retention.minutes``
+  (Kafka default 7 days, KIP-211) expire: tombstones are written and a member that comes back
+  later starts by ``auto_offset_reset``. Kafka looks every ``offsets.retention.check.interval.ms``
+  (10 min); the simulator looks whenever the group's offsets are fetched, which a returning
+  member does first - the same outcome for it.
+
 Group membership is kept in memory: after a coordinator failover members simply rejoin.
 
 Taught in notebooks/05_consumer_delivery_semantics.
@@ -57,6 +63,7 @@ class Group:
     rebalance_deadline_ms: float = 0.0
     next_member: int = 0
     static: dict = field(default_factory=dict)  # group.instance.id -> member id
+    empty_since_ms: float | None = None  # when the last member left (offsets expire from then)
     fenced: set = field(default_factory=set)  # member ids replaced by a newer static member
 
 
@@ -84,7 +91,9 @@ class GroupCoordinator(CoordinatorLog):
             return
         for record in batch.records:
             _, group, topic, partition = record.key
-            if batch.is_transactional:
+            if record.value is None:  # a tombstone: the offset expired
+                self.offsets.get(group, {}).pop((topic, partition), None)
+            elif batch.is_transactional:
                 self.pending.setdefault(batch.producer_id, {}).setdefault(group, {})[(topic, partition)] = record.value
             else:
                 self.offsets.setdefault(group, {})[(topic, partition)] = record.value
@@ -177,6 +186,7 @@ class GroupCoordinator(CoordinatorLog):
             return
         g.generation += 1
         g.state = "Stable" if g.members else "Empty"
+        g.empty_since_ms = None if g.members else self.broker.sim.now
         self._assign(g)
         joining, g.joining = g.joining, {}
         for member_id, (src, req) in joining.items():
@@ -240,6 +250,7 @@ class GroupCoordinator(CoordinatorLog):
         else:
             g.state = "Empty"
             g.generation += 1
+            g.empty_since_ms = self.broker.sim.now
 
     def _ensure_checking(self) -> None:
         if not self._checking:
@@ -292,6 +303,23 @@ class GroupCoordinator(CoordinatorLog):
             err if err is Errors.ProducerFencedError else Errors.CoordinatorNotAvailableError)),
             producer_id, producer_epoch, transactional=True)
 
+    def _expire_offsets(self, group: str) -> None:
+        """KIP-211: an empty group's offsets expire offsets.retention.minutes after it emptied."""
+        g = self.groups.get(group)
+        committed = self.offsets.get(group)
+        if g is None or g.members or g.empty_since_ms is None or not committed:
+            return
+        retention_ms = self.broker.options.offsets_retention_minutes * 60_000
+        if self.broker.sim.now - g.empty_since_ms < retention_ms:
+            return
+        expired = sorted(committed)
+        self.offsets[group] = {}
+        self.write([(("offset", group, t, p), None) for t, p in expired], lambda err: None)
+        self.broker.cluster.record(f"coordinator-{self.broker.broker_id}", "offsets_expired", {
+            "group": group, "partitions": [list(tp) for tp in expired],
+            "empty_for_ms": round(self.broker.sim.now - g.empty_since_ms)})
+
     def _offset_fetch(self, src, req, group, partitions):
+        self._expire_offsets(group)
         committed = self.offsets.get(group, {})
         self.respond(src, req, None, {tuple(tp): committed.get(tuple(tp), -1) for tp in partitions})
