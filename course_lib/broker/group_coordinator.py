@@ -23,8 +23,8 @@
 - Committed offsets of a group that has been *empty* (no members) for ``offsets.retention.minutes``
   (Kafka default 7 days, KIP-211) expire: tombstones are written and a member that comes back
   later starts by ``auto_offset_reset``. Kafka looks every ``offsets.retention.check.interval.ms``
-  (10 min); the simulator looks whenever the group's offsets are fetched, which a returning
-  member does first - the same outcome for it.
+  (10 min); the simulator looks when a member joins or the offsets are fetched - what a
+  returning member observes is the same, minus Kafka's up-to-10-minute delay.
 
 Group membership is kept in memory: after a coordinator failover members simply rejoin.
 
@@ -113,6 +113,7 @@ class GroupCoordinator(CoordinatorLog):
 
     def _join_group(self, src, req, group, member_id, client_id, topics, session_timeout_ms,
                     rebalance_timeout_ms=None, group_instance_id=None):
+        self._expire_offsets(group)
         g = self._group(group)
         now = self.broker.sim.now
         if member_id in g.fenced:
@@ -174,7 +175,12 @@ class GroupCoordinator(CoordinatorLog):
         if g is None or g.state != "PreparingRebalance" or self.broker.sim.now < g.rebalance_deadline_ms:
             return
         for member_id in [m for m in g.members if m not in g.joining]:
-            del g.members[member_id]  # did not rejoin in time
+            member = g.members.pop(member_id)  # did not rejoin in time
+            if member.instance_id is not None:
+                g.static.pop(member.instance_id, None)
+            self.broker.cluster.record(f"coordinator-{self.broker.broker_id}", "member_removed", {
+                "group": g.group_id, "member": member_id,
+                "reason": f"did not rejoin within the rebalance timeout ({member.rebalance_timeout_ms:g} ms)"})
         self._maybe_complete_rebalance(g, deadline_passed=True)
 
     def _maybe_complete_rebalance(self, g: Group, deadline_passed: bool = False) -> None:

@@ -126,7 +126,7 @@ def exercise_sets(notebooks: list[Path]) -> list[str]:
     found = set()
     for nb in notebooks:
         try:
-            found |= set(re.findall(r"ex(\d\d)_q\d+", nb.read_text(errors="replace")))
+            found |= set(re.findall(r"ex(\d\d[a-z]?)_q\d+", nb.read_text(errors="replace")))
         except OSError:
             pass
     known = {ex.notebook[:2] for ex in EXERCISES.values()}
