@@ -13,6 +13,7 @@ Taught in notebooks/05b_consumer_groups.
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
@@ -42,15 +43,57 @@ def slow_handler(kafka) -> dict:
     return slow_handler_outcome(KafkaConsumer, KafkaProducer, kafka.bootstrap_servers, topic, _wait_polling)
 
 
-def _settled(consumers, timeout_s: float = 60) -> None:
+class _Member(threading.Thread):
+    """One group member polling in its own thread, as separate application processes would: a
+    rebalance needs every member inside ``poll()`` at once, which one thread taking turns between
+    two consumers cannot give (the group then rebalances over and over). A KafkaConsumer is not
+    thread-safe, so only this thread touches it; it publishes what it sees in ``state``."""
+
+    def __init__(self, kafka, group: str, topic: str, name: str, instance_id: str | None):
+        super().__init__(daemon=True, name=f"member-{name}")
+        self.config = dict(bootstrap_servers=kafka.bootstrap_servers, group_id=group, client_id=name,
+                           enable_auto_commit=False, session_timeout_ms=10_000, heartbeat_interval_ms=1000)
+        if instance_id is not None:
+            self.config["group_instance_id"] = instance_id
+        self.topic = topic
+        self.state = ((), -1)  # (partitions, generation)
+        self.stopping = threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self):
+        try:
+            consumer = KafkaConsumer(**self.config)
+            consumer.subscribe([self.topic])
+            try:
+                while not self.stopping.is_set():
+                    consumer.poll(timeout_ms=200)
+                    meta = consumer.group_metadata()
+                    stable = meta.state == "<stable>"
+                    self.state = (tuple(sorted(tp.partition for tp in consumer.assignment())) if stable else (),
+                                  meta.generation_id if stable else -1)
+            finally:
+                consumer.close()
+        except BaseException as exc:  # reported by the caller, not lost in the thread
+            self.error = exc
+
+    def stop(self):
+        self.stopping.set()
+        self.join(timeout=30)
+
+
+def _wait_settled(members, timeout_s: float = 60) -> int:
+    """Wait until every member holds one partition in the same generation; return it."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        for c in consumers:
-            c.poll(timeout_ms=200)
-        if all(len(c.assignment()) == 1 for c in consumers) and \
-                len({c.group_metadata().generation_id for c in consumers}) == 1:
-            return
-    raise RuntimeError(f"the group did not settle with one partition per member in {timeout_s:.0f} s")
+        for m in members:
+            if m.error is not None:
+                raise m.error
+        states = [m.state for m in members]
+        if all(len(p) == 1 for p, _ in states) and len({g for _, g in states}) == 1 and states[0][1] >= 0:
+            return states[0][1]
+        time.sleep(0.1)
+    raise RuntimeError(f"the group did not settle with one partition per member in {timeout_s:.0f} s: "
+                       f"{[m.state for m in members]}")
 
 
 def restart_rebalances(kafka, static: bool, down_s: float = 3.0) -> dict:
@@ -60,28 +103,26 @@ def restart_rebalances(kafka, static: bool, down_s: float = 3.0) -> dict:
     group = f"{topic}-group"
 
     def member(name):
-        extra = {"group_instance_id": f"{group}-{name}"} if static else {}
-        c = KafkaConsumer(bootstrap_servers=kafka.bootstrap_servers, group_id=group, client_id=name,
-                          enable_auto_commit=False, session_timeout_ms=10_000, heartbeat_interval_ms=1000, **extra)
-        c.subscribe([topic])
-        return c
+        m = _Member(kafka, group, topic, name, f"{group}-{name}" if static else None)
+        m.start()
+        return m
 
     a, b = member("a"), member("b")
     a2 = None
     try:
-        _settled([a, b])
-        before, partition = b.group_metadata().generation_id, a.assignment()
-        a.close()
-        _wait_polling(down_s * 1000, [b])
+        before = _wait_settled([a, b])
+        partition = a.state[0]
+        a.stop()
+        time.sleep(down_s)
         a2 = member("a")
-        _settled([a2, b])
-        _wait_polling(2000, [a2, b])  # a rebalance still under way would show now
-        return {"generation_before": before, "generation_after": b.group_metadata().generation_id,
-                "same_partition": a2.assignment() == partition}
+        _wait_settled([a2, b])
+        time.sleep(2)  # a rebalance still under way would show now
+        after = _wait_settled([a2, b])
+        return {"generation_before": before, "generation_after": after, "same_partition": a2.state[0] == partition}
     finally:
-        for c in (a2, b):
-            if c is not None:
-                c.close()
+        for m in (a, a2, b):
+            if m is not None:
+                m.stop()
 
 
 def deleted_before_read(kafka, reset: str = "earliest") -> dict:
