@@ -80,6 +80,9 @@ class App:
         try:
             self.consumer.commit(offsets)
             self.done.clear()
+            if reason != "after the batch":  # the routine commits would drown the timeline
+                committed = ", ".join(f"p{tp.partition}@{m.offset}" for tp, m in sorted(offsets.items()))
+                self.run.events.append((self.run.cluster.sim.now, self.name, f"committed {committed} ({reason})"))
         except (Errors.CommitFailedError, Errors.RebalanceInProgressError) as exc:
             self.done.clear()  # these partitions are gone: their new owner starts from the last commit
             self.run.failed_commits.append((self.run.cluster.sim.now, self.name, f"{type(exc).__name__} ({reason})"))
