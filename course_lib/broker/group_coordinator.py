@@ -28,7 +28,7 @@
 
 Group membership is kept in memory: after a coordinator failover members simply rejoin.
 
-Taught in notebooks/05_consumer_delivery_semantics.
+Taught in notebooks/05_consumer_delivery_semantics and notebooks/05b_consumer_groups.
 """
 from __future__ import annotations
 

@@ -25,7 +25,7 @@
 
 Every poll and commit is recorded in the cluster's history for the checker.
 
-Taught in notebooks/05_consumer_delivery_semantics.
+Taught in notebooks/05_consumer_delivery_semantics and notebooks/05b_consumer_groups.
 """
 from __future__ import annotations
 
