@@ -40,7 +40,7 @@ GROUP_EVENTS = ("rebalance", "left_group", "member_removed", "static_member_repl
 class _CommitOnRevoke(ConsumerRebalanceListener):
     """Commit what was processed before the partitions go to another member."""
 
-    def __init__(self, app: "App"):
+    def __init__(self, app: App):
         self.app = app
 
     def on_partitions_revoked(self, revoked):
@@ -69,7 +69,7 @@ class App:
     batches_since_commit: int = 0
     stop_at_ms: float | None = None
     restart_after_ms: float | None = None  # set by restart(): start again this long after close()
-    run: "GroupRun | None" = None
+    run: GroupRun | None = None
 
     def commit(self, reason: str = "after the batch") -> None:
         assigned = {tuple(tp) for tp in self.consumer.assignment()}
@@ -117,7 +117,7 @@ class GroupRun:
 
     # ---- the plan ------------------------------------------------------------------------------
     def start(self, name: str, at_ms: float = 0, handler_ms: float = 50, commit_every: int = 1,
-              commit_on_revoke: bool = False, **consumer_config) -> "GroupRun":
+              commit_on_revoke: bool = False, **consumer_config) -> GroupRun:
         """An instance ``name`` starts at ``at_ms``; ``consumer_config`` are kafka-python settings
         (``max_poll_records``, ``max_poll_interval_ms``, ``group_instance_id``, ...)."""
         if name in self.apps or any(a[2] == "start" and a[3][0] == name for a in self._plan):
@@ -131,18 +131,18 @@ class GroupRun:
         self._at(at_ms, "start", name, settings)
         return self
 
-    def stop(self, name: str, at_ms: float) -> "GroupRun":
+    def stop(self, name: str, at_ms: float) -> GroupRun:
         """Graceful shutdown: finish the batch in the handler, commit it, ``close()``."""
         self._at(at_ms, "stop", name)
         return self
 
-    def restart(self, name: str, at_ms: float, down_ms: float) -> "GroupRun":
+    def restart(self, name: str, at_ms: float, down_ms: float) -> GroupRun:
         """Stop ``name`` at ``at_ms`` (gracefully) and start it again, same settings, ``down_ms``
         later (a deploy, a restarted pod)."""
         self._at(at_ms, "stop", name, down_ms)
         return self
 
-    def produce(self, messages: int, at_ms: float) -> "GroupRun":
+    def produce(self, messages: int, at_ms: float) -> GroupRun:
         """``messages`` more records arrive at ``at_ms``."""
         self._at(at_ms, "produce", messages)
         return self
@@ -154,7 +154,7 @@ class GroupRun:
         self._plan.sort(key=lambda a: (a[0], a[1]))
 
     # ---- running -------------------------------------------------------------------------------
-    def run(self, until_ms: float) -> "GroupRun":
+    def run(self, until_ms: float) -> GroupRun:
         """Run the plan and the instances until ``until_ms`` after the start."""
         until_ms += self.t0
         while True:
@@ -281,11 +281,11 @@ class GroupRun:
             elif op.f == "member_removed":
                 rows.append((op.time_ms, "group", f"removed {v['member'].rsplit('-', 1)[0]}: {v['reason']}"))
             elif op.f == "static_member_replaced":
-                rows.append((op.time_ms, "group", f"static member {v['instance']} came back: same partitions, "
-                                                  f"no rebalance"))
+                rows.append((op.time_ms, "group",
+                             f"static member {v['instance']} came back: same partitions, no rebalance"))
             else:
-                rows.append((op.time_ms, "group", f"committed offsets expired (group empty for "
-                                                  f"{v['empty_for_ms'] / 1000:.0f} s)"))
+                rows.append((op.time_ms, "group",
+                             f"committed offsets expired (group empty for {v['empty_for_ms'] / 1000:.0f} s)"))
         return "\n".join(f"{(t - self.t0) / 1000:6.2f} s  {who:<8} {what}"
                          for t, who, what in sorted(rows, key=lambda r: r[0]))
 

@@ -8,10 +8,10 @@ import pytest
 
 matplotlib.use("Agg")
 
-from course_lib.broker import Cluster  # noqa: E402
-from course_lib.clients import KafkaProducer  # noqa: E402
-from course_lib.scenarios import run_scenario  # noqa: E402
-from course_lib.viz import log_markers, offsets, space_time  # noqa: E402
+from course_lib.broker import Cluster
+from course_lib.clients import KafkaProducer
+from course_lib.scenarios import run_scenario
+from course_lib.viz import log_markers, offsets, space_time
 
 
 @pytest.mark.parametrize("module", [offsets, log_markers])

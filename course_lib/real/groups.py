@@ -73,7 +73,7 @@ class _Member(threading.Thread):
                                   meta.generation_id if stable else -1)
             finally:
                 consumer.close()
-        except BaseException as exc:  # reported by the caller, not lost in the thread
+        except Exception as exc:  # noqa: BLE001 - any failure is re-raised by the caller, not lost in the thread
             self.error = exc
 
     def stop(self):

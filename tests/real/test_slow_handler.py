@@ -32,3 +32,23 @@ def test_real_kafka(cluster):
                 c.poll(timeout_ms=200)
 
     assert slow_handler_outcome(KafkaConsumer, KafkaProducer, cluster.bootstrap_servers, name, wait) == EXPECTED
+
+
+@pytest.mark.real_kafka
+@pytest.mark.parametrize("static,rebalances", [(False, 2), (True, 0)])
+def test_restart_rebalances_on_real_kafka_as_on_the_simulator(cluster, static, rebalances):
+    """Lesson 05b's static-membership experiment: the simulator counts 2 rebalances for a dynamic
+    restart and 0 for a static one (tests/test_consumer_group_runs.py); real Kafka agrees."""
+    from course_lib.real.groups import restart_rebalances
+
+    got = restart_rebalances(cluster, static=static)
+    assert got["generation_after"] - got["generation_before"] == rebalances and got["same_partition"]
+
+
+@pytest.mark.real_kafka
+def test_records_deleted_before_they_were_read_are_never_processed(cluster):
+    from course_lib.real.groups import deleted_before_read
+
+    got = deleted_before_read(cluster)
+    assert got == {"committed_before": 4, "read_after": ["msg-8", "msg-9"],
+                   "never_processed": ["msg-4", "msg-5", "msg-6", "msg-7"]}
