@@ -200,3 +200,18 @@ def test_committed_offsets_of_an_empty_group_expire_after_offsets_retention():
 def test_offsets_retention_must_be_positive():
     with pytest.raises(ValueError, match="offsets_retention_minutes"):
         Cluster(1, offsets_retention_minutes=0)
+
+
+def test_a_static_member_past_its_poll_interval_fails_its_commit_and_gets_its_partition_back(cluster):
+    a = member(cluster, "a", group_instance_id="worker-a")
+    b = member(cluster, "b", group_instance_id="worker-b")
+    a.subscribe([TOPIC])
+    b.subscribe([TOPIC])
+    settle(a, b)
+    before, generation = a.assignment(), b.group_metadata().generation_id
+    busy(cluster, 5500, b)  # a is past max_poll_interval_ms=4000 but within the 6000 ms session
+    assert not [op for op in cluster.history if op.f == "member_removed"]  # no LeaveGroup for a static member
+    with pytest.raises(Errors.CommitFailedError):
+        a.commit()
+    settle(a, b)
+    assert a.assignment() == before and b.group_metadata().generation_id == generation

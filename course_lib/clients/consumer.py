@@ -485,14 +485,17 @@ class KafkaConsumer(Requests):
 
     def _leave_after_poll_timeout(self, idle_ms: float) -> None:
         """kafka-python's heartbeat thread: "Consumer poll timeout has expired" - leave the group
-        (a static member only forgets its generation) and stop heartbeating until the next poll."""
+        (a static member sends no LeaveGroup, it only forgets its membership) and stop heartbeating
+        until the next poll."""
         self._history.record(self.node_id, "info", "left_group", sorted([list(tp) for tp in self._partitions]),
                              evidence={"reason": f"no poll() for {idle_ms:g} ms > max_poll_interval_ms="
                                                  f"{self.config['max_poll_interval_ms']:g}",
                                        "generation": self._generation, "member_id": self._member_id})
         if self.config["group_instance_id"] is None:
             self._send_coordinator("leave_group", {"group": self._group, "member_id": self._member_id}, None)
-            self._member_id = ""
+        # kafka-python's reset_generation(): member id and generation are forgotten either way; a
+        # static member's rejoin then takes its old slot back by group_instance_id
+        self._member_id = ""
         self._generation = -1
         self._needs_join = True
         self._left_group = True
