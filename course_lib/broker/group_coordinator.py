@@ -6,15 +6,29 @@
   trip, with the same result).
 - Members heartbeat; one silent for ``session_timeout_ms`` is removed and the rest rebalance.
   A heartbeat during a rebalance answers ``RebalanceInProgress``: rejoin.
+- A rebalance waits for every known member to rejoin for at most the *rebalance timeout* - the
+  largest ``max.poll.interval.ms`` the members sent in JoinGroup, as Kafka's classic group
+  coordinator does (not the session timeout): a member busy in its handler has until its poll
+  interval ends to call ``poll()`` again. Members still missing then are removed.
+- Static members (``group.instance.id``, KIP-345): a member that rejoins with a known instance id
+  takes over the old member's slot and, if the group is stable, gets the same partitions back
+  without a rebalance; the old member id is fenced (``FencedInstanceIdError``). A static member
+  sends no LeaveGroup: only the session timeout removes it.
 - Offset commits carry the member id and generation; a commit from an old generation (a member
   that was removed while it was busy) is refused - kafka-python raises ``CommitFailedError``.
 - Committed offsets are records in ``__consumer_offsets``; transactional commits
   (``send_offsets_to_transaction``) stay pending until the transaction's COMMIT marker lands
   there, and vanish on ABORT.
 
+- Committed offsets of a group that has been *empty* (no members) for ``offsets.retention.minutes``
+  (Kafka default 7 days, KIP-211) expire: tombstones are written and a member that comes back
+  later starts by ``auto_offset_reset``. Kafka looks every ``offsets.retention.check.interval.ms``
+  (10 min); the simulator looks when a member joins or the offsets are fetched - what a
+  returning member observes is the same, minus Kafka's up-to-10-minute delay.
+
 Group membership is kept in memory: after a coordinator failover members simply rejoin.
 
-Taught in notebooks/05_consumer_delivery_semantics.
+Taught in notebooks/05_consumer_delivery_semantics and notebooks/05b_consumer_groups.
 """
 from __future__ import annotations
 
@@ -34,6 +48,8 @@ class Member:
     topics: tuple
     session_timeout_ms: float
     last_heartbeat_ms: float
+    rebalance_timeout_ms: float = 0.0
+    instance_id: str | None = None
     assignment: list = field(default_factory=list)
 
 
@@ -46,6 +62,9 @@ class Group:
     joining: dict = field(default_factory=dict)  # member id -> (src, request)
     rebalance_deadline_ms: float = 0.0
     next_member: int = 0
+    static: dict = field(default_factory=dict)  # group.instance.id -> member id
+    empty_since_ms: float | None = None  # when the last member left (offsets expire from then)
+    fenced: set = field(default_factory=set)  # member ids replaced by a newer static member
 
 
 class GroupCoordinator(CoordinatorLog):
@@ -72,7 +91,9 @@ class GroupCoordinator(CoordinatorLog):
             return
         for record in batch.records:
             _, group, topic, partition = record.key
-            if batch.is_transactional:
+            if record.value is None:  # a tombstone: the offset expired
+                self.offsets.get(group, {}).pop((topic, partition), None)
+            elif batch.is_transactional:
                 self.pending.setdefault(batch.producer_id, {}).setdefault(group, {})[(topic, partition)] = record.value
             else:
                 self.offsets.setdefault(group, {})[(topic, partition)] = record.value
@@ -90,28 +111,63 @@ class GroupCoordinator(CoordinatorLog):
             group = self.groups[group_id] = Group(group_id)
         return group
 
-    def _join_group(self, src, req, group, member_id, client_id, topics, session_timeout_ms):
+    def _join_group(self, src, req, group, member_id, client_id, topics, session_timeout_ms,
+                    rebalance_timeout_ms=None, group_instance_id=None):
+        self._expire_offsets(group)
         g = self._group(group)
         now = self.broker.sim.now
+        if member_id in g.fenced:
+            return self.respond(src, req, Errors.FencedInstanceIdError)
         if member_id and member_id not in g.members:
             return self.respond(src, req, Errors.UnknownMemberIdError)
         if not member_id:
             g.next_member += 1
             member_id = f"{client_id}-{g.next_member}"
-            g.members[member_id] = Member(member_id, client_id, tuple(topics), session_timeout_ms, now)
+            old = g.members.get(g.static.get(group_instance_id)) if group_instance_id is not None else None
+            if old is not None and self._replace_static(g, old, member_id, client_id, tuple(topics), src, req):
+                return
+            if old is None:
+                g.members[member_id] = Member(member_id, client_id, tuple(topics), session_timeout_ms, now,
+                                              rebalance_timeout_ms or session_timeout_ms, group_instance_id)
+                if group_instance_id is not None:
+                    g.static[group_instance_id] = member_id
         member = g.members[member_id]
         member.topics, member.last_heartbeat_ms = tuple(topics), now
+        if rebalance_timeout_ms is not None:
+            member.rebalance_timeout_ms = rebalance_timeout_ms
         g.joining[member_id] = (src, req)
         if g.state != "PreparingRebalance":
             self._prepare_rebalance(g, now)
         self._maybe_complete_rebalance(g)
 
+    def _replace_static(self, g: Group, old: Member, member_id: str, client_id: str, topics: tuple,
+                        src, req) -> bool:
+        """A static member came back (a restart): the new member id replaces the old one, which
+        is fenced. In a stable group with the same subscription it gets its old partitions back at
+        once, without a rebalance (Kafka's GroupCoordinator.updateStaticMemberAndRebalance).
+        Returns True when answered."""
+        del g.members[old.member_id]
+        g.joining.pop(old.member_id, None)
+        g.fenced.add(old.member_id)
+        old.member_id, old.client, old.last_heartbeat_ms = member_id, client_id, self.broker.sim.now
+        g.members[member_id] = old
+        g.static[old.instance_id] = member_id
+        self.broker.cluster.record(f"coordinator-{self.broker.broker_id}", "static_member_replaced",
+                                   {"group": g.group_id, "instance": old.instance_id, "member": member_id})
+        if g.state != "Stable" or old.topics != topics:
+            old.topics = topics
+            return False
+        self.respond(src, req, None, {"member_id": member_id, "generation": g.generation,
+                                      "assignment": list(old.assignment), "members": sorted(g.members)})
+        return True
+
     def _prepare_rebalance(self, g: Group, now: float) -> None:
         g.state = "PreparingRebalance"
         # a new group waits group.initial.rebalance.delay.ms for more members; later rebalances wait
-        # (at most a session timeout) for every known member to rejoin
+        # for every known member to rejoin, at most the rebalance timeout (the members' largest
+        # max.poll.interval.ms - Kafka's classic protocol), not the session timeout
         g.rebalance_deadline_ms = now + (self.broker.options.group_initial_rebalance_delay_ms if g.generation == 0
-                                         else max(m.session_timeout_ms for m in g.members.values()))
+                                         else max(m.rebalance_timeout_ms for m in g.members.values()))
         self.broker.schedule_timer(g.rebalance_deadline_ms - now, self._rebalance_deadline, g.group_id)
 
     def _rebalance_deadline(self, group_id: str) -> None:
@@ -119,7 +175,12 @@ class GroupCoordinator(CoordinatorLog):
         if g is None or g.state != "PreparingRebalance" or self.broker.sim.now < g.rebalance_deadline_ms:
             return
         for member_id in [m for m in g.members if m not in g.joining]:
-            del g.members[member_id]  # did not rejoin in time
+            member = g.members.pop(member_id)  # did not rejoin in time
+            if member.instance_id is not None:
+                g.static.pop(member.instance_id, None)
+            self.broker.cluster.record(f"coordinator-{self.broker.broker_id}", "member_removed", {
+                "group": g.group_id, "member": member_id,
+                "reason": f"did not rejoin within the rebalance timeout ({member.rebalance_timeout_ms:g} ms)"})
         self._maybe_complete_rebalance(g, deadline_passed=True)
 
     def _maybe_complete_rebalance(self, g: Group, deadline_passed: bool = False) -> None:
@@ -131,11 +192,13 @@ class GroupCoordinator(CoordinatorLog):
             return
         g.generation += 1
         g.state = "Stable" if g.members else "Empty"
+        g.empty_since_ms = None if g.members else self.broker.sim.now
         self._assign(g)
         joining, g.joining = g.joining, {}
         for member_id, (src, req) in joining.items():
             if member_id in g.members:
                 m = g.members[member_id]
+                m.last_heartbeat_ms = self.broker.sim.now  # Kafka restarts the session clock on the join answer
                 self.respond(src, req, None, {"member_id": member_id, "generation": g.generation,
                                               "assignment": list(m.assignment),
                                               "members": sorted(g.members)})
@@ -162,6 +225,8 @@ class GroupCoordinator(CoordinatorLog):
 
     def _heartbeat(self, src, req, group, member_id, generation):
         g = self.groups.get(group)
+        if g is not None and member_id in g.fenced:
+            return self.respond(src, req, Errors.FencedInstanceIdError)
         if g is None or member_id not in g.members:
             return self.respond(src, req, Errors.UnknownMemberIdError)
         g.members[member_id].last_heartbeat_ms = self.broker.sim.now
@@ -178,7 +243,9 @@ class GroupCoordinator(CoordinatorLog):
         self.respond(src, req)
 
     def _remove(self, g: Group, member_id: str, reason: str) -> None:
-        del g.members[member_id]
+        member = g.members.pop(member_id)
+        if member.instance_id is not None:
+            g.static.pop(member.instance_id, None)
         g.joining.pop(member_id, None)
         self.broker.cluster.record(f"coordinator-{self.broker.broker_id}", "member_removed",
                                    {"group": g.group_id, "member": member_id, "reason": reason})
@@ -189,6 +256,7 @@ class GroupCoordinator(CoordinatorLog):
         else:
             g.state = "Empty"
             g.generation += 1
+            g.empty_since_ms = self.broker.sim.now
 
     def _ensure_checking(self) -> None:
         if not self._checking:
@@ -212,10 +280,14 @@ class GroupCoordinator(CoordinatorLog):
         g = self.groups.get(group)
         if g is None or not g.members:
             return None if generation < 0 else Errors.IllegalGenerationError  # a standalone consumer
+        if member_id in g.fenced:
+            return Errors.FencedInstanceIdError
         if member_id not in g.members:
             return Errors.UnknownMemberIdError
-        if g.state == "PreparingRebalance":
-            return Errors.RebalanceInProgressError
+        # no RebalanceInProgress check: Kafka accepts a commit of the current generation while the
+        # group is PreparingRebalance (ClassicGroup.validateOffsetCommit refuses only while
+        # CompletingRebalance, a state this one-round-trip join does not have) - that window is
+        # where a member commits on revocation before rejoining
         if generation != g.generation:
             return Errors.IllegalGenerationError
         return None
@@ -237,6 +309,23 @@ class GroupCoordinator(CoordinatorLog):
             err if err is Errors.ProducerFencedError else Errors.CoordinatorNotAvailableError)),
             producer_id, producer_epoch, transactional=True)
 
+    def _expire_offsets(self, group: str) -> None:
+        """KIP-211: an empty group's offsets expire offsets.retention.minutes after it emptied."""
+        g = self.groups.get(group)
+        committed = self.offsets.get(group)
+        if g is None or g.members or g.empty_since_ms is None or not committed:
+            return
+        retention_ms = self.broker.options.offsets_retention_minutes * 60_000
+        if self.broker.sim.now - g.empty_since_ms < retention_ms:
+            return
+        expired = sorted(committed)
+        self.offsets[group] = {}
+        self.write([(("offset", group, t, p), None) for t, p in expired], lambda err: None)
+        self.broker.cluster.record(f"coordinator-{self.broker.broker_id}", "offsets_expired", {
+            "group": group, "partitions": [list(tp) for tp in expired],
+            "empty_for_ms": round(self.broker.sim.now - g.empty_since_ms)})
+
     def _offset_fetch(self, src, req, group, partitions):
+        self._expire_offsets(group)
         committed = self.offsets.get(group, {})
         self.respond(src, req, None, {tuple(tp): committed.get(tuple(tp), -1) for tp in partitions})

@@ -29,6 +29,8 @@ class ClusterOptions:
     jitter_ms: float = 0.5
     #: a new consumer group waits this long for more members before its first assignment
     group_initial_rebalance_delay_ms: float = 3000
+    #: committed offsets of a group left without members expire after this long (Kafka: 7 days)
+    offsets_retention_minutes: float = 10080
     #: how often the transaction coordinator aborts transactions older than their timeout
     transaction_abort_timed_out_transaction_cleanup_interval_ms: float = 10000
     #: topic defaults (overridable per topic)
@@ -49,6 +51,8 @@ class ClusterOptions:
             value = getattr(options, f.name)
             if f.name.endswith("_ms") and (not isinstance(value, (int, float)) or value < 0):
                 raise ValueError(f"{f.name} must be a number >= 0 (milliseconds), got {value!r}")
+        if not isinstance(options.offsets_retention_minutes, (int, float)) or options.offsets_retention_minutes <= 0:
+            raise ValueError(f"offsets_retention_minutes must be a number > 0, got {options.offsets_retention_minutes!r}")
         if options.min_insync_replicas < 1 or options.default_replication_factor < 1:
             raise ValueError("min_insync_replicas and default_replication_factor must be >= 1")
         return options

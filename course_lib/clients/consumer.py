@@ -11,10 +11,21 @@
   processed. That is why auto-commit is neither at-most-once nor exactly-once.
 - Heartbeats run in the background (kafka-python's heartbeat thread); a consumer that stops
   them (crashes) is removed after ``session_timeout_ms`` and its partitions move to others.
+- ``max_poll_interval_ms``: the heartbeat thread also watches the time since the last ``poll()``.
+  Past the interval (checked at the next heartbeat tick, as kafka-python does) the consumer
+  *leaves the group* itself: its partitions go to the others, a late ``commit()`` raises
+  ``CommitFailedError`` and the next ``poll()`` rejoins - after ``on_partitions_lost``. A slow
+  handler is thus the most common way to process records twice.
+- ``subscribe(listener=ConsumerRebalanceListener)``: ``on_partitions_revoked`` runs inside the
+  ``poll()`` that rejoins, before the partitions are given up (commit there), and
+  ``on_partitions_assigned`` inside the ``poll()`` that gets the new assignment.
+- ``group_instance_id`` (static membership, KIP-345): the member keeps its partitions across a
+  restart - it sends no LeaveGroup on ``close()``, and rejoining with the same instance id gets
+  the same assignment without a rebalance; only ``session_timeout_ms`` of silence removes it.
 
 Every poll and commit is recorded in the cluster's history for the checker.
 
-Taught in notebooks/05_consumer_delivery_semantics.
+Taught in notebooks/05_consumer_delivery_semantics and notebooks/05b_consumer_groups.
 """
 from __future__ import annotations
 
@@ -23,6 +34,7 @@ from collections import deque
 
 from kafka import errors as Errors
 from kafka.consumer.fetcher import ConsumerRecord
+from kafka.consumer.subscription_state import ConsumerRebalanceListener
 from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 from ..broker.broker import node_name
@@ -65,6 +77,11 @@ class KafkaConsumer(Requests):
         self._fetching_committed = False
         self._metadata_corr = None
         self._heartbeat_gen = 0
+        self._listener = None
+        self._assigned_pending = None  # partitions to announce to the listener at the end of poll()
+        self._last_poll_ms = self._sim.now
+        self._polling = False
+        self._left_group = False  # left after max_poll_interval_ms; rejoin only from poll()
         self._next_auto_commit = self._sim.now + self.config["auto_commit_interval_ms"]
         if topics:
             self.subscribe(topics)
@@ -80,6 +97,10 @@ class KafkaConsumer(Requests):
             raise Errors.IllegalStateError("subscribe() needs a group_id; without a group use assign()")
         if isinstance(topics, str):
             topics = (topics,)
+        if listener is not None and not isinstance(listener, ConsumerRebalanceListener):
+            raise TypeError("listener must be a kafka.ConsumerRebalanceListener (subclass it and override "
+                            "on_partitions_revoked / on_partitions_assigned)")
+        self._listener = listener
         self._subscription = tuple(sorted(topics))
         self._needs_join = True
         self._advance()
@@ -110,13 +131,31 @@ class KafkaConsumer(Requests):
     def poll(self, timeout_ms=0, max_records=None, update_offsets=True):
         """Records fetched since the last poll, ``{TopicPartition: [ConsumerRecord, ...]}``."""
         self._check_open()
-        if self._needs_join and self._generation >= 0:
+        self._last_poll_ms = self._sim.now  # the heartbeat thread's liveness clock (max_poll_interval_ms)
+        self._left_group = False
+        self._polling = True  # kafka-python refreshes that clock all along a long poll(timeout_ms)
+        try:
+            return self._poll(timeout_ms, max_records)
+        finally:
+            self._polling = False
+            self._last_poll_ms = self._sim.now
+
+    def _poll(self, timeout_ms, max_records) -> dict:
+        if self._needs_join and self._partitions and self._subscription:
             self._on_revoke()
         if self.config["enable_auto_commit"] and self._sim.now >= self._next_auto_commit:
             self._auto_commit()
         self._advance(from_poll=True)
         if not self._has_data() and timeout_ms:
-            self._wait(self._has_data, timeout_ms)
+            self._wait(lambda: self._has_data() or self._assigned_pending is not None, timeout_ms)
+        if self._assigned_pending is not None:
+            # kafka-python calls on_partitions_assigned inside poll(), after the join and before
+            # returning records; the listener may commit or seek
+            assigned, self._assigned_pending = self._assigned_pending, None
+            if self._listener is not None:
+                self._listener.on_partitions_assigned(assigned)
+            if not self._has_data() and timeout_ms:
+                self._wait(self._has_data, max(self._last_poll_ms + timeout_ms - self._sim.now, 0))
         return self._drain(max_records or self.config["max_poll_records"])
 
     def seek(self, partition, offset):
@@ -155,6 +194,7 @@ class KafkaConsumer(Requests):
         offsets = self._offsets_to_commit(offsets)
         op = self._history.invoke(self.node_id, "commit", _commit_value(offsets))
         try:
+            self._check_membership()
             self._call_group("offset_commit", self._commit_args(offsets), timeout_ms)
         except Exception as exc:
             self._history.complete(op, "fail" if isinstance(exc, Errors.CommitFailedError) else "info",
@@ -173,6 +213,13 @@ class KafkaConsumer(Requests):
             if callback is not None:
                 callback({TopicPartition(*tp): OffsetAndMetadata(o, "", -1) for tp, o in offsets.items()},
                          result if error is None else error())
+        try:
+            self._check_membership()
+        except (Errors.CommitFailedError, Errors.RebalanceInProgressError) as exc:
+            self._history.complete(op, "fail", error=type(exc).__name__)
+            if callback is not None:
+                callback({TopicPartition(*tp): OffsetAndMetadata(o, "", -1) for tp, o in offsets.items()}, exc)
+            return
         self._send_coordinator("offset_commit", self._commit_args(offsets), done)
 
     def close(self, autocommit=True, timeout_ms=None):
@@ -183,7 +230,9 @@ class KafkaConsumer(Requests):
                 self.commit()
             except Errors.KafkaError:
                 pass
-        if self._member_id and self._coordinator is not None:
+        # a static member (group_instance_id) sends no LeaveGroup: it keeps its partitions until
+        # session_timeout_ms passes, so a quick restart does not rebalance the group
+        if self._member_id and self._coordinator is not None and self.config["group_instance_id"] is None:
             self._send_coordinator("leave_group", {"group": self._group, "member_id": self._member_id}, None)
             self._sim.run_for(2 * self._network.latency_ms + self._network.jitter_ms)
         self._closed = True
@@ -230,7 +279,9 @@ class KafkaConsumer(Requests):
         if self._metadata_corr is None and any(self._leaders.get(tp) is None for tp in self._partitions):
             self._metadata_corr = self._send(self._any_broker(), MetadataRequest(self._next_corr()), self._on_metadata)
         if self._group is not None and self._needs_join and self._subscription:
-            if not self._joining and (from_poll or self._generation < 0):
+            # the first join may finish in the background; a member that left the group (poll
+            # timeout) waits for the application's next poll(), as kafka-python's does
+            if not self._joining and (from_poll or (self._generation < 0 and not self._left_group)):
                 self._join()
             return
         unchecked = []
@@ -255,7 +306,9 @@ class KafkaConsumer(Requests):
         self._joining = True
         self._set_assignment([])  # eager rebalance: give everything up, then get the new assignment
         args = {"group": self._group, "member_id": self._member_id, "client_id": self.node_id,
-                "topics": list(self._subscription), "session_timeout_ms": self.config["session_timeout_ms"]}
+                "topics": list(self._subscription), "session_timeout_ms": self.config["session_timeout_ms"],
+                "rebalance_timeout_ms": self.config["max_poll_interval_ms"],
+                "group_instance_id": self.config["group_instance_id"]}
 
         def joined(error, result):
             self._joining = False
@@ -266,10 +319,15 @@ class KafkaConsumer(Requests):
             self._member_id, self._generation = result["member_id"], result["generation"]
             self._needs_join = False
             self._set_assignment([tuple(tp) for tp in result["assignment"]])
+            self._assigned_pending = {TopicPartition(*tp) for tp in result["assignment"]}
             self._history.record(self.node_id, "info", "assigned", sorted([list(tp) for tp in result["assignment"]]),
                                  evidence={"generation": self._generation, "member_id": self._member_id})
             self._start_heartbeats()
             self._advance()
+        # kafka-python waits max_poll_interval_ms + 5 s for the JoinGroup answer (the coordinator may
+        # hold it that long). A lost answer in the simulator stands for a dropped connection, which
+        # kafka-python notices at once; so the simulator retries sooner - the retried JoinGroup of
+        # the same member id simply replaces the first one in the coordinator.
         self._send_coordinator("join_group", args, joined, timeout_ms=self.config["session_timeout_ms"] * 2 + 5000)
 
     def _fetch_committed(self, wanted):
@@ -380,12 +438,24 @@ class KafkaConsumer(Requests):
             self._leaders.setdefault(tp, None)
 
     def _on_revoke(self) -> None:
-        """Before rejoining, kafka-python commits what it consumed if auto-commit is on."""
-        if self.config["enable_auto_commit"] and self._partitions:
+        """Before rejoining (kafka-python's ``_on_join_prepare``): if the member was thrown out
+        (no generation any more) its partitions are *lost* - no commit is possible, the listener
+        hears ``on_partitions_lost``; otherwise auto-commit commits what was consumed and the
+        listener hears ``on_partitions_revoked`` while the member can still commit."""
+        held = {TopicPartition(*tp) for tp in self._partitions}
+        if self._generation < 0:
+            self._set_assignment([])
+            if self._listener is not None:
+                self._listener.on_partitions_lost(held)
+            return
+        if self.config["enable_auto_commit"]:
             try:
                 self.commit()
             except Errors.KafkaError:
                 pass
+        if self._listener is not None:
+            self._listener.on_partitions_revoked(held)
+        self._set_assignment([])
 
     def _auto_commit(self) -> None:
         self._next_auto_commit = self._sim.now + self.config["auto_commit_interval_ms"]
@@ -400,6 +470,9 @@ class KafkaConsumer(Requests):
     def _heartbeat(self, gen) -> None:
         if not self.alive or gen != self._heartbeat_gen or not self._member_id:
             return
+        idle_ms = self._sim.now - self._last_poll_ms
+        if not self._polling and idle_ms > self.config["max_poll_interval_ms"]:
+            return self._leave_after_poll_timeout(idle_ms)
 
         def answered(error, result):
             if error in GENERATION_ERRORS:
@@ -409,6 +482,36 @@ class KafkaConsumer(Requests):
         self._send_coordinator("heartbeat", {"group": self._group, "member_id": self._member_id,
                                              "generation": self._generation}, answered)
         self._sim.schedule(self.config["heartbeat_interval_ms"], self._heartbeat, gen)
+
+    def _leave_after_poll_timeout(self, idle_ms: float) -> None:
+        """kafka-python's heartbeat thread: "Consumer poll timeout has expired" - leave the group
+        (a static member sends no LeaveGroup, it only forgets its membership) and stop heartbeating
+        until the next poll."""
+        self._history.record(self.node_id, "info", "left_group", sorted([list(tp) for tp in self._partitions]),
+                             evidence={"reason": f"no poll() for {idle_ms:g} ms > max_poll_interval_ms="
+                                                 f"{self.config['max_poll_interval_ms']:g}",
+                                       "generation": self._generation, "member_id": self._member_id})
+        if self.config["group_instance_id"] is None:
+            self._send_coordinator("leave_group", {"group": self._group, "member_id": self._member_id}, None)
+        # kafka-python's reset_generation(): member id and generation are forgotten either way; a
+        # static member's rejoin then takes its old slot back by group_instance_id
+        self._member_id = ""
+        self._generation = -1
+        self._needs_join = True
+        self._left_group = True
+        self._heartbeat_gen += 1
+
+    def _check_membership(self) -> None:
+        """kafka-python refuses a commit without a stable generation before sending it."""
+        if not self._subscription or self._generation >= 0:
+            return
+        if self._joining:
+            raise Errors.RebalanceInProgressError("the consumer is rejoining its group: poll() to finish the "
+                                                  "rebalance, then commit")
+        raise Errors.CommitFailedError("the consumer is not part of an active group (it was thrown out: no poll() "
+                                       f"within max_poll_interval_ms={self.config['max_poll_interval_ms']:g}, or "
+                                       "it never joined); its partitions may belong to another member now - "
+                                       "poll() again to rejoin")
 
     # ---- commits -----------------------------------------------------------------------------------
     def _offsets_to_commit(self, offsets) -> dict:

@@ -119,6 +119,11 @@ def _code_cells(path: Path) -> list[str]:
         return sources
 
 
+def _lesson(ex) -> str:
+    """The lesson number of an exercise's notebook: "05" for 05_consumer..., "05b" for 05b_consumer_groups."""
+    return ex.notebook.split("_", 1)[0]
+
+
 def exercise_sets(notebooks: list[Path]) -> list[str]:
     """The exercise sets ("05", ...) the submissions answer: every set whose ids (``ex05_q1``) appear
     in any of them. Found over the whole folder, so a broken notebook is graded out of the same
@@ -126,10 +131,10 @@ def exercise_sets(notebooks: list[Path]) -> list[str]:
     found = set()
     for nb in notebooks:
         try:
-            found |= set(re.findall(r"ex(\d\d)_q\d+", nb.read_text(errors="replace")))
+            found |= set(re.findall(r"ex(\d\d[a-z]?)_q\d+", nb.read_text(errors="replace")))
         except OSError:
             pass
-    known = {ex.notebook[:2] for ex in EXERCISES.values()}
+    known = {_lesson(ex) for ex in EXERCISES.values()}
     return sorted(found & known)
 
 
@@ -164,7 +169,7 @@ def grade_notebook(path: Path, limits: Limits = Limits(), sets: list[str] | None
                          f"answers set before that point were graded")
         reports = []
         for ex in EXERCISES.values():
-            if sets is not None and ex.notebook[:2] not in sets:
+            if sets is not None and _lesson(ex) not in sets:
                 continue
             try:
                 reports.append(_grade_exercise(ex, state, cells, workdir, limits))
@@ -199,11 +204,11 @@ def grade_folder(submissions: Path, out_csv: Path, feedback_dir: Path | None = N
     if not sets:
         raise SystemExit(f"the notebooks in {submissions} answer none of the exercises (ex01_q1 ...): "
                          f"pass --sets, e.g. --sets 05")
-    known = sorted({ex.notebook[:2] for ex in EXERCISES.values()})
+    known = sorted({_lesson(ex) for ex in EXERCISES.values()})
     unknown = [x for x in sets if x not in known]
     if unknown:
         raise SystemExit(f"no exercise set {', '.join(unknown)}; the sets are {', '.join(known)}")
-    chosen = [ex for ex in EXERCISES.values() if ex.notebook[:2] in sets]
+    chosen = [ex for ex in EXERCISES.values() if _lesson(ex) in sets]
     max_total = sum(ex.points for ex in chosen)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         results = list(pool.map(lambda nb: grade_notebook(nb, limits, sets), notebooks))

@@ -29,49 +29,104 @@ def messages(trace, kinds=PRODUCE, start_ms: float = 0, end_ms: float = float("i
 
 
 def space_time(trace, kinds=PRODUCE + REPLICATION, start_ms: float = 0, end_ms: float = float("inf"),
-               events=(), ax=None, label: bool = True, max_messages: int = 200):
+               events=(), ax=None, label: bool = True, max_messages: int = 200, time_axis: str = "events",
+               gap_ms: float = 20.0):
     """Draw the space-time diagram; returns the matplotlib Axes.
 
-    ``events`` is a list of ``(time_ms, node, text)`` drawn as markers (crashes, for example)."""
+    ``events`` is a list of ``(time_ms, node, text)`` drawn as markers (crashes, for example).
+
+    ``time_axis="events"`` (the default) gives every distinct moment its own row, evenly spaced,
+    and labels the rows with their real times: a 1 ms request and a 500 ms timeout after it are
+    both readable, and a gap longer than ``gap_ms`` is marked with how long nothing happened.
+    ``time_axis="linear"`` draws real time to scale (idle gaps and all)."""
     import matplotlib.pyplot as plt
 
+    if time_axis not in ("events", "linear"):
+        raise ValueError(f"time_axis must be 'events' or 'linear', got {time_axis!r}")
     chosen = messages(trace, kinds, start_ms, end_ms)[:max_messages]
     nodes = sorted({e.src for e in chosen} | {e.dst for e in chosen} | {n for _, n, _ in events},
                    key=lambda n: (not n.startswith("producer"), n))
+    times = sorted({e.sent_ms for e in chosen} | {e.delivered_ms for e in chosen if e.delivered_ms is not None}
+                   | {t for t, _, _ in events})
+    rows = _rows(times, gap_ms)
+    y = _row_of(times, rows) if time_axis == "events" else (lambda t: t)
+    lost_drop = 0.4 if time_axis == "events" else 0.5  # a lost message stops part of a row (0.5 ms) down
     if ax is None:
-        _, ax = plt.subplots(figsize=(1.8 * max(len(nodes), 2) + 2, 5))
+        height = max(4.0, 0.32 * (rows[-1] + 1 if rows else 0) + 1.5) if time_axis == "events" else 5
+        _, ax = plt.subplots(figsize=(1.8 * max(len(nodes), 2) + 3, min(height, 14)))
     x = {n: i for i, n in enumerate(nodes)}
     for n, i in x.items():
         ax.axvline(i, color="#bbbbbb", lw=1, zorder=0)
     for e in chosen:
         colour = _COLOURS.get(e.kind, "#6a1b9a")
+        y0 = y(e.sent_ms)
         if e.delivered_ms is None:  # lost on the way: stop halfway with a cross
             mid_x = (x[e.src] + x[e.dst]) / 2
-            ax.annotate("", xy=(mid_x, e.sent_ms + 0.5), xytext=(x[e.src], e.sent_ms),
-                        arrowprops=dict(arrowstyle="-", color="#c62828", lw=1.5))
-            ax.plot([mid_x], [e.sent_ms + 0.5], marker="x", color="#c62828", ms=10, mew=2)
+            ax.annotate("", xy=(mid_x, y0 + lost_drop), xytext=(x[e.src], y0),
+                        arrowprops=dict(arrowstyle="-", color="#c62828", lw=2))
+            ax.plot([mid_x], [y0 + lost_drop], marker="x", color="#c62828", ms=12, mew=2.5)
             if label:
-                ax.text(mid_x, e.sent_ms + 0.5, f" {e.label} ({e.fate})", color="#c62828", fontsize=7, va="center")
+                ax.text(mid_x, y0 + lost_drop, f"  {e.label} ({e.fate})", color="#c62828", fontsize=9,
+                        va="center", fontweight="bold")
             continue
-        ax.annotate("", xy=(x[e.dst], e.delivered_ms), xytext=(x[e.src], e.sent_ms),
-                    arrowprops=dict(arrowstyle="->", color=colour, lw=1.2 if e.kind in PRODUCE else 0.7))
+        y1 = y(e.delivered_ms)
+        ax.annotate("", xy=(x[e.dst], y1), xytext=(x[e.src], y0),
+                    arrowprops=dict(arrowstyle="->", color=colour, lw=1.6 if e.kind in PRODUCE else 0.7))
         if label and e.kind in PRODUCE:
-            ax.text((x[e.src] + x[e.dst]) / 2, (e.sent_ms + e.delivered_ms) / 2, e.label, fontsize=7,
-                    color=colour, ha="center", va="bottom")
+            ax.text((x[e.src] + x[e.dst]) / 2, (y0 + y1) / 2, e.label, fontsize=9, color=colour,
+                    ha="center", va="bottom", bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=1))
     for t, n, text in events:
-        ax.plot([x[n]], [t], marker="*", color="#c62828", ms=14)
-        ax.text(x[n], t, f"  {text}", color="#c62828", fontsize=8, va="center")
-    # annotations do not take part in autoscaling: set the time range from the messages themselves
-    times = [e.sent_ms for e in chosen] + [e.delivered_ms if e.delivered_ms is not None else e.sent_ms + 0.5
-                                           for e in chosen] + [t for t, _, _ in events]
-    if times:
-        lo, hi = min(times), max(times)
+        ax.plot([x[n]], [y(t)], marker="*", color="#c62828", ms=14)
+        ax.text(x[n], y(t), f"  {text}", color="#c62828", fontsize=9, va="center")
+    if time_axis == "events":
+        _label_rows(ax, times, rows, gap_ms, len(nodes))
+    elif times:  # annotations do not take part in autoscaling: set the range from the messages
+        lo, hi = min(times), max(times) + lost_drop
         pad = max((hi - lo) * 0.04, 0.5)
         ax.set_ylim(hi + pad, lo - pad)  # time flows downwards
-    else:
+        ax.set_ylabel("simulated time (ms)")
+    if not times:
         ax.invert_yaxis()
     ax.set_xticks(range(len(nodes)), nodes)
     ax.xaxis.tick_top()
-    ax.set_ylabel("simulated time (ms)")
     ax.set_xlim(-0.5, len(nodes) - 0.5)
     return ax
+
+
+def _rows(times: list, gap_ms: float) -> list:
+    """The row of each distinct time: one after the other, plus one empty row where more than
+    ``gap_ms`` passed (room for the gap's label)."""
+    rows, row = [], 0
+    for i, t in enumerate(times):
+        if i:
+            row += 2 if t - times[i - 1] > gap_ms else 1
+        rows.append(row)
+    return rows
+
+
+def _row_of(times: list, rows: list):
+    """Map a time to its row (times in between interpolate)."""
+    import numpy as np
+    if not times:
+        return lambda t: 0.0
+    return lambda t: float(np.interp(t, times, rows))
+
+
+def _label_rows(ax, times: list, rows: list, gap_ms: float, width: int) -> None:
+    """Row labels are the real times; a jump longer than ``gap_ms`` gets a dashed line saying
+    how long nothing (shown) happened - the timeout a lost ACK costs, for example."""
+    if not times:
+        return
+    step = max(1, len(times) // 40)  # at most ~40 labels
+    shown = list(range(0, len(times), step))
+    ax.set_yticks([rows[i] for i in shown],
+                  [f"{times[i]:.0f} ms" if times[i] >= 10 else f"{times[i]:.1f} ms" for i in shown], fontsize=8)
+    for i in range(1, len(times)):
+        gap = times[i] - times[i - 1]
+        if gap > gap_ms:
+            mid = rows[i] - 1
+            ax.axhline(mid, color="#9e9e9e", lw=0.8, ls=(0, (4, 3)), zorder=0)
+            ax.text((width - 1) / 2, mid, f"{gap:.0f} ms later", fontsize=8, color="#616161", ha="center",
+                    va="center", bbox=dict(facecolor="white", edgecolor="none", pad=1))
+    ax.set_ylim(rows[-1] + 0.6, -0.6)  # time flows downwards
+    ax.set_ylabel("simulated time (one row per moment; not to scale)")

@@ -1,0 +1,353 @@
+"""Consumer groups as an operator meets them: application instances that poll, spend time in their
+handler, commit, join, leave and restart - *concurrently*, on the simulator's one clock.
+
+Each instance polls with ``timeout_ms=0`` at its own moments: when it is idle (every
+``idle_poll_ms``) and when its handler has finished a batch (``handler_ms`` per record, so a
+batch of 5 at 100 ms keeps it busy for 500 ms). Heartbeats run in the background as in
+kafka-python, so a busy instance stays in the group - until it exceeds ``max_poll_interval_ms``.
+
+>>> run = GroupRun(seed=1, messages=20)
+>>> _ = run.start("a", commit_every=1)
+>>> print(run.run(until_ms=5000).summary())
+20 of 20 messages processed; processed more than once: 0 (0 extra runs); never processed: 0; rebalances: 1; failed commits: 0
+
+The instance's loop is the at-least-once loop of lesson 05: poll, process every record, commit
+the processed offsets (every ``commit_every`` batches), poll again. ``commit_on_revoke=True``
+adds a ``ConsumerRebalanceListener`` that commits what was processed when partitions are taken
+away. A commit that fails (``CommitFailedError``) is logged and the loop goes on, as most
+applications do.
+
+Taught in notebooks/05b_consumer_groups.
+"""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from kafka import ConsumerRebalanceListener
+from kafka import errors as Errors
+from kafka.structs import OffsetAndMetadata, TopicPartition
+
+from .broker import Cluster
+from .clients import KafkaConsumer, KafkaProducer
+
+TOPIC = "orders"
+GROUP = "billing"
+GROUP_EVENTS = ("rebalance", "left_group", "member_removed", "static_member_replaced", "offsets_expired")
+
+
+class _CommitOnRevoke(ConsumerRebalanceListener):
+    """Commit what was processed before the partitions go to another member."""
+
+    def __init__(self, app: App):
+        self.app = app
+
+    def on_partitions_revoked(self, revoked):
+        self.app.commit(reason="on_partitions_revoked")
+        self.app.done.clear()
+
+    def on_partitions_assigned(self, assigned):
+        pass
+
+    def on_partitions_lost(self, lost):
+        # thrown out: committing is impossible, the new owners replay from the last commit
+        self.app.done.clear()
+
+
+@dataclass
+class App:
+    """One application instance: a consumer in the group, plus what its handler is doing."""
+    name: str
+    consumer: KafkaConsumer
+    settings: dict
+    handler_ms: float
+    commit_every: int
+    next_ms: float = 0.0
+    in_handler: list = field(default_factory=list)  # the batch being processed
+    done: dict = field(default_factory=dict)  # (topic, partition) -> next offset, processed, not committed
+    batches_since_commit: int = 0
+    stop_at_ms: float | None = None
+    restart_after_ms: float | None = None  # set by restart(): start again this long after close()
+    run: GroupRun | None = None
+
+    def commit(self, reason: str = "after the batch") -> None:
+        assigned = {tuple(tp) for tp in self.consumer.assignment()}
+        offsets = {TopicPartition(*tp): OffsetAndMetadata(o, "", -1) for tp, o in self.done.items() if tp in assigned}
+        self.batches_since_commit = 0
+        if not offsets:
+            return
+        try:
+            self.consumer.commit(offsets)
+            self.done.clear()
+            if reason != "after the batch":  # the routine commits would drown the timeline
+                committed = ", ".join(f"p{tp.partition}@{m.offset}" for tp, m in sorted(offsets.items()))
+                self.run.events.append((self.run.cluster.sim.now, self.name, f"committed {committed} ({reason})"))
+        except (Errors.CommitFailedError, Errors.RebalanceInProgressError) as exc:
+            self.done.clear()  # these partitions are gone: their new owner starts from the last commit
+            self.run.failed_commits.append((self.run.cluster.sim.now, self.name, f"{type(exc).__name__} ({reason})"))
+
+
+class GroupRun:
+    """A seeded cluster with topic ``orders`` (``messages`` records ``msg-0``.., spread over
+    ``partitions``) and a plan of instances of group ``billing``. Build the plan with
+    :meth:`start`, :meth:`stop`, :meth:`restart`, :meth:`produce`, then :meth:`run` it."""
+
+    def __init__(self, seed: int = 1, messages: int = 40, partitions: int = 2, idle_poll_ms: float = 100,
+                 **cluster_options):
+        self.cluster = Cluster(3, seed=seed, **cluster_options)
+        self.cluster.create_topic(TOPIC, partitions=partitions, min_insync_replicas=2)
+        self.partitions = partitions
+        self.idle_poll_ms = idle_poll_ms
+        self.producer = KafkaProducer(bootstrap_servers=self.cluster)
+        self.sent: list[str] = []
+        self.processed: Counter = Counter()
+        self.apps: dict[str, App] = {}
+        self.failed_commits: list[tuple] = []
+        self._incarnations: Counter = Counter()
+        self.events: list[tuple] = []  # (time_ms, who, what) of the plan itself
+        self._plan: list[tuple] = []  # (time_ms, order, action, args)
+        self._send(messages)
+        self.t0 = self.cluster.sim.now  # plan times and the timeline count from here
+
+    @property
+    def now_ms(self) -> float:
+        """Time since the run started (the plan's clock)."""
+        return self.cluster.sim.now - self.t0
+
+    # ---- the plan ------------------------------------------------------------------------------
+    def start(self, name: str, at_ms: float = 0, handler_ms: float = 50, commit_every: int = 1,
+              commit_on_revoke: bool = False, **consumer_config) -> GroupRun:
+        """An instance ``name`` starts at ``at_ms``; ``consumer_config`` are kafka-python settings
+        (``max_poll_records``, ``max_poll_interval_ms``, ``group_instance_id``, ...)."""
+        if name in self.apps or any(a[2] == "start" and a[3][0] == name for a in self._plan):
+            raise ValueError(f"an instance named {name!r} is already planned; restart() it instead")
+        if not isinstance(commit_every, int) or commit_every < 1:
+            raise ValueError(f"commit_every must be an int >= 1 (batches per commit), got {commit_every!r}")
+        if handler_ms < 0:
+            raise ValueError(f"handler_ms must be >= 0, got {handler_ms!r}")
+        settings = dict(handler_ms=handler_ms, commit_every=commit_every, commit_on_revoke=commit_on_revoke,
+                        **consumer_config)
+        self._at(at_ms, "start", name, settings)
+        return self
+
+    def stop(self, name: str, at_ms: float) -> GroupRun:
+        """Graceful shutdown: finish the batch in the handler, commit it, ``close()``."""
+        self._at(at_ms, "stop", name)
+        return self
+
+    def restart(self, name: str, at_ms: float, down_ms: float) -> GroupRun:
+        """Stop ``name`` at ``at_ms`` (gracefully) and start it again, same settings, ``down_ms``
+        later (a deploy, a restarted pod)."""
+        self._at(at_ms, "stop", name, down_ms)
+        return self
+
+    def produce(self, messages: int, at_ms: float) -> GroupRun:
+        """``messages`` more records arrive at ``at_ms``."""
+        self._at(at_ms, "produce", messages)
+        return self
+
+    def _at(self, at_ms, action, *args):
+        if at_ms < self.now_ms:
+            raise ValueError(f"at_ms={at_ms} is in the past (now {self.now_ms:.0f} ms)")
+        self._plan.append((self.t0 + at_ms, len(self._plan), action, args))
+        self._plan.sort(key=lambda a: (a[0], a[1]))
+
+    # ---- running -------------------------------------------------------------------------------
+    def run(self, until_ms: float) -> GroupRun:
+        """Run the plan and the instances until ``until_ms`` after the start."""
+        until_ms += self.t0
+        while True:
+            running = [a for a in self.apps.values() if a.consumer is not None]
+            next_app = min(running, key=lambda a: (a.next_ms, a.name), default=None)
+            next_plan = self._plan[0][0] if self._plan else float("inf")
+            t = min(next_plan, next_app.next_ms if next_app else float("inf"))
+            if t > until_ms:
+                break
+            if t > self.cluster.sim.now:
+                self.cluster.run_for(t - self.cluster.sim.now)
+            if self._plan and next_plan <= t:
+                _, _, action, args = self._plan.pop(0)
+                getattr(self, "_do_" + action)(*args)
+            else:
+                self._step(next_app)
+        if until_ms > self.cluster.sim.now:
+            self.cluster.run_for(until_ms - self.cluster.sim.now)
+        return self
+
+    def _do_start(self, name, settings):
+        settings = dict(settings)
+        handler_ms, commit_every = settings.pop("handler_ms"), settings.pop("commit_every")
+        on_revoke = settings.pop("commit_on_revoke")
+        self._incarnations[name] += 1  # a restarted instance is a new client on the network
+        client_id = name if self._incarnations[name] == 1 else f"{name}#{self._incarnations[name]}"
+        config = {"group_id": GROUP, "client_id": client_id, "auto_offset_reset": "earliest",
+                  "enable_auto_commit": False, "session_timeout_ms": 10_000, "heartbeat_interval_ms": 3000,
+                  "max_poll_records": 5, **settings}
+        consumer = KafkaConsumer(bootstrap_servers=self.cluster, **config)
+        app = App(name, consumer, dict(settings, handler_ms=handler_ms, commit_every=commit_every,
+                                       commit_on_revoke=on_revoke),
+                  handler_ms, commit_every, next_ms=self.cluster.sim.now, run=self)
+        consumer.subscribe([TOPIC], listener=_CommitOnRevoke(app) if on_revoke else None)
+        self.apps[name] = app
+        self.events.append((self.cluster.sim.now, name, "started"))
+
+    def _do_stop(self, name, down_ms=None):
+        app = self.apps.get(name)
+        if app is None or app.consumer is None:
+            raise ValueError(f"no running instance named {name!r} to stop at {self.cluster.sim.now:.0f} ms")
+        app.stop_at_ms = self.cluster.sim.now
+        app.restart_after_ms = down_ms
+        if not app.in_handler:
+            self._shutdown(app)
+
+    def _do_produce(self, messages):
+        self._send(messages)
+        self.events.append((self.cluster.sim.now, "producer", f"{messages} new messages"))
+
+    def _send(self, messages):
+        for _ in range(messages):
+            i = len(self.sent)
+            self.sent.append(f"msg-{i}")
+            self.producer.send(TOPIC, f"msg-{i}".encode(), partition=i % self.partitions)
+        self.producer.flush()
+
+    def _step(self, app: App) -> None:
+        now = self.cluster.sim.now
+        if app.in_handler:  # the handler finished its batch
+            for r in app.in_handler:
+                self.processed[r.value.decode()] += 1
+                app.done[(r.topic, r.partition)] = r.offset + 1
+            app.in_handler = []
+            app.batches_since_commit += 1
+            if app.batches_since_commit >= app.commit_every:
+                app.commit()
+            if app.stop_at_ms is not None:
+                return self._shutdown(app)
+        records = [r for rs in app.consumer.poll(timeout_ms=0).values() for r in rs]
+        app.in_handler = records
+        app.next_ms = now + (len(records) * app.handler_ms if records else self.idle_poll_ms)
+
+    def _shutdown(self, app: App) -> None:
+        app.commit(reason="before close()")
+        app.consumer.close()
+        app.consumer = None
+        self.events.append((self.cluster.sim.now, app.name, "closed"))
+        down_ms = app.restart_after_ms
+        if down_ms is not None:
+            del self.apps[app.name]
+            self._at(self.now_ms + down_ms, "start", app.name, app.settings)
+
+    # ---- results -------------------------------------------------------------------------------
+    def duplicates(self) -> int:
+        """Messages processed more than once (counting each one once)."""
+        return sum(1 for n in self.processed.values() if n > 1)
+
+    def extra_runs(self) -> int:
+        """How many times the handler ran on a message it had already processed."""
+        return sum(n - 1 for n in self.processed.values() if n > 1)
+
+    def never_processed(self) -> list[str]:
+        return [m for m in self.sent if not self.processed[m]]
+
+    def rebalances(self, after_ms: float = 0) -> int:
+        """Completed rebalances (new generations) after ``after_ms``; the first assignment counts."""
+        return sum(1 for op in self.cluster.history if op.f == "rebalance" and op.time_ms >= self.t0 + after_ms)
+
+    def assignment(self) -> dict:
+        """Partitions of each running instance, ``{name: [partition, ...]}``."""
+        return {name: sorted(tp.partition for tp in app.consumer.assignment())
+                for name, app in sorted(self.apps.items()) if app.consumer is not None}
+
+    def summary(self) -> str:
+        return (f"{len(self.processed)} of {len(self.sent)} messages processed; processed more than once: "
+                f"{self.duplicates()} ({self.extra_runs()} extra runs); never processed: {len(self.never_processed())}; rebalances: "
+                f"{self.rebalances()}; failed commits: {len(self.failed_commits)}")
+
+    def timeline(self) -> str:
+        """What happened to the group, in time order: starts and stops, rebalances (who got
+        which partitions), members thrown out, failed commits."""
+        rows = [(t, who, what) for t, who, what in self.events]
+        rows += [(t, who, f"commit failed: {what}") for t, who, what in self.failed_commits]
+        for op in self.cluster.history:
+            if op.f not in GROUP_EVENTS:
+                continue
+            v = op.value if op.f != "left_group" else op.evidence
+            if op.f == "rebalance":
+                parts = ", ".join(f"{m.rsplit('-', 1)[0]}={[p for _, p in tps]}" for m, tps in v["assignment"].items())
+                rows.append((op.time_ms, "group", f"generation {v['generation']}: {parts or 'no members'}"))
+            elif op.f == "left_group":
+                rows.append((op.time_ms, op.process, f"left the group: {v['reason']}"))
+            elif op.f == "member_removed":
+                rows.append((op.time_ms, "group", f"removed {v['member'].rsplit('-', 1)[0]}: {v['reason']}"))
+            elif op.f == "static_member_replaced":
+                rows.append((op.time_ms, "group",
+                             f"static member {v['instance']} came back: same partitions, no rebalance"))
+            else:
+                rows.append((op.time_ms, "group",
+                             f"committed offsets expired (group empty for {v['empty_for_ms'] / 1000:.0f} s)"))
+        return "\n".join(f"{(t - self.t0) / 1000:6.2f} s  {who:<8} {what}"
+                         for t, who, what in sorted(rows, key=lambda r: r[0]))
+
+
+# ---- the same experiment on any backend ---------------------------------------------------------
+SLOW_HANDLER_CONFIG = dict(group_id="slow-handler", enable_auto_commit=False, auto_offset_reset="earliest",
+                           session_timeout_ms=6000, heartbeat_interval_ms=1000, max_poll_interval_ms=3000)
+
+
+def slow_handler_outcome(consumer_cls, producer_cls, bootstrap, topic: str, wait, clock=time.monotonic) -> dict:
+    """Two members share a 2-partition topic; one stays in its handler for 6 s (twice its
+    ``max_poll_interval_ms``) while the other keeps polling. Written once against kafka-python's
+    API, so it runs on the simulator and on real Kafka. ``wait(ms, pollers)`` lets time pass
+    while ``pollers`` keep polling; ``clock`` bounds the waits for the group to settle.
+
+    Returns what the application observes: the late commit's error, how many partitions the
+    other member owns meanwhile, and how many the slow one has after polling again."""
+    producer = producer_cls(bootstrap_servers=bootstrap)
+    for i in range(10):
+        producer.send(topic, f"m-{i}".encode(), partition=i % 2)
+    producer.flush()
+    producer.close()
+    slow = consumer_cls(bootstrap_servers=bootstrap, client_id="slow", **SLOW_HANDLER_CONFIG)
+    other = consumer_cls(bootstrap_servers=bootstrap, client_id="other", **SLOW_HANDLER_CONFIG)
+    slow.subscribe([topic])
+    other.subscribe([topic])
+    try:
+        got = 0
+        deadline = clock() + 60
+        while (len(slow.assignment()) != 1 or len(other.assignment()) != 1 or not got) and clock() < deadline:
+            got += sum(len(rs) for rs in slow.poll(timeout_ms=200).values())
+            other.poll(timeout_ms=200)
+        if len(slow.assignment()) != 1 or not got:
+            raise RuntimeError("the group never settled with two members in 60 s")
+        wait(6000, [other])  # the slow member is in its handler
+        outcome = {"commit_error": None}
+        try:
+            slow.commit()
+        except Errors.KafkaError as exc:
+            outcome["commit_error"] = type(exc).__name__
+        wait(3000, [other])
+        outcome["other_owns"] = len(other.assignment())
+        deadline = clock() + 60
+        while len(slow.assignment()) != 1 and clock() < deadline:
+            slow.poll(timeout_ms=200)
+            other.poll(timeout_ms=200)
+        outcome["slow_rejoined_with"] = len(slow.assignment())
+        return outcome
+    finally:
+        slow.close()
+        other.close()
+
+
+def simulated_slow_handler(seed: int = 1) -> dict:
+    """:func:`slow_handler_outcome` on the simulator."""
+    cluster = Cluster(3, seed=seed, group_initial_rebalance_delay_ms=0)
+    cluster.create_topic("slow-handler", partitions=2, min_insync_replicas=2)
+
+    def wait(ms, pollers):
+        end = cluster.sim.now + ms
+        while cluster.sim.now < end:
+            for c in pollers:
+                c.poll(timeout_ms=200)
+    return slow_handler_outcome(KafkaConsumer, KafkaProducer, cluster, "slow-handler", wait,
+                                clock=lambda: cluster.sim.now / 1000)

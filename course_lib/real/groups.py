@@ -1,0 +1,170 @@
+"""Consumer-group experiments on the real cluster, with kafka-python 3.0.12 - the real-Kafka half
+of notebooks/05b_consumer_groups. Each returns plain numbers the notebook prints next to the
+simulator's.
+
+- :func:`slow_handler` - :func:`course_lib.consumer_groups.slow_handler_outcome` on real Kafka;
+- :func:`restart_rebalances` - a member restarts: how many new generations (rebalances) did the
+  group go through, with and without ``group_instance_id``;
+- :func:`deleted_before_read` - records deleted (what retention does) while the group was
+  stopped: the committed offset is out of range, ``auto_offset_reset`` jumps over the gap.
+
+Taught in notebooks/05b_consumer_groups.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import KafkaAdminClient
+
+from ..consumer_groups import slow_handler_outcome
+
+_names = itertools.count(1)
+
+
+def _topic(kafka, stem: str, partitions: int) -> str:
+    name = f"groups-{stem}-{next(_names)}-{int(time.time())}"
+    kafka.create_topic(name, partitions=partitions)
+    return name
+
+
+def _wait_polling(ms: float, pollers) -> None:
+    end = time.monotonic() + ms / 1000
+    while time.monotonic() < end:
+        for c in pollers:
+            c.poll(timeout_ms=200)
+
+
+def slow_handler(kafka) -> dict:
+    """The slow handler (6 s in the handler, ``max_poll_interval_ms=3000``) on the real cluster."""
+    topic = _topic(kafka, "slow", 2)
+    return slow_handler_outcome(KafkaConsumer, KafkaProducer, kafka.bootstrap_servers, topic, _wait_polling)
+
+
+class _Member(threading.Thread):
+    """One group member polling in its own thread, as separate application processes would: a
+    rebalance needs every member inside ``poll()`` at once, which one thread taking turns between
+    two consumers cannot give (the group then rebalances over and over). A KafkaConsumer is not
+    thread-safe, so only this thread touches it; it publishes what it sees in ``state``."""
+
+    def __init__(self, kafka, group: str, topic: str, name: str, instance_id: str | None):
+        super().__init__(daemon=True, name=f"member-{name}")
+        self.config = dict(bootstrap_servers=kafka.bootstrap_servers, group_id=group, client_id=name,
+                           enable_auto_commit=False, session_timeout_ms=10_000, heartbeat_interval_ms=1000)
+        if instance_id is not None:
+            self.config["group_instance_id"] = instance_id
+        self.topic = topic
+        self.state = ((), -1)  # (partitions, generation)
+        self.stopping = threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self):
+        try:
+            consumer = KafkaConsumer(**self.config)
+            consumer.subscribe([self.topic])
+            try:
+                while not self.stopping.is_set():
+                    consumer.poll(timeout_ms=200)
+                    meta = consumer.group_metadata()
+                    stable = meta.state == "<stable>"
+                    self.state = (tuple(sorted(tp.partition for tp in consumer.assignment())) if stable else (),
+                                  meta.generation_id if stable else -1)
+            finally:
+                consumer.close()
+        except Exception as exc:  # noqa: BLE001 - any failure is re-raised by the caller, not lost in the thread
+            self.error = exc
+
+    def stop(self):
+        self.stopping.set()
+        self.join(timeout=30)
+
+
+def _wait_settled(members, timeout_s: float = 60) -> int:
+    """Wait until every member holds one partition in the same generation; return it."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for m in members:
+            if m.error is not None:
+                raise m.error
+        states = [m.state for m in members]
+        if all(len(p) == 1 for p, _ in states) and len({g for _, g in states}) == 1 and states[0][1] >= 0:
+            return states[0][1]
+        time.sleep(0.1)
+    raise RuntimeError(f"the group did not settle with one partition per member in {timeout_s:.0f} s: "
+                       f"{[m.state for m in members]}")
+
+
+def restart_rebalances(kafka, static: bool, down_s: float = 3.0) -> dict:
+    """Members a and b share a 2-partition topic; a closes and comes back ``down_s`` later.
+    Returns the generations before and after, and whether a got the same partition back."""
+    topic = _topic(kafka, "static" if static else "dynamic", 2)
+    group = f"{topic}-group"
+
+    def member(name):
+        m = _Member(kafka, group, topic, name, f"{group}-{name}" if static else None)
+        m.start()
+        return m
+
+    a, b = member("a"), member("b")
+    a2 = None
+    try:
+        before = _wait_settled([a, b])
+        partition = a.state[0]
+        a.stop()
+        time.sleep(down_s)
+        a2 = member("a")
+        _wait_settled([a2, b])
+        time.sleep(2)  # a rebalance still under way would show now
+        after = _wait_settled([a2, b])
+        return {"generation_before": before, "generation_after": after, "same_partition": a2.state[0] == partition}
+    finally:
+        for m in (a, a2, b):
+            if m is not None:
+                m.stop()
+
+
+def deleted_before_read(kafka, reset: str = "earliest") -> dict:
+    """10 records; the group processes 4 and commits, then stops. Records below offset 8 are
+    deleted (``delete_records``: what retention does to old segments). The group comes back:
+    which records does it get?"""
+    topic = _topic(kafka, "retention", 1)
+    group = f"{topic}-group"
+    tp = TopicPartition(topic, 0)
+    producer = KafkaProducer(bootstrap_servers=kafka.bootstrap_servers)
+    for i in range(10):
+        producer.send(topic, f"msg-{i}".encode(), partition=0)
+    producer.flush()
+    producer.close()
+
+    def consumer():
+        c = KafkaConsumer(bootstrap_servers=kafka.bootstrap_servers, group_id=group, enable_auto_commit=False,
+                          auto_offset_reset=reset, max_poll_records=4)
+        c.subscribe([topic])
+        return c
+
+    first = consumer()
+    processed = []
+    deadline = time.monotonic() + 60
+    while not processed and time.monotonic() < deadline:
+        for records in first.poll(timeout_ms=500).values():
+            processed += [r.value.decode() for r in records]
+    first.commit()
+    first.close()
+    admin = KafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers)
+    try:
+        admin.delete_records({tp: 8})
+    finally:
+        admin.close()
+    second = consumer()
+    later = []
+    try:
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline and len(later) < 2:
+            for records in second.poll(timeout_ms=500).values():
+                later += [r.value.decode() for r in records]
+    finally:
+        second.close()
+    never = [f"msg-{i}" for i in range(10) if f"msg-{i}" not in processed + later]
+    return {"committed_before": len(processed), "read_after": later, "never_processed": never}

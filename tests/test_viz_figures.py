@@ -1,0 +1,98 @@
+"""Figures of lessons 03-07: readable space-time diagrams (one row per moment, labelled gaps),
+where a consumer resumes after a crash (viz.offsets), and a log with markers, HW and LSO
+(viz.log_markers) - the data behind each picture, and the picture's marks."""
+import doctest
+
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")
+
+from course_lib.broker import Cluster
+from course_lib.clients import KafkaProducer
+from course_lib.scenarios import run_scenario
+from course_lib.viz import log_markers, offsets, space_time
+
+
+@pytest.mark.parametrize("module", [offsets, log_markers])
+def test_docstring_examples(module):
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def lost_ack_trace():
+    c = Cluster(seed=1, trace=True)
+    c.create_topic("t", min_insync_replicas=2)
+    p = KafkaProducer(bootstrap_servers=c, acks="all", enable_idempotence=False, request_timeout_ms=500)
+    c.lose_next_ack(p.node_id)
+    p.send("t", b"x")
+    p.flush()
+    return c.network.trace
+
+
+def test_the_lost_ack_and_its_retry_get_rows_and_the_timeout_is_a_labelled_gap():
+    ax = space_time(lost_ack_trace(), kinds=("produce_request", "produce_response"))
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    # request sent, arrived; lost ACK sent; retry sent, arrived; ACK sent, arrived: one row each
+    assert len(labels) == 7
+    texts = [t.get_text() for t in ax.texts]
+    gap = [t for t in texts if t.endswith("ms later")]
+    assert len(gap) == 1 and 400 < int(gap[0].split()[0]) < 700  # the request timeout + backoff
+    assert any("(dropped)" in t for t in texts)
+    bottom, top = ax.get_ylim()
+    assert bottom - top < 12  # rows, not 600 ms to scale
+
+
+def test_linear_time_axis_is_still_available_and_bad_axes_are_refused():
+    ax = space_time(lost_ack_trace(), kinds=("produce_request", "produce_response"), time_axis="linear")
+    bottom, top = ax.get_ylim()
+    assert bottom - top > 500
+    with pytest.raises(ValueError, match="time_axis"):
+        space_time(lost_ack_trace(), time_axis="log")
+
+
+def test_crash_offsets_show_why_each_semantics_repeats_or_skips():
+    least = offsets.crash_offsets(run_scenario("consumer_crash", seed=1, semantics="at-least-once",
+                                               crash_point="after_process"))
+    most = offsets.crash_offsets(run_scenario("consumer_crash", seed=1, semantics="at-most-once",
+                                              crash_point="after_commit"))
+    external = offsets.crash_offsets(run_scenario("consumer_crash", seed=1, semantics="exactly-once-external",
+                                                  crash_point="mid_batch"))
+    assert (least["committed"], least["position"]) == (0, 5) and least["processed"][:5] == [2] * 5
+    assert (most["committed"], most["position"]) == (5, 5) and most["processed"][:5] == [0] * 5
+    assert "committed" not in external and external["stored"] == 2 and set(external["processed"]) == {1}
+    ax = offsets.offsets_figure({"a": least, "b": most, "c": external})
+    texts = [t.get_text() for t in ax.texts]
+    assert "committed offset (Kafka) = 0" in texts and "offset stored in the sink = 2" in texts
+    assert sum(t.startswith("consumed position") for t in texts) == 3
+
+
+def test_crash_offsets_need_a_crash():
+    r = run_scenario("lost_ack_retry", seed=1, idempotent=True)
+    with pytest.raises((ValueError, AttributeError)):
+        offsets.crash_offsets(r)
+    with pytest.raises(ValueError, match="at least one"):
+        offsets.offsets_figure({})
+
+
+def test_log_view_marks_markers_open_transactions_hw_and_lso():
+    c = Cluster(seed=1)
+    c.create_topic("t", min_insync_replicas=2)
+    tx = KafkaProducer(bootstrap_servers=c, transactional_id="tx")
+    tx.init_transactions()
+    tx.begin_transaction()
+    tx.send("t", b"b-0")
+    tx.abort_transaction()
+    tx.begin_transaction()
+    tx.send("t", b"c-0")
+    tx.flush()
+    plain = KafkaProducer(bootstrap_servers=c)
+    plain.send("t", b"x-0")
+    plain.flush()
+    view = log_markers.log_view(c, "t")
+    assert [(e["text"], e["state"]) for e in view["entries"]] == [
+        ("b-0", "aborted"), ("ABORT", "marker"), ("c-0", "open"), ("x-0", "plain")]
+    assert (view["hw"], view["lso"], view["leo"]) == (4, 2, 4)
+    ax = log_markers.log_figure(c, "t")
+    texts = [t.get_text() for t in ax.texts]
+    assert " HW = 4" in texts and " LSO = 2" in texts
