@@ -33,6 +33,7 @@ simulator (followers fetching, a JVM noticing a dead peer) the scenario says so 
 """
 from __future__ import annotations
 
+import heapq
 import itertools
 import time
 import warnings
@@ -86,6 +87,8 @@ class Backend(Protocol):
     def brokers(self) -> list[int]: ...
     def leader_of(self, topic: str, partition: int = 0) -> int | None: ...
     def isr_of(self, topic: str, partition: int = 0) -> list[int]: ...
+    def replicas_of(self, topic: str, partition: int = 0) -> list[int]: ...
+    def partitions_of(self, topic: str) -> int: ...
     def evidence(self, topic: str, partition: int = 0) -> dict: ...
     def end_offset(self, topic: str, partition: int = 0, read_committed: bool = False) -> int: ...
 
@@ -94,6 +97,8 @@ class Backend(Protocol):
     def now_ms(self) -> float: ...
     def wait(self, ms: float, kafka_ms: float | None = None) -> None: ...
     def wait_until(self, predicate: Callable[[], bool], timeout_ms: float = 60_000) -> bool: ...
+    def at(self, delay_ms: float, action: Callable, *args) -> None: ...
+    def pick(self, simulator: Any, kafka: Any) -> Any: ...
 
     # ---- the nemesis: each call records exactly one nemesis operation of the same name
     def require(self, scenario: str, *faults: str) -> None: ...
@@ -104,11 +109,13 @@ class Backend(Protocol):
     def lose_next_ack(self, producer: Any, topic: str, partition: int = 0, close: bool = False) -> None: ...
     def lose_next_request(self, producer: Any, topic: str, partition: int = 0) -> None: ...
     def crash_client(self, client: Any) -> None: ...
+    def freeze_client(self, consumer: Any) -> None: ...
     def note(self, f: str, **value) -> None: ...
 
     # ---- Jepsen's last phase
     def heal(self) -> None: ...
     def final_read(self, topic: str, isolation_level: str = "read_uncommitted") -> list: ...
+    def close_clients(self) -> None: ...
 
 
 class _Common:
@@ -129,9 +136,15 @@ class _Common:
         return f"the {self.kind}"
 
     def note(self, f: str, **value) -> None:
-        """Record a nemesis step that is not a fault of the cluster (``freeze``, ``wake`` of a
-        client the scenario itself drives)."""
+        """Record a nemesis step that is not a fault of the cluster (``wake`` of a client the
+        scenario itself drives)."""
         self.history.record("nemesis", INFO, f, value)
+
+    def pick(self, simulator: Any, kafka: Any) -> Any:
+        """The value for this backend, where the real world differs from the simulated one in
+        time (followers fetch within a millisecond, a JVM needs seconds to notice a dead peer) or
+        in the client settings that timing needs. Scenarios use it for timing only."""
+        return simulator if self.kind == "simulator" else kafka
 
 
 # ---- the simulator ---------------------------------------------------------------------------
@@ -193,7 +206,10 @@ class SimBackend(_Common):
         return sorted(self.cluster.partition_state(topic, partition)["isr"])
 
     def replicas_of(self, topic, partition=0) -> list[int]:
-        return sorted(self.cluster.partition_state(topic, partition)["replicas"])
+        return list(self.cluster.partition_state(topic, partition)["replicas"])  # the controller's order
+
+    def partitions_of(self, topic) -> int:
+        return self.cluster.topic_config(topic).partitions
 
     def evidence(self, topic, partition=0) -> dict:
         s = self.cluster.partition_state(topic, partition)
@@ -216,7 +232,7 @@ class SimBackend(_Common):
         return self.cluster.run_until(predicate, timeout_ms)
 
     def at(self, delay_ms: float, action: Callable, *args) -> None:
-        """Simulator only: schedule ``action`` on the virtual clock."""
+        """Schedule ``action`` ``delay_ms`` from now on the virtual clock."""
         self.cluster.at(delay_ms, action, *args)
 
     def crash(self, broker):
@@ -240,11 +256,18 @@ class SimBackend(_Common):
     def crash_client(self, client):
         client.crash()  # the simulated client records crash_client itself
 
+    def freeze_client(self, consumer):
+        consumer._heartbeat_gen += 1  # its heartbeat timer stops; it polls no more
+        self.history.record("nemesis", INFO, Nemesis.FREEZE_CLIENT, {"client": consumer.node_id})
+
     def heal(self) -> None:
         self.cluster.heal_all()
 
     def final_read(self, topic, isolation_level="read_uncommitted"):
         return self.cluster.final_read(topic, isolation_level=isolation_level)
+
+    def close_clients(self) -> None:
+        """Nothing to release: simulated clients end with the simulation."""
 
 
 # ---- real Kafka ---------------------------------------------------------------------------------
@@ -268,6 +291,8 @@ class KafkaBackend(_Common):
         self.history = History(clock=lambda: (time.monotonic() - t0) * 1000)
         self._names = itertools.count(1)
         self._clients: list = []
+        self._timeline: list = []  # (due, seq, action, args): run by wait()
+        self._seq = itertools.count()
         local = hasattr(cluster, "nodes") and hasattr(cluster, "kill")
         proxies = local and getattr(cluster, "use_proxies", False)
         self.faults = CLIENT_FAULTS | (
@@ -341,6 +366,12 @@ class KafkaBackend(_Common):
     def isr_of(self, topic, partition=0):
         return sorted(self.cluster.isr_of(topic, partition))
 
+    def replicas_of(self, topic, partition=0) -> list[int]:
+        return list(self.cluster.partition_info(topic, partition).get("replica_nodes") or self.isr_of(topic, partition))
+
+    def partitions_of(self, topic) -> int:
+        return len(self.cluster.partitions_of(topic))
+
     def evidence(self, topic, partition=0) -> dict:
         info = self.cluster.partition_info(topic, partition)
         leader = info["leader_id"]
@@ -357,9 +388,19 @@ class KafkaBackend(_Common):
         return self.history.clock()
 
     def wait(self, ms, kafka_ms=None) -> None:
+        """Sleep ``kafka_ms`` (else ``ms``), running the actions :meth:`at` scheduled, when due."""
         ms = ms if kafka_ms is None else kafka_ms
-        if ms > 0:
-            time.sleep(ms / 1000)
+        end = time.monotonic() + max(ms, 0) / 1000
+        while self._timeline and self._timeline[0][0] <= end:
+            due, _, action, args = heapq.heappop(self._timeline)
+            time.sleep(max(0.0, due - time.monotonic()))
+            action(*args)
+        time.sleep(max(0.0, end - time.monotonic()))
+
+    def at(self, delay_ms: float, action: Callable, *args) -> None:
+        """Schedule ``action`` ``delay_ms`` from now; it runs during the next :meth:`wait` that
+        reaches its time (in this thread: scheduled actions never race each other)."""
+        heapq.heappush(self._timeline, (time.monotonic() + delay_ms / 1000, next(self._seq), action, args))
 
     def wait_until(self, predicate, timeout_ms=60_000) -> bool:
         deadline = time.monotonic() + timeout_ms / 1000
@@ -409,6 +450,12 @@ class KafkaBackend(_Common):
 
     def crash_client(self, client):
         client.crash()  # the recording client records crash_client itself
+
+    def freeze_client(self, consumer):
+        """A frozen consumer leaves its group after max.poll.interval.ms; closing it (without a
+        commit) has the same effect without the wait."""
+        self.history.record("nemesis", INFO, Nemesis.FREEZE_CLIENT, {"client": consumer.node_id})
+        consumer.close_quietly()
 
     def heal(self, timeout_ms: float = 60_000) -> None:
         """Resume and restart every broker, then wait until every partition of this run has its
