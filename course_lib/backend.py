@@ -70,6 +70,8 @@ class Backend(Protocol):
     history: History
     #: the underlying cluster object (simulated Cluster, LocalCluster or RemoteCluster)
     cluster: Any
+    #: topics created under another name than asked (Kafka: prefix and run suffix) -> settings asked
+    created_topics: dict[str, dict]
 
     # ---- names and topics
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int | None = None,
@@ -158,6 +160,7 @@ class SimBackend(_Common):
     def __init__(self, cluster) -> None:
         self.cluster = cluster
         self.history = cluster.history
+        self.created_topics: dict[str, dict] = {}  # names are used as asked: nothing to record
 
     @classmethod
     def start(cls, seed: int = 0, brokers: int = 3, **options) -> SimBackend:
@@ -292,6 +295,8 @@ class KafkaBackend(_Common):
         self._names = itertools.count(1)
         self._clients: list = []
         self._timeline: list = []  # (due, seq, action, args): run by wait()
+        #: every topic this run created -> the settings the scenario asked for (Kafka's names)
+        self.created_topics: dict[str, dict] = {}
         self._seq = itertools.count()
         local = hasattr(cluster, "nodes") and hasattr(cluster, "kill")
         proxies = local and getattr(cluster, "use_proxies", False)
@@ -328,9 +333,13 @@ class KafkaBackend(_Common):
         config = {}
         if unclean_leader_election_enable is not None:
             config["unclean.leader.election.enable"] = str(bool(unclean_leader_election_enable)).lower()
-        return self.cluster.create_topic(self._unique(name), partitions=partitions,
+        full = self.cluster.create_topic(self._unique(name), partitions=partitions,
                                          replication_factor=replication_factor,
                                          min_insync_replicas=min_insync_replicas, config=config)
+        asked = {"partitions": partitions, "replication_factor": replication_factor,
+                 "min.insync.replicas": min_insync_replicas, **config}
+        self.created_topics[full] = {k: v for k, v in asked.items() if v is not None}
+        return full
 
     def group_id(self, name: str) -> str:
         return self.cluster.group_id(self._unique(name))

@@ -356,7 +356,9 @@ def run_pipeline(semantics: str = "at-least-once", crash_point: str | None = "af
     consumer = {"semantics": semantics, "isolation_level": isolation, "input": names.input, "output": sink_name}
     result = check(b.history, {"acks": "all"}, None, consumer=consumer)
     return PipelineResult(semantics, crash_point, seed, b.history, result, sink_rows, crash_log, b.cluster,
-                          notes={"crashes": crash_log, "topic": names.input}, backend=b.kind)
+                          notes={"crashes": crash_log, "names": names._asdict(),
+                                 **({"created_topics": dict(b.created_topics)} if b.kind != "simulator" else {})},
+                          backend=b.kind)
 
 
 def random_processing(seed: int, semantics: str, messages: int = 20) -> PipelineResult:

@@ -96,6 +96,8 @@ def _finish(name: str, seed: int, description: str, b: Backend, topic: str, prod
 def _result(name, seed, description, b: Backend, producer_config, topic_config, result, expected, **notes):
     if b.kind == "simulator":  # always "events" there
         notes.pop("topic", None)
+    else:
+        notes["created_topics"] = dict(b.created_topics)
     return ScenarioResult(name, seed, description, producer_config, topic_config, b.history, result, b.cluster,
                           set(expected), notes, b.kind)
 

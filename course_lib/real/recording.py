@@ -79,10 +79,12 @@ class RecordingProducer:
 
     def send(self, topic: str, value: bytes | None = None, key: bytes | None = None, partition: int | None = None):
         op = self.history.invoke(self.node_id, OpName.SEND, _text(value), topic=topic, partition=partition)
+        no_offsets = self.config.get("acks") in (0, "0")
         fut = self._producer.send(topic, value, key=key, partition=partition)
 
-        def ok(md):  # acks=0: no offset comes back (kafka-python reports -1)
-            self.history.complete(op, OK, offset=md.offset if md.offset >= 0 else None, partition=md.partition)
+        def ok(md):  # acks=0: no offset comes back (kafka-python makes one up from -1)
+            self.history.complete(op, OK, offset=None if no_offsets or md.offset < 0 else md.offset,
+                                  partition=md.partition)
 
         def err(exc):
             self.history.complete(op, FAIL if isinstance(exc, DEFINITE_FAILURES) else INFO,
