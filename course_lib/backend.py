@@ -19,10 +19,10 @@ True
 What a backend can break is data (:attr:`Backend.faults`); a scenario that needs a fault the
 backend lacks fails at once with :class:`MissingFault`, which says which fault and why:
 
->>> b.require("some_scenario", "crash", "teleport")
+>>> b.require("some_scenario", "crash", "teleport")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-course_lib.backend.MissingFault: some_scenario needs the fault(s) ['teleport'], which the simulator does not offer: not simulated
+course_lib.backend.MissingFault: some_scenario needs the fault(s) ['teleport'], which the simulator ...
 
 Names: a shared cluster namespaces every topic, group and transactional id with the learner's
 prefix - exactly once, in the cluster object (``cluster.topic(name)``); the backend only adds a

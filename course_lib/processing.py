@@ -166,7 +166,7 @@ class Processor:
                 names.input, group_id=names.group, enable_auto_commit=semantics == "auto-commit",
                 isolation_level="read_committed" if semantics == "exactly-once-kafka" else "read_uncommitted",
                 **config)
-        self.producer = None
+        self.producer: Any = None
         if semantics == "exactly-once-kafka":
             self.producer = backend.producer(transactional_id=names.transactional_id,
                                              client_id=f"processor-{number}-producer")
@@ -322,7 +322,7 @@ def run_pipeline(semantics: str = "at-least-once", crash_point: str | None = "af
         cluster.at(at_ms + 3000, cluster.restart, broker)
     if lose_response_at_ms is not None:
         cluster.at(lose_response_at_ms, cluster.network.drop_next, None, None, "coordinator_response")
-    crash_log = []
+    crash_log: list[dict] = []
     number = 0
     try:
         while True:

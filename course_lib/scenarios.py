@@ -472,8 +472,9 @@ def zombie_fencing(seed: int = 0, backend=None, messages: int = 10) -> ScenarioR
     spec = {"semantics": "exactly-once-kafka", "isolation_level": "read_committed", "input": names.input,
             "output": names.output}
     result = check(b.history, {"acks": "all"}, None, consumer=spec)
-    return _result("zombie_fencing", seed, zombie_fencing.__doc__ or "", b, {"transactional_id": names.transactional_id},
-                   {}, result, set(), zombie_error=fenced, group=names.group)
+    return _result("zombie_fencing", seed, zombie_fencing.__doc__ or "", b,
+                   {"transactional_id": names.transactional_id}, {}, result, set(), zombie_error=fenced,
+                   group=names.group)
 
 
 @scenario

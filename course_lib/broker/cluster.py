@@ -118,19 +118,6 @@ class Cluster:
         self.broker(broker_id).resume()
         self.record("nemesis", "resume", {"broker": broker_id})
 
-    def crash_leader(self, topic: str, partition: int = 0) -> int:
-        leader = self.leader_of(topic, partition)
-        if leader is None:
-            raise RuntimeError(f"{topic}-{partition} has no leader to crash right now")
-        self.crash(leader)
-        return leader
-
-    def crash_after_ack(self, topic: str, partition: int = 0) -> None:
-        """Crash the partition's leader right after it sends its next produce response."""
-        leader = self.leader_of(topic, partition)
-        self.network.after_send(lambda msg: self.crash(leader), src=node_name(leader),
-                                kind="produce_response")
-
     def isolate(self, node: int | str) -> None:
         """Cut a broker (by id) or a client (by client_id) off from everyone."""
         name = node_name(node) if isinstance(node, int) else node
@@ -244,7 +231,8 @@ class Cluster:
             raise ValueError(f"isolation_level must be 'read_uncommitted' or 'read_committed', got {isolation_level!r}")
         settled = self.heal_all(timeout_ms)
         committed = isolation_level == "read_committed"
-        rows, aborted = [], []
+        rows: list = []
+        aborted: list = []
         for p in range(self.topic_config(topic).partitions):
             rows.extend([p, offset, _decode(value)] for offset, _, value in self.committed_records(topic, p, committed))
             aborted.extend(_decode(value) for _, _, value in self.aborted_records(topic, p))

@@ -1,5 +1,4 @@
 """The real-Kafka lab's plumbing that needs no cluster: skip path, tables, verdicts, bench CLI."""
-import pytest
 
 from course_lib.real import jars, lab
 from course_lib.real.measure import claim_verdicts, percentile
