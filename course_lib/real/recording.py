@@ -200,6 +200,9 @@ class RecordingConsumer:
     def seek(self, partition, offset: int) -> None:
         self._consumer.seek(_tp(partition), offset)
 
+    def position(self, partition) -> int:
+        return self._consumer.position(_tp(partition))
+
     def poll(self, timeout_ms: int = 0, max_records: int | None = None) -> dict:
         batches = self._consumer.poll(timeout_ms=timeout_ms, max_records=max_records)
         rows: dict[str, list] = {}
