@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from .clients.config import resolve_producer_config
-from .history import FAIL, INFO, INVOKE, OK, History, OpName
+from .history import FAIL, INFO, INVOKE, OK, History, Nemesis, OpName
 
 ANOMALIES = {
     "lost": "acknowledged, then missing from the log",
@@ -429,14 +429,14 @@ def check_processing(history: History, consumer: dict, allowed: dict, final: dic
     crashes: dict[str, float] = {}
     input_rows, aborted = {}, set()
     for op in history:
-        if op.f == "poll" and op.type == OK:
+        if op.f == OpName.POLL and op.type == OK:
             for partition, offset, value in op.value:
                 polled[value].append((op.process, op.time_ms, partition, offset))
-        elif op.f == "commit" and op.type == OK:
+        elif op.f == OpName.COMMIT and op.type == OK:
             commits.append((op.time_ms, op.process, {(t, p): o for t, p, o in op.value}))
-        elif op.f == "crash_client":
+        elif op.f == Nemesis.CRASH_CLIENT:
             crashes[op.value["client"]] = op.time_ms
-        elif op.f == "final_read" and op.topic == input_topic and op.type == OK:
+        elif op.f == OpName.FINAL_READ and op.topic == input_topic and op.type == OK:
             input_rows = {value: (partition, offset) for partition, offset, value in op.value}
             aborted |= set((op.evidence or {}).get("aborted", ()))
 
@@ -460,7 +460,7 @@ def check_processing(history: History, consumer: dict, allowed: dict, final: dic
     for partition, offset in input_rows.values():
         committed_offsets[partition].append(offset)
     for op in history:
-        if op.f in ("assigned", "seek"):
+        if op.f in (OpName.ASSIGNED, OpName.SEEK):
             for key in [k for k in last if k[0] == op.process]:
                 del last[key]
         if op.f != "poll" or op.type != OK or op.topic != input_topic:
@@ -518,13 +518,13 @@ def _explain_lost(m: Message, events, final_rows) -> str:
         if op.time_ms < m.time_ms - 1e-9:
             continue
         v = op.value
-        if op.f == "crash" and (not ev or v.get("broker") == ev.get("leader")):
+        if op.f == Nemesis.CRASH and (not ev or v.get("broker") == ev.get("leader")):
             later.append(f"broker {v['broker']} crashed at {op.time_ms:g} ms")
-        elif op.f == "elect" and v.get("topic") == m.topic and v.get("partition") == m.partition:
+        elif op.f == OpName.ELECT and v.get("topic") == m.topic and v.get("partition") == m.partition:
             kind = "an UNCLEAN election" if v["unclean"] else "a clean election"
             later.append(f"broker {v['leader']} became leader in epoch {v['leader_epoch']} ({kind})"
                          if v["leader"] is not None else "the partition went offline")
-        elif op.f == "truncate" and m.id in (op.value or []):
+        elif op.f == OpName.TRUNCATE and m.id in (op.value or []):
             later.append(f"{op.process} truncated it away (from offset {op.offset}) when it rejoined as a follower")
     if m.acked_offset is not None and (m.topic, m.partition, m.acked_offset) in final_rows:
         later.append(f"offset {m.acked_offset} now holds {final_rows[(m.topic, m.partition, m.acked_offset)]}")
