@@ -354,6 +354,10 @@ class KafkaBackend(_Common):
         from .real.recording import RecordingProducer
         p = RecordingProducer(self, self._process("producer", config), **config)
         self._clients.append(p)
+        # Fetch the metadata of this run's topics now, as the simulated producer does when it is
+        # created: a first send after a pause would otherwise ask a frozen broker and wait.
+        for topic in self.created_topics:
+            p.partitions_for(topic)
         return p
 
     def consumer(self, *topics, **config):
@@ -474,9 +478,11 @@ class KafkaBackend(_Common):
         for node_id, node in sorted(self.cluster.nodes.items()):
             if node.paused:
                 self.resume(node_id)
-        for node_id, node in sorted(self.cluster.nodes.items()):
-            if not node.running():
-                self.restart(node_id)
+        stopped = [node_id for node_id, node in sorted(self.cluster.nodes.items()) if not node.running()]
+        for node_id in stopped:  # start them all, then wait once: JVMs start in parallel
+            self._broker_fault(Nemesis.RESTART, node_id, lambda b: self.cluster.restart(b, wait=False))
+        if stopped:
+            self.cluster.wait_registered(stopped)
         for topic in self._topics():
             if not self.wait_until(lambda t=topic: len(self.isr_of(t)) == len(self.brokers), timeout_ms):
                 raise RuntimeError(f"{topic}-0 did not get its full ISR back within {timeout_ms / 1000:g} s")

@@ -75,7 +75,13 @@ def run_scenario(name: str, backend=None, seed: int = 0, **params):
         fn = SCENARIOS[name]
     except KeyError:
         raise ValueError(f"no scenario {name!r}; choose one of {sorted(SCENARIOS)}") from None
-    result = fn(seed=seed, backend=backend, **params)
+    try:
+        result = fn(seed=seed, backend=backend, **params)
+    except BaseException:
+        revive = getattr(backend, "revive", None)  # a LocalCluster: no broker stays paused or down
+        if callable(revive):
+            revive()
+        raise
     result.notes["parameters"] = dict(params)
     return result
 
@@ -281,7 +287,9 @@ def fire_and_forget_crash(seed: int = 0, backend=None, messages: int = 40) -> Sc
     topic_cfg = {"replication_factor": 3, "min_insync_replicas": 1}
     config = {"acks": 0, "enable_idempotence": False}
     topic = b.create_topic(TOPIC, **topic_cfg)
-    producer = b.producer(**config)
+    # on Kafka: refresh metadata every second, so the sends held for the dead leader find the new one
+    producer = b.producer(**config, **b.pick(simulator={}, kafka={"metadata_max_age_ms": 1000,
+                                                                  "retry_backoff_ms": 100}))
     leader = b.leader_of(topic)
     followers = [r for r in b.replicas_of(topic) if r != leader] if freeze else []
     for r in followers:

@@ -304,23 +304,30 @@ class LocalCluster(Namespaced):
             os.kill(node.pid, signal.SIGCONT)
         node.paused = False
 
-    def restart(self, broker_id: int, timeout_s: float = 60.0) -> None:
-        """Stop the broker cleanly if it runs, start it again and wait until it has registered."""
+    def restart(self, broker_id: int, timeout_s: float = 60.0, wait: bool = True) -> None:
+        """Stop the broker cleanly if it runs, start it again and (``wait``) wait until it has
+        registered; :meth:`wait_registered` waits for several restarted at once."""
         node = self._node(broker_id)
         if node.running():
             self.stop(broker_id)
         self._launch(node)
+        if wait:
+            self.wait_registered([broker_id], timeout_s)
+
+    def wait_registered(self, broker_ids: list[int], timeout_s: float = 60.0) -> None:
+        """Wait until every broker of ``broker_ids`` runs and is registered (unfenced)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            self._check_alive(node)
+            for broker_id in broker_ids:
+                self._check_alive(self._node(broker_id))
             try:
-                if broker_id in self.live_broker_ids():
+                if set(broker_ids) <= set(self.live_broker_ids()):
                     return
             except ClusterError:  # metadata briefly unavailable while it rejoins
                 pass
             time.sleep(0.3)
-        raise ClusterError(f"broker {broker_id} did not rejoin within {timeout_s:.0f} s; "
-                           f"see {node.log_path}")
+        logs = ", ".join(str(self._node(b).log_path) for b in broker_ids)
+        raise ClusterError(f"broker(s) {broker_ids} did not rejoin within {timeout_s:.0f} s; see {logs}")
 
     def start_broker(self, broker_id: int, timeout_s: float = 60.0) -> None:
         """Start a broker that was killed or stopped (same as :meth:`restart`)."""
@@ -497,11 +504,11 @@ class LocalCluster(Namespaced):
         for node in self.nodes.values():
             if node.paused:
                 self.resume(node.node_id)
-        restarted = []
-        for node in self.nodes.values():
-            if not node.running():
-                self.restart(node.node_id)
-                restarted.append(node.node_id)
+        restarted = [node.node_id for node in self.nodes.values() if not node.running()]
+        for broker_id in restarted:
+            self.restart(broker_id, wait=False)
+        if restarted:
+            self.wait_registered(restarted)
         return restarted
 
     def _processes(self) -> list[Node]:

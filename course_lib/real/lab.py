@@ -62,7 +62,7 @@ def _fmt(values) -> str:
 def fidelity_text(rows: list[dict]) -> str:
     """The fidelity table as aligned text: scenario, parameters, anomalies on each backend; a case
     the real backend could not run says why below the table."""
-    head = f"{'scenario':<29}{'parameters':<58}{'simulator':<22}{'real Kafka':<22}agree"
+    head = f"{'scenario':<29}{'parameters':<52}{'simulator':<22}{'real Kafka':<22}agree"
     lines = [head, "-" * len(head)]
     why_not = []
     for r in rows:
@@ -72,7 +72,7 @@ def fidelity_text(rows: list[dict]) -> str:
             real, agree = "not run (*)", "-"
         else:
             real, agree = _fmt(r["real Kafka"]), "yes" if r["agree"] else "NO"
-        lines.append(f"{r['scenario']:<29}{params:<58}{_fmt(r['simulator']):<22}{real:<22}{agree}")
+        lines.append(f"{r['scenario']:<29}{params:<52}{_fmt(r['simulator']):<21} {real:<21} {agree}")
     ran = [r for r in rows if not r.get("why not")]
     lines.append(f"{sum(bool(r['agree']) for r in ran)} of {len(ran)} run on both agree")
     if why_not:
