@@ -487,7 +487,9 @@ class LocalCluster(Namespaced):
         raise ClusterError(f"{topic}-{partition} got no new leader within {timeout_s} s")
 
     def broker_log(self, broker_id: int, tail_lines: int | None = 40) -> str:
-        lines = self._node(broker_id).log_path.read_text(errors="replace").splitlines()
+        """The last lines of a broker's (or a dedicated controller's, ids 101...) log file."""
+        node = self.controllers.get(broker_id) or self._node(broker_id)
+        lines = node.log_path.read_text(errors="replace").splitlines()
         return "\n".join(lines[-tail_lines:] if tail_lines else lines)
 
     def status(self) -> list[dict]:
