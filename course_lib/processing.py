@@ -122,6 +122,7 @@ class PipelineResult:
     expected: set = field(default_factory=set)
     notes: dict = field(default_factory=dict)
     backend: str = "simulator"
+    parameters: dict = field(default_factory=dict)  # set by run_scenario
 
     @property
     def anomalies(self) -> set[str]:

@@ -47,6 +47,8 @@ class ScenarioResult:
     expected: set = field(default_factory=set)
     notes: dict = field(default_factory=dict)
     backend: str = "simulator"
+    #: the keyword arguments run_scenario passed (besides seed and backend)
+    parameters: dict = field(default_factory=dict)
 
     @property
     def anomalies(self) -> set[str]:
@@ -82,7 +84,7 @@ def run_scenario(name: str, backend=None, seed: int = 0, **params):
         if callable(revive):
             revive()
         raise
-    result.notes["parameters"] = dict(params)
+    result.parameters = dict(params)
     return result
 
 
@@ -183,7 +185,7 @@ def not_enough_replicas(seed: int = 0, backend=None, acks="all", min_insync_repl
     producer.flush()
     errors = sorted({type(f.exception).__name__ for f in futures if f.failed()})
     return _finish("not_enough_replicas", seed, not_enough_replicas.__doc__ or "", b, topic, config, topic_cfg,
-                   set(), errors=errors, failed=sum(1 for f in futures if f.failed()), killed=victims)
+                   set(), errors=errors, failed=sum(1 for f in futures if f.failed()))
 
 
 @scenario

@@ -58,7 +58,7 @@ def fidelity_table(cluster, cases=FIDELITY_CASES, seed: int = 0, reuse=()) -> li
     """
     from tqdm.auto import tqdm
 
-    done = {_key(r.name, r.notes.get("parameters", {})): r for r in reuse}
+    done = {_key(getattr(r, "name", ""), r.parameters): r for r in reuse}
     rows = []
     for name, params in tqdm(list(cases), desc="sim vs real Kafka", leave=False):
         sim = run_scenario(name, seed=seed, **params)
