@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 from kafka import errors as Errors
 
-from .backend import Backend, MissingFault, open_backend
+from .backend import Backend, open_backend
 from .checker import CheckResult, check
 from .history import Nemesis, OpName
 
@@ -373,4 +373,4 @@ def random_processing(seed: int, semantics: str, messages: int = 20) -> Pipeline
 
 
 __all__ = ["SEMANTICS", "CRASH_POINTS", "CONSUMER_EXPECTED", "Names", "Processor", "ListSink", "SQLiteSink",
-           "PipelineResult", "load_input", "loaded_cluster", "run_pipeline", "random_processing", "MissingFault"]
+           "PipelineResult", "load_input", "loaded_cluster", "run_pipeline", "random_processing"]
