@@ -55,7 +55,7 @@ def space_time(trace, kinds=PRODUCE + REPLICATION, start_ms: float = 0, end_ms: 
         height = max(4.0, 0.32 * (rows[-1] + 1 if rows else 0) + 1.5) if time_axis == "events" else 5
         _, ax = plt.subplots(figsize=(1.8 * max(len(nodes), 2) + 3, min(height, 14)))
     x = {n: i for i, n in enumerate(nodes)}
-    for n, i in x.items():
+    for i in x.values():
         ax.axvline(i, color="#bbbbbb", lw=1, zorder=0)
     for e in chosen:
         colour = _COLOURS.get(e.kind, "#6a1b9a")
