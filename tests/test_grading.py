@@ -173,9 +173,9 @@ def test_submission_process_cannot_import_hidden_checks(tmp_path):
         "try:\n    import course_lib.grading.hidden\n    ex02_q1 = 'leaked'\nexcept ImportError:\n    ex02_q1 = 7")])
     path = tmp_path / "nb.ipynb"
     nbformat.write(nb, path)
-    subprocess.run([sys.executable, "-m", "course_lib.grading.submission", str(path), str(tmp_path / "a.json")],
+    subprocess.run([sys.executable, "-m", "course_lib.grading.submission", str(path), "--answers", str(tmp_path / "a.json")],
                    check=True, cwd=tmp_path)
-    answers = json.loads((tmp_path / "a.json").read_text())["answers"]
+    answers = json.loads((tmp_path / "a.json").read_text().splitlines()[-1])["answers"]
     assert decode(answers["ex02_q1"]) == 7
 
 
@@ -210,7 +210,9 @@ def test_instructor_command_scores_the_sample_submissions(tmp_path):
     assert "did not finish" in (feedback / "infinite_loop.txt").read_text()
     assert "was stopped" in (feedback / "hangs.txt").read_text()
     assert "could not be read" in (feedback / "broken.txt").read_text()
-    assert "seed=" in (feedback / "partial.txt").read_text()
+    partial = (feedback / "partial.txt").read_text()
+    assert "never processed" in partial
+    assert "seed" not in partial.replace("other seeds than check()", "")  # hidden seeds are no use to a learner
 
 
 def test_grade_without_notebooks_says_what_to_pass(tmp_path):
@@ -228,11 +230,28 @@ def test_docstring_examples():
 
 def test_a_forged_answers_file_is_read_as_untrusted_data(tmp_path):
     from course_lib.grading.autograder import _read_state
-    for text in ('{"errors": "x", "answers": []}', "[" * 100_000, "not json", '{"answers": {"ex02_q1": 5}}'):
-        path = tmp_path / "answers.json"
-        path.write_text(text)
-        state = _read_state(path, "")
+    from course_lib.grading.report import Report
+    for text in ('{"errors": "x", "answers": []}', "[" * 100_000, "not json", '{"answers": {"ex02_q1": 5}}',
+                 '{"cells": 3}'):
+        state = _read_state(text.encode(), "")
         assert isinstance(state["errors"], list) and isinstance(state["answers"], dict)
+        assert isinstance(state["cells"], list)
+    good = '{"errors": [], "answers": {}, "cells": ["ok"]}'
+    assert _read_state(f"{good}\n{{torn".encode(), "")["cells"] == ["ok"]  # the last complete snapshot
+    forged = Report.from_dict({"exercise": "ex05_q2", "status": "passed", "points": 1e9, "parts": []}, 2)
+    assert forged.points == 2  # never more than the exercise is worth
+
+
+def test_hidden_seeds_come_from_the_secret_for_every_exercise():
+    from course_lib.grading.hidden import HIDDEN_SEED_COUNTS
+    assert all(isinstance(n, int) and n > 0 for n in HIDDEN_SEED_COUNTS.values())
+    for ex in EXERCISES.values():
+        a, b = seeds_for(ex, "one secret"), seeds_for(ex, "another secret")
+        assert len(a) == HIDDEN_SEED_COUNTS.get(ex.id, len(ex.public_seeds)) == len(set(a))
+        assert a == seeds_for(ex, "one secret") and a != b
+        assert not set(a) & set(ex.public_seeds)
+    hidden_source = (ROOT / "course_lib" / "grading" / "hidden.py").read_text()
+    assert "range(" not in hidden_source  # no seed values ship with the course
 
 
 def test_check_stops_an_infinite_loop_and_says_so():
