@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import ast
 import csv
-import re
 import json
+import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -187,7 +187,8 @@ def _grade_exercise(ex, state: dict, cells: list[str], grader: Grader, notebook_
     return evaluate(ex.id, answer, seeds=seeds_for(ex, grader.secret))
 
 
-def grade_notebook(path: Path, grader: Grader = Grader(), sets: list[str] | None = None) -> Graded:
+def grade_notebook(path: Path, grader: Grader | None = None, sets: list[str] | None = None) -> Graded:
+    grader = grader or Grader()
     limits = grader.limits
     notes: list[str] = []
     outcome = sandbox.run([sys.executable, "-m", "course_lib.grading.submission", "--cell-timeout", str(limits.cell_s)],
@@ -227,12 +228,13 @@ def feedback_text(graded: Graded) -> str:
 
 
 def grade_folder(submissions: Path, out_csv: Path, feedback_dir: Path | None = None,
-                 grader: Grader = Grader(), sets: list[str] | None = None, jobs: int = 2,
+                 grader: Grader | None = None, sets: list[str] | None = None, jobs: int = 2,
                  progress=print) -> list[Graded]:
     """Grade every ``*.ipynb`` in ``submissions`` (``jobs`` at a time: the work is in child
     processes). ``sets``: the exercise sets to grade, e.g. ["05"]; by default the ones the
     submissions mention. Raises :class:`sandbox.SandboxUnavailable` when the grader is sandboxed
     and the sandbox does not work here."""
+    grader = grader or Grader()
     if grader.sandboxed:
         problem = sandbox.probe()
         if problem:
