@@ -21,6 +21,7 @@ def main(argv=None) -> int:
                                                 "submissions mention)")
     g.add_argument("--jobs", type=int, default=2, help="submissions graded at the same time")
     g.add_argument("--memory-mb", type=int, default=2048, help="address space per learner process")
+    g.add_argument("--processes", type=int, default=64, help="processes and threads per sandbox")
     g.add_argument("--secret-file", type=Path, default=None,
                    help="file holding the secret the hidden seeds are derived from (default: $COURSE_GRADING_SECRET, "
                         "else a public default that is only good for trying the grader out)")
@@ -37,7 +38,7 @@ def main(argv=None) -> int:
     from .hidden import SECRET_ENV, grading_secret
     from .sandbox import SandboxUnavailable
     limits = Limits(submission_s=args.timeout, cell_s=args.cell_timeout, implementation_s=args.implementation_timeout,
-                    memory_mb=args.memory_mb)
+                    memory_mb=args.memory_mb, processes=args.processes)
     if not args.submissions.is_dir():
         parser.error(f"{args.submissions} is not a folder: pass the folder that holds the submitted notebooks")
     if args.secret_file:

@@ -107,6 +107,11 @@ def _root_links() -> list[str]:
     return args
 
 
+# Read-only, and nothing secret: the links that make /usr/bin/java work, and Java's own configuration
+# (for the opt-in real-Spark check of exercise 10).
+ETC_SHARED = ("/etc/alternatives", "/etc/java-17-openjdk", "/etc/java-21-openjdk")
+
+
 def python_dirs() -> list[str]:
     """The directories the sandbox's Python needs: the installation, the virtualenv, and wherever
     the interpreter binary really lives."""
@@ -114,9 +119,15 @@ def python_dirs() -> list[str]:
     return sorted(d for d in dirs if not d.startswith("/usr/") and d != "/usr")
 
 
-def bwrap_command(argv: list[str], confinement: Confinement, notebook_fd: int | None = None) -> list[str]:
+HOSTNAME = "sandbox"
+HOSTS = f"127.0.0.1 localhost {HOSTNAME}\n::1 localhost\n"
+
+
+def bwrap_command(argv: list[str], confinement: Confinement, notebook_fd: int | None = None,
+                  etc: Path | None = None) -> list[str]:
+    """The bwrap command line; ``etc``: a folder holding the sandbox's own ``hosts`` and ``passwd``."""
     cmd = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-           "--die-with-parent", "--new-session"]
+           "--die-with-parent", "--new-session", "--hostname", HOSTNAME]
     if os.geteuid() == 0:
         # Root: no user namespace, so the sandbox can switch to an unprivileged uid (confine()).
         cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
@@ -124,13 +135,18 @@ def bwrap_command(argv: list[str], confinement: Confinement, notebook_fd: int | 
         cmd += ["--unshare-user", "--disable-userns"]
     cmd += ["--ro-bind", "/usr", "/usr"] + _root_links()
     binds = python_dirs() + [str(COURSE_PACKAGE)]
-    # bwrap would create the mount points' parents (/root, /work, ...) as 0700, which the
+    shared = [d for d in ETC_SHARED if os.path.isdir(d)]
+    # bwrap would create the mount points' parents (/root, /work, /etc ...) as 0700, which the
     # unprivileged uid could not traverse: create them 0755 first.
-    parents = sorted({str(p) for d in binds for p in Path(d).parents if str(p) != "/"}, key=len)
+    parents = sorted({str(p) for d in binds + shared for p in Path(d).parents if str(p) != "/"}, key=len)
     for parent in parents:
         cmd += ["--perms", "0755", "--dir", parent]
-    for d in binds:
+    for d in binds + shared:
         cmd += ["--ro-bind", d, d]
+    if etc is not None:
+        cmd += ["--perms", "0755", "--dir", "/etc"]
+        for name in ("hosts", "passwd"):
+            cmd += ["--ro-bind", str(etc / name), f"/etc/{name}"]
     if notebook_fd is not None:
         cmd += ["--perms", "0444", "--ro-bind-data", str(notebook_fd), NOTEBOOK_IN_SANDBOX]
     cmd += ["--proc", "/proc", "--dev", "/dev",
@@ -139,7 +155,14 @@ def bwrap_command(argv: list[str], confinement: Confinement, notebook_fd: int | 
     return cmd + argv
 
 
-def _environment(sandboxed: bool, confinement: Confinement, home: str) -> dict:
+def _sandbox_uid() -> int:
+    """The uid learner code runs as: as root, one of its own per sandbox, so RLIMIT_NPROC counts
+    only this sandbox's processes (the kernel does not apply it to root); otherwise the user's own
+    (in a user namespace of its own, where the count starts from zero)."""
+    return 200_000 + next(_uids) % 100_000 if os.geteuid() == 0 else os.getuid()
+
+
+def _environment(sandboxed: bool, confinement: Confinement, home: str, uid: int | None) -> dict:
     env = {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
            "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1",
            # the course package comes from here, before any editable install in the virtualenv
@@ -150,8 +173,8 @@ def _environment(sandboxed: bool, confinement: Confinement, home: str) -> dict:
     limits = {"cpu_s": confinement.cpu_s, "memory_mb": confinement.memory_mb, "output_mb": confinement.output_mb}
     if sandboxed:
         limits["processes"] = confinement.processes
-        if os.geteuid() == 0:  # a uid of its own, so RLIMIT_NPROC counts this sandbox's processes only
-            limits["uid"] = 200_000 + next(_uids) % 100_000
+        if os.geteuid() == 0:
+            limits["uid"] = uid
     env[LIMITS_ENV] = json.dumps(limits)
     return env
 
@@ -181,15 +204,21 @@ def run(argv: list[str], *, sandboxed: bool, timeout_s: float, confinement: Conf
                 if notebook is not None:
                     notebook_file = open(notebook, "rb")
                     pass_fds.append(notebook_file.fileno())
-                cmd = bwrap_command(argv, confinement, notebook_file.fileno() if notebook_file else None)
+                uid = _sandbox_uid()
+                etc = scratch / "etc"
+                etc.mkdir()
+                (etc / "hosts").write_text(HOSTS)  # its own name resolves to its own loopback (Spark needs it)
+                (etc / "passwd").write_text(f"learner:x:{uid}:{uid}:learner:{SANDBOX_TMP}:/bin/false\n")  # Java: user.home
+                cmd = bwrap_command(argv, confinement, notebook_file.fileno() if notebook_file else None, etc)
                 home = SANDBOX_TMP
             else:
+                uid = None
                 home = str(scratch / "home")
                 os.mkdir(home)
                 if notebook is not None:
                     shutil.copy(notebook, Path(home) / "submission.ipynb")
                 cmd = argv
-            env = _environment(sandboxed, confinement, home)
+            env = _environment(sandboxed, confinement, home, uid)
             env["COURSE_GRADING_CHANNEL_FD"] = str(channel_fd)
             if notebook is not None:
                 env["COURSE_GRADING_NOTEBOOK"] = NOTEBOOK_IN_SANDBOX if sandboxed else str(Path(home) / "submission.ipynb")
