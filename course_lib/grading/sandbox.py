@@ -167,7 +167,8 @@ def _environment(sandboxed: bool, confinement: Confinement, home: str, uid: int 
            "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1",
            # the course package comes from here, before any editable install in the virtualenv
            "PYTHONPATH": str(COURSE_PACKAGE.parent)}
-    for keep in ("COURSE_KAFKA_BOOTSTRAP", "COURSE_GRADE_SPARK", "JAVA_HOME", "SPARK_LOCAL_IP", "PYSPARK_PYTHON"):
+    # (no COURSE_KAFKA_BOOTSTRAP: exercise 09's real-Kafka part runs in the grader, the sandbox has no network)
+    for keep in ("COURSE_GRADE_SPARK", "JAVA_HOME", "SPARK_LOCAL_IP", "PYSPARK_PYTHON"):
         if keep in os.environ:
             env[keep] = os.environ[keep]
     limits = {"cpu_s": confinement.cpu_s, "memory_mb": confinement.memory_mb, "output_mb": confinement.output_mb}
@@ -190,14 +191,15 @@ def run(argv: list[str], *, sandboxed: bool, timeout_s: float, confinement: Conf
         stdin: bytes = b"", notebook: Path | None = None, tail_bytes: int = 65536) -> Outcome:
     """Run ``argv`` (a Python entry point that calls :func:`confine`) sandboxed or not, with
     ``stdin`` as its input and ``notebook`` at :data:`NOTEBOOK_IN_SANDBOX` (sandboxed) or as a
-    private copy (not), and wait at most ``timeout_s``. The process may write its result to fd 3."""
+    private copy (not), and wait at most ``timeout_s``. The process writes its result to the file
+    descriptor named in ``$COURSE_GRADING_CHANNEL_FD``."""
     with tempfile.TemporaryDirectory(prefix="grading-run-") as scratch:
         scratch = Path(scratch)
         files = {name: open(scratch / name, "w+b") for name in ("stdin", "stdout", "stderr", "channel")}
         try:
             files["stdin"].write(stdin)
             files["stdin"].seek(0)
-            # the result file is always fd 3 in the child: dup2 it there in the child, as pass_fds keeps numbers
+            # pass_fds keeps the descriptor's number in the child (and bwrap passes it on): say which it is
             channel_fd = files["channel"].fileno()
             pass_fds, notebook_file = [channel_fd], None
             if sandboxed:
