@@ -3,8 +3,11 @@ say "not attempted", wrong types get a clear message, and the instructor's grade
 sample submissions as expected while keeping each submission in its own process."""
 import csv
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -213,6 +216,7 @@ def test_instructor_command_scores_the_sample_submissions(tmp_path):
     partial = (feedback / "partial.txt").read_text()
     assert "never processed" in partial
     assert "seed" not in partial.replace("other seeds than check()", "")  # hidden seeds are no use to a learner
+    assert not any(str(seed) in partial for seed in seeds_for(EXERCISES["ex05_q2"]))
 
 
 def test_grade_without_notebooks_says_what_to_pass(tmp_path):
@@ -260,3 +264,27 @@ def test_check_stops_an_infinite_loop_and_says_so():
             pass
     report = check("ex10_q1", time_limit_s=0.5)
     assert report.status == "error" and "did not finish" in report.text()
+
+
+def test_without_the_sandbox_a_detached_child_holding_the_output_does_not_block_the_grader(tmp_path):
+    """The grader reads files, not pipes: a child in its own session that keeps the notebook's
+    stdout open cannot make it wait (without the sandbox that child survives; we end it here)."""
+    from course_lib.grading.autograder import Grader, Limits, grade_notebook
+    marker = "100023"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in [
+        "import subprocess, sys\nsubprocess.Popen(['sleep', '" + marker + "'], start_new_session=True, stdout=sys.stdout)",
+        "ex05_q1 = {'mid_batch', 'after_commit'}"]])
+    path = tmp_path / "detached.ipynb"
+    nbformat.write(nb, path)
+    start = time.monotonic()
+    try:
+        graded = grade_notebook(path, Grader(Limits(submission_s=20, cell_s=5), sandboxed=False), ["05"])
+    finally:
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", marker.encode()]:
+                    os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+    assert time.monotonic() - start < 15
+    assert graded.total == 1 and not graded.sandboxed
