@@ -32,9 +32,14 @@ strip: $(STAMP)  ## strip notebook outputs except the cells nbval checks (after 
 exercises: $(STAMP)  ## regenerate exercises/ (learners) and solutions/ (instructors) from exercises_src/
 	$(PY) -m course_lib.grading generate
 
-grade: $(STAMP)  ## grade a folder of submitted notebooks: make grade SUBMISSIONS=path/to/folder
-	@test -n "$(SUBMISSIONS)" || (echo "usage: make grade SUBMISSIONS=folder-of-notebooks [OUT=scores.csv]"; exit 2)
-	$(PY) -m course_lib.grading grade "$(SUBMISSIONS)" --out "$(or $(OUT),scores.csv)"
+# Learner code runs in a bubblewrap sandbox (no network, no access to your files, CPU/memory/process/
+# output limits, killed with everything it started on timeout); without bwrap the grader refuses.
+# SECRET_FILE: the secret the hidden seeds come from (else $$COURSE_GRADING_SECRET, else a public default).
+# GRADE_ARGS: more options, e.g. --no-sandbox (learner code then runs as you) or --jobs 4.
+grade: $(STAMP)  ## grade submitted notebooks in a sandbox: make grade SUBMISSIONS=folder [SECRET_FILE=f] [OUT=scores.csv]
+	@test -n "$(SUBMISSIONS)" || (echo "usage: make grade SUBMISSIONS=folder-of-notebooks [SECRET_FILE=file] [OUT=scores.csv] [GRADE_ARGS=--no-sandbox]"; exit 2)
+	$(PY) -m course_lib.grading grade "$(SUBMISSIONS)" --out "$(or $(OUT),scores.csv)" \
+	  $(if $(SECRET_FILE),--secret-file "$(SECRET_FILE)") $(GRADE_ARGS)
 
 bench: $(STAMP)  ## print the benchmark tables
 	$(PY) -m bench

@@ -1,18 +1,25 @@
 """Grading cost: CPU seconds of each exercise's hidden check on its solution (what the
-instructor's grader spends per learner and exercise, beyond starting the processes).
+instructor's grader spends per learner and exercise, beyond starting the processes), then the
+wall-clock time to grade each correct submission (the sample and every set's solution notebook)
+with the bubblewrap sandbox and without it, side by side.
 
-Rates use ``time.process_time`` (best of 3), so other work on the machine does not skew them.
+CPU rates use ``time.process_time`` (best of 3), so other work on the machine does not skew them.
+The sandbox comparison is wall-clock (the work is in child processes); both modes run
+alternately, best of 2 each, so load on the machine hits both alike.
 
 Run: ``python -m bench grading``.
 """
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 from pathlib import Path
 
 import nbformat
 
+from course_lib.grading import sandbox
+from course_lib.grading.autograder import Grader, grade_notebook
 from course_lib.grading.exercises import EXERCISES, evaluate
 from course_lib.grading.hidden import seeds_for
 
@@ -44,6 +51,45 @@ def main() -> None:
         total += best
         print(f"{ex.id:10} {ex.kind:10} {len(seeds_for(ex)):>12} {best:>8.3f}  {report.status}")
     print(f"{'all':10} {'':10} {'':>12} {total:>8.3f}")
+    print()
+    sandbox_cost()
+
+
+def sandbox_cost(repeats: int = 2) -> None:
+    problem = sandbox.probe()
+    if problem:
+        print(f"sandbox comparison skipped: {problem}")
+        return
+    start_cost = {}
+    for sandboxed in (True, False):  # one process that only starts Python and applies the limits
+        runs = []
+        for _ in range(5):
+            start = time.perf_counter()
+            sandbox.run([sys.executable, "-c", "from course_lib.grading.sandbox import confine; confine()"],
+                        sandboxed=sandboxed, timeout_s=60)
+            runs.append(time.perf_counter() - start)
+        start_cost[sandboxed] = min(runs)
+    print(f"one process: {start_cost[True] * 1000:.0f} ms in the sandbox, {start_cost[False] * 1000:.0f} ms without")
+    submissions = [ROOT / "tests" / "grading_samples" / "correct.ipynb"] + sorted((ROOT / "solutions").glob("*.ipynb"))
+    print(f"{'submission':48} {'points':>9} {'sandbox s':>10} {'no sandbox s':>13} {'cost s':>7}")
+    costs = []
+    for path in submissions:
+        sets = [path.name[:2]] if path.parent.name == "solutions" else ["05"]
+        best = {True: float("inf"), False: float("inf")}
+        for _ in range(repeats):
+            for sandboxed in (True, False):
+                start = time.perf_counter()
+                graded = grade_notebook(path, Grader(sandboxed=sandboxed), sets)
+                best[sandboxed] = min(best[sandboxed], time.perf_counter() - start)
+                max_points = sum(r.max_points for r in graded.reports)
+                if graded.total != max_points:
+                    raise SystemExit(f"{path.name} scored {graded.total:g}/{max_points:g} "
+                                     f"({'with' if sandboxed else 'without'} the sandbox): not a correct submission")
+        costs.append(best[True] - best[False])
+        name = f"{path.parent.name}/{path.name}"
+        print(f"{name:48} {graded.total:>4g}/{max_points:<4g} {best[True]:>10.2f} "
+              f"{best[False]:>13.2f} {costs[-1]:>+7.2f}")
+    print(f"sandbox cost per submission: median {sorted(costs)[len(costs) // 2]:+.2f} s, max {max(costs):+.2f} s")
 
 
 if __name__ == "__main__":

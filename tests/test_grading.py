@@ -3,15 +3,18 @@ say "not attempted", wrong types get a clear message, and the instructor's grade
 sample submissions as expected while keeping each submission in its own process."""
 import csv
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from course_lib.grading import EXERCISES, check, check_all
+from course_lib.grading import EXERCISES, check, check_all, sandbox
 from course_lib.grading.answers import decode, definitions, encode
 from course_lib.grading.exercises import MISSING, evaluate
 from course_lib.grading.hidden import seeds_for
@@ -173,9 +176,9 @@ def test_submission_process_cannot_import_hidden_checks(tmp_path):
         "try:\n    import course_lib.grading.hidden\n    ex02_q1 = 'leaked'\nexcept ImportError:\n    ex02_q1 = 7")])
     path = tmp_path / "nb.ipynb"
     nbformat.write(nb, path)
-    subprocess.run([sys.executable, "-m", "course_lib.grading.submission", str(path), str(tmp_path / "a.json")],
+    subprocess.run([sys.executable, "-m", "course_lib.grading.submission", str(path), "--answers", str(tmp_path / "a.json")],
                    check=True, cwd=tmp_path)
-    answers = json.loads((tmp_path / "a.json").read_text())["answers"]
+    answers = json.loads((tmp_path / "a.json").read_text().splitlines()[-1])["answers"]
     assert decode(answers["ex02_q1"]) == 7
 
 
@@ -195,7 +198,9 @@ def test_instructor_command_scores_the_sample_submissions(tmp_path):
     out = tmp_path / "scores.csv"
     result = subprocess.run(
         [sys.executable, "-m", "course_lib.grading", "grade", str(SAMPLES), "--out", str(out),
-         "--timeout", "30", "--cell-timeout", "3", "--implementation-timeout", "20"],
+         "--timeout", "30", "--cell-timeout", "3", "--implementation-timeout", "20"]
+        # the scoring is what this test checks; tests/test_grading_sandbox.py checks the sandbox (or says why not)
+        + (["--no-sandbox"] if sandbox.probe() else []),
         capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     rows = {r["learner"]: r for r in csv.DictReader(out.open())}
@@ -210,7 +215,10 @@ def test_instructor_command_scores_the_sample_submissions(tmp_path):
     assert "did not finish" in (feedback / "infinite_loop.txt").read_text()
     assert "was stopped" in (feedback / "hangs.txt").read_text()
     assert "could not be read" in (feedback / "broken.txt").read_text()
-    assert "seed=" in (feedback / "partial.txt").read_text()
+    partial = (feedback / "partial.txt").read_text()
+    assert "never processed" in partial
+    assert "seed" not in partial.replace("other seeds than check()", "")  # hidden seeds are no use to a learner
+    assert not any(str(seed) in partial for seed in seeds_for(EXERCISES["ex05_q2"]))
 
 
 def test_grade_without_notebooks_says_what_to_pass(tmp_path):
@@ -228,11 +236,28 @@ def test_docstring_examples():
 
 def test_a_forged_answers_file_is_read_as_untrusted_data(tmp_path):
     from course_lib.grading.autograder import _read_state
-    for text in ('{"errors": "x", "answers": []}', "[" * 100_000, "not json", '{"answers": {"ex02_q1": 5}}'):
-        path = tmp_path / "answers.json"
-        path.write_text(text)
-        state = _read_state(path, "")
+    from course_lib.grading.report import Report
+    for text in ('{"errors": "x", "answers": []}', "[" * 100_000, "not json", '{"answers": {"ex02_q1": 5}}',
+                 '{"cells": 3}'):
+        state = _read_state(text.encode(), "")
         assert isinstance(state["errors"], list) and isinstance(state["answers"], dict)
+        assert isinstance(state["cells"], list)
+    good = '{"errors": [], "answers": {}, "cells": ["ok"]}'
+    assert _read_state(f"{good}\n{{torn".encode(), "")["cells"] == ["ok"]  # the last complete snapshot
+    forged = Report.from_dict({"exercise": "ex05_q2", "status": "passed", "points": 1e9, "parts": []}, 2)
+    assert forged.points == 2  # never more than the exercise is worth
+
+
+def test_hidden_seeds_come_from_the_secret_for_every_exercise():
+    from course_lib.grading.hidden import HIDDEN_SEED_COUNTS
+    assert all(isinstance(n, int) and n > 0 for n in HIDDEN_SEED_COUNTS.values())
+    for ex in EXERCISES.values():
+        a, b = seeds_for(ex, "one secret"), seeds_for(ex, "another secret")
+        assert len(a) == HIDDEN_SEED_COUNTS.get(ex.id, len(ex.public_seeds)) == len(set(a))
+        assert a == seeds_for(ex, "one secret") and a != b
+        assert not set(a) & set(ex.public_seeds)
+    hidden_source = (ROOT / "course_lib" / "grading" / "hidden.py").read_text()
+    assert "range(" not in hidden_source  # no seed values ship with the course
 
 
 def test_check_stops_an_infinite_loop_and_says_so():
@@ -241,3 +266,27 @@ def test_check_stops_an_infinite_loop_and_says_so():
             pass
     report = check("ex10_q1", time_limit_s=0.5)
     assert report.status == "error" and "did not finish" in report.text()
+
+
+def test_without_the_sandbox_a_detached_child_holding_the_output_does_not_block_the_grader(tmp_path):
+    """The grader reads files, not pipes: a child in its own session that keeps the notebook's
+    stdout open cannot make it wait (without the sandbox that child survives; we end it here)."""
+    from course_lib.grading.autograder import Grader, Limits, grade_notebook
+    marker = "100023"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in [
+        "import subprocess, sys\nsubprocess.Popen(['sleep', '" + marker + "'], start_new_session=True, stdout=sys.stdout)",
+        "ex05_q1 = {'mid_batch', 'after_commit'}"]])
+    path = tmp_path / "detached.ipynb"
+    nbformat.write(nb, path)
+    start = time.monotonic()
+    try:
+        graded = grade_notebook(path, Grader(Limits(submission_s=20, cell_s=5), sandboxed=False), ["05"])
+    finally:
+        for pid in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", marker.encode()]:
+                    os.kill(int(pid), signal.SIGKILL)
+            except OSError:
+                pass
+    assert time.monotonic() - start < 15
+    assert graded.total == 1 and not graded.sandboxed

@@ -1,33 +1,39 @@
 """The instructor's autograder: a folder of submitted notebooks -> scores.csv + one feedback file
 per learner.
 
-Isolation: each submission runs in its own process (:mod:`.submission`) in a fresh temporary
-directory holding only a copy of the notebook, with a minimal environment, its own process group
-and a time limit (the whole group is killed when it runs over). That process hands back the
-answers as JSON data; value answers are checked here, in the grader's process, with the hidden
-seeds. Functions travel as source text and are checked in another time-limited process
-(:mod:`.evaluate`). So an infinite loop, an exception or a broken notebook costs that learner
-the affected points and nothing else, and the submission's process cannot import the hidden checks.
+Every piece of learner code runs in the OS sandbox of :mod:`.sandbox` (bubblewrap): the notebook
+(:mod:`.submission`) and, for each "implement" exercise, the learner's functions with the check
+that calls them (:mod:`.evaluate`), each in a sandbox of its own with CPU, memory, process and
+output limits and a wall-clock timeout after which the whole sandbox is killed. The grader gives
+those processes files, not pipes, and waits with a deadline, so nothing they do (detached
+children, fork bombs, endless output) can make it wait longer than the timeouts.
+
+What comes back is data: the notebook's answers as JSON, checked here with the hidden seeds
+(derived from the instructor's secret, which never enters a sandbox); an evaluation's report,
+validated and capped. An "implement" exercise's functions run in the same sandboxed process as
+its check, so hostile code there can change its own report: that costs nobody else anything.
+Without bubblewrap the grader refuses to run unless told ``--no-sandbox``; then learner code runs
+as the instructor's user and every feedback file says so.
 """
 from __future__ import annotations
 
+import ast
 import csv
-import re
 import json
-import os
-import shutil
-import signal
-import subprocess
+import re
 import sys
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import sandbox
 from .answers import decode, definitions
 from .exercises import EXERCISES, MISSING, evaluate
 from .hidden import seeds_for
 from .report import ERROR, Report
+
+NO_SANDBOX_WARNING = ("WARNING: graded without the sandbox (--no-sandbox): this notebook's code ran with the "
+                      "instructor's files, network and processes within reach.")
 
 
 @dataclass
@@ -35,7 +41,21 @@ class Limits:
     submission_s: float = 300.0  # the whole notebook
     cell_s: float = 60.0         # one cell
     implementation_s: float = 120.0  # one "implement" exercise's hidden check
-    memory_mb: int = 2048
+    memory_mb: int = 2048        # per process
+    processes: int = 64          # per sandbox
+    output_mb: int = 16          # largest file a sandbox writes (its output included)
+
+    def confinement(self, seconds: float) -> sandbox.Confinement:
+        return sandbox.Confinement(cpu_s=int(seconds) + 5, memory_mb=self.memory_mb, processes=self.processes,
+                                   output_mb=self.output_mb)
+
+
+@dataclass
+class Grader:
+    """How a run grades: the limits, whether learner code is sandboxed, the secret for the seeds."""
+    limits: Limits = field(default_factory=Limits)
+    sandboxed: bool = True
+    secret: str | None = None  # None: $COURSE_GRADING_SECRET or the documented default
 
 
 @dataclass
@@ -43,65 +63,48 @@ class Graded:
     learner: str
     reports: list[Report]
     notes: list[str] = field(default_factory=list)
+    sandboxed: bool = True
 
     @property
     def total(self) -> float:
         return sum(r.points for r in self.reports)
 
 
-def _limit_memory(mb: int):
-    def preexec():
-        import resource
-        resource.setrlimit(resource.RLIMIT_AS, (mb * 2**20, mb * 2**20))
-    return preexec
+def _last_line(text: str) -> str:
+    return (text.strip().splitlines() or ["no output"])[-1][:300]
 
 
-def _run_isolated(cmd: list[str], cwd: str, timeout_s: float, limits: Limits, stdin: str | None = None):
-    """Run ``cmd`` in its own session; on timeout kill the whole process group."""
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": cwd, "LANG": "C.UTF-8",
-           "MPLBACKEND": "Agg", "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
-    for keep in ("COURSE_KAFKA_BOOTSTRAP", "COURSE_GRADE_SPARK", "JAVA_HOME", "SPARK_LOCAL_IP", "PYSPARK_PYTHON"):
-        if keep in os.environ:
-            env[keep] = os.environ[keep]
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            preexec_fn=_limit_memory(limits.memory_mb))
-    try:
-        out, err = proc.communicate(stdin, timeout=timeout_s)
-        return proc.returncode, out, err, False
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate()
-        return proc.returncode, out, err, True
-
-
-def _evaluate_implementation(ex, source: str, workdir: str, limits: Limits) -> Report:
-    request = json.dumps({"exercise": ex.id, "source": source, "seeds": list(seeds_for(ex))})
-    code, out, err, timed_out = _run_isolated([sys.executable, "-m", "course_lib.grading.evaluate"], workdir,
-                                              limits.implementation_s, limits, request)
-    if timed_out:
+def _evaluate_implementation(ex, source: str, grader: Grader) -> Report:
+    limits = grader.limits
+    request = json.dumps({"exercise": ex.id, "source": source, "seeds": list(seeds_for(ex, grader.secret))})
+    outcome = sandbox.run([sys.executable, "-m", "course_lib.grading.evaluate"], sandboxed=grader.sandboxed,
+                          timeout_s=limits.implementation_s, confinement=limits.confinement(limits.implementation_s),
+                          stdin=request.encode())
+    if outcome.timed_out:
         return Report(ex.id, ERROR, 0, ex.points, f"your code did not finish within {limits.implementation_s:g} s "
-                                                  f"(an infinite loop?)", ex.hint)
-    marker = out.rfind("@@REPORT@@")
-    if marker < 0:
-        last = (err.strip().splitlines() or ["no output"])[-1]
-        return Report(ex.id, ERROR, 0, ex.points, f"the evaluation of your code stopped: {last}", ex.hint)
-    data = json.loads(out[marker + len("@@REPORT@@"):])
-    report = Report(ex.id, data["status"], data["points"], data["max_points"])
-    report.text = lambda text=data["feedback"]: text  # keep the evaluation process's wording
-    return report
-
-
-def _read_state(answers_file: Path, stderr: str) -> dict:
+                                                  f"(an infinite loop?) and was stopped", ex.hint)
     try:
-        state = json.loads(answers_file.read_text())
-        errors, answers = state.get("errors", []), state.get("answers", {})
-        if not (isinstance(errors, list) and isinstance(answers, dict)):
-            raise ValueError("malformed answers file")
-        return {"errors": [str(e)[:500] for e in errors[:50]], "answers": answers}
-    except (OSError, ValueError, AttributeError, RecursionError):
-        last = (stderr.strip().splitlines() or ["no output"])[-1]
-        return {"errors": [f"the notebook could not be run: {last}"], "answers": {}}
+        return Report.from_dict(json.loads(outcome.channel), ex.points)
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
+        why = "it wrote more output than allowed" if outcome.output_exceeded else _last_line(outcome.stderr)
+        return Report(ex.id, ERROR, 0, ex.points, f"the evaluation of your code stopped: {why}", ex.hint)
+
+
+def _read_state(channel: bytes, stderr: str) -> dict:
+    """The last complete snapshot the notebook's process wrote (one JSON line per snapshot),
+    read as untrusted data."""
+    for line in reversed(channel.splitlines()):
+        try:
+            state = json.loads(line)
+            errors, answers = state.get("errors", []), state.get("answers", {})
+            cells = state.get("cells", [])
+            if not (isinstance(errors, list) and isinstance(answers, dict) and isinstance(cells, list)):
+                raise ValueError("malformed answers")
+            return {"errors": [str(e)[:500] for e in errors[:50]], "answers": answers,
+                    "cells": [str(c)[:10] for c in cells[:10_000]]}
+        except (ValueError, AttributeError, RecursionError):
+            continue
+    return {"errors": [f"the notebook could not be run: {_last_line(stderr)}"], "answers": {}, "cells": []}
 
 
 def _code_cells(path: Path) -> list[str]:
@@ -138,62 +141,109 @@ def exercise_sets(notebooks: list[Path]) -> list[str]:
     return sorted(found & known)
 
 
-def _grade_exercise(ex, state: dict, cells: list[str], workdir: str, limits: Limits) -> Report:
+def _assigning_cells(cells: list[str], exercise_id: str) -> list[int]:
+    """The (1-based) code cells that assign ``exercise_id`` at top level."""
+    found = []
+    for number, source in enumerate(cells, 1):
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:
+            continue
+        targets = [t for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+                   for t in (node.targets if isinstance(node, ast.Assign) else [node.target])]
+        if any(isinstance(t, ast.Name) and t.id == exercise_id for t in targets):
+            found.append(number)
+    return found
+
+
+def _unfinished(ex, state: dict, cells: list[str], limits: Limits, notebook_stopped: bool) -> Report | None:
+    """Why an answer is missing when the cell that sets it did not finish (or never ran because the
+    notebook was stopped): "did not finish", not "not attempted"."""
+    ran = state["cells"]
+    for number in reversed(_assigning_cells(cells, ex.id)):
+        status = ran[number - 1] if number <= len(ran) else None
+        if status == "timeout":
+            why = f"cell In [{number}], which sets {ex.id}, did not finish within {limits.cell_s:g} s and was stopped"
+        elif status is None and notebook_stopped:
+            why = (f"the notebook was stopped after {limits.submission_s:g} s, before cell In [{number}], "
+                   f"which sets {ex.id}, finished")
+        elif status == "raised":
+            why = f"cell In [{number}], which sets {ex.id}, raised an exception (see the notes above)"
+        else:
+            continue
+        return Report(ex.id, ERROR, 0, ex.points, why, ex.hint)
+    return None
+
+
+def _grade_exercise(ex, state: dict, cells: list[str], grader: Grader, notebook_stopped: bool) -> Report:
     if ex.is_implementation:
         source = definitions(cells, ex.functions)
         if source is None:
             return evaluate(ex.id, tuple(MISSING for _ in ex.functions))
-        return _evaluate_implementation(ex, source, workdir, limits)
+        return _evaluate_implementation(ex, source, grader)
     try:
         answer = decode(state["answers"].get(ex.id, {"missing": True}))
     except Exception:  # malformed: as if nothing was answered
         answer = MISSING
-    return evaluate(ex.id, answer, seeds=seeds_for(ex))
+    if answer is MISSING:
+        unfinished = _unfinished(ex, state, cells, grader.limits, notebook_stopped)
+        if unfinished:
+            return unfinished
+    return evaluate(ex.id, answer, seeds=seeds_for(ex, grader.secret))
 
 
-def grade_notebook(path: Path, limits: Limits = Limits(), sets: list[str] | None = None) -> Graded:
-    learner = path.stem
+def grade_notebook(path: Path, grader: Grader | None = None, sets: list[str] | None = None) -> Graded:
+    grader = grader or Grader()
+    limits = grader.limits
     notes: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="grading-") as workdir:
-        shutil.copy(path, Path(workdir) / "submission.ipynb")
-        answers_file = Path(workdir) / "answers.json"
-        _, _, err, timed_out = _run_isolated(
-            [sys.executable, "-m", "course_lib.grading.submission", "submission.ipynb", str(answers_file),
-             "--cell-timeout", str(limits.cell_s)], workdir, limits.submission_s, limits)
-        # The answers file was written by the submission's process: treat it as untrusted data.
-        state = _read_state(answers_file, err)
-        notes += state["errors"]
-        cells = _code_cells(path)  # definitions come from the submitted file, not from the child
-        if timed_out:
-            notes.append(f"the notebook did not finish within {limits.submission_s:g} s and was stopped; "
-                         f"answers set before that point were graded")
-        reports = []
-        for ex in EXERCISES.values():
-            if sets is not None and _lesson(ex) not in sets:
-                continue
-            try:
-                reports.append(_grade_exercise(ex, state, cells, workdir, limits))
-            except Exception as exc:  # a grader bug must cost one exercise, not the whole folder
-                reports.append(Report(ex.id, ERROR, 0, ex.points, f"the grader could not evaluate this answer "
-                                                                  f"({type(exc).__name__}: {exc}); tell the instructor"))
-    return Graded(learner, reports, notes)
+    outcome = sandbox.run([sys.executable, "-m", "course_lib.grading.submission", "--cell-timeout", str(limits.cell_s)],
+                          sandboxed=grader.sandboxed, timeout_s=limits.submission_s,
+                          confinement=limits.confinement(limits.submission_s), notebook=path)
+    # The snapshots were written by the submission's process: untrusted data.
+    state = _read_state(outcome.channel, outcome.stderr)
+    notes += state["errors"]
+    cells = _code_cells(path)  # definitions come from the submitted file, not from the child
+    if outcome.timed_out:
+        notes.append(f"the notebook did not finish within {limits.submission_s:g} s and was stopped; "
+                     f"answers set before that point were graded")
+    if outcome.output_exceeded:
+        notes.append(f"the notebook wrote more than {limits.output_mb} MB of output; writes past that failed")
+    reports = []
+    for ex in EXERCISES.values():
+        if sets is not None and _lesson(ex) not in sets:
+            continue
+        try:
+            reports.append(_grade_exercise(ex, state, cells, grader, outcome.timed_out))
+        except Exception as exc:  # a grader bug must cost one exercise, not the whole folder
+            reports.append(Report(ex.id, ERROR, 0, ex.points, f"the grader could not evaluate this answer "
+                                                              f"({type(exc).__name__}: {exc}); tell the instructor"))
+    return Graded(path.stem, reports, notes, grader.sandboxed)
 
 
 def feedback_text(graded: Graded) -> str:
     max_total = sum(r.max_points for r in graded.reports)
     lines = [f"Feedback for {graded.learner}: {graded.total:g} / {max_total:g} points", ""]
+    if not graded.sandboxed:
+        lines += [NO_SANDBOX_WARNING, ""]
     if graded.notes:
         lines += ["Notes on running your notebook:"] + [f"  - {n}" for n in graded.notes] + [""]
-    lines += [r.text() for r in graded.reports]
+    lines += ["The grader runs other seeds than check() in your notebook, so a failure here may not show there.", ""]
+    lines += [r.text(show_seeds=False) for r in graded.reports]
     return "\n".join(lines) + "\n"
 
 
 def grade_folder(submissions: Path, out_csv: Path, feedback_dir: Path | None = None,
-                 limits: Limits = Limits(), sets: list[str] | None = None, jobs: int = 2,
+                 grader: Grader | None = None, sets: list[str] | None = None, jobs: int = 2,
                  progress=print) -> list[Graded]:
     """Grade every ``*.ipynb`` in ``submissions`` (``jobs`` at a time: the work is in child
     processes). ``sets``: the exercise sets to grade, e.g. ["05"]; by default the ones the
-    submissions mention."""
+    submissions mention. Raises :class:`sandbox.SandboxUnavailable` when the grader is sandboxed
+    and the sandbox does not work here."""
+    grader = grader or Grader()
+    if grader.sandboxed:
+        problem = sandbox.probe()
+        if problem:
+            raise sandbox.SandboxUnavailable(problem)
     submissions, out_csv = Path(submissions), Path(out_csv)
     notebooks = sorted(submissions.glob("*.ipynb"))
     if not notebooks:
@@ -211,7 +261,7 @@ def grade_folder(submissions: Path, out_csv: Path, feedback_dir: Path | None = N
     chosen = [ex for ex in EXERCISES.values() if _lesson(ex) in sets]
     max_total = sum(ex.points for ex in chosen)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        results = list(pool.map(lambda nb: grade_notebook(nb, limits, sets), notebooks))
+        results = list(pool.map(lambda nb: grade_notebook(nb, grader, sets), notebooks))
     with open(out_csv, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["learner", "total", "max"] + [ex.id for ex in chosen])

@@ -2,10 +2,15 @@
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, field
 
 PASSED, FAILED, NOT_ATTEMPTED, WRONG_TYPE, ERROR, SKIPPED = (
     "passed", "failed", "not attempted", "wrong type", "error", "skipped")
+
+
+_HEADS = (PASSED, FAILED, NOT_ATTEMPTED, WRONG_TYPE, ERROR, SKIPPED)
+_SEED = re.compile(r",? seed -?\d+")  # "random faults, seed 7" -> "random faults"
 
 
 @dataclass
@@ -32,7 +37,9 @@ class Report:
     def passed(self) -> bool:
         return self.status == PASSED
 
-    def text(self) -> str:
+    def text(self, show_seeds: bool = True) -> str:
+        """The feedback. ``show_seeds=False`` (the instructor's grader, which runs hidden seeds a
+        learner cannot use) leaves the seed numbers out."""
         head = {PASSED: "✅", FAILED: "❌", NOT_ATTEMPTED: "✏️", WRONG_TYPE: "⚠️", ERROR: "💥", SKIPPED: "⏭️"}
         lines = [f"{head.get(self.status, '')} {self.exercise}: {self.status} "
                  f"({self.points:g}/{self.max_points:g} points)"]
@@ -44,8 +51,11 @@ class Report:
             lines.append(f"   {ok} of {len(graded)} checks passed")
         failed = [p for p in graded if not p.passed]
         for p in failed[:3]:  # the first few failures say enough; each names its seed
-            rerun = f" (reproduce with seed={p.seed})" if p.seed is not None else ""
-            lines.append(f"   ✗ {p.name}{rerun}: {p.detail}")
+            if show_seeds:
+                rerun = f" (reproduce with seed={p.seed})" if p.seed is not None else ""
+                lines.append(f"   ✗ {p.name}{rerun}: {p.detail}")
+            else:
+                lines.append(f"   ✗ {_SEED.sub('', p.name)}: {p.detail}")
         if len(failed) > 3:
             lines.append(f"   ... and {len(failed) - 3} more failing checks")
         for p in self.parts:
@@ -65,4 +75,20 @@ class Report:
 
     def to_dict(self) -> dict:
         return {"exercise": self.exercise, "status": self.status, "points": self.points,
-                "max_points": self.max_points, "feedback": self.text()}
+                "max_points": self.max_points, "message": self.message, "hint": self.hint,
+                "parts": [{"name": p.name, "passed": p.passed, "detail": p.detail, "seed": p.seed,
+                           "skipped": p.skipped} for p in self.parts]}
+
+    @classmethod
+    def from_dict(cls, data: dict, max_points: float) -> "Report":
+        """A report written by a process that ran learner code: untrusted. Types are checked,
+        texts shortened, points kept within 0..max_points (the grader's own maximum)."""
+        def text(value, limit=500):
+            return str(value)[:limit]
+        status = data["status"] if data.get("status") in _HEADS else ERROR
+        points = min(max(float(data.get("points", 0)), 0.0), max_points)
+        parts = [Part(text(p["name"], 200), bool(p["passed"]), text(p.get("detail", "")),
+                      p["seed"] if isinstance(p.get("seed"), int) else None, bool(p.get("skipped")))
+                 for p in data.get("parts", [])[:500]]
+        return cls(text(data["exercise"], 50), status, points, max_points, text(data.get("message", "")),
+                   text(data.get("hint", "")), parts)

@@ -1,0 +1,175 @@
+"""The grading sandbox against hostile submissions: each attack is contained and costs only its
+author's points, a correct submission graded in the same run gets full marks, and the run ends
+within its time limits. Each hostile notebook answers ex05_q1 correctly only when its attack
+failed *as seen from inside*, and the test also looks from outside (files, the listening port,
+leftover processes, a canary process).
+
+The attacks are real (a fork bomb, 2 GB of output, writes into the course package, ...), so this
+module runs only where the sandbox works; it never grades them with --no-sandbox.
+"""
+import csv
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_lib.grading import sandbox
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "tests" / "grading_samples"
+SECRET = "s3cret-for-the-hostile-test-9f2c"
+SLEEP = "100017"  # a recognisable argument for the detached child, to find it afterwards
+
+pytestmark = pytest.mark.skipif(sandbox.probe() is not None, reason=f"no grading sandbox: {sandbox.probe()}")
+
+CORRECT_ANSWER = 'ex05_q1 = {"mid_batch", "after_commit"}'
+CORRECT_LOOP = '''
+    empty = 0
+    while empty < 2:
+        records = [r for rs in consumer.poll(timeout_ms=500).values() for r in rs]
+        if not records:
+            empty += 1
+            continue
+        empty = 0
+        for record in records:
+            sink.write(record)
+        consumer.commit()
+'''
+
+
+def notebook(path: Path, attack: str, answer_if: str = "True", in_function: str = "", answer_first=False) -> None:
+    """A submission: ``attack`` in a cell, then ex05_q1 answered correctly only if ``answer_if``
+    holds after it, then a correct consume_at_least_once that first runs ``in_function``."""
+    body = "".join("    " + line + "\n" for line in in_function.strip().splitlines())
+    cells = ["import warnings; warnings.simplefilter('ignore')\nimport os, sys, socket, subprocess, signal\ncontained = True"]
+    if answer_first:
+        cells.append(CORRECT_ANSWER)
+    cells += [attack,
+              f"ex05_q1 = {{'mid_batch', 'after_commit'}} if ({answer_if}) else set()" if not answer_first else "pass",
+              f"def consume_at_least_once(consumer, sink):\n{body}{CORRECT_LOOP}"]
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
+
+
+def attempts(paths) -> str:
+    """Code that tries to write each path and sets contained = False if any write works."""
+    return "\n".join(f"try:\n    open({str(p)!r}, 'w').write('pwned')\n    contained = False\nexcept OSError:\n    pass"
+                     for p in paths)
+
+
+def leftover_sleepers() -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", SLEEP.encode()]:
+                found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+def test_hostile_submissions_are_contained(tmp_path):
+    submissions, out_dir, home = tmp_path / "submissions", tmp_path / "out", tmp_path / "home"
+    for d in (submissions, out_dir, home):
+        d.mkdir()
+    secret_file = tmp_path / "secret.txt"
+    secret_file.write_text(SECRET)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(5)
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    canary = subprocess.Popen(["sleep", "300"])
+    package = Path(sandbox.COURSE_PACKAGE)
+    targets = [package / "grading" / "pwned.py", submissions / "pwned.ipynb", out_dir / "pwned.txt", home / "pwned"]
+
+    (submissions / "correct.ipynb").write_bytes((SAMPLES / "correct.ipynb").read_bytes())
+    detached = f"subprocess.Popen(['sleep', '{SLEEP}'], start_new_session=True, stdout=sys.stdout, stderr=sys.stderr)"
+    notebook(submissions / "detached_child.ipynb", detached, in_function=detached)
+    notebook(submissions / "fork_bomb.ipynb",
+             "while True:\n    try:\n        os.fork()\n    except OSError:\n        pass", answer_first=True)
+    notebook(submissions / "huge_output.ipynb", "for _ in range(2048):\n    sys.stdout.write('x' * 2**20)",
+             in_function="try:\n    print('y' * 2**26)\nexcept OSError:\n    pass")
+    notebook(submissions / "memory_hog.ipynb", "hog = [bytearray(2**28) for _ in range(64)]",
+             in_function="try:\n    hog = bytearray(2**33)\nexcept MemoryError:\n    pass")
+    notebook(submissions / "writes_everywhere.ipynb", attempts(targets), "contained",
+             in_function=attempts(targets))
+    read_secret = (f"for where in ({str(secret_file)!r}, {str(package / 'grading' / 'hidden.py')!r}):\n"
+                   f"    try:\n        contained &= {SECRET!r} not in open(where).read()\n    except OSError:\n        pass\n"
+                   f"contained &= {SECRET!r} not in str(os.environ)\n"
+                   f"try:\n    import course_lib.grading.hidden\n    contained = False\nexcept ImportError:\n    pass")
+    notebook(submissions / "reads_secret.ipynb", read_secret, "contained")
+    connect = (f"try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2).send(b'pwned')\n"
+               f"    contained = False\nexcept OSError:\n    pass")
+    notebook(submissions / "connects.ipynb", connect, "contained", in_function=connect.replace("contained = False", "pass"))
+    kill = (f"for pid in (os.getppid(), {canary.pid}):\n    try:\n        os.kill(pid, signal.SIGKILL)\n"
+            f"    except OSError:\n        pass")
+    notebook(submissions / "kills.ipynb", kill, in_function=kill)
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in [
+        "import warnings; warnings.simplefilter('ignore')",
+        "while True:\n    pass\nex05_q1 = {'mid_batch', 'after_commit'}",
+        f"def consume_at_least_once(consumer, sink):\n{CORRECT_LOOP}"]]), submissions / "slow_answer.ipynb")
+
+    expected = {name: 3 for name in ("correct", "detached_child", "fork_bomb", "huge_output", "memory_hog",
+                                     "writes_everywhere", "reads_secret", "connects", "kills")}
+    expected["slow_answer"] = 2  # its ex05_q1 cell never finishes
+    started = time.monotonic()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "course_lib.grading", "grade", str(submissions), "--out", str(out_dir / "scores.csv"),
+             "--timeout", "25", "--cell-timeout", "3", "--implementation-timeout", "20", "--jobs", "2",
+             "--secret-file", str(secret_file)],
+            capture_output=True, text=True, cwd=tmp_path, timeout=240,
+            env={**os.environ, "HOME": str(home), "COURSE_GRADING_SECRET": SECRET})
+        elapsed = time.monotonic() - started
+        accepted = []
+        try:
+            accepted.append(listener.accept())
+        except BlockingIOError:
+            pass
+        canary_alive = canary.poll() is None
+    finally:
+        canary.kill()
+        canary.wait()
+        listener.close()
+        for pid in leftover_sleepers():  # only if the test failed: what the detached child left
+            os.kill(pid, signal.SIGKILL)
+    assert result.returncode == 0, result.stderr
+    # ten notebooks, two at a time, the slowest ~1 cell timeout + 1 evaluation: far below 10 x 25 s
+    assert elapsed < 120, elapsed
+    rows = {r["learner"]: r for r in csv.DictReader((out_dir / "scores.csv").open())}
+    feedback = {p.stem: p.read_text() for p in (out_dir / "scores_feedback").glob("*.txt")}
+    got = {learner: float(row["total"]) for learner, row in rows.items()}
+    assert got == expected, {k: feedback[k] for k in got if got[k] != expected.get(k)}
+    for path in targets:
+        assert not path.exists(), f"a submission wrote {path}"
+    assert accepted == [], "a submission reached a port on the grader's 127.0.0.1"
+    assert canary_alive, "a submission killed a process outside its sandbox"
+    assert leftover_sleepers() == [], "a detached child outlived its sandbox"
+    assert not any(SECRET in text for text in feedback.values())
+    assert "more than 16 MB of output" in feedback["huge_output"]
+    assert "MemoryError" in feedback["memory_hog"]
+    assert "did not finish within 3 s" in feedback["slow_answer"] and "not attempted" not in feedback["slow_answer"]
+    assert "cell In [2]" in feedback["slow_answer"]
+    assert "WARNING" not in feedback["correct"]
+
+
+def test_without_bubblewrap_the_grader_refuses_with_one_message_and_no_sandbox_warns(tmp_path):
+    submissions = tmp_path / "submissions"
+    submissions.mkdir()
+    (submissions / "correct.ipynb").write_bytes((SAMPLES / "correct.ipynb").read_bytes())
+    command = [sys.executable, "-m", "course_lib.grading", "grade", str(submissions), "--out", str(tmp_path / "s.csv")]
+    env = {**os.environ, "PATH": str(tmp_path)}  # no bwrap on this PATH
+    refused = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert refused.returncode == 2 and not (tmp_path / "s.csv").exists()
+    assert "apt-get install bubblewrap" in refused.stderr and "--no-sandbox" in refused.stderr
+    assert "user namespaces" in refused.stderr
+    graded = subprocess.run(command + ["--no-sandbox"], capture_output=True, text=True, env=env, cwd=tmp_path)
+    assert graded.returncode == 0, graded.stderr
+    assert "WARNING: graded without the sandbox" in (tmp_path / "s_feedback" / "correct.txt").read_text()
+    assert "3 / 3 points" in (tmp_path / "s_feedback" / "correct.txt").read_text()
