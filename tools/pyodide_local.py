@@ -73,8 +73,8 @@ def _closure(packages: dict, roots) -> list[str]:
     seen: list[str] = []
     todo = list(roots)
     while todo:
-        key = by_norm[_norm(todo.pop())]
-        if key not in seen:
+        key = by_norm.get(_norm(todo.pop()))
+        if key is not None and key not in seen:  # None: in this version's standard library
             seen.append(key)
             todo += packages[key]["depends"]
     return seen
@@ -168,10 +168,10 @@ const { loadPyodide } = require(process.argv[2]);
 """
 
 
-def run_python(code: str, wheels, timeout_s: float = 600) -> subprocess.CompletedProcess:
-    """Run ``code`` in Pyodide under Node with ``wheels`` unpacked into site-packages; returns
-    the finished process (stdout: what the code printed; stderr has ``pyodide-startup-ms N``)."""
-    core = npm_pyodide()
+def run_python(code: str, wheels, version: str | None = None, timeout_s: float = 600) -> subprocess.CompletedProcess:
+    """Run ``code`` in Pyodide ``version`` under Node with ``wheels`` unpacked into site-packages;
+    returns the finished process (stdout: what the code printed; stderr has ``pyodide-startup-ms N``)."""
+    core = npm_pyodide(version)
     work = CACHE / "node-run"
     work.mkdir(parents=True, exist_ok=True)
     runner = work / "run.js"
@@ -184,3 +184,8 @@ def run_python(code: str, wheels, timeout_s: float = 600) -> subprocess.Complete
                               capture_output=True, text=True, timeout=timeout_s)
     finally:
         script.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":  # python -m tools.pyodide_local: fill the cache (.ci/run does, before the tests)
+    for v in (PYODIDE_VERSION, SSL_SHIM_FROM):
+        print(f"Pyodide {v} ready in {local_distribution(v)}")
