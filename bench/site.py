@@ -65,7 +65,7 @@ def _first_demo_seconds(site: Path) -> float:
         try:
             page = browser.new_context().new_page()  # a fresh profile: nothing cached
             started = time.perf_counter()
-            page.goto(server.base_url + "/voici/render/demos/delivery_simulator.html")
+            page.goto(server.base_url + "/demos/voici/render/delivery_simulator.html")
             page.get_by_role("button", name="crash leader").wait_for(timeout=600_000)
             return time.perf_counter() - started
         finally:

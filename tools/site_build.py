@@ -65,8 +65,13 @@ def browser_notebooks(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.ipynb") if BROWSER_NOTEBOOK.match(p.name))
 
 
+DEMO_ORDER = ("delivery_simulator", "consumer_crash", "transactions")
+
+
 def demos() -> list[Path]:
-    return sorted((ROOT / "notebooks" / "demos").glob("*.ipynb"))
+    """The Voila/Voici apps, the delivery simulator first (the course's order), then any others."""
+    rank = {name: i for i, name in enumerate(DEMO_ORDER)}
+    return sorted((ROOT / "notebooks" / "demos").glob("*.ipynb"), key=lambda p: (rank.get(p.stem, len(rank)), p.name))
 
 
 def for_the_browser(notebook: Path, plots: bool) -> dict:
@@ -127,12 +132,16 @@ def landing_page(lessons: list[Path], exercises: list[Path], demo_list: list[Pat
     exercise_items = "\n".join(
         f'<li><a href="lab/index.html?path=exercises/{p.name}">{html.escape(title_of(p))}</a></li>' for p in exercises)
     demo_items = "\n".join(
-        f'<li><a href="voici/render/demos/{p.stem}.html"><b>{html.escape(title_of(p))}</b></a> — '
+        f'<li><a href="demos/voici/render/{p.stem}.html"><b>{html.escape(title_of(p))}</b></a> — '
         f'{html.escape(demo_summary(p))}</li>' for p in demo_list)
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Kafka delivery semantics, hands-on — in your browser</title>
+<!-- JupyterLite's pages read their settings from every index.html up to the site root: this
+     page replaces JupyterLite's root page (which only redirects to the lab), so it keeps its
+     (empty) settings block. -->
+<script id="jupyter-config-data" type="application/json" data-jupyter-lite-root=".">{{}}</script>
 <style>
 body {{ font-family: system-ui, sans-serif; max-width: 46rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.5; color: #222; }}
 h1 {{ font-size: 1.7rem; }} h2 {{ font-size: 1.2rem; margin-top: 2rem; }}
@@ -195,6 +204,16 @@ def vendor_fontawesome(out: Path) -> bool:
     return True
 
 
+def _lite_build(command: list[str], contents: Path, out: Path, stage: Path, bundled: list[Path]) -> None:
+    command = [*command, "--lite-dir", str(stage / "lite"), "--contents", str(contents),
+               "--output-dir", str(out.resolve()), "--no-sourcemaps"]
+    for wheel in bundled:
+        command += ["--piplite-wheels", str(wheel)]
+    done = subprocess.run(command, cwd=stage, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command[:2])} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+
+
 def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None = None) -> Path:
     """Build the site into ``out`` (replaced). ``pyodide_url``: where the kernel loads Pyodide
     (the CDN by default; tests pass a local copy)."""
@@ -203,11 +222,11 @@ def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None 
     demo_list = demos()
     with tempfile.TemporaryDirectory(prefix="site-") as tmp:
         stage = Path(tmp)
-        for folder, notebooks, plots in (("lessons", lessons, True), ("exercises", exercises, True),
+        for folder, notebooks, plots in (("lab-content/lessons", lessons, True), ("lab-content/exercises", exercises, True),
                                          ("demos", demo_list, False)):
-            (stage / "content" / folder).mkdir(parents=True)
+            (stage / folder).mkdir(parents=True)
             for nb in notebooks:
-                (stage / "content" / folder / nb.name).write_text(json.dumps(for_the_browser(nb, plots), indent=1))
+                (stage / folder / nb.name).write_text(json.dumps(for_the_browser(nb, plots), indent=1))
         (stage / "lite").mkdir()
         kernel_settings = {"pyodideUrl": pyodide_url, "disablePyPIFallback": True}
         (stage / "lite" / "jupyter-lite.json").write_text(json.dumps({"jupyter-lite-schema-version": 0,
@@ -216,14 +235,11 @@ def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None 
         bundled = wheels(stage / "wheels")
         if out.exists():
             shutil.rmtree(out)
-        voici = Path(sys.executable).parent / "voici"
-        command = [str(voici), "build", "--apps", "lab", "--lite-dir", str(stage / "lite"),
-                   "--contents", str(stage / "content"), "--output-dir", str(out.resolve()), "--no-sourcemaps"]
-        for wheel in bundled:
-            command += ["--piplite-wheels", str(wheel)]
-        done = subprocess.run(command, cwd=stage, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise RuntimeError(f"voici build failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        # Two JupyterLite builds: Voici's replaces the shared build/ folder with its own app, so
+        # the lessons (JupyterLab) and the demos (Voici) each get a complete site of their own.
+        bin_dir = Path(sys.executable).parent
+        _lite_build([str(bin_dir / "jupyter-lite"), "build", "--apps", "lab"], stage / "lab-content", out, stage, bundled)
+        _lite_build([str(bin_dir / "voici"), "build"], stage / "demos", out / "demos", stage, bundled)
     vendor_fontawesome(out)
     (out / "index.html").write_text(landing_page(lessons, exercises, demo_list, source_url))
     (out / ".nojekyll").write_text("")  # GitHub Pages: serve folders starting with '_' as they are
