@@ -125,6 +125,9 @@ def site(tmp_path_factory):
     pytest.importorskip("playwright.sync_api", reason="pip install -e '.[browser]'")
     from tools.pyodide_local import local_distribution
     out = site_build.build(tmp_path_factory.mktemp("site") / "_site", pyodide_url=LOCAL_PYODIDE_URL)
+    for config in (out / "jupyter-lite.json", out / "demos" / "jupyter-lite.json"):  # lessons' and demos' builds
+        kernel = json.loads(config.read_text())["jupyter-config-data"]["litePluginSettings"]["@jupyterlite/pyodide-kernel-extension:kernel"]
+        assert kernel["pyodideUrl"] == LOCAL_PYODIDE_URL and kernel["disablePyPIFallback"] is True, config
     return out, local_distribution()
 
 
@@ -214,7 +217,8 @@ def _run_cell(page, index):
     page.keyboard.press("Control+Enter")
     prompt = cell.locator(".jp-InputPrompt")
     page.wait_for_function("(el) => /\\[\\d+\\]/.test(el.textContent)", arg=prompt.element_handle(), timeout=TIMEOUT_MS)
-    return cell.locator(".jp-OutputArea").inner_text() if cell.locator(".jp-OutputArea").count() else ""
+    outputs = cell.locator(".jp-OutputArea-output")  # without the "[n]:" prompt of a result
+    return "\n".join(outputs.nth(i).inner_text() for i in range(outputs.count()))
 
 
 def _normal(text):

@@ -205,11 +205,15 @@ def vendor_fontawesome(out: Path) -> bool:
 
 
 def _lite_build(command: list[str], contents: Path, out: Path, stage: Path, bundled: list[Path]) -> None:
-    command = [*command, "--lite-dir", str(stage / "lite"), "--contents", str(contents),
+    # each build in a lite dir of its own: a build keeps task state there (a doit database), and a
+    # second build sharing it skipped merging our settings into its jupyter-lite.json
+    lite = stage / f"lite-{out.name}"
+    shutil.copytree(stage / "lite", lite)
+    command = [*command, "--lite-dir", str(lite), "--contents", str(contents),
                "--output-dir", str(out.resolve()), "--no-sourcemaps"]
     for wheel in bundled:
         command += ["--piplite-wheels", str(wheel)]
-    done = subprocess.run(command, cwd=stage, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=lite, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(command[:2])} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
 
