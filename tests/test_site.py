@@ -279,6 +279,6 @@ def test_an_exercise_is_answered_and_checked_in_the_browser(served):
     verdict = _run_cell(page, answer_cell + 1)
     expected = check("ex02_q1", {"ex02_q1": answer})
     assert _normal(verdict) == _normal(expected.text()), verdict
-    assert expected.passed()
+    assert expected.passed
     page.screenshot(path=str(ARTIFACTS / "site_exercise_02.png"), full_page=False)
     page.close()
