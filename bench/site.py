@@ -38,7 +38,7 @@ print("@@bench@@" + json.dumps({{"seconds": elapsed, "lost": {{k: v["lost"] for 
 def _cpython() -> dict:
     """The same code text, run in this process."""
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):  # and tqdm's bars
         exec(_TIMED, {"__name__": "__bench__"})
     text = out.getvalue()
     return json.loads(text[text.rfind("@@bench@@") + len("@@bench@@"):].splitlines()[0])
