@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test bench demo clean strip exercises grade
+.PHONY: lab test bench demo clean strip exercises grade site
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("Python >= 3.11 is required (found %s)" % sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -41,8 +41,11 @@ grade: $(STAMP)  ## grade submitted notebooks in a sandbox: make grade SUBMISSIO
 	$(PY) -m course_lib.grading grade "$(SUBMISSIONS)" --out "$(or $(OUT),scores.csv)" \
 	  $(if $(SECRET_FILE),--secret-file "$(SECRET_FILE)") $(GRADE_ARGS)
 
+site: $(STAMP)  ## build the course as a static site in _site/ (lessons 00-08, exercises, demos; runs in the browser)
+	$(PY) tools/site_build.py --out _site
+
 bench: $(STAMP)  ## print the benchmark tables
 	$(PY) -m bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis _site

@@ -1,13 +1,15 @@
-"""``python -m bench [sim] [widgets] [grading] [real] [--quick]``: print benchmark tables.
+"""``python -m bench [sim] [widgets] [grading] [real] [site] [--quick]``: print benchmark tables.
 
 Without names: ``sim`` and ``widgets`` (what ``make bench`` prints). ``grading`` (CPU cost of every
 exercise's hidden check) and ``real`` are opt-in; ``real`` starts a 3-broker Kafka cluster (needs
-Java 17+ and Maven, ~2-3 minutes; ``--quick`` ~1 minute) and runs :mod:`bench.real_kafka`. Spark
+Java 17+ and Maven, ~2-3 minutes; ``--quick`` ~1 minute) and runs :mod:`bench.real_kafka`. ``site``
+(opt-in, needs node and npm) compares Pyodide with CPython and times a cold load of the static
+site's first demo (:mod:`bench.site`). Spark
 benchmarks are a separate command (see README).
 """
 import sys
 
-CHOICES = ("sim", "widgets", "grading", "real")
+CHOICES = ("sim", "widgets", "grading", "real", "site")
 
 
 def main(argv: list[str]) -> int:
@@ -27,6 +29,10 @@ def main(argv: list[str]) -> int:
     if "grading" in chosen:
         from . import grading
         grading.main()
+    if "site" in chosen:
+        from . import site
+        if site.main() != 0:
+            return 1
     if "real" in chosen:
         from course_lib.real import jars
         try:

@@ -26,7 +26,6 @@ Taught in notebooks/05_consumer_delivery_semantics and notebooks/07_exactly_once
 from __future__ import annotations
 
 import random
-import sqlite3
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -82,6 +81,10 @@ class SQLiteSink:
     name = "sink:sqlite"
 
     def __init__(self, path: str = ":memory:"):
+        # imported here: in a browser copy of the course without the full Pyodide distribution,
+        # sqlite3 is missing and only the SQLite sink (lesson 07) should stop working
+        import sqlite3
+
         self.db = sqlite3.connect(path, isolation_level=None)
         self.db.execute("CREATE TABLE IF NOT EXISTS output (message TEXT)")
         self.db.execute("CREATE TABLE IF NOT EXISTS offsets (topic TEXT, partition INT, next_offset INT, "

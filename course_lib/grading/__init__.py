@@ -37,8 +37,10 @@ class _TooSlow(BaseException):
 
 
 def _with_time_limit(seconds: float, fn, *args):
-    """Run fn, raising _TooSlow after ``seconds`` (main thread only: SIGALRM; elsewhere no limit)."""
-    if seconds is None or threading.current_thread() is not threading.main_thread():
+    """Run fn, raising _TooSlow after ``seconds`` (main thread only: SIGALRM; elsewhere no limit,
+    and none in the browser: Pyodide has no ``signal.setitimer``)."""
+    if (seconds is None or threading.current_thread() is not threading.main_thread()
+            or not hasattr(signal, "setitimer")):
         return fn(*args)
 
     def on_alarm(signum, frame):

@@ -1,0 +1,101 @@
+"""The course in the browser: how much slower is the simulator in Pyodide, and how long until a
+visitor can click a demo?
+
+1. The same experiment - lesson 02's 100 random fault schedules (``loss_vs_acks(range(100),
+   messages=30, faults=3)``) - timed in this CPython process and in Pyodide under Node, side by
+   side in one run (goal: Pyodide <= 3x CPython). Pyodide is the site's version
+   (tools/pyodide_local.PYODIDE_VERSION), from npm; the time excludes Pyodide's own start-up,
+   which is reported apart.
+2. Time to the first interactive demo on a cold load: the site is built, served on 127.0.0.1
+   with the local Pyodide, and a fresh Chromium profile opens the delivery simulator; the clock
+   stops when its "crash leader" button is on screen (Pyodide loaded, packages installed, the
+   app's first cell run). A visitor on the internet adds download time (about 15 MB compressed).
+
+Run: ``python -m bench site`` (needs node and npm; part 2 also Debian's chromium and playwright).
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import tempfile
+import time
+from pathlib import Path
+
+GOAL_RATIO = 3.0
+EXPERIMENT = "loss_vs_acks(range(100), messages=30, faults=3)"
+_TIMED = f"""
+import time, json, warnings
+warnings.simplefilter("ignore")
+from course_lib.viz import loss_vs_acks
+started = time.perf_counter()
+result = {EXPERIMENT}
+elapsed = time.perf_counter() - started
+print("@@bench@@" + json.dumps({{"seconds": elapsed, "lost": {{k: v["lost"] for k, v in result.items()}}}}))
+"""
+
+
+def _cpython() -> dict:
+    """The same code text, run in this process."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):  # and tqdm's bars
+        exec(_TIMED, {"__name__": "__bench__"})
+    text = out.getvalue()
+    return json.loads(text[text.rfind("@@bench@@") + len("@@bench@@"):].splitlines()[0])
+
+
+def _pyodide(wheels) -> tuple[dict, float]:
+    from tools.pyodide_local import local_distribution, run_python
+    # the site's runtime, plus what the kernel would have loaded (IPython for ipywidgets, ssl)
+    done = run_python(_TIMED, [*wheels, *sorted(local_distribution().glob("*.whl"))], timeout_s=1200)
+    marker = done.stdout.rfind("@@bench@@")
+    if done.returncode != 0 or marker < 0:
+        raise RuntimeError(f"Pyodide under Node failed:\n{done.stderr[-2000:]}")
+    startup_ms = float(next(line.split()[-1] for line in done.stderr.splitlines() if line.startswith("pyodide-startup-ms")))
+    return json.loads(done.stdout[marker + len("@@bench@@"):].splitlines()[0]), startup_ms / 1000
+
+
+def _first_demo_seconds(site: Path) -> float:
+    from playwright.sync_api import sync_playwright
+
+    from tools.pyodide_local import local_distribution
+    from tools.site_server import CHROMIUM, CHROMIUM_ARGS, serve
+    with serve(site, local_distribution()) as server, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_context().new_page()  # a fresh profile: nothing cached
+            started = time.perf_counter()
+            page.goto(server.base_url + "/demos/voici/render/delivery_simulator.html")
+            page.get_by_role("button", name="crash leader").wait_for(timeout=600_000)
+            return time.perf_counter() - started
+        finally:
+            browser.close()
+
+
+def main() -> int:
+    from tools import site_build
+    from tools.pyodide_local import PYODIDE_VERSION, missing_tools
+    from tools.site_server import CHROMIUM, LOCAL_PYODIDE_URL
+    reason = missing_tools()
+    if reason:
+        print(f"site benchmark skipped: {reason}")
+        return 1
+    with tempfile.TemporaryDirectory(prefix="bench-site-") as tmp:
+        wheels = site_build.wheels(Path(tmp) / "wheels")
+        cpython = _cpython()
+        pyodide, startup_s = _pyodide(wheels)
+        ratio = pyodide["seconds"] / cpython["seconds"]
+        print(f"\nSame experiment, CPython vs Pyodide {PYODIDE_VERSION} (Node): {EXPERIMENT}")
+        print(f"  {'runtime':<24}{'wall s':>8}   lost per setting")
+        print(f"  {'CPython (this process)':<24}{cpython['seconds']:>8.2f}   {cpython['lost']}")
+        print(f"  {'Pyodide under Node':<24}{pyodide['seconds']:>8.2f}   {pyodide['lost']}")
+        verdict = "within" if ratio <= GOAL_RATIO else "OVER"
+        print(f"  Pyodide / CPython = {ratio:.2f}x ({verdict} the {GOAL_RATIO:g}x goal); "
+              f"same outcomes: {pyodide['lost'] == cpython['lost']}; Pyodide start-up {startup_s:.1f} s (not counted)")
+        if not Path(CHROMIUM).exists():
+            print(f"\ntime to first interactive demo: skipped ({CHROMIUM} not found)")
+            return 0
+        site = site_build.build(Path(tmp) / "_site", pyodide_url=LOCAL_PYODIDE_URL)
+        seconds = _first_demo_seconds(site)
+        print(f"\nTime to first interactive demo (delivery simulator), cold load from 127.0.0.1: {seconds:.1f} s")
+    return 0
