@@ -271,11 +271,15 @@ FAST_FAILOVER = dict(broker_session_timeout_ms=3000, broker_heartbeat_interval_m
 
 @scenario
 def random_faults(seed: int = 0, producer_config: dict | None = None, topic_config: dict | None = None,
-                  messages: int = 30, duration_ms: float = 3000, faults: int = 4,
+                  messages: int = 30, duration_ms: float = 10_000, faults: int = 4,
                   kinds: tuple = FAULT_KINDS) -> ScenarioResult:
     """A producer sends ``messages`` numbered messages over ``duration_ms`` while a random
-    schedule of ``faults`` (crashes, pauses, isolation, lost ACKs and requests, slow links) drawn
-    from ``seed`` hits the cluster; then everything heals and the log is read and checked."""
+    schedule of ``faults`` (crashes, pauses, isolation, lost ACKs and requests, slow links, an ISR
+    shrink followed by the leader's death) drawn from ``seed`` hits the cluster; then everything
+    heals and the log is read and checked.
+
+    ``duration_ms`` (10 s) is longer than the broker session timeout of the fast-failover settings
+    (3 s), so the ISR does shrink during a trial and ``min.insync.replicas`` matters."""
     topic = {"replication_factor": 3, "min_insync_replicas": 2, **(topic_config or {})}
     config = {"request_timeout_ms": 1000, **(producer_config or {})}
     cluster = Cluster(brokers=3, seed=seed, **FAST_FAILOVER)

@@ -63,6 +63,11 @@ class PartitionState:
     isr: tuple
     replicas: tuple
     partition_epoch: int = 0
+    #: Eligible Leader Replicas (KIP-966): left the ISR while it was below min ISR, so they hold
+    #: everything up to the HW and may be elected cleanly once the ISR is empty
+    elr: tuple = ()
+    #: replicas that were ISR/ELR members and lost that status by an unclean shutdown
+    last_known_elr: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)
