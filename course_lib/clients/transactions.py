@@ -185,9 +185,25 @@ class Transactions:
         return self._txn_partitions
 
     def _transaction_send_failed(self, exc) -> None:
-        if self.config["transactional_id"] is not None and self.transaction_state == IN_TRANSACTION:
-            if isinstance(exc, Errors.ProducerFencedError):
-                self._fatal(exc)
-            else:
-                self.transaction_state = ABORTABLE_ERROR
-                self._txn_error = exc
+        """What a failed send does to the transaction - kafka-python 3.0.12's
+        ``TransactionManager.classify_batch_error``, not Java's:
+
+        - retriable errors that ran out of time (``KafkaTimeoutError`` "Expiring N record(s)",
+          ``NotEnoughReplicas``...) change *nothing*: ``commit_transaction()`` then commits the
+          records that did get through. Java's producer (KAFKA-5385) makes every failed send
+          abortable, so its commit raises. With kafka-python, "a transaction is atomic" holds only
+          if the application checks its send futures (or ``flush()`` and inspects them) first;
+        - ``InvalidProducerEpoch`` (the broker's answer to a zombie's produce): kafka-python tries
+          to bump its epoch (KIP-360), the coordinator refuses a fenced producer, and the producer
+          is left fenced: commit/abort raise ``ProducerFencedError``;
+        - ``ProducerFenced`` / ``InvalidTxnState``: fatal;
+        - any other error: the transaction can only be aborted.
+        """
+        if self.config["transactional_id"] is None or self.transaction_state != IN_TRANSACTION:
+            return
+        if isinstance(exc, (Errors.ProducerFencedError, Errors.InvalidProducerEpochError,
+                            Errors.InvalidTxnStateError)):
+            self._fatal(exc)
+        elif not isinstance(exc, Errors.RetriableError):
+            self.transaction_state = ABORTABLE_ERROR
+            self._txn_error = exc
