@@ -58,6 +58,7 @@ class Controller:
         self.incarnations: dict[int, int] = {}
         self.metadata_version = 0
         self.fenced: set[int] = set()
+        self.unclean_elections = 0  # how many times an out-of-sync replica was made leader
         self.next_producer_id = 1000
         self.producer_epochs: dict[str, tuple[int, int]] = {}  # transactional id -> (pid, epoch)
         cluster.network.add(self)
@@ -206,6 +207,7 @@ class Controller:
         new = replace(state, leader=leader, isr=isr, elr=elr, last_known_elr=last_known)
         if leader != state.leader:
             new = replace(new, leader_epoch=state.leader_epoch + 1)
+            self.unclean_elections += unclean
             self.cluster.record("controller", "elect", {
                 "partition": tp[1], "topic": tp[0], "leader": leader, "leader_epoch": new.leader_epoch,
                 "isr": list(isr), "elr": list(elr), "unclean": unclean, "from_elr": from_elr,
