@@ -15,7 +15,7 @@ from .group_coordinator import OFFSETS_TOPIC, GroupCoordinator
 from .options import ClusterOptions
 from .partition import Partition
 from .protocol import (ConsumerFetchResponse, FetchResponse, FindCoordinatorResponse, Heartbeat,
-                       ListOffsetsResponse, WriteTxnMarkerResponse, node_name, InitProducerIdResponse, MetadataResponse, PartitionResult,
+                       ListOffsetsResponse, OffsetsForLeaderEpochResponse, WriteTxnMarkerResponse, node_name, InitProducerIdResponse, MetadataResponse, PartitionResult,
                        PartitionUpdate, ProduceRequest, ProduceResponse, TopicConfig)
 from .txn_coordinator import TXN_TOPIC, TxnCoordinator
 
@@ -29,6 +29,9 @@ PARTITION_ROUTES = {
                                lambda m: ConsumerFetchResponse(m.corr, m.tp, Errors.NotLeaderForPartitionError)),
     "list_offsets_request": ("list_offsets",
                              lambda m: ListOffsetsResponse(m.corr, m.tp, Errors.NotLeaderForPartitionError, -1)),
+    "offsets_for_leader_epoch_request": (
+        "offsets_for_leader_epoch",
+        lambda m: OffsetsForLeaderEpochResponse(m.corr, m.tp, Errors.NotLeaderForPartitionError)),
 }
 
 GROUP_APIS = frozenset({"join_group", "heartbeat", "leave_group", "offset_commit", "offset_fetch",

@@ -37,6 +37,7 @@ from ..sim.deadline import Deadline
 from .log import PartitionLog
 from .producer_state import ProducerStateTable
 from .protocol import (AlterPartition, ConsumerFetchResponse, FetchRequest, FetchResponse, ListOffsetsResponse,
+                       OffsetsForLeaderEpochResponse,
                        PartitionResult, PartitionState, Record, RecordBatch, TopicConfig)
 from .txn_index import TxnIndex
 
@@ -440,6 +441,14 @@ class Partition:
             return self.broker.send(src, ListOffsetsResponse(req.corr, self.tp, Errors.NotLeaderForPartitionError, -1))
         offset = self.readable_end(req.read_committed) if req.latest else 0
         self.broker.send(src, ListOffsetsResponse(req.corr, self.tp, None, offset))
+
+    def offsets_for_leader_epoch(self, src: str, req) -> None:
+        """KIP-320: the largest epoch <= ``req.epoch`` in this leader's log and where it ended."""
+        if not self.is_leader:
+            return self.broker.send(src, OffsetsForLeaderEpochResponse(req.corr, self.tp,
+                                                                       Errors.NotLeaderForPartitionError))
+        epoch, end = self.log.end_offset_for_epoch(req.epoch)
+        self.broker.send(src, OffsetsForLeaderEpochResponse(req.corr, self.tp, None, epoch, end))
 
     # ---- leader: transaction markers ---------------------------------------------------------------
     def write_marker(self, producer_id: int, producer_epoch: int, commit: bool, done) -> None:

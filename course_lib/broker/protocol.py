@@ -291,6 +291,25 @@ class ListOffsetsResponse:
 
 
 @dataclass(slots=True)
+class OffsetsForLeaderEpochRequest:
+    """A consumer checks its position after a leader change (KIP-320): where did ``epoch`` end?"""
+    corr: int
+    tp: TopicPartition
+    epoch: int
+    kind: str = "offsets_for_leader_epoch_request"
+
+
+@dataclass(slots=True)
+class OffsetsForLeaderEpochResponse:
+    corr: int
+    tp: TopicPartition
+    error: Any
+    epoch: int = -1
+    end_offset: int = -1
+    kind: str = "offsets_for_leader_epoch_response"
+
+
+@dataclass(slots=True)
 class FindCoordinatorRequest:
     corr: int
     key: str
