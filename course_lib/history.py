@@ -25,12 +25,48 @@ True
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 INVOKE, OK, FAIL, INFO = "invoke", "ok", "fail", "info"
 _BATCH = object()  # marks a pending entry holding a whole batch's outcome
 OUTCOMES = (OK, FAIL, INFO)
 TYPES = (INVOKE, *OUTCOMES)
+
+
+class OpName:
+    """Names of client operations (``Op.f``), the same for every backend and the checker."""
+
+    SEND = "send"
+    POLL = "poll"
+    COMMIT = "commit"
+    PROCESS = "process"
+    SEEK = "seek"
+    ASSIGNED = "assigned"
+    FINAL_READ = "final_read"
+    INIT_TRANSACTIONS = "init_transactions"
+    BEGIN_TRANSACTION = "begin_transaction"
+    SEND_OFFSETS = "send_offsets"
+    END_TRANSACTION = "end_transaction"
+    ELECT = "elect"
+    TRUNCATE = "truncate"
+
+
+class Nemesis:
+    """Names of nemesis operations (process ``nemesis``), one spelling on every backend."""
+
+    CRASH = "crash"
+    RESTART = "restart"
+    PAUSE = "pause"
+    RESUME = "resume"
+    ISOLATE = "isolate"
+    HEAL = "heal"
+    LOSE_NEXT_ACK = "lose_next_ack"
+    LOSE_NEXT_REQUEST = "lose_next_request"
+    CRASH_CLIENT = "crash_client"
+    FREEZE_CLIENT = "freeze"
+    WAKE_CLIENT = "wake"
+    SCHEDULE = "schedule"  # a random fault schedule (simulator only)
 
 
 class Op(NamedTuple):
@@ -65,20 +101,25 @@ class History:
     """An append-only list of :class:`Op`, with a clock supplied by the backend.
 
     The simulator passes its virtual clock (ms); the real lab passes wall-clock ms since start.
-    Clients on a hot path use :meth:`note_invoke` / :meth:`note_completions`, which store raw
-    tuples and a whole batch's outcome as one entry; :attr:`ops` expands them, in order, the
-    first time someone looks.
+    The simulated producer (a hot path) appends raw invocation tuples to ``_pending`` and a whole
+    batch's outcome as one entry (:meth:`note_completions`); :attr:`ops` expands them, in order,
+    the first time someone looks. Every other write is thread-safe: kafka-python completes
+    futures on its own I/O threads, and nobody has to pass a lock around.
     """
 
     def __init__(self, clock: Callable[[], float] | None = None, ops: Iterable[Op] = ()):
         self.clock = clock or (lambda: 0.0)
         self._ops: list[Op] = list(ops)
         self._pending: list[tuple] = []
+        # kafka-python completes futures on its I/O threads: every append and the expansion of
+        # pending entries hold this lock (re-entrant: _append reads self.ops)
+        self._lock = threading.RLock()
 
     @property
     def ops(self) -> list[Op]:
         if self._pending:
-            self._materialise()
+            with self._lock:
+                self._materialise()
         return self._ops
 
     def __len__(self) -> int:
@@ -97,15 +138,16 @@ class History:
         return f"<History of {len(self)} operations>"
 
     def _append(self, op_fields: tuple) -> Op:
-        ops = self.ops
-        op = Op(len(ops), *op_fields)
-        ops.append(op)
-        return op
+        with self._lock:
+            ops = self.ops
+            op = Op(len(ops), round(self.clock(), 3), *op_fields)
+            ops.append(op)
+            return op
 
     def invoke(self, process: str, f: str, value: Any = None, topic: str | None = None,
                partition: int | None = None) -> Op:
         """Record the start of an operation and return it (pass it to :meth:`complete`)."""
-        return self._append((round(self.clock(), 3), process, INVOKE, f, value, topic, partition))
+        return self._append((process, INVOKE, f, value, topic, partition))
 
     def complete(self, invoked: Op, type: str, offset: int | None = None, error: str | None = None,
                  evidence: dict | None = None, **changed) -> Op:
@@ -117,7 +159,7 @@ class History:
             raise ValueError(f"outcome type must be one of {OUTCOMES}, got {type!r}")
         if invoked.type != INVOKE:
             raise ValueError(f"can only complete an 'invoke' operation, got {invoked.type!r}")
-        return self._append((round(self.clock(), 3), invoked.process, type, invoked.f,
+        return self._append((invoked.process, type, invoked.f,
                              changed.get("value", invoked.value), changed.get("topic", invoked.topic),
                              changed.get("partition", invoked.partition), offset, error, evidence))
 
@@ -129,21 +171,17 @@ class History:
         if unknown:
             raise TypeError(f"record() got unknown field(s) {sorted(unknown)}; an Op has topic, partition, "
                             f"offset, error and evidence")
-        return self._append((round(self.clock(), 3), process, type, f, value,
+        return self._append((process, type, f, value,
                              fields.get("topic"), fields.get("partition"), fields.get("offset"),
                              fields.get("error"), fields.get("evidence")))
 
     # ---- the fast path for clients -------------------------------------------------------
-    def note_invoke(self, process: str, f: str, value: Any, topic: str | None, partition: int | None) -> tuple:
-        """Like :meth:`invoke`, but returns an opaque handle for :meth:`note_completions`.
-        A ``bytes`` value is recorded as text (UTF-8, else hex), decoded only when read."""
-        handle = (self.clock(), process, INVOKE, f, value, topic, partition)  # rounded when read
-        self._pending.append(handle)
-        return handle
-
     def note_completions(self, handles: list, type: str, base_offset: int | None = None,
                          error: str | None = None, evidence: dict | None = None) -> None:
-        """One outcome for consecutive records of a batch: record ``i`` gets ``base_offset + i``."""
+        """One outcome for consecutive records of a batch: record ``i`` gets ``base_offset + i``.
+
+        ``handles`` are the raw invocation tuples the simulated producer appended to ``_pending``
+        (its hot path, single-threaded like the whole simulator)."""
         self._pending.append((_BATCH, self.clock(), type, handles, base_offset, error, evidence))
 
     def _materialise(self) -> None:
@@ -160,31 +198,6 @@ class History:
                 ops.append(Op(len(ops), time_ms, h[1], type, h[3], _text(h[4]), h[5], h[6],
                               None if base is None else base + i, error, evidence))
 
-    # ---- views -------------------------------------------------------------------------
-    def completions(self, f: str | None = None) -> Iterator[tuple[Op, Op | None]]:
-        """Yield ``(invoke, completion)`` pairs; completion is None if it never completed.
-
-        A process runs one operation at a time per ``(process, f, value)``; pairs are matched in
-        order, as Jepsen does.
-        """
-        pending: dict[tuple, list[Op]] = {}
-        pairs: list[list] = []
-        for op in self.ops:
-            if f is not None and op.f != f:
-                continue
-            key = (op.process, op.f, _hashable(op.value))
-            if op.type == INVOKE:
-                pair = [op, None]
-                pairs.append(pair)
-                pending.setdefault(key, []).append(pair)
-            elif op.type in OUTCOMES and pending.get(key):
-                pending[key].pop(0)[1] = op
-        for inv, done in pairs:
-            yield inv, done
-
-    def filter(self, pred: Callable[[Op], bool]) -> list[Op]:
-        return [op for op in self.ops if pred(op)]
-
     # ---- serialisation ----------------------------------------------------------------
     def to_jsonl(self) -> str:
         return "".join(op.to_json() + "\n" for op in self.ops)
@@ -198,23 +211,10 @@ class History:
                 h.ops.append(Op(**json.loads(line)))
         return h
 
-    def renumbered(self) -> "History":
-        """A copy with indexes 0..n-1 (after merging histories from several sources)."""
-        return History(clock=self.clock, ops=[op._replace(index=i) for i, op in enumerate(self.ops)])
-
-
 def _text(value: Any):
     if type(value) is bytes:
         try:
             return value.decode()
         except UnicodeDecodeError:
             return value.hex()
-    return value
-
-
-def _hashable(value: Any):
-    if isinstance(value, list):
-        return tuple(_hashable(v) for v in value)
-    if isinstance(value, dict):
-        return tuple(sorted((k, _hashable(v)) for k, v in value.items()))
     return value

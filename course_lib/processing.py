@@ -18,24 +18,47 @@ Crash points: ``after_poll``, ``mid_batch`` (half the batch processed), ``after_
 (processed, not committed) and ``after_commit`` (committed, not processed - where at-most-once
 commits first). After a crash a new instance starts, as a supervisor would restart it.
 
+The same application and restart loop run on the simulator and on real Kafka
+(``run_pipeline(..., backend=LocalCluster())``): see :mod:`course_lib.backend`.
+
 Taught in notebooks/05_consumer_delivery_semantics and notebooks/07_exactly_once_external.
 """
 from __future__ import annotations
 
 import random
 import sqlite3
-import warnings
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from kafka import errors as Errors
 
-from .broker import Cluster
+from .backend import Backend, MissingFault, open_backend
 from .checker import CheckResult, check
-from .clients import KafkaConsumer, KafkaProducer
+from .history import Nemesis, OpName
 
 SEMANTICS = ("at-most-once", "at-least-once", "auto-commit", "exactly-once-external", "exactly-once-kafka")
 CRASH_POINTS = ("after_poll", "mid_batch", "after_process", "after_commit")
-INPUT, OUTPUT, GROUP = "input", "output", "processors"
+INPUT, OUTPUT, GROUP, TRANSACTIONAL_ID = "input", "output", "processors", "processor"
+
+#: what each consuming application shows when it crashes at each point (synchronous processing)
+CONSUMER_EXPECTED = {
+    ("at-most-once", "after_poll"): set(), ("at-most-once", "mid_batch"): {"lost_in_processing"},
+    ("at-most-once", "after_process"): set(), ("at-most-once", "after_commit"): {"lost_in_processing"},
+    ("at-least-once", "after_poll"): set(), ("at-least-once", "mid_batch"): {"duplicate_processing"},
+    ("at-least-once", "after_process"): {"duplicate_processing"}, ("at-least-once", "after_commit"): set(),
+    ("auto-commit", "after_poll"): set(), ("auto-commit", "mid_batch"): {"duplicate_processing"},
+    ("auto-commit", "after_process"): {"duplicate_processing"},
+    ("auto-commit", "after_commit"): {"duplicate_processing"},
+}
+
+
+class Names(NamedTuple):
+    """The topics, group and transactional id of one pipeline run, as the backend named them."""
+
+    input: str
+    output: str
+    group: str
+    transactional_id: str
 
 
 class ListSink:
@@ -95,8 +118,10 @@ class PipelineResult:
     result: CheckResult
     sink: list
     crashes: list = field(default_factory=list)
-    cluster: Cluster | None = None
+    cluster: Any = None
     expected: set = field(default_factory=set)
+    notes: dict = field(default_factory=dict)
+    backend: str = "simulator"
 
     @property
     def anomalies(self) -> set[str]:
@@ -116,52 +141,53 @@ class _Crash(Exception):
 
 class Processor:
     """One instance of the consumer application. ``run()`` returns when the input is drained or
-    raises :class:`_Crash` at its crash point."""
+    raises :class:`_Crash` at its crash point. The same code drives simulated and real clients."""
 
-    def __init__(self, cluster, semantics, sink, number, crash_point=None, crash_after_polls=None,
-                 batch=5, session_timeout_ms=10_000, buffered=False, processing_ms=25.0, input_ends=None):
-        self.cluster, self.semantics, self.sink, self.number = cluster, semantics, sink, number
-        self.input_ends = input_ends if input_ends is not None else _input_ends(cluster)
+    def __init__(self, backend: Backend, names: Names, semantics, sink, number, crash_point=None,
+                 crash_after_polls=None, batch=5, session_timeout_ms=10_000, buffered=False, processing_ms=25.0,
+                 input_ends=None):
+        self.b, self.names, self.semantics, self.sink, self.number = backend, names, semantics, sink, number
+        self.input_ends = input_ends if input_ends is not None else _input_ends(backend, names.input)
         self.buffered = buffered  # processing runs one poll behind (a worker queue)
         self.processing_ms = processing_ms  # time each record takes: auto-commits happen meanwhile
         self.queue: list = []
         self.crash_point, self.crash_after_polls = crash_point, crash_after_polls
         self.polls = 0
-        config = dict(bootstrap_servers=cluster, client_id=f"processor-{number}", max_poll_records=batch,
+        config = dict(client_id=f"processor-{number}", max_poll_records=batch,
                       auto_offset_reset="earliest", session_timeout_ms=session_timeout_ms,
                       heartbeat_interval_ms=session_timeout_ms // 3, auto_commit_interval_ms=100)
         if semantics == "exactly-once-external":
-            self.consumer = KafkaConsumer(enable_auto_commit=False, **config)
-            self.consumer.assign([(INPUT, p) for p in range(cluster.topic_config(INPUT).partitions)])
+            self.consumer = backend.consumer(enable_auto_commit=False, **config)
+            self.consumer.assign([(names.input, p) for p in range(backend.partitions_of(names.input))])
             for tp, offset in sink.stored_offsets().items():
                 self.consumer.seek(tp, offset)
         else:
-            self.consumer = KafkaConsumer(
-                INPUT, group_id=GROUP, enable_auto_commit=semantics == "auto-commit",
+            self.consumer = backend.consumer(
+                names.input, group_id=names.group, enable_auto_commit=semantics == "auto-commit",
                 isolation_level="read_committed" if semantics == "exactly-once-kafka" else "read_uncommitted",
                 **config)
         self.producer = None
         if semantics == "exactly-once-kafka":
-            self.producer = KafkaProducer(bootstrap_servers=cluster, transactional_id="processor",
-                                          client_id=f"processor-{number}-producer")
-            self.producer.init_transactions()
+            self.producer = backend.producer(transactional_id=names.transactional_id,
+                                             client_id=f"processor-{number}-producer")
+            self.producer.init_transactions()  # fences an older instance, aborts its open transaction
 
     def _maybe_crash(self, point: str) -> None:
         if point == self.crash_point and self.crash_after_polls is not None and self.polls >= self.crash_after_polls:
             raise _Crash(point)
 
     def process(self, record) -> None:
-        self.cluster.run_for(self.processing_ms)
+        self.b.wait(self.processing_ms, kafka_ms=0)
         message = record.value.decode()
         if self.semantics == "exactly-once-external":
             self.sink.write_with_offset(message, record.topic, record.partition, record.offset + 1)
         elif self.semantics == "exactly-once-kafka":
-            self.producer.send(OUTPUT, record.value, partition=record.partition)
+            self.producer.send(self.names.output, record.value, partition=record.partition)
         else:
             self.sink.write(message)
         if self.semantics != "exactly-once-kafka":
-            self.cluster.history.record(self.consumer.node_id, "ok", "process", message,
-                                        topic=record.topic, partition=record.partition, offset=record.offset)
+            self.b.history.record(self.consumer.node_id, "ok", OpName.PROCESS, message,
+                                  topic=record.topic, partition=record.partition, offset=record.offset)
 
     def run(self, idle_polls: int = 6, max_polls: int = 500) -> None:
         idle = 0
@@ -197,6 +223,7 @@ class Processor:
                 return  # fenced: a newer instance owns this transactional id
             if self.semantics != "at-most-once":
                 self._maybe_crash("after_commit")
+        raise RuntimeError(f"processor-{self.number} did not reach the end of {self.names.input} in {max_polls} polls")
 
     def _commit_transaction(self) -> bool:
         """Offsets and outputs commit together; if the group moved on, abort - the new owner of the
@@ -221,59 +248,74 @@ class Processor:
         """Has this instance read to the end of the input (as loaded before the run)?"""
         positions = self.consumer.positions
         return bool(positions) and all(
-            position is not None and position >= self.input_ends.get(tp, 0) for tp, position in positions.items())
+            position is not None and position >= self.input_ends.get(tuple(tp), 0)
+            for tp, position in positions.items())
 
     def crash(self) -> None:
-        self.consumer.crash()
-        if self.producer is not None:
-            self.producer.crash()
+        self.b.crash_client(self.consumer)
+        if self.producer is not None:  # abandoned with its transaction open; no abort
+            self.b.crash_client(self.producer)
         if isinstance(self.sink, SQLiteSink):
             self.sink.rollback_open_transaction()
 
+    def close(self) -> None:
+        self.consumer.close()
+        if self.producer is not None:
+            self.producer.close()
 
-def loaded_cluster(seed: int, messages: int, partitions: int = 2, with_output: bool = False) -> Cluster:
-    """A 3-broker cluster whose input topic holds ``msg-0`` .. ``msg-{messages-1}`` (keyed, so they
-    spread over the partitions), and optionally an empty output topic."""
-    cluster = Cluster(brokers=3, seed=seed, group_initial_rebalance_delay_ms=0)
-    cluster.create_topic(INPUT, partitions=partitions, min_insync_replicas=2)
+
+def load_input(backend: Backend, messages: int, partitions: int = 2, with_output: bool = False,
+               loader_id: str | None = "loader") -> Names:
+    """Create the input topic (and optionally an empty output topic) and load ``msg-0`` ..
+    ``msg-{messages-1}`` into it, keyed so they spread over the partitions."""
+    input_topic = backend.create_topic(INPUT, partitions=partitions, min_insync_replicas=2)
+    output_topic = OUTPUT
     if with_output:
-        cluster.create_topic(OUTPUT, partitions=partitions, min_insync_replicas=2)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        loader = KafkaProducer(bootstrap_servers=cluster, client_id="loader")
+        output_topic = backend.create_topic(OUTPUT, partitions=partitions, min_insync_replicas=2)
+    loader = backend.producer(**({"client_id": loader_id} if loader_id else {}))
     for i in range(messages):
-        loader.send(INPUT, f"msg-{i}".encode(), key=str(i).encode())
+        loader.send(input_topic, f"msg-{i}".encode(), key=str(i).encode())
     loader.flush()
-    return cluster
+    return Names(input_topic, output_topic, backend.group_id(GROUP), backend.transactional_id(TRANSACTIONAL_ID))
 
 
-def _input_ends(cluster) -> dict:
-    """The log end of each input partition (the harness loads all input before processing)."""
-    ends = {}
-    for p in range(cluster.topic_config(INPUT).partitions):
-        leader = cluster.brokers[cluster.leader_of(INPUT, p)].partitions[(INPUT, p)]
-        ends[(INPUT, p)] = leader.readable_end(read_committed=True)
-    return ends
+def loaded_cluster(seed: int, messages: int, partitions: int = 2, with_output: bool = False):
+    """A simulated 3-broker cluster whose input topic holds ``msg-0`` .. ``msg-{messages-1}``."""
+    b = open_backend(None, seed, group_initial_rebalance_delay_ms=0)
+    load_input(b, messages, partitions, with_output)
+    return b.cluster
+
+
+def _input_ends(backend: Backend, topic: str) -> dict:
+    """The end of each input partition (the harness loads all input before processing)."""
+    return {(topic, p): backend.end_offset(topic, p, read_committed=True)
+            for p in range(backend.partitions_of(topic))}
 
 
 def run_pipeline(semantics: str = "at-least-once", crash_point: str | None = "after_process", crashes: int = 1,
                  seed: int = 0, messages: int = 20, partitions: int = 2, batch: int = 5,
                  restart_delay_ms: float = 1000, buffered: bool = False,
-                 broker_fault: tuple | None = None, lose_response_at_ms: float | None = None) -> PipelineResult:
+                 broker_fault: tuple | None = None, lose_response_at_ms: float | None = None,
+                 backend=None) -> PipelineResult:
     """Produce ``messages`` to the input topic, run the application with ``crashes`` crashes at
     ``crash_point`` (on a seeded poll), restart it each time, then read everything and check.
     ``buffered=True`` processes each poll's records one poll later, as an application that hands
     records to a worker queue does - the case where auto-commit loses messages.
     ``broker_fault=(at_ms, broker)`` crashes a broker that long after processing starts (restarted
-    3 s later); ``lose_response_at_ms`` drops one response to the application's clients then."""
+    3 s later); ``lose_response_at_ms`` drops one response to the application's clients then
+    (both simulator only). ``backend``: see :func:`course_lib.backend.open_backend`."""
     if semantics not in SEMANTICS:
         raise ValueError(f"semantics must be one of {SEMANTICS}, got {semantics!r}")
     if crash_point is not None and crash_point not in CRASH_POINTS:
         raise ValueError(f"crash_point must be one of {CRASH_POINTS} or None, got {crash_point!r}")
     rng = random.Random(f"processing-{seed}")
-    cluster = loaded_cluster(seed, messages, partitions, with_output=semantics == "exactly-once-kafka")
+    b = open_backend(backend, seed, group_initial_rebalance_delay_ms=0)
+    if broker_fault is not None or lose_response_at_ms is not None:
+        b.require("run_pipeline with timed broker faults", Nemesis.SCHEDULE)
+    names = load_input(b, messages, partitions, with_output=semantics == "exactly-once-kafka")
     sink = SQLiteSink() if semantics == "exactly-once-external" else ListSink()
-    input_ends = _input_ends(cluster)
+    input_ends = _input_ends(b, names.input)
+    cluster = b.cluster
     if broker_fault is not None:
         at_ms, broker = broker_fault
         cluster.at(at_ms, cluster.crash, broker)
@@ -282,38 +324,39 @@ def run_pipeline(semantics: str = "at-least-once", crash_point: str | None = "af
         cluster.at(lose_response_at_ms, cluster.network.drop_next, None, None, "coordinator_response")
     crash_log = []
     number = 0
-    while True:
-        number += 1
-        crash_here = crash_point if len(crash_log) < crashes else None
-        processor = Processor(cluster, semantics, sink, number, crash_here, rng.randint(1, 2), batch,
-                              buffered=buffered, input_ends=input_ends)
-        try:
-            processor.run()
-            processor.consumer.close()
-            if processor.producer is not None:
-                processor.producer.close()
-            break
-        except _Crash as crash:
-            processor.crash()
-            crash_log.append({"instance": number, "point": str(crash), "time_ms": cluster.now,
-                              "after_polls": processor.polls})
-            cluster.run_for(restart_delay_ms)
-        if number > crashes + 5:
-            raise RuntimeError(f"the application did not finish after {number} instances (seed={seed})")
+    try:
+        while True:
+            number += 1
+            crash_here = crash_point if len(crash_log) < crashes else None
+            processor = Processor(b, names, semantics, sink, number, crash_here, rng.randint(1, 2), batch,
+                                  buffered=buffered, input_ends=input_ends)
+            try:
+                processor.run()
+                processor.close()
+                break
+            except _Crash as crash:
+                processor.crash()
+                crash_log.append({"instance": number, "point": str(crash), "time_ms": b.now_ms,
+                                  "after_polls": processor.polls})
+                b.wait(restart_delay_ms, kafka_ms=0)
+            if number > crashes + 5:
+                raise RuntimeError(f"the application did not finish after {number} instances (seed={seed})")
+    finally:
+        b.close_clients()
     isolation = "read_committed" if semantics == "exactly-once-kafka" else "read_uncommitted"
-    cluster.final_read(INPUT)
+    b.final_read(names.input)
     if semantics == "exactly-once-kafka":
-        cluster.final_read(OUTPUT, isolation_level="read_committed")
-        sink_rows = [m for _, _, m in cluster.history[-1].value]
-        sink_name = OUTPUT
+        sink_rows = [m for _, _, m in b.final_read(names.output, isolation_level="read_committed")]
+        sink_name = names.output
     else:
         sink_rows = sink.contents()
-        cluster.history.record("final-reader", "ok", "final_read", [[0, i, m] for i, m in enumerate(sink_rows)],
-                               topic=sink.name)
+        b.history.record("final-reader", "ok", OpName.FINAL_READ, [[0, i, m] for i, m in enumerate(sink_rows)],
+                         topic=sink.name)
         sink_name = sink.name
-    consumer = {"semantics": semantics, "isolation_level": isolation, "input": INPUT, "output": sink_name}
-    result = check(cluster.history, {"acks": "all"}, None, consumer=consumer)
-    return PipelineResult(semantics, crash_point, seed, cluster.history, result, sink_rows, crash_log, cluster)
+    consumer = {"semantics": semantics, "isolation_level": isolation, "input": names.input, "output": sink_name}
+    result = check(b.history, {"acks": "all"}, None, consumer=consumer)
+    return PipelineResult(semantics, crash_point, seed, b.history, result, sink_rows, crash_log, b.cluster,
+                          notes={"crashes": crash_log, "topic": names.input}, backend=b.kind)
 
 
 def random_processing(seed: int, semantics: str, messages: int = 20) -> PipelineResult:
@@ -324,3 +367,7 @@ def random_processing(seed: int, semantics: str, messages: int = 20) -> Pipeline
     return run_pipeline(semantics, point, crashes=rng.randint(1, 3), seed=seed, messages=messages,
                         batch=rng.randint(2, 6), broker_fault=(rng.uniform(0, 400), rng.choice([1, 2, 3])),
                         lose_response_at_ms=rng.uniform(0, 400))
+
+
+__all__ = ["SEMANTICS", "CRASH_POINTS", "CONSUMER_EXPECTED", "Names", "Processor", "ListSink", "SQLiteSink",
+           "PipelineResult", "load_input", "loaded_cluster", "run_pipeline", "random_processing", "MissingFault"]

@@ -333,6 +333,16 @@ class LocalCluster(Namespaced):
         self.proxy(leader).drop_next_produce_response(count)
         return leader
 
+    def spoil_next_produce_request(self, topic: str, partition: int = 0) -> int:
+        """Arm the proxy of the partition's current leader to corrupt the next produce request, so
+        the broker refuses it (CORRUPT_MESSAGE, retriable) while later requests on the same
+        connection are appended. Returns the leader's id."""
+        leader = self.leader_of(topic, partition)
+        if leader is None or leader < 0:
+            raise ClusterError(f"{topic}-{partition} has no leader right now")
+        self.proxy(leader).spoil_next_produce_request()
+        return leader
+
     # ---- what clients need ----------------------------------------------------------------
     @property
     def bootstrap_servers(self) -> str:
@@ -359,9 +369,11 @@ class LocalCluster(Namespaced):
 
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int | None = None,
                      min_insync_replicas: int | None = None, config: dict | None = None,
-                     timeout_s: float = 30.0) -> None:
-        """Create a topic (RF=3 and min.insync.replicas=2 by default) and wait for its leaders."""
+                     timeout_s: float = 30.0) -> str:
+        """Create ``name`` (namespaced once by :meth:`topic`; RF=3 and min.insync.replicas=2 by
+        default), wait for its leaders with a full ISR, and return the name to use."""
         from kafka.admin import NewTopic
+        name = self.topic(name)
         rf = replication_factor or int(self.config["default.replication.factor"])
         cfg = {"min.insync.replicas": str(min_insync_replicas or self.config["min.insync.replicas"])}
         cfg.update({k: str(v) for k, v in (config or {}).items()})
@@ -375,7 +387,7 @@ class LocalCluster(Namespaced):
             parts = self._partitions(name)
             if parts and len(parts) == partitions and all(
                     p["leader_id"] >= 0 and len(p["isr_nodes"]) == rf for p in parts):
-                return
+                return name
             time.sleep(0.2)
         raise ClusterError(f"topic {name!r} has no leader with a full ISR after {timeout_s} s")
 
@@ -415,6 +427,9 @@ class LocalCluster(Namespaced):
         if t.get("error_code", 0) != 0:
             return []
         return sorted(t["partitions"], key=lambda p: p["partition_index"])
+
+    def partitions_of(self, topic: str) -> list[int]:
+        return [p["partition_index"] for p in self._partitions(topic)]
 
     def partition_info(self, topic: str, partition: int = 0) -> dict:
         for p in self._partitions(topic):

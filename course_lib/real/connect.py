@@ -121,6 +121,7 @@ class RemoteCluster(Namespaced):
         raise RuntimeError(f"topic {full!r} has no leader after {timeout_s} s")
 
     def _partition(self, topic: str, partition: int) -> dict | None:
+        """The partition's metadata while it has a leader, else None."""
         admin = self.admin()
         try:
             (t,) = admin.describe_topics([topic])
@@ -131,13 +132,24 @@ class RemoteCluster(Namespaced):
                 return p
         return None
 
-    def leader_of(self, topic: str, partition: int = 0) -> int:
+    def partitions_of(self, topic: str) -> list[int]:
+        admin = self.admin()
+        try:
+            (t,) = admin.describe_topics([topic])
+        finally:
+            admin.close()
+        return sorted(p["partition_index"] for p in t.get("partitions", []))
+
+    def partition_info(self, topic: str, partition: int = 0) -> dict:
+        """Leader, leader epoch and ISR as the cluster's metadata says (``leader_id`` -1: none)."""
         p = self._partition(topic, partition)
-        return -1 if p is None else p["leader_id"]
+        return p if p is not None else {"partition_index": partition, "leader_id": -1, "isr_nodes": []}
+
+    def leader_of(self, topic: str, partition: int = 0) -> int:
+        return self.partition_info(topic, partition)["leader_id"]
 
     def isr_of(self, topic: str, partition: int = 0) -> list[int]:
-        p = self._partition(topic, partition)
-        return [] if p is None else sorted(p["isr_nodes"])
+        return sorted(self.partition_info(topic, partition)["isr_nodes"])
 
     # ---- faults: only on a cluster this process runs ---------------------------------------
     def _local_only(self, what: str):
@@ -170,6 +182,9 @@ class RemoteCluster(Namespaced):
 
     def drop_next_produce_response(self, topic: str, partition: int = 0, count: int = 1):
         self._local_only("Losing a produce acknowledgement")
+
+    def spoil_next_produce_request(self, topic: str, partition: int = 0):
+        self._local_only("Failing a produce request")
 
 
 def connect(bootstrap_servers: str | None = None, prefix: str | None = None) -> RemoteCluster:

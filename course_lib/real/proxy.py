@@ -11,7 +11,9 @@ bytes anywhere and break Kafka's framing; this one understands just enough of th
 
 ``drop_next_produce_response()`` lets the broker append a batch, swallows its response and closes
 the client's connection: kafka-python sees a disconnect, cannot know whether the write happened,
-and retries. ``drop_next_request(api_key=0)`` swallows a request before the broker sees it.
+and retries. ``drop_next_request(api_key=0)`` swallows a request before the broker sees it (and
+cuts the connection). ``spoil_next_produce_request()`` corrupts one produce request so the broker
+refuses it with a retriable error while the requests behind it succeed: reordering for real.
 
 Each broker's *client* listener sits behind one proxy and advertises the proxy's port, so clients
 reconnect through it; replication between brokers uses another listener and never crosses it.
@@ -58,6 +60,7 @@ class ProxyStats:
     requests: dict[int, int] = field(default_factory=dict)  # api_key -> count forwarded
     dropped_responses: list[tuple[int, int]] = field(default_factory=list)  # (api_key, corr id)
     dropped_requests: list[tuple[int, int]] = field(default_factory=list)
+    spoiled_requests: list[tuple[int, int]] = field(default_factory=list)
 
 
 class KafkaProxy:
@@ -75,6 +78,7 @@ class KafkaProxy:
         self._lock = threading.Lock()
         self._drop_responses: dict[int, int] = {}  # api_key -> how many more to drop
         self._drop_requests: dict[int, int] = {}
+        self._spoil_requests = 0
         self._writers: set[asyncio.StreamWriter] = set()
         self._lt = _LoopThread.get()
         self._server = self._lt.run(asyncio.start_server(self._handle, host, port))
@@ -83,29 +87,22 @@ class KafkaProxy:
     # ---- fault controls (thread-safe; called from the notebook's thread) -----------------
     def drop_next_produce_response(self, count: int = 1) -> None:
         """Swallow the next ``count`` Produce responses, closing the client connection each time."""
-        self.drop_next_response(PRODUCE, count)
-
-    def drop_next_response(self, api_key: int, count: int = 1) -> None:
         with self._lock:
-            self._drop_responses[api_key] = self._drop_responses.get(api_key, 0) + count
+            self._drop_responses[PRODUCE] = self._drop_responses.get(PRODUCE, 0) + count
+
+    def spoil_next_produce_request(self, count: int = 1) -> None:
+        """Fail the next ``count`` Produce requests, keeping the connection: the proxy corrupts the
+        CRC of the request's record batch, so the broker refuses it (CORRUPT_MESSAGE, nothing
+        appended), and turns that error in the response into NOT_ENOUGH_REPLICAS, which producers
+        retry (kafka-python does not retry a corrupt message). The requests behind it - already in
+        flight on the same connection - are appended first: reordering for real."""
+        with self._lock:
+            self._spoil_requests += count
 
     def drop_next_request(self, api_key: int = PRODUCE, count: int = 1) -> None:
         """Swallow the next ``count`` requests of ``api_key`` (the broker never sees them)."""
         with self._lock:
             self._drop_requests[api_key] = self._drop_requests.get(api_key, 0) + count
-
-    def clear_faults(self) -> None:
-        with self._lock:
-            self._drop_responses.clear()
-            self._drop_requests.clear()
-
-    def pending_faults(self) -> dict[str, dict[int, int]]:
-        with self._lock:
-            return {"responses": dict(self._drop_responses), "requests": dict(self._drop_requests)}
-
-    def disconnect_all(self) -> None:
-        """Close every open connection (clients reconnect): a blip of the network."""
-        self._lt.loop.call_soon_threadsafe(self._close_all)
 
     def close(self) -> None:
         if self._server is None:
@@ -134,6 +131,13 @@ class KafkaProxy:
         for w in list(self._writers):
             w.close()
 
+    def _take_spoil(self) -> bool:
+        with self._lock:
+            if self._spoil_requests <= 0:
+                return False
+            self._spoil_requests -= 1
+            return True
+
     def _take(self, table: dict[int, int], api_key: int) -> bool:
         with self._lock:
             left = table.get(api_key, 0)
@@ -151,6 +155,7 @@ class KafkaProxy:
             return
         self._writers.update((client_w, up_w))
         in_flight: dict[int, int] = {}  # correlation_id -> api_key, for this connection only
+        spoiled_corrs: set[int] = set()
 
         def close_both():
             client_w.close()
@@ -165,6 +170,12 @@ class KafkaProxy:
                 if self._take(self._drop_requests, api_key):
                     self.stats.dropped_requests.append((api_key, corr))
                     return  # lost on the way: the broker never sees it, the client gets cut off
+                if api_key == PRODUCE and self._take_spoil():
+                    spoiled = _spoil_batch_crc(frame)
+                    if spoiled is not None:
+                        frame = spoiled
+                        spoiled_corrs.add(corr)
+                        self.stats.spoiled_requests.append((api_key, corr))
                 in_flight[corr] = api_key
                 self.stats.requests[api_key] = self.stats.requests.get(api_key, 0) + 1
                 up_w.write(frame)
@@ -177,6 +188,9 @@ class KafkaProxy:
                     return
                 (corr,) = struct.unpack_from(">i", frame, 4)
                 api_key = in_flight.pop(corr, -1)
+                if corr in spoiled_corrs:
+                    spoiled_corrs.discard(corr)
+                    frame = _retriable_error(frame)
                 if self._take(self._drop_responses, api_key):
                     # The broker has done the work; the client will never hear about it.
                     self.stats.dropped_responses.append((api_key, corr))
@@ -193,6 +207,42 @@ class KafkaProxy:
             close_both()
             self._writers.discard(client_w)
             self._writers.discard(up_w)
+
+
+def _spoil_batch_crc(frame: bytes) -> bytes | None:
+    """The frame with the CRC of its first v2 record batch inverted, or None if none is found.
+
+    A v2 batch starts ``baseOffset:int64, batchLength:int32, partitionLeaderEpoch:int32,
+    magic:int8 (=2), crc:uint32`` and the CRC-32C covers everything after the CRC. Rather than
+    parse every Produce request version, look for the spot where those fields are consistent.
+    """
+    from kafka.record.util import calc_crc32c
+    for start in range(4, len(frame) - 61):
+        if frame[start + 16] != 2:
+            continue
+        (length,) = struct.unpack_from(">i", frame, start + 8)
+        end = start + 12 + length
+        if length < 49 or end > len(frame):
+            continue
+        (crc,) = struct.unpack_from(">I", frame, start + 17)
+        if calc_crc32c(frame[start + 21:end]) == crc:
+            return frame[:start + 17] + struct.pack(">I", crc ^ 0xFFFFFFFF) + frame[start + 21:]
+    return None
+
+
+CORRUPT_MESSAGE, NOT_ENOUGH_REPLICAS = 2, 19
+
+
+def _retriable_error(frame: bytes) -> bytes:
+    """A Produce response with its CORRUPT_MESSAGE partition error turned into NOT_ENOUGH_REPLICAS.
+
+    The partition entry is ``index:int32, error_code:int16``; the first small index followed by
+    error 2 after the header is it (a one-partition request, as the lab's producers send)."""
+    for i in range(8, len(frame) - 6):
+        (index, code) = struct.unpack_from(">ih", frame, i)
+        if code == CORRUPT_MESSAGE and 0 <= index < 10_000:
+            return frame[:i + 4] + struct.pack(">h", NOT_ENOUGH_REPLICAS) + frame[i + 6:]
+    return frame
 
 
 async def _read_frame(reader: asyncio.StreamReader) -> bytes | None:
