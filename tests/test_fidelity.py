@@ -183,3 +183,18 @@ def test_the_safe_settings_exercise_rejects_min_isr_1_with_unclean_election():
     assert not all(p.passed for p in unsafe)
     safe = _ex02_q2({"producer": {"acks": "all"}, "topic": {"min_insync_replicas": 2}}, range(20))
     assert all(p.passed for p in safe), [p.detail for p in safe if not p.passed]
+
+
+def test_a_hung_transaction_holds_back_other_producers_committed_records_at_the_lso():
+    """Lesson 06: the LSO is the first offset of the oldest open transaction, for everyone."""
+    c = Cluster(3, seed=1)
+    c.create_topic("t", replication_factor=3, min_insync_replicas=2)
+    hung = KafkaProducer(bootstrap_servers=c, transactional_id="hung", transaction_timeout_ms=60_000)
+    hung.init_transactions()
+    hung.begin_transaction()
+    hung.send("t", b"hung-0")
+    hung.flush()  # written, never committed
+    other = KafkaProducer(bootstrap_servers=c, acks="all")
+    other.send("t", b"other-0").get(timeout=5)  # committed (non-transactional) after it
+    assert [v for _, _, v in c.committed_records("t")] == [b"hung-0", b"other-0"]
+    assert c.committed_records("t", read_committed=True) == []  # held at the LSO (offset 0)
