@@ -198,3 +198,25 @@ def test_a_hung_transaction_holds_back_other_producers_committed_records_at_the_
     other.send("t", b"other-0").get(timeout=5)  # committed (non-transactional) after it
     assert [v for _, _, v in c.committed_records("t")] == [b"hung-0", b"other-0"]
     assert c.committed_records("t", read_committed=True) == []  # held at the LSO (offset 0)
+
+
+def test_the_transactional_processor_aborts_and_redoes_a_batch_whose_output_send_failed(monkeypatch):
+    """kafka-python would commit the batch without the failed output (and its input's offset):
+    the processor checks its sends first, aborts and redoes the batch."""
+    from course_lib.clients.future import FutureRecordMetadata, ProduceResult
+    from course_lib.processing import run_pipeline
+    send, failed = KafkaProducer.send, []
+
+    def send_failing_once(self, topic, value=None, **kwargs):
+        if self.config["transactional_id"] is not None and not failed:
+            failed.append(value)  # this send never reaches a broker; the application is told
+            result = ProduceResult(topic, 0, [None])
+            result.fail(Errors.KafkaTimeoutError("Expiring 1 record(s)"))
+            return FutureRecordMetadata(result, 0)
+        return send(self, topic, value, **kwargs)
+    monkeypatch.setattr(KafkaProducer, "send", send_failing_once)
+    r = run_pipeline("exactly-once-kafka", crash_point=None, seed=1)
+    assert failed and sorted(r.sink) == sorted(f"msg-{i}" for i in range(20)), r.sink
+    aborted = [op for op in r.history if op.f == "end_transaction" and op.type == "ok"
+               and isinstance(op.value, dict) and op.value.get("commit") is False]
+    assert len(aborted) == 1
