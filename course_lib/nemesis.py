@@ -7,7 +7,7 @@ trial then heals everything and does a final read.
 >>> import random
 >>> schedule = random_schedule(random.Random(3), duration_ms=3000, brokers=[1, 2, 3])
 >>> [f.kind for f in schedule][:3]
-['lose_ack', 'crash_leader_after_ack', 'crash']
+['slow_link', 'slow_link', 'pause']
 
 ``shrink_isr_then_crash_leader`` is the schedule that makes ``min.insync.replicas`` matter:
 the ISR shrinks to the leader alone (which takes ``broker_session_timeout_ms``), the leader keeps

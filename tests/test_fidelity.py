@@ -220,3 +220,12 @@ def test_the_transactional_processor_aborts_and_redoes_a_batch_whose_output_send
     aborted = [op for op in r.history if op.f == "end_transaction" and op.type == "ok"
                and isinstance(op.value, dict) and op.value.get("commit") is False]
     assert len(aborted) == 1
+
+
+@pytest.mark.parametrize("name", ["course_lib.broker.invariants", "course_lib.replication_trials",
+                                  "course_lib.fidelity", "course_lib.nemesis"])
+def test_docstring_examples(name):
+    import doctest
+    import importlib
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0
