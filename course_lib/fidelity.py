@@ -128,7 +128,9 @@ def idempotent_batch_expired(b) -> dict:
 def zombie_transactional_send(b) -> dict:
     """Two producers with one transactional.id: the second init_transactions() fences the first;
     the zombie's next send and its commit. Kafka answers the produce INVALID_PRODUCER_EPOCH;
-    kafka-python then fails the commit with ProducerFencedError."""
+    kafka-python tries to bump its epoch, the coordinator answers PRODUCER_FENCED, and the
+    producer is in a fatal state: the commit raises a plain ``KafkaError`` ("Cannot execute
+    transactional method because we are in an error state: ProducerFencedError...")."""
     topic = b.create_topic("zombie", replication_factor=3, min_insync_replicas=2)
     tid = b.transactional_id("fidelity-zombie")
     zombie = b.producer(transactional_id=tid, request_timeout_ms=2000)

@@ -238,7 +238,10 @@ class Processor:
         try:
             self.producer.flush()
             if any(f.failed() for f in sends):
-                self.producer.abort_transaction()
+                try:
+                    self.producer.abort_transaction()
+                except Errors.KafkaError:
+                    return False  # fenced while sending (InvalidProducerEpoch): this instance is done
                 self.queue = []
                 for record in sorted(records, key=lambda r: r.offset, reverse=True):
                     self.consumer.seek(TopicPartition(record.topic, record.partition), record.offset)

@@ -7,7 +7,9 @@ optionally ``send_offsets_to_transaction()`` (the consumer's offsets become part
 transaction), then ``commit_transaction()`` or ``abort_transaction()``.
 
 Calling them in the wrong order raises ``IllegalStateError`` as kafka-python does; a fenced
-producer gets ``ProducerFencedError`` and can only be closed.
+producer gets ``ProducerFencedError`` from the call that learnt it, and kafka-python's
+``KafkaError("Cannot execute transactional method because we are in an error state: ...")``
+from every later one; it can only be closed.
 
 Taught in notebooks/06_transactions.
 """
@@ -39,7 +41,7 @@ class Transactions:
                 f"Cannot use {what}() without enabling transactions: create the producer with "
                 f"transactional_id='...'")
         if self.transaction_state == FATAL_ERROR:
-            raise self._txn_error
+            raise self._in_error_state()
         return tid
 
     def _require_state(self, what: str, *allowed: str) -> None:
@@ -54,6 +56,12 @@ class Transactions:
         except Errors.ProducerFencedError as exc:
             self._fatal(exc)
             raise self._txn_error from None
+
+    def _in_error_state(self) -> Errors.KafkaError:
+        """What kafka-python raises from any transactional call after a fatal error (the call that
+        met the error itself raised it): ``TransactionManager._maybe_fail_with_error``."""
+        return Errors.KafkaError(f"Cannot execute transactional method because we are in an error state: "
+                                 f"{self._txn_error!r}")
 
     def _fatal(self, exc) -> None:
         """Fenced: nothing this instance still holds may be written; everything queued fails."""
@@ -130,7 +138,7 @@ class Transactions:
         self.flush()
         if self.transaction_state == FATAL_ERROR:
             self._history.complete(op, "fail", error="ProducerFencedError")
-            raise self._txn_error
+            raise self._in_error_state()
         if commit and self.transaction_state == ABORTABLE_ERROR:
             self._history.complete(op, "fail", error="TransactionAbortableError")
             raise Errors.KafkaError(f"Cannot commit: a send in this transaction failed ({self._txn_error}); abort it")
@@ -149,7 +157,8 @@ class Transactions:
     def _check_send_allowed(self) -> None:
         if self.config["transactional_id"] is not None and self.transaction_state != IN_TRANSACTION:
             if self.transaction_state == FATAL_ERROR:
-                raise self._txn_error
+                raise Errors.KafkaError("Cannot perform send because at least one previous transactional or "
+                                        f"idempotent request has failed with errors: {self._txn_error!r}")
             raise Errors.IllegalStateError(
                 f"Cannot call send in state {self.transaction_state}: call begin_transaction() first"
                 + (" (and init_transactions() before that)" if self.transaction_state == UNINITIALIZED else ""))

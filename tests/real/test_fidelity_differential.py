@@ -54,15 +54,21 @@ def test_3_kafka_python_commits_a_transaction_whose_send_failed(both):
                            "read_committed_a": [b"x"], "read_committed_b": []}
 
 
-def test_4_an_expired_idempotent_batch_does_not_fail_the_next_one(both):
+def test_4_an_expired_idempotent_batch_the_simulator_sends_the_next_one_kafka_python_does_not(both):
+    """A documented difference (README "How faithful is it?"): kafka-python 3.0.12 resets its
+    producer id after the expired batch, as the simulator does, but on the lab cluster its next
+    batch then stayed unsent for over a minute (measured twice); the simulator sends it. Both
+    agree on what the application sees for the expired batch. If this fails because real Kafka
+    now says "ok", kafka-python fixed it: make the assertion ``real == sim``."""
     sim, real = both(fidelity.idempotent_batch_expired)
-    assert real == sim
-    assert sim["second"] == "ok"
+    assert real["first"] == sim["first"] == "KafkaTimeoutError"
+    assert sim["second"] == "ok" and sim["read"] == [b"second"]
+    assert real["second"] == "pending" and real["read"] == []
 
 
 def test_9_zombie_send_and_commit(both):
     sim, real = both(fidelity.zombie_transactional_send)
-    assert real == sim == {"late": "InvalidProducerEpochError", "commit": "ProducerFencedError",
+    assert real == sim == {"late": "InvalidProducerEpochError", "commit": "KafkaError",
                            "read_committed": []}
 
 
