@@ -51,7 +51,7 @@ def main(quick: bool = False) -> dict:
     print(f"{'CPU ms per schedule':28}{1000 * out['cpu_s'] / len(seeds):>14.1f}")
     print("\nschedules per configuration (min ISR, unclean election, ELR)")
     for key, n in sorted(out["by_config"].items()):
-        print(f"  {str(key):26}{n:>8,}")
+        print(f"  {key!s:26}{n:>8,}")
     for v in out["violations"][:10]:
         print("VIOLATION", v)
     return out

@@ -15,11 +15,13 @@ kafka-python 3.0.12 were measured to do (issue 11):
 """
 from __future__ import annotations
 
+import contextlib
+
 from kafka.structs import TopicPartition
 
 #: the lab cluster's broker settings that decide how fast the ISR shrinks
-SIM_TIMING = dict(broker_session_timeout_ms=3000, broker_heartbeat_interval_ms=500,
-                  replica_lag_time_max_ms=10_000)
+SIM_TIMING = {"broker_session_timeout_ms": 3000, "broker_heartbeat_interval_ms": 500,
+              "replica_lag_time_max_ms": 10_000}
 
 
 def outcome(future) -> str:
@@ -141,10 +143,8 @@ def zombie_transactional_send(b) -> dict:
     successor = b.producer(transactional_id=tid)
     successor.init_transactions()
     late = zombie.send(topic, b"late")
-    try:
+    with contextlib.suppress(Exception):  # kafka-python may raise here instead of failing the future
         zombie.flush()
-    except Exception:  # noqa: BLE001 - kafka-python may raise here instead of failing the future
-        pass
     try:
         zombie.commit_transaction()
         commit = "ok"

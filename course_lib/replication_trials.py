@@ -25,7 +25,7 @@ from .nemesis import FAULT_KINDS, Fault, apply_schedule, random_schedule
 
 TOPIC = "inv"
 #: fast failure detection so a 10 s trial sees ISR shrinks (the course's FAST_FAILOVER settings)
-TIMING = dict(broker_session_timeout_ms=3000, broker_heartbeat_interval_ms=500, replica_lag_time_max_ms=2000)
+TIMING = {"broker_session_timeout_ms": 3000, "broker_heartbeat_interval_ms": 500, "replica_lag_time_max_ms": 2000}
 
 
 @dataclass

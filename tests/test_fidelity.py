@@ -40,7 +40,7 @@ def test_1_an_acks_all_request_in_purgatory_times_out_when_the_isr_drops_below_m
     c.run_for(29_000)  # fenced after 3 s: ISR {1} < 2, the HW stays, nothing completes it
     assert not f.is_done and c.partition_state("t")["isr"] == [1]
     c.run_for(2_000)
-    assert isinstance(f.exception, Errors.KafkaTimeoutError) or isinstance(f.exception, Errors.RequestTimedOutError)
+    assert isinstance(f.exception, (Errors.KafkaTimeoutError, Errors.RequestTimedOutError))
 
 
 def test_1_the_effective_min_isr_is_capped_by_the_replication_factor():

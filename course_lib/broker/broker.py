@@ -62,7 +62,7 @@ class _FireAndForget:
     the connection (``KafkaApis.handleProduceRequest``: "close the connection on error") - the
     only signal an acks=0 producer gets; kafka-python then refreshes its metadata and finds the
     new leader, so only what was sent to the deposed leader before that is lost."""
-    __slots__ = ("broker", "src", "closed")
+    __slots__ = ("broker", "closed", "src")
 
     def __init__(self, broker, src):
         self.broker, self.src, self.closed = broker, src, False

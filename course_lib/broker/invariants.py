@@ -35,6 +35,7 @@ The invariants (after Kafka's TLA+ specifications of replication and KIP-966):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 
 class InvariantViolation(AssertionError):
@@ -58,7 +59,7 @@ class ReplicationInvariants:
         self._unclean_seen = 0
 
     @classmethod
-    def attach(cls, cluster) -> "ReplicationInvariants":
+    def attach(cls, cluster) -> ReplicationInvariants:
         checker = cls(cluster)
         cluster.sim.observers.append(checker.check)
         return checker
@@ -111,7 +112,7 @@ class ReplicationInvariants:
         if log.hw > log.leo:
             self._fail("hw_within_isr", tp, f"broker {replica.me}: HW {log.hw} > its LEO {log.leo}")
         epochs = log.epochs
-        for (e1, s1), (e2, s2) in zip(epochs, epochs[1:]):
+        for (e1, s1), (e2, s2) in pairwise(epochs):
             if not (e1 < e2 and s1 <= s2):
                 self._fail("epochs_ordered", tp, f"broker {replica.me}: epoch cache {epochs}")
 

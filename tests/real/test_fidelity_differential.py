@@ -6,6 +6,7 @@ the application saw.
 Every experiment kills or pauses brokers; the cluster is revived after each one. One cluster
 serves the whole module (the session's LocalCluster from conftest.py).
 """
+import contextlib
 import inspect
 import warnings
 
@@ -37,10 +38,8 @@ def both(cluster):
         b.close_clients()
     revive(cluster)
     for topic in ("__consumer_offsets", "__transaction_state"):
-        try:
+        with contextlib.suppress(Exception):  # the internal topic may not exist yet
             KafkaBackend(cluster).wait_until(lambda t=topic: len(cluster.isr_of(t)) == 3, timeout_ms=60_000)
-        except Exception:  # noqa: BLE001 - the internal topic may not exist yet
-            pass
 
 
 def test_1_strict_min_isr_high_watermark(both):
@@ -80,10 +79,9 @@ SEPARATE_CONTROLLERS = next((name for name in inspect.signature(LocalCluster).pa
                     reason="ELR on real Kafka needs a controller quorum that survives two dead brokers: "
                            "LocalCluster has no separate-controller option yet (issue 10)")
 def test_2_elr_clean_election():
-    with LocalCluster(progress=False, **{SEPARATE_CONTROLLERS: True}) as cluster:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            sim = fidelity.elr_clean_election(SimBackend.start(seed=1, **fidelity.SIM_TIMING))
-            real = fidelity.elr_clean_election(KafkaBackend(cluster))
+    with LocalCluster(progress=False, **{SEPARATE_CONTROLLERS: True}) as cluster, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sim = fidelity.elr_clean_election(SimBackend.start(seed=1, **fidelity.SIM_TIMING))
+        real = fidelity.elr_clean_election(KafkaBackend(cluster))
     assert real == sim == {"acknowledged": 3, "offline_after_leader_died": True,
                            "new_leader_is_the_paused_follower": True, "read": 3}
