@@ -182,3 +182,72 @@ def elr_clean_election(b) -> dict:
     read = read_for(b, topic, 5000)
     return {"acknowledged": sum(outcome(f) == "ok" for f in futures), "offline_after_leader_died": offline,
             "new_leader_is_the_paused_follower": new_leader == f2, "read": len(read)}
+
+
+# ---- point 5 ------------------------------------------------------------------------------------
+def acks0_to_a_deposed_leader(b) -> dict:
+    """acks=0: the leader freezes (SIGSTOP) until the controller replaces it, then wakes up -
+    alive but deposed. Kafka closes the connection on the first acks=0 produce it refuses and
+    kafka-python moves to the new leader: only what went to the old leader around the election is
+    lost, every record sent a second after the wake-up is kept."""
+    topic = b.create_topic("acks0", replication_factor=3, min_insync_replicas=1)
+    producer = b.producer(acks=0, enable_idempotence=False, linger_ms=0)
+    producer.send(topic, b"warm-up")
+    producer.flush()  # the producer knows the leader
+    old = b.leader_of(topic)
+    b.pause(old)
+    b.wait_until(lambda: b.leader_of(topic) not in (None, old), timeout_ms=60_000)
+    b.resume(old)
+    sent = [f"v{i}" for i in range(20)]
+    for value in sent:
+        producer.send(topic, value.encode())
+        b.wait(100)
+    producer.flush()
+    producer.close()
+    kept = {value for _, _, value in b.final_read(topic)}  # rows: [partition, offset, text]
+    return {"last_10_kept": all(v in kept for v in sent[10:])}
+
+
+# ---- point 8 ------------------------------------------------------------------------------------
+def consumer_after_unclean_election(b) -> dict:
+    """KIP-320. min ISR 1, unclean election on: the leader alone takes old3..old5, a consumer reads
+    all six, the leader dies and an out-of-sync follower leads without them; new records take
+    offsets 3-5 again. kafka-python asks the new leader where the consumer's epoch ended and seeks
+    back to offset 3 - it reads new0..new2 instead of skipping them (or rereading from 0)."""
+    topic = b.create_topic("diverge", replication_factor=3, min_insync_replicas=1,
+                           unclean_leader_election_enable=True)
+    producer = b.producer(acks=1, enable_idempotence=False, request_timeout_ms=5000)
+    for i in range(3):
+        producer.send(topic, f"old{i}".encode())
+    producer.flush()
+    b.wait(1000, kafka_ms=3000)  # on every replica
+    leader = b.leader_of(topic)
+    f1, f2 = _follower(b, topic, 0), _follower(b, topic, 1)
+    b.crash(f1)
+    b.crash(f2)
+    b.wait_until(lambda: b.isr_of(topic) == [leader], timeout_ms=60_000)
+    for i in range(3, 6):
+        producer.send(topic, f"old{i}".encode())
+    producer.flush()
+    consumer = b.consumer(auto_offset_reset="earliest", enable_auto_commit=False)
+    consumer.assign([TopicPartition(topic, 0)])
+    before = _poll_until(b, consumer, 6, 20_000)
+    b.crash(leader)
+    b.restart(f1)
+    b.wait_until(lambda: b.leader_of(topic) == f1, timeout_ms=60_000)
+    for i in range(3):
+        producer.send(topic, f"new{i}".encode())
+    producer.flush()
+    producer.close()
+    after = _poll_until(b, consumer, 3, 30_000)
+    consumer.close()
+    return {"read_before": len(before), "read_after": after}
+
+
+def _poll_until(b, consumer, n: int, ms: float) -> list:
+    rows: list = []
+    end = b.now_ms + ms
+    while len(rows) < n and b.now_ms < end:
+        for records in consumer.poll(timeout_ms=500).values():
+            rows.extend((r.offset, r.value) for r in records)
+    return rows

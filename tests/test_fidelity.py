@@ -120,6 +120,12 @@ def test_5_acks_0_to_a_deposed_leader_loses_only_the_election_window():
     assert values[-15:] == [f"v{i}".encode() for i in range(5, 20)], values  # the producer moved on
 
 
+def test_5_and_8_the_backend_experiments_give_what_kafka_gives():
+    assert fidelity.acks0_to_a_deposed_leader(sim()) == {"last_10_kept": True}
+    assert fidelity.consumer_after_unclean_election(sim()) == {
+        "read_before": 6, "read_after": [(3, b"new0"), (4, b"new1"), (5, b"new2")]}
+
+
 def test_7_no_unknown_producer_id_for_a_producer_without_state():
     c = Cluster(3, seed=1)
     c.create_topic("t", replication_factor=3)

@@ -85,3 +85,13 @@ def test_2_elr_clean_election():
         real = fidelity.elr_clean_election(KafkaBackend(cluster))
     assert real == sim == {"acknowledged": 3, "offline_after_leader_died": True,
                            "new_leader_is_the_paused_follower": True, "read": 3}
+
+
+def test_5_acks0_to_a_deposed_leader_loses_only_the_election_window(both):
+    sim, real = both(fidelity.acks0_to_a_deposed_leader)
+    assert real == sim == {"last_10_kept": True}
+
+
+def test_8_the_consumer_seeks_to_the_divergence_point(both):
+    sim, real = both(fidelity.consumer_after_unclean_election)
+    assert real == sim == {"read_before": 6, "read_after": [(3, b"new0"), (4, b"new1"), (5, b"new2")]}
