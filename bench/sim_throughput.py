@@ -33,7 +33,7 @@ def produce_and_read(config: dict, records: int, batch_records: int, seed: int =
     value = b"x" * 100
     start = time.process_time()
     events = cluster.sim.events_run
-    for i in range(0, records, batch_records):
+    for _i in range(0, records, batch_records):
         for _ in range(batch_records):
             producer.send("bench", value)
         cluster.run_for(0.01)  # let the sender take this batch before the next one is filled

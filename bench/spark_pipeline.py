@@ -172,7 +172,7 @@ def latency(bootstrap: str, rate: float, seconds: float, trigger: str, master: s
     # Per sink: {batch: [latency_ms, ...]}
     per: dict[str, dict[int, list[float]]] = {}
     ranges = outcome.batch_ranges(cfg.checkpoint("kafka"))
-    for p, o, ts_out, value in _read_with_timestamps(bootstrap, out):
+    for _p, _o, ts_out, value in _read_with_timestamps(bootstrap, out):
         v = json.loads(value)
         b = outcome.batch_of(ranges, v["src_partition"], v["src_offset"])
         per.setdefault("kafka", {}).setdefault(b, []).append(ts_out - _ts_ms(v["kafka_ts"]))
@@ -200,7 +200,7 @@ def _read_with_timestamps(bootstrap: str, topic: str):
         end = c.end_offsets(tps)
         deadline = time.monotonic() + 60
         while any(c.position(tp) < end[tp] for tp in tps) and time.monotonic() < deadline:
-            for tp, recs in c.poll(timeout_ms=500).items():
+            for _tp, recs in c.poll(timeout_ms=500).items():
                 for r in recs:
                     yield r.partition, r.offset, r.timestamp, r.value
     finally:

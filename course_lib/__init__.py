@@ -7,7 +7,8 @@
 - :mod:`course_lib.history` / :mod:`course_lib.checker` - one history format and one checker
   for the simulator, real Kafka and Spark;
 - :mod:`course_lib.scenarios`, :mod:`course_lib.nemesis`, :mod:`course_lib.processing` - named
-  seeded experiments, random fault schedules, consumer applications with crash points;
+  seeded experiments, random fault schedules, consumer applications with crash points, each
+  written once against :mod:`course_lib.backend` (the simulator or real Kafka);
 - :mod:`course_lib.viz` - widgets and plots; :mod:`course_lib.grading` - exercises and grading;
 - :mod:`course_lib.real` - a local Apache Kafka cluster and real faults;
   :mod:`course_lib.spark` - the PySpark exactly-once lab.

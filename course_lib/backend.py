@@ -19,10 +19,10 @@ True
 What a backend can break is data (:attr:`Backend.faults`); a scenario that needs a fault the
 backend lacks fails at once with :class:`MissingFault`, which says which fault and why:
 
->>> b.require("some_scenario", "crash", "teleport")
+>>> b.require("some_scenario", "crash", "teleport")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-course_lib.backend.MissingFault: some_scenario needs the fault(s) ['teleport'], which the simulator does not offer: not simulated
+course_lib.backend.MissingFault: some_scenario needs the fault(s) ['teleport'], which the simulator ...
 
 Names: a shared cluster namespaces every topic, group and transactional id with the learner's
 prefix - exactly once, in the cluster object (``cluster.topic(name)``); the backend only adds a
@@ -70,6 +70,8 @@ class Backend(Protocol):
     history: History
     #: the underlying cluster object (simulated Cluster, LocalCluster or RemoteCluster)
     cluster: Any
+    #: topics created under another name than asked (Kafka: prefix and run suffix) -> settings asked
+    created_topics: dict[str, dict]
 
     # ---- names and topics
     def create_topic(self, name: str, partitions: int = 1, replication_factor: int | None = None,
@@ -158,6 +160,7 @@ class SimBackend(_Common):
     def __init__(self, cluster) -> None:
         self.cluster = cluster
         self.history = cluster.history
+        self.created_topics: dict[str, dict] = {}  # names are used as asked: nothing to record
 
     @classmethod
     def start(cls, seed: int = 0, brokers: int = 3, **options) -> SimBackend:
@@ -292,6 +295,8 @@ class KafkaBackend(_Common):
         self._names = itertools.count(1)
         self._clients: list = []
         self._timeline: list = []  # (due, seq, action, args): run by wait()
+        #: every topic this run created -> the settings the scenario asked for (Kafka's names)
+        self.created_topics: dict[str, dict] = {}
         self._seq = itertools.count()
         local = hasattr(cluster, "nodes") and hasattr(cluster, "kill")
         proxies = local and getattr(cluster, "use_proxies", False)
@@ -328,9 +333,13 @@ class KafkaBackend(_Common):
         config = {}
         if unclean_leader_election_enable is not None:
             config["unclean.leader.election.enable"] = str(bool(unclean_leader_election_enable)).lower()
-        return self.cluster.create_topic(self._unique(name), partitions=partitions,
+        full = self.cluster.create_topic(self._unique(name), partitions=partitions,
                                          replication_factor=replication_factor,
                                          min_insync_replicas=min_insync_replicas, config=config)
+        asked = {"partitions": partitions, "replication_factor": replication_factor,
+                 "min.insync.replicas": min_insync_replicas, **config}
+        self.created_topics[full] = {k: v for k, v in asked.items() if v is not None}
+        return full
 
     def group_id(self, name: str) -> str:
         return self.cluster.group_id(self._unique(name))
@@ -345,6 +354,10 @@ class KafkaBackend(_Common):
         from .real.recording import RecordingProducer
         p = RecordingProducer(self, self._process("producer", config), **config)
         self._clients.append(p)
+        # Fetch the metadata of this run's topics now, as the simulated producer does when it is
+        # created: a first send after a pause would otherwise ask a frozen broker and wait.
+        for topic in self.created_topics:
+            p.partitions_for(topic)
         return p
 
     def consumer(self, *topics, **config):
@@ -465,9 +478,11 @@ class KafkaBackend(_Common):
         for node_id, node in sorted(self.cluster.nodes.items()):
             if node.paused:
                 self.resume(node_id)
-        for node_id, node in sorted(self.cluster.nodes.items()):
-            if not node.running():
-                self.restart(node_id)
+        stopped = [node_id for node_id, node in sorted(self.cluster.nodes.items()) if not node.running()]
+        for node_id in stopped:  # start them all, then wait once: JVMs start in parallel
+            self._broker_fault(Nemesis.RESTART, node_id, lambda b: self.cluster.restart(b, wait=False))
+        if stopped:
+            self.cluster.wait_registered(stopped)
         for topic in self._topics():
             if not self.wait_until(lambda t=topic: len(self.isr_of(t)) == len(self.brokers), timeout_ms):
                 raise RuntimeError(f"{topic}-0 did not get its full ISR back within {timeout_ms / 1000:g} s")

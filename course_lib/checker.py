@@ -28,9 +28,10 @@ import html
 import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import Callable, Iterator
 
 from .clients.config import resolve_producer_config
-from .history import FAIL, INFO, INVOKE, OK, History
+from .history import FAIL, INFO, INVOKE, OK, History, Nemesis, OpName
 
 ANOMALIES = {
     "lost": "acknowledged, then missing from the log",
@@ -120,7 +121,7 @@ def allowed_consumer_anomalies(semantics: str | None, isolation_level: str | Non
     """
     if semantics is not None and semantics not in CONSUMER_SEMANTICS:
         raise ValueError(f"semantics must be one of {sorted(CONSUMER_SEMANTICS)}, got {semantics!r}")
-    allowed = dict(CONSUMER_SEMANTICS.get(semantics, {}))
+    allowed = dict(CONSUMER_SEMANTICS.get(semantics, {})) if semantics is not None else {}
     if isolation_level != "read_committed":
         allowed["aborted_read"] = "read_uncommitted consumers see records of open and aborted transactions"
         allowed["uncommitted_read"] = allowed["aborted_read"]
@@ -225,7 +226,7 @@ class CheckResult:
             return f"No anomalies: every acknowledged message is in the log exactly once, in order{processed}{tail}."
         what = _join(parts)
         if self.valid:
-            reasons = "; ".join(sorted({a.reason_allowed for a in self.anomalies}))
+            reasons = "; ".join(sorted({a.reason_allowed for a in self.anomalies if a.reason_allowed}))
             return f"{what} - allowed by this configuration ({reasons})."
         bad = sorted({a.kind for a in self.unexpected})
         return (f"GUARANTEE VIOLATED: {what}; this configuration promises no {', no '.join(bad)}. "
@@ -271,20 +272,21 @@ def _join(parts: list[str]) -> str:
 
 
 # ---- the check ---------------------------------------------------------------------------------
-def check(history: History, producer_config: dict | None = None, topic_config=None,
-          allowed: dict[str, str] | None = None, consumer: dict | None = None) -> CheckResult:
-    """Judge a history. Pass the producer's and topic's configuration (or ``allowed`` directly).
+@dataclass
+class Observed:
+    """What a history says about the messages, folded once; every detector reads this."""
 
-    ``consumer`` (optional) describes a consuming application: ``{"semantics": ..., "isolation_level":
-    ..., "input": topic, "output": topic or sink name}``; then processing anomalies are judged too
-    (see :func:`check_processing`).
-    """
-    allowed = allowed_anomalies(producer_config, topic_config) if allowed is None else dict(allowed)
-    if consumer is not None:
-        allowed.update(allowed_consumer_anomalies(consumer.get("semantics"), consumer.get("isolation_level")))
+    messages: dict[tuple, Message]  # (topic, message id) -> Message
+    order: dict[tuple, list[tuple]]  # (producer, topic, partition) -> message keys in send order
+    final: dict[str, dict[str, list[int]]]  # topic -> message -> offsets in the final read
+    final_rows: dict[tuple, str]  # (topic, partition, offset) -> message
+    events: list  # nemesis and controller operations, truncations: what explains a loss
+
+
+def observe(history: History) -> Observed:
     messages: dict[tuple, Message] = {}
-    order: dict[tuple, list[tuple]] = defaultdict(list)  # (producer, topic, partition) -> keys in send order
-    final: dict[str, dict[str, list[int]]] = {}  # topic -> message -> offsets
+    order: dict[tuple, list[tuple]] = defaultdict(list)
+    final: dict[str, dict[str, list[int]]] = {}
     final_isolation: dict[str, str] = {}
     final_rows: dict[tuple, str] = {}
     events = []
@@ -293,7 +295,7 @@ def check(history: History, producer_config: dict | None = None, topic_config=No
     txn_outcome: dict[tuple, bool] = {}  # (producer, n) -> committed?
     for op in history:
         f = op.f
-        if f == "send":
+        if f == OpName.SEND:
             key = (op.topic, op.value)
             m = messages.get(key)
             if op.type == INVOKE:
@@ -307,18 +309,19 @@ def check(history: History, producer_config: dict | None = None, topic_config=No
                 m.outcome, m.error, m.evidence = op.type, op.error, op.evidence
                 if op.type == OK:
                     m.acked_offset, m.time_ms = op.offset, op.time_ms
-        elif f == "final_read" and op.type == OK:
-            per_topic = final.setdefault(op.topic, {})
-            final_isolation[op.topic] = (op.evidence or {}).get("isolation_level", "read_uncommitted")
+        elif f == OpName.FINAL_READ and op.type == OK:
+            topic = op.topic or ""
+            per_topic = final.setdefault(topic, {})
+            final_isolation[topic] = (op.evidence or {}).get("isolation_level", "read_uncommitted")
             for partition, offset, value in op.value:
-                final_rows[(op.topic, partition, offset)] = value
+                final_rows[(topic, partition, offset)] = value
                 per_topic.setdefault(value, []).append(offset)
-        elif f == "begin_transaction":
+        elif f == OpName.BEGIN_TRANSACTION:
             current_txn[op.process] = op.value
-        elif f == "end_transaction" and op.type == OK:
+        elif f == OpName.END_TRANSACTION and op.type == OK:
             txn_outcome[(op.process, op.value["transaction"])] = op.value["commit"]
             current_txn.pop(op.process, None)
-        elif op.type == INFO and op.process in ("nemesis", "controller") or f == "truncate":
+        elif op.type == INFO and op.process in ("nemesis", "controller") or f == OpName.TRUNCATE:
             events.append(op)
     # a transaction's writes count only if it committed; an aborted one's must stay invisible
     for key, txn in txn_of.items():
@@ -326,55 +329,92 @@ def check(history: History, producer_config: dict | None = None, topic_config=No
         committed = txn_outcome.get(txn)
         if committed is None:
             m.outcome = INFO if m.outcome == OK else m.outcome
-        elif not committed and final_isolation.get(m.topic) == "read_committed":
+        elif not committed and final_isolation.get(m.topic or "") == "read_committed":
             m.outcome = FAIL
         elif not committed:
             m.outcome = INFO
-    notes = []
     for m in messages.values():
-        m.offsets = sorted(final.get(m.topic, {}).get(m.id, []))
-    final_read = bool(final) and all(m.topic in final for m in messages.values())
-    if messages and not final_read:
-        notes.append("some topics had no final read: lost writes were not judged for them")
+        m.offsets = sorted(final.get(m.topic or "", {}).get(m.id, []))
+    return Observed(messages, order, final, final_rows, events)
 
-    anomalies: list[Anomaly] = []
 
-    def add(kind, message, explanation, reason=None, time_ms=0.0):
-        anomalies.append(Anomaly(kind, message, explanation, allowed.get(kind, reason), time_ms))
+#: a finding: (message, explanation, reason it is allowed regardless of the configuration, time)
+Finding = tuple[str, str, "str | None", float]
 
-    for m in messages.values():
-        if m.topic not in final:
-            continue
-        fate = m.fate
-        if fate == "lost":
-            add("lost", m.id, _explain_lost(m, events, final_rows), time_ms=m.time_ms)
-        elif fate == "phantom":
-            add("phantom", m.id, f"{m.id} was reported failed ({m.error}) yet is at offset {m.offsets[0]}",
-                time_ms=m.time_ms)
+
+def _judged(obs: Observed) -> Iterator[Message]:
+    """Messages of the topics that had a final read (the others cannot be judged)."""
+    return (m for m in obs.messages.values() if m.topic in obs.final)
+
+
+def detect_lost(obs: Observed) -> Iterator[Finding]:
+    for m in _judged(obs):
+        if m.fate == "lost":
+            yield m.id, _explain_lost(m, obs.events, obs.final_rows), None, m.time_ms
+
+
+def detect_phantom(obs: Observed) -> Iterator[Finding]:
+    for m in _judged(obs):
+        if m.fate == "phantom":
+            yield m.id, f"{m.id} was reported failed ({m.error}) yet is at offset {m.offsets[0]}", None, m.time_ms
+
+
+def detect_duplicate(obs: Observed) -> Iterator[Finding]:
+    for m in _judged(obs):
         if len(m.offsets) > 1:
             resent = m.sends > 1
             why = (f"the application sent it {m.sends} times (idempotence only removes the producer's own "
                    f"retries, within one producer session)" if resent else _explain_duplicate(m))
-            add("duplicate", m.id, f"{m.id} is at offsets {', '.join(map(str, m.offsets))}: {why}",
-                reason="the application itself sent it again" if resent else None, time_ms=m.time_ms)
+            yield (m.id, f"{m.id} is at offsets {', '.join(map(str, m.offsets))}: {why}",
+                   "the application itself sent it again" if resent else None, m.time_ms)
 
-    for (producer, topic, partition), keys in order.items():
-        placed = [(k, messages[k].offsets[0]) for k in keys if messages[k].offsets]
+
+def detect_reordered(obs: Observed) -> Iterator[Finding]:
+    for (producer, _topic, partition), keys in obs.order.items():
+        placed = [(k, obs.messages[k].offsets[0]) for k in keys if obs.messages[k].offsets]
         suffix_min = None
         for k, offset in reversed(placed):
             if suffix_min is not None and offset > suffix_min[1]:
                 later = suffix_min[0][1]
-                messages[k].reordered_after = later
-                add("reordered", k[1], f"{k[1]} was sent before {later} by {producer} but sits at offset "
-                                       f"{offset}, after {later} at offset {suffix_min[1]} (partition {partition}): "
-                                       f"its first attempt failed and the retry landed behind the later batch",
-                    time_ms=messages[k].time_ms)
+                obs.messages[k].reordered_after = later
+                yield (k[1], f"{k[1]} was sent before {later} by {producer} but sits at offset "
+                             f"{offset}, after {later} at offset {suffix_min[1]} (partition {partition}): "
+                             f"its first attempt failed and the retry landed behind the later batch",
+                       None, obs.messages[k].time_ms)
             if suffix_min is None or offset < suffix_min[1]:
                 suffix_min = (k, offset)
+
+
+#: the producer-side detectors, by the anomaly (a key of :data:`ANOMALIES`) each finds
+DETECTORS: dict[str, Callable[[Observed], Iterator[Finding]]] = {
+    "lost": detect_lost, "phantom": detect_phantom, "duplicate": detect_duplicate, "reordered": detect_reordered,
+}
+assert set(DETECTORS) <= set(ANOMALIES)
+
+
+def check(history: History, producer_config: dict | None = None, topic_config=None,
+          allowed: dict[str, str] | None = None, consumer: dict | None = None) -> CheckResult:
+    """Judge a history. Pass the producer's and topic's configuration (or ``allowed`` directly).
+
+    ``consumer`` (optional) describes a consuming application: ``{"semantics": ..., "isolation_level":
+    ..., "input": topic, "output": topic or sink name}``; then processing anomalies are judged too
+    (see :func:`check_processing`).
+    """
+    allowed = allowed_anomalies(producer_config, topic_config) if allowed is None else dict(allowed)
     if consumer is not None:
-        anomalies += check_processing(history, consumer, allowed, final)
+        allowed.update(allowed_consumer_anomalies(consumer.get("semantics"), consumer.get("isolation_level")))
+    obs = observe(history)
+    notes = []
+    final_read = bool(obs.final) and all(m.topic in obs.final for m in obs.messages.values())
+    if obs.messages and not final_read:
+        notes.append("some topics had no final read: lost writes were not judged for them")
+    anomalies = [Anomaly(kind, message, explanation, allowed.get(kind, reason), time_ms)
+                 for kind, detect in DETECTORS.items()
+                 for message, explanation, reason, time_ms in detect(obs)]
+    if consumer is not None:
+        anomalies += check_processing(history, consumer, allowed, obs.final)
     anomalies.sort(key=lambda a: (list(ANOMALIES).index(a.kind), a.time_ms))
-    return CheckResult(messages, anomalies, allowed, final_read, notes, consumer)
+    return CheckResult(obs.messages, anomalies, allowed, final_read, notes, consumer)
 
 
 def check_processing(history: History, consumer: dict, allowed: dict, final: dict) -> list:
@@ -383,20 +423,20 @@ def check_processing(history: History, consumer: dict, allowed: dict, final: dic
     out: list[Anomaly] = []
     if input_topic not in final or (output is not None and output not in final):
         return out
-    inputs, outputs = final[input_topic], final.get(output)
+    inputs, outputs = final[input_topic], final.get(output) if output is not None else None
     polled: dict[str, list] = defaultdict(list)  # message -> [(process, time)]
     commits: list = []  # (time, process, {(topic, partition): offset})
     crashes: dict[str, float] = {}
     input_rows, aborted = {}, set()
     for op in history:
-        if op.f == "poll" and op.type == OK:
+        if op.f == OpName.POLL and op.type == OK:
             for partition, offset, value in op.value:
                 polled[value].append((op.process, op.time_ms, partition, offset))
-        elif op.f == "commit" and op.type == OK:
+        elif op.f == OpName.COMMIT and op.type == OK:
             commits.append((op.time_ms, op.process, {(t, p): o for t, p, o in op.value}))
-        elif op.f == "crash_client":
+        elif op.f == Nemesis.CRASH_CLIENT:
             crashes[op.value["client"]] = op.time_ms
-        elif op.f == "final_read" and op.topic == input_topic and op.type == OK:
+        elif op.f == OpName.FINAL_READ and op.topic == input_topic and op.type == OK:
             input_rows = {value: (partition, offset) for partition, offset, value in op.value}
             aborted |= set((op.evidence or {}).get("aborted", ()))
 
@@ -404,7 +444,7 @@ def check_processing(history: History, consumer: dict, allowed: dict, final: dic
         out.append(Anomaly(kind, message, text, allowed.get(kind), t))
 
     for message in sorted(inputs, key=lambda v: input_rows.get(v, (0, 0))) if outputs is not None else ():
-        n = len(outputs.get(message, ()))
+        n = len(outputs.get(message, ()))  # type: ignore[union-attr]  # (the loop runs only with outputs)
         where = input_rows.get(message)
         if n == 0:
             add("lost_in_processing", message, _explain_unprocessed(message, where, polled, commits, crashes))
@@ -417,10 +457,10 @@ def check_processing(history: History, consumer: dict, allowed: dict, final: dic
     # polls: aborted reads, skips, going backwards
     last: dict[tuple, int] = {}
     committed_offsets: dict[int, list] = defaultdict(list)
-    for value, (partition, offset) in input_rows.items():
+    for partition, offset in input_rows.values():
         committed_offsets[partition].append(offset)
     for op in history:
-        if op.f in ("assigned", "seek"):
+        if op.f in (OpName.ASSIGNED, OpName.SEEK):
             for key in [k for k in last if k[0] == op.process]:
                 del last[key]
         if op.f != "poll" or op.type != OK or op.topic != input_topic:
@@ -478,13 +518,13 @@ def _explain_lost(m: Message, events, final_rows) -> str:
         if op.time_ms < m.time_ms - 1e-9:
             continue
         v = op.value
-        if op.f == "crash" and (not ev or v.get("broker") == ev.get("leader")):
+        if op.f == Nemesis.CRASH and (not ev or v.get("broker") == ev.get("leader")):
             later.append(f"broker {v['broker']} crashed at {op.time_ms:g} ms")
-        elif op.f == "elect" and v.get("topic") == m.topic and v.get("partition") == m.partition:
+        elif op.f == OpName.ELECT and v.get("topic") == m.topic and v.get("partition") == m.partition:
             kind = "an UNCLEAN election" if v["unclean"] else "a clean election"
             later.append(f"broker {v['leader']} became leader in epoch {v['leader_epoch']} ({kind})"
                          if v["leader"] is not None else "the partition went offline")
-        elif op.f == "truncate" and m.id in (op.value or []):
+        elif op.f == OpName.TRUNCATE and m.id in (op.value or []):
             later.append(f"{op.process} truncated it away (from offset {op.offset}) when it rejoined as a follower")
     if m.acked_offset is not None and (m.topic, m.partition, m.acked_offset) in final_rows:
         later.append(f"offset {m.acked_offset} now holds {final_rows[(m.topic, m.partition, m.acked_offset)]}")

@@ -80,7 +80,7 @@ class Op(NamedTuple):
     (A NamedTuple: a simulator run records hundreds of thousands of these.)
     """
 
-    index: int
+    index: int  # type: ignore[assignment]  # (shadows tuple.index: the position in the history)
     time_ms: float
     process: str
     type: str

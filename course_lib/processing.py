@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 from kafka import errors as Errors
 from kafka.structs import TopicPartition
 
-from .backend import Backend, MissingFault, open_backend
+from .backend import Backend, open_backend
 from .checker import CheckResult, check
 from .history import Nemesis, OpName
 
@@ -123,6 +123,7 @@ class PipelineResult:
     expected: set = field(default_factory=set)
     notes: dict = field(default_factory=dict)
     backend: str = "simulator"
+    parameters: dict = field(default_factory=dict)  # set by run_scenario
 
     @property
     def anomalies(self) -> set[str]:
@@ -168,7 +169,7 @@ class Processor:
                 names.input, group_id=names.group, enable_auto_commit=semantics == "auto-commit",
                 isolation_level="read_committed" if semantics == "exactly-once-kafka" else "read_uncommitted",
                 **config)
-        self.producer = None
+        self.producer: Any = None
         if semantics == "exactly-once-kafka":
             self.producer = backend.producer(transactional_id=names.transactional_id,
                                              client_id=f"processor-{number}-producer")
@@ -339,7 +340,7 @@ def run_pipeline(semantics: str = "at-least-once", crash_point: str | None = "af
         cluster.at(at_ms + 3000, cluster.restart, broker)
     if lose_response_at_ms is not None:
         cluster.at(lose_response_at_ms, cluster.network.drop_next, None, None, "coordinator_response")
-    crash_log = []
+    crash_log: list[dict] = []
     number = 0
     try:
         while True:
@@ -373,7 +374,9 @@ def run_pipeline(semantics: str = "at-least-once", crash_point: str | None = "af
     consumer = {"semantics": semantics, "isolation_level": isolation, "input": names.input, "output": sink_name}
     result = check(b.history, {"acks": "all"}, None, consumer=consumer)
     return PipelineResult(semantics, crash_point, seed, b.history, result, sink_rows, crash_log, b.cluster,
-                          notes={"crashes": crash_log, "topic": names.input}, backend=b.kind)
+                          notes={"crashes": crash_log, "names": names._asdict(),
+                                 **({"created_topics": dict(b.created_topics)} if b.kind != "simulator" else {})},
+                          backend=b.kind)
 
 
 def random_processing(seed: int, semantics: str, messages: int = 20) -> PipelineResult:
@@ -387,4 +390,4 @@ def random_processing(seed: int, semantics: str, messages: int = 20) -> Pipeline
 
 
 __all__ = ["SEMANTICS", "CRASH_POINTS", "CONSUMER_EXPECTED", "Names", "Processor", "ListSink", "SQLiteSink",
-           "PipelineResult", "load_input", "loaded_cluster", "run_pipeline", "random_processing", "MissingFault"]
+           "PipelineResult", "load_input", "loaded_cluster", "run_pipeline", "random_processing"]

@@ -47,6 +47,8 @@ class ScenarioResult:
     expected: set = field(default_factory=set)
     notes: dict = field(default_factory=dict)
     backend: str = "simulator"
+    #: the keyword arguments run_scenario passed (besides seed and backend)
+    parameters: dict = field(default_factory=dict)
 
     @property
     def anomalies(self) -> set[str]:
@@ -75,8 +77,14 @@ def run_scenario(name: str, backend=None, seed: int = 0, **params):
         fn = SCENARIOS[name]
     except KeyError:
         raise ValueError(f"no scenario {name!r}; choose one of {sorted(SCENARIOS)}") from None
-    result = fn(seed=seed, backend=backend, **params)
-    result.notes["parameters"] = dict(params)
+    try:
+        result = fn(seed=seed, backend=backend, **params)
+    except BaseException:
+        revive = getattr(backend, "revive", None)  # a LocalCluster: no broker stays paused or down
+        if callable(revive):
+            revive()
+        raise
+    result.parameters = dict(params)
     return result
 
 
@@ -96,6 +104,8 @@ def _finish(name: str, seed: int, description: str, b: Backend, topic: str, prod
 def _result(name, seed, description, b: Backend, producer_config, topic_config, result, expected, **notes):
     if b.kind == "simulator":  # always "events" there
         notes.pop("topic", None)
+    else:
+        notes["created_topics"] = dict(b.created_topics)
     return ScenarioResult(name, seed, description, producer_config, topic_config, b.history, result, b.cluster,
                           set(expected), notes, b.kind)
 
@@ -175,7 +185,7 @@ def not_enough_replicas(seed: int = 0, backend=None, acks="all", min_insync_repl
     producer.flush()
     errors = sorted({type(f.exception).__name__ for f in futures if f.failed()})
     return _finish("not_enough_replicas", seed, not_enough_replicas.__doc__ or "", b, topic, config, topic_cfg,
-                   set(), errors=errors, failed=sum(1 for f in futures if f.failed()), killed=victims)
+                   set(), errors=errors, failed=sum(1 for f in futures if f.failed()))
 
 
 @scenario
@@ -279,7 +289,9 @@ def fire_and_forget_crash(seed: int = 0, backend=None, messages: int = 40) -> Sc
     topic_cfg = {"replication_factor": 3, "min_insync_replicas": 1}
     config = {"acks": 0, "enable_idempotence": False}
     topic = b.create_topic(TOPIC, **topic_cfg)
-    producer = b.producer(**config)
+    # on Kafka: refresh metadata every second, so the sends held for the dead leader find the new one
+    producer = b.producer(**config, **b.pick(simulator={}, kafka={"metadata_max_age_ms": 1000,
+                                                                  "retry_backoff_ms": 100}))
     leader = b.leader_of(topic)
     followers = [r for r in b.replicas_of(topic) if r != leader] if freeze else []
     for r in followers:
@@ -473,8 +485,9 @@ def zombie_fencing(seed: int = 0, backend=None, messages: int = 10) -> ScenarioR
     spec = {"semantics": "exactly-once-kafka", "isolation_level": "read_committed", "input": names.input,
             "output": names.output}
     result = check(b.history, {"acks": "all"}, None, consumer=spec)
-    return _result("zombie_fencing", seed, zombie_fencing.__doc__ or "", b, {"transactional_id": names.transactional_id},
-                   {}, result, set(), zombie_error=fenced, group=names.group)
+    return _result("zombie_fencing", seed, zombie_fencing.__doc__ or "", b,
+                   {"transactional_id": names.transactional_id}, {}, result, set(), zombie_error=fenced,
+                   group=names.group)
 
 
 @scenario

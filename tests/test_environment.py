@@ -11,7 +11,7 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 def test_every_dependency_has_a_pinned_range():
     project = PYPROJECT["project"]
     deps = list(project["dependencies"])
-    for name, extra in project["optional-dependencies"].items():
+    for _name, extra in project["optional-dependencies"].items():
         deps += [d for d in extra if not d.startswith("kafka-delivery-course[")]
     for dep in deps:
         assert ">=" in dep and "<" in dep.replace("<=", ""), f"{dep!r} needs a lower and an upper bound"

@@ -9,14 +9,17 @@ Taught in notebooks/01_replicated_log.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from kafka import errors as Errors
 
 from .group_coordinator import OFFSETS_TOPIC, GroupCoordinator
 from .options import ClusterOptions
 from .partition import Partition
 from .protocol import (ConsumerFetchResponse, FetchResponse, FindCoordinatorResponse, Heartbeat,
-                       ListOffsetsResponse, OffsetsForLeaderEpochResponse, WriteTxnMarkerResponse, node_name, InitProducerIdResponse, MetadataResponse, PartitionResult,
-                       PartitionUpdate, ProduceRequest, ProduceResponse, TopicConfig)
+                       InitProducerIdResponse, ListOffsetsResponse, MetadataResponse,
+                       OffsetsForLeaderEpochResponse, PartitionResult, PartitionUpdate, ProduceRequest,
+                       ProduceResponse, TopicConfig, WriteTxnMarkerResponse, node_name)
 from .txn_coordinator import TXN_TOPIC, TxnCoordinator
 
 
@@ -89,7 +92,7 @@ class Broker:
         self._held: list = []  # what arrived while paused (SIGSTOP): handled on resume
         self.incarnation = 0
         self.partitions: dict[tuple, Partition] = {}
-        self.metadata: dict[tuple, object] = {}  # tp -> PartitionState (this broker's view)
+        self.metadata: dict[tuple, Any] = {}  # tp -> PartitionState (this broker's view)
         self.metadata_version = 0
         self.topic_configs: dict[str, TopicConfig] = {}
         self.network.add(self)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..history import History
+from ..history import History, Nemesis
 from ..sim import Network, Simulation
 from .broker import Broker, node_name
 from .controller import Controller
@@ -103,39 +103,26 @@ class Cluster:
     def crash(self, broker_id: int) -> None:
         """Kill the broker process (SIGKILL): memory lost, log kept on disk."""
         self.broker(broker_id).crash()
-        self.record("nemesis", "crash", {"broker": broker_id})
+        self.record("nemesis", Nemesis.CRASH, {"broker": broker_id})
 
     def restart(self, broker_id: int) -> None:
         self.broker(broker_id).restart()
-        self.record("nemesis", "restart", {"broker": broker_id})
+        self.record("nemesis", Nemesis.RESTART, {"broker": broker_id})
 
     def pause(self, broker_id: int) -> None:
         """Freeze the broker (SIGSTOP): it stays in the ISR until replica_lag_time_max_ms."""
         self.broker(broker_id).pause()
-        self.record("nemesis", "pause", {"broker": broker_id})
+        self.record("nemesis", Nemesis.PAUSE, {"broker": broker_id})
 
     def resume(self, broker_id: int) -> None:
         self.broker(broker_id).resume()
-        self.record("nemesis", "resume", {"broker": broker_id})
-
-    def crash_leader(self, topic: str, partition: int = 0) -> int:
-        leader = self.leader_of(topic, partition)
-        if leader is None:
-            raise RuntimeError(f"{topic}-{partition} has no leader to crash right now")
-        self.crash(leader)
-        return leader
-
-    def crash_after_ack(self, topic: str, partition: int = 0) -> None:
-        """Crash the partition's leader right after it sends its next produce response."""
-        leader = self.leader_of(topic, partition)
-        self.network.after_send(lambda msg: self.crash(leader), src=node_name(leader),
-                                kind="produce_response")
+        self.record("nemesis", Nemesis.RESUME, {"broker": broker_id})
 
     def isolate(self, node: int | str) -> None:
         """Cut a broker (by id) or a client (by client_id) off from everyone."""
         name = node_name(node) if isinstance(node, int) else node
         self.network.isolate(name)
-        self.record("nemesis", "isolate", {"node": name})
+        self.record("nemesis", Nemesis.ISOLATE, {"node": name})
 
     def lose_next_ack(self, client_id: str | None = None, broker_id: int | None = None,
                       close: bool = False) -> None:
@@ -146,17 +133,17 @@ class Cluster:
         """
         self.network.drop_next(src=None if broker_id is None else node_name(broker_id),
                                dst=client_id, kind="produce_response", close=close)
-        self.record("nemesis", "lose_next_ack", {"client": client_id, "broker": broker_id})
+        self.record("nemesis", Nemesis.LOSE_NEXT_ACK, {"client": client_id, "broker": broker_id})
 
     def lose_next_request(self, client_id: str | None = None, broker_id: int | None = None) -> None:
         self.network.drop_next(src=client_id, dst=None if broker_id is None else node_name(broker_id),
                                kind="produce_request")
-        self.record("nemesis", "lose_next_request", {"client": client_id, "broker": broker_id})
+        self.record("nemesis", Nemesis.LOSE_NEXT_REQUEST, {"client": client_id, "broker": broker_id})
 
     def heal(self) -> None:
         """Undo network faults (partitions, drops, delays). Crashed brokers stay down."""
         self.network.heal()
-        self.record("nemesis", "heal", None)
+        self.record("nemesis", Nemesis.HEAL, None)
 
     def heal_all(self, timeout_ms: float = 60_000) -> bool:
         """Heal the network, resume and restart every broker, and wait until every partition has
@@ -245,7 +232,8 @@ class Cluster:
             raise ValueError(f"isolation_level must be 'read_uncommitted' or 'read_committed', got {isolation_level!r}")
         settled = self.heal_all(timeout_ms)
         committed = isolation_level == "read_committed"
-        rows, aborted = [], []
+        rows: list = []
+        aborted: list = []
         for p in range(self.topic_config(topic).partitions):
             rows.extend([p, offset, _decode(value)] for offset, _, value in self.committed_records(topic, p, committed))
             aborted.extend(_decode(value) for _, _, value in self.aborted_records(topic, p))

@@ -67,7 +67,7 @@ class PartitionLog:
     def read(self, offset: int, max_batches: int = 1 << 30, below: int | None = None) -> list[LogBatch]:
         """Batches holding offsets ``>= offset`` (and starting below ``below`` if given)."""
         i = max(bisect_right(self.base_offsets, offset) - 1, 0)
-        out = []
+        out: list = []
         limit = self.leo if below is None else below
         for stored in self.batches[i:i + max_batches + 1]:
             if stored.next_offset <= offset:
@@ -109,7 +109,7 @@ class PartitionLog:
         """Kafka's OffsetsForLeaderEpoch answer: the largest epoch ``<= epoch`` this log knows
         and the offset where it ended (the start of the next epoch, or the LEO)."""
         found = -1, -1
-        for i, (e, start) in enumerate(self.epochs):
+        for i, (e, _start) in enumerate(self.epochs):
             if e > epoch:
                 break
             end = self.epochs[i + 1][1] if i + 1 < len(self.epochs) else self.leo

@@ -344,6 +344,7 @@ class Partition:
     def _propose_isr(self, isr: tuple) -> None:
         self.pending_isr = isr
         self.pending_since_ms = self.sim.now
+        assert self.state is not None, "only a leader (which has the controller's state) proposes an ISR"
         self.broker.send_controller(AlterPartition(self.tp, self.me, self.leader_epoch,
                                                    self.state.partition_epoch, isr))
 

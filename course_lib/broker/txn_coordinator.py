@@ -120,7 +120,8 @@ class TxnCoordinator(CoordinatorLog):
         started = meta.started_ms if meta.state == "Ongoing" else self.broker.sim.now
         new = replace(meta, state="Ongoing", partitions=meta.partitions | {tuple(tp) for tp in partitions},
                       started_ms=started)
-        self._change(transactional_id, new, lambda err: self.respond(src, req, err and Errors.CoordinatorNotAvailableError))
+        self._change(transactional_id, new,
+                     lambda err: self.respond(src, req, err and Errors.CoordinatorNotAvailableError))
 
     def _end_txn(self, src, req, transactional_id, producer_id, producer_epoch, commit):
         meta = self.txns.get(transactional_id)
@@ -149,7 +150,10 @@ class TxnCoordinator(CoordinatorLog):
         prepared = replace(meta, producer_epoch=meta.producer_epoch + 1, state="PrepareAbort")
         self.broker.cluster.record(f"coordinator-{self.broker.broker_id}", "txn_abort",
                                    {"transactional_id": tid, "reason": reason})
-        self._change(tid, prepared, lambda err: err is None and self._write_markers(tid, prepared))
+        def written(err) -> None:
+            if err is None:
+                self._write_markers(tid, prepared)
+        self._change(tid, prepared, written)
 
     # ---- markers -----------------------------------------------------------------------------------
     def _write_markers(self, tid: str, meta: TxnMetadata) -> None:

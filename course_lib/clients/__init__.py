@@ -7,5 +7,5 @@ from .future import Future, FutureRecordMetadata, RecordMetadata
 from .consumer import KafkaConsumer
 from .producer import KafkaProducer
 
-__all__ = ["KafkaProducer", "KafkaConsumer", "ConfigurationError", "IdempotenceDisabledWarning", "Future", "FutureRecordMetadata",
-           "RecordMetadata"]
+__all__ = ["KafkaProducer", "KafkaConsumer", "ConfigurationError", "IdempotenceDisabledWarning", "Future",
+           "FutureRecordMetadata", "RecordMetadata"]

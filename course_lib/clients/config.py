@@ -76,7 +76,7 @@ def resolve_producer_config(**user) -> dict:
     config["acks"] = _ACKS[acks]
     retries = config["retries"]
     if isinstance(retries, bool) or not isinstance(retries, numbers.Real) or retries < 0 \
-            or (retries != math.inf and retries != int(retries)):
+            or (retries != math.inf and retries != int(float(retries))):
         raise ConfigurationError(f"retries must be a whole number >= 0 or float('inf'), got {retries!r}")
     for key in _NON_NEGATIVE_MS:
         check_ms(config, key)

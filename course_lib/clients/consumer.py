@@ -469,7 +469,8 @@ class KafkaConsumer(Requests):
                     f"Real Kafka would accept it silently and overwrite another member's progress.")
             offset = meta.offset if isinstance(meta, OffsetAndMetadata) else meta
             if not isinstance(offset, int) or offset < 0:
-                raise ValueError(f"commit offset for {tp} must be an int >= 0 (the NEXT offset to read), got {offset!r}")
+                raise ValueError(f"commit offset for {tp} must be an int >= 0 (the NEXT offset to read), "
+                                 f"got {offset!r}")
             out[tp] = offset
         return out
 

@@ -148,7 +148,7 @@ class FutureRecordMetadata:
     def _fire(self) -> None:
         if self._result.exception is None:
             value = self.value
-            for f in self._callbacks:
+            for f in self._callbacks:  # type: ignore[var-annotated]  # (callable, args, kwargs) or callable
                 f(value)
         else:
             for f in self._errbacks:

@@ -16,6 +16,9 @@ class Requests:
     """Mixed into a client that has ``_sim``, ``_network``, ``_cluster``, ``node_id``, ``alive``
     and ``config``. Callbacks get the response message, or an error class on timeout/disconnect."""
 
+    config: dict  # the client's resolved configuration (set by the client before _attach)
+    _pending: dict  # correlation id -> (deadline handle, callback)
+
     def _attach(self, kind: str) -> None:
         """Join the simulated cluster named by ``bootstrap_servers`` as a network node."""
         from ..broker.cluster import Cluster
@@ -34,7 +37,7 @@ class Requests:
         self.alive = True
         self._closed = False
         self._init_requests()
-        self._network.add(self)
+        self._network.add(self)  # type: ignore[arg-type]  # a client is a node: node_id, receive, on_disconnect
         cluster.clients.append(self)
 
     def _init_requests(self) -> None:
@@ -58,7 +61,7 @@ class Requests:
             entry[1](Errors.RequestTimedOutError)
 
     def _answer(self, msg) -> bool:
-        entry = self._pending.pop(getattr(msg, "corr", None), None)
+        entry = self._pending.pop(getattr(msg, "corr", -1), None)
         if entry is None:
             return False
         entry[1](msg)
@@ -100,7 +103,7 @@ class Requests:
         deadline = self._sim.now + (timeout_ms or 3 * self.config["request_timeout_ms"])
         last = Errors.KafkaTimeoutError
         while self._sim.now < deadline:
-            box = {}
+            box: dict = {}
             self._ask_coordinator(key_type, key, api, args, lambda e, r: box.update(error=e, result=r))
             self._sim.run_until(lambda: "error" in box, max(deadline - self._sim.now, 1))
             if "error" not in box:

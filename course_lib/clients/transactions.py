@@ -15,6 +15,8 @@ Taught in notebooks/06_transactions.
 """
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from kafka import errors as Errors
 from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata
 
@@ -27,11 +29,21 @@ UNINITIALIZED, READY, IN_TRANSACTION, ABORTABLE_ERROR, FATAL_ERROR = (
 class Transactions:
     """Mixed into :class:`course_lib.clients.KafkaProducer`."""
 
+    # provided by the producer (and its Requests mixin); declared for the type checker
+    config: dict
+    node_id: str
+    _history: Any
+    _accumulator: dict
+    _fail: Callable[..., Any]
+    flush: Callable[..., Any]
+    _call_coordinator: Callable[..., Any]
+    _ask_coordinator: Callable[..., Any]
+
     def _init_transactions_state(self) -> None:
         self.transaction_state = UNINITIALIZED
         self._txn_partitions: set = set()  # added to the current transaction
         self._txn_adding = False
-        self._txn_error: Exception | None = None
+        self._txn_error: Any = None  # the exception that ended the transaction (raised again to callers)
         self._txn_count = 0
 
     def _require_transactional(self, what: str) -> str:

@@ -18,7 +18,8 @@ import os
 import signal
 import threading
 
-from .exercises import EXERCISES, MISSING, evaluate
+from . import exercises as _exercises
+from .exercises import EXERCISES, MISSING
 from .report import ERROR, Report
 
 __all__ = ["check", "check_all", "EXERCISES"]
@@ -63,7 +64,7 @@ def check(exercise_id: str, namespace: dict | None = None, time_limit_s: float |
         frame = inspect.currentframe().f_back
         namespace = {**frame.f_globals, **frame.f_locals}
     try:
-        return _with_time_limit(time_limit_s, evaluate, exercise_id, _answer_from(namespace, exercise_id))
+        return _with_time_limit(time_limit_s, _exercises.evaluate, exercise_id, _answer_from(namespace, exercise_id))
     except _TooSlow:
         ex = EXERCISES[exercise_id]
         return Report(exercise_id, ERROR, 0, ex.points, f"your code did not finish within {time_limit_s:g} s "

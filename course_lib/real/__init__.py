@@ -3,7 +3,12 @@
 - :mod:`course_lib.real.jars` - resolve the broker and Spark connector jars into a cache;
 - :mod:`course_lib.real.cluster` - :class:`LocalCluster`: start, kill, pause, restart brokers;
 - :mod:`course_lib.real.proxy` - a Kafka-protocol-aware proxy that can lose one produce ACK;
-- :mod:`course_lib.real.connect` - use an existing cluster, namespaced per learner.
+- :mod:`course_lib.real.connect` - use an existing cluster, namespaced per learner;
+- :mod:`course_lib.real.recording` - kafka-python's clients writing the course's history;
+- :mod:`course_lib.real.fidelity` - every scenario on the simulator and on real Kafka.
+
+Scenarios run on real Kafka through :class:`course_lib.backend.KafkaBackend`:
+``run_scenario(name, backend=LocalCluster())``.
 
 Taught in notebooks/09_real_kafka_lab.
 """
@@ -11,7 +16,7 @@ Taught in notebooks/09_real_kafka_lab.
 # (`connect` is also a submodule name, so import it as `from course_lib.real.connect import connect`.)
 # Lazy, so that `from course_lib.real.jars import spark_connector_jars` (the Spark lab) stays light.
 _EXPORTS = {"LocalCluster": "cluster", "KafkaProxy": "proxy",
-            "run_real_scenario": "scenarios", "fidelity_table": "scenarios",
+            "fidelity_table": "fidelity",
             "kafka_classpath": "jars", "spark_connector_jars": "jars"}
 
 

@@ -87,6 +87,9 @@ LAB_BROKER_CONFIG: dict[str, object] = {
     "broker.session.timeout.ms": 3000,  # a killed broker is fenced after ~3 s, not 9 s
     "transaction.abort.timed.out.transaction.cleanup.interval.ms": 5000,
     "unclean.leader.election.enable": "false",
+    # the KRaft controller looks for leaderless partitions of unclean topics every 5 min by
+    # default (an internal setting): every second here, so the lab sees the election happen
+    "unclean.leader.election.interval.ms": 1000,
     "auto.leader.rebalance.enable": "false",  # leaders stay where the experiment put them
     "num.network.threads": 2,
     "num.io.threads": 2,
@@ -139,7 +142,7 @@ def new_cluster_id() -> str:
 
 @dataclass
 class Node:
-    """One Kafka process: broker and controller, with its ports, files and watchdog."""
+    """One Kafka process (a broker, a controller or both), with its ports, files and watchdog."""
 
     node_id: int
     client_port: int
@@ -166,16 +169,23 @@ class LocalCluster(Namespaced):
     :attr:`log_dir` for reading afterwards. ``base_port``: use fixed ports ``base_port ..
     base_port+4*brokers-1`` instead of free ones (for firewalled lab machines).
     ``proxies=False`` lets clients talk to brokers directly (no lost-ACK faults, a bit faster).
+    ``controllers=0``: every node is broker and controller (combined mode: killing two of three
+    brokers also kills the controller quorum). ``controllers=1`` (or 3): the KRaft controller(s)
+    run as process(es) of their own, so metadata - fencing, elections, ISR changes - keeps working
+    while brokers die; the lab uses it for the scenarios that kill two brokers.
     """
 
     def __init__(self, brokers: int = 3, *, data_dir: str | Path | None = None,
                  wipe: bool = False, base_port: int | None = None, heap_mb: int = 512,
                  proxies: bool = True, broker_config: dict | None = None,
                  start_timeout_s: float = 120.0, progress: bool = True,
-                 fast_start: bool = True) -> None:
+                 fast_start: bool = True, controllers: int = 0) -> None:
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
+        if controllers not in (0, 1, 3):
+            raise ValueError(f"controllers must be 0 (combined broker+controller nodes), 1 or 3, got {controllers!r}")
         self.n = brokers
+        self.n_controllers = controllers
         self.heap_mb = heap_mb
         self.use_proxies = proxies
         self.config = {**LAB_BROKER_CONFIG, **(broker_config or {})}
@@ -201,7 +211,8 @@ class LocalCluster(Namespaced):
         self.root = root.expanduser().resolve()
         self.log_dir = self.root / "logs"
         self._wipe = wipe
-        self.nodes: dict[int, Node] = {}
+        self.nodes: dict[int, Node] = {}  # the brokers (in combined mode also the controllers)
+        self.controllers: dict[int, Node] = {}  # dedicated controller processes, if any
         self.started = False
         self.timings_s: dict[str, float] = {}
         self._lock = threading.RLock()
@@ -233,7 +244,7 @@ class LocalCluster(Namespaced):
                 for node in self.nodes.values():
                     node.proxy = KafkaProxy(node.client_port, port=node.proxy_port)
             self._java, self._classpath = java, classpath
-            for node in self.nodes.values():
+            for node in self._processes():
                 self._launch(node)
             self._wait_ready(self.start_timeout_s)
         except BaseException:  # includes KeyboardInterrupt: never leave half a cluster running
@@ -254,9 +265,9 @@ class LocalCluster(Namespaced):
             self.started = False
             # Whole cluster: its data is thrown away, so a controlled shutdown buys nothing
             # and the last nodes of a quorum can wait a long time for each other. Kill.
-            for node in self.nodes.values():
+            for node in self._processes():
                 self._kill_node(node, signal.SIGKILL)
-            for node in self.nodes.values():
+            for node in self._processes():
                 if node.watchdog is not None:
                     try:
                         node.watchdog.wait(timeout=10)
@@ -293,23 +304,30 @@ class LocalCluster(Namespaced):
             os.kill(node.pid, signal.SIGCONT)
         node.paused = False
 
-    def restart(self, broker_id: int, timeout_s: float = 60.0) -> None:
-        """Stop the broker cleanly if it runs, start it again and wait until it has registered."""
+    def restart(self, broker_id: int, timeout_s: float = 60.0, wait: bool = True) -> None:
+        """Stop the broker cleanly if it runs, start it again and (``wait``) wait until it has
+        registered; :meth:`wait_registered` waits for several restarted at once."""
         node = self._node(broker_id)
         if node.running():
             self.stop(broker_id)
         self._launch(node)
+        if wait:
+            self.wait_registered([broker_id], timeout_s)
+
+    def wait_registered(self, broker_ids: list[int], timeout_s: float = 60.0) -> None:
+        """Wait until every broker of ``broker_ids`` runs and is registered (unfenced)."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            self._check_alive(node)
+            for broker_id in broker_ids:
+                self._check_alive(self._node(broker_id))
             try:
-                if broker_id in self.live_broker_ids():
+                if set(broker_ids) <= set(self.live_broker_ids()):
                     return
             except ClusterError:  # metadata briefly unavailable while it rejoins
                 pass
             time.sleep(0.3)
-        raise ClusterError(f"broker {broker_id} did not rejoin within {timeout_s:.0f} s; "
-                           f"see {node.log_path}")
+        logs = ", ".join(str(self._node(b).log_path) for b in broker_ids)
+        raise ClusterError(f"broker(s) {broker_ids} did not rejoin within {timeout_s:.0f} s; see {logs}")
 
     def start_broker(self, broker_id: int, timeout_s: float = 60.0) -> None:
         """Start a broker that was killed or stopped (same as :meth:`restart`)."""
@@ -469,7 +487,9 @@ class LocalCluster(Namespaced):
         raise ClusterError(f"{topic}-{partition} got no new leader within {timeout_s} s")
 
     def broker_log(self, broker_id: int, tail_lines: int | None = 40) -> str:
-        lines = self._node(broker_id).log_path.read_text(errors="replace").splitlines()
+        """The last lines of a broker's (or a dedicated controller's, ids 101...) log file."""
+        node = self.controllers.get(broker_id) or self._node(broker_id)
+        lines = node.log_path.read_text(errors="replace").splitlines()
         return "\n".join(lines[-tail_lines:] if tail_lines else lines)
 
     def status(self) -> list[dict]:
@@ -479,7 +499,22 @@ class LocalCluster(Namespaced):
                 for n in self.nodes.values()]
 
     def jvm_pids(self) -> list[int]:
-        return [n.pid for n in self.nodes.values() if n.pid is not None and n.running()]
+        return [n.pid for n in self._processes() if n.pid is not None and n.running()]
+
+    def revive(self) -> list[int]:
+        """Resume every paused broker and restart every stopped one; returns the restarted ids."""
+        for node in self.nodes.values():
+            if node.paused:
+                self.resume(node.node_id)
+        restarted = [node.node_id for node in self.nodes.values() if not node.running()]
+        for broker_id in restarted:
+            self.restart(broker_id, wait=False)
+        if restarted:
+            self.wait_registered(restarted)
+        return restarted
+
+    def _processes(self) -> list[Node]:
+        return [*self.controllers.values(), *self.nodes.values()]
 
     # ---- internals ------------------------------------------------------------------------
     def _node(self, broker_id: int) -> Node:
@@ -521,9 +556,9 @@ class LocalCluster(Namespaced):
             _prune_old_cluster_dirs(self.root.parent, keep=5)
 
     def _allocate_nodes(self) -> None:
-        ids = range(1, self.n + 1)
+        count = 4 * self.n + self.n_controllers
         if self.base_port is not None:
-            ports = list(range(self.base_port, self.base_port + 4 * self.n))
+            ports = list(range(self.base_port, self.base_port + count))
             busy = [p for p in ports if not port_is_free(p)]
             if busy:
                 raise PortInUse(
@@ -532,40 +567,52 @@ class LocalCluster(Namespaced):
                     f"leave base_port unset to use free ports.")
         else:
             ports = []
-            while len(ports) < 4 * self.n:  # distinct free ports (the OS may hand one out twice)
+            while len(ports) < count:  # distinct free ports (the OS may hand one out twice)
                 p = free_port()
                 if p not in ports:
                     ports.append(p)
-        for i, nid in enumerate(ids):
+        for i, nid in enumerate(range(1, self.n + 1)):
             c, r, k, x = ports[4 * i: 4 * i + 4]
             self.nodes[nid] = Node(nid, client_port=c, replication_port=r, controller_port=k,
                                    proxy_port=x, config_path=self.root / f"broker-{nid}.properties",
                                    log_path=self.log_dir / f"broker-{nid}.log",
                                    data_dir=self.root / "data" / f"broker-{nid}")
-        voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in self.nodes.values())
+        for i in range(self.n_controllers):  # ids 101, 102, ...: never confused with a broker's
+            nid, k = 101 + i, ports[4 * self.n + i]
+            self.controllers[nid] = Node(nid, client_port=0, replication_port=0, controller_port=k,
+                                         proxy_port=0, config_path=self.root / f"controller-{nid}.properties",
+                                         log_path=self.log_dir / f"controller-{nid}.log",
+                                         data_dir=self.root / "data" / f"controller-{nid}")
+        voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}"
+                          for n in (self.controllers or self.nodes).values())
+        common = {"controller.quorum.voters": voters, "controller.listener.names": "CONTROLLER",
+                  "listener.security.protocol.map": "CLIENT:PLAINTEXT,REPLICATION:PLAINTEXT,CONTROLLER:PLAINTEXT"}
+        combined = not self.controllers
         for n in self.nodes.values():
             advertised = self._client_facing_port(n)
             props = {
-                "process.roles": "broker,controller",
+                "process.roles": "broker,controller" if combined else "broker",
                 "node.id": n.node_id,
-                "controller.quorum.voters": voters,
-                "controller.listener.names": "CONTROLLER",
-                "listeners": f"CLIENT://127.0.0.1:{n.client_port},"
-                             f"REPLICATION://127.0.0.1:{n.replication_port},"
-                             f"CONTROLLER://127.0.0.1:{n.controller_port}",
+                **common,
+                "listeners": f"CLIENT://127.0.0.1:{n.client_port},REPLICATION://127.0.0.1:{n.replication_port}"
+                             + (f",CONTROLLER://127.0.0.1:{n.controller_port}" if combined else ""),
                 "advertised.listeners": f"CLIENT://127.0.0.1:{advertised},"
                                         f"REPLICATION://127.0.0.1:{n.replication_port}",
                 "inter.broker.listener.name": "REPLICATION",
-                "listener.security.protocol.map":
-                    "CLIENT:PLAINTEXT,REPLICATION:PLAINTEXT,CONTROLLER:PLAINTEXT",
                 "log.dirs": str(n.data_dir),
                 **self.config,
             }
             n.config_path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        for n in self.controllers.values():
+            # the controller decides topic defaults, fencing and elections: it gets the lab config too
+            props = {"process.roles": "controller", "node.id": n.node_id, **common,
+                     "listeners": f"CONTROLLER://127.0.0.1:{n.controller_port}",
+                     "log.dirs": str(n.data_dir), **self.config}
+            n.config_path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
 
     def _format_storage(self, java: str, classpath: str) -> None:
         procs = []
-        for n in self.nodes.values():  # one JVM per node, in parallel: ~3 s instead of ~9 s
+        for n in self._processes():  # one JVM per node, in parallel: ~3 s instead of ~9 s
             cmd = [java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", classpath,
                    "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
                    "-c", str(n.config_path)]
@@ -579,8 +626,9 @@ class LocalCluster(Namespaced):
                 raise ClusterError(f"formatting storage of broker {n.node_id} failed:\n{out[-2000:]}")
 
     def _launch(self, node: Node) -> None:
+        role = "controller" if node.node_id in self.controllers else "broker"
         with open(node.log_path, "a") as log:
-            log.write(f"=== starting broker {node.node_id} at {time.strftime('%H:%M:%S')} ===\n")
+            log.write(f"=== starting {role} {node.node_id} at {time.strftime('%H:%M:%S')} ===\n")
         cmd = [sys.executable, str(WATCHDOG), str(os.getpid()), str(node.log_path), "--",
                self._java, f"-Xmx{self.heap_mb}m", *self.jvm_opts, f"-Dcourse.cluster={self.tag}",
                "-cp", self._classpath, "kafka.Kafka", str(node.config_path)]
@@ -591,7 +639,7 @@ class LocalCluster(Namespaced):
         wd.stdout.close()
         if not line.strip().isdigit():
             wd.kill()
-            raise ClusterError(f"could not start broker {node.node_id}; see {node.log_path}")
+            raise ClusterError(f"could not start {role} {node.node_id}; see {node.log_path}")
         node.watchdog, node.pid, node.paused = wd, int(line), False
 
     def _check_alive(self, node: Node) -> None:
@@ -614,7 +662,7 @@ class LocalCluster(Namespaced):
         steps = tqdm(total=3, desc="Starting Kafka", disable=not self.progress, leave=False)
         try:
             while True:  # 1. every broker registered and unfenced
-                for node in self.nodes.values():
+                for node in self._processes():
                     self._check_alive(node)
                 if not all(_accepts(node.client_port) for node in self.nodes.values()):
                     self._deadline(deadline, "brokers to open their client ports")

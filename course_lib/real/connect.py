@@ -1,6 +1,9 @@
 """Use an existing Kafka cluster instead of the local one - e.g. one cluster for a whole workshop.
 
-    >>> kafka = connect()                       # doctest: +SKIP  (reads KAFKA_BOOTSTRAP_SERVERS)
+Reading ``KAFKA_BOOTSTRAP_SERVERS`` (a running cluster is needed, so this example is skipped
+when the doctests run):
+
+    >>> kafka = connect()                       # doctest: +SKIP
     >>> kafka.topic("orders")                   # doctest: +SKIP
     'alice.orders'
 

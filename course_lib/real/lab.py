@@ -32,10 +32,11 @@ def start_lab(progress: bool = True):
                       f"(apt-get install openjdk-17-jdk-headless maven, or conda env from environment.yml), "
                       f"or set KAFKA_BOOTSTRAP_SERVERS to use an existing cluster.")
     from .cluster import LocalCluster
-    kafka = LocalCluster(progress=progress)
+    # the KRaft controller in a process of its own: scenarios that kill two brokers keep a quorum
+    kafka = LocalCluster(progress=progress, controllers=1)
     atexit.register(kafka.stop)  # a failing cell must not leave three JVMs running
     kafka.start()
-    return kafka, (f"started 3 brokers on {kafka.bootstrap_servers} in "
+    return kafka, (f"started 3 brokers and a controller on {kafka.bootstrap_servers} in "
                    f"{kafka.timings_s.get('start', float('nan')):.0f} s")
 
 
@@ -59,15 +60,23 @@ def _fmt(values) -> str:
 
 
 def fidelity_text(rows: list[dict]) -> str:
-    """The fidelity table as aligned text: scenario, parameters, anomalies on each backend."""
-    head = f"{'scenario':<27}{'parameters':<58}{'simulator':<22}{'real Kafka':<22}agree"
+    """The fidelity table as aligned text: scenario, parameters, anomalies on each backend; a case
+    the real backend could not run says why below the table."""
+    head = f"{'scenario':<29}{'parameters':<52}{'simulator':<22}{'real Kafka':<22}agree"
     lines = [head, "-" * len(head)]
+    why_not = []
     for r in rows:
         params = ", ".join(f"{k}={v}" for k, v in r["parameters"].items())
-        lines.append(f"{r['scenario']:<27}{params:<58}{_fmt(r['simulator']):<22}"
-                     f"{_fmt(r['real Kafka']):<22}{'yes' if r['agree'] else 'NO'}")
-    agree = sum(r["agree"] for r in rows)
-    lines.append(f"{agree} of {len(rows)} agree")
+        if r.get("why not"):
+            why_not.append(f"- {r['scenario']}: {r['why not']}")
+            real, agree = "not run (*)", "-"
+        else:
+            real, agree = _fmt(r["real Kafka"]), "yes" if r["agree"] else "NO"
+        lines.append(f"{r['scenario']:<29}{params:<52}{_fmt(r['simulator']):<21} {real:<21} {agree}")
+    ran = [r for r in rows if not r.get("why not")]
+    lines.append(f"{sum(bool(r['agree']) for r in ran)} of {len(ran)} run on both agree")
+    if why_not:
+        lines += ["(*) not run on real Kafka:", *why_not]
     return "\n".join(lines)
 
 
@@ -78,10 +87,13 @@ def plot_fidelity(rows: list[dict]):
     for i, r in enumerate(rows):
         for j, key in enumerate(("simulator", "real Kafka")):
             found = r[key]
-            colour = "#f4cccc" if found else "#d9ead3"
-            ax.add_patch(plt.Rectangle((j, i), 1, 1, facecolor=colour if r["agree"] else "#ffe599",
-                                       edgecolor="white"))
-            ax.text(j + 0.5, i + 0.5, _fmt(found), ha="center", va="center", fontsize=8)
+            if found is None:  # the real backend could not run it (fidelity_text says why)
+                colour, label = "#eeeeee", "not run"
+            else:
+                colour = ("#f4cccc" if found else "#d9ead3") if r["agree"] is not False else "#ffe599"
+                label = _fmt(found)
+            ax.add_patch(plt.Rectangle((j, i), 1, 1, facecolor=colour, edgecolor="white"))
+            ax.text(j + 0.5, i + 0.5, label, ha="center", va="center", fontsize=8)
     ax.set_xlim(0, 2)
     ax.set_ylim(len(rows), 0)
     ax.set_xticks([0.5, 1.5], ["simulator", "real Kafka"])
@@ -89,7 +101,8 @@ def plot_fidelity(rows: list[dict]):
                   [f"{r['scenario']} {' '.join(f'{k}={v}' for k, v in r['parameters'].items())}"
                    for r in rows], fontsize=8)
     ax.tick_params(length=0)
-    ax.set_title("anomalies found (red: anomaly, green: none; yellow: backends disagree)", fontsize=9)
+    ax.set_title("anomalies found (red: anomaly, green: none; yellow: backends disagree; grey: not run)",
+                 fontsize=9)
     fig.tight_layout()
     return fig
 

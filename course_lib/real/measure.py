@@ -51,7 +51,9 @@ def run_producer(cluster, topic: str, *, max_messages: int, budget_s: float,
             p.init_transactions()
         # warm-up: connections and metadata are not what we measure
         if tx_size:
-            p.begin_transaction(); p.send(topic, payload, partition=0); p.commit_transaction()
+            p.begin_transaction()
+            p.send(topic, payload, partition=0)
+            p.commit_transaction()
         else:
             p.send(topic, payload, partition=0).get(timeout=30)
         t0 = time.perf_counter()

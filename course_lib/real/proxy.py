@@ -93,9 +93,9 @@ class KafkaProxy:
     def spoil_next_produce_request(self, count: int = 1) -> None:
         """Fail the next ``count`` Produce requests, keeping the connection: the proxy corrupts the
         CRC of the request's record batch, so the broker refuses it (CORRUPT_MESSAGE, nothing
-        appended), and turns that error in the response into NOT_ENOUGH_REPLICAS, which producers
-        retry (kafka-python does not retry a corrupt message). The requests behind it - already in
-        flight on the same connection - are appended first: reordering for real."""
+        appended), turns that error in the response into NOT_ENOUGH_REPLICAS, which producers
+        retry (kafka-python does not retry a corrupt message), and delivers it 0.3 s late. The
+        requests sent meanwhile on the same connection are appended first: reordering for real."""
         with self._lock:
             self._spoil_requests += count
 
@@ -191,6 +191,11 @@ class KafkaProxy:
                 if corr in spoiled_corrs:
                     spoiled_corrs.discard(corr)
                     frame = _retriable_error(frame)
+                    # A producer retries a batch only after the answer comes, and sends nothing
+                    # of that partition while the retry waits. Holding the answer back (and, in
+                    # order, the ones behind it) lets the later sends go out and be appended
+                    # first - as when a lost request is noticed only at its timeout.
+                    await asyncio.sleep(SPOILED_ANSWER_DELAY_S)
                 if self._take(self._drop_responses, api_key):
                     # The broker has done the work; the client will never hear about it.
                     self.stats.dropped_responses.append((api_key, corr))
@@ -231,6 +236,7 @@ def _spoil_batch_crc(frame: bytes) -> bytes | None:
 
 
 CORRUPT_MESSAGE, NOT_ENOUGH_REPLICAS = 2, 19
+SPOILED_ANSWER_DELAY_S = 0.3
 
 
 def _retriable_error(frame: bytes) -> bytes:

@@ -29,6 +29,7 @@ from kafka.errors import (
     RecordListTooLargeError,
     TopicAuthorizationFailedError,
 )
+from kafka.partitioner.default import murmur2
 from kafka.structs import OffsetAndMetadata
 
 from course_lib.history import FAIL, INFO, OK, Nemesis, OpName
@@ -77,12 +78,30 @@ class RecordingProducer:
         pid = getattr(manager, "producer_id_and_epoch", None)
         return getattr(pid, "producer_id", -1)
 
+    def partitions_for(self, topic: str) -> set[int]:
+        return set(self._producer.partitions_for(topic) or ())
+
+    def _partition(self, topic: str, key: bytes | None) -> int | None:
+        """The partition kafka-python's default partitioner will choose, known before the send (the
+        history records it at invocation, as the simulator does, so order is judged per partition);
+        None for an unkeyed record of a multi-partition topic (kafka-python picks it later)."""
+        n = len(self._producer.partitions_for(topic) or ())
+        if n == 1:
+            return 0
+        if key is not None and n > 1:
+            return (murmur2(key) & 0x7FFFFFFF) % n
+        return None
+
     def send(self, topic: str, value: bytes | None = None, key: bytes | None = None, partition: int | None = None):
+        if partition is None:
+            partition = self._partition(topic, key)
         op = self.history.invoke(self.node_id, OpName.SEND, _text(value), topic=topic, partition=partition)
+        no_offsets = self.config.get("acks") in (0, "0")
         fut = self._producer.send(topic, value, key=key, partition=partition)
 
-        def ok(md):  # acks=0: no offset comes back (kafka-python reports -1)
-            self.history.complete(op, OK, offset=md.offset if md.offset >= 0 else None, partition=md.partition)
+        def ok(md):  # acks=0: no offset comes back (kafka-python makes one up from -1)
+            self.history.complete(op, OK, offset=None if no_offsets or md.offset < 0 else md.offset,
+                                  partition=md.partition)
 
         def err(exc):
             self.history.complete(op, FAIL if isinstance(exc, DEFINITE_FAILURES) else INFO,
@@ -197,6 +216,9 @@ class RecordingConsumer:
 
     def seek(self, partition, offset: int) -> None:
         self._consumer.seek(_tp(partition), offset)
+
+    def position(self, partition) -> int:
+        return self._consumer.position(_tp(partition))
 
     def poll(self, timeout_ms: int = 0, max_records: int | None = None) -> dict:
         batches = self._consumer.poll(timeout_ms=timeout_ms, max_records=max_records)

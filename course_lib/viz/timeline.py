@@ -41,7 +41,7 @@ def space_time(trace, kinds=PRODUCE + REPLICATION, start_ms: float = 0, end_ms: 
     if ax is None:
         _, ax = plt.subplots(figsize=(1.8 * max(len(nodes), 2) + 2, 5))
     x = {n: i for i, n in enumerate(nodes)}
-    for n, i in x.items():
+    for i in x.values():
         ax.axvline(i, color="#bbbbbb", lw=1, zorder=0)
     for e in chosen:
         colour = _COLOURS.get(e.kind, "#6a1b9a")

@@ -1,4 +1,6 @@
 """One real 3-broker cluster per test session: starting Kafka costs ~10 s, so tests share it.
+Its KRaft controller runs as a process of its own (``controllers=1``), so scenarios that kill
+two brokers keep a working controller.
 
 Tests that damage the cluster (kill, pause) heal it before they return, as Jepsen does after a
 nemesis. Without Java 17+ or Maven every real-Kafka test is skipped with the reason (``-ra``).
@@ -32,7 +34,7 @@ def pytest_collection_modifyitems(config, items):
 def cluster():
     from course_lib.real.cluster import LocalCluster
 
-    c = LocalCluster(progress=False)
+    c = LocalCluster(progress=False, controllers=1)
     c.start()
     try:
         yield c
@@ -47,8 +49,7 @@ def cluster():
 def healthy(cluster):
     """The shared cluster with every broker running again after the test."""
     yield cluster
-    from course_lib.real.scenarios import revive
-    revive(cluster)
+    cluster.revive()
 
 
 _topic_counter = [0]

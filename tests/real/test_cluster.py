@@ -17,6 +17,18 @@ def test_cluster_has_three_live_brokers(cluster):
         assert node.log_path.exists() and "Kafka Server started" in node.log_path.read_text()
 
 
+def test_the_kraft_controller_is_a_process_of_its_own(cluster):
+    """So two dead brokers do not take the controller quorum with them (the fidelity table's
+    not_enough_replicas and unclean_election kill two)."""
+    (controller,) = cluster.controllers.values()
+    assert "process.roles=controller\n" in controller.config_path.read_text() and controller.running()
+    for node in cluster.nodes.values():
+        assert "process.roles=broker\n" in node.config_path.read_text()
+    assert controller.pid in cluster.jvm_pids()
+    # measured 9-15 s on a loaded 2-core machine with cached jars; the bound leaves room for load
+    assert cluster.timings_s["start"] < 30, cluster.timings_s
+
+
 def test_new_topic_has_rf3_and_min_isr_2(cluster, topic):
     info = cluster.partition_info(topic, 0)
     assert sorted(info["replica_nodes"]) == [1, 2, 3]
@@ -82,7 +94,8 @@ def test_paused_follower_stays_in_isr_until_fenced(healthy, topic):
         assert _wait_until(lambda: follower not in cluster.isr_of(topic, 0), 60), \
             "the paused follower was never removed from the ISR"
         fenced = f"Fencing broker {follower} at epoch"
-        assert any(fenced in cluster.broker_log(b, None) for b in (1, 2, 3) if b != follower), \
+        others = [n for n in (*cluster.nodes, *cluster.controllers) if n != follower]  # the controller's log
+        assert any(fenced in cluster.broker_log(n, None) for n in others), \
             "expected the controller to fence the paused broker (session timeout)"
     finally:
         cluster.resume(follower)

@@ -1,5 +1,4 @@
 """Jar resolution: versions in sync with pom.xml, clear errors when Java or Maven is missing."""
-import re
 import xml.etree.ElementTree as ET
 
 import pytest

@@ -1,5 +1,4 @@
 """The real-Kafka lab's plumbing that needs no cluster: skip path, tables, verdicts, bench CLI."""
-import pytest
 
 from course_lib.real import jars, lab
 from course_lib.real.measure import claim_verdicts, percentile
@@ -35,9 +34,12 @@ def test_tradeoff_text_hides_acks0_latency():
 
 def test_fidelity_text_counts_agreement():
     rows = [{"scenario": "a", "parameters": {"x": 1}, "simulator": ["lost"], "real Kafka": ["lost"], "agree": True},
-            {"scenario": "b", "parameters": {}, "simulator": [], "real Kafka": ["duplicate"], "agree": False}]
+            {"scenario": "b", "parameters": {}, "simulator": [], "real Kafka": ["duplicate"], "agree": False},
+            {"scenario": "c", "parameters": {}, "simulator": [], "real Kafka": None, "agree": None,
+             "why not": "c needs the fault(s) ['schedule'] ..."}]
     text = lab.fidelity_text(rows)
-    assert text.endswith("1 of 2 agree") and " NO" in text
+    assert "1 of 2 run on both agree" in text and " NO" in text
+    assert text.endswith("- c: c needs the fault(s) ['schedule'] ...")
 
 
 def test_lab_is_skipped_with_the_reason_without_a_jvm(monkeypatch):

@@ -1,0 +1,85 @@
+"""The Backend protocol without a JVM: both adapters satisfy it, faults are data, names are
+namespaced once, and the real adapter's timeline runs scheduled actions in order."""
+import pytest
+
+from course_lib.backend import (BROKER_FAULTS, Backend, KafkaBackend, MissingFault, SimBackend,
+                                open_backend)
+from course_lib.history import Nemesis
+from course_lib.real.connect import connect
+from course_lib.scenarios import SCENARIOS, run_scenario
+
+
+def test_both_adapters_satisfy_the_protocol():
+    # (not isinstance(): with a runtime-checkable protocol it reads every property, and reading
+    # KafkaBackend.brokers asks the cluster)
+    members = {n for n in vars(Backend) if not n.startswith("_")} | set(Backend.__annotations__)
+    assert {"create_topic", "crash", "lose_next_ack", "final_read", "wait_until", "history"} <= members
+    for backend in (SimBackend.start(seed=1), KafkaBackend(connect("kafka.example:9092", prefix="alice"))):
+        missing = [n for n in members if not (hasattr(type(backend), n) or n in vars(backend))]
+        assert not missing, (type(backend).__name__, missing)
+
+
+def test_open_backend_defaults_to_a_fresh_seeded_simulator():
+    a, b = open_backend(None, seed=4), open_backend("simulator", seed=4)
+    assert isinstance(a, SimBackend) and a.cluster is not b.cluster and a.cluster.seed == 4
+    with pytest.raises(TypeError, match="backend must be"):
+        open_backend(42)
+
+
+def test_every_nemesis_call_records_one_operation_of_its_name():
+    b = SimBackend.start(seed=2)
+    topic = b.create_topic("t", min_insync_replicas=2)
+    producer = b.producer()
+    b.pause(2)
+    b.resume(2)
+    b.crash(3)
+    b.restart(3)
+    b.lose_next_ack(producer, topic)
+    b.lose_next_request(producer, topic)
+    b.crash_client(producer)
+    assert [op.f for op in b.history if op.process == "nemesis"] == [
+        Nemesis.PAUSE, Nemesis.RESUME, Nemesis.CRASH, Nemesis.RESTART, Nemesis.LOSE_NEXT_ACK,
+        Nemesis.LOSE_NEXT_REQUEST, Nemesis.CRASH_CLIENT]
+
+
+def test_a_shared_cluster_offers_client_faults_only_and_says_why():
+    b = KafkaBackend(connect("kafka.example:9092", prefix="alice"))
+    assert not (b.faults & BROKER_FAULTS) and Nemesis.CRASH_CLIENT in b.faults
+    with pytest.raises(MissingFault) as e:
+        b.require("unclean_election", Nemesis.CRASH, Nemesis.RESTART)
+    text = str(e.value)
+    assert "unclean_election needs the fault(s) ['crash', 'restart']" in text
+    assert "kafka.example:9092" in text and "LocalCluster" in text
+
+
+def test_broker_fault_scenarios_refuse_a_shared_cluster_before_touching_it():
+    shared = connect("kafka.example:9092", prefix="alice")  # nothing listens there: nothing may be asked
+    for name in ("leader_crash_after_ack", "not_enough_replicas", "lost_ack_retry", "retries_reorder",
+                 "unclean_election", "fire_and_forget_crash", "producer_restart_gap", "random_faults"):
+        with pytest.raises(MissingFault, match=name):
+            run_scenario(name, backend=shared)
+
+
+def test_names_carry_the_prefix_once_and_a_run_suffix():
+    shared = connect("kafka.example:9092", prefix="alice")
+    b = KafkaBackend(shared)
+    group, txn = b.group_id("processors"), b.transactional_id("writer")
+    assert group == f"alice.processors-{b.run_id}" and txn == f"alice.writer-{b.run_id}"
+    assert KafkaBackend(shared).run_id != b.run_id  # reruns never meet old topics or groups
+
+
+def test_the_real_timeline_runs_scheduled_actions_in_time_order():
+    b = KafkaBackend(connect("kafka.example:9092", prefix="alice"))
+    ran = []
+    b.at(20, ran.append, "second")
+    b.at(5, ran.append, "first")
+    b.at(500, ran.append, "later")
+    b.wait(0, kafka_ms=30)
+    assert ran == ["first", "second"]
+    assert b.pick(simulator=1, kafka=2) == 2 and SimBackend.start().pick(simulator=1, kafka=2) == 1
+
+
+def test_every_scenario_takes_a_backend():
+    import inspect
+    for name, fn in SCENARIOS.items():
+        assert "backend" in inspect.signature(fn).parameters, name
