@@ -353,7 +353,8 @@ def random_faults(seed: int = 0, backend=None, producer_config: dict | None = No
 
     ``duration_ms`` (10 s) is longer than the broker session timeout of the fast-failover settings
     (3 s), so the ISR does shrink during a trial and ``min.insync.replicas`` matters; 8 faults
-    keep about the fault density the 3 s, 4-fault trials had. Simulator only: the schedule is replayed on the virtual clock, to the millisecond."""
+    keep about the fault density the 3 s, 4-fault trials had. Simulator only: the schedule is
+    replayed on the virtual clock, to the millisecond."""
     b = open_backend(backend, seed, **FAST_FAILOVER)
     b.require("random_faults", Nemesis.SCHEDULE)
     topic_cfg = {"replication_factor": 3, "min_insync_replicas": 2, **(topic_config or {})}

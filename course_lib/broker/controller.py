@@ -179,6 +179,7 @@ class Controller:
 
         unclean = False
         last_leader = state.last_known_elr[0] if len(state.last_known_elr) == 1 else None
+        leader: int | None
         if state.leader is not None and valid(state.leader):
             leader = state.leader
         else:

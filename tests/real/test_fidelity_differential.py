@@ -3,11 +3,12 @@ on real Kafka 4.3.1 through kafka-python 3.0.12, both through the Backend protoc
 the same observable outcome - what was acknowledged, what a consumer could read, which error
 the application saw.
 
-Every experiment kills or pauses brokers; the cluster is revived after each one. One cluster
-serves the whole module (the session's LocalCluster from conftest.py).
+Every experiment kills or pauses brokers; the cluster is revived after each one. The session's
+LocalCluster (conftest.py) serves the experiments that need at most one dead broker; ELR and the
+unclean election need a controller that survives two, so they share one module cluster with a
+separate KRaft controller.
 """
 import contextlib
-import inspect
 import warnings
 
 import pytest
@@ -71,18 +72,29 @@ def test_9_zombie_send_and_commit(both):
                            "read_committed": []}
 
 
-SEPARATE_CONTROLLERS = next((name for name in inspect.signature(LocalCluster).parameters
-                             if "controller" in name), None)
+@pytest.fixture(scope="module")
+def separate():
+    """A second cluster with its own KRaft controller: ELR and unclean elections need the
+    controller to survive two dead brokers, which three combined broker+controller nodes cannot."""
+    with LocalCluster(progress=False, controllers=1) as cluster:
+        yield cluster
 
 
-@pytest.mark.skipif(SEPARATE_CONTROLLERS is None,
-                    reason="ELR on real Kafka needs a controller quorum that survives two dead brokers: "
-                           "LocalCluster has no separate-controller option yet (issue 10)")
-def test_2_elr_clean_election():
-    with LocalCluster(progress=False, **{SEPARATE_CONTROLLERS: True}) as cluster, warnings.catch_warnings():
+def _differential(cluster, experiment):
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sim = fidelity.elr_clean_election(SimBackend.start(seed=1, **fidelity.SIM_TIMING))
-        real = fidelity.elr_clean_election(KafkaBackend(cluster))
+        sim = experiment(SimBackend.start(seed=1, **fidelity.SIM_TIMING))
+        real_backend = KafkaBackend(cluster)
+        try:
+            real = experiment(real_backend)
+        finally:
+            real_backend.close_clients()
+            revive(cluster)
+    return sim, real
+
+
+def test_2_elr_clean_election(separate):
+    sim, real = _differential(separate, fidelity.elr_clean_election)
     assert real == sim == {"acknowledged": 3, "offline_after_leader_died": True,
                            "new_leader_is_the_paused_follower": True, "read": 3}
 
@@ -92,6 +104,6 @@ def test_5_acks0_to_a_deposed_leader_loses_only_the_election_window(both):
     assert real == sim == {"last_10_kept": True}
 
 
-def test_8_the_consumer_seeks_to_the_divergence_point(both):
-    sim, real = both(fidelity.consumer_after_unclean_election)
+def test_8_the_consumer_seeks_to_the_divergence_point(separate):
+    sim, real = _differential(separate, fidelity.consumer_after_unclean_election)
     assert real == sim == {"read_before": 6, "read_after": [(3, b"new0"), (4, b"new1"), (5, b"new2")]}
