@@ -16,7 +16,6 @@ import pytest
 from course_lib import fidelity
 from course_lib.backend import KafkaBackend, SimBackend
 from course_lib.real.cluster import LocalCluster
-from course_lib.real.scenarios import revive
 
 pytestmark = pytest.mark.real_kafka
 
@@ -37,7 +36,7 @@ def both(cluster):
     yield run
     for b in backends:
         b.close_clients()
-    revive(cluster)
+    cluster.revive()
     for topic in ("__consumer_offsets", "__transaction_state"):
         with contextlib.suppress(Exception):  # the internal topic may not exist yet
             KafkaBackend(cluster).wait_until(lambda t=topic: len(cluster.isr_of(t)) == 3, timeout_ms=60_000)
@@ -89,7 +88,7 @@ def _differential(cluster, experiment):
             real = experiment(real_backend)
         finally:
             real_backend.close_clients()
-            revive(cluster)
+            cluster.revive()
     return sim, real
 
 
