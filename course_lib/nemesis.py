@@ -9,6 +9,10 @@ trial then heals everything and does a final read.
 >>> [str(f) for f in schedule][:2]
 ['t=778.1 ms: slow_link broker 1 for 928.6 ms', 't=1622.9 ms: slow_link broker 3 for 2010.1 ms']
 
+``shrink_isr_then_crash_leader`` is the schedule that makes ``min.insync.replicas`` matter:
+the ISR shrinks to the leader alone (which takes ``broker_session_timeout_ms``), the leader keeps
+acknowledging what its min ISR allows, then the leader dies.
+
 Taught in notebooks/02_acks_and_durability (loss over many seeded trials).
 """
 from __future__ import annotations
@@ -19,7 +23,10 @@ from dataclasses import dataclass
 from .broker.broker import node_name
 
 FAULT_KINDS = ("crash", "crash_leader", "crash_leader_after_ack", "pause", "isolate", "lose_ack",
-               "lose_request", "slow_link")
+               "lose_request", "slow_link", "shrink_isr_then_crash_leader")
+#: faults that last ``duration_ms`` and then heal themselves
+LASTING = frozenset({"crash", "crash_leader", "pause", "isolate", "slow_link", "crash_leader_after_ack",
+                     "shrink_isr_then_crash_leader"})
 
 
 @dataclass(frozen=True)
@@ -42,8 +49,7 @@ def random_schedule(rng: random.Random, duration_ms: float, brokers: list[int],
         kind = rng.choice(kinds)
         at = round(rng.uniform(0, duration_ms), 1)
         target = rng.choice(brokers) if kind in ("crash", "pause", "isolate", "slow_link") else None
-        lasting = round(rng.uniform(200, 4000), 1) if kind in ("crash", "crash_leader", "pause", "isolate",
-                                                               "slow_link", "crash_leader_after_ack") else 0.0
+        lasting = round(rng.uniform(200, 4000), 1) if kind in LASTING else 0.0
         out.append(Fault(at, kind, target, lasting))
     return sorted(out, key=lambda f: f.at_ms)
 
@@ -73,6 +79,8 @@ def _start(cluster, fault: Fault, topic: str, client_id):
                 cluster.crash(leader)
                 cluster.at(fault.duration_ms, _restart, cluster, leader)
         cluster.network.after_send(crash, src=node_name(leader), kind="produce_response")
+    elif kind == "shrink_isr_then_crash_leader":
+        _shrink_isr_then_crash_leader(cluster, fault, topic)
     elif kind == "pause":
         broker = cluster.brokers[target]
         if broker.alive and not broker.paused:
@@ -93,6 +101,29 @@ def _start(cluster, fault: Fault, topic: str, client_id):
         cluster.lose_next_request(client_id)
     else:
         raise ValueError(f"unknown fault kind {kind!r}; kinds are {FAULT_KINDS}")
+
+
+def _shrink_isr_then_crash_leader(cluster, fault: Fault, topic: str) -> None:
+    """Kill every follower, wait until the controller has fenced them (the ISR is the leader alone,
+    so only ``min.insync.replicas`` decides what the leader still acknowledges), then kill the
+    leader. The followers come back first: with unclean election one of them leads without what
+    the old leader acknowledged alone; without it the partition waits for the old leader."""
+    leader = cluster.leader_of(topic)
+    if leader is None or not cluster.brokers[leader].alive:
+        return
+    followers = [r for r in cluster.controller.partitions[(topic, 0)].replicas
+                 if r != leader and cluster.brokers[r].alive]
+    for follower in followers:
+        cluster.crash(follower)
+    shrunk_after = cluster.options.broker_session_timeout_ms + 1000  # fenced, out of the ISR
+
+    def crash_leader():
+        if cluster.brokers[leader].alive:
+            cluster.crash(leader)
+            cluster.at(fault.duration_ms, _restart, cluster, leader)
+    cluster.at(shrunk_after, crash_leader)
+    for follower in followers:
+        cluster.at(shrunk_after + fault.duration_ms / 2, _restart, cluster, follower)
 
 
 def _restart(cluster, broker_id: int) -> None:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from kafka import errors as Errors
+from kafka.structs import TopicPartition
 
 from .backend import Backend, open_backend
 from .checker import CheckResult, check
@@ -155,6 +156,7 @@ class Processor:
         self.buffered = buffered  # processing runs one poll behind (a worker queue)
         self.processing_ms = processing_ms  # time each record takes: auto-commits happen meanwhile
         self.queue: list = []
+        self._sends: list = []  # the futures of the open transaction's sends
         self.crash_point, self.crash_after_polls = crash_point, crash_after_polls
         self.polls = 0
         config = dict(client_id=f"processor-{number}", max_poll_records=batch,
@@ -186,7 +188,7 @@ class Processor:
         if self.semantics == "exactly-once-external":
             self.sink.write_with_offset(message, record.topic, record.partition, record.offset + 1)
         elif self.semantics == "exactly-once-kafka":
-            self.producer.send(self.names.output, record.value, partition=record.partition)
+            self._sends.append(self.producer.send(self.names.output, record.value, partition=record.partition))
         else:
             self.sink.write(message)
         if self.semantics != "exactly-once-kafka":
@@ -223,16 +225,31 @@ class Processor:
             self._maybe_crash("after_process")
             if self.semantics == "at-least-once":
                 self._commit()
-            elif self.producer is not None and not self._commit_transaction():
+            elif self.producer is not None and not self._commit_transaction(records):
                 return  # fenced: a newer instance owns this transactional id
             if self.semantics != "at-most-once":
                 self._maybe_crash("after_commit")
         raise RuntimeError(f"processor-{self.number} did not reach the end of {self.names.input} in {max_polls} polls")
 
-    def _commit_transaction(self) -> bool:
+    def _commit_transaction(self, records) -> bool:
         """Offsets and outputs commit together; if the group moved on, abort - the new owner of the
-        partitions redoes the work. Returns False if this instance was fenced."""
+        partitions redoes the work. Returns False if this instance was fenced.
+
+        kafka-python commits a transaction one of whose sends failed (Java refuses, KAFKA-5385), so
+        the sends are checked first: if one failed, abort and rewind to the batch's first offsets
+        so the batch is redone in a new transaction."""
+        sends, self._sends = self._sends, []
         try:
+            self.producer.flush()
+            if any(f.failed() for f in sends):
+                try:
+                    self.producer.abort_transaction()
+                except Errors.KafkaError:
+                    return False  # fenced while sending (InvalidProducerEpoch): this instance is done
+                self.queue = []
+                for record in sorted(records, key=lambda r: r.offset, reverse=True):
+                    self.consumer.seek(TopicPartition(record.topic, record.partition), record.offset)
+                return True
             self.producer.send_offsets_to_transaction(self.consumer.positions, self.consumer.group_metadata())
             self.producer.commit_transaction()
         except Errors.ProducerFencedError:

@@ -344,13 +344,17 @@ FAST_FAILOVER = dict(broker_session_timeout_ms=3000, broker_heartbeat_interval_m
 
 @scenario
 def random_faults(seed: int = 0, backend=None, producer_config: dict | None = None,
-                  topic_config: dict | None = None, messages: int = 30, duration_ms: float = 3000,
-                  faults: int = 4, kinds: tuple = FAULT_KINDS) -> ScenarioResult:
+                  topic_config: dict | None = None, messages: int = 30, duration_ms: float = 10_000,
+                  faults: int = 8, kinds: tuple = FAULT_KINDS) -> ScenarioResult:
     """A producer sends ``messages`` numbered messages over ``duration_ms`` while a random
-    schedule of ``faults`` (crashes, pauses, isolation, lost ACKs and requests, slow links) drawn
-    from ``seed`` hits the cluster; then everything heals and the log is read and checked.
+    schedule of ``faults`` (crashes, pauses, isolation, lost ACKs and requests, slow links, an ISR
+    shrink followed by the leader's death) drawn from ``seed`` hits the cluster; then everything
+    heals and the log is read and checked.
 
-    Simulator only: the schedule is replayed on the virtual clock, to the millisecond."""
+    ``duration_ms`` (10 s) is longer than the broker session timeout of the fast-failover settings
+    (3 s), so the ISR does shrink during a trial and ``min.insync.replicas`` matters; 8 faults
+    keep about the fault density the 3 s, 4-fault trials had. Simulator only: the schedule is
+    replayed on the virtual clock, to the millisecond."""
     b = open_backend(backend, seed, **FAST_FAILOVER)
     b.require("random_faults", Nemesis.SCHEDULE)
     topic_cfg = {"replication_factor": 3, "min_insync_replicas": 2, **(topic_config or {})}

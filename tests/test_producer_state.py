@@ -35,11 +35,12 @@ def test_a_gap_in_sequence_numbers_is_out_of_order():
     assert t.check(batch(7, 0, 2))[0] is Errors.OutOfOrderSequenceNumberError
 
 
-def test_an_older_epoch_is_fenced_and_a_new_epoch_starts_at_zero():
+def test_an_older_epoch_is_refused_and_a_new_epoch_starts_at_zero():
     t = ProducerStateTable()
     append(t, batch(7, 1, 0), 0)
     assert t.check(batch(7, 0, 1))[0] is Errors.InvalidProducerEpochError
-    assert t.check(batch(7, 0, 1, transactional=True))[0] is Errors.ProducerFencedError
+    # KIP-588: a produce never gets PRODUCER_FENCED, transactional or not (only the coordinator says it)
+    assert t.check(batch(7, 0, 1, transactional=True))[0] is Errors.InvalidProducerEpochError
     assert t.check(batch(7, 2, 0)) == (None, None)
     assert t.check(batch(7, 2, 5))[0] is Errors.OutOfOrderSequenceNumberError
 
@@ -56,3 +57,9 @@ def test_state_is_rebuilt_from_the_log():
     stored = [LogBatch(0, 0, batch(7, 0, 0, n=2)), LogBatch(2, 0, batch(7, 0, 2))]
     t.rebuild(stored)
     assert t.snapshot()[7]["last_sequence"] == 2
+
+
+def test_a_producer_id_without_state_may_start_at_any_sequence():
+    """Kafka 4.x never answers UNKNOWN_PRODUCER_ID to a produce (its state may have expired)."""
+    t = ProducerStateTable()
+    assert t.check(batch(8, 0, 17)) == (None, None)

@@ -17,9 +17,9 @@ from .group_coordinator import OFFSETS_TOPIC, GroupCoordinator
 from .options import ClusterOptions
 from .partition import Partition
 from .protocol import (ConsumerFetchResponse, FetchResponse, FindCoordinatorResponse, Heartbeat,
-                       InitProducerIdResponse, ListOffsetsResponse, MetadataResponse, PartitionResult,
-                       PartitionUpdate, ProduceRequest, ProduceResponse, TopicConfig, WriteTxnMarkerResponse,
-                       node_name)
+                       InitProducerIdResponse, ListOffsetsResponse, MetadataResponse,
+                       OffsetsForLeaderEpochResponse, PartitionResult, PartitionUpdate, ProduceRequest,
+                       ProduceResponse, TopicConfig, WriteTxnMarkerResponse, node_name)
 from .txn_coordinator import TXN_TOPIC, TxnCoordinator
 
 
@@ -32,6 +32,9 @@ PARTITION_ROUTES = {
                                lambda m: ConsumerFetchResponse(m.corr, m.tp, Errors.NotLeaderForPartitionError)),
     "list_offsets_request": ("list_offsets",
                              lambda m: ListOffsetsResponse(m.corr, m.tp, Errors.NotLeaderForPartitionError, -1)),
+    "offsets_for_leader_epoch_request": (
+        "offsets_for_leader_epoch",
+        lambda m: OffsetsForLeaderEpochResponse(m.corr, m.tp, Errors.NotLeaderForPartitionError)),
 }
 
 GROUP_APIS = frozenset({"join_group", "heartbeat", "leave_group", "offset_commit", "offset_fetch",
@@ -57,8 +60,23 @@ class _PendingProduce:
         return done
 
 
-def _ignore(result: PartitionResult) -> None:
-    """acks=0: nobody waits for the answer."""
+class _FireAndForget:
+    """acks=0: nobody waits for the answer. But if a partition refuses the batch, Kafka closes
+    the connection (``KafkaApis.handleProduceRequest``: "close the connection on error") - the
+    only signal an acks=0 producer gets; kafka-python then refreshes its metadata and finds the
+    new leader, so only what was sent to the deposed leader before that is lost."""
+    __slots__ = ("broker", "closed", "src")
+
+    def __init__(self, broker, src):
+        self.broker, self.src, self.closed = broker, src, False
+
+    def done_for(self, tp):
+        return self.done
+
+    def done(self, result: PartitionResult) -> None:
+        if result.error is not None and not self.closed and self.broker.alive:
+            self.closed = True
+            self.broker.network.close_connection(self.broker.node_id, self.src)
 
 
 class Broker:
@@ -218,9 +236,10 @@ class Broker:
                 partition.retry_fetch_later()
 
     def _handle_produce(self, src: str, req: ProduceRequest) -> None:
-        pending = None if req.acks == 0 else _PendingProduce(self, src, req.corr, len(req.batches))
+        pending = _FireAndForget(self, src) if req.acks == 0 else _PendingProduce(self, src, req.corr,
+                                                                                     len(req.batches))
         for tp, batch in req.batches.items():
-            done = _ignore if pending is None else pending.done_for(tp)
+            done = pending.done_for(tp)
             partition = self.partitions.get(tp)
             if partition is None:
                 done(PartitionResult(Errors.NotLeaderForPartitionError if tp in self.metadata

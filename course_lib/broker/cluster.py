@@ -189,7 +189,8 @@ class Cluster:
                            "epochs": list(p.log.epochs) if p else [],
                            "role": ("leader" if p and p.is_leader else "follower")}
         return {"topic": topic, "partition": partition, "leader": state.leader,
-                "leader_epoch": state.leader_epoch, "isr": list(state.isr),
+                "leader_epoch": state.leader_epoch, "isr": list(state.isr), "elr": list(state.elr),
+                "last_known_leader": state.last_known_elr[0] if state.last_known_elr else None,
                 "replicas": replicas, "time_ms": self.sim.now}
 
     def state(self) -> dict:

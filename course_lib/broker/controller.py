@@ -1,17 +1,31 @@
 """The controller (KRaft's active controller): broker liveness, leader election, ISR changes.
 
 - Brokers heartbeat every ``broker_heartbeat_interval_ms``; one silent for
-  ``broker_session_timeout_ms`` is *fenced*: removed from every ISR (never the last member) and
-  replaced as leader by the first live replica still in the ISR. The leader epoch goes up by
-  one with every leader change, which is what lets followers and clients reject a deposed
-  leader.
-- No live ISR member: the partition goes offline (leader ``None``) - unless
-  ``unclean.leader.election.enable`` lets an out-of-sync replica lead, which keeps the
-  partition available and silently drops whatever that replica never received.
+  ``broker_session_timeout_ms`` is *fenced*: removed from every ISR and replaced as leader by
+  the first live replica still in the ISR. The leader epoch goes up by one with every leader
+  change, which is what lets followers and clients reject a deposed leader.
+- Eligible Leader Replicas (KIP-966, on by default since Kafka 4.1; ``eligible_leader_replicas_enable``):
+  a replica that leaves the ISR while the ISR is below the effective min ISR
+  (``min(min.insync.replicas, replicas)``) becomes an ELR member. Because the leader's HW does
+  not advance under min ISR, an ELR member holds every committed record, so once the ISR is
+  empty the controller may elect it *cleanly*. With ELR the ISR may become empty (the last
+  member is fenced too); without it the last member stays in the ISR. A broker that comes back
+  as a new incarnation (a restart after SIGKILL: an unclean shutdown) is removed from the ISR
+  and the ELR first - its log may have lost its unflushed tail.
+- No live ISR member and no usable ELR member: the partition goes offline (leader ``None``) -
+  unless ``unclean.leader.election.enable`` lets an out-of-sync replica lead, which keeps the
+  partition available and silently drops whatever that replica never received (and clears the ELR).
 - Leaders ask to change the ISR (AlterPartition); the controller refuses a request from a stale
   leader epoch or partition epoch, and never adds a fenced broker.
 - Every decision is sent to the brokers over the network, so a broker cut off from the
   controller keeps acting on old information - as a real one does.
+
+All partition changes go through one function, :meth:`Controller._change`, written after
+Kafka's ``PartitionChangeBuilder`` (metadata/controller, Kafka 4.x): ELR bookkeeping first, then
+the election, then the ISR. When the ISR empties, the controller remembers the last leader
+(``last_known_elr``); once the ISR and the ELR are both empty it elects that broker again when
+it is back (``canElectLastKnownLeader``, an election Kafka flags unclean). Not modelled: the
+unclean-recovery manager (not in Kafka 4.x) and controlled shutdown (every crash is a SIGKILL).
 
 The controller itself is modelled as always available (a healthy KRaft quorum); brokers and the
 network around it fail.
@@ -44,6 +58,7 @@ class Controller:
         self.incarnations: dict[int, int] = {}
         self.metadata_version = 0
         self.fenced: set[int] = set()
+        self.unclean_elections = 0  # how many times an out-of-sync replica was made leader
         self.next_producer_id = 1000
         self.producer_epochs: dict[str, tuple[int, int]] = {}  # transactional id -> (pid, epoch)
         cluster.network.add(self)
@@ -83,6 +98,7 @@ class Controller:
                 if broker_id not in self.fenced:
                     self.fence(broker_id, reason="it restarted (new incarnation)")
                 self.incarnations[broker_id] = msg.incarnation
+                self._unclean_shutdown(broker_id)
             if broker_id in self.fenced:
                 self._unfence(broker_id)
             if msg.metadata_version < self.metadata_version:
@@ -106,48 +122,98 @@ class Controller:
     def fence(self, broker_id: int, reason: str) -> None:
         self.fenced.add(broker_id)
         self.cluster.record("controller", "fence", {"broker": broker_id, "reason": reason})
-        changed = []
-        for tp, state in sorted(self.partitions.items()):
-            if broker_id not in state.replicas:
-                continue
-            isr = tuple(r for r in state.isr if r != broker_id) or state.isr
-            new = replace(state, isr=isr)
-            if state.leader == broker_id:
-                new = self._elect(tp, new, reason=f"leader {broker_id} fenced")
-            if new != state:
-                self.partitions[tp] = replace(new, partition_epoch=state.partition_epoch + 1)
-                changed.append(tp)
-        self._broadcast(changed)
+        self._update_all(lambda state: broker_id in state.isr or state.leader == broker_id,
+                         lambda tp, state: self._change(tp, state, _without(state.isr, broker_id),
+                                                        unacceptable=broker_id,
+                                                        reason=f"leader {broker_id} fenced"))
+
+    def _unclean_shutdown(self, broker_id: int) -> None:
+        """A new incarnation registered (Kafka's ``handleBrokerUncleanShutdown``): its log may
+        miss what it had acknowledged but not flushed, so it leaves every ISR and ELR."""
+        if not self.options.eligible_leader_replicas_enable:
+            return  # without ELR Kafka keeps the last ISR member, whatever its shutdown was
+        self._update_all(lambda state: broker_id in state.isr or broker_id in state.elr,
+                         lambda tp, state: self._change(tp, state, _without(state.isr, broker_id),
+                                                        unacceptable=broker_id, unclean_shutdown=broker_id,
+                                                        reason=f"broker {broker_id} restarted uncleanly"))
 
     def _unfence(self, broker_id: int) -> None:
         self.fenced.discard(broker_id)
         self.cluster.record("controller", "unfence", {"broker": broker_id})
+        self._update_all(lambda state: broker_id in state.replicas and state.leader is None,
+                         lambda tp, state: self._change(tp, state, state.isr,
+                                                        reason=f"broker {broker_id} is back"))
+
+    def _update_all(self, affected, change) -> None:
         changed = []
         for tp, state in sorted(self.partitions.items()):
-            if broker_id in state.replicas and state.leader is None:
-                new = self._elect(tp, state, reason=f"broker {broker_id} is back")
+            if affected(state):
+                new = change(tp, state)
                 if new != state:
                     self.partitions[tp] = replace(new, partition_epoch=state.partition_epoch + 1)
                     changed.append(tp)
         self._broadcast(changed)
 
-    def _elect(self, tp, state: PartitionState, reason: str) -> PartitionState:
-        live_isr = [r for r in state.replicas if r in state.isr and r not in self.fenced]
+    def effective_min_isr(self, tp, state: PartitionState) -> int:
+        return min(self.configs[tp[0]].min_insync_replicas, len(state.replicas))
+
+    def _change(self, tp, state: PartitionState, target_isr: tuple, unacceptable: int | None = None,
+                unclean_shutdown: int | None = None, reason: str = "") -> PartitionState:
+        """Kafka's ``PartitionChangeBuilder.build()``: the ELR, the leader and the ISR that follow
+        from a wanted ISR. Without ``eligible_leader_replicas_enable`` it is the pre-4.1 builder."""
+        elr_on = self.options.eligible_leader_replicas_enable
+        elr = state.elr
+        if elr_on:  # maybePopulateTargetElr
+            if len(target_isr) >= self.effective_min_isr(tp, state):
+                elr = ()
+            else:
+                candidates = set(elr) | set(state.isr)
+                elr = tuple(r for r in state.replicas
+                            if r in candidates and r not in target_isr and r != unclean_shutdown)
+
+        def acceptable(r) -> bool:
+            return r != unacceptable and r not in self.fenced
+
+        def valid(r) -> bool:  # isValidNewLeader: in the ISR, or in the ELR once the ISR is empty
+            return (r in target_isr or (not target_isr and r in elr)) and acceptable(r)
+
         unclean = False
-        if live_isr:
-            leader, isr = live_isr[0], state.isr
-        elif self.configs[tp[0]].unclean_leader_election_enable and \
-                any(r not in self.fenced for r in state.replicas):
-            leader = next(r for r in state.replicas if r not in self.fenced)
-            isr, unclean = (leader,), True
+        last_leader = state.last_known_elr[0] if len(state.last_known_elr) == 1 else None
+        leader: int | None
+        if state.leader is not None and valid(state.leader):
+            leader = state.leader
         else:
-            leader, isr = None, state.isr
-        if leader == state.leader:
-            return state
-        self.cluster.record("controller", "elect", {
-            "partition": tp[1], "topic": tp[0], "leader": leader, "leader_epoch": state.leader_epoch + 1,
-            "isr": list(isr), "unclean": unclean, "reason": reason})
-        return replace(state, leader=leader, leader_epoch=state.leader_epoch + 1, isr=isr)
+            leader = next((r for r in state.replicas if valid(r)), None)
+            if leader is None and elr_on and not target_isr and not elr and last_leader is not None \
+                    and acceptable(last_leader):
+                # canElectLastKnownLeader: ISR and ELR both empty, the last leader is back. Kafka
+                # flags this election unclean (the broker may have lost an unflushed tail).
+                leader, unclean = last_leader, True
+            elif leader is None and self.configs[tp[0]].unclean_leader_election_enable:
+                leader = next((r for r in state.replicas if acceptable(r)), None)
+                unclean = leader is not None
+        isr = tuple(target_isr)
+        from_elr = leader is not None and not target_isr and leader in elr
+        if from_elr:
+            isr, elr = (leader,), tuple(r for r in elr if r != leader)
+        elif unclean:
+            isr, elr = (leader,), ()
+        if not isr and not elr_on:
+            isr = state.isr  # without ELR the ISR never becomes empty: its last member stays
+        last_known = state.last_known_elr if elr_on else ()
+        if elr_on and not isr and state.isr and state.leader is not None:
+            last_known = (state.leader,)  # maybeUpdateLastKnownLeader: first time leaderless
+        elif leader is not None:
+            last_known = ()
+        new = replace(state, leader=leader, isr=isr, elr=elr, last_known_elr=last_known)
+        if leader != state.leader:
+            new = replace(new, leader_epoch=state.leader_epoch + 1)
+            self.unclean_elections += unclean
+            self.cluster.record("controller", "elect", {
+                "partition": tp[1], "topic": tp[0], "leader": leader, "leader_epoch": new.leader_epoch,
+                "isr": list(isr), "elr": list(elr), "unclean": unclean, "from_elr": from_elr,
+                "reason": reason})
+        return new
 
     # ---- ISR changes ----------------------------------------------------------------------------
     def _alter_partition(self, src: str, msg) -> None:
@@ -160,10 +226,11 @@ class Controller:
         elif any(r in self.fenced and r not in state.isr for r in msg.isr):
             error = Errors.IneligibleReplicaError
         if error is None:
-            state = self.partitions[msg.tp] = replace(state, isr=tuple(msg.isr),
-                                                      partition_epoch=state.partition_epoch + 1)
+            new = self._change(msg.tp, state, tuple(msg.isr), reason="AlterPartition")
+            state = self.partitions[msg.tp] = replace(new, partition_epoch=state.partition_epoch + 1)
             self.cluster.record("controller", "isr", {"topic": msg.tp[0], "partition": msg.tp[1],
-                                                      "isr": list(msg.isr), "leader": msg.leader})
+                                                      "isr": list(msg.isr), "leader": msg.leader,
+                                                      **({"elr": list(state.elr)} if state.elr else {})})
         self.cluster.network.send(self.node_id, src, AlterPartitionResponse(msg.tp, error, state))
         if error is None:
             self._broadcast([msg.tp])
@@ -199,3 +266,7 @@ class Controller:
                                    self.metadata_version, full=True)
         self.cluster.network.send(self.node_id, node_name(broker_id), snapshot)
 
+
+
+def _without(members: tuple, broker_id: int) -> tuple:
+    return tuple(r for r in members if r != broker_id)

@@ -37,6 +37,9 @@ class ClusterOptions:
     default_replication_factor: int = 3
     min_insync_replicas: int = 1
     unclean_leader_election_enable: bool = False
+    #: KIP-966 Eligible Leader Replicas: on in Kafka >= 4.1 clusters (feature
+    #: ``eligible.leader.replicas.version=1``); False gives the pre-4.1 election rules
+    eligible_leader_replicas_enable: bool = True
     #: record every message on the wire for the space-time diagram (costs memory)
     trace: bool = False
 

@@ -4,9 +4,15 @@ Leader side (Kafka's ``Partition`` + ``ReplicaManager``):
 
 - appends produce batches, checks ``min.insync.replicas`` for ``acks=all`` *before* appending
   (``NotEnoughReplicas``) and again when the request completes (``NotEnoughReplicasAfterAppend``);
+  the *effective* min ISR is ``min(min.insync.replicas, replication factor)``;
 - learns each follower's LEO from the offset it fetches from, and from that the high watermark:
   the smallest LEO in the ISR. An ``acks=all`` request waits in "purgatory" until the HW passes
   its batch;
+- never advances the HW while the ISR is smaller than the effective min ISR (KAFKA-15583,
+  Kafka >= 3.7: ``Partition.maybeIncrementLeaderHW``). Records written then - with ``acks=1`` or
+  ``acks=0`` - are acknowledged but no consumer can read them, and an ``acks=all`` request already
+  in purgatory times out (``RequestTimedOut``) instead of completing. That rule is what makes
+  the controller's Eligible Leader Replicas (KIP-966) safe: nothing above the HW is promised;
 - removes a follower from the ISR when it has not caught up for ``replica.lag.time.max.ms`` and
   adds it back once it reaches the HW - both by asking the controller (AlterPartition), which
   may refuse a leader that has been replaced;
@@ -31,6 +37,7 @@ from ..sim.deadline import Deadline
 from .log import PartitionLog
 from .producer_state import ProducerStateTable
 from .protocol import (AlterPartition, ConsumerFetchResponse, FetchRequest, FetchResponse, ListOffsetsResponse,
+                       OffsetsForLeaderEpochResponse,
                        PartitionResult, PartitionState, Record, RecordBatch, TopicConfig)
 from .txn_index import TxnIndex
 
@@ -96,6 +103,16 @@ class Partition:
         if self.pending_isr is None:
             return self.isr
         return tuple(sorted(set(self.isr) | set(self.pending_isr)))
+
+    @property
+    def effective_min_isr(self) -> int:
+        """``min(min.insync.replicas, replicas)``: Kafka's ``Partition.effectiveMinIsr``."""
+        replicas = len(self.state.replicas) if self.state is not None else self.config.replication_factor
+        return min(self.config.min_insync_replicas, replicas)
+
+    @property
+    def under_min_isr(self) -> bool:
+        return len(self.isr) < self.effective_min_isr
 
     def evidence(self) -> dict:
         return {"leader": self.me, "leader_epoch": self.leader_epoch, "hw": self.log.hw,
@@ -181,7 +198,7 @@ class Partition:
                done: Callable[[PartitionResult], None]) -> None:
         if not self.is_leader:
             return done(PartitionResult(Errors.NotLeaderForPartitionError))
-        if acks == -1 and len(self.isr) < self.config.min_insync_replicas:
+        if acks == -1 and self.under_min_isr:
             return done(PartitionResult(Errors.NotEnoughReplicasError, -1, self.evidence()))
         error, duplicate_of = self.producers.check(batch)
         if error is not None:
@@ -208,7 +225,7 @@ class Partition:
 
     def _complete(self, d: DelayedProduce) -> None:
         evidence = {**d.evidence, "hw": self.log.hw, "isr": list(self.isr)}
-        if len(self.isr) < self.config.min_insync_replicas:
+        if len(self.maximal_isr) < self.effective_min_isr:
             d.done(PartitionResult(Errors.NotEnoughReplicasAfterAppendError, d.base_offset, evidence))
         else:
             d.done(PartitionResult(None, d.base_offset, evidence))
@@ -226,8 +243,8 @@ class Partition:
             self.produce_expiry.arm(min(d.deadline_ms for d in keep))
 
     def maybe_advance_hw(self) -> None:
-        if not self.is_leader:
-            return
+        if not self.is_leader or self.under_min_isr:
+            return  # KAFKA-15583: under min ISR the HW stays where it is
         hw = self.log.leo
         followers = self.followers
         for r in self.maximal_isr:
@@ -426,11 +443,21 @@ class Partition:
         offset = self.readable_end(req.read_committed) if req.latest else 0
         self.broker.send(src, ListOffsetsResponse(req.corr, self.tp, None, offset))
 
+    def offsets_for_leader_epoch(self, src: str, req) -> None:
+        """KIP-320: the largest epoch <= ``req.epoch`` in this leader's log and where it ended."""
+        if not self.is_leader:
+            return self.broker.send(src, OffsetsForLeaderEpochResponse(req.corr, self.tp,
+                                                                       Errors.NotLeaderForPartitionError))
+        epoch, end = self.log.end_offset_for_epoch(req.epoch)
+        self.broker.send(src, OffsetsForLeaderEpochResponse(req.corr, self.tp, None, epoch, end))
+
     # ---- leader: transaction markers ---------------------------------------------------------------
     def write_marker(self, producer_id: int, producer_epoch: int, commit: bool, done) -> None:
         """Append a COMMIT/ABORT control record for ``producer_id``; ``done(error)`` once replicated."""
         if not self.is_leader:
             return done(Errors.NotLeaderForPartitionError)
+        if self.under_min_isr:  # markers are written with acks=all (ReplicaManager.appendRecords(-1))
+            return done(Errors.NotEnoughReplicasError)
         entry = self.producers.entries.get(producer_id)
         if entry is not None and producer_epoch < entry.epoch:
             return done(Errors.InvalidProducerEpochError)

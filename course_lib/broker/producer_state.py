@@ -45,15 +45,16 @@ class ProducerStateTable:
             return None, None
         entry = self.entries.get(pid)
         first = batch.base_sequence
+        if entry is not None and batch.producer_epoch < entry.epoch:
+            # Kafka >= 2.7 (KIP-588) answers a produce from an older epoch with INVALID_PRODUCER_EPOCH,
+            # transactional or not; only the transaction coordinator says PRODUCER_FENCED
+            return Errors.InvalidProducerEpochError, None
         if first < 0:  # written by a coordinator on the producer's behalf: only the epoch is checked
-            if entry is not None and batch.producer_epoch < entry.epoch:
-                return Errors.ProducerFencedError, None
             return None, None
         if entry is None:
-            return (None, None) if first == 0 else (Errors.UnknownProducerIdError, None)
-        if batch.producer_epoch < entry.epoch:
-            fenced = Errors.ProducerFencedError if batch.is_transactional else Errors.InvalidProducerEpochError
-            return fenced, None
+            # Kafka 4.x never answers UNKNOWN_PRODUCER_ID to a produce: with no state for the
+            # producer id (new, or expired/truncated away) any first sequence is accepted
+            return None, None
         if batch.producer_epoch > entry.epoch:
             return (None, None) if first == 0 else (Errors.OutOfOrderSequenceNumberError, None)
         last = batch.last_sequence

@@ -63,6 +63,11 @@ class PartitionState:
     isr: tuple
     replicas: tuple
     partition_epoch: int = 0
+    #: Eligible Leader Replicas (KIP-966): left the ISR while it was below min ISR, so they hold
+    #: everything up to the HW and may be elected cleanly once the ISR is empty
+    elr: tuple = ()
+    #: replicas that were ISR/ELR members and lost that status by an unclean shutdown
+    last_known_elr: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,6 +288,25 @@ class ListOffsetsResponse:
     error: Any
     offset: int
     kind: str = "list_offsets_response"
+
+
+@dataclass(slots=True)
+class OffsetsForLeaderEpochRequest:
+    """A consumer checks its position after a leader change (KIP-320): where did ``epoch`` end?"""
+    corr: int
+    tp: TopicPartition
+    epoch: int
+    kind: str = "offsets_for_leader_epoch_request"
+
+
+@dataclass(slots=True)
+class OffsetsForLeaderEpochResponse:
+    corr: int
+    tp: TopicPartition
+    error: Any
+    epoch: int = -1
+    end_offset: int = -1
+    kind: str = "offsets_for_leader_epoch_response"
 
 
 @dataclass(slots=True)

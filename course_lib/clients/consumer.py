@@ -38,7 +38,8 @@ from kafka.consumer.subscription_state import ConsumerRebalanceListener
 from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 from ..broker.broker import node_name
-from ..broker.protocol import ConsumerFetchRequest, ListOffsetsRequest, MetadataRequest
+from ..broker.protocol import (ConsumerFetchRequest, ListOffsetsRequest, MetadataRequest,
+                               OffsetsForLeaderEpochRequest)
 from ..history import _text
 from .config import resolve_consumer_config
 from .rpc import Requests
@@ -48,7 +49,8 @@ GENERATION_ERRORS = (Errors.IllegalGenerationError, Errors.UnknownMemberIdError,
 
 class _Partition:
     """What the consumer tracks per assigned partition."""
-    __slots__ = ("position", "fetch_offset", "buffer", "fetching", "resetting", "committed_checked")
+    __slots__ = ("position", "fetch_offset", "buffer", "fetching", "resetting", "committed_checked",
+                 "epoch", "validated_epoch", "validating")
 
     def __init__(self):
         self.committed_checked = False  # asked the group for its committed offset
@@ -57,6 +59,11 @@ class _Partition:
         self.buffer: deque = deque()
         self.fetching: int | None = None  # corr of the fetch in flight
         self.resetting = False
+        # KIP-320: the leader epoch of the last record fetched, and the leader epoch the
+        # position was last checked against
+        self.epoch: int | None = None
+        self.validated_epoch = -1
+        self.validating = False
 
 
 class KafkaConsumer(Requests):
@@ -69,6 +76,7 @@ class KafkaConsumer(Requests):
         self._manual = False
         self._partitions: dict[tuple, _Partition] = {}
         self._leaders: dict[tuple, int | None] = {}
+        self._leader_epochs: dict[tuple, int] = {}  # from metadata: the leader epoch each leader has
         self._topic_partitions: dict[str, int] = {}
         self._member_id = ""
         self._generation = -1
@@ -293,7 +301,9 @@ class KafkaConsumer(Requests):
                     self._reset_offset(tp, state)
             elif state.fetch_offset is not None and state.fetching is None and not state.buffer:
                 leader = self._leaders.get(tp)
-                if leader is not None:
+                if leader is not None and self._needs_validation(tp, state):
+                    self._validate_position(tp, state, leader)
+                elif leader is not None and not state.validating:
                     corr = self._next_corr()
                     state.fetching = corr
                     self._send(node_name(leader), ConsumerFetchRequest(
@@ -367,6 +377,34 @@ class KafkaConsumer(Requests):
         self._send(node_name(leader), ListOffsetsRequest(self._next_corr(), tp, policy == "latest",
                                                          self._read_committed), listed)
 
+    def _needs_validation(self, tp, state) -> bool:
+        return state.epoch is not None and self._leader_epochs.get(tp, -1) > state.validated_epoch
+
+    def _validate_position(self, tp, state, leader) -> None:
+        """kafka-python's ``Fetcher.maybe_validate_positions`` (KIP-320): after a leader change, ask
+        the new leader where the epoch of the last fetched record ended. If it ended before the
+        position - an unclean election or a truncation removed records this consumer already
+        read - seek back to that point instead of resetting by ``auto_offset_reset``."""
+        if state.validating:
+            return
+        state.validating = True
+        checked_against = self._leader_epochs.get(tp, -1)
+
+        def answered(resp):
+            state.validating = False
+            if isinstance(resp, type) or resp.error is not None:
+                self._leaders[tp] = None
+                return self._later(self._advance)
+            state.validated_epoch = checked_against
+            if 0 <= resp.end_offset < (state.fetch_offset or 0) and state.position is not None:
+                self._history.record(self.node_id, "info", "truncation_detected",
+                                     {"partition": tp[1], "position": state.position,
+                                      "diverging_offset": resp.end_offset}, topic=tp[0])
+                state.buffer.clear()
+                state.position = state.fetch_offset = resp.end_offset
+            self._advance()
+        self._send(node_name(leader), OffsetsForLeaderEpochRequest(self._next_corr(), tp, state.epoch), answered)
+
     def _on_fetch(self, tp, resp):
         state = self._partitions.get(tp)
         if state is None or (not isinstance(resp, type) and state.fetching != resp.corr):
@@ -374,7 +412,10 @@ class KafkaConsumer(Requests):
         state.fetching = None
         if isinstance(resp, type) or resp.error is not None:
             error = resp if isinstance(resp, type) else resp.error
-            if error is Errors.OffsetOutOfRangeError:
+            if error is Errors.OffsetOutOfRangeError and state.epoch is not None:
+                state.validated_epoch = -1  # out of range after a leader change: check for divergence
+                self._leaders[tp] = None
+            elif error is Errors.OffsetOutOfRangeError:
                 state.position = state.fetch_offset = None
                 self._reset_offset(tp, state)
             else:
@@ -407,6 +448,9 @@ class KafkaConsumer(Requests):
                             topic, partition, stored.leader_epoch, offset, r.timestamp_ms, 0, r.key, r.value,
                             list(r.headers), None, len(r.key or b""), len(r.value or b""), -1))
             state.fetch_offset = stored.next_offset
+            state.epoch = stored.leader_epoch
+            if state.validated_epoch < 0:  # fetched from the leader we know: nothing to check yet
+                state.validated_epoch = self._leader_epochs.get(tp, -1)
         if not state.buffer:
             state.position = state.fetch_offset  # only markers / aborted records: skip past them
         self._advance()
@@ -566,8 +610,9 @@ class KafkaConsumer(Requests):
             return self._later(self._advance)
         self._topic_partitions.update(resp.topics)
         for tp in self._partitions:
-            leader = resp.leaders.get(tp, (None,))[0]
+            leader, epoch = resp.leaders.get(tp, (None, -1))
             self._leaders[tp] = leader
+            self._leader_epochs[tp] = epoch
         if any(self._leaders.get(tp) is None for tp in self._partitions):
             return self._later(self._advance)
         self._advance()

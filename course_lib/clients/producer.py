@@ -488,15 +488,26 @@ class KafkaProducer(Requests, Transactions):
             exc = error(f"{error.__name__} after {batch.retries_done} retr"
                         f"{'y' if batch.retries_done == 1 else 'ies'} (retries={self.config['retries']})")
         if error in (Errors.OutOfOrderSequenceNumberError, Errors.UnknownProducerIdError,
-                     Errors.InvalidProducerEpochError):
+                     Errors.InvalidProducerEpochError) and self.config["transactional_id"] is None:
             self.producer_id = -1  # kafka-python starts over with a new producer id/epoch
+        elif exc is not None and isinstance(exc, Errors.KafkaTimeoutError):
+            self._reset_after_expiry(batch)
         self._fail(batch, exc, evidence)
 
     def _expire_queued(self, now) -> None:
         for dq in self._accumulator.values():
             while dq and dq[0].deadline_ms <= now:
                 batch = dq.popleft()
+                self._reset_after_expiry(batch)
                 self._fail(batch, self._expired(batch), None)
+
+    def _reset_after_expiry(self, batch: _Batch) -> None:
+        """kafka-python (``Sender._send_producer_data``): a batch that expires after it was sent
+        may or may not have been appended, so the broker's sequence for the partition is unknown;
+        an idempotent producer resets its producer id (Java bumps the epoch instead) so the next
+        batch starts a fresh sequence instead of failing with OutOfOrderSequenceNumber."""
+        if self._idempotent and batch.retries_done > 0 and self.config["transactional_id"] is None:
+            self.producer_id = -1
 
     def _expired(self, batch: _Batch) -> Errors.KafkaTimeoutError:
         last = f" (last error: {batch.errors[-1]})" if batch.errors else ""

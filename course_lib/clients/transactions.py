@@ -7,7 +7,9 @@ optionally ``send_offsets_to_transaction()`` (the consumer's offsets become part
 transaction), then ``commit_transaction()`` or ``abort_transaction()``.
 
 Calling them in the wrong order raises ``IllegalStateError`` as kafka-python does; a fenced
-producer gets ``ProducerFencedError`` and can only be closed.
+producer gets ``ProducerFencedError`` from the call that learnt it, and kafka-python's
+``KafkaError("Cannot execute transactional method because we are in an error state: ...")``
+from every later one; it can only be closed.
 
 Taught in notebooks/06_transactions.
 """
@@ -51,7 +53,7 @@ class Transactions:
                 f"Cannot use {what}() without enabling transactions: create the producer with "
                 f"transactional_id='...'")
         if self.transaction_state == FATAL_ERROR:
-            raise self._txn_error
+            raise self._in_error_state()
         return tid
 
     def _require_state(self, what: str, *allowed: str) -> None:
@@ -66,6 +68,12 @@ class Transactions:
         except Errors.ProducerFencedError as exc:
             self._fatal(exc)
             raise self._txn_error from None
+
+    def _in_error_state(self) -> Errors.KafkaError:
+        """What kafka-python raises from any transactional call after a fatal error (the call that
+        met the error itself raised it): ``TransactionManager._maybe_fail_with_error``."""
+        return Errors.KafkaError(f"Cannot execute transactional method because we are in an error state: "
+                                 f"{self._txn_error!r}")
 
     def _fatal(self, exc) -> None:
         """Fenced: nothing this instance still holds may be written; everything queued fails."""
@@ -142,7 +150,7 @@ class Transactions:
         self.flush()
         if self.transaction_state == FATAL_ERROR:
             self._history.complete(op, "fail", error="ProducerFencedError")
-            raise self._txn_error
+            raise self._in_error_state()
         if commit and self.transaction_state == ABORTABLE_ERROR:
             self._history.complete(op, "fail", error="TransactionAbortableError")
             raise Errors.KafkaError(f"Cannot commit: a send in this transaction failed ({self._txn_error}); abort it")
@@ -161,7 +169,8 @@ class Transactions:
     def _check_send_allowed(self) -> None:
         if self.config["transactional_id"] is not None and self.transaction_state != IN_TRANSACTION:
             if self.transaction_state == FATAL_ERROR:
-                raise self._txn_error
+                raise Errors.KafkaError("Cannot perform send because at least one previous transactional or "
+                                        f"idempotent request has failed with errors: {self._txn_error!r}")
             raise Errors.IllegalStateError(
                 f"Cannot call send in state {self.transaction_state}: call begin_transaction() first"
                 + (" (and init_transactions() before that)" if self.transaction_state == UNINITIALIZED else ""))
@@ -197,9 +206,25 @@ class Transactions:
         return self._txn_partitions
 
     def _transaction_send_failed(self, exc) -> None:
-        if self.config["transactional_id"] is not None and self.transaction_state == IN_TRANSACTION:
-            if isinstance(exc, Errors.ProducerFencedError):
-                self._fatal(exc)
-            else:
-                self.transaction_state = ABORTABLE_ERROR
-                self._txn_error = exc
+        """What a failed send does to the transaction - kafka-python 3.0.12's
+        ``TransactionManager.classify_batch_error``, not Java's:
+
+        - retriable errors that ran out of time (``KafkaTimeoutError`` "Expiring N record(s)",
+          ``NotEnoughReplicas``...) change *nothing*: ``commit_transaction()`` then commits the
+          records that did get through. Java's producer (KAFKA-5385) makes every failed send
+          abortable, so its commit raises. With kafka-python, "a transaction is atomic" holds only
+          if the application checks its send futures (or ``flush()`` and inspects them) first;
+        - ``InvalidProducerEpoch`` (the broker's answer to a zombie's produce): kafka-python tries
+          to bump its epoch (KIP-360), the coordinator refuses a fenced producer, and the producer
+          is left fenced: commit/abort raise ``ProducerFencedError``;
+        - ``ProducerFenced`` / ``InvalidTxnState``: fatal;
+        - any other error: the transaction can only be aborted.
+        """
+        if self.config["transactional_id"] is None or self.transaction_state != IN_TRANSACTION:
+            return
+        if isinstance(exc, (Errors.ProducerFencedError, Errors.InvalidProducerEpochError,
+                            Errors.InvalidTxnStateError)):
+            self._fatal(exc)
+        elif not isinstance(exc, Errors.RetriableError):
+            self.transaction_state = ABORTABLE_ERROR
+            self._txn_error = exc

@@ -42,6 +42,8 @@ class Simulation:
         self._cancelled: set[int] = set()
         self._running = False
         self.events_run = 0
+        #: called with no argument after every event (the replication invariant checker uses it)
+        self.observers: list[Callable[[], None]] = []
 
     def schedule(self, delay_ms: float, fn: Callable, *args: Any) -> int:
         """Run ``fn(*args)`` ``delay_ms`` from now; returns a handle for :meth:`cancel`."""
@@ -73,6 +75,8 @@ class Simulation:
         self._running = True
         try:
             fn(*args)
+            for observe in self.observers:
+                observe()
         finally:
             self._running = False
         return True
@@ -118,6 +122,9 @@ class Simulation:
                 self.now = time_ms
                 self.events_run += 1
                 fn(*args)
+                if self.observers:
+                    for observe in self.observers:
+                        observe()
                 if predicate is not None and predicate():
                     return True
         finally:

@@ -207,6 +207,10 @@ class Network:
             self._link_clock[link] = at
             self.sim.schedule(at - self.sim.now, _disconnected, node, peer)
 
+    def close_connection(self, node_id: str, peer: str) -> None:
+        """``node_id`` closes its connection to ``peer``: ``peer`` sees it close."""
+        self._notify_disconnect(peer, node_id)
+
     def node_down(self, node_id: str) -> None:
         """``node_id``'s process died: everyone connected to it sees the connection close."""
         for peer in sorted(self._peers.get(node_id, ())):

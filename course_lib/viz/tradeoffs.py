@@ -14,7 +14,7 @@ import warnings
 
 from ..scenarios import random_faults
 
-CRASH_FAULTS = ("crash_leader_after_ack", "crash_leader", "crash", "pause")
+CRASH_FAULTS = ("crash_leader_after_ack", "crash_leader", "crash", "pause", "shrink_isr_then_crash_leader")
 ACKS_SETTINGS = {
     "acks=0": {"acks": 0, "enable_idempotence": False},
     "acks=1": {"acks": 1, "enable_idempotence": False},
@@ -41,12 +41,16 @@ def _tally(results) -> dict:
 
 
 def loss_vs_acks(seeds=range(20), settings=ACKS_SETTINGS, kinds=CRASH_FAULTS, messages: int = 30,
-                 faults: int = 3, min_insync_replicas: int = 2) -> dict[str, dict]:
-    """Random crash/pause schedules, the same ones for every setting; lost writes per setting."""
+                 faults: int = 3, min_insync_replicas: int = 2,
+                 unclean_leader_election_enable: bool = False) -> dict[str, dict]:
+    """Random crash/pause schedules (including an ISR shrink followed by the leader's death), the
+    same ones for every setting; lost writes per setting."""
     out = {}
+    topic = {"min_insync_replicas": min_insync_replicas,
+             "unclean_leader_election_enable": unclean_leader_election_enable}
     for label, config in settings.items():
         results = [random_faults(seed=s, producer_config=config, messages=messages, faults=faults, kinds=kinds,
-                                 topic_config={"min_insync_replicas": min_insync_replicas})
+                                 topic_config=topic)
                    for s in _progress(list(seeds), label)]
         out[label] = _tally(results)
     return out

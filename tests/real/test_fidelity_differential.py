@@ -1,0 +1,112 @@
+"""Differential tests (issue 11): the same experiment (course_lib.fidelity) on the simulator and
+on real Kafka 4.3.1 through kafka-python 3.0.12, both through the Backend protocol, must give
+the same observable outcome - what was acknowledged, what a consumer could read, which error
+the application saw.
+
+Every experiment kills or pauses brokers; the cluster is revived after each one. The session's
+LocalCluster (conftest.py) serves the experiments that need at most one dead broker; ELR and the
+unclean election need a controller that survives two, so they share one module cluster with a
+separate KRaft controller.
+"""
+import contextlib
+import warnings
+
+import pytest
+
+from course_lib import fidelity
+from course_lib.backend import KafkaBackend, SimBackend
+from course_lib.real.cluster import LocalCluster
+
+pytestmark = pytest.mark.real_kafka
+
+
+@pytest.fixture
+def both(cluster):
+    """``run(experiment)`` -> (simulator's outcome, real Kafka's outcome); revives the cluster."""
+    backends = []
+
+    def run(experiment):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sim = experiment(SimBackend.start(seed=1, **fidelity.SIM_TIMING))
+            real_backend = KafkaBackend(cluster)
+            backends.append(real_backend)
+            real = experiment(real_backend)
+        return sim, real
+    yield run
+    for b in backends:
+        b.close_clients()
+    cluster.revive()
+    for topic in ("__consumer_offsets", "__transaction_state"):
+        with contextlib.suppress(Exception):  # the internal topic may not exist yet
+            KafkaBackend(cluster).wait_until(lambda t=topic: len(cluster.isr_of(t)) == 3, timeout_ms=60_000)
+
+
+def test_1_strict_min_isr_high_watermark(both):
+    sim, real = both(fidelity.strict_min_isr_high_watermark)
+    assert real == sim == {"acknowledged": 5, "read": 0, "isr": 2}
+
+
+def test_3_kafka_python_commits_a_transaction_whose_send_failed(both):
+    sim, real = both(fidelity.transaction_with_a_failed_send)
+    assert real == sim == {"x": "ok", "y": "KafkaTimeoutError", "commit": "ok",
+                           "read_committed_a": [b"x"], "read_committed_b": []}
+
+
+def test_4_an_expired_idempotent_batch_the_simulator_sends_the_next_one_kafka_python_does_not(both):
+    """A documented difference (README "How faithful is it?"): kafka-python 3.0.12 resets its
+    producer id after the expired batch, as the simulator does, but on the lab cluster its next
+    batch then stayed unsent for over a minute (measured twice); the simulator sends it. Both
+    agree on what the application sees for the expired batch. If this fails because real Kafka
+    now says "ok", kafka-python fixed it: make the assertion ``real == sim``."""
+    sim, real = both(fidelity.idempotent_batch_expired)
+    assert real["first"] == sim["first"] == "KafkaTimeoutError"
+    assert sim["second"] == "ok" and sim["read"] == [b"second"]
+    assert real["second"] == "pending" and real["read"] == []
+
+
+def test_9_zombie_send_and_commit(both):
+    sim, real = both(fidelity.zombie_transactional_send)
+    assert real == sim == {"late": "InvalidProducerEpochError", "commit": "KafkaError",
+                           "read_committed": []}
+
+
+@pytest.fixture(scope="module")
+def separate():
+    """A second cluster with its own KRaft controller: ELR and unclean elections need the
+    controller to survive two dead brokers, which three combined broker+controller nodes cannot."""
+    with LocalCluster(progress=False, controllers=1) as cluster:
+        yield cluster
+
+
+def _differential(cluster, experiment):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sim = experiment(SimBackend.start(seed=1, **fidelity.SIM_TIMING))
+        real_backend = KafkaBackend(cluster)
+        try:
+            real = experiment(real_backend)
+        finally:
+            real_backend.close_clients()
+            cluster.revive()
+    return sim, real
+
+
+def test_2_elr_clean_election(separate):
+    sim, real = _differential(separate, fidelity.elr_clean_election)
+    assert real == sim == {"acknowledged": 3, "new_leader_is_the_paused_follower": True, "read": 3}
+
+
+def test_5_acks0_to_a_deposed_leader_loses_only_the_election_window(both):
+    sim, real = both(fidelity.acks0_to_a_deposed_leader)
+    assert real == sim == {"last_10_kept": True}
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "measured twice on a LocalCluster with a separate controller: after the unclean election the "
+    "kafka-python 3.0.12 consumer read nothing within 30 s (its metadata refreshes kept failing on "
+    "the dead brokers), so the seek to the divergence point could not be observed; the simulator "
+    "reads new0..new5 from offset 3. Not yet explained: strict, so a fix shows up as XPASS"))
+def test_8_the_consumer_seeks_to_the_divergence_point(separate):
+    sim, real = _differential(separate, fidelity.consumer_after_unclean_election)
+    assert real == sim == {"read_before": 6, "read_after": [(3 + i, f"new{i}".encode()) for i in range(6)]}
