@@ -61,7 +61,8 @@ def test_percentile():
 def test_bench_rejects_unknown_names(capsys):
     from bench.__main__ import main
     assert main(["nonsense"]) == 2
-    assert "choose from sim, widgets, grading, real" in capsys.readouterr().err
+    from bench.__main__ import CHOICES
+    assert f"choose from {', '.join(CHOICES)}" in capsys.readouterr().err
 
 
 def test_bench_real_without_jvm_says_why(monkeypatch, capsys):
