@@ -212,3 +212,35 @@ def test_simulator_shows_the_lost_ack_on_the_wire():
     assert "data-fate='dropped'" in app.wire_view.value and "ack p0@0" in app.wire_view.value
     app.check_button.click()  # the retry goes out and is acknowledged
     assert app.wire_view.value.count("produce p0:m-0..m-4") == 2
+
+
+@pytest.mark.parametrize("idempotent, duplicated", [(False, 5), (True, 0)])
+def test_armed_lost_ack_fires_when_the_ack_comes_late(idempotent, duplicated):
+    # The demo's "Try" text followed literally after experiment 1: lagging followers still ticked,
+    # so the acks=all ACK is not sent before "heal and check". The armed fault must still fire.
+    app = DeliverySimulator(seed=1)
+    app.lagging_followers.value = True
+    app.idempotence.value = idempotent
+    app.lose_ack_button.click(); app.send_button.click()
+    assert app.cluster.network.armed_drops("produce_response") == 1  # not fired yet: no ACK so far
+    app.check_button.click()
+    assert app.cluster.network.armed_drops("produce_response") == 0
+    assert app.result.outcome_table()["duplicated"] == duplicated
+    assert any("it was lost, as armed" in line for line in app.log)
+    assert any(e.kind == "produce_response" and e.fate == "dropped" for e in app.cluster.network.trace)
+
+
+def test_an_armed_lost_ack_that_cannot_fire_is_reported_not_silently_cleared():
+    app = DeliverySimulator(seed=1)
+    app.lose_ack_button.click(); app.check_button.click()  # nothing sent: no ACK will ever come
+    assert any("never fired" in line for line in app.log)
+    assert app.result.outcome_table()["sent"] == 0
+
+
+def test_verdict_is_above_the_diagrams_and_follower_hw_is_explained():
+    app = DeliverySimulator(seed=1)
+    app.send_button.click(); app.check_button.click()
+    children = list(app.widget.children)
+    assert children.index(app.outcome_view) < next(i for i, c in enumerate(children)
+                                                   if app.cluster_view in getattr(c, "children", ()))
+    assert "one fetch later" in app.cluster_view.value  # followers' HW 0 after a perfect run
