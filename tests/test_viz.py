@@ -244,3 +244,25 @@ def test_verdict_is_above_the_diagrams_and_follower_hw_is_explained():
     assert children.index(app.outcome_view) < next(i for i, c in enumerate(children)
                                                    if app.cluster_view in getattr(c, "children", ()))
     assert "one fetch later" in app.cluster_view.value  # followers' HW 0 after a perfect run
+
+
+def test_consumer_demo_offers_only_the_crash_moments_of_the_chosen_consumer():
+    app = ConsumerCrashDemo(seed=1)
+    app.semantics.value = "exactly-once-external"  # commits with every row: no separate commit moment
+    assert "after_commit" not in [v for _, v in app.crash_point.options]
+    app.semantics.value = "at-most-once"
+    labels = dict((v, k) for k, v in app.crash_point.options)
+    assert labels["after_commit"] == "after committing, before processing"
+    assert "before committing" not in labels["after_process"]  # at-most-once committed already
+
+
+def test_consumer_demo_lists_duplicates_in_numeric_order_and_leads_with_the_consumer():
+    app = ConsumerCrashDemo(seed=1)
+    app.semantics.value = "at-least-once"; app.crash_point.value = "after_process"
+    app.crash_button.click()
+    twice = app.view.value.split("in the output twice: ")[1].split("</p>")[0].split(", ")
+    assert twice == sorted(twice, key=lambda m: int(m.split("-")[1])) and "msg-10" in twice
+    assert "2 partitions" in app.view.value
+    app.semantics.value = "exactly-once-kafka"; app.crash_button.click()
+    assert app.view.value.index("processed exactly once") < app.view.value.index("partitions")
+    assert "acknowledged message" not in app.view.value  # no producer sentence first
