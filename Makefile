@@ -39,6 +39,7 @@ test: $(STAMP)  ## run the whole test suite
 # Voila apps, code hidden, on 127.0.0.1 only; idle kernels are shut down after 10 minutes.
 DEMO_PORT ?= 8866
 demo: $(LAB_STAMP)  ## serve the demos (notebooks/demos) with Voila on http://127.0.0.1:$(DEMO_PORT)
+	@echo "Demo gallery: http://127.0.0.1:$(DEMO_PORT)/voila/render/index.ipynb"
 	$(VENV)/bin/voila notebooks/demos --no-browser --Voila.ip=127.0.0.1 --port=$(DEMO_PORT) \
 	  --strip_sources=True --show_tracebacks=False \
 	  --MappingKernelManager.cull_idle_timeout=600 --MappingKernelManager.cull_interval=60
