@@ -37,10 +37,13 @@ test: $(STAMP)  ## run the whole test suite
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # Voila apps, code hidden, on 127.0.0.1 only; idle kernels are shut down after 10 minutes.
+# The "course" template (share/jupyter/voila/templates/course) is Voila's lab template without its
+# CDN stylesheets: the demos work offline.
 DEMO_PORT ?= 8866
 demo: $(LAB_STAMP)  ## serve the demos (notebooks/demos) with Voila on http://127.0.0.1:$(DEMO_PORT)
 	@echo "Demo gallery: http://127.0.0.1:$(DEMO_PORT)/voila/render/index.ipynb"
-	$(VENV)/bin/voila notebooks/demos --no-browser --Voila.ip=127.0.0.1 --port=$(DEMO_PORT) \
+	JUPYTER_PATH="$(CURDIR)/share/jupyter" $(VENV)/bin/voila notebooks/demos --no-browser --template=course \
+	  --Voila.ip=127.0.0.1 --port=$(DEMO_PORT) \
 	  --strip_sources=True --show_tracebacks=False \
 	  --MappingKernelManager.cull_idle_timeout=600 --MappingKernelManager.cull_interval=60
 

@@ -55,10 +55,12 @@ def voila():
     port = _free_port()
     log = open(ARTIFACTS.joinpath("voila.log") if ARTIFACTS.mkdir(exist_ok=True) is None else os.devnull, "w")
     proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "voila"), "notebooks/demos", "--no-browser", "--Voila.ip=127.0.0.1",
+        [str(Path(sys.executable).parent / "voila"), "notebooks/demos", "--no-browser", "--template=course",
+         "--Voila.ip=127.0.0.1",
          f"--port={port}", "--strip_sources=True", "--show_tracebacks=False",
          "--MappingKernelManager.cull_idle_timeout=600", "--MappingKernelManager.cull_interval=60"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        env={**os.environ, "JUPYTER_PATH": str(ROOT / "share" / "jupyter")})  # as `make demo`
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(120):  # up to ~60 s for the server to answer
