@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+# `make lab` and `make demo` only need the [lab] extra (a fast first run); `make test` needs them all.
+LAB_STAMP := $(VENV)/.installed-lab
 
 .PHONY: lab test bench demo clean strip exercises grade site
 
@@ -11,18 +13,37 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[all]'
-	touch $(STAMP)
+	touch $(STAMP) $(LAB_STAMP)
 
-lab: $(STAMP)  ## open the course in JupyterLab (in-memory broker: no Java or Kafka needed)
-	$(VENV)/bin/jupyter lab notebooks/
+$(LAB_STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit("Python >= 3.11 is required (found %s)" % sys.version.split()[0]) if sys.version_info < (3, 11) else None'
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[lab]'
+	touch $(LAB_STAMP)
+
+# Jupyter refuses to run as root (containers, some VMs) unless told; only then is the flag passed.
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
+# The file browser shows the repository root (lessons, exercises/, datasets/, README: the lessons'
+# links to ../exercises/ work) without the test and build clutter.
+HIDE := __pycache__ '*.pyc' '*.egg-info' conftest.py STYLE.md artifacts _site .DS_Store '*~'
+
+lab: $(LAB_STAMP)  ## open the course in JupyterLab (in-memory broker: no Java or Kafka needed)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(ALLOW_ROOT) \
+	  --LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb \
+	  $(foreach g,$(HIDE),--ContentsManager.hide_globs=$(g))
 
 test: $(STAMP)  ## run the whole test suite
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 # Voila apps, code hidden, on 127.0.0.1 only; idle kernels are shut down after 10 minutes.
+# The "course" template (share/jupyter/voila/templates/course) is Voila's lab template without its
+# CDN stylesheets: the demos work offline.
 DEMO_PORT ?= 8866
-demo: $(STAMP)  ## serve the demos (notebooks/demos) with Voila on http://127.0.0.1:$(DEMO_PORT)
-	$(VENV)/bin/voila notebooks/demos --no-browser --Voila.ip=127.0.0.1 --port=$(DEMO_PORT) \
+demo: $(LAB_STAMP)  ## serve the demos (notebooks/demos) with Voila on http://127.0.0.1:$(DEMO_PORT)
+	@echo "Demo gallery: http://127.0.0.1:$(DEMO_PORT)/voila/render/index.ipynb"
+	JUPYTER_PATH="$(CURDIR)/share/jupyter" $(VENV)/bin/voila notebooks/demos --no-browser --template=course \
+	  --Voila.ip=127.0.0.1 --port=$(DEMO_PORT) \
 	  --strip_sources=True --show_tracebacks=False \
 	  --MappingKernelManager.cull_idle_timeout=600 --MappingKernelManager.cull_interval=60
 

@@ -55,10 +55,12 @@ def voila():
     port = _free_port()
     log = open(ARTIFACTS.joinpath("voila.log") if ARTIFACTS.mkdir(exist_ok=True) is None else os.devnull, "w")
     proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "voila"), "notebooks/demos", "--no-browser", "--Voila.ip=127.0.0.1",
+        [str(Path(sys.executable).parent / "voila"), "notebooks/demos", "--no-browser", "--template=course",
+         "--Voila.ip=127.0.0.1",
          f"--port={port}", "--strip_sources=True", "--show_tracebacks=False",
          "--MappingKernelManager.cull_idle_timeout=600", "--MappingKernelManager.cull_interval=60"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        env={**os.environ, "JUPYTER_PATH": str(ROOT / "share" / "jupyter")})  # as `make demo`
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(120):  # up to ~60 s for the server to answer
@@ -174,7 +176,7 @@ def test_consumer_crash_demo(voila, browser):
     page.screenshot(path=str(ARTIFACTS / "consumer_crash_at_most_once.png"), full_page=True)
     page.locator("select").first.select_option(label="exactly-once: Kafka transaction (read_committed)")
     _click(page, "crash consumer")
-    page.locator(".cc-summary", has_text="No anomalies").wait_for()
+    page.locator(".cc-summary", has_text="processed exactly once").wait_for()
     page.close()
 
 
@@ -194,4 +196,93 @@ def test_transactions_demo(voila, browser):
     _click(page, "wait for the timeout")
     page.locator(".tx-view", has_text="ProducerFencedError").wait_for()
     page.screenshot(path=str(ARTIFACTS / "transactions.png"), full_page=True)
+    page.close()
+
+
+def _record_requests(page) -> list[str]:
+    urls: list[str] = []
+    page.on("request", lambda request: urls.append(request.url))
+    return urls
+
+
+def _offsite(urls) -> list[str]:
+    from urllib.parse import urlsplit
+    return [u for u in urls if urlsplit(u).scheme in ("http", "https", "ws", "wss")
+            and urlsplit(u).hostname != "127.0.0.1"]
+
+
+def test_landing_page_is_a_gallery_of_the_demos(voila, browser):
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    page.set_default_timeout(TIMEOUT_MS)
+    urls = _record_requests(page)
+    page.goto(f"{voila}/voila/render/index.ipynb")
+    items = page.locator(".demo-gallery .demo-item")
+    items.first.wait_for()
+    texts = items.all_inner_texts()
+    assert [t.splitlines()[0] for t in texts] == ["Consumer crash", "Kafka delivery simulator", "Transactions"]
+    assert all(len(t.splitlines()) == 2 for t in texts)  # a title and one line each
+    page.screenshot(path=str(ARTIFACTS / "demo_gallery.png"))
+    # JupyterLab's renderer opens links in a new tab: follow the href in this one
+    from urllib.parse import urljoin
+    href = page.get_by_role("link", name="Kafka delivery simulator").get_attribute("href")
+    page.goto(urljoin(page.url, href))
+    page.get_by_role("button", name="crash leader").wait_for()
+    assert _offsite(urls) == [], _offsite(urls)
+    page.close()
+
+
+def test_delivery_simulator_try_text_followed_literally(voila, browser):
+    """The demo's "Three things to try", in order, on a 1366x768 laptop screen: experiment 2 right
+    after experiment 1 (lagging followers still ticked) must still show the duplicates, and each
+    verdict must be on the first screen. Nothing may be fetched from outside 127.0.0.1."""
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    page.set_default_timeout(TIMEOUT_MS)
+    urls = _record_requests(page)
+    page.goto(f"{voila}/voila/render/delivery_simulator.ipynb")
+    page.get_by_role("button", name="crash leader").wait_for()
+    idempotence = page.get_by_label("idempotence (enable_idempotence)")
+
+    def verdict_on_first_screen(contains):
+        text = _summary(page, contains)
+        page.evaluate("window.scrollTo(0, 0)")
+        box = page.locator(".oc-summary", has_text=contains).bounding_box()
+        assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 768, box
+        return text
+
+    # 1. Lose data: acks 1, untick idempotence, tick lagging followers; send, crash leader, heal and check.
+    _click(page, "1", exact=True)
+    idempotence.uncheck()
+    page.get_by_label("lagging followers").check()
+    page.locator(".sim-log", has_text="are paused").wait_for()
+    _click(page, "send 5 messages")
+    _click(page, "crash leader")
+    _click(page, "heal and check")
+    assert verdict_on_first_screen("lost after being acknowledged").startswith("5 messages lost")
+    # ... now acks all, tick idempotence again, and repeat.
+    _click(page, "all", exact=True)
+    idempotence.check()
+    page.locator(".sim-log", has_text="idempotence on").wait_for()
+    _click(page, "send 5 messages")
+    _click(page, "crash leader")
+    _click(page, "heal and check")
+    assert verdict_on_first_screen("No anomalies").startswith("No anomalies")
+
+    # 2. Duplicate data: acks all (it is), untick idempotence; lose next ACK, send, heal and check.
+    #    "lagging followers" is still ticked from experiment 1, as a learner following the text leaves it.
+    _click(page, "all", exact=True)
+    idempotence.uncheck()
+    page.locator(".sim-log", has_text="idempotence off").wait_for()
+    _click(page, "lose next ACK")
+    _click(page, "send 5 messages")
+    _click(page, "heal and check")
+    assert verdict_on_first_screen("duplicated").startswith("5 messages duplicated")
+    page.screenshot(path=str(ARTIFACTS / "delivery_try_2_duplicates_1366x768.png"))
+    # ... tick idempotence and repeat.
+    idempotence.check()
+    page.locator(".sim-log", has_text="idempotence on").wait_for()
+    _click(page, "lose next ACK")
+    _click(page, "send 5 messages")
+    _click(page, "heal and check")
+    assert verdict_on_first_screen("No anomalies").startswith("No anomalies")
+    assert _offsite(urls) == [], _offsite(urls)
     page.close()

@@ -212,3 +212,62 @@ def test_simulator_shows_the_lost_ack_on_the_wire():
     assert "data-fate='dropped'" in app.wire_view.value and "ack p0@0" in app.wire_view.value
     app.check_button.click()  # the retry goes out and is acknowledged
     assert app.wire_view.value.count("produce p0:m-0..m-4") == 2
+
+
+@pytest.mark.parametrize("idempotent, duplicated", [(False, 5), (True, 0)])
+def test_armed_lost_ack_fires_when_the_ack_comes_late(idempotent, duplicated):
+    # The demo's "Try" text followed literally after experiment 1: lagging followers still ticked,
+    # so the acks=all ACK is not sent before "heal and check". The armed fault must still fire.
+    app = DeliverySimulator(seed=1)
+    app.lagging_followers.value = True
+    app.idempotence.value = idempotent
+    app.lose_ack_button.click()
+    app.send_button.click()
+    assert app.cluster.network.armed_drops("produce_response") == 1  # not fired yet: no ACK so far
+    app.check_button.click()
+    assert app.cluster.network.armed_drops("produce_response") == 0
+    assert app.result.outcome_table()["duplicated"] == duplicated
+    assert any("it was lost, as armed" in line for line in app.log)
+    assert any(e.kind == "produce_response" and e.fate == "dropped" for e in app.cluster.network.trace)
+
+
+def test_an_armed_lost_ack_that_cannot_fire_is_reported_not_silently_cleared():
+    app = DeliverySimulator(seed=1)
+    app.lose_ack_button.click()
+    app.check_button.click()  # nothing sent: no ACK will ever come
+    assert any("never fired" in line for line in app.log)
+    assert app.result.outcome_table()["sent"] == 0
+
+
+def test_verdict_is_above_the_diagrams_and_follower_hw_is_explained():
+    app = DeliverySimulator(seed=1)
+    app.send_button.click()
+    app.check_button.click()
+    children = list(app.widget.children)
+    assert children.index(app.outcome_view) < next(i for i, c in enumerate(children)
+                                                   if app.cluster_view in getattr(c, "children", ()))
+    assert "one fetch later" in app.cluster_view.value  # followers' HW 0 after a perfect run
+
+
+def test_consumer_demo_offers_only_the_crash_moments_of_the_chosen_consumer():
+    app = ConsumerCrashDemo(seed=1)
+    app.semantics.value = "exactly-once-external"  # commits with every row: no separate commit moment
+    assert "after_commit" not in [v for _, v in app.crash_point.options]
+    app.semantics.value = "at-most-once"
+    labels = dict((v, k) for k, v in app.crash_point.options)
+    assert labels["after_commit"] == "after committing, before processing"
+    assert "before committing" not in labels["after_process"]  # at-most-once committed already
+
+
+def test_consumer_demo_lists_duplicates_in_numeric_order_and_leads_with_the_consumer():
+    app = ConsumerCrashDemo(seed=1)
+    app.semantics.value = "at-least-once"
+    app.crash_point.value = "after_process"
+    app.crash_button.click()
+    twice = app.view.value.split("in the output twice: ")[1].split("</p>")[0].split(", ")
+    assert twice == sorted(twice, key=lambda m: int(m.split("-")[1])) and "msg-10" in twice
+    assert "2 partitions" in app.view.value
+    app.semantics.value = "exactly-once-kafka"
+    app.crash_button.click()
+    assert app.view.value.index("processed exactly once") < app.view.value.index("partitions")
+    assert "acknowledged message" not in app.view.value  # no producer sentence first

@@ -8,7 +8,7 @@ import pytest
 matplotlib.use("Agg")
 
 MODULES = ["course_lib.viz.cluster_view", "course_lib.viz.timeline", "course_lib.viz.simulator",
-           "course_lib.viz.consumers", "course_lib.datasets"]
+           "course_lib.viz.consumers", "course_lib.viz.gallery", "course_lib.datasets"]
 
 
 @pytest.mark.parametrize("name", MODULES)

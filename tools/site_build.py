@@ -71,7 +71,9 @@ DEMO_ORDER = ("delivery_simulator", "consumer_crash", "transactions")
 def demos() -> list[Path]:
     """The Voila/Voici apps, the delivery simulator first (the course's order), then any others."""
     rank = {name: i for i, name in enumerate(DEMO_ORDER)}
-    return sorted((ROOT / "notebooks" / "demos").glob("*.ipynb"), key=lambda p: (rank.get(p.stem, len(rank)), p.name))
+    # index.ipynb is `make demo`'s gallery page; the site has a landing page of its own
+    return sorted((p for p in (ROOT / "notebooks" / "demos").glob("*.ipynb") if p.name != "index.ipynb"),
+                  key=lambda p: (rank.get(p.stem, len(rank)), p.name))
 
 
 def for_the_browser(notebook: Path, plots: bool) -> dict:

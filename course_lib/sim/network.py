@@ -105,6 +105,10 @@ class Network:
         self._rules.append(rule)
         return rule
 
+    def armed_drops(self, kind: str | None = None) -> int:
+        """How many messages (of ``kind``) the ``drop_next`` rules still wait to lose."""
+        return sum(r.count for r in self._rules if kind is None or r.kind == kind)
+
     def after_send(self, action, src: str | None = None, dst: str | None = None,
                    kind: str | None = None, count: int = 1) -> Trigger:
         """Call ``action(msg)`` just after the next ``count`` matching messages leave

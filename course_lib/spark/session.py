@@ -243,3 +243,17 @@ def spark_unavailable_reason() -> str | None:
     except SparkUnavailable as exc:
         return str(exc)
     return None
+
+
+def spark_lab_unavailable_reason(local_kafka: bool) -> str | None:
+    """Why notebooks/10 cannot run here, or None: Spark's checks plus, when the lab must start its
+    own Kafka cluster, the Maven the broker jars are fetched with (a learner pointing the lab at an
+    existing cluster needs no Maven)."""
+    problem = spark_unavailable_reason()
+    if problem is None and local_kafka:
+        from course_lib.real import jars
+        try:
+            jars.check_jvm_tools()
+        except jars.JvmToolMissing as exc:
+            problem = str(exc).splitlines()[0]
+    return problem

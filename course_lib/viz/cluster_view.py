@@ -69,12 +69,20 @@ def cluster_html(state: dict) -> str:
                 f"<td style='color:{_COLOURS[status]}'>{status}</td><td>{'yes' if in_isr else 'no'}</td>"
                 f"<td class='cv-leo'>{rep['leo']}</td><td class='cv-hw'>{rep['hw']}</td><td>{bar}</td></tr>")
         leader = p["leader"] if p["leader"] is not None else "none (offline)"
+        lead_hw = p["replicas"][p["leader"]]["hw"] if p["leader"] in p["replicas"] else None
+        trailing = lead_hw is not None and any(rep["hw"] < lead_hw for r, rep in p["replicas"].items()
+                                               if r != p["leader"])
+        # Followers learn the HW from the leader's next fetch response: a lower follower HW is a
+        # delay, not data at risk (the leader's HW is what is committed).
+        note = ("<div class='cv-hw-note' style='font-size:90%;color:#555'>Followers learn the high watermark "
+                "one fetch later, so their HW and dark bar trail the leader's: what counts as committed "
+                "is the leader's HW.</div>") if trailing else ""
         parts.append(
             f"<div class='cv-partition' style='margin-top:6px'><b>{html.escape(p['topic'])}-{p['partition']}</b>: "
             f"leader <span class='cv-leader'>{leader}</span>, leader epoch "
             f"<span class='cv-epoch'>{p['leader_epoch']}</span>, ISR <span class='cv-isr'>{p['isr']}</span>"
             f"<table style='border-collapse:collapse'><tr><th>replica</th><th>role</th><th>status</th>"
-            f"<th>in ISR</th><th>LEO</th><th>HW</th><th>log (dark: committed)</th></tr>{''.join(rows)}</table></div>")
+            f"<th>in ISR</th><th>LEO</th><th>HW</th><th>log (dark: committed)</th></tr>{''.join(rows)}</table>{note}</div>")
     return "<div class='cluster-view'>" + "".join(parts) + "</div>"
 
 

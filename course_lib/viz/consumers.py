@@ -19,9 +19,26 @@ import ipywidgets as widgets
 
 from ..processing import CRASH_POINTS, INPUT, SEMANTICS, run_pipeline
 
-CRASH_LABELS = {"after_poll": "right after poll()", "mid_batch": "halfway through the batch",
-                "after_process": "after processing, before committing",
-                "after_commit": "after committing, before processing"}
+# The crash moments that are distinct for each consumer (processing.Processor.run): at-most-once
+# commits before processing, at-least-once after; auto-commit and the external store commit no
+# batch of their own, so "after committing" would be the same moment as "after processing".
+CRASH_MOMENTS = {
+    "at-most-once": {"after_poll": "right after poll(), before committing",
+                     "after_commit": "after committing, before processing",
+                     "mid_batch": "halfway through processing (the batch is already committed)",
+                     "after_process": "after processing the committed batch"},
+    "at-least-once": {"after_poll": "right after poll()", "mid_batch": "halfway through the batch",
+                      "after_process": "after processing, before committing",
+                      "after_commit": "after committing the processed batch"},
+    "auto-commit": {"after_poll": "right after poll() (auto-commit may already have committed it)",
+                    "mid_batch": "halfway through the batch",
+                    "after_process": "after processing (the next poll() auto-commits)"},
+    "exactly-once-external": {"after_poll": "right after poll()", "mid_batch": "halfway through the batch",
+                              "after_process": "after processing (each row was stored with its offset)"},
+    "exactly-once-kafka": {"after_poll": "right after poll()", "mid_batch": "halfway through the batch",
+                           "after_process": "after processing, before committing the transaction",
+                           "after_commit": "after committing the transaction"},
+}
 SEMANTICS_LABELS = {"at-most-once": "at-most-once (commit, then process)",
                     "at-least-once": "at-least-once (process, then commit)",
                     "auto-commit": "auto-commit (enable_auto_commit=True)",
@@ -67,9 +84,9 @@ class ConsumerCrashDemo:
         self.semantics = widgets.Dropdown(options=[(v, k) for k, v in SEMANTICS_LABELS.items()],
                                           value="at-least-once", description="consumer", style=style,
                                           layout=widgets.Layout(width="520px"))
-        self.crash_point = widgets.Dropdown(options=[(v, k) for k, v in CRASH_LABELS.items()],
-                                            value="after_process", description="crash it", style=style,
-                                            layout=widgets.Layout(width="520px"))
+        self.crash_point = widgets.Dropdown(description="crash it", style=style, layout=widgets.Layout(width="520px"))
+        self._offer_crash_moments()
+        self.semantics.observe(lambda change: self._offer_crash_moments(), names="value")
         self.crash_button = widgets.Button(description="crash consumer", button_style="danger", icon="bolt")
         self.run_button = widgets.Button(description="run without a crash", icon="play")
         self.view = widgets.HTML("<p class='cc-summary'>Choose a consumer and a crash point, then press "
@@ -82,6 +99,13 @@ class ConsumerCrashDemo:
         self.widget = widgets.VBox([self.semantics, self.crash_point,
                                     widgets.HBox([self.crash_button, self.run_button]), self.view])
 
+    def _offer_crash_moments(self) -> None:
+        """Only the moments this consumer has; keep the chosen one if it still exists."""
+        moments = CRASH_MOMENTS[self.semantics.value]
+        keep = self.crash_point.value if self.crash_point.value in moments else None
+        self.crash_point.options = [(label, point) for point, label in moments.items()]
+        self.crash_point.value = keep or ("after_process" if "after_process" in moments else next(iter(moments)))
+
     def run(self, crash_point) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -93,10 +117,18 @@ class ConsumerCrashDemo:
                        f"<td class='cc-count' style='text-align:right;padding-left:12px'>{v}</td></tr>"
                        for k, v in self.counts.items())
         output = Counter(self.pipeline.sink)
-        twice = sorted(m for m, n in output.items() if n > 1)
-        where = "no crash" if crash_point is None else f"crashed {CRASH_LABELS[crash_point]}, then restarted"
-        self.view.value = (f"<p>{html.escape(SEMANTICS_LABELS[self.semantics.value])}; {where}.</p>"
-                           f"<p class='cc-summary' style='color:{colour}'><b>{html.escape(result.summary())}</b></p>"
+        # numeric order: msg-2 before msg-10
+        twice = sorted((m for m, n in output.items() if n > 1), key=lambda m: (len(m), m))
+        where = ("no crash" if crash_point is None
+                 else f"crashed {CRASH_MOMENTS[self.semantics.value][crash_point]}, then restarted")
+        topic = self.pipeline.notes["names"]["input"]
+        partitions = sum(1 for t, _ in self.pipeline.cluster.controller.partitions if t == topic)
+        # the consumer's outcome first; the checker's sentence is about the producer's log too
+        verdict = (f"Every one of the {self.counts['input messages']} input messages was processed exactly once."
+                   if not result.found else result.summary())
+        self.view.value = (f"<p class='cc-summary' style='color:{colour}'><b>{html.escape(verdict)}</b></p>"
+                           f"<p>{html.escape(SEMANTICS_LABELS[self.semantics.value])}; {where}. The input topic "
+                           f"has {partitions} partitions; the consumer reads both, in batches.</p>"
                            f"<table>{rows}</table>"
                            + (f"<p>in the output twice: {html.escape(', '.join(twice))}</p>" if twice else ""))
 

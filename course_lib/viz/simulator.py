@@ -83,8 +83,9 @@ class DeliverySimulator:
                           widgets.VBox([self.idempotence, self.lagging_followers])]),
             widgets.HBox([self.send_button, self.crash_button, self.lose_ack_button, self.restart_button]),
             widgets.HBox([self.step_button, self.run_button, self.check_button, self.reset_button]),
-            widgets.HBox([self.cluster_view, self.log_view]),
+            # the verdict first: after "heal and check" it must be on the first screen (1366x768)
             self.outcome_view,
+            widgets.HBox([self.cluster_view, self.log_view]),
             self.wire_view,
         ])
         self.reset()
@@ -227,6 +228,7 @@ class DeliverySimulator:
         for b in self.paused:
             self.cluster.resume(b)
         self.paused = []
+        self._fire_armed_ack()
         self.cluster.heal_all()
         self.producer.flush()
         self.cluster.final_read(TOPIC)
@@ -234,6 +236,26 @@ class DeliverySimulator:
         self.outcome_view.value = outcome_html(self.result)
         self._note("Healed everything, read the whole log and checked it (the next action starts a new run).")
         self.refresh()
+
+    def _fire_armed_ack(self, limit_ms: float = 30_000) -> None:
+        """A lost-ACK fault armed before the ACK was sent (e.g. the followers were lagging, so an
+        acks=all write waited) must still fire: healing would silently disarm it. So the clock runs
+        until the next ACK comes and is lost, or the producer has nothing left to acknowledge."""
+        network = self.cluster.network
+        if not network.armed_drops("produce_response"):
+            return
+        start = self.cluster.now
+        self.cluster.run_until(lambda: not network.armed_drops("produce_response") or not self._waiting(), limit_ms)
+        if network.armed_drops("produce_response"):
+            self._note("The armed lost-ACK fault never fired (no ACK was sent after it); healing disarms it.")
+        else:
+            self._note(f"Before healing: ran the clock {self.cluster.now - start:.0f} ms until the next ACK "
+                       "was sent; it was lost, as armed.")
+
+    def _waiting(self) -> int:
+        """Sends the producer has not heard back about yet."""
+        done = sum(1 for op in self.cluster.history if op.f == "send" and op.type in ("ok", "fail", "info"))
+        return self.messages_sent - done
 
     # ---- display ----------------------------------------------------------------------------
     def _note(self, text: str) -> None:
