@@ -8,6 +8,7 @@ Java 17+ and Maven, ~2-3 minutes; ``--quick`` ~1 minute) and runs :mod:`bench.re
 site's first demo (:mod:`bench.site`). Spark
 benchmarks are a separate command (see README).
 """
+
 import sys
 
 CHOICES = ("sim", "widgets", "grading", "invariants", "real", "site")
@@ -23,31 +24,39 @@ def main(argv: list[str]) -> int:
     chosen = names or ["sim", "widgets"]
     if "sim" in chosen:
         from . import sim_throughput
+
         sim_throughput.main(quick=quick)
     if "widgets" in chosen:
         from . import widgets
+
         widgets.main(quick=quick)
     if "grading" in chosen:
         from . import grading
+
         grading.main()
     if "invariants" in chosen:
         from . import invariants
+
         if invariants.main(quick=quick)["violations"]:
             return 1
     if "site" in chosen:
         from . import site
+
         if site.main() != 0:
             return 1
     if "real" in chosen:
         from course_lib.real import jars
+
         try:
             jars.check_jvm_tools()
         except jars.JvmToolMissing as e:
             print(f"real-Kafka benchmark skipped: {str(e).splitlines()[0]}", file=sys.stderr)
             return 1
         from . import real_kafka
-        quick_args = ["--messages", "3000", "--budget-s", "3", "--java-records", "30000",
-                      "--sequential", "100"] if quick else []
+
+        quick_args = (
+            ["--messages", "3000", "--budget-s", "3", "--java-records", "30000", "--sequential", "100"] if quick else []
+        )
         return real_kafka.main(quick_args)
     return 0
 

@@ -9,6 +9,7 @@ alternately, best of 2 each, so load on the machine hits both alike.
 
 Run: ``python -m bench grading``.
 """
+
 from __future__ import annotations
 
 import sys
@@ -65,8 +66,11 @@ def sandbox_cost(repeats: int = 2) -> None:
         runs = []
         for _ in range(5):
             start = time.perf_counter()
-            sandbox.run([sys.executable, "-c", "from course_lib.grading.sandbox import confine; confine()"],
-                        sandboxed=sandboxed, timeout_s=60)
+            sandbox.run(
+                [sys.executable, "-c", "from course_lib.grading.sandbox import confine; confine()"],
+                sandboxed=sandboxed,
+                timeout_s=60,
+            )
             runs.append(time.perf_counter() - start)
         start_cost[sandboxed] = min(runs)
     print(f"one process: {start_cost[True] * 1000:.0f} ms in the sandbox, {start_cost[False] * 1000:.0f} ms without")
@@ -83,12 +87,15 @@ def sandbox_cost(repeats: int = 2) -> None:
                 best[sandboxed] = min(best[sandboxed], time.perf_counter() - start)
                 max_points = sum(r.max_points for r in graded.reports)
                 if graded.total != max_points:
-                    raise SystemExit(f"{path.name} scored {graded.total:g}/{max_points:g} "
-                                     f"({'with' if sandboxed else 'without'} the sandbox): not a correct submission")
+                    raise SystemExit(
+                        f"{path.name} scored {graded.total:g}/{max_points:g} "
+                        f"({'with' if sandboxed else 'without'} the sandbox): not a correct submission"
+                    )
         costs.append(best[True] - best[False])
         name = f"{path.parent.name}/{path.name}"
-        print(f"{name:48} {graded.total:>4g}/{max_points:<4g} {best[True]:>10.2f} "
-              f"{best[False]:>13.2f} {costs[-1]:>+7.2f}")
+        print(
+            f"{name:48} {graded.total:>4g}/{max_points:<4g} {best[True]:>10.2f} {best[False]:>13.2f} {costs[-1]:>+7.2f}"
+        )
     print(f"sandbox cost per submission: median {sorted(costs)[len(costs) // 2]:+.2f} s, max {max(costs):+.2f} s")
 
 

@@ -4,6 +4,7 @@ checked, how many violations, and the CPU time.
 
 Run: ``python -m bench invariants`` (``--quick``: 1,000 seeds).
 """
+
 from __future__ import annotations
 
 import time
@@ -33,10 +34,10 @@ def run(seeds: range) -> dict:
             totals["unclean elections"] += trial.unclean_elections
             totals["acknowledged records"] += trial.acknowledged
             c = trial.config
-            by_config[(c["min_insync_replicas"], c["unclean_leader_election_enable"],
-                       c["eligible_leader_replicas_enable"])] += 1
-    return {"totals": totals, "by_config": by_config, "violations": violations,
-            "cpu_s": time.process_time() - start}
+            by_config[
+                (c["min_insync_replicas"], c["unclean_leader_election_enable"], c["eligible_leader_replicas_enable"])
+            ] += 1
+    return {"totals": totals, "by_config": by_config, "violations": violations, "cpu_s": time.process_time() - start}
 
 
 def main(quick: bool = False) -> dict:

@@ -6,6 +6,7 @@ single-threaded, and CPU time does not swing when other work shares the machine.
 
 Run: ``python -m bench sim``.
 """
+
 from __future__ import annotations
 
 import time
@@ -28,8 +29,9 @@ def produce_and_read(config: dict, records: int, batch_records: int, seed: int =
     cluster.create_topic("bench", partitions=1, replication_factor=3, min_insync_replicas=2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        producer = KafkaProducer(bootstrap_servers=cluster, linger_ms=0,
-                                 batch_size=1 if batch_records == 1 else 1 << 20, **config)
+        producer = KafkaProducer(
+            bootstrap_servers=cluster, linger_ms=0, batch_size=1 if batch_records == 1 else 1 << 20, **config
+        )
     value = b"x" * 100
     start = time.process_time()
     events = cluster.sim.events_run
@@ -43,8 +45,12 @@ def produce_and_read(config: dict, records: int, batch_records: int, seed: int =
     elapsed = time.process_time() - start
     assert read == records, f"read {read} of {records}"
     requests = records // batch_records
-    return {"records/s": records / elapsed, "requests/s": requests / elapsed,
-            "events/request": (cluster.sim.events_run - events) / requests, "seconds": elapsed}
+    return {
+        "records/s": records / elapsed,
+        "requests/s": requests / elapsed,
+        "events/request": (cluster.sim.events_run - events) / requests,
+        "seconds": elapsed,
+    }
 
 
 def consume(records: int, seed: int = 0) -> dict:
@@ -113,5 +119,7 @@ def main(quick: bool = False) -> None:
         r = transactional_produce(1_000 if quick else 10_000, size)
         print(f"{size:<24} {r['records/s']:>12,.0f} {r['virtual ms/txn']:>20.1f}")
     prop = property_run(200 if quick else 1000)
-    print(f"\nProperty run: {prop['schedules']} random fault schedules (safe configuration) in "
-          f"{prop['seconds']:.1f} s ({prop['ms/schedule']:.1f} ms each)")
+    print(
+        f"\nProperty run: {prop['schedules']} random fault schedules (safe configuration) in "
+        f"{prop['seconds']:.1f} s ({prop['ms/schedule']:.1f} ms each)"
+    )

@@ -13,6 +13,7 @@ visitor can click a demo?
 
 Run: ``python -m bench site`` (needs node and npm; part 2 also Debian's chromium and playwright).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -41,18 +42,21 @@ def _cpython() -> dict:
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):  # and tqdm's bars
         exec(_TIMED, {"__name__": "__bench__"})
     text = out.getvalue()
-    return json.loads(text[text.rfind("@@bench@@") + len("@@bench@@"):].splitlines()[0])
+    return json.loads(text[text.rfind("@@bench@@") + len("@@bench@@") :].splitlines()[0])
 
 
 def _pyodide(wheels) -> tuple[dict, float]:
     from tools.pyodide_local import local_distribution, run_python
+
     # the site's runtime, plus what the kernel would have loaded (IPython for ipywidgets, ssl)
     done = run_python(_TIMED, [*wheels, *sorted(local_distribution().glob("*.whl"))], timeout_s=1200)
     marker = done.stdout.rfind("@@bench@@")
     if done.returncode != 0 or marker < 0:
         raise RuntimeError(f"Pyodide under Node failed:\n{done.stderr[-2000:]}")
-    startup_ms = float(next(line.split()[-1] for line in done.stderr.splitlines() if line.startswith("pyodide-startup-ms")))
-    return json.loads(done.stdout[marker + len("@@bench@@"):].splitlines()[0]), startup_ms / 1000
+    startup_ms = float(
+        next(line.split()[-1] for line in done.stderr.splitlines() if line.startswith("pyodide-startup-ms"))
+    )
+    return json.loads(done.stdout[marker + len("@@bench@@") :].splitlines()[0]), startup_ms / 1000
 
 
 def _first_demo_seconds(site: Path) -> float:
@@ -60,6 +64,7 @@ def _first_demo_seconds(site: Path) -> float:
 
     from tools.pyodide_local import local_distribution
     from tools.site_server import CHROMIUM, CHROMIUM_ARGS, serve
+
     with serve(site, local_distribution()) as server, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
@@ -76,6 +81,7 @@ def main() -> int:
     from tools import site_build
     from tools.pyodide_local import PYODIDE_VERSION, missing_tools
     from tools.site_server import CHROMIUM, LOCAL_PYODIDE_URL
+
     reason = missing_tools()
     if reason:
         print(f"site benchmark skipped: {reason}")
@@ -90,8 +96,10 @@ def main() -> int:
         print(f"  {'CPython (this process)':<24}{cpython['seconds']:>8.2f}   {cpython['lost']}")
         print(f"  {'Pyodide under Node':<24}{pyodide['seconds']:>8.2f}   {pyodide['lost']}")
         verdict = "within" if ratio <= GOAL_RATIO else "OVER"
-        print(f"  Pyodide / CPython = {ratio:.2f}x ({verdict} the {GOAL_RATIO:g}x goal); "
-              f"same outcomes: {pyodide['lost'] == cpython['lost']}; Pyodide start-up {startup_s:.1f} s (not counted)")
+        print(
+            f"  Pyodide / CPython = {ratio:.2f}x ({verdict} the {GOAL_RATIO:g}x goal); "
+            f"same outcomes: {pyodide['lost'] == cpython['lost']}; Pyodide start-up {startup_s:.1f} s (not counted)"
+        )
         if not Path(CHROMIUM).exists():
             print(f"\ntime to first interactive demo: skipped ({CHROMIUM} not found)")
             return 0

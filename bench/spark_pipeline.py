@@ -21,6 +21,7 @@ Numbers depend on the machine: the table prints its cores and Spark master.
 
 Taught in notebooks/10_pyspark_exactly_once_lab.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,9 +46,14 @@ ROOT = Path(__file__).resolve().parents[1]
 def _run_job(cfg: PipelineConfig, workdir: Path, timeout_s: float = 600) -> dict:
     cfg_path, report = workdir / f"cfg-{uuid.uuid4().hex[:6]}.json", workdir / "report.json"
     cfg_path.write_text(cfg.to_json())
-    proc = subprocess.run([sys.executable, "-m", "course_lib.spark.job", str(cfg_path), str(report)],
-                          cwd=str(ROOT), capture_output=True, text=True, timeout=timeout_s,
-                          start_new_session=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "course_lib.spark.job", str(cfg_path), str(report)],
+        cwd=str(ROOT),
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        start_new_session=True,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"job failed ({proc.returncode}): {proc.stdout[-1500:]}\n{proc.stderr[-3000:]}")
     return json.loads(report.read_text())
@@ -66,20 +72,31 @@ def throughput(bootstrap: str, records: int, per_trigger: int, master: str, tmp:
         out = f"bench-out-{uuid.uuid4().hex[:6]}"
         ensure_topic(bootstrap, out)
         wd = tmp / f"tp-{sink}"
-        cfg = PipelineConfig(bootstrap_servers=bootstrap, workdir=str(wd), input_topic=topic,
-                             output_topic=out, sinks=(sink,), master=master,
-                             max_offsets_per_trigger=per_trigger)
+        cfg = PipelineConfig(
+            bootstrap_servers=bootstrap,
+            workdir=str(wd),
+            input_topic=topic,
+            output_topic=out,
+            sinks=(sink,),
+            master=master,
+            max_offsets_per_trigger=per_trigger,
+        )
         wd.mkdir(parents=True)
         report = _run_job(cfg, wd)
         batches = [b for b in report["sinks"][sink] if b["rows"]]
         first, rest = batches[0], batches[1:]
         n_rest = sum(b["rows"] for b in rest)
         ms_rest = sum(b["duration_ms"] for b in rest)
-        rows.append({"sink": sink, "records": sum(b["rows"] for b in batches),
-                     "batches": len(batches),
-                     "first_batch_ms": first["duration_ms"],
-                     "records_per_s": round(n_rest / (ms_rest / 1000), 1) if ms_rest else None,
-                     "batch_ms_p50": statistics.median(b["duration_ms"] for b in rest) if rest else None})
+        rows.append(
+            {
+                "sink": sink,
+                "records": sum(b["rows"] for b in batches),
+                "batches": len(batches),
+                "first_batch_ms": first["duration_ms"],
+                "records_per_s": round(n_rest / (ms_rest / 1000), 1) if ms_rest else None,
+                "batch_ms_p50": statistics.median(b["duration_ms"] for b in rest) if rest else None,
+            }
+        )
     return rows
 
 
@@ -99,6 +116,7 @@ def _wait(cond, timeout_s: float, what: str, proc) -> None:
 
 def _store_count(cfg) -> int:
     import sqlite3
+
     if not cfg.store_path.exists():
         return 0
     con = sqlite3.connect(cfg.store_path)
@@ -129,12 +147,14 @@ def _produce_at_rate(bootstrap: str, topic: str, rate: float, seconds: float) ->
 
 def _ts_ms(text) -> float:
     from datetime import datetime
+
     text = str(text).replace("Z", "+00:00")
     if "T" not in text:
         text = text.replace(" ", "T")
     dt = datetime.fromisoformat(text)
     if dt.tzinfo is None:  # Spark wrote it in the session time zone, which is UTC
         from datetime import timezone
+
         dt = dt.replace(tzinfo=timezone.utc)
     return dt.timestamp() * 1000
 
@@ -145,26 +165,46 @@ def latency(bootstrap: str, rate: float, seconds: float, trigger: str, master: s
     ensure_topic(bootstrap, out)
     wd = tmp / "latency"
     wd.mkdir()
-    cfg = PipelineConfig(bootstrap_servers=bootstrap, workdir=str(wd), input_topic=topic,
-                         output_topic=out, master=master, trigger=trigger,
-                         max_offsets_per_trigger=100_000, starting_offsets="latest",
-                         run_for_s=seconds + 300)  # upper bound: we stop it once caught up
+    cfg = PipelineConfig(
+        bootstrap_servers=bootstrap,
+        workdir=str(wd),
+        input_topic=topic,
+        output_topic=out,
+        master=master,
+        trigger=trigger,
+        max_offsets_per_trigger=100_000,
+        starting_offsets="latest",
+        run_for_s=seconds + 300,
+    )  # upper bound: we stop it once caught up
     cfg_path = wd / "cfg.json"
     cfg_path.write_text(cfg.to_json())
-    proc = subprocess.Popen([sys.executable, "-m", "course_lib.spark.job", str(cfg_path),
-                             str(wd / "report.json")], cwd=str(ROOT), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "course_lib.spark.job", str(cfg_path), str(wd / "report.json")],
+        cwd=str(ROOT),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
     try:
         # Warm-up: produce only once every query has committed its first (empty) batch, so
         # the numbers measure the steady state, not the JVM and connector start.
-        _wait(lambda: all((cfg.checkpoint(s) / "commits" / "0").exists() for s in SINKS), 180,
-              "the queries to commit their first batch", proc)
+        _wait(
+            lambda: all((cfg.checkpoint(s) / "commits" / "0").exists() for s in SINKS),
+            180,
+            "the queries to commit their first batch",
+            proc,
+        )
         produced = _produce_at_rate(bootstrap, topic, rate, seconds)
         all_lines = ref.read_lines()
         valid = sum(1 for i in range(produced) if ref.validate(all_lines[i % len(all_lines)])[0] == "ok")
         # Caught up = every sink shows every valid record (bounded wait).
-        _wait(lambda: _store_count(cfg) >= valid and len(outcome.read_file_sink(cfg.files_path)) >= valid,
-              120, "the sinks to catch up", proc)
+        _wait(
+            lambda: _store_count(cfg) >= valid and len(outcome.read_file_sink(cfg.files_path)) >= valid,
+            120,
+            "the sinks to catch up",
+            proc,
+        )
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, 9)  # results are read from committed output only
@@ -180,7 +220,8 @@ def latency(bootstrap: str, rate: float, seconds: float, trigger: str, master: s
     committed = {b["batch_id"]: b["committed_at"] * 1000 for b in store["batches"]}
     for r in store["orders"]:
         per.setdefault("store", {}).setdefault(r["batch_id"], []).append(
-            committed[r["batch_id"]] - _ts_ms(r["kafka_ts"]))
+            committed[r["batch_id"]] - _ts_ms(r["kafka_ts"])
+        )
     mtimes = _file_mtimes(cfg.files_path)
     franges = outcome.batch_ranges(cfg.checkpoint("files"))
     for r in outcome.read_file_sink(cfg.files_path):
@@ -226,8 +267,10 @@ def print_tables(tp_rows, lat, env) -> None:
     print(f"\nSpark pipeline throughput ({env})")
     print(f"{'sink':<8}{'records':>9}{'batches':>9}{'first batch ms':>16}{'records/s':>12}{'batch ms p50':>14}")
     for r in tp_rows:
-        print(f"{r['sink']:<8}{r['records']:>9}{r['batches']:>9}{r['first_batch_ms']:>16}"
-              f"{str(r['records_per_s']):>12}{str(r['batch_ms_p50']):>14}")
+        print(
+            f"{r['sink']:<8}{r['records']:>9}{r['batches']:>9}{r['first_batch_ms']:>16}"
+            f"{str(r['records_per_s']):>12}{str(r['batch_ms_p50']):>14}"
+        )
     if lat is None:
         return
     print("\nEnd-to-end latency per micro-batch (ms, Kafka CreateTime -> visible in the sink)")
@@ -236,8 +279,10 @@ def print_tables(tp_rows, lat, env) -> None:
         batches = {b: v for b, v in lat.get(sink, {}).items() if v}
         meds = [statistics.median(v) for v in batches.values()]
         maxs = [max(v) for v in batches.values()]
-        print(f"{sink:<8}{len(batches):>9}{sum(map(len, batches.values())):>9}"
-              f"{_fmt(_pct(meds, .5)):>12}{_fmt(_pct(meds, .95)):>12}{_fmt(_pct(maxs, .95)):>10}")
+        print(
+            f"{sink:<8}{len(batches):>9}{sum(map(len, batches.values())):>9}"
+            f"{_fmt(_pct(meds, 0.5)):>12}{_fmt(_pct(meds, 0.95)):>12}{_fmt(_pct(maxs, 0.95)):>10}"
+        )
 
 
 def _fmt(x):
@@ -263,18 +308,23 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory(prefix="spark-bench-") as tmp:
         tmp = Path(tmp)
         if args.bootstrap_servers:
-            tp = [] if args.no_throughput else throughput(args.bootstrap_servers, args.records,
-                                                          args.per_trigger, args.master, tmp)
-            lat = None if args.no_latency else latency(args.bootstrap_servers, args.rate, args.seconds,
-                                                       args.trigger, args.master, tmp)
+            tp = (
+                []
+                if args.no_throughput
+                else throughput(args.bootstrap_servers, args.records, args.per_trigger, args.master, tmp)
+            )
+            lat = (
+                None
+                if args.no_latency
+                else latency(args.bootstrap_servers, args.rate, args.seconds, args.trigger, args.master, tmp)
+            )
         else:
             from course_lib.real.cluster import LocalCluster
+
             with LocalCluster(proxies=False, progress=False) as cluster:
                 bs = cluster.bootstrap_servers
-                tp = [] if args.no_throughput else throughput(bs, args.records, args.per_trigger,
-                                                              args.master, tmp)
-                lat = None if args.no_latency else latency(bs, args.rate, args.seconds,
-                                                           args.trigger, args.master, tmp)
+                tp = [] if args.no_throughput else throughput(bs, args.records, args.per_trigger, args.master, tmp)
+                lat = None if args.no_latency else latency(bs, args.rate, args.seconds, args.trigger, args.master, tmp)
         print_tables(tp, lat, env)
 
 

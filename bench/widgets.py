@@ -6,6 +6,7 @@ repeated on fresh apps; the table shows the median and the worst run.
 
 Run: ``python -m bench widgets``.
 """
+
 from __future__ import annotations
 
 import statistics
@@ -16,6 +17,7 @@ BUDGET_MS = 100.0
 
 def _actions():
     """(name, prepare(app), act(app)) - prepare is not timed."""
+
     def nothing(app):
         pass
 
@@ -46,8 +48,11 @@ def _actions():
         ("restart broker", crashed, lambda app: app.restart_button.click()),
         ("step 10 ms", nothing, lambda app: app.step_button.click()),
         ("run 1000 ms", sent, lambda app: app.run_button.click()),
-        ("heal and check (after a crash, acks=1)", lambda app: (lagging(app), app.crash_button.click()),
-         lambda app: app.check_button.click()),
+        (
+            "heal and check (after a crash, acks=1)",
+            lambda app: (lagging(app), app.crash_button.click()),
+            lambda app: app.check_button.click(),
+        ),
         ("heal and check (after a lost ACK)", sent_lost_ack, lambda app: app.check_button.click()),
         ("new run", nothing, lambda app: app.reset_button.click()),
     ]
@@ -55,6 +60,7 @@ def _actions():
 
 def measure(repeats: int = 15) -> list[tuple[str, float, float]]:
     from course_lib.viz import DeliverySimulator
+
     return [(name, *_time(DeliverySimulator, prepare, act, repeats)) for name, prepare, act in _actions()]
 
 
@@ -72,16 +78,25 @@ def _time(cls, prepare, act, repeats: int) -> tuple[float, float]:
 
 def measure_consumer_demos(repeats: int = 15) -> list[tuple[str, float, float]]:
     from course_lib.viz import ConsumerCrashDemo, TransactionsDemo
-    cases = [("consumer demo: crash consumer", ConsumerCrashDemo, lambda app: None,
-              lambda app: app.crash_button.click()),
-             ("consumer demo: run without a crash", ConsumerCrashDemo, lambda app: None,
-              lambda app: app.run_button.click()),
-             ("transactions demo: commit", TransactionsDemo, lambda app: None, lambda app: app.commit_button.click()),
-             ("transactions demo: abort", TransactionsDemo, lambda app: app.commit_button.click(),
-              lambda app: app.abort_button.click()),
-             ("transactions demo: wait for the timeout", TransactionsDemo, lambda app: app.open_button.click(),
-              lambda app: app.timeout_button.click()),
-             ("transactions demo: start over", TransactionsDemo, lambda app: None, lambda app: app.reset_button.click())]
+
+    cases = [
+        ("consumer demo: crash consumer", ConsumerCrashDemo, lambda app: None, lambda app: app.crash_button.click()),
+        ("consumer demo: run without a crash", ConsumerCrashDemo, lambda app: None, lambda app: app.run_button.click()),
+        ("transactions demo: commit", TransactionsDemo, lambda app: None, lambda app: app.commit_button.click()),
+        (
+            "transactions demo: abort",
+            TransactionsDemo,
+            lambda app: app.commit_button.click(),
+            lambda app: app.abort_button.click(),
+        ),
+        (
+            "transactions demo: wait for the timeout",
+            TransactionsDemo,
+            lambda app: app.open_button.click(),
+            lambda app: app.timeout_button.click(),
+        ),
+        ("transactions demo: start over", TransactionsDemo, lambda app: None, lambda app: app.reset_button.click()),
+    ]
     return [(name, *_time(cls, prepare, act, repeats)) for name, cls, prepare, act in cases]
 
 

@@ -13,4 +13,5 @@
 - :mod:`course_lib.real` - a local Apache Kafka cluster and real faults;
   :mod:`course_lib.spark` - the PySpark exactly-once lab.
 """
+
 __version__ = "0.1.0"

@@ -31,6 +31,7 @@ on the simulator and wall-clock ms on Kafka; where the real world needs longer t
 simulator (followers fetching, a JVM noticing a dead peer) the scenario says so with
 ``wait(ms, kafka_ms=...)``.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -42,8 +43,9 @@ from typing import Any, Callable, Protocol, runtime_checkable
 from .history import FAIL, INFO, OK, History, Nemesis
 
 #: faults that act on brokers (processes) or on the network between clients and brokers
-BROKER_FAULTS = frozenset({Nemesis.CRASH, Nemesis.RESTART, Nemesis.PAUSE, Nemesis.RESUME,
-                           Nemesis.LOSE_NEXT_ACK, Nemesis.LOSE_NEXT_REQUEST})
+BROKER_FAULTS = frozenset(
+    {Nemesis.CRASH, Nemesis.RESTART, Nemesis.PAUSE, Nemesis.RESUME, Nemesis.LOSE_NEXT_ACK, Nemesis.LOSE_NEXT_REQUEST}
+)
 #: faults that act on the learner's own client processes: every backend offers them
 CLIENT_FAULTS = frozenset({Nemesis.CRASH_CLIENT, Nemesis.FREEZE_CLIENT})
 #: the simulator alone replays random fault schedules on its virtual clock
@@ -74,9 +76,14 @@ class Backend(Protocol):
     created_topics: dict[str, dict]
 
     # ---- names and topics
-    def create_topic(self, name: str, partitions: int = 1, replication_factor: int | None = None,
-                     min_insync_replicas: int | None = None,
-                     unclean_leader_election_enable: bool | None = None) -> str: ...
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        replication_factor: int | None = None,
+        min_insync_replicas: int | None = None,
+        unclean_leader_election_enable: bool | None = None,
+    ) -> str: ...
     def group_id(self, name: str) -> str: ...
     def transactional_id(self, name: str) -> str: ...
 
@@ -131,8 +138,10 @@ class _Common:
     def require(self, scenario: str, *faults: str) -> None:
         missing = sorted(set(faults) - self.faults)
         if missing:
-            raise MissingFault(f"{scenario} needs the fault(s) {missing}, which {self.describe()} does not "
-                               f"offer: {self.missing_reason}")
+            raise MissingFault(
+                f"{scenario} needs the fault(s) {missing}, which {self.describe()} does not "
+                f"offer: {self.missing_reason}"
+            )
 
     def describe(self) -> str:
         return f"the {self.kind}"
@@ -166,6 +175,7 @@ class SimBackend(_Common):
     def start(cls, seed: int = 0, brokers: int = 3, **options) -> SimBackend:
         """A fresh 3-broker simulated cluster (``options``: :class:`~course_lib.broker.ClusterOptions`)."""
         from .broker import Cluster
+
         return cls(Cluster(brokers=brokers, seed=seed, **options))
 
     def describe(self) -> str:
@@ -175,11 +185,16 @@ class SimBackend(_Common):
         return f"<SimBackend {self.cluster!r}>"
 
     # names: one learner, one process: names are used as given
-    def create_topic(self, name, partitions=1, replication_factor=None, min_insync_replicas=None,
-                     unclean_leader_election_enable=None) -> str:
-        self.cluster.create_topic(name, partitions=partitions, replication_factor=replication_factor,
-                                  min_insync_replicas=min_insync_replicas,
-                                  unclean_leader_election_enable=unclean_leader_election_enable)
+    def create_topic(
+        self, name, partitions=1, replication_factor=None, min_insync_replicas=None, unclean_leader_election_enable=None
+    ) -> str:
+        self.cluster.create_topic(
+            name,
+            partitions=partitions,
+            replication_factor=replication_factor,
+            min_insync_replicas=min_insync_replicas,
+            unclean_leader_election_enable=unclean_leader_election_enable,
+        )
         return name
 
     def group_id(self, name: str) -> str:
@@ -190,12 +205,14 @@ class SimBackend(_Common):
 
     def producer(self, **config):
         from .clients import KafkaProducer
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # scenarios set enable_idempotence explicitly when it matters
             return KafkaProducer(bootstrap_servers=self.cluster, **config)
 
     def consumer(self, *topics, **config):
         from .clients import KafkaConsumer
+
         return KafkaConsumer(*topics, bootstrap_servers=self.cluster, **config)
 
     @property
@@ -300,14 +317,17 @@ class KafkaBackend(_Common):
         self._seq = itertools.count()
         local = hasattr(cluster, "nodes") and hasattr(cluster, "kill")
         proxies = local and getattr(cluster, "use_proxies", False)
-        self.faults = CLIENT_FAULTS | (
-            frozenset({Nemesis.CRASH, Nemesis.RESTART, Nemesis.PAUSE, Nemesis.RESUME}) if local else frozenset()
-        ) | (frozenset({Nemesis.LOSE_NEXT_ACK, Nemesis.LOSE_NEXT_REQUEST}) if proxies else frozenset())
+        self.faults = (
+            CLIENT_FAULTS
+            | (frozenset({Nemesis.CRASH, Nemesis.RESTART, Nemesis.PAUSE, Nemesis.RESUME}) if local else frozenset())
+            | (frozenset({Nemesis.LOSE_NEXT_ACK, Nemesis.LOSE_NEXT_REQUEST}) if proxies else frozenset())
+        )
         if not local:
             self.missing_reason = (
                 f"its brokers run elsewhere ({cluster.bootstrap_servers}, e.g. a shared workshop cluster): "
                 f"this notebook can neither signal their processes nor route their traffic through the "
-                f"lost-ACK proxy; use LocalCluster() for these")
+                f"lost-ACK proxy; use LocalCluster() for these"
+            )
         elif not proxies:
             self.missing_reason = "this LocalCluster runs without proxies (proxies=False): no message can be lost"
         else:
@@ -328,16 +348,25 @@ class KafkaBackend(_Common):
     def _unique(self, name: str) -> str:
         return f"{name}-{self.run_id}"
 
-    def create_topic(self, name, partitions=1, replication_factor=None, min_insync_replicas=None,
-                     unclean_leader_election_enable=None) -> str:
+    def create_topic(
+        self, name, partitions=1, replication_factor=None, min_insync_replicas=None, unclean_leader_election_enable=None
+    ) -> str:
         config = {}
         if unclean_leader_election_enable is not None:
             config["unclean.leader.election.enable"] = str(bool(unclean_leader_election_enable)).lower()
-        full = self.cluster.create_topic(self._unique(name), partitions=partitions,
-                                         replication_factor=replication_factor,
-                                         min_insync_replicas=min_insync_replicas, config=config)
-        asked = {"partitions": partitions, "replication_factor": replication_factor,
-                 "min.insync.replicas": min_insync_replicas, **config}
+        full = self.cluster.create_topic(
+            self._unique(name),
+            partitions=partitions,
+            replication_factor=replication_factor,
+            min_insync_replicas=min_insync_replicas,
+            config=config,
+        )
+        asked = {
+            "partitions": partitions,
+            "replication_factor": replication_factor,
+            "min.insync.replicas": min_insync_replicas,
+            **config,
+        }
         self.created_topics[full] = {k: v for k, v in asked.items() if v is not None}
         return full
 
@@ -352,6 +381,7 @@ class KafkaBackend(_Common):
 
     def producer(self, **config):
         from .real.recording import RecordingProducer
+
         p = RecordingProducer(self, self._process("producer", config), **config)
         self._clients.append(p)
         # Fetch the metadata of this run's topics now, as the simulated producer does when it is
@@ -362,6 +392,7 @@ class KafkaBackend(_Common):
 
     def consumer(self, *topics, **config):
         from .real.recording import RecordingConsumer
+
         c = RecordingConsumer(self, self._process("consumer", config), *topics, **config)
         self._clients.append(c)
         return c
@@ -388,11 +419,15 @@ class KafkaBackend(_Common):
     def evidence(self, topic, partition=0) -> dict:
         info = self.cluster.partition_info(topic, partition)
         leader = info["leader_id"]
-        return {"leader": None if leader < 0 else leader, "leader_epoch": info.get("leader_epoch", -1),
-                "isr": sorted(info["isr_nodes"])}
+        return {
+            "leader": None if leader < 0 else leader,
+            "leader_epoch": info.get("leader_epoch", -1),
+            "isr": sorted(info["isr_nodes"]),
+        }
 
     def end_offset(self, topic, partition=0, read_committed=False) -> int:
         from .real.recording import end_offset
+
         return end_offset(self.cluster, topic, partition, read_committed)
 
     # ---- time: wall clock
@@ -458,8 +493,7 @@ class KafkaBackend(_Common):
         followed by its retry does."""
         self.require(Nemesis.LOSE_NEXT_REQUEST, Nemesis.LOSE_NEXT_REQUEST)
         leader = self.cluster.spoil_next_produce_request(topic, partition)
-        self.history.record("nemesis", INFO, Nemesis.LOSE_NEXT_REQUEST,
-                            {"client": producer.node_id, "broker": leader})
+        self.history.record("nemesis", INFO, Nemesis.LOSE_NEXT_REQUEST, {"client": producer.node_id, "broker": leader})
 
     def crash_client(self, client):
         client.crash()  # the recording client records crash_client itself
@@ -492,6 +526,7 @@ class KafkaBackend(_Common):
 
     def final_read(self, topic, isolation_level="read_uncommitted"):
         from .real.recording import final_read
+
         self.heal()
         return final_read(self, topic, isolation_level)
 
@@ -517,9 +552,19 @@ def open_backend(target=None, seed: int = 0, **sim_options) -> SimBackend | Kafk
         return KafkaBackend.fresh(target)
     if hasattr(target, "bootstrap_servers"):
         return KafkaBackend(target)
-    raise TypeError(f"backend must be 'simulator', a LocalCluster, a connect() handle or a Backend, "
-                    f"got {target!r}")
+    raise TypeError(f"backend must be 'simulator', a LocalCluster, a connect() handle or a Backend, got {target!r}")
 
 
-__all__ = ["Backend", "SimBackend", "KafkaBackend", "MissingFault", "open_backend", "BROKER_FAULTS",
-           "CLIENT_FAULTS", "SIM_ONLY_FAULTS", "OK", "FAIL", "INFO"]
+__all__ = [
+    "Backend",
+    "SimBackend",
+    "KafkaBackend",
+    "MissingFault",
+    "open_backend",
+    "BROKER_FAULTS",
+    "CLIENT_FAULTS",
+    "SIM_ONLY_FAULTS",
+    "OK",
+    "FAIL",
+    "INFO",
+]

@@ -22,6 +22,7 @@ real-Kafka lab and the Spark lab are judged by the same code.
 
 Taught in notebooks/02_acks_and_durability (and every notebook after it).
 """
+
 from __future__ import annotations
 
 import html
@@ -60,8 +61,11 @@ def _effective_producer_config(producer: dict | None) -> dict:
 def _topic_settings(topic) -> dict:
     if topic is None or isinstance(topic, dict):
         return topic or {}
-    return {name: getattr(topic, name) for name in ("min_insync_replicas", "unclean_leader_election_enable")
-            if hasattr(topic, name)}
+    return {
+        name: getattr(topic, name)
+        for name in ("min_insync_replicas", "unclean_leader_election_enable")
+        if hasattr(topic, name)
+    }
 
 
 def allowed_anomalies(producer: dict | None = None, topic=None) -> dict[str, str]:
@@ -81,33 +85,50 @@ def allowed_anomalies(producer: dict | None = None, topic=None) -> dict[str, str
     allowed: dict[str, str] = {}
     acks = config["acks"]
     if acks == 0:
-        allowed["lost"] = ("acks=0: the producer never hears back, so a record that dies with a broker "
-                           "(or in the network) is gone without anyone knowing")
+        allowed["lost"] = (
+            "acks=0: the producer never hears back, so a record that dies with a broker "
+            "(or in the network) is gone without anyone knowing"
+        )
     elif acks == 1:
-        allowed["lost"] = ("acks=1: the leader acknowledges before any follower has the record; if it "
-                           "dies before they fetch it, a follower without it becomes leader")
+        allowed["lost"] = (
+            "acks=1: the leader acknowledges before any follower has the record; if it "
+            "dies before they fetch it, a follower without it becomes leader"
+        )
     if topic.get("unclean_leader_election_enable"):
-        allowed.setdefault("lost", "unclean.leader.election.enable: an out-of-sync replica may become "
-                                   "leader and the records it never had are dropped")
+        allowed.setdefault(
+            "lost",
+            "unclean.leader.election.enable: an out-of-sync replica may become "
+            "leader and the records it never had are dropped",
+        )
     retrying = acks != 0 and config["retries"] > 0
     if retrying and not config["enable_idempotence"]:
-        allowed["duplicate"] = ("retries without idempotence: when an ACK is lost the producer sends "
-                                "the batch again and the broker appends it a second time")
+        allowed["duplicate"] = (
+            "retries without idempotence: when an ACK is lost the producer sends "
+            "the batch again and the broker appends it a second time"
+        )
         if config["max_in_flight_requests_per_connection"] > 1:
-            allowed["reordered"] = ("retries with max_in_flight_requests_per_connection > 1 and no "
-                                    "idempotence: a later batch can be appended before a retried "
-                                    "earlier one")
+            allowed["reordered"] = (
+                "retries with max_in_flight_requests_per_connection > 1 and no "
+                "idempotence: a later batch can be appended before a retried "
+                "earlier one"
+            )
     return allowed
 
 
 CONSUMER_SEMANTICS = {
-    "at-most-once": {"lost_in_processing": "at-most-once commits the offsets before processing: a crash in "
-                                           "between skips those messages"},
-    "at-least-once": {"duplicate_processing": "at-least-once processes before committing: a crash in between "
-                                              "processes those messages again"},
-    "auto-commit": {"lost_in_processing": "auto-commit commits what poll() returned, processed or not",
-                    "duplicate_processing": "auto-commit commits only every auto_commit_interval_ms: a crash "
-                                            "replays everything since the last one"},
+    "at-most-once": {
+        "lost_in_processing": "at-most-once commits the offsets before processing: a crash in "
+        "between skips those messages"
+    },
+    "at-least-once": {
+        "duplicate_processing": "at-least-once processes before committing: a crash in between "
+        "processes those messages again"
+    },
+    "auto-commit": {
+        "lost_in_processing": "auto-commit commits what poll() returned, processed or not",
+        "duplicate_processing": "auto-commit commits only every auto_commit_interval_ms: a crash "
+        "replays everything since the last one",
+    },
     "exactly-once-external": {},
     "exactly-once-kafka": {},
 }
@@ -132,6 +153,7 @@ def allowed_consumer_anomalies(semantics: str | None, isolation_level: str | Non
 @dataclass
 class Message:
     """What happened to one message (one value sent by the workload)."""
+
     id: str
     topic: str | None
     partition: int | None
@@ -203,9 +225,15 @@ class CheckResult:
 
     def outcome_table(self) -> dict[str, int]:
         c = self.counts
-        return {"sent": len(self.messages), "delivered once": c["delivered"] + c["unacknowledged but present"],
-                "lost (acknowledged)": c["lost"], "duplicated": c["duplicated"], "reordered": c["reordered"],
-                "not delivered (producer told)": c["undelivered"], "phantom": c["phantom"]}
+        return {
+            "sent": len(self.messages),
+            "delivered once": c["delivered"] + c["unacknowledged but present"],
+            "lost (acknowledged)": c["lost"],
+            "duplicated": c["duplicated"],
+            "reordered": c["reordered"],
+            "not delivered (producer told)": c["undelivered"],
+            "phantom": c["phantom"],
+        }
 
     def summary(self) -> str:
         """One sentence: what happened and whether the configuration allowed it."""
@@ -219,18 +247,27 @@ class CheckResult:
                 parts.append(f"{n} {'message' if n == 1 else 'messages'} {_verb(kind, n)}")
         if not parts:
             told = self.counts["undelivered"]
-            tail = (f"; {told} message(s) were not written (failed sends or aborted transactions), as their "
-                    f"producer was told" if told else "")
-            processed = (" and every input message was processed exactly once"
-                         if self.consumer and self.consumer.get("output") else "")
+            tail = (
+                f"; {told} message(s) were not written (failed sends or aborted transactions), as their "
+                f"producer was told"
+                if told
+                else ""
+            )
+            processed = (
+                " and every input message was processed exactly once"
+                if self.consumer and self.consumer.get("output")
+                else ""
+            )
             return f"No anomalies: every acknowledged message is in the log exactly once, in order{processed}{tail}."
         what = _join(parts)
         if self.valid:
             reasons = "; ".join(sorted({a.reason_allowed for a in self.anomalies if a.reason_allowed}))
             return f"{what} - allowed by this configuration ({reasons})."
         bad = sorted({a.kind for a in self.unexpected})
-        return (f"GUARANTEE VIOLATED: {what}; this configuration promises no {', no '.join(bad)}. "
-                f"First case: {self.unexpected[0].explanation}")
+        return (
+            f"GUARANTEE VIOLATED: {what}; this configuration promises no {', no '.join(bad)}. "
+            f"First case: {self.unexpected[0].explanation}"
+        )
 
     def explain(self, message_id: str) -> str:
         for a in self.anomalies:
@@ -242,29 +279,49 @@ class CheckResult:
         return f"{message_id}: {m.fate}" + (f" at offset {m.offsets[0]}" if m.offsets else "")
 
     def rows(self) -> list[dict]:
-        return [{"message": m.id, "partition": m.partition, "outcome": m.outcome or "none",
-                 "acked offset": m.acked_offset, "offsets in log": m.offsets, "fate": m.fate,
-                 "reordered": bool(m.reordered_after)} for m in self.messages.values()]
+        return [
+            {
+                "message": m.id,
+                "partition": m.partition,
+                "outcome": m.outcome or "none",
+                "acked offset": m.acked_offset,
+                "offsets in log": m.offsets,
+                "fate": m.fate,
+                "reordered": bool(m.reordered_after),
+            }
+            for m in self.messages.values()
+        ]
 
     def _repr_html_(self) -> str:
         table = "".join(f"<tr><td>{html.escape(k)}</td><td>{v}</td></tr>" for k, v in self.outcome_table().items())
         colour = "#2e7d32" if self.valid else "#c62828"
-        items = "".join(f"<li><b>{a.kind}</b> {'(allowed)' if a.allowed else '(VIOLATION)'}: "
-                        f"{html.escape(a.explanation)}</li>" for a in self.anomalies[:8])
+        items = "".join(
+            f"<li><b>{a.kind}</b> {'(allowed)' if a.allowed else '(VIOLATION)'}: {html.escape(a.explanation)}</li>"
+            for a in self.anomalies[:8]
+        )
         more = f"<li>... and {len(self.anomalies) - 8} more</li>" if len(self.anomalies) > 8 else ""
-        return (f"<div><p style='color:{colour}'><b>{html.escape(self.summary())}</b></p>"
-                f"<table>{table}</table><ul>{items}{more}</ul></div>")
+        return (
+            f"<div><p style='color:{colour}'><b>{html.escape(self.summary())}</b></p>"
+            f"<table>{table}</table><ul>{items}{more}</ul></div>"
+        )
 
     def __repr__(self) -> str:
         return f"<CheckResult valid={self.valid}: {self.summary()}>"
 
 
 def _verb(kind: str, n: int) -> str:
-    return {"lost": "lost after being acknowledged", "duplicate": "duplicated",
-            "reordered": "reordered", "phantom": "present although reported failed",
-            "lost_in_processing": "never processed", "duplicate_processing": "processed more than once",
-            "aborted_read": "read from aborted transactions", "uncommitted_read": "read before their commit",
-            "poll_skip": "skipped by a poll", "nonmonotonic_poll": "polled out of order"}[kind]
+    return {
+        "lost": "lost after being acknowledged",
+        "duplicate": "duplicated",
+        "reordered": "reordered",
+        "phantom": "present although reported failed",
+        "lost_in_processing": "never processed",
+        "duplicate_processing": "processed more than once",
+        "aborted_read": "read from aborted transactions",
+        "uncommitted_read": "read before their commit",
+        "poll_skip": "skipped by a poll",
+        "nonmonotonic_poll": "polled out of order",
+    }[kind]
 
 
 def _join(parts: list[str]) -> str:
@@ -363,10 +420,18 @@ def detect_duplicate(obs: Observed) -> Iterator[Finding]:
     for m in _judged(obs):
         if len(m.offsets) > 1:
             resent = m.sends > 1
-            why = (f"the application sent it {m.sends} times (idempotence only removes the producer's own "
-                   f"retries, within one producer session)" if resent else _explain_duplicate(m))
-            yield (m.id, f"{m.id} is at offsets {', '.join(map(str, m.offsets))}: {why}",
-                   "the application itself sent it again" if resent else None, m.time_ms)
+            why = (
+                f"the application sent it {m.sends} times (idempotence only removes the producer's own "
+                f"retries, within one producer session)"
+                if resent
+                else _explain_duplicate(m)
+            )
+            yield (
+                m.id,
+                f"{m.id} is at offsets {', '.join(map(str, m.offsets))}: {why}",
+                "the application itself sent it again" if resent else None,
+                m.time_ms,
+            )
 
 
 def detect_reordered(obs: Observed) -> Iterator[Finding]:
@@ -377,23 +442,35 @@ def detect_reordered(obs: Observed) -> Iterator[Finding]:
             if suffix_min is not None and offset > suffix_min[1]:
                 later = suffix_min[0][1]
                 obs.messages[k].reordered_after = later
-                yield (k[1], f"{k[1]} was sent before {later} by {producer} but sits at offset "
-                             f"{offset}, after {later} at offset {suffix_min[1]} (partition {partition}): "
-                             f"its first attempt failed and the retry landed behind the later batch",
-                       None, obs.messages[k].time_ms)
+                yield (
+                    k[1],
+                    f"{k[1]} was sent before {later} by {producer} but sits at offset "
+                    f"{offset}, after {later} at offset {suffix_min[1]} (partition {partition}): "
+                    f"its first attempt failed and the retry landed behind the later batch",
+                    None,
+                    obs.messages[k].time_ms,
+                )
             if suffix_min is None or offset < suffix_min[1]:
                 suffix_min = (k, offset)
 
 
 #: the producer-side detectors, by the anomaly (a key of :data:`ANOMALIES`) each finds
 DETECTORS: dict[str, Callable[[Observed], Iterator[Finding]]] = {
-    "lost": detect_lost, "phantom": detect_phantom, "duplicate": detect_duplicate, "reordered": detect_reordered,
+    "lost": detect_lost,
+    "phantom": detect_phantom,
+    "duplicate": detect_duplicate,
+    "reordered": detect_reordered,
 }
 assert set(DETECTORS) <= set(ANOMALIES)
 
 
-def check(history: History, producer_config: dict | None = None, topic_config=None,
-          allowed: dict[str, str] | None = None, consumer: dict | None = None) -> CheckResult:
+def check(
+    history: History,
+    producer_config: dict | None = None,
+    topic_config=None,
+    allowed: dict[str, str] | None = None,
+    consumer: dict | None = None,
+) -> CheckResult:
     """Judge a history. Pass the producer's and topic's configuration (or ``allowed`` directly).
 
     ``consumer`` (optional) describes a consuming application: ``{"semantics": ..., "isolation_level":
@@ -408,9 +485,11 @@ def check(history: History, producer_config: dict | None = None, topic_config=No
     final_read = bool(obs.final) and all(m.topic in obs.final for m in obs.messages.values())
     if obs.messages and not final_read:
         notes.append("some topics had no final read: lost writes were not judged for them")
-    anomalies = [Anomaly(kind, message, explanation, allowed.get(kind, reason), time_ms)
-                 for kind, detect in DETECTORS.items()
-                 for message, explanation, reason, time_ms in detect(obs)]
+    anomalies = [
+        Anomaly(kind, message, explanation, allowed.get(kind, reason), time_ms)
+        for kind, detect in DETECTORS.items()
+        for message, explanation, reason, time_ms in detect(obs)
+    ]
     if consumer is not None:
         anomalies += check_processing(history, consumer, allowed, obs.final)
     anomalies.sort(key=lambda a: (list(ANOMALIES).index(a.kind), a.time_ms))
@@ -450,10 +529,13 @@ def check_processing(history: History, consumer: dict, allowed: dict, final: dic
             add("lost_in_processing", message, _explain_unprocessed(message, where, polled, commits, crashes))
         elif n > 1:
             readers = [f"{proc} at {t:g} ms" for proc, t, _, _ in polled.get(message, ())]
-            add("duplicate_processing", message,
+            add(
+                "duplicate_processing",
+                message,
                 f"{message} was processed {n} times (read by {', '.join(readers) or 'several instances'}): an "
                 f"instance processed it and crashed before its progress was committed, and the next instance "
-                f"started from the last committed offset")
+                f"started from the last committed offset",
+            )
     # polls: aborted reads, skips, going backwards
     last: dict[tuple, int] = {}
     committed_offsets: dict[int, list] = defaultdict(list)
@@ -467,16 +549,30 @@ def check_processing(history: History, consumer: dict, allowed: dict, final: dic
             continue
         for partition, offset, value in op.value:
             if value in aborted:
-                add("aborted_read", value, f"{op.process} read {value} (partition {partition}, offset {offset}) at "
-                                           f"{op.time_ms:g} ms, but its transaction was aborted", op.time_ms)
+                add(
+                    "aborted_read",
+                    value,
+                    f"{op.process} read {value} (partition {partition}, offset {offset}) at "
+                    f"{op.time_ms:g} ms, but its transaction was aborted",
+                    op.time_ms,
+                )
             key = (op.process, partition)
             prev = last.get(key)
             if prev is not None and offset <= prev:
-                add("nonmonotonic_poll", value, f"{op.process} polled offset {offset} of partition {partition} "
-                                                f"after offset {prev}", op.time_ms)
+                add(
+                    "nonmonotonic_poll",
+                    value,
+                    f"{op.process} polled offset {offset} of partition {partition} after offset {prev}",
+                    op.time_ms,
+                )
             elif prev is not None and any(prev < o < offset for o in committed_offsets[partition]):
-                add("poll_skip", value, f"{op.process} jumped from offset {prev} to {offset} of partition "
-                                        f"{partition}, over committed records", op.time_ms)
+                add(
+                    "poll_skip",
+                    value,
+                    f"{op.process} jumped from offset {prev} to {offset} of partition "
+                    f"{partition}, over committed records",
+                    op.time_ms,
+                )
             last[key] = offset
     return out
 
@@ -487,12 +583,18 @@ def _explain_unprocessed(message, where, polled, commits, crashes) -> str:
     partition, offset = where
     reads = polled.get(message, ())
     if not reads:
-        return (f"{message} (partition {partition}, offset {offset}) was never even polled: the group's committed "
-                f"offset had already moved past it")
+        return (
+            f"{message} (partition {partition}, offset {offset}) was never even polled: the group's committed "
+            f"offset had already moved past it"
+        )
     proc, t, _, _ = reads[0]
     text = f"{message} (partition {partition}, offset {offset}) was polled by {proc} at {t:g} ms"
-    covering = [(ct, cp, o) for ct, cp, offs in commits for (tp, o) in offs.items()
-                if tp[1] == partition and o > offset and ct >= t]
+    covering = [
+        (ct, cp, o)
+        for ct, cp, offs in commits
+        for (tp, o) in offs.items()
+        if tp[1] == partition and o > offset and ct >= t
+    ]
     if covering:
         ct, cp, o = covering[0]
         text += f"; {cp} committed offset {o} at {ct:g} ms"
@@ -510,8 +612,11 @@ def _explain_lost(m: Message, events, final_rows) -> str:
         if "leader" in ev:
             head += f" by broker {ev['leader']} (leader epoch {ev['leader_epoch']}"
             if "hw" in ev:
-                head += (f", high watermark {ev['hw']}: the followers did not have it yet" if ev["hw"] <= m.acked_offset
-                         else f", high watermark {ev['hw']}")
+                head += (
+                    f", high watermark {ev['hw']}: the followers did not have it yet"
+                    if ev["hw"] <= m.acked_offset
+                    else f", high watermark {ev['hw']}"
+                )
             head += ")"
     later = []
     for op in events:
@@ -522,8 +627,11 @@ def _explain_lost(m: Message, events, final_rows) -> str:
             later.append(f"broker {v['broker']} crashed at {op.time_ms:g} ms")
         elif op.f == OpName.ELECT and v.get("topic") == m.topic and v.get("partition") == m.partition:
             kind = "an UNCLEAN election" if v["unclean"] else "a clean election"
-            later.append(f"broker {v['leader']} became leader in epoch {v['leader_epoch']} ({kind})"
-                         if v["leader"] is not None else "the partition went offline")
+            later.append(
+                f"broker {v['leader']} became leader in epoch {v['leader_epoch']} ({kind})"
+                if v["leader"] is not None
+                else "the partition went offline"
+            )
         elif op.f == OpName.TRUNCATE and m.id in (op.value or []):
             later.append(f"{op.process} truncated it away (from offset {op.offset}) when it rejoined as a follower")
     if m.acked_offset is not None and (m.topic, m.partition, m.acked_offset) in final_rows:
@@ -534,6 +642,8 @@ def _explain_lost(m: Message, events, final_rows) -> str:
 def _explain_duplicate(m: Message) -> str:
     retried = (m.evidence or {}).get("retried_after")
     if retried:
-        return (f"the producer retried after {', '.join(retried)} although an earlier attempt had been "
-                f"appended, and nothing told the broker it was a retry (no idempotence)")
+        return (
+            f"the producer retried after {', '.join(retried)} although an earlier attempt had been "
+            f"appended, and nothing told the broker it was a retry (no idempotence)"
+        )
     return "an attempt whose answer never arrived had been appended, and the retry appended it again"

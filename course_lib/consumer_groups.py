@@ -19,6 +19,7 @@ applications do.
 
 Taught in notebooks/05b_consumer_groups.
 """
+
 from __future__ import annotations
 
 import time
@@ -58,6 +59,7 @@ class _CommitOnRevoke(ConsumerRebalanceListener):
 @dataclass
 class App:
     """One application instance: a consumer in the group, plus what its handler is doing."""
+
     name: str
     consumer: KafkaConsumer
     settings: dict
@@ -93,8 +95,9 @@ class GroupRun:
     ``partitions``) and a plan of instances of group ``billing``. Build the plan with
     :meth:`start`, :meth:`stop`, :meth:`restart`, :meth:`produce`, then :meth:`run` it."""
 
-    def __init__(self, seed: int = 1, messages: int = 40, partitions: int = 2, idle_poll_ms: float = 100,
-                 **cluster_options):
+    def __init__(
+        self, seed: int = 1, messages: int = 40, partitions: int = 2, idle_poll_ms: float = 100, **cluster_options
+    ):
         self.cluster = Cluster(3, seed=seed, **cluster_options)
         self.cluster.create_topic(TOPIC, partitions=partitions, min_insync_replicas=2)
         self.partitions = partitions
@@ -116,8 +119,15 @@ class GroupRun:
         return self.cluster.sim.now - self.t0
 
     # ---- the plan ------------------------------------------------------------------------------
-    def start(self, name: str, at_ms: float = 0, handler_ms: float = 50, commit_every: int = 1,
-              commit_on_revoke: bool = False, **consumer_config) -> GroupRun:
+    def start(
+        self,
+        name: str,
+        at_ms: float = 0,
+        handler_ms: float = 50,
+        commit_every: int = 1,
+        commit_on_revoke: bool = False,
+        **consumer_config,
+    ) -> GroupRun:
         """An instance ``name`` starts at ``at_ms``; ``consumer_config`` are kafka-python settings
         (``max_poll_records``, ``max_poll_interval_ms``, ``group_instance_id``, ...)."""
         if name in self.apps or any(a[2] == "start" and a[3][0] == name for a in self._plan):
@@ -126,8 +136,9 @@ class GroupRun:
             raise ValueError(f"commit_every must be an int >= 1 (batches per commit), got {commit_every!r}")
         if handler_ms < 0:
             raise ValueError(f"handler_ms must be >= 0, got {handler_ms!r}")
-        settings = dict(handler_ms=handler_ms, commit_every=commit_every, commit_on_revoke=commit_on_revoke,
-                        **consumer_config)
+        settings = dict(
+            handler_ms=handler_ms, commit_every=commit_every, commit_on_revoke=commit_on_revoke, **consumer_config
+        )
         self._at(at_ms, "start", name, settings)
         return self
 
@@ -181,13 +192,26 @@ class GroupRun:
         on_revoke = settings.pop("commit_on_revoke")
         self._incarnations[name] += 1  # a restarted instance is a new client on the network
         client_id = name if self._incarnations[name] == 1 else f"{name}#{self._incarnations[name]}"
-        config = {"group_id": GROUP, "client_id": client_id, "auto_offset_reset": "earliest",
-                  "enable_auto_commit": False, "session_timeout_ms": 10_000, "heartbeat_interval_ms": 3000,
-                  "max_poll_records": 5, **settings}
+        config = {
+            "group_id": GROUP,
+            "client_id": client_id,
+            "auto_offset_reset": "earliest",
+            "enable_auto_commit": False,
+            "session_timeout_ms": 10_000,
+            "heartbeat_interval_ms": 3000,
+            "max_poll_records": 5,
+            **settings,
+        }
         consumer = KafkaConsumer(bootstrap_servers=self.cluster, **config)
-        app = App(name, consumer, dict(settings, handler_ms=handler_ms, commit_every=commit_every,
-                                       commit_on_revoke=on_revoke),
-                  handler_ms, commit_every, next_ms=self.cluster.sim.now, run=self)
+        app = App(
+            name,
+            consumer,
+            dict(settings, handler_ms=handler_ms, commit_every=commit_every, commit_on_revoke=on_revoke),
+            handler_ms,
+            commit_every,
+            next_ms=self.cluster.sim.now,
+            run=self,
+        )
         consumer.subscribe([TOPIC], listener=_CommitOnRevoke(app) if on_revoke else None)
         self.apps[name] = app
         self.events.append((self.cluster.sim.now, name, "started"))
@@ -256,13 +280,18 @@ class GroupRun:
 
     def assignment(self) -> dict:
         """Partitions of each running instance, ``{name: [partition, ...]}``."""
-        return {name: sorted(tp.partition for tp in app.consumer.assignment())
-                for name, app in sorted(self.apps.items()) if app.consumer is not None}
+        return {
+            name: sorted(tp.partition for tp in app.consumer.assignment())
+            for name, app in sorted(self.apps.items())
+            if app.consumer is not None
+        }
 
     def summary(self) -> str:
-        return (f"{len(self.processed)} of {len(self.sent)} messages processed; processed more than once: "
-                f"{self.duplicates()} ({self.extra_runs()} extra runs); never processed: {len(self.never_processed())}; rebalances: "
-                f"{self.rebalances()}; failed commits: {len(self.failed_commits)}")
+        return (
+            f"{len(self.processed)} of {len(self.sent)} messages processed; processed more than once: "
+            f"{self.duplicates()} ({self.extra_runs()} extra runs); never processed: {len(self.never_processed())}; rebalances: "
+            f"{self.rebalances()}; failed commits: {len(self.failed_commits)}"
+        )
 
     def timeline(self) -> str:
         """What happened to the group, in time order: starts and stops, rebalances (who got
@@ -281,18 +310,31 @@ class GroupRun:
             elif op.f == "member_removed":
                 rows.append((op.time_ms, "group", f"removed {v['member'].rsplit('-', 1)[0]}: {v['reason']}"))
             elif op.f == "static_member_replaced":
-                rows.append((op.time_ms, "group",
-                             f"static member {v['instance']} came back: same partitions, no rebalance"))
+                rows.append(
+                    (op.time_ms, "group", f"static member {v['instance']} came back: same partitions, no rebalance")
+                )
             else:
-                rows.append((op.time_ms, "group",
-                             f"committed offsets expired (group empty for {v['empty_for_ms'] / 1000:.0f} s)"))
-        return "\n".join(f"{(t - self.t0) / 1000:6.2f} s  {who:<8} {what}"
-                         for t, who, what in sorted(rows, key=lambda r: r[0]))
+                rows.append(
+                    (
+                        op.time_ms,
+                        "group",
+                        f"committed offsets expired (group empty for {v['empty_for_ms'] / 1000:.0f} s)",
+                    )
+                )
+        return "\n".join(
+            f"{(t - self.t0) / 1000:6.2f} s  {who:<8} {what}" for t, who, what in sorted(rows, key=lambda r: r[0])
+        )
 
 
 # ---- the same experiment on any backend ---------------------------------------------------------
-SLOW_HANDLER_CONFIG = dict(group_id="slow-handler", enable_auto_commit=False, auto_offset_reset="earliest",
-                           session_timeout_ms=6000, heartbeat_interval_ms=1000, max_poll_interval_ms=3000)
+SLOW_HANDLER_CONFIG = dict(
+    group_id="slow-handler",
+    enable_auto_commit=False,
+    auto_offset_reset="earliest",
+    session_timeout_ms=6000,
+    heartbeat_interval_ms=1000,
+    max_poll_interval_ms=3000,
+)
 
 
 def slow_handler_outcome(consumer_cls, producer_cls, bootstrap, topic: str, wait, clock=time.monotonic) -> dict:
@@ -349,5 +391,7 @@ def simulated_slow_handler(seed: int = 1) -> dict:
         while cluster.sim.now < end:
             for c in pollers:
                 c.poll(timeout_ms=200)
-    return slow_handler_outcome(KafkaConsumer, KafkaProducer, cluster, "slow-handler", wait,
-                                clock=lambda: cluster.sim.now / 1000)
+
+    return slow_handler_outcome(
+        KafkaConsumer, KafkaProducer, cluster, "slow-handler", wait, clock=lambda: cluster.sim.now / 1000
+    )

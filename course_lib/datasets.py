@@ -6,6 +6,7 @@
 
 Regenerate them with ``python datasets/generate.py``.
 """
+
 from __future__ import annotations
 
 import csv

@@ -13,6 +13,7 @@ kafka-python 3.0.12 were measured to do (issue 11):
 ``SIM_TIMING`` gives the simulator the lab cluster's timeouts (course_lib/real/cluster.py), so
 "wait until the ISR shrinks" means the same on both.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -20,8 +21,7 @@ import contextlib
 from kafka.structs import TopicPartition
 
 #: the lab cluster's broker settings that decide how fast the ISR shrinks
-SIM_TIMING = {"broker_session_timeout_ms": 3000, "broker_heartbeat_interval_ms": 500,
-              "replica_lag_time_max_ms": 10_000}
+SIM_TIMING = {"broker_session_timeout_ms": 3000, "broker_heartbeat_interval_ms": 500, "replica_lag_time_max_ms": 10_000}
 
 
 def outcome(future) -> str:
@@ -48,8 +48,7 @@ def _shrink_isr(b, topic: str, to: int) -> None:
 
 def read_for(b, topic: str, ms: float, isolation_level: str = "read_uncommitted") -> list[bytes]:
     """What a consumer (``assign``, ``earliest``) reads from partition 0 within ``ms``."""
-    consumer = b.consumer(auto_offset_reset="earliest", enable_auto_commit=False,
-                          isolation_level=isolation_level)
+    consumer = b.consumer(auto_offset_reset="earliest", enable_auto_commit=False, isolation_level=isolation_level)
     consumer.assign([TopicPartition(topic, 0)])
     values: list[bytes] = []
     end = b.now_ms + ms
@@ -72,8 +71,7 @@ def strict_min_isr_high_watermark(b) -> dict:
     producer.flush()
     producer.close()
     read = read_for(b, topic, 10_000)
-    return {"acknowledged": sum(outcome(f) == "ok" for f in futures), "read": len(read),
-            "isr": len(b.isr_of(topic))}
+    return {"acknowledged": sum(outcome(f) == "ok" for f in futures), "read": len(read), "isr": len(b.isr_of(topic))}
 
 
 # ---- point 3 ------------------------------------------------------------------------------------
@@ -87,8 +85,9 @@ def transaction_with_a_failed_send(b) -> dict:
     victim = _follower(b, topic_b)
     b.crash(victim)
     b.wait_until(lambda: victim not in b.isr_of(topic_b) and victim not in b.isr_of(topic_a), timeout_ms=60_000)
-    producer = b.producer(transactional_id=b.transactional_id("fidelity-txn"), delivery_timeout_ms=5000,
-                          request_timeout_ms=1000)
+    producer = b.producer(
+        transactional_id=b.transactional_id("fidelity-txn"), delivery_timeout_ms=5000, request_timeout_ms=1000
+    )
     producer.init_transactions()
     producer.begin_transaction()
     x = producer.send(topic_a, b"x")
@@ -100,9 +99,13 @@ def transaction_with_a_failed_send(b) -> dict:
     except Exception as exc:  # noqa: BLE001 - which error the application sees is the outcome
         commit = type(exc).__name__
     producer.close()
-    return {"x": outcome(x), "y": outcome(y), "commit": commit,
-            "read_committed_a": read_for(b, topic_a, 5000, "read_committed"),
-            "read_committed_b": read_for(b, topic_b, 5000, "read_committed")}
+    return {
+        "x": outcome(x),
+        "y": outcome(y),
+        "commit": commit,
+        "read_committed_a": read_for(b, topic_a, 5000, "read_committed"),
+        "read_committed_b": read_for(b, topic_b, 5000, "read_committed"),
+    }
 
 
 # ---- point 4 ------------------------------------------------------------------------------------
@@ -114,8 +117,14 @@ def idempotent_batch_expired(b) -> dict:
     victim = _follower(b, topic)
     b.crash(victim)
     b.wait_until(lambda: len(b.isr_of(topic)) == 2, timeout_ms=60_000)
-    producer = b.producer(acks="all", enable_idempotence=True, delivery_timeout_ms=3000,
-                          request_timeout_ms=1000, retry_backoff_ms=100, linger_ms=0)
+    producer = b.producer(
+        acks="all",
+        enable_idempotence=True,
+        delivery_timeout_ms=3000,
+        request_timeout_ms=1000,
+        retry_backoff_ms=100,
+        linger_ms=0,
+    )
     first = producer.send(topic, b"first")
     producer.flush()
     b.restart(victim)
@@ -181,8 +190,11 @@ def elr_clean_election(b) -> dict:
     b.wait_until(lambda: b.leader_of(topic) not in (None, leader), timeout_ms=60_000)
     new_leader = b.leader_of(topic)
     read = read_for(b, topic, 5000)
-    return {"acknowledged": sum(outcome(f) == "ok" for f in futures),
-            "new_leader_is_the_paused_follower": new_leader == f2, "read": len(read)}
+    return {
+        "acknowledged": sum(outcome(f) == "ok" for f in futures),
+        "new_leader_is_the_paused_follower": new_leader == f2,
+        "read": len(read),
+    }
 
 
 # ---- point 5 ------------------------------------------------------------------------------------
@@ -216,8 +228,7 @@ def consumer_after_unclean_election(b) -> dict:
     offsets 3-8. kafka-python asks the new leader where the consumer's epoch ended and seeks back
     to offset 3 - it reads new0..new5 instead of skipping new0..new2 (a consumer without KIP-320
     goes on at offset 6) or rereading from 0 (``auto_offset_reset``)."""
-    topic = b.create_topic("diverge", replication_factor=3, min_insync_replicas=1,
-                           unclean_leader_election_enable=True)
+    topic = b.create_topic("diverge", replication_factor=3, min_insync_replicas=1, unclean_leader_election_enable=True)
     producer = b.producer(acks=1, enable_idempotence=False, request_timeout_ms=5000)
     for i in range(3):
         producer.send(topic, f"old{i}".encode())

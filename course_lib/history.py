@@ -22,6 +22,7 @@ Taught in notebooks/02_acks_and_durability and notebooks/03_retries_ordering_dup
 >>> History.from_jsonl(h.to_jsonl()) == h
 True
 """
+
 from __future__ import annotations
 
 import json
@@ -93,8 +94,12 @@ class Op(NamedTuple):
     evidence: dict | None = None
 
     def to_json(self) -> str:
-        return json.dumps({k: v for k, v in self._asdict().items() if v is not None},
-                          sort_keys=True, separators=(",", ":"), default=str)
+        return json.dumps(
+            {k: v for k, v in self._asdict().items() if v is not None},
+            sort_keys=True,
+            separators=(",", ":"),
+            default=str,
+        )
 
 
 class History:
@@ -144,13 +149,21 @@ class History:
             ops.append(op)
             return op
 
-    def invoke(self, process: str, f: str, value: Any = None, topic: str | None = None,
-               partition: int | None = None) -> Op:
+    def invoke(
+        self, process: str, f: str, value: Any = None, topic: str | None = None, partition: int | None = None
+    ) -> Op:
         """Record the start of an operation and return it (pass it to :meth:`complete`)."""
         return self._append((process, INVOKE, f, value, topic, partition))
 
-    def complete(self, invoked: Op, type: str, offset: int | None = None, error: str | None = None,
-                 evidence: dict | None = None, **changed) -> Op:
+    def complete(
+        self,
+        invoked: Op,
+        type: str,
+        offset: int | None = None,
+        error: str | None = None,
+        evidence: dict | None = None,
+        **changed,
+    ) -> Op:
         """Record the outcome (``ok``/``fail``/``info``) of an invoked operation.
 
         Fields not given are copied from the invocation, so a completion is self-contained.
@@ -159,9 +172,19 @@ class History:
             raise ValueError(f"outcome type must be one of {OUTCOMES}, got {type!r}")
         if invoked.type != INVOKE:
             raise ValueError(f"can only complete an 'invoke' operation, got {invoked.type!r}")
-        return self._append((invoked.process, type, invoked.f,
-                             changed.get("value", invoked.value), changed.get("topic", invoked.topic),
-                             changed.get("partition", invoked.partition), offset, error, evidence))
+        return self._append(
+            (
+                invoked.process,
+                type,
+                invoked.f,
+                changed.get("value", invoked.value),
+                changed.get("topic", invoked.topic),
+                changed.get("partition", invoked.partition),
+                offset,
+                error,
+                evidence,
+            )
+        )
 
     def record(self, process: str, type: str, f: str, value: Any = None, **fields) -> Op:
         """Record a single completed line (final reads, nemesis actions)."""
@@ -169,15 +192,33 @@ class History:
             raise ValueError(f"type must be one of {TYPES}, got {type!r}")
         unknown = set(fields) - {"topic", "partition", "offset", "error", "evidence"}
         if unknown:
-            raise TypeError(f"record() got unknown field(s) {sorted(unknown)}; an Op has topic, partition, "
-                            f"offset, error and evidence")
-        return self._append((process, type, f, value,
-                             fields.get("topic"), fields.get("partition"), fields.get("offset"),
-                             fields.get("error"), fields.get("evidence")))
+            raise TypeError(
+                f"record() got unknown field(s) {sorted(unknown)}; an Op has topic, partition, "
+                f"offset, error and evidence"
+            )
+        return self._append(
+            (
+                process,
+                type,
+                f,
+                value,
+                fields.get("topic"),
+                fields.get("partition"),
+                fields.get("offset"),
+                fields.get("error"),
+                fields.get("evidence"),
+            )
+        )
 
     # ---- the fast path for clients -------------------------------------------------------
-    def note_completions(self, handles: list, type: str, base_offset: int | None = None,
-                         error: str | None = None, evidence: dict | None = None) -> None:
+    def note_completions(
+        self,
+        handles: list,
+        type: str,
+        base_offset: int | None = None,
+        error: str | None = None,
+        evidence: dict | None = None,
+    ) -> None:
         """One outcome for consecutive records of a batch: record ``i`` gets ``base_offset + i``.
 
         ``handles`` are the raw invocation tuples the simulated producer appended to ``_pending``
@@ -195,8 +236,21 @@ class History:
             _, time_ms, type, handles, base, error, evidence = entry
             time_ms = round(time_ms, 3)
             for i, h in enumerate(handles):
-                ops.append(Op(len(ops), time_ms, h[1], type, h[3], _text(h[4]), h[5], h[6],
-                              None if base is None else base + i, error, evidence))
+                ops.append(
+                    Op(
+                        len(ops),
+                        time_ms,
+                        h[1],
+                        type,
+                        h[3],
+                        _text(h[4]),
+                        h[5],
+                        h[6],
+                        None if base is None else base + i,
+                        error,
+                        evidence,
+                    )
+                )
 
     # ---- serialisation ----------------------------------------------------------------
     def to_jsonl(self) -> str:
@@ -210,6 +264,7 @@ class History:
             if line.strip():
                 h.ops.append(Op(**json.loads(line)))
         return h
+
 
 def _text(value: Any):
     if type(value) is bytes:

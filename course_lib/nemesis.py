@@ -15,6 +15,7 @@ acknowledging what its min ISR allows, then the leader dies.
 
 Taught in notebooks/02_acks_and_durability (loss over many seeded trials).
 """
+
 from __future__ import annotations
 
 import random
@@ -22,11 +23,21 @@ from dataclasses import dataclass
 
 from .broker.broker import node_name
 
-FAULT_KINDS = ("crash", "crash_leader", "crash_leader_after_ack", "pause", "isolate", "lose_ack",
-               "lose_request", "slow_link", "shrink_isr_then_crash_leader")
+FAULT_KINDS = (
+    "crash",
+    "crash_leader",
+    "crash_leader_after_ack",
+    "pause",
+    "isolate",
+    "lose_ack",
+    "lose_request",
+    "slow_link",
+    "shrink_isr_then_crash_leader",
+)
 #: faults that last ``duration_ms`` and then heal themselves
-LASTING = frozenset({"crash", "crash_leader", "pause", "isolate", "slow_link", "crash_leader_after_ack",
-                     "shrink_isr_then_crash_leader"})
+LASTING = frozenset(
+    {"crash", "crash_leader", "pause", "isolate", "slow_link", "crash_leader_after_ack", "shrink_isr_then_crash_leader"}
+)
 
 
 @dataclass(frozen=True)
@@ -42,8 +53,9 @@ class Fault:
         return f"t={self.at_ms:g} ms: {self.kind}{who}{lasting}"
 
 
-def random_schedule(rng: random.Random, duration_ms: float, brokers: list[int],
-                    kinds: tuple = FAULT_KINDS, faults: int = 4) -> list[Fault]:
+def random_schedule(
+    rng: random.Random, duration_ms: float, brokers: list[int], kinds: tuple = FAULT_KINDS, faults: int = 4
+) -> list[Fault]:
     out = []
     for _ in range(faults):
         kind = rng.choice(kinds)
@@ -57,8 +69,9 @@ def random_schedule(rng: random.Random, duration_ms: float, brokers: list[int],
 def apply_schedule(cluster, schedule: list[Fault], topic: str, client_id: str | None = None) -> None:
     """Schedule every fault (and its healing) on the cluster's event loop."""
     for fault in schedule:
-        cluster.at(fault.at_ms - cluster.now if fault.at_ms > cluster.now else 0,
-                   _start, cluster, fault, topic, client_id)
+        cluster.at(
+            fault.at_ms - cluster.now if fault.at_ms > cluster.now else 0, _start, cluster, fault, topic, client_id
+        )
 
 
 def _start(cluster, fault: Fault, topic: str, client_id):
@@ -78,6 +91,7 @@ def _start(cluster, fault: Fault, topic: str, client_id):
             if cluster.brokers[leader].alive:
                 cluster.crash(leader)
                 cluster.at(fault.duration_ms, _restart, cluster, leader)
+
         cluster.network.after_send(crash, src=node_name(leader), kind="produce_response")
     elif kind == "shrink_isr_then_crash_leader":
         _shrink_isr_then_crash_leader(cluster, fault, topic)
@@ -111,8 +125,9 @@ def _shrink_isr_then_crash_leader(cluster, fault: Fault, topic: str) -> None:
     leader = cluster.leader_of(topic)
     if leader is None or not cluster.brokers[leader].alive:
         return
-    followers = [r for r in cluster.controller.partitions[(topic, 0)].replicas
-                 if r != leader and cluster.brokers[r].alive]
+    followers = [
+        r for r in cluster.controller.partitions[(topic, 0)].replicas if r != leader and cluster.brokers[r].alive
+    ]
     for follower in followers:
         cluster.crash(follower)
     shrunk_after = cluster.options.broker_session_timeout_ms + 1000  # fenced, out of the ISR
@@ -121,6 +136,7 @@ def _shrink_isr_then_crash_leader(cluster, fault: Fault, topic: str) -> None:
         if cluster.brokers[leader].alive:
             cluster.crash(leader)
             cluster.at(fault.duration_ms, _restart, cluster, leader)
+
     cluster.at(shrunk_after, crash_leader)
     for follower in followers:
         cluster.at(shrunk_after + fault.duration_ms / 2, _restart, cluster, follower)

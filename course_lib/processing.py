@@ -23,6 +23,7 @@ The same application and restart loop run on the simulator and on real Kafka
 
 Taught in notebooks/05_consumer_delivery_semantics and notebooks/07_exactly_once_external.
 """
+
 from __future__ import annotations
 
 import random
@@ -42,11 +43,16 @@ INPUT, OUTPUT, GROUP, TRANSACTIONAL_ID = "input", "output", "processors", "proce
 
 #: what each consuming application shows when it crashes at each point (synchronous processing)
 CONSUMER_EXPECTED = {
-    ("at-most-once", "after_poll"): set(), ("at-most-once", "mid_batch"): {"lost_in_processing"},
-    ("at-most-once", "after_process"): set(), ("at-most-once", "after_commit"): {"lost_in_processing"},
-    ("at-least-once", "after_poll"): set(), ("at-least-once", "mid_batch"): {"duplicate_processing"},
-    ("at-least-once", "after_process"): {"duplicate_processing"}, ("at-least-once", "after_commit"): set(),
-    ("auto-commit", "after_poll"): set(), ("auto-commit", "mid_batch"): {"duplicate_processing"},
+    ("at-most-once", "after_poll"): set(),
+    ("at-most-once", "mid_batch"): {"lost_in_processing"},
+    ("at-most-once", "after_process"): set(),
+    ("at-most-once", "after_commit"): {"lost_in_processing"},
+    ("at-least-once", "after_poll"): set(),
+    ("at-least-once", "mid_batch"): {"duplicate_processing"},
+    ("at-least-once", "after_process"): {"duplicate_processing"},
+    ("at-least-once", "after_commit"): set(),
+    ("auto-commit", "after_poll"): set(),
+    ("auto-commit", "mid_batch"): {"duplicate_processing"},
     ("auto-commit", "after_process"): {"duplicate_processing"},
     ("auto-commit", "after_commit"): {"duplicate_processing"},
 }
@@ -88,8 +94,10 @@ class SQLiteSink:
 
         self.db = sqlite3.connect(path, isolation_level=None)
         self.db.execute("CREATE TABLE IF NOT EXISTS output (message TEXT)")
-        self.db.execute("CREATE TABLE IF NOT EXISTS offsets (topic TEXT, partition INT, next_offset INT, "
-                        "PRIMARY KEY (topic, partition))")
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS offsets (topic TEXT, partition INT, next_offset INT, "
+            "PRIMARY KEY (topic, partition))"
+        )
 
     def write(self, message: str) -> None:
         self.db.execute("INSERT INTO output VALUES (?)", (message,))
@@ -136,8 +144,10 @@ class PipelineResult:
         return f"<PipelineResult {self.semantics} crash={self.crash_point} seed={self.seed}: {self.result.summary()}>"
 
     def _repr_html_(self) -> str:
-        return (f"<h4>{self.semantics}, crash {self.crash_point or 'none'} (seed {self.seed})</h4>"
-                + self.result._repr_html_())
+        return (
+            f"<h4>{self.semantics}, crash {self.crash_point or 'none'} (seed {self.seed})</h4>"
+            + self.result._repr_html_()
+        )
 
 
 class _Crash(Exception):
@@ -148,9 +158,21 @@ class Processor:
     """One instance of the consumer application. ``run()`` returns when the input is drained or
     raises :class:`_Crash` at its crash point. The same code drives simulated and real clients."""
 
-    def __init__(self, backend: Backend, names: Names, semantics, sink, number, crash_point=None,
-                 crash_after_polls=None, batch=5, session_timeout_ms=10_000, buffered=False, processing_ms=25.0,
-                 input_ends=None):
+    def __init__(
+        self,
+        backend: Backend,
+        names: Names,
+        semantics,
+        sink,
+        number,
+        crash_point=None,
+        crash_after_polls=None,
+        batch=5,
+        session_timeout_ms=10_000,
+        buffered=False,
+        processing_ms=25.0,
+        input_ends=None,
+    ):
         self.b, self.names, self.semantics, self.sink, self.number = backend, names, semantics, sink, number
         self.input_ends = input_ends if input_ends is not None else _input_ends(backend, names.input)
         self.buffered = buffered  # processing runs one poll behind (a worker queue)
@@ -159,9 +181,14 @@ class Processor:
         self._sends: list = []  # the futures of the open transaction's sends
         self.crash_point, self.crash_after_polls = crash_point, crash_after_polls
         self.polls = 0
-        config = dict(client_id=f"processor-{number}", max_poll_records=batch,
-                      auto_offset_reset="earliest", session_timeout_ms=session_timeout_ms,
-                      heartbeat_interval_ms=session_timeout_ms // 3, auto_commit_interval_ms=100)
+        config = dict(
+            client_id=f"processor-{number}",
+            max_poll_records=batch,
+            auto_offset_reset="earliest",
+            session_timeout_ms=session_timeout_ms,
+            heartbeat_interval_ms=session_timeout_ms // 3,
+            auto_commit_interval_ms=100,
+        )
         if semantics == "exactly-once-external":
             self.consumer = backend.consumer(enable_auto_commit=False, **config)
             self.consumer.assign([(names.input, p) for p in range(backend.partitions_of(names.input))])
@@ -169,13 +196,17 @@ class Processor:
                 self.consumer.seek(tp, offset)
         else:
             self.consumer = backend.consumer(
-                names.input, group_id=names.group, enable_auto_commit=semantics == "auto-commit",
+                names.input,
+                group_id=names.group,
+                enable_auto_commit=semantics == "auto-commit",
                 isolation_level="read_committed" if semantics == "exactly-once-kafka" else "read_uncommitted",
-                **config)
+                **config,
+            )
         self.producer: Any = None
         if semantics == "exactly-once-kafka":
-            self.producer = backend.producer(transactional_id=names.transactional_id,
-                                             client_id=f"processor-{number}-producer")
+            self.producer = backend.producer(
+                transactional_id=names.transactional_id, client_id=f"processor-{number}-producer"
+            )
             self.producer.init_transactions()  # fences an older instance, aborts its open transaction
 
     def _maybe_crash(self, point: str) -> None:
@@ -192,8 +223,15 @@ class Processor:
         else:
             self.sink.write(message)
         if self.semantics != "exactly-once-kafka":
-            self.b.history.record(self.consumer.node_id, "ok", OpName.PROCESS, message,
-                                  topic=record.topic, partition=record.partition, offset=record.offset)
+            self.b.history.record(
+                self.consumer.node_id,
+                "ok",
+                OpName.PROCESS,
+                message,
+                topic=record.topic,
+                partition=record.partition,
+                offset=record.offset,
+            )
 
     def run(self, idle_polls: int = 6, max_polls: int = 500) -> None:
         idle = 0
@@ -269,8 +307,8 @@ class Processor:
         """Has this instance read to the end of the input (as loaded before the run)?"""
         positions = self.consumer.positions
         return bool(positions) and all(
-            position is not None and position >= self.input_ends.get(tuple(tp), 0)
-            for tp, position in positions.items())
+            position is not None and position >= self.input_ends.get(tuple(tp), 0) for tp, position in positions.items()
+        )
 
     def crash(self) -> None:
         self.b.crash_client(self.consumer)
@@ -285,8 +323,9 @@ class Processor:
             self.producer.close()
 
 
-def load_input(backend: Backend, messages: int, partitions: int = 2, with_output: bool = False,
-               loader_id: str | None = "loader") -> Names:
+def load_input(
+    backend: Backend, messages: int, partitions: int = 2, with_output: bool = False, loader_id: str | None = "loader"
+) -> Names:
     """Create the input topic (and optionally an empty output topic) and load ``msg-0`` ..
     ``msg-{messages-1}`` into it, keyed so they spread over the partitions."""
     input_topic = backend.create_topic(INPUT, partitions=partitions, min_insync_replicas=2)
@@ -309,15 +348,23 @@ def loaded_cluster(seed: int, messages: int, partitions: int = 2, with_output: b
 
 def _input_ends(backend: Backend, topic: str) -> dict:
     """The end of each input partition (the harness loads all input before processing)."""
-    return {(topic, p): backend.end_offset(topic, p, read_committed=True)
-            for p in range(backend.partitions_of(topic))}
+    return {(topic, p): backend.end_offset(topic, p, read_committed=True) for p in range(backend.partitions_of(topic))}
 
 
-def run_pipeline(semantics: str = "at-least-once", crash_point: str | None = "after_process", crashes: int = 1,
-                 seed: int = 0, messages: int = 20, partitions: int = 2, batch: int = 5,
-                 restart_delay_ms: float = 1000, buffered: bool = False,
-                 broker_fault: tuple | None = None, lose_response_at_ms: float | None = None,
-                 backend=None) -> PipelineResult:
+def run_pipeline(
+    semantics: str = "at-least-once",
+    crash_point: str | None = "after_process",
+    crashes: int = 1,
+    seed: int = 0,
+    messages: int = 20,
+    partitions: int = 2,
+    batch: int = 5,
+    restart_delay_ms: float = 1000,
+    buffered: bool = False,
+    broker_fault: tuple | None = None,
+    lose_response_at_ms: float | None = None,
+    backend=None,
+) -> PipelineResult:
     """Produce ``messages`` to the input topic, run the application with ``crashes`` crashes at
     ``crash_point`` (on a seeded poll), restart it each time, then read everything and check.
     ``buffered=True`` processes each poll's records one poll later, as an application that hands
@@ -349,16 +396,27 @@ def run_pipeline(semantics: str = "at-least-once", crash_point: str | None = "af
         while True:
             number += 1
             crash_here = crash_point if len(crash_log) < crashes else None
-            processor = Processor(b, names, semantics, sink, number, crash_here, rng.randint(1, 2), batch,
-                                  buffered=buffered, input_ends=input_ends)
+            processor = Processor(
+                b,
+                names,
+                semantics,
+                sink,
+                number,
+                crash_here,
+                rng.randint(1, 2),
+                batch,
+                buffered=buffered,
+                input_ends=input_ends,
+            )
             try:
                 processor.run()
                 processor.close()
                 break
             except _Crash as crash:
                 processor.crash()
-                crash_log.append({"instance": number, "point": str(crash), "time_ms": b.now_ms,
-                                  "after_polls": processor.polls})
+                crash_log.append(
+                    {"instance": number, "point": str(crash), "time_ms": b.now_ms, "after_polls": processor.polls}
+                )
                 b.wait(restart_delay_ms, kafka_ms=0)
             if number > crashes + 5:
                 raise RuntimeError(f"the application did not finish after {number} instances (seed={seed})")
@@ -371,15 +429,28 @@ def run_pipeline(semantics: str = "at-least-once", crash_point: str | None = "af
         sink_name = names.output
     else:
         sink_rows = sink.contents()
-        b.history.record("final-reader", "ok", OpName.FINAL_READ, [[0, i, m] for i, m in enumerate(sink_rows)],
-                         topic=sink.name)
+        b.history.record(
+            "final-reader", "ok", OpName.FINAL_READ, [[0, i, m] for i, m in enumerate(sink_rows)], topic=sink.name
+        )
         sink_name = sink.name
     consumer = {"semantics": semantics, "isolation_level": isolation, "input": names.input, "output": sink_name}
     result = check(b.history, {"acks": "all"}, None, consumer=consumer)
-    return PipelineResult(semantics, crash_point, seed, b.history, result, sink_rows, crash_log, b.cluster,
-                          notes={"crashes": crash_log, "names": names._asdict(),
-                                 **({"created_topics": dict(b.created_topics)} if b.kind != "simulator" else {})},
-                          backend=b.kind)
+    return PipelineResult(
+        semantics,
+        crash_point,
+        seed,
+        b.history,
+        result,
+        sink_rows,
+        crash_log,
+        b.cluster,
+        notes={
+            "crashes": crash_log,
+            "names": names._asdict(),
+            **({"created_topics": dict(b.created_topics)} if b.kind != "simulator" else {}),
+        },
+        backend=b.kind,
+    )
 
 
 def random_processing(seed: int, semantics: str, messages: int = 20) -> PipelineResult:
@@ -387,10 +458,29 @@ def random_processing(seed: int, semantics: str, messages: int = 20) -> Pipeline
     response somewhere during the run (property tests and notebook trials use it)."""
     rng = random.Random(f"random-processing-{seed}")
     point = rng.choice(CRASH_POINTS)
-    return run_pipeline(semantics, point, crashes=rng.randint(1, 3), seed=seed, messages=messages,
-                        batch=rng.randint(2, 6), broker_fault=(rng.uniform(0, 400), rng.choice([1, 2, 3])),
-                        lose_response_at_ms=rng.uniform(0, 400))
+    return run_pipeline(
+        semantics,
+        point,
+        crashes=rng.randint(1, 3),
+        seed=seed,
+        messages=messages,
+        batch=rng.randint(2, 6),
+        broker_fault=(rng.uniform(0, 400), rng.choice([1, 2, 3])),
+        lose_response_at_ms=rng.uniform(0, 400),
+    )
 
 
-__all__ = ["SEMANTICS", "CRASH_POINTS", "CONSUMER_EXPECTED", "Names", "Processor", "ListSink", "SQLiteSink",
-           "PipelineResult", "load_input", "loaded_cluster", "run_pipeline", "random_processing"]
+__all__ = [
+    "SEMANTICS",
+    "CRASH_POINTS",
+    "CONSUMER_EXPECTED",
+    "Names",
+    "Processor",
+    "ListSink",
+    "SQLiteSink",
+    "PipelineResult",
+    "load_input",
+    "loaded_cluster",
+    "run_pipeline",
+    "random_processing",
+]

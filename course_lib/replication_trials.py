@@ -13,6 +13,7 @@ True
 Used by tests/test_replication_invariants.py (>= 1,000 seeds in ``make test``) and by
 ``python -m bench invariants`` (10,000 seeds).
 """
+
 from __future__ import annotations
 
 import random
@@ -52,18 +53,39 @@ def checked_trial(seed: int, duration_ms: float = 10_000, messages: int = 30) ->
     }
     if config["enable_idempotence"]:
         config["acks"] = "all"  # kafka-python refuses idempotence without acks=all
-    cluster = Cluster(brokers=3, seed=seed, eligible_leader_replicas_enable=config["eligible_leader_replicas_enable"],
-                      **TIMING)
+    cluster = Cluster(
+        brokers=3, seed=seed, eligible_leader_replicas_enable=config["eligible_leader_replicas_enable"], **TIMING
+    )
     checker = ReplicationInvariants.attach(cluster)
-    cluster.create_topic(TOPIC, replication_factor=3, min_insync_replicas=config["min_insync_replicas"],
-                         unclean_leader_election_enable=config["unclean_leader_election_enable"])
-    producer = KafkaProducer(bootstrap_servers=cluster, acks=config["acks"],
-                             enable_idempotence=config["enable_idempotence"], request_timeout_ms=1000,
-                             retries=5, delivery_timeout_ms=8000, linger_ms=0)
+    cluster.create_topic(
+        TOPIC,
+        replication_factor=3,
+        min_insync_replicas=config["min_insync_replicas"],
+        unclean_leader_election_enable=config["unclean_leader_election_enable"],
+    )
+    producer = KafkaProducer(
+        bootstrap_servers=cluster,
+        acks=config["acks"],
+        enable_idempotence=config["enable_idempotence"],
+        request_timeout_ms=1000,
+        retries=5,
+        delivery_timeout_ms=8000,
+        linger_ms=0,
+    )
     schedule = random_schedule(rng, duration_ms, sorted(cluster.brokers), FAULT_KINDS, faults=rng.randint(1, 5))
     # the fault this suite is about: the ISR shrinks to the leader alone, then the leader dies
-    schedule = sorted(schedule + [Fault(round(rng.uniform(0, duration_ms / 2), 1), "shrink_isr_then_crash_leader",
-                                        None, round(rng.uniform(500, 6000), 1))], key=lambda f: f.at_ms)
+    schedule = sorted(
+        schedule
+        + [
+            Fault(
+                round(rng.uniform(0, duration_ms / 2), 1),
+                "shrink_isr_then_crash_leader",
+                None,
+                round(rng.uniform(500, 6000), 1),
+            )
+        ],
+        key=lambda f: f.at_ms,
+    )
     apply_schedule(cluster, schedule, TOPIC, producer.node_id)
     futures = []
     for i, at in enumerate(sorted(rng.uniform(0, duration_ms) for _ in range(messages))):
@@ -71,6 +93,13 @@ def checked_trial(seed: int, duration_ms: float = 10_000, messages: int = 30) ->
     cluster.run_for(duration_ms + max(f.duration_ms for f in schedule) + 10_000)
     cluster.heal_all()
     producer.flush()
-    return Trial(seed, config, schedule, cluster.sim.events_run, checker.checks, checker.clean_elections,
-                 cluster.controller.unclean_elections, sum(1 for f in futures if f.succeeded()))
-
+    return Trial(
+        seed,
+        config,
+        schedule,
+        cluster.sim.events_run,
+        checker.checks,
+        checker.clean_elections,
+        cluster.controller.unclean_elections,
+        sum(1 for f in futures if f.succeeded()),
+    )

@@ -19,6 +19,7 @@ A backend that cannot inject a scenario's fault says so (:class:`~course_lib.bac
 Taught in notebooks/02_acks_and_durability to notebooks/04_idempotent_producer, and on real Kafka
 in notebooks/09_real_kafka_lab.
 """
+
 from __future__ import annotations
 
 import random
@@ -93,8 +94,17 @@ def _send_all(producer, topic: str, prefix: str, n: int, start: int = 0) -> list
     return [producer.send(topic, f"{prefix}-{i}".encode()) for i in range(start, start + n)]
 
 
-def _finish(name: str, seed: int, description: str, b: Backend, topic: str, producer_config: dict,
-            topic_config: dict, expected: set, **notes) -> ScenarioResult:
+def _finish(
+    name: str,
+    seed: int,
+    description: str,
+    b: Backend,
+    topic: str,
+    producer_config: dict,
+    topic_config: dict,
+    expected: set,
+    **notes,
+) -> ScenarioResult:
     b.final_read(topic)
     b.close_clients()
     result = check(b.history, producer_config, topic_config)
@@ -106,8 +116,19 @@ def _result(name, seed, description, b: Backend, producer_config, topic_config, 
         notes.pop("topic", None)
     else:
         notes["created_topics"] = dict(b.created_topics)
-    return ScenarioResult(name, seed, description, producer_config, topic_config, b.history, result, b.cluster,
-                          set(expected), notes, b.kind)
+    return ScenarioResult(
+        name,
+        seed,
+        description,
+        producer_config,
+        topic_config,
+        b.history,
+        result,
+        b.cluster,
+        set(expected),
+        notes,
+        b.kind,
+    )
 
 
 def _summary(fn) -> str:
@@ -137,8 +158,7 @@ def leader_crash_after_ack(seed: int = 0, backend=None, acks=1, messages: int = 
     topic_cfg = {"replication_factor": 3, "min_insync_replicas": 1 if unsafe else 2}
     config = {"acks": acks, "enable_idempotence": False} if unsafe else {"acks": acks}
     topic = b.create_topic(TOPIC, **topic_cfg)
-    producer = b.producer(**config, **b.pick(simulator={}, kafka={"request_timeout_ms": 5000,
-                                                                  "retry_backoff_ms": 100}))
+    producer = b.producer(**config, **b.pick(simulator={}, kafka={"request_timeout_ms": 5000, "retry_backoff_ms": 100}))
     _send_all(producer, topic, "warmup", 3)
     producer.flush()
     b.wait(0, kafka_ms=500)  # acks=1 returns before the followers fetch: let them have the warm-up
@@ -157,8 +177,18 @@ def leader_crash_after_ack(seed: int = 0, backend=None, acks=1, messages: int = 
     for f in followers:
         b.resume(f)
     producer.flush()
-    return _finish("leader_crash_after_ack", seed, _summary(leader_crash_after_ack), b, topic, config, topic_cfg,
-                   {"lost"} if unsafe else set(), crashed_leader=leader, acked_before_crash=acked_before_crash)
+    return _finish(
+        "leader_crash_after_ack",
+        seed,
+        _summary(leader_crash_after_ack),
+        b,
+        topic,
+        config,
+        topic_cfg,
+        {"lost"} if unsafe else set(),
+        crashed_leader=leader,
+        acked_before_crash=acked_before_crash,
+    )
 
 
 @scenario
@@ -184,21 +214,31 @@ def not_enough_replicas(seed: int = 0, backend=None, acks="all", min_insync_repl
     futures = _send_all(producer, topic, "m", 5)
     producer.flush()
     errors = sorted({type(f.exception).__name__ for f in futures if f.failed()})
-    return _finish("not_enough_replicas", seed, not_enough_replicas.__doc__ or "", b, topic, config, topic_cfg,
-                   set(), errors=errors, failed=sum(1 for f in futures if f.failed()))
+    return _finish(
+        "not_enough_replicas",
+        seed,
+        not_enough_replicas.__doc__ or "",
+        b,
+        topic,
+        config,
+        topic_cfg,
+        set(),
+        errors=errors,
+        failed=sum(1 for f in futures if f.failed()),
+    )
 
 
 @scenario
-def lost_ack_retry(seed: int = 0, backend=None, idempotent: bool = False,
-                   close_connection: bool = False) -> ScenarioResult:
+def lost_ack_retry(
+    seed: int = 0, backend=None, idempotent: bool = False, close_connection: bool = False
+) -> ScenarioResult:
     """The broker appends a batch but its response (the ACK) is lost; the producer times out and
     retries. Without idempotence the retry is appended again (a duplicate); with it the broker
     recognises the sequence number and answers with the first copy's offset."""
     b = open_backend(backend, seed)
     b.require("lost_ack_retry", Nemesis.LOSE_NEXT_ACK)
     topic_cfg = {"replication_factor": 3, "min_insync_replicas": 2}
-    config = {"acks": "all", "enable_idempotence": idempotent, "request_timeout_ms": 2000,
-              "delivery_timeout_ms": 30000}
+    config = {"acks": "all", "enable_idempotence": idempotent, "request_timeout_ms": 2000, "delivery_timeout_ms": 30000}
     topic = b.create_topic(TOPIC, **topic_cfg)
     producer = b.producer(**config)
     _send_all(producer, topic, "m", 2)
@@ -208,8 +248,16 @@ def lost_ack_retry(seed: int = 0, backend=None, idempotent: bool = False,
     producer.flush()
     _send_all(producer, topic, "m", 2, start=5)
     producer.flush()
-    return _finish("lost_ack_retry", seed, lost_ack_retry.__doc__ or "", b, topic, config, topic_cfg,
-                   set() if idempotent else {"duplicate"})
+    return _finish(
+        "lost_ack_retry",
+        seed,
+        lost_ack_retry.__doc__ or "",
+        b,
+        topic,
+        config,
+        topic_cfg,
+        set() if idempotent else {"duplicate"},
+    )
 
 
 @scenario
@@ -223,9 +271,13 @@ def retries_reorder(seed: int = 0, backend=None, idempotent: bool = False, max_i
     b = open_backend(backend, seed)
     b.require("retries_reorder", Nemesis.LOSE_NEXT_REQUEST)
     topic_cfg = {"replication_factor": 3, "min_insync_replicas": 2}
-    config = {"acks": "all", "enable_idempotence": idempotent,
-              "max_in_flight_requests_per_connection": max_in_flight, "request_timeout_ms": 2000,
-              "delivery_timeout_ms": 30000}
+    config = {
+        "acks": "all",
+        "enable_idempotence": idempotent,
+        "max_in_flight_requests_per_connection": max_in_flight,
+        "request_timeout_ms": 2000,
+        "delivery_timeout_ms": 30000,
+    }
     topic = b.create_topic(TOPIC, **topic_cfg)
     producer = b.producer(**config)
     _send_all(producer, topic, "m", 1)
@@ -271,8 +323,17 @@ def unclean_election(seed: int = 0, backend=None, unclean: bool = True, messages
     if unclean:  # on Kafka: once a follower has registered again, the controller elects it
         b.wait_until(lambda: b.leader_of(topic) not in (None, leader), 30_000)
     leader_while_old_down = b.leader_of(topic)
-    return _finish("unclean_election", seed, unclean_election.__doc__ or "", b, topic, config, topic_cfg,
-                   {"lost"} if unclean else set(), leader_while_old_down=leader_while_old_down)
+    return _finish(
+        "unclean_election",
+        seed,
+        unclean_election.__doc__ or "",
+        b,
+        topic,
+        config,
+        topic_cfg,
+        {"lost"} if unclean else set(),
+        leader_while_old_down=leader_while_old_down,
+    )
 
 
 @scenario
@@ -290,8 +351,9 @@ def fire_and_forget_crash(seed: int = 0, backend=None, messages: int = 40) -> Sc
     config = {"acks": 0, "enable_idempotence": False}
     topic = b.create_topic(TOPIC, **topic_cfg)
     # on Kafka: refresh metadata every second, so the sends held for the dead leader find the new one
-    producer = b.producer(**config, **b.pick(simulator={}, kafka={"metadata_max_age_ms": 1000,
-                                                                  "retry_backoff_ms": 100}))
+    producer = b.producer(
+        **config, **b.pick(simulator={}, kafka={"metadata_max_age_ms": 1000, "retry_backoff_ms": 100})
+    )
     leader = b.leader_of(topic)
     followers = [r for r in b.replicas_of(topic) if r != leader] if freeze else []
     for r in followers:
@@ -304,8 +366,17 @@ def fire_and_forget_crash(seed: int = 0, backend=None, messages: int = 40) -> Sc
         b.at(messages / 2 * step, b.resume, r)
     b.wait(messages + 5, kafka_ms=messages * step + 500)
     producer.flush()
-    return _finish("fire_and_forget_crash", seed, fire_and_forget_crash.__doc__ or "", b, topic, config, topic_cfg,
-                   {"lost"}, crashed_leader=leader)
+    return _finish(
+        "fire_and_forget_crash",
+        seed,
+        fire_and_forget_crash.__doc__ or "",
+        b,
+        topic,
+        config,
+        topic_cfg,
+        {"lost"},
+        crashed_leader=leader,
+    )
 
 
 @scenario
@@ -319,9 +390,18 @@ def producer_restart_gap(seed: int = 0, backend=None) -> ScenarioResult:
     config = {"acks": "all", "enable_idempotence": True}
     topic = b.create_topic(TOPIC, **topic_cfg)
     # on Kafka a long back-off keeps the first producer from retrying before its "crash"
-    first = b.producer(**config, **b.pick(simulator={}, kafka={
-        "retry_backoff_ms": 10_000, "reconnect_backoff_ms": 10_000, "reconnect_backoff_max_ms": 10_000,
-        "request_timeout_ms": 30_000}))
+    first = b.producer(
+        **config,
+        **b.pick(
+            simulator={},
+            kafka={
+                "retry_backoff_ms": 10_000,
+                "reconnect_backoff_ms": 10_000,
+                "reconnect_backoff_max_ms": 10_000,
+                "request_timeout_ms": 30_000,
+            },
+        ),
+    )
     _send_all(first, topic, "m", 3)
     first.flush()
     b.lose_next_ack(first, topic)
@@ -332,20 +412,35 @@ def producer_restart_gap(seed: int = 0, backend=None) -> ScenarioResult:
     second.send(topic, b"m-3")  # the application's own retry after restart
     _send_all(second, topic, "m", 2, start=4)
     second.flush()
-    return _finish("producer_restart_gap", seed, producer_restart_gap.__doc__ or "", b, topic, config, topic_cfg,
-                   {"duplicate"}, producer_ids=[first.producer_id, second.producer_id])
+    return _finish(
+        "producer_restart_gap",
+        seed,
+        producer_restart_gap.__doc__ or "",
+        b,
+        topic,
+        config,
+        topic_cfg,
+        {"duplicate"},
+        producer_ids=[first.producer_id, second.producer_id],
+    )
 
 
 # ---- many seeded trials ------------------------------------------------------------------------
 #: lab-friendly timeouts, the same the real-Kafka lab uses, so trials take seconds of virtual time
-FAST_FAILOVER = dict(broker_session_timeout_ms=3000, broker_heartbeat_interval_ms=500,
-                     replica_lag_time_max_ms=2000)
+FAST_FAILOVER = dict(broker_session_timeout_ms=3000, broker_heartbeat_interval_ms=500, replica_lag_time_max_ms=2000)
 
 
 @scenario
-def random_faults(seed: int = 0, backend=None, producer_config: dict | None = None,
-                  topic_config: dict | None = None, messages: int = 30, duration_ms: float = 10_000,
-                  faults: int = 8, kinds: tuple = FAULT_KINDS) -> ScenarioResult:
+def random_faults(
+    seed: int = 0,
+    backend=None,
+    producer_config: dict | None = None,
+    topic_config: dict | None = None,
+    messages: int = 30,
+    duration_ms: float = 10_000,
+    faults: int = 8,
+    kinds: tuple = FAULT_KINDS,
+) -> ScenarioResult:
     """A producer sends ``messages`` numbered messages over ``duration_ms`` while a random
     schedule of ``faults`` (crashes, pauses, isolation, lost ACKs and requests, slow links, an ISR
     shrink followed by the leader's death) drawn from ``seed`` hits the cluster; then everything
@@ -370,13 +465,15 @@ def random_faults(seed: int = 0, backend=None, producer_config: dict | None = No
     cluster.run_for(duration_ms + max((f.duration_ms for f in schedule), default=0) + 10)
     b.heal()
     producer.flush()
-    return _finish("random_faults", seed, _summary(random_faults), b, topic, config, topic_cfg, set(),
-                   schedule=schedule)
+    return _finish(
+        "random_faults", seed, _summary(random_faults), b, topic, config, topic_cfg, set(), schedule=schedule
+    )
 
 
 def trials(seeds, **kwargs) -> list[ScenarioResult]:
     """Run :func:`random_faults` once per seed (with a progress bar in notebooks)."""
     from tqdm.auto import tqdm
+
     return [random_faults(seed=s, **kwargs) for s in tqdm(list(seeds), desc="seeded trials", leave=False)]
 
 
@@ -391,8 +488,13 @@ def consumer_expected(semantics: str, crash_point: str | None, buffered: bool = 
 
 
 @scenario
-def consumer_crash(seed: int = 0, backend=None, semantics: str = "at-least-once",
-                   crash_point: str = "after_process", buffered: bool = False):
+def consumer_crash(
+    seed: int = 0,
+    backend=None,
+    semantics: str = "at-least-once",
+    crash_point: str = "after_process",
+    buffered: bool = False,
+):
     """A consuming application crashes at ``crash_point`` and is restarted; its output is compared
     with its input. See :mod:`course_lib.processing` for the semantics and crash points."""
     result = run_pipeline(semantics, crash_point, seed=seed, buffered=buffered, backend=backend)
@@ -441,10 +543,19 @@ def aborted_transaction(seed: int = 0, backend=None, isolation_level: str = "rea
     b.close_clients()
     spec = {"semantics": None, "isolation_level": isolation_level, "input": topic}
     result = check(b.history, config, None, consumer=spec)
-    return _result("aborted_transaction", seed, aborted_transaction.__doc__ or "", b, config,
-                   {"isolation_level": isolation_level}, result,
-                   set() if isolation_level == "read_committed" else {"aborted_read"},
-                   topic=topic, seen=seen, log_end_offset=b.end_offset(topic))
+    return _result(
+        "aborted_transaction",
+        seed,
+        aborted_transaction.__doc__ or "",
+        b,
+        config,
+        {"isolation_level": isolation_level},
+        result,
+        set() if isolation_level == "read_committed" else {"aborted_read"},
+        topic=topic,
+        seen=seen,
+        log_end_offset=b.end_offset(topic),
+    )
 
 
 @scenario
@@ -483,12 +594,25 @@ def zombie_fencing(seed: int = 0, backend=None, messages: int = 10) -> ScenarioR
     b.final_read(names.input)
     b.final_read(names.output, isolation_level="read_committed")
     b.close_clients()
-    spec = {"semantics": "exactly-once-kafka", "isolation_level": "read_committed", "input": names.input,
-            "output": names.output}
+    spec = {
+        "semantics": "exactly-once-kafka",
+        "isolation_level": "read_committed",
+        "input": names.input,
+        "output": names.output,
+    }
     result = check(b.history, {"acks": "all"}, None, consumer=spec)
-    return _result("zombie_fencing", seed, zombie_fencing.__doc__ or "", b,
-                   {"transactional_id": names.transactional_id}, {}, result, set(), zombie_error=fenced,
-                   group=names.group)
+    return _result(
+        "zombie_fencing",
+        seed,
+        zombie_fencing.__doc__ or "",
+        b,
+        {"transactional_id": names.transactional_id},
+        {},
+        result,
+        set(),
+        zombie_error=fenced,
+        group=names.group,
+    )
 
 
 @scenario
@@ -516,8 +640,19 @@ def transaction_timeout(seed: int = 0, backend=None, transaction_timeout_ms: int
     b.final_read(topic, isolation_level="read_committed")
     b.close_clients()
     result = check(b.history, {"transactional_id": config["transactional_id"]}, None)
-    return _result("transaction_timeout", seed, transaction_timeout.__doc__ or "", b, config, {}, result, set(),
-                   topic=topic, late_commit_error=error, lso_while_open=stuck_lso)
+    return _result(
+        "transaction_timeout",
+        seed,
+        transaction_timeout.__doc__ or "",
+        b,
+        config,
+        {},
+        result,
+        set(),
+        topic=topic,
+        late_commit_error=error,
+        lso_while_open=stuck_lso,
+    )
 
 
 __all__ = ["SCENARIOS", "ScenarioResult", "run_scenario", "trials", "consumer_expected", "TOPIC", "GROUP", "Names"]

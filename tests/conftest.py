@@ -1,4 +1,5 @@
 """Tiny fixtures shared by the simulator tests."""
+
 import warnings
 
 import pytest
@@ -16,8 +17,13 @@ collect_ignore_glob = ["grading_samples/*"]
 @pytest.fixture
 def cluster():
     """3 brokers, one RF=3 partition, min.insync.replicas=2, lab-friendly failover timing."""
-    c = Cluster(brokers=3, seed=7, broker_session_timeout_ms=3000, broker_heartbeat_interval_ms=500,
-                replica_lag_time_max_ms=2000)
+    c = Cluster(
+        brokers=3,
+        seed=7,
+        broker_session_timeout_ms=3000,
+        broker_heartbeat_interval_ms=500,
+        replica_lag_time_max_ms=2000,
+    )
     c.create_topic(TOPIC, partitions=1, replication_factor=3, min_insync_replicas=2)
     return c
 
@@ -28,4 +34,5 @@ def make_producer(cluster):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return KafkaProducer(bootstrap_servers=cluster, **config)
+
     return make

@@ -1,9 +1,9 @@
 """The Backend protocol without a JVM: both adapters satisfy it, faults are data, names are
 namespaced once, and the real adapter's timeline runs scheduled actions in order."""
+
 import pytest
 
-from course_lib.backend import (BROKER_FAULTS, Backend, KafkaBackend, MissingFault, SimBackend,
-                                open_backend)
+from course_lib.backend import BROKER_FAULTS, Backend, KafkaBackend, MissingFault, SimBackend, open_backend
 from course_lib.history import Nemesis
 from course_lib.real.connect import connect
 from course_lib.scenarios import SCENARIOS, run_scenario
@@ -38,8 +38,14 @@ def test_every_nemesis_call_records_one_operation_of_its_name():
     b.lose_next_request(producer, topic)
     b.crash_client(producer)
     assert [op.f for op in b.history if op.process == "nemesis"] == [
-        Nemesis.PAUSE, Nemesis.RESUME, Nemesis.CRASH, Nemesis.RESTART, Nemesis.LOSE_NEXT_ACK,
-        Nemesis.LOSE_NEXT_REQUEST, Nemesis.CRASH_CLIENT]
+        Nemesis.PAUSE,
+        Nemesis.RESUME,
+        Nemesis.CRASH,
+        Nemesis.RESTART,
+        Nemesis.LOSE_NEXT_ACK,
+        Nemesis.LOSE_NEXT_REQUEST,
+        Nemesis.CRASH_CLIENT,
+    ]
 
 
 def test_a_shared_cluster_offers_client_faults_only_and_says_why():
@@ -54,8 +60,16 @@ def test_a_shared_cluster_offers_client_faults_only_and_says_why():
 
 def test_broker_fault_scenarios_refuse_a_shared_cluster_before_touching_it():
     shared = connect("kafka.example:9092", prefix="alice")  # nothing listens there: nothing may be asked
-    for name in ("leader_crash_after_ack", "not_enough_replicas", "lost_ack_retry", "retries_reorder",
-                 "unclean_election", "fire_and_forget_crash", "producer_restart_gap", "random_faults"):
+    for name in (
+        "leader_crash_after_ack",
+        "not_enough_replicas",
+        "lost_ack_retry",
+        "retries_reorder",
+        "unclean_election",
+        "fire_and_forget_crash",
+        "producer_restart_gap",
+        "random_faults",
+    ):
         with pytest.raises(MissingFault, match=name):
             run_scenario(name, backend=shared)
 
@@ -81,5 +95,6 @@ def test_the_real_timeline_runs_scheduled_actions_in_time_order():
 
 def test_every_scenario_takes_a_backend():
     import inspect
+
     for name, fn in SCENARIOS.items():
         assert "backend" in inspect.signature(fn).parameters, name

@@ -4,6 +4,7 @@ Starts Voila (as ``make demo`` does) on a free port on 127.0.0.1, opens each dem
 visitor and asserts what the page shows; screenshots go to ``artifacts/`` (git-ignored).
 Skipped, with the reason, when chromium or playwright is missing.
 """
+
 from __future__ import annotations
 
 import os
@@ -23,8 +24,15 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 TIMEOUT_MS = 90_000
 
 
@@ -55,12 +63,24 @@ def voila():
     port = _free_port()
     log = open(ARTIFACTS.joinpath("voila.log") if ARTIFACTS.mkdir(exist_ok=True) is None else os.devnull, "w")
     proc = subprocess.Popen(
-        [str(Path(sys.executable).parent / "voila"), "notebooks/demos", "--no-browser", "--template=course",
-         "--Voila.ip=127.0.0.1",
-         f"--port={port}", "--strip_sources=True", "--show_tracebacks=False",
-         "--MappingKernelManager.cull_idle_timeout=600", "--MappingKernelManager.cull_interval=60"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        env={**os.environ, "JUPYTER_PATH": str(ROOT / "share" / "jupyter")})  # as `make demo`
+        [
+            str(Path(sys.executable).parent / "voila"),
+            "notebooks/demos",
+            "--no-browser",
+            "--template=course",
+            "--Voila.ip=127.0.0.1",
+            f"--port={port}",
+            "--strip_sources=True",
+            "--show_tracebacks=False",
+            "--MappingKernelManager.cull_idle_timeout=600",
+            "--MappingKernelManager.cull_interval=60",
+        ],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, "JUPYTER_PATH": str(ROOT / "share" / "jupyter")},
+    )  # as `make demo`
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(120):  # up to ~60 s for the server to answer
@@ -87,6 +107,7 @@ def voila():
 @pytest.fixture(scope="module")
 def browser():
     from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
@@ -207,8 +228,10 @@ def _record_requests(page) -> list[str]:
 
 def _offsite(urls) -> list[str]:
     from urllib.parse import urlsplit
-    return [u for u in urls if urlsplit(u).scheme in ("http", "https", "ws", "wss")
-            and urlsplit(u).hostname != "127.0.0.1"]
+
+    return [
+        u for u in urls if urlsplit(u).scheme in ("http", "https", "ws", "wss") and urlsplit(u).hostname != "127.0.0.1"
+    ]
 
 
 def test_landing_page_is_a_gallery_of_the_demos(voila, browser):
@@ -224,6 +247,7 @@ def test_landing_page_is_a_gallery_of_the_demos(voila, browser):
     page.screenshot(path=str(ARTIFACTS / "demo_gallery.png"))
     # JupyterLab's renderer opens links in a new tab: follow the href in this one
     from urllib.parse import urljoin
+
     href = page.get_by_role("link", name="Kafka delivery simulator").get_attribute("href")
     page.goto(urljoin(page.url, href))
     page.get_by_role("button", name="crash leader").wait_for()

@@ -1,4 +1,5 @@
 """The checker on small hand-written histories: each anomaly, and which configuration allows it."""
+
 import pytest
 
 from course_lib.checker import allowed_anomalies, check
@@ -78,14 +79,17 @@ def test_without_a_final_read_nothing_is_judged_lost():
     assert not r.final_read and r.found == set() and "final_read" in r.summary()
 
 
-@pytest.mark.parametrize("producer,topic,expected", [
-    ({}, {}, set()),
-    ({"acks": 1}, {}, {"lost", "duplicate", "reordered"}),   # idempotence silently off, as kafka-python
-    ({"acks": 0}, {}, {"lost"}),
-    ({"enable_idempotence": False, "max_in_flight_requests_per_connection": 1}, {}, {"duplicate"}),
-    ({}, {"unclean_leader_election_enable": True}, {"lost"}),
-    ({"acks": 1, "enable_idempotence": False, "retries": 0}, {}, {"lost"}),
-])
+@pytest.mark.parametrize(
+    "producer,topic,expected",
+    [
+        ({}, {}, set()),
+        ({"acks": 1}, {}, {"lost", "duplicate", "reordered"}),  # idempotence silently off, as kafka-python
+        ({"acks": 0}, {}, {"lost"}),
+        ({"enable_idempotence": False, "max_in_flight_requests_per_connection": 1}, {}, {"duplicate"}),
+        ({}, {"unclean_leader_election_enable": True}, {"lost"}),
+        ({"acks": 1, "enable_idempotence": False, "retries": 0}, {}, {"lost"}),
+    ],
+)
 def test_allowed_anomalies_follow_the_configuration(producer, topic, expected):
     assert set(allowed_anomalies(producer, topic)) == expected
 

@@ -1,5 +1,6 @@
 """The simulated KafkaConsumer: groups, committed offsets, positions, auto-commit, rebalances,
 and bad input - with kafka-python's names and error types."""
+
 import pytest
 from kafka import errors as Errors
 from kafka.structs import OffsetAndMetadata, TopicPartition
@@ -118,7 +119,8 @@ def test_auto_commit_commits_what_poll_returned_on_the_interval_and_on_close(clu
     assert len([op for op in cluster.history if op.f == "commit" and op.type == "ok"]) > len(commits)
     c.close()
     assert cluster.history[-1].f in ("commit", "member_removed", "rebalance") or any(
-        op.f == "commit" for op in cluster.history[-6:])
+        op.f == "commit" for op in cluster.history[-6:]
+    )
 
 
 def test_seek_and_manual_assignment_without_a_group(cluster):

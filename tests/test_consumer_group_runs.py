@@ -1,5 +1,6 @@
 """course_lib.consumer_groups: concurrent application instances of one group on the simulator -
 the experiments of notebooks/05b_consumer_groups, each with its counter-experiment."""
+
 import doctest
 
 import pytest

@@ -1,6 +1,7 @@
 """Consumer-group liveness in the simulator, as kafka-python 3.0.12 and Kafka's classic group
 coordinator do it: max_poll_interval_ms (a slow handler leaves the group, its commit fails, the
 next poll rejoins), the rebalance timeout, the rebalance listener and static membership."""
+
 import pytest
 from kafka import ConsumerRebalanceListener
 from kafka import errors as Errors
@@ -25,8 +26,16 @@ def cluster():
 
 
 def member(cluster, name, **config):
-    config = {"group_id": "g", "client_id": name, "auto_offset_reset": "earliest", "enable_auto_commit": False,
-              "session_timeout_ms": 6000, "heartbeat_interval_ms": 1000, "max_poll_interval_ms": 4000, **config}
+    config = {
+        "group_id": "g",
+        "client_id": name,
+        "auto_offset_reset": "earliest",
+        "enable_auto_commit": False,
+        "session_timeout_ms": 6000,
+        "heartbeat_interval_ms": 1000,
+        "max_poll_interval_ms": 4000,
+        **config,
+    }
     return KafkaConsumer(bootstrap_servers=cluster, **config)
 
 
@@ -157,8 +166,11 @@ def test_a_static_member_restarting_within_the_session_timeout_keeps_its_partiti
     again.subscribe([TOPIC])
     settle(again, b)
     assert again.assignment() == before and again.group_metadata().generation_id == generation
-    assert not [op for op in cluster.history if op.f == "member_removed"
-                or (op.f == "rebalance" and op.value["generation"] > generation)]
+    assert not [
+        op
+        for op in cluster.history
+        if op.f == "member_removed" or (op.f == "rebalance" and op.value["generation"] > generation)
+    ]
     replaced = [op.value for op in cluster.history if op.f == "static_member_replaced"]
     assert replaced and replaced[0]["instance"] == "worker-a"
 

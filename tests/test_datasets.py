@@ -1,4 +1,5 @@
 """The data sets are what their generator makes, and their cards describe their fields."""
+
 import subprocess
 import sys
 from pathlib import Path

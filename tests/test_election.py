@@ -1,5 +1,6 @@
 """The controller: fencing, clean election from the ISR, epochs, offline partitions, unclean
 election."""
+
 import pytest
 
 from course_lib.broker import Cluster
@@ -20,8 +21,9 @@ def test_a_dead_leader_is_replaced_by_an_isr_member_with_a_higher_epoch(cluster)
 
 
 def test_without_a_live_isr_member_the_partition_goes_offline():
-    c = Cluster(3, seed=1, broker_session_timeout_ms=3000, broker_heartbeat_interval_ms=500,
-                replica_lag_time_max_ms=2000)
+    c = Cluster(
+        3, seed=1, broker_session_timeout_ms=3000, broker_heartbeat_interval_ms=500, replica_lag_time_max_ms=2000
+    )
     c.create_topic(TOPIC, replication_factor=3, min_insync_replicas=1)
     c.crash(2)
     c.crash(3)
@@ -30,7 +32,7 @@ def test_without_a_live_isr_member_the_partition_goes_offline():
     c.crash(1)
     c.restart(2)
     c.run_for(5000)
-    assert c.leader_of(TOPIC) is None   # 2 is alive but out of sync: no clean candidate
+    assert c.leader_of(TOPIC) is None  # 2 is alive but out of sync: no clean candidate
     with pytest.raises(RuntimeError, match="offline"):
         c.committed_records(TOPIC)
     c.restart(1)
@@ -39,8 +41,9 @@ def test_without_a_live_isr_member_the_partition_goes_offline():
 
 
 def test_unclean_election_picks_an_out_of_sync_replica():
-    c = Cluster(3, seed=1, broker_session_timeout_ms=3000, broker_heartbeat_interval_ms=500,
-                replica_lag_time_max_ms=2000)
+    c = Cluster(
+        3, seed=1, broker_session_timeout_ms=3000, broker_heartbeat_interval_ms=500, replica_lag_time_max_ms=2000
+    )
     c.create_topic(TOPIC, replication_factor=3, min_insync_replicas=1, unclean_leader_election_enable=True)
     c.crash(2)
     c.crash(3)

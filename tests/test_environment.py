@@ -1,5 +1,6 @@
 """pyproject.toml is the single source of Python dependencies; environment.yml only adds what
 pip cannot install and installs the package itself."""
+
 import re
 import tomllib
 from pathlib import Path

@@ -1,6 +1,7 @@
 """The simulator does what Kafka 4.3.1 and kafka-python 3.0.12 do (issue 11), one test per
 point, each against the outcome measured on the real lab cluster. The same experiments run on
 both backends in tests/real/test_fidelity_differential.py."""
+
 import warnings
 
 import pytest
@@ -34,8 +35,7 @@ def test_1_an_acks_all_request_in_purgatory_times_out_when_the_isr_drops_below_m
     c.create_topic("t", replication_factor=3, min_insync_replicas=2)
     c.pause(2)
     c.pause(3)  # the followers stop fetching: the write waits in purgatory
-    p = KafkaProducer(bootstrap_servers=c, acks="all", request_timeout_ms=30_000, retries=0,
-                      delivery_timeout_ms=60_000)
+    p = KafkaProducer(bootstrap_servers=c, acks="all", request_timeout_ms=30_000, retries=0, delivery_timeout_ms=60_000)
     f = p.send("t", b"v")
     c.run_for(29_000)  # fenced after 3 s: ISR {1} < 2, the HW stays, nothing completes it
     assert not f.is_done and c.partition_state("t")["isr"] == [1]
@@ -53,7 +53,10 @@ def test_1_the_effective_min_isr_is_capped_by_the_replication_factor():
 
 def test_2_elr_elects_a_fenced_isr_member_cleanly_once_it_is_back():
     assert fidelity.elr_clean_election(sim()) == {
-        "acknowledged": 3, "new_leader_is_the_paused_follower": True, "read": 3}
+        "acknowledged": 3,
+        "new_leader_is_the_paused_follower": True,
+        "read": 3,
+    }
 
 
 def test_2_without_elr_the_partition_waits_for_the_last_isr_member():
@@ -85,7 +88,12 @@ def test_2_an_unclean_restart_leaves_the_elr_and_the_last_leader_is_elected_agai
 
 def test_3_kafka_python_commits_a_transaction_whose_send_failed():
     assert fidelity.transaction_with_a_failed_send(sim()) == {
-        "x": "ok", "y": "KafkaTimeoutError", "commit": "ok", "read_committed_a": [b"x"], "read_committed_b": []}
+        "x": "ok",
+        "y": "KafkaTimeoutError",
+        "commit": "ok",
+        "read_committed_a": [b"x"],
+        "read_committed_b": [],
+    }
 
 
 def test_3_a_non_retriable_send_error_still_makes_the_transaction_abortable():
@@ -100,8 +108,11 @@ def test_3_a_non_retriable_send_error_still_makes_the_transaction_abortable():
 
 
 def test_4_an_expired_idempotent_batch_does_not_fail_the_next_one():
-    assert fidelity.idempotent_batch_expired(sim()) == {"first": "KafkaTimeoutError", "second": "ok",
-                                                         "read": [b"second"]}
+    assert fidelity.idempotent_batch_expired(sim()) == {
+        "first": "KafkaTimeoutError",
+        "second": "ok",
+        "read": [b"second"],
+    }
 
 
 def test_5_acks_0_to_a_deposed_leader_loses_only_the_election_window():
@@ -123,7 +134,9 @@ def test_5_acks_0_to_a_deposed_leader_loses_only_the_election_window():
 def test_5_and_8_the_backend_experiments_give_what_kafka_gives():
     assert fidelity.acks0_to_a_deposed_leader(sim()) == {"last_10_kept": True}
     assert fidelity.consumer_after_unclean_election(sim()) == {
-        "read_before": 6, "read_after": [(3 + i, f"new{i}".encode()) for i in range(6)]}
+        "read_before": 6,
+        "read_after": [(3 + i, f"new{i}".encode()) for i in range(6)],
+    }
 
 
 def test_7_no_unknown_producer_id_for_a_producer_without_state():
@@ -152,6 +165,7 @@ def test_8_the_consumer_seeks_to_the_divergence_point_after_an_unclean_election(
     p.flush()
     consumer = KafkaConsumer(bootstrap_servers=c, auto_offset_reset="earliest", enable_auto_commit=False)
     from kafka.structs import TopicPartition
+
     consumer.assign([TopicPartition("t", 0)])
     seen = [r.value for rs in consumer.poll(timeout_ms=2000).values() for r in rs]
     assert len(seen) == 6  # min ISR 1: the lone leader's HW covers what only it has
@@ -171,8 +185,11 @@ def test_8_the_consumer_seeks_to_the_divergence_point_after_an_unclean_election(
 
 
 def test_9_a_zombies_send_gets_invalid_producer_epoch_and_its_commit_a_kafka_error_in_an_error_state():
-    assert fidelity.zombie_transactional_send(sim()) == {"late": "InvalidProducerEpochError",
-                                                          "commit": "KafkaError", "read_committed": []}
+    assert fidelity.zombie_transactional_send(sim()) == {
+        "late": "InvalidProducerEpochError",
+        "commit": "KafkaError",
+        "read_committed": [],
+    }
 
 
 def test_min_isr_1_with_unclean_election_loses_acknowledged_writes_with_acks_all():
@@ -184,8 +201,10 @@ def test_min_isr_1_with_unclean_election_loses_acknowledged_writes_with_acks_all
 
 def test_the_safe_settings_exercise_rejects_min_isr_1_with_unclean_election():
     """Regression (issue 11): with 3 s trials the ISR never shrank and this got full marks."""
-    unsafe = _ex02_q2({"producer": {"acks": "all"},
-                       "topic": {"min_insync_replicas": 1, "unclean_leader_election_enable": True}}, range(20))
+    unsafe = _ex02_q2(
+        {"producer": {"acks": "all"}, "topic": {"min_insync_replicas": 1, "unclean_leader_election_enable": True}},
+        range(20),
+    )
     assert not all(p.passed for p in unsafe)
     safe = _ex02_q2({"producer": {"acks": "all"}, "topic": {"min_insync_replicas": 2}}, range(20))
     assert all(p.passed for p in safe), [p.detail for p in safe if not p.passed]
@@ -211,6 +230,7 @@ def test_the_transactional_processor_aborts_and_redoes_a_batch_whose_output_send
     the processor checks its sends first, aborts and redoes the batch."""
     from course_lib.clients.future import FutureRecordMetadata, ProduceResult
     from course_lib.processing import run_pipeline
+
     send, failed = KafkaProducer.send, []
 
     def send_failing_once(self, topic, value=None, **kwargs):
@@ -220,18 +240,28 @@ def test_the_transactional_processor_aborts_and_redoes_a_batch_whose_output_send
             result.fail(Errors.KafkaTimeoutError("Expiring 1 record(s)"))
             return FutureRecordMetadata(result, 0)
         return send(self, topic, value, **kwargs)
+
     monkeypatch.setattr(KafkaProducer, "send", send_failing_once)
     r = run_pipeline("exactly-once-kafka", crash_point=None, seed=1)
     assert failed and sorted(r.sink) == sorted(f"msg-{i}" for i in range(20)), r.sink
-    aborted = [op for op in r.history if op.f == "end_transaction" and op.type == "ok"
-               and isinstance(op.value, dict) and op.value.get("commit") is False]
+    aborted = [
+        op
+        for op in r.history
+        if op.f == "end_transaction"
+        and op.type == "ok"
+        and isinstance(op.value, dict)
+        and op.value.get("commit") is False
+    ]
     assert len(aborted) == 1
 
 
-@pytest.mark.parametrize("name", ["course_lib.broker.invariants", "course_lib.replication_trials",
-                                  "course_lib.fidelity", "course_lib.nemesis"])
+@pytest.mark.parametrize(
+    "name",
+    ["course_lib.broker.invariants", "course_lib.replication_trials", "course_lib.fidelity", "course_lib.nemesis"],
+)
 def test_docstring_examples(name):
     import doctest
     import importlib
+
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0

@@ -1,6 +1,7 @@
 """Same seed and inputs => byte-identical history. The golden files pin it down: if a change
 alters the simulator's behaviour on purpose, regenerate them with
 ``COURSE_REGENERATE_GOLDEN=1 make test`` and review the diff."""
+
 import os
 from pathlib import Path
 

@@ -1,6 +1,7 @@
 """Graded exercises: generated notebooks up to date, every solution passes, untouched exercises
 say "not attempted", wrong types get a clear message, and the instructor's grader scores the
 sample submissions as expected while keeping each submission in its own process."""
+
 import csv
 import json
 import os
@@ -56,8 +57,9 @@ def test_learner_versions_hold_no_solution_and_no_output():
     for path in (ROOT / "exercises").glob("*.ipynb"):
         nb = nbformat.read(path, as_version=4)
         src = nbformat.read(ROOT / "exercises_src" / path.name, as_version=4)
-        solution_lines = {line.split("#")[0].strip() for c in src.cells for line in c.source.split("\n")
-                          if "# SOLUTION" in line}
+        solution_lines = {
+            line.split("#")[0].strip() for c in src.cells for line in c.source.split("\n") if "# SOLUTION" in line
+        }
         text = "\n".join(c.source for c in nb.cells)
         assert "SOLUTION" not in text, path.name
         for line in solution_lines:
@@ -66,10 +68,13 @@ def test_learner_versions_hold_no_solution_and_no_output():
 
 
 def test_markers():
-    nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_code_cell("x = 42  # SOLUTION\nd = {\n    'a': 1,  # SOLUTION\n}"),
-        nbformat.v4.new_code_cell("def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION"),
-        nbformat.v4.new_markdown_cell("Q\n<!-- BEGIN SOLUTION -->\nA\n<!-- END SOLUTION -->")])
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell("x = 42  # SOLUTION\nd = {\n    'a': 1,  # SOLUTION\n}"),
+            nbformat.v4.new_code_cell("def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION"),
+            nbformat.v4.new_markdown_cell("Q\n<!-- BEGIN SOLUTION -->\nA\n<!-- END SOLUTION -->"),
+        ]
+    )
     learner, instructor = render(nb, True), render(nb, False)
     assert learner.cells[0].source == "x = ...  # YOUR ANSWER HERE\nd = {\n    'a': ...,  # YOUR ANSWER HERE\n}"
     assert learner.cells[1].source == "def f():\n    ...  # YOUR CODE HERE"
@@ -102,15 +107,18 @@ def test_untouched_exercises_report_not_attempted(notebook):
         assert "not attempted yet" in report.text() and "Traceback" not in report.text()
 
 
-@pytest.mark.parametrize("exercise, answer, says", [
-    ("ex02_q1", "10", "expects a whole number (int)"),
-    ("ex02_q1", 10.0, "you gave a float"),
-    ("ex05_q1", "mid_batch", "expects a set of strings"),
-    ("ex05_q1", {"crash"}, "not among the allowed values"),
-    ("ex02_q2", {"producer": {"acks": "all"}}, "missing the key(s) 'topic'"),
-    ("ex06_q2", "committed", "expects one of"),
-    ("ex05_q2", (42,), "expects a function"),
-])
+@pytest.mark.parametrize(
+    "exercise, answer, says",
+    [
+        ("ex02_q1", "10", "expects a whole number (int)"),
+        ("ex02_q1", 10.0, "you gave a float"),
+        ("ex05_q1", "mid_batch", "expects a set of strings"),
+        ("ex05_q1", {"crash"}, "not among the allowed values"),
+        ("ex02_q2", {"producer": {"acks": "all"}}, "missing the key(s) 'topic'"),
+        ("ex06_q2", "committed", "expects one of"),
+        ("ex05_q2", (42,), "expects a function"),
+    ],
+)
 def test_wrong_type_says_what_is_expected(exercise, answer, says):
     report = evaluate(exercise, answer)
     assert report.status == WRONG_TYPE and says in report.text(), report.text()
@@ -126,18 +134,25 @@ def test_check_reads_the_notebook_variable_and_gives_hint_and_seed_on_failure():
 
 def test_guessing_a_configuration_fails_somewhere():
     # acks=1 may survive a few schedules, never all of them
-    assert evaluate("ex02_q2", {"producer": {"acks": 1, "enable_idempotence": False},
-                                "topic": {"min_insync_replicas": 2}}).status == "failed"
+    assert (
+        evaluate(
+            "ex02_q2", {"producer": {"acks": 1, "enable_idempotence": False}, "topic": {"min_insync_replicas": 2}}
+        ).status
+        == "failed"
+    )
     assert evaluate("ex03_q2", {"enable_idempotence": False, "acks": "all"}).status == "failed"
 
 
 def test_broken_implementations_fail_with_their_seed():
     def store(db, record):  # output and offset in two transactions: a crash between them duplicates
         db.execute("INSERT INTO output VALUES (?)", (record.value.decode(),))
-        db.execute("INSERT OR REPLACE INTO offsets VALUES (?, ?, ?)", (record.topic, record.partition, record.offset + 1))
+        db.execute(
+            "INSERT OR REPLACE INTO offsets VALUES (?, ?, ?)", (record.topic, record.partition, record.offset + 1)
+        )
 
     def resume_positions(db):
         return {(t, p): o for t, p, o in db.execute("SELECT topic, partition, next_offset FROM offsets")}
+
     report = evaluate("ex07_q1", (store, resume_positions))
     assert report.status == "failed" and "processed twice" in report.text() and "seed=" in report.text()
 
@@ -147,11 +162,13 @@ def test_broken_implementations_fail_with_their_seed():
             producer.send("output", record.value, key=record.key)
         producer.commit_transaction()
         consumer.commit()
+
     assert evaluate("ex06_q3", (process_batch,)).status == "failed"
 
     def write_batch(batch_df, batch_id, db):  # not idempotent: a replayed batch is written twice
         for row in batch_df.collect():
             db.execute("INSERT INTO orders VALUES (?, ?)", (row["key"], row["value"]))
+
     assert evaluate("ex10_q1", (write_batch,)).status == "failed"
 
 
@@ -172,36 +189,60 @@ def test_definitions_take_imports_functions_and_constants_only():
 
 # ---- the instructor's grader ---------------------------------------------------------------------
 def test_submission_process_cannot_import_hidden_checks(tmp_path):
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        "try:\n    import course_lib.grading.hidden\n    ex02_q1 = 'leaked'\nexcept ImportError:\n    ex02_q1 = 7")])
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                "try:\n    import course_lib.grading.hidden\n    ex02_q1 = 'leaked'\nexcept ImportError:\n    ex02_q1 = 7"
+            )
+        ]
+    )
     path = tmp_path / "nb.ipynb"
     nbformat.write(nb, path)
-    subprocess.run([sys.executable, "-m", "course_lib.grading.submission", str(path), "--answers", str(tmp_path / "a.json")],
-                   check=True, cwd=tmp_path)
+    subprocess.run(
+        [sys.executable, "-m", "course_lib.grading.submission", str(path), "--answers", str(tmp_path / "a.json")],
+        check=True,
+        cwd=tmp_path,
+    )
     answers = json.loads((tmp_path / "a.json").read_text().splitlines()[-1])["answers"]
     assert decode(answers["ex02_q1"]) == 7
 
 
 EXPECTED = {  # learner -> (total, ex05_q1, ex05_q2)
     "correct": (3, 1, 2),
-    "partial": (1, 1, 0),       # commits before writing: loses messages under crashes
-    "wrong_type": (2, 0, 2),    # a string instead of a set for ex05_q1
-    "raising": (1, 1, 0),       # a cell raises; the function raises
+    "partial": (1, 1, 0),  # commits before writing: loses messages under crashes
+    "wrong_type": (2, 0, 2),  # a string instead of a set for ex05_q1
+    "raising": (1, 1, 0),  # a cell raises; the function raises
     "infinite_loop": (1, 1, 0),  # a cell loops (stopped by the cell limit); the function loops (evaluation limit)
-    "hangs": (1, 1, 0),         # defeats the cell limit: the whole process group is killed; earlier answers count
-    "broken": (0, 0, 0),        # not a notebook
-    "untouched": (0, 0, 0),     # the learner version as generated
+    "hangs": (1, 1, 0),  # defeats the cell limit: the whole process group is killed; earlier answers count
+    "broken": (0, 0, 0),  # not a notebook
+    "untouched": (0, 0, 0),  # the learner version as generated
 }
 
 
 def test_instructor_command_scores_the_sample_submissions(tmp_path):
     out = tmp_path / "scores.csv"
     result = subprocess.run(
-        [sys.executable, "-m", "course_lib.grading", "grade", str(SAMPLES), "--out", str(out),
-         "--timeout", "30", "--cell-timeout", "3", "--implementation-timeout", "20"]
+        [
+            sys.executable,
+            "-m",
+            "course_lib.grading",
+            "grade",
+            str(SAMPLES),
+            "--out",
+            str(out),
+            "--timeout",
+            "30",
+            "--cell-timeout",
+            "3",
+            "--implementation-timeout",
+            "20",
+        ]
         # the scoring is what this test checks; tests/test_grading_sandbox.py checks the sandbox (or says why not)
         + (["--no-sandbox"] if sandbox.probe() else []),
-        capture_output=True, text=True, cwd=tmp_path)
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     rows = {r["learner"]: r for r in csv.DictReader(out.open())}
     assert set(rows) == set(EXPECTED)
@@ -222,8 +263,12 @@ def test_instructor_command_scores_the_sample_submissions(tmp_path):
 
 
 def test_grade_without_notebooks_says_what_to_pass(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "course_lib.grading", "grade", str(tmp_path)],
-                            capture_output=True, text=True, cwd=tmp_path)
+    result = subprocess.run(
+        [sys.executable, "-m", "course_lib.grading", "grade", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert result.returncode != 0 and "no .ipynb files" in result.stderr
 
 
@@ -231,14 +276,21 @@ def test_docstring_examples():
     import doctest
 
     import course_lib.grading as grading
+
     assert doctest.testmod(grading, optionflags=doctest.ELLIPSIS).failed == 0
 
 
 def test_a_forged_answers_file_is_read_as_untrusted_data(tmp_path):
     from course_lib.grading.autograder import _read_state
     from course_lib.grading.report import Report
-    for text in ('{"errors": "x", "answers": []}', "[" * 100_000, "not json", '{"answers": {"ex02_q1": 5}}',
-                 '{"cells": 3}'):
+
+    for text in (
+        '{"errors": "x", "answers": []}',
+        "[" * 100_000,
+        "not json",
+        '{"answers": {"ex02_q1": 5}}',
+        '{"cells": 3}',
+    ):
         state = _read_state(text.encode(), "")
         assert isinstance(state["errors"], list) and isinstance(state["answers"], dict)
         assert isinstance(state["cells"], list)
@@ -250,6 +302,7 @@ def test_a_forged_answers_file_is_read_as_untrusted_data(tmp_path):
 
 def test_hidden_seeds_come_from_the_secret_for_every_exercise():
     from course_lib.grading.hidden import HIDDEN_SEED_COUNTS
+
     assert all(isinstance(n, int) and n > 0 for n in HIDDEN_SEED_COUNTS.values())
     for ex in EXERCISES.values():
         a, b = seeds_for(ex, "one secret"), seeds_for(ex, "another secret")
@@ -264,6 +317,7 @@ def test_check_stops_an_infinite_loop_and_says_so():
     def write_batch(batch_df, batch_id, db):
         while True:
             pass
+
     report = check("ex10_q1", time_limit_s=0.5)
     assert report.status == "error" and "did not finish" in report.text()
 
@@ -272,10 +326,19 @@ def test_without_the_sandbox_a_detached_child_holding_the_output_does_not_block_
     """The grader reads files, not pipes: a child in its own session that keeps the notebook's
     stdout open cannot make it wait (without the sandbox that child survives; we end it here)."""
     from course_lib.grading.autograder import Grader, Limits, grade_notebook
+
     marker = "100023"
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in [
-        "import subprocess, sys\nsubprocess.Popen(['sleep', '" + marker + "'], start_new_session=True, stdout=sys.stdout)",
-        "ex05_q1 = {'mid_batch', 'after_commit'}"]])
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(c)
+            for c in [
+                "import subprocess, sys\nsubprocess.Popen(['sleep', '"
+                + marker
+                + "'], start_new_session=True, stdout=sys.stdout)",
+                "ex05_q1 = {'mid_batch', 'after_commit'}",
+            ]
+        ]
+    )
     path = tmp_path / "detached.ipynb"
     nbformat.write(nb, path)
     start = time.monotonic()

@@ -7,6 +7,7 @@ leftover processes, a canary process).
 The attacks are real (a fork bomb, 2 GB of output, writes into the course package, ...), so this
 module runs only where the sandbox works; it never grades them with --no-sandbox.
 """
+
 import csv
 import os
 import signal
@@ -32,7 +33,7 @@ CELL_S = 8
 pytestmark = pytest.mark.skipif(sandbox.probe() is not None, reason=f"no grading sandbox: {sandbox.probe()}")
 
 CORRECT_ANSWER = 'ex05_q1 = {"mid_batch", "after_commit"}'
-CORRECT_LOOP = '''
+CORRECT_LOOP = """
     empty = 0
     while empty < 2:
         records = [r for rs in consumer.poll(timeout_ms=500).values() for r in rs]
@@ -43,26 +44,32 @@ CORRECT_LOOP = '''
         for record in records:
             sink.write(record)
         consumer.commit()
-'''
+"""
 
 
 def notebook(path: Path, attack: str, answer_if: str = "True", in_function: str = "", answer_first=False) -> None:
     """A submission: ``attack`` in a cell, then ex05_q1 answered correctly only if ``answer_if``
     holds after it, then a correct consume_at_least_once that first runs ``in_function``."""
     body = "".join("    " + line + "\n" for line in in_function.strip().splitlines())
-    cells = ["import warnings; warnings.simplefilter('ignore')\nimport os, sys, socket, subprocess, signal\ncontained = True"]
+    cells = [
+        "import warnings; warnings.simplefilter('ignore')\nimport os, sys, socket, subprocess, signal\ncontained = True"
+    ]
     if answer_first:
         cells.append(CORRECT_ANSWER)
-    cells += [attack,
-              f"ex05_q1 = {{'mid_batch', 'after_commit'}} if ({answer_if}) else set()" if not answer_first else "pass",
-              f"def consume_at_least_once(consumer, sink):\n{body}{CORRECT_LOOP}"]
+    cells += [
+        attack,
+        f"ex05_q1 = {{'mid_batch', 'after_commit'}} if ({answer_if}) else set()" if not answer_first else "pass",
+        f"def consume_at_least_once(consumer, sink):\n{body}{CORRECT_LOOP}",
+    ]
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
 
 
 def attempts(paths) -> str:
     """Code that tries to write each path and sets contained = False if any write works."""
-    return "\n".join(f"try:\n    open({str(p)!r}, 'w').write('pwned')\n    contained = False\nexcept OSError:\n    pass"
-                     for p in paths)
+    return "\n".join(
+        f"try:\n    open({str(p)!r}, 'w').write('pwned')\n    contained = False\nexcept OSError:\n    pass"
+        for p in paths
+    )
 
 
 def leftover_sleepers() -> list[int]:
@@ -94,41 +101,98 @@ def test_hostile_submissions_are_contained(tmp_path):
     (submissions / "correct.ipynb").write_bytes((SAMPLES / "correct.ipynb").read_bytes())
     detached = f"subprocess.Popen(['sleep', '{SLEEP}'], start_new_session=True, stdout=sys.stdout, stderr=sys.stderr)"
     notebook(submissions / "detached_child.ipynb", detached, in_function=detached)
-    notebook(submissions / "fork_bomb.ipynb",
-             "while True:\n    try:\n        os.fork()\n    except OSError:\n        pass", answer_first=True)
-    notebook(submissions / "huge_output.ipynb", "for _ in range(2048):\n    sys.stdout.write('x' * 2**20)",
-             in_function="try:\n    print('y' * 2**26)\nexcept OSError:\n    pass")
-    notebook(submissions / "memory_hog.ipynb", "hog = [bytearray(2**30) for _ in range(64)]",
-             in_function="try:\n    hog = bytearray(2**33)\nexcept MemoryError:\n    pass")
-    notebook(submissions / "writes_everywhere.ipynb", attempts(targets), "contained",
-             in_function=attempts(targets))
-    read_secret = (f"for where in ({str(secret_file)!r}, {str(package / 'grading' / 'hidden.py')!r}):\n"
-                   f"    try:\n        contained &= {SECRET!r} not in open(where).read()\n    except OSError:\n        pass\n"
-                   f"contained &= {SECRET!r} not in str(os.environ)\n"
-                   f"try:\n    import course_lib.grading.hidden\n    contained = False\nexcept ImportError:\n    pass")
+    notebook(
+        submissions / "fork_bomb.ipynb",
+        "while True:\n    try:\n        os.fork()\n    except OSError:\n        pass",
+        answer_first=True,
+    )
+    notebook(
+        submissions / "huge_output.ipynb",
+        "for _ in range(2048):\n    sys.stdout.write('x' * 2**20)",
+        in_function="try:\n    print('y' * 2**26)\nexcept OSError:\n    pass",
+    )
+    notebook(
+        submissions / "memory_hog.ipynb",
+        "hog = [bytearray(2**30) for _ in range(64)]",
+        in_function="try:\n    hog = bytearray(2**33)\nexcept MemoryError:\n    pass",
+    )
+    notebook(submissions / "writes_everywhere.ipynb", attempts(targets), "contained", in_function=attempts(targets))
+    read_secret = (
+        f"for where in ({str(secret_file)!r}, {str(package / 'grading' / 'hidden.py')!r}):\n"
+        f"    try:\n        contained &= {SECRET!r} not in open(where).read()\n    except OSError:\n        pass\n"
+        f"contained &= {SECRET!r} not in str(os.environ)\n"
+        f"try:\n    import course_lib.grading.hidden\n    contained = False\nexcept ImportError:\n    pass"
+    )
     notebook(submissions / "reads_secret.ipynb", read_secret, "contained")
-    connect = (f"try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2).send(b'pwned')\n"
-               f"    contained = False\nexcept OSError:\n    pass")
-    notebook(submissions / "connects.ipynb", connect, "contained", in_function=connect.replace("contained = False", "pass"))
-    kill = (f"for pid in (os.getppid(), {canary.pid}):\n    try:\n        os.kill(pid, signal.SIGKILL)\n"
-            f"    except OSError:\n        pass")
+    connect = (
+        f"try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2).send(b'pwned')\n"
+        f"    contained = False\nexcept OSError:\n    pass"
+    )
+    notebook(
+        submissions / "connects.ipynb", connect, "contained", in_function=connect.replace("contained = False", "pass")
+    )
+    kill = (
+        f"for pid in (os.getppid(), {canary.pid}):\n    try:\n        os.kill(pid, signal.SIGKILL)\n"
+        f"    except OSError:\n        pass"
+    )
     notebook(submissions / "kills.ipynb", kill, in_function=kill)
-    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in [
-        "import warnings; warnings.simplefilter('ignore')",
-        "while True:\n    pass\nex05_q1 = {'mid_batch', 'after_commit'}",
-        f"def consume_at_least_once(consumer, sink):\n{CORRECT_LOOP}"]]), submissions / "slow_answer.ipynb")
+    nbformat.write(
+        nbformat.v4.new_notebook(
+            cells=[
+                nbformat.v4.new_code_cell(c)
+                for c in [
+                    "import warnings; warnings.simplefilter('ignore')",
+                    "while True:\n    pass\nex05_q1 = {'mid_batch', 'after_commit'}",
+                    f"def consume_at_least_once(consumer, sink):\n{CORRECT_LOOP}",
+                ]
+            ]
+        ),
+        submissions / "slow_answer.ipynb",
+    )
 
-    expected = {name: 3 for name in ("correct", "detached_child", "fork_bomb", "huge_output", "memory_hog",
-                                     "writes_everywhere", "reads_secret", "connects", "kills")}
+    expected = {
+        name: 3
+        for name in (
+            "correct",
+            "detached_child",
+            "fork_bomb",
+            "huge_output",
+            "memory_hog",
+            "writes_everywhere",
+            "reads_secret",
+            "connects",
+            "kills",
+        )
+    }
     expected["slow_answer"] = 2  # its ex05_q1 cell never finishes
     started = time.monotonic()
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "course_lib.grading", "grade", str(submissions), "--out", str(out_dir / "scores.csv"),
-             "--timeout", "25", "--cell-timeout", str(CELL_S), "--implementation-timeout", "20", "--jobs", "2",
-             "--secret-file", str(secret_file)],
-            capture_output=True, text=True, cwd=tmp_path, timeout=240,
-            env={**os.environ, "HOME": str(home), "COURSE_GRADING_SECRET": SECRET})
+            [
+                sys.executable,
+                "-m",
+                "course_lib.grading",
+                "grade",
+                str(submissions),
+                "--out",
+                str(out_dir / "scores.csv"),
+                "--timeout",
+                "25",
+                "--cell-timeout",
+                str(CELL_S),
+                "--implementation-timeout",
+                "20",
+                "--jobs",
+                "2",
+                "--secret-file",
+                str(secret_file),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=240,
+            env={**os.environ, "HOME": str(home), "COURSE_GRADING_SECRET": SECRET},
+        )
         elapsed = time.monotonic() - started
         accepted = []
         try:
@@ -157,7 +221,10 @@ def test_hostile_submissions_are_contained(tmp_path):
     assert not any(SECRET in text for text in feedback.values())
     assert "more than 16 MB of output" in feedback["huge_output"]
     assert "MemoryError" in feedback["memory_hog"]
-    assert f"did not finish within {CELL_S} s" in feedback["slow_answer"] and "not attempted" not in feedback["slow_answer"]
+    assert (
+        f"did not finish within {CELL_S} s" in feedback["slow_answer"]
+        and "not attempted" not in feedback["slow_answer"]
+    )
     assert "cell In [2]" in feedback["slow_answer"]
     assert "WARNING" not in feedback["correct"]
 

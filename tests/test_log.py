@@ -1,4 +1,5 @@
 """The partition log: offsets, LEO, leader-epoch cache, truncation."""
+
 from course_lib.broker.log import PartitionLog
 from course_lib.broker.protocol import LogBatch, Record, RecordBatch
 
@@ -31,7 +32,7 @@ def test_epoch_cache_and_end_offset_for_epoch():
     log.assign_epoch(5)  # elected leader again, nothing appended yet
     assert log.epochs == [(0, 0), (2, 2), (5, 3)]
     assert log.end_offset_for_epoch(0) == (0, 2)
-    assert log.end_offset_for_epoch(1) == (0, 2)   # largest epoch <= 1 is 0
+    assert log.end_offset_for_epoch(1) == (0, 2)  # largest epoch <= 1 is 0
     assert log.end_offset_for_epoch(2) == (2, 3)
     assert log.end_offset_for_epoch(9) == (5, 3)
     assert PartitionLog().end_offset_for_epoch(0) == (-1, -1)

@@ -1,4 +1,5 @@
 """The event loop's contract: schedule, step, run, peek, cancel - and determinism."""
+
 import math
 
 import pytest

@@ -1,4 +1,5 @@
 """`make lab` / `make demo` as a first-time learner runs them (dry run: nothing installed or started)."""
+
 import os
 import shutil
 import subprocess
@@ -12,8 +13,9 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is no
 
 def _dry_run(target: str, tmp_path) -> str:
     venv = tmp_path / "venv"  # an empty venv path: make prints the whole first-run recipe
-    out = subprocess.run(["make", "-n", target, f"VENV={venv}"], cwd=ROOT, capture_output=True, text=True,
-                         timeout=60, check=True)
+    out = subprocess.run(
+        ["make", "-n", target, f"VENV={venv}"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+    )
     return out.stdout
 
 

@@ -1,4 +1,5 @@
 """Links: latency, FIFO order, and the nemesis' faults."""
+
 from dataclasses import dataclass, field
 
 from course_lib.sim import Network, Simulation
@@ -82,7 +83,7 @@ def test_a_dead_process_refuses_connections():
 
 def test_disconnect_arrives_after_data_already_sent():
     sim, network, a, b = net(latency_ms=1, jitter_ms=3)
-    network.send("a", "b", Msg("hello"))   # b knows a
+    network.send("a", "b", Msg("hello"))  # b knows a
     sim.run()
     network.send("b", "a", Msg("reply", 1))
     b.alive = False

@@ -1,4 +1,5 @@
 """Notebooks are committed stripped, except the outputs nbval compares (tools/notebook_outputs.py)."""
+
 import importlib.util
 from pathlib import Path
 
@@ -29,8 +30,10 @@ def test_lessons_follow_the_course_shape(path):
 def test_strip_keeps_checked_text_and_drops_the_rest():
     nb = nbformat.v4.new_notebook()
     checked = nbformat.v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(1)")
-    checked.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n"),
-                       nbformat.v4.new_output("stream", name="stderr", text="progress\n")]
+    checked.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="1\n"),
+        nbformat.v4.new_output("stream", name="stderr", text="progress\n"),
+    ]
     other = nbformat.v4.new_code_cell("print(2)")
     other.outputs = [nbformat.v4.new_output("stream", name="stdout", text="2\n")]
     other.execution_count = 3

@@ -1,4 +1,5 @@
 """Consumer delivery semantics, crash point by crash point: what the application's output shows."""
+
 import pytest
 
 from course_lib.processing import CRASH_POINTS, SEMANTICS, SQLiteSink, run_pipeline

@@ -1,4 +1,5 @@
 """The simulated KafkaProducer: kafka-python's names, defaults, errors and retry behaviour."""
+
 import warnings
 
 import pytest
@@ -24,16 +25,19 @@ def test_unknown_keys_get_a_suggestion():
         resolve_producer_config(acks_mode=1)
 
 
-@pytest.mark.parametrize("key,value,match", [
-    ("acks", 2, "acks must be 0, 1 or 'all'"),
-    ("acks", True, "acks must be"),
-    ("retries", -1, "retries must be"),
-    ("request_timeout_ms", -5, "request_timeout_ms must be"),
-    ("delivery_timeout_ms", 0, "delivery_timeout_ms must be"),
-    ("max_in_flight_requests_per_connection", 0, "positive integer"),
-    ("enable_idempotence", "yes", "True or False"),
-    ("transactional_id", "", "non-empty string"),
-])
+@pytest.mark.parametrize(
+    "key,value,match",
+    [
+        ("acks", 2, "acks must be 0, 1 or 'all'"),
+        ("acks", True, "acks must be"),
+        ("retries", -1, "retries must be"),
+        ("request_timeout_ms", -5, "request_timeout_ms must be"),
+        ("delivery_timeout_ms", 0, "delivery_timeout_ms must be"),
+        ("max_in_flight_requests_per_connection", 0, "positive integer"),
+        ("enable_idempotence", "yes", "True or False"),
+        ("transactional_id", "", "non-empty string"),
+    ],
+)
 def test_bad_values_name_the_key_and_the_allowed_values(key, value, match):
     with pytest.raises(ConfigurationError, match=match):
         resolve_producer_config(**{key: value})
@@ -98,9 +102,10 @@ def test_bad_send_arguments(make_producer, cluster):
 def test_serializers_and_keyed_partitioning_match_kafka_python(cluster):
     cluster.create_topic("keyed", partitions=3)
     from kafka.partitioner.default import murmur2
+
     producer = KafkaProducer(bootstrap_servers=cluster, value_serializer=str.encode, key_serializer=str.encode)
     md = producer.send("keyed", "hello", key="account-7").get()
-    assert md.partition == (murmur2(b"account-7") & 0x7fffffff) % 3
+    assert md.partition == (murmur2(b"account-7") & 0x7FFFFFFF) % 3
 
 
 def test_records_sent_together_share_a_batch(make_producer, cluster):
@@ -124,8 +129,9 @@ def test_acks_0_succeeds_at_once_with_offset_minus_one(make_producer):
 
 
 def test_retries_0_turns_a_transient_error_into_a_failure(make_producer, cluster):
-    producer = make_producer(acks=1, enable_idempotence=False, retries=0, request_timeout_ms=500,
-                             delivery_timeout_ms=1000)
+    producer = make_producer(
+        acks=1, enable_idempotence=False, retries=0, request_timeout_ms=500, delivery_timeout_ms=1000
+    )
     cluster.lose_next_request(producer.node_id)
     with pytest.raises(Errors.RequestTimedOutError):
         producer.send(TOPIC, b"a").get()

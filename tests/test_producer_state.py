@@ -1,4 +1,5 @@
 """The broker's producer-state table: duplicates recognised, gaps and old epochs refused."""
+
 from kafka import errors as Errors
 
 from course_lib.broker.producer_state import ProducerStateTable

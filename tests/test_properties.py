@@ -1,6 +1,7 @@
 """Property tests over seeded random fault schedules (crashes, pauses, isolation, lost ACKs and
 requests, slow links). A safe configuration must never lose or duplicate an acknowledged
 record; each unsafe one must show its anomaly for some seed. Failures print the seed."""
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -28,8 +29,9 @@ def test_safe_configuration_never_loses_duplicates_or_reorders(seed):
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(seed=st.integers(min_value=0, max_value=2**31 - 1))
 def test_clean_election_never_loses_even_with_min_insync_1(seed):
-    r = random_faults(seed=seed, producer_config=SAFE_PRODUCER,
-                      topic_config={"min_insync_replicas": 1}, **ELECTION_FAULTS)
+    r = random_faults(
+        seed=seed, producer_config=SAFE_PRODUCER, topic_config={"min_insync_replicas": 1}, **ELECTION_FAULTS
+    )
     assert "lost" not in r.result.found, describe(r)
 
 
@@ -42,13 +44,16 @@ def first_seed_showing(anomaly, seeds=range(300), **kwargs):
     return None
 
 
-@pytest.mark.parametrize("anomaly,producer,topic,extra", [
-    ("lost", {"acks": 1, "enable_idempotence": False}, {"min_insync_replicas": 1}, {}),
-    ("lost", {"acks": 0, "enable_idempotence": False}, {}, {}),
-    ("duplicate", {"enable_idempotence": False}, {}, {}),
-    ("reordered", {"enable_idempotence": False, "max_in_flight_requests_per_connection": 5}, {}, {}),
-    ("lost", SAFE_PRODUCER, {"min_insync_replicas": 1, "unclean_leader_election_enable": True}, ELECTION_FAULTS),
-])
+@pytest.mark.parametrize(
+    "anomaly,producer,topic,extra",
+    [
+        ("lost", {"acks": 1, "enable_idempotence": False}, {"min_insync_replicas": 1}, {}),
+        ("lost", {"acks": 0, "enable_idempotence": False}, {}, {}),
+        ("duplicate", {"enable_idempotence": False}, {}, {}),
+        ("reordered", {"enable_idempotence": False, "max_in_flight_requests_per_connection": 5}, {}, {}),
+        ("lost", SAFE_PRODUCER, {"min_insync_replicas": 1, "unclean_leader_election_enable": True}, ELECTION_FAULTS),
+    ],
+)
 def test_each_unsafe_configuration_shows_its_anomaly_for_some_seed(anomaly, producer, topic, extra):
     r = first_seed_showing(anomaly, producer_config=producer, topic_config=topic, **extra)
     assert r is not None, f"no seed in 0..299 showed {anomaly!r} for {producer} {topic}"

@@ -1,4 +1,5 @@
 """The README's simulator example runs and prints what it promises."""
+
 import re
 from pathlib import Path
 

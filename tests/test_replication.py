@@ -21,7 +21,7 @@ def test_followers_copy_the_log_and_the_high_watermark_follows(cluster, make_pro
 
 def test_high_watermark_waits_for_the_slowest_isr_member(cluster, make_producer):
     producer = make_producer(acks=1, enable_idempotence=False)
-    cluster.pause(3)                      # in the ISR, but fetching nothing
+    cluster.pause(3)  # in the ISR, but fetching nothing
     producer.send(TOPIC, b"a").get()
     producer.send(TOPIC, b"b").get()
     cluster.run_for(100)
@@ -33,8 +33,8 @@ def test_high_watermark_waits_for_the_slowest_isr_member(cluster, make_producer)
 def test_a_follower_that_stops_fetching_leaves_the_isr_then_rejoins(cluster, make_producer):
     producer = make_producer()
     producer.send(TOPIC, b"a").get()
-    cluster.network.cut(node_name(1), node_name(3))   # 3 still heartbeats to the controller
-    producer.send(TOPIC, b"b").get(timeout=60)         # acks=all completes once 3 is dropped
+    cluster.network.cut(node_name(1), node_name(3))  # 3 still heartbeats to the controller
+    producer.send(TOPIC, b"b").get(timeout=60)  # acks=all completes once 3 is dropped
     state = cluster.partition_state(TOPIC)
     assert state["isr"] == [1, 2]
     assert any(op.f == "isr" and op.value["isr"] == [1, 2] for op in cluster.history)

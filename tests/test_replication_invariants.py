@@ -4,6 +4,7 @@ invariant fails with the seed that broke it; ``checked_trial(seed)`` replays it.
 
 The mutation tests prove each invariant can fail: they break the simulator the way a wrong
 model of Kafka would and expect the checker to notice."""
+
 import warnings
 from dataclasses import replace
 
@@ -59,6 +60,7 @@ def test_a_hw_that_ignores_the_followers_is_caught(monkeypatch):
     def advance_to_own_leo(self):
         if self.is_leader and not self.under_min_isr:
             self.log.hw = max(self.log.hw, self.log.leo)
+
     monkeypatch.setattr(Partition, "maybe_advance_hw", advance_to_own_leo)
     assert "hw_within_isr" in (first_violation() or "")
 
@@ -77,6 +79,7 @@ def test_an_election_of_an_out_of_sync_replica_passed_off_as_clean_is_caught(mon
         if new.leader is None and live:
             new = replace(new, leader=live[0], isr=(live[0],), elr=(), leader_epoch=state.leader_epoch + 1)
         return new
+
     monkeypatch.setattr(Controller, "_change", elect_anyone)
     assert "committed_kept" in (first_violation() or "")
 

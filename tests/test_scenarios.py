@@ -1,4 +1,5 @@
 """Every named scenario shows exactly the anomalies its configuration is known for."""
+
 import pytest
 
 from course_lib.scenarios import SCENARIOS, run_scenario
@@ -29,8 +30,14 @@ def test_scenario_outcome(name, kwargs, expected, seed):
     assert r.result.valid, f"seed={seed}: {r.result.summary()}"
 
 
-CONSUMER_SIDE = {"consumer_crash", "consume_transform_produce", "external_store_exactly_once",
-                 "aborted_transaction", "zombie_fencing", "transaction_timeout"}  # tests/test_processing.py
+CONSUMER_SIDE = {
+    "consumer_crash",
+    "consume_transform_produce",
+    "external_store_exactly_once",
+    "aborted_transaction",
+    "zombie_fencing",
+    "transaction_timeout",
+}  # tests/test_processing.py
 
 
 def test_every_scenario_is_covered():

@@ -8,11 +8,11 @@
   ~/.cache/kafka-delivery-course) and are skipped with the reason when these are missing.
 Screenshots go to artifacts/ (git-ignored).
 """
+
 from __future__ import annotations
 
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -26,6 +26,7 @@ TIMEOUT_MS = 300_000  # a cold Pyodide start and the 100-schedule experiment on 
 
 
 # ---------------------------------------------------------------- the build's pieces (fast)
+
 
 def test_the_site_holds_lessons_00_to_08_and_their_exercises_not_the_labs():
     lessons = [p.name for p in site_build.browser_notebooks(ROOT / "notebooks")]
@@ -41,9 +42,18 @@ def test_the_site_holds_lessons_00_to_08_and_their_exercises_not_the_labs():
 
 
 def test_a_lettered_lesson_belongs_in_the_site(tmp_path):
-    for name in ("05b_consumer_groups.ipynb", "08_claims_tested.ipynb", "09_real_kafka_lab.ipynb", "10_x.ipynb", "notes.ipynb"):
+    for name in (
+        "05b_consumer_groups.ipynb",
+        "08_claims_tested.ipynb",
+        "09_real_kafka_lab.ipynb",
+        "10_x.ipynb",
+        "notes.ipynb",
+    ):
         (tmp_path / name).write_text("{}")
-    assert [p.name for p in site_build.browser_notebooks(tmp_path)] == ["05b_consumer_groups.ipynb", "08_claims_tested.ipynb"]
+    assert [p.name for p in site_build.browser_notebooks(tmp_path)] == [
+        "05b_consumer_groups.ipynb",
+        "08_claims_tested.ipynb",
+    ]
 
 
 def test_the_browser_copy_is_the_lesson_plus_one_setup_cell():
@@ -54,13 +64,18 @@ def test_the_browser_copy_is_the_lesson_plus_one_setup_cell():
     setup = "".join(served["cells"][0]["source"])
     assert 'piplite.install("kafka-delivery-course", deps=False)' in setup and "matplotlib" in setup
     assert served["metadata"]["kernelspec"]["name"] == "python"  # JupyterLite's Pyodide kernel
-    assert "matplotlib" not in "".join(site_build.for_the_browser(site_build.demos()[0], plots=False)["cells"][0]["source"])
+    assert "matplotlib" not in "".join(
+        site_build.for_the_browser(site_build.demos()[0], plots=False)["cells"][0]["source"]
+    )
 
 
 def test_landing_page_has_one_line_per_demo_and_says_where_the_labs_are():
-    page = site_build.landing_page(site_build.browser_notebooks(ROOT / "notebooks"),
-                                   site_build.browser_notebooks(ROOT / "exercises"), site_build.demos(),
-                                   "https://example.org/course")
+    page = site_build.landing_page(
+        site_build.browser_notebooks(ROOT / "notebooks"),
+        site_build.browser_notebooks(ROOT / "exercises"),
+        site_build.demos(),
+        "https://example.org/course",
+    )
     for demo in site_build.demos():
         assert page.count(f'href="demos/voici/render/{demo.stem}.html"') == 1
     assert 'href="lab/index.html?path=lessons/02_acks_and_durability.ipynb"' in page
@@ -70,8 +85,10 @@ def test_landing_page_has_one_line_per_demo_and_says_where_the_labs_are():
 
 # ---------------------------------------------------------------- Pyodide (node, npm)
 
+
 def _skip_without_node():
     from tools.pyodide_local import missing_tools
+
     reason = missing_tools()
     if reason:
         print(f"skipping site tests: {reason}")
@@ -87,6 +104,7 @@ def wheels(tmp_path_factory):
 @pytest.mark.site
 def test_checked_cells_of_lessons_00_to_08_print_the_same_in_pyodide(wheels):
     from tools.notebook_pyodide import differences, parity_wheels, run_notebooks
+
     lessons = site_build.browser_notebooks(ROOT / "notebooks")
     runs, _ = run_notebooks(lessons, parity_wheels(wheels))
     checked = [r for r in runs if r.checked]
@@ -96,14 +114,16 @@ def test_checked_cells_of_lessons_00_to_08_print_the_same_in_pyodide(wheels):
         print(f"not run in Pyodide/Node: {r.notebook} cell {r.index} ({r.first_line[:50]}): {r.error}")
         assert "matplotlib" in r.error, f"{r.notebook} cell {r.index} failed in Pyodide: {r.error}"
     diffs = differences(runs)
-    assert not diffs, "\n\n".join(f"{r.notebook} cell {r.index}: {r.error or ''}\n--- CPython\n{r.expected}\n--- Pyodide\n{r.got}"
-                                  for r in diffs)
+    assert not diffs, "\n\n".join(
+        f"{r.notebook} cell {r.index}: {r.error or ''}\n--- CPython\n{r.expected}\n--- Pyodide\n{r.got}" for r in diffs
+    )
 
 
 @pytest.mark.site
 def test_every_exercise_check_passes_the_instructors_answers_in_pyodide(wheels):
     """check() works in the browser's Python: the solutions of exercises 01-08 all pass there."""
     from tools.notebook_pyodide import run_notebooks
+
     solutions = site_build.browser_notebooks(ROOT / "solutions")
     runs, _ = run_notebooks(solutions, _parity_wheels(wheels))
     checks = [r for r in runs if r.source.strip().startswith("check(")]
@@ -114,20 +134,25 @@ def test_every_exercise_check_passes_the_instructors_answers_in_pyodide(wheels):
 
 def _parity_wheels(wheels):
     from tools.notebook_pyodide import parity_wheels
+
     return parity_wheels(wheels)
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     from tools.site_server import CHROMIUM, LOCAL_PYODIDE_URL
+
     _skip_without_node()
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} not found (apt-get install -y chromium)")
     pytest.importorskip("playwright.sync_api", reason="pip install -e '.[browser]'")
     from tools.pyodide_local import local_distribution
+
     out = site_build.build(tmp_path_factory.mktemp("site") / "_site", pyodide_url=LOCAL_PYODIDE_URL)
     for config in (out / "jupyter-lite.json", out / "demos" / "jupyter-lite.json"):  # lessons' and demos' builds
-        kernel = json.loads(config.read_text())["jupyter-config-data"]["litePluginSettings"]["@jupyterlite/pyodide-kernel-extension:kernel"]
+        kernel = json.loads(config.read_text())["jupyter-config-data"]["litePluginSettings"][
+            "@jupyterlite/pyodide-kernel-extension:kernel"
+        ]
         assert kernel["pyodideUrl"] == LOCAL_PYODIDE_URL and kernel["disablePyPIFallback"] is True, config
     return out, local_distribution()
 
@@ -139,6 +164,7 @@ def served(site):
     from playwright.sync_api import sync_playwright
 
     from tools.site_server import CHROMIUM, CHROMIUM_ARGS, RequestLog, serve
+
     ARTIFACTS.mkdir(exist_ok=True)
     out, dist = site
     with serve(out, dist) as server, sync_playwright() as p:
@@ -150,6 +176,7 @@ def served(site):
             context.set_default_timeout(TIMEOUT_MS)
             logs.append(RequestLog(context, server.base_url))
             return context.new_page()
+
         try:
             yield server, new_page
         finally:
@@ -233,6 +260,7 @@ def test_lesson_02_runs_top_to_bottom_in_the_browser(served):
     lesson = json.loads((ROOT / "notebooks" / "02_acks_and_durability.ipynb").read_text())
     page = _open_notebook(new_page, server.base_url, "lessons/02_acks_and_durability.ipynb")
     from tools.notebook_pyodide import CHECK_MARK, stored_output
+
     skipped, outputs = [], {}
     cells = page.locator(".jp-Notebook .jp-Cell")
     assert cells.count() == len(lesson["cells"]) + 1  # + the site's setup cell
@@ -248,8 +276,10 @@ def test_lesson_02_runs_top_to_bottom_in_the_browser(served):
         elif CHECK_MARK in source:  # the numbers the text quotes hold in the browser
             assert _normal(output) == _normal(stored_output(lesson["cells"][index - 1])), f"cell {index}:\n{source}"
     for index, first_line in skipped:
-        print(f"lesson 02 cell {index} skipped in this offline test ({first_line}): matplotlib is not in the npm "
-              "pyodide package; the deployed site loads it from the Pyodide distribution")
+        print(
+            f"lesson 02 cell {index} skipped in this offline test ({first_line}): matplotlib is not in the npm "
+            "pyodide package; the deployed site loads it from the Pyodide distribution"
+        )
     assert len(skipped) <= 2
     if skipped:  # the learner is told why (JupyterLab detaches cells scrolled out of view: use what the run showed)
         assert "Plots are off in this copy of the site" in outputs[0]
@@ -262,6 +292,7 @@ def test_lesson_02_runs_top_to_bottom_in_the_browser(served):
 def test_an_exercise_is_answered_and_checked_in_the_browser(served):
     server, new_page = served
     from course_lib.grading import check
+
     solution = json.loads((ROOT / "solutions" / "02_acks_and_durability.ipynb").read_text())
     answer_line = next("".join(c["source"]) for c in solution["cells"] if "".join(c["source"]).startswith("ex02_q1 ="))
     answer = eval(answer_line.split("=", 1)[1].split("#")[0])  # the instructor's answer, e.g. 10

@@ -1,4 +1,5 @@
 """Transactions: coordinator, markers, LSO, read_committed, fencing, timeouts, wrong order."""
+
 import pytest
 from kafka import errors as Errors
 
@@ -33,7 +34,7 @@ def test_a_transaction_spanning_partitions_is_all_or_nothing(cluster):
     p.send(TOPIC, b"x0", partition=0)
     p.send(TOPIC, b"x1", partition=1)
     p.flush()
-    assert read(cluster, "read_committed") == []          # open: below the LSO there is nothing
+    assert read(cluster, "read_committed") == []  # open: below the LSO there is nothing
     assert read(cluster, "read_uncommitted") == ["x0", "x1"]
     p.commit_transaction()
     assert read(cluster, "read_committed") == ["x0", "x1"]
@@ -46,7 +47,7 @@ def test_aborted_records_stay_invisible_to_read_committed_and_markers_leave_gaps
     assert committed.result.found == set() and committed.result.valid
     assert uncommitted.result.found == {"aborted_read"} and uncommitted.result.valid
     offsets = [o for o, _ in committed.notes["seen"]]
-    assert offsets == [0, 1, 2, 8, 9, 10]   # 3 = commit marker, 4-6 aborted, 7 = abort marker
+    assert offsets == [0, 1, 2, 8, 9, 10]  # 3 = commit marker, 4-6 aborted, 7 = abort marker
     assert committed.notes["log_end_offset"] == 12
 
 
@@ -88,7 +89,7 @@ def test_transactional_state_survives_a_coordinator_crash(cluster):
     p.send(TOPIC, b"a", partition=0)
     p.flush()
     cluster.crash(coordinator)
-    p.commit_transaction()   # retried against the new coordinator, which replayed the log
+    p.commit_transaction()  # retried against the new coordinator, which replayed the log
     assert read(cluster, "read_committed") == ["a"]
 
 
@@ -115,6 +116,7 @@ def test_methods_in_the_wrong_order_raise_illegal_state(cluster):
 
 def test_offsets_for_an_unknown_group_generation_are_refused(cluster):
     from kafka.structs import ConsumerGroupMetadata
+
     p = KafkaProducer(bootstrap_servers=cluster, transactional_id="tx")
     p.init_transactions()
     p.begin_transaction()

@@ -1,4 +1,5 @@
 """Widgets, driven headless: set values, click buttons, assert what they show."""
+
 import matplotlib
 
 matplotlib.use("Agg")
@@ -8,9 +9,19 @@ import pytest  # noqa: E402
 from course_lib.broker import Cluster  # noqa: E402
 from course_lib.clients import KafkaProducer  # noqa: E402
 from course_lib.scenarios import run_scenario  # noqa: E402
-from course_lib.viz import (ClusterView, DeliverySimulator, cluster_text, duplicates_vs_idempotence,  # noqa: E402
-                            latency_by_semantics, loss_vs_acks, messages, outcome_html, outcome_text,
-                            plot_rates, space_time)
+from course_lib.viz import (
+    ClusterView,
+    DeliverySimulator,
+    cluster_text,
+    duplicates_vs_idempotence,  # noqa: E402
+    latency_by_semantics,
+    loss_vs_acks,
+    messages,
+    outcome_html,
+    outcome_text,
+    plot_rates,
+    space_time,
+)
 
 
 def run(app, *buttons):
@@ -158,9 +169,15 @@ def test_tradeoff_tables_have_the_expected_shape():
 from course_lib.viz import ConsumerCrashDemo, TransactionsDemo, matrix_text, semantics_matrix  # noqa: E402
 
 
-@pytest.mark.parametrize("semantics, point, never, twice", [
-    ("at-most-once", "after_commit", 5, 0), ("at-least-once", "after_process", 0, 5),
-    ("exactly-once-external", "after_process", 0, 0), ("exactly-once-kafka", "mid_batch", 0, 0)])
+@pytest.mark.parametrize(
+    "semantics, point, never, twice",
+    [
+        ("at-most-once", "after_commit", 5, 0),
+        ("at-least-once", "after_process", 0, 5),
+        ("exactly-once-external", "after_process", 0, 0),
+        ("exactly-once-kafka", "mid_batch", 0, 0),
+    ],
+)
 def test_consumer_crash_demo_counts(semantics, point, never, twice):
     app = ConsumerCrashDemo(seed=1)
     app.semantics.value, app.crash_point.value = semantics, point
@@ -244,8 +261,9 @@ def test_verdict_is_above_the_diagrams_and_follower_hw_is_explained():
     app.send_button.click()
     app.check_button.click()
     children = list(app.widget.children)
-    assert children.index(app.outcome_view) < next(i for i, c in enumerate(children)
-                                                   if app.cluster_view in getattr(c, "children", ()))
+    assert children.index(app.outcome_view) < next(
+        i for i, c in enumerate(children) if app.cluster_view in getattr(c, "children", ())
+    )
     assert "one fetch later" in app.cluster_view.value  # followers' HW 0 after a perfect run
 
 

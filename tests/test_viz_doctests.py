@@ -1,4 +1,5 @@
 """The examples in the viz and datasets docstrings run (Data 8 style: docs that are tests)."""
+
 import doctest
 import importlib
 
@@ -7,8 +8,14 @@ import pytest
 
 matplotlib.use("Agg")
 
-MODULES = ["course_lib.viz.cluster_view", "course_lib.viz.timeline", "course_lib.viz.simulator",
-           "course_lib.viz.consumers", "course_lib.viz.gallery", "course_lib.datasets"]
+MODULES = [
+    "course_lib.viz.cluster_view",
+    "course_lib.viz.timeline",
+    "course_lib.viz.simulator",
+    "course_lib.viz.consumers",
+    "course_lib.viz.gallery",
+    "course_lib.datasets",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -1,6 +1,7 @@
 """Figures of lessons 03-07: readable space-time diagrams (one row per moment, labelled gaps),
 where a consumer resumes after a crash (viz.offsets), and a log with markers, HW and LSO
 (viz.log_markers) - the data behind each picture, and the picture's marks."""
+
 import doctest
 
 import matplotlib
@@ -52,12 +53,15 @@ def test_linear_time_axis_is_still_available_and_bad_axes_are_refused():
 
 
 def test_crash_offsets_show_why_each_semantics_repeats_or_skips():
-    least = offsets.crash_offsets(run_scenario("consumer_crash", seed=1, semantics="at-least-once",
-                                               crash_point="after_process"))
-    most = offsets.crash_offsets(run_scenario("consumer_crash", seed=1, semantics="at-most-once",
-                                              crash_point="after_commit"))
-    external = offsets.crash_offsets(run_scenario("consumer_crash", seed=1, semantics="exactly-once-external",
-                                                  crash_point="mid_batch"))
+    least = offsets.crash_offsets(
+        run_scenario("consumer_crash", seed=1, semantics="at-least-once", crash_point="after_process")
+    )
+    most = offsets.crash_offsets(
+        run_scenario("consumer_crash", seed=1, semantics="at-most-once", crash_point="after_commit")
+    )
+    external = offsets.crash_offsets(
+        run_scenario("consumer_crash", seed=1, semantics="exactly-once-external", crash_point="mid_batch")
+    )
     assert (least["committed"], least["position"]) == (0, 5) and least["processed"][:5] == [2] * 5
     assert (most["committed"], most["position"]) == (5, 5) and most["processed"][:5] == [0] * 5
     assert "committed" not in external and external["stored"] == 2 and set(external["processed"]) == {1}
@@ -91,7 +95,11 @@ def test_log_view_marks_markers_open_transactions_hw_and_lso():
     plain.flush()
     view = log_markers.log_view(c, "t")
     assert [(e["text"], e["state"]) for e in view["entries"]] == [
-        ("b-0", "aborted"), ("ABORT", "marker"), ("c-0", "open"), ("x-0", "plain")]
+        ("b-0", "aborted"),
+        ("ABORT", "marker"),
+        ("c-0", "open"),
+        ("x-0", "plain"),
+    ]
     assert (view["hw"], view["lso"], view["leo"]) == (4, 2, 4)
     ax = log_markers.log_figure(c, "t")
     texts = [t.get_text() for t in ax.texts]

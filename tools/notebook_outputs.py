@@ -9,6 +9,7 @@ against a fresh run.
 ``--execute`` runs the notebook top to bottom in this environment first (use it after editing a
 lesson so its checked outputs are current). Demos (``notebooks/demos``) are stripped entirely.
 """
+
 from __future__ import annotations
 
 import sys
@@ -44,8 +45,10 @@ def strip(nb):
             for out in cell.outputs:
                 if out.output_type == "stream" and out.name == "stdout":
                     kept.append(out)
-                elif out.output_type in ("execute_result", "display_data") and \
-                        "application/vnd.jupyter.widget-view+json" not in out.get("data", {}):
+                elif out.output_type in (
+                    "execute_result",
+                    "display_data",
+                ) and "application/vnd.jupyter.widget-view+json" not in out.get("data", {}):
                     data = {k: v for k, v in out.get("data", {}).items() if k == "text/plain"}
                     if data:
                         out["data"] = data
@@ -82,11 +85,14 @@ def problems(path: Path) -> list[str]:
             continue
         if is_checked(cell):
             if not cell.outputs or cell.execution_count is None:
-                found.append(f"{path}: cell {i} is marked {MARKER} but has no stored output "
-                             f"(run: python tools/notebook_outputs.py --execute {path})")
+                found.append(
+                    f"{path}: cell {i} is marked {MARKER} but has no stored output "
+                    f"(run: python tools/notebook_outputs.py --execute {path})"
+                )
         elif cell.outputs or cell.execution_count is not None:
-            found.append(f"{path}: cell {i} carries outputs but is not checked "
-                         f"(run: python tools/notebook_outputs.py {path})")
+            found.append(
+                f"{path}: cell {i} carries outputs but is not checked (run: python tools/notebook_outputs.py {path})"
+            )
     if "widgets" in nb.metadata:
         found.append(f"{path}: stored widget state in the metadata")
     return found
@@ -94,8 +100,8 @@ def problems(path: Path) -> list[str]:
 
 def execute(nb, path: Path):
     from nbclient import NotebookClient
-    NotebookClient(nb, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     return nb
 
 

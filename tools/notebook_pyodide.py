@@ -9,6 +9,7 @@ The Node runs use Pyodide :data:`PARITY_PYODIDE` from npm, whose standard librar
 ``ssl`` and ``sqlite3`` modules the course needs; the site's own runtime (0.29) gets those two as
 compiled packages from the full distribution, which is not on npm.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,7 +24,7 @@ CHECK_MARK = "# NBVAL_CHECK_OUTPUT"
 _RESULT = "@@notebook-results@@"
 
 # Runs inside Pyodide: every cell of every notebook, stdout captured per cell, errors recorded.
-_EXECUTOR = r'''
+_EXECUTOR = r"""
 import ast, contextlib, io, json, time
 notebooks = json.loads(NOTEBOOKS)
 results = {}
@@ -47,16 +48,16 @@ for name, cells in notebooks.items():
         outputs.append({"stdout": buffer.getvalue(), "error": error, "seconds": time.perf_counter() - started})
     results[name] = outputs
 print(RESULT_MARK + json.dumps(results))
-'''
+"""
 
 
 @dataclass
 class CellRun:
     notebook: str
-    index: int          # position among the notebook's code cells
+    index: int  # position among the notebook's code cells
     source: str
     checked: bool
-    expected: str       # CPython's stored output (checked cells)
+    expected: str  # CPython's stored output (checked cells)
     got: str
     error: str | None
 
@@ -97,12 +98,14 @@ def run_notebooks(notebooks: list[Path], wheels, timeout_s: float = 900) -> tupl
     marker = done.stdout.rfind(_RESULT)
     if done.returncode != 0 or marker < 0:
         raise RuntimeError(f"Pyodide under Node failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    results = json.loads(done.stdout[marker + len(_RESULT):].splitlines()[0])
+    results = json.loads(done.stdout[marker + len(_RESULT) :].splitlines()[0])
     runs = []
     for nb in notebooks:
         for i, (cell, res) in enumerate(zip(code_cells(nb), results[nb.name])):
             source = "".join(cell["source"])
-            runs.append(CellRun(nb.name, i, source, CHECK_MARK in source, stored_output(cell), res["stdout"], res["error"]))
+            runs.append(
+                CellRun(nb.name, i, source, CHECK_MARK in source, stored_output(cell), res["stdout"], res["error"])
+            )
     return runs, done.stderr
 
 
@@ -114,8 +117,11 @@ def differences(runs: list[CellRun]) -> list[CellRun]:
 if __name__ == "__main__":  # python -m tools.notebook_pyodide NOTEBOOK...: a quick report
     import tempfile
     from tools.site_build import wheels as site_wheels
+
     with tempfile.TemporaryDirectory() as tmp:
         runs, _ = run_notebooks([Path(p) for p in sys.argv[1:]], parity_wheels(site_wheels(Path(tmp))))
     for r in runs:
         mark = "DIFF" if r in differences(runs) else ("error" if r.error else "ok")
-        print(f"{r.notebook} cell {r.index:>2} {'checked' if r.checked else '       '} {mark:<5} {r.first_line[:60]} {r.error or ''}")
+        print(
+            f"{r.notebook} cell {r.index:>2} {'checked' if r.checked else '       '} {mark:<5} {r.first_line[:60]} {r.error or ''}"
+        )

@@ -16,6 +16,7 @@ use the same Pyodide version (:data:`PYODIDE_VERSION`), assembled locally:
 ``run_python(code, wheels)`` runs Python under Node with that runtime (the parity test and the
 benchmark use it). Needs ``node`` and ``npm`` on PATH; :func:`missing_tools` says what is missing.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -63,8 +64,21 @@ def npm_pyodide(version: str | None = None) -> Path:
         if reason:
             raise RuntimeError(reason)
         prefix.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["npm", "install", "--loglevel=error", "--no-save", "--no-audit", "--no-fund", "--prefix", str(prefix),
-                        f"pyodide@{version}"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                "npm",
+                "install",
+                "--loglevel=error",
+                "--no-save",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+                str(prefix),
+                f"pyodide@{version}",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     return package
 
 
@@ -83,12 +97,33 @@ def _closure(packages: dict, roots) -> list[str]:
 def _pypi_wheel(name: str, version: str, folder: Path, python: str) -> Path:
     """The pure-Python wheel name==version from PyPI (pip's ordinary download, cached)."""
     prefix = _norm(name).replace("-", "_")
-    found = [p for p in folder.glob("*.whl") if _norm(p.name.split("-")[0]).replace("-", "_") == prefix
-             and p.name.split("-")[1] == version]
+    found = [
+        p
+        for p in folder.glob("*.whl")
+        if _norm(p.name.split("-")[0]).replace("-", "_") == prefix and p.name.split("-")[1] == version
+    ]
     if not found:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-                        "--python-version", python, "--implementation", "py", "--platform", "any",
-                        "--dest", str(folder), f"{name}=={version}"], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--python-version",
+                python,
+                "--implementation",
+                "py",
+                "--platform",
+                "any",
+                "--dest",
+                str(folder),
+                f"{name}=={version}",
+            ],
+            check=True,
+        )
         return _pypi_wheel(name, version, folder, python)
     return found[0]
 
@@ -102,8 +137,11 @@ def _ssl_shim() -> dict[str, bytes]:
 def _wheel(folder: Path, name: str, version: str, files: dict[str, bytes]) -> Path:
     """A minimal pure-Python wheel holding ``files`` (a wheel is a zip with a dist-info folder)."""
     info = f"{name}-{version}.dist-info"
-    files = {**files, f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
-             f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: tools/pyodide_local.py\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    files = {
+        **files,
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: tools/pyodide_local.py\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
     record = "".join(f"{path},,\n" for path in files) + f"{info}/RECORD,,\n"
     path = folder / f"{name}-{version}-py3-none-any.whl"
     with zipfile.ZipFile(path, "w") as whl:
@@ -179,9 +217,12 @@ def run_python(code: str, wheels, version: str | None = None, timeout_s: float =
     script = work / f"script-{os.getpid()}.py"
     script.write_text(code)
     try:
-        return subprocess.run(["node", str(runner), str(core / "pyodide.js"), str(script),
-                               json.dumps([str(w) for w in wheels])],
-                              capture_output=True, text=True, timeout=timeout_s)
+        return subprocess.run(
+            ["node", str(runner), str(core / "pyodide.js"), str(script), json.dumps([str(w) for w in wheels])],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+        )
     finally:
         script.unlink(missing_ok=True)
 

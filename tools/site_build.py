@@ -12,6 +12,7 @@ itself; a copy of the site that cannot reach it says so and runs everything else
 Not in the site: lessons 09 (real Kafka) and 10 (PySpark) and their exercises, which need a JVM,
 threads and sockets; the landing page says where to get them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,21 +44,21 @@ SITE_CELL_TAG = "site-setup"
 FONTAWESOME = "5.15.4"
 _FONTAWESOME_CDN = re.compile(r"https://cdn\.jsdelivr\.net/npm/@fortawesome/fontawesome-free@[^/\"]*/css/")
 
-_SETUP = '''\
+_SETUP = """\
 # In the browser only (added by the site build; not part of the course's notebooks): install the
 # course library bundled with this site.
 import piplite
 await piplite.install(["ssl", "sqlite3", "kafka-python", "tqdm", "ipywidgets"])
 await piplite.install("kafka-delivery-course", deps=False)
-'''
-_PLOTS = '''\
+"""
+_PLOTS = """\
 try:  # plots: matplotlib comes from the Pyodide distribution
     await piplite.install("matplotlib")
 except Exception as error:
     get_ipython().register_magic_function(lambda line: None, magic_name="matplotlib")
     print("Plots are off in this copy of the site (matplotlib could not be loaded from the Pyodide "
           f"distribution: {type(error).__name__}); every other cell works.")
-'''
+"""
 
 
 def browser_notebooks(folder: Path) -> list[Path]:
@@ -72,8 +73,10 @@ def demos() -> list[Path]:
     """The Voila/Voici apps, the delivery simulator first (the course's order), then any others."""
     rank = {name: i for i, name in enumerate(DEMO_ORDER)}
     # index.ipynb is `make demo`'s gallery page; the site has a landing page of its own
-    return sorted((p for p in (ROOT / "notebooks" / "demos").glob("*.ipynb") if p.name != "index.ipynb"),
-                  key=lambda p: (rank.get(p.stem, len(rank)), p.name))
+    return sorted(
+        (p for p in (ROOT / "notebooks" / "demos").glob("*.ipynb") if p.name != "index.ipynb"),
+        key=lambda p: (rank.get(p.stem, len(rank)), p.name),
+    )
 
 
 def for_the_browser(notebook: Path, plots: bool) -> dict:
@@ -81,8 +84,14 @@ def for_the_browser(notebook: Path, plots: bool) -> dict:
     nb = json.loads(notebook.read_text())
     nb["metadata"]["kernelspec"] = {"name": "python", "display_name": "Python (Pyodide)", "language": "python"}
     source = _SETUP + (_PLOTS if plots else "")
-    cell = {"cell_type": "code", "execution_count": None, "id": "site-setup",
-            "metadata": {"tags": [SITE_CELL_TAG]}, "outputs": [], "source": source.splitlines(keepends=True)}
+    cell = {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": "site-setup",
+        "metadata": {"tags": [SITE_CELL_TAG]},
+        "outputs": [],
+        "source": source.splitlines(keepends=True),
+    }
     nb["cells"].insert(0, cell)
     return nb
 
@@ -109,13 +118,33 @@ def demo_summary(notebook: Path) -> str:
 def wheels(folder: Path) -> list[Path]:
     """course_lib as a wheel plus its pure-Python dependencies (cached; pip's ordinary download)."""
     folder.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(folder), str(ROOT)],
-                   check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(folder), str(ROOT)],
+        check=True,
+    )
     cache = CACHE / "site-wheels"
     pins = [f"{name}=={metadata.version(name)}" for name in BUNDLED]
-    subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-                    "--python-version", "3.14", "--implementation", "py", "--platform", "any",
-                    "--dest", str(cache), *pins], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--python-version",
+            "3.14",
+            "--implementation",
+            "py",
+            "--platform",
+            "any",
+            "--dest",
+            str(cache),
+            *pins,
+        ],
+        check=True,
+    )
     for pin in pins:
         name, version = pin.split("==")
         prefix = re.sub(r"[-_.]+", "_", name).lower() + "-" + version + "-"
@@ -127,15 +156,18 @@ def wheels(folder: Path) -> list[Path]:
 
 
 def landing_page(lessons: list[Path], exercises: list[Path], demo_list: list[Path], source_url: str | None) -> str:
-    where = (f'<a href="{html.escape(source_url)}">the course repository</a>' if source_url
-             else "the course repository")
+    where = f'<a href="{html.escape(source_url)}">the course repository</a>' if source_url else "the course repository"
     lesson_items = "\n".join(
-        f'<li><a href="lab/index.html?path=lessons/{p.name}">{html.escape(title_of(p))}</a></li>' for p in lessons)
+        f'<li><a href="lab/index.html?path=lessons/{p.name}">{html.escape(title_of(p))}</a></li>' for p in lessons
+    )
     exercise_items = "\n".join(
-        f'<li><a href="lab/index.html?path=exercises/{p.name}">{html.escape(title_of(p))}</a></li>' for p in exercises)
+        f'<li><a href="lab/index.html?path=exercises/{p.name}">{html.escape(title_of(p))}</a></li>' for p in exercises
+    )
     demo_items = "\n".join(
         f'<li><a href="demos/voici/render/{p.stem}.html"><b>{html.escape(title_of(p))}</b></a> — '
-        f'{html.escape(demo_summary(p))}</li>' for p in demo_list)
+        f"{html.escape(demo_summary(p))}</li>"
+        for p in demo_list
+    )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -193,8 +225,21 @@ def vendor_fontawesome(out: Path) -> bool:
     package = prefix / "node_modules" / "@fortawesome" / "fontawesome-free"
     if not (package / "css" / "all.min.css").exists():
         prefix.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["npm", "install", "--loglevel=error", "--no-save", "--no-audit", "--no-fund", "--prefix",
-                        str(prefix), f"@fortawesome/fontawesome-free@{FONTAWESOME}"], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                "npm",
+                "install",
+                "--loglevel=error",
+                "--no-save",
+                "--no-audit",
+                "--no-fund",
+                "--prefix",
+                str(prefix),
+                f"@fortawesome/fontawesome-free@{FONTAWESOME}",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     target = out / "static" / "fontawesome"
     shutil.copytree(package / "css", target / "css", dirs_exist_ok=True)
     shutil.copytree(package / "webfonts", target / "webfonts", dirs_exist_ok=True)
@@ -211,13 +256,23 @@ def _lite_build(command: list[str], contents: Path, out: Path, stage: Path, bund
     # second build sharing it skipped merging our settings into its jupyter-lite.json
     lite = stage / f"lite-{out.name}"
     shutil.copytree(stage / "lite", lite)
-    command = [*command, "--lite-dir", str(lite), "--contents", str(contents),
-               "--output-dir", str(out.resolve()), "--no-sourcemaps"]
+    command = [
+        *command,
+        "--lite-dir",
+        str(lite),
+        "--contents",
+        str(contents),
+        "--output-dir",
+        str(out.resolve()),
+        "--no-sourcemaps",
+    ]
     for wheel in bundled:
         command += ["--piplite-wheels", str(wheel)]
     done = subprocess.run(command, cwd=lite, capture_output=True, text=True)
     if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(command[:2])} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        raise RuntimeError(
+            f"{' '.join(command[:2])} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        )
 
 
 def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None = None) -> Path:
@@ -228,23 +283,36 @@ def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None 
     demo_list = demos()
     with tempfile.TemporaryDirectory(prefix="site-") as tmp:
         stage = Path(tmp)
-        for folder, notebooks, plots in (("lab-content/lessons", lessons, True), ("lab-content/exercises", exercises, True),
-                                         ("demos", demo_list, False)):
+        for folder, notebooks, plots in (
+            ("lab-content/lessons", lessons, True),
+            ("lab-content/exercises", exercises, True),
+            ("demos", demo_list, False),
+        ):
             (stage / folder).mkdir(parents=True)
             for nb in notebooks:
                 (stage / folder / nb.name).write_text(json.dumps(for_the_browser(nb, plots), indent=1))
         (stage / "lite").mkdir()
         kernel_settings = {"pyodideUrl": pyodide_url, "disablePyPIFallback": True}
-        (stage / "lite" / "jupyter-lite.json").write_text(json.dumps({"jupyter-lite-schema-version": 0,
-            "jupyter-config-data": {"appName": "Kafka delivery semantics",
-                                    "litePluginSettings": {"@jupyterlite/pyodide-kernel-extension:kernel": kernel_settings}}}))
+        (stage / "lite" / "jupyter-lite.json").write_text(
+            json.dumps(
+                {
+                    "jupyter-lite-schema-version": 0,
+                    "jupyter-config-data": {
+                        "appName": "Kafka delivery semantics",
+                        "litePluginSettings": {"@jupyterlite/pyodide-kernel-extension:kernel": kernel_settings},
+                    },
+                }
+            )
+        )
         bundled = wheels(stage / "wheels")
         if out.exists():
             shutil.rmtree(out)
         # Two JupyterLite builds: Voici's replaces the shared build/ folder with its own app, so
         # the lessons (JupyterLab) and the demos (Voici) each get a complete site of their own.
         bin_dir = Path(sys.executable).parent
-        _lite_build([str(bin_dir / "jupyter-lite"), "build", "--apps", "lab"], stage / "lab-content", out, stage, bundled)
+        _lite_build(
+            [str(bin_dir / "jupyter-lite"), "build", "--apps", "lab"], stage / "lab-content", out, stage, bundled
+        )
         _lite_build([str(bin_dir / "voici"), "build"], stage / "demos", out / "demos", stage, bundled)
     vendor_fontawesome(out)
     (out / "index.html").write_text(landing_page(lessons, exercises, demo_list, source_url))
@@ -255,12 +323,19 @@ def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=ROOT / "_site", help="output folder (replaced)")
-    parser.add_argument("--pyodide-url", default=CDN_PYODIDE_URL,
-                        help="URL of pyodide.js the kernel loads (default: the Pyodide CDN)")
-    default_source = (f"{os.environ['GITHUB_SERVER_URL']}/{os.environ['GITHUB_REPOSITORY']}"
-                      if os.environ.get("GITHUB_REPOSITORY") else None)
-    parser.add_argument("--source-url", default=default_source,
-                        help="link to the course repository on the landing page (default: $GITHUB_REPOSITORY)")
+    parser.add_argument(
+        "--pyodide-url", default=CDN_PYODIDE_URL, help="URL of pyodide.js the kernel loads (default: the Pyodide CDN)"
+    )
+    default_source = (
+        f"{os.environ['GITHUB_SERVER_URL']}/{os.environ['GITHUB_REPOSITORY']}"
+        if os.environ.get("GITHUB_REPOSITORY")
+        else None
+    )
+    parser.add_argument(
+        "--source-url",
+        default=default_source,
+        help="link to the course repository on the landing page (default: $GITHUB_REPOSITORY)",
+    )
     args = parser.parse_args(argv)
     out = build(args.out, args.pyodide_url, args.source_url)
     print(f"site built in {out} — serve it with: python -m http.server -d {out} -b 127.0.0.1 8000")

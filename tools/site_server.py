@@ -6,6 +6,7 @@ Used by tests/test_site.py and ``python -m bench site``. The site is built with
 Debian's (``/usr/bin/chromium``) with the flags of COURSE_DESIGN.md §5, and resolves no host name
 but 127.0.0.1: a request that tries to leave the machine fails, and :class:`RequestLog` lists it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -18,10 +19,17 @@ from urllib.parse import unquote, urlsplit
 
 LOCAL_PYODIDE_URL = "/pyodide/pyodide.js"
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run", "--disable-quic",
-                 # nothing but this machine: any other host name fails to resolve
-                 "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    # nothing but this machine: any other host name fails to resolve
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+]
 
 
 class _Handler(SimpleHTTPRequestHandler):
@@ -33,7 +41,7 @@ class _Handler(SimpleHTTPRequestHandler):
         self.paths.append(route)
         prefix = LOCAL_PYODIDE_URL.rsplit("/", 1)[0] + "/"
         if route.startswith(prefix):
-            return str(self.pyodide_dir / route[len(prefix):])
+            return str(self.pyodide_dir / route[len(prefix) :])
         return super().translate_path(path)
 
     def log_message(self, format, *args):  # quiet: the tests report what matters

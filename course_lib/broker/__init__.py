@@ -2,6 +2,7 @@
 
 Taught in notebooks/01_replicated_log and notebooks/02_acks_and_durability.
 """
+
 from .cluster import Cluster
 from .options import ClusterOptions
 

@@ -7,6 +7,7 @@ the follower then truncates any tail it wrote as a leader that the new leader ne
 
 Taught in notebooks/01_replicated_log.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -16,10 +17,23 @@ from kafka import errors as Errors
 from .group_coordinator import OFFSETS_TOPIC, GroupCoordinator
 from .options import ClusterOptions
 from .partition import Partition
-from .protocol import (ConsumerFetchResponse, FetchResponse, FindCoordinatorResponse, Heartbeat,
-                       InitProducerIdResponse, ListOffsetsResponse, MetadataResponse,
-                       OffsetsForLeaderEpochResponse, PartitionResult, PartitionUpdate, ProduceRequest,
-                       ProduceResponse, TopicConfig, WriteTxnMarkerResponse, node_name)
+from .protocol import (
+    ConsumerFetchResponse,
+    FetchResponse,
+    FindCoordinatorResponse,
+    Heartbeat,
+    InitProducerIdResponse,
+    ListOffsetsResponse,
+    MetadataResponse,
+    OffsetsForLeaderEpochResponse,
+    PartitionResult,
+    PartitionUpdate,
+    ProduceRequest,
+    ProduceResponse,
+    TopicConfig,
+    WriteTxnMarkerResponse,
+    node_name,
+)
 from .txn_coordinator import TXN_TOPIC, TxnCoordinator
 
 
@@ -28,21 +42,26 @@ PARTITION_ROUTES = {
     "fetch_request": ("handle_fetch", lambda m: FetchResponse(m.tp, m.generation, Errors.UnknownTopicOrPartitionError)),
     "fetch_response": ("on_fetch_response", None),
     "alter_partition_response": ("on_alter_partition_response", None),
-    "consumer_fetch_request": ("handle_consumer_fetch",
-                               lambda m: ConsumerFetchResponse(m.corr, m.tp, Errors.NotLeaderForPartitionError)),
-    "list_offsets_request": ("list_offsets",
-                             lambda m: ListOffsetsResponse(m.corr, m.tp, Errors.NotLeaderForPartitionError, -1)),
+    "consumer_fetch_request": (
+        "handle_consumer_fetch",
+        lambda m: ConsumerFetchResponse(m.corr, m.tp, Errors.NotLeaderForPartitionError),
+    ),
+    "list_offsets_request": (
+        "list_offsets",
+        lambda m: ListOffsetsResponse(m.corr, m.tp, Errors.NotLeaderForPartitionError, -1),
+    ),
     "offsets_for_leader_epoch_request": (
         "offsets_for_leader_epoch",
-        lambda m: OffsetsForLeaderEpochResponse(m.corr, m.tp, Errors.NotLeaderForPartitionError)),
+        lambda m: OffsetsForLeaderEpochResponse(m.corr, m.tp, Errors.NotLeaderForPartitionError),
+    ),
 }
 
-GROUP_APIS = frozenset({"join_group", "heartbeat", "leave_group", "offset_commit", "offset_fetch",
-                        "txn_offset_commit"})
+GROUP_APIS = frozenset({"join_group", "heartbeat", "leave_group", "offset_commit", "offset_fetch", "txn_offset_commit"})
 
 
 class _PendingProduce:
     """Collects per-partition results of one produce request; responds when all are in."""
+
     __slots__ = ("broker", "src", "corr", "results", "remaining", "incarnation")
 
     def __init__(self, broker, src, corr, count):
@@ -57,6 +76,7 @@ class _PendingProduce:
             self.remaining -= 1
             if self.remaining == 0 and self.broker.incarnation == self.incarnation:
                 self.broker.send(self.src, ProduceResponse(self.corr, self.results))
+
         return done
 
 
@@ -65,6 +85,7 @@ class _FireAndForget:
     the connection (``KafkaApis.handleProduceRequest``: "close the connection on error") - the
     only signal an acks=0 producer gets; kafka-python then refreshes its metadata and finds the
     new leader, so only what was sent to the deposed leader before that is lost."""
+
     __slots__ = ("broker", "closed", "src")
 
     def __init__(self, broker, src):
@@ -133,6 +154,7 @@ class Broker:
             if partition.is_leader and partition.leader_epoch == epoch:
                 partition.check_isr()
                 self.schedule_timer(interval, tick)
+
         self.schedule_timer(interval, tick)
 
     def _heartbeat(self) -> None:
@@ -196,10 +218,15 @@ class Broker:
         elif kind == "partition_update":
             self._apply_update(msg)
         elif kind == "metadata_request":
-            self.send(src, MetadataResponse(
-                msg.corr, tuple(sorted(self.cluster.brokers)),
-                {t: c.partitions for t, c in self.topic_configs.items()},
-                {tp: (s.leader, s.leader_epoch) for tp, s in self.metadata.items()}))
+            self.send(
+                src,
+                MetadataResponse(
+                    msg.corr,
+                    tuple(sorted(self.cluster.brokers)),
+                    {t: c.partitions for t, c in self.topic_configs.items()},
+                    {tp: (s.leader, s.leader_epoch) for tp, s in self.metadata.items()},
+                ),
+            )
         elif kind == "init_producer_id_request":
             pid, epoch = self.cluster.controller.allocate_producer_id(msg.transactional_id)
             self.send(src, InitProducerIdResponse(msg.corr, None, pid, epoch))
@@ -231,19 +258,22 @@ class Broker:
     def on_disconnect(self, peer: str) -> None:
         """A connection closed: followers fetching from that peer back off and retry."""
         for partition in self.partitions.values():
-            if not partition.is_leader and partition.leader_id is not None \
-                    and node_name(partition.leader_id) == peer:
+            if not partition.is_leader and partition.leader_id is not None and node_name(partition.leader_id) == peer:
                 partition.retry_fetch_later()
 
     def _handle_produce(self, src: str, req: ProduceRequest) -> None:
-        pending = _FireAndForget(self, src) if req.acks == 0 else _PendingProduce(self, src, req.corr,
-                                                                                     len(req.batches))
+        pending = _FireAndForget(self, src) if req.acks == 0 else _PendingProduce(self, src, req.corr, len(req.batches))
         for tp, batch in req.batches.items():
             done = pending.done_for(tp)
             partition = self.partitions.get(tp)
             if partition is None:
-                done(PartitionResult(Errors.NotLeaderForPartitionError if tp in self.metadata
-                                     else Errors.UnknownTopicOrPartitionError))
+                done(
+                    PartitionResult(
+                        Errors.NotLeaderForPartitionError
+                        if tp in self.metadata
+                        else Errors.UnknownTopicOrPartitionError
+                    )
+                )
                 continue
             partition.append(batch, req.acks, req.timeout_ms, done)
 
@@ -266,5 +296,10 @@ class Broker:
     # ---- views ------------------------------------------------------------------------------------
     def replica_state(self, tp) -> dict:
         p = self.partitions[tp]
-        return {"leo": p.log.leo, "hw": p.log.hw, "role": "leader" if p.is_leader else "follower",
-                "leader_epoch": p.leader_epoch, "epochs": list(p.log.epochs)}
+        return {
+            "leo": p.log.leo,
+            "hw": p.log.hw,
+            "role": "leader" if p.is_leader else "follower",
+            "leader_epoch": p.leader_epoch,
+            "epochs": list(p.log.epochs),
+        }

@@ -13,6 +13,7 @@ Pass the cluster as ``bootstrap_servers`` to :class:`course_lib.clients.KafkaPro
 
 Taught in notebooks/01_replicated_log.
 """
+
 from __future__ import annotations
 
 from typing import Callable
@@ -32,8 +33,7 @@ class Cluster:
         self.options = ClusterOptions.from_kwargs(**options)
         self.seed = seed
         self.sim = Simulation(seed)
-        self.network = Network(self.sim, self.options.latency_ms, self.options.jitter_ms,
-                               trace=self.options.trace)
+        self.network = Network(self.sim, self.options.latency_ms, self.options.jitter_ms, trace=self.options.trace)
         self.history = History(clock=lambda: self.sim.now)
         self.brokers: dict[int, Broker] = {}
         self.clients: list = []
@@ -47,18 +47,27 @@ class Cluster:
         return f"<Cluster {len(self.brokers)} brokers, up={up}, t={self.sim.now:g} ms, seed={self.seed}>"
 
     # ---- topics -------------------------------------------------------------------------------
-    def create_topic(self, name: str, partitions: int = 1, replication_factor: int | None = None,
-                     min_insync_replicas: int | None = None,
-                     unclean_leader_election_enable: bool | None = None) -> None:
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        replication_factor: int | None = None,
+        min_insync_replicas: int | None = None,
+        unclean_leader_election_enable: bool | None = None,
+    ) -> None:
         o = self.options
         if replication_factor is None:  # like Kafka's default.replication.factor, capped for small clusters
             replication_factor = min(o.default_replication_factor, len(self.brokers))
         config = TopicConfig(
-            partitions=partitions, replication_factor=replication_factor,
+            partitions=partitions,
+            replication_factor=replication_factor,
             min_insync_replicas=o.min_insync_replicas if min_insync_replicas is None else min_insync_replicas,
-            unclean_leader_election_enable=(o.unclean_leader_election_enable
-                                            if unclean_leader_election_enable is None
-                                            else unclean_leader_election_enable))
+            unclean_leader_election_enable=(
+                o.unclean_leader_election_enable
+                if unclean_leader_election_enable is None
+                else unclean_leader_election_enable
+            ),
+        )
         if not isinstance(name, str) or not name:
             raise ValueError("topic name must be a non-empty string")
         if not isinstance(partitions, int) or partitions < 1:
@@ -67,10 +76,16 @@ class Cluster:
             raise ValueError("min_insync_replicas must be >= 1")
         self.controller.create_topic(name, config)
         # let the decision reach every live replica before the learner's next step
-        self.sim.run_until(lambda: all(
-            (name, p) in b.partitions for b in self.brokers.values() if b.alive
-            for p in range(partitions)
-            if b.broker_id in self.controller.partitions[(name, p)].replicas), 1000)
+        self.sim.run_until(
+            lambda: all(
+                (name, p) in b.partitions
+                for b in self.brokers.values()
+                if b.alive
+                for p in range(partitions)
+                if b.broker_id in self.controller.partitions[(name, p)].replicas
+            ),
+            1000,
+        )
 
     def topic_config(self, topic: str) -> TopicConfig:
         try:
@@ -124,20 +139,21 @@ class Cluster:
         self.network.isolate(name)
         self.record("nemesis", Nemesis.ISOLATE, {"node": name})
 
-    def lose_next_ack(self, client_id: str | None = None, broker_id: int | None = None,
-                      close: bool = False) -> None:
+    def lose_next_ack(self, client_id: str | None = None, broker_id: int | None = None, close: bool = False) -> None:
         """Drop the next produce response (to ``client_id`` / from ``broker_id``, default any).
 
         ``close=False``: the client hears nothing and times out after ``request_timeout_ms``.
         ``close=True``: the connection also closes, so it retries at once (the real lab's proxy).
         """
-        self.network.drop_next(src=None if broker_id is None else node_name(broker_id),
-                               dst=client_id, kind="produce_response", close=close)
+        self.network.drop_next(
+            src=None if broker_id is None else node_name(broker_id), dst=client_id, kind="produce_response", close=close
+        )
         self.record("nemesis", Nemesis.LOSE_NEXT_ACK, {"client": client_id, "broker": broker_id})
 
     def lose_next_request(self, client_id: str | None = None, broker_id: int | None = None) -> None:
-        self.network.drop_next(src=client_id, dst=None if broker_id is None else node_name(broker_id),
-                               kind="produce_request")
+        self.network.drop_next(
+            src=client_id, dst=None if broker_id is None else node_name(broker_id), kind="produce_request"
+        )
         self.record("nemesis", Nemesis.LOSE_NEXT_REQUEST, {"client": client_id, "broker": broker_id})
 
     def heal(self) -> None:
@@ -184,45 +200,68 @@ class Cluster:
         for r in state.replicas:
             broker = self.brokers[r]
             p = broker.partitions.get(tp)
-            replicas[r] = {"up": broker.alive, "paused": broker.paused,
-                           "leo": p.log.leo if p else 0, "hw": p.log.hw if p else 0,
-                           "epochs": list(p.log.epochs) if p else [],
-                           "role": ("leader" if p and p.is_leader else "follower")}
-        return {"topic": topic, "partition": partition, "leader": state.leader,
-                "leader_epoch": state.leader_epoch, "isr": list(state.isr), "elr": list(state.elr),
-                "last_known_leader": state.last_known_elr[0] if state.last_known_elr else None,
-                "replicas": replicas, "time_ms": self.sim.now}
+            replicas[r] = {
+                "up": broker.alive,
+                "paused": broker.paused,
+                "leo": p.log.leo if p else 0,
+                "hw": p.log.hw if p else 0,
+                "epochs": list(p.log.epochs) if p else [],
+                "role": ("leader" if p and p.is_leader else "follower"),
+            }
+        return {
+            "topic": topic,
+            "partition": partition,
+            "leader": state.leader,
+            "leader_epoch": state.leader_epoch,
+            "isr": list(state.isr),
+            "elr": list(state.elr),
+            "last_known_leader": state.last_known_elr[0] if state.last_known_elr else None,
+            "replicas": replicas,
+            "time_ms": self.sim.now,
+        }
 
     def state(self) -> dict:
         """A snapshot of the whole cluster for display."""
-        return {"time_ms": self.sim.now,
-                "brokers": {b: {"up": br.alive, "paused": br.paused,
-                                "fenced": b in self.controller.fenced}
-                            for b, br in sorted(self.brokers.items())},
-                "partitions": [self.partition_state(t, p) for (t, p) in sorted(self.controller.partitions)]}
+        return {
+            "time_ms": self.sim.now,
+            "brokers": {
+                b: {"up": br.alive, "paused": br.paused, "fenced": b in self.controller.fenced}
+                for b, br in sorted(self.brokers.items())
+            },
+            "partitions": [self.partition_state(t, p) for (t, p) in sorted(self.controller.partitions)],
+        }
 
-    def committed_records(self, topic: str, partition: int = 0,
-                          read_committed: bool = False) -> list[tuple[int, bytes, bytes]]:
+    def committed_records(
+        self, topic: str, partition: int = 0, read_committed: bool = False
+    ) -> list[tuple[int, bytes, bytes]]:
         """``(offset, key, value)`` a consumer can read now: below the leader's high watermark
         (``read_committed``: below the last stable offset, without aborted transactions)."""
         p = self._leader_replica(topic, partition)
         end = p.readable_end(read_committed)
-        return [(offset, rec.key, rec.value) for offset, rec, stored in p.log.records(0, end)
-                if not (read_committed and stored.batch.is_transactional
-                        and p.txn.is_aborted(stored.batch.producer_id, offset))]
+        return [
+            (offset, rec.key, rec.value)
+            for offset, rec, stored in p.log.records(0, end)
+            if not (
+                read_committed and stored.batch.is_transactional and p.txn.is_aborted(stored.batch.producer_id, offset)
+            )
+        ]
 
     def aborted_records(self, topic: str, partition: int = 0) -> list[tuple[int, bytes, bytes]]:
         """Records of aborted transactions (what only read_uncommitted consumers see)."""
         p = self._leader_replica(topic, partition)
-        return [(offset, rec.key, rec.value) for offset, rec, stored in p.log.records(0, p.log.hw)
-                if stored.batch.is_transactional and p.txn.is_aborted(stored.batch.producer_id, offset)]
+        return [
+            (offset, rec.key, rec.value)
+            for offset, rec, stored in p.log.records(0, p.log.hw)
+            if stored.batch.is_transactional and p.txn.is_aborted(stored.batch.producer_id, offset)
+        ]
 
     def _leader_replica(self, topic: str, partition: int):
         self.topic_config(topic)
         state = self.controller.partitions[(topic, partition)]
         if state.leader is None or not self.brokers[state.leader].alive:
-            raise RuntimeError(f"{topic}-{partition} is offline (no live leader): restart a broker "
-                               f"or call cluster.heal_all() first")
+            raise RuntimeError(
+                f"{topic}-{partition} is offline (no live leader): restart a broker or call cluster.heal_all() first"
+            )
         return self.brokers[state.leader].partitions[(topic, partition)]
 
     def final_read(self, topic: str, timeout_ms: float = 60_000, isolation_level: str = "read_uncommitted") -> list:
@@ -238,9 +277,15 @@ class Cluster:
             rows.extend([p, offset, _decode(value)] for offset, _, value in self.committed_records(topic, p, committed))
             aborted.extend(_decode(value) for _, _, value in self.aborted_records(topic, p))
         evidence = {"isolation_level": isolation_level, **({"aborted": aborted} if aborted else {})}
-        self.history.record("final-reader", "ok" if settled else "info", "final_read", rows, topic=topic,
-                            error=None if settled else "cluster did not settle before the final read",
-                            evidence=evidence)
+        self.history.record(
+            "final-reader",
+            "ok" if settled else "info",
+            "final_read",
+            rows,
+            topic=topic,
+            error=None if settled else "cluster did not settle before the final read",
+            evidence=evidence,
+        )
         return rows
 
     # ---- hooks --------------------------------------------------------------------------------
@@ -249,9 +294,16 @@ class Cluster:
 
     def on_truncate(self, broker, partition, removed) -> None:
         lost = [_decode(r.value) for b in removed if b.batch.control is None for r in b.batch.records]
-        self.history.record(broker.node_id, "info", "truncate", lost, topic=partition.tp[0],
-                            partition=partition.tp[1], offset=removed[0].base_offset,
-                            evidence={"leo": partition.log.leo, "epochs": list(partition.log.epochs)})
+        self.history.record(
+            broker.node_id,
+            "info",
+            "truncate",
+            lost,
+            topic=partition.tp[0],
+            partition=partition.tp[1],
+            offset=removed[0].base_offset,
+            evidence={"leo": partition.log.leo, "epochs": list(partition.log.epochs)},
+        )
 
     def new_client_id(self, prefix: str) -> str:
         n = self._client_ids.get(prefix, 0) + 1

@@ -32,6 +32,7 @@ network around it fail.
 
 Taught in notebooks/02_acks_and_durability.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -71,8 +72,8 @@ class Controller:
         brokers = sorted(self.cluster.brokers)
         if config.replication_factor > len(brokers):
             raise Errors.InvalidReplicationFactorError(
-                f"replication_factor={config.replication_factor} but the cluster has only "
-                f"{len(brokers)} brokers")
+                f"replication_factor={config.replication_factor} but the cluster has only {len(brokers)} brokers"
+            )
         self.configs[name] = config
         offset = len(self.configs) - 1  # spread leaders of different topics over brokers
         for p in range(config.partitions):
@@ -122,27 +123,37 @@ class Controller:
     def fence(self, broker_id: int, reason: str) -> None:
         self.fenced.add(broker_id)
         self.cluster.record("controller", "fence", {"broker": broker_id, "reason": reason})
-        self._update_all(lambda state: broker_id in state.isr or state.leader == broker_id,
-                         lambda tp, state: self._change(tp, state, _without(state.isr, broker_id),
-                                                        unacceptable=broker_id,
-                                                        reason=f"leader {broker_id} fenced"))
+        self._update_all(
+            lambda state: broker_id in state.isr or state.leader == broker_id,
+            lambda tp, state: self._change(
+                tp, state, _without(state.isr, broker_id), unacceptable=broker_id, reason=f"leader {broker_id} fenced"
+            ),
+        )
 
     def _unclean_shutdown(self, broker_id: int) -> None:
         """A new incarnation registered (Kafka's ``handleBrokerUncleanShutdown``): its log may
         miss what it had acknowledged but not flushed, so it leaves every ISR and ELR."""
         if not self.options.eligible_leader_replicas_enable:
             return  # without ELR Kafka keeps the last ISR member, whatever its shutdown was
-        self._update_all(lambda state: broker_id in state.isr or broker_id in state.elr,
-                         lambda tp, state: self._change(tp, state, _without(state.isr, broker_id),
-                                                        unacceptable=broker_id, unclean_shutdown=broker_id,
-                                                        reason=f"broker {broker_id} restarted uncleanly"))
+        self._update_all(
+            lambda state: broker_id in state.isr or broker_id in state.elr,
+            lambda tp, state: self._change(
+                tp,
+                state,
+                _without(state.isr, broker_id),
+                unacceptable=broker_id,
+                unclean_shutdown=broker_id,
+                reason=f"broker {broker_id} restarted uncleanly",
+            ),
+        )
 
     def _unfence(self, broker_id: int) -> None:
         self.fenced.discard(broker_id)
         self.cluster.record("controller", "unfence", {"broker": broker_id})
-        self._update_all(lambda state: broker_id in state.replicas and state.leader is None,
-                         lambda tp, state: self._change(tp, state, state.isr,
-                                                        reason=f"broker {broker_id} is back"))
+        self._update_all(
+            lambda state: broker_id in state.replicas and state.leader is None,
+            lambda tp, state: self._change(tp, state, state.isr, reason=f"broker {broker_id} is back"),
+        )
 
     def _update_all(self, affected, change) -> None:
         changed = []
@@ -157,8 +168,15 @@ class Controller:
     def effective_min_isr(self, tp, state: PartitionState) -> int:
         return min(self.configs[tp[0]].min_insync_replicas, len(state.replicas))
 
-    def _change(self, tp, state: PartitionState, target_isr: tuple, unacceptable: int | None = None,
-                unclean_shutdown: int | None = None, reason: str = "") -> PartitionState:
+    def _change(
+        self,
+        tp,
+        state: PartitionState,
+        target_isr: tuple,
+        unacceptable: int | None = None,
+        unclean_shutdown: int | None = None,
+        reason: str = "",
+    ) -> PartitionState:
         """Kafka's ``PartitionChangeBuilder.build()``: the ELR, the leader and the ISR that follow
         from a wanted ISR. Without ``eligible_leader_replicas_enable`` it is the pre-4.1 builder."""
         elr_on = self.options.eligible_leader_replicas_enable
@@ -168,8 +186,9 @@ class Controller:
                 elr = ()
             else:
                 candidates = set(elr) | set(state.isr)
-                elr = tuple(r for r in state.replicas
-                            if r in candidates and r not in target_isr and r != unclean_shutdown)
+                elr = tuple(
+                    r for r in state.replicas if r in candidates and r not in target_isr and r != unclean_shutdown
+                )
 
         def acceptable(r) -> bool:
             return r != unacceptable and r not in self.fenced
@@ -184,8 +203,14 @@ class Controller:
             leader = state.leader
         else:
             leader = next((r for r in state.replicas if valid(r)), None)
-            if leader is None and elr_on and not target_isr and not elr and last_leader is not None \
-                    and acceptable(last_leader):
+            if (
+                leader is None
+                and elr_on
+                and not target_isr
+                and not elr
+                and last_leader is not None
+                and acceptable(last_leader)
+            ):
                 # canElectLastKnownLeader: ISR and ELR both empty, the last leader is back. Kafka
                 # flags this election unclean (the broker may have lost an unflushed tail).
                 leader, unclean = last_leader, True
@@ -209,10 +234,21 @@ class Controller:
         if leader != state.leader:
             new = replace(new, leader_epoch=state.leader_epoch + 1)
             self.unclean_elections += unclean
-            self.cluster.record("controller", "elect", {
-                "partition": tp[1], "topic": tp[0], "leader": leader, "leader_epoch": new.leader_epoch,
-                "isr": list(isr), "elr": list(elr), "unclean": unclean, "from_elr": from_elr,
-                "reason": reason})
+            self.cluster.record(
+                "controller",
+                "elect",
+                {
+                    "partition": tp[1],
+                    "topic": tp[0],
+                    "leader": leader,
+                    "leader_epoch": new.leader_epoch,
+                    "isr": list(isr),
+                    "elr": list(elr),
+                    "unclean": unclean,
+                    "from_elr": from_elr,
+                    "reason": reason,
+                },
+            )
         return new
 
     # ---- ISR changes ----------------------------------------------------------------------------
@@ -228,9 +264,17 @@ class Controller:
         if error is None:
             new = self._change(msg.tp, state, tuple(msg.isr), reason="AlterPartition")
             state = self.partitions[msg.tp] = replace(new, partition_epoch=state.partition_epoch + 1)
-            self.cluster.record("controller", "isr", {"topic": msg.tp[0], "partition": msg.tp[1],
-                                                      "isr": list(msg.isr), "leader": msg.leader,
-                                                      **({"elr": list(state.elr)} if state.elr else {})})
+            self.cluster.record(
+                "controller",
+                "isr",
+                {
+                    "topic": msg.tp[0],
+                    "partition": msg.tp[1],
+                    "isr": list(msg.isr),
+                    "leader": msg.leader,
+                    **({"elr": list(state.elr)} if state.elr else {}),
+                },
+            )
         self.cluster.network.send(self.node_id, src, AlterPartitionResponse(msg.tp, error, state))
         if error is None:
             self._broadcast([msg.tp])
@@ -256,16 +300,15 @@ class Controller:
         if not tps:
             return
         self.metadata_version += 1
-        update = PartitionUpdate({tp: self.partitions[tp] for tp in tps}, dict(self.configs),
-                                 self.metadata_version)
+        update = PartitionUpdate({tp: self.partitions[tp] for tp in tps}, dict(self.configs), self.metadata_version)
         for broker_id in sorted(self.cluster.brokers):
             self.cluster.network.send(self.node_id, node_name(broker_id), update)
 
     def _send_snapshot(self, broker_id: int) -> None:
-        snapshot = PartitionUpdate(dict(sorted(self.partitions.items())), dict(self.configs),
-                                   self.metadata_version, full=True)
+        snapshot = PartitionUpdate(
+            dict(sorted(self.partitions.items())), dict(self.configs), self.metadata_version, full=True
+        )
         self.cluster.network.send(self.node_id, node_name(broker_id), snapshot)
-
 
 
 def _without(members: tuple, broker_id: int) -> tuple:

@@ -10,6 +10,7 @@ the log and carries on: committed offsets and transaction decisions survive brok
 (Kafka spreads groups over 50 partitions and transactional ids over 50 more; one partition each
 keeps the simulation small without changing the mechanism.)
 """
+
 from __future__ import annotations
 
 from kafka import errors as Errors
@@ -51,8 +52,9 @@ class CoordinatorLog:
             self._applied = hw
         return True
 
-    def write(self, records: list[tuple], done, producer_id: int = -1, producer_epoch: int = -1,
-              transactional: bool = False) -> None:
+    def write(
+        self, records: list[tuple], done, producer_id: int = -1, producer_epoch: int = -1, transactional: bool = False
+    ) -> None:
         """Append ``(key, value)`` records with acks=all; ``done(error)`` when replicated."""
         p = self.partition()
         if p is None:
@@ -64,6 +66,7 @@ class CoordinatorLog:
             if result.error is None:
                 self.refresh()
             done(result.error)
+
         p.append(batch, -1, 30_000, appended)
 
     def respond(self, src, req, error=None, result=None) -> None:

@@ -30,6 +30,7 @@ Group membership is kept in memory: after a coordinator failover members simply 
 
 Taught in notebooks/05_consumer_delivery_semantics and notebooks/05b_consumer_groups.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -111,8 +112,18 @@ class GroupCoordinator(CoordinatorLog):
             group = self.groups[group_id] = Group(group_id)
         return group
 
-    def _join_group(self, src, req, group, member_id, client_id, topics, session_timeout_ms,
-                    rebalance_timeout_ms=None, group_instance_id=None):
+    def _join_group(
+        self,
+        src,
+        req,
+        group,
+        member_id,
+        client_id,
+        topics,
+        session_timeout_ms,
+        rebalance_timeout_ms=None,
+        group_instance_id=None,
+    ):
         self._expire_offsets(group)
         g = self._group(group)
         now = self.broker.sim.now
@@ -127,8 +138,15 @@ class GroupCoordinator(CoordinatorLog):
             if old is not None and self._replace_static(g, old, member_id, client_id, tuple(topics), src, req):
                 return
             if old is None:
-                g.members[member_id] = Member(member_id, client_id, tuple(topics), session_timeout_ms, now,
-                                              rebalance_timeout_ms or session_timeout_ms, group_instance_id)
+                g.members[member_id] = Member(
+                    member_id,
+                    client_id,
+                    tuple(topics),
+                    session_timeout_ms,
+                    now,
+                    rebalance_timeout_ms or session_timeout_ms,
+                    group_instance_id,
+                )
                 if group_instance_id is not None:
                     g.static[group_instance_id] = member_id
         member = g.members[member_id]
@@ -140,8 +158,7 @@ class GroupCoordinator(CoordinatorLog):
             self._prepare_rebalance(g, now)
         self._maybe_complete_rebalance(g)
 
-    def _replace_static(self, g: Group, old: Member, member_id: str, client_id: str, topics: tuple,
-                        src, req) -> bool:
+    def _replace_static(self, g: Group, old: Member, member_id: str, client_id: str, topics: tuple, src, req) -> bool:
         """A static member came back (a restart): the new member id replaces the old one, which
         is fenced. In a stable group with the same subscription it gets its old partitions back at
         once, without a rebalance (Kafka's GroupCoordinator.updateStaticMemberAndRebalance).
@@ -152,13 +169,25 @@ class GroupCoordinator(CoordinatorLog):
         old.member_id, old.client, old.last_heartbeat_ms = member_id, client_id, self.broker.sim.now
         g.members[member_id] = old
         g.static[old.instance_id] = member_id
-        self.broker.cluster.record(f"coordinator-{self.broker.broker_id}", "static_member_replaced",
-                                   {"group": g.group_id, "instance": old.instance_id, "member": member_id})
+        self.broker.cluster.record(
+            f"coordinator-{self.broker.broker_id}",
+            "static_member_replaced",
+            {"group": g.group_id, "instance": old.instance_id, "member": member_id},
+        )
         if g.state != "Stable" or old.topics != topics:
             old.topics = topics
             return False
-        self.respond(src, req, None, {"member_id": member_id, "generation": g.generation,
-                                      "assignment": list(old.assignment), "members": sorted(g.members)})
+        self.respond(
+            src,
+            req,
+            None,
+            {
+                "member_id": member_id,
+                "generation": g.generation,
+                "assignment": list(old.assignment),
+                "members": sorted(g.members),
+            },
+        )
         return True
 
     def _prepare_rebalance(self, g: Group, now: float) -> None:
@@ -166,8 +195,11 @@ class GroupCoordinator(CoordinatorLog):
         # a new group waits group.initial.rebalance.delay.ms for more members; later rebalances wait
         # for every known member to rejoin, at most the rebalance timeout (the members' largest
         # max.poll.interval.ms - Kafka's classic protocol), not the session timeout
-        g.rebalance_deadline_ms = now + (self.broker.options.group_initial_rebalance_delay_ms if g.generation == 0
-                                         else max(m.rebalance_timeout_ms for m in g.members.values()))
+        g.rebalance_deadline_ms = now + (
+            self.broker.options.group_initial_rebalance_delay_ms
+            if g.generation == 0
+            else max(m.rebalance_timeout_ms for m in g.members.values())
+        )
         self.broker.schedule_timer(g.rebalance_deadline_ms - now, self._rebalance_deadline, g.group_id)
 
     def _rebalance_deadline(self, group_id: str) -> None:
@@ -178,9 +210,15 @@ class GroupCoordinator(CoordinatorLog):
             member = g.members.pop(member_id)  # did not rejoin in time
             if member.instance_id is not None:
                 g.static.pop(member.instance_id, None)
-            self.broker.cluster.record(f"coordinator-{self.broker.broker_id}", "member_removed", {
-                "group": g.group_id, "member": member_id,
-                "reason": f"did not rejoin within the rebalance timeout ({member.rebalance_timeout_ms:g} ms)"})
+            self.broker.cluster.record(
+                f"coordinator-{self.broker.broker_id}",
+                "member_removed",
+                {
+                    "group": g.group_id,
+                    "member": member_id,
+                    "reason": f"did not rejoin within the rebalance timeout ({member.rebalance_timeout_ms:g} ms)",
+                },
+            )
         self._maybe_complete_rebalance(g, deadline_passed=True)
 
     def _maybe_complete_rebalance(self, g: Group, deadline_passed: bool = False) -> None:
@@ -199,12 +237,26 @@ class GroupCoordinator(CoordinatorLog):
             if member_id in g.members:
                 m = g.members[member_id]
                 m.last_heartbeat_ms = self.broker.sim.now  # Kafka restarts the session clock on the join answer
-                self.respond(src, req, None, {"member_id": member_id, "generation": g.generation,
-                                              "assignment": list(m.assignment),
-                                              "members": sorted(g.members)})
-        self.broker.cluster.record(f"coordinator-{self.broker.broker_id}", "rebalance", {
-            "group": g.group_id, "generation": g.generation,
-            "assignment": {m: [list(tp) for tp in mem.assignment] for m, mem in sorted(g.members.items())}})
+                self.respond(
+                    src,
+                    req,
+                    None,
+                    {
+                        "member_id": member_id,
+                        "generation": g.generation,
+                        "assignment": list(m.assignment),
+                        "members": sorted(g.members),
+                    },
+                )
+        self.broker.cluster.record(
+            f"coordinator-{self.broker.broker_id}",
+            "rebalance",
+            {
+                "group": g.group_id,
+                "generation": g.generation,
+                "assignment": {m: [list(tp) for tp in mem.assignment] for m, mem in sorted(g.members.items())},
+            },
+        )
 
     def _assign(self, g: Group) -> None:
         """Range assignor: per topic, consecutive partitions to members in member-id order."""
@@ -247,8 +299,11 @@ class GroupCoordinator(CoordinatorLog):
         if member.instance_id is not None:
             g.static.pop(member.instance_id, None)
         g.joining.pop(member_id, None)
-        self.broker.cluster.record(f"coordinator-{self.broker.broker_id}", "member_removed",
-                                   {"group": g.group_id, "member": member_id, "reason": reason})
+        self.broker.cluster.record(
+            f"coordinator-{self.broker.broker_id}",
+            "member_removed",
+            {"group": g.group_id, "member": member_id, "reason": reason},
+        )
         if g.members:
             if g.state != "PreparingRebalance":
                 self._prepare_rebalance(g, self.broker.sim.now)
@@ -299,15 +354,22 @@ class GroupCoordinator(CoordinatorLog):
         records = [(("offset", group, t, p), o) for (t, p), o in sorted(offsets.items())]
         self.write(records, lambda err: self.respond(src, req, err and Errors.CoordinatorNotAvailableError))
 
-    def _txn_offset_commit(self, src, req, group, member_id, generation, offsets, producer_id, producer_epoch,
-                           transactional_id=None):
+    def _txn_offset_commit(
+        self, src, req, group, member_id, generation, offsets, producer_id, producer_epoch, transactional_id=None
+    ):
         error = self._check_generation(group, member_id, generation)
         if error is not None:
             return self.respond(src, req, error)
         records = [(("offset", group, t, p), o) for (t, p), o in sorted(offsets.items())]
-        self.write(records, lambda err: self.respond(src, req, err and (
-            err if err is Errors.ProducerFencedError else Errors.CoordinatorNotAvailableError)),
-            producer_id, producer_epoch, transactional=True)
+        self.write(
+            records,
+            lambda err: self.respond(
+                src, req, err and (err if err is Errors.ProducerFencedError else Errors.CoordinatorNotAvailableError)
+            ),
+            producer_id,
+            producer_epoch,
+            transactional=True,
+        )
 
     def _expire_offsets(self, group: str) -> None:
         """KIP-211: an empty group's offsets expire offsets.retention.minutes after it emptied."""
@@ -321,9 +383,15 @@ class GroupCoordinator(CoordinatorLog):
         expired = sorted(committed)
         self.offsets[group] = {}
         self.write([(("offset", group, t, p), None) for t, p in expired], lambda err: None)
-        self.broker.cluster.record(f"coordinator-{self.broker.broker_id}", "offsets_expired", {
-            "group": group, "partitions": [list(tp) for tp in expired],
-            "empty_for_ms": round(self.broker.sim.now - g.empty_since_ms)})
+        self.broker.cluster.record(
+            f"coordinator-{self.broker.broker_id}",
+            "offsets_expired",
+            {
+                "group": group,
+                "partitions": [list(tp) for tp in expired],
+                "empty_for_ms": round(self.broker.sim.now - g.empty_since_ms),
+            },
+        )
 
     def _offset_fetch(self, src, req, group, partitions):
         self._expire_offsets(group)

@@ -32,6 +32,7 @@ The invariants (after Kafka's TLA+ specifications of replication and KIP-966):
 6. ``epochs_ordered``: every replica's leader-epoch cache is strictly increasing in epoch and
    non-decreasing in start offset.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ class InvariantViolation(AssertionError):
 @dataclass
 class _Committed:
     """What counts as committed in one partition: the records below the highest HW seen."""
+
     records: list = field(default_factory=list)  # offset -> (leader epoch, producer id, values)
     leader: tuple | None = None  # (broker, leader epoch) whose log was last verified in full
 
@@ -80,16 +82,17 @@ class ReplicationInvariants:
                 self._check_leader(tp, state, leader)
 
     def _fail(self, name: str, tp, detail: str) -> None:
-        raise InvariantViolation(f"invariant {name} broken for {tp[0]}-{tp[1]} at t={self.cluster.now:g} ms "
-                                 f"(seed={self.cluster.seed}): {detail}")
+        raise InvariantViolation(
+            f"invariant {name} broken for {tp[0]}-{tp[1]} at t={self.cluster.now:g} ms "
+            f"(seed={self.cluster.seed}): {detail}"
+        )
 
     def _live_leader(self, tp, state):
         if state.leader is None:
             return None
         broker = self.cluster.brokers[state.leader]
         replica = broker.partitions.get(tp)
-        if not broker.alive or replica is None or not replica.is_leader \
-                or replica.leader_epoch != state.leader_epoch:
+        if not broker.alive or replica is None or not replica.is_leader or replica.leader_epoch != state.leader_epoch:
             return None  # the decision has not reached the new leader yet
         return replica
 
@@ -133,8 +136,11 @@ class ReplicationInvariants:
         before = self._hw_seen.get(key)
         min_isr = self.cluster.controller.effective_min_isr(tp, state)  # computed here, not by the leader
         if before is not None and before[0] == epoch_hw[0] and log.hw > before[1] and len(leader.isr) < min_isr:
-            self._fail("hw_frozen_under_min_isr", tp,
-                       f"HW {before[1]} -> {log.hw} with ISR {list(leader.isr)} < min ISR {min_isr}")
+            self._fail(
+                "hw_frozen_under_min_isr",
+                tp,
+                f"HW {before[1]} -> {log.hw} with ISR {list(leader.isr)} < min ISR {min_isr}",
+            )
         self._hw_seen[key] = epoch_hw
         self._check_committed(tp, leader)
         self._check_followers(tp, leader)
@@ -155,9 +161,12 @@ class ReplicationInvariants:
                 self.clean_elections += 1
             end = min(len(committed.records), log.leo)
             if log.leo < len(committed.records) or _records(log, 0, end) != committed.records[:end]:
-                self._fail("committed_kept", tp,
-                           f"leader {leader.me} (epoch {leader.leader_epoch}, LEO {log.leo}) lacks records "
-                           f"committed before (committed up to offset {len(committed.records)})")
+                self._fail(
+                    "committed_kept",
+                    tp,
+                    f"leader {leader.me} (epoch {leader.leader_epoch}, LEO {log.leo}) lacks records "
+                    f"committed before (committed up to offset {len(committed.records)})",
+                )
             committed.leader = who
         if log.hw > len(committed.records):
             committed.records.extend(_records(log, len(committed.records), log.hw))
@@ -166,8 +175,13 @@ class ReplicationInvariants:
         brokers = self.cluster.brokers
         for r, seen in leader.followers.items():
             follower = brokers[r].partitions.get(tp)
-            if seen.leo < 0 or follower is None or not brokers[r].alive or follower.is_leader \
-                    or follower.leader_epoch != leader.leader_epoch:
+            if (
+                seen.leo < 0
+                or follower is None
+                or not brokers[r].alive
+                or follower.is_leader
+                or follower.leader_epoch != leader.leader_epoch
+            ):
                 continue  # not (yet) accepted by this leader
             flog, llog = follower.log, leader.log
             upto = min(flog.leo, llog.leo)
@@ -175,12 +189,18 @@ class ReplicationInvariants:
                 if offset >= upto:
                     break
                 if _epoch_at(flog.epochs, offset) != _epoch_at(llog.epochs, offset):
-                    self._fail("follower_matches_leader", tp,
-                               f"follower {r} has epoch {_epoch_at(flog.epochs, offset)} at offset {offset}, "
-                               f"leader {leader.me} has {_epoch_at(llog.epochs, offset)}")
+                    self._fail(
+                        "follower_matches_leader",
+                        tp,
+                        f"follower {r} has epoch {_epoch_at(flog.epochs, offset)} at offset {offset}, "
+                        f"leader {leader.me} has {_epoch_at(llog.epochs, offset)}",
+                    )
             if flog.leo > llog.leo:
-                self._fail("follower_matches_leader", tp,
-                           f"follower {r} LEO {flog.leo} beyond leader {leader.me} LEO {llog.leo}")
+                self._fail(
+                    "follower_matches_leader",
+                    tp,
+                    f"follower {r} LEO {flog.leo} beyond leader {leader.me} LEO {llog.leo}",
+                )
 
 
 def _epoch_at(epochs: list, offset: int) -> int:
@@ -193,5 +213,6 @@ def _epoch_at(epochs: list, offset: int) -> int:
 
 
 def _records(log, start: int, end: int) -> list:
-    return [(stored.leader_epoch, stored.batch.producer_id, record.value)
-            for _, record, stored in log.records(start, end)]
+    return [
+        (stored.leader_epoch, stored.batch.producer_id, record.value) for _, record, stored in log.records(start, end)
+    ]

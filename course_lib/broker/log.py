@@ -19,6 +19,7 @@ Taught in notebooks/01_replicated_log.
 >>> _ = log.truncate(2); log.leo, log.epochs
 (2, [(0, 0)])
 """
+
 from __future__ import annotations
 
 from bisect import bisect_right
@@ -69,7 +70,7 @@ class PartitionLog:
         i = max(bisect_right(self.base_offsets, offset) - 1, 0)
         out: list = []
         limit = self.leo if below is None else below
-        for stored in self.batches[i:i + max_batches + 1]:
+        for stored in self.batches[i : i + max_batches + 1]:
             if stored.next_offset <= offset:
                 continue
             if stored.base_offset >= limit or len(out) >= max_batches:

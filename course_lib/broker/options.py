@@ -3,6 +3,7 @@
 Names are Kafka's broker settings with dots turned into underscores and the unit last; the
 defaults are Kafka 4.x's own, so what a learner sees matches a real cluster's timing.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
@@ -55,7 +56,9 @@ class ClusterOptions:
             if f.name.endswith("_ms") and (not isinstance(value, (int, float)) or value < 0):
                 raise ValueError(f"{f.name} must be a number >= 0 (milliseconds), got {value!r}")
         if not isinstance(options.offsets_retention_minutes, (int, float)) or options.offsets_retention_minutes <= 0:
-            raise ValueError(f"offsets_retention_minutes must be a number > 0, got {options.offsets_retention_minutes!r}")
+            raise ValueError(
+                f"offsets_retention_minutes must be a number > 0, got {options.offsets_retention_minutes!r}"
+            )
         if options.min_insync_replicas < 1 or options.default_replication_factor < 1:
             raise ValueError("min_insync_replicas and default_replication_factor must be >= 1")
         return options

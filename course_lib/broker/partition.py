@@ -26,6 +26,7 @@ Follower side: fetches from the leader in a loop, appends what it gets, takes th
 
 Taught in notebooks/01_replicated_log and notebooks/02_acks_and_durability.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -36,9 +37,19 @@ from kafka import errors as Errors
 from ..sim.deadline import Deadline
 from .log import PartitionLog
 from .producer_state import ProducerStateTable
-from .protocol import (AlterPartition, ConsumerFetchResponse, FetchRequest, FetchResponse, ListOffsetsResponse,
-                       OffsetsForLeaderEpochResponse,
-                       PartitionResult, PartitionState, Record, RecordBatch, TopicConfig)
+from .protocol import (
+    AlterPartition,
+    ConsumerFetchResponse,
+    FetchRequest,
+    FetchResponse,
+    ListOffsetsResponse,
+    OffsetsForLeaderEpochResponse,
+    PartitionResult,
+    PartitionState,
+    Record,
+    RecordBatch,
+    TopicConfig,
+)
 from .txn_index import TxnIndex
 
 FETCH_MAX_BATCHES = 64
@@ -55,6 +66,7 @@ class FollowerState:
 @dataclass
 class DelayedProduce:
     """An ``acks=all`` append waiting for the high watermark to pass ``required_offset``."""
+
     required_offset: int
     base_offset: int
     deadline_ms: float
@@ -115,8 +127,13 @@ class Partition:
         return len(self.isr) < self.effective_min_isr
 
     def evidence(self) -> dict:
-        return {"leader": self.me, "leader_epoch": self.leader_epoch, "hw": self.log.hw,
-                "leo": self.log.leo, "isr": list(self.isr)}
+        return {
+            "leader": self.me,
+            "leader_epoch": self.leader_epoch,
+            "hw": self.log.hw,
+            "leo": self.log.leo,
+            "isr": list(self.isr),
+        }
 
     # ---- role changes -----------------------------------------------------------------------
     def apply_state(self, state: PartitionState) -> None:
@@ -132,8 +149,12 @@ class Partition:
                     self.pending_isr = None
                 self.maybe_advance_hw()
         else:
-            if self.is_leader or old is None or state.leader_epoch != self.leader_epoch \
-                    or state.leader != self.leader_id:
+            if (
+                self.is_leader
+                or old is None
+                or state.leader_epoch != self.leader_epoch
+                or state.leader != self.leader_id
+            ):
                 self.become_follower(state)
 
     def become_leader(self, state: PartitionState) -> None:
@@ -144,8 +165,9 @@ class Partition:
         self.pending_isr = None
         self.log.assign_epoch(state.leader_epoch)
         now = self.sim.now
-        self.followers = {r: FollowerState(last_caught_up_ms=now if r in state.isr else 0.0)
-                          for r in state.replicas if r != self.me}
+        self.followers = {
+            r: FollowerState(last_caught_up_ms=now if r in state.isr else 0.0) for r in state.replicas if r != self.me
+        }
         self.fetch_generation += 1
         self.fetch_timeout.disarm()
         self.maybe_advance_hw()
@@ -194,8 +216,7 @@ class Partition:
         self.txn.on_append(stored)
 
     # ---- leader: produce ----------------------------------------------------------------------
-    def append(self, batch: RecordBatch, acks: int, timeout_ms: float,
-               done: Callable[[PartitionResult], None]) -> None:
+    def append(self, batch: RecordBatch, acks: int, timeout_ms: float, done: Callable[[PartitionResult], None]) -> None:
         if not self.is_leader:
             return done(PartitionResult(Errors.NotLeaderForPartitionError))
         if acks == -1 and self.under_min_isr:
@@ -268,16 +289,20 @@ class Partition:
     # ---- leader: followers ----------------------------------------------------------------------
     def handle_fetch(self, src: str, req: FetchRequest) -> None:
         if not self.is_leader or req.leader_epoch != self.leader_epoch:
-            error = (Errors.NotLeaderForPartitionError if not self.is_leader
-                     else Errors.FencedLeaderEpochError if req.leader_epoch < self.leader_epoch
-                     else Errors.UnknownLeaderEpochError)
+            error = (
+                Errors.NotLeaderForPartitionError
+                if not self.is_leader
+                else Errors.FencedLeaderEpochError
+                if req.leader_epoch < self.leader_epoch
+                else Errors.UnknownLeaderEpochError
+            )
             return self.broker.send(src, FetchResponse(self.tp, req.generation, error))
         if req.last_fetched_epoch >= 0:
             epoch, end = self.log.end_offset_for_epoch(req.last_fetched_epoch)
             if epoch != req.last_fetched_epoch or end < req.fetch_offset:
-                return self.broker.send(src, FetchResponse(self.tp, req.generation,
-                                                           diverging=(epoch, end),
-                                                           high_watermark=self.log.hw))
+                return self.broker.send(
+                    src, FetchResponse(self.tp, req.generation, diverging=(epoch, end), high_watermark=self.log.hw)
+                )
         follower = self.followers.setdefault(req.replica_id, FollowerState())
         now = self.sim.now
         offset = req.fetch_offset
@@ -345,8 +370,9 @@ class Partition:
         self.pending_isr = isr
         self.pending_since_ms = self.sim.now
         assert self.state is not None, "only a leader (which has the controller's state) proposes an ISR"
-        self.broker.send_controller(AlterPartition(self.tp, self.me, self.leader_epoch,
-                                                   self.state.partition_epoch, isr))
+        self.broker.send_controller(
+            AlterPartition(self.tp, self.me, self.leader_epoch, self.state.partition_epoch, isr)
+        )
 
     def on_alter_partition_response(self, src: str, resp) -> None:
         self.pending_isr = None
@@ -358,8 +384,15 @@ class Partition:
         if self.is_leader or self.leader_id is None or not self.broker.alive:
             return
         generation = self.fetch_generation
-        req = FetchRequest(self.me, self.tp, self.log.leo, self.log.last_epoch, self.leader_epoch,
-                           generation, self.broker.options.replica_fetch_wait_max_ms)
+        req = FetchRequest(
+            self.me,
+            self.tp,
+            self.log.leo,
+            self.log.last_epoch,
+            self.leader_epoch,
+            generation,
+            self.broker.options.replica_fetch_wait_max_ms,
+        )
         self.broker.send(self.broker.node_of(self.leader_id), req)
         options = self.broker.options
         self.fetch_timeout.arm(self.sim.now + options.replica_fetch_wait_max_ms + options.replica_socket_timeout_ms)
@@ -420,8 +453,12 @@ class Partition:
         end = self.readable_end(req.read_committed)
         batches = self.log.read(req.fetch_offset, FETCH_MAX_BATCHES, below=end) if req.fetch_offset < end else []
         aborted = self.txn.aborted_in(req.fetch_offset, end) if req.read_committed else []
-        self.broker.send(src, ConsumerFetchResponse(req.corr, self.tp, None, batches, self.log.hw,
-                                                    self.txn.last_stable_offset(self.log.hw), aborted))
+        self.broker.send(
+            src,
+            ConsumerFetchResponse(
+                req.corr, self.tp, None, batches, self.log.hw, self.txn.last_stable_offset(self.log.hw), aborted
+            ),
+        )
 
     def _consumer_wait_over(self, req) -> None:
         for i, (src, waiting, _) in enumerate(self.consumers_waiting):
@@ -446,8 +483,9 @@ class Partition:
     def offsets_for_leader_epoch(self, src: str, req) -> None:
         """KIP-320: the largest epoch <= ``req.epoch`` in this leader's log and where it ended."""
         if not self.is_leader:
-            return self.broker.send(src, OffsetsForLeaderEpochResponse(req.corr, self.tp,
-                                                                       Errors.NotLeaderForPartitionError))
+            return self.broker.send(
+                src, OffsetsForLeaderEpochResponse(req.corr, self.tp, Errors.NotLeaderForPartitionError)
+            )
         epoch, end = self.log.end_offset_for_epoch(req.epoch)
         self.broker.send(src, OffsetsForLeaderEpochResponse(req.corr, self.tp, None, epoch, end))
 
@@ -461,8 +499,9 @@ class Partition:
         entry = self.producers.entries.get(producer_id)
         if entry is not None and producer_epoch < entry.epoch:
             return done(Errors.InvalidProducerEpochError)
-        marker = RecordBatch([Record(None, None, self.sim.now)], producer_id, producer_epoch, -1, True,
-                             "commit" if commit else "abort")
+        marker = RecordBatch(
+            [Record(None, None, self.sim.now)], producer_id, producer_epoch, -1, True, "commit" if commit else "abort"
+        )
         stored = self.log.append(marker, self.leader_epoch)
         self._appended(stored)
         self._wake_parked_fetches()
@@ -472,6 +511,7 @@ class Partition:
         required = stored.next_offset
         if self.log.hw >= required:
             return done(None)
-        self.delayed.append(DelayedProduce(required, stored.base_offset, self.sim.now + 30_000,
-                                           lambda result: done(result.error), {}))
+        self.delayed.append(
+            DelayedProduce(required, stored.base_offset, self.sim.now + 30_000, lambda result: done(result.error), {})
+        )
         self.produce_expiry.arm(min(d.deadline_ms for d in self.delayed))

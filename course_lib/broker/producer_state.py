@@ -12,6 +12,7 @@ retry of a batch the old leader wrote.
 
 Taught in notebooks/04_idempotent_producer.
 """
+
 from __future__ import annotations
 
 from collections import deque
@@ -85,5 +86,7 @@ class ProducerStateTable:
 
     def snapshot(self) -> dict:
         """For display: pid -> epoch and cached sequence ranges."""
-        return {pid: {"epoch": e.epoch, "last_sequence": e.last_sequence,
-                      "batches": [list(b) for b in e.batches]} for pid, e in sorted(self.entries.items())}
+        return {
+            pid: {"epoch": e.epoch, "last_sequence": e.last_sequence, "batches": [list(b) for b in e.batches]}
+            for pid, e in sorted(self.entries.items())
+        }

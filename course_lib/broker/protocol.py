@@ -4,6 +4,7 @@ protocol with the fields that matter for delivery semantics.
 Errors travel as kafka-python's exception classes (``kafka.errors``), so code that catches
 ``NotEnoughReplicasError`` works the same against the simulator and a real cluster.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ class Record(NamedTuple):
 @dataclass(slots=True)
 class RecordBatch:
     """A batch as a producer builds it. Offsets are given by the leader at append time."""
+
     records: list
     producer_id: int = -1
     producer_epoch: int = -1
@@ -42,6 +44,7 @@ class RecordBatch:
 @dataclass(slots=True)
 class LogBatch:
     """A batch in a partition log: the producer's batch plus its offsets and leader epoch."""
+
     base_offset: int
     leader_epoch: int
     batch: RecordBatch
@@ -58,6 +61,7 @@ class LogBatch:
 @dataclass(frozen=True, slots=True)
 class PartitionState:
     """What the controller decided about one partition (KRaft's PartitionRecord)."""
+
     leader: int | None
     leader_epoch: int
     isr: tuple
@@ -106,8 +110,10 @@ class ProduceResponse:
     kind: str = "produce_response"
 
     def describe(self) -> str:
-        return "ack " + ", ".join(f"p{tp[1]}@{r.base_offset}" if r.error is None
-                                  else f"p{tp[1]}:{r.error.__name__}" for tp, r in self.results.items())
+        return "ack " + ", ".join(
+            f"p{tp[1]}@{r.base_offset}" if r.error is None else f"p{tp[1]}:{r.error.__name__}"
+            for tp, r in self.results.items()
+        )
 
 
 @dataclass(slots=True)
@@ -214,6 +220,7 @@ class PartitionUpdate:
     only on top of ``version - 1``; a broker that missed one (it was isolated, or restarted)
     reports its version in its heartbeat and gets a full snapshot (``full=True``).
     """
+
     states: dict  # tp -> PartitionState
     configs: dict  # topic -> TopicConfig
     version: int
@@ -293,6 +300,7 @@ class ListOffsetsResponse:
 @dataclass(slots=True)
 class OffsetsForLeaderEpochRequest:
     """A consumer checks its position after a leader change (KIP-320): where did ``epoch`` end?"""
+
     corr: int
     tp: TopicPartition
     epoch: int
@@ -330,6 +338,7 @@ class CoordinatorRequest:
     """Any request to a group or transaction coordinator: ``api`` names it (join_group,
     heartbeat, leave_group, offset_commit, offset_fetch, txn_offset_commit, init_producer_id,
     add_partitions, end_txn) and ``args`` carries its fields."""
+
     corr: int
     api: str
     args: dict
@@ -354,6 +363,7 @@ class CoordinatorResponse:
 @dataclass(slots=True)
 class WriteTxnMarker:
     """Transaction coordinator -> partition leader: append a commit/abort marker."""
+
     corr: int
     tp: TopicPartition
     producer_id: int

@@ -15,6 +15,7 @@ the open transaction, and the two-phase protocol that ends it.
 
 Taught in notebooks/06_transactions.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -83,6 +84,7 @@ class TxnCoordinator(CoordinatorLog):
         def written(error):
             self.writing.discard(tid)
             then(error)
+
         self.write([(tid, meta)], written)
 
     def _fenced(self, tid, producer_id, producer_epoch):
@@ -106,11 +108,23 @@ class TxnCoordinator(CoordinatorLog):
             pid, _ = self.broker.cluster.controller.allocate_producer_id()
             meta = TxnMetadata(pid, 0, transaction_timeout_ms)
         else:
-            meta = replace(meta, producer_epoch=meta.producer_epoch + 1, timeout_ms=transaction_timeout_ms,
-                           state="Empty", partitions=frozenset())
-        self._change(transactional_id, meta, lambda err: self.respond(
-            src, req, err and Errors.CoordinatorNotAvailableError,
-            None if err else {"producer_id": meta.producer_id, "producer_epoch": meta.producer_epoch}))
+            meta = replace(
+                meta,
+                producer_epoch=meta.producer_epoch + 1,
+                timeout_ms=transaction_timeout_ms,
+                state="Empty",
+                partitions=frozenset(),
+            )
+        self._change(
+            transactional_id,
+            meta,
+            lambda err: self.respond(
+                src,
+                req,
+                err and Errors.CoordinatorNotAvailableError,
+                None if err else {"producer_id": meta.producer_id, "producer_epoch": meta.producer_epoch},
+            ),
+        )
 
     def _add_partitions(self, src, req, transactional_id, producer_id, producer_epoch, partitions):
         error = self._fenced(transactional_id, producer_id, producer_epoch)
@@ -118,10 +132,12 @@ class TxnCoordinator(CoordinatorLog):
             return self.respond(src, req, error)
         meta = self.txns[transactional_id]
         started = meta.started_ms if meta.state == "Ongoing" else self.broker.sim.now
-        new = replace(meta, state="Ongoing", partitions=meta.partitions | {tuple(tp) for tp in partitions},
-                      started_ms=started)
-        self._change(transactional_id, new,
-                     lambda err: self.respond(src, req, err and Errors.CoordinatorNotAvailableError))
+        new = replace(
+            meta, state="Ongoing", partitions=meta.partitions | {tuple(tp) for tp in partitions}, started_ms=started
+        )
+        self._change(
+            transactional_id, new, lambda err: self.respond(src, req, err and Errors.CoordinatorNotAvailableError)
+        )
 
     def _end_txn(self, src, req, transactional_id, producer_id, producer_epoch, commit):
         meta = self.txns.get(transactional_id)
@@ -143,16 +159,20 @@ class TxnCoordinator(CoordinatorLog):
                 return self.respond(src, req, Errors.CoordinatorNotAvailableError)
             self.respond(src, req)
             self._write_markers(transactional_id, prepared)
+
         self._change(transactional_id, prepared, decided)
 
     def _abort(self, tid: str, meta: TxnMetadata, reason: str) -> None:
         """Abort with a bumped epoch: the markers themselves fence the old producer."""
         prepared = replace(meta, producer_epoch=meta.producer_epoch + 1, state="PrepareAbort")
-        self.broker.cluster.record(f"coordinator-{self.broker.broker_id}", "txn_abort",
-                                   {"transactional_id": tid, "reason": reason})
+        self.broker.cluster.record(
+            f"coordinator-{self.broker.broker_id}", "txn_abort", {"transactional_id": tid, "reason": reason}
+        )
+
         def written(err) -> None:
             if err is None:
                 self._write_markers(tid, prepared)
+
         self._change(tid, prepared, written)
 
     # ---- markers -----------------------------------------------------------------------------------
@@ -173,8 +193,10 @@ class TxnCoordinator(CoordinatorLog):
         self._corr += 1
         corr = self._corr
         self._markers_in_flight[corr] = (tid, meta, tp)
-        self.broker.send(node_name(state.leader), WriteTxnMarker(corr, tp, meta.producer_id, meta.producer_epoch,
-                                                                  meta.state == "PrepareCommit"))
+        self.broker.send(
+            node_name(state.leader),
+            WriteTxnMarker(corr, tp, meta.producer_id, meta.producer_epoch, meta.state == "PrepareCommit"),
+        )
         self.broker.schedule_timer(3000, self._marker_timeout, corr)
 
     def _marker_timeout(self, corr) -> None:
@@ -198,8 +220,9 @@ class TxnCoordinator(CoordinatorLog):
 
     def _complete(self, tid: str, meta: TxnMetadata) -> None:
         self.markers_pending.pop(tid, None)
-        done = replace(meta, state="CompleteCommit" if meta.state == "PrepareCommit" else "CompleteAbort",
-                       partitions=frozenset())
+        done = replace(
+            meta, state="CompleteCommit" if meta.state == "PrepareCommit" else "CompleteAbort", partitions=frozenset()
+        )
         self._change(tid, done, lambda err: None)
 
     # ---- timeouts ------------------------------------------------------------------------------------
@@ -207,7 +230,8 @@ class TxnCoordinator(CoordinatorLog):
         if not self._checking:
             self._checking = True
             self.broker.schedule_timer(
-                self.broker.options.transaction_abort_timed_out_transaction_cleanup_interval_ms, self._check_timeouts)
+                self.broker.options.transaction_abort_timed_out_transaction_cleanup_interval_ms, self._check_timeouts
+            )
 
     def _check_timeouts(self) -> None:
         self._checking = False

@@ -13,6 +13,7 @@ gaps.
 
 Taught in notebooks/06_transactions.
 """
+
 from __future__ import annotations
 
 

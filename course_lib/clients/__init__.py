@@ -2,10 +2,18 @@
 
 Taught in notebooks/02_acks_and_durability.
 """
+
 from .config import ConfigurationError, IdempotenceDisabledWarning
 from .future import Future, FutureRecordMetadata, RecordMetadata
 from .consumer import KafkaConsumer
 from .producer import KafkaProducer
 
-__all__ = ["KafkaProducer", "KafkaConsumer", "ConfigurationError", "IdempotenceDisabledWarning", "Future",
-           "FutureRecordMetadata", "RecordMetadata"]
+__all__ = [
+    "KafkaProducer",
+    "KafkaConsumer",
+    "ConfigurationError",
+    "IdempotenceDisabledWarning",
+    "Future",
+    "FutureRecordMetadata",
+    "RecordMetadata",
+]

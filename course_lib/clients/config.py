@@ -16,6 +16,7 @@ course_lib.clients.config.ConfigurationError: unknown producer config 'ack' - di
 
 Taught in notebooks/02_acks_and_durability and notebooks/04_idempotent_producer.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -30,8 +31,15 @@ PRODUCER_DEFAULTS = dict(_KafkaPythonProducer.DEFAULT_CONFIG)
 PRODUCER_DEFAULTS.update(bootstrap_servers=None, partitioner=None, kafka_client=None)
 
 _ACKS = {0: 0, 1: 1, -1: -1, "all": -1, "0": 0, "1": 1, "-1": -1}
-_NON_NEGATIVE_MS = ("retry_backoff_ms", "request_timeout_ms", "delivery_timeout_ms", "linger_ms",
-                    "transaction_timeout_ms", "max_block_ms", "metadata_max_age_ms")
+_NON_NEGATIVE_MS = (
+    "retry_backoff_ms",
+    "request_timeout_ms",
+    "delivery_timeout_ms",
+    "linger_ms",
+    "transaction_timeout_ms",
+    "max_block_ms",
+    "metadata_max_age_ms",
+)
 
 
 class ConfigurationError(KafkaConfigurationError, ValueError):
@@ -54,7 +62,8 @@ def unknown_key_error(kind: str, key: str, known) -> ConfigurationError:
     hint = f" - did you mean {close[0]!r}?" if close else ""
     return ConfigurationError(
         f"unknown {kind} config {key!r}{hint} Config names are kafka-python's (underscores, "
-        f"e.g. 'enable_idempotence' for enable.idempotence); see help(KafkaProducer).")
+        f"e.g. 'enable_idempotence' for enable.idempotence); see help(KafkaProducer)."
+    )
 
 
 def check_ms(config: dict, key: str, minimum: float = 0) -> None:
@@ -75,8 +84,12 @@ def resolve_producer_config(**user) -> dict:
         raise ConfigurationError(f"acks must be 0, 1 or 'all' (-1), got {acks!r}")
     config["acks"] = _ACKS[acks]
     retries = config["retries"]
-    if isinstance(retries, bool) or not isinstance(retries, numbers.Real) or retries < 0 \
-            or (retries != math.inf and retries != int(float(retries))):
+    if (
+        isinstance(retries, bool)
+        or not isinstance(retries, numbers.Real)
+        or retries < 0
+        or (retries != math.inf and retries != int(float(retries)))
+    ):
         raise ConfigurationError(f"retries must be a whole number >= 0 or float('inf'), got {retries!r}")
     for key in _NON_NEGATIVE_MS:
         check_ms(config, key)
@@ -90,12 +103,15 @@ def resolve_producer_config(**user) -> dict:
     tid = config["transactional_id"]
     if tid is not None and (not isinstance(tid, str) or not tid):
         raise ConfigurationError(f"transactional_id must be a non-empty string or None, got {tid!r}")
-    if "delivery_timeout_ms" in user and \
-            config["delivery_timeout_ms"] < config["linger_ms"] + config["request_timeout_ms"]:
+    if (
+        "delivery_timeout_ms" in user
+        and config["delivery_timeout_ms"] < config["linger_ms"] + config["request_timeout_ms"]
+    ):
         raise ConfigurationError(
             f"delivery_timeout_ms ({config['delivery_timeout_ms']}) must be >= linger_ms + "
             f"request_timeout_ms ({config['linger_ms']} + {config['request_timeout_ms']}): it bounds "
-            f"the whole attempt, including at least one full request")
+            f"the whole attempt, including at least one full request"
+        )
 
     # kafka-python 3's idempotence rules (KIP-679).
     explicit = "enable_idempotence" in user
@@ -116,11 +132,14 @@ def resolve_producer_config(**user) -> dict:
                 raise ConfigurationError(
                     f"enable_idempotence=True is incompatible with {', '.join(conflicts)}: the idempotent "
                     f"producer needs acks='all', retries > 0 and at most 5 requests in flight. Drop "
-                    f"those settings, or pass enable_idempotence=False.")
+                    f"those settings, or pass enable_idempotence=False."
+                )
             warnings.warn(
                 f"idempotence disabled because {', '.join(conflicts)} conflicts with it (kafka-python "
                 f"does the same, with only a log line). Pass enable_idempotence=False to make it explicit.",
-                IdempotenceDisabledWarning, stacklevel=3)
+                IdempotenceDisabledWarning,
+                stacklevel=3,
+            )
             config["enable_idempotence"] = False
     return config
 
@@ -128,6 +147,7 @@ def resolve_producer_config(**user) -> dict:
 # ---- consumer ------------------------------------------------------------------------------------
 def _consumer_defaults() -> dict:
     from kafka.consumer.group import KafkaConsumer as _KafkaPythonConsumer
+
     defaults = dict(_KafkaPythonConsumer.DEFAULT_CONFIG)
     defaults.update(bootstrap_servers=None, request_timeout_ms=30000)
     return defaults
@@ -143,16 +163,27 @@ def resolve_consumer_config(**user) -> dict:
         if key not in CONSUMER_DEFAULTS:
             raise unknown_key_error("consumer", key, CONSUMER_DEFAULTS)
     config = {**CONSUMER_DEFAULTS, **user}
-    choices = {"auto_offset_reset": ("earliest", "latest", "none"),
-               "isolation_level": ("read_uncommitted", "read_committed")}
+    choices = {
+        "auto_offset_reset": ("earliest", "latest", "none"),
+        "isolation_level": ("read_uncommitted", "read_committed"),
+    }
     for key, allowed in choices.items():
         if config[key] not in allowed:
             raise ConfigurationError(f"{key} must be one of {allowed}, got {config[key]!r}")
-    for key in ("auto_commit_interval_ms", "session_timeout_ms", "heartbeat_interval_ms", "fetch_max_wait_ms",
-                "request_timeout_ms", "retry_backoff_ms"):
+    for key in (
+        "auto_commit_interval_ms",
+        "session_timeout_ms",
+        "heartbeat_interval_ms",
+        "fetch_max_wait_ms",
+        "request_timeout_ms",
+        "retry_backoff_ms",
+    ):
         check_ms(config, key, minimum=0 if key == "fetch_max_wait_ms" else 1)
-    if isinstance(config["max_poll_records"], bool) or not isinstance(config["max_poll_records"], int) \
-            or config["max_poll_records"] < 1:
+    if (
+        isinstance(config["max_poll_records"], bool)
+        or not isinstance(config["max_poll_records"], int)
+        or config["max_poll_records"] < 1
+    ):
         raise ConfigurationError(f"max_poll_records must be a positive integer, got {config['max_poll_records']!r}")
     if not isinstance(config["enable_auto_commit"], bool):
         raise ConfigurationError(f"enable_auto_commit must be True or False, got {config['enable_auto_commit']!r}")

@@ -27,6 +27,7 @@ Every poll and commit is recorded in the cluster's history for the checker.
 
 Taught in notebooks/05_consumer_delivery_semantics and notebooks/05b_consumer_groups.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,8 +39,7 @@ from kafka.consumer.subscription_state import ConsumerRebalanceListener
 from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 from ..broker.broker import node_name
-from ..broker.protocol import (ConsumerFetchRequest, ListOffsetsRequest, MetadataRequest,
-                               OffsetsForLeaderEpochRequest)
+from ..broker.protocol import ConsumerFetchRequest, ListOffsetsRequest, MetadataRequest, OffsetsForLeaderEpochRequest
 from ..history import _text
 from .config import resolve_consumer_config
 from .rpc import Requests
@@ -49,8 +49,18 @@ GENERATION_ERRORS = (Errors.IllegalGenerationError, Errors.UnknownMemberIdError,
 
 class _Partition:
     """What the consumer tracks per assigned partition."""
-    __slots__ = ("position", "fetch_offset", "buffer", "fetching", "resetting", "committed_checked",
-                 "epoch", "validated_epoch", "validating")
+
+    __slots__ = (
+        "position",
+        "fetch_offset",
+        "buffer",
+        "fetching",
+        "resetting",
+        "committed_checked",
+        "epoch",
+        "validated_epoch",
+        "validating",
+    )
 
     def __init__(self):
         self.committed_checked = False  # asked the group for its committed offset
@@ -106,8 +116,10 @@ class KafkaConsumer(Requests):
         if isinstance(topics, str):
             topics = (topics,)
         if listener is not None and not isinstance(listener, ConsumerRebalanceListener):
-            raise TypeError("listener must be a kafka.ConsumerRebalanceListener (subclass it and override "
-                            "on_partitions_revoked / on_partitions_assigned)")
+            raise TypeError(
+                "listener must be a kafka.ConsumerRebalanceListener (subclass it and override "
+                "on_partitions_revoked / on_partitions_assigned)"
+            )
         self._listener = listener
         self._subscription = tuple(sorted(topics))
         self._needs_join = True
@@ -133,8 +145,13 @@ class KafkaConsumer(Requests):
     def group_metadata(self):
         if self._group is None:
             return ConsumerGroupMetadata(group_id=None)
-        return ConsumerGroupMetadata(self._group, self._generation, self._member_id, None,
-                                     "<stable>" if self._generation >= 0 and not self._needs_join else "<rebalancing>")
+        return ConsumerGroupMetadata(
+            self._group,
+            self._generation,
+            self._member_id,
+            None,
+            "<stable>" if self._generation >= 0 and not self._needs_join else "<rebalancing>",
+        )
 
     def poll(self, timeout_ms=0, max_records=None, update_offsets=True):
         """Records fetched since the last poll, ``{TopicPartition: [ConsumerRecord, ...]}``."""
@@ -205,8 +222,9 @@ class KafkaConsumer(Requests):
             self._check_membership()
             self._call_group("offset_commit", self._commit_args(offsets), timeout_ms)
         except Exception as exc:
-            self._history.complete(op, "fail" if isinstance(exc, Errors.CommitFailedError) else "info",
-                                   error=type(exc).__name__)
+            self._history.complete(
+                op, "fail" if isinstance(exc, Errors.CommitFailedError) else "info", error=type(exc).__name__
+            )
             raise
         self._history.complete(op, "ok")
 
@@ -219,8 +237,11 @@ class KafkaConsumer(Requests):
         def done(error, result):
             self._history.complete(op, "ok" if error is None else "info", error=error and error.__name__)
             if callback is not None:
-                callback({TopicPartition(*tp): OffsetAndMetadata(o, "", -1) for tp, o in offsets.items()},
-                         result if error is None else error())
+                callback(
+                    {TopicPartition(*tp): OffsetAndMetadata(o, "", -1) for tp, o in offsets.items()},
+                    result if error is None else error(),
+                )
+
         try:
             self._check_membership()
         except (Errors.CommitFailedError, Errors.RebalanceInProgressError) as exc:
@@ -306,19 +327,33 @@ class KafkaConsumer(Requests):
                 elif leader is not None and not state.validating:
                     corr = self._next_corr()
                     state.fetching = corr
-                    self._send(node_name(leader), ConsumerFetchRequest(
-                        corr, tp, state.fetch_offset, self._read_committed, self.config["fetch_max_wait_ms"],
-                        self.config["max_poll_records"]), lambda resp, tp=tp: self._on_fetch(tp, resp))
+                    self._send(
+                        node_name(leader),
+                        ConsumerFetchRequest(
+                            corr,
+                            tp,
+                            state.fetch_offset,
+                            self._read_committed,
+                            self.config["fetch_max_wait_ms"],
+                            self.config["max_poll_records"],
+                        ),
+                        lambda resp, tp=tp: self._on_fetch(tp, resp),
+                    )
         if unchecked and not self._fetching_committed:
             self._fetch_committed(unchecked)
 
     def _join(self):
         self._joining = True
         self._set_assignment([])  # eager rebalance: give everything up, then get the new assignment
-        args = {"group": self._group, "member_id": self._member_id, "client_id": self.node_id,
-                "topics": list(self._subscription), "session_timeout_ms": self.config["session_timeout_ms"],
-                "rebalance_timeout_ms": self.config["max_poll_interval_ms"],
-                "group_instance_id": self.config["group_instance_id"]}
+        args = {
+            "group": self._group,
+            "member_id": self._member_id,
+            "client_id": self.node_id,
+            "topics": list(self._subscription),
+            "session_timeout_ms": self.config["session_timeout_ms"],
+            "rebalance_timeout_ms": self.config["max_poll_interval_ms"],
+            "group_instance_id": self.config["group_instance_id"],
+        }
 
         def joined(error, result):
             self._joining = False
@@ -330,10 +365,16 @@ class KafkaConsumer(Requests):
             self._needs_join = False
             self._set_assignment([tuple(tp) for tp in result["assignment"]])
             self._assigned_pending = {TopicPartition(*tp) for tp in result["assignment"]}
-            self._history.record(self.node_id, "info", "assigned", sorted([list(tp) for tp in result["assignment"]]),
-                                 evidence={"generation": self._generation, "member_id": self._member_id})
+            self._history.record(
+                self.node_id,
+                "info",
+                "assigned",
+                sorted([list(tp) for tp in result["assignment"]]),
+                evidence={"generation": self._generation, "member_id": self._member_id},
+            )
             self._start_heartbeats()
             self._advance()
+
         # kafka-python waits max_poll_interval_ms + 5 s for the JoinGroup answer (the coordinator may
         # hold it that long). A lost answer in the simulator stands for a dropped connection, which
         # kafka-python notices at once; so the simulator retries sooner - the retried JoinGroup of
@@ -355,6 +396,7 @@ class KafkaConsumer(Requests):
                 if offset >= 0:
                     state.position = state.fetch_offset = offset
             self._advance()
+
         self._send_coordinator("offset_fetch", {"group": self._group, "partitions": wanted}, fetched)
 
     def _reset_offset(self, tp, state):
@@ -374,8 +416,12 @@ class KafkaConsumer(Requests):
             if state.position is None:
                 state.position = state.fetch_offset = resp.offset
             self._advance()
-        self._send(node_name(leader), ListOffsetsRequest(self._next_corr(), tp, policy == "latest",
-                                                         self._read_committed), listed)
+
+        self._send(
+            node_name(leader),
+            ListOffsetsRequest(self._next_corr(), tp, policy == "latest", self._read_committed),
+            listed,
+        )
 
     def _needs_validation(self, tp, state) -> bool:
         return state.epoch is not None and self._leader_epochs.get(tp, -1) > state.validated_epoch
@@ -397,12 +443,17 @@ class KafkaConsumer(Requests):
                 return self._later(self._advance)
             state.validated_epoch = checked_against
             if 0 <= resp.end_offset < (state.fetch_offset or 0) and state.position is not None:
-                self._history.record(self.node_id, "info", "truncation_detected",
-                                     {"partition": tp[1], "position": state.position,
-                                      "diverging_offset": resp.end_offset}, topic=tp[0])
+                self._history.record(
+                    self.node_id,
+                    "info",
+                    "truncation_detected",
+                    {"partition": tp[1], "position": state.position, "diverging_offset": resp.end_offset},
+                    topic=tp[0],
+                )
                 state.buffer.clear()
                 state.position = state.fetch_offset = resp.end_offset
             self._advance()
+
         self._send(node_name(leader), OffsetsForLeaderEpochRequest(self._next_corr(), tp, state.epoch), answered)
 
     def _on_fetch(self, tp, resp):
@@ -444,9 +495,23 @@ class KafkaConsumer(Requests):
                 for i, r in enumerate(batch.records):
                     offset = stored.base_offset + i
                     if offset >= state.fetch_offset:
-                        state.buffer.append(ConsumerRecord(
-                            topic, partition, stored.leader_epoch, offset, r.timestamp_ms, 0, r.key, r.value,
-                            list(r.headers), None, len(r.key or b""), len(r.value or b""), -1))
+                        state.buffer.append(
+                            ConsumerRecord(
+                                topic,
+                                partition,
+                                stored.leader_epoch,
+                                offset,
+                                r.timestamp_ms,
+                                0,
+                                r.key,
+                                r.value,
+                                list(r.headers),
+                                None,
+                                len(r.key or b""),
+                                len(r.value or b""),
+                                -1,
+                            )
+                        )
             state.fetch_offset = stored.next_offset
             state.epoch = stored.leader_epoch
             if state.validated_epoch < 0:  # fetched from the leader we know: nothing to check yet
@@ -523,18 +588,28 @@ class KafkaConsumer(Requests):
                 if error is Errors.UnknownMemberIdError:
                     self._member_id = ""
                 self._needs_join = True
-        self._send_coordinator("heartbeat", {"group": self._group, "member_id": self._member_id,
-                                             "generation": self._generation}, answered)
+
+        self._send_coordinator(
+            "heartbeat", {"group": self._group, "member_id": self._member_id, "generation": self._generation}, answered
+        )
         self._sim.schedule(self.config["heartbeat_interval_ms"], self._heartbeat, gen)
 
     def _leave_after_poll_timeout(self, idle_ms: float) -> None:
         """kafka-python's heartbeat thread: "Consumer poll timeout has expired" - leave the group
         (a static member sends no LeaveGroup, it only forgets its membership) and stop heartbeating
         until the next poll."""
-        self._history.record(self.node_id, "info", "left_group", sorted([list(tp) for tp in self._partitions]),
-                             evidence={"reason": f"no poll() for {idle_ms:g} ms > max_poll_interval_ms="
-                                                 f"{self.config['max_poll_interval_ms']:g}",
-                                       "generation": self._generation, "member_id": self._member_id})
+        self._history.record(
+            self.node_id,
+            "info",
+            "left_group",
+            sorted([list(tp) for tp in self._partitions]),
+            evidence={
+                "reason": f"no poll() for {idle_ms:g} ms > max_poll_interval_ms="
+                f"{self.config['max_poll_interval_ms']:g}",
+                "generation": self._generation,
+                "member_id": self._member_id,
+            },
+        )
         if self.config["group_instance_id"] is None:
             self._send_coordinator("leave_group", {"group": self._group, "member_id": self._member_id}, None)
         # kafka-python's reset_generation(): member id and generation are forgotten either way; a
@@ -550,12 +625,15 @@ class KafkaConsumer(Requests):
         if not self._subscription or self._generation >= 0:
             return
         if self._joining:
-            raise Errors.RebalanceInProgressError("the consumer is rejoining its group: poll() to finish the "
-                                                  "rebalance, then commit")
-        raise Errors.CommitFailedError("the consumer is not part of an active group (it was thrown out: no poll() "
-                                       f"within max_poll_interval_ms={self.config['max_poll_interval_ms']:g}, or "
-                                       "it never joined); its partitions may belong to another member now - "
-                                       "poll() again to rejoin")
+            raise Errors.RebalanceInProgressError(
+                "the consumer is rejoining its group: poll() to finish the rebalance, then commit"
+            )
+        raise Errors.CommitFailedError(
+            "the consumer is not part of an active group (it was thrown out: no poll() "
+            f"within max_poll_interval_ms={self.config['max_poll_interval_ms']:g}, or "
+            "it never joined); its partitions may belong to another member now - "
+            "poll() again to rejoin"
+        )
 
     # ---- commits -----------------------------------------------------------------------------------
     def _offsets_to_commit(self, offsets) -> dict:
@@ -569,17 +647,18 @@ class KafkaConsumer(Requests):
             if self._subscription and tp not in self._partitions and not (self._needs_join or self._joining):
                 raise Errors.IllegalStateError(
                     f"cannot commit {tp}: it is not assigned to this consumer (assigned: {sorted(self._partitions)}). "
-                    f"Real Kafka would accept it silently and overwrite another member's progress.")
+                    f"Real Kafka would accept it silently and overwrite another member's progress."
+                )
             offset = meta.offset if isinstance(meta, OffsetAndMetadata) else meta
             if not isinstance(offset, int) or offset < 0:
-                raise ValueError(f"commit offset for {tp} must be an int >= 0 (the NEXT offset to read), "
-                                 f"got {offset!r}")
+                raise ValueError(
+                    f"commit offset for {tp} must be an int >= 0 (the NEXT offset to read), got {offset!r}"
+                )
             out[tp] = offset
         return out
 
     def _commit_args(self, offsets) -> dict:
-        return {"group": self._group, "member_id": self._member_id, "generation": self._generation,
-                "offsets": offsets}
+        return {"group": self._group, "member_id": self._member_id, "generation": self._generation, "offsets": offsets}
 
     def _call_group(self, api, args, timeout_ms=None):
         try:
@@ -588,7 +667,8 @@ class KafkaConsumer(Requests):
             self._needs_join = True
             raise Errors.CommitFailedError(
                 f"{type(exc).__name__}: the group rebalanced (generation {self._generation} is over) and the "
-                f"partitions may belong to another member now; poll() again to rejoin") from None
+                f"partitions may belong to another member now; poll() again to rejoin"
+            ) from None
 
     def _send_coordinator(self, api, args, on_result, timeout_ms=None) -> None:
         self._ask_coordinator("group", self._group, api, args, on_result or (lambda e, r: None), timeout_ms)
@@ -630,8 +710,9 @@ class KafkaConsumer(Requests):
     def _owned(self, partition) -> _Partition:
         state = self._partitions.get(tuple(partition))
         if state is None:
-            raise Errors.IllegalStateError(f"{tuple(partition)} is not assigned to this consumer; "
-                                           f"assigned: {sorted(self._partitions)}")
+            raise Errors.IllegalStateError(
+                f"{tuple(partition)} is not assigned to this consumer; assigned: {sorted(self._partitions)}"
+            )
         return state
 
 

@@ -4,6 +4,7 @@
 In the simulator ``get()`` does what a blocking call does in real life: it lets (virtual) time
 pass - the event loop runs - until the outcome is known.
 """
+
 from __future__ import annotations
 
 import functools
@@ -82,6 +83,7 @@ class Future:
 class ProduceResult:
     """The outcome of one batch, shared by the futures of its records (as kafka-python's
     ``FutureProduceResult``): completing a batch costs the same for 1 record or 1,000."""
+
     __slots__ = ("topic", "partition", "records", "is_done", "base_offset", "exception", "_waiting")
 
     def __init__(self, topic, partition, records):
@@ -107,6 +109,7 @@ class ProduceResult:
 
 class FutureRecordMetadata:
     """The future ``send()`` returns: kafka-python's interface, resolved from its batch."""
+
     __slots__ = ("_result", "_index", "_callbacks", "_errbacks", "_wait_until")
 
     def __init__(self, result: ProduceResult, index: int, wait_until=None):
@@ -129,8 +132,17 @@ class FutureRecordMetadata:
             return None
         record = r.records[self._index]
         offset = -1 if r.base_offset < 0 else r.base_offset + self._index
-        return RecordMetadata(r.topic, r.partition, TopicPartition(r.topic, r.partition), offset,
-                              record.timestamp_ms, None, len(record.key or b""), len(record.value or b""), -1)
+        return RecordMetadata(
+            r.topic,
+            r.partition,
+            TopicPartition(r.topic, r.partition),
+            offset,
+            record.timestamp_ms,
+            None,
+            len(record.key or b""),
+            len(record.value or b""),
+            -1,
+        )
 
     def succeeded(self) -> bool:
         return self._result.is_done and self._result.exception is None

@@ -26,6 +26,7 @@ it) or ``info`` (it may or may not be in the log, e.g. a timed-out request).
 Taught in notebooks/02_acks_and_durability, notebooks/03_retries_ordering_duplicates and
 notebooks/04_idempotent_producer.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,8 +36,7 @@ from kafka import errors as Errors
 from kafka.partitioner.default import murmur2
 
 from ..broker.broker import node_name
-from ..broker.protocol import (InitProducerIdRequest, MetadataRequest, ProduceRequest, Record,
-                               RecordBatch)
+from ..broker.protocol import InitProducerIdRequest, MetadataRequest, ProduceRequest, Record, RecordBatch
 from .config import resolve_producer_config
 from .future import FutureRecordMetadata, ProduceResult
 from .rpc import Requests
@@ -44,13 +44,25 @@ from .transactions import Transactions
 
 _new_record = tuple.__new__  # builds a Record NamedTuple without its Python-level __new__ (hot path)
 RECORD_OVERHEAD_BYTES = 70  # Kafka's per-record/batch framing, roughly: batches fill as in real life
-MAYBE_APPENDED = (Errors.RequestTimedOutError, Errors.NotEnoughReplicasAfterAppendError,
-                  Errors.KafkaConnectionError)
+MAYBE_APPENDED = (Errors.RequestTimedOutError, Errors.NotEnoughReplicasAfterAppendError, Errors.KafkaConnectionError)
 
 
 class _Batch:
-    __slots__ = ("tp", "records", "handles", "result", "size", "created_ms", "deadline_ms", "retries_done",
-                 "retry_at", "maybe_appended", "record_batch", "sent", "errors")
+    __slots__ = (
+        "tp",
+        "records",
+        "handles",
+        "result",
+        "size",
+        "created_ms",
+        "deadline_ms",
+        "retries_done",
+        "retry_at",
+        "maybe_appended",
+        "record_batch",
+        "sent",
+        "errors",
+    )
 
     def __init__(self, tp, now, delivery_timeout_ms):
         self.tp = tp
@@ -72,8 +84,10 @@ def _as_bytes(kind: str, data, serializer):
     if serializer is not None and data is not None:
         data = serializer(data)
     if data is not None and not isinstance(data, (bytes, bytearray, memoryview)):
-        raise TypeError(f"the {kind} must be bytes after serialisation, got {type(data).__name__}: pass "
-                        f"bytes (e.g. b'hello' or 'hello'.encode()) or set {kind}_serializer=str.encode")
+        raise TypeError(
+            f"the {kind} must be bytes after serialisation, got {type(data).__name__}: pass "
+            f"bytes (e.g. b'hello' or 'hello'.encode()) or set {kind}_serializer=str.encode"
+        )
     return data
 
 
@@ -84,8 +98,7 @@ class KafkaProducer(Requests, Transactions):
         self._acks = self.config["acks"]
         self._idempotent = self.config["enable_idempotence"]
         # kafka-python mutes a partition while a batch of it is in flight if idempotent or in-flight=1
-        self._one_batch_per_partition = (self._idempotent or
-                                         self.config["max_in_flight_requests_per_connection"] == 1)
+        self._one_batch_per_partition = self._idempotent or self.config["max_in_flight_requests_per_connection"] == 1
         self._retries = self.config["retries"]
         self._transactional = self.config["transactional_id"] is not None
         self._history_pending = self._history._pending
@@ -118,7 +131,8 @@ class KafkaProducer(Requests, Transactions):
         if not self._wait(lambda: not self._metadata_wanted, self.config["max_block_ms"]):
             raise Errors.KafkaTimeoutError(
                 f"no broker answered a metadata request within max_block_ms={self.config['max_block_ms']}: "
-                f"are all brokers down or isolated? (cluster.state() shows them)")
+                f"are all brokers down or isolated? (cluster.state() shows them)"
+            )
 
     def __repr__(self) -> str:
         return f"<KafkaProducer {self.node_id} acks={self.config['acks']} idempotent={self._idempotent}>"
@@ -148,8 +162,9 @@ class KafkaProducer(Requests, Transactions):
         # the message id in the history is the value (bytes are decoded when the history is read)
         handle = (now, self.node_id, "invoke", "send", key if value is None else value, topic, partition)
         self._history_pending.append(handle)  # History.note_invoke, inlined: this is the hot path
-        record = _new_record(Record, (key, value, now if timestamp_ms is None else timestamp_ms,
-                                      tuple(headers) if headers else ()))
+        record = _new_record(
+            Record, (key, value, now if timestamp_ms is None else timestamp_ms, tuple(headers) if headers else ())
+        )
         size = RECORD_OVERHEAD_BYTES + (len(key) if key else 0) + (len(value) if value else 0)
         dq = self._accumulator.get(tp)
         if dq is None:
@@ -179,8 +194,9 @@ class KafkaProducer(Requests, Transactions):
         finally:
             self._flushing = False
         if not done:
-            raise Errors.KafkaTimeoutError(f"flush() timed out after {timeout} s with {self._incomplete} "
-                                           f"record(s) still waiting")
+            raise Errors.KafkaTimeoutError(
+                f"flush() timed out after {timeout} s with {self._incomplete} record(s) still waiting"
+            )
 
     def close(self, timeout=None):
         """Flush, then stop. ``timeout=0`` abandons what is still queued."""
@@ -200,8 +216,9 @@ class KafkaProducer(Requests, Transactions):
         return set(range(self._partitions[topic]))
 
     def metrics(self, raw=False):
-        return {"producer-metrics": {"in-flight-requests": len(self._in_flight),
-                                     "incomplete-records": self._incomplete}}
+        return {
+            "producer-metrics": {"in-flight-requests": len(self._in_flight), "incomplete-records": self._incomplete}
+        }
 
     # ---- simulator-only ----------------------------------------------------------------------
     def crash(self):
@@ -213,9 +230,13 @@ class KafkaProducer(Requests, Transactions):
     @property
     def state(self) -> dict:
         """Producer id, epoch and next sequence per partition (the idempotence bookkeeping)."""
-        return {"producer_id": self.producer_id, "producer_epoch": self.producer_epoch,
-                "next_sequence": {f"{t}-{p}": s for (t, p), s in sorted(self._next_sequence.items())},
-                "in_flight_requests": len(self._in_flight), "incomplete": self._incomplete}
+        return {
+            "producer_id": self.producer_id,
+            "producer_epoch": self.producer_epoch,
+            "next_sequence": {f"{t}-{p}": s for (t, p), s in sorted(self._next_sequence.items())},
+            "in_flight_requests": len(self._in_flight),
+            "incomplete": self._incomplete,
+        }
 
     # ---- partitioning -------------------------------------------------------------------------
     def _choose_partition(self, topic, key_bytes, partition):
@@ -230,7 +251,7 @@ class KafkaProducer(Requests, Transactions):
         if n == 1:
             return 0
         if key_bytes is not None:
-            return (murmur2(key_bytes) & 0x7fffffff) % n  # kafka-python's DefaultPartitioner
+            return (murmur2(key_bytes) & 0x7FFFFFFF) % n  # kafka-python's DefaultPartitioner
         live = [p for p in range(n) if self._leaders.get((topic, p), (None,))[0] is not None]
         return self._sim.rng.choice(live or list(range(n)))
 
@@ -240,7 +261,8 @@ class KafkaProducer(Requests, Transactions):
         self._wait(lambda: not self._metadata_wanted and topic in self._partitions, self.config["max_block_ms"])
         if topic not in self._partitions:
             raise Errors.UnknownTopicOrPartitionError(
-                f"topic {topic!r} does not exist: create it first with cluster.create_topic({topic!r})")
+                f"topic {topic!r} does not exist: create it first with cluster.create_topic({topic!r})"
+            )
 
     # ---- the event loop side -------------------------------------------------------------------
     def _wait(self, predicate, timeout_ms):
@@ -292,8 +314,11 @@ class KafkaProducer(Requests, Transactions):
         if self._idempotent and self.producer_id < 0:
             # the producer id comes from init_transactions() for a transactional producer
             if self.config["transactional_id"] is None and self._pid_corr is None and self._accumulator_has_data():
-                self._pid_corr = self._request(InitProducerIdRequest(
-                    self._next_corr(), self.config["transactional_id"], self.config["transaction_timeout_ms"]))
+                self._pid_corr = self._request(
+                    InitProducerIdRequest(
+                        self._next_corr(), self.config["transactional_id"], self.config["transaction_timeout_ms"]
+                    )
+                )
             if metadata_wake < math.inf:
                 self._wakeup(metadata_wake - now)
             return
@@ -309,8 +334,7 @@ class KafkaProducer(Requests, Transactions):
                     next_wake = min(next_wake, batch.retry_at)
                     continue
                 ready_at = batch.created_ms + self.config["linger_ms"]
-                if ready_at > now and not self._flushing and len(dq) == 1 \
-                        and batch.size < self.config["batch_size"]:
+                if ready_at > now and not self._flushing and len(dq) == 1 and batch.size < self.config["batch_size"]:
                     next_wake = min(next_wake, ready_at)
                     continue
                 leader = self._leaders.get(tp, (None,))[0]
@@ -326,8 +350,10 @@ class KafkaProducer(Requests, Transactions):
                     self._metadata_wanted = True  # ...and looks for a new leader meanwhile
                     next_wake = min(next_wake, not_before)
                     continue
-                if node not in requests and \
-                        self._in_flight_per_node.get(node, 0) >= self.config["max_in_flight_requests_per_connection"]:
+                if (
+                    node not in requests
+                    and self._in_flight_per_node.get(node, 0) >= self.config["max_in_flight_requests_per_connection"]
+                ):
                     continue
                 dq.popleft()
                 self._seal(batch)
@@ -362,15 +388,20 @@ class KafkaProducer(Requests, Transactions):
             if self._idempotent:
                 seq = self._next_sequence.get(batch.tp, 0)
                 self._next_sequence[batch.tp] = seq + len(batch.records)
-            batch.record_batch = RecordBatch(batch.records, self.producer_id, self.producer_epoch, seq,
-                                             self.config["transactional_id"] is not None)
+            batch.record_batch = RecordBatch(
+                batch.records, self.producer_id, self.producer_epoch, seq, self.config["transactional_id"] is not None
+            )
         batch.sent = True
 
     def _send_produce(self, node: str, batches: dict) -> None:
         corr = self._next_corr()
-        req = ProduceRequest(corr, self._acks, self.config["request_timeout_ms"],
-                             {tp: b.record_batch for tp, b in batches.items()},
-                             self.config["transactional_id"])
+        req = ProduceRequest(
+            corr,
+            self._acks,
+            self.config["request_timeout_ms"],
+            {tp: b.record_batch for tp, b in batches.items()},
+            self.config["transactional_id"],
+        )
         self._network.send(self.node_id, node, req)
         if self._acks == 0:
             for b in batches.values():
@@ -438,8 +469,7 @@ class KafkaProducer(Requests, Transactions):
         kafka-python waits ``reconnect_backoff_ms`` (doubling up to ``reconnect_backoff_max_ms``)
         before connecting to it again."""
         previous = self._node_backoff.get(peer, (0.0, 0.0))[1]
-        backoff = min(max(previous * 2, self.config["reconnect_backoff_ms"]),
-                      self.config["reconnect_backoff_max_ms"])
+        backoff = min(max(previous * 2, self.config["reconnect_backoff_ms"]), self.config["reconnect_backoff_max_ms"])
         self._node_backoff[peer] = (self._sim.now + backoff, backoff)
         self._fail_requests_to(peer)
         for corr in [c for c, node in self._control_nodes.items() if node == peer]:
@@ -485,10 +515,15 @@ class KafkaProducer(Requests, Transactions):
         if retriable and now >= batch.deadline_ms:
             exc = self._expired(batch)
         else:
-            exc = error(f"{error.__name__} after {batch.retries_done} retr"
-                        f"{'y' if batch.retries_done == 1 else 'ies'} (retries={self.config['retries']})")
-        if error in (Errors.OutOfOrderSequenceNumberError, Errors.UnknownProducerIdError,
-                     Errors.InvalidProducerEpochError) and self.config["transactional_id"] is None:
+            exc = error(
+                f"{error.__name__} after {batch.retries_done} retr"
+                f"{'y' if batch.retries_done == 1 else 'ies'} (retries={self.config['retries']})"
+            )
+        if (
+            error
+            in (Errors.OutOfOrderSequenceNumberError, Errors.UnknownProducerIdError, Errors.InvalidProducerEpochError)
+            and self.config["transactional_id"] is None
+        ):
             self.producer_id = -1  # kafka-python starts over with a new producer id/epoch
         elif exc is not None and isinstance(exc, Errors.KafkaTimeoutError):
             self._reset_after_expiry(batch)
@@ -514,19 +549,20 @@ class KafkaProducer(Requests, Transactions):
         n = batch.retries_done
         return Errors.KafkaTimeoutError(
             f"delivery_timeout_ms={self.config['delivery_timeout_ms']} expired before an acknowledgement, "
-            f"after {n} retr{'y' if n == 1 else 'ies'}{last}")
+            f"after {n} retr{'y' if n == 1 else 'ies'}{last}"
+        )
 
     def _succeed(self, batch: _Batch, base_offset: int, evidence) -> None:
         if batch.errors:
             evidence = {**(evidence or {}), "retried_after": batch.errors}
-        self._history.note_completions(batch.handles, "ok", None if base_offset < 0 else base_offset,
-                                       evidence=evidence)
+        self._history.note_completions(batch.handles, "ok", None if base_offset < 0 else base_offset, evidence=evidence)
         self._incomplete -= len(batch.records)
         batch.result.succeed(base_offset)
 
     def _fail(self, batch: _Batch, exc: Exception, evidence) -> None:
         self._transaction_send_failed(exc)
-        self._history.note_completions(batch.handles, "info" if batch.maybe_appended else "fail",
-                                       error=type(exc).__name__, evidence=evidence)
+        self._history.note_completions(
+            batch.handles, "info" if batch.maybe_appended else "fail", error=type(exc).__name__, evidence=evidence
+        )
         self._incomplete -= len(batch.records)
         batch.result.fail(exc)

@@ -1,5 +1,6 @@
 """Requests that expect one answer: correlation ids, timeouts, callbacks, and the blocking
 "ask the coordinator, retry while it moves" loop both clients need."""
+
 from __future__ import annotations
 
 from kafka import errors as Errors
@@ -8,8 +9,13 @@ from ..broker.broker import node_name
 from ..broker.protocol import CoordinatorRequest, FindCoordinatorRequest
 
 #: answers meaning "ask again, maybe somewhere else"
-COORDINATOR_MOVED = (Errors.NotCoordinatorError, Errors.CoordinatorNotAvailableError, Errors.KafkaConnectionError,
-                     Errors.RequestTimedOutError, Errors.ConcurrentTransactionsError)
+COORDINATOR_MOVED = (
+    Errors.NotCoordinatorError,
+    Errors.CoordinatorNotAvailableError,
+    Errors.KafkaConnectionError,
+    Errors.RequestTimedOutError,
+    Errors.ConcurrentTransactionsError,
+)
 
 
 class Requests:
@@ -23,16 +29,19 @@ class Requests:
         """Join the simulated cluster named by ``bootstrap_servers`` as a network node."""
         from ..broker.cluster import Cluster
         from .config import ConfigurationError
+
         cluster = self.config["bootstrap_servers"]
         if not isinstance(cluster, Cluster):
             name = f"Kafka{kind.title()}"
             raise ConfigurationError(
                 f"the simulator's {name} needs bootstrap_servers=<a course_lib Cluster>, got {cluster!r}. "
-                f"For a real cluster use kafka-python: from kafka import {name}.")
+                f"For a real cluster use kafka-python: from kafka import {name}."
+            )
         self._cluster, self._sim, self._network, self._history = cluster, cluster.sim, cluster.network, cluster.history
         client_id = self.config["client_id"]
-        self.node_id = client_id if client_id and not client_id.startswith("kafka-python-") \
-            else cluster.new_client_id(kind)
+        self.node_id = (
+            client_id if client_id and not client_id.startswith("kafka-python-") else cluster.new_client_id(kind)
+        )
         self.config["client_id"] = self.node_id
         self.alive = True
         self._closed = False
@@ -82,11 +91,13 @@ class Requests:
         where = (key_type, key)
         coordinator = self._coordinators.get(where)
         if coordinator is None:
+
             def found(resp):
                 if isinstance(resp, type) or resp.error is not None:
                     return on_result(resp if isinstance(resp, type) else resp.error, None)
                 self._coordinators[where] = resp.broker_id
                 self._ask_coordinator(key_type, key, api, args, on_result, timeout_ms)
+
             self._send(self._any_broker(), FindCoordinatorRequest(self._next_corr(), key, key_type), found)
             return
 
@@ -95,6 +106,7 @@ class Requests:
             if error in COORDINATOR_MOVED and error is not Errors.ConcurrentTransactionsError:
                 self._coordinators[where] = None
             on_result(error, result)
+
         self._send(node_name(coordinator), CoordinatorRequest(self._next_corr(), api, args), answered, timeout_ms)
 
     def _call_coordinator(self, key_type: str, key: str, api: str, args: dict, timeout_ms=None):

@@ -13,6 +13,7 @@ from every later one; it can only be closed.
 
 Taught in notebooks/06_transactions.
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -23,7 +24,12 @@ from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata
 from ..broker.group_coordinator import OFFSETS_TOPIC
 
 UNINITIALIZED, READY, IN_TRANSACTION, ABORTABLE_ERROR, FATAL_ERROR = (
-    "UNINITIALIZED", "READY", "IN_TRANSACTION", "ABORTABLE_ERROR", "FATAL_ERROR")
+    "UNINITIALIZED",
+    "READY",
+    "IN_TRANSACTION",
+    "ABORTABLE_ERROR",
+    "FATAL_ERROR",
+)
 
 
 class Transactions:
@@ -50,8 +56,8 @@ class Transactions:
         tid = self.config["transactional_id"]
         if tid is None:
             raise Errors.IllegalStateError(
-                f"Cannot use {what}() without enabling transactions: create the producer with "
-                f"transactional_id='...'")
+                f"Cannot use {what}() without enabling transactions: create the producer with transactional_id='...'"
+            )
         if self.transaction_state == FATAL_ERROR:
             raise self._in_error_state()
         return tid
@@ -59,7 +65,8 @@ class Transactions:
     def _require_state(self, what: str, *allowed: str) -> None:
         if self.transaction_state not in allowed:
             raise Errors.IllegalStateError(
-                f"Cannot call {what}() in state {self.transaction_state} (allowed in: {', '.join(allowed)})")
+                f"Cannot call {what}() in state {self.transaction_state} (allowed in: {', '.join(allowed)})"
+            )
 
     def _txn_call(self, api: str, args: dict):
         tid = self.config["transactional_id"]
@@ -72,15 +79,17 @@ class Transactions:
     def _in_error_state(self) -> Errors.KafkaError:
         """What kafka-python raises from any transactional call after a fatal error (the call that
         met the error itself raised it): ``TransactionManager._maybe_fail_with_error``."""
-        return Errors.KafkaError(f"Cannot execute transactional method because we are in an error state: "
-                                 f"{self._txn_error!r}")
+        return Errors.KafkaError(
+            f"Cannot execute transactional method because we are in an error state: {self._txn_error!r}"
+        )
 
     def _fatal(self, exc) -> None:
         """Fenced: nothing this instance still holds may be written; everything queued fails."""
         self.transaction_state = FATAL_ERROR
         self._txn_error = Errors.ProducerFencedError(
             f"{self.config['transactional_id']!r} was fenced: another producer with the same transactional_id "
-            f"called init_transactions() (or the transaction timed out). This instance is a zombie: close it.")
+            f"called init_transactions() (or the transaction timed out). This instance is a zombie: close it."
+        )
         for dq in self._accumulator.values():
             while dq:
                 self._fail(dq.popleft(), self._txn_error, None)
@@ -89,13 +98,20 @@ class Transactions:
     def init_transactions(self):
         tid = self._require_transactional("init_transactions")
         self._require_state("init_transactions", UNINITIALIZED)
-        result = self._txn_call("init_producer_id", {"transactional_id": tid,
-                                                     "transaction_timeout_ms": self.config["transaction_timeout_ms"]})
+        result = self._txn_call(
+            "init_producer_id",
+            {"transactional_id": tid, "transaction_timeout_ms": self.config["transaction_timeout_ms"]},
+        )
         self.producer_id, self.producer_epoch = result["producer_id"], result["producer_epoch"]
         self._next_sequence.clear()
         self.transaction_state = READY
-        self._history.record(self.node_id, "ok", "init_transactions", tid,
-                             evidence={"producer_id": self.producer_id, "producer_epoch": self.producer_epoch})
+        self._history.record(
+            self.node_id,
+            "ok",
+            "init_transactions",
+            tid,
+            evidence={"producer_id": self.producer_id, "producer_epoch": self.producer_epoch},
+        )
 
     def begin_transaction(self):
         self._require_transactional("begin_transaction")
@@ -116,12 +132,19 @@ class Transactions:
             raise TypeError("offsets must be dict[TopicPartition, OffsetAndMetadata]")
         plain = {tuple(tp): (m.offset if isinstance(m, OffsetAndMetadata) else m) for tp, m in offsets.items()}
         self._add_to_transaction([(OFFSETS_TOPIC, 0)])
-        args = {"transactional_id": tid, "producer_id": self.producer_id, "producer_epoch": self.producer_epoch,
-                "group": group_metadata.group_id, "member_id": group_metadata.member_id,
-                "generation": group_metadata.generation_id, "offsets": plain}
+        args = {
+            "transactional_id": tid,
+            "producer_id": self.producer_id,
+            "producer_epoch": self.producer_epoch,
+            "group": group_metadata.group_id,
+            "member_id": group_metadata.member_id,
+            "generation": group_metadata.generation_id,
+            "offsets": plain,
+        }
         try:
-            self._call_coordinator("group", group_metadata.group_id, "txn_offset_commit", args,
-                                   self.config["max_block_ms"])
+            self._call_coordinator(
+                "group", group_metadata.group_id, "txn_offset_commit", args, self.config["max_block_ms"]
+            )
         except Errors.ProducerFencedError as exc:
             self._fatal(exc)
             raise self._txn_error from None
@@ -129,9 +152,15 @@ class Transactions:
             self.transaction_state = ABORTABLE_ERROR
             raise Errors.CommitFailedError(
                 f"{type(exc).__name__}: this consumer's group generation is over (it was fenced by a rebalance); "
-                f"abort the transaction") from None
-        self._history.record(self.node_id, "ok", "send_offsets", [[t, p, o] for (t, p), o in sorted(plain.items())],
-                             evidence={"transaction": self._txn_count})
+                f"abort the transaction"
+            ) from None
+        self._history.record(
+            self.node_id,
+            "ok",
+            "send_offsets",
+            [[t, p, o] for (t, p), o in sorted(plain.items())],
+            evidence={"transaction": self._txn_count},
+        )
 
     def commit_transaction(self):
         self._end_transaction(commit=True)
@@ -143,8 +172,9 @@ class Transactions:
         what = "commit_transaction" if commit else "abort_transaction"
         tid = self._require_transactional(what)
         if commit and self.transaction_state == ABORTABLE_ERROR:
-            raise Errors.KafkaError(f"Cannot commit: an earlier error ({self._txn_error}) means this "
-                                    f"transaction must be aborted")
+            raise Errors.KafkaError(
+                f"Cannot commit: an earlier error ({self._txn_error}) means this transaction must be aborted"
+            )
         self._require_state(what, IN_TRANSACTION, *(() if commit else (ABORTABLE_ERROR,)))
         op = self._history.invoke(self.node_id, "end_transaction", self._txn_count)
         self.flush()
@@ -156,8 +186,15 @@ class Transactions:
             raise Errors.KafkaError(f"Cannot commit: a send in this transaction failed ({self._txn_error}); abort it")
         try:
             if self._txn_partitions:
-                self._txn_call("end_txn", {"transactional_id": tid, "producer_id": self.producer_id,
-                                           "producer_epoch": self.producer_epoch, "commit": commit})
+                self._txn_call(
+                    "end_txn",
+                    {
+                        "transactional_id": tid,
+                        "producer_id": self.producer_id,
+                        "producer_epoch": self.producer_epoch,
+                        "commit": commit,
+                    },
+                )
         except Exception as exc:
             self._history.complete(op, "info", error=type(exc).__name__)
             raise
@@ -169,11 +206,14 @@ class Transactions:
     def _check_send_allowed(self) -> None:
         if self.config["transactional_id"] is not None and self.transaction_state != IN_TRANSACTION:
             if self.transaction_state == FATAL_ERROR:
-                raise Errors.KafkaError("Cannot perform send because at least one previous transactional or "
-                                        f"idempotent request has failed with errors: {self._txn_error!r}")
+                raise Errors.KafkaError(
+                    "Cannot perform send because at least one previous transactional or "
+                    f"idempotent request has failed with errors: {self._txn_error!r}"
+                )
             raise Errors.IllegalStateError(
                 f"Cannot call send in state {self.transaction_state}: call begin_transaction() first"
-                + (" (and init_transactions() before that)" if self.transaction_state == UNINITIALIZED else ""))
+                + (" (and init_transactions() before that)" if self.transaction_state == UNINITIALIZED else "")
+            )
 
     def _add_to_transaction(self, tps) -> None:
         """Blocking AddPartitionsToTxn (used for the offsets partition)."""
@@ -183,8 +223,12 @@ class Transactions:
             self._txn_partitions.update(new)
 
     def _add_args(self, tps) -> dict:
-        return {"transactional_id": self.config["transactional_id"], "producer_id": self.producer_id,
-                "producer_epoch": self.producer_epoch, "partitions": [list(tp) for tp in tps]}
+        return {
+            "transactional_id": self.config["transactional_id"],
+            "producer_id": self.producer_id,
+            "producer_epoch": self.producer_epoch,
+            "partitions": [list(tp) for tp in tps],
+        }
 
     def _partitions_ready_for_transaction(self) -> set | None:
         """Partitions whose batches may be sent now; starts adding the others (non-blocking)."""
@@ -201,8 +245,10 @@ class Transactions:
                 elif error is Errors.ProducerFencedError:
                     self._fatal(error)
                 self._wakeup(0 if error is None else self.config["retry_backoff_ms"])
-            self._ask_coordinator("transaction", self.config["transactional_id"], "add_partitions",
-                                  self._add_args(waiting), added)
+
+            self._ask_coordinator(
+                "transaction", self.config["transactional_id"], "add_partitions", self._add_args(waiting), added
+            )
         return self._txn_partitions
 
     def _transaction_send_failed(self, exc) -> None:
@@ -222,8 +268,7 @@ class Transactions:
         """
         if self.config["transactional_id"] is None or self.transaction_state != IN_TRANSACTION:
             return
-        if isinstance(exc, (Errors.ProducerFencedError, Errors.InvalidProducerEpochError,
-                            Errors.InvalidTxnStateError)):
+        if isinstance(exc, (Errors.ProducerFencedError, Errors.InvalidProducerEpochError, Errors.InvalidTxnStateError)):
             self._fatal(exc)
         elif not isinstance(exc, Errors.RetriableError):
             self.transaction_state = ABORTABLE_ERROR

@@ -11,6 +11,7 @@ for the instructor. See course_lib/grading/README.md.
    ex02_q1 expects a whole number (int), such as 4; you gave a str: '10'.
 ...
 """
+
 from __future__ import annotations
 
 import inspect
@@ -39,12 +40,12 @@ class _TooSlow(BaseException):
 def _with_time_limit(seconds: float, fn, *args):
     """Run fn, raising _TooSlow after ``seconds`` (main thread only: SIGALRM; elsewhere no limit,
     and none in the browser: Pyodide has no ``signal.setitimer``)."""
-    if (seconds is None or threading.current_thread() is not threading.main_thread()
-            or not hasattr(signal, "setitimer")):
+    if seconds is None or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
         return fn(*args)
 
     def on_alarm(signum, frame):
         raise _TooSlow()
+
     previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
@@ -69,8 +70,14 @@ def check(exercise_id: str, namespace: dict | None = None, time_limit_s: float |
         return _with_time_limit(time_limit_s, _exercises.evaluate, exercise_id, _answer_from(namespace, exercise_id))
     except _TooSlow:
         ex = EXERCISES[exercise_id]
-        return Report(exercise_id, ERROR, 0, ex.points, f"your code did not finish within {time_limit_s:g} s "
-                                                        f"(an infinite loop?); the check stopped it", ex.hint)
+        return Report(
+            exercise_id,
+            ERROR,
+            0,
+            ex.points,
+            f"your code did not finish within {time_limit_s:g} s (an infinite loop?); the check stopped it",
+            ex.hint,
+        )
 
 
 def check_all(notebook_prefix: str = "", namespace: dict | None = None) -> list[Report]:

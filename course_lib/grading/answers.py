@@ -1,6 +1,7 @@
 """Answers cross the process boundary as data: JSON in, JSON out. Nothing the learner's notebook
 defines (objects, classes, functions) is unpickled in the grader - functions travel as source
 text and run only in a separate, time-limited evaluation process."""
+
 from __future__ import annotations
 
 import ast
@@ -77,8 +78,11 @@ def definitions(cells: list[str], names: tuple) -> str | None:
                 except ValueError:
                     pass
             if keep:
-                chunks.append(ast.get_source_segment(source, node, padded=True) if not isinstance(
-                    node, (ast.FunctionDef, ast.ClassDef)) else _with_decorators(source, node))
+                chunks.append(
+                    ast.get_source_segment(source, node, padded=True)
+                    if not isinstance(node, (ast.FunctionDef, ast.ClassDef))
+                    else _with_decorators(source, node)
+                )
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 defined.add(node.name)
     if not set(names) <= defined:
@@ -89,4 +93,4 @@ def definitions(cells: list[str], names: tuple) -> str | None:
 def _with_decorators(source: str, node) -> str:
     lines = source.split("\n")
     start = min([d.lineno for d in node.decorator_list] + [node.lineno]) - 1
-    return "\n".join(lines[start:node.end_lineno])
+    return "\n".join(lines[start : node.end_lineno])

@@ -15,6 +15,7 @@ its check, so hostile code there can change its own report: that costs nobody el
 Without bubblewrap the grader refuses to run unless told ``--no-sandbox``; then learner code runs
 as the instructor's user and every feedback file says so.
 """
+
 from __future__ import annotations
 
 import ast
@@ -32,27 +33,31 @@ from .exercises import EXERCISES, MISSING, evaluate
 from .hidden import seeds_for
 from .report import ERROR, Report
 
-NO_SANDBOX_WARNING = ("WARNING: graded without the sandbox (--no-sandbox): this notebook's code ran with the "
-                      "instructor's files, network and processes within reach.")
+NO_SANDBOX_WARNING = (
+    "WARNING: graded without the sandbox (--no-sandbox): this notebook's code ran with the "
+    "instructor's files, network and processes within reach."
+)
 
 
 @dataclass
 class Limits:
     submission_s: float = 300.0  # the whole notebook
-    cell_s: float = 60.0         # one cell
+    cell_s: float = 60.0  # one cell
     implementation_s: float = 120.0  # one "implement" exercise's hidden check
-    memory_mb: int = 2048        # per process
-    processes: int = 64          # per sandbox
-    output_mb: int = 16          # largest file a sandbox writes (its output included)
+    memory_mb: int = 2048  # per process
+    processes: int = 64  # per sandbox
+    output_mb: int = 16  # largest file a sandbox writes (its output included)
 
     def confinement(self, seconds: float) -> sandbox.Confinement:
-        return sandbox.Confinement(cpu_s=int(seconds) + 5, memory_mb=self.memory_mb, processes=self.processes,
-                                   output_mb=self.output_mb)
+        return sandbox.Confinement(
+            cpu_s=int(seconds) + 5, memory_mb=self.memory_mb, processes=self.processes, output_mb=self.output_mb
+        )
 
 
 @dataclass
 class Grader:
     """How a run grades: the limits, whether learner code is sandboxed, the secret for the seeds."""
+
     limits: Limits = field(default_factory=Limits)
     sandboxed: bool = True
     secret: str | None = None  # None: $COURSE_GRADING_SECRET or the documented default
@@ -77,12 +82,22 @@ def _last_line(text: str) -> str:
 def _evaluate_implementation(ex, source: str, grader: Grader) -> Report:
     limits = grader.limits
     request = json.dumps({"exercise": ex.id, "source": source, "seeds": list(seeds_for(ex, grader.secret))})
-    outcome = sandbox.run([sys.executable, "-m", "course_lib.grading.evaluate"], sandboxed=grader.sandboxed,
-                          timeout_s=limits.implementation_s, confinement=limits.confinement(limits.implementation_s),
-                          stdin=request.encode())
+    outcome = sandbox.run(
+        [sys.executable, "-m", "course_lib.grading.evaluate"],
+        sandboxed=grader.sandboxed,
+        timeout_s=limits.implementation_s,
+        confinement=limits.confinement(limits.implementation_s),
+        stdin=request.encode(),
+    )
     if outcome.timed_out:
-        return Report(ex.id, ERROR, 0, ex.points, f"your code did not finish within {limits.implementation_s:g} s "
-                                                  f"(an infinite loop?) and was stopped", ex.hint)
+        return Report(
+            ex.id,
+            ERROR,
+            0,
+            ex.points,
+            f"your code did not finish within {limits.implementation_s:g} s (an infinite loop?) and was stopped",
+            ex.hint,
+        )
     try:
         return Report.from_dict(json.loads(outcome.channel), ex.points)
     except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
@@ -100,8 +115,11 @@ def _read_state(channel: bytes, stderr: str) -> dict:
             cells = state.get("cells", [])
             if not (isinstance(errors, list) and isinstance(answers, dict) and isinstance(cells, list)):
                 raise ValueError("malformed answers")
-            return {"errors": [str(e)[:500] for e in errors[:50]], "answers": answers,
-                    "cells": [str(c)[:10] for c in cells[:10_000]]}
+            return {
+                "errors": [str(e)[:500] for e in errors[:50]],
+                "answers": answers,
+                "cells": [str(c)[:10] for c in cells[:10_000]],
+            }
         except (ValueError, AttributeError, RecursionError):
             continue
     return {"errors": [f"the notebook could not be run: {_last_line(stderr)}"], "answers": {}, "cells": []}
@@ -111,12 +129,16 @@ def _code_cells(path: Path) -> list[str]:
     """The submitted notebook's code cells as Python (IPython magics turned into calls)."""
     try:
         nb = json.loads(path.read_text(encoding="utf-8"))
-        sources = [c["source"] if isinstance(c["source"], str) else "".join(c["source"])
-                   for c in nb["cells"] if c.get("cell_type") == "code"]
+        sources = [
+            c["source"] if isinstance(c["source"], str) else "".join(c["source"])
+            for c in nb["cells"]
+            if c.get("cell_type") == "code"
+        ]
     except Exception:
         return []
     try:
         from IPython.core.inputtransformer2 import TransformerManager
+
         return [TransformerManager().transform_cell(s) for s in sources]
     except ImportError:
         return sources
@@ -149,8 +171,12 @@ def _assigning_cells(cells: list[str], exercise_id: str) -> list[int]:
             tree = ast.parse(source)
         except SyntaxError:
             continue
-        targets = [t for node in tree.body if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-                   for t in (node.targets if isinstance(node, ast.Assign) else [node.target])]
+        targets = [
+            t
+            for node in tree.body
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        ]
         if any(isinstance(t, ast.Name) and t.id == exercise_id for t in targets):
             found.append(number)
     return found
@@ -165,8 +191,10 @@ def _unfinished(ex, state: dict, cells: list[str], limits: Limits, notebook_stop
         if status == "timeout":
             why = f"cell In [{number}], which sets {ex.id}, did not finish within {limits.cell_s:g} s and was stopped"
         elif status is None and notebook_stopped:
-            why = (f"the notebook was stopped after {limits.submission_s:g} s, before cell In [{number}], "
-                   f"which sets {ex.id}, finished")
+            why = (
+                f"the notebook was stopped after {limits.submission_s:g} s, before cell In [{number}], "
+                f"which sets {ex.id}, finished"
+            )
         elif status == "raised":
             why = f"cell In [{number}], which sets {ex.id}, raised an exception (see the notes above)"
         else:
@@ -196,16 +224,22 @@ def grade_notebook(path: Path, grader: Grader | None = None, sets: list[str] | N
     grader = grader or Grader()
     limits = grader.limits
     notes: list[str] = []
-    outcome = sandbox.run([sys.executable, "-m", "course_lib.grading.submission", "--cell-timeout", str(limits.cell_s)],
-                          sandboxed=grader.sandboxed, timeout_s=limits.submission_s,
-                          confinement=limits.confinement(limits.submission_s), notebook=path)
+    outcome = sandbox.run(
+        [sys.executable, "-m", "course_lib.grading.submission", "--cell-timeout", str(limits.cell_s)],
+        sandboxed=grader.sandboxed,
+        timeout_s=limits.submission_s,
+        confinement=limits.confinement(limits.submission_s),
+        notebook=path,
+    )
     # The snapshots were written by the submission's process: untrusted data.
     state = _read_state(outcome.channel, outcome.stderr)
     notes += state["errors"]
     cells = _code_cells(path)  # definitions come from the submitted file, not from the child
     if outcome.timed_out:
-        notes.append(f"the notebook did not finish within {limits.submission_s:g} s and was stopped; "
-                     f"answers set before that point were graded")
+        notes.append(
+            f"the notebook did not finish within {limits.submission_s:g} s and was stopped; "
+            f"answers set before that point were graded"
+        )
     if outcome.output_exceeded:
         notes.append(f"the notebook wrote more than {limits.output_mb} MB of output; writes past that failed")
     reports = []
@@ -215,8 +249,15 @@ def grade_notebook(path: Path, grader: Grader | None = None, sets: list[str] | N
         try:
             reports.append(_grade_exercise(ex, state, cells, grader, outcome.timed_out))
         except Exception as exc:  # a grader bug must cost one exercise, not the whole folder
-            reports.append(Report(ex.id, ERROR, 0, ex.points, f"the grader could not evaluate this answer "
-                                                              f"({type(exc).__name__}: {exc}); tell the instructor"))
+            reports.append(
+                Report(
+                    ex.id,
+                    ERROR,
+                    0,
+                    ex.points,
+                    f"the grader could not evaluate this answer ({type(exc).__name__}: {exc}); tell the instructor",
+                )
+            )
     return Graded(path.stem, reports, notes, grader.sandboxed)
 
 
@@ -232,9 +273,15 @@ def feedback_text(graded: Graded) -> str:
     return "\n".join(lines) + "\n"
 
 
-def grade_folder(submissions: Path, out_csv: Path, feedback_dir: Path | None = None,
-                 grader: Grader | None = None, sets: list[str] | None = None, jobs: int = 2,
-                 progress=print) -> list[Graded]:
+def grade_folder(
+    submissions: Path,
+    out_csv: Path,
+    feedback_dir: Path | None = None,
+    grader: Grader | None = None,
+    sets: list[str] | None = None,
+    jobs: int = 2,
+    progress=print,
+) -> list[Graded]:
     """Grade every ``*.ipynb`` in ``submissions`` (``jobs`` at a time: the work is in child
     processes). ``sets``: the exercise sets to grade, e.g. ["05"]; by default the ones the
     submissions mention. Raises :class:`sandbox.SandboxUnavailable` when the grader is sandboxed
@@ -252,8 +299,9 @@ def grade_folder(submissions: Path, out_csv: Path, feedback_dir: Path | None = N
     feedback_dir.mkdir(parents=True, exist_ok=True)
     sets = sets or exercise_sets(notebooks)
     if not sets:
-        raise SystemExit(f"the notebooks in {submissions} answer none of the exercises (ex01_q1 ...): "
-                         f"pass --sets, e.g. --sets 05")
+        raise SystemExit(
+            f"the notebooks in {submissions} answer none of the exercises (ex01_q1 ...): pass --sets, e.g. --sets 05"
+        )
     known = sorted({_lesson(ex) for ex in EXERCISES.values()})
     unknown = [x for x in sets if x not in known]
     if unknown:
@@ -267,8 +315,9 @@ def grade_folder(submissions: Path, out_csv: Path, feedback_dir: Path | None = N
         writer.writerow(["learner", "total", "max"] + [ex.id for ex in chosen])
         for graded in results:
             by_id = {r.exercise: r.points for r in graded.reports}
-            writer.writerow([graded.learner, f"{graded.total:g}", f"{max_total:g}"]
-                            + [f"{by_id.get(ex.id, 0):g}" for ex in chosen])
+            writer.writerow(
+                [graded.learner, f"{graded.total:g}", f"{max_total:g}"] + [f"{by_id.get(ex.id, 0):g}" for ex in chosen]
+            )
             (feedback_dir / f"{graded.learner}.txt").write_text(feedback_text(graded))
             progress(f"{graded.learner}: {graded.total:g} / {max_total:g} points")
     return results

@@ -7,6 +7,7 @@ constants) of the notebook, never the notebook's other statements. The learner's
 in this process, next to the check: they could read the seeds of this one exercise or write a
 report of their own. The sandbox keeps that from reaching anything but this learner's own score.
 """
+
 from __future__ import annotations
 
 import json
@@ -23,6 +24,7 @@ def main() -> int:
     channel = os.fdopen(int(os.environ.get("COURSE_GRADING_CHANNEL_FD", "1")), "w")
     from .exercises import EXERCISES, MISSING, evaluate
     from .report import ERROR, Report
+
     ex = EXERCISES[request["exercise"]]
     namespace = {"__name__": "__submission__"}
     try:

@@ -11,6 +11,7 @@ The instructor version keeps the solutions and drops the markers. Both have no o
 generated files change only when the source does (tests/test_grading.py regenerates them and
 fails if the committed ones differ, as nbdev's CI does).
 """
+
 from __future__ import annotations
 
 import re
@@ -52,8 +53,11 @@ def _code(source: str, learner: bool, where: str) -> str:
             continue
         m = _INLINE.match(line)
         if m:
-            out.append(f"{m['indent']}{m['target']} ...{m['comma']}  # YOUR ANSWER HERE" if learner
-                       else f"{m['indent']}{m['target']} {m['value']}{m['comma']}")
+            out.append(
+                f"{m['indent']}{m['target']} ...{m['comma']}  # YOUR ANSWER HERE"
+                if learner
+                else f"{m['indent']}{m['target']} {m['value']}{m['comma']}"
+            )
             continue
         out.append(line)
     if in_block is not None:
@@ -63,16 +67,22 @@ def _code(source: str, learner: bool, where: str) -> str:
 
 def render(nb, learner: bool, name: str = "notebook"):
     """Return a new notebook: the learner's (``learner=True``) or the instructor's version."""
-    new = nbformat.v4.new_notebook(metadata={"kernelspec": {"display_name": "Python 3", "language": "python",
-                                                            "name": "python3"},
-                                             "language_info": {"name": "python"}})
+    new = nbformat.v4.new_notebook(
+        metadata={
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        }
+    )
     for i, cell in enumerate(nb.cells):
         where = f"{name}, cell {i}"
         if cell.cell_type == "code":
             new.cells.append(nbformat.v4.new_code_cell(_code(cell.source, learner, where)))
         elif cell.cell_type == "markdown":
-            text = _MD_BLOCK.sub("", cell.source) if learner else "\n".join(
-                line for line in cell.source.split("\n") if not _MD_MARKER.fullmatch(line.strip()))
+            text = (
+                _MD_BLOCK.sub("", cell.source)
+                if learner
+                else "\n".join(line for line in cell.source.split("\n") if not _MD_MARKER.fullmatch(line.strip()))
+            )
             new.cells.append(nbformat.v4.new_markdown_cell(text))
         else:
             new.cells.append(nbformat.v4.new_raw_cell(cell.source))
@@ -81,8 +91,9 @@ def render(nb, learner: bool, name: str = "notebook"):
     return new
 
 
-def generate(source_dir: Path = SOURCE_DIR, learner_dir: Path = LEARNER_DIR,
-             instructor_dir: Path = INSTRUCTOR_DIR) -> list[Path]:
+def generate(
+    source_dir: Path = SOURCE_DIR, learner_dir: Path = LEARNER_DIR, instructor_dir: Path = INSTRUCTOR_DIR
+) -> list[Path]:
     """Regenerate every learner and instructor notebook; returns the files written."""
     written = []
     for src in sorted(Path(source_dir).glob("*.ipynb")):

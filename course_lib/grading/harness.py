@@ -4,6 +4,7 @@ kill it at seeded points, restart it, and judge the output with the checker.
 The crash is an exception derived from BaseException, so a learner's ``except Exception`` cannot
 swallow it - as a real process death could not be caught either.
 """
+
 from __future__ import annotations
 
 import random
@@ -79,10 +80,10 @@ class GradedSink:
 
 def _judge(cluster: Cluster, rows: list[str], semantics: str):
     cluster.final_read(INPUT)
-    cluster.history.record("final-reader", "ok", "final_read", [[0, i, m] for i, m in enumerate(rows)],
-                           topic=GradedSink.name)
-    spec = {"semantics": semantics, "isolation_level": "read_uncommitted", "input": INPUT,
-            "output": GradedSink.name}
+    cluster.history.record(
+        "final-reader", "ok", "final_read", [[0, i, m] for i, m in enumerate(rows)], topic=GradedSink.name
+    )
+    spec = {"semantics": semantics, "isolation_level": "read_uncommitted", "input": INPUT, "output": GradedSink.name}
     return check(cluster.history, {"acks": "all"}, None, consumer=spec)
 
 
@@ -106,9 +107,16 @@ def run_consumer_loop(app, seed: int, messages: int = 12):
     countdown = _Countdown(rng.choice(["poll", "write", "commit"]), rng.randint(1, 4))
     sink = GradedSink(countdown)
     for number in range(1, 5):
-        consumer = KafkaConsumer(INPUT, bootstrap_servers=cluster, group_id=GROUP, client_id=f"app-{number}",
-                                 enable_auto_commit=False, auto_offset_reset="earliest",
-                                 max_poll_records=rng.randint(2, 5), session_timeout_ms=6000)
+        consumer = KafkaConsumer(
+            INPUT,
+            bootstrap_servers=cluster,
+            group_id=GROUP,
+            client_id=f"app-{number}",
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            max_poll_records=rng.randint(2, 5),
+            session_timeout_ms=6000,
+        )
         wrapped = CrashingConsumer(consumer, countdown)
         try:
             # a supervisor calls the loop again while input is left (it may return during a rebalance)
@@ -188,8 +196,13 @@ def run_external_store(store, resume_positions, seed: int, messages: int = 12):
     crashes = 0
     for number in range(1, 6):
         db = CrashingDB(raw, rng.randint(1, 3 * messages) if crashes < 2 else None)
-        consumer = KafkaConsumer(bootstrap_servers=cluster, client_id=f"app-{number}", enable_auto_commit=False,
-                                 auto_offset_reset="earliest", max_poll_records=rng.randint(2, 5))
+        consumer = KafkaConsumer(
+            bootstrap_servers=cluster,
+            client_id=f"app-{number}",
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            max_poll_records=rng.randint(2, 5),
+        )
         consumer.assign([(INPUT, p) for p in range(2)])
         try:
             positions = resume_positions(db) or {}
@@ -262,17 +275,25 @@ def run_transform_loop(process_batch, seed: int, messages: int = 12):
     seeded call and restarts with the same transactional_id. The committed ``output`` must hold
     every input message exactly once."""
     from kafka import errors as Errors
+
     rng = random.Random(f"grading-transform-{seed}")
     cluster = loaded_cluster(seed, messages, with_output=True)
-    countdown = _Countdown(rng.choice(["send", "send_offsets_to_transaction", "commit_transaction"]),
-                           rng.randint(1, 3))
+    countdown = _Countdown(rng.choice(["send", "send_offsets_to_transaction", "commit_transaction"]), rng.randint(1, 3))
     for number in range(1, 5):
-        consumer = KafkaConsumer(INPUT, bootstrap_servers=cluster, group_id=GROUP, client_id=f"app-{number}",
-                                 enable_auto_commit=False, auto_offset_reset="earliest",
-                                 isolation_level="read_committed", max_poll_records=rng.randint(2, 5),
-                                 session_timeout_ms=6000)
-        producer = KafkaProducer(bootstrap_servers=cluster, transactional_id="graded-transformer",
-                                 client_id=f"app-{number}-producer")
+        consumer = KafkaConsumer(
+            INPUT,
+            bootstrap_servers=cluster,
+            group_id=GROUP,
+            client_id=f"app-{number}",
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            isolation_level="read_committed",
+            max_poll_records=rng.randint(2, 5),
+            session_timeout_ms=6000,
+        )
+        producer = KafkaProducer(
+            bootstrap_servers=cluster, transactional_id="graded-transformer", client_id=f"app-{number}-producer"
+        )
         producer.init_transactions()  # fences the previous instance and aborts what it left open
         wrapped = CrashingProducer(producer, countdown)
         try:

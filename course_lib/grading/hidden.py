@@ -9,6 +9,7 @@ listed here or not (unlisted: as many as it has public seeds).
 :data:`DEFAULT_SECRET` is for trying the grader out; anyone with the course can compute the seeds
 it gives, so the grader warns when it is used.
 """
+
 from __future__ import annotations
 
 import hashlib

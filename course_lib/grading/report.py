@@ -1,4 +1,5 @@
 """What a check says: one line per part that passed or failed, a hint, and the seed to rerun."""
+
 from __future__ import annotations
 
 import html
@@ -6,7 +7,13 @@ import re
 from dataclasses import dataclass, field
 
 PASSED, FAILED, NOT_ATTEMPTED, WRONG_TYPE, ERROR, SKIPPED = (
-    "passed", "failed", "not attempted", "wrong type", "error", "skipped")
+    "passed",
+    "failed",
+    "not attempted",
+    "wrong type",
+    "error",
+    "skipped",
+)
 
 
 _HEADS = (PASSED, FAILED, NOT_ATTEMPTED, WRONG_TYPE, ERROR, SKIPPED)
@@ -16,6 +23,7 @@ _SEED = re.compile(r",? seed -?\d+")  # "random faults, seed 7" -> "random fault
 @dataclass
 class Part:
     """One graded part of an exercise (for example: one seeded fault schedule)."""
+
     name: str
     passed: bool
     detail: str = ""
@@ -41,8 +49,9 @@ class Report:
         """The feedback. ``show_seeds=False`` (the instructor's grader, which runs hidden seeds a
         learner cannot use) leaves the seed numbers out."""
         head = {PASSED: "✅", FAILED: "❌", NOT_ATTEMPTED: "✏️", WRONG_TYPE: "⚠️", ERROR: "💥", SKIPPED: "⏭️"}
-        lines = [f"{head.get(self.status, '')} {self.exercise}: {self.status} "
-                 f"({self.points:g}/{self.max_points:g} points)"]
+        lines = [
+            f"{head.get(self.status, '')} {self.exercise}: {self.status} ({self.points:g}/{self.max_points:g} points)"
+        ]
         if self.message:
             lines.append(f"   {self.message}")
         graded = [p for p in self.parts if not p.skipped]
@@ -74,21 +83,45 @@ class Report:
         return f"<pre>{html.escape(self.text())}</pre>"
 
     def to_dict(self) -> dict:
-        return {"exercise": self.exercise, "status": self.status, "points": self.points,
-                "max_points": self.max_points, "message": self.message, "hint": self.hint,
-                "parts": [{"name": p.name, "passed": p.passed, "detail": p.detail, "seed": p.seed,
-                           "skipped": p.skipped} for p in self.parts]}
+        return {
+            "exercise": self.exercise,
+            "status": self.status,
+            "points": self.points,
+            "max_points": self.max_points,
+            "message": self.message,
+            "hint": self.hint,
+            "parts": [
+                {"name": p.name, "passed": p.passed, "detail": p.detail, "seed": p.seed, "skipped": p.skipped}
+                for p in self.parts
+            ],
+        }
 
     @classmethod
     def from_dict(cls, data: dict, max_points: float) -> "Report":
         """A report written by a process that ran learner code: untrusted. Types are checked,
         texts shortened, points kept within 0..max_points (the grader's own maximum)."""
+
         def text(value, limit=500):
             return str(value)[:limit]
+
         status = data["status"] if data.get("status") in _HEADS else ERROR
         points = min(max(float(data.get("points", 0)), 0.0), max_points)
-        parts = [Part(text(p["name"], 200), bool(p["passed"]), text(p.get("detail", "")),
-                      p["seed"] if isinstance(p.get("seed"), int) else None, bool(p.get("skipped")))
-                 for p in data.get("parts", [])[:500]]
-        return cls(text(data["exercise"], 50), status, points, max_points, text(data.get("message", "")),
-                   text(data.get("hint", "")), parts)
+        parts = [
+            Part(
+                text(p["name"], 200),
+                bool(p["passed"]),
+                text(p.get("detail", "")),
+                p["seed"] if isinstance(p.get("seed"), int) else None,
+                bool(p.get("skipped")),
+            )
+            for p in data.get("parts", [])[:500]
+        ]
+        return cls(
+            text(data["exercise"], 50),
+            status,
+            points,
+            max_points,
+            text(data.get("message", "")),
+            text(data.get("hint", "")),
+            parts,
+        )

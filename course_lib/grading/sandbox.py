@@ -18,6 +18,7 @@ cannot make the grader wait) and waits with a deadline; it reads back at most a 
 Without bubblewrap (``--no-sandbox``) the same limits are set except the process count, and the
 process runs in its own session, killed as a group on timeout; a detached child then survives.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -33,13 +34,15 @@ from pathlib import Path
 
 import course_lib
 
-HOW_TO_GET = ("install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: `dnf install "
-              "bubblewrap`); as a user other than root it also needs unprivileged user namespaces "
-              "(sysctl kernel.unprivileged_userns_clone=1 on Debian kernels that have it, "
-              "user.max_user_namespaces > 0, and on Ubuntu >= 23.10 "
-              "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap). "
-              "Or grade without the sandbox with --no-sandbox (learner code then runs as you, "
-              "with your files and network)")
+HOW_TO_GET = (
+    "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: `dnf install "
+    "bubblewrap`); as a user other than root it also needs unprivileged user namespaces "
+    "(sysctl kernel.unprivileged_userns_clone=1 on Debian kernels that have it, "
+    "user.max_user_namespaces > 0, and on Ubuntu >= 23.10 "
+    "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap). "
+    "Or grade without the sandbox with --no-sandbox (learner code then runs as you, "
+    "with your files and network)"
+)
 LIMITS_ENV = "COURSE_GRADING_LIMITS"
 SANDBOX_TMP = "/tmp"
 NOTEBOOK_IN_SANDBOX = "/sandbox/submission.ipynb"
@@ -54,19 +57,20 @@ class SandboxUnavailable(RuntimeError):
 @dataclass(frozen=True)
 class Confinement:
     """What one sandboxed process (and its children) may use."""
-    cpu_s: int = 600           # CPU seconds per process (the wall-clock timeout usually comes first)
-    memory_mb: int = 2048      # address space per process
-    processes: int = 64        # processes and threads in the sandbox
-    output_mb: int = 16        # largest file it can write: its stdout, stderr, answers, anything in /tmp
-    tmp_mb: int = 64           # the whole writable tmpfs
+
+    cpu_s: int = 600  # CPU seconds per process (the wall-clock timeout usually comes first)
+    memory_mb: int = 2048  # address space per process
+    processes: int = 64  # processes and threads in the sandbox
+    output_mb: int = 16  # largest file it can write: its stdout, stderr, answers, anything in /tmp
+    tmp_mb: int = 64  # the whole writable tmpfs
 
 
 @dataclass
 class Outcome:
     returncode: int | None
-    stdout: str         # the last ``tail_bytes`` of each
+    stdout: str  # the last ``tail_bytes`` of each
     stderr: str
-    channel: bytes      # what the process wrote to its result file (fd 3), at most ``output_mb``
+    channel: bytes  # what the process wrote to its result file (fd 3), at most ``output_mb``
     timed_out: bool
     output_exceeded: bool
 
@@ -79,15 +83,20 @@ def confine() -> None:
     if not spec:
         return
     import resource
+
     spec = json.loads(spec)
     uid = spec.get("uid")
     if uid is not None and os.getuid() == 0:  # bwrap granted CAP_SETUID/CAP_SETGID for this only
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)  # leaving uid 0 clears every capability
-    mb = 2 ** 20
-    limits = {resource.RLIMIT_AS: spec["memory_mb"] * mb, resource.RLIMIT_CPU: spec["cpu_s"],
-              resource.RLIMIT_FSIZE: spec["output_mb"] * mb, resource.RLIMIT_CORE: 0}
+    mb = 2**20
+    limits = {
+        resource.RLIMIT_AS: spec["memory_mb"] * mb,
+        resource.RLIMIT_CPU: spec["cpu_s"],
+        resource.RLIMIT_FSIZE: spec["output_mb"] * mb,
+        resource.RLIMIT_CORE: 0,
+    }
     if spec.get("processes"):
         limits[resource.RLIMIT_NPROC] = spec["processes"]
     for kind, value in limits.items():
@@ -123,11 +132,22 @@ HOSTNAME = "sandbox"
 HOSTS = f"127.0.0.1 localhost {HOSTNAME}\n::1 localhost\n"
 
 
-def bwrap_command(argv: list[str], confinement: Confinement, notebook_fd: int | None = None,
-                  etc: Path | None = None) -> list[str]:
+def bwrap_command(
+    argv: list[str], confinement: Confinement, notebook_fd: int | None = None, etc: Path | None = None
+) -> list[str]:
     """The bwrap command line; ``etc``: a folder holding the sandbox's own ``hosts`` and ``passwd``."""
-    cmd = ["bwrap", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-           "--die-with-parent", "--new-session", "--hostname", HOSTNAME]
+    cmd = [
+        "bwrap",
+        "--unshare-ipc",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--die-with-parent",
+        "--new-session",
+        "--hostname",
+        HOSTNAME,
+    ]
     if os.geteuid() == 0:
         # Root: no user namespace, so the sandbox can switch to an unprivileged uid (confine()).
         cmd += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
@@ -149,9 +169,23 @@ def bwrap_command(argv: list[str], confinement: Confinement, notebook_fd: int | 
             cmd += ["--ro-bind", str(etc / name), f"/etc/{name}"]
     if notebook_fd is not None:
         cmd += ["--perms", "0444", "--ro-bind-data", str(notebook_fd), NOTEBOOK_IN_SANDBOX]
-    cmd += ["--proc", "/proc", "--dev", "/dev",
-            "--perms", "1777", "--size", str(confinement.tmp_mb * 2 ** 20), "--tmpfs", SANDBOX_TMP,
-            "--remount-ro", "/", "--chdir", SANDBOX_TMP, "--"]
+    cmd += [
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--perms",
+        "1777",
+        "--size",
+        str(confinement.tmp_mb * 2**20),
+        "--tmpfs",
+        SANDBOX_TMP,
+        "--remount-ro",
+        "/",
+        "--chdir",
+        SANDBOX_TMP,
+        "--",
+    ]
     return cmd + argv
 
 
@@ -163,10 +197,17 @@ def _sandbox_uid() -> int:
 
 
 def _environment(sandboxed: bool, confinement: Confinement, home: str, uid: int | None) -> dict:
-    env = {"PATH": "/usr/bin:/bin", "HOME": home, "TMPDIR": home, "LANG": "C.UTF-8", "MPLBACKEND": "Agg",
-           "PYTHONNOUSERSITE": "1", "PYTHONDONTWRITEBYTECODE": "1",
-           # the course package comes from here, before any editable install in the virtualenv
-           "PYTHONPATH": str(COURSE_PACKAGE.parent)}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": home,
+        "TMPDIR": home,
+        "LANG": "C.UTF-8",
+        "MPLBACKEND": "Agg",
+        "PYTHONNOUSERSITE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        # the course package comes from here, before any editable install in the virtualenv
+        "PYTHONPATH": str(COURSE_PACKAGE.parent),
+    }
     # (no COURSE_KAFKA_BOOTSTRAP: exercise 09's real-Kafka part runs in the grader, the sandbox has no network)
     for keep in ("COURSE_GRADE_SPARK", "JAVA_HOME", "SPARK_LOCAL_IP", "PYSPARK_PYTHON"):
         if keep in os.environ:
@@ -187,8 +228,16 @@ def _tail(path: Path, tail_bytes: int) -> str:
         return f.read().decode("utf-8", "replace")
 
 
-def run(argv: list[str], *, sandboxed: bool, timeout_s: float, confinement: Confinement = Confinement(),
-        stdin: bytes = b"", notebook: Path | None = None, tail_bytes: int = 65536) -> Outcome:
+def run(
+    argv: list[str],
+    *,
+    sandboxed: bool,
+    timeout_s: float,
+    confinement: Confinement = Confinement(),
+    stdin: bytes = b"",
+    notebook: Path | None = None,
+    tail_bytes: int = 65536,
+) -> Outcome:
     """Run ``argv`` (a Python entry point that calls :func:`confine`) sandboxed or not, with
     ``stdin`` as its input and ``notebook`` at :data:`NOTEBOOK_IN_SANDBOX` (sandboxed) or as a
     private copy (not), and wait at most ``timeout_s``. The process writes its result to the file
@@ -210,7 +259,9 @@ def run(argv: list[str], *, sandboxed: bool, timeout_s: float, confinement: Conf
                 etc = scratch / "etc"
                 etc.mkdir()
                 (etc / "hosts").write_text(HOSTS)  # its own name resolves to its own loopback (Spark needs it)
-                (etc / "passwd").write_text(f"learner:x:{uid}:{uid}:learner:{SANDBOX_TMP}:/bin/false\n")  # Java: user.home
+                (etc / "passwd").write_text(
+                    f"learner:x:{uid}:{uid}:learner:{SANDBOX_TMP}:/bin/false\n"
+                )  # Java: user.home
                 cmd = bwrap_command(argv, confinement, notebook_file.fileno() if notebook_file else None, etc)
                 home = SANDBOX_TMP
             else:
@@ -223,10 +274,19 @@ def run(argv: list[str], *, sandboxed: bool, timeout_s: float, confinement: Conf
             env = _environment(sandboxed, confinement, home, uid)
             env["COURSE_GRADING_CHANNEL_FD"] = str(channel_fd)
             if notebook is not None:
-                env["COURSE_GRADING_NOTEBOOK"] = NOTEBOOK_IN_SANDBOX if sandboxed else str(Path(home) / "submission.ipynb")
-            proc = subprocess.Popen(cmd, cwd=home if not sandboxed else None, env=env, stdin=files["stdin"],
-                                    stdout=files["stdout"], stderr=files["stderr"], pass_fds=pass_fds,
-                                    start_new_session=True)
+                env["COURSE_GRADING_NOTEBOOK"] = (
+                    NOTEBOOK_IN_SANDBOX if sandboxed else str(Path(home) / "submission.ipynb")
+                )
+            proc = subprocess.Popen(
+                cmd,
+                cwd=home if not sandboxed else None,
+                env=env,
+                stdin=files["stdin"],
+                stdout=files["stdout"],
+                stderr=files["stderr"],
+                pass_fds=pass_fds,
+                start_new_session=True,
+            )
             if notebook_file:
                 notebook_file.close()
             timed_out = False
@@ -240,12 +300,18 @@ def run(argv: list[str], *, sandboxed: bool, timeout_s: float, confinement: Conf
         finally:
             for f in files.values():
                 f.close()
-        cap = confinement.output_mb * 2 ** 20
+        cap = confinement.output_mb * 2**20
         exceeded = any((scratch / n).stat().st_size >= cap for n in ("stdout", "stderr", "channel"))
         with open(scratch / "channel", "rb") as f:
             channel = f.read(cap)
-        return Outcome(proc.returncode, _tail(scratch / "stdout", tail_bytes), _tail(scratch / "stderr", tail_bytes),
-                       channel, timed_out, exceeded)
+        return Outcome(
+            proc.returncode,
+            _tail(scratch / "stdout", tail_bytes),
+            _tail(scratch / "stderr", tail_bytes),
+            channel,
+            timed_out,
+            exceeded,
+        )
 
 
 def _kill_group(pgid: int) -> None:

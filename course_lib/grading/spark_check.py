@@ -7,6 +7,7 @@ DataFrame: ``collect()`` returns rows with ``row.key`` / ``row["key"]``); :func:
 the writer on real Spark DataFrames when PySpark and Java are available and the instructor asked
 for it (``COURSE_GRADE_SPARK=1``: a SparkSession costs ~10 s).
 """
+
 from __future__ import annotations
 
 import os
@@ -40,6 +41,7 @@ class FakeBatch:
 
     def toPandas(self):  # pragma: no cover - only if a learner asks for it
         import pandas
+
         return pandas.DataFrame(self._rows)
 
 
@@ -54,8 +56,10 @@ def replay_batches(write_batch, seed: int) -> tuple[bool, str]:
     Spark's replay of the batches since the last completed one. Every order must be in the table
     exactly once."""
     rng = random.Random(f"grading-foreachbatch-{seed}")
-    batches = [[{"key": f"order-{b}-{i}", "value": str(rng.randint(1, 99))} for i in range(rng.randint(1, 4))]
-               for b in range(5)]
+    batches = [
+        [{"key": f"order-{b}-{i}", "value": str(rng.randint(1, 99))} for i in range(rng.randint(1, 4))]
+        for b in range(5)
+    ]
     raw = new_orders_db()
     db = CrashingDB(raw, rng.randint(1, 12))
     batch_id = 0
@@ -77,14 +81,19 @@ def replay_batches(write_batch, seed: int) -> tuple[bool, str]:
         return True, ""
     dup = sorted({k for k in got if got.count(k) > 1})
     lost = sorted(set(want) - set(got))
-    return False, (f"after {replays} replay(s): {len(dup)} order(s) written twice {dup[:3]}, "
-                   f"{len(lost)} missing {lost[:3]}")
+    return False, (
+        f"after {replays} replay(s): {len(dup)} order(s) written twice {dup[:3]}, {len(lost)} missing {lost[:3]}"
+    )
 
 
 def spark_part(write_batch) -> Part:
     if os.environ.get("COURSE_GRADE_SPARK") != "1":
-        return Part("real Spark", True, "skipped: set COURSE_GRADE_SPARK=1 to also run the writer on Spark "
-                                        "DataFrames (needs PySpark and Java 17+)", skipped=True)
+        return Part(
+            "real Spark",
+            True,
+            "skipped: set COURSE_GRADE_SPARK=1 to also run the writer on Spark DataFrames (needs PySpark and Java 17+)",
+            skipped=True,
+        )
     try:
         from pyspark.sql import SparkSession
     except ImportError:
@@ -93,8 +102,7 @@ def spark_part(write_batch) -> Part:
         return Part("real Spark", True, "skipped: no Java on PATH (Spark needs Java 17+)", skipped=True)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no DNS lookups of the host name
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    spark = (SparkSession.builder.master("local[1]").appName("grading")
-             .config("spark.ui.enabled", "false").getOrCreate())
+    spark = SparkSession.builder.master("local[1]").appName("grading").config("spark.ui.enabled", "false").getOrCreate()
     raw = new_orders_db()
     rows = [("order-1", "5"), ("order-2", "7")]
     df = spark.createDataFrame(rows, ["key", "value"])

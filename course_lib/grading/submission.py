@@ -11,6 +11,7 @@ does not stop the cells after it. Each snapshot says how every cell ended ("ok",
 "timeout"; cells not listed never ran), numbered 1, 2, ... like the code cells' In [n] after
 "Run all". ``check()`` calls do nothing here; the grader evaluates the answers itself.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,6 +42,7 @@ class _BlockHidden(importlib.abc.MetaPathFinder):
 def _to_python(source: str) -> str:
     try:
         from IPython.core.inputtransformer2 import TransformerManager
+
         return TransformerManager().transform_cell(source)
     except ImportError:
         return source
@@ -65,8 +67,9 @@ def main(argv=None) -> int:
     last = [b""]
 
     def snapshot(namespace):
-        state["answers"] = {i: encode(namespace.get(i, MISSING)) for i, ex in EXERCISES.items()
-                            if not ex.is_implementation}
+        state["answers"] = {
+            i: encode(namespace.get(i, MISSING)) for i, ex in EXERCISES.items() if not ex.is_implementation
+        }
         line = json.dumps(state).encode() + b"\n"
         if line != last[0]:  # one line per change: the file stays small
             out.write(line)
@@ -77,8 +80,11 @@ def main(argv=None) -> int:
     try:  # plain JSON: nbformat's validator costs seconds to import and is not needed to run cells
         with open(args.notebook, encoding="utf-8") as f:
             nb = json.load(f)
-        cells = [c["source"] if isinstance(c["source"], str) else "".join(c["source"])
-                 for c in nb["cells"] if c.get("cell_type") == "code"]
+        cells = [
+            c["source"] if isinstance(c["source"], str) else "".join(c["source"])
+            for c in nb["cells"]
+            if c.get("cell_type") == "code"
+        ]
     except Exception as exc:
         state["errors"].append(f"the notebook could not be read: {type(exc).__name__}: {exc}")
         snapshot(namespace)

@@ -15,13 +15,18 @@ Taught in notebooks/09_real_kafka_lab.
 
 # (`connect` is also a submodule name, so import it as `from course_lib.real.connect import connect`.)
 # Lazy, so that `from course_lib.real.jars import spark_connector_jars` (the Spark lab) stays light.
-_EXPORTS = {"LocalCluster": "cluster", "KafkaProxy": "proxy",
-            "fidelity_table": "fidelity",
-            "kafka_classpath": "jars", "spark_connector_jars": "jars"}
+_EXPORTS = {
+    "LocalCluster": "cluster",
+    "KafkaProxy": "proxy",
+    "fidelity_table": "fidelity",
+    "kafka_classpath": "jars",
+    "spark_connector_jars": "jars",
+}
 
 
 def __getattr__(name):
     if name in _EXPORTS:
         import importlib
+
         return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

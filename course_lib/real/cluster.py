@@ -28,6 +28,7 @@ LocalCluster() as c:`` stops it on exceptions and Ctrl-C too.
 
 Taught in notebooks/09_real_kafka_lab.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -97,11 +98,16 @@ LAB_BROKER_CONFIG: dict[str, object] = {
     "num.replica.fetchers": 1,
 }
 
-JVM_OPTS = ["-Xms128m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-Djava.awt.headless=true",
-            "-Dorg.slf4j.simpleLogger.showDateTime=true",
-            "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
-            "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
-            "-Dlog4j2.statusLoggerLevel=OFF"]
+JVM_OPTS = [
+    "-Xms128m",
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-Djava.awt.headless=true",
+    "-Dorg.slf4j.simpleLogger.showDateTime=true",
+    "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
+    "-Dorg.slf4j.simpleLogger.defaultLogLevel=info",
+    "-Dlog4j2.statusLoggerLevel=OFF",
+]
 
 _live_clusters: "weakref.WeakSet[LocalCluster]" = weakref.WeakSet()
 
@@ -175,11 +181,21 @@ class LocalCluster(Namespaced):
     while brokers die; the lab uses it for the scenarios that kill two brokers.
     """
 
-    def __init__(self, brokers: int = 3, *, data_dir: str | Path | None = None,
-                 wipe: bool = False, base_port: int | None = None, heap_mb: int = 512,
-                 proxies: bool = True, broker_config: dict | None = None,
-                 start_timeout_s: float = 120.0, progress: bool = True,
-                 fast_start: bool = True, controllers: int = 0) -> None:
+    def __init__(
+        self,
+        brokers: int = 3,
+        *,
+        data_dir: str | Path | None = None,
+        wipe: bool = False,
+        base_port: int | None = None,
+        heap_mb: int = 512,
+        proxies: bool = True,
+        broker_config: dict | None = None,
+        start_timeout_s: float = 120.0,
+        progress: bool = True,
+        fast_start: bool = True,
+        controllers: int = 0,
+    ) -> None:
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         if controllers not in (0, 1, 3):
@@ -190,12 +206,14 @@ class LocalCluster(Namespaced):
         self.use_proxies = proxies
         self.config = {**LAB_BROKER_CONFIG, **(broker_config or {})}
         if brokers < 3:  # a 1- or 2-broker cluster cannot host RF=3 internal topics
-            for k in ("default.replication.factor", "offsets.topic.replication.factor",
-                      "transaction.state.log.replication.factor",
-                      "share.coordinator.state.topic.replication.factor"):
+            for k in (
+                "default.replication.factor",
+                "offsets.topic.replication.factor",
+                "transaction.state.log.replication.factor",
+                "share.coordinator.state.topic.replication.factor",
+            ):
                 self.config[k] = brokers
-            for k in ("min.insync.replicas", "transaction.state.log.min.isr",
-                      "share.coordinator.state.topic.min.isr"):
+            for k in ("min.insync.replicas", "transaction.state.log.min.isr", "share.coordinator.state.topic.min.isr"):
                 self.config[k] = min(int(self.config[k]), brokers)
         self.start_timeout_s = start_timeout_s
         # C1-only JIT: three JVMs warming up on a 2-core laptop start in ~10 s instead of
@@ -206,8 +224,11 @@ class LocalCluster(Namespaced):
         self.cluster_id = new_cluster_id()
         self.tag = f"course-kafka-{self.cluster_id}"  # on every JVM's command line, for pgrep
         self._own_dir = data_dir is None
-        root = (Path(data_dir) if data_dir else
-                jars.cache_dir() / "clusters" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{self.cluster_id[:6]}")
+        root = (
+            Path(data_dir)
+            if data_dir
+            else jars.cache_dir() / "clusters" / f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{self.cluster_id[:6]}"
+        )
         self.root = root.expanduser().resolve()
         self.log_dir = self.root / "logs"
         self._wipe = wipe
@@ -336,8 +357,10 @@ class LocalCluster(Namespaced):
     def proxy(self, broker_id: int) -> KafkaProxy:
         node = self._node(broker_id)
         if node.proxy is None:
-            raise ClusterError("this cluster was started with proxies=False, so messages cannot "
-                               "be dropped; use LocalCluster(proxies=True)")
+            raise ClusterError(
+                "this cluster was started with proxies=False, so messages cannot "
+                "be dropped; use LocalCluster(proxies=True)"
+            )
         return node.proxy
 
     def drop_next_produce_response(self, topic: str, partition: int = 0, count: int = 1) -> int:
@@ -381,16 +404,23 @@ class LocalCluster(Namespaced):
 
     def admin(self, **kwargs):
         from kafka.admin import KafkaAdminClient
-        kwargs.setdefault("request_timeout_ms", 15000)
-        return KafkaAdminClient(bootstrap_servers=self.live_bootstrap_servers(),
-                                client_id="course-admin", **kwargs)
 
-    def create_topic(self, name: str, partitions: int = 1, replication_factor: int | None = None,
-                     min_insync_replicas: int | None = None, config: dict | None = None,
-                     timeout_s: float = 30.0) -> str:
+        kwargs.setdefault("request_timeout_ms", 15000)
+        return KafkaAdminClient(bootstrap_servers=self.live_bootstrap_servers(), client_id="course-admin", **kwargs)
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        replication_factor: int | None = None,
+        min_insync_replicas: int | None = None,
+        config: dict | None = None,
+        timeout_s: float = 30.0,
+    ) -> str:
         """Create ``name`` (namespaced once by :meth:`topic`; RF=3 and min.insync.replicas=2 by
         default), wait for its leaders with a full ISR, and return the name to use."""
         from kafka.admin import NewTopic
+
         name = self.topic(name)
         rf = replication_factor or int(self.config["default.replication.factor"])
         cfg = {"min.insync.replicas": str(min_insync_replicas or self.config["min.insync.replicas"])}
@@ -403,8 +433,11 @@ class LocalCluster(Namespaced):
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             parts = self._partitions(name)
-            if parts and len(parts) == partitions and all(
-                    p["leader_id"] >= 0 and len(p["isr_nodes"]) == rf for p in parts):
+            if (
+                parts
+                and len(parts) == partitions
+                and all(p["leader_id"] >= 0 and len(p["isr_nodes"]) == rf for p in parts)
+            ):
                 return name
             time.sleep(0.2)
         raise ClusterError(f"topic {name!r} has no leader with a full ISR after {timeout_s} s")
@@ -465,15 +498,19 @@ class LocalCluster(Namespaced):
 
     def live_broker_ids(self) -> list[int]:
         """Brokers currently registered (unfenced) in the cluster metadata."""
-        return sorted(b["broker_id"] for b in self._admin_read(lambda a: a.describe_cluster())["brokers"]
-                      if not b.get("is_fenced"))
+        return sorted(
+            b["broker_id"]
+            for b in self._admin_read(lambda a: a.describe_cluster())["brokers"]
+            if not b.get("is_fenced")
+        )
 
     def controller_id(self) -> int:
         """The active KRaft controller (pausing it also stalls metadata changes)."""
         return self._admin_read(lambda a: a.describe_cluster())["controller_id"]
 
-    def wait_for_leader(self, topic: str, partition: int = 0, *, not_in: tuple[int, ...] = (),
-                        timeout_s: float = 60.0) -> int:
+    def wait_for_leader(
+        self, topic: str, partition: int = 0, *, not_in: tuple[int, ...] = (), timeout_s: float = 60.0
+    ) -> int:
         """Wait until the partition has a leader that is not one of ``not_in``; return its id."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
@@ -494,9 +531,17 @@ class LocalCluster(Namespaced):
 
     def status(self) -> list[dict]:
         """One row per broker: id, running, paused, pid, ports, log file."""
-        return [{"broker": n.node_id, "running": n.running(), "paused": n.paused, "pid": n.pid,
-                 "client_port": self._client_facing_port(n), "log": str(n.log_path)}
-                for n in self.nodes.values()]
+        return [
+            {
+                "broker": n.node_id,
+                "running": n.running(),
+                "paused": n.paused,
+                "pid": n.pid,
+                "client_port": self._client_facing_port(n),
+                "log": str(n.log_path),
+            }
+            for n in self.nodes.values()
+        ]
 
     def jvm_pids(self) -> list[int]:
         return [n.pid for n in self._processes() if n.pid is not None and n.running()]
@@ -524,8 +569,7 @@ class LocalCluster(Namespaced):
 
     def _require_running(self, node: Node) -> None:
         if not node.running() or node.pid is None:
-            raise ClusterError(f"broker {node.node_id} is not running; start it with "
-                               f"cluster.restart({node.node_id})")
+            raise ClusterError(f"broker {node.node_id} is not running; start it with cluster.restart({node.node_id})")
 
     def _prepare_dirs(self) -> None:
         data = self.root / "data"
@@ -539,7 +583,8 @@ class LocalCluster(Namespaced):
                 raise StaleDataDir(
                     f"{self.root} belongs to a cluster still run by process {owner}. Stop that "
                     f"cluster (cluster.stop() in its notebook, or restart that kernel) or choose "
-                    f"another data_dir.")
+                    f"another data_dir."
+                )
         if data.exists() and any(data.iterdir()):
             if self._wipe or self._own_dir:
                 shutil.rmtree(data)
@@ -548,7 +593,8 @@ class LocalCluster(Namespaced):
                     f"{data} holds data of an earlier cluster (it did not shut down, or you "
                     f"reused the directory). Its cluster id will not match a new one. Delete it, "
                     f"pass LocalCluster(data_dir=..., wipe=True) to delete it for you, or choose "
-                    f"another data_dir.")
+                    f"another data_dir."
+                )
         data.mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         pidfile.write_text(f"{os.getpid()}\n")
@@ -564,7 +610,8 @@ class LocalCluster(Namespaced):
                 raise PortInUse(
                     f"port(s) {busy} on 127.0.0.1 are already in use (another cluster still "
                     f"running? `ss -ltnp` shows who). Stop it, or pick another base_port, or "
-                    f"leave base_port unset to use free ports.")
+                    f"leave base_port unset to use free ports."
+                )
         else:
             ports = []
             while len(ports) < count:  # distinct free ports (the OS may hand one out twice)
@@ -572,21 +619,37 @@ class LocalCluster(Namespaced):
                 if p not in ports:
                     ports.append(p)
         for i, nid in enumerate(range(1, self.n + 1)):
-            c, r, k, x = ports[4 * i: 4 * i + 4]
-            self.nodes[nid] = Node(nid, client_port=c, replication_port=r, controller_port=k,
-                                   proxy_port=x, config_path=self.root / f"broker-{nid}.properties",
-                                   log_path=self.log_dir / f"broker-{nid}.log",
-                                   data_dir=self.root / "data" / f"broker-{nid}")
+            c, r, k, x = ports[4 * i : 4 * i + 4]
+            self.nodes[nid] = Node(
+                nid,
+                client_port=c,
+                replication_port=r,
+                controller_port=k,
+                proxy_port=x,
+                config_path=self.root / f"broker-{nid}.properties",
+                log_path=self.log_dir / f"broker-{nid}.log",
+                data_dir=self.root / "data" / f"broker-{nid}",
+            )
         for i in range(self.n_controllers):  # ids 101, 102, ...: never confused with a broker's
             nid, k = 101 + i, ports[4 * self.n + i]
-            self.controllers[nid] = Node(nid, client_port=0, replication_port=0, controller_port=k,
-                                         proxy_port=0, config_path=self.root / f"controller-{nid}.properties",
-                                         log_path=self.log_dir / f"controller-{nid}.log",
-                                         data_dir=self.root / "data" / f"controller-{nid}")
-        voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}"
-                          for n in (self.controllers or self.nodes).values())
-        common = {"controller.quorum.voters": voters, "controller.listener.names": "CONTROLLER",
-                  "listener.security.protocol.map": "CLIENT:PLAINTEXT,REPLICATION:PLAINTEXT,CONTROLLER:PLAINTEXT"}
+            self.controllers[nid] = Node(
+                nid,
+                client_port=0,
+                replication_port=0,
+                controller_port=k,
+                proxy_port=0,
+                config_path=self.root / f"controller-{nid}.properties",
+                log_path=self.log_dir / f"controller-{nid}.log",
+                data_dir=self.root / "data" / f"controller-{nid}",
+            )
+        voters = ",".join(
+            f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in (self.controllers or self.nodes).values()
+        )
+        common = {
+            "controller.quorum.voters": voters,
+            "controller.listener.names": "CONTROLLER",
+            "listener.security.protocol.map": "CLIENT:PLAINTEXT,REPLICATION:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        }
         combined = not self.controllers
         for n in self.nodes.values():
             advertised = self._client_facing_port(n)
@@ -595,9 +658,8 @@ class LocalCluster(Namespaced):
                 "node.id": n.node_id,
                 **common,
                 "listeners": f"CLIENT://127.0.0.1:{n.client_port},REPLICATION://127.0.0.1:{n.replication_port}"
-                             + (f",CONTROLLER://127.0.0.1:{n.controller_port}" if combined else ""),
-                "advertised.listeners": f"CLIENT://127.0.0.1:{advertised},"
-                                        f"REPLICATION://127.0.0.1:{n.replication_port}",
+                + (f",CONTROLLER://127.0.0.1:{n.controller_port}" if combined else ""),
+                "advertised.listeners": f"CLIENT://127.0.0.1:{advertised},REPLICATION://127.0.0.1:{n.replication_port}",
                 "inter.broker.listener.name": "REPLICATION",
                 "log.dirs": str(n.data_dir),
                 **self.config,
@@ -605,19 +667,33 @@ class LocalCluster(Namespaced):
             n.config_path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
         for n in self.controllers.values():
             # the controller decides topic defaults, fencing and elections: it gets the lab config too
-            props = {"process.roles": "controller", "node.id": n.node_id, **common,
-                     "listeners": f"CONTROLLER://127.0.0.1:{n.controller_port}",
-                     "log.dirs": str(n.data_dir), **self.config}
+            props = {
+                "process.roles": "controller",
+                "node.id": n.node_id,
+                **common,
+                "listeners": f"CONTROLLER://127.0.0.1:{n.controller_port}",
+                "log.dirs": str(n.data_dir),
+                **self.config,
+            }
             n.config_path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
 
     def _format_storage(self, java: str, classpath: str) -> None:
         procs = []
         for n in self._processes():  # one JVM per node, in parallel: ~3 s instead of ~9 s
-            cmd = [java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", classpath,
-                   "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
-                   "-c", str(n.config_path)]
-            procs.append((n, subprocess.Popen(cmd, stdout=subprocess.PIPE,
-                                              stderr=subprocess.STDOUT, text=True)))
+            cmd = [
+                java,
+                "-Xmx256m",
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                classpath,
+                "kafka.tools.StorageTool",
+                "format",
+                "-t",
+                self.cluster_id,
+                "-c",
+                str(n.config_path),
+            ]
+            procs.append((n, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
         for n, p in procs:
             out, _ = p.communicate(timeout=120)
             with open(n.log_path, "a") as log:
@@ -629,12 +705,23 @@ class LocalCluster(Namespaced):
         role = "controller" if node.node_id in self.controllers else "broker"
         with open(node.log_path, "a") as log:
             log.write(f"=== starting {role} {node.node_id} at {time.strftime('%H:%M:%S')} ===\n")
-        cmd = [sys.executable, str(WATCHDOG), str(os.getpid()), str(node.log_path), "--",
-               self._java, f"-Xmx{self.heap_mb}m", *self.jvm_opts, f"-Dcourse.cluster={self.tag}",
-               "-cp", self._classpath, "kafka.Kafka", str(node.config_path)]
+        cmd = [
+            sys.executable,
+            str(WATCHDOG),
+            str(os.getpid()),
+            str(node.log_path),
+            "--",
+            self._java,
+            f"-Xmx{self.heap_mb}m",
+            *self.jvm_opts,
+            f"-Dcourse.cluster={self.tag}",
+            "-cp",
+            self._classpath,
+            "kafka.Kafka",
+            str(node.config_path),
+        ]
         # A new session: Ctrl-C in a terminal reaches Python (which cleans up), not the JVMs.
-        wd = subprocess.Popen(cmd, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                              start_new_session=True, text=True)
+        wd = subprocess.Popen(cmd, stdout=subprocess.PIPE, stdin=subprocess.DEVNULL, start_new_session=True, text=True)
         line = wd.stdout.readline()
         wd.stdout.close()
         if not line.strip().isdigit():
@@ -647,17 +734,19 @@ class LocalCluster(Namespaced):
             return
         log = node.log_path.read_text(errors="replace") if node.log_path.exists() else ""
         if "Address already in use" in log[-20000:]:
-            raise PortInUse(f"broker {node.node_id} could not bind one of its ports "
-                            f"({node.client_port}, {node.replication_port}, "
-                            f"{node.controller_port}): another process took it. Start the "
-                            f"cluster again (new free ports are chosen). Log: {node.log_path}")
+            raise PortInUse(
+                f"broker {node.node_id} could not bind one of its ports "
+                f"({node.client_port}, {node.replication_port}, "
+                f"{node.controller_port}): another process took it. Start the "
+                f"cluster again (new free ports are chosen). Log: {node.log_path}"
+            )
         tail = "\n".join(log.splitlines()[-25:])
-        raise ClusterError(f"broker {node.node_id} exited during start-up. Last lines of "
-                           f"{node.log_path}:\n{tail}")
+        raise ClusterError(f"broker {node.node_id} exited during start-up. Last lines of {node.log_path}:\n{tail}")
 
     def _wait_ready(self, timeout_s: float) -> None:
         """Ready means: all brokers registered, and a RF=n topic accepts and returns a record."""
         from tqdm.auto import tqdm
+
         deadline = time.monotonic() + timeout_s
         steps = tqdm(total=3, desc="Starting Kafka", disable=not self.progress, leave=False)
         try:
@@ -687,17 +776,20 @@ class LocalCluster(Namespaced):
 
     def _smoke_test(self, deadline: float) -> None:
         from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
         marker = f"ready-{self.cluster_id}".encode()
         while True:
             try:
-                p = KafkaProducer(bootstrap_servers=self.bootstrap_servers, acks="all",
-                                  request_timeout_ms=10000, max_block_ms=10000)
+                p = KafkaProducer(
+                    bootstrap_servers=self.bootstrap_servers, acks="all", request_timeout_ms=10000, max_block_ms=10000
+                )
                 try:
                     p.send("__course_ready", marker, partition=0).get(timeout=15)
                 finally:
                     p.close(timeout=5)
-                c = KafkaConsumer(bootstrap_servers=self.bootstrap_servers,
-                                  enable_auto_commit=False, consumer_timeout_ms=10000)
+                c = KafkaConsumer(
+                    bootstrap_servers=self.bootstrap_servers, enable_auto_commit=False, consumer_timeout_ms=10000
+                )
                 try:
                     tp = TopicPartition("__course_ready", 0)
                     c.assign([tp])

@@ -18,6 +18,7 @@ proxy) are only possible with :class:`~course_lib.real.cluster.LocalCluster`; he
 
 Taught in notebooks/09_real_kafka_lab.
 """
+
 from __future__ import annotations
 
 import getpass
@@ -84,27 +85,35 @@ class RemoteCluster(Namespaced):
 
     def admin(self, **kwargs):
         from kafka.admin import KafkaAdminClient
+
         kwargs.setdefault("request_timeout_ms", 15000)
-        return KafkaAdminClient(bootstrap_servers=self.bootstrap_servers,
-                                client_id=f"course-admin-{self.prefix}", **kwargs)
+        return KafkaAdminClient(
+            bootstrap_servers=self.bootstrap_servers, client_id=f"course-admin-{self.prefix}", **kwargs
+        )
 
     def live_broker_ids(self) -> list[int]:
         admin = self.admin()
         try:
-            return sorted(b["broker_id"] for b in admin.describe_cluster()["brokers"]
-                          if not b.get("is_fenced"))
+            return sorted(b["broker_id"] for b in admin.describe_cluster()["brokers"] if not b.get("is_fenced"))
         finally:
             admin.close()
 
-    def create_topic(self, name: str, partitions: int = 1, replication_factor: int | None = None,
-                     min_insync_replicas: int | None = None, config: dict | None = None,
-                     timeout_s: float = 30.0) -> str:
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        replication_factor: int | None = None,
+        min_insync_replicas: int | None = None,
+        config: dict | None = None,
+        timeout_s: float = 30.0,
+    ) -> str:
         """Create ``prefix.name`` (RF=min(3, brokers), min.insync.replicas=RF-1) and return its name.
 
         An existing topic of that name is kept (rerunning a notebook cell is fine).
         """
         from kafka.admin import NewTopic
         from kafka.errors import TopicAlreadyExistsError
+
         full = self.topic(name)
         rf = replication_factor or min(3, len(self.live_broker_ids()))
         cfg = {"min.insync.replicas": str(min_insync_replicas or max(1, rf - 1))}
@@ -161,7 +170,8 @@ class RemoteCluster(Namespaced):
             f"processes (or routes traffic through the lost-ACK proxy). You are connected to "
             f"{self.bootstrap_servers}, which runs elsewhere. Use "
             f"`from course_lib.real.cluster import LocalCluster` (Java 17+ and Maven needed), "
-            f"or skip this experiment - its results are described in the notebook.")
+            f"or skip this experiment - its results are described in the notebook."
+        )
 
     def kill(self, broker_id: int):
         self._local_only("Killing a broker")
@@ -197,5 +207,6 @@ def connect(bootstrap_servers: str | None = None, prefix: str | None = None) -> 
         raise ValueError(
             f"No cluster given: pass connect('host:9092') or set {ENV_BOOTSTRAP}=host:9092 "
             f"(ask your instructor for the address). To run a cluster on this machine instead, "
-            f"use LocalCluster().")
+            f"use LocalCluster()."
+        )
     return RemoteCluster(servers, learner_prefix(prefix))

@@ -13,6 +13,7 @@ A backend that cannot run a scenario says why in the row (``why not``), never si
 
 Taught in notebooks/09_real_kafka_lab.
 """
+
 from __future__ import annotations
 
 from course_lib.backend import MissingFault
@@ -68,10 +69,18 @@ def fidelity_table(cluster, cases=FIDELITY_CASES, seed: int = 0, reuse=()) -> li
                 real = run_scenario(name, backend=cluster, **params)
             except MissingFault as e:
                 why = str(e)
-        rows.append({"scenario": name, "parameters": params, "expected": sorted(sim.expected),
-                     "simulator": sorted(sim.result.found),
-                     "real Kafka": None if real is None else sorted(real.result.found),
-                     "agree": None if real is None else sim.result.found == real.result.found,
-                     "real outcome": None if real is None else real.result.outcome_table(),
-                     "why not": why, "real": real, "sim": sim})
+        rows.append(
+            {
+                "scenario": name,
+                "parameters": params,
+                "expected": sorted(sim.expected),
+                "simulator": sorted(sim.result.found),
+                "real Kafka": None if real is None else sorted(real.result.found),
+                "agree": None if real is None else sim.result.found == real.result.found,
+                "real outcome": None if real is None else real.result.outcome_table(),
+                "why not": why,
+                "real": real,
+                "sim": sim,
+            }
+        )
     return rows

@@ -10,6 +10,7 @@ simulator's.
 
 Taught in notebooks/05b_consumer_groups.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -51,8 +52,14 @@ class _Member(threading.Thread):
 
     def __init__(self, kafka, group: str, topic: str, name: str, instance_id: str | None):
         super().__init__(daemon=True, name=f"member-{name}")
-        self.config = dict(bootstrap_servers=kafka.bootstrap_servers, group_id=group, client_id=name,
-                           enable_auto_commit=False, session_timeout_ms=10_000, heartbeat_interval_ms=1000)
+        self.config = dict(
+            bootstrap_servers=kafka.bootstrap_servers,
+            group_id=group,
+            client_id=name,
+            enable_auto_commit=False,
+            session_timeout_ms=10_000,
+            heartbeat_interval_ms=1000,
+        )
         if instance_id is not None:
             self.config["group_instance_id"] = instance_id
         self.topic = topic
@@ -69,8 +76,10 @@ class _Member(threading.Thread):
                     consumer.poll(timeout_ms=200)
                     meta = consumer.group_metadata()
                     stable = meta.state == "<stable>"
-                    self.state = (tuple(sorted(tp.partition for tp in consumer.assignment())) if stable else (),
-                                  meta.generation_id if stable else -1)
+                    self.state = (
+                        tuple(sorted(tp.partition for tp in consumer.assignment())) if stable else (),
+                        meta.generation_id if stable else -1,
+                    )
             finally:
                 consumer.close()
         except Exception as exc:  # noqa: BLE001 - any failure is re-raised by the caller, not lost in the thread
@@ -92,8 +101,9 @@ def _wait_settled(members, timeout_s: float = 60) -> int:
         if all(len(p) == 1 for p, _ in states) and len({g for _, g in states}) == 1 and states[0][1] >= 0:
             return states[0][1]
         time.sleep(0.1)
-    raise RuntimeError(f"the group did not settle with one partition per member in {timeout_s:.0f} s: "
-                       f"{[m.state for m in members]}")
+    raise RuntimeError(
+        f"the group did not settle with one partition per member in {timeout_s:.0f} s: {[m.state for m in members]}"
+    )
 
 
 def restart_rebalances(kafka, static: bool, down_s: float = 3.0) -> dict:
@@ -139,8 +149,13 @@ def deleted_before_read(kafka, reset: str = "earliest") -> dict:
     producer.close()
 
     def consumer():
-        c = KafkaConsumer(bootstrap_servers=kafka.bootstrap_servers, group_id=group, enable_auto_commit=False,
-                          auto_offset_reset=reset, max_poll_records=4)
+        c = KafkaConsumer(
+            bootstrap_servers=kafka.bootstrap_servers,
+            group_id=group,
+            enable_auto_commit=False,
+            auto_offset_reset=reset,
+            max_poll_records=4,
+        )
         c.subscribe([topic])
         return c
 

@@ -13,6 +13,7 @@ From a shell: ``python -m course_lib.real fetch`` (add ``--spark`` for the conne
 
 Taught in notebooks/09_real_kafka_lab (and used by notebooks/10_pyspark_exactly_once_lab).
 """
+
 from __future__ import annotations
 
 import os
@@ -61,8 +62,7 @@ def java_executable() -> str:
         raise JvmToolMissing(f"No 'java' found on PATH (Java {MIN_JAVA}+ is needed).\n{INSTALL_HINT}")
     major = java_major_version(java)
     if major < MIN_JAVA:
-        raise JvmToolMissing(
-            f"{java} is Java {major}; Kafka 4 and Spark 4 need Java {MIN_JAVA}+.\n{INSTALL_HINT}")
+        raise JvmToolMissing(f"{java} is Java {major}; Kafka 4 and Spark 4 need Java {MIN_JAVA}+.\n{INSTALL_HINT}")
     return java
 
 
@@ -105,8 +105,7 @@ def kafka_classpath(fetch: bool = True, progress: bool = True) -> str:
     if not (target / _STAMP).exists():
         if not fetch:
             raise FetchFailed(f"Kafka jars are not in {target}. Run: python -m course_lib.real fetch")
-        _maven_copy("kafka", target, {"kafka.version": KAFKA_VERSION}, progress,
-                    f"Kafka {KAFKA_VERSION} jars")
+        _maven_copy("kafka", target, {"kafka.version": KAFKA_VERSION}, progress, f"Kafka {KAFKA_VERSION} jars")
     return os.pathsep.join(str(p) for p in sorted(target.glob("*.jar")))
 
 
@@ -114,6 +113,7 @@ def kafka_classpath(fetch: bool = True, progress: bool = True) -> str:
 def installed_pyspark_version() -> str | None:
     try:
         from importlib.metadata import PackageNotFoundError, version
+
         return version("pyspark")
     except PackageNotFoundError:
         return None
@@ -126,22 +126,23 @@ def spark_connector_jars(spark_version: str | None = None) -> list[Path]:
     pyspark's version (the connector must match Spark exactly). Jars that pyspark already ships
     (scala-library, hadoop-client, slf4j, ...) are left out so the classpath holds one copy.
     """
-    version = (spark_version or os.environ.get("COURSE_SPARK_CONNECTOR_VERSION")
-               or installed_pyspark_version())
+    version = spark_version or os.environ.get("COURSE_SPARK_CONNECTOR_VERSION") or installed_pyspark_version()
     if not version:
-        raise FetchFailed("pyspark is not installed, so the connector version is unknown. "
-                          "Install it with: pip install -e '.[spark]' "
-                          "(or pass spark_version='4.0.0').")
+        raise FetchFailed(
+            "pyspark is not installed, so the connector version is unknown. "
+            "Install it with: pip install -e '.[spark]' "
+            "(or pass spark_version='4.0.0')."
+        )
     target = cache_dir() / "jars" / f"spark-{version}"
     if not (target / _STAMP).exists():
         try:
-            _maven_copy("spark", target, {"spark.version": version}, True,
-                        f"spark-sql-kafka-0-10_2.13:{version} jars")
+            _maven_copy("spark", target, {"spark.version": version}, True, f"spark-sql-kafka-0-10_2.13:{version} jars")
         except FetchFailed as e:
             raise FetchFailed(
                 f"{e}\nThe connector must match pyspark ({version}). If Maven Central has no "
                 f"connector for it yet, install a pyspark whose connector exists (e.g. "
-                f"pip install 'pyspark==4.0.0'), or set COURSE_SPARK_CONNECTOR_VERSION.") from None
+                f"pip install 'pyspark==4.0.0'), or set COURSE_SPARK_CONNECTOR_VERSION."
+            ) from None
     jars = sorted(target.glob("*.jar"))
     shipped = _pyspark_shipped_artifacts()
     return [j for j in jars if _artifact_name(j.name) not in shipped]
@@ -163,24 +164,29 @@ def _artifact_name(jar_name: str) -> str:
 
 
 # ---- Maven ------------------------------------------------------------------------------
-def _maven_copy(profile: str, target: Path, props: dict[str, str], progress: bool,
-                what: str) -> None:
+def _maven_copy(profile: str, target: Path, props: dict[str, str], progress: bool, what: str) -> None:
     check_jvm_tools()
     if not POM.exists():
         raise FetchFailed(f"{POM} is missing: run the course from a checkout of its repository.")
     if target.exists():
         shutil.rmtree(target)  # a half-finished earlier fetch: start clean
     target.mkdir(parents=True)
-    cmd = [maven_executable(), "-B", "-f", str(POM), f"-P{profile}",
-           "dependency:copy-dependencies", f"-Dcourse.output.dir={target}",
-           *[f"-D{k}={v}" for k, v in props.items()]]
+    cmd = [
+        maven_executable(),
+        "-B",
+        "-f",
+        str(POM),
+        f"-P{profile}",
+        "dependency:copy-dependencies",
+        f"-Dcourse.output.dir={target}",
+        *[f"-D{k}={v}" for k, v in props.items()],
+    ]
     from tqdm.auto import tqdm
 
     log_lines: list[str] = []
     bar = tqdm(desc=f"Fetching {what}", unit=" files", disable=not progress)
     try:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                cwd=str(POM.parent))
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=str(POM.parent))
         assert proc.stdout is not None
         for line in proc.stdout:  # Maven's transfer log: one "Downloaded from" per file
             log_lines.append(line.rstrip())
@@ -194,7 +200,8 @@ def _maven_copy(profile: str, target: Path, props: dict[str, str], progress: boo
         shutil.rmtree(target, ignore_errors=True)
         raise FetchFailed(
             f"Maven could not fetch {what} (exit code {rc}). Is Maven Central reachable, and does "
-            f"that version exist there?\n" + "\n".join(errors))
+            f"that version exist there?\n" + "\n".join(errors)
+        )
     (target / _STAMP).write_text(" ".join(cmd) + "\n")
 
 

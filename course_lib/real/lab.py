@@ -11,6 +11,7 @@
 
 Taught in notebooks/09_real_kafka_lab.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -23,26 +24,33 @@ def start_lab(progress: bool = True):
     """Return ``(cluster or None, a sentence saying what happened)``."""
     if os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
         from .connect import connect
+
         kafka = connect()
         return kafka, f"connected to {kafka.bootstrap_servers} as {kafka.prefix!r} (faults need the local cluster)"
     try:
         jars.check_jvm_tools()
     except jars.JvmToolMissing as e:
-        return None, (f"real Kafka lab skipped: {str(e).splitlines()[0].rstrip('.')}. Install Java 17+ and Maven "
-                      f"(apt-get install openjdk-17-jdk-headless maven, or conda env from environment.yml), "
-                      f"or set KAFKA_BOOTSTRAP_SERVERS to use an existing cluster.")
+        return None, (
+            f"real Kafka lab skipped: {str(e).splitlines()[0].rstrip('.')}. Install Java 17+ and Maven "
+            f"(apt-get install openjdk-17-jdk-headless maven, or conda env from environment.yml), "
+            f"or set KAFKA_BOOTSTRAP_SERVERS to use an existing cluster."
+        )
     from .cluster import LocalCluster
+
     # the KRaft controller in a process of its own: scenarios that kill two brokers keep a quorum
     kafka = LocalCluster(progress=progress, controllers=1)
     atexit.register(kafka.stop)  # a failing cell must not leave three JVMs running
     kafka.start()
-    return kafka, (f"started 3 brokers and a controller on {kafka.bootstrap_servers} in "
-                   f"{kafka.timings_s.get('start', float('nan')):.0f} s")
+    return kafka, (
+        f"started 3 brokers and a controller on {kafka.bootstrap_servers} in "
+        f"{kafka.timings_s.get('start', float('nan')):.0f} s"
+    )
 
 
 def is_local(kafka) -> bool:
     """Can the lab kill, pause and lose ACKs on this cluster?"""
     from .cluster import LocalCluster
+
     return isinstance(kafka, LocalCluster)
 
 
@@ -83,6 +91,7 @@ def fidelity_text(rows: list[dict]) -> str:
 def plot_fidelity(rows: list[dict]):
     """One line per case, one column per backend; each cell names the anomalies found."""
     import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(9, 0.38 * len(rows) + 1))
     for i, r in enumerate(rows):
         for j, key in enumerate(("simulator", "real Kafka")):
@@ -97,12 +106,13 @@ def plot_fidelity(rows: list[dict]):
     ax.set_xlim(0, 2)
     ax.set_ylim(len(rows), 0)
     ax.set_xticks([0.5, 1.5], ["simulator", "real Kafka"])
-    ax.set_yticks([i + 0.5 for i in range(len(rows))],
-                  [f"{r['scenario']} {' '.join(f'{k}={v}' for k, v in r['parameters'].items())}"
-                   for r in rows], fontsize=8)
+    ax.set_yticks(
+        [i + 0.5 for i in range(len(rows))],
+        [f"{r['scenario']} {' '.join(f'{k}={v}' for k, v in r['parameters'].items())}" for r in rows],
+        fontsize=8,
+    )
     ax.tick_params(length=0)
-    ax.set_title("anomalies found (red: anomaly, green: none; yellow: backends disagree; grey: not run)",
-                 fontsize=9)
+    ax.set_title("anomalies found (red: anomaly, green: none; yellow: backends disagree; grey: not run)", fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -124,6 +134,7 @@ def tradeoff_text(rows: list[dict]) -> str:
 
 def plot_tradeoffs(rows: list[dict]):
     import matplotlib.pyplot as plt
+
     labels = [r["configuration"] for r in rows]
     fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.2))
     a.barh(labels, [r["msg/s"] for r in rows], color="#6fa8dc")

@@ -21,6 +21,7 @@ All proxies share one asyncio loop in a daemon thread, so they end with the Pyth
 
 Taught in notebooks/09_real_kafka_lab.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -39,8 +40,7 @@ class _LoopThread:
 
     def __init__(self) -> None:
         self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, name="kafka-proxy-loop",
-                                       daemon=True)
+        self.thread = threading.Thread(target=self.loop.run_forever, name="kafka-proxy-loop", daemon=True)
         self.thread.start()
 
     @classmethod
@@ -70,8 +70,9 @@ class KafkaProxy:
     >>> proxy.drop_next_produce_response()                # doctest: +SKIP
     """
 
-    def __init__(self, upstream_port: int, port: int = 0, upstream_host: str = "127.0.0.1",
-                 host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, upstream_port: int, port: int = 0, upstream_host: str = "127.0.0.1", host: str = "127.0.0.1"
+    ) -> None:
         self.upstream = (upstream_host, upstream_port)
         self.host = host
         self.stats = ProxyStats()
@@ -115,6 +116,7 @@ class KafkaProxy:
             self._close_all()
             server.close()
             await server.wait_closed()
+
         try:
             self._lt.run(shut_down(), timeout=5)
         except Exception:  # already closing with the loop; nothing left to leak
@@ -222,6 +224,7 @@ def _spoil_batch_crc(frame: bytes) -> bytes | None:
     parse every Produce request version, look for the spot where those fields are consistent.
     """
     from kafka.record.util import calc_crc32c
+
     for start in range(4, len(frame) - 61):
         if frame[start + 16] != 2:
             continue
@@ -230,8 +233,8 @@ def _spoil_batch_crc(frame: bytes) -> bytes | None:
         if length < 49 or end > len(frame):
             continue
         (crc,) = struct.unpack_from(">I", frame, start + 17)
-        if calc_crc32c(frame[start + 21:end]) == crc:
-            return frame[:start + 17] + struct.pack(">I", crc ^ 0xFFFFFFFF) + frame[start + 21:]
+        if calc_crc32c(frame[start + 21 : end]) == crc:
+            return frame[: start + 17] + struct.pack(">I", crc ^ 0xFFFFFFFF) + frame[start + 21 :]
     return None
 
 
@@ -247,7 +250,7 @@ def _retriable_error(frame: bytes) -> bytes:
     for i in range(8, len(frame) - 6):
         (index, code) = struct.unpack_from(">ih", frame, i)
         if code == CORRUPT_MESSAGE and 0 <= index < 10_000:
-            return frame[:i + 4] + struct.pack(">h", NOT_ENOUGH_REPLICAS) + frame[i + 6:]
+            return frame[: i + 4] + struct.pack(">h", NOT_ENOUGH_REPLICAS) + frame[i + 6 :]
     return frame
 
 

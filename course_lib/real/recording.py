@@ -11,6 +11,7 @@ Used by :class:`course_lib.backend.KafkaBackend`; a scenario never builds these 
 - transactions: ``init_transactions``, ``begin_transaction``, ``send_offsets``,
   ``end_transaction`` (value ``{"transaction": n, "commit": bool}``).
 """
+
 from __future__ import annotations
 
 import time
@@ -37,8 +38,13 @@ from course_lib.history import FAIL, INFO, OK, Nemesis, OpName
 #: Errors that mean "the broker refused the batch before appending it": a definite ``fail``.
 #: Anything else (timeouts, disconnects, NotEnoughReplicasAfterAppend) leaves the write's fate
 #: unknown: ``info``.
-DEFINITE_FAILURES = (NotEnoughReplicasError, InvalidRecordError, MessageSizeTooLargeError,
-                     RecordListTooLargeError, TopicAuthorizationFailedError)
+DEFINITE_FAILURES = (
+    NotEnoughReplicasError,
+    InvalidRecordError,
+    MessageSizeTooLargeError,
+    RecordListTooLargeError,
+    TopicAuthorizationFailedError,
+)
 
 
 def _text(value) -> str:
@@ -100,12 +106,12 @@ class RecordingProducer:
         fut = self._producer.send(topic, value, key=key, partition=partition)
 
         def ok(md):  # acks=0: no offset comes back (kafka-python makes one up from -1)
-            self.history.complete(op, OK, offset=None if no_offsets or md.offset < 0 else md.offset,
-                                  partition=md.partition)
+            self.history.complete(
+                op, OK, offset=None if no_offsets or md.offset < 0 else md.offset, partition=md.partition
+            )
 
         def err(exc):
-            self.history.complete(op, FAIL if isinstance(exc, DEFINITE_FAILURES) else INFO,
-                                  error=type(exc).__name__)
+            self.history.complete(op, FAIL if isinstance(exc, DEFINITE_FAILURES) else INFO, error=type(exc).__name__)
 
         fut.add_callback(ok)
         fut.add_errback(err)
@@ -126,8 +132,13 @@ class RecordingProducer:
     # ---- transactions, recorded as the simulated producer records them
     def init_transactions(self) -> None:
         self._producer.init_transactions()
-        self.history.record(self.node_id, OK, OpName.INIT_TRANSACTIONS, self.config.get("transactional_id"),
-                            evidence={"producer_id": self.producer_id})
+        self.history.record(
+            self.node_id,
+            OK,
+            OpName.INIT_TRANSACTIONS,
+            self.config.get("transactional_id"),
+            evidence={"producer_id": self.producer_id},
+        )
 
     def begin_transaction(self) -> None:
         self._producer.begin_transaction()
@@ -135,12 +146,18 @@ class RecordingProducer:
         self.history.record(self.node_id, OK, OpName.BEGIN_TRANSACTION, self._txn_count)
 
     def send_offsets_to_transaction(self, offsets: dict, group_metadata) -> None:
-        offsets = {_tp(tp): m if isinstance(m, OffsetAndMetadata) else OffsetAndMetadata(m, "", -1)
-                   for tp, m in offsets.items()}
+        offsets = {
+            _tp(tp): m if isinstance(m, OffsetAndMetadata) else OffsetAndMetadata(m, "", -1)
+            for tp, m in offsets.items()
+        }
         self._producer.send_offsets_to_transaction(offsets, group_metadata)
-        self.history.record(self.node_id, OK, OpName.SEND_OFFSETS,
-                            [[tp.topic, tp.partition, m.offset] for tp, m in sorted(offsets.items())],
-                            evidence={"transaction": self._txn_count})
+        self.history.record(
+            self.node_id,
+            OK,
+            OpName.SEND_OFFSETS,
+            [[tp.topic, tp.partition, m.offset] for tp, m in sorted(offsets.items())],
+            evidence={"transaction": self._txn_count},
+        )
 
     def commit_transaction(self) -> None:
         self._end_transaction(True)
@@ -238,13 +255,13 @@ class RecordingConsumer:
     def commit(self, offsets: dict | None = None) -> None:
         offsets = offsets if offsets is not None else self.positions
         plain = {_tp(tp): (m.offset if isinstance(m, OffsetAndMetadata) else m) for tp, m in offsets.items()}
-        op = self.history.invoke(self.node_id, OpName.COMMIT,
-                                 [[tp.topic, tp.partition, o] for tp, o in sorted(plain.items())])
+        op = self.history.invoke(
+            self.node_id, OpName.COMMIT, [[tp.topic, tp.partition, o] for tp, o in sorted(plain.items())]
+        )
         try:
             self._consumer.commit({tp: OffsetAndMetadata(o, "", -1) for tp, o in plain.items()})
         except Exception as exc:
-            self.history.complete(op, FAIL if isinstance(exc, CommitFailedError) else INFO,
-                                  error=type(exc).__name__)
+            self.history.complete(op, FAIL if isinstance(exc, CommitFailedError) else INFO, error=type(exc).__name__)
             raise
         self.history.complete(op, OK)
 
@@ -272,8 +289,11 @@ class RecordingConsumer:
 def end_offset(cluster, topic: str, partition: int = 0, read_committed: bool = False) -> int:
     """The partition's end offset (``read_committed``: its last stable offset), once it reads the
     same twice in a row (a leader that just took over can briefly report less)."""
-    c = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, enable_auto_commit=False,
-                      isolation_level="read_committed" if read_committed else "read_uncommitted")
+    c = KafkaConsumer(
+        bootstrap_servers=cluster.bootstrap_servers,
+        enable_auto_commit=False,
+        isolation_level="read_committed" if read_committed else "read_uncommitted",
+    )
     try:
         tp = TopicPartition(topic, partition)
         c.assign([tp])
@@ -293,15 +313,17 @@ def _settled_end(consumer: KafkaConsumer, tp: TopicPartition, pause_s: float = 0
     return end
 
 
-def read_partition(cluster, topic: str, partition: int = 0, isolation_level: str = "read_uncommitted",
-                   timeout_s: float = 30) -> list:
+def read_partition(
+    cluster, topic: str, partition: int = 0, isolation_level: str = "read_uncommitted", timeout_s: float = 30
+) -> list:
     """Every record of one partition from offset 0 to its end, as ``[partition, offset, value]``.
 
     Reads until the consumer's position reaches the end offset (with ``read_committed`` the last
     offsets are transaction markers, never returned as records: waiting for "the last record"
     would wait forever)."""
-    c = KafkaConsumer(bootstrap_servers=cluster.bootstrap_servers, enable_auto_commit=False,
-                      isolation_level=isolation_level)
+    c = KafkaConsumer(
+        bootstrap_servers=cluster.bootstrap_servers, enable_auto_commit=False, isolation_level=isolation_level
+    )
     rows: list = []
     try:
         tp = TopicPartition(topic, partition)
@@ -335,8 +357,7 @@ def final_read(backend, topic: str, isolation_level: str = "read_uncommitted") -
         rows += got
         if isolation_level == "read_committed":
             offsets, values = {o for _, o, _ in got}, {v for _, _, v in got}
-            aborted += [v for _, o, v in read_partition(cluster, topic, p)
-                        if o not in offsets and v not in values]
+            aborted += [v for _, o, v in read_partition(cluster, topic, p) if o not in offsets and v not in values]
     evidence = {"isolation_level": isolation_level, **({"aborted": aborted} if aborted else {})}
     backend.history.record("final-reader", OK, OpName.FINAL_READ, rows, topic=topic, evidence=evidence)
     return rows

@@ -12,6 +12,7 @@ watchdog instead: ``python watchdog.py <parent-pid> <log-file> -- java ...``.
 Run as a script (no package import) to keep its start-up at a few tens of milliseconds.
 Taught in notebooks/09_real_kafka_lab.
 """
+
 import ctypes
 import os
 import signal
@@ -35,8 +36,9 @@ def main(argv: list[str]) -> int:
     if os.getppid() != parent_pid:  # the parent died before prctl took effect
         return 1
     with open(log_path, "ab", buffering=0) as log:
-        child = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                 preexec_fn=_die_with_parent)
+        child = subprocess.Popen(
+            cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent
+        )
     print(child.pid, flush=True)
     sys.stdout.close()
 

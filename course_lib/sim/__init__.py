@@ -2,6 +2,7 @@
 
 Taught in notebooks/01_replicated_log.
 """
+
 from .loop import ReentrantRunError, Simulation
 from .network import Network
 

@@ -5,6 +5,7 @@ parked request; scheduling (and cancelling) an event each time would fill the he
 entries. A :class:`Deadline` keeps one event at the earliest time it may expire and, if the
 deadline moved later meanwhile, re-schedules itself instead of firing.
 """
+
 from __future__ import annotations
 
 import math

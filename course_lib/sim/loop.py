@@ -18,6 +18,7 @@ Taught in notebooks/01_replicated_log.
 >>> log, sim.now
 (['a', 'b', 'c'], 5.0)
 """
+
 from __future__ import annotations
 
 import heapq
@@ -136,4 +137,5 @@ class Simulation:
             raise ReentrantRunError(
                 "a blocking call (future.get(), flush(), poll(), run()) was made from inside a "
                 "simulator callback; in callbacks only record results - make blocking calls from "
-                "the notebook or scenario code instead")
+                "the notebook or scenario code instead"
+            )

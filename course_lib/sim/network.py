@@ -18,6 +18,7 @@ so the sender's connection is refused or reset and it hears about it after one l
 
 Taught in notebooks/03_retries_ordering_duplicates.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -42,13 +43,17 @@ class DropRule:
     close: bool = False
 
     def matches(self, src: str, dst: str, kind: str) -> bool:
-        return ((self.src is None or self.src == src) and (self.dst is None or self.dst == dst)
-                and (self.kind is None or self.kind == kind))
+        return (
+            (self.src is None or self.src == src)
+            and (self.dst is None or self.dst == dst)
+            and (self.kind is None or self.kind == kind)
+        )
 
 
 @dataclass
 class Trigger:
     """Run ``action(msg)`` right after a matching message is sent (a nemesis hook)."""
+
     src: str | None
     dst: str | None
     kind: str | None
@@ -62,6 +67,7 @@ class Trigger:
 @dataclass(frozen=True, slots=True)
 class TraceEntry:
     """One message on the wire, for space-time diagrams."""
+
     sent_ms: float
     delivered_ms: float | None
     src: str
@@ -98,8 +104,14 @@ class Network:
         self.nodes[node.node_id] = node
 
     # ---- faults -------------------------------------------------------------------------
-    def drop_next(self, src: str | None = None, dst: str | None = None, kind: str | None = None,
-                  count: int = 1, close: bool = False) -> DropRule:
+    def drop_next(
+        self,
+        src: str | None = None,
+        dst: str | None = None,
+        kind: str | None = None,
+        count: int = 1,
+        close: bool = False,
+    ) -> DropRule:
         """Lose the next ``count`` messages matching ``(src, dst, kind)``; None matches any."""
         rule = DropRule(src, dst, kind, count, close)
         self._rules.append(rule)
@@ -109,8 +121,9 @@ class Network:
         """How many messages (of ``kind``) the ``drop_next`` rules still wait to lose."""
         return sum(r.count for r in self._rules if kind is None or r.kind == kind)
 
-    def after_send(self, action, src: str | None = None, dst: str | None = None,
-                   kind: str | None = None, count: int = 1) -> Trigger:
+    def after_send(
+        self, action, src: str | None = None, dst: str | None = None, kind: str | None = None, count: int = 1
+    ) -> Trigger:
         """Call ``action(msg)`` just after the next ``count`` matching messages leave
         (e.g. crash a leader right after it sends an ACK). The message itself is on its way."""
         trigger = Trigger(src, dst, kind, action, count)
@@ -137,8 +150,7 @@ class Network:
         self.loss_rate = 0.0
 
     def reachable(self, src: str, dst: str) -> bool:
-        return (src not in self._isolated and dst not in self._isolated
-                and (src, dst) not in self._cut)
+        return src not in self._isolated and dst not in self._isolated and (src, dst) not in self._cut
 
     # ---- delivery -----------------------------------------------------------------------
     def send(self, src: str, dst: str, msg: Any) -> None:
@@ -192,8 +204,7 @@ class Network:
             self._notify_disconnect(src, dst)
             return self._drop(src, dst, msg, "refused")
         if self.trace is not None:
-            self.trace.append(TraceEntry(sent_ms, self.sim.now,
-                                         src, dst, msg.kind, _label(msg), "delivered"))
+            self.trace.append(TraceEntry(sent_ms, self.sim.now, src, dst, msg.kind, _label(msg), "delivered"))
         node.receive(src, msg)
 
     def _drop(self, src: str, dst: str, msg: Any, fate: str) -> None:

@@ -29,6 +29,7 @@ Everything random comes from ``random.Random(seed)``; a failing run prints its s
 
 Taught in notebooks/10_pyspark_exactly_once_lab.
 """
+
 from __future__ import annotations
 
 import json
@@ -50,8 +51,7 @@ from course_lib.spark.pipeline import SINK_SEMANTICS, SINKS, PipelineConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 #: The topic name under which each sink's final read is recorded in the history.
-SINK_TOPICS = {"kafka": lambda o: o.output_topic, "store": lambda o: "store:orders",
-               "files": lambda o: "files:orders"}
+SINK_TOPICS = {"kafka": lambda o: o.output_topic, "store": lambda o: "store:orders", "files": lambda o: "files:orders"}
 
 
 @dataclass
@@ -83,10 +83,11 @@ class ExperimentOptions:
 @dataclass
 class Kill:
     """One planned kill of the job."""
+
     run: int
-    kind: str                     # "window" | "random"
-    sink: str | None = None       # window: whose commit is trapped; random: whose batch starts
-    delay_ms: int | None = None   # random kills: ms after that sink's next batch was planned
+    kind: str  # "window" | "random"
+    sink: str | None = None  # window: whose commit is trapped; random: whose batch starts
+    delay_ms: int | None = None  # random kills: ms after that sink's next batch was planned
 
 
 def plan_kills(opts: ExperimentOptions) -> list[Kill]:
@@ -102,14 +103,21 @@ def plan_kills(opts: ExperimentOptions) -> list[Kill]:
         if i < len(window):
             plan.append(Kill(run=i, kind="window", sink=window[i]))
         else:
-            plan.append(Kill(run=i, kind="random", sink=rng.choice(list(opts.sinks)),
-                             delay_ms=rng.randint(0, opts.random_kill_ms_max)))
+            plan.append(
+                Kill(
+                    run=i,
+                    kind="random",
+                    sink=rng.choice(list(opts.sinks)),
+                    delay_ms=rng.randint(0, opts.random_kill_ms_max),
+                )
+            )
     return plan
 
 
 @dataclass
 class ExperimentResult:
     """What happened: history, timeline, per-sink outcome, evidence for duplicates."""
+
     options: ExperimentOptions
     history: History
     timeline: list[dict]
@@ -123,11 +131,18 @@ class ExperimentResult:
         """One row per sink: semantics, expected, observed, lost, duplicated."""
         rows = []
         for sink, o in self.outcomes.items():
-            rows.append({"sink": sink, "semantics": SINK_SEMANTICS.get(sink, ""),
-                         "expected": o["expected"], "observed": o["observed"],
-                         "lost": len(o["lost"]), "duplicated": len(o["duplicated"]),
-                         "extra_copies": sum(n - 1 for n in o["duplicated"].values()),
-                         "balances_ok": o.get("balances_ok", "")})
+            rows.append(
+                {
+                    "sink": sink,
+                    "semantics": SINK_SEMANTICS.get(sink, ""),
+                    "expected": o["expected"],
+                    "observed": o["observed"],
+                    "lost": len(o["lost"]),
+                    "duplicated": len(o["duplicated"]),
+                    "extra_copies": sum(n - 1 for n in o["duplicated"].values()),
+                    "balances_ok": o.get("balances_ok", ""),
+                }
+            )
         return rows
 
     def sink_history(self, sink: str) -> History:
@@ -138,21 +153,23 @@ class ExperimentResult:
         final read, plus the broker crashes (the job crashes are in :attr:`timeline`).
         """
         topic = SINK_TOPICS[sink](self.options)
-        order_of = {f"{i:06d}": o["order_id"] for i, (r, o) in enumerate(
-            ref.validate(l) for l in ref.read_lines(self.options.n_orders)) if o}
+        order_of = {
+            f"{i:06d}": o["order_id"]
+            for i, (r, o) in enumerate(ref.validate(l) for l in ref.read_lines(self.options.n_orders))
+            if o
+        }
         h = History(clock=lambda: 0.0)
         # The loader learns a record's partition only from the acknowledgement.
-        partition_of = {op.value: op.partition for op in self.history
-                        if op.f == "send" and op.type != "invoke"}
+        partition_of = {op.value: op.partition for op in self.history if op.f == "send" and op.type != "invoke"}
         pending = {}
         for op in self.history:
             if op.f == "send" and op.value in order_of:
                 if op.type == "invoke":
-                    pending[op.value] = h.invoke("loader", "send", order_of[op.value], topic=topic,
-                                                 partition=partition_of.get(op.value))
+                    pending[op.value] = h.invoke(
+                        "loader", "send", order_of[op.value], topic=topic, partition=partition_of.get(op.value)
+                    )
                 elif op.value in pending:
-                    h.complete(pending.pop(op.value), op.type, offset=op.offset,
-                               partition=op.partition, error=op.error)
+                    h.complete(pending.pop(op.value), op.type, offset=op.offset, partition=op.partition, error=op.error)
             elif op.f == "final_read" and op.topic == topic:
                 h.record(op.process, op.type, "final_read", value=op.value, topic=topic)
             elif op.process == "nemesis" and isinstance(op.value, dict) and "broker" in op.value:
@@ -167,16 +184,23 @@ class ExperimentResult:
         violation. Order is not promised by any sink.
         """
         from course_lib.checker import check
+
         # No sink promises the input order: batches are written by parallel tasks into several
         # output partitions/files, so order is not part of the contract (loss/duplicates are).
-        unordered = {"reordered": "Spark writes a micro-batch with parallel tasks into several "
-                                  "output partitions or files: the sink does not keep input order"}
-        allowed = {"kafka": {**unordered,
-                             "duplicate": "Spark's Kafka sink is at-least-once: a micro-batch "
-                                          "re-run after a crash is produced again"},
-                   "store": unordered, "files": unordered}
-        return {sink: check(self.sink_history(sink), allowed=allowed[sink])
-                for sink in self.outcomes}
+        unordered = {
+            "reordered": "Spark writes a micro-batch with parallel tasks into several "
+            "output partitions or files: the sink does not keep input order"
+        }
+        allowed = {
+            "kafka": {
+                **unordered,
+                "duplicate": "Spark's Kafka sink is at-least-once: a micro-batch "
+                "re-run after a crash is produced again",
+            },
+            "store": unordered,
+            "files": unordered,
+        }
+        return {sink: check(self.sink_history(sink), allowed=allowed[sink]) for sink in self.outcomes}
 
     def print_table(self) -> None:
         rows = self.table()
@@ -194,8 +218,13 @@ class _Run:
         # Own session = own process group: one killpg takes the Python driver *and* its JVM.
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "course_lib.spark.job", str(cfg_path)],
-            cwd=str(REPO_ROOT), stdout=subprocess.PIPE, stderr=self.log, text=True,
-            start_new_session=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            cwd=str(REPO_ROOT),
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+            start_new_session=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
         self.lines: list[str] = []
         self.started = threading.Event()
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -230,8 +259,14 @@ class _Run:
         self.log.close()
 
 
-def run_experiment(bootstrap_servers: str, workdir: str | Path, options: ExperimentOptions | None = None,
-                   *, cluster=None, progress: bool = True) -> ExperimentResult:
+def run_experiment(
+    bootstrap_servers: str,
+    workdir: str | Path,
+    options: ExperimentOptions | None = None,
+    *,
+    cluster=None,
+    progress: bool = True,
+) -> ExperimentResult:
     """Load, run with kills, heal, final-read, compare. ``cluster``: a LocalCluster (for broker
     kills and topic creation); without it the topics are created through the admin API.
 
@@ -253,11 +288,16 @@ def run_experiment(bootstrap_servers: str, workdir: str | Path, options: Experim
     # 1. workload -------------------------------------------------------------------------
     lines = ref.read_lines(opts.n_orders)
     _create_topics(bootstrap_servers, cluster, opts)
-    cfg = PipelineConfig(bootstrap_servers=bootstrap_servers, workdir=str(workdir),
-                         input_topic=opts.input_topic, output_topic=opts.output_topic,
-                         sinks=tuple(opts.sinks), master=opts.master,
-                         max_offsets_per_trigger=opts.max_offsets_per_trigger,
-                         idempotent_store=opts.idempotent_store)
+    cfg = PipelineConfig(
+        bootstrap_servers=bootstrap_servers,
+        workdir=str(workdir),
+        input_topic=opts.input_topic,
+        output_topic=opts.output_topic,
+        sinks=tuple(opts.sinks),
+        master=opts.master,
+        max_offsets_per_trigger=opts.max_offsets_per_trigger,
+        idempotent_store=opts.idempotent_store,
+    )
     cfg_path = workdir / "pipeline.json"
     cfg_path.write_text(cfg.to_json())
     (workdir / "logs").mkdir(exist_ok=True)
@@ -271,16 +311,16 @@ def run_experiment(bootstrap_servers: str, workdir: str | Path, options: Experim
         kill = plan[i] if i < len(plan) else None
         # Portion i of the input (the loader skips what is already there, so it is cumulative).
         upto = len(lines) * (i + 1) // n_runs
-        loaded = load_orders(bootstrap_servers, opts.input_topic, lines[:upto], history=history,
-                             progress=False)
+        loaded = load_orders(bootstrap_servers, opts.input_topic, lines[:upto], history=history, progress=False)
         event(i, "loaded", lines=upto, **loaded)
         info = _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event)
         runs.append(info)
         bar.update(1)
         if kill is None and info["exit"] != 0:
             bar.close()
-            raise RuntimeError(f"the final run did not finish cleanly ({info}); seed={opts.seed}; "
-                               f"logs in {workdir / 'logs'}")
+            raise RuntimeError(
+                f"the final run did not finish cleanly ({info}); seed={opts.seed}; logs in {workdir / 'logs'}"
+            )
     bar.close()
 
     # 4. final reads + comparison -----------------------------------------------------------
@@ -289,8 +329,16 @@ def run_experiment(bootstrap_servers: str, workdir: str | Path, options: Experim
     # Keep the evidence next to the checkpoints: the history (JSON lines) and the timeline.
     (workdir / "history.jsonl").write_text(history.to_jsonl())
     (workdir / "timeline.json").write_text(json.dumps(timeline, default=str, indent=1))
-    return ExperimentResult(options=opts, history=history, timeline=timeline, outcomes=outcomes,
-                            evidence=evidence, runs=runs, workdir=str(workdir), dead_letters=dead)
+    return ExperimentResult(
+        options=opts,
+        history=history,
+        timeline=timeline,
+        outcomes=outcomes,
+        evidence=evidence,
+        runs=runs,
+        workdir=str(workdir),
+        dead_letters=dead,
+    )
 
 
 def _create_topics(bootstrap_servers, cluster, opts) -> None:
@@ -315,14 +363,24 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
         # The first batch this run plans anew (a batch planned but not committed by the previous
         # run is re-run first, from its existing offsets file).
         target = (planned[-1] if planned else -1) + 1
-        watch = {"sink": kill.sink, "batch": target, "offsets": ck / "offsets" / str(target),
-                 "commit": ck / "commits" / str(target), "seen_at": None, "set": False}
+        watch = {
+            "sink": kill.sink,
+            "batch": target,
+            "offsets": ck / "offsets" / str(target),
+            "commit": ck / "commits" / str(target),
+            "seen_at": None,
+            "set": False,
+        }
         if kill.kind == "window":
             trap = watch
     inv = history.invoke("job", "run", {"run": i, "kill": kill.__dict__ if kill else None})
-    event(i, "start", kill=kill.kind if kill else "none (final run)",
-          target=(f"{watch['sink']} batch {watch['batch']}" if watch else "")
-          + (f" +{kill.delay_ms} ms" if kill and kill.kind == "random" else ""))
+    event(
+        i,
+        "start",
+        kill=kill.kind if kill else "none (final run)",
+        target=(f"{watch['sink']} batch {watch['batch']}" if watch else "")
+        + (f" +{kill.delay_ms} ms" if kill and kill.kind == "random" else ""),
+    )
     run = _Run(cfg_path, workdir / "logs" / f"run-{i}.log")
     broker_killed = None
     try:
@@ -332,11 +390,14 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
                 break
         if not run.started.is_set():
             run.kill()
-            raise RuntimeError(f"run {i}: the job did not start its queries (exit "
-                               f"{run.proc.poll()}); see {workdir / 'logs' / f'run-{i}.log'}; "
-                               f"seed={opts.seed}")
+            raise RuntimeError(
+                f"run {i}: the job did not start its queries (exit "
+                f"{run.proc.poll()}); see {workdir / 'logs' / f'run-{i}.log'}; "
+                f"seed={opts.seed}"
+            )
         if run.line("UNAVAILABLE"):
             from course_lib.spark.session import SparkUnavailable
+
             raise SparkUnavailable(run.line("UNAVAILABLE").removeprefix("UNAVAILABLE "))
         event(i, "queries started")
         started_at = time.monotonic()
@@ -354,22 +415,36 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
                         event(i, "trap set", sink=trap["sink"], batch=trap["batch"])
                     except FileExistsError:
                         event(i, "trap too late", sink=trap["sink"], batch=trap["batch"])
-            if (kill is not None and kill.kind == "random" and rc is None and watch["seen_at"]
-                    and now - watch["seen_at"] >= kill.delay_ms / 1000):
+            if (
+                kill is not None
+                and kill.kind == "random"
+                and rc is None
+                and watch["seen_at"]
+                and now - watch["seen_at"] >= kill.delay_ms / 1000
+            ):
                 state = _state(cfg)
                 run.kill()
                 rc = run.wait(30)
                 moment = f"random: {kill.delay_ms} ms after {kill.sink} batch {watch['batch']} was planned"
-                history.record("nemesis", "info", "crash", value={
-                    "run": i, "signal": "SIGKILL", "moment": moment, "state": state})
+                history.record(
+                    "nemesis", "info", "crash", value={"run": i, "signal": "SIGKILL", "moment": moment, "state": state}
+                )
                 event(i, "SIGKILL job", moment=moment, state=state)
                 break
-            if (cluster is not None and opts.broker_kill_run == i and broker_killed is None
-                    and now - started_at >= opts.broker_kill_s):
+            if (
+                cluster is not None
+                and opts.broker_kill_run == i
+                and broker_killed is None
+                and now - started_at >= opts.broker_kill_s
+            ):
                 broker_killed = cluster.leader_of(opts.input_topic, 0)
                 cluster.kill(broker_killed)
-                history.record("nemesis", "info", "crash", value={"broker": broker_killed,
-                               "signal": "SIGKILL", "leader_of": f"{opts.input_topic}-0"})
+                history.record(
+                    "nemesis",
+                    "info",
+                    "crash",
+                    value={"broker": broker_killed, "signal": "SIGKILL", "leader_of": f"{opts.input_topic}-0"},
+                )
                 event(i, "SIGKILL broker", broker=broker_killed)
             time.sleep(0.02)
         if rc is None and run.proc.poll() is None:
@@ -381,11 +456,20 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
         if trapped:
             _, sink, batch = trapped.split()
             state = _state(cfg)
-            history.record("nemesis", "info", "crash", value={
-                "run": i, "signal": "SIGKILL", "moment": "window", "sink": sink,
-                "batch": int(batch), "state": state})
-            event(i, "SIGKILL job", moment=f"window: {sink} wrote batch {batch}, commit not written",
-                  state=state)
+            history.record(
+                "nemesis",
+                "info",
+                "crash",
+                value={
+                    "run": i,
+                    "signal": "SIGKILL",
+                    "moment": "window",
+                    "sink": sink,
+                    "batch": int(batch),
+                    "state": state,
+                },
+            )
+            event(i, "SIGKILL job", moment=f"window: {sink} wrote batch {batch}, commit not written", state=state)
         elif trap and trap["set"]:
             event(i, "trap not reached", sink=trap["sink"], batch=trap["batch"])
         elif kill is not None and kill.kind == "random" and rc == 0:
@@ -401,8 +485,13 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
     outcome_type = "ok" if rc == 0 else "info"
     history.complete(inv, outcome_type, error=None if rc == 0 else f"exit {rc}")
     event(i, "finished" if rc == 0 else "died", exit=rc)
-    return {"run": i, "kill": kill.kind if kill else None, "exit": rc,
-            "trapped": run.line("TRAPPED"), "state_after": _state(cfg)}
+    return {
+        "run": i,
+        "kill": kill.kind if kill else None,
+        "exit": rc,
+        "trapped": run.line("TRAPPED"),
+        "state_after": _state(cfg),
+    }
 
 
 def _restart_broker(cluster, broker_id: int, topic: str) -> None:
@@ -438,8 +527,7 @@ def _state(cfg: PipelineConfig) -> dict:
     for sink in cfg.sinks:
         ck = cfg.checkpoint(sink)
         planned, committed = outcome.planned_batches(ck), outcome.committed_batches(ck)
-        out[sink] = {"planned": planned[-1] if planned else None,
-                     "committed": committed[-1] if committed else None}
+        out[sink] = {"planned": planned[-1] if planned else None, "committed": committed[-1] if committed else None}
     return out
 
 
@@ -449,50 +537,91 @@ def _final_reads(cfg: PipelineConfig, lines: list[str], history: History, opts):
     outcomes, evidence = {}, {}
     if "kafka" in cfg.sinks:
         rows = outcome.read_kafka_sink(cfg.bootstrap_servers, cfg.output_topic)
-        history.record("sink-kafka", "ok", "final_read", topic=cfg.output_topic,
-                       value=[[r["partition"], r["offset"], r["order_id"]] for r in rows])
+        history.record(
+            "sink-kafka",
+            "ok",
+            "final_read",
+            topic=cfg.output_topic,
+            value=[[r["partition"], r["offset"], r["order_id"]] for r in rows],
+        )
         outcomes["kafka"] = outcome.compare(expected_ids, [r["order_id"] for r in rows])
         ranges = outcome.batch_ranges(cfg.checkpoint("kafka"))
         ev = {}
         for r in rows:
             if r["order_id"] in outcomes["kafka"]["duplicated"]:
-                e = ev.setdefault(r["order_id"], {
-                    "order_id": r["order_id"], "source": f"{cfg.input_topic}-{r['src_partition']}@{r['src_offset']}",
-                    "batch": outcome.batch_of(ranges, r["src_partition"], r["src_offset"]),
-                    "copies_at": []})
+                e = ev.setdefault(
+                    r["order_id"],
+                    {
+                        "order_id": r["order_id"],
+                        "source": f"{cfg.input_topic}-{r['src_partition']}@{r['src_offset']}",
+                        "batch": outcome.batch_of(ranges, r["src_partition"], r["src_offset"]),
+                        "copies_at": [],
+                    },
+                )
                 e["copies_at"].append(f"{cfg.output_topic}-{r['partition']}@{r['offset']}")
         evidence["kafka"] = list(ev.values())
     dead = {}
     if "store" in cfg.sinks:
         store = outcome.read_store(cfg.store_path)
-        history.record("sink-store", "ok", "final_read", topic="store:orders",
-                       value=[[r["src_partition"], r["row"], r["order_id"]] for r in store["orders"]])
+        history.record(
+            "sink-store",
+            "ok",
+            "final_read",
+            topic="store:orders",
+            value=[[r["src_partition"], r["row"], r["order_id"]] for r in store["orders"]],
+        )
         o = outcome.compare(expected_ids, [r["order_id"] for r in store["orders"]])
         o["balances_ok"] = store["balances_cents"] == exp["balances_cents"]
         o["replays_skipped"] = [r["batch_id"] for r in store["replays"] if r["skipped"]]
         outcomes["store"] = o
-        evidence["store"] = [{"batch": b, "what": "Spark re-ran a committed batch id; the store skipped it"}
-                             for b in o["replays_skipped"]]
+        evidence["store"] = [
+            {"batch": b, "what": "Spark re-ran a committed batch id; the store skipped it"}
+            for b in o["replays_skipped"]
+        ]
         got = sorted((d["reason"], d["raw"]) for d in store["dead_letters"])
         want = sorted((b["reason"], b["raw"]) for b in exp["bad"])
-        dead = {"expected": len(want), "stored": len(got), "match": got == want,
-                "by_reason": _count(d["reason"] for d in store["dead_letters"])}
-        history.record("sink-store", "ok", "final_read", topic="store:dead_letters",
-                       value=[[d["src_partition"], d["src_offset"], d["reason"]] for d in store["dead_letters"]])
+        dead = {
+            "expected": len(want),
+            "stored": len(got),
+            "match": got == want,
+            "by_reason": _count(d["reason"] for d in store["dead_letters"]),
+        }
+        history.record(
+            "sink-store",
+            "ok",
+            "final_read",
+            topic="store:dead_letters",
+            value=[[d["src_partition"], d["src_offset"], d["reason"]] for d in store["dead_letters"]],
+        )
     if "files" in cfg.sinks:
         rows = outcome.read_file_sink(cfg.files_path)
         naive = outcome.read_file_sink_naively(cfg.files_path)
-        history.record("sink-files", "ok", "final_read", topic="files:orders",
-                       value=[[0, i, r["order_id"]] for i, r in enumerate(rows)])
+        history.record(
+            "sink-files",
+            "ok",
+            "final_read",
+            topic="files:orders",
+            value=[[0, i, r["order_id"]] for i, r in enumerate(rows)],
+        )
         o = outcome.compare(expected_ids, [r["order_id"] for r in rows])
         naive_o = outcome.compare(expected_ids, [r["order_id"] for r in naive])
-        o["naive_listing"] = {"observed": naive_o["observed"],
-                              "duplicated": len(naive_o["duplicated"]), "lost": len(naive_o["lost"])}
+        o["naive_listing"] = {
+            "observed": naive_o["observed"],
+            "duplicated": len(naive_o["duplicated"]),
+            "lost": len(naive_o["lost"]),
+        }
         outcomes["files"] = o
-        evidence["files"] = ([{"what": "files outside _spark_metadata (written by a killed or "
-                                        "repeated batch, ignored by Spark's readers)",
-                               "extra_rows": naive_o["observed"] - o["observed"]}]
-                             if naive_o["observed"] != o["observed"] else [])
+        evidence["files"] = (
+            [
+                {
+                    "what": "files outside _spark_metadata (written by a killed or "
+                    "repeated batch, ignored by Spark's readers)",
+                    "extra_rows": naive_o["observed"] - o["observed"],
+                }
+            ]
+            if naive_o["observed"] != o["observed"]
+            else []
+        )
     return outcomes, evidence, dead
 
 

@@ -13,6 +13,7 @@ with SIGKILL on the spot, so the end state is that of a driver that died in that
 
 Taught in notebooks/10_pyspark_exactly_once_lab.
 """
+
 from __future__ import annotations
 
 import json
@@ -68,8 +69,12 @@ def main(argv: list[str]) -> int:
                 _say(f"TRAPPED {sink} {batch}")
                 os.killpg(os.getpgid(0), signal.SIGKILL)
             failed[sink] = text.splitlines()[0][:500]
-    report = {"sinks": {s: progress_summary(q) for s, q in queries.items()},
-              "failed": failed, "session_s": session_s, "total_s": time.time() - t0}
+    report = {
+        "sinks": {s: progress_summary(q) for s, q in queries.items()},
+        "failed": failed,
+        "session_s": session_s,
+        "total_s": time.time() - t0,
+    }
     report_path.write_text(json.dumps(report, default=str))
     _say(f"DONE {json.dumps({'failed': failed})}")
     spark.stop()
@@ -79,6 +84,7 @@ def main(argv: list[str]) -> int:
 def _batch_of(text: str) -> int | None:
     # "... Multiple streaming jobs detected for 3." -> 3
     import re
+
     m = re.search(r"detected for (\d+)", text)
     return int(m.group(1)) if m else None
 

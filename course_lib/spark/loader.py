@@ -11,6 +11,7 @@ sends the missing ones - the "idempotent loader" a replayable pipeline needs ups
 
 Taught in notebooks/10_pyspark_exactly_once_lab.
 """
+
 from __future__ import annotations
 
 import time
@@ -19,9 +20,14 @@ import uuid
 from course_lib.history import History
 
 
-def ensure_topic(bootstrap_servers: str, name: str, partitions: int = 3,
-                 replication_factor: int = 3, min_insync_replicas: int = 2,
-                 timeout_s: float = 30.0) -> bool:
+def ensure_topic(
+    bootstrap_servers: str,
+    name: str,
+    partitions: int = 3,
+    replication_factor: int = 3,
+    min_insync_replicas: int = 2,
+    timeout_s: float = 30.0,
+) -> bool:
     """Create ``name`` if it does not exist; return True if it was created.
 
     Works against any cluster (a :class:`course_lib.real.cluster.LocalCluster` has its own
@@ -30,14 +36,23 @@ def ensure_topic(bootstrap_servers: str, name: str, partitions: int = 3,
     from kafka.admin import KafkaAdminClient, NewTopic
     from kafka.errors import TopicAlreadyExistsError
 
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers, client_id="course-spark-admin",
-                             request_timeout_ms=int(timeout_s * 1000))
+    admin = KafkaAdminClient(
+        bootstrap_servers=bootstrap_servers, client_id="course-spark-admin", request_timeout_ms=int(timeout_s * 1000)
+    )
     try:
         if name in admin.list_topics():
             return False
         try:
-            admin.create_topics([NewTopic(name, partitions, replication_factor, topic_configs={
-                "min.insync.replicas": str(min_insync_replicas)})])
+            admin.create_topics(
+                [
+                    NewTopic(
+                        name,
+                        partitions,
+                        replication_factor,
+                        topic_configs={"min.insync.replicas": str(min_insync_replicas)},
+                    )
+                ]
+            )
         except TopicAlreadyExistsError:
             return False
     finally:
@@ -46,8 +61,7 @@ def ensure_topic(bootstrap_servers: str, name: str, partitions: int = 3,
     return True
 
 
-def _wait_for_partitions(bootstrap_servers: str, topic: str, partitions: int,
-                         timeout_s: float) -> None:
+def _wait_for_partitions(bootstrap_servers: str, topic: str, partitions: int, timeout_s: float) -> None:
     from kafka import KafkaConsumer
 
     consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers)
@@ -61,14 +75,17 @@ def _wait_for_partitions(bootstrap_servers: str, topic: str, partitions: int,
             consumer.topics()  # refresh metadata
     finally:
         consumer.close()
-    raise TimeoutError(f"topic {topic!r} did not get {partitions} partitions within {timeout_s} s; "
-                       "is the cluster healthy (enough live brokers for the replication factor)?")
+    raise TimeoutError(
+        f"topic {topic!r} did not get {partitions} partitions within {timeout_s} s; "
+        "is the cluster healthy (enough live brokers for the replication factor)?"
+    )
 
 
 def _retrying(fn, attempts: int = 5, pause_s: float = 1.0):
     # Right after a broker restart the client may first dial a node that is not listening yet;
     # a few bounded retries beat failing the whole experiment on ECONNREFUSED.
     from kafka.errors import KafkaConnectionError, KafkaTimeoutError
+
     for attempt in range(attempts):
         try:
             return fn()
@@ -78,8 +95,9 @@ def _retrying(fn, attempts: int = 5, pause_s: float = 1.0):
             time.sleep(pause_s)
 
 
-def committed_records(bootstrap_servers: str, topic: str, timeout_s: float = 30.0,
-                      isolation_level: str = "read_committed") -> list[tuple[int, int, bytes | None, bytes]]:
+def committed_records(
+    bootstrap_servers: str, topic: str, timeout_s: float = 30.0, isolation_level: str = "read_committed"
+) -> list[tuple[int, int, bytes | None, bytes]]:
     """Read a whole topic once: ``[(partition, offset, key, value), ...]`` (bounded, no group).
 
     Stops at the end offsets seen at the start (the last stable offset with read_committed).
@@ -90,9 +108,13 @@ def committed_records(bootstrap_servers: str, topic: str, timeout_s: float = 30.
 def _read_topic(bootstrap_servers, topic, timeout_s, isolation_level):
     from kafka import KafkaConsumer, TopicPartition
 
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, enable_auto_commit=False,
-                             isolation_level=isolation_level, group_id=None,
-                             consumer_timeout_ms=1000)
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap_servers,
+        enable_auto_commit=False,
+        isolation_level=isolation_level,
+        group_id=None,
+        consumer_timeout_ms=1000,
+    )
     try:
         parts = consumer.partitions_for_topic(topic) or set()
         tps = [TopicPartition(topic, p) for p in sorted(parts)]
@@ -105,19 +127,24 @@ def _read_topic(bootstrap_servers, topic, timeout_s, isolation_level):
         deadline = time.monotonic() + timeout_s
         while any(consumer.position(tp) < end[tp] for tp in tps):
             if time.monotonic() > deadline:
-                raise TimeoutError(f"reading {topic!r} did not reach the end offsets {end} within "
-                                   f"{timeout_s} s")
+                raise TimeoutError(f"reading {topic!r} did not reach the end offsets {end} within {timeout_s} s")
             for tp, records in consumer.poll(timeout_ms=500).items():
-                out.extend((r.partition, r.offset, r.key, r.value) for r in records
-                           if r.offset < end[tp])
+                out.extend((r.partition, r.offset, r.key, r.value) for r in records if r.offset < end[tp])
         return sorted(out)
     finally:
         consumer.close()
 
 
-def load_orders(bootstrap_servers: str, topic: str, lines: list[str], *,
-                history: History | None = None, chunk: int = 500,
-                transactional_id: str | None = None, progress: bool = True) -> dict:
+def load_orders(
+    bootstrap_servers: str,
+    topic: str,
+    lines: list[str],
+    *,
+    history: History | None = None,
+    chunk: int = 500,
+    transactional_id: str | None = None,
+    progress: bool = True,
+) -> dict:
     """Send every line not yet committed in ``topic``; return counts (sent, already there).
 
     With ``history``, every send is recorded as ``invoke``/``ok`` (or ``info`` if the
@@ -131,19 +158,22 @@ def load_orders(bootstrap_servers: str, topic: str, lines: list[str], *,
     if not todo:
         return {"sent": 0, "already_present": len(present)}
     producer = KafkaProducer(
-        bootstrap_servers=bootstrap_servers, acks="all", enable_idempotence=True,
+        bootstrap_servers=bootstrap_servers,
+        acks="all",
+        enable_idempotence=True,
         transactional_id=transactional_id or f"orders-loader-{uuid.uuid4().hex[:8]}",
-        linger_ms=5)
+        linger_ms=5,
+    )
     sent = 0
     try:
         producer.init_transactions()
         bar = tqdm(total=len(todo), desc=f"loading {topic}", unit=" records", disable=not progress)
         for start in range(0, len(todo), chunk):
-            part = todo[start:start + chunk]
+            part = todo[start : start + chunk]
             producer.begin_transaction()
             pending = []
             for key, line in part:
-                inv = (history.invoke("loader", "send", key, topic=topic) if history is not None else None)
+                inv = history.invoke("loader", "send", key, topic=topic) if history is not None else None
                 pending.append((inv, producer.send(topic, key=key.encode(), value=line.encode())))
             try:
                 producer.commit_transaction()

@@ -15,6 +15,7 @@ valid, why each bad line is bad, and what every account's balance must be.
 
 Taught in notebooks/10_pyspark_exactly_once_lab.
 """
+
 from __future__ import annotations
 
 import json
@@ -36,8 +37,7 @@ def read_lines(limit: int | None = None, path: Path | None = None) -> list[str]:
     """The raw lines of ``datasets/orders/orders.jsonl`` (first ``limit`` of them)."""
     path = path or DATASET_DIR / "orders.jsonl"
     if not path.exists():
-        raise FileNotFoundError(
-            f"{path} is missing. Generate it with `python datasets/orders/generate.py`.")
+        raise FileNotFoundError(f"{path} is missing. Generate it with `python datasets/orders/generate.py`.")
     lines = path.read_text().splitlines()
     return lines[:limit] if limit else lines
 
@@ -71,8 +71,13 @@ def validate(line: str) -> tuple[str, dict | None]:
         return "bad_amount", None
     if rec["ts"] is None or not re.match(TS_RE, rec["ts"]) or not _parses(rec["ts"]):
         return "bad_timestamp", None
-    return "ok", {"order_id": rec["order_id"], "account": rec["account"], "kind": rec["kind"],
-                  "amount_cents": _cents(amount), "ts": rec["ts"]}
+    return "ok", {
+        "order_id": rec["order_id"],
+        "account": rec["account"],
+        "kind": rec["kind"],
+        "amount_cents": _cents(amount),
+        "ts": rec["ts"],
+    }
 
 
 def _cents(amount: str) -> int:

@@ -16,6 +16,7 @@ Taught in notebooks/10_pyspark_exactly_once_lab.
 >>> compare(["o-1", "o-2", "o-3"], ["o-1", "o-3", "o-3"])
 {'expected': 3, 'observed': 3, 'distinct': 2, 'lost': ['o-2'], 'duplicated': {'o-3': 2}, 'unexpected': []}
 """
+
 from __future__ import annotations
 
 import json
@@ -47,7 +48,8 @@ def read_kafka_sink(bootstrap_servers: str, topic: str) -> list[dict]:
     rows = []
     # The Kafka sink is not transactional: read_uncommitted sees exactly what it wrote.
     for partition, offset, _key, value in committed_records(
-            bootstrap_servers, topic, isolation_level="read_uncommitted"):
+        bootstrap_servers, topic, isolation_level="read_uncommitted"
+    ):
         order = json.loads(value)
         rows.append({"partition": partition, "offset": offset, **order})
     return rows
@@ -57,8 +59,7 @@ def read_store(path: str | Path) -> dict:
     """The foreachBatch store: orders, balances, dead letters, committed batches, replays."""
     path = Path(path)
     if not path.exists():
-        return {"orders": [], "balances_cents": {}, "dead_letters": [], "batches": [],
-                "replays": []}
+        return {"orders": [], "balances_cents": {}, "dead_letters": [], "batches": [], "replays": []}
     conn = sqlite3.connect(path)
     conn.row_factory = sqlite3.Row
     try:
@@ -155,8 +156,7 @@ def committed_batches(checkpoint: str | Path) -> list[int]:
     Empty files are not commits: they are the harness's commit traps.
     """
     d = Path(checkpoint) / "commits"
-    return (sorted(int(f.name) for f in d.iterdir() if f.name.isdigit() and f.stat().st_size > 0)
-            if d.exists() else [])
+    return sorted(int(f.name) for f in d.iterdir() if f.name.isdigit() and f.stat().st_size > 0) if d.exists() else []
 
 
 def planned_batches(checkpoint: str | Path) -> list[int]:

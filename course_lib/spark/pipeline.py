@@ -22,6 +22,7 @@ replayable). Whether the sink then holds the batch once or twice is the sink's b
 
 Taught in notebooks/10_pyspark_exactly_once_lab.
 """
+
 from __future__ import annotations
 
 import json
@@ -56,7 +57,7 @@ class PipelineConfig:
     # The connector's default (120 s) stalls a batch whose range holds only transaction markers.
     poll_timeout_ms: int = 10_000
     starting_offsets: str = "earliest"
-    idempotent_store: bool = True      # False = the naive foreachBatch writer (an exercise)
+    idempotent_store: bool = True  # False = the naive foreachBatch writer (an exercise)
     # "availableNow" processes the backlog and stops (cells finish). A processing-time
     # trigger such as "2 seconds" keeps running until the job stops it after run_for_s.
     trigger: str = "availableNow"
@@ -87,15 +88,17 @@ class PipelineConfig:
 # ---- source, validation, enrichment ---------------------------------------------------------
 def read_orders(spark, cfg: PipelineConfig):
     """The Kafka source: replayable, offsets kept in each query's checkpoint (not in Kafka)."""
-    return (spark.readStream.format("kafka")
-            .option("kafka.bootstrap.servers", cfg.bootstrap_servers)
-            .option("subscribe", cfg.input_topic)
-            .option("startingOffsets", cfg.starting_offsets)
-            # Only committed transactions: the loader writes transactionally.
-            .option("kafka.isolation.level", "read_committed")
-            .option("kafkaConsumer.pollTimeoutMs", str(cfg.poll_timeout_ms))
-            .option("maxOffsetsPerTrigger", str(cfg.max_offsets_per_trigger))
-            .load())
+    return (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", cfg.bootstrap_servers)
+        .option("subscribe", cfg.input_topic)
+        .option("startingOffsets", cfg.starting_offsets)
+        # Only committed transactions: the loader writes transactionally.
+        .option("kafka.isolation.level", "read_committed")
+        .option("kafkaConsumer.pollTimeoutMs", str(cfg.poll_timeout_ms))
+        .option("maxOffsetsPerTrigger", str(cfg.max_offsets_per_trigger))
+        .load()
+    )
 
 
 def parse_and_validate(source):
@@ -108,15 +111,13 @@ def parse_and_validate(source):
 
     # Every field as STRING: numbers keep their literal text ("12.30"), so the amount is cast
     # to DECIMAL without ever being a float, and "49,42" stays visible as what it was.
-    schema = StructType([StructField(f, StringType()) for f in ref.FIELDS]
-                        + [StructField("_corrupt", StringType())])
+    schema = StructType([StructField(f, StringType()) for f in ref.FIELDS] + [StructField("_corrupt", StringType())])
     parsed = source.select(
         F.col("value").cast("string").alias("raw"),
         F.col("partition").alias("src_partition"),
         F.col("offset").alias("src_offset"),
         F.col("timestamp").alias("kafka_ts"),
-    ).withColumn("j", F.from_json("raw", schema, {"mode": "PERMISSIVE",
-                                                  "columnNameOfCorruptRecord": "_corrupt"}))
+    ).withColumn("j", F.from_json("raw", schema, {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": "_corrupt"}))
     j = {f: F.col("j")[f] for f in (*ref.FIELDS, "_corrupt")}
     amount = F.expr("try_cast(j.amount AS DECIMAL(12,2))")
     event_time = F.expr("try_to_timestamp(j.ts, \"yyyy-MM-dd'T'HH:mm:ss.SSSX\")")
@@ -128,14 +129,22 @@ def parse_and_validate(source):
         .when(j["order_id"].isNull() | ~j["order_id"].rlike(ref.ORDER_ID_RE), "bad_order_id")
         .when(j["account"].isNull() | (j["account"] == ""), "missing_account")
         .when(j["kind"].isNull() | ~j["kind"].isin(*ref.KINDS), "bad_kind")
-        .when(j["amount"].isNull() | ~j["amount"].rlike(ref.AMOUNT_RE) | amount.isNull()
-              | (amount <= 0), "bad_amount")
+        .when(j["amount"].isNull() | ~j["amount"].rlike(ref.AMOUNT_RE) | amount.isNull() | (amount <= 0), "bad_amount")
         .when(j["ts"].isNull() | ~j["ts"].rlike(ref.TS_RE) | event_time.isNull(), "bad_timestamp")
-        .otherwise("ok"))
+        .otherwise("ok")
+    )
     return parsed.select(
-        "raw", "src_partition", "src_offset", "kafka_ts", reason.alias("reason"),
-        j["order_id"].alias("order_id"), j["account"].alias("account"), j["kind"].alias("kind"),
-        amount.alias("amount"), event_time.alias("event_time"))
+        "raw",
+        "src_partition",
+        "src_offset",
+        "kafka_ts",
+        reason.alias("reason"),
+        j["order_id"].alias("order_id"),
+        j["account"].alias("account"),
+        j["kind"].alias("kind"),
+        amount.alias("amount"),
+        event_time.alias("event_time"),
+    )
 
 
 def enrich(valid):
@@ -144,14 +153,19 @@ def enrich(valid):
 
     cents = (F.col("amount") * 100).cast("long")
     return valid.select(
-        "order_id", "account", "kind", "amount",
+        "order_id",
+        "account",
+        "kind",
+        "amount",
         cents.alias("amount_cents"),
         F.when(F.col("kind") == "order", cents).otherwise(-cents).alias("signed_cents"),
         "event_time",
         F.date_trunc("hour", "event_time").alias("event_hour"),
-        F.when(cents < 1000, "small").when(cents < 10000, "medium").otherwise("large")
-        .alias("size_bucket"),
-        "src_partition", "src_offset", "kafka_ts")
+        F.when(cents < 1000, "small").when(cents < 10000, "medium").otherwise("large").alias("size_bucket"),
+        "src_partition",
+        "src_offset",
+        "kafka_ts",
+    )
 
 
 def dead_letters(validated):
@@ -169,12 +183,14 @@ def start_kafka_sink(enriched, cfg: PipelineConfig):
     """(a) Spark's Kafka sink: at-least-once. A re-run batch is produced again."""
     from pyspark.sql import functions as F
 
-    out = enriched.select(F.col("order_id").alias("key"),
-                          F.to_json(F.struct(*enriched.columns)).alias("value"))
-    writer = (out.writeStream.format("kafka").queryName("sink_kafka")
-              .option("kafka.bootstrap.servers", cfg.bootstrap_servers)
-              .option("topic", cfg.output_topic)
-              .option("checkpointLocation", str(cfg.checkpoint("kafka"))))
+    out = enriched.select(F.col("order_id").alias("key"), F.to_json(F.struct(*enriched.columns)).alias("value"))
+    writer = (
+        out.writeStream.format("kafka")
+        .queryName("sink_kafka")
+        .option("kafka.bootstrap.servers", cfg.bootstrap_servers)
+        .option("topic", cfg.output_topic)
+        .option("checkpointLocation", str(cfg.checkpoint("kafka")))
+    )
     return _trigger(writer, cfg).start()
 
 
@@ -183,10 +199,13 @@ def start_file_sink(enriched, cfg: PipelineConfig):
     from pyspark.sql import functions as F
 
     out = enriched.withColumn("amount", F.col("amount").cast("string"))
-    writer = (out.writeStream.format("json").queryName("sink_files")
-              .option("path", str(cfg.files_path))
-              .option("checkpointLocation", str(cfg.checkpoint("files")))
-              .outputMode("append"))
+    writer = (
+        out.writeStream.format("json")
+        .queryName("sink_files")
+        .option("path", str(cfg.files_path))
+        .option("checkpointLocation", str(cfg.checkpoint("files")))
+        .outputMode("append")
+    )
     return _trigger(writer, cfg).start()
 
 
@@ -210,14 +229,18 @@ def open_store(path: Path, idempotent: bool = True) -> sqlite3.Connection:
     """The external store; ``idempotent`` makes (batch, partition, offset) a key (upserts)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, timeout=30)
-    key = ("PRIMARY KEY (batch_id, src_partition, src_offset)" if idempotent
-           else "row_id INTEGER PRIMARY KEY AUTOINCREMENT")
+    key = (
+        "PRIMARY KEY (batch_id, src_partition, src_offset)"
+        if idempotent
+        else "row_id INTEGER PRIMARY KEY AUTOINCREMENT"
+    )
     conn.executescript(STORE_SCHEMA.format(key=key))
     return conn
 
 
-def write_batch_to_store(path: Path, batch_id: int, orders: list[dict], dead: list[dict],
-                         idempotent: bool = True) -> bool:
+def write_batch_to_store(
+    path: Path, batch_id: int, orders: list[dict], dead: list[dict], idempotent: bool = True
+) -> bool:
     """Write one micro-batch to SQLite; return False if it was a replay that we skipped.
 
     Exactly-once needs the check and the writes in *one* transaction: rows, balance updates and
@@ -229,8 +252,7 @@ def write_batch_to_store(path: Path, batch_id: int, orders: list[dict], dead: li
         with conn:  # BEGIN ... COMMIT (ROLLBACK on error)
             seen = conn.execute("SELECT 1 FROM batches WHERE batch_id=?", (batch_id,)).fetchone()
             if seen:
-                conn.execute("INSERT INTO replays VALUES (?,?,?)",
-                             (batch_id, time.time(), int(idempotent)))
+                conn.execute("INSERT INTO replays VALUES (?,?,?)", (batch_id, time.time(), int(idempotent)))
                 if idempotent:
                     return False
             verb = "INSERT OR REPLACE" if idempotent else "INSERT"
@@ -238,23 +260,37 @@ def write_batch_to_store(path: Path, batch_id: int, orders: list[dict], dead: li
                 f"{verb} INTO orders (batch_id, src_partition, src_offset, order_id, account, "
                 "kind, amount_cents, signed_cents, event_time, size_bucket, kafka_ts) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                [(batch_id, o["src_partition"], o["src_offset"], o["order_id"], o["account"],
-                  o["kind"], o["amount_cents"], o["signed_cents"], str(o["event_time"]),
-                  o["size_bucket"], str(o.get("kafka_ts"))) for o in orders])
+                [
+                    (
+                        batch_id,
+                        o["src_partition"],
+                        o["src_offset"],
+                        o["order_id"],
+                        o["account"],
+                        o["kind"],
+                        o["amount_cents"],
+                        o["signed_cents"],
+                        str(o["event_time"]),
+                        o["size_bucket"],
+                        str(o.get("kafka_ts")),
+                    )
+                    for o in orders
+                ],
+            )
             conn.executemany(
-                f"{verb} INTO dead_letters (batch_id, src_partition, src_offset, reason, raw) "
-                "VALUES (?,?,?,?,?)",
-                [(batch_id, d["src_partition"], d["src_offset"], d["reason"], d["raw"])
-                 for d in dead])
+                f"{verb} INTO dead_letters (batch_id, src_partition, src_offset, reason, raw) VALUES (?,?,?,?,?)",
+                [(batch_id, d["src_partition"], d["src_offset"], d["reason"], d["raw"]) for d in dead],
+            )
             totals: dict[str, int] = {}
             for o in orders:
                 totals[o["account"]] = totals.get(o["account"], 0) + o["signed_cents"]
             conn.executemany(
-                "INSERT INTO balances VALUES (?,?) "
-                "ON CONFLICT(account) DO UPDATE SET cents = cents + excluded.cents",
-                sorted(totals.items()))
-            conn.execute("INSERT OR REPLACE INTO batches VALUES (?,?,?,?)",
-                         (batch_id, len(orders), len(dead), time.time()))
+                "INSERT INTO balances VALUES (?,?) ON CONFLICT(account) DO UPDATE SET cents = cents + excluded.cents",
+                sorted(totals.items()),
+            )
+            conn.execute(
+                "INSERT OR REPLACE INTO batches VALUES (?,?,?,?)", (batch_id, len(orders), len(dead), time.time())
+            )
         return True
     finally:
         conn.close()
@@ -279,9 +315,11 @@ def start_store_sink(validated, enriched_fn, cfg: PipelineConfig):
         finally:
             batch_df.unpersist()
 
-    writer = (validated.writeStream.queryName("sink_store")
-              .option("checkpointLocation", str(cfg.checkpoint("store")))
-              .foreachBatch(write))
+    writer = (
+        validated.writeStream.queryName("sink_store")
+        .option("checkpointLocation", str(cfg.checkpoint("store")))
+        .foreachBatch(write)
+    )
     return _trigger(writer, cfg).start()
 
 
@@ -313,14 +351,20 @@ def progress_summary(query) -> list[dict]:
     rows = []
     for p in query.recentProgress:
         d = p if isinstance(p, dict) else json.loads(p.json)
-        rows.append({"batch_id": d["batchId"], "rows": d.get("numInputRows", 0),
-                     "duration_ms": d.get("durationMs", {}).get("triggerExecution"),
-                     "add_batch_ms": d.get("durationMs", {}).get("addBatch"),
-                     "timestamp": d.get("timestamp")})
+        rows.append(
+            {
+                "batch_id": d["batchId"],
+                "rows": d.get("numInputRows", 0),
+                "duration_ms": d.get("durationMs", {}).get("triggerExecution"),
+                "add_batch_ms": d.get("durationMs", {}).get("addBatch"),
+                "timestamp": d.get("timestamp"),
+            }
+        )
     return rows
 
 
 def clear_workdir(workdir: str | os.PathLike) -> None:
     """Forget everything (checkpoints, store, files): the next run starts from the beginning."""
     import shutil
+
     shutil.rmtree(workdir, ignore_errors=True)

@@ -14,6 +14,7 @@ without the connector - so we check for the connector and say so instead.
 
 Taught in notebooks/10_pyspark_exactly_once_lab.
 """
+
 from __future__ import annotations
 
 import os
@@ -43,9 +44,9 @@ class SparkOptions:
     master: str = "local[*]"
     app_name: str = "kafka-delivery-course"
     driver_memory: str = "1g"
-    shuffle_partitions: int = 2   # fixed per checkpoint once the query first runs
+    shuffle_partitions: int = 2  # fixed per checkpoint once the query first runs
     ui: bool = False
-    jars: tuple[str, ...] | None = None   # None = find them (Maven cache, then Ivy)
+    jars: tuple[str, ...] | None = None  # None = find them (Maven cache, then Ivy)
     extra_conf: dict[str, str] = field(default_factory=dict)
 
 
@@ -57,6 +58,7 @@ def connector_coordinates(spark_version: str | None = None) -> str:
     """
     if spark_version is None:
         import pyspark
+
         spark_version = pyspark.__version__
     return f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_BINARY}:{spark_version}"
 
@@ -67,10 +69,15 @@ def check_java() -> str:
     java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
     if not java or not Path(java).exists():
         raise SparkUnavailable(
-            (f"Java was not found (JAVA_HOME={java_home} has no bin/java). " if java_home else
-             "Java was not found (no JAVA_HOME and no `java` on PATH). ") + "PySpark 4 needs Java 17 or "
+            (
+                f"Java was not found (JAVA_HOME={java_home} has no bin/java). "
+                if java_home
+                else "Java was not found (no JAVA_HOME and no `java` on PATH). "
+            )
+            + "PySpark 4 needs Java 17 or "
             "21: install it (Debian: `apt-get install openjdk-17-jdk-headless`; conda: the "
-            "course's environment.yml) and restart the kernel.")
+            "course's environment.yml) and restart the kernel."
+        )
     return java
 
 
@@ -81,7 +88,8 @@ def check_pyspark() -> str:
     except ImportError as exc:
         raise SparkUnavailable(
             "pyspark is not installed. Install the course's Spark extra: "
-            "`pip install -e '.[spark]'`, then restart the kernel.") from exc
+            "`pip install -e '.[spark]'`, then restart the kernel."
+        ) from exc
     return pyspark.__version__
 
 
@@ -166,28 +174,34 @@ def get_spark(options: SparkOptions | None = None, **overrides):
     if opts.jars is not None:
         missing = [j for j in opts.jars if not Path(j).exists()]
         if missing:
-            raise SparkUnavailable(f"Connector jars are missing on disk: {missing[:3]}. Re-run the "
-                                   "Maven step (course_lib.real.jars.spark_connector_jars()).")
+            raise SparkUnavailable(
+                f"Connector jars are missing on disk: {missing[:3]}. Re-run the "
+                "Maven step (course_lib.real.jars.spark_connector_jars())."
+            )
     active = SparkSession.getActiveSession()
     if active is not None:
         if not has_kafka_connector(active):
             raise SparkUnavailable(
                 "A SparkSession already runs in this process without the Kafka connector, and "
                 "`spark.jars` only applies to the first session of a process. Restart the "
-                "kernel, then call get_spark() before anything else creates a session.")
+                "kernel, then call get_spark() before anything else creates a session."
+            )
         return active
 
-    builder = (SparkSession.builder.master(opts.master).appName(opts.app_name)
-               .config("spark.ui.enabled", str(opts.ui).lower())
-               .config("spark.driver.memory", opts.driver_memory)
-               .config("spark.driver.host", "127.0.0.1")
-               .config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.sql.shuffle.partitions", str(opts.shuffle_partitions))
-               .config("spark.sql.session.timeZone", "UTC")
-               # Laptop-sized: fewer default partitions, quiet progress bars in notebooks.
-               .config("spark.default.parallelism", "2")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.sql.streaming.stopGracefullyOnShutdown", "false"))
+    builder = (
+        SparkSession.builder.master(opts.master)
+        .appName(opts.app_name)
+        .config("spark.ui.enabled", str(opts.ui).lower())
+        .config("spark.driver.memory", opts.driver_memory)
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.shuffle.partitions", str(opts.shuffle_partitions))
+        .config("spark.sql.session.timeZone", "UTC")
+        # Laptop-sized: fewer default partitions, quiet progress bars in notebooks.
+        .config("spark.default.parallelism", "2")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.streaming.stopGracefullyOnShutdown", "false")
+    )
     for key, value in opts.extra_conf.items():
         builder = builder.config(key, value)
 
@@ -196,8 +210,10 @@ def get_spark(options: SparkOptions | None = None, **overrides):
     if jars:
         missing = [j for j in jars if not Path(j).exists()]
         if missing:
-            raise SparkUnavailable(f"Connector jars are missing on disk: {missing[:3]}. Re-run the "
-                                   "Maven step (course_lib.real.jars.spark_connector_jars()).")
+            raise SparkUnavailable(
+                f"Connector jars are missing on disk: {missing[:3]}. Re-run the "
+                "Maven step (course_lib.real.jars.spark_connector_jars())."
+            )
         builder = builder.config("spark.jars", ",".join(jars))
         how = "spark.jars (Maven cache)"
     else:
@@ -216,17 +232,20 @@ def get_spark(options: SparkOptions | None = None, **overrides):
                 f"{connector_coordinates(version)} ({type(exc).__name__}). Run the Maven step "
                 "once while online (course_lib.real.jars.spark_connector_jars()), or pass "
                 "jars=[...] with the connector and its dependencies; then restart the "
-                "kernel.") from exc
+                "kernel."
+            ) from exc
         raise SparkUnavailable(
             f"Spark did not start (connector via {how}): {type(exc).__name__}: "
             f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}. Check that Java 17+ "
             "runs (`java -version`) and that the connector matches pyspark "
-            f"{version}; then restart the kernel.") from exc
+            f"{version}; then restart the kernel."
+        ) from exc
     spark.sparkContext.setLogLevel("ERROR")
     if not has_kafka_connector(spark):
         raise SparkUnavailable(
             f"Spark started but cannot load {KAFKA_PROVIDER_CLASS} (connector via {how}). "
-            "Restart the kernel so the first session of the process gets the jars.")
+            "Restart the kernel so the first session of the process gets the jars."
+        )
     spark.conf.set("course.connector.source", how)  # shown in the notebook
     return spark
 
@@ -252,6 +271,7 @@ def spark_lab_unavailable_reason(local_kafka: bool) -> str | None:
     problem = spark_unavailable_reason()
     if problem is None and local_kafka:
         from course_lib.real import jars
+
         try:
             jars.check_jvm_tools()
         except jars.JvmToolMissing as exc:

@@ -3,6 +3,7 @@ outcome tables and trade-off charts (ipywidgets 8 + matplotlib).
 
 Taught in notebooks/01_replicated_log to notebooks/06_transactions.
 """
+
 from .cluster_view import ClusterView, cluster_html, cluster_text
 from .consumers import ConsumerCrashDemo, TransactionsDemo, matrix_text, processing_counts, semantics_matrix
 from .outcome import outcome_html, outcome_text
@@ -10,7 +11,22 @@ from .simulator import DeliverySimulator
 from .timeline import messages, space_time
 from .tradeoffs import duplicates_vs_idempotence, latency_by_semantics, loss_vs_acks, plot_rates
 
-__all__ = ["ClusterView", "cluster_html", "cluster_text", "outcome_html", "outcome_text", "DeliverySimulator",
-           "messages", "space_time", "loss_vs_acks", "duplicates_vs_idempotence", "latency_by_semantics",
-           "plot_rates", "ConsumerCrashDemo", "TransactionsDemo", "semantics_matrix", "matrix_text",
-           "processing_counts"]
+__all__ = [
+    "ClusterView",
+    "cluster_html",
+    "cluster_text",
+    "outcome_html",
+    "outcome_text",
+    "DeliverySimulator",
+    "messages",
+    "space_time",
+    "loss_vs_acks",
+    "duplicates_vs_idempotence",
+    "latency_by_semantics",
+    "plot_rates",
+    "ConsumerCrashDemo",
+    "TransactionsDemo",
+    "semantics_matrix",
+    "matrix_text",
+    "processing_counts",
+]

@@ -13,6 +13,7 @@ events-0  leader 1  epoch 0  ISR [1, 2, 3]
 
 Taught in notebooks/01_replicated_log.
 """
+
 from __future__ import annotations
 
 import html
@@ -31,11 +32,12 @@ def _broker_status(b: dict) -> str:
 def cluster_text(cluster) -> str:
     """A plain-text picture of ``cluster.state()`` (for doctests and logs)."""
     state = cluster.state()
-    lines = [f"t={state['time_ms']:g} ms  brokers: " +
-             ", ".join(f"{b} {_broker_status(s)}" for b, s in state["brokers"].items())]
+    lines = [
+        f"t={state['time_ms']:g} ms  brokers: "
+        + ", ".join(f"{b} {_broker_status(s)}" for b, s in state["brokers"].items())
+    ]
     for p in state["partitions"]:
-        lines.append(f"{p['topic']}-{p['partition']}  leader {p['leader']}  epoch {p['leader_epoch']}  "
-                     f"ISR {p['isr']}")
+        lines.append(f"{p['topic']}-{p['partition']}  leader {p['leader']}  epoch {p['leader_epoch']}  ISR {p['isr']}")
         for r, rep in p["replicas"].items():
             status = "" if rep["up"] and not rep["paused"] else f", {'down' if not rep['up'] else 'paused'}"
             lines.append(f"  broker {r} ({rep['role']}{status}): LEO {rep['leo']}  HW {rep['hw']}")
@@ -51,7 +53,8 @@ def cluster_html(state: dict) -> str:
         f"<span class='cv-broker' data-broker='{b}' data-status='{_broker_status(s)}' "
         f"style='display:inline-block;margin:2px 6px 2px 0;padding:2px 8px;border-radius:4px;color:white;"
         f"background:{_COLOURS[_broker_status(s)]}'>broker {b}: {_broker_status(s)}</span>"
-        for b, s in state["brokers"].items())
+        for b, s in state["brokers"].items()
+    )
     parts = [f"<div class='cv-time'>simulated time: {state['time_ms']:.1f} ms</div><div>{brokers}</div>"]
     for p in state["partitions"]:
         top = max([r["leo"] for r in p["replicas"].values()] + [1])
@@ -60,29 +63,40 @@ def cluster_html(state: dict) -> str:
             in_isr = r in p["isr"]
             role = "leader" if r == p["leader"] else "follower"
             hw_pct, leo_pct = 100 * rep["hw"] / top, 100 * rep["leo"] / top
-            bar = (f"<div style='position:relative;width:160px;height:12px;background:#eee;border:1px solid #bbb'>"
-                   f"<div style='position:absolute;left:0;top:0;height:12px;width:{leo_pct:.0f}%;background:#90caf9'></div>"
-                   f"<div style='position:absolute;left:0;top:0;height:12px;width:{hw_pct:.0f}%;background:#1565c0'></div></div>")
+            bar = (
+                f"<div style='position:relative;width:160px;height:12px;background:#eee;border:1px solid #bbb'>"
+                f"<div style='position:absolute;left:0;top:0;height:12px;width:{leo_pct:.0f}%;background:#90caf9'></div>"
+                f"<div style='position:absolute;left:0;top:0;height:12px;width:{hw_pct:.0f}%;background:#1565c0'></div></div>"
+            )
             status = "up" if rep["up"] and not rep["paused"] else ("paused" if rep["up"] else "down")
             rows.append(
                 f"<tr data-replica='{r}'><td>broker {r}</td><td>{role}</td>"
                 f"<td style='color:{_COLOURS[status]}'>{status}</td><td>{'yes' if in_isr else 'no'}</td>"
-                f"<td class='cv-leo'>{rep['leo']}</td><td class='cv-hw'>{rep['hw']}</td><td>{bar}</td></tr>")
+                f"<td class='cv-leo'>{rep['leo']}</td><td class='cv-hw'>{rep['hw']}</td><td>{bar}</td></tr>"
+            )
         leader = p["leader"] if p["leader"] is not None else "none (offline)"
         lead_hw = p["replicas"][p["leader"]]["hw"] if p["leader"] in p["replicas"] else None
-        trailing = lead_hw is not None and any(rep["hw"] < lead_hw for r, rep in p["replicas"].items()
-                                               if r != p["leader"])
+        trailing = lead_hw is not None and any(
+            rep["hw"] < lead_hw for r, rep in p["replicas"].items() if r != p["leader"]
+        )
         # Followers learn the HW from the leader's next fetch response: a lower follower HW is a
         # delay, not data at risk (the leader's HW is what is committed).
-        note = ("<div class='cv-hw-note' style='font-size:90%;color:#555'>Followers learn the high watermark "
+        note = (
+            (
+                "<div class='cv-hw-note' style='font-size:90%;color:#555'>Followers learn the high watermark "
                 "one fetch later, so their HW and dark bar trail the leader's: what counts as committed "
-                "is the leader's HW.</div>") if trailing else ""
+                "is the leader's HW.</div>"
+            )
+            if trailing
+            else ""
+        )
         parts.append(
             f"<div class='cv-partition' style='margin-top:6px'><b>{html.escape(p['topic'])}-{p['partition']}</b>: "
             f"leader <span class='cv-leader'>{leader}</span>, leader epoch "
             f"<span class='cv-epoch'>{p['leader_epoch']}</span>, ISR <span class='cv-isr'>{p['isr']}</span>"
             f"<table style='border-collapse:collapse'><tr><th>replica</th><th>role</th><th>status</th>"
-            f"<th>in ISR</th><th>LEO</th><th>HW</th><th>log (dark: committed)</th></tr>{''.join(rows)}</table>{note}</div>")
+            f"<th>in ISR</th><th>LEO</th><th>HW</th><th>log (dark: committed)</th></tr>{''.join(rows)}</table>{note}</div>"
+        )
     return "<div class='cluster-view'>" + "".join(parts) + "</div>"
 
 
@@ -109,4 +123,5 @@ class ClusterView:
 
     def _ipython_display_(self):  # pragma: no cover - notebook display
         from IPython.display import display
+
         display(self.widget)

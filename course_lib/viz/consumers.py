@@ -9,6 +9,7 @@ transactions demo (both Voila apps in notebooks/demos).
 
 Taught in notebooks/05_consumer_delivery_semantics and notebooks/06_transactions.
 """
+
 from __future__ import annotations
 
 import html
@@ -23,27 +24,42 @@ from ..processing import CRASH_POINTS, INPUT, SEMANTICS, run_pipeline
 # commits before processing, at-least-once after; auto-commit and the external store commit no
 # batch of their own, so "after committing" would be the same moment as "after processing".
 CRASH_MOMENTS = {
-    "at-most-once": {"after_poll": "right after poll(), before committing",
-                     "after_commit": "after committing, before processing",
-                     "mid_batch": "halfway through processing (the batch is already committed)",
-                     "after_process": "after processing the committed batch"},
-    "at-least-once": {"after_poll": "right after poll()", "mid_batch": "halfway through the batch",
-                      "after_process": "after processing, before committing",
-                      "after_commit": "after committing the processed batch"},
-    "auto-commit": {"after_poll": "right after poll() (auto-commit may already have committed it)",
-                    "mid_batch": "halfway through the batch",
-                    "after_process": "after processing (the next poll() auto-commits)"},
-    "exactly-once-external": {"after_poll": "right after poll()", "mid_batch": "halfway through the batch",
-                              "after_process": "after processing (each row was stored with its offset)"},
-    "exactly-once-kafka": {"after_poll": "right after poll()", "mid_batch": "halfway through the batch",
-                           "after_process": "after processing, before committing the transaction",
-                           "after_commit": "after committing the transaction"},
+    "at-most-once": {
+        "after_poll": "right after poll(), before committing",
+        "after_commit": "after committing, before processing",
+        "mid_batch": "halfway through processing (the batch is already committed)",
+        "after_process": "after processing the committed batch",
+    },
+    "at-least-once": {
+        "after_poll": "right after poll()",
+        "mid_batch": "halfway through the batch",
+        "after_process": "after processing, before committing",
+        "after_commit": "after committing the processed batch",
+    },
+    "auto-commit": {
+        "after_poll": "right after poll() (auto-commit may already have committed it)",
+        "mid_batch": "halfway through the batch",
+        "after_process": "after processing (the next poll() auto-commits)",
+    },
+    "exactly-once-external": {
+        "after_poll": "right after poll()",
+        "mid_batch": "halfway through the batch",
+        "after_process": "after processing (each row was stored with its offset)",
+    },
+    "exactly-once-kafka": {
+        "after_poll": "right after poll()",
+        "mid_batch": "halfway through the batch",
+        "after_process": "after processing, before committing the transaction",
+        "after_commit": "after committing the transaction",
+    },
 }
-SEMANTICS_LABELS = {"at-most-once": "at-most-once (commit, then process)",
-                    "at-least-once": "at-least-once (process, then commit)",
-                    "auto-commit": "auto-commit (enable_auto_commit=True)",
-                    "exactly-once-external": "exactly-once: output + offset in one database transaction",
-                    "exactly-once-kafka": "exactly-once: Kafka transaction (read_committed)"}
+SEMANTICS_LABELS = {
+    "at-most-once": "at-most-once (commit, then process)",
+    "at-least-once": "at-least-once (process, then commit)",
+    "auto-commit": "auto-commit (enable_auto_commit=True)",
+    "exactly-once-external": "exactly-once: output + offset in one database transaction",
+    "exactly-once-kafka": "exactly-once: Kafka transaction (read_committed)",
+}
 
 
 def processing_counts(pipeline) -> dict[str, int]:
@@ -52,8 +68,12 @@ def processing_counts(pipeline) -> dict[str, int]:
     lost = len(result.by_kind("lost_in_processing"))
     dup = len(result.by_kind("duplicate_processing"))
     sent = sum(1 for m in result.messages.values() if m.topic == INPUT)  # not the transactional outputs
-    return {"input messages": sent, "processed once": sent - lost - dup, "never processed": lost,
-            "processed twice or more": dup}
+    return {
+        "input messages": sent,
+        "processed once": sent - lost - dup,
+        "never processed": lost,
+        "processed twice or more": dup,
+    }
 
 
 def semantics_matrix(seed: int = 1, semantics=SEMANTICS, crash_points=CRASH_POINTS) -> dict:
@@ -81,23 +101,29 @@ class ConsumerCrashDemo:
     def __init__(self, seed: int = 1):
         self.seed = seed
         style = {"description_width": "120px"}
-        self.semantics = widgets.Dropdown(options=[(v, k) for k, v in SEMANTICS_LABELS.items()],
-                                          value="at-least-once", description="consumer", style=style,
-                                          layout=widgets.Layout(width="520px"))
+        self.semantics = widgets.Dropdown(
+            options=[(v, k) for k, v in SEMANTICS_LABELS.items()],
+            value="at-least-once",
+            description="consumer",
+            style=style,
+            layout=widgets.Layout(width="520px"),
+        )
         self.crash_point = widgets.Dropdown(description="crash it", style=style, layout=widgets.Layout(width="520px"))
         self._offer_crash_moments()
         self.semantics.observe(lambda change: self._offer_crash_moments(), names="value")
         self.crash_button = widgets.Button(description="crash consumer", button_style="danger", icon="bolt")
         self.run_button = widgets.Button(description="run without a crash", icon="play")
-        self.view = widgets.HTML("<p class='cc-summary'>Choose a consumer and a crash point, then press "
-                                 "<b>crash consumer</b>.</p>")
+        self.view = widgets.HTML(
+            "<p class='cc-summary'>Choose a consumer and a crash point, then press <b>crash consumer</b>.</p>"
+        )
         self.crash_button.on_click(lambda _: self.run(self.crash_point.value))
         self.run_button.on_click(lambda _: self.run(None))
         self.crash_button.layout.width = self.run_button.layout.width = "auto"
         self.counts: dict = {}
         self.pipeline = None
-        self.widget = widgets.VBox([self.semantics, self.crash_point,
-                                    widgets.HBox([self.crash_button, self.run_button]), self.view])
+        self.widget = widgets.VBox(
+            [self.semantics, self.crash_point, widgets.HBox([self.crash_button, self.run_button]), self.view]
+        )
 
     def _offer_crash_moments(self) -> None:
         """Only the moments this consumer has; keep the chosen one if it still exists."""
@@ -113,27 +139,37 @@ class ConsumerCrashDemo:
         self.counts = processing_counts(self.pipeline)
         result = self.pipeline.result
         colour = "#2e7d32" if not result.found else ("#ef6c00" if result.valid else "#c62828")
-        rows = "".join(f"<tr data-count='{html.escape(k)}'><td>{html.escape(k)}</td>"
-                       f"<td class='cc-count' style='text-align:right;padding-left:12px'>{v}</td></tr>"
-                       for k, v in self.counts.items())
+        rows = "".join(
+            f"<tr data-count='{html.escape(k)}'><td>{html.escape(k)}</td>"
+            f"<td class='cc-count' style='text-align:right;padding-left:12px'>{v}</td></tr>"
+            for k, v in self.counts.items()
+        )
         output = Counter(self.pipeline.sink)
         # numeric order: msg-2 before msg-10
         twice = sorted((m for m, n in output.items() if n > 1), key=lambda m: (len(m), m))
-        where = ("no crash" if crash_point is None
-                 else f"crashed {CRASH_MOMENTS[self.semantics.value][crash_point]}, then restarted")
+        where = (
+            "no crash"
+            if crash_point is None
+            else f"crashed {CRASH_MOMENTS[self.semantics.value][crash_point]}, then restarted"
+        )
         topic = self.pipeline.notes["names"]["input"]
         partitions = sum(1 for t, _ in self.pipeline.cluster.controller.partitions if t == topic)
         # the consumer's outcome first; the checker's sentence is about the producer's log too
-        verdict = (f"Every one of the {self.counts['input messages']} input messages was processed exactly once."
-                   if not result.found else result.summary())
-        self.view.value = (f"<p class='cc-summary' style='color:{colour}'><b>{html.escape(verdict)}</b></p>"
-                           f"<p>{html.escape(SEMANTICS_LABELS[self.semantics.value])}; {where}. The input topic "
-                           f"has {partitions} partitions; the consumer reads both, in batches.</p>"
-                           f"<table>{rows}</table>"
-                           + (f"<p>in the output twice: {html.escape(', '.join(twice))}</p>" if twice else ""))
+        verdict = (
+            f"Every one of the {self.counts['input messages']} input messages was processed exactly once."
+            if not result.found
+            else result.summary()
+        )
+        self.view.value = (
+            f"<p class='cc-summary' style='color:{colour}'><b>{html.escape(verdict)}</b></p>"
+            f"<p>{html.escape(SEMANTICS_LABELS[self.semantics.value])}; {where}. The input topic "
+            f"has {partitions} partitions; the consumer reads both, in batches.</p>"
+            f"<table>{rows}</table>" + (f"<p>in the output twice: {html.escape(', '.join(twice))}</p>" if twice else "")
+        )
 
     def _ipython_display_(self):  # pragma: no cover
         from IPython.display import display
+
         display(self.widget)
 
 
@@ -162,20 +198,28 @@ class TransactionsDemo:
         self.reset_button.on_click(lambda _: self.reset())
         for b in (self.commit_button, self.abort_button, self.open_button, self.timeout_button, self.reset_button):
             b.layout.width = "auto"  # whole labels, never "commit a transa..."
-        self.widget = widgets.VBox([widgets.HBox([self.commit_button, self.abort_button, self.open_button]),
-                                    widgets.HBox([self.timeout_button, self.reset_button]), self.view])
+        self.widget = widgets.VBox(
+            [
+                widgets.HBox([self.commit_button, self.abort_button, self.open_button]),
+                widgets.HBox([self.timeout_button, self.reset_button]),
+                self.view,
+            ]
+        )
         self.reset()
 
     def reset(self) -> None:
         from ..broker import Cluster
         from ..clients import KafkaProducer
-        self.cluster = Cluster(brokers=3, seed=self.seed,
-                               transaction_abort_timed_out_transaction_cleanup_interval_ms=1000)
+
+        self.cluster = Cluster(
+            brokers=3, seed=self.seed, transaction_abort_timed_out_transaction_cleanup_interval_ms=1000
+        )
         self.cluster.create_topic("payments", min_insync_replicas=2)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            self.producer = KafkaProducer(bootstrap_servers=self.cluster, transactional_id="payments-writer",
-                                          transaction_timeout_ms=5000)
+            self.producer = KafkaProducer(
+                bootstrap_servers=self.cluster, transactional_id="payments-writer", transaction_timeout_ms=5000
+            )
         self.producer.init_transactions()
         self.count, self.open, self.fenced = 0, False, False
         self.events: list[str] = []
@@ -199,8 +243,10 @@ class TransactionsDemo:
             self.events.append(f"Transaction t{self.count}: {self.per_transaction} records written, aborted.")
         else:
             self.open = True
-            self.events.append(f"Transaction t{self.count}: {self.per_transaction} records written; the producer "
-                               f"hangs without committing.")
+            self.events.append(
+                f"Transaction t{self.count}: {self.per_transaction} records written; the producer "
+                f"hangs without committing."
+            )
         self.cluster.run_for(50)
         self.refresh()
 
@@ -211,8 +257,10 @@ class TransactionsDemo:
                 self.producer.commit_transaction()
                 self.events.append("The late commit went through.")
             except Exception as exc:  # the coordinator aborted it and bumped the epoch
-                self.events.append(f"After transaction.timeout.ms the coordinator aborted t{self.count}; the "
-                                   f"producer's late commit failed with {type(exc).__name__}.")
+                self.events.append(
+                    f"After transaction.timeout.ms the coordinator aborted t{self.count}; the "
+                    f"producer's late commit failed with {type(exc).__name__}."
+                )
             self.open = False
             self.fenced = True  # this producer's epoch is stale: start over
         else:
@@ -223,8 +271,10 @@ class TransactionsDemo:
         """What a fresh consumer with this isolation level reads from the start (simulated polls
         take a little virtual time, as real ones do)."""
         from ..clients import KafkaConsumer
-        consumer = KafkaConsumer(bootstrap_servers=self.cluster, isolation_level=isolation_level,
-                                 auto_offset_reset="earliest")
+
+        consumer = KafkaConsumer(
+            bootstrap_servers=self.cluster, isolation_level=isolation_level, auto_offset_reset="earliest"
+        )
         consumer.assign([("payments", 0)])
         seen = []
         for _ in range(3):
@@ -250,8 +300,10 @@ class TransactionsDemo:
             f"{html.escape(', '.join(self.seen['read_committed']) or '(nothing)')}</span></p>"
             f"<p><b>read_uncommitted</b> consumer sees <span class='tx-uncommitted'>"
             f"{html.escape(', '.join(self.seen['read_uncommitted']) or '(nothing)')}</span></p>"
-            f"<ul>{items}</ul></div>")
+            f"<ul>{items}</ul></div>"
+        )
 
     def _ipython_display_(self):  # pragma: no cover
         from IPython.display import display
+
         display(self.widget)

@@ -7,6 +7,7 @@ new demo appears here without editing this page.
 >>> [name for name, _, _ in lines][:2]
 ['consumer_crash.ipynb', 'delivery_simulator.ipynb']
 """
+
 from __future__ import annotations
 
 import html
@@ -34,7 +35,10 @@ def demo_lines(folder: Path = DEMOS) -> list[tuple[str, str, str]]:
 def demo_gallery(folder: Path = DEMOS):
     """An HTML list of the demos; links are relative, so they work under any Voila base URL."""
     from IPython.display import HTML
-    items = "".join(f"<li class='demo-item' style='margin:8px 0'><a href='{html.escape(name)}' style='font-size:120%'>"
-                    f"<b>{html.escape(title)}</b></a><br>{html.escape(line)}</li>"
-                    for name, title, line in demo_lines(folder))
+
+    items = "".join(
+        f"<li class='demo-item' style='margin:8px 0'><a href='{html.escape(name)}' style='font-size:120%'>"
+        f"<b>{html.escape(title)}</b></a><br>{html.escape(line)}</li>"
+        for name, title, line in demo_lines(folder)
+    )
     return HTML(f"<ul class='demo-gallery' style='list-style:none;padding-left:0'>{items}</ul>")

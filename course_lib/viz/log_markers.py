@@ -13,14 +13,19 @@ the high watermark (HW) and the last stable offset (LSO) - the two limits of wha
 
 Taught in notebooks/06_transactions.
 """
+
 from __future__ import annotations
 
 from ..history import _text
 
-_COLOURS = {"committed": "#2e7d32", "aborted": "#9e9e9e", "open": "#f9a825", "plain": "#1565c0",
-            "marker": "#424242"}
-_LABELS = {"committed": "committed transaction", "aborted": "aborted transaction",
-           "open": "open transaction", "plain": "not transactional", "marker": "COMMIT / ABORT marker"}
+_COLOURS = {"committed": "#2e7d32", "aborted": "#9e9e9e", "open": "#f9a825", "plain": "#1565c0", "marker": "#424242"}
+_LABELS = {
+    "committed": "committed transaction",
+    "aborted": "aborted transaction",
+    "open": "open transaction",
+    "plain": "not transactional",
+    "marker": "COMMIT / ABORT marker",
+}
 
 
 def log_view(cluster, topic: str, partition: int = 0) -> dict:
@@ -37,13 +42,25 @@ def log_view(cluster, topic: str, partition: int = 0) -> dict:
             continue
         state = "plain"
         if batch.is_transactional:  # decided by this producer's next marker, if any
-            marker = next((b.batch.control for b in batches[i + 1:]
-                           if b.batch.producer_id == batch.producer_id and b.batch.control is not None), None)
+            marker = next(
+                (
+                    b.batch.control
+                    for b in batches[i + 1 :]
+                    if b.batch.producer_id == batch.producer_id and b.batch.control is not None
+                ),
+                None,
+            )
             state = {"commit": "committed", "abort": "aborted", None: "open"}[marker]
         for k, record in enumerate(batch.records):
             entries.append({"offset": stored.base_offset + k, "text": str(_text(record.value)), "state": state})
-    return {"topic": topic, "partition": partition, "entries": entries, "leo": p.log.leo, "hw": p.log.hw,
-            "lso": p.txn.last_stable_offset(p.log.hw)}
+    return {
+        "topic": topic,
+        "partition": partition,
+        "entries": entries,
+        "leo": p.log.leo,
+        "hw": p.log.hw,
+        "lso": p.txn.last_stable_offset(p.log.hw),
+    }
 
 
 def log_figure(cluster, topic: str, partition: int = 0, ax=None):
@@ -58,24 +75,47 @@ def log_figure(cluster, topic: str, partition: int = 0, ax=None):
         _, ax = plt.subplots(figsize=(max(6.0, 0.62 * n + 1.5), 2.9))
     for e in view["entries"]:
         colour = _COLOURS[e["state"]]
-        ax.add_patch(Rectangle((e["offset"], 0), 0.94, 1, facecolor=colour, alpha=0.85, edgecolor="white",
-                               hatch="//" if e["state"] == "aborted" else None))
-        ax.text(e["offset"] + 0.47, 0.5, e["text"], ha="center", va="center", fontsize=7, color="white",
-                rotation=90 if len(e["text"]) > 3 else 0)
+        ax.add_patch(
+            Rectangle(
+                (e["offset"], 0),
+                0.94,
+                1,
+                facecolor=colour,
+                alpha=0.85,
+                edgecolor="white",
+                hatch="//" if e["state"] == "aborted" else None,
+            )
+        )
+        ax.text(
+            e["offset"] + 0.47,
+            0.5,
+            e["text"],
+            ha="center",
+            va="center",
+            fontsize=7,
+            color="white",
+            rotation=90 if len(e["text"]) > 3 else 0,
+        )
         ax.text(e["offset"] + 0.47, -0.15, str(e["offset"]), ha="center", va="top", fontsize=7, color="#616161")
     for key, text, colour, y in (("lso", "LSO", "#6a1b9a", 1.55), ("hw", "HW", "#c62828", 1.95)):
         x = view[key] - 0.03
         ax.plot([x, x], [-0.1, y], color=colour, lw=2.5)
         ax.text(x, y, f" {text} = {view[key]}", color=colour, fontsize=9, va="center")
     ax.annotate("", xy=(view["lso"], 1.3), xytext=(0, 1.3), arrowprops=dict(arrowstyle="<->", color="#6a1b9a"))
-    ax.text(view["lso"] / 2, 1.32, "read_committed (skips aborted)", ha="center", va="bottom",
-            fontsize=8, color="#6a1b9a")
+    ax.text(
+        view["lso"] / 2, 1.32, "read_committed (skips aborted)", ha="center", va="bottom", fontsize=8, color="#6a1b9a"
+    )
     ax.annotate("", xy=(view["hw"], 1.75), xytext=(0, 1.75), arrowprops=dict(arrowstyle="<->", color="#c62828"))
-    ax.text(view["hw"] / 2, 1.77, "read_uncommitted reads here", ha="center", va="bottom", fontsize=8,
-            color="#c62828")
+    ax.text(view["hw"] / 2, 1.77, "read_uncommitted reads here", ha="center", va="bottom", fontsize=8, color="#c62828")
     present = [s for s in _COLOURS if any(e["state"] == s for e in view["entries"])]
-    ax.legend(handles=[Patch(color=_COLOURS[s], alpha=0.85, label=_LABELS[s]) for s in present],
-              loc="upper center", bbox_to_anchor=(0.5, -0.02), ncol=len(present), fontsize=8, frameon=False)
+    ax.legend(
+        handles=[Patch(color=_COLOURS[s], alpha=0.85, label=_LABELS[s]) for s in present],
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.02),
+        ncol=len(present),
+        fontsize=8,
+        frameon=False,
+    )
     ax.set_xlim(-0.3, n + 2.5)
     ax.set_ylim(-0.6, 2.3)
     ax.axis("off")

@@ -10,12 +10,15 @@ and how often each record was processed in the end.
 
 Taught in notebooks/05_consumer_delivery_semantics and notebooks/07_exactly_once_external.
 """
+
 from __future__ import annotations
 
 _COUNT_COLOURS = {0: "#c62828", 1: "#2e7d32", 2: "#ef6c00"}  # never / once / twice or more
-_MARKERS = (("committed", "committed offset (Kafka)", "#1565c0", -0.5),
-            ("stored", "offset stored in the sink", "#6a1b9a", -0.5),
-            ("position", "consumed position at the crash", "#c62828", 1.5))
+_MARKERS = (
+    ("committed", "committed offset (Kafka)", "#1565c0", -0.5),
+    ("stored", "offset stored in the sink", "#6a1b9a", -0.5),
+    ("position", "consumed position at the crash", "#c62828", 1.5),
+)
 
 
 def crash_offsets(result, partition: int | None = None) -> dict:
@@ -58,9 +61,14 @@ def crash_offsets(result, partition: int | None = None) -> dict:
         partition = unfinished[0] if unfinished else min(position, default=0)
     if partition not in ends:
         raise ValueError(f"partition {partition} has no records; partitions: {sorted(ends)}")
-    out = {"semantics": result.semantics, "crash_point": result.crash_point, "partition": partition,
-           "position": position.get(partition, 0), "committed": committed.get(partition, 0),
-           "processed": [processed.get((partition, o), 0) for o in range(ends[partition])]}
+    out = {
+        "semantics": result.semantics,
+        "crash_point": result.crash_point,
+        "partition": partition,
+        "position": position.get(partition, 0),
+        "committed": committed.get(partition, 0),
+        "processed": [processed.get((partition, o), 0) for o in range(ends[partition])],
+    }
     if result.semantics == "exactly-once-external":
         del out["committed"]  # no group, no Kafka commit: the sink's offset is the resume point
         out["stored"] = stored.get(partition, 0)
@@ -84,24 +92,39 @@ def offsets_figure(rows: dict, ax=None):
     for i, (title, r) in enumerate(rows.items()):
         y = -2.2 * i
         for offset, count in enumerate(r["processed"]):
-            ax.add_patch(Rectangle((offset, y), 0.92, 0.9, facecolor=_COUNT_COLOURS[min(count, 2)], alpha=0.8,
-                                   edgecolor="white"))
+            ax.add_patch(
+                Rectangle((offset, y), 0.92, 0.9, facecolor=_COUNT_COLOURS[min(count, 2)], alpha=0.8, edgecolor="white")
+            )
             ax.text(offset + 0.46, y + 0.45, str(offset), ha="center", va="center", fontsize=8, color="white")
         for key, text, colour, dy in _MARKERS:
             if key not in r:
                 continue
             x = r[key] - 0.04
             ax.plot([x, x], [y - 0.25, y + 1.15], color=colour, lw=2.5)
-            ax.text(x, y + (1.2 if dy > 0 else -0.3), f"{text} = {r[key]}", color=colour, fontsize=8,
-                    ha="left" if key != "position" else "right", va="bottom" if dy > 0 else "top")
+            ax.text(
+                x,
+                y + (1.2 if dy > 0 else -0.3),
+                f"{text} = {r[key]}",
+                color=colour,
+                fontsize=8,
+                ha="left" if key != "position" else "right",
+                va="bottom" if dy > 0 else "top",
+            )
         ax.text(-0.3, y + 0.45, title, ha="right", va="center", fontsize=9)
     ax.set_xlim(-0.5, width + 0.5)
     ax.set_ylim(-2.2 * (len(rows) - 1) - 0.9, 1.9)
     ax.axis("off")
-    ax.legend(handles=[Patch(color=_COUNT_COLOURS[0], label="never processed"),
-                       Patch(color=_COUNT_COLOURS[1], label="processed once"),
-                       Patch(color=_COUNT_COLOURS[2], label="processed twice or more")],
-              loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=8, frameon=False)
-    ax.set_title(f"partition {next(iter(rows.values()))['partition']}: where the next instance resumes",
-                 fontsize=10)
+    ax.legend(
+        handles=[
+            Patch(color=_COUNT_COLOURS[0], label="never processed"),
+            Patch(color=_COUNT_COLOURS[1], label="processed once"),
+            Patch(color=_COUNT_COLOURS[2], label="processed twice or more"),
+        ],
+        loc="upper center",
+        bbox_to_anchor=(0.5, 0.0),
+        ncol=3,
+        fontsize=8,
+        frameon=False,
+    )
+    ax.set_title(f"partition {next(iter(rows.values()))['partition']}: where the next instance resumes", fontsize=10)
     return ax

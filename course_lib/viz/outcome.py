@@ -2,6 +2,7 @@
 
 Taught in notebooks/02_acks_and_durability.
 """
+
 from __future__ import annotations
 
 import html
@@ -13,11 +14,15 @@ def outcome_html(result) -> str:
     """HTML for a :class:`course_lib.checker.CheckResult`: counts and the verdict sentence."""
     table = result.outcome_table()
     colour = "#2e7d32" if not result.found else ("#ef6c00" if result.valid else "#c62828")
-    cells = "".join(f"<tr data-outcome='{html.escape(k)}'><td>{html.escape(k)}</td>"
-                    f"<td class='oc-count' style='text-align:right;padding-left:12px'>{table[k]}</td></tr>"
-                    for k in ("sent", *ROWS))
-    return (f"<div class='outcome'><p class='oc-summary' style='color:{colour}'><b>"
-            f"{html.escape(result.summary())}</b></p><table>{cells}</table></div>")
+    cells = "".join(
+        f"<tr data-outcome='{html.escape(k)}'><td>{html.escape(k)}</td>"
+        f"<td class='oc-count' style='text-align:right;padding-left:12px'>{table[k]}</td></tr>"
+        for k in ("sent", *ROWS)
+    )
+    return (
+        f"<div class='outcome'><p class='oc-summary' style='color:{colour}'><b>"
+        f"{html.escape(result.summary())}</b></p><table>{cells}</table></div>"
+    )
 
 
 def outcome_text(result) -> str:

@@ -16,6 +16,7 @@ produce response, so the producer times out and retries; "lagging followers" pau
 
 Taught in notebooks/02_acks_and_durability to notebooks/04_idempotent_producer.
 """
+
 from __future__ import annotations
 
 import html
@@ -43,18 +44,28 @@ class DeliverySimulator:
         self.messages_per_click = messages_per_click
         self.step_ms, self.run_ms = step_ms, run_ms
         style = {"description_width": "150px"}
-        self.acks = widgets.ToggleButtons(options=["0", "1", "all"], value="all", description="acks",
-                                          style=style, tooltips=["fire and forget", "leader only", "all in-sync replicas"])
+        self.acks = widgets.ToggleButtons(
+            options=["0", "1", "all"],
+            value="all",
+            description="acks",
+            style=style,
+            tooltips=["fire and forget", "leader only", "all in-sync replicas"],
+        )
         self.min_insync = widgets.IntSlider(value=2, min=1, max=3, description="min.insync.replicas", style=style)
         self.idempotence = widgets.Checkbox(value=True, description="idempotence (enable_idempotence)", indent=False)
-        self.retries = widgets.Dropdown(options=list(RETRIES), value="unbounded (default)", description="retries",
-                                        style=style)
+        self.retries = widgets.Dropdown(
+            options=list(RETRIES), value="unbounded (default)", description="retries", style=style
+        )
         self.in_flight = widgets.IntSlider(value=5, min=1, max=5, description="max in flight", style=style)
         self.lagging_followers = widgets.Checkbox(
-            value=False, indent=False, description="lagging followers",
-            tooltip="the followers are paused (a long GC pause) until the leader crashes")
-        self.send_button = widgets.Button(description=f"send {messages_per_click} messages", button_style="primary",
-                                          icon="paper-plane")
+            value=False,
+            indent=False,
+            description="lagging followers",
+            tooltip="the followers are paused (a long GC pause) until the leader crashes",
+        )
+        self.send_button = widgets.Button(
+            description=f"send {messages_per_click} messages", button_style="primary", icon="paper-plane"
+        )
         self.crash_button = widgets.Button(description="crash leader", button_style="danger", icon="bolt")
         self.lose_ack_button = widgets.Button(description="lose next ACK", button_style="warning", icon="envelope")
         self.restart_button = widgets.Button(description="restart broker", icon="redo")
@@ -65,10 +76,17 @@ class DeliverySimulator:
         self.cluster_view = widgets.HTML()
         self.log_view = widgets.HTML()
         self.wire_view = widgets.HTML()  # the last produce requests and ACKs on the network
-        self.outcome_view = widgets.HTML("<p class='oc-summary'>No check yet: send messages, break something, "
-                                         "then press <b>heal and check</b>.</p>")
-        for control in (self.acks, self.min_insync, self.idempotence, self.retries, self.in_flight,
-                        self.lagging_followers):
+        self.outcome_view = widgets.HTML(
+            "<p class='oc-summary'>No check yet: send messages, break something, then press <b>heal and check</b>.</p>"
+        )
+        for control in (
+            self.acks,
+            self.min_insync,
+            self.idempotence,
+            self.retries,
+            self.in_flight,
+            self.lagging_followers,
+        ):
             control.observe(lambda change: self.reset(), names="value")
         self.send_button.on_click(lambda _: self.send())
         self.crash_button.on_click(lambda _: self.crash_leader())
@@ -78,24 +96,35 @@ class DeliverySimulator:
         self.run_button.on_click(lambda _: self.advance(self.run_ms))
         self.check_button.on_click(lambda _: self.heal_and_check())
         self.reset_button.on_click(lambda _: self.reset())
-        self.widget = widgets.VBox([
-            widgets.HBox([widgets.VBox([self.acks, self.min_insync, self.retries, self.in_flight]),
-                          widgets.VBox([self.idempotence, self.lagging_followers])]),
-            widgets.HBox([self.send_button, self.crash_button, self.lose_ack_button, self.restart_button]),
-            widgets.HBox([self.step_button, self.run_button, self.check_button, self.reset_button]),
-            # the verdict first: after "heal and check" it must be on the first screen (1366x768)
-            self.outcome_view,
-            widgets.HBox([self.cluster_view, self.log_view]),
-            self.wire_view,
-        ])
+        self.widget = widgets.VBox(
+            [
+                widgets.HBox(
+                    [
+                        widgets.VBox([self.acks, self.min_insync, self.retries, self.in_flight]),
+                        widgets.VBox([self.idempotence, self.lagging_followers]),
+                    ]
+                ),
+                widgets.HBox([self.send_button, self.crash_button, self.lose_ack_button, self.restart_button]),
+                widgets.HBox([self.step_button, self.run_button, self.check_button, self.reset_button]),
+                # the verdict first: after "heal and check" it must be on the first screen (1366x768)
+                self.outcome_view,
+                widgets.HBox([self.cluster_view, self.log_view]),
+                self.wire_view,
+            ]
+        )
         self.reset()
 
     # ---- the run ----------------------------------------------------------------------------
     def producer_config(self) -> dict:
-        config = {"acks": self.acks.value if self.acks.value == "all" else int(self.acks.value),
-                  "enable_idempotence": self.idempotence.value, "retries": RETRIES[self.retries.value],
-                  "max_in_flight_requests_per_connection": self.in_flight.value,
-                  "request_timeout_ms": 1000, "delivery_timeout_ms": 10_000, "linger_ms": 0}
+        config = {
+            "acks": self.acks.value if self.acks.value == "all" else int(self.acks.value),
+            "enable_idempotence": self.idempotence.value,
+            "retries": RETRIES[self.retries.value],
+            "max_in_flight_requests_per_connection": self.in_flight.value,
+            "request_timeout_ms": 1000,
+            "delivery_timeout_ms": 10_000,
+            "linger_ms": 0,
+        }
         return config
 
     def topic_config(self) -> dict:
@@ -129,19 +158,29 @@ class DeliverySimulator:
                 # from then on nothing new reaches them until they resume
                 self.cluster.run_for(self.cluster.options.replica_fetch_wait_max_ms + 10)
                 self._note(f"Followers {self.paused} are paused (lagging); broker {leader} leads alone.")
-        self.outcome_view.value = ("<p class='oc-summary'>No check yet: send messages, break something, then "
-                                   "press <b>heal and check</b>.</p>")
+        self.outcome_view.value = (
+            "<p class='oc-summary'>No check yet: send messages, break something, then press <b>heal and check</b>.</p>"
+        )
         self.refresh()
 
     def _describe(self) -> str:
         c = self.producer_config()
-        return (f"acks={self.acks.value}, min.insync.replicas={self.min_insync.value}, idempotence "
-                f"{'on' if c['enable_idempotence'] else 'off'}, retries {self.retries.value.split()[0]}, "
-                f"max in flight {c['max_in_flight_requests_per_connection']}")
+        return (
+            f"acks={self.acks.value}, min.insync.replicas={self.min_insync.value}, idempotence "
+            f"{'on' if c['enable_idempotence'] else 'off'}, retries {self.retries.value.split()[0]}, "
+            f"max in flight {c['max_in_flight_requests_per_connection']}"
+        )
 
     def _set_buttons(self, enabled: bool) -> None:
-        for b in (self.send_button, self.crash_button, self.lose_ack_button, self.restart_button,
-                  self.step_button, self.run_button, self.check_button):
+        for b in (
+            self.send_button,
+            self.crash_button,
+            self.lose_ack_button,
+            self.restart_button,
+            self.step_button,
+            self.run_button,
+            self.check_button,
+        ):
             b.disabled = not enabled
 
     def _ready(self) -> bool:
@@ -192,8 +231,10 @@ class DeliverySimulator:
             self.cluster.run_until(lambda: self.cluster.leader_of(TOPIC) != leader, 10_000)
             new = self.cluster.leader_of(TOPIC)
             epoch = self.cluster.partition_state(TOPIC)["leader_epoch"]
-            self._note(f"After {self.cluster.now - start:.0f} ms the controller elected "
-                       + (f"broker {new} (leader epoch {epoch})." if new is not None else "nobody: the partition is offline."))
+            self._note(
+                f"After {self.cluster.now - start:.0f} ms the controller elected "
+                + (f"broker {new} (leader epoch {epoch})." if new is not None else "nobody: the partition is offline.")
+            )
         self.refresh()
 
     def lose_next_ack(self) -> None:
@@ -249,8 +290,10 @@ class DeliverySimulator:
         if network.armed_drops("produce_response"):
             self._note("The armed lost-ACK fault never fired (no ACK was sent after it); healing disarms it.")
         else:
-            self._note(f"Before healing: ran the clock {self.cluster.now - start:.0f} ms until the next ACK "
-                       "was sent; it was lost, as armed.")
+            self._note(
+                f"Before healing: ran the clock {self.cluster.now - start:.0f} ms until the next ACK "
+                "was sent; it was lost, as armed."
+            )
 
     def _waiting(self) -> int:
         """Sends the producer has not heard back about yet."""
@@ -264,8 +307,11 @@ class DeliverySimulator:
     def refresh(self) -> None:
         self.cluster_view.value = cluster_html(self.cluster.state())
         self.wire_view.value = self._wire_html()
-        self.log_view.value = ("<div class='sim-log' style='margin-left:16px;max-width:480px'><b>What happened</b><ul>"
-                               + "".join(self.log[-12:]) + "</ul></div>")
+        self.log_view.value = (
+            "<div class='sim-log' style='margin-left:16px;max-width:480px'><b>What happened</b><ul>"
+            + "".join(self.log[-12:])
+            + "</ul></div>"
+        )
 
     def _wire_html(self, last: int = 8) -> str:
         """The last produce requests and responses: who sent what, when, and whether it arrived."""
@@ -282,11 +328,15 @@ class DeliverySimulator:
             f"<tr data-fate='{e.fate}'><td>{e.sent_ms:.1f} ms</td><td>{html.escape(e.src)} &rarr; "
             f"{html.escape(e.dst)}</td><td>{html.escape(e.label)}</td><td style='color:"
             f"{'#2e7d32' if e.fate == 'delivered' else '#c62828'}'>{html.escape(e.fate)}</td></tr>"
-            for e in reversed(rows))
-        return ("<div class='sim-wire'><b>On the wire</b> (last produce requests and ACKs)<table>"
-                "<tr><th>sent at</th><th>from &rarr; to</th><th>message</th><th>fate</th></tr>"
-                f"{items}</table></div>")
+            for e in reversed(rows)
+        )
+        return (
+            "<div class='sim-wire'><b>On the wire</b> (last produce requests and ACKs)<table>"
+            "<tr><th>sent at</th><th>from &rarr; to</th><th>message</th><th>fate</th></tr>"
+            f"{items}</table></div>"
+        )
 
     def _ipython_display_(self):  # pragma: no cover - notebook display
         from IPython.display import display
+
         display(self.widget)

@@ -13,12 +13,17 @@ halfway. Replication and heartbeat chatter is hidden unless you ask for it.
 
 Taught in notebooks/03_retries_ordering_duplicates.
 """
+
 from __future__ import annotations
 
 PRODUCE = ("produce_request", "produce_response")
 REPLICATION = ("fetch_request", "fetch_response")
-_COLOURS = {"produce_request": "#1565c0", "produce_response": "#2e7d32", "fetch_request": "#9e9e9e",
-            "fetch_response": "#616161"}
+_COLOURS = {
+    "produce_request": "#1565c0",
+    "produce_response": "#2e7d32",
+    "fetch_request": "#9e9e9e",
+    "fetch_response": "#616161",
+}
 
 
 def messages(trace, kinds=PRODUCE, start_ms: float = 0, end_ms: float = float("inf")) -> list:
@@ -28,9 +33,18 @@ def messages(trace, kinds=PRODUCE, start_ms: float = 0, end_ms: float = float("i
     return [e for e in trace if (kinds is None or e.kind in kinds) and start_ms <= e.sent_ms < end_ms]
 
 
-def space_time(trace, kinds=PRODUCE + REPLICATION, start_ms: float = 0, end_ms: float = float("inf"),
-               events=(), ax=None, label: bool = True, max_messages: int = 200, time_axis: str = "events",
-               gap_ms: float = 20.0):
+def space_time(
+    trace,
+    kinds=PRODUCE + REPLICATION,
+    start_ms: float = 0,
+    end_ms: float = float("inf"),
+    events=(),
+    ax=None,
+    label: bool = True,
+    max_messages: int = 200,
+    time_axis: str = "events",
+    gap_ms: float = 20.0,
+):
     """Draw the space-time diagram; returns the matplotlib Axes.
 
     ``events`` is a list of ``(time_ms, node, text)`` drawn as markers (crashes, for example).
@@ -44,10 +58,15 @@ def space_time(trace, kinds=PRODUCE + REPLICATION, start_ms: float = 0, end_ms: 
     if time_axis not in ("events", "linear"):
         raise ValueError(f"time_axis must be 'events' or 'linear', got {time_axis!r}")
     chosen = messages(trace, kinds, start_ms, end_ms)[:max_messages]
-    nodes = sorted({e.src for e in chosen} | {e.dst for e in chosen} | {n for _, n, _ in events},
-                   key=lambda n: (not n.startswith("producer"), n))
-    times = sorted({e.sent_ms for e in chosen} | {e.delivered_ms for e in chosen if e.delivered_ms is not None}
-                   | {t for t, _, _ in events})
+    nodes = sorted(
+        {e.src for e in chosen} | {e.dst for e in chosen} | {n for _, n, _ in events},
+        key=lambda n: (not n.startswith("producer"), n),
+    )
+    times = sorted(
+        {e.sent_ms for e in chosen}
+        | {e.delivered_ms for e in chosen if e.delivered_ms is not None}
+        | {t for t, _, _ in events}
+    )
     rows = _rows(times, gap_ms)
     y = _row_of(times, rows) if time_axis == "events" else (lambda t: t)
     lost_drop = 0.4 if time_axis == "events" else 0.5  # a lost message stops part of a row (0.5 ms) down
@@ -62,19 +81,42 @@ def space_time(trace, kinds=PRODUCE + REPLICATION, start_ms: float = 0, end_ms: 
         y0 = y(e.sent_ms)
         if e.delivered_ms is None:  # lost on the way: stop halfway with a cross
             mid_x = (x[e.src] + x[e.dst]) / 2
-            ax.annotate("", xy=(mid_x, y0 + lost_drop), xytext=(x[e.src], y0),
-                        arrowprops=dict(arrowstyle="-", color="#c62828", lw=2))
+            ax.annotate(
+                "",
+                xy=(mid_x, y0 + lost_drop),
+                xytext=(x[e.src], y0),
+                arrowprops=dict(arrowstyle="-", color="#c62828", lw=2),
+            )
             ax.plot([mid_x], [y0 + lost_drop], marker="x", color="#c62828", ms=12, mew=2.5)
             if label:
-                ax.text(mid_x, y0 + lost_drop, f"  {e.label} ({e.fate})", color="#c62828", fontsize=9,
-                        va="center", fontweight="bold")
+                ax.text(
+                    mid_x,
+                    y0 + lost_drop,
+                    f"  {e.label} ({e.fate})",
+                    color="#c62828",
+                    fontsize=9,
+                    va="center",
+                    fontweight="bold",
+                )
             continue
         y1 = y(e.delivered_ms)
-        ax.annotate("", xy=(x[e.dst], y1), xytext=(x[e.src], y0),
-                    arrowprops=dict(arrowstyle="->", color=colour, lw=1.6 if e.kind in PRODUCE else 0.7))
+        ax.annotate(
+            "",
+            xy=(x[e.dst], y1),
+            xytext=(x[e.src], y0),
+            arrowprops=dict(arrowstyle="->", color=colour, lw=1.6 if e.kind in PRODUCE else 0.7),
+        )
         if label and e.kind in PRODUCE:
-            ax.text((x[e.src] + x[e.dst]) / 2, (y0 + y1) / 2, e.label, fontsize=9, color=colour,
-                    ha="center", va="bottom", bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=1))
+            ax.text(
+                (x[e.src] + x[e.dst]) / 2,
+                (y0 + y1) / 2,
+                e.label,
+                fontsize=9,
+                color=colour,
+                ha="center",
+                va="bottom",
+                bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=1),
+            )
     for t, n, text in events:
         ax.plot([x[n]], [y(t)], marker="*", color="#c62828", ms=14)
         ax.text(x[n], y(t), f"  {text}", color="#c62828", fontsize=9, va="center")
@@ -107,6 +149,7 @@ def _rows(times: list, gap_ms: float) -> list:
 def _row_of(times: list, rows: list):
     """Map a time to its row (times in between interpolate)."""
     import numpy as np
+
     if not times:
         return lambda t: 0.0
     return lambda t: float(np.interp(t, times, rows))
@@ -119,14 +162,25 @@ def _label_rows(ax, times: list, rows: list, gap_ms: float, width: int) -> None:
         return
     step = max(1, len(times) // 40)  # at most ~40 labels
     shown = list(range(0, len(times), step))
-    ax.set_yticks([rows[i] for i in shown],
-                  [f"{times[i]:.0f} ms" if times[i] >= 10 else f"{times[i]:.1f} ms" for i in shown], fontsize=8)
+    ax.set_yticks(
+        [rows[i] for i in shown],
+        [f"{times[i]:.0f} ms" if times[i] >= 10 else f"{times[i]:.1f} ms" for i in shown],
+        fontsize=8,
+    )
     for i in range(1, len(times)):
         gap = times[i] - times[i - 1]
         if gap > gap_ms:
             mid = rows[i] - 1
             ax.axhline(mid, color="#9e9e9e", lw=0.8, ls=(0, (4, 3)), zorder=0)
-            ax.text((width - 1) / 2, mid, f"{gap:.0f} ms later", fontsize=8, color="#616161", ha="center",
-                    va="center", bbox=dict(facecolor="white", edgecolor="none", pad=1))
+            ax.text(
+                (width - 1) / 2,
+                mid,
+                f"{gap:.0f} ms later",
+                fontsize=8,
+                color="#616161",
+                ha="center",
+                va="center",
+                bbox=dict(facecolor="white", edgecolor="none", pad=1),
+            )
     ax.set_ylim(rows[-1] + 0.6, -0.6)  # time flows downwards
     ax.set_ylabel("simulated time (one row per moment; not to scale)")

@@ -8,6 +8,7 @@ Everything is seeded: the same call prints the same numbers, so the notebooks qu
 
 Taught in notebooks/02_acks_and_durability and notebooks/04_idempotent_producer.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -24,46 +25,64 @@ ACKS_SETTINGS = {
 
 def _progress(items, desc):
     from tqdm.auto import tqdm
+
     return tqdm(items, desc=desc, leave=False)
 
 
 def _tally(results) -> dict:
     counts = [r.result.outcome_table() for r in results]
     sent = sum(c["sent"] for c in counts)
-    return {"trials": len(results),
-            "trials with loss": sum(1 for r in results if "lost" in r.result.found),
-            "trials with duplicates": sum(1 for r in results if "duplicate" in r.result.found),
-            "sent": sent,
-            "lost": sum(c["lost (acknowledged)"] for c in counts),
-            "duplicated": sum(c["duplicated"] for c in counts),
-            "not delivered (producer told)": sum(c["not delivered (producer told)"] for c in counts),
-            "violations": sum(1 for r in results if not r.result.valid)}
+    return {
+        "trials": len(results),
+        "trials with loss": sum(1 for r in results if "lost" in r.result.found),
+        "trials with duplicates": sum(1 for r in results if "duplicate" in r.result.found),
+        "sent": sent,
+        "lost": sum(c["lost (acknowledged)"] for c in counts),
+        "duplicated": sum(c["duplicated"] for c in counts),
+        "not delivered (producer told)": sum(c["not delivered (producer told)"] for c in counts),
+        "violations": sum(1 for r in results if not r.result.valid),
+    }
 
 
-def loss_vs_acks(seeds=range(20), settings=ACKS_SETTINGS, kinds=CRASH_FAULTS, messages: int = 30,
-                 faults: int = 3, min_insync_replicas: int = 2,
-                 unclean_leader_election_enable: bool = False) -> dict[str, dict]:
+def loss_vs_acks(
+    seeds=range(20),
+    settings=ACKS_SETTINGS,
+    kinds=CRASH_FAULTS,
+    messages: int = 30,
+    faults: int = 3,
+    min_insync_replicas: int = 2,
+    unclean_leader_election_enable: bool = False,
+) -> dict[str, dict]:
     """Random crash/pause schedules (including an ISR shrink followed by the leader's death), the
     same ones for every setting; lost writes per setting."""
     out = {}
-    topic = {"min_insync_replicas": min_insync_replicas,
-             "unclean_leader_election_enable": unclean_leader_election_enable}
+    topic = {
+        "min_insync_replicas": min_insync_replicas,
+        "unclean_leader_election_enable": unclean_leader_election_enable,
+    }
     for label, config in settings.items():
-        results = [random_faults(seed=s, producer_config=config, messages=messages, faults=faults, kinds=kinds,
-                                 topic_config=topic)
-                   for s in _progress(list(seeds), label)]
+        results = [
+            random_faults(
+                seed=s, producer_config=config, messages=messages, faults=faults, kinds=kinds, topic_config=topic
+            )
+            for s in _progress(list(seeds), label)
+        ]
         out[label] = _tally(results)
     return out
 
 
 def duplicates_vs_idempotence(seeds=range(20), kinds=("lose_ack",), messages: int = 30, faults: int = 3) -> dict:
     """Lost ACKs (and whatever ``kinds`` adds), idempotence off and on, acks='all'."""
-    settings = {"idempotence off": {"acks": "all", "enable_idempotence": False},
-                "idempotence on": {"acks": "all", "enable_idempotence": True}}
+    settings = {
+        "idempotence off": {"acks": "all", "enable_idempotence": False},
+        "idempotence on": {"acks": "all", "enable_idempotence": True},
+    }
     out = {}
     for label, config in settings.items():
-        results = [random_faults(seed=s, producer_config=config, messages=messages, faults=faults, kinds=kinds)
-                   for s in _progress(list(seeds), label)]
+        results = [
+            random_faults(seed=s, producer_config=config, messages=messages, faults=faults, kinds=kinds)
+            for s in _progress(list(seeds), label)
+        ]
         out[label] = _tally(results)
     return out
 
@@ -76,8 +95,9 @@ LATENCY_SETTINGS = {
 }
 
 
-def latency_by_semantics(records: int = 500, seed: int = 0, settings=LATENCY_SETTINGS,
-                         latency_ms: float = 1.0, batch_size: int = 2000) -> dict[str, dict]:
+def latency_by_semantics(
+    records: int = 500, seed: int = 0, settings=LATENCY_SETTINGS, latency_ms: float = 1.0, batch_size: int = 2000
+) -> dict[str, dict]:
     """Two measurements in *simulated* time, no faults, 3 brokers, RF=3:
 
     - latency: 50 records, one every 5 ms (a light load), the mean and the largest time from
@@ -102,14 +122,18 @@ def latency_by_semantics(records: int = 500, seed: int = 0, settings=LATENCY_SET
         producer.flush()
         leader = cluster.leader_of("bench")
         cluster.run_until(lambda: cluster.brokers[leader].partitions[("bench", 0)].log.hw >= records, 60_000)
-        out[label] = {"mean ack latency ms": sum(waits) / len(waits), "max ack latency ms": max(waits),
-                      "records per simulated s": records / ((cluster.now - start) / 1000)}
+        out[label] = {
+            "mean ack latency ms": sum(waits) / len(waits),
+            "max ack latency ms": max(waits),
+            "records per simulated s": records / ((cluster.now - start) / 1000),
+        }
     return out
 
 
 def _bench_pair(seed, latency_ms, batch_size, config):
     from ..broker import Cluster
     from ..clients import KafkaProducer
+
     cluster = Cluster(brokers=3, seed=seed, latency_ms=latency_ms)
     cluster.create_topic("bench", replication_factor=3, min_insync_replicas=2)
     with warnings.catch_warnings():
@@ -138,7 +162,7 @@ def plot_rates(table: dict[str, dict], value: str, ax=None, title: str | None = 
         _, ax = plt.subplots(figsize=(6, 3))
     labels = list(table)
     values = [table[k][value] / (table[k][per] or 1) if per else table[k][value] for k in labels]
-    bars = ax.bar(labels, values, color=["#c62828", "#ef6c00", "#2e7d32", "#1565c0"][:len(labels)])
+    bars = ax.bar(labels, values, color=["#c62828", "#ef6c00", "#2e7d32", "#1565c0"][: len(labels)])
     ax.bar_label(bars, fmt="%.3g")
     ax.set_ylabel(value if not per else f"{value} / {per}")
     ax.set_title(title or value)

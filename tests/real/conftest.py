@@ -5,6 +5,7 @@ two brokers keep a working controller.
 Tests that damage the cluster (kill, pause) heal it before they return, as Jepsen does after a
 nemesis. Without Java 17+ or Maven every real-Kafka test is skipped with the reason (``-ra``).
 """
+
 import subprocess
 
 import pytest

@@ -1,4 +1,5 @@
 """A real 3-broker KRaft cluster: ready, replicated, and able to survive a leader crash."""
+
 import time
 
 import pytest
@@ -50,8 +51,7 @@ def test_killed_leader_is_replaced_and_produce_works(healthy, topic):
     cluster.kill(old)
     new = cluster.wait_for_leader(topic, 0, not_in=(old,))
     assert new != old and new in (1, 2, 3)
-    p = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all",
-                      request_timeout_ms=10000)
+    p = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", request_timeout_ms=10000)
     try:
         md = p.send(topic, b"after-failover", partition=0).get(timeout=60)
     finally:
@@ -82,29 +82,32 @@ def test_paused_follower_stays_in_isr_until_fenced(healthy, topic):
         # Only meaningful if the read came back before the 3 s fencing: on a loaded machine the
         # admin read itself (which may first try the paused broker) can take longer.
         read_in_time = time.monotonic() - t0 < 2.0
-        assert follower in isr or not read_in_time, (f"a just-paused follower must still be in the ISR (ISR before "
-                                 f"{isr_before}, {time.monotonic() - t0:.1f} s after pausing {isr})")
+        assert follower in isr or not read_in_time, (
+            f"a just-paused follower must still be in the ISR (ISR before "
+            f"{isr_before}, {time.monotonic() - t0:.1f} s after pausing {isr})"
+        )
         # A write with acks=1 lands on the leader only, so the follower starts to lag.
-        p = KafkaProducer(bootstrap_servers=cluster.live_bootstrap_servers(), acks=1,
-                          enable_idempotence=False)
+        p = KafkaProducer(bootstrap_servers=cluster.live_bootstrap_servers(), acks=1, enable_idempotence=False)
         try:
             p.send(topic, b"lagging", partition=0).get(timeout=30)
         finally:
             p.close(timeout=5)
-        assert _wait_until(lambda: follower not in cluster.isr_of(topic, 0), 60), \
+        assert _wait_until(lambda: follower not in cluster.isr_of(topic, 0), 60), (
             "the paused follower was never removed from the ISR"
+        )
         fenced = f"Fencing broker {follower} at epoch"
         others = [n for n in (*cluster.nodes, *cluster.controllers) if n != follower]  # the controller's log
-        assert any(fenced in cluster.broker_log(n, None) for n in others), \
+        assert any(fenced in cluster.broker_log(n, None) for n in others), (
             "expected the controller to fence the paused broker (session timeout)"
+        )
     finally:
         cluster.resume(follower)
-    assert _wait_until(lambda: follower in cluster.isr_of(topic, 0), 60), \
-        "the resumed follower never rejoined the ISR"
+    assert _wait_until(lambda: follower in cluster.isr_of(topic, 0), 60), "the resumed follower never rejoined the ISR"
 
 
 def _wait_until(cond, timeout_s: float) -> bool:
     import time
+
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if cond():

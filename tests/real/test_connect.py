@@ -1,4 +1,5 @@
 """An existing cluster shared by many learners: names are namespaced, local-only faults refuse."""
+
 import pytest
 from kafka import KafkaProducer
 

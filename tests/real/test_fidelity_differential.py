@@ -8,6 +8,7 @@ LocalCluster (conftest.py) serves the experiments that need at most one dead bro
 unclean election need a controller that survives two, so they share one module cluster with a
 separate KRaft controller.
 """
+
 import contextlib
 import warnings
 
@@ -33,6 +34,7 @@ def both(cluster):
             backends.append(real_backend)
             real = experiment(real_backend)
         return sim, real
+
     yield run
     for b in backends:
         b.close_clients()
@@ -49,8 +51,11 @@ def test_1_strict_min_isr_high_watermark(both):
 
 def test_3_kafka_python_commits_a_transaction_whose_send_failed(both):
     sim, real = both(fidelity.transaction_with_a_failed_send)
-    assert real == sim == {"x": "ok", "y": "KafkaTimeoutError", "commit": "ok",
-                           "read_committed_a": [b"x"], "read_committed_b": []}
+    assert (
+        real
+        == sim
+        == {"x": "ok", "y": "KafkaTimeoutError", "commit": "ok", "read_committed_a": [b"x"], "read_committed_b": []}
+    )
 
 
 def test_4_an_expired_idempotent_batch_the_simulator_sends_the_next_one_kafka_python_does_not(both):
@@ -67,8 +72,7 @@ def test_4_an_expired_idempotent_batch_the_simulator_sends_the_next_one_kafka_py
 
 def test_9_zombie_send_and_commit(both):
     sim, real = both(fidelity.zombie_transactional_send)
-    assert real == sim == {"late": "InvalidProducerEpochError", "commit": "KafkaError",
-                           "read_committed": []}
+    assert real == sim == {"late": "InvalidProducerEpochError", "commit": "KafkaError", "read_committed": []}
 
 
 @pytest.fixture(scope="module")
@@ -102,11 +106,15 @@ def test_5_acks0_to_a_deposed_leader_loses_only_the_election_window(both):
     assert real == sim == {"last_10_kept": True}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "measured twice on a LocalCluster with a separate controller: after the unclean election the "
-    "kafka-python 3.0.12 consumer read nothing within 30 s (its metadata refreshes kept failing on "
-    "the dead brokers), so the seek to the divergence point could not be observed; the simulator "
-    "reads new0..new5 from offset 3. Not yet explained: strict, so a fix shows up as XPASS"))
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "measured twice on a LocalCluster with a separate controller: after the unclean election the "
+        "kafka-python 3.0.12 consumer read nothing within 30 s (its metadata refreshes kept failing on "
+        "the dead brokers), so the seek to the divergence point could not be observed; the simulator "
+        "reads new0..new5 from offset 3. Not yet explained: strict, so a fix shows up as XPASS"
+    ),
+)
 def test_8_the_consumer_seeks_to_the_divergence_point(separate):
     sim, real = _differential(separate, fidelity.consumer_after_unclean_election)
     assert real == sim == {"read_before": 6, "read_after": [(3 + i, f"new{i}".encode()) for i in range(6)]}

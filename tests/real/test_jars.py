@@ -1,4 +1,5 @@
 """Jar resolution: versions in sync with pom.xml, clear errors when Java or Maven is missing."""
+
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -31,17 +32,21 @@ def test_cache_dir_is_overridable(monkeypatch, tmp_path):
     assert jars.kafka_jar_dir() == tmp_path / "jars" / f"kafka-{jars.KAFKA_VERSION}"
 
 
-@pytest.mark.parametrize("name,artifact", [
-    ("scala-library-2.13.18.jar", "scala-library"),
-    ("spark-sql-kafka-0-10_2.13-4.0.0.jar", "spark-sql-kafka-0-10_2.13"),
-    ("kafka-clients-3.9.0.jar", "kafka-clients"),
-    ("jsr305-3.0.0.jar", "jsr305"),
-])
+@pytest.mark.parametrize(
+    "name,artifact",
+    [
+        ("scala-library-2.13.18.jar", "scala-library"),
+        ("spark-sql-kafka-0-10_2.13-4.0.0.jar", "spark-sql-kafka-0-10_2.13"),
+        ("kafka-clients-3.9.0.jar", "kafka-clients"),
+        ("jsr305-3.0.0.jar", "jsr305"),
+    ],
+)
 def test_artifact_name_strips_the_version(name, artifact):
     assert jars._artifact_name(name) == artifact
 
 
 def test_spark_connector_jars_is_the_public_name():
     import inspect
+
     sig = inspect.signature(jars.spark_connector_jars)
     assert list(sig.parameters) == ["spark_version"]

@@ -5,12 +5,30 @@ from course_lib.real.measure import claim_verdicts, percentile
 
 ROWS = [
     {"configuration": "acks=0", "messages": 3000, "msg/s": 18000, "p50 ms": 1.0, "p99 ms": 2.0},
-    {"configuration": "acks=1", "messages": 3000, "msg/s": 20000, "p50 ms": 23.3, "p99 ms": 40.4,
-     "one-at-a-time p50 ms": 1.1},
-    {"configuration": "acks=all", "messages": 3000, "msg/s": 20000, "p50 ms": 49.7, "p99 ms": 57.6,
-     "one-at-a-time p50 ms": 4.2},
-    {"configuration": "acks=all, idempotent", "messages": 3000, "msg/s": 9000, "p50 ms": 114.6,
-     "p99 ms": 161.9, "one-at-a-time p50 ms": 5.4},
+    {
+        "configuration": "acks=1",
+        "messages": 3000,
+        "msg/s": 20000,
+        "p50 ms": 23.3,
+        "p99 ms": 40.4,
+        "one-at-a-time p50 ms": 1.1,
+    },
+    {
+        "configuration": "acks=all",
+        "messages": 3000,
+        "msg/s": 20000,
+        "p50 ms": 49.7,
+        "p99 ms": 57.6,
+        "one-at-a-time p50 ms": 4.2,
+    },
+    {
+        "configuration": "acks=all, idempotent",
+        "messages": 3000,
+        "msg/s": 9000,
+        "p50 ms": 114.6,
+        "p99 ms": 161.9,
+        "one-at-a-time p50 ms": 5.4,
+    },
     {"configuration": "transactions of 10", "messages": 530, "msg/s": 265, "p50 ms": 37.3, "p99 ms": 50.9},
     {"configuration": "transactions of 100", "messages": 3000, "msg/s": 2650, "p50 ms": 40.1, "p99 ms": 60.0},
 ]
@@ -33,10 +51,18 @@ def test_tradeoff_text_hides_acks0_latency():
 
 
 def test_fidelity_text_counts_agreement():
-    rows = [{"scenario": "a", "parameters": {"x": 1}, "simulator": ["lost"], "real Kafka": ["lost"], "agree": True},
-            {"scenario": "b", "parameters": {}, "simulator": [], "real Kafka": ["duplicate"], "agree": False},
-            {"scenario": "c", "parameters": {}, "simulator": [], "real Kafka": None, "agree": None,
-             "why not": "c needs the fault(s) ['schedule'] ..."}]
+    rows = [
+        {"scenario": "a", "parameters": {"x": 1}, "simulator": ["lost"], "real Kafka": ["lost"], "agree": True},
+        {"scenario": "b", "parameters": {}, "simulator": [], "real Kafka": ["duplicate"], "agree": False},
+        {
+            "scenario": "c",
+            "parameters": {},
+            "simulator": [],
+            "real Kafka": None,
+            "agree": None,
+            "why not": "c needs the fault(s) ['schedule'] ...",
+        },
+    ]
     text = lab.fidelity_text(rows)
     assert "1 of 2 run on both agree" in text and " NO" in text
     assert text.endswith("- c: c needs the fault(s) ['schedule'] ...")
@@ -47,6 +73,7 @@ def test_lab_is_skipped_with_the_reason_without_a_jvm(monkeypatch):
 
     def missing():
         raise jars.JvmToolMissing("No 'java' found on PATH (Java 17+ is needed).")
+
     monkeypatch.setattr(jars, "check_jvm_tools", missing)
     kafka, why = lab.start_lab()
     assert kafka is None and "skipped" in why and "Java 17+" in why
@@ -59,9 +86,10 @@ def test_percentile():
 
 
 def test_bench_rejects_unknown_names(capsys):
-    from bench.__main__ import main
+    from bench.__main__ import CHOICES, main
+
     assert main(["nonsense"]) == 2
-    from bench.__main__ import CHOICES
+
     assert f"choose from {', '.join(CHOICES)}" in capsys.readouterr().err
 
 
@@ -70,6 +98,7 @@ def test_bench_real_without_jvm_says_why(monkeypatch, capsys):
 
     def missing():
         raise jars.JvmToolMissing("No 'java' found on PATH (Java 17+ is needed).")
+
     monkeypatch.setattr(jars, "check_jvm_tools", missing)
     assert main(["real"]) == 1
     assert "real-Kafka benchmark skipped" in capsys.readouterr().err

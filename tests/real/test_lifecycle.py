@@ -1,4 +1,5 @@
 """Starting and stopping leaves nothing behind; bad starts fail with a message that says why."""
+
 import os
 import signal
 import socket
@@ -48,8 +49,7 @@ def test_jvms_die_when_the_python_parent_is_killed(tmp_path):
         os.kill(os.getpid(), 9)
     """)
     env = {**os.environ, "PYTHONPATH": os.getcwd()}
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=180, env=env)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=180, env=env)
     assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
     tag = proc.stdout.strip().splitlines()[-1]
     assert tag.startswith("course-kafka-")

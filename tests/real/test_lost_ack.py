@@ -1,5 +1,6 @@
 """The core course claim, on a real broker: a lost produce ACK makes a retrying producer write a
 duplicate unless it is idempotent."""
+
 import pytest
 from kafka import KafkaProducer
 
@@ -12,17 +13,24 @@ def _produce_one_with_lost_ack(cluster, topic, **producer_config) -> list[bytes]
     leader = cluster.drop_next_produce_response(topic, 0)
     proxy = cluster.proxy(leader)
     dropped_before = len(proxy.stats.dropped_responses)
-    p = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", retries=5,
-                      max_in_flight_requests_per_connection=1, retry_backoff_ms=100,
-                      request_timeout_ms=10000, **producer_config)
+    p = KafkaProducer(
+        bootstrap_servers=cluster.bootstrap_servers,
+        acks="all",
+        retries=5,
+        max_in_flight_requests_per_connection=1,
+        retry_backoff_ms=100,
+        request_timeout_ms=10000,
+        **producer_config,
+    )
     try:
         md = p.send(topic, b"order-42", partition=0).get(timeout=60)
         p.flush()
     finally:
         p.close(timeout=5)
     assert md.offset >= 0, "the retried send must finally succeed"
-    assert len(proxy.stats.dropped_responses) == dropped_before + 1, \
+    assert len(proxy.stats.dropped_responses) == dropped_before + 1, (
         "the proxy did not drop a produce response: the experiment did not happen"
+    )
     return [r.value for r in read_all(cluster.bootstrap_servers, topic)]
 
 

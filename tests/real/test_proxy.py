@@ -2,6 +2,7 @@
 
 No JVM needed: a tiny framed echo server plays the broker.
 """
+
 import socket
 import struct
 import threading

@@ -6,6 +6,7 @@ expects (an unsafe configuration must show its anomaly, a safe one must show non
 scenario real Kafka cannot run (``random_faults``: a schedule replayed on a virtual clock) must
 say why.
 """
+
 import pytest
 
 from course_lib.real.fidelity import FIDELITY_CASES, fidelity_table
@@ -18,9 +19,11 @@ def table(cluster):
     return fidelity_table(cluster)
 
 
-@pytest.mark.parametrize("case", range(len(FIDELITY_CASES)),
-                         ids=[f"{n}-{'-'.join(f'{k}={v}' for k, v in kw.items())}"
-                              for n, kw in FIDELITY_CASES])
+@pytest.mark.parametrize(
+    "case",
+    range(len(FIDELITY_CASES)),
+    ids=[f"{n}-{'-'.join(f'{k}={v}' for k, v in kw.items())}" for n, kw in FIDELITY_CASES],
+)
 def test_real_kafka_shows_what_the_simulator_shows(table, case):
     row = table[case]
     assert row["simulator"] == row["expected"]
@@ -30,16 +33,15 @@ def test_real_kafka_shows_what_the_simulator_shows(table, case):
     real = row["real"]
     assert row["why not"] is None
     assert row["real Kafka"] == row["expected"], (
-        f"{row['scenario']} {row['parameters']} on real Kafka: {real.result.summary()} "
-        f"(notes {real.notes})")
+        f"{row['scenario']} {row['parameters']} on real Kafka: {real.result.summary()} (notes {real.notes})"
+    )
     assert real.result.valid, real.result.summary()
     assert real.result.final_read
     assert real.backend == "kafka"
 
 
 def _row(table, name, **params):
-    (row,) = [r for r in table if r["scenario"] == name
-              and all(r["parameters"].get(k) == v for k, v in params.items())]
+    (row,) = [r for r in table if r["scenario"] == name and all(r["parameters"].get(k) == v for k, v in params.items())]
     return row
 
 

@@ -5,6 +5,7 @@ topic settings the scenario asked for being the ones the broker has.
 (The bug this guards against: a scenario created ``alice.alice.x`` with its settings, then wrote
 to ``alice.x``, which the broker auto-created with defaults - and the checker found nothing.)
 """
+
 import threading
 
 import pytest
@@ -17,9 +18,14 @@ from course_lib.scenarios import run_scenario
 pytestmark = pytest.mark.real_kafka
 
 #: the scenarios whose faults are client-side only (crashes and freezes of the learner's own apps)
-CLIENT_ONLY = [("aborted_transaction", {}), ("zombie_fencing", {}), ("transaction_timeout", {}),
-               ("consumer_crash", {"semantics": "at-least-once", "crash_point": "after_process"}),
-               ("consume_transform_produce", {}), ("external_store_exactly_once", {})]
+CLIENT_ONLY = [
+    ("aborted_transaction", {}),
+    ("zombie_fencing", {}),
+    ("transaction_timeout", {}),
+    ("consumer_crash", {"semantics": "at-least-once", "crash_point": "after_process"}),
+    ("consume_transform_produce", {}),
+    ("external_store_exactly_once", {}),
+]
 LEARNERS = ("alice", "bob")
 
 
@@ -48,8 +54,11 @@ def runs(cluster):
 
 def _once(name: str, learner: str) -> bool:
     others = [p for p in LEARNERS if p != learner]
-    return (name.startswith(f"{learner}.") and not name.startswith(f"{learner}.{learner}.")
-            and not any(f"{o}." in name for o in others))
+    return (
+        name.startswith(f"{learner}.")
+        and not name.startswith(f"{learner}.{learner}.")
+        and not any(f"{o}." in name for o in others)
+    )
 
 
 def test_every_scenario_passes_for_both_learners(runs):
@@ -93,8 +102,9 @@ def test_the_broker_has_the_topic_settings_the_scenario_asked_for(runs, cluster)
                     assert len(parts) == asked["partitions"]
                     if "replication_factor" in asked:
                         assert all(len(p["replica_nodes"]) == asked["replication_factor"] for p in parts)
-                    configs = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)],
-                                                     config_filter="all")
+                    configs = admin.describe_configs(
+                        [ConfigResource(ConfigResourceType.TOPIC, topic)], config_filter="all"
+                    )
                     have = _config_values(configs, topic)
                     for key in ("min.insync.replicas", "unclean.leader.election.enable"):
                         if key in asked:

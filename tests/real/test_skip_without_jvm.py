@@ -1,4 +1,5 @@
 """Without Java or Maven the real-Kafka tests are skipped - visibly, with the reason."""
+
 import os
 import subprocess
 import sys
@@ -14,9 +15,23 @@ def test_real_kafka_tests_skip_with_reason_when_java_is_missing(tmp_path):
     (bindir / "python").symlink_to(sys.executable)
     env = {k: v for k, v in os.environ.items() if k != "JAVA_HOME"}
     env["PATH"] = str(bindir)
-    out = subprocess.run([sys.executable, "-m", "pytest", "-ra", "-q", "-p", "no:cacheprovider",
-                          str(ROOT / "tests" / "real" / "test_cluster.py")],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-ra",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            str(ROOT / "tests" / "real" / "test_cluster.py"),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     text = out.stdout + out.stderr
     assert out.returncode == 0, text[-3000:]
     assert "SKIPPED" in text and "real Kafka unavailable" in text, text[-3000:]

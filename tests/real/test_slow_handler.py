@@ -5,6 +5,7 @@ same observable outcome - the slow member is thrown out of its group, its late c
 member's uncommitted records again), and the slow member's next ``poll()`` rejoins.
 
 The simulator's half runs everywhere; the real half needs Java and Maven (marker ``real_kafka``)."""
+
 import time
 
 import pytest
@@ -50,5 +51,8 @@ def test_records_deleted_before_they_were_read_are_never_processed(cluster):
     from course_lib.real.groups import deleted_before_read
 
     got = deleted_before_read(cluster)
-    assert got == {"committed_before": 4, "read_after": ["msg-8", "msg-9"],
-                   "never_processed": ["msg-4", "msg-5", "msg-6", "msg-7"]}
+    assert got == {
+        "committed_before": 4,
+        "read_after": ["msg-8", "msg-9"],
+        "never_processed": ["msg-4", "msg-5", "msg-6", "msg-7"],
+    }

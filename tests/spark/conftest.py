@@ -1,6 +1,7 @@
 """Fixtures of the Spark lab tests: skip (with the reason) when Java, pyspark, the connector jars
 or the Kafka jars are missing; one Kafka cluster and one kill/restart experiment per session,
 shared by the tests that check its outcome (a Spark job start costs 6-12 s on 2 cores)."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,12 +9,12 @@ import pytest
 
 def _spark_skip_reason() -> str | None:
     from course_lib.spark.session import cached_connector_jars, spark_unavailable_reason
+
     reason = spark_unavailable_reason()
     if reason:
         return reason
     if cached_connector_jars() is None:
-        return ("Spark's Kafka connector jars are not available from the Maven step: "
-                f"{cached_connector_jars.last_error}")
+        return f"Spark's Kafka connector jars are not available from the Maven step: {cached_connector_jars.last_error}"
     return None
 
 
@@ -28,6 +29,7 @@ def spark_ready():
 @pytest.fixture(scope="session")
 def spark(spark_ready):
     from course_lib.spark.session import SparkUnavailable, get_spark
+
     try:
         return get_spark(master="local[2]")
     except SparkUnavailable as exc:
@@ -55,9 +57,15 @@ def experiment(kafka_cluster, tmp_path_factory):
     """Three window kills (one per sink), one seeded random kill with a broker SIGKILLed in the
     same run, then the final run: the scenario every outcome test below reads."""
     from course_lib.spark.harness import ExperimentOptions, run_experiment
+
     opts = ExperimentOptions(n_orders=800, kills=4, seed=7, broker_kill_run=3)
-    result = run_experiment(kafka_cluster.bootstrap_servers, tmp_path_factory.mktemp("spark-lab"),
-                            opts, cluster=kafka_cluster, progress=False)
+    result = run_experiment(
+        kafka_cluster.bootstrap_servers,
+        tmp_path_factory.mktemp("spark-lab"),
+        opts,
+        cluster=kafka_cluster,
+        progress=False,
+    )
     print(f"\nexperiment seed={opts.seed}:")
     result.print_table()
     for e in result.timeline:

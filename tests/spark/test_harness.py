@@ -1,18 +1,21 @@
 """The kill/restart experiment: exactly-once sinks stay exact, the Kafka sink duplicates."""
+
 import pytest
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(900)]
 
 
 def test_the_job_was_killed_at_least_three_times_in_the_planned_ways(experiment):
-    crashes = [op.value for op in experiment.history
-               if op.process == "nemesis" and op.f == "crash" and "run" in op.value]
+    crashes = [
+        op.value for op in experiment.history if op.process == "nemesis" and op.f == "crash" and "run" in op.value
+    ]
     assert len(crashes) >= 3, experiment.timeline
     windows = {c["sink"] for c in crashes if c["moment"] == "window"}
     assert windows == {"kafka", "store", "files"}, experiment.timeline
     assert any(c["moment"].startswith("random") for c in crashes)
-    assert any("broker" in op.value for op in experiment.history
-               if op.process == "nemesis" and op.f == "crash"), "the broker kill did not happen"
+    assert any("broker" in op.value for op in experiment.history if op.process == "nemesis" and op.f == "crash"), (
+        "the broker kill did not happen"
+    )
     assert [r["exit"] for r in experiment.runs][-1] == 0
 
 
@@ -29,8 +32,11 @@ def test_foreachbatch_store_is_exactly_once(experiment):
     assert o["lost"] == [] and o["duplicated"] == {} and o["unexpected"] == []
     assert o["balances_ok"], "running balances differ from the input's"
     # The window kill made Spark hand the store a batch id it had committed: it was skipped.
-    trapped = [op.value["batch"] for op in experiment.history if op.f == "crash"
-               and op.value.get("moment") == "window" and op.value.get("sink") == "store"]
+    trapped = [
+        op.value["batch"]
+        for op in experiment.history
+        if op.f == "crash" and op.value.get("moment") == "window" and op.value.get("sink") == "store"
+    ]
     assert set(trapped) <= set(o["replays_skipped"])
 
 
@@ -46,8 +52,11 @@ def test_kafka_sink_duplicates_the_batch_killed_in_the_window(experiment):
     o = experiment.outcomes["kafka"]
     assert o["lost"] == [] and o["unexpected"] == []
     assert o["duplicated"], "the window kill should have made the Kafka sink write a batch twice"
-    trapped = {op.value["batch"] for op in experiment.history if op.f == "crash"
-               and op.value.get("moment") == "window" and op.value.get("sink") == "kafka"}
+    trapped = {
+        op.value["batch"]
+        for op in experiment.history
+        if op.f == "crash" and op.value.get("moment") == "window" and op.value.get("sink") == "kafka"
+    }
     batches = {e["batch"] for e in experiment.evidence["kafka"]}
     assert trapped <= batches, (trapped, batches)
     for e in experiment.evidence["kafka"]:
@@ -71,6 +80,7 @@ def test_the_course_checker_agrees(experiment):
 
 def test_history_round_trips_as_jsonl(experiment):
     from course_lib.history import History
+
     text = experiment.history.to_jsonl()
     assert History.from_jsonl(text).to_jsonl() == text
 

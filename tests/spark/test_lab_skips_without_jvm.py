@@ -1,5 +1,6 @@
 """notebooks/10 on a machine without Java and Maven: every cell runs, and the lab says it was
 skipped and why - no cluster start, no JvmToolMissing, no NameError in later cells."""
+
 import os
 import subprocess
 import sys
@@ -28,8 +29,13 @@ def test_spark_lab_cells_all_say_skipped_without_java(tmp_path):
     env["PATH"] = str(bindir)
     env["PYTHONPATH"] = str(ROOT)
     out_nb = tmp_path / "out.ipynb"
-    run = subprocess.run([sys.executable, "-c", RUN, str(NOTEBOOK), str(NOTEBOOK.parent), str(out_nb)],
-                         env=env, capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-c", RUN, str(NOTEBOOK), str(NOTEBOOK.parent), str(out_nb)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, (run.stdout + run.stderr)[-3000:]  # a cell raising fails here
     cells = [c for c in nbformat.read(out_nb, as_version=4).cells if c.cell_type == "code"]
     texts = ["".join(o.get("text", "") for o in c["outputs"] if o["output_type"] == "stream") for c in cells]

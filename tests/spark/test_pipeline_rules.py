@@ -1,4 +1,5 @@
 """Spark's validation rules agree with the Python reference on every line of the data set."""
+
 import pytest
 
 from course_lib.spark import orders as ref
@@ -17,7 +18,11 @@ def test_spark_and_python_classify_every_line_alike(spark):
     want = {i: ref.validate(line)[0] for i, line in enumerate(lines)}
     assert got == want
     enriched = enrich(validated.where("reason = 'ok'"))
-    total = {r["account"]: r["cents"] for r in
-             enriched.groupBy("account").agg({"signed_cents": "sum"})
-             .withColumnRenamed("sum(signed_cents)", "cents").collect()}
+    total = {
+        r["account"]: r["cents"]
+        for r in enriched.groupBy("account")
+        .agg({"signed_cents": "sum"})
+        .withColumnRenamed("sum(signed_cents)", "cents")
+        .collect()
+    }
     assert total == ref.expected(lines)["balances_cents"]

@@ -1,4 +1,5 @@
 """The SparkSession helper's errors say what is wrong and what to do (no JVM started)."""
+
 import pytest
 
 from course_lib.spark import session

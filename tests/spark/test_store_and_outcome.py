@@ -1,4 +1,5 @@
 """The foreachBatch writer's idempotence and the sink readers, without Spark or Kafka."""
+
 import json
 
 from course_lib.spark import outcome
@@ -6,16 +7,27 @@ from course_lib.spark.pipeline import write_batch_to_store
 
 
 def _orders(n, start=0):
-    return [{"src_partition": 0, "src_offset": start + i, "order_id": f"o-{start + i:06d}",
-             "account": "acct-001", "kind": "order", "amount_cents": 100, "signed_cents": 100,
-             "event_time": "2026-01-05 09:00:00", "size_bucket": "small"} for i in range(n)]
+    return [
+        {
+            "src_partition": 0,
+            "src_offset": start + i,
+            "order_id": f"o-{start + i:06d}",
+            "account": "acct-001",
+            "kind": "order",
+            "amount_cents": 100,
+            "signed_cents": 100,
+            "event_time": "2026-01-05 09:00:00",
+            "size_bucket": "small",
+        }
+        for i in range(n)
+    ]
 
 
 def test_replayed_batch_id_is_skipped_by_the_idempotent_writer(tmp_path):
     db = tmp_path / "s.sqlite"
     dead = [{"src_partition": 0, "src_offset": 99, "reason": "not_json", "raw": "x"}]
     assert write_batch_to_store(db, 0, _orders(3), dead) is True
-    assert write_batch_to_store(db, 0, _orders(3), dead) is False   # the replay
+    assert write_batch_to_store(db, 0, _orders(3), dead) is False  # the replay
     store = outcome.read_store(db)
     assert len(store["orders"]) == 3 and len(store["dead_letters"]) == 1
     assert store["balances_cents"] == {"acct-001": 300}
@@ -36,7 +48,8 @@ def test_file_sink_reader_trusts_only_the_metadata_log(tmp_path):
     good.write_text(json.dumps({"order_id": "o-000001"}) + "\n")
     orphan.write_text(json.dumps({"order_id": "o-000001"}) + "\n")
     (tmp_path / "_spark_metadata" / "0").write_text(
-        "v1\n" + json.dumps({"path": f"file://{good}", "action": "add"}) + "\n")
+        "v1\n" + json.dumps({"path": f"file://{good}", "action": "add"}) + "\n"
+    )
     assert [r["order_id"] for r in outcome.read_file_sink(tmp_path)] == ["o-000001"]
     assert len(outcome.read_file_sink_naively(tmp_path)) == 2
 
