@@ -49,6 +49,8 @@ class OpName:
     BEGIN_TRANSACTION = "begin_transaction"
     SEND_OFFSETS = "send_offsets"
     END_TRANSACTION = "end_transaction"
+    LEFT_GROUP = "left_group"
+    TRUNCATION_DETECTED = "truncation_detected"
     ELECT = "elect"
     TRUNCATE = "truncate"
 

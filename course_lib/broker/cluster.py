@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..history import History, Nemesis
+from ..history import INFO, OK, History, Nemesis, OpName
 from ..sim import Network, Simulation
 from .broker import Broker, node_name
 from .controller import Controller
@@ -279,8 +279,8 @@ class Cluster:
         evidence = {"isolation_level": isolation_level, **({"aborted": aborted} if aborted else {})}
         self.history.record(
             "final-reader",
-            "ok" if settled else "info",
-            "final_read",
+            OK if settled else INFO,
+            OpName.FINAL_READ,
             rows,
             topic=topic,
             error=None if settled else "cluster did not settle before the final read",
@@ -290,14 +290,14 @@ class Cluster:
 
     # ---- hooks --------------------------------------------------------------------------------
     def record(self, process: str, f: str, value) -> None:
-        self.history.record(process, "info", f, value)
+        self.history.record(process, INFO, f, value)
 
     def on_truncate(self, broker, partition, removed) -> None:
         lost = [_decode(r.value) for b in removed if b.batch.control is None for r in b.batch.records]
         self.history.record(
             broker.node_id,
-            "info",
-            "truncate",
+            INFO,
+            OpName.TRUNCATE,
             lost,
             topic=partition.tp[0],
             partition=partition.tp[1],

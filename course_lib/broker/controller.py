@@ -39,6 +39,7 @@ from dataclasses import replace
 
 from kafka import errors as Errors
 
+from ..history import OpName
 from .broker import node_name
 from .protocol import AlterPartitionResponse, PartitionState, PartitionUpdate, TopicConfig
 
@@ -236,7 +237,7 @@ class Controller:
             self.unclean_elections += unclean
             self.cluster.record(
                 "controller",
-                "elect",
+                OpName.ELECT,
                 {
                     "partition": tp[1],
                     "topic": tp[0],

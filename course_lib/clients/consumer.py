@@ -40,7 +40,7 @@ from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartiti
 
 from ..broker.broker import node_name
 from ..broker.protocol import ConsumerFetchRequest, ListOffsetsRequest, MetadataRequest, OffsetsForLeaderEpochRequest
-from ..history import _text
+from ..history import FAIL, INFO, Nemesis, OK, OpName, _text
 from .config import resolve_consumer_config
 from .rpc import Requests
 
@@ -190,7 +190,7 @@ class KafkaConsumer(Requests):
         state.position = state.fetch_offset = offset
         state.buffer.clear()
         state.fetching = None
-        self._history.record(self.node_id, "info", "seek", offset, topic=partition[0], partition=partition[1])
+        self._history.record(self.node_id, INFO, OpName.SEEK, offset, topic=partition[0], partition=partition[1])
 
     def seek_to_beginning(self, *partitions):
         for tp in partitions or self._partitions:
@@ -217,25 +217,25 @@ class KafkaConsumer(Requests):
         if self._group is None:
             raise Errors.IllegalStateError("commit() needs a group_id")
         offsets = self._offsets_to_commit(offsets)
-        op = self._history.invoke(self.node_id, "commit", _commit_value(offsets))
+        op = self._history.invoke(self.node_id, OpName.COMMIT, _commit_value(offsets))
         try:
             self._check_membership()
             self._call_group("offset_commit", self._commit_args(offsets), timeout_ms)
         except Exception as exc:
             self._history.complete(
-                op, "fail" if isinstance(exc, Errors.CommitFailedError) else "info", error=type(exc).__name__
+                op, FAIL if isinstance(exc, Errors.CommitFailedError) else INFO, error=type(exc).__name__
             )
             raise
-        self._history.complete(op, "ok")
+        self._history.complete(op, OK)
 
     def commit_async(self, offsets=None, callback=None):
         if self._group is None:
             raise Errors.IllegalStateError("commit_async() needs a group_id")
         offsets = self._offsets_to_commit(offsets)
-        op = self._history.invoke(self.node_id, "commit", _commit_value(offsets))
+        op = self._history.invoke(self.node_id, OpName.COMMIT, _commit_value(offsets))
 
         def done(error, result):
-            self._history.complete(op, "ok" if error is None else "info", error=error and error.__name__)
+            self._history.complete(op, OK if error is None else INFO, error=error and error.__name__)
             if callback is not None:
                 callback(
                     {TopicPartition(*tp): OffsetAndMetadata(o, "", -1) for tp, o in offsets.items()},
@@ -245,7 +245,7 @@ class KafkaConsumer(Requests):
         try:
             self._check_membership()
         except (Errors.CommitFailedError, Errors.RebalanceInProgressError) as exc:
-            self._history.complete(op, "fail", error=type(exc).__name__)
+            self._history.complete(op, FAIL, error=type(exc).__name__)
             if callback is not None:
                 callback({TopicPartition(*tp): OffsetAndMetadata(o, "", -1) for tp, o in offsets.items()}, exc)
             return
@@ -292,7 +292,7 @@ class KafkaConsumer(Requests):
         heartbeats stop for ``session_timeout_ms``."""
         self._closed = True
         self.alive = False
-        self._cluster.record("nemesis", "crash_client", {"client": self.node_id})
+        self._cluster.record("nemesis", Nemesis.CRASH_CLIENT, {"client": self.node_id})
 
     @property
     def positions(self) -> dict:
@@ -367,8 +367,8 @@ class KafkaConsumer(Requests):
             self._assigned_pending = {TopicPartition(*tp) for tp in result["assignment"]}
             self._history.record(
                 self.node_id,
-                "info",
-                "assigned",
+                INFO,
+                OpName.ASSIGNED,
                 sorted([list(tp) for tp in result["assignment"]]),
                 evidence={"generation": self._generation, "member_id": self._member_id},
             )
@@ -445,8 +445,8 @@ class KafkaConsumer(Requests):
             if 0 <= resp.end_offset < (state.fetch_offset or 0) and state.position is not None:
                 self._history.record(
                     self.node_id,
-                    "info",
-                    "truncation_detected",
+                    INFO,
+                    OpName.TRUNCATION_DETECTED,
                     {"partition": tp[1], "position": state.position, "diverging_offset": resp.end_offset},
                     topic=tp[0],
                 )
@@ -533,8 +533,8 @@ class KafkaConsumer(Requests):
             if not state.buffer and state.fetch_offset is not None:
                 state.position = state.fetch_offset
         for topic, values in rows.items():
-            op = self._history.invoke(self.node_id, "poll", None, topic)
-            self._history.complete(op, "ok", value=values)
+            op = self._history.invoke(self.node_id, OpName.POLL, None, topic)
+            self._history.complete(op, OK, value=values)
         self._advance()
         return out
 
@@ -600,8 +600,8 @@ class KafkaConsumer(Requests):
         until the next poll."""
         self._history.record(
             self.node_id,
-            "info",
-            "left_group",
+            INFO,
+            OpName.LEFT_GROUP,
             sorted([list(tp) for tp in self._partitions]),
             evidence={
                 "reason": f"no poll() for {idle_ms:g} ms > max_poll_interval_ms="

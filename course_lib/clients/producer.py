@@ -36,6 +36,7 @@ from kafka import errors as Errors
 from kafka.partitioner.default import murmur2
 
 from ..broker.broker import node_name
+from ..history import FAIL, INFO, INVOKE, OK, Nemesis, OpName
 from ..broker.protocol import InitProducerIdRequest, MetadataRequest, ProduceRequest, Record, RecordBatch
 from .config import resolve_producer_config
 from .future import FutureRecordMetadata, ProduceResult
@@ -160,7 +161,7 @@ class KafkaProducer(Requests, Transactions):
         tp = (topic, partition)
         now = self._sim.now
         # the message id in the history is the value (bytes are decoded when the history is read)
-        handle = (now, self.node_id, "invoke", "send", key if value is None else value, topic, partition)
+        handle = (now, self.node_id, INVOKE, OpName.SEND, key if value is None else value, topic, partition)
         self._history_pending.append(handle)  # History.note_invoke, inlined: this is the hot path
         record = _new_record(
             Record, (key, value, now if timestamp_ms is None else timestamp_ms, tuple(headers) if headers else ())
@@ -225,7 +226,7 @@ class KafkaProducer(Requests, Transactions):
         """The application process dies: queued and in-flight sends never get an outcome."""
         self._closed = True
         self.alive = False
-        self._cluster.record("nemesis", "crash_client", {"client": self.node_id})
+        self._cluster.record("nemesis", Nemesis.CRASH_CLIENT, {"client": self.node_id})
 
     @property
     def state(self) -> dict:
@@ -555,14 +556,14 @@ class KafkaProducer(Requests, Transactions):
     def _succeed(self, batch: _Batch, base_offset: int, evidence) -> None:
         if batch.errors:
             evidence = {**(evidence or {}), "retried_after": batch.errors}
-        self._history.note_completions(batch.handles, "ok", None if base_offset < 0 else base_offset, evidence=evidence)
+        self._history.note_completions(batch.handles, OK, None if base_offset < 0 else base_offset, evidence=evidence)
         self._incomplete -= len(batch.records)
         batch.result.succeed(base_offset)
 
     def _fail(self, batch: _Batch, exc: Exception, evidence) -> None:
         self._transaction_send_failed(exc)
         self._history.note_completions(
-            batch.handles, "info" if batch.maybe_appended else "fail", error=type(exc).__name__, evidence=evidence
+            batch.handles, INFO if batch.maybe_appended else FAIL, error=type(exc).__name__, evidence=evidence
         )
         self._incomplete -= len(batch.records)
         batch.result.fail(exc)

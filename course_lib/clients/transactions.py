@@ -22,6 +22,7 @@ from kafka import errors as Errors
 from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata
 
 from ..broker.group_coordinator import OFFSETS_TOPIC
+from ..history import FAIL, INFO, OK, OpName
 
 UNINITIALIZED, READY, IN_TRANSACTION, ABORTABLE_ERROR, FATAL_ERROR = (
     "UNINITIALIZED",
@@ -107,8 +108,8 @@ class Transactions:
         self.transaction_state = READY
         self._history.record(
             self.node_id,
-            "ok",
-            "init_transactions",
+            OK,
+            OpName.INIT_TRANSACTIONS,
             tid,
             evidence={"producer_id": self.producer_id, "producer_epoch": self.producer_epoch},
         )
@@ -119,7 +120,7 @@ class Transactions:
         self.transaction_state = IN_TRANSACTION
         self._txn_partitions = set()
         self._txn_count += 1
-        self._history.record(self.node_id, "ok", "begin_transaction", self._txn_count)
+        self._history.record(self.node_id, OK, OpName.BEGIN_TRANSACTION, self._txn_count)
 
     def send_offsets_to_transaction(self, offsets, group_metadata):
         tid = self._require_transactional("send_offsets_to_transaction")
@@ -156,8 +157,8 @@ class Transactions:
             ) from None
         self._history.record(
             self.node_id,
-            "ok",
-            "send_offsets",
+            OK,
+            OpName.SEND_OFFSETS,
             [[t, p, o] for (t, p), o in sorted(plain.items())],
             evidence={"transaction": self._txn_count},
         )
@@ -176,13 +177,13 @@ class Transactions:
                 f"Cannot commit: an earlier error ({self._txn_error}) means this transaction must be aborted"
             )
         self._require_state(what, IN_TRANSACTION, *(() if commit else (ABORTABLE_ERROR,)))
-        op = self._history.invoke(self.node_id, "end_transaction", self._txn_count)
+        op = self._history.invoke(self.node_id, OpName.END_TRANSACTION, self._txn_count)
         self.flush()
         if self.transaction_state == FATAL_ERROR:
-            self._history.complete(op, "fail", error="ProducerFencedError")
+            self._history.complete(op, FAIL, error="ProducerFencedError")
             raise self._in_error_state()
         if commit and self.transaction_state == ABORTABLE_ERROR:
-            self._history.complete(op, "fail", error="TransactionAbortableError")
+            self._history.complete(op, FAIL, error="TransactionAbortableError")
             raise Errors.KafkaError(f"Cannot commit: a send in this transaction failed ({self._txn_error}); abort it")
         try:
             if self._txn_partitions:
@@ -196,9 +197,9 @@ class Transactions:
                     },
                 )
         except Exception as exc:
-            self._history.complete(op, "info", error=type(exc).__name__)
+            self._history.complete(op, INFO, error=type(exc).__name__)
             raise
-        self._history.complete(op, "ok", value={"transaction": self._txn_count, "commit": commit})
+        self._history.complete(op, OK, value={"transaction": self._txn_count, "commit": commit})
         self.transaction_state = READY
         self._txn_partitions = set()
 
