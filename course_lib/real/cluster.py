@@ -49,6 +49,7 @@ from pathlib import Path
 from course_lib.real import jars
 from course_lib.real.connect import Namespaced
 from course_lib.real.proxy import KafkaProxy
+from course_lib.real.security import ClusterAuth
 
 WATCHDOG = Path(__file__).with_name("watchdog.py")
 
@@ -172,13 +173,16 @@ class LocalCluster(Namespaced):
                  wipe: bool = False, base_port: int | None = None, heap_mb: int = 512,
                  proxies: bool = True, broker_config: dict | None = None,
                  start_timeout_s: float = 120.0, progress: bool = True,
-                 fast_start: bool = True) -> None:
+                 fast_start: bool = True, auth: ClusterAuth | None = None) -> None:
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
         self.n = brokers
         self.heap_mb = heap_mb
         self.use_proxies = proxies
-        self.config = {**LAB_BROKER_CONFIG, **(broker_config or {})}
+        # auth: SASL SCRAM + ACLs for a shared workshop cluster (course_lib.real.security).
+        self.auth = auth
+        self.config = {**LAB_BROKER_CONFIG, **(auth.broker_properties() if auth else {}),
+                       **(broker_config or {})}
         if brokers < 3:  # a 1- or 2-broker cluster cannot host RF=3 internal topics
             for k in ("default.replication.factor", "offsets.topic.replication.factor",
                       "transaction.state.log.replication.factor",
@@ -351,9 +355,14 @@ class LocalCluster(Namespaced):
     def _client_facing_port(self, node: Node) -> int:
         return node.proxy_port if self.use_proxies else node.client_port
 
+    def client_auth(self) -> dict:
+        """kafka-python SASL arguments of the instructor (``{}`` on an open cluster)."""
+        return self.auth.admin_client_kwargs() if self.auth else {}
+
     def admin(self, **kwargs):
         from kafka.admin import KafkaAdminClient
         kwargs.setdefault("request_timeout_ms", 15000)
+        kwargs = {**self.client_auth(), **kwargs}
         return KafkaAdminClient(bootstrap_servers=self.live_bootstrap_servers(),
                                 client_id="course-admin", **kwargs)
 
@@ -541,8 +550,9 @@ class LocalCluster(Namespaced):
                 "advertised.listeners": f"CLIENT://127.0.0.1:{advertised},"
                                         f"REPLICATION://127.0.0.1:{n.replication_port}",
                 "inter.broker.listener.name": "REPLICATION",
-                "listener.security.protocol.map":
-                    "CLIENT:PLAINTEXT,REPLICATION:PLAINTEXT,CONTROLLER:PLAINTEXT",
+                "listener.security.protocol.map": (
+                    self.auth.listener_protocols() if self.auth else
+                    "CLIENT:PLAINTEXT,REPLICATION:PLAINTEXT,CONTROLLER:PLAINTEXT"),
                 "log.dirs": str(n.data_dir),
                 **self.config,
             }
@@ -553,7 +563,8 @@ class LocalCluster(Namespaced):
         for n in self.nodes.values():  # one JVM per node, in parallel: ~3 s instead of ~9 s
             cmd = [java, "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", classpath,
                    "kafka.tools.StorageTool", "format", "-t", self.cluster_id,
-                   "-c", str(n.config_path)]
+                   "-c", str(n.config_path),
+                   *(self.auth.format_arguments() if self.auth else [])]
             procs.append((n, subprocess.Popen(cmd, stdout=subprocess.PIPE,
                                               stderr=subprocess.STDOUT, text=True)))
         for n, p in procs:
@@ -628,13 +639,15 @@ class LocalCluster(Namespaced):
         while True:
             try:
                 p = KafkaProducer(bootstrap_servers=self.bootstrap_servers, acks="all",
-                                  request_timeout_ms=10000, max_block_ms=10000)
+                                  request_timeout_ms=10000, max_block_ms=10000,
+                                  **self.client_auth())
                 try:
                     p.send("__course_ready", marker, partition=0).get(timeout=15)
                 finally:
                     p.close(timeout=5)
                 c = KafkaConsumer(bootstrap_servers=self.bootstrap_servers,
-                                  enable_auto_commit=False, consumer_timeout_ms=10000)
+                                  enable_auto_commit=False, consumer_timeout_ms=10000,
+                                  **self.client_auth())
                 try:
                     tp = TopicPartition("__course_ready", 0)
                     c.assign([tp])
