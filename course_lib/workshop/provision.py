@@ -14,9 +14,16 @@ class ProvisionError(RuntimeError):
 
 def provision(admin, learners: list[Learner], passwords: dict[str, str]) -> None:
     """Create each learner's SCRAM-SHA-512 user and their prefixed ACLs."""
-    from kafka.admin import (ACL, ACLOperation, ACLPermissionType, ACLResourcePatternType,
-                             ResourcePattern, ResourceType, ScramMechanism,
-                             UserScramCredentialUpsertion)
+    from kafka.admin import (
+        ACL,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        ResourcePattern,
+        ResourceType,
+        ScramMechanism,
+        UserScramCredentialUpsertion,
+    )
     errors = admin.alter_user_scram_credentials([
         UserScramCredentialUpsertion(lr.name, ScramMechanism.SCRAM_SHA_512, passwords[lr.name])
         for lr in learners])
