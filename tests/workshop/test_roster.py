@@ -45,3 +45,16 @@ def test_broker_security_settings():
     assert auth.format_arguments() == ["--add-scram", "SCRAM-SHA-512=[name=instructor,password=pw]"]
     with pytest.raises(SecurityConfigError, match="password"):
         ClusterAuth(admin_password="a,b")
+
+
+def test_connection_files_keep_passwords_across_runs(tmp_path):
+    from course_lib.workshop.credentials import (
+        learner_passwords,
+        write_connection_files,
+    )
+    learners = parse_roster("ann\nbob\n")
+    first = learner_passwords(tmp_path, learners)
+    write_connection_files(tmp_path, "h:9092", learners, first)
+    assert learner_passwords(tmp_path, learners) == first
+    assert "KAFKA_USER=ann" in (tmp_path / "ann.env").read_text()
+    assert first["ann"] != first["bob"]
