@@ -33,6 +33,20 @@ def _send(cluster, user, topic):
         p.close(timeout=2)
 
 
+def test_command_provisions_and_writes_connection_files(cluster, tmp_path, monkeypatch):
+    from course_lib.workshop.__main__ import main
+    (tmp_path / "roster.txt").write_text("cat\n")
+    monkeypatch.setenv("KAFKA_INSTRUCTOR_PASSWORD", "pw")
+    args = [str(tmp_path / "roster.txt"), "--bootstrap", cluster.bootstrap_servers,
+            "--out", str(tmp_path / "out")]
+    assert main(args) == 0
+    env = dict(line.split("=", 1) for line in (tmp_path / "out" / "cat.env").read_text().split())
+    assert main(args) == 0  # a second run keeps the learner's password
+    assert (tmp_path / "out" / "cat.env").read_text().count(env["KAFKA_PASSWORD"]) == 1
+    PASSWORDS["cat"] = env["KAFKA_PASSWORD"]
+    assert _send(cluster, "cat", "cat.orders").offset >= 0  # auto-created under own prefix
+
+
 def test_learner_writes_own_prefix(cluster):
     assert _send(cluster, "ann", "ann.orders").offset >= 0
 
