@@ -97,6 +97,7 @@ def plan(learners: list[Learner], quota: Quota) -> list[str]:
             lines.append(f"user {lr.name}: allow {','.join(ops)} on {rtype} prefix "
                          f"{lr.prefix!r}")
         q = quota.as_config()
-        lines.append(f"user {lr.name}: quota " +
+        # Quotas are planned but not applied yet (provision.py sets users and ACLs only).
+        lines.append(f"user {lr.name}: NOT APPLIED YET - quota " +
                      ", ".join(f"{k}={v:g}" for k, v in q.items()))
     return lines
