@@ -50,6 +50,7 @@ from pathlib import Path
 from course_lib.real import jars
 from course_lib.real.connect import Namespaced
 from course_lib.real.proxy import KafkaProxy
+from course_lib.real.security import ClusterAuth
 
 WATCHDOG = Path(__file__).with_name("watchdog.py")
 
@@ -195,6 +196,7 @@ class LocalCluster(Namespaced):
         progress: bool = True,
         fast_start: bool = True,
         controllers: int = 0,
+        auth: ClusterAuth | None = None,
     ) -> None:
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
@@ -204,7 +206,9 @@ class LocalCluster(Namespaced):
         self.n_controllers = controllers
         self.heap_mb = heap_mb
         self.use_proxies = proxies
-        self.config = {**LAB_BROKER_CONFIG, **(broker_config or {})}
+        # auth: SASL SCRAM + ACLs for a shared workshop cluster (course_lib.real.security).
+        self.auth = auth
+        self.config = {**LAB_BROKER_CONFIG, **(auth.broker_properties() if auth else {}), **(broker_config or {})}
         if brokers < 3:  # a 1- or 2-broker cluster cannot host RF=3 internal topics
             for k in (
                 "default.replication.factor",
@@ -402,10 +406,15 @@ class LocalCluster(Namespaced):
     def _client_facing_port(self, node: Node) -> int:
         return node.proxy_port if self.use_proxies else node.client_port
 
+    def client_auth(self) -> dict:
+        """kafka-python SASL arguments of the instructor (``{}`` on an open cluster)."""
+        return self.auth.admin_client_kwargs() if self.auth else {}
+
     def admin(self, **kwargs):
         from kafka.admin import KafkaAdminClient
 
         kwargs.setdefault("request_timeout_ms", 15000)
+        kwargs = {**self.client_auth(), **kwargs}
         return KafkaAdminClient(bootstrap_servers=self.live_bootstrap_servers(), client_id="course-admin", **kwargs)
 
     def create_topic(
@@ -648,7 +657,11 @@ class LocalCluster(Namespaced):
         common = {
             "controller.quorum.voters": voters,
             "controller.listener.names": "CONTROLLER",
-            "listener.security.protocol.map": "CLIENT:PLAINTEXT,REPLICATION:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "listener.security.protocol.map": (
+                self.auth.listener_protocols()
+                if self.auth
+                else "CLIENT:PLAINTEXT,REPLICATION:PLAINTEXT,CONTROLLER:PLAINTEXT"
+            ),
         }
         combined = not self.controllers
         for n in self.nodes.values():
@@ -692,6 +705,7 @@ class LocalCluster(Namespaced):
                 self.cluster_id,
                 "-c",
                 str(n.config_path),
+                *(self.auth.format_arguments() if self.auth else []),
             ]
             procs.append((n, subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
         for n, p in procs:
@@ -781,14 +795,21 @@ class LocalCluster(Namespaced):
         while True:
             try:
                 p = KafkaProducer(
-                    bootstrap_servers=self.bootstrap_servers, acks="all", request_timeout_ms=10000, max_block_ms=10000
+                    bootstrap_servers=self.bootstrap_servers,
+                    acks="all",
+                    request_timeout_ms=10000,
+                    max_block_ms=10000,
+                    **self.client_auth(),
                 )
                 try:
                     p.send("__course_ready", marker, partition=0).get(timeout=15)
                 finally:
                     p.close(timeout=5)
                 c = KafkaConsumer(
-                    bootstrap_servers=self.bootstrap_servers, enable_auto_commit=False, consumer_timeout_ms=10000
+                    bootstrap_servers=self.bootstrap_servers,
+                    enable_auto_commit=False,
+                    consumer_timeout_ms=10000,
+                    **self.client_auth(),
                 )
                 try:
                     tp = TopicPartition("__course_ready", 0)

@@ -1,0 +1,107 @@
+"""The workshop roster: one learner per line, and what the cluster must grant each of them.
+
+A roster is a text file with one learner name per line (blank lines and ``#`` comments are
+ignored). Each learner gets a SCRAM user of the same name and owns every topic, consumer group
+and transactional id that starts with ``<name>.`` (prefixed ACLs), so learners can create what
+the lessons need without the instructor naming every topic in advance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from course_lib.real.security import SecurityConfigError, check_user_name
+
+
+class RosterError(ValueError):
+    """A roster the instructor must fix (the message names the line and what is wrong)."""
+
+
+@dataclass(frozen=True)
+class Quota:
+    """Per-user client quotas: a learner over them is throttled by the broker, not failed."""
+
+    producer_byte_rate: int = 1_000_000
+    consumer_byte_rate: int = 2_000_000
+    request_percentage: int = 50
+
+    def as_config(self) -> dict[str, float]:
+        return {
+            "producer_byte_rate": float(self.producer_byte_rate),
+            "consumer_byte_rate": float(self.consumer_byte_rate),
+            "request_percentage": float(self.request_percentage),
+        }
+
+
+# (resource type, operations) a learner gets on resources under their prefix. Idempotent
+# writes need no cluster-level IDEMPOTENT_WRITE since Kafka 3.0 (WRITE on a topic implies it).
+PREFIXED_GRANTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("TOPIC", ("ALL",)),
+    ("GROUP", ("ALL",)),
+    ("TRANSACTIONAL_ID", ("ALL",)),
+)
+
+
+@dataclass(frozen=True)
+class Learner:
+    name: str
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.name}."
+
+    @property
+    def principal(self) -> str:
+        return f"User:{self.name}"
+
+
+def parse_roster(text: str, source: str = "roster", reserved: tuple[str, ...] = ()) -> list[Learner]:
+    """Learners of a roster; a duplicate, an illegal or a reserved name is a :class:`RosterError`."""
+    seen: dict[str, int] = {}
+    learners = []
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        name = raw.split("#", 1)[0].strip()
+        if not name:
+            continue
+        try:
+            check_user_name(name, "learner name")
+        except SecurityConfigError as e:
+            raise RosterError(f"{source}:{lineno}: {e}") from None
+        if "." in name:  # the prefix separator: 'ann' and 'ann.b' would share 'ann.' resources
+            raise RosterError(
+                f"{source}:{lineno}: learner name {name!r} contains '.', which "
+                f"separates a learner's prefix from topic names; remove it"
+            )
+        key = name.lower()  # 'Ann' and 'ann' on one roster is a typo, not two people
+        if key in seen:
+            raise RosterError(
+                f"{source}:{lineno}: learner {name!r} is already on line {seen[key]}; each learner must appear once"
+            )
+        if key in {r.lower() for r in reserved}:
+            raise RosterError(f"{source}:{lineno}: {name!r} is the instructor's user name; rename the learner")
+        seen[key] = lineno
+        learners.append(Learner(name))
+    if not learners:
+        raise RosterError(f"{source}: no learner names found (one name per line)")
+    return learners
+
+
+def read_roster(path: str | Path, reserved: tuple[str, ...] = ()) -> list[Learner]:
+    p = Path(path)
+    if not p.is_file():
+        raise RosterError(f"roster file {str(p)!r} does not exist")
+    return parse_roster(p.read_text(), str(p), reserved)
+
+
+def plan(learners: list[Learner], quota: Quota) -> list[str]:
+    """Human-readable actions that provisioning performs (what ``--dry-run`` prints)."""
+    lines = []
+    for lr in learners:
+        lines.append(f"user {lr.name}: create SCRAM-SHA-512 credentials")
+        for rtype, ops in PREFIXED_GRANTS:
+            lines.append(f"user {lr.name}: allow {','.join(ops)} on {rtype} prefix {lr.prefix!r}")
+        q = quota.as_config()
+        # Quotas are planned but not applied yet (provision.py sets users and ACLs only).
+        lines.append(f"user {lr.name}: NOT APPLIED YET - quota " + ", ".join(f"{k}={v:g}" for k, v in q.items()))
+    return lines
