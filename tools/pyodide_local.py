@@ -63,23 +63,19 @@ def npm_pyodide(version: str | None = None) -> Path:
         reason = missing_tools()
         if reason:
             raise RuntimeError(reason)
-        prefix.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [
-                "npm",
-                "install",
-                "--loglevel=error",
-                "--no-save",
-                "--no-audit",
-                "--no-fund",
-                "--prefix",
-                str(prefix),
-                f"pyodide@{version}",
-            ],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
+        npm_install(prefix, f"pyodide@{version}")
     return package
+
+
+def npm_install(prefix: Path, spec: str) -> None:
+    """``npm install spec`` into its own cache folder (no package.json, no audit): the site and the
+    tests take files from there, so nothing is fetched at run time."""
+    prefix.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        ["npm", "install", "--loglevel=error", "--no-save", "--no-audit", "--no-fund", "--prefix", str(prefix), spec],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
 
 
 def _closure(packages: dict, roots) -> list[str]:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tools.pyodide_local import CACHE, PYODIDE_VERSION  # noqa: E402
+from tools.pyodide_local import CACHE, PYODIDE_VERSION, npm_install  # noqa: E402
 
 CDN_PYODIDE_URL = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/pyodide.js"
 # Lessons that run in a browser: 00-08 and lettered extras such as 05b (not 09/10: real Kafka, Spark).
@@ -224,22 +224,7 @@ def vendor_fontawesome(out: Path) -> bool:
     prefix = CACHE / f"npm-fontawesome-{FONTAWESOME}"
     package = prefix / "node_modules" / "@fortawesome" / "fontawesome-free"
     if not (package / "css" / "all.min.css").exists():
-        prefix.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [
-                "npm",
-                "install",
-                "--loglevel=error",
-                "--no-save",
-                "--no-audit",
-                "--no-fund",
-                "--prefix",
-                str(prefix),
-                f"@fortawesome/fontawesome-free@{FONTAWESOME}",
-            ],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
+        npm_install(prefix, f"@fortawesome/fontawesome-free@{FONTAWESOME}")
     target = out / "static" / "fontawesome"
     shutil.copytree(package / "css", target / "css", dirs_exist_ok=True)
     shutil.copytree(package / "webfonts", target / "webfonts", dirs_exist_ok=True)
