@@ -73,7 +73,9 @@ def _admin(args):
                 **client_kwargs(args.instructor, password),
             )
     except LoginFailed as e:
-        raise CommandError(f"{e} (the instructor is --instructor {args.instructor!r}, password from {PASSWORD_ENV})")
+        raise CommandError(
+            f"{e} (the instructor is --instructor {args.instructor!r}, password from {PASSWORD_ENV})"
+        ) from None
     try:
         check_authorizer(admin)
     except Exception:
