@@ -3,7 +3,7 @@ namespaced once, and the real adapter's timeline runs scheduled actions in order
 
 import pytest
 
-from course_lib.backend import BROKER_FAULTS, Backend, KafkaBackend, MissingFault, SimBackend, open_backend
+from course_lib.backend import Backend, KafkaBackend, MissingFault, SimBackend, open_backend
 from course_lib.history import Nemesis
 from course_lib.real.connect import connect
 from course_lib.scenarios import SCENARIOS, run_scenario
