@@ -142,4 +142,4 @@ for _name in (
     "subscribe",
     "partitions_for_topic",
 ):
-    setattr(LearnerConsumer, _name, _translated(getattr(KafkaConsumer, _name), LearnerConsumer._names))
+    setattr(LearnerConsumer, _name, _translated(getattr(LearnerConsumer, _name), LearnerConsumer._names))
