@@ -198,6 +198,24 @@ class RemoteCluster(Namespaced):
             )
         return config
 
+    def java_client_properties(self) -> dict[str, str]:
+        """The same connection for a Java Kafka client (Spark's Kafka source and sink take them
+        with a ``kafka.`` prefix); Java clients connect directly, not through the fault proxy.
+
+        >>> RemoteCluster("k:9092", "ann", "ann", "pw").java_client_properties()["sasl.jaas.config"]
+        'org.apache.kafka.common.security.scram.ScramLoginModule required username="ann" password="pw";'
+        """
+        props = {"bootstrap.servers": self.bootstrap_servers, "security.protocol": self.security_protocol}
+        if self.username:
+            module = (
+                "org.apache.kafka.common.security.plain.PlainLoginModule"
+                if self.mechanism == "PLAIN"
+                else "org.apache.kafka.common.security.scram.ScramLoginModule"
+            )
+            props["sasl.mechanism"] = self.mechanism
+            props["sasl.jaas.config"] = f'{module} required username="{self.username}" password="{self._password}";'
+        return props
+
     def fault_proxy(self):
         """This learner's SOCKS5 proxy in front of the cluster (started on first use)."""
         if not self.message_faults:
