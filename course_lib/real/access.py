@@ -14,6 +14,7 @@ their errors themselves; :func:`explained` is the context manager for any other 
 from __future__ import annotations
 
 import logging
+import sys
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -170,3 +171,29 @@ def explained(
         ) from e
     finally:
         kafka_log.removeHandler(watch)
+
+
+def show_in_notebook(user: str | None, prefix: str) -> bool:
+    """In a Jupyter kernel: show Kafka's authorization errors raised by *any* client (also a
+    learner's own ``KafkaProducer(**kafka.client_config())``) as the :class:`AccessDenied`
+    sentence instead of a raw traceback. Returns whether a kernel was there to hook into."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    if shell is None:
+        return False
+    shell.set_custom_exc(AUTHORIZATION_ERRORS, notebook_handler(user, prefix))
+    return True
+
+
+def notebook_handler(user: str | None, prefix: str):
+    """The IPython custom exception handler :func:`show_in_notebook` installs."""
+
+    def handler(shell, etype, value, tb, tb_offset=None):
+        denied = explain(value, user=user, prefix=prefix)
+        print(f"AccessDenied: {denied}", file=sys.stderr)  # a kernel shows stderr in the cell
+        return None
+
+    return handler

@@ -84,3 +84,18 @@ def test_authorization_errors_name_the_resource_and_the_learners_prefix():
     assert "'bob.g'" in str(e) and "'ann.'" in str(e) and "not yours" in str(e)
     e = explain(TransactionalIdAuthorizationFailedError(), user="ann", prefix="ann", transactional_id="bob.tx")
     assert e.resource == "bob.tx" and "transactional id 'bob.tx'" in str(e)
+
+
+def test_in_a_notebook_any_clients_authorization_error_reads_as_access_denied(capsys):
+    from IPython.core.interactiveshell import InteractiveShell
+    from kafka.errors import TopicAuthorizationFailedError
+
+    from course_lib.real.access import AUTHORIZATION_ERRORS, notebook_handler
+
+    shell = InteractiveShell()
+    shell.set_custom_exc(AUTHORIZATION_ERRORS, notebook_handler("ann", "ann"))
+    shell.user_ns["error"] = TopicAuthorizationFailedError({"bob.orders"})
+    shell.run_cell("raise error")
+    err = capsys.readouterr().err
+    assert err.startswith("AccessDenied: The cluster refused user 'ann' access to topic 'bob.orders'"), err
+    assert "'ann.'" in err and "Traceback" not in err
