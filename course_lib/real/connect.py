@@ -171,6 +171,7 @@ class RemoteCluster(Namespaced):
         #: lost ACKs / requests through a proxy in this process (started with the first client)
         self.message_faults = fault_proxy
         self._proxy = None
+        self.spark_remote: str | None = None
         self.prefix = prefix
         self.username = username
         self._password = password
@@ -429,6 +430,7 @@ def connect(
         )
     raw_prefix = prefix if prefix is not None else s.get(ENV_PREFIX) or user
     cluster = RemoteCluster(servers, learner_prefix(raw_prefix), user, secret, mechanism, protocol, fault_proxy)
+    cluster.spark_remote = s.get(ENV_SPARK_REMOTE)  # for the Spark lab (notebook 10), if given
     if user:  # in a notebook, any client's authorization error reads as AccessDenied
         from course_lib.real.access import show_in_notebook
 

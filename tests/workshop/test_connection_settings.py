@@ -26,7 +26,7 @@ def clean_env(monkeypatch):
 
 def test_the_file_the_workshop_command_writes_is_what_connect_reads(tmp_path, monkeypatch):
     f = tmp_path / "ann.env"
-    f.write_text(connection_lines("k1:9092,k2:9092", Learner("ann"), "s3cret"))
+    f.write_text(connection_lines("k1:9092,k2:9092", Learner("ann"), "s3cret", spark_remote="sc://spark:15002"))
     for kafka in (connect(env_file=f), (monkeypatch.setenv("COURSE_CONNECTION_FILE", str(f)), connect())[1]):
         config = kafka.client_config()
         assert config["bootstrap_servers"] == "k1:9092,k2:9092"
@@ -34,6 +34,7 @@ def test_the_file_the_workshop_command_writes_is_what_connect_reads(tmp_path, mo
         assert (config["sasl_plain_username"], config["sasl_plain_password"]) == ("ann", "s3cret")
         assert kafka.topic("orders") == "ann.orders" == kafka.topic("ann.orders")  # prefixed once
         assert config["proxy_url"].startswith("socks5://127.0.0.1:")  # the learner's own fault proxy
+        assert kafka.spark_remote == "sc://spark:15002"
         kafka.close()
 
 
