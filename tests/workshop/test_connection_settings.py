@@ -100,3 +100,15 @@ def test_in_a_notebook_any_clients_authorization_error_reads_as_access_denied(ca
     err = capsys.readouterr().err
     assert err.startswith("AccessDenied: The cluster refused user 'ann' access to topic 'bob.orders'"), err
     assert "'ann.'" in err and "Traceback" not in err
+
+
+def test_the_real_kafka_lab_connects_with_the_learners_file(tmp_path, monkeypatch):
+    from course_lib.real.lab import is_local, start_lab, stop_lab
+
+    f = tmp_path / "ann.env"
+    f.write_text(connection_lines("k:9092", Learner("ann"), "pw"))
+    monkeypatch.setenv("COURSE_CONNECTION_FILE", str(f))
+    kafka, why = start_lab(progress=False)
+    assert not is_local(kafka) and kafka.username == "ann" and kafka.message_faults
+    assert "connected to k:9092 as 'ann'" in why
+    assert stop_lab(kafka) == "left the shared cluster running (it is not ours)"
