@@ -64,6 +64,7 @@ def stop_lab(kafka) -> str:
     if is_local(kafka):
         kafka.stop()
         return f"stopped; JVMs left: {len(kafka.jvm_pids())}"
+    kafka.close()  # our own fault proxy only
     return "left the shared cluster running (it is not ours)"
 
 
