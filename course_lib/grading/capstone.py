@@ -110,7 +110,11 @@ def _ex11_q2(fn, seeds):
         history = lossy_history(s).history
         truth, got = audit_truth(history), fn(history)
         if not isinstance(got, dict) or set(got) != {"lost", "duplicated"}:
-            return [Part("result", False, f"audit() must return a dict with keys 'lost' and 'duplicated', not {got!r}"[:300])]
+            return [
+                Part(
+                    "result", False, f"audit() must return a dict with keys 'lost' and 'duplicated', not {got!r}"[:300]
+                )
+            ]
         wrong = [k for k in ("lost", "duplicated") if set(got[k]) != truth[k]]
         detail = "; ".join(f"{k}: you found {sorted(got[k])}, the run holds {sorted(truth[k])}" for k in wrong)
         parts.append(Part(f"faulty run, seed {s}", not wrong, detail, s))

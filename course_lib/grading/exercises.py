@@ -283,7 +283,9 @@ def paused_follower_state(
     copied_from="the experiment cell of exercises/01 (2 records, then 3)",
 )
 def _ex01_q1(answer, seeds):
-    return predicted("high watermark 100 ms after the pause", answer, lambda s: paused_follower_state(100, 4, 6, s)[0], seeds)
+    return predicted(
+        "high watermark 100 ms after the pause", answer, lambda s: paused_follower_state(100, 4, 6, s)[0], seeds
+    )
 
 
 @exercise(
@@ -676,7 +678,9 @@ def _ex04_q2(answer, seeds):
 def _ex04_q3(answer, seeds):
     kinds = ("lose_ack", "lose_request", "crash_leader")
     results = _fault_trials(answer, {"min_insync_replicas": 2}, seeds, kinds=kinds)
-    return [Part(f"random faults, seed {s}", not r.result.found, f"found {sorted(r.result.found)}", s) for s, r in results]
+    return [
+        Part(f"random faults, seed {s}", not r.result.found, f"found {sorted(r.result.found)}", s) for s, r in results
+    ]
 
 
 # ---- 05 consumer delivery semantics --------------------------------------------------------------
@@ -734,7 +738,9 @@ def _consumer_loop_parts(fn, seeds, semantics: str, bad: str, what: str, crash: 
             parts.append(Part(name, False, LoopDidNotStop.message, s))
             continue
         found = result.by_kind(bad)
-        parts.append(Part(name, not found, f"{len(found)} message(s) {what}: {found[0].explanation if found else ''}", s))
+        parts.append(
+            Part(name, not found, f"{len(found)} message(s) {what}: {found[0].explanation if found else ''}", s)
+        )
     return parts
 
 
@@ -980,7 +986,12 @@ def _refutes(name: str, setting: str, holds: Callable[[dict], bool], anomaly: st
     run = _scenario(name, 0)
     return [
         Part(f"uses {setting}", holds(run.producer_config), f"{name} runs with {run.producer_config}", 0),
-        Part(f"shows {anomaly}", anomaly in run.result.found, f"{name} shows {sorted(run.result.found) or 'no anomaly'}", 0),
+        Part(
+            f"shows {anomaly}",
+            anomaly in run.result.found,
+            f"{name} shows {sorted(run.result.found) or 'no anomaly'}",
+            0,
+        ),
     ]
 
 
