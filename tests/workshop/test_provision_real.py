@@ -46,8 +46,8 @@ def test_command_provisions_and_writes_connection_files(cluster, tmp_path, monke
     assert main(args) == 0
     env = dict(line.split("=", 1) for line in (tmp_path / "out" / "cat.env").read_text().split())
     assert main(args) == 0  # a second run keeps the learner's password
-    assert (tmp_path / "out" / "cat.env").read_text().count(env["KAFKA_PASSWORD"]) == 1
-    PASSWORDS["cat"] = env["KAFKA_PASSWORD"]
+    assert (tmp_path / "out" / "cat.env").read_text().count(env["KAFKA_SASL_PASSWORD"]) == 1
+    PASSWORDS["cat"] = env["KAFKA_SASL_PASSWORD"]
     assert _send(cluster, "cat", "cat.orders").offset >= 0  # auto-created under own prefix
 
 
