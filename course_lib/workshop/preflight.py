@@ -136,7 +136,7 @@ def explain_kafka_error(exc: BaseException, where: str, user: str | None) -> str
                 f"the cluster denied {user!r} something under your own prefix: your ACLs are missing. "
                 f"Ask your instructor to run `python -m course_lib.workshop` for you again."
             )
-    if any(isinstance(e, (kerr.NoBrokersAvailable, kerr.KafkaConnectionError, kerr.KafkaTimeoutError)) for e in _chain(exc)):
+    if any(isinstance(e, (kerr.KafkaConnectionError, kerr.KafkaTimeoutError)) for e in _chain(exc)):
         return (
             f"no broker answered at {where}: check KAFKA_BOOTSTRAP_SERVERS (as your instructor gave it), "
             f"that this machine can reach it, and that the login settings match the cluster. {ASK_INSTRUCTOR}"
