@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import html
 import os
+import socket
 import sys
 import time
 from dataclasses import dataclass, field
@@ -120,6 +121,18 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0][:300]}" if text else type(exc).__name__
 
 
+def _listening(bootstrap_servers: str, timeout_s: float = 3.0) -> bool:
+    """True if any ``host:port`` of the list accepts a TCP connection."""
+    for server in bootstrap_servers.split(","):
+        host, _, port = server.strip().rpartition(":")
+        try:
+            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+                return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
 def explain_kafka_error(exc: BaseException, where: str, user: str | None) -> str:
     """What a learner should do about ``exc``, raised while talking to the cluster at ``where``."""
     from kafka import errors as kerr
@@ -137,9 +150,18 @@ def explain_kafka_error(exc: BaseException, where: str, user: str | None) -> str
                 f"Ask your instructor to run `python -m course_lib.workshop` for you again."
             )
     if any(isinstance(e, (kerr.KafkaConnectionError, kerr.KafkaTimeoutError)) for e in _chain(exc)):
+        # kafka-python reports a refused SCRAM login as a bootstrap timeout, like a wrong address:
+        # whether anything listens at the address tells the two apart.
+        if user and _listening(where):
+            return (
+                f"a broker answers at {where} but did not accept the login of {user!r}: most likely the "
+                f"password (or user name) is wrong. Use the connection file your instructor gave you "
+                f"(KAFKA_SASL_USERNAME / KAFKA_SASL_PASSWORD, or COURSE_CONNECTION_FILE), restart the kernel "
+                f"and run this notebook again. {ASK_INSTRUCTOR}"
+            )
         return (
-            f"no broker answered at {where}: check KAFKA_BOOTSTRAP_SERVERS (as your instructor gave it), "
-            f"that this machine can reach it, and that the login settings match the cluster. {ASK_INSTRUCTOR}"
+            f"no broker answered at {where}: check KAFKA_BOOTSTRAP_SERVERS (as your instructor gave it) and "
+            f"that this machine can reach it; the cluster may be down. {ASK_INSTRUCTOR}"
         )
     # The course's own errors (connect()'s clear messages) already say what to do.
     return f"{_first_line(exc)}. {ASK_INSTRUCTOR}"
