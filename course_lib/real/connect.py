@@ -25,8 +25,9 @@ learner's own ``KafkaProducer(**kafka.client_config())`` connects the same way.
 
 Faults that need broker processes on this machine (killing, pausing brokers) are only possible
 with :class:`~course_lib.real.cluster.LocalCluster`; here they raise :class:`NeedsLocalCluster`
-saying so. Losing an ACK or a request needs no broker: :meth:`RemoteCluster.with_fault_proxy`
-puts a proxy in this process in front of the shared cluster.
+saying so. Losing an ACK or a request needs no broker: every client of a :class:`RemoteCluster`
+talks through a SOCKS5 proxy in this process (:class:`~course_lib.real.proxy.SocksKafkaProxy`),
+so :meth:`RemoteCluster.drop_next_produce_response` loses this learner's next ACK only.
 
 Taught in notebooks/09_real_kafka_lab.
 """
@@ -164,8 +165,12 @@ class RemoteCluster(Namespaced):
         password: str | None = None,
         mechanism: str = "SCRAM-SHA-512",
         security_protocol: str | None = None,
+        fault_proxy: bool = True,
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
+        #: lost ACKs / requests through a proxy in this process (started with the first client)
+        self.message_faults = fault_proxy
+        self._proxy = None
         self.prefix = prefix
         self.username = username
         self._password = password
@@ -183,6 +188,8 @@ class RemoteCluster(Namespaced):
         'SCRAM-SHA-512'
         """
         config: dict = {"bootstrap_servers": self.bootstrap_servers, "security_protocol": self.security_protocol}
+        if self.message_faults:
+            config["proxy_url"] = self.fault_proxy().url
         if self.username:
             config.update(
                 sasl_mechanism=self.mechanism,
@@ -190,6 +197,22 @@ class RemoteCluster(Namespaced):
                 sasl_plain_password=self._password,
             )
         return config
+
+    def fault_proxy(self):
+        """This learner's SOCKS5 proxy in front of the cluster (started on first use)."""
+        if not self.message_faults:
+            self._local_only("Dropping messages in flight")
+        if self._proxy is None:
+            from course_lib.real.proxy import SocksKafkaProxy
+
+            self._proxy = SocksKafkaProxy()
+        return self._proxy
+
+    def close(self) -> None:
+        """Stop this handle's proxy (clients built from it cannot connect afterwards)."""
+        if self._proxy is not None:
+            self._proxy.close()
+            self._proxy = None
 
     @property
     def _who(self) -> tuple[str | None, str]:
@@ -303,7 +326,7 @@ class RemoteCluster(Namespaced):
     def _local_only(self, what: str):
         raise NeedsLocalCluster(
             f"{what} needs a Kafka cluster started by this notebook: it sends signals to broker "
-            f"processes (or routes traffic through the lost-ACK proxy). You are connected to "
+            f"processes (ask your instructor: they run the shared cluster). You are connected to "
             f"{self.bootstrap_servers}, which runs elsewhere. Use "
             f"`from course_lib.real.cluster import LocalCluster` (Java 17+ and Maven needed), "
             f"or skip this experiment - its results are described in the notebook."
@@ -326,14 +349,23 @@ class RemoteCluster(Namespaced):
     def restart(self, broker_id: int):
         self._local_only("Restarting a broker")
 
-    def proxy(self, broker_id: int):
-        self._local_only("Dropping messages in flight")
+    def proxy(self, broker_id: int | None = None):
+        """The proxy all of this learner's connections go through (one for every broker)."""
+        return self.fault_proxy()
 
-    def drop_next_produce_response(self, topic: str, partition: int = 0, count: int = 1):
-        self._local_only("Losing a produce acknowledgement")
+    def drop_next_produce_response(self, topic: str, partition: int = 0, count: int = 1) -> int:
+        """Lose the next ``count`` produce ACK(s) this learner's clients would get: the broker
+        appends the batch, the client never hears so. Returns the partition's leader."""
+        leader = self.leader_of(topic, partition)
+        self.fault_proxy().drop_next_produce_response(count)
+        return leader
 
-    def spoil_next_produce_request(self, topic: str, partition: int = 0):
-        self._local_only("Failing a produce request")
+    def spoil_next_produce_request(self, topic: str, partition: int = 0) -> int:
+        """The next produce request of this learner is refused by the broker (retriable), the
+        ones behind it on the connection are appended first. Returns the partition's leader."""
+        leader = self.leader_of(topic, partition)
+        self.fault_proxy().spoil_next_produce_request()
+        return leader
 
 
 def connect(
@@ -343,12 +375,14 @@ def connect(
     username: str | None = None,
     password: str | None = None,
     env_file: str | os.PathLike | None = None,
+    fault_proxy: bool = True,
 ) -> RemoteCluster:
     """A handle on an existing cluster; settings from the arguments, else the connection file
     (``env_file`` or ``$COURSE_CONNECTION_FILE``), else the environment (module docstring).
 
     The prefix defaults to ``COURSE_LEARNER_PREFIX``, else the login user (the workshop grants
-    each user the names under ``<user>.``), else the machine's login name.
+    each user the names under ``<user>.``), else the machine's login name. ``fault_proxy``:
+    route this learner's clients through a proxy in this process (lost ACKs, lost requests).
     """
     s = connection_settings(env_file)
     servers = bootstrap_servers or s.get(ENV_BOOTSTRAP)
@@ -376,7 +410,7 @@ def connect(
             f"(PLAINTEXT, SASL_PLAINTEXT, SASL_SSL, SSL)"
         )
     raw_prefix = prefix if prefix is not None else s.get(ENV_PREFIX) or user
-    return RemoteCluster(servers, learner_prefix(raw_prefix), user, secret, mechanism, protocol)
+    return RemoteCluster(servers, learner_prefix(raw_prefix), user, secret, mechanism, protocol, fault_proxy)
 
 
 def client_config(cluster) -> dict:

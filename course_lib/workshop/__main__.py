@@ -5,6 +5,11 @@
     ``DIR/<name>.env``; running it again changes nothing.
 ``python -m course_lib.workshop remove NAME... --bootstrap HOST:PORT [--dry-run]``
     removes learners: their quotas, ACLs, user, topics and consumer groups.
+``python -m course_lib.workshop cluster --dir DIR [--brokers 3]``
+    runs an authenticated :class:`~course_lib.real.cluster.LocalCluster` on this machine until
+    Ctrl-C (the instructor's workshop cluster, for a hub on the same host).
+``python -m course_lib.workshop broker kill|stop|restart|pause|resume|status [ID] --cluster-dir DIR``
+    broker faults on that cluster, from another terminal.
 
 The instructor's password comes from ``KAFKA_INSTRUCTOR_PASSWORD`` (not a command-line argument:
 those end up in shell history and ``ps``).
@@ -73,7 +78,9 @@ def _admin(args):
                 **client_kwargs(args.instructor, password),
             )
     except LoginFailed as e:
-        raise CommandError(f"{e} (the instructor is --instructor {args.instructor!r}, password from {PASSWORD_ENV})")
+        raise CommandError(
+            f"{e} (the instructor is --instructor {args.instructor!r}, password from {PASSWORD_ENV})"
+        ) from None
     try:
         check_authorizer(admin)
     except Exception:
@@ -128,7 +135,56 @@ def remove(argv: list[str]) -> int:
     return 0
 
 
-COMMANDS = {"remove": remove}
+def cluster(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m course_lib.workshop cluster")
+    ap.add_argument("--dir", required=True, help="where the cluster keeps its data, logs and control socket")
+    ap.add_argument("--brokers", type=int, default=3)
+    ap.add_argument("--instructor", default="instructor", help="the super user's name")
+    ap.add_argument("--heap-mb", type=int, default=512)
+    args = ap.parse_args(argv)
+    password = os.environ.get(PASSWORD_ENV)
+    if not password:
+        raise CommandError(f"set the instructor's password in {PASSWORD_ENV} first (the learners never see it)")
+    import signal
+    import threading
+
+    from course_lib.real.cluster import LocalCluster
+    from course_lib.real.security import ClusterAuth
+    from course_lib.workshop.broker_control import ControlServer, write_state
+
+    root = Path(args.dir).expanduser()
+    auth = ClusterAuth(admin_user=args.instructor, admin_password=password)
+    done = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    with LocalCluster(args.brokers, data_dir=root, wipe=True, auth=auth, heap_mb=args.heap_mb) as c:
+        server = ControlServer(c, root)
+        state = write_state(root, c)
+        print(f"Kafka runs: --bootstrap {c.bootstrap_servers} (also in {state}); Ctrl-C stops it", flush=True)
+        try:
+            done.wait()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            server.close()
+    return 0
+
+
+def broker(argv: list[str]) -> int:
+    from course_lib.workshop.broker_control import ACTIONS, ControlError, request
+
+    ap = argparse.ArgumentParser(prog="python -m course_lib.workshop broker")
+    ap.add_argument("action", choices=ACTIONS)
+    ap.add_argument("broker_id", nargs="?", type=int)
+    ap.add_argument("--cluster-dir", required=True, help="the --dir of `python -m course_lib.workshop cluster`")
+    args = ap.parse_args(argv)
+    try:
+        print(request(args.cluster_dir, args.action, args.broker_id))
+    except ControlError as e:
+        raise CommandError(str(e)) from None
+    return 0
+
+
+COMMANDS = {"remove": remove, "cluster": cluster, "broker": broker}
 
 
 def main(argv: list[str] | None = None) -> int:
