@@ -274,7 +274,9 @@ def check_own_prefix(kafka) -> CheckResult:
             "the cluster may be overloaded: run the cell again in a minute. " + ASK_INSTRUCTOR,
         )
     return CheckResult(
-        "your prefix", OK, f"created {topic!r}, wrote and read offset {sent.offset}, committed group {kafka.group_id(PREFLIGHT_NAME)!r}"
+        "your prefix",
+        OK,
+        f"created {topic!r}, wrote and read offset {sent.offset}, committed group {kafka.group_id(PREFLIGHT_NAME)!r}",
     )
 
 
@@ -355,7 +357,9 @@ def check_spark(environ=None) -> CheckResult:
     finally:
         spark.stop()
     return CheckResult(
-        "Spark Connect", OK, f"{url} answers: Spark {version} (this kernel: pyspark {pyspark.__version__}), Kafka connector present"
+        "Spark Connect",
+        OK,
+        f"{url} answers: Spark {version} (this kernel: pyspark {pyspark.__version__}), Kafka connector present",
     )
 
 

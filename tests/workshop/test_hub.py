@@ -137,7 +137,10 @@ def test_no_login_accounts_take_the_next_free_connection_file(tmp_path):
     second = hub.learner_environment("beef42", settings)["KAFKA_SASL_USERNAME"]
     assert {first, second} == {"ann", "bob"}
     assert hub.learner_environment("c0ffee", settings)["KAFKA_SASL_USERNAME"] == first  # a returning browser
-    assert json.loads((tmp_path / "assignments.json").read_text()) == {"c0ffee": f"{first}.env", "beef42": f"{second}.env"}
+    assert json.loads((tmp_path / "assignments.json").read_text()) == {
+        "c0ffee": f"{first}.env",
+        "beef42": f"{second}.env",
+    }
     with pytest.raises(hub.HubConfigError, match="all 2 connection files .* are assigned"):
         hub.learner_environment("third", settings)
     with pytest.raises(hub.HubConfigError, match="'name' or 'pool'"):
@@ -276,6 +279,20 @@ def hub(tmp_path_factory):
         log.close()
 
 
+def _run_preflight_in_the_browser(page) -> None:
+    """Run the landing notebook as a learner does: the widget line renders green, and the login line
+    is red with the address (this test's connection files point at a port where nothing listens)."""
+    panel = page.locator(".jp-NotebookPanel", has=page.locator("h1", has_text="Preflight"))
+    panel.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for()
+    panel.locator(".jp-Cell").first.click()
+    for _ in range(3):  # the intro, the widget probe, the checks
+        page.keyboard.press("Shift+Enter")
+    panel.get_by_text("widgets render in your browser").wait_for()
+    panel.locator("td", has_text="no broker answered at 127.0.0.1:9").wait_for()
+    assert panel.get_by_text("FAIL widgets render").count() == 0  # the fallback text is not shown
+    page.screenshot(path=str(ARTIFACTS / "hub_ann_preflight.png"), full_page=True)
+
+
 @pytest.mark.browser
 def test_two_learners_log_in_and_open_lesson_00(hub):
     from playwright.sync_api import sync_playwright
@@ -296,6 +313,7 @@ def test_two_learners_log_in_and_open_lesson_00(hub):
                 # the kit lands a learner on the preflight notebook of their own copy of the course
                 page.wait_for_url(f"**/user/{name}/lab/tree/workshop/preflight.ipynb*")
                 pages[name] = page
+            _run_preflight_in_the_browser(pages["ann"])
             for name, page in pages.items():
                 page.goto(f"{base}/user/{name}/lab/tree/notebooks/00_start_here.ipynb")
                 lesson = page.locator(".jp-NotebookPanel", has=page.locator("h1", has_text="00 · Start here"))

@@ -144,7 +144,9 @@ def _run_notebook(env_file: Path, monkeypatch) -> tuple[nbformat.NotebookNode, l
     monkeypatch.setenv("COURSE_CONNECTION_FILE", str(env_file))  # as the hub injects it
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute()
+    NotebookClient(
+        nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(NOTEBOOK.parent)}}
+    ).execute()
     texts = [
         out.get("data", {}).get("text/plain", "")
         for cell in nb.cells
