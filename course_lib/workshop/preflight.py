@@ -118,7 +118,7 @@ def _chain(exc: BaseException):
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0][:300]}" if text else type(exc).__name__
+    return f"{type(exc).__name__}: {text[0][:600]}" if text else type(exc).__name__
 
 
 def _listening(bootstrap_servers: str, timeout_s: float = 3.0) -> bool:

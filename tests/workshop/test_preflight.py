@@ -123,6 +123,20 @@ def test_spark_connect_line(monkeypatch):
     assert result.status == pf.FAIL and url in result.detail and result.fix
 
 
+@pytest.mark.spark
+def test_spark_connect_line_is_green_against_a_server(tmp_path):
+    """Against a Spark Connect server started from the installed pyspark (course_lib.spark)."""
+    server_module = pytest.importorskip("course_lib.spark.connect_server", reason="no Spark Connect server helper")
+    server = server_module.SparkConnectServer(log_path=tmp_path / "server.log")
+    server.start()
+    try:
+        result = pf.check_spark({"SPARK_REMOTE": server.url})
+    finally:
+        server.stop()
+    assert result.status == pf.OK, result.line()
+    assert "Kafka connector present" in result.detail
+
+
 def test_widget_probe_falls_back_to_the_red_line():
     bundle = pf.widget_probe()._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
