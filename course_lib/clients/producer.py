@@ -290,7 +290,7 @@ class KafkaProducer(Requests, Transactions):
 
     def _bootstrap_node(self) -> str:
         """The next broker in turn that is not in reconnect back-off (else the soonest one)."""
-        brokers = [node_name(b) for b in sorted(self._cluster.brokers)]
+        brokers = [node_name(b) for b in self._known_brokers]
         now = self._sim.now
         for _ in range(len(brokers)):
             self._broker_cursor = (self._broker_cursor + 1) % len(brokers)
@@ -464,6 +464,7 @@ class KafkaProducer(Requests, Transactions):
                 return
             self._metadata_corr = None
             self._control_nodes.pop(msg.corr, None)
+            self._learn_brokers(msg.brokers)
             self._partitions.update(msg.topics)
             for tp, (leader, epoch) in msg.leaders.items():
                 known = self._leaders.get(tp)
