@@ -126,7 +126,7 @@ def test_4_the_wedged_producer_says_why_flush_times_out_and_a_new_producer_works
     first = p.send("t", b"first")
     with pytest.raises(Errors.KafkaTimeoutError):
         first.get(timeout=10)
-    assert p.state["producer_id"] == -1 and p.state["producer_id_lost"]
+    assert p.state["producer_id"] == -1 and p._producer_id_lost
     c.restart(3)
     c.run_for(15_000)
     second = p.send("t", b"second")

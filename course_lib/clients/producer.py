@@ -244,7 +244,6 @@ class KafkaProducer(Requests, Transactions):
         return {
             "producer_id": self.producer_id,
             "producer_epoch": self.producer_epoch,
-            "producer_id_lost": self._producer_id_lost,
             "next_sequence": {f"{t}-{p}": s for (t, p), s in sorted(self._next_sequence.items())},
             "in_flight_requests": len(self._in_flight),
             "incomplete": self._incomplete,
