@@ -688,6 +688,7 @@ class KafkaConsumer(Requests):
         self._metadata_corr = None
         if isinstance(resp, type):
             return self._later(self._advance)
+        self._learn_brokers(resp.brokers)
         self._topic_partitions.update(resp.topics)
         for tp in self._partitions:
             leader, epoch = resp.leaders.get(tp, (None, -1))
