@@ -217,6 +217,8 @@ class KafkaConsumer(Requests):
         if self._group is None:
             raise Errors.IllegalStateError("commit() needs a group_id")
         offsets = self._offsets_to_commit(offsets)
+        if not offsets:  # kafka-python returns before any request or membership check
+            return
         op = self._history.invoke(self.node_id, OpName.COMMIT, _commit_value(offsets))
         try:
             self._check_membership()
