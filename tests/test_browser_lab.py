@@ -184,6 +184,7 @@ def test_lesson_widgets_answer_clicks_and_show_whole_labels(lab, browser):
     box.get_by_role("button", name="no", exact=True).click()
     box.get_by_role("button", name="lock in").click()
     box.locator(".pr-status", has_text="Locked in: no").wait_for()
+    box.screenshot(path=str(ARTIFACTS / "lab_lesson04_prediction.png"))
 
     app_cell = notebook.locator(".jp-CodeCell", has_text='preset="idempotence"')
     _run(app_cell)

@@ -132,7 +132,11 @@ class DeliverySimulator:
         self.min_insync = widgets.IntSlider(value=2, min=1, max=3, description="min.insync.replicas", style=style)
         self.idempotence = widgets.Checkbox(value=True, description="idempotence (enable_idempotence)", indent=False)
         self.retries = widgets.Dropdown(
-            options=list(RETRIES), value="unbounded (default)", description="retries", style=style
+            options=list(RETRIES),
+            value="unbounded (default)",
+            description="retries",
+            style=style,
+            layout=widgets.Layout(width="340px"),  # the whole "unbounded (default)" (JupyterLab cuts it)
         )
         self.in_flight = widgets.IntSlider(value=5, min=1, max=5, description="max in flight", style=style)
         self.lagging_followers = widgets.Checkbox(
