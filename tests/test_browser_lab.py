@@ -46,17 +46,25 @@ def make_lab_command() -> list[str]:
     return shlex.split(lines[0])
 
 
-def _answer_for(exercise: Path) -> tuple[int, str, str]:
-    """The first answer cell of an exercise notebook: its index, the question id, and the correct
-    answer taken from the generated solution (so this test follows regenerated exercises)."""
+def _first_question(exercise: Path) -> dict:
+    """Where a learner works on the exercise notebook's first question: the code cells to run
+    before it, its answer cell, its check cell, and the correct answer, taken from the generated
+    solution (so this test follows regenerated exercises)."""
     cells = json.loads(exercise.read_text())["cells"]
     solution = json.loads((ROOT / "solutions" / exercise.name).read_text())["cells"]
-    for i, cell in enumerate(cells):
-        source = "".join(cell["source"])
-        if cell["cell_type"] == "code" and "YOUR ANSWER HERE" in source:
-            question = source.split("=")[0].strip()
-            return i, question, "".join(solution[i]["source"]).strip()
-    raise AssertionError(f"no answer cell in {exercise}")
+    sources = ["".join(c["source"]) if c["cell_type"] == "code" else None for c in cells]
+    answer = next((i for i, s in enumerate(sources) if s and "YOUR ANSWER HERE" in s), None)
+    assert answer is not None, f"no answer cell in {exercise}"
+    question = sources[answer].split("=")[0].strip()
+    check = next((i for i in range(answer + 1, len(cells)) if f'check("{question}")' in (sources[i] or "")), None)
+    assert check is not None, f'no check("{question}") cell after the answer cell in {exercise}'
+    return {
+        "setup": [i for i in range(answer) if sources[i] is not None],
+        "answer": answer,
+        "check": check,
+        "question": question,
+        "solution": "".join(solution[answer]["source"]).strip(),
+    }
 
 
 @pytest.fixture(scope="module")
@@ -143,7 +151,7 @@ def test_lesson_00_links_to_an_exercise_that_checks_the_answer(lab, browser):
     base, token = lab
     exercise = ROOT / "exercises" / "01_replicated_log.ipynb"
     before = exercise.read_bytes()
-    index, question, answer = _answer_for(exercise)
+    q = _first_question(exercise)
     page = _page(browser)
     page.goto(f"{base}/?token={token}")  # the server redirects to make lab's default URL: lesson 00
     lesson = _notebook(page, "00_start_here.ipynb")
@@ -153,18 +161,13 @@ def test_lesson_00_links_to_an_exercise_that_checks_the_answer(lab, browser):
     link.click()
     notebook = _notebook(page, exercise.name)
     cells = notebook.locator(".jp-Cell")
-    cells.nth(index).wait_for()
-    sources = [json.loads(exercise.read_text())["cells"][i] for i in range(index + 2)]
-    setup = [i for i in range(index) if sources[i]["cell_type"] == "code"]
-    check_cell = index + 1
-    assert f'check("{question}")' in "".join(sources[check_cell]["source"])
-    for i in setup:  # the imports above the question
+    for i in q["setup"]:  # the imports above the question
         _run(cells.nth(i))
-    _run(cells.nth(index), answer)
-    _run(cells.nth(check_cell))
-    verdict = cells.nth(check_cell).locator(".jp-OutputArea-output")
+    _run(cells.nth(q["answer"]), q["solution"])  # typed over "... # YOUR ANSWER HERE"
+    _run(cells.nth(q["check"]))
+    verdict = cells.nth(q["check"]).locator(".jp-OutputArea-output")
     verdict.filter(has_text="passed").wait_for()
-    assert f"{question}: passed" in verdict.inner_text()
+    assert f"{q['question']}: passed" in verdict.inner_text()
     page.screenshot(path=str(ARTIFACTS / "lab_exercise_passed.png"))
     page.close()
     assert exercise.read_bytes() == before  # nothing was saved into the repository
