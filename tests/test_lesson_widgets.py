@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.viz.consumers import CRASH_PRESETS
+from course_lib.viz.consumers import CRASH_PRESETS, TX_PRESETS
 from course_lib.viz.simulator import PRESETS
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = sorted(p for p in (ROOT / "notebooks").glob("0[0-8]_*.ipynb"))
-APPS = {"DeliverySimulator": PRESETS, "ConsumerCrashDemo": CRASH_PRESETS, "TransactionsDemo": None}
+APPS = {"DeliverySimulator": PRESETS, "ConsumerCrashDemo": CRASH_PRESETS, "TransactionsDemo": TX_PRESETS}
 
 
 def _code(lesson: Path) -> list[str]:
@@ -46,7 +46,4 @@ def test_a_try_it_yourself_app_uses_an_existing_preset(lesson):
     assert apps, f"{lesson.name}: no app to try"
     for app, match in apps:
         preset = re.search(r'preset="(\w+)"', match.group(1))
-        if APPS[app] is not None:
-            assert preset and preset.group(1) in APPS[app], (
-                f"{lesson.name}: {app}({match.group(1)}) has no known preset"
-            )
+        assert preset and preset.group(1) in APPS[app], f"{lesson.name}: {app}({match.group(1)}) has no known preset"

@@ -3,19 +3,21 @@ what its text promises, and a prediction is recorded only when locked in."""
 
 import pytest
 
-from course_lib.viz.consumers import CRASH_PRESETS, ConsumerCrashDemo
+from course_lib.viz.consumers import CRASH_PRESETS, TX_PRESETS, ConsumerCrashDemo, TransactionsDemo
 from course_lib.viz.predict import Prediction, Reveal
 from course_lib.viz.simulator import PRESETS, DeliverySimulator
 
-APPS = [(DeliverySimulator, name, p) for name, p in PRESETS.items()] + [
-    (ConsumerCrashDemo, name, p) for name, p in CRASH_PRESETS.items()
-]
+APPS = (
+    [(DeliverySimulator, name, p) for name, p in PRESETS.items()]
+    + [(ConsumerCrashDemo, name, p) for name, p in CRASH_PRESETS.items()]
+    + [(TransactionsDemo, name, p) for name, p in TX_PRESETS.items()]
+)
 
 
 @pytest.mark.parametrize(("app_class", "name", "preset"), APPS, ids=[f"{a.__name__}-{n}" for a, n, _ in APPS])
 def test_each_step_followed_in_order_shows_what_it_promises(app_class, name, preset):
     app = app_class(seed=1, preset=name)
-    for control, value in preset.settings.items():
+    for control, value in preset.settings.items():  # (the transactions demo has none)
         assert app.control(control).value == value
     for number, step in enumerate(preset.steps, 1):
         shown = app.follow(step)

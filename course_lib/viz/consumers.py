@@ -101,6 +101,26 @@ CRASH_PRESETS = {
         ),
     ),
 }
+# The transactions demo has no settings: its preset is the order of the buttons (lesson 06).
+TX_PRESETS = {
+    "markers_and_lso": Preset(
+        "commit, abort, leave open, time out (lesson 06)",
+        {},
+        (
+            Step(
+                ("commit",), "What does each consumer see, and where are the HW and the LSO?", ("last stable offset 4",)
+            ),
+            Step(
+                ("abort",),
+                "Which consumer sees t2? Why is the log end offset 8 after 6 records?",
+                ("log end offset 8", "read_committed consumer sees t1-0, t1-1, t1-2 read_uncommitted"),
+            ),
+            Step(("open",), "The HW moves on: does the LSO?", ("high watermark 11, last stable offset 8",)),
+            Step(("timeout",), "What happens to the producer's late commit?", ("ProducerFencedError",)),
+        ),
+    ),
+}
+TX_BUTTONS = ("commit", "abort", "open", "timeout", "reset")
 CRASH_CONTROLS = ("semantics", "crash_point")
 CRASH_BUTTONS = ("crash", "run")
 
@@ -270,7 +290,9 @@ class TransactionsDemo:
     (['t1-0', 't1-1', 't1-2', 't3-0', 't3-1', 't3-2'], 9)
     """
 
-    def __init__(self, seed: int = 1, per_transaction: int = 3):
+    def __init__(self, seed: int = 1, per_transaction: int = 3, preset: str | None = None):
+        """``preset``: a name from ``TX_PRESETS`` (the steps a lesson asks to try, shown above)."""
+        self.preset = lookup(TX_PRESETS, preset, "TransactionsDemo")
         self.seed, self.per_transaction = seed, per_transaction
         self.commit_button = widgets.Button(description="commit a transaction", button_style="success", icon="check")
         self.abort_button = widgets.Button(description="abort a transaction", button_style="danger", icon="times")
@@ -285,14 +307,29 @@ class TransactionsDemo:
         self.reset_button.on_click(lambda _: self.reset())
         for b in (self.commit_button, self.abort_button, self.open_button, self.timeout_button, self.reset_button):
             b.layout.width = "auto"  # whole labels, never "commit a transa..."
+        labels = {n: self.button(n).description for n in TX_BUTTONS}
+        self.try_view = widgets.HTML(self.preset.html({}, labels) if self.preset else "")
         self.widget = widgets.VBox(
             [
+                self.try_view,
                 widgets.HBox([self.commit_button, self.abort_button, self.open_button]),
                 widgets.HBox([self.timeout_button, self.reset_button]),
                 self.view,
             ]
         )
         self.reset()
+
+    def button(self, name: str) -> widgets.Button:
+        if name not in TX_BUTTONS:
+            raise ValueError(f"no button {name!r}; the buttons are {TX_BUTTONS}")
+        return getattr(self, f"{name}_button")
+
+    def follow(self, step: Step) -> str:
+        """Press what ``step`` says; return the view in words (limits, what each consumer sees, events)."""
+        for name in step.press:
+            self.button(name).click()
+        words = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", self.view.value)).split())
+        return re.sub(r" ([,.])", r"\1", words)
 
     def reset(self) -> None:
         from ..broker import Cluster
