@@ -27,6 +27,7 @@ import re
 import warnings
 
 import ipywidgets as widgets
+from kafka.errors import KafkaTimeoutError
 
 from ..broker import Cluster
 from ..checker import check
@@ -391,7 +392,12 @@ class DeliverySimulator:
         self.paused = []
         self._fire_armed_ack()
         self.cluster.heal_all()
-        self.producer.flush()
+        try:
+            self.producer.flush()
+        except KafkaTimeoutError:  # an idempotent producer wedged by an expired batch, as kafka-python's
+            self._note(
+                "The idempotent producer lost its producer id to an expired batch: what it still held was never sent."
+            )
         self.cluster.final_read(TOPIC)
         self.result = check(self.cluster.history, self.producer_config(), self.topic_config())
         self.outcome_view.value = outcome_html(self.result)
