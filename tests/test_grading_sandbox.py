@@ -113,7 +113,10 @@ def test_hostile_submissions_are_contained(tmp_path):
     )
     notebook(
         submissions / "memory_hog.ipynb",
-        "hog = [bytearray(2**30) for _ in range(64)]",
+        # one 8 GiB request: refused at once under the 2 GiB address-space limit, so the verdict
+        # does not depend on how fast a loaded machine can zero pages (without the limit it
+        # would touch 8 GiB and time out: the test fails either way)
+        "hog = bytearray(2**33)",
         in_function="try:\n    hog = bytearray(2**33)\nexcept MemoryError:\n    pass",
     )
     notebook(submissions / "writes_everywhere.ipynb", attempts(targets), "contained", in_function=attempts(targets))
@@ -223,7 +226,7 @@ def test_hostile_submissions_are_contained(tmp_path):
     assert "MemoryError" in feedback["memory_hog"]
     assert (
         f"did not finish within {CELL_S} s" in feedback["slow_answer"]
-        and "not attempted" not in feedback["slow_answer"]
+        and "ex05_q1: not attempted" not in feedback["slow_answer"]
     )
     assert "cell In [2]" in feedback["slow_answer"]
     assert "WARNING" not in feedback["correct"]
@@ -242,4 +245,4 @@ def test_without_bubblewrap_the_grader_refuses_with_one_message_and_no_sandbox_w
     graded = subprocess.run(command + ["--no-sandbox"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert graded.returncode == 0, graded.stderr
     assert "WARNING: graded without the sandbox" in (tmp_path / "s_feedback" / "correct.txt").read_text()
-    assert "3 / 3 points" in (tmp_path / "s_feedback" / "correct.txt").read_text()
+    assert "3 / 5 points" in (tmp_path / "s_feedback" / "correct.txt").read_text()
