@@ -63,10 +63,10 @@ def _first_demo_seconds(site: Path) -> float:
     from playwright.sync_api import sync_playwright
 
     from tools.pyodide_local import local_distribution
-    from tools.site_server import CHROMIUM, CHROMIUM_ARGS, serve
+    from tools.site_server import CHROMIUM, OFFLINE_ARGS, serve
 
     with serve(site, local_distribution()) as server, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=OFFLINE_ARGS, headless=True)
         try:
             page = browser.new_context().new_page()  # a fresh profile: nothing cached
             started = time.perf_counter()

@@ -15,18 +15,11 @@ from pathlib import Path
 
 import pytest
 
+# one Chromium command line for every browser test (the site adds an offline host rule to it)
+from tools.site_server import CHROMIUM, CHROMIUM_ARGS
+
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "artifacts"  # screenshots and server logs (git-ignored)
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
 TIMEOUT_MS = 90_000
 
 

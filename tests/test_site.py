@@ -163,12 +163,12 @@ def served(site):
     of every page is recorded, and at the end none may have left the machine."""
     from playwright.sync_api import sync_playwright
 
-    from tools.site_server import CHROMIUM, CHROMIUM_ARGS, RequestLog, serve
+    from tools.site_server import CHROMIUM, OFFLINE_ARGS, RequestLog, serve
 
     ARTIFACTS.mkdir(exist_ok=True)
     out, dist = site
     with serve(out, dist) as server, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=OFFLINE_ARGS, headless=True)
         logs = []
 
         def new_page():

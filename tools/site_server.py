@@ -27,9 +27,9 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
     "--disable-quic",
-    # nothing but this machine: any other host name fails to resolve
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 ]
+# the site's pages must work offline: nothing but this machine, any other host name fails to resolve
+OFFLINE_ARGS = [*CHROMIUM_ARGS, "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"]
 
 
 class _Handler(SimpleHTTPRequestHandler):

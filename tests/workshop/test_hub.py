@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
