@@ -40,12 +40,14 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from course_lib.history import History
 from course_lib.spark import orders as ref
 from course_lib.spark import outcome
+from course_lib.spark.job import SESSION_ENV
 from course_lib.spark.loader import load_orders
 from course_lib.spark.pipeline import SINK_SEMANTICS, SINKS, PipelineConfig
 
@@ -62,6 +64,11 @@ class ExperimentOptions:
     window kills, one per sink in ``window_sinks`` (in that order); the rest come at seeded
     random moments: 0-``random_kill_ms_max`` ms after the next batch of a seeded sink started. ``broker_kill_run``: during which run (0-based) a broker is SIGKILLed
     (``None`` = never); it is restarted after that run.
+
+    ``remote``: a Spark Connect URL to run the job's queries on (``None`` = ``$SPARK_REMOTE``,
+    ``""`` = local Spark with ``master``). A kill then SIGKILLs the client process and stops its
+    session's queries on the server (they would outlive the client). ``kafka_options``: Spark's
+    ``kafka.*`` options for an authenticated cluster (:func:`course_lib.spark.remote.kafka_options`).
     """
 
     n_orders: int = 800
@@ -78,6 +85,8 @@ class ExperimentOptions:
     idempotent_store: bool = True
     input_topic: str = "orders"
     output_topic: str = "orders-enriched"
+    remote: str | None = None
+    kafka_options: dict | None = None
 
 
 @dataclass
@@ -213,7 +222,7 @@ class ExperimentResult:
 class _Run:
     """One process of the streaming job, with its trap and kill logic."""
 
-    def __init__(self, cfg_path: Path, log_path: Path):
+    def __init__(self, cfg_path: Path, log_path: Path, env: dict[str, str] | None = None):
         self.log = open(log_path, "w")
         # Own session = own process group: one killpg takes the Python driver *and* its JVM.
         self.proc = subprocess.Popen(
@@ -223,7 +232,7 @@ class _Run:
             stderr=self.log,
             text=True,
             start_new_session=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
         )
         self.lines: list[str] = []
         self.started = threading.Event()
@@ -274,7 +283,10 @@ def run_experiment(
     """
     from tqdm.auto import tqdm
 
+    from course_lib.spark.remote import resolve_remote
+
     opts = options or ExperimentOptions()
+    remote = resolve_remote(opts.remote) or ""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
@@ -297,6 +309,8 @@ def run_experiment(
         master=opts.master,
         max_offsets_per_trigger=opts.max_offsets_per_trigger,
         idempotent_store=opts.idempotent_store,
+        remote=remote,
+        kafka_options=dict(opts.kafka_options or {}),
     )
     cfg_path = workdir / "pipeline.json"
     cfg_path.write_text(cfg.to_json())
@@ -381,7 +395,8 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
         target=(f"{watch['sink']} batch {watch['batch']}" if watch else "")
         + (f" +{kill.delay_ms} ms" if kill and kill.kind == "random" else ""),
     )
-    run = _Run(cfg_path, workdir / "logs" / f"run-{i}.log")
+    session_id = str(uuid.uuid4()) if cfg.remote else None
+    run = _Run(cfg_path, workdir / "logs" / f"run-{i}.log", env={SESSION_ENV: session_id} if session_id else None)
     broker_killed = None
     try:
         start_deadline = time.monotonic() + opts.run_timeout_s
@@ -476,6 +491,13 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
             event(i, "run finished before the random kill")
     finally:
         run.close()
+        if session_id and run.proc.returncode != 0:
+            # A Spark Connect client that died leaves its queries running in the server.
+            from course_lib.spark.remote import stop_session_queries
+
+            stopped = stop_session_queries(cfg.remote, session_id)
+            if stopped:
+                event(i, "stopped the killed job's queries on the server", queries=stopped)
         if trap and trap["set"] and trap["commit"].exists() and trap["commit"].stat().st_size == 0:
             trap["commit"].unlink()  # heal: the restart must be able to commit batch N
         if broker_killed is not None:
