@@ -69,6 +69,8 @@ class ExperimentOptions:
     ``""`` = local Spark with ``master``). A kill then SIGKILLs the client process and stops its
     session's queries on the server (they would outlive the client). ``kafka_options``: Spark's
     ``kafka.*`` options for an authenticated cluster (:func:`course_lib.spark.remote.kafka_options`).
+    ``learner``: the learner's prefix the job's Spark Connect session is opened under (its
+    ``user_id`` on the server; default: :func:`course_lib.real.connect.learner_prefix`).
     """
 
     n_orders: int = 800
@@ -87,6 +89,7 @@ class ExperimentOptions:
     output_topic: str = "orders-enriched"
     remote: str | None = None
     kafka_options: dict | None = None
+    learner: str | None = None
 
 
 @dataclass
@@ -396,7 +399,10 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
         + (f" +{kill.delay_ms} ms" if kill and kill.kind == "random" else ""),
     )
     session_id = str(uuid.uuid4()) if cfg.remote else None
-    run = _Run(cfg_path, workdir / "logs" / f"run-{i}.log", env={SESSION_ENV: session_id} if session_id else None)
+    env = {SESSION_ENV: session_id} if session_id else {}
+    if opts.learner:
+        env["COURSE_LEARNER_PREFIX"] = opts.learner
+    run = _Run(cfg_path, workdir / "logs" / f"run-{i}.log", env=env)
     broker_killed = None
     try:
         start_deadline = time.monotonic() + opts.run_timeout_s

@@ -221,13 +221,15 @@ def connect_session(
 def _check_kafka_connector(spark, url: str) -> None:
     """Resolve the Kafka data source on the server (analysis only: no broker is contacted)."""
     try:
-        (
+        schema = (
             spark.read.format("kafka")
             .option("kafka.bootstrap.servers", "127.0.0.1:9")
             .option("subscribe", "course-connector-probe")
             .load()
             .schema
         )
+        if "offset" not in schema.fieldNames():  # the connector's fixed schema
+            raise SparkUnavailable(f"the Spark Connect server at {url} returned an unexpected Kafka schema: {schema}")
     except Exception as exc:
         text = str(exc)
         if "kafka" in text.lower() and ("DATA_SOURCE_NOT_FOUND" in text or "Failed to find data source" in text):

@@ -1,0 +1,303 @@
+"""Notebook 10's pipeline through a Spark Connect server: two learners at once, each exactly-once.
+
+One Spark Connect server (started from the installed pyspark, with the Kafka connector jars, on a
+free port of 127.0.0.1) and one local Kafka cluster. Two learners, ``ann`` and ``bob``, run the
+kill/restart experiment at the same time, each as their own Spark Connect clients (one per job
+run, killed in the window of every sink and once at a random moment), with their own topics and
+their own directory under ``$COURSE_SPARK_DIR``. Both stream the same data set, so any mixing of
+their checkpoints or sinks would show up as duplicated order ids.
+
+The bad-input tests (a URL that does not answer, a busy port, no Java) need no server.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from course_lib.spark.session import SparkUnavailable
+
+pytestmark = [pytest.mark.spark, pytest.mark.timeout(600)]
+
+LEARNERS = ("ann", "bob")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _connect_client_or_skip():
+    from course_lib.spark.session import check_connect_client, check_pyspark
+
+    try:
+        check_pyspark()
+        check_connect_client()
+    except SparkUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="module")
+def connect_server(spark_ready, tmp_path_factory):
+    from course_lib.spark.connect_server import SparkConnectServer
+
+    server = SparkConnectServer(log_path=tmp_path_factory.mktemp("connect-server") / "server.log")
+    server.start()
+    pid = server.proc.pid
+    yield server
+    server.stop()
+    with pytest.raises(ProcessLookupError):  # the JVM and its Python workers are gone too
+        os.killpg(pid, 0)
+
+
+@pytest.fixture(scope="module")
+def two_learners(connect_server, kafka_cluster, tmp_path_factory):
+    """Both learners' experiments, run concurrently: {learner: ExperimentResult}."""
+    from course_lib.spark.harness import ExperimentOptions, run_experiment
+    from course_lib.spark.remote import learner_workdir
+
+    base = tmp_path_factory.mktemp("course-spark-dir")  # what $COURSE_SPARK_DIR names on a hub
+    results, errors = {}, {}
+
+    def learner(name: str, seed: int) -> None:
+        opts = ExperimentOptions(
+            n_orders=300,
+            kills=4,  # one window kill per sink, then one random kill
+            seed=seed,
+            max_offsets_per_trigger=60,
+            remote=connect_server.url,
+            learner=name,
+            input_topic=f"{name}.orders",
+            output_topic=f"{name}.orders-enriched",
+        )
+        try:
+            results[name] = run_experiment(
+                kafka_cluster.bootstrap_servers,
+                learner_workdir(base, name),
+                opts,
+                cluster=kafka_cluster,
+                progress=False,
+            )
+        except BaseException as exc:  # reported by the test, with the learner's name
+            errors[name] = exc
+
+    t0 = time.monotonic()
+    threads = [threading.Thread(target=learner, args=(name, 7 + i)) for i, name in enumerate(LEARNERS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    print(f"\ntwo learners through Spark Connect in {time.monotonic() - t0:.0f} s")
+    if errors:
+        raise AssertionError(f"a learner's experiment failed: {errors!r}; server log: {connect_server.log_path}")
+    for name, result in results.items():
+        print(f"{name} (seed {result.options.seed}), work dir {result.workdir}:")
+        result.print_table()
+        for e in result.timeline:
+            print("  ", e)
+    return results
+
+
+def test_each_learner_has_its_own_directory_under_the_base(two_learners):
+    dirs = {name: Path(r.workdir) for name, r in two_learners.items()}
+    assert {d.name for d in dirs.values()} == set(LEARNERS)
+    assert len({d.parent for d in dirs.values()}) == 1
+    for d in dirs.values():
+        assert (d / "checkpoints" / "store" / "commits").is_dir() and (d / "store.sqlite").exists()
+
+
+@pytest.mark.parametrize("name", LEARNERS)
+def test_exactly_once_sinks_hold_every_order_once(two_learners, name):
+    result = two_learners[name]
+    assert result.runs[-1]["exit"] == 0, result.runs
+    for sink in ("store", "files"):
+        o = result.outcomes[sink]
+        assert o["expected"] > 0
+        assert (o["lost"], o["duplicated"], o["unexpected"]) == ([], {}, []), (sink, o)
+    assert result.outcomes["store"]["balances_ok"]
+    assert result.dead_letters["match"] and result.dead_letters["stored"] > 0
+    checks = result.check()
+    for sink in ("store", "files"):
+        assert checks[sink].valid, checks[sink].summary()
+
+
+@pytest.mark.parametrize("name", LEARNERS)
+def test_the_window_kills_hit_every_sink_and_were_replayed(two_learners, name):
+    result = two_learners[name]
+    crashes = [op.value for op in result.history if op.process == "nemesis" and op.f == "crash"]
+    windows = {c["sink"]: c["batch"] for c in crashes if c["moment"] == "window"}
+    assert set(windows) == {"kafka", "store", "files"}, result.timeline
+    for c in crashes:
+        if c["moment"] == "window":  # the sink wrote batch N, the checkpoint did not commit it
+            state = c["state"][c["sink"]]
+            assert state["planned"] == c["batch"] and (state["committed"] or -1) < c["batch"]
+    # Spark re-ran the store's batch after the restart; the batchId guard skipped it.
+    assert windows["store"] in result.outcomes["store"]["replays_skipped"]
+    # The at-least-once Kafka sink wrote its killed batch twice: the kills were real.
+    kafka = result.outcomes["kafka"]
+    assert kafka["lost"] == [] and kafka["duplicated"], kafka
+    assert windows["kafka"] in {e["batch"] for e in result.evidence["kafka"]}
+
+
+def test_the_server_runs_no_query_of_a_finished_learner(two_learners, connect_server):
+    from course_lib.spark.session import get_spark
+
+    spark = get_spark(remote=connect_server.url, session_id=str(uuid.uuid4()))
+    try:
+        assert spark.streams.active == []
+    finally:
+        spark.stop()
+
+
+def test_queries_of_a_killed_client_are_stopped_through_its_session_id(connect_server):
+    """What the harness does after SIGKILLing a job: the queries live on in the server."""
+    from course_lib.spark.remote import stop_session_queries
+    from course_lib.spark.session import get_spark
+
+    session_id = str(uuid.uuid4())
+    code = (
+        "import sys, time\n"
+        "from course_lib.spark.session import get_spark\n"
+        "spark = get_spark(remote=sys.argv[1], session_id=sys.argv[2])\n"
+        "q = spark.readStream.format('rate').load().writeStream.format('noop')"
+        ".queryName('outlives_its_client').trigger(processingTime='1 second').start()\n"
+        "print('STARTED', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    client = subprocess.Popen(
+        [sys.executable, "-c", code, connect_server.url, session_id],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert client.stdout.readline().startswith("STARTED")
+    finally:
+        client.kill()
+        client.wait()
+    assert stop_session_queries(connect_server.url, session_id) == ["outlives_its_client"]
+    spark = get_spark(remote=connect_server.url, session_id=str(uuid.uuid4()))
+    try:
+        assert [q.name for q in spark.streams.active] == []
+    finally:
+        spark.stop()
+
+
+# ---- bad input: each a clear error, fast -------------------------------------------------
+def test_a_url_that_does_not_answer_names_what_to_fix_within_seconds():
+    _connect_client_or_skip()
+    from course_lib.spark.connect_server import free_port
+    from course_lib.spark.session import get_spark
+
+    url = f"sc://127.0.0.1:{free_port()}"
+    t0 = time.monotonic()
+    with pytest.raises(SparkUnavailable) as err:
+        get_spark(remote=url)
+    assert time.monotonic() - t0 < 5
+    text = str(err.value)
+    assert url in text and "does not answer" in text and "SPARK_REMOTE" in text
+    assert "connect_server" in text  # how the instructor starts one
+
+
+def test_a_port_that_answers_but_is_not_spark_connect_is_reported():
+    _connect_client_or_skip()
+    from course_lib.spark.session import get_spark
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    stop = threading.Event()
+
+    def serve() -> None:  # accepts, answers garbage, hangs up: no gRPC there
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.sendall(b"HTTP/1.0 404 Not Found\r\n\r\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    url = f"sc://127.0.0.1:{listener.getsockname()[1]}"
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(SparkUnavailable, match="does not speak Spark Connect") as err:
+            get_spark(remote=url)
+    finally:
+        stop.set()
+        thread.join()
+        listener.close()
+    assert time.monotonic() - t0 < 20
+    assert url in str(err.value)
+
+
+def test_a_malformed_url_says_how_to_write_one():
+    from course_lib.spark.session import get_spark
+
+    with pytest.raises(SparkUnavailable, match=r"write sc://host:port"):
+        get_spark(remote="spark-server:15002")
+
+
+def test_a_busy_port_is_refused_before_the_server_starts():
+    pytest.importorskip("pyspark")
+    from course_lib.spark.connect_server import SparkConnectServer
+    from course_lib.spark.session import spark_unavailable_reason
+
+    if spark_unavailable_reason():
+        pytest.skip(spark_unavailable_reason())
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        server = SparkConnectServer(port=port)
+        with pytest.raises(SparkUnavailable, match=f"port {port} on 127.0.0.1 is already in use"):
+            server.start()
+        assert server.proc is None
+
+
+def test_no_java_is_reported_by_the_server_helper(monkeypatch, tmp_path):
+    from course_lib.spark.connect_server import SparkConnectServer
+
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    with pytest.raises(SparkUnavailable, match="Java was not found"):
+        SparkConnectServer().start()
+
+
+def test_the_foreachbatch_writer_travels_by_value(tmp_path):
+    """The server's Python worker can run the writer without the course's package installed."""
+    pytest.importorskip("pyspark")
+    from pyspark import cloudpickle
+
+    from course_lib.spark import pipeline
+
+    cloudpickle.register_pickle_by_value(pipeline)
+    try:
+        blob = cloudpickle.dumps(pipeline.StoreWriter(str(tmp_path / "store.sqlite"), True))
+    finally:
+        cloudpickle.unregister_pickle_by_value(pipeline)
+    (tmp_path / "writer.pickle").write_bytes(blob)
+    # course_lib made unimportable: sys.modules[name] = None makes `import name` fail.
+    code = (
+        "import pickle, sys\n"
+        "sys.modules['course_lib'] = None\n"
+        "w = pickle.loads(open(sys.argv[1], 'rb').read())\n"
+        "from pathlib import Path\n"
+        "print(w, w.__call__.__globals__['write_batch_to_store'](Path(w.store_path), 3, [], [], True))\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "writer.pickle")],
+        capture_output=True,
+        text=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().endswith("True"), run.stdout
+    assert pickle.loads(blob).store_path == str(tmp_path / "store.sqlite")
