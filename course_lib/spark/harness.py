@@ -69,8 +69,12 @@ class ExperimentOptions:
     ``""`` = local Spark with ``master``). A kill then SIGKILLs the client process and stops its
     session's queries on the server (they would outlive the client). ``kafka_options``: Spark's
     ``kafka.*`` options for an authenticated cluster (:func:`course_lib.spark.remote.kafka_options`).
+    ``client_config``: kafka-python settings of an authenticated cluster
+    (``RemoteCluster.client_config()``) for the loader and the final reads; ``kafka_options``
+    defaults to their Spark form.
     ``learner``: the learner's prefix the job's Spark Connect session is opened under (its
-    ``user_id`` on the server; default: :func:`course_lib.real.connect.learner_prefix`).
+    ``user_id`` on the server; default: :func:`course_lib.real.connect.learner_prefix`) and the
+    prefix of the loader's transactional id (a shared cluster's ACLs allow only the learner's).
     """
 
     n_orders: int = 800
@@ -89,6 +93,7 @@ class ExperimentOptions:
     output_topic: str = "orders-enriched"
     remote: str | None = None
     kafka_options: dict | None = None
+    client_config: dict | None = None
     learner: str | None = None
 
 
@@ -286,7 +291,7 @@ def run_experiment(
     """
     from tqdm.auto import tqdm
 
-    from course_lib.spark.remote import resolve_remote
+    from course_lib.spark.remote import kafka_options, resolve_remote
 
     opts = options or ExperimentOptions()
     remote = resolve_remote(opts.remote) or ""
@@ -313,7 +318,7 @@ def run_experiment(
         max_offsets_per_trigger=opts.max_offsets_per_trigger,
         idempotent_store=opts.idempotent_store,
         remote=remote,
-        kafka_options=dict(opts.kafka_options or {}),
+        kafka_options=dict(opts.kafka_options if opts.kafka_options is not None else kafka_options(opts.client_config)),
     )
     cfg_path = workdir / "pipeline.json"
     cfg_path.write_text(cfg.to_json())
@@ -328,7 +333,15 @@ def run_experiment(
         kill = plan[i] if i < len(plan) else None
         # Portion i of the input (the loader skips what is already there, so it is cumulative).
         upto = len(lines) * (i + 1) // n_runs
-        loaded = load_orders(bootstrap_servers, opts.input_topic, lines[:upto], history=history, progress=False)
+        loaded = load_orders(
+            bootstrap_servers,
+            opts.input_topic,
+            lines[:upto],
+            history=history,
+            progress=False,
+            client_config=opts.client_config,
+            transactional_id=f"{opts.learner}.orders-loader-{uuid.uuid4().hex[:8]}" if opts.learner else None,
+        )
         event(i, "loaded", lines=upto, **loaded)
         info = _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event)
         runs.append(info)
@@ -369,7 +382,7 @@ def _create_topics(bootstrap_servers, cluster, opts) -> None:
                 if "TopicAlreadyExists" not in type(exc).__name__ + str(exc):
                     raise
         else:
-            ensure_topic(bootstrap_servers, topic, partitions=3)
+            ensure_topic(bootstrap_servers, topic, partitions=3, client_config=opts.client_config)
 
 
 def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> dict:
@@ -501,7 +514,10 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
             # A Spark Connect client that died leaves its queries running in the server.
             from course_lib.spark.remote import stop_session_queries
 
-            stopped = stop_session_queries(cfg.remote, session_id)
+            from course_lib.real.connect import learner_prefix
+
+            # The job opened its session as learner_prefix() in its environment (see get_spark).
+            stopped = stop_session_queries(cfg.remote, session_id, user_id=learner_prefix(opts.learner))
             if stopped:
                 event(i, "stopped the killed job's queries on the server", queries=stopped)
         if trap and trap["set"] and trap["commit"].exists() and trap["commit"].stat().st_size == 0:
@@ -564,7 +580,7 @@ def _final_reads(cfg: PipelineConfig, lines: list[str], history: History, opts):
     expected_ids = exp["valid_ids"]
     outcomes, evidence = {}, {}
     if "kafka" in cfg.sinks:
-        rows = outcome.read_kafka_sink(cfg.bootstrap_servers, cfg.output_topic)
+        rows = outcome.read_kafka_sink(cfg.bootstrap_servers, cfg.output_topic, opts.client_config)
         history.record(
             "sink-kafka",
             "ok",

@@ -241,8 +241,11 @@ def _check_kafka_connector(spark, url: str) -> None:
         raise
 
 
-def stop_session_queries(url: str, session_id: str, timeout_s: float = 60.0) -> list[str]:
+def stop_session_queries(url: str, session_id: str, user_id: str | None = None) -> list[str]:
     """Stop every streaming query still active in server-side session ``session_id``; close it.
+
+    The server keys sessions by (user id, session id): ``user_id`` must be the one the dead
+    client used, or this reaches a new, empty session.
 
     What a SIGKILL of a local driver does by itself: a Spark Connect client that dies leaves its
     queries running in the server, where the next run would find its checkpoints in use. Returns
@@ -251,7 +254,7 @@ def stop_session_queries(url: str, session_id: str, timeout_s: float = 60.0) -> 
     from pyspark.sql import SparkSession
     from pyspark.sql.connect.client.retries import DefaultPolicy
 
-    spark = SparkSession.builder.remote(with_params(url, session_id=session_id)).create()
+    spark = SparkSession.builder.remote(with_params(url, session_id=session_id, user_id=user_id)).create()
     spark.client.set_retry_policies([DefaultPolicy(max_retries=3, initial_backoff=200, max_backoff=2000)])
     stopped = []
     try:

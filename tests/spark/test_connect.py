@@ -144,33 +144,26 @@ def test_the_window_kills_hit_every_sink_and_were_replayed(two_learners, name):
     assert windows["kafka"] in {e["batch"] for e in result.evidence["kafka"]}
 
 
-def test_the_server_runs_no_query_of_a_finished_learner(two_learners, connect_server):
-    from course_lib.spark.session import get_spark
-
-    spark = get_spark(remote=connect_server.url, session_id=str(uuid.uuid4()))
-    try:
-        assert spark.streams.active == []
-    finally:
-        spark.stop()
-
-
-def test_queries_of_a_killed_client_are_stopped_through_its_session_id(connect_server):
-    """What the harness does after SIGKILLing a job: the queries live on in the server."""
+def test_queries_of_a_killed_client_are_stopped_through_its_session_id(connect_server, tmp_path):
+    """What the harness does after SIGKILLing a job: the queries live on in the server until
+    someone stops them in the dead client's session (same user id and session id)."""
+    from course_lib.real.connect import learner_prefix
     from course_lib.spark.remote import stop_session_queries
-    from course_lib.spark.session import get_spark
 
     session_id = str(uuid.uuid4())
+    offsets = tmp_path / "checkpoint" / "offsets"
     code = (
         "import sys, time\n"
         "from course_lib.spark.session import get_spark\n"
         "spark = get_spark(remote=sys.argv[1], session_id=sys.argv[2])\n"
-        "q = spark.readStream.format('rate').load().writeStream.format('noop')"
-        ".queryName('outlives_its_client').trigger(processingTime='1 second').start()\n"
+        "q = (spark.readStream.format('rate').load().writeStream.format('noop')"
+        ".queryName('outlives_its_client').option('checkpointLocation', sys.argv[3])"
+        ".trigger(processingTime='500 milliseconds').start())\n"
         "print('STARTED', flush=True)\n"
         "time.sleep(600)\n"
     )
     client = subprocess.Popen(
-        [sys.executable, "-c", code, connect_server.url, session_id],
+        [sys.executable, "-c", code, connect_server.url, session_id, str(tmp_path / "checkpoint")],
         stdout=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -180,12 +173,21 @@ def test_queries_of_a_killed_client_are_stopped_through_its_session_id(connect_s
     finally:
         client.kill()
         client.wait()
-    assert stop_session_queries(connect_server.url, session_id) == ["outlives_its_client"]
-    spark = get_spark(remote=connect_server.url, session_id=str(uuid.uuid4()))
-    try:
-        assert [q.name for q in spark.streams.active] == []
-    finally:
-        spark.stop()
+
+    def batches() -> int:
+        return len([f for f in offsets.glob("*") if f.name.isdigit()]) if offsets.exists() else 0
+
+    at_kill = batches()
+    deadline = time.monotonic() + 60
+    while batches() < at_kill + 2 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert batches() >= at_kill + 2, "the query should keep running in the server after its client died"
+    # Another user id with the same session id reaches another (empty) session.
+    assert stop_session_queries(connect_server.url, session_id, "someone-else") == []
+    assert stop_session_queries(connect_server.url, session_id, learner_prefix()) == ["outlives_its_client"]
+    after_stop = batches()
+    time.sleep(3)
+    assert batches() == after_stop, "the query still plans batches after it was stopped"
 
 
 # ---- bad input: each a clear error, fast -------------------------------------------------
