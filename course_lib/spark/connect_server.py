@@ -27,10 +27,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from course_lib.real import watchdog
 from course_lib.spark.session import SparkUnavailable, cached_connector_jars, check_java, check_pyspark
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 DEFAULT_PORT = 15002  # Spark Connect's own default
+WATCHDOG = Path(watchdog.__file__)
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -164,11 +166,18 @@ class SparkConnectServer:
         # A SPARK_REMOTE in this process's environment must not turn the server into a client.
         env.pop("SPARK_REMOTE", None)
         env.pop("SPARK_CONNECT_MODE_ENABLED", None)
-        with open(self.log_path, "w") as log:
-            # Own process group: stop() takes spark-submit, the JVM and its Python workers.
-            self.proc = subprocess.Popen(
-                cmd, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True, cwd=self.log_path.parent
-            )
+        self.log_path.write_text("")
+        # Under the course's JVM watchdog, so the server dies with this Python process (a test
+        # that crashes, a kernel restart); in its own process group, so stop() takes the
+        # watchdog, the JVM and the JVM's Python workers at once.
+        self.proc = subprocess.Popen(
+            [sys.executable, str(WATCHDOG), str(os.getpid()), str(self.log_path), "--", *cmd],
+            stdout=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+            cwd=self.log_path.parent,
+        )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -510,7 +510,7 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
             event(i, "run finished before the random kill")
     finally:
         run.close()
-        if session_id and run.proc.returncode != 0:
+        if session_id and run.proc.returncode != 0 and run.line("STARTED"):
             # A Spark Connect client that died leaves its queries running in the server.
             from course_lib.spark.remote import stop_session_queries
 

@@ -18,7 +18,10 @@ client's default retries (which give up only after about ten minutes).
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import tempfile
 import uuid
 from pathlib import Path
@@ -201,9 +204,12 @@ def connect_session(
         for key, value in (session_conf or {}).items():
             spark.conf.set(key, value)
         _check_kafka_connector(spark, url)
-    except SparkUnavailable:
-        raise
     except Exception as exc:
+        # Close now: a failed session object collected later, during another session's call,
+        # can deadlock pyspark 4.0's client (it shuts a shared thread pool down in __del__).
+        client.close()
+        if isinstance(exc, SparkUnavailable):
+            raise
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
         raise not_answering(url, f"it accepts connections but does not speak Spark Connect: {first}") from exc
     finally:
@@ -241,26 +247,43 @@ def _check_kafka_connector(spark, url: str) -> None:
         raise
 
 
-def stop_session_queries(url: str, session_id: str, user_id: str | None = None) -> list[str]:
+def stop_session_queries(url: str, session_id: str, user_id: str | None = None, timeout_s: float = 120.0) -> list[str]:
     """Stop every streaming query still active in server-side session ``session_id``; close it.
 
-    The server keys sessions by (user id, session id): ``user_id`` must be the one the dead
-    client used, or this reaches a new, empty session.
-
     What a SIGKILL of a local driver does by itself: a Spark Connect client that dies leaves its
-    queries running in the server, where the next run would find its checkpoints in use. Returns
-    the names of the queries stopped; a session already closed (the job ended cleanly) is fine.
+    queries running in the server, where the next run would find its checkpoints in use. The
+    server keys sessions by (user id, session id): ``user_id`` must be the one the dead client
+    used, or this reaches a new, empty session. Returns the names of the queries stopped; a
+    session already closed (the job ended cleanly) is fine.
+
+    It runs in a child process: pyspark 4.0's client closes a shared thread pool when a session
+    object is garbage-collected, which can deadlock another session's call in the same process
+    (seen here) - and the caller is often a notebook kernel with its own session.
     """
+    code = "import sys, json; from course_lib.spark.remote import _stop_session_queries as f; print(json.dumps(f(*sys.argv[1:])))"
+    run = subprocess.run(
+        [sys.executable, "-c", code, url, session_id, user_id or ""],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        cwd=str(Path(__file__).resolve().parents[2]),
+    )
+    if run.returncode != 0:
+        raise RuntimeError(f"could not stop the queries of session {session_id} on {url}: {run.stderr.strip()[-1500:]}")
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def _stop_session_queries(url: str, session_id: str, user_id: str = "") -> list[str]:
     from pyspark.sql import SparkSession
     from pyspark.sql.connect.client.retries import DefaultPolicy
 
-    spark = SparkSession.builder.remote(with_params(url, session_id=session_id, user_id=user_id)).create()
+    spark = SparkSession.builder.remote(with_params(url, session_id=session_id, user_id=user_id or None)).create()
     spark.client.set_retry_policies([DefaultPolicy(max_retries=3, initial_backoff=200, max_backoff=2000)])
     stopped = []
     try:
         for q in spark.streams.active:
-            q.stop()  # waits for the query's thread (spark.sql.streaming.stopTimeout, 0 = forever)
             stopped.append(q.name)
+            q.stop()  # returns when the query's thread has ended
     except Exception as exc:
         if "SESSION_CLOSED" not in str(exc) and "SESSION_NOT_FOUND" not in str(exc):
             raise
@@ -270,3 +293,16 @@ def stop_session_queries(url: str, session_id: str, user_id: str | None = None) 
         except Exception:
             pass  # already closed
     return stopped
+
+
+def lab_kafka_settings(kafka) -> dict:
+    """``ExperimentOptions`` keywords for a learner on a shared cluster (a ``connect()`` handle):
+    its credentials for every client (kafka-python and Spark's connector) and its prefix (the
+    loader's transactional id must be under it). Topic names go through ``kafka.topic(name)``.
+
+    >>> class Handle: prefix = "ann"
+    >>> lab_kafka_settings(Handle())
+    {'learner': 'ann', 'client_config': None}
+    """
+    config = getattr(kafka, "client_config", None)  # a handle without credentials has none
+    return {"learner": kafka.prefix, "client_config": config() if callable(config) else None}
