@@ -416,10 +416,26 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
     if opts.learner:
         env["COURSE_LEARNER_PREFIX"] = opts.learner
     run = _Run(cfg_path, workdir / "logs" / f"run-{i}.log", env=env)
+
+    def watch_checkpoint(now: float) -> None:
+        """Note when the target batch is planned; for a window kill, set the trap right then."""
+        if watch and watch["seen_at"] is None and watch["offsets"].exists():
+            watch["seen_at"] = now
+            if trap:
+                try:  # O_EXCL: never touch a real commit file
+                    os.close(os.open(trap["commit"], os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                    trap["set"] = True
+                    event(i, "trap set", sink=trap["sink"], batch=trap["batch"])
+                except FileExistsError:
+                    event(i, "trap too late", sink=trap["sink"], batch=trap["batch"])
+
     broker_killed = None
     try:
         start_deadline = time.monotonic() + opts.run_timeout_s
-        while not run.started.wait(0.2) and run.proc.poll() is None:
+        # Watch from the start: the first query's batch 0 may run before the job has started
+        # all its queries (a warm Spark Connect server commits it in a few hundred ms).
+        while not run.started.wait(0.02) and run.proc.poll() is None:
+            watch_checkpoint(time.monotonic())
             if time.monotonic() > start_deadline:
                 break
         if not run.started.is_set():
@@ -440,15 +456,7 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
         while rc is None and time.monotonic() < deadline:
             rc = run.proc.poll()
             now = time.monotonic()
-            if watch and watch["seen_at"] is None and watch["offsets"].exists():
-                watch["seen_at"] = now
-                if trap:
-                    try:  # O_EXCL: never touch a real commit file
-                        os.close(os.open(trap["commit"], os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-                        trap["set"] = True
-                        event(i, "trap set", sink=trap["sink"], batch=trap["batch"])
-                    except FileExistsError:
-                        event(i, "trap too late", sink=trap["sink"], batch=trap["batch"])
+            watch_checkpoint(now)
             if (
                 kill is not None
                 and kill.kind == "random"
