@@ -27,7 +27,7 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlparse
 
-from course_lib.spark.session import KAFKA_PROVIDER_CLASS, SparkUnavailable
+from course_lib.spark.session import KAFKA_PROVIDER_CLASS, SparkUnavailable, check_connect_client
 
 ENV_REMOTE = "SPARK_REMOTE"
 ENV_DIR = "COURSE_SPARK_DIR"
@@ -185,22 +185,19 @@ def connect_session(
     why = _tcp_answers(host, port, probe_timeout_s)
     if why:
         raise not_answering(url, why)
-    try:
-        from pyspark.sql import SparkSession
-        from pyspark.sql.connect.client.retries import DefaultPolicy
-    except ImportError as exc:
-        raise SparkUnavailable(
-            f"the Spark Connect client is not installed ({exc}). Install the course's Spark extra: "
-            "`pip install -e '.[spark]'` (pyspark with grpcio, pandas, pyarrow), then restart the kernel."
-        ) from exc
+    check_connect_client()
+    from pyspark.sql import SparkSession
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+
     full = with_params(url, session_id=session_id or str(uuid.uuid4()), user_id=user_id)
     spark = SparkSession.builder.remote(full).create()
     client = spark.client
     policies = client.get_retry_policies()
     # One quick attempt: the default policy retries UNAVAILABLE for about ten minutes.
     client.set_retry_policies([DefaultPolicy(max_retries=2, initial_backoff=200, max_backoff=1000)])
+    version = None
     try:
-        version = spark.version
+        version = spark.version  # the first call: does a Spark Connect server answer at all?
         for key, value in (session_conf or {}).items():
             spark.conf.set(key, value)
         _check_kafka_connector(spark, url)
@@ -211,7 +208,9 @@ def connect_session(
         if isinstance(exc, SparkUnavailable):
             raise
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
-        raise not_answering(url, f"it accepts connections but does not speak Spark Connect: {first}") from exc
+        if version is None:
+            raise not_answering(url, f"it accepts connections but does not speak Spark Connect: {first}") from exc
+        raise SparkUnavailable(f"the Spark Connect server at {url} refused to set up the session: {first}") from exc
     finally:
         client.set_retry_policies(policies)
     import pyspark

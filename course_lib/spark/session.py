@@ -166,7 +166,8 @@ def has_kafka_connector(spark) -> bool:
 def get_spark(options: SparkOptions | None = None, **overrides):
     """Create (or return) the process's SparkSession with the Kafka connector loaded.
 
-    ``overrides`` are :class:`SparkOptions` fields, e.g. ``get_spark(master="spark://h:7077")``.
+    ``overrides`` are :class:`SparkOptions` fields, e.g. ``get_spark(master="spark://h:7077")``, or
+    ``get_spark(remote="sc://h:15002")`` for a Spark Connect session (also with ``$SPARK_REMOTE``).
     Raises :class:`SparkUnavailable` with one clear message when Java, pyspark or the connector
     cannot be had.
     """
@@ -282,11 +283,6 @@ def _remote_session(url: str, opts: SparkOptions):
     )
     spark.conf.set("course.connector.source", f"the Spark Connect server at {url}")
     return spark
-
-
-def is_remote_session(spark) -> bool:
-    """True for a Spark Connect session (no JVM in this process)."""
-    return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 def check_connect_client() -> None:

@@ -385,3 +385,17 @@ def test_notebook_10_runs_for_two_learners_at_once_through_spark_connect(connect
         assert {f"{name}.orders", f"{name}.orders-enriched", f"{name}.orders-clean"} <= topics, topics
     assert "orders-clean" not in topics  # (test_harness's own run uses "orders" on this cluster)
     assert {p.name for p in (tmp_path / "spark").iterdir()} == {"carol", "dave"}
+
+
+def test_a_server_without_the_kafka_connector_is_named_as_the_problem(spark_ready, tmp_path):
+    import pyspark
+
+    from course_lib.spark.connect_server import SparkConnectServer
+    from course_lib.spark.session import get_spark
+
+    # Any jar but the connector's (the helper refuses to start with none at all).
+    some_jar = next((Path(pyspark.__file__).parent / "jars").glob("spark-connect_*.jar"))
+    with SparkConnectServer(jars=[str(some_jar)], log_path=tmp_path / "server.log") as bare:
+        with pytest.raises(SparkUnavailable, match="has no Kafka connector") as err:
+            get_spark(remote=bare.url)
+    assert "course_lib.spark.connect_server" in str(err.value)
