@@ -37,6 +37,8 @@ from course_lib.spark import orders as ref
 
 SINKS = ("kafka", "store", "files")
 SINK_SEMANTICS = {"kafka": "at-least-once", "store": "exactly-once", "files": "exactly-once"}
+#: How often a foreachBatch query is started on a Spark Connect server whose Python worker was slow.
+WORKER_START_ATTEMPTS = 4
 
 
 @dataclass
@@ -352,7 +354,22 @@ def start_store_sink(validated, cfg: PipelineConfig):
         .option("checkpointLocation", str(cfg.checkpoint("store")))
         .foreachBatch(StoreWriter(str(cfg.store_path), cfg.idempotent_store))
     )
-    return _trigger(writer, cfg).start()
+    if not cfg.remote:
+        return _trigger(writer, cfg).start()
+    # A Spark Connect server starts one Python worker per foreachBatch query and gives it 10 s
+    # (hard-coded in Spark 4.0's PythonWorkerFactory) to import pyspark and connect back; on a
+    # busy server (a workshop's learners starting at once; seen here at load 13 on 2 cores) it
+    # misses that. The query was not created then, so starting it again is safe.
+    attempt = 1
+    while True:
+        try:
+            return _trigger(writer, cfg).start()
+        except Exception as exc:
+            # "Python worker failed to connect back" (SparkException) / "... to connect back" (cause)
+            if "to connect back" not in str(exc) or attempt >= WORKER_START_ATTEMPTS:
+                raise
+        attempt += 1
+        time.sleep(2.0)
 
 
 def start_pipeline(spark, cfg: PipelineConfig) -> dict:
