@@ -33,6 +33,8 @@ from course_lib.spark.session import SparkUnavailable, cached_connector_jars, ch
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 DEFAULT_PORT = 15002  # Spark Connect's own default
 WATCHDOG = Path(watchdog.__file__)
+#: Runs the server's Python workers with the installed pyspark (see the script).
+WORKER_PYTHON = Path(__file__).with_name("worker_python.sh")
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -125,7 +127,7 @@ class SparkConnectServer:
             "spark.sql.session.timeZone": "UTC",
             "spark.default.parallelism": "2",
             "spark.ui.showConsoleProgress": "false",
-            "spark.pyspark.python": self.python,
+            "spark.pyspark.python": str(WORKER_PYTHON),
             **self.conf,
         }
         cmd = [str(spark_submit), "--class", SERVER_CLASS, "--name", "Spark Connect server (course)"]
@@ -156,7 +158,8 @@ class SparkConnectServer:
         env = {**os.environ, **(self.env or {})}
         env.update(
             {
-                "PYSPARK_PYTHON": self.python,
+                "PYSPARK_PYTHON": str(WORKER_PYTHON),
+                "COURSE_SPARK_WORKER_PYTHON": self.python,
                 # Python workers of foreachBatch turn timestamps into naive datetimes in the
                 # process's local zone: make that UTC, as the session time zone.
                 "TZ": "UTC",

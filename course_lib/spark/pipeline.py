@@ -368,8 +368,9 @@ def start_store_sink(validated, cfg: PipelineConfig):
             # "Python worker failed to connect back" (SparkException) / "... to connect back" (cause)
             if "to connect back" not in str(exc) or attempt >= WORKER_START_ATTEMPTS:
                 raise
+        # Back off: the worker that missed its 10 s is still importing, on the same busy cores.
+        time.sleep(5.0 * attempt)
         attempt += 1
-        time.sleep(2.0)
 
 
 def start_pipeline(spark, cfg: PipelineConfig) -> dict:
