@@ -317,7 +317,7 @@ def _run_lab_notebook(name: str, server_url: str, bootstrap: str, base: Path, ou
     params.source += (
         f"\nimport os; os.environ['COURSE_LEARNER_PREFIX'] = {name!r}\n"
         f"SPARK_REMOTE = {server_url!r}\nBOOTSTRAP_SERVERS = {bootstrap!r}\nWORKDIR = {str(base)!r}\n"
-        "N_ORDERS = 240\nKILLS = 3\nMAX_OFFSETS_PER_TRIGGER = 60\n"
+        "N_ORDERS = 180\nKILLS = 1\nMAX_OFFSETS_PER_TRIGGER = 60\n"
     )
     try:
         NotebookClient(
