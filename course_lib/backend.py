@@ -316,7 +316,8 @@ class KafkaBackend(_Common):
         self.created_topics: dict[str, dict] = {}
         self._seq = itertools.count()
         local = hasattr(cluster, "nodes") and hasattr(cluster, "kill")
-        proxies = local and getattr(cluster, "use_proxies", False)
+        # message faults: the LocalCluster's proxies, or the learner's own proxy (connect())
+        proxies = (local and getattr(cluster, "use_proxies", False)) or getattr(cluster, "message_faults", False)
         self.faults = (
             CLIENT_FAULTS
             | (frozenset({Nemesis.CRASH, Nemesis.RESTART, Nemesis.PAUSE, Nemesis.RESUME}) if local else frozenset())
@@ -325,8 +326,8 @@ class KafkaBackend(_Common):
         if not local:
             self.missing_reason = (
                 f"its brokers run elsewhere ({cluster.bootstrap_servers}, e.g. a shared workshop cluster): "
-                f"this notebook can neither signal their processes nor route their traffic through the "
-                f"lost-ACK proxy; use LocalCluster() for these"
+                f"this notebook cannot signal their processes (broker faults are the instructor's: "
+                f"python -m course_lib.workshop broker ...); use LocalCluster() for these"
             )
         elif not proxies:
             self.missing_reason = "this LocalCluster runs without proxies (proxies=False): no message can be lost"
@@ -507,8 +508,8 @@ class KafkaBackend(_Common):
     def heal(self, timeout_ms: float = 60_000) -> None:
         """Resume and restart every broker, then wait until every partition of this run has its
         full ISR back (a just-restarted leader may answer with a stale end offset before)."""
-        if not (self.faults & BROKER_FAULTS):
-            return
+        if not (self.faults & BROKER_FAULTS) or not hasattr(self.cluster, "nodes"):
+            return  # nothing of ours to heal (a shared cluster's lost ACKs need no healing)
         for node_id, node in sorted(self.cluster.nodes.items()):
             if node.paused:
                 self.resume(node_id)

@@ -29,6 +29,18 @@ def cluster():
 
 
 @pytest.fixture
+def consumer_cluster():
+    """3 brokers, topic ``in`` (RF=3, 2 partitions), 10 records m-0..m-9 alternating partitions."""
+    c = Cluster(3, seed=3, group_initial_rebalance_delay_ms=0)
+    c.create_topic("in", partitions=2, min_insync_replicas=2)
+    producer = KafkaProducer(bootstrap_servers=c)
+    for i in range(10):
+        producer.send("in", f"m-{i}".encode(), partition=i % 2)
+    producer.flush()
+    return c
+
+
+@pytest.fixture
 def make_producer(cluster):
     def make(**config):
         with warnings.catch_warnings():

@@ -5,21 +5,14 @@ import pytest
 from kafka import errors as Errors
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
-from course_lib.broker import Cluster
-from course_lib.clients import ConfigurationError, KafkaConsumer, KafkaProducer
+from course_lib.clients import ConfigurationError, KafkaConsumer
 
 TOPIC = "in"
 
 
 @pytest.fixture
-def cluster():
-    c = Cluster(3, seed=3, group_initial_rebalance_delay_ms=0)
-    c.create_topic(TOPIC, partitions=2, min_insync_replicas=2)
-    producer = KafkaProducer(bootstrap_servers=c)
-    for i in range(10):
-        producer.send(TOPIC, f"m-{i}".encode(), partition=i % 2)
-    producer.flush()
-    return c
+def cluster(consumer_cluster):
+    return consumer_cluster
 
 
 def consumer(cluster, **config):

@@ -15,14 +15,8 @@ ALL = {TopicPartition(TOPIC, 0), TopicPartition(TOPIC, 1)}
 
 
 @pytest.fixture
-def cluster():
-    c = Cluster(3, seed=3, group_initial_rebalance_delay_ms=0)
-    c.create_topic(TOPIC, partitions=2, min_insync_replicas=2)
-    producer = KafkaProducer(bootstrap_servers=c)
-    for i in range(10):
-        producer.send(TOPIC, f"m-{i}".encode(), partition=i % 2)
-    producer.flush()
-    return c
+def cluster(consumer_cluster):
+    return consumer_cluster
 
 
 def member(cluster, name, **config):

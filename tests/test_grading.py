@@ -249,7 +249,7 @@ def test_instructor_command_scores_the_sample_submissions(tmp_path):
     for learner, (total, q1, q2) in EXPECTED.items():
         got = (float(rows[learner]["total"]), float(rows[learner]["ex05_q1"]), float(rows[learner]["ex05_q2"]))
         assert got == (total, q1, q2), (learner, got, (tmp_path / "scores_feedback" / f"{learner}.txt").read_text())
-        assert rows[learner]["max"] == "3"
+        assert rows[learner]["max"] == "5"  # ex05_q1, ex05_q2 and ex05_q3 (not answered by the samples)
     feedback = tmp_path / "scores_feedback"
     assert "not attempted yet" in (feedback / "untouched.txt").read_text()
     assert "expects a set of strings" in (feedback / "wrong_type.txt").read_text()
@@ -335,7 +335,7 @@ def test_without_the_sandbox_a_detached_child_holding_the_output_does_not_block_
                 "import subprocess, sys\nsubprocess.Popen(['sleep', '"
                 + marker
                 + "'], start_new_session=True, stdout=sys.stdout)",
-                "ex05_q1 = {'mid_batch', 'after_commit'}",
+                "ex05_q1 = {'after_poll', 'mid_batch'}",
             ]
         ]
     )

@@ -32,7 +32,7 @@ CELL_S = 8
 
 pytestmark = pytest.mark.skipif(sandbox.probe() is not None, reason=f"no grading sandbox: {sandbox.probe()}")
 
-CORRECT_ANSWER = 'ex05_q1 = {"mid_batch", "after_commit"}'
+CORRECT_ANSWER = 'ex05_q1 = {"after_poll", "mid_batch"}'
 CORRECT_LOOP = """
     empty = 0
     while empty < 2:
@@ -58,7 +58,7 @@ def notebook(path: Path, attack: str, answer_if: str = "True", in_function: str 
         cells.append(CORRECT_ANSWER)
     cells += [
         attack,
-        f"ex05_q1 = {{'mid_batch', 'after_commit'}} if ({answer_if}) else set()" if not answer_first else "pass",
+        f"ex05_q1 = {{'after_poll', 'mid_batch'}} if ({answer_if}) else set()" if not answer_first else "pass",
         f"def consume_at_least_once(consumer, sink):\n{body}{CORRECT_LOOP}",
     ]
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells]), path)
@@ -142,7 +142,7 @@ def test_hostile_submissions_are_contained(tmp_path):
                 nbformat.v4.new_code_cell(c)
                 for c in [
                     "import warnings; warnings.simplefilter('ignore')",
-                    "while True:\n    pass\nex05_q1 = {'mid_batch', 'after_commit'}",
+                    "while True:\n    pass\nex05_q1 = {'after_poll', 'mid_batch'}",
                     f"def consume_at_least_once(consumer, sink):\n{CORRECT_LOOP}",
                 ]
             ]

@@ -2,9 +2,12 @@
 checked - always by running the simulator (or the real cluster / Spark), never by comparing with
 a stored solution string.
 
-Kinds: ``predict`` (a number or name measured by a seeded run), ``choose`` (pick a configuration
-or option; graded over many seeded fault schedules, so guessing fails), ``implement`` (a function
-run by a crash harness and judged by the checker).
+Kinds: ``predict`` (a number or set the learner works out *before* running anything, about a
+configuration no notebook prints - :attr:`Exercise.copied` is the printed answer a copier would
+give, and tests/test_grading_predict.py checks that it fails), ``choose`` (pick a configuration
+or option; graded over many seeded fault schedules, so guessing fails), ``read`` (read a run's
+history and explain it), ``implement`` (a function run by a crash harness and judged by the
+checker).
 
 Each check takes ``seeds``: the learner's ``check()`` uses :attr:`Exercise.public_seeds`; the
 instructor's grader uses other seeds kept in :mod:`course_lib.grading.hidden`, so code tuned to
@@ -125,6 +128,10 @@ class Exercise:
     public_seeds: tuple = (0,)
     #: for "implement": the names the grader takes out of the notebook (functions defined there)
     functions: tuple = field(default_factory=tuple)
+    #: for "predict": the answer a learner gets by copying what a notebook prints (a neighbouring
+    #: configuration), and where it is printed; the check must reject it
+    copied: Callable[[], object] | None = None
+    copied_from: str = ""
 
     @property
     def is_implementation(self) -> bool:
@@ -223,25 +230,36 @@ def _equal(name: str, answer, expected, seed=None, unit="") -> list[Part]:
     return [Part(name, False, detail + "; run the experiment and look at the evidence", seed)]
 
 
+def predicted(name: str, answer, measure: Callable[[int], object], seeds) -> list[Part]:
+    """One part per seed: the prediction against what the simulator measures with that seed (the
+    grader's hidden seeds included, so the answer must hold for any run, not one printed run)."""
+    return [part for s in seeds for part in _equal(f"{name}, seed {s}", answer, measure(s), seed=s)]
+
+
 # ---- 01 the replicated log -----------------------------------------------------------------------
 @functools.lru_cache(maxsize=None)
-def _paused_follower_hw(wait_ms: float) -> tuple[int, int]:
+def paused_follower_state(
+    wait_ms: float, before: int = 2, after: int = 3, seed: int = 1, brokers: int = 3, paused: int = 1, lag_ms=10_000
+) -> tuple[int, int]:
+    """acks=1, replication factor ``brokers``: ``before`` records replicated, then ``paused``
+    followers pause and the leader appends ``after`` more; (high watermark, ISR size) ``wait_ms``
+    later. The exercise notebook prints this for before=2, after=3 (the lesson's experiment)."""
     from ..broker import Cluster
     from ..clients import KafkaProducer
 
     ctx = _quiet()
     try:
-        cluster = Cluster(brokers=3, seed=1, replica_lag_time_max_ms=10_000)
-        cluster.create_topic("events", replication_factor=3, min_insync_replicas=1)
+        cluster = Cluster(brokers=brokers, seed=seed, replica_lag_time_max_ms=lag_ms)
+        cluster.create_topic("events", replication_factor=brokers, min_insync_replicas=1)
         producer = KafkaProducer(bootstrap_servers=cluster, acks=1, enable_idempotence=False)
-        for i in range(2):
+        for i in range(before):
             producer.send("events", f"m-{i}".encode())
         producer.flush()
         cluster.run_for(100)
         leader = cluster.leader_of("events")
-        follower = [b for b in cluster.partition_state("events")["replicas"] if b != leader][0]
-        cluster.pause(follower)
-        for i in range(2, 5):
+        for follower in [b for b in cluster.partition_state("events")["replicas"] if b != leader][:paused]:
+            cluster.pause(follower)
+        for i in range(before, before + after):
             producer.send("events", f"m-{i}".encode())
         producer.flush()
         cluster.run_for(wait_ms)
@@ -256,13 +274,18 @@ def _paused_follower_hw(wait_ms: float) -> tuple[int, int]:
     notebook="01_replicated_log",
     kind="predict",
     expect=expect_int,
-    question="acks=1, replication factor 3: 2 records replicated, then one follower pauses and the leader "
-    "appends 3 more. What is the high watermark 100 ms later?",
+    public_seeds=(1, 2),
+    question="acks=1, replication factor 3: 4 records replicated, then one follower pauses and the leader "
+    "appends 6 more. What is the high watermark 100 ms later?",
     hint="The high watermark is the smallest log end offset among the replicas in the ISR - and a paused "
     "follower stays in the ISR until replica.lag.time.max.ms passes.",
+    copied=lambda: paused_follower_state(100)[0],
+    copied_from="the experiment cell of exercises/01 (2 records, then 3)",
 )
 def _ex01_q1(answer, seeds):
-    return _equal("high watermark 100 ms after the pause", answer, _paused_follower_hw(100)[0])
+    return predicted(
+        "high watermark 100 ms after the pause", answer, lambda s: paused_follower_state(100, 4, 6, s)[0], seeds
+    )
 
 
 @exercise(
@@ -270,30 +293,121 @@ def _ex01_q1(answer, seeds):
     notebook="01_replicated_log",
     kind="predict",
     expect=expect_int,
-    question="Same run, but 15 s later (replica.lag.time.max.ms is 10 s). What is the high watermark now?",
+    public_seeds=(1, 2),
+    question="Same run (4 records, then 6), but 15 s later (replica.lag.time.max.ms is 10 s). What is the high "
+    "watermark now?",
     hint="After replica.lag.time.max.ms the leader drops the paused follower from the ISR; which replicas "
     "decide the high watermark then?",
+    copied=lambda: paused_follower_state(15_000)[0],
+    copied_from="lesson 01's run of the 2-then-3 experiment, 15 s after the pause",
 )
 def _ex01_q2(answer, seeds):
-    return _equal("high watermark 15 s after the pause", answer, _paused_follower_hw(15_000)[0])
+    return predicted(
+        "high watermark 15 s after the pause", answer, lambda s: paused_follower_state(15_000, 4, 6, s)[0], seeds
+    )
+
+
+@exercise(
+    id="ex01_q3",
+    notebook="01_replicated_log",
+    kind="predict",
+    expect=expect_int,
+    public_seeds=(1, 2),
+    question="Replication factor 5 this time: 4 records replicated, then TWO followers pause and the leader "
+    "appends 6 more. How many replicas are in the ISR 15 s later?",
+    hint="Which replicas keep fetching? The leader counts itself.",
+    copied=lambda: paused_follower_state(15_000)[1],
+    copied_from="the ISR of the replication-factor-3 run with one paused follower",
+)
+def _ex01_q3(answer, seeds):
+    return predicted(
+        "ISR size 15 s after the pause",
+        answer,
+        lambda s: paused_follower_state(15_000, 4, 6, s, brokers=5, paused=2)[1],
+        seeds,
+    )
+
+
+def _isr_never_shrinks(lag_ms: int, seed: int) -> bool:
+    """A healthy cluster under steady writes for 10 s: does the ISR stay complete?"""
+    from ..broker import Cluster
+    from ..clients import KafkaProducer
+
+    ctx = _quiet()
+    try:
+        cluster = Cluster(brokers=3, seed=seed, replica_lag_time_max_ms=lag_ms)
+        cluster.create_topic("events", replication_factor=3, min_insync_replicas=1)
+        producer = KafkaProducer(bootstrap_servers=cluster, acks=1, enable_idempotence=False)
+        for i in range(100):
+            producer.send("events", f"m-{i}".encode())
+            producer.flush()
+            cluster.run_for(100)
+            if len(cluster.partition_state("events")["isr"]) < 3:
+                return False
+        return True
+    finally:
+        ctx.__exit__(None, None, None)
+
+
+@exercise(
+    id="ex01_q4",
+    notebook="01_replicated_log",
+    kind="choose",
+    expect=expect_int,
+    public_seeds=(1, 2, 3),
+    question="Choose replica_lag_time_max_ms (an int, in ms) so that, with acks=1, the high watermark "
+    "moves on within 3 s after a follower stops (4 records, then 6, as in ex01_q1), while a healthy "
+    "follower is never dropped from the ISR under steady writes.",
+    hint="Too large and the leader waits for a follower that is gone; too small and a follower that "
+    "fetches normally is dropped between two of its fetches. Try a few values in the experiment cell.",
+)
+def _ex01_q4(answer, seeds):
+    if answer <= 0:
+        return [Part("a positive lag", False, f"replica_lag_time_max_ms={answer} is not a duration")]
+    parts = []
+    for s in seeds:
+        hw = paused_follower_state(3000, 4, 6, s, lag_ms=answer)[0]
+        parts.append(Part(f"stopped follower, seed {s}", hw == 10, f"the high watermark is still {hw} after 3 s", s))
+        parts.append(
+            Part(
+                f"healthy followers, seed {s}",
+                _isr_never_shrinks(answer, s),
+                f"with {answer} ms a healthy follower left the ISR between two fetches",
+                s,
+            )
+        )
+    return parts
 
 
 # ---- 02 acks and durability ----------------------------------------------------------------------
+def _scenario(name: str, seed: int, **params):
+    from ..scenarios import run_scenario
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return run_scenario(name, seed=seed, **params)
+
+
 @exercise(
     id="ex02_q1",
     notebook="02_acks_and_durability",
     kind="predict",
     expect=expect_int,
-    question="run_scenario('leader_crash_after_ack', seed=3, acks=1): how many acknowledged messages are lost?",
-    hint="Count the messages the leader acknowledged while both followers were paused.",
+    public_seeds=(0, 1),
+    question="run_scenario('unclean_election', messages=8, unclean=True): the lone leader acknowledges 8 "
+    "writes, crashes, and an out-of-sync follower is elected. How many acknowledged messages are lost "
+    "(for any seed)?",
+    hint="Which of the acknowledged writes ever reached the follower that now leads?",
+    copied=lambda: len(_scenario("unclean_election", 1, unclean=True).result.by_kind("lost")),
+    copied_from="lesson 02's unclean_election run (5 messages)",
 )
 def _ex02_q1(answer, seeds):
-    from ..scenarios import run_scenario
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        lost = len(run_scenario("leader_crash_after_ack", seed=3, acks=1).result.by_kind("lost"))
-    return _equal("acknowledged messages lost (seed 3)", answer, lost, seed=3)
+    return predicted(
+        "acknowledged messages lost",
+        answer,
+        lambda s: len(_scenario("unclean_election", s, unclean=True, messages=8).result.by_kind("lost")),
+        seeds,
+    )
 
 
 @exercise(
@@ -330,23 +444,94 @@ def _ex02_q2(answer, seeds):
     return parts
 
 
+@exercise(
+    id="ex02_q3",
+    notebook="02_acks_and_durability",
+    kind="predict",
+    expect=expect_int,
+    public_seeds=(0, 1),
+    question="run_scenario('not_enough_replicas', acks='all', min_insync_replicas=1): both followers crash "
+    "and the ISR shrinks to the leader. How many of the 5 sends does the application see fail?",
+    hint="min.insync.replicas is the smallest ISR a write with acks='all' accepts.",
+    copied=lambda: _scenario("not_enough_replicas", 1).notes["failed"],
+    copied_from="lesson 02's not_enough_replicas run (min_insync_replicas=2)",
+)
+def _ex02_q3(answer, seeds):
+    return predicted(
+        "failed sends",
+        answer,
+        lambda s: _scenario("not_enough_replicas", s, acks="all", min_insync_replicas=1).notes["failed"],
+        seeds,
+    )
+
+
+ACKS_CHOICES = {"0": 0, "1": 1, "all": "all"}
+
+
+@exercise(
+    id="ex02_q4",
+    notebook="02_acks_and_durability",
+    kind="choose",
+    expect=expect_choice(*ACKS_CHOICES),
+    public_seeds=tuple(range(5)),
+    question="The followers stall and the leader crashes right after acknowledging (leader_crash_after_ack). "
+    "Which acks setting ('0', '1' or 'all') loses no acknowledged message?",
+    hint="Which setting makes the leader wait for the followers before it answers?",
+)
+def _ex02_q4(answer, seeds):
+    parts = []
+    for s in seeds:
+        lost = _scenario("leader_crash_after_ack", s, acks=ACKS_CHOICES[answer]).result.by_kind("lost")
+        parts.append(Part(f"leader crash, seed {s}", not lost, f"acks={answer}: {len(lost)} acknowledged lost", s))
+    return parts
+
+
 # ---- 03 retries, ordering and duplicates ---------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def lost_ack_log(batch: int, seed: int = 1, idempotent: bool = False, retries=None) -> tuple[str, ...]:
+    """One record, then a batch of ``batch`` records whose ACK is lost (acks='all'); the values
+    the partition holds afterwards. Lesson 03 prints it for one record."""
+    from ..broker import Cluster
+    from ..clients import KafkaProducer
+
+    ctx = _quiet()
+    try:
+        cluster = Cluster(brokers=3, seed=seed)
+        cluster.create_topic("events", min_insync_replicas=2)
+        extra = {} if retries is None else {"retries": retries}
+        producer = KafkaProducer(
+            bootstrap_servers=cluster, acks="all", enable_idempotence=idempotent, request_timeout_ms=500, **extra
+        )
+        producer.send("events", b"m-0")
+        producer.flush()
+        cluster.lose_next_ack(producer.node_id)
+        for i in range(1, batch + 1):  # no flush in between: one batch, one request
+            producer.send("events", f"m-{i}".encode())
+        producer.flush()
+        cluster.final_read("events")
+        return tuple(v.decode() for _, _, v in cluster.committed_records("events"))
+    finally:
+        ctx.__exit__(None, None, None)
+
+
+def _duplicates(values) -> int:
+    return len(values) - len(set(values))
+
+
 @exercise(
     id="ex03_q1",
     notebook="03_retries_ordering_duplicates",
     kind="predict",
     expect=expect_int,
-    question="run_scenario('lost_ack_retry', seed=2, idempotent=False): how many messages end up in the log "
-    "more than once?",
-    hint="Every message of the batch whose ACK was lost is appended again by the retry.",
+    public_seeds=(1, 2),
+    question="acks='all', idempotence off: one record is written, then ONE batch of 6 records whose ACK is "
+    "lost; the producer retries it. How many messages end up in the log more than once?",
+    hint="A retry resends the whole batch, and the broker had appended all of it the first time.",
+    copied=lambda: _duplicates(lost_ack_log(1)),
+    copied_from="lesson 03's lost-ACK run (a batch of one record)",
 )
 def _ex03_q1(answer, seeds):
-    from ..scenarios import run_scenario
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        n = len(run_scenario("lost_ack_retry", seed=2, idempotent=False).result.by_kind("duplicate"))
-    return _equal("duplicated messages (seed 2)", answer, n, seed=2)
+    return predicted("duplicated messages", answer, lambda s: _duplicates(lost_ack_log(6, s)), seeds)
 
 
 @exercise(
@@ -379,6 +564,53 @@ def _ex03_q2(answer, seeds):
     return parts
 
 
+@exercise(
+    id="ex03_q3",
+    notebook="03_retries_ordering_duplicates",
+    kind="predict",
+    expect=expect_int,
+    public_seeds=(0, 1),
+    question="Idempotence off, retries on: what is the SMALLEST max_in_flight_requests_per_connection at "
+    "which run_scenario('retries_reorder') writes the messages out of order?",
+    hint="For a retried request to land behind a later one, how many requests must have been on the "
+    "connection at the same time?",
+    copied=lambda: 5,  # lesson 03 prints max_in_flight=5 (reordered) and 1 (in order)
+    copied_from="lesson 03's retries_reorder runs (max_in_flight 5 and 1)",
+)
+def _ex03_q3(answer, seeds):
+    def reordered(s, n):
+        return n >= 1 and bool(_scenario("retries_reorder", s, max_in_flight=n).result.by_kind("reordered"))
+
+    parts = []
+    for s in seeds:
+        ok = reordered(s, answer) and not reordered(s, answer - 1)
+        detail = (
+            f"with {answer} the order still holds"
+            if not reordered(s, answer)
+            else f"a smaller value ({answer - 1}) already reorders"
+        )
+        parts.append(Part(f"retries_reorder, seed {s}", ok, detail, s))
+    return parts
+
+
+@exercise(
+    id="ex03_q4",
+    notebook="03_retries_ordering_duplicates",
+    kind="predict",
+    expect=expect_int,
+    public_seeds=(1, 2),
+    question="Same lost ACK, but retries=0 and a batch of 5 records: the application's future fails. How many "
+    "of those 5 records are in the log anyway?",
+    hint="The ACK was lost, not the request: what had the broker done before answering?",
+    copied=lambda: len(lost_ack_log(1, retries=0)) - 1,
+    copied_from="lesson 03's retries=0 run (a batch of one record)",
+)
+def _ex03_q4(answer, seeds):
+    return predicted(
+        "records of the failed batch in the log", answer, lambda s: len(lost_ack_log(5, s, retries=0)) - 1, seeds
+    )
+
+
 # ---- 04 the idempotent producer ------------------------------------------------------------------
 EX04_CHOICES = {
     "A": "the broker forgot the sequence numbers when the ACK was lost",
@@ -390,7 +622,7 @@ EX04_CHOICES = {
 @exercise(
     id="ex04_q1",
     notebook="04_idempotent_producer",
-    kind="predict",
+    kind="read",
     expect=expect_choice(*EX04_CHOICES),
     question="In run_scenario('producer_restart_gap') an idempotent producer still writes a duplicate. Why? "
     + "; ".join(f"{k}: {v}" for k, v in EX04_CHOICES.items()),
@@ -417,8 +649,52 @@ def _ex04_q1(answer, seeds):
     ]
 
 
+@exercise(
+    id="ex04_q2",
+    notebook="04_idempotent_producer",
+    kind="predict",
+    expect=expect_int,
+    public_seeds=(1, 2),
+    question="Idempotence ON: one record, then a batch of 6 records whose ACK is lost and which the producer "
+    "retries. What is the partition's log end offset afterwards?",
+    hint="The broker recognises the retried batch by its producer id and sequence numbers.",
+    copied=lambda: len(lost_ack_log(3, idempotent=True)),
+    copied_from="lesson 04's run (3 records, then one whose ACK is lost: 4 in the log)",
+)
+def _ex04_q2(answer, seeds):
+    return predicted("log end offset", answer, lambda s: len(lost_ack_log(6, s, idempotent=True)), seeds)
+
+
+@exercise(
+    id="ex04_q3",
+    notebook="04_idempotent_producer",
+    kind="choose",
+    expect=expect_dict(),
+    public_seeds=tuple(range(10)),
+    question="Choose KafkaProducer settings (a dict) so that lost ACKs, lost requests and leader crashes "
+    "never duplicate, lose or reorder an acknowledged message.",
+    hint="One setting deduplicates retries; it needs the strongest acks.",
+)
+def _ex04_q3(answer, seeds):
+    kinds = ("lose_ack", "lose_request", "crash_leader")
+    results = _fault_trials(answer, {"min_insync_replicas": 2}, seeds, kinds=kinds)
+    return [
+        Part(f"random faults, seed {s}", not r.result.found, f"found {sorted(r.result.found)}", s) for s, r in results
+    ]
+
+
 # ---- 05 consumer delivery semantics --------------------------------------------------------------
 CRASH_POINTS = ("after_poll", "mid_batch", "after_process", "after_commit")
+
+
+def _lossy_points(semantics: str, seed: int, buffered: bool) -> set:
+    from ..processing import run_pipeline
+
+    return {
+        p
+        for p in CRASH_POINTS
+        if "lost_in_processing" in run_pipeline(semantics, p, seed=seed, buffered=buffered).result.found
+    }
 
 
 @exercise(
@@ -426,24 +702,44 @@ CRASH_POINTS = ("after_poll", "mid_batch", "after_process", "after_commit")
     notebook="05_consumer_delivery_semantics",
     kind="predict",
     expect=expect_set_of(*CRASH_POINTS),
-    question="An at-most-once consumer (commit, then process) crashes once. At which crash points are "
-    "messages lost? Answer with a set of crash point names.",
-    hint="Messages are lost when the committed offset is ahead of what was processed at the moment of the crash.",
+    public_seeds=(0,),
+    question="An auto-commit consumer that hands each poll's records to a worker queue (processed one poll "
+    "later: run_pipeline(..., buffered=True)) crashes once. At which crash points are messages never "
+    "processed? Answer with a set of crash point names.",
+    hint="Auto-commit commits what the last poll returned - whether or not the worker has processed it.",
+    copied=lambda: {"after_poll"},
+    copied_from="lesson 05's one buffered auto-commit run (crash after_poll)",
 )
 def _ex05_q1(answer, seeds):
-    from ..processing import run_pipeline
-
-    truth = {p for p in CRASH_POINTS if "lost_in_processing" in run_pipeline("at-most-once", p, seed=0).result.found}
     parts = []
-    for p in CRASH_POINTS:
-        ok = (p in answer) == (p in truth)
+    for s in seeds:
+        truth = _lossy_points("auto-commit", s, buffered=True)
+        wrong = sorted(set(answer) ^ truth)
         parts.append(
             Part(
-                f"crash {p}",
-                ok,
-                f"you said messages are {'' if p in answer else 'not '}lost - the run (seed 0) disagrees",
-                0,
+                f"crash points, seed {s}",
+                not wrong,
+                f"wrong about {', '.join(wrong)}: for each, ask what the committed offset covers at that moment",
+                s,
             )
+        )
+    return parts
+
+
+def _consumer_loop_parts(fn, seeds, semantics: str, bad: str, what: str, crash: bool = True) -> list[Part]:
+    from .harness import LoopDidNotStop, run_consumer_loop
+
+    parts = []
+    for s in seeds:
+        name = f"{'crash' if crash else 'no-crash'} run, seed {s}"
+        try:
+            result = run_consumer_loop(fn, s, semantics=semantics, crash=crash)
+        except LoopDidNotStop:
+            parts.append(Part(name, False, LoopDidNotStop.message, s))
+            continue
+        found = result.by_kind(bad)
+        parts.append(
+            Part(name, not found, f"{len(found)} message(s) {what}: {found[0].explanation if found else ''}", s)
         )
     return parts
 
@@ -462,49 +758,87 @@ def _ex05_q1(answer, seeds):
     hint="What must already be in the sink when an offset is committed?",
 )
 def _ex05_q2(fn, seeds):
-    from .harness import LoopDidNotStop, run_consumer_loop
+    return _consumer_loop_parts(fn, seeds, "at-least-once", "lost_in_processing", "never processed")
 
-    parts = []
-    for s in seeds:
-        try:
-            result = run_consumer_loop(fn, s)
-        except LoopDidNotStop:
-            parts.append(
-                Part(
-                    f"crash run, seed {s}",
-                    False,
-                    "your loop kept polling after the input was drained: return after two empty polls",
-                    s,
-                )
-            )
-            continue
-        lost = result.by_kind("lost_in_processing")
-        parts.append(
-            Part(
-                f"crash run, seed {s}",
-                not lost,
-                f"{len(lost)} message(s) never processed: {lost[0].explanation if lost else ''}",
-                s,
-            )
-        )
-    return parts
+
+@exercise(
+    id="ex05_q3",
+    notebook="05_consumer_delivery_semantics",
+    kind="implement",
+    expect=expect_function(2),
+    functions=("consume_at_most_once",),
+    public_seeds=tuple(range(4)),
+    points=2,
+    question="Write consume_at_most_once(consumer, sink): same loop, but no message may ever be processed "
+    "twice, whatever the crash; without a crash, every message is processed once.",
+    hint="Which must come first for a record: the commit that covers it, or its write to the sink?",
+)
+def _ex05_q3(fn, seeds):
+    return _consumer_loop_parts(
+        fn, seeds, "at-most-once", "duplicate_processing", "processed twice"
+    ) + _consumer_loop_parts(fn, seeds[:2], "at-most-once", "lost_in_processing", "never processed", crash=False)
 
 
 # ---- 06 transactions -----------------------------------------------------------------------------
+TX_PLAN = (True, False, True, False, True)  # commit, abort, commit, abort, commit
+
+
+@functools.lru_cache(maxsize=None)
+def transaction_log(plan: tuple, per_transaction: int, seed: int = 1) -> tuple[int, int]:
+    """A transactional producer runs one transaction of ``per_transaction`` records per entry of
+    ``plan`` (True: commit, False: abort); (log end offset, records a read_uncommitted consumer
+    reads). Lesson 06 prints them for (commit, abort, commit) x 3 records."""
+    from ..backend import open_backend
+
+    ctx = _quiet()
+    try:
+        b = open_backend(None, seed)
+        topic = b.create_topic("events", replication_factor=3, min_insync_replicas=2, partitions=1)
+        producer = b.producer(transactional_id=b.transactional_id("writer"))
+        producer.init_transactions()
+        for n, commit in enumerate(plan):
+            producer.begin_transaction()
+            for i in range(per_transaction):
+                producer.send(topic, f"t{n}-{i}".encode())
+            producer.flush()
+            producer.commit_transaction() if commit else producer.abort_transaction()
+        consumer = b.consumer(isolation_level="read_uncommitted", auto_offset_reset="earliest", client_id="reader")
+        consumer.assign([(topic, 0)])
+        seen = sum(len(rs) for _ in range(5) for rs in consumer.poll(timeout_ms=200).values())
+        return b.end_offset(topic), seen
+    finally:
+        ctx.__exit__(None, None, None)
+
+
 @exercise(
     id="ex06_q1",
     notebook="06_transactions",
     kind="predict",
     expect=expect_int,
-    question="run_scenario('aborted_transaction'): three transactions of 3 records each (commit, abort, "
-    "commit). What is the partition's log end offset afterwards?",
+    public_seeds=(0, 1),
+    question="Five transactions of 2 records each: commit, abort, commit, abort, commit. What is the "
+    "partition's log end offset afterwards?",
     hint="Aborted records stay in the log, and every commit or abort writes a marker that takes an offset.",
+    copied=lambda: transaction_log((True, False, True), 3)[0],
+    copied_from="lesson 06's aborted_transaction run (3 transactions of 3 records)",
 )
 def _ex06_q1(answer, seeds):
-    from ..scenarios import run_scenario
+    return predicted("log end offset", answer, lambda s: transaction_log(TX_PLAN, 2, s)[0], seeds)
 
-    leo = run_scenario("aborted_transaction", seed=0).notes["log_end_offset"]
-    return _equal("log end offset", answer, leo, seed=0)
+
+@exercise(
+    id="ex06_q4",
+    notebook="06_transactions",
+    kind="predict",
+    expect=expect_int,
+    public_seeds=(0, 1),
+    question="Same five transactions. How many records does a read_uncommitted consumer read from offset 0?",
+    hint="read_uncommitted reads aborted records too - but is a marker a record the application sees?",
+    copied=lambda: transaction_log((True, False, True), 3)[1],
+    copied_from="lesson 06's read_uncommitted run (3 transactions of 3 records)",
+)
+def _ex06_q4(answer, seeds):
+    return predicted("records read", answer, lambda s: transaction_log(TX_PLAN, 2, s)[1], seeds)
 
 
 @exercise(
@@ -585,40 +919,119 @@ def _ex07_q1(store, resume_positions, seeds):
     return parts
 
 
+def _output_then_offset(db, record):
+    db.execute("INSERT INTO output VALUES (?)", (record.value.decode(),))
+    db.execute("INSERT OR REPLACE INTO offsets VALUES (?, ?, ?)", (record.topic, record.partition, record.offset + 1))
+
+
+def _offset_then_output(db, record):
+    db.execute("INSERT OR REPLACE INTO offsets VALUES (?, ?, ?)", (record.topic, record.partition, record.offset + 1))
+    db.execute("INSERT INTO output VALUES (?)", (record.value.decode(),))
+
+
+def _one_transaction(db, record):
+    db.execute("BEGIN")
+    _output_then_offset(db, record)
+    db.execute("COMMIT")
+
+
+def _stored_positions(db):
+    return {(t, p): o for t, p, o in db.execute("SELECT topic, partition, next_offset FROM offsets")}
+
+
+#: ex07_q2's options: how store(db, record) writes the row and the next offset
+STORE_ORDERS = {
+    "row, then offset": _output_then_offset,
+    "offset, then row": _offset_then_output,
+    "row and offset in one transaction": _one_transaction,
+}
+
+
+@exercise(
+    id="ex07_q2",
+    notebook="07_exactly_once_external",
+    kind="choose",
+    expect=expect_choice(*STORE_ORDERS),
+    public_seeds=tuple(range(4)),
+    question="The application resumes from the offsets it stored in SQLite. How must store(db, record) write "
+    "the output row and the next offset so that a crash between any two SQL statements neither loses "
+    "nor duplicates a message? " + "; ".join(map(repr, STORE_ORDERS)),
+    hint="Each order leaves a window between two statements: what does a crash in that window leave behind?",
+)
+def _ex07_q2(answer, seeds):
+    from .harness import run_external_store
+
+    parts = []
+    for s in seeds:
+        result = run_external_store(STORE_ORDERS[answer], _stored_positions, s)
+        lost, dup = result.by_kind("lost_in_processing"), result.by_kind("duplicate_processing")
+        parts.append(Part(f"crash run, seed {s}", not (lost or dup), f"{len(lost)} lost, {len(dup)} duplicated", s))
+    return parts
+
+
 # ---- 08 claims from the articles -----------------------------------------------------------------
+SCENARIO_NAMES = (
+    "leader_crash_after_ack",
+    "not_enough_replicas",
+    "lost_ack_retry",
+    "retries_reorder",
+    "unclean_election",
+    "fire_and_forget_crash",
+    "producer_restart_gap",
+)
+
+
+def _refutes(name: str, setting: str, holds: Callable[[dict], bool], anomaly: str) -> list[Part]:
+    """Does scenario ``name`` (seed 0, its defaults) run with ``setting`` and still show ``anomaly``?"""
+    run = _scenario(name, 0)
+    return [
+        Part(f"uses {setting}", holds(run.producer_config), f"{name} runs with {run.producer_config}", 0),
+        Part(
+            f"shows {anomaly}",
+            anomaly in run.result.found,
+            f"{name} shows {sorted(run.result.found) or 'no anomaly'}",
+            0,
+        ),
+    ]
+
+
 @exercise(
     id="ex08_q1",
     notebook="08_claims_tested",
     kind="choose",
-    expect=expect_choice(
-        "leader_crash_after_ack",
-        "not_enough_replicas",
-        "lost_ack_retry",
-        "retries_reorder",
-        "unclean_election",
-        "fire_and_forget_crash",
-        "producer_restart_gap",
-    ),
+    expect=expect_choice(*SCENARIO_NAMES),
     question="Refute the claim 'acks=all gives exactly-once': name a scenario that, run with its defaults "
     "(seed 0), uses acks='all' and still shows a duplicate.",
     hint="acks decides when a write counts as durable; what happens when the answer to a durable write is lost?",
 )
 def _ex08_q1(answer, seeds):
-    from ..scenarios import run_scenario
+    return _refutes(answer, "acks='all'", lambda c: c.get("acks", "all") in ("all", -1), "duplicate")
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run = run_scenario(answer, seed=0)
-    acks_all = run.producer_config.get("acks", "all") in ("all", -1)
-    return [
-        Part("uses acks='all'", acks_all, f"{answer} runs with acks={run.producer_config.get('acks')!r}", 0),
-        Part(
-            "shows a duplicate",
-            "duplicate" in run.result.found,
-            f"{answer} shows {sorted(run.result.found) or 'no anomaly'}",
-            0,
-        ),
-    ]
+
+@exercise(
+    id="ex08_q2",
+    notebook="08_claims_tested",
+    kind="choose",
+    expect=expect_choice(*SCENARIO_NAMES),
+    question="Refute the claim 'the idempotent producer never writes a duplicate': name a scenario that runs "
+    "with enable_idempotence=True and still shows a duplicate.",
+    hint="The broker deduplicates by producer id and sequence number. When does the producer id change?",
+)
+def _ex08_q2(answer, seeds):
+    return _refutes(answer, "enable_idempotence=True", lambda c: c.get("enable_idempotence") is True, "duplicate")
+
+
+@exercise(
+    id="ex08_q3",
+    notebook="08_claims_tested",
+    kind="choose",
+    expect=expect_choice(*SCENARIO_NAMES),
+    question="Refute the claim 'with acks=all an acknowledged write is never lost': name a scenario that "
+    "runs with acks='all' and still loses an acknowledged message.",
+    hint="acks=all waits for the in-sync replicas. How many can there be, and who may become leader?",
+)
+def _ex08_q3(answer, seeds):
+    return _refutes(answer, "acks='all'", lambda c: c.get("acks", "all") in ("all", -1), "lost")
 
 
 # ---- 09 real Kafka lab ---------------------------------------------------------------------------
@@ -721,3 +1134,7 @@ def _ex10_q1(write_batch, seeds):
         parts.append(Part(f"replayed batches, seed {s}", ok, detail, s))
     parts.append(spark_part(write_batch))
     return parts
+
+
+# the registries of lesson 05b and of the capstone add themselves to EXERCISES
+from . import capstone, group_exercises  # noqa: E402,F401

@@ -17,6 +17,9 @@ from ..processing import INPUT, OUTPUT, loaded_cluster
 
 GROUP = "graded-app"
 MAX_POLLS = 200  # a loop that polls more than this on a 12-message input never stops
+#: simulated time a consumer function may run: a 12-message input drains in a few seconds, so a
+#: function still running after this never returns (a `while True` loop)
+RETURN_WITHIN_S = 60
 
 
 class AppCrash(BaseException):
@@ -24,7 +27,13 @@ class AppCrash(BaseException):
 
 
 class LoopDidNotStop(BaseException):
-    """The learner's loop kept polling long after the input was drained."""
+    """The learner's function kept running long after the input was drained (``while True``)."""
+
+    message = (
+        f"your function never returned (it ran past {RETURN_WITHIN_S} s of simulated time, long after "
+        "the input was drained) - a `while True` loop must end: return once two polls in a row "
+        "bring no records"
+    )
 
 
 class _Countdown:
@@ -41,20 +50,35 @@ class _Countdown:
 
 
 class CrashingConsumer:
-    """The consumer the learner's loop receives: kafka-python's methods, plus a seeded crash."""
+    """The consumer the learner's loop receives: kafka-python's methods, plus a seeded crash, and
+    a clock: a call that runs past :data:`RETURN_WITHIN_S` simulated seconds never returns."""
 
-    def __init__(self, consumer: KafkaConsumer, countdown: _Countdown):
+    def __init__(self, consumer: KafkaConsumer, countdown: _Countdown, sim):
         self._consumer, self._countdown, self.polls = consumer, countdown, 0
+        self._sim, self.started_ms = sim, sim.now
+
+    def overran(self) -> bool:
+        return self.polls > MAX_POLLS or self._sim.now - self.started_ms > RETURN_WITHIN_S * 1000
 
     def poll(self, timeout_ms: int = 500, max_records: int | None = None):
         self.polls += 1
-        if self.polls > MAX_POLLS:
+        if self.overran():
             raise LoopDidNotStop()
         batches = self._consumer.poll(timeout_ms=timeout_ms, max_records=max_records)
         self._countdown.tick("poll")
         return batches
 
+    def __iter__(self):
+        """``for record in consumer`` as in kafka-python: records one by one, polling forever."""
+        while True:
+            for records in self.poll(timeout_ms=500).values():
+                yield from records
+
     def commit(self, offsets=None):
+        if offsets is None and not self._consumer.assignment():
+            # kafka-python commits the consumed offsets of the assigned partitions: with none
+            # assigned (the group is still forming) commit() has nothing to send and returns
+            return None
         result = self._consumer.commit(offsets) if offsets is not None else self._consumer.commit()
         self._countdown.tick("commit")
         return result
@@ -98,13 +122,24 @@ def _caught_up(cluster: Cluster, consumer: KafkaConsumer) -> bool:
     return True
 
 
-def run_consumer_loop(app, seed: int, messages: int = 12):
+def _call(app, consumer: CrashingConsumer, sink) -> None:
+    """Call the learner's function; whatever it raises after it overran its time is reported as
+    "never returned" (the error is a symptom: a loop that never ends meets a rebalance sooner or later)."""
+    try:
+        app(consumer, sink)
+    except Exception:
+        if consumer.overran():
+            raise LoopDidNotStop() from None
+        raise
+
+
+def run_consumer_loop(app, seed: int, messages: int = 12, semantics: str = "at-least-once", crash: bool = True):
     """Run ``app(consumer, sink)`` until it returns, crashing it once at a seeded point
-    (right after a poll, a write or a commit) and restarting it with a new consumer in the
-    same group. Returns the checker's result."""
+    (right after a poll, a write or a commit; ``crash=False``: never) and restarting it with a
+    new consumer in the same group. Returns the checker's result for ``semantics``."""
     rng = random.Random(f"grading-consumer-{seed}")
     cluster = loaded_cluster(seed, messages)
-    countdown = _Countdown(rng.choice(["poll", "write", "commit"]), rng.randint(1, 4))
+    countdown = _Countdown(rng.choice(["poll", "write", "commit"]) if crash else None, rng.randint(1, 4))
     sink = GradedSink(countdown)
     for number in range(1, 5):
         consumer = KafkaConsumer(
@@ -117,19 +152,19 @@ def run_consumer_loop(app, seed: int, messages: int = 12):
             max_poll_records=rng.randint(2, 5),
             session_timeout_ms=6000,
         )
-        wrapped = CrashingConsumer(consumer, countdown)
+        wrapped = CrashingConsumer(consumer, countdown, cluster.sim)
         try:
             # a supervisor calls the loop again while input is left (it may return during a rebalance)
-            app(wrapped, sink)
+            _call(app, wrapped, sink)
             while not _caught_up(cluster, consumer):
-                app(wrapped, sink)
+                _call(app, wrapped, sink)
             consumer.close()
             break
         except AppCrash:
             consumer.crash()
             countdown.method = None  # one crash per run: the restarted instance runs to the end
             cluster.run_for(1000)
-    return _judge(cluster, sink.rows, "at-least-once")
+    return _judge(cluster, sink.rows, semantics)
 
 
 class CrashingDB:

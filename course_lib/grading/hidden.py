@@ -25,6 +25,7 @@ HIDDEN_SEED_COUNTS = {
     "ex07_q1": 8,
     "ex09_q1": 30,
     "ex10_q1": 8,
+    "ex11_q1": 20,
 }
 SECRET_ENV = "COURSE_GRADING_SECRET"
 DEFAULT_SECRET = "try-the-grader"

@@ -17,7 +17,13 @@ PASSED, FAILED, NOT_ATTEMPTED, WRONG_TYPE, ERROR, SKIPPED = (
 
 
 _HEADS = (PASSED, FAILED, NOT_ATTEMPTED, WRONG_TYPE, ERROR, SKIPPED)
-_SEED = re.compile(r",? seed -?\d+")  # "random faults, seed 7" -> "random faults"
+_SEED = re.compile(r",? \(?seed[ =]-?\d+\)?")  # "random faults, seed 7" -> "random faults"
+
+
+def _unseeded(text: str, seed: int | None) -> str:
+    """``text`` without its seed: neither "seed 7" nor the number itself (a hidden seed)."""
+    text = _SEED.sub("", text)
+    return text.replace(str(seed), "a hidden scenario") if seed is not None else text
 
 
 @dataclass
@@ -55,16 +61,23 @@ class Report:
         if self.message:
             lines.append(f"   {self.message}")
         graded = [p for p in self.parts if not p.skipped]
-        if graded and self.status in (PASSED, FAILED):
-            ok = sum(p.passed for p in graded)
-            lines.append(f"   {ok} of {len(graded)} checks passed")
         failed = [p for p in graded if not p.passed]
+        seeded = [p for p in graded if p.seed is not None]
+        if graded and self.status in (PASSED, FAILED):
+            if show_seeds or not seeded:
+                lines.append(f"   {len(graded) - len(failed)} of {len(graded)} checks passed")
+            else:  # the grader's seeds are of no use to a learner: count scenarios instead
+                bad = sum(not p.passed for p in seeded)
+                lines.append(f"   failed on {bad} of {len(seeded)} hidden scenarios")
+                if len(seeded) < len(graded):
+                    other = [p for p in graded if p.seed is None]
+                    lines.append(f"   {sum(p.passed for p in other)} of {len(other)} other checks passed")
         for p in failed[:3]:  # the first few failures say enough; each names its seed
             if show_seeds:
                 rerun = f" (reproduce with seed={p.seed})" if p.seed is not None else ""
                 lines.append(f"   ✗ {p.name}{rerun}: {p.detail}")
             else:
-                lines.append(f"   ✗ {_SEED.sub('', p.name)}: {p.detail}")
+                lines.append(f"   ✗ {_unseeded(p.name, p.seed)}: {_unseeded(p.detail, p.seed)}")
         if len(failed) > 3:
             lines.append(f"   ... and {len(failed) - 3} more failing checks")
         for p in self.parts:

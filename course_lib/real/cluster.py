@@ -410,6 +410,11 @@ class LocalCluster(Namespaced):
         """kafka-python SASL arguments of the instructor (``{}`` on an open cluster)."""
         return self.auth.admin_client_kwargs() if self.auth else {}
 
+    def client_config(self) -> dict:
+        """kafka-python keyword arguments every client of this cluster needs: the address and,
+        on an authenticated cluster, the instructor's login (as ``RemoteCluster.client_config``)."""
+        return {"bootstrap_servers": self.bootstrap_servers, **self.client_auth()}
+
     def admin(self, **kwargs):
         from kafka.admin import KafkaAdminClient
 

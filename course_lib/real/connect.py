@@ -12,9 +12,22 @@ prefix (``COURSE_LEARNER_PREFIX``, or the argument, or the login name): :meth:`t
 :meth:`group_id`, :meth:`transactional_id`. Two learners running the same notebook then never
 read each other's records, join each other's groups or fence each other's transactions.
 
-Faults that need processes on this machine (killing, pausing brokers; losing an ACK in the
-proxy) are only possible with :class:`~course_lib.real.cluster.LocalCluster`; here they raise
-:class:`NeedsLocalCluster` saying so.
+On a workshop cluster every learner also logs in (SASL SCRAM). The settings come from, in this
+order: the arguments; a connection file (``connect(env_file="ann.env")`` or the file named by
+``$COURSE_CONNECTION_FILE``, written by ``python -m course_lib.workshop``); the environment::
+
+    KAFKA_BOOTSTRAP_SERVERS=host:port   KAFKA_SASL_MECHANISM=SCRAM-SHA-512
+    KAFKA_SASL_USERNAME=ann             KAFKA_SASL_PASSWORD=...
+    COURSE_LEARNER_PREFIX=ann           (optional) SPARK_REMOTE=sc://host:15002
+
+:meth:`RemoteCluster.client_config` is what every client the course builds is given; a
+learner's own ``KafkaProducer(**kafka.client_config())`` connects the same way.
+
+Faults that need broker processes on this machine (killing, pausing brokers) are only possible
+with :class:`~course_lib.real.cluster.LocalCluster`; here they raise :class:`NeedsLocalCluster`
+saying so. Losing an ACK or a request needs no broker: every client of a :class:`RemoteCluster`
+talks through a SOCKS5 proxy in this process (:class:`~course_lib.real.proxy.SocksKafkaProxy`),
+so :meth:`RemoteCluster.drop_next_produce_response` loses this learner's next ACK only.
 
 Taught in notebooks/09_real_kafka_lab.
 """
@@ -25,13 +38,73 @@ import getpass
 import os
 import re
 import time
+from pathlib import Path
 
 ENV_BOOTSTRAP = "KAFKA_BOOTSTRAP_SERVERS"
 ENV_PREFIX = "COURSE_LEARNER_PREFIX"
+ENV_MECHANISM = "KAFKA_SASL_MECHANISM"
+ENV_USERNAME = "KAFKA_SASL_USERNAME"
+ENV_PASSWORD = "KAFKA_SASL_PASSWORD"
+ENV_SECURITY_PROTOCOL = "KAFKA_SECURITY_PROTOCOL"  # optional: SASL_SSL for a cluster behind TLS
+ENV_SPARK_REMOTE = "SPARK_REMOTE"
+ENV_CONNECTION_FILE = "COURSE_CONNECTION_FILE"
+#: every setting a connection file may hold (what ``python -m course_lib.workshop`` writes)
+SETTINGS = (
+    ENV_BOOTSTRAP,
+    ENV_MECHANISM,
+    ENV_USERNAME,
+    ENV_PASSWORD,
+    ENV_PREFIX,
+    ENV_SECURITY_PROTOCOL,
+    ENV_SPARK_REMOTE,
+)
+MECHANISMS = ("SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN")
+TOPIC_AUTHORIZATION_FAILED = 29  # Kafka's error code
 
 
 class NeedsLocalCluster(RuntimeError):
     """A fault was asked of a cluster this notebook does not run itself."""
+
+
+class ConnectionSettingsError(ValueError):
+    """Connection settings that cannot work (the message says which one and how to fix it)."""
+
+
+def read_connection_file(path: str | os.PathLike) -> dict[str, str]:
+    """``KEY=value`` lines of a connection file (``#`` comments, blank lines, ``export`` and
+    quotes around values allowed - it can be ``source``-d by a shell too)."""
+    p = Path(path).expanduser()
+    if not p.is_file():
+        raise ConnectionSettingsError(
+            f"connection file {str(p)!r} does not exist (ask your instructor for your <name>.env file, "
+            f"or check ${ENV_CONNECTION_FILE})"
+        )
+    out: dict[str, str] = {}
+    for lineno, raw in enumerate(p.read_text().splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, sep, value = line.removeprefix("export ").partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key:
+            raise ConnectionSettingsError(f"{p}:{lineno}: expected KEY=value, got {raw!r}")
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        if key not in SETTINGS:
+            raise ConnectionSettingsError(f"{p}:{lineno}: unknown setting {key!r}; known: {', '.join(SETTINGS)}")
+        out[key] = value
+    return out
+
+
+def connection_settings(env_file: str | os.PathLike | None = None, environ=None) -> dict[str, str]:
+    """The learner's settings: the environment, overridden by the connection file if there is
+    one (``env_file``, else ``$COURSE_CONNECTION_FILE``): a file names one learner exactly."""
+    environ = os.environ if environ is None else environ
+    settings = {k: environ[k] for k in SETTINGS if environ.get(k)}
+    path = env_file or environ.get(ENV_CONNECTION_FILE)
+    if path:
+        settings.update(read_connection_file(path))
+    return settings
 
 
 def learner_prefix(prefix: str | None = None) -> str:
@@ -61,7 +134,11 @@ class Namespaced:
     prefix: str = ""
 
     def _name(self, name: str) -> str:
-        return f"{self.prefix}.{name}" if self.prefix else name
+        # idempotent: a name that already carries the prefix (from an earlier topic() call)
+        # is not prefixed twice
+        if not self.prefix or name.startswith(f"{self.prefix}."):
+            return name
+        return f"{self.prefix}.{name}"
 
     def topic(self, name: str) -> str:
         return self._name(name)
@@ -74,22 +151,98 @@ class Namespaced:
 
 
 class RemoteCluster(Namespaced):
-    """A cluster someone else runs: produce, consume, create topics - no process-level faults."""
+    """A cluster someone else runs: produce, consume, create topics - no broker faults.
 
-    def __init__(self, bootstrap_servers: str, prefix: str) -> None:
+    ``username``/``password``: the learner's SASL login (``mechanism`` SCRAM-SHA-512 unless
+    the instructor says otherwise); without them the cluster is reached unauthenticated.
+    """
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        prefix: str,
+        username: str | None = None,
+        password: str | None = None,
+        mechanism: str = "SCRAM-SHA-512",
+        security_protocol: str | None = None,
+        fault_proxy: bool = True,
+    ) -> None:
         self.bootstrap_servers = bootstrap_servers
+        #: lost ACKs / requests through a proxy in this process (started with the first client)
+        self.message_faults = fault_proxy
+        self._proxy = None
         self.prefix = prefix
+        self.username = username
+        self._password = password
+        self.mechanism = mechanism
+        self.security_protocol = security_protocol or ("SASL_PLAINTEXT" if username else "PLAINTEXT")
 
     def __repr__(self) -> str:
-        return f"RemoteCluster({self.bootstrap_servers!r}, prefix={self.prefix!r})"
+        who = f", user={self.username!r}" if self.username else ""
+        return f"RemoteCluster({self.bootstrap_servers!r}, prefix={self.prefix!r}{who})"
+
+    def client_config(self) -> dict:
+        """kafka-python keyword arguments for this cluster: address and (if any) SASL login.
+
+        >>> RemoteCluster("k:9092", "ann", "ann", "pw").client_config()["sasl_mechanism"]
+        'SCRAM-SHA-512'
+        """
+        config: dict = {"bootstrap_servers": self.bootstrap_servers, "security_protocol": self.security_protocol}
+        if self.message_faults:
+            config["proxy_url"] = self.fault_proxy().url
+        if self.username:
+            config.update(
+                sasl_mechanism=self.mechanism,
+                sasl_plain_username=self.username,
+                sasl_plain_password=self._password,
+            )
+        return config
+
+    def fault_proxy(self):
+        """This learner's SOCKS5 proxy in front of the cluster (started on first use)."""
+        if not self.message_faults:
+            self._local_only("Dropping messages in flight")
+        if self._proxy is None:
+            from course_lib.real.proxy import SocksKafkaProxy
+
+            self._proxy = SocksKafkaProxy()
+        return self._proxy
+
+    def close(self) -> None:
+        """Stop this handle's proxy (clients built from it cannot connect afterwards)."""
+        if self._proxy is not None:
+            self._proxy.close()
+            self._proxy = None
+
+    @property
+    def _who(self) -> tuple[str | None, str]:
+        return self.username, self.prefix
+
+    def producer(self, **config):
+        """A kafka-python ``KafkaProducer`` on this cluster (errors name the resource refused)."""
+        from course_lib.real.clients import LearnerProducer
+
+        return LearnerProducer(course_who=self._who, **{**self.client_config(), **config})
+
+    def consumer(self, *topics: str, **config):
+        """A kafka-python ``KafkaConsumer`` on this cluster (errors name the resource refused)."""
+        from course_lib.real.clients import LearnerConsumer
+
+        return LearnerConsumer(*topics, course_who=self._who, **{**self.client_config(), **config})
+
+    def explained(self, **used):
+        """Context manager: Kafka's authorization and login errors inside become
+        :class:`~course_lib.real.access.AccessDenied` / ``LoginFailed`` that say what to fix."""
+        from course_lib.real.access import explained
+
+        return explained(self.username, self.prefix, bootstrap_servers=self.bootstrap_servers, **used)
 
     def admin(self, **kwargs):
         from kafka.admin import KafkaAdminClient
 
         kwargs.setdefault("request_timeout_ms", 15000)
-        return KafkaAdminClient(
-            bootstrap_servers=self.bootstrap_servers, client_id=f"course-admin-{self.prefix}", **kwargs
-        )
+        with self.explained():
+            return KafkaAdminClient(client_id=f"course-admin-{self.prefix}", **{**self.client_config(), **kwargs})
 
     def live_broker_ids(self) -> list[int]:
         admin = self.admin()
@@ -120,7 +273,8 @@ class RemoteCluster(Namespaced):
         cfg.update({k: str(v) for k, v in (config or {}).items()})
         admin = self.admin()
         try:
-            admin.create_topics([NewTopic(full, partitions, rf, topic_configs=cfg)])
+            with self.explained(topic=full):
+                admin.create_topics([NewTopic(full, partitions, rf, topic_configs=cfg)])
         except TopicAlreadyExistsError:
             pass
         finally:
@@ -132,24 +286,29 @@ class RemoteCluster(Namespaced):
             time.sleep(0.2)
         raise RuntimeError(f"topic {full!r} has no leader after {timeout_s} s")
 
-    def _partition(self, topic: str, partition: int) -> dict | None:
-        """The partition's metadata while it has a leader, else None."""
+    def _describe(self, topic: str) -> dict:
         admin = self.admin()
         try:
-            (t,) = admin.describe_topics([topic])
+            with self.explained(topic=topic):
+                (t,) = admin.describe_topics([topic])
+                if t.get("error_code") == TOPIC_AUTHORIZATION_FAILED:  # answered, not raised
+                    from kafka.errors import TopicAuthorizationFailedError
+
+                    raise TopicAuthorizationFailedError(topic)
         finally:
             admin.close()
+        return t
+
+    def _partition(self, topic: str, partition: int) -> dict | None:
+        """The partition's metadata while it has a leader, else None."""
+        t = self._describe(topic)
         for p in t.get("partitions", []):
             if p["partition_index"] == partition and p["leader_id"] >= 0:
                 return p
         return None
 
     def partitions_of(self, topic: str) -> list[int]:
-        admin = self.admin()
-        try:
-            (t,) = admin.describe_topics([topic])
-        finally:
-            admin.close()
+        t = self._describe(topic)
         return sorted(p["partition_index"] for p in t.get("partitions", []))
 
     def partition_info(self, topic: str, partition: int = 0) -> dict:
@@ -167,7 +326,7 @@ class RemoteCluster(Namespaced):
     def _local_only(self, what: str):
         raise NeedsLocalCluster(
             f"{what} needs a Kafka cluster started by this notebook: it sends signals to broker "
-            f"processes (or routes traffic through the lost-ACK proxy). You are connected to "
+            f"processes (ask your instructor: they run the shared cluster). You are connected to "
             f"{self.bootstrap_servers}, which runs elsewhere. Use "
             f"`from course_lib.real.cluster import LocalCluster` (Java 17+ and Maven needed), "
             f"or skip this experiment - its results are described in the notebook."
@@ -190,23 +349,73 @@ class RemoteCluster(Namespaced):
     def restart(self, broker_id: int):
         self._local_only("Restarting a broker")
 
-    def proxy(self, broker_id: int):
-        self._local_only("Dropping messages in flight")
+    def proxy(self, broker_id: int | None = None):
+        """The proxy all of this learner's connections go through (one for every broker)."""
+        return self.fault_proxy()
 
-    def drop_next_produce_response(self, topic: str, partition: int = 0, count: int = 1):
-        self._local_only("Losing a produce acknowledgement")
+    def drop_next_produce_response(self, topic: str, partition: int = 0, count: int = 1) -> int:
+        """Lose the next ``count`` produce ACK(s) this learner's clients would get: the broker
+        appends the batch, the client never hears so. Returns the partition's leader."""
+        leader = self.leader_of(topic, partition)
+        self.fault_proxy().drop_next_produce_response(count)
+        return leader
 
-    def spoil_next_produce_request(self, topic: str, partition: int = 0):
-        self._local_only("Failing a produce request")
+    def spoil_next_produce_request(self, topic: str, partition: int = 0) -> int:
+        """The next produce request of this learner is refused by the broker (retriable), the
+        ones behind it on the connection are appended first. Returns the partition's leader."""
+        leader = self.leader_of(topic, partition)
+        self.fault_proxy().spoil_next_produce_request()
+        return leader
 
 
-def connect(bootstrap_servers: str | None = None, prefix: str | None = None) -> RemoteCluster:
-    """A handle on an existing cluster (``bootstrap_servers`` or ``$KAFKA_BOOTSTRAP_SERVERS``)."""
-    servers = bootstrap_servers or os.environ.get(ENV_BOOTSTRAP)
+def connect(
+    bootstrap_servers: str | None = None,
+    prefix: str | None = None,
+    *,
+    username: str | None = None,
+    password: str | None = None,
+    env_file: str | os.PathLike | None = None,
+    fault_proxy: bool = True,
+) -> RemoteCluster:
+    """A handle on an existing cluster; settings from the arguments, else the connection file
+    (``env_file`` or ``$COURSE_CONNECTION_FILE``), else the environment (module docstring).
+
+    The prefix defaults to ``COURSE_LEARNER_PREFIX``, else the login user (the workshop grants
+    each user the names under ``<user>.``), else the machine's login name. ``fault_proxy``:
+    route this learner's clients through a proxy in this process (lost ACKs, lost requests).
+    """
+    s = connection_settings(env_file)
+    servers = bootstrap_servers or s.get(ENV_BOOTSTRAP)
     if not servers:
-        raise ValueError(
-            f"No cluster given: pass connect('host:9092') or set {ENV_BOOTSTRAP}=host:9092 "
-            f"(ask your instructor for the address). To run a cluster on this machine instead, "
-            f"use LocalCluster()."
+        raise ConnectionSettingsError(
+            f"No cluster given: pass connect('host:9092'), set {ENV_BOOTSTRAP}=host:9092, or "
+            f"connect(env_file='<your name>.env') with the file your instructor gave you. To run a "
+            f"cluster on this machine instead, use LocalCluster()."
         )
-    return RemoteCluster(servers, learner_prefix(prefix))
+    user = username or s.get(ENV_USERNAME)
+    secret = password if password is not None else s.get(ENV_PASSWORD)
+    mechanism = s.get(ENV_MECHANISM, MECHANISMS[0]).upper()
+    if user and not secret:
+        raise ConnectionSettingsError(f"user {user!r} has no password: set {ENV_PASSWORD} (or pass password=...)")
+    if secret and not user:
+        raise ConnectionSettingsError(f"a password is set but no user name: set {ENV_USERNAME} (or pass username=...)")
+    if mechanism not in MECHANISMS:
+        raise ConnectionSettingsError(
+            f"{ENV_MECHANISM}={mechanism!r} is not supported; use one of {', '.join(MECHANISMS)}"
+        )
+    protocol = s.get(ENV_SECURITY_PROTOCOL)
+    if protocol and protocol not in ("PLAINTEXT", "SASL_PLAINTEXT", "SASL_SSL", "SSL"):
+        raise ConnectionSettingsError(
+            f"{ENV_SECURITY_PROTOCOL}={protocol!r} is not a Kafka security protocol "
+            f"(PLAINTEXT, SASL_PLAINTEXT, SASL_SSL, SSL)"
+        )
+    raw_prefix = prefix if prefix is not None else s.get(ENV_PREFIX) or user
+    return RemoteCluster(servers, learner_prefix(raw_prefix), user, secret, mechanism, protocol, fault_proxy)
+
+
+def client_config(cluster) -> dict:
+    """The kafka-python keyword arguments of any cluster handle (``client_config()`` if it has
+    one: address and login; else just its address)."""
+    if hasattr(cluster, "client_config"):
+        return cluster.client_config()
+    return {"bootstrap_servers": cluster.bootstrap_servers}

@@ -13,6 +13,7 @@ Taught in notebooks/05b_consumer_groups.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
 import time
@@ -21,6 +22,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient
 
 from ..consumer_groups import slow_handler_outcome
+from .connect import client_config
 
 _names = itertools.count(1)
 
@@ -41,7 +43,15 @@ def _wait_polling(ms: float, pollers) -> None:
 def slow_handler(kafka) -> dict:
     """The slow handler (6 s in the handler, ``max_poll_interval_ms=3000``) on the real cluster."""
     topic = _topic(kafka, "slow", 2)
-    return slow_handler_outcome(KafkaConsumer, KafkaProducer, kafka.bootstrap_servers, topic, _wait_polling)
+    # the shared code passes bootstrap_servers itself; the login (if any) is bound here
+    auth = {k: v for k, v in client_config(kafka).items() if k != "bootstrap_servers"}
+    return slow_handler_outcome(
+        functools.partial(KafkaConsumer, **auth),
+        functools.partial(KafkaProducer, **auth),
+        kafka.bootstrap_servers,
+        topic,
+        _wait_polling,
+    )
 
 
 class _Member(threading.Thread):
@@ -53,7 +63,7 @@ class _Member(threading.Thread):
     def __init__(self, kafka, group: str, topic: str, name: str, instance_id: str | None):
         super().__init__(daemon=True, name=f"member-{name}")
         self.config = dict(
-            bootstrap_servers=kafka.bootstrap_servers,
+            **client_config(kafka),
             group_id=group,
             client_id=name,
             enable_auto_commit=False,
@@ -142,7 +152,7 @@ def deleted_before_read(kafka, reset: str = "earliest") -> dict:
     topic = _topic(kafka, "retention", 1)
     group = f"{topic}-group"
     tp = TopicPartition(topic, 0)
-    producer = KafkaProducer(bootstrap_servers=kafka.bootstrap_servers)
+    producer = KafkaProducer(**client_config(kafka))
     for i in range(10):
         producer.send(topic, f"msg-{i}".encode(), partition=0)
     producer.flush()
@@ -150,7 +160,7 @@ def deleted_before_read(kafka, reset: str = "earliest") -> dict:
 
     def consumer():
         c = KafkaConsumer(
-            bootstrap_servers=kafka.bootstrap_servers,
+            **client_config(kafka),
             group_id=group,
             enable_auto_commit=False,
             auto_offset_reset=reset,
@@ -167,7 +177,7 @@ def deleted_before_read(kafka, reset: str = "earliest") -> dict:
             processed += [r.value.decode() for r in records]
     first.commit()
     first.close()
-    admin = KafkaAdminClient(bootstrap_servers=kafka.bootstrap_servers)
+    admin = KafkaAdminClient(**client_config(kafka))
     try:
         admin.delete_records({tp: 8})
     finally:

@@ -3,7 +3,8 @@
     >>> kafka, why = start_lab()        # doctest: +SKIP
     >>> print(why)                      # doctest: +SKIP
 
-- ``KAFKA_BOOTSTRAP_SERVERS`` set: :func:`~course_lib.real.connect.connect` to that cluster
+- ``KAFKA_BOOTSTRAP_SERVERS`` or ``COURSE_CONNECTION_FILE`` set (a workshop):
+  :func:`~course_lib.real.connect.connect` to that cluster
   (names prefixed per learner; the fault experiments need the local cluster and are skipped);
 - else, Java 17+ and Maven present: a 3-broker :class:`~course_lib.real.cluster.LocalCluster`,
   stopped by :func:`stop_lab`, and at interpreter exit if a cell failed before that;
@@ -22,9 +23,9 @@ from . import jars
 
 def start_lab(progress: bool = True):
     """Return ``(cluster or None, a sentence saying what happened)``."""
-    if os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
-        from .connect import connect
+    from .connect import ENV_BOOTSTRAP, ENV_CONNECTION_FILE, connect
 
+    if os.environ.get(ENV_BOOTSTRAP) or os.environ.get(ENV_CONNECTION_FILE):
         kafka = connect()
         return kafka, f"connected to {kafka.bootstrap_servers} as {kafka.prefix!r} (faults need the local cluster)"
     try:

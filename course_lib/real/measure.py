@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import time
 
+from course_lib.real.connect import client_config
+
 RECORD_BYTES = 100
 
 #: (label, producer configuration, transaction size or None) - the rows of the trade-off table
@@ -46,7 +48,7 @@ def run_producer(
     from kafka import KafkaProducer
 
     payload = b"x" * RECORD_BYTES
-    p = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, linger_ms=5, **config)
+    p = KafkaProducer(**client_config(cluster), linger_ms=5, **config)
     latencies_ms: list[float] = []
     sent = 0
     try:
@@ -101,7 +103,7 @@ def sequential_latency(cluster, topic: str, n: int, **config) -> dict:
     """One write at a time (``send().get()``, ``linger_ms=0``): the round trip itself, no queueing."""
     from kafka import KafkaProducer
 
-    p = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, linger_ms=0, **config)
+    p = KafkaProducer(**client_config(cluster), linger_ms=0, **config)
     lat = []
     try:
         p.send(topic, b"warm-up", partition=0).get(timeout=30)

@@ -148,11 +148,16 @@ class KafkaProxy:
             table[api_key] = left - 1
             return True
 
+    async def _open_upstream(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter):
+        """The broker connection for a new client connection (this proxy's one broker)."""
+        return await asyncio.open_connection(*self.upstream)
+
     async def _handle(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter):
         self.stats.connections += 1
         try:
-            up_r, up_w = await asyncio.open_connection(*self.upstream)
-        except OSError:  # broker down: the client sees a refused/closed connection, as without us
+            up_r, up_w = await self._open_upstream(client_r, client_w)
+        except (OSError, asyncio.IncompleteReadError, ValueError):
+            # broker down (or a bad SOCKS request): the client sees a closed connection
             client_w.close()
             return
         self._writers.update((client_w, up_w))
@@ -214,6 +219,60 @@ class KafkaProxy:
             close_both()
             self._writers.discard(client_w)
             self._writers.discard(up_w)
+
+
+class SocksKafkaProxy(KafkaProxy):
+    """The same proxy for a cluster run elsewhere: one SOCKS5 endpoint for every broker.
+
+    A learner on a shared cluster cannot change what the brokers advertise, so a proxy per
+    broker would be bypassed after the first metadata answer. kafka-python can send every
+    connection through a SOCKS5 proxy (``proxy_url='socks5://host:port'``): then each
+    connection tells this proxy which broker it wants, and the Kafka framing behind the SOCKS
+    handshake - SASL login included, passed through untouched - is relayed with the same
+    fault controls. Only this learner's clients use it; the brokers and the other learners
+    never see a difference.
+    """
+
+    def __init__(self, port: int = 0, host: str = "127.0.0.1") -> None:
+        super().__init__(upstream_port=0, port=port, host=host)
+
+    @property
+    def url(self) -> str:
+        return f"socks5://{self.host}:{self.port}"
+
+    async def _open_upstream(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter):
+        # RFC 1928: greeting (version 5, methods) -> choose "no authentication"
+        version, n = await client_r.readexactly(2)
+        methods = await client_r.readexactly(n)
+        if version != 5 or 0 not in methods:
+            client_w.write(b"\x05\xff")
+            raise ValueError("not a SOCKS5 client offering 'no authentication'")
+        client_w.write(b"\x05\x00")
+        # CONNECT request: version, command 1, reserved, address type, address, port
+        version, command, _, atyp = await client_r.readexactly(4)
+        if atyp == 1:
+            host = ".".join(str(b) for b in await client_r.readexactly(4))
+        elif atyp == 3:
+            (length,) = await client_r.readexactly(1)
+            host = (await client_r.readexactly(length)).decode()
+        elif atyp == 4:
+            import ipaddress
+
+            host = str(ipaddress.IPv6Address(await client_r.readexactly(16)))
+        else:
+            raise ValueError(f"SOCKS address type {atyp} unknown")
+        (port,) = struct.unpack(">H", await client_r.readexactly(2))
+        if version != 5 or command != 1:
+            client_w.write(b"\x05\x07\x00\x01" + bytes(6))  # command not supported
+            raise ValueError("only SOCKS5 CONNECT is supported")
+        try:
+            upstream = await asyncio.open_connection(host, port)
+        except OSError:
+            client_w.write(b"\x05\x05\x00\x01" + bytes(6))  # connection refused
+            raise
+        client_w.write(b"\x05\x00\x00\x01" + bytes(6))  # succeeded (bound address unused)
+        await client_w.drain()
+        return upstream
 
 
 def _spoil_batch_crc(frame: bytes) -> bytes | None:

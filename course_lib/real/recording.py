@@ -34,6 +34,7 @@ from kafka.partitioner.default import murmur2
 from kafka.structs import OffsetAndMetadata
 
 from course_lib.history import FAIL, INFO, OK, Nemesis, OpName
+from course_lib.real.connect import client_config
 
 #: Errors that mean "the broker refused the batch before appending it": a definite ``fail``.
 #: Anything else (timeouts, disconnects, NotEnoughReplicasAfterAppend) leaves the write's fate
@@ -68,7 +69,7 @@ class RecordingProducer:
         config.setdefault("client_id", process)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # acks=1 + default idempotence warns; scenarios set it
-            self._producer = KafkaProducer(bootstrap_servers=backend.cluster.bootstrap_servers, **config)
+            self._producer = KafkaProducer(**{**client_config(backend.cluster), **config})
         self.config = config
         self.futures: list = []
         self.unfinished = 0
@@ -219,7 +220,7 @@ class RecordingConsumer:
     def __init__(self, backend, process: str, *topics: str, **config) -> None:
         self.backend, self.history, self.node_id = backend, backend.history, process
         config.setdefault("client_id", process)
-        self._consumer = KafkaConsumer(*topics, bootstrap_servers=backend.cluster.bootstrap_servers, **config)
+        self._consumer = KafkaConsumer(*topics, **{**client_config(backend.cluster), **config})
         self._closed = False
 
     def __repr__(self) -> str:
@@ -290,7 +291,7 @@ def end_offset(cluster, topic: str, partition: int = 0, read_committed: bool = F
     """The partition's end offset (``read_committed``: its last stable offset), once it reads the
     same twice in a row (a leader that just took over can briefly report less)."""
     c = KafkaConsumer(
-        bootstrap_servers=cluster.bootstrap_servers,
+        **client_config(cluster),
         enable_auto_commit=False,
         isolation_level="read_committed" if read_committed else "read_uncommitted",
     )
@@ -321,9 +322,7 @@ def read_partition(
     Reads until the consumer's position reaches the end offset (with ``read_committed`` the last
     offsets are transaction markers, never returned as records: waiting for "the last record"
     would wait forever)."""
-    c = KafkaConsumer(
-        bootstrap_servers=cluster.bootstrap_servers, enable_auto_commit=False, isolation_level=isolation_level
-    )
+    c = KafkaConsumer(**client_config(cluster), enable_auto_commit=False, isolation_level=isolation_level)
     rows: list = []
     try:
         tp = TopicPartition(topic, partition)

@@ -1,14 +1,15 @@
 """The workshop roster: one learner per line, and what the cluster must grant each of them.
 
 A roster is a text file with one learner name per line (blank lines and ``#`` comments are
-ignored). Each learner gets a SCRAM user of the same name and owns every topic, consumer group
+ignored); a name may be followed by quota overrides for that learner, e.g.
+``ann producer_byte_rate=50000 request_percentage=20``. Each learner gets a SCRAM user of the same name and owns every topic, consumer group
 and transactional id that starts with ``<name>.`` (prefixed ACLs), so learners can create what
 the lessons need without the instructor naming every topic in advance.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from course_lib.real.security import SecurityConfigError, check_user_name
@@ -25,6 +26,14 @@ class Quota:
     producer_byte_rate: int = 1_000_000
     consumer_byte_rate: int = 2_000_000
     request_percentage: int = 50
+
+    KEYS = ("producer_byte_rate", "consumer_byte_rate", "request_percentage")
+
+    def __post_init__(self) -> None:
+        for k in self.KEYS:
+            v = getattr(self, k)
+            if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+                raise RosterError(f"quota {k} must be a positive whole number, got {v!r}")
 
     def as_config(self) -> dict[str, float]:
         return {
@@ -46,6 +55,11 @@ PREFIXED_GRANTS: tuple[tuple[str, tuple[str, ...]], ...] = (
 @dataclass(frozen=True)
 class Learner:
     name: str
+    #: quota settings of this learner's roster line, over the command's defaults
+    quota_overrides: tuple[tuple[str, int], ...] = ()
+
+    def quota(self, default: Quota) -> Quota:
+        return replace(default, **dict(self.quota_overrides))
 
     @property
     def prefix(self) -> str:
@@ -61,9 +75,15 @@ def parse_roster(text: str, source: str = "roster", reserved: tuple[str, ...] = 
     seen: dict[str, int] = {}
     learners = []
     for lineno, raw in enumerate(text.splitlines(), 1):
-        name = raw.split("#", 1)[0].strip()
-        if not name:
+        words = raw.split("#", 1)[0].split()
+        if not words:
             continue
+        name = words[0]
+        try:
+            overrides = tuple(_quota_override(w) for w in words[1:])
+            Quota(**dict(overrides))  # a bad value is an error of this line, not of the run
+        except RosterError as e:
+            raise RosterError(f"{source}:{lineno}: {e}") from None
         try:
             check_user_name(name, "learner name")
         except SecurityConfigError as e:
@@ -81,10 +101,22 @@ def parse_roster(text: str, source: str = "roster", reserved: tuple[str, ...] = 
         if key in {r.lower() for r in reserved}:
             raise RosterError(f"{source}:{lineno}: {name!r} is the instructor's user name; rename the learner")
         seen[key] = lineno
-        learners.append(Learner(name))
+        learners.append(Learner(name, overrides))
     if not learners:
         raise RosterError(f"{source}: no learner names found (one name per line)")
     return learners
+
+
+def _quota_override(word: str) -> tuple[str, int]:
+    key, sep, value = word.partition("=")
+    if not sep or key not in Quota.KEYS:
+        raise RosterError(
+            f"{word!r} is not a quota setting; after the name only {', '.join(k + '=N' for k in Quota.KEYS)} may follow"
+        )
+    try:
+        return key, int(value)
+    except ValueError:
+        raise RosterError(f"quota {key} must be a whole number, got {value!r}") from None
 
 
 def read_roster(path: str | Path, reserved: tuple[str, ...] = ()) -> list[Learner]:
@@ -101,7 +133,6 @@ def plan(learners: list[Learner], quota: Quota) -> list[str]:
         lines.append(f"user {lr.name}: create SCRAM-SHA-512 credentials")
         for rtype, ops in PREFIXED_GRANTS:
             lines.append(f"user {lr.name}: allow {','.join(ops)} on {rtype} prefix {lr.prefix!r}")
-        q = quota.as_config()
-        # Quotas are planned but not applied yet (provision.py sets users and ACLs only).
-        lines.append(f"user {lr.name}: NOT APPLIED YET - quota " + ", ".join(f"{k}={v:g}" for k, v in q.items()))
+        q = lr.quota(quota).as_config()
+        lines.append(f"user {lr.name}: set client quota " + ", ".join(f"{k}={v:g}" for k, v in q.items()))
     return lines

@@ -28,11 +28,18 @@ def test_connect_reads_env(monkeypatch):
     assert k.transactional_id("tx") == "alice.tx"
 
 
-@pytest.mark.parametrize("fault", ["kill", "pause", "restart", "proxy"])
+@pytest.mark.parametrize("fault", ["kill", "pause", "restart"])
 def test_local_only_faults_say_so(fault):
     k = connect("kafka.example:9092", prefix="alice")
     with pytest.raises(NeedsLocalCluster, match="LocalCluster"):
         getattr(k, fault)(1)
+
+
+def test_without_the_learner_proxy_no_message_can_be_lost():
+    k = connect("kafka.example:9092", prefix="alice", fault_proxy=False)
+    assert "proxy_url" not in k.client_config()
+    with pytest.raises(NeedsLocalCluster):
+        k.proxy()
 
 
 @pytest.mark.real_kafka

@@ -60,5 +60,5 @@ def test_connection_files_keep_passwords_across_runs(tmp_path):
     first = learner_passwords(tmp_path, learners)
     write_connection_files(tmp_path, "h:9092", learners, first)
     assert learner_passwords(tmp_path, learners) == first
-    assert "KAFKA_USER=ann" in (tmp_path / "ann.env").read_text()
+    assert "KAFKA_SASL_USERNAME=ann" in (tmp_path / "ann.env").read_text()
     assert first["ann"] != first["bob"]
