@@ -73,7 +73,7 @@ class ExperimentOptions:
     (``RemoteCluster.client_config()``) for the loader and the final reads; ``kafka_options``
     defaults to their Spark form.
     ``learner``: the learner's prefix the job's Spark Connect session is opened under (its
-    ``user_id`` on the server; default: :func:`course_lib.real.connect.learner_prefix`) and the
+    ``user_id`` on the server; default: :func:`course_lib.spark.remote.learner_name`) and the
     prefix of the loader's transactional id (a shared cluster's ACLs allow only the learner's).
     """
 
@@ -522,10 +522,10 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
             # A Spark Connect client that died leaves its queries running in the server.
             from course_lib.spark.remote import stop_session_queries
 
-            from course_lib.real.connect import learner_prefix
+            from course_lib.spark.remote import learner_name
 
-            # The job opened its session as learner_prefix() in its environment (see get_spark).
-            stopped = stop_session_queries(cfg.remote, session_id, user_id=learner_prefix(opts.learner))
+            # The job opened its session as learner_name() in its environment (see get_spark).
+            stopped = stop_session_queries(cfg.remote, session_id, user_id=learner_name(opts.learner))
             if stopped:
                 event(i, "stopped the killed job's queries on the server", queries=stopped)
         if trap and trap["set"] and trap["commit"].exists() and trap["commit"].stat().st_size == 0:

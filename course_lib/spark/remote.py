@@ -8,7 +8,7 @@ file sink and the ``foreachBatch`` writer all run *in the server*. Hence:
   ``<base>`` is ``$COURSE_SPARK_DIR`` (storage the server sees - on a workshop machine, a volume
   mounted at the same path in the server and in every learner's kernel, because the lab's
   harness reads the checkpoints and sinks back from the kernel) and ``<prefix>`` is the learner's
-  name from :func:`course_lib.real.connect.learner_prefix`;
+  name (:func:`learner_name`: the same prefix as the learner's Kafka names);
 - the Kafka connector is on the server (:mod:`course_lib.spark.connect_server` puts it there);
 - Kafka credentials go into the query's options (:func:`kafka_options`).
 
@@ -40,14 +40,15 @@ INSTRUCTOR_HINT = (
 def resolve_remote(remote: str | None = None) -> str | None:
     """The Spark Connect URL to use, or None for a local session.
 
-    ``remote`` wins when given (``""`` forces local); otherwise ``$SPARK_REMOTE``.
+    ``remote`` wins when given (``""`` forces local); otherwise ``$SPARK_REMOTE`` (or the
+    ``SPARK_REMOTE`` line of the learner's connection file, ``$COURSE_CONNECTION_FILE``).
 
     >>> resolve_remote("sc://spark.example:15002")
     'sc://spark.example:15002'
     >>> resolve_remote("") is None
     True
     """
-    url = os.environ.get(ENV_REMOTE) if remote is None else remote
+    url = _settings().get(ENV_REMOTE) if remote is None else remote
     url = (url or "").strip()
     if not url:
         return None
@@ -102,10 +103,31 @@ def learner_workdir(base: str | os.PathLike | None = None, prefix: str | None = 
     server runs on this machine). Two learners never share a checkpoint: a checkpoint used by two
     queries at once breaks both.
     """
-    from course_lib.real.connect import learner_prefix
-
     root = Path(base or os.environ.get(ENV_DIR) or Path(tempfile.gettempdir()) / "course-spark")
-    return root / learner_prefix(prefix)
+    return root / learner_name(prefix)
+
+
+def _settings() -> dict[str, str]:
+    """The learner's connection settings: the environment, or their connection file."""
+    from course_lib.real.connect import connection_settings
+
+    return connection_settings()
+
+
+def learner_name(prefix: str | None = None) -> str:
+    """The learner's prefix, chosen as ``connect()`` chooses it for Kafka names: the argument,
+    ``COURSE_LEARNER_PREFIX``, the SASL user name (environment or connection file), else the
+    login name. It names the learner's directory and their Spark Connect user id.
+
+    >>> learner_name("Ada Lovelace")
+    'Ada-Lovelace'
+    """
+    from course_lib.real.connect import ENV_PREFIX, ENV_USERNAME, learner_prefix
+
+    if prefix is None:
+        s = _settings()
+        prefix = s.get(ENV_PREFIX) or s.get(ENV_USERNAME)
+    return learner_prefix(prefix)
 
 
 def kafka_options(client_config: dict | None) -> dict[str, str]:

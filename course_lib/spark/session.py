@@ -266,14 +266,13 @@ def get_spark(options: SparkOptions | None = None, **overrides):
 
 
 def _remote_session(url: str, opts: SparkOptions):
-    from course_lib.real.connect import learner_prefix
-    from course_lib.spark.remote import connect_session
+    from course_lib.spark.remote import connect_session, learner_name
 
     check_pyspark()
     spark = connect_session(
         url,
         session_id=opts.session_id,
-        user_id=learner_prefix(),
+        user_id=learner_name(),
         # SQL confs are per session on a shared server: set ours in ours.
         session_conf={
             "spark.sql.shuffle.partitions": str(opts.shuffle_partitions),

@@ -147,8 +147,7 @@ def test_the_window_kills_hit_every_sink_and_were_replayed(two_learners, name):
 def test_queries_of_a_killed_client_are_stopped_through_its_session_id(connect_server, tmp_path):
     """What the harness does after SIGKILLing a job: the queries live on in the server until
     someone stops them in the dead client's session (same user id and session id)."""
-    from course_lib.real.connect import learner_prefix
-    from course_lib.spark.remote import stop_session_queries
+    from course_lib.spark.remote import learner_name, stop_session_queries
 
     session_id = str(uuid.uuid4())
     offsets = tmp_path / "checkpoint" / "offsets"
@@ -184,7 +183,7 @@ def test_queries_of_a_killed_client_are_stopped_through_its_session_id(connect_s
     assert batches() >= at_kill + 2, "the query should keep running in the server after its client died"
     # Another user id with the same session id reaches another (empty) session.
     assert stop_session_queries(connect_server.url, session_id, "someone-else") == []
-    assert stop_session_queries(connect_server.url, session_id, learner_prefix()) == ["outlives_its_client"]
+    assert stop_session_queries(connect_server.url, session_id, learner_name()) == ["outlives_its_client"]
     after_stop = batches()
     time.sleep(3)
     assert batches() == after_stop, "the query still plans batches after it was stopped"
