@@ -95,6 +95,7 @@ class ExperimentOptions:
     kafka_options: dict | None = None
     client_config: dict | None = None
     learner: str | None = None
+    replication_factor: int = 3  # of the topics created without a LocalCluster (min ISR: RF - 1, at least 1)
 
 
 @dataclass
@@ -382,7 +383,14 @@ def _create_topics(bootstrap_servers, cluster, opts) -> None:
                 if "TopicAlreadyExists" not in type(exc).__name__ + str(exc):
                     raise
         else:
-            ensure_topic(bootstrap_servers, topic, partitions=3, client_config=opts.client_config)
+            ensure_topic(
+                bootstrap_servers,
+                topic,
+                partitions=3,
+                replication_factor=opts.replication_factor,
+                min_insync_replicas=max(1, opts.replication_factor - 1),
+                client_config=opts.client_config,
+            )
 
 
 def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> dict:

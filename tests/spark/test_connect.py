@@ -398,3 +398,56 @@ def test_a_server_without_the_kafka_connector_is_named_as_the_problem(spark_read
         with pytest.raises(SparkUnavailable, match="has no Kafka connector") as err:
             get_spark(remote=bare.url)
     assert "course_lib.spark.connect_server" in str(err.value)
+
+
+# ---- the workshop path: an authenticated cluster with prefixed ACLs ----------------------------
+@pytest.fixture(scope="module")
+def workshop_connections(spark_ready, tmp_path_factory):
+    """An authenticated 1-broker cluster (SASL SCRAM, StandardAuthorizer); learner erin
+    provisioned by the instructor's command: her user, her prefixed ACLs, her connection file."""
+    from course_lib.real.cluster import LocalCluster
+    from course_lib.real.security import ClusterAuth
+    from course_lib.workshop.__main__ import main
+
+    out = tmp_path_factory.mktemp("connections")
+    (out / "roster.txt").write_text("erin\n")
+    with LocalCluster(brokers=1, progress=False, auth=ClusterAuth(admin_password="instructor-pw")) as cluster:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("KAFKA_INSTRUCTOR_PASSWORD", "instructor-pw")
+            assert main([str(out / "roster.txt"), "--bootstrap", cluster.bootstrap_servers, "--out", str(out)]) == 0
+        yield out
+
+
+def test_a_learner_on_an_authenticated_cluster_is_exactly_once_through_spark_connect(
+    connect_server, workshop_connections, tmp_path
+):
+    """SASL credentials reach Spark's Kafka source and sink (kafka.sasl.jaas.config), the
+    loader's transactional id and the topics are under the learner's prefix (her ACLs allow
+    nothing else), and a window kill of the store still ends exactly-once."""
+    from course_lib.real.connect import connect
+    from course_lib.spark.harness import ExperimentOptions, run_experiment
+    from course_lib.spark.remote import lab_kafka_settings, learner_workdir
+
+    kafka = connect(env_file=workshop_connections / "erin.env", fault_proxy=False)
+    settings = lab_kafka_settings(kafka)
+    assert settings["learner"] == "erin" and settings["client_config"]["sasl_plain_username"] == "erin"
+    opts = ExperimentOptions(
+        n_orders=120,
+        kills=1,
+        window_sinks=("store",),
+        max_offsets_per_trigger=40,
+        remote=connect_server.url,
+        input_topic=kafka.topic("orders"),
+        output_topic=kafka.topic("orders-enriched"),
+        replication_factor=1,
+        **settings,
+    )
+    result = run_experiment(kafka.bootstrap_servers, learner_workdir(tmp_path, kafka.prefix), opts, progress=False)
+    print(result.timeline)
+    assert result.runs[-1]["exit"] == 0, result.runs
+    for sink in ("store", "files"):
+        o = result.outcomes[sink]
+        assert (o["lost"], o["duplicated"], o["unexpected"]) == ([], {}, []) and o["expected"] > 0, (sink, o)
+    assert result.outcomes["kafka"]["lost"] == []  # read back from erin.orders-enriched with her login
+    crash = next(op.value for op in result.history if op.f == "crash" and op.value.get("moment") == "window")
+    assert crash["batch"] in result.outcomes["store"]["replays_skipped"]
