@@ -114,14 +114,17 @@ class SparkConnectServer:
             raise SparkUnavailable(
                 "Spark's Kafka connector jars are not available for the Spark Connect server "
                 f"({cached_connector_jars.last_error}). Run the Maven step once while online: "
-                "python -c 'from course_lib.real.jars import spark_connector_jars as f; f()'"
+                "`python -m course_lib.real fetch --spark`."
             )
+        local = self.master.startswith("local")
         conf = {
             "spark.connect.grpc.binding.address": self.host,
             "spark.connect.grpc.binding.port": str(self.port),
             "spark.ui.enabled": "false",
-            "spark.driver.host": "127.0.0.1" if self.host in ("127.0.0.1", "localhost") else self.host,
-            "spark.driver.bindAddress": "127.0.0.1" if self.host in ("127.0.0.1", "localhost") else "0.0.0.0",
+            # With a local master the executors live in the server's JVM: keep Spark's own
+            # ports on loopback (only the gRPC port above faces the learners). On a cluster,
+            # Spark's defaults (this machine's name) let the executors reach the driver.
+            **({"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"} if local else {}),
             # Session defaults for every learner's session (each may still set its own).
             "spark.sql.shuffle.partitions": "2",
             "spark.sql.session.timeZone": "UTC",
