@@ -16,8 +16,11 @@ Used by tests/test_replication_invariants.py (>= 1,000 seeds in ``make test``) a
 
 from __future__ import annotations
 
+import contextlib
 import random
 from dataclasses import dataclass
+
+from kafka.errors import KafkaTimeoutError
 
 from .broker import Cluster
 from .broker.invariants import ReplicationInvariants
@@ -92,7 +95,11 @@ def checked_trial(seed: int, duration_ms: float = 10_000, messages: int = 30) ->
         cluster.at(at, lambda i=i: futures.append(producer.send(TOPIC, f"m-{i}".encode())))
     cluster.run_for(duration_ms + max(f.duration_ms for f in schedule) + 10_000)
     cluster.heal_all()
-    producer.flush()
+    # an idempotent producer whose retried batch expired is wedged, as kafka-python 3.0.12's is
+    # (it never gets a new producer id): what it still holds is never sent, which is fine here -
+    # the invariants are about the brokers
+    with contextlib.suppress(KafkaTimeoutError):
+        producer.flush(timeout=30)
     return Trial(
         seed,
         config,

@@ -7,62 +7,24 @@ Skipped, with the reason, when chromium or playwright is missing.
 
 from __future__ import annotations
 
-import os
-import shutil
-import signal
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from browser_support import ARTIFACTS, ROOT, TIMEOUT_MS, Server, free_port, launch_chromium, skip_reason
 
 pytestmark = pytest.mark.browser
-
-ROOT = Path(__file__).resolve().parents[1]
-ARTIFACTS = ROOT / "artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-TIMEOUT_MS = 90_000
-
-
-def _skip_reason() -> str | None:
-    if not Path(CHROMIUM).exists():
-        return f"{CHROMIUM} not found (apt-get install -y chromium)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright package is not installed (pip install -e '.[browser]')"
-    if shutil.which("voila", path=str(Path(sys.executable).parent)) is None:
-        return "voila is not installed in this environment (pip install -e '.[lab]')"
-    return None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def voila():
-    reason = _skip_reason()
+    reason = skip_reason("voila")
     if reason:
         print(f"skipping browser tests: {reason}")
         pytest.skip(reason)
-    port = _free_port()
-    log = open(ARTIFACTS.joinpath("voila.log") if ARTIFACTS.mkdir(exist_ok=True) is None else os.devnull, "w")
-    proc = subprocess.Popen(
+    port = free_port()
+    server = Server(
+        "voila",
         [
             str(Path(sys.executable).parent / "voila"),
             "notebooks/demos",
@@ -74,34 +36,15 @@ def voila():
             "--show_tracebacks=False",
             "--MappingKernelManager.cull_idle_timeout=600",
             "--MappingKernelManager.cull_interval=60",
-        ],
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env={**os.environ, "JUPYTER_PATH": str(ROOT / "share" / "jupyter")},
-    )  # as `make demo`
-    base = f"http://127.0.0.1:{port}"
+        ],  # as `make demo`
+        f"http://127.0.0.1:{port}",
+        env={"JUPYTER_PATH": str(ROOT / "share" / "jupyter")},
+    )
     try:
-        for _ in range(120):  # up to ~60 s for the server to answer
-            if proc.poll() is not None:
-                pytest.fail(f"voila exited with {proc.returncode}; see artifacts/voila.log")
-            try:
-                urllib.request.urlopen(base, timeout=2).close()
-                break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("voila did not answer within 60 s; see artifacts/voila.log")
-        yield base
+        server.wait()
+        yield server.url
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)  # voila and the kernels it started
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-        log.close()
+        server.stop()
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +52,7 @@ def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        b = launch_chromium(p)
         try:
             yield b
         finally:

@@ -170,3 +170,15 @@ def test_polls_and_commits_are_in_the_history(cluster):
 def test_an_unknown_group_has_no_committed_offsets(cluster):
     c = consumer(cluster, group_id="nobody-ever-joined")
     assert c.committed(TopicPartition(TOPIC, 0)) is None
+
+
+def test_a_commit_with_nothing_assigned_returns_without_a_request(cluster):
+    """kafka-python 3.0.12 returns from commit() when there is nothing to commit, even mid-join."""
+    c = consumer(cluster, group_id="g", enable_auto_commit=False)
+    c.subscribe([TOPIC])  # subscribed, not joined yet: no partition, no generation
+    commits_before = [op for op in cluster.history.ops if op.f == "commit"]
+    c.commit()
+    assert [op for op in cluster.history.ops if op.f == "commit"] == commits_before
+    drain(c)
+    c.commit()  # now assigned: a real commit
+    assert c.committed(TopicPartition(TOPIC, 0)) == 5

@@ -115,6 +115,7 @@ class Broker:
         self.partitions: dict[tuple, Partition] = {}
         self.metadata: dict[tuple, Any] = {}  # tp -> PartitionState (this broker's view)
         self.metadata_version = 0
+        self.live_brokers: tuple | None = None  # from the controller; None: no metadata yet
         self.topic_configs: dict[str, TopicConfig] = {}
         self.network.add(self)
         self.groups = GroupCoordinator(self)
@@ -176,6 +177,7 @@ class Broker:
             partition.crash()
         self.metadata.clear()
         self.metadata_version = 0
+        self.live_brokers = None
         self.network.node_down(self.node_id)
 
     def pause(self) -> None:
@@ -222,7 +224,10 @@ class Broker:
                 src,
                 MetadataResponse(
                     msg.corr,
-                    tuple(sorted(self.cluster.brokers)),
+                    # only live brokers, as Kafka answers: a client that asked while the others
+                    # were down knows no other broker to ask later (kafka-python never goes back
+                    # to bootstrap_servers)
+                    self.live_brokers if self.live_brokers is not None else tuple(sorted(self.cluster.brokers)),
                     {t: c.partitions for t, c in self.topic_configs.items()},
                     {tp: (s.leader, s.leader_epoch) for tp, s in self.metadata.items()},
                 ),
@@ -283,6 +288,7 @@ class Broker:
         if update.full and update.version < self.metadata_version:
             return
         self.metadata_version = update.version
+        self.live_brokers = update.live_brokers
         self.topic_configs.update(update.configs)
         for tp, state in update.states.items():
             self.metadata[tp] = state

@@ -129,6 +129,7 @@ class Controller:
             lambda tp, state: self._change(
                 tp, state, _without(state.isr, broker_id), unacceptable=broker_id, reason=f"leader {broker_id} fenced"
             ),
+            membership_changed=True,
         )
 
     def _unclean_shutdown(self, broker_id: int) -> None:
@@ -154,9 +155,13 @@ class Controller:
         self._update_all(
             lambda state: broker_id in state.replicas and state.leader is None,
             lambda tp, state: self._change(tp, state, state.isr, reason=f"broker {broker_id} is back"),
+            membership_changed=True,
         )
 
-    def _update_all(self, affected, change) -> None:
+    def live_brokers(self) -> tuple:
+        return tuple(b for b in sorted(self.cluster.brokers) if b not in self.fenced)
+
+    def _update_all(self, affected, change, membership_changed: bool = False) -> None:
         changed = []
         for tp, state in sorted(self.partitions.items()):
             if affected(state):
@@ -164,7 +169,7 @@ class Controller:
                 if new != state:
                     self.partitions[tp] = replace(new, partition_epoch=state.partition_epoch + 1)
                     changed.append(tp)
-        self._broadcast(changed)
+        self._broadcast(changed, membership_changed)
 
     def effective_min_isr(self, tp, state: PartitionState) -> int:
         return min(self.configs[tp[0]].min_insync_replicas, len(state.replicas))
@@ -297,17 +302,28 @@ class Controller:
         return pid, 0
 
     # ---- propagation ------------------------------------------------------------------------------
-    def _broadcast(self, tps) -> None:
-        if not tps:
+    def _broadcast(self, tps, membership_changed: bool = False) -> None:
+        """Send the new state of ``tps`` - and the live brokers, which change on their own when a
+        broker is fenced or comes back (KRaft's broker registration records)."""
+        if not tps and not membership_changed:
             return
         self.metadata_version += 1
-        update = PartitionUpdate({tp: self.partitions[tp] for tp in tps}, dict(self.configs), self.metadata_version)
+        update = PartitionUpdate(
+            {tp: self.partitions[tp] for tp in tps},
+            dict(self.configs),
+            self.metadata_version,
+            live_brokers=self.live_brokers(),
+        )
         for broker_id in sorted(self.cluster.brokers):
             self.cluster.network.send(self.node_id, node_name(broker_id), update)
 
     def _send_snapshot(self, broker_id: int) -> None:
         snapshot = PartitionUpdate(
-            dict(sorted(self.partitions.items())), dict(self.configs), self.metadata_version, full=True
+            dict(sorted(self.partitions.items())),
+            dict(self.configs),
+            self.metadata_version,
+            full=True,
+            live_brokers=self.live_brokers(),
         )
         self.cluster.network.send(self.node_id, node_name(broker_id), snapshot)
 

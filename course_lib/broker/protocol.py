@@ -225,6 +225,8 @@ class PartitionUpdate:
     configs: dict  # topic -> TopicConfig
     version: int
     full: bool = False
+    #: the brokers registered and not fenced: what a metadata answer lists (KRaft's alive brokers)
+    live_brokers: tuple = ()
     kind: str = "partition_update"
 
     def describe(self) -> str:

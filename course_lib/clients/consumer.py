@@ -217,6 +217,8 @@ class KafkaConsumer(Requests):
         if self._group is None:
             raise Errors.IllegalStateError("commit() needs a group_id")
         offsets = self._offsets_to_commit(offsets)
+        if not offsets:  # kafka-python returns before any request or membership check
+            return
         op = self._history.invoke(self.node_id, OpName.COMMIT, _commit_value(offsets))
         try:
             self._check_membership()
@@ -688,6 +690,7 @@ class KafkaConsumer(Requests):
         self._metadata_corr = None
         if isinstance(resp, type):
             return self._later(self._advance)
+        self._learn_brokers(resp.brokers)
         self._topic_partitions.update(resp.topics)
         for tp in self._partitions:
             leader, epoch = resp.leaders.get(tp, (None, -1))

@@ -124,6 +124,10 @@ class KafkaProducer(Requests, Transactions):
         self.producer_id = -1
         self.producer_epoch = -1
         self._pid_corr: int | None = None
+        # kafka-python 3.0.x asks for a producer id only while its transaction manager is
+        # UNINITIALIZED; after an expired batch resets the id the manager stays READY, so the
+        # id is never asked for again and the producer is wedged (see _reset_after_expiry)
+        self._producer_id_lost = False
         self._control_nodes: dict[int, str] = {}  # corr of a metadata/producer-id request -> broker
         self._node_backoff: dict[str, tuple[float, float]] = {}  # node -> (not before, back-off ms)
         self._next_sequence: dict[tuple, int] = {}
@@ -195,8 +199,14 @@ class KafkaProducer(Requests, Transactions):
         finally:
             self._flushing = False
         if not done:
+            wedged = (
+                " - this producer lost its producer id when an idempotent batch expired and sends nothing "
+                "more (kafka-python 3.0.x does the same): close it and create a new one"
+                if self._producer_id_lost
+                else ""
+            )
             raise Errors.KafkaTimeoutError(
-                f"flush() timed out after {timeout} s with {self._incomplete} record(s) still waiting"
+                f"flush() timed out after {timeout} s with {self._incomplete} record(s) still waiting{wedged}"
             )
 
     def close(self, timeout=None):
@@ -279,7 +289,7 @@ class KafkaProducer(Requests, Transactions):
 
     def _bootstrap_node(self) -> str:
         """The next broker in turn that is not in reconnect back-off (else the soonest one)."""
-        brokers = [node_name(b) for b in sorted(self._cluster.brokers)]
+        brokers = [node_name(b) for b in self._known_brokers]
         now = self._sim.now
         for _ in range(len(brokers)):
             self._broker_cursor = (self._broker_cursor + 1) % len(brokers)
@@ -311,10 +321,17 @@ class KafkaProducer(Requests, Transactions):
             self._wakeup_at = math.inf
         now = self._sim.now
         metadata_wake = self._maybe_request_metadata(now)
-        self._expire_queued(now)
         if self._idempotent and self.producer_id < 0:
-            # the producer id comes from init_transactions() for a transactional producer
-            if self.config["transactional_id"] is None and self._pid_corr is None and self._accumulator_has_data():
+            # kafka-python's Sender.run_once returns before _send_producer_data while it has no
+            # producer id: nothing is drained and nothing expires (delivery_timeout_ms is not
+            # checked) until an id comes. The id comes from init_transactions() for a
+            # transactional producer, and never again once it was lost to an expired batch.
+            if (
+                self.config["transactional_id"] is None
+                and not self._producer_id_lost
+                and self._pid_corr is None
+                and self._accumulator_has_data()
+            ):
                 self._pid_corr = self._request(
                     InitProducerIdRequest(
                         self._next_corr(), self.config["transactional_id"], self.config["transaction_timeout_ms"]
@@ -323,6 +340,7 @@ class KafkaProducer(Requests, Transactions):
             if metadata_wake < math.inf:
                 self._wakeup(metadata_wake - now)
             return
+        self._expire_queued(now)
         next_wake = math.inf
         in_transaction = self._partitions_ready_for_transaction()
         while True:
@@ -445,6 +463,7 @@ class KafkaProducer(Requests, Transactions):
                 return
             self._metadata_corr = None
             self._control_nodes.pop(msg.corr, None)
+            self._learn_brokers(msg.brokers)
             self._partitions.update(msg.topics)
             for tp, (leader, epoch) in msg.leaders.items():
                 known = self._leaders.get(tp)
@@ -525,7 +544,9 @@ class KafkaProducer(Requests, Transactions):
             in (Errors.OutOfOrderSequenceNumberError, Errors.UnknownProducerIdError, Errors.InvalidProducerEpochError)
             and self.config["transactional_id"] is None
         ):
-            self.producer_id = -1  # kafka-python starts over with a new producer id/epoch
+            # kafka-python >= 3 bumps the epoch (KIP-360, InitProducerId with the current id):
+            # the next batches go out under a fresh sequence; here: ask for a new id
+            self.producer_id = -1
         elif exc is not None and isinstance(exc, Errors.KafkaTimeoutError):
             self._reset_after_expiry(batch)
         self._fail(batch, exc, evidence)
@@ -538,12 +559,18 @@ class KafkaProducer(Requests, Transactions):
                 self._fail(batch, self._expired(batch), None)
 
     def _reset_after_expiry(self, batch: _Batch) -> None:
-        """kafka-python (``Sender._send_producer_data``): a batch that expires after it was sent
-        may or may not have been appended, so the broker's sequence for the partition is unknown;
-        an idempotent producer resets its producer id (Java bumps the epoch instead) so the next
-        batch starts a fresh sequence instead of failing with OutOfOrderSequenceNumber."""
+        """kafka-python 3.0.12 (``Sender._send_producer_data``): a batch that expires after it was
+        sent (it is being retried) may or may not have been appended, so the broker's sequence for
+        the partition is unknown; the idempotent producer calls
+        ``TransactionManager.reset_producer_id()`` - producer id -1, state left READY. Its sender
+        asks for a new id only in state UNINITIALIZED (``init_producer_id`` is a no-op otherwise,
+        since kafka-python 3.0.0, dpkp/kafka-python#2928), and sends nothing without one: every
+        later batch stays queued, never sent and never expired, until the producer is closed.
+        Java bumps the epoch instead and goes on. A kafka-python bug, reproduced here because the
+        simulator's clients do what kafka-python does (README "How faithful is it?")."""
         if self._idempotent and batch.retries_done > 0 and self.config["transactional_id"] is None:
             self.producer_id = -1
+            self._producer_id_lost = True
 
     def _expired(self, batch: _Batch) -> Errors.KafkaTimeoutError:
         last = f" (last error: {batch.errors[-1]})" if batch.errors else ""

@@ -50,6 +50,11 @@ class Requests:
         cluster.clients.append(self)
 
     def _init_requests(self) -> None:
+        # bootstrap_servers names every broker; after the first metadata answer the client knows
+        # only the brokers it listed (the live ones) - kafka-python 3.0.12 has no
+        # metadata.recovery.strategy=rebootstrap (Java's default since 4.0, KIP-899): if all of
+        # them die it asks them, in vain, until one comes back
+        self._known_brokers: tuple = tuple(sorted(self._cluster.brokers))
         self._pending: dict[int, tuple] = {}
         self._corr = 0
         self._coordinators: dict[tuple, int | None] = {}  # (key type, key) -> broker id
@@ -82,7 +87,12 @@ class Requests:
             callback(Errors.KafkaConnectionError)
 
     def _any_broker(self) -> str:
-        return node_name(self._sim.rng.choice(sorted(self._cluster.brokers)))
+        return node_name(self._sim.rng.choice(self._known_brokers))
+
+    def _learn_brokers(self, brokers) -> None:
+        """A metadata answer lists the live brokers: from now on they are the ones to ask."""
+        if brokers:
+            self._known_brokers = tuple(brokers)
 
     # ---- coordinators ----------------------------------------------------------------------------
     def _ask_coordinator(self, key_type: str, key: str, api: str, args: dict, on_result, timeout_ms=None) -> None:

@@ -76,8 +76,8 @@ class CrashingConsumer:
 
     def commit(self, offsets=None):
         if offsets is None and not self._consumer.assignment():
-            # kafka-python commits the consumed offsets of the assigned partitions: with none
-            # assigned (the group is still forming) commit() has nothing to send and returns
+            # nothing assigned (the group is still forming): commit() sends nothing (kafka-python
+            # and the simulated client), so it is no crash point of the countdown either
             return None
         result = self._consumer.commit(offsets) if offsets is not None else self._consumer.commit()
         self._countdown.tick("commit")

@@ -14,6 +14,7 @@ their errors themselves; :func:`explained` is the context manager for any other 
 from __future__ import annotations
 
 import logging
+import sys
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -85,9 +86,12 @@ def explain(exc: BaseException, *, user: str | None, prefix: str, **used: str | 
     )
 
 
-def explain_login(exc: BaseException, *, user: str | None, bootstrap_servers: str) -> LoginFailed:
-    """A :class:`LoginFailed` for a connection the cluster refused or never completed."""
-    if isinstance(exc, kerr.SaslAuthenticationFailedError):
+def explain_login(
+    exc: BaseException, *, user: str | None, bootstrap_servers: str, sasl_started: bool = False
+) -> LoginFailed:
+    """A :class:`LoginFailed` for a connection the cluster refused or never completed
+    (``sasl_started``: the broker answered and a SASL exchange began before it failed)."""
+    if isinstance(exc, kerr.SaslAuthenticationFailedError) or (user and sasl_started):
         why = (
             f"the cluster rejected the login of user {user!r}: wrong user name or password. Check "
             f"KAFKA_SASL_USERNAME / KAFKA_SASL_PASSWORD (or your connection file) against what "
@@ -98,7 +102,7 @@ def explain_login(exc: BaseException, *, user: str | None, bootstrap_servers: st
     elif user:
         why = (
             f"no broker at {bootstrap_servers} completed a SASL login for user {user!r}: the address "
-            f"is wrong, the cluster is down, or that listener does not use SASL"
+            f"is wrong, the cluster is down, that listener does not use SASL, or the password is wrong"
         )
     else:
         why = (
@@ -126,8 +130,13 @@ class _LoginWatch(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
         self.seen: list[BaseException] = []
+        #: a SASL exchange began (kafka-python warns about credentials over plaintext): the
+        #: broker is there and speaks SASL, so a bootstrap failure after it is the login's
+        self.sasl_started = False
 
     def emit(self, record: logging.LogRecord) -> None:
+        if record.name.startswith("kafka.net.sasl"):
+            self.sasl_started = True
         args = record.args if isinstance(record.args, tuple) else ()
         self.seen += [
             a for a in args if isinstance(a, (kerr.SaslAuthenticationFailedError, kerr.UnsupportedSaslMechanismError))
@@ -157,6 +166,34 @@ def explained(
         if bootstrap_servers is None or not (isinstance(e, LOGIN_ERRORS) or _bootstrap_failed(e)):
             raise
         cause = watch.seen[-1] if watch.seen and not isinstance(e, kerr.SaslAuthenticationFailedError) else e
-        raise explain_login(cause, user=user, bootstrap_servers=bootstrap_servers) from e
+        raise explain_login(
+            cause, user=user, bootstrap_servers=bootstrap_servers, sasl_started=watch.sasl_started
+        ) from e
     finally:
         kafka_log.removeHandler(watch)
+
+
+def show_in_notebook(user: str | None, prefix: str) -> bool:
+    """In a Jupyter kernel: show Kafka's authorization errors raised by *any* client (also a
+    learner's own ``KafkaProducer(**kafka.client_config())``) as the :class:`AccessDenied`
+    sentence instead of a raw traceback. Returns whether a kernel was there to hook into."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    if shell is None:
+        return False
+    shell.set_custom_exc(AUTHORIZATION_ERRORS, notebook_handler(user, prefix))
+    return True
+
+
+def notebook_handler(user: str | None, prefix: str):
+    """The IPython custom exception handler :func:`show_in_notebook` installs."""
+
+    def handler(shell, etype, value, tb, tb_offset=None):
+        denied = explain(value, user=user, prefix=prefix)
+        print(f"AccessDenied: {denied}", file=sys.stderr)  # a kernel shows stderr in the cell
+        return None
+
+    return handler

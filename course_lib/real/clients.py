@@ -41,11 +41,8 @@ def _first_topic(args, kwargs):
     return getattr(first, "topic", first) if first is not None else None
 
 
-def _send(self, topic, *args, **kwargs):
-    return KafkaProducer.send(self, topic, *args, **kwargs)
-
-
-_send = _translated(_send, lambda self, args, kwargs: {"topic": args[0] if args else None})
+# KafkaProducer.send with the topic it was given named in an authorization error
+_send = _translated(KafkaProducer.send, lambda self, args, kwargs: {"topic": _first_topic(args, kwargs)})
 
 
 class _ExplainedFuture:
@@ -142,4 +139,4 @@ for _name in (
     "subscribe",
     "partitions_for_topic",
 ):
-    setattr(LearnerConsumer, _name, _translated(getattr(KafkaConsumer, _name), LearnerConsumer._names))
+    setattr(LearnerConsumer, _name, _translated(getattr(LearnerConsumer, _name), LearnerConsumer._names))

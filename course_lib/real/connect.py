@@ -169,13 +169,15 @@ class RemoteCluster(Namespaced):
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
         #: lost ACKs / requests through a proxy in this process (started with the first client)
-        self.message_faults = fault_proxy
         self._proxy = None
+        self.spark_remote: str | None = None
         self.prefix = prefix
         self.username = username
         self._password = password
         self.mechanism = mechanism
         self.security_protocol = security_protocol or ("SASL_PLAINTEXT" if username else "PLAINTEXT")
+        # the proxy reads Kafka's framing to find produce responses; TLS hides it
+        self.message_faults = fault_proxy and not self.security_protocol.endswith("SSL")
 
     def __repr__(self) -> str:
         who = f", user={self.username!r}" if self.username else ""
@@ -198,9 +200,33 @@ class RemoteCluster(Namespaced):
             )
         return config
 
+    def java_client_properties(self) -> dict[str, str]:
+        """The same connection for a Java Kafka client (Spark's Kafka source and sink take them
+        with a ``kafka.`` prefix); Java clients connect directly, not through the fault proxy.
+
+        >>> RemoteCluster("k:9092", "ann", "ann", "pw").java_client_properties()["sasl.jaas.config"]
+        'org.apache.kafka.common.security.scram.ScramLoginModule required username="ann" password="pw";'
+        """
+        props = {"bootstrap.servers": self.bootstrap_servers, "security.protocol": self.security_protocol}
+        if self.username:
+            module = (
+                "org.apache.kafka.common.security.plain.PlainLoginModule"
+                if self.mechanism == "PLAIN"
+                else "org.apache.kafka.common.security.scram.ScramLoginModule"
+            )
+            props["sasl.mechanism"] = self.mechanism
+            props["sasl.jaas.config"] = f'{module} required username="{self.username}" password="{self._password}";'
+        return props
+
     def fault_proxy(self):
         """This learner's SOCKS5 proxy in front of the cluster (started on first use)."""
         if not self.message_faults:
+            if self.security_protocol.endswith("SSL"):
+                raise NeedsLocalCluster(
+                    f"Losing a message in flight needs a proxy that reads Kafka's messages; this "
+                    f"cluster is reached over TLS ({self.security_protocol}), which hides them. Use "
+                    f"LocalCluster(), or skip this experiment - its results are described in the notebook."
+                )
             self._local_only("Dropping messages in flight")
         if self._proxy is None:
             from course_lib.real.proxy import SocksKafkaProxy
@@ -241,6 +267,7 @@ class RemoteCluster(Namespaced):
         from kafka.admin import KafkaAdminClient
 
         kwargs.setdefault("request_timeout_ms", 15000)
+        kwargs.setdefault("bootstrap_timeout_ms", 15000)  # a wrong password is reported after 15 s, not 30
         with self.explained():
             return KafkaAdminClient(client_id=f"course-admin-{self.prefix}", **{**self.client_config(), **kwargs})
 
@@ -356,15 +383,17 @@ class RemoteCluster(Namespaced):
     def drop_next_produce_response(self, topic: str, partition: int = 0, count: int = 1) -> int:
         """Lose the next ``count`` produce ACK(s) this learner's clients would get: the broker
         appends the batch, the client never hears so. Returns the partition's leader."""
+        proxy = self.fault_proxy()  # first: a handle without one refuses before any network call
         leader = self.leader_of(topic, partition)
-        self.fault_proxy().drop_next_produce_response(count)
+        proxy.drop_next_produce_response(count)
         return leader
 
     def spoil_next_produce_request(self, topic: str, partition: int = 0) -> int:
         """The next produce request of this learner is refused by the broker (retriable), the
         ones behind it on the connection are appended first. Returns the partition's leader."""
+        proxy = self.fault_proxy()
         leader = self.leader_of(topic, partition)
-        self.fault_proxy().spoil_next_produce_request()
+        proxy.spoil_next_produce_request()
         return leader
 
 
@@ -410,7 +439,13 @@ def connect(
             f"(PLAINTEXT, SASL_PLAINTEXT, SASL_SSL, SSL)"
         )
     raw_prefix = prefix if prefix is not None else s.get(ENV_PREFIX) or user
-    return RemoteCluster(servers, learner_prefix(raw_prefix), user, secret, mechanism, protocol, fault_proxy)
+    cluster = RemoteCluster(servers, learner_prefix(raw_prefix), user, secret, mechanism, protocol, fault_proxy)
+    cluster.spark_remote = s.get(ENV_SPARK_REMOTE)  # for the Spark lab (notebook 10), if given
+    if user:  # in a notebook, any client's authorization error reads as AccessDenied
+        from course_lib.real.access import show_in_notebook
+
+        show_in_notebook(user, cluster.prefix)
+    return cluster
 
 
 def client_config(cluster) -> dict:

@@ -27,7 +27,10 @@ def start_lab(progress: bool = True):
 
     if os.environ.get(ENV_BOOTSTRAP) or os.environ.get(ENV_CONNECTION_FILE):
         kafka = connect()
-        return kafka, f"connected to {kafka.bootstrap_servers} as {kafka.prefix!r} (faults need the local cluster)"
+        return kafka, (
+            f"connected to {kafka.bootstrap_servers} as {kafka.prefix!r} (lost ACKs go through your own "
+            f"proxy; broker faults need the local cluster)"
+        )
     try:
         jars.check_jvm_tools()
     except jars.JvmToolMissing as e:
@@ -61,6 +64,7 @@ def stop_lab(kafka) -> str:
     if is_local(kafka):
         kafka.stop()
         return f"stopped; JVMs left: {len(kafka.jvm_pids())}"
+    kafka.close()  # our own fault proxy only
     return "left the shared cluster running (it is not ours)"
 
 

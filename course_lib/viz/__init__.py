@@ -1,5 +1,5 @@
 """Widgets and plots for the course: cluster view, delivery simulator, space-time diagrams,
-outcome tables and trade-off charts (ipywidgets 8 + matplotlib).
+outcome tables, trade-off charts and the prediction widget (ipywidgets 8 + matplotlib).
 
 Taught in notebooks/01_replicated_log to notebooks/06_transactions.
 """
@@ -7,6 +7,7 @@ Taught in notebooks/01_replicated_log to notebooks/06_transactions.
 from .cluster_view import ClusterView, cluster_html, cluster_text
 from .consumers import ConsumerCrashDemo, TransactionsDemo, matrix_text, processing_counts, semantics_matrix
 from .outcome import outcome_html, outcome_text
+from .predict import Prediction
 from .simulator import DeliverySimulator
 from .timeline import messages, space_time
 from .tradeoffs import duplicates_vs_idempotence, latency_by_semantics, loss_vs_acks, plot_rates
@@ -18,6 +19,7 @@ __all__ = [
     "outcome_html",
     "outcome_text",
     "DeliverySimulator",
+    "Prediction",
     "messages",
     "space_time",
     "loss_vs_acks",

@@ -7,18 +7,23 @@ transactions demo (both Voila apps in notebooks/demos).
 >>> app.counts["never processed"], app.counts["processed twice or more"]
 (5, 0)
 
-Taught in notebooks/05_consumer_delivery_semantics and notebooks/06_transactions.
+A lesson starts the crash demo with a preset (``ConsumerCrashDemo(preset="commit_order")``; the
+names are in ``CRASH_PRESETS``): its starting choices and the steps to try, shown above it.
+
+Taught in notebooks/05_consumer_delivery_semantics to notebooks/07_exactly_once_external.
 """
 
 from __future__ import annotations
 
 import html
+import re
 import warnings
 from collections import Counter
 
 import ipywidgets as widgets
 
 from ..processing import CRASH_POINTS, INPUT, SEMANTICS, run_pipeline
+from .presets import Preset, Step, lookup
 
 # The crash moments that are distinct for each consumer (processing.Processor.run): at-most-once
 # commits before processing, at-least-once after; auto-commit and the external store commit no
@@ -61,6 +66,64 @@ SEMANTICS_LABELS = {
     "exactly-once-kafka": "exactly-once: Kafka transaction (read_committed)",
 }
 
+# One per lesson; every step's `expect` is asserted by tests/test_viz_presets.py.
+CRASH_PRESETS = {
+    "commit_order": Preset(
+        "commit first, or process first? (lesson 05)",
+        {"semantics": "at-least-once", "crash_point": "after_process"},
+        (
+            Step(("crash",), "Lost or duplicated, and how many?", ("5 messages processed more than once",)),
+            Step(
+                ("crash",),
+                "And now?",
+                ("5 messages never processed",),
+                {"semantics": "at-most-once", "crash_point": "after_commit"},
+            ),
+            Step(
+                ("crash",),
+                "Auto-commit: lost or duplicated here?",
+                ("5 messages processed more than once",),
+                {"semantics": "auto-commit", "crash_point": "after_process"},
+            ),
+        ),
+    ),
+    "external_store": Preset(
+        "offsets stored with the output (lesson 07)",
+        {"semantics": "at-least-once", "crash_point": "mid_batch"},
+        (
+            Step(("crash",), "How many rows are written twice?", ("2 messages processed more than once",)),
+            Step(
+                ("crash",),
+                "The same crash, with the offset in the sink's transaction?",
+                ("processed exactly once",),
+                {"semantics": "exactly-once-external"},
+            ),
+        ),
+    ),
+}
+# The transactions demo has no settings: its preset is the order of the buttons (lesson 06).
+TX_PRESETS = {
+    "markers_and_lso": Preset(
+        "commit, abort, leave open, time out (lesson 06)",
+        {},
+        (
+            Step(
+                ("commit",), "What does each consumer see, and where are the HW and the LSO?", ("last stable offset 4",)
+            ),
+            Step(
+                ("abort",),
+                "Which consumer sees t2? Why is the log end offset 8 after 6 records?",
+                ("log end offset 8", "read_committed consumer sees t1-0, t1-1, t1-2 read_uncommitted"),
+            ),
+            Step(("open",), "The HW moves on: does the LSO?", ("high watermark 11, last stable offset 8",)),
+            Step(("timeout",), "What happens to the producer's late commit?", ("ProducerFencedError",)),
+        ),
+    ),
+}
+TX_BUTTONS = ("commit", "abort", "open", "timeout", "reset")
+CRASH_CONTROLS = ("semantics", "crash_point")
+CRASH_BUTTONS = ("crash", "run")
+
 
 def processing_counts(pipeline) -> dict[str, int]:
     """How many input messages were processed once, never, or more than once."""
@@ -98,7 +161,9 @@ def matrix_text(table: dict) -> str:
 class ConsumerCrashDemo:
     """Pick how the consumer commits, pick where it crashes, press the button, count the output."""
 
-    def __init__(self, seed: int = 1):
+    def __init__(self, seed: int = 1, preset: str | None = None):
+        """``preset``: a name from ``CRASH_PRESETS`` (a lesson's starting choices and steps to try)."""
+        self.preset = lookup(CRASH_PRESETS, preset, "ConsumerCrashDemo")
         self.seed = seed
         style = {"description_width": "120px"}
         self.semantics = widgets.Dropdown(
@@ -111,6 +176,8 @@ class ConsumerCrashDemo:
         self.crash_point = widgets.Dropdown(description="crash it", style=style, layout=widgets.Layout(width="520px"))
         self._offer_crash_moments()
         self.semantics.observe(lambda change: self._offer_crash_moments(), names="value")
+        for name, value in (self.preset.settings if self.preset else {}).items():
+            self.control(name).value = value
         self.crash_button = widgets.Button(description="crash consumer", button_style="danger", icon="bolt")
         self.run_button = widgets.Button(description="run without a crash", icon="play")
         self.view = widgets.HTML(
@@ -121,9 +188,49 @@ class ConsumerCrashDemo:
         self.crash_button.layout.width = self.run_button.layout.width = "auto"
         self.counts: dict = {}
         self.pipeline = None
-        self.widget = widgets.VBox(
-            [self.semantics, self.crash_point, widgets.HBox([self.crash_button, self.run_button]), self.view]
+        self.try_view = widgets.HTML(
+            self.preset.html(
+                {n: self.control(n).description for n in CRASH_CONTROLS},
+                {n: self.button(n).description for n in CRASH_BUTTONS},
+                self._shown,
+            )
+            if self.preset
+            else ""
         )
+        self.widget = widgets.VBox(
+            [
+                self.try_view,
+                self.semantics,
+                self.crash_point,
+                widgets.HBox([self.crash_button, self.run_button]),
+                self.view,
+            ]
+        )
+
+    def control(self, name: str) -> widgets.Dropdown:
+        if name not in CRASH_CONTROLS:
+            raise ValueError(f"no control {name!r}; the controls are {CRASH_CONTROLS}")
+        return getattr(self, name)
+
+    def button(self, name: str) -> widgets.Button:
+        if name not in CRASH_BUTTONS:
+            raise ValueError(f"no button {name!r}; the buttons are {CRASH_BUTTONS}")
+        return getattr(self, f"{name}_button")
+
+    @staticmethod
+    def _shown(name: str, value, state: dict) -> str:
+        """A choice as its dropdown shows it (crash moments are worded per consumer)."""
+        if name == "semantics":
+            return SEMANTICS_LABELS[value]
+        return CRASH_MOMENTS[state["semantics"]][value]
+
+    def follow(self, step: Step) -> str:
+        """Do what ``step`` says, as a learner would; return the verdict and counts in words."""
+        for name, value in step.settings.items():
+            self.control(name).value = value
+        for name in step.press:
+            self.button(name).click()
+        return html.unescape(re.sub(r"<[^>]+>", " ", self.view.value))
 
     def _offer_crash_moments(self) -> None:
         """Only the moments this consumer has; keep the chosen one if it still exists."""
@@ -183,7 +290,9 @@ class TransactionsDemo:
     (['t1-0', 't1-1', 't1-2', 't3-0', 't3-1', 't3-2'], 9)
     """
 
-    def __init__(self, seed: int = 1, per_transaction: int = 3):
+    def __init__(self, seed: int = 1, per_transaction: int = 3, preset: str | None = None):
+        """``preset``: a name from ``TX_PRESETS`` (the steps a lesson asks to try, shown above)."""
+        self.preset = lookup(TX_PRESETS, preset, "TransactionsDemo")
         self.seed, self.per_transaction = seed, per_transaction
         self.commit_button = widgets.Button(description="commit a transaction", button_style="success", icon="check")
         self.abort_button = widgets.Button(description="abort a transaction", button_style="danger", icon="times")
@@ -198,14 +307,29 @@ class TransactionsDemo:
         self.reset_button.on_click(lambda _: self.reset())
         for b in (self.commit_button, self.abort_button, self.open_button, self.timeout_button, self.reset_button):
             b.layout.width = "auto"  # whole labels, never "commit a transa..."
+        labels = {n: self.button(n).description for n in TX_BUTTONS}
+        self.try_view = widgets.HTML(self.preset.html({}, labels) if self.preset else "")
         self.widget = widgets.VBox(
             [
+                self.try_view,
                 widgets.HBox([self.commit_button, self.abort_button, self.open_button]),
                 widgets.HBox([self.timeout_button, self.reset_button]),
                 self.view,
             ]
         )
         self.reset()
+
+    def button(self, name: str) -> widgets.Button:
+        if name not in TX_BUTTONS:
+            raise ValueError(f"no button {name!r}; the buttons are {TX_BUTTONS}")
+        return getattr(self, f"{name}_button")
+
+    def follow(self, step: Step) -> str:
+        """Press what ``step`` says; return the view in words (limits, what each consumer sees, events)."""
+        for name in step.press:
+            self.button(name).click()
+        words = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", self.view.value)).split())
+        return re.sub(r" ([,.])", r"\1", words)
 
     def reset(self) -> None:
         from ..broker import Cluster

@@ -14,15 +14,20 @@ run. Faults: "crash leader" kills the partition's leader now; "lose next ACK" dr
 produce response, so the producer times out and retries; "lagging followers" pauses the followers
 (a long GC pause) until the leader crashes, which is when acks=1 loses acknowledged writes.
 
-Taught in notebooks/02_acks_and_durability to notebooks/04_idempotent_producer.
+A lesson starts it with a preset: its settings and the steps to try, shown above the app
+(``DeliverySimulator(preset="lost_ack")``; the names are in ``PRESETS``).
+
+Taught in notebooks/01_replicated_log to notebooks/04_idempotent_producer and 08_claims_tested.
 """
 
 from __future__ import annotations
 
 import html
+import re
 import warnings
 
 import ipywidgets as widgets
+from kafka.errors import KafkaTimeoutError
 
 from ..broker import Cluster
 from ..checker import check
@@ -31,15 +36,89 @@ from ..clients.config import ConfigurationError
 from ..scenarios import FAST_FAILOVER
 from .cluster_view import cluster_html
 from .outcome import outcome_html
+from .presets import Preset, Step, lookup
 
 TOPIC = "events"
 RETRIES = {"unbounded (default)": float("inf"), "0 (never retry)": 0}
+CONTROLS = ("acks", "min_insync", "idempotence", "retries", "in_flight", "lagging_followers")
+BUTTONS = ("send", "crash", "lose_ack", "restart", "step", "run", "check", "reset")
+
+# One per lesson; every step's `expect` is asserted by tests/test_viz_presets.py.
+PRESETS = {
+    "replicated_log": Preset(
+        "leaders, followers, LEO and HW (lesson 01)",
+        {"acks": "all"},
+        (
+            Step(
+                ("send",),
+                "How many of the 5 are acknowledged after 10 ms? Compare the LEO and HW of each replica.",
+                ("5 of 5 acknowledged",),
+            ),
+            Step(
+                ("send",),
+                "The followers are paused but still in the ISR: how many are acknowledged now?",
+                ("0 of 5 acknowledged, 5 waiting",),
+                {"lagging_followers": True},
+            ),
+            Step(
+                ("crash", "check"),
+                "Who leads next, in which leader epoch? Is anything lost?",
+                ("controller elected broker 2 (leader epoch 1)", "No anomalies"),
+            ),
+        ),
+    ),
+    "acks": Preset(
+        "acks and a leader crash (lesson 02)",
+        {"idempotence": False, "acks": "1", "lagging_followers": True},
+        (
+            Step(("send", "crash", "check"), "How many acknowledged messages survive?", ("5 messages lost",)),
+            Step(
+                ("send", "crash", "check"),
+                "The same crash: lost now?",
+                ("No anomalies",),
+                {"acks": "all"},
+            ),
+        ),
+    ),
+    "lost_ack": Preset(
+        "a lost ACK, with and without retries (lesson 03)",
+        {"idempotence": False, "acks": "all"},
+        (
+            Step(("lose_ack", "send", "check"), "Lost, duplicated, or fine?", ("5 messages duplicated",)),
+            Step(
+                ("lose_ack", "send", "check"),
+                "What does the producer report, and what is in the log? (read 'What happened')",
+                ("0 of 5 acknowledged, 5 failed", "No anomalies"),
+                {"retries": "0 (never retry)"},
+            ),
+        ),
+    ),
+    "idempotence": Preset(
+        "idempotence against a lost ACK (lesson 04)",
+        {"idempotence": False, "acks": "all"},
+        (
+            Step(("lose_ack", "send", "check"), "How many duplicates?", ("5 messages duplicated",)),
+            Step(("lose_ack", "send", "check"), "And with idempotence?", ("No anomalies",), {"idempotence": True}),
+            Step((), "Asked for explicitly, can idempotence go with acks=1?", ("do not go together",), {"acks": "1"}),
+        ),
+    ),
+}
 
 
 class DeliverySimulator:
     """Controls + cluster view + log + outcome table for one simulated producer and topic."""
 
-    def __init__(self, seed: int = 1, messages_per_click: int = 5, step_ms: float = 10, run_ms: float = 1000):
+    def __init__(
+        self,
+        seed: int = 1,
+        messages_per_click: int = 5,
+        step_ms: float = 10,
+        run_ms: float = 1000,
+        preset: str | None = None,
+    ):
+        """``preset``: a name from ``PRESETS`` (a lesson's starting settings and steps to try)."""
+        self.preset = lookup(PRESETS, preset, "DeliverySimulator")
+        self._captured = None
         self.seed = seed
         self.messages_per_click = messages_per_click
         self.step_ms, self.run_ms = step_ms, run_ms
@@ -54,7 +133,11 @@ class DeliverySimulator:
         self.min_insync = widgets.IntSlider(value=2, min=1, max=3, description="min.insync.replicas", style=style)
         self.idempotence = widgets.Checkbox(value=True, description="idempotence (enable_idempotence)", indent=False)
         self.retries = widgets.Dropdown(
-            options=list(RETRIES), value="unbounded (default)", description="retries", style=style
+            options=list(RETRIES),
+            value="unbounded (default)",
+            description="retries",
+            style=style,
+            layout=widgets.Layout(width="340px"),  # the whole "unbounded (default)" (JupyterLab cuts it)
         )
         self.in_flight = widgets.IntSlider(value=5, min=1, max=5, description="max in flight", style=style)
         self.lagging_followers = widgets.Checkbox(
@@ -73,6 +156,11 @@ class DeliverySimulator:
         self.run_button = widgets.Button(description=f"run {run_ms:g} ms", icon="play")
         self.check_button = widgets.Button(description="heal and check", button_style="success", icon="check")
         self.reset_button = widgets.Button(description="new run", icon="trash")
+        for name in BUTTONS:  # whole labels: JupyterLab's default button width cut "send 5 messages"
+            self.button(name).layout.width = "auto"
+        self.try_view = widgets.HTML(self.preset.html(self._descriptions(), self._labels()) if self.preset else "")
+        for name, value in (self.preset.settings if self.preset else {}).items():
+            self.control(name).value = value  # before the observers: one run starts, below
         self.cluster_view = widgets.HTML()
         self.log_view = widgets.HTML()
         self.wire_view = widgets.HTML()  # the last produce requests and ACKs on the network
@@ -98,6 +186,7 @@ class DeliverySimulator:
         self.reset_button.on_click(lambda _: self.reset())
         self.widget = widgets.VBox(
             [
+                self.try_view,
                 widgets.HBox(
                     [
                         widgets.VBox([self.acks, self.min_insync, self.retries, self.in_flight]),
@@ -113,6 +202,38 @@ class DeliverySimulator:
             ]
         )
         self.reset()
+
+    # ---- controls by name (presets and tests) -----------------------------------------------
+    def control(self, name: str) -> widgets.ValueWidget:
+        if name not in CONTROLS:
+            raise ValueError(f"no control {name!r}; the controls are {CONTROLS}")
+        return getattr(self, name)
+
+    def button(self, name: str) -> widgets.Button:
+        if name not in BUTTONS:
+            raise ValueError(f"no button {name!r}; the buttons are {BUTTONS}")
+        return getattr(self, f"{name}_button")
+
+    def _descriptions(self) -> dict[str, str]:
+        return {name: self.control(name).description for name in CONTROLS}
+
+    def _labels(self) -> dict[str, str]:
+        return {name: self.button(name).description for name in BUTTONS}
+
+    def follow(self, step: Step) -> str:
+        """Do what ``step`` says, as a learner would; return what the app then shows in words:
+        the notes it wrote meanwhile and the verdict (if any)."""
+        self._captured: list[str] | None = []  # a new run clears self.log: collect the notes here
+        try:
+            for name, value in step.settings.items():
+                self.control(name).value = value
+            for name in step.press:
+                self.button(name).click()
+            notes = self._captured
+        finally:
+            self._captured = None
+        verdict = self.result.summary() if self.result is not None else ""
+        return html.unescape(re.sub(r"<[^>]+>", "", " ".join(notes + [verdict])))
 
     # ---- the run ----------------------------------------------------------------------------
     def producer_config(self) -> dict:
@@ -271,11 +392,19 @@ class DeliverySimulator:
         self.paused = []
         self._fire_armed_ack()
         self.cluster.heal_all()
-        self.producer.flush()
+        try:
+            self.producer.flush()
+        except KafkaTimeoutError:  # an idempotent producer wedged by an expired batch, as kafka-python's
+            self._note(
+                "The idempotent producer lost its producer id to an expired batch: what it still held was never sent."
+            )
         self.cluster.final_read(TOPIC)
         self.result = check(self.cluster.history, self.producer_config(), self.topic_config())
         self.outcome_view.value = outcome_html(self.result)
-        self._note("Healed everything, read the whole log and checked it (the next action starts a new run).")
+        self._note(
+            f"Healed everything; the producer was told: {self._progress()}. Read the whole log and "
+            "checked it (the next action starts a new run)."
+        )
         self.refresh()
 
     def _fire_armed_ack(self, limit_ms: float = 30_000) -> None:
@@ -303,6 +432,8 @@ class DeliverySimulator:
     # ---- display ----------------------------------------------------------------------------
     def _note(self, text: str) -> None:
         self.log.append(f"<li>t={self.cluster.now:.1f} ms: {text}</li>")
+        if self._captured is not None:
+            self._captured.append(text)
 
     def refresh(self) -> None:
         self.cluster_view.value = cluster_html(self.cluster.state())

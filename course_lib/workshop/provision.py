@@ -175,7 +175,8 @@ def unprovision(admin, learners: list[Learner]) -> list[str]:
         done.append(f"user {lr.name}: deleted {len(mine)} topic(s)")
         theirs = [g for g in groups if g.startswith(lr.prefix)]
         if theirs:
-            bad = [(g, err) for g, err in admin.delete_groups(theirs) if getattr(err, "errno", 0)]
+            # {group: 'OK' or the error's name}; a group with members still connected is refused
+            bad = {g: outcome for g, outcome in admin.delete_groups(theirs).items() if outcome != "OK"}
             if bad:
                 raise ProvisionError(f"deleting consumer groups of {lr.name} failed: {bad}")
         done.append(f"user {lr.name}: deleted {len(theirs)} consumer group(s)")

@@ -8,6 +8,8 @@ the client waits, so one learner's flood slows that learner only.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from kafka.errors import for_code
 from kafka.protocol.admin.client_quotas import (
     AlterClientQuotasRequest,
@@ -23,7 +25,7 @@ def _send(admin, request):
     return manager.run(manager.send, request)
 
 
-def alter_user_quotas(admin, quotas: dict[str, dict[str, float | None]]) -> dict[str, str]:
+def alter_user_quotas(admin, quotas: Mapping[str, Mapping[str, float | None]]) -> dict[str, str]:
     """Set (a number) or remove (``None``) quota keys per user; returns ``{user: error}`` for
     the users the cluster refused (empty: all applied). Setting a value again is a no-op."""
     if not quotas:

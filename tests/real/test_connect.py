@@ -35,11 +35,16 @@ def test_local_only_faults_say_so(fault):
         getattr(k, fault)(1)
 
 
-def test_without_the_learner_proxy_no_message_can_be_lost():
+def test_without_the_learner_proxy_no_message_can_be_lost(monkeypatch):
     k = connect("kafka.example:9092", prefix="alice", fault_proxy=False)
     assert "proxy_url" not in k.client_config()
     with pytest.raises(NeedsLocalCluster):
         k.proxy()
+    monkeypatch.setenv("KAFKA_SECURITY_PROTOCOL", "SASL_SSL")  # TLS hides the messages from the proxy
+    k = connect("kafka.example:9093", prefix="alice", username="alice", password="pw")
+    assert "proxy_url" not in k.client_config() and k.client_config()["security_protocol"] == "SASL_SSL"
+    with pytest.raises(NeedsLocalCluster, match="TLS"):
+        k.drop_next_produce_response("alice.t")
 
 
 @pytest.mark.real_kafka

@@ -26,7 +26,7 @@ def clean_env(monkeypatch):
 
 def test_the_file_the_workshop_command_writes_is_what_connect_reads(tmp_path, monkeypatch):
     f = tmp_path / "ann.env"
-    f.write_text(connection_lines("k1:9092,k2:9092", Learner("ann"), "s3cret"))
+    f.write_text(connection_lines("k1:9092,k2:9092", Learner("ann"), "s3cret", spark_remote="sc://spark:15002"))
     for kafka in (connect(env_file=f), (monkeypatch.setenv("COURSE_CONNECTION_FILE", str(f)), connect())[1]):
         config = kafka.client_config()
         assert config["bootstrap_servers"] == "k1:9092,k2:9092"
@@ -34,6 +34,7 @@ def test_the_file_the_workshop_command_writes_is_what_connect_reads(tmp_path, mo
         assert (config["sasl_plain_username"], config["sasl_plain_password"]) == ("ann", "s3cret")
         assert kafka.topic("orders") == "ann.orders" == kafka.topic("ann.orders")  # prefixed once
         assert config["proxy_url"].startswith("socks5://127.0.0.1:")  # the learner's own fault proxy
+        assert kafka.spark_remote == "sc://spark:15002"
         kafka.close()
 
 
@@ -84,3 +85,30 @@ def test_authorization_errors_name_the_resource_and_the_learners_prefix():
     assert "'bob.g'" in str(e) and "'ann.'" in str(e) and "not yours" in str(e)
     e = explain(TransactionalIdAuthorizationFailedError(), user="ann", prefix="ann", transactional_id="bob.tx")
     assert e.resource == "bob.tx" and "transactional id 'bob.tx'" in str(e)
+
+
+def test_in_a_notebook_any_clients_authorization_error_reads_as_access_denied(capsys):
+    from IPython.core.interactiveshell import InteractiveShell
+    from kafka.errors import TopicAuthorizationFailedError
+
+    from course_lib.real.access import AUTHORIZATION_ERRORS, notebook_handler
+
+    shell = InteractiveShell()
+    shell.set_custom_exc(AUTHORIZATION_ERRORS, notebook_handler("ann", "ann"))
+    shell.user_ns["error"] = TopicAuthorizationFailedError({"bob.orders"})
+    shell.run_cell("raise error")
+    err = capsys.readouterr().err
+    assert err.startswith("AccessDenied: The cluster refused user 'ann' access to topic 'bob.orders'"), err
+    assert "'ann.'" in err and "Traceback" not in err
+
+
+def test_the_real_kafka_lab_connects_with_the_learners_file(tmp_path, monkeypatch):
+    from course_lib.real.lab import is_local, start_lab, stop_lab
+
+    f = tmp_path / "ann.env"
+    f.write_text(connection_lines("k:9092", Learner("ann"), "pw"))
+    monkeypatch.setenv("COURSE_CONNECTION_FILE", str(f))
+    kafka, why = start_lab(progress=False)
+    assert not is_local(kafka) and kafka.username == "ann" and kafka.message_faults
+    assert "connected to k:9092 as 'ann'" in why
+    assert stop_lab(kafka) == "left the shared cluster running (it is not ours)"

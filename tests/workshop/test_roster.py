@@ -17,6 +17,9 @@ def test_roster_skips_comments_and_blank_lines():
         ("ann.b\n", "contains '.'"),  # would share a prefix
         ("# nobody\n", "no learner names"),
         ("instructor\n", "instructor's user name"),
+        ("ann colour=red\n", "roster:1: 'colour=red' is not a quota setting"),
+        ("ann\nbob producer_byte_rate=-5\n", "roster:2: quota producer_byte_rate must be a positive"),
+        ("ann request_percentage=lots\n", "must be a whole number, got 'lots'"),
     ],
 )
 def test_bad_rosters_name_what_to_fix(text, fragment):
@@ -24,10 +27,29 @@ def test_bad_rosters_name_what_to_fix(text, fragment):
         parse_roster(text, reserved=("instructor",))
 
 
-def test_plan_grants_only_the_learners_prefix():
-    lines = plan(parse_roster("ann\n"), Quota())
+def test_plan_grants_only_the_learners_prefix_and_sets_quotas():
+    lines = plan(parse_roster("ann\nbob producer_byte_rate=5000  # slow\n"), Quota())
     assert "user ann: allow ALL on TOPIC prefix 'ann.'" in lines
-    assert any("producer_byte_rate=1e+06" in line for line in lines)
+    assert (
+        "user ann: set client quota producer_byte_rate=1e+06, consumer_byte_rate=2e+06, request_percentage=50" in lines
+    )
+    assert (
+        "user bob: set client quota producer_byte_rate=5000, consumer_byte_rate=2e+06, request_percentage=50" in lines
+    )
+
+
+def test_remove_dry_run_lists_what_goes(capsys):
+    assert main(["remove", "bob", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "user bob: delete every ACL of User:bob" in out and "topics and consumer groups starting with 'bob.'" in out
+    assert main(["remove", "b ob", "--dry-run"]) == 2
+
+
+def test_applying_without_address_or_password_says_what_is_missing(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("KAFKA_INSTRUCTOR_PASSWORD", raising=False)
+    (tmp_path / "r.txt").write_text("ann\n")
+    assert main([str(tmp_path / "r.txt"), "--bootstrap", "h:1"]) == 2
+    assert "KAFKA_INSTRUCTOR_PASSWORD" in capsys.readouterr().err
 
 
 def test_dry_run_prints_the_plan_and_bad_roster_exits_2(tmp_path, capsys):
@@ -61,4 +83,5 @@ def test_connection_files_keep_passwords_across_runs(tmp_path):
     write_connection_files(tmp_path, "h:9092", learners, first)
     assert learner_passwords(tmp_path, learners) == first
     assert "KAFKA_SASL_USERNAME=ann" in (tmp_path / "ann.env").read_text()
+    assert (tmp_path / "ann.env").stat().st_mode & 0o777 == 0o600
     assert first["ann"] != first["bob"]

@@ -186,7 +186,16 @@ def _produce(kafka, topic: str, n: int, size: int) -> tuple[float, float, int]:
 
 
 def test_a_learner_over_quota_is_throttled_not_failed(workshop):
-    _, learners, _ = workshop
+    from course_lib.workshop.quotas import describe_user_quotas
+
+    cluster, learners, _ = workshop
+    admin = cluster.admin()
+    try:  # the roster's override and the command's defaults, set once although applied twice
+        assert describe_user_quotas(admin, ["cat"]) == {
+            "cat": {"producer_byte_rate": CAT_BYTES_PER_S, "consumer_byte_rate": 2e6, "request_percentage": 50}
+        }
+    finally:
+        admin.close()
     n, size = 300, 1000  # 300 KB: 6 s of cat's quota, a fraction of a second unthrottled
     seconds, throttle_ms, acked = _produce(learners["cat"], learners["cat"].create_topic("flood"), n, size)
     rate = n * size / seconds

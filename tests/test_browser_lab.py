@@ -1,0 +1,206 @@
+"""The course in JupyterLab, in a real browser (Debian's chromium driven by Playwright).
+
+The server is the one ``make lab`` starts: its command line is read from ``make -n lab``, so the
+test and the Makefile share one definition (root directory, default URL, hidden files,
+--allow-root as root); the test only adds a free port on 127.0.0.1, a token, no browser, and
+private settings and checkpoints (no news pop-up, no autosave: the repository stays as it is).
+Screenshots go to ``artifacts/`` (git-ignored).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from browser_support import ARTIFACTS, ROOT, TIMEOUT_MS, Server, free_port, launch_chromium, skip_reason
+
+pytestmark = pytest.mark.browser
+
+VENV = Path(sys.executable).parent.parent
+# JupyterLab settings for the test's private settings directory
+SETTINGS = {
+    # the "Would you like to receive official Jupyter news?" toast would cover the notebook
+    "@jupyterlab/apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False},
+    # typing an answer must not rewrite exercises/ in the repository
+    "@jupyterlab/docmanager-extension/plugin": {"autosave": False},
+    # every cell in the DOM, so locators find cells below the fold
+    "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
+}
+
+
+def make_lab_command() -> list[str]:
+    """``make lab``'s jupyter command, as ``make -n`` prints it for this environment's venv."""
+    out = subprocess.run(
+        ["make", "-n", "lab", f"VENV={VENV}"], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    text = out.replace("\\\n", " ")  # recipe lines continued with a backslash
+    lines = [line for line in text.splitlines() if re.search(r"/bin/jupyter lab\b", line)]
+    assert len(lines) == 1, f"expected one `jupyter lab` line in `make -n lab`:\n{out}"
+    return shlex.split(lines[0])
+
+
+def _first_question(exercise: Path) -> dict:
+    """Where a learner works on the exercise notebook's first question: the code cells to run
+    before it, its answer cell, its check cell, and the correct answer, taken from the generated
+    solution (so this test follows regenerated exercises)."""
+    cells = json.loads(exercise.read_text())["cells"]
+    solution = json.loads((ROOT / "solutions" / exercise.name).read_text())["cells"]
+    sources = ["".join(c["source"]) if c["cell_type"] == "code" else None for c in cells]
+    answer = next((i for i, s in enumerate(sources) if s and "YOUR ANSWER HERE" in s), None)
+    assert answer is not None, f"no answer cell in {exercise}"
+    question = sources[answer].split("=")[0].strip()
+    check = next((i for i in range(answer + 1, len(cells)) if f'check("{question}")' in (sources[i] or "")), None)
+    assert check is not None, f'no check("{question}") cell after the answer cell in {exercise}'
+    return {
+        "setup": [i for i in range(answer) if sources[i] is not None],
+        "answer": answer,
+        "check": check,
+        "question": question,
+        "solution": "".join(solution[answer]["source"]).strip(),
+    }
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    reason = skip_reason("jupyter-lab") or (None if shutil.which("make") else "make is not installed")
+    if reason:
+        print(f"skipping JupyterLab browser tests: {reason}")
+        pytest.skip(reason)
+    home = tmp_path_factory.mktemp("lab")
+    for plugin, values in SETTINGS.items():
+        package, name = plugin.rsplit("/", 1)
+        target = home / "settings" / package / f"{name}.jupyterlab-settings"
+        target.parent.mkdir(parents=True)
+        target.write_text(json.dumps(values))
+    port, token = free_port(), secrets.token_hex(16)
+    argv = make_lab_command() + [
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--FileCheckpoints.checkpoint_dir={home / 'checkpoints'}",  # not .ipynb_checkpoints/ in the repository
+    ]
+    server = Server(
+        "jupyterlab",
+        argv,
+        f"http://127.0.0.1:{port}/api/status?token={token}",
+        env={
+            "PYTHONPATH": str(ROOT),  # the kernels import this checkout's course_lib
+            "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
+            "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
+            "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        },
+    )
+    try:
+        server.wait(90)
+        yield f"http://127.0.0.1:{port}", token
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = launch_chromium(p)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def _page(browser):
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    page.set_default_timeout(TIMEOUT_MS)
+    return page
+
+
+def _notebook(page, name: str):
+    """The notebook panel of tab ``name``, once its kernel is idle (the status bar shows the
+    current tab's kernel; JupyterLab keeps every open tab in the DOM, hidden)."""
+    page.locator(".lm-TabBar-tab.lm-mod-current", has_text=name).wait_for()
+    page.locator(f".jp-StatusBar-TextItem[title='Change kernel for {name}']", has_text="| Idle").wait_for()
+    return page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+
+
+def _run(cell, text: str | None = None):
+    """Run one code cell as a learner does (click into it, optionally replace its text, Shift+Enter),
+    then wait until the kernel has finished it: its prompt shows an execution count, not [*]."""
+    editor = cell.locator(".cm-content")
+    editor.click()
+    page = cell.page
+    if text is not None:
+        page.keyboard.press("Control+A")
+        page.keyboard.insert_text(text)
+    page.keyboard.press("Shift+Enter")
+    from playwright.sync_api import expect
+
+    expect(cell.locator(".jp-InputPrompt")).to_have_text(re.compile(r"\[\d+\]"), timeout=TIMEOUT_MS)
+
+
+def test_lesson_00_links_to_an_exercise_that_checks_the_answer(lab, browser):
+    base, token = lab
+    exercise = ROOT / "exercises" / "01_replicated_log.ipynb"
+    before = exercise.read_bytes()
+    q = _first_question(exercise)
+    page = _page(browser)
+    page.goto(f"{base}/?token={token}")  # the server redirects to make lab's default URL: lesson 00
+    lesson = _notebook(page, "00_start_here.ipynb")
+    # JupyterLab renders the relative link as /files/exercises/...; a click opens it in a new tab
+    link = lesson.locator(f"a[href*='/files/exercises/{exercise.name}']").first
+    link.scroll_into_view_if_needed()
+    link.click()
+    notebook = _notebook(page, exercise.name)
+    cells = notebook.locator(".jp-Cell")
+    for i in q["setup"]:  # the imports above the question
+        _run(cells.nth(i))
+    _run(cells.nth(q["answer"]), q["solution"])  # typed over "... # YOUR ANSWER HERE"
+    _run(cells.nth(q["check"]))
+    verdict = cells.nth(q["check"]).locator(".jp-OutputArea-output")
+    verdict.filter(has_text="passed").wait_for()
+    assert f"{q['question']}: passed" in verdict.inner_text()
+    page.screenshot(path=str(ARTIFACTS / "lab_exercise_passed.png"))
+    page.close()
+    assert exercise.read_bytes() == before  # nothing was saved into the repository
+
+
+def test_lesson_widgets_answer_clicks_and_show_whole_labels(lab, browser):
+    """Lesson 04: lock in a prediction, then follow the simulator's first "try it" step; every
+    button label fits its button at 1366x768 (JupyterLab cut "send 5 messages")."""
+    base, token = lab
+    page = _page(browser)
+    page.goto(f"{base}/lab/tree/notebooks/04_idempotent_producer.ipynb?token={token}")
+    notebook = _notebook(page, "04_idempotent_producer.ipynb")
+
+    prediction_cell = notebook.locator(".jp-CodeCell", has_text="predict_idem = Prediction(")
+    _run(prediction_cell)
+    box = prediction_cell.locator(".prediction")
+    box.get_by_role("button", name="no", exact=True).click()
+    box.get_by_role("button", name="lock in").click()
+    box.locator(".pr-status", has_text="Locked in: no").wait_for()
+    box.screenshot(path=str(ARTIFACTS / "lab_lesson04_prediction.png"))
+
+    app_cell = notebook.locator(".jp-CodeCell", has_text='preset="idempotence"')
+    _run(app_cell)
+    app_cell.locator(".app-try", has_text="Try it").wait_for()
+    for name in ("lose next ACK", "send 5 messages", "heal and check"):
+        app_cell.get_by_role("button", name=name).click()
+    verdict = app_cell.locator(".oc-summary", has_text="duplicated")
+    verdict.wait_for()
+    assert verdict.inner_text().startswith("5 messages duplicated")
+    clipped = app_cell.locator("button").evaluate_all(
+        "buttons => buttons.filter(b => b.scrollWidth > b.clientWidth).map(b => b.innerText)"
+    )
+    assert clipped == [], f"labels cut off: {clipped}"
+    app_cell.locator(".app-try").evaluate("e => e.scrollIntoView({block: 'start'})")  # steps, controls, buttons
+    page.screenshot(path=str(ARTIFACTS / "lab_lesson04_simulator_1366x768.png"))
+    page.close()
