@@ -68,10 +68,9 @@ class ExperimentOptions:
     ``remote``: a Spark Connect URL to run the job's queries on (``None`` = ``$SPARK_REMOTE``,
     ``""`` = local Spark with ``master``). A kill then SIGKILLs the client process and stops its
     session's queries on the server (they would outlive the client). ``kafka_options``: Spark's
-    ``kafka.*`` options for an authenticated cluster (:func:`course_lib.spark.remote.kafka_options`).
+    ``kafka.*`` options for an authenticated cluster (:func:`course_lib.spark.remote.lab_kafka_settings`).
     ``client_config``: kafka-python settings of an authenticated cluster
-    (``RemoteCluster.client_config()``) for the loader and the final reads; ``kafka_options``
-    defaults to their Spark form.
+    (``RemoteCluster.client_config()``) for the loader and the final reads.
     ``learner``: the learner's prefix the job's Spark Connect session is opened under (its
     ``user_id`` on the server; default: :func:`course_lib.spark.remote.learner_name`) and the
     prefix of the loader's transactional id (a shared cluster's ACLs allow only the learner's).
@@ -292,7 +291,7 @@ def run_experiment(
     """
     from tqdm.auto import tqdm
 
-    from course_lib.spark.remote import kafka_options, resolve_remote
+    from course_lib.spark.remote import resolve_remote
 
     opts = options or ExperimentOptions()
     remote = resolve_remote(opts.remote) or ""
@@ -319,7 +318,7 @@ def run_experiment(
         max_offsets_per_trigger=opts.max_offsets_per_trigger,
         idempotent_store=opts.idempotent_store,
         remote=remote,
-        kafka_options=dict(opts.kafka_options if opts.kafka_options is not None else kafka_options(opts.client_config)),
+        kafka_options=dict(opts.kafka_options or {}),
     )
     cfg_path = workdir / "pipeline.json"
     cfg_path.write_text(cfg.to_json())

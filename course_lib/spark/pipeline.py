@@ -52,7 +52,7 @@ class PipelineConfig:
     ``remote``: a Spark Connect URL (``""`` = a local session with ``master``); then ``workdir``
     is a path *on the server* (see :mod:`course_lib.spark.remote`). ``kafka_options``: extra
     ``kafka.*`` options of the source and the Kafka sink (security protocol, SASL login: see
-    :func:`course_lib.spark.remote.kafka_options`).
+    :func:`course_lib.spark.remote.lab_kafka_settings`).
     """
 
     bootstrap_servers: str

@@ -10,7 +10,7 @@ file sink and the ``foreachBatch`` writer all run *in the server*. Hence:
   harness reads the checkpoints and sinks back from the kernel) and ``<prefix>`` is the learner's
   name (:func:`learner_name`: the same prefix as the learner's Kafka names);
 - the Kafka connector is on the server (:mod:`course_lib.spark.connect_server` puts it there);
-- Kafka credentials go into the query's options (:func:`kafka_options`).
+- Kafka credentials go into the query's options (:func:`lab_kafka_settings`).
 
 A URL that does not answer is reported within seconds (:func:`connect_session`), not after the
 client's default retries (which give up only after about ten minutes).
@@ -128,43 +128,6 @@ def learner_name(prefix: str | None = None) -> str:
         s = _settings()
         prefix = s.get(ENV_PREFIX) or s.get(ENV_USERNAME)
     return learner_prefix(prefix)
-
-
-def kafka_options(client_config: dict | None) -> dict[str, str]:
-    """kafka-python settings (``RemoteCluster.client_config()``) -> Spark's ``kafka.*`` options.
-
-    Only what the connector needs beyond the bootstrap servers: the security protocol and SASL
-    login. ``bootstrap_servers`` is passed separately.
-
-    >>> opts = kafka_options({"bootstrap_servers": "h:9092", "security_protocol": "SASL_PLAINTEXT",
-    ...     "sasl_mechanism": "SCRAM-SHA-512", "sasl_plain_username": "ann", "sasl_plain_password": "pw"})
-    >>> opts["kafka.sasl.jaas.config"]
-    'org.apache.kafka.common.security.scram.ScramLoginModule required username="ann" password="pw";'
-    >>> sorted(opts)
-    ['kafka.sasl.jaas.config', 'kafka.sasl.mechanism', 'kafka.security.protocol']
-    """
-    cfg = dict(client_config or {})
-    out: dict[str, str] = {}
-    if cfg.get("security_protocol"):
-        out["kafka.security.protocol"] = str(cfg["security_protocol"])
-    mechanism = cfg.get("sasl_mechanism")
-    if mechanism:
-        out["kafka.sasl.mechanism"] = str(mechanism)
-        user, password = cfg.get("sasl_plain_username"), cfg.get("sasl_plain_password")
-        if user is None or password is None:
-            raise ValueError(f"SASL mechanism {mechanism} needs sasl_plain_username and sasl_plain_password")
-        module = {
-            "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
-            "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
-            "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
-        }.get(str(mechanism).upper())
-        if module is None:
-            raise ValueError(
-                f"SASL mechanism {mechanism!r} is not supported by the lab: use PLAIN or SCRAM-SHA-256/512"
-            )
-        escape = lambda s: str(s).replace("\\", "\\\\").replace('"', '\\"')
-        out["kafka.sasl.jaas.config"] = f'{module} required username="{escape(user)}" password="{escape(password)}";'
-    return out
 
 
 def _tcp_answers(host: str, port: int, timeout_s: float) -> str | None:
@@ -318,12 +281,20 @@ def _stop_session_queries(url: str, session_id: str, user_id: str = "") -> list[
 
 def lab_kafka_settings(kafka) -> dict:
     """``ExperimentOptions`` keywords for a learner on a shared cluster (a ``connect()`` handle):
-    its credentials for every client (kafka-python and Spark's connector) and its prefix (the
-    loader's transactional id must be under it). Topic names go through ``kafka.topic(name)``.
+    their prefix (the loader's transactional id must be under it) and their login for every
+    client - kafka-python's settings (``client_config``) and the same for Spark's connector,
+    which takes Java client properties with a ``kafka.`` prefix (``kafka_options``). Topic names
+    go through ``kafka.topic(name)``.
 
-    >>> class Handle: prefix = "ann"
-    >>> lab_kafka_settings(Handle())
-    {'learner': 'ann', 'client_config': None}
+    >>> from course_lib.real.connect import RemoteCluster
+    >>> s = lab_kafka_settings(RemoteCluster("k:9092", "ann", "ann", "pw"))
+    >>> s["learner"], s["client_config"]["sasl_plain_username"], sorted(s["kafka_options"])
+    ('ann', 'ann', ['kafka.sasl.jaas.config', 'kafka.sasl.mechanism', 'kafka.security.protocol'])
     """
-    config = getattr(kafka, "client_config", None)  # a handle without credentials has none
-    return {"learner": kafka.prefix, "client_config": config() if callable(config) else None}
+    java = kafka.java_client_properties()
+    return {
+        "learner": kafka.prefix,
+        "client_config": kafka.client_config(),
+        # bootstrap.servers is the pipeline's own option
+        "kafka_options": {f"kafka.{k}": v for k, v in java.items() if k != "bootstrap.servers"},
+    }
