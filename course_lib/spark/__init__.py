@@ -6,7 +6,10 @@
 - :mod:`course_lib.spark.pipeline` - validate, enrich, and write to three sinks;
 - :mod:`course_lib.spark.job` - the streaming job as its own (killable) process;
 - :mod:`course_lib.spark.harness` - kill/restart the job and a broker, final reads, history;
-- :mod:`course_lib.spark.outcome` - read each sink back; lost and duplicated ids.
+- :mod:`course_lib.spark.outcome` - read each sink back; lost and duplicated ids;
+- :mod:`course_lib.spark.remote` - the lab against a Spark Connect server (``SPARK_REMOTE``):
+  per-learner directory, Kafka credentials, a URL that does not answer;
+- :mod:`course_lib.spark.connect_server` - start that server from the installed pyspark.
 
 Taught in notebooks/10_pyspark_exactly_once_lab.
 """

@@ -40,12 +40,14 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from course_lib.history import History
 from course_lib.spark import orders as ref
 from course_lib.spark import outcome
+from course_lib.spark.job import SESSION_ENV
 from course_lib.spark.loader import load_orders
 from course_lib.spark.pipeline import SINK_SEMANTICS, SINKS, PipelineConfig
 
@@ -62,6 +64,16 @@ class ExperimentOptions:
     window kills, one per sink in ``window_sinks`` (in that order); the rest come at seeded
     random moments: 0-``random_kill_ms_max`` ms after the next batch of a seeded sink started. ``broker_kill_run``: during which run (0-based) a broker is SIGKILLed
     (``None`` = never); it is restarted after that run.
+
+    ``remote``: a Spark Connect URL to run the job's queries on (``None`` = ``$SPARK_REMOTE``,
+    ``""`` = local Spark with ``master``). A kill then SIGKILLs the client process and stops its
+    session's queries on the server (they would outlive the client). ``kafka_options``: Spark's
+    ``kafka.*`` options for an authenticated cluster (:func:`course_lib.spark.remote.lab_kafka_settings`).
+    ``client_config``: kafka-python settings of an authenticated cluster
+    (``RemoteCluster.client_config()``) for the loader and the final reads.
+    ``learner``: the learner's prefix the job's Spark Connect session is opened under (its
+    ``user_id`` on the server; default: :func:`course_lib.spark.remote.learner_name`) and the
+    prefix of the loader's transactional id (a shared cluster's ACLs allow only the learner's).
     """
 
     n_orders: int = 800
@@ -78,6 +90,11 @@ class ExperimentOptions:
     idempotent_store: bool = True
     input_topic: str = "orders"
     output_topic: str = "orders-enriched"
+    remote: str | None = None
+    kafka_options: dict | None = None
+    client_config: dict | None = None
+    learner: str | None = None
+    replication_factor: int = 3  # of the topics created without a LocalCluster (min ISR: RF - 1, at least 1)
 
 
 @dataclass
@@ -213,7 +230,7 @@ class ExperimentResult:
 class _Run:
     """One process of the streaming job, with its trap and kill logic."""
 
-    def __init__(self, cfg_path: Path, log_path: Path):
+    def __init__(self, cfg_path: Path, log_path: Path, env: dict[str, str] | None = None):
         self.log = open(log_path, "w")
         # Own session = own process group: one killpg takes the Python driver *and* its JVM.
         self.proc = subprocess.Popen(
@@ -223,7 +240,7 @@ class _Run:
             stderr=self.log,
             text=True,
             start_new_session=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
         )
         self.lines: list[str] = []
         self.started = threading.Event()
@@ -274,7 +291,10 @@ def run_experiment(
     """
     from tqdm.auto import tqdm
 
+    from course_lib.spark.remote import resolve_remote
+
     opts = options or ExperimentOptions()
+    remote = resolve_remote(opts.remote) or ""
     workdir = Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
@@ -297,6 +317,8 @@ def run_experiment(
         master=opts.master,
         max_offsets_per_trigger=opts.max_offsets_per_trigger,
         idempotent_store=opts.idempotent_store,
+        remote=remote,
+        kafka_options=dict(opts.kafka_options or {}),
     )
     cfg_path = workdir / "pipeline.json"
     cfg_path.write_text(cfg.to_json())
@@ -311,7 +333,15 @@ def run_experiment(
         kill = plan[i] if i < len(plan) else None
         # Portion i of the input (the loader skips what is already there, so it is cumulative).
         upto = len(lines) * (i + 1) // n_runs
-        loaded = load_orders(bootstrap_servers, opts.input_topic, lines[:upto], history=history, progress=False)
+        loaded = load_orders(
+            bootstrap_servers,
+            opts.input_topic,
+            lines[:upto],
+            history=history,
+            progress=False,
+            client_config=opts.client_config,
+            transactional_id=f"{opts.learner}.orders-loader-{uuid.uuid4().hex[:8]}" if opts.learner else None,
+        )
         event(i, "loaded", lines=upto, **loaded)
         info = _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event)
         runs.append(info)
@@ -352,7 +382,14 @@ def _create_topics(bootstrap_servers, cluster, opts) -> None:
                 if "TopicAlreadyExists" not in type(exc).__name__ + str(exc):
                     raise
         else:
-            ensure_topic(bootstrap_servers, topic, partitions=3)
+            ensure_topic(
+                bootstrap_servers,
+                topic,
+                partitions=3,
+                replication_factor=opts.replication_factor,
+                min_insync_replicas=max(1, opts.replication_factor - 1),
+                client_config=opts.client_config,
+            )
 
 
 def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> dict:
@@ -381,11 +418,31 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
         target=(f"{watch['sink']} batch {watch['batch']}" if watch else "")
         + (f" +{kill.delay_ms} ms" if kill and kill.kind == "random" else ""),
     )
-    run = _Run(cfg_path, workdir / "logs" / f"run-{i}.log")
+    session_id = str(uuid.uuid4()) if cfg.remote else None
+    env = {SESSION_ENV: session_id} if session_id else {}
+    if opts.learner:
+        env["COURSE_LEARNER_PREFIX"] = opts.learner
+    run = _Run(cfg_path, workdir / "logs" / f"run-{i}.log", env=env)
+
+    def watch_checkpoint(now: float) -> None:
+        """Note when the target batch is planned; for a window kill, set the trap right then."""
+        if watch and watch["seen_at"] is None and watch["offsets"].exists():
+            watch["seen_at"] = now
+            if trap:
+                try:  # O_EXCL: never touch a real commit file
+                    os.close(os.open(trap["commit"], os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                    trap["set"] = True
+                    event(i, "trap set", sink=trap["sink"], batch=trap["batch"])
+                except FileExistsError:
+                    event(i, "trap too late", sink=trap["sink"], batch=trap["batch"])
+
     broker_killed = None
     try:
         start_deadline = time.monotonic() + opts.run_timeout_s
-        while not run.started.wait(0.2) and run.proc.poll() is None:
+        # Watch from the start: the first query's batch 0 may run before the job has started
+        # all its queries (a warm Spark Connect server commits it in a few hundred ms).
+        while not run.started.wait(0.02) and run.proc.poll() is None:
+            watch_checkpoint(time.monotonic())
             if time.monotonic() > start_deadline:
                 break
         if not run.started.is_set():
@@ -406,15 +463,7 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
         while rc is None and time.monotonic() < deadline:
             rc = run.proc.poll()
             now = time.monotonic()
-            if watch and watch["seen_at"] is None and watch["offsets"].exists():
-                watch["seen_at"] = now
-                if trap:
-                    try:  # O_EXCL: never touch a real commit file
-                        os.close(os.open(trap["commit"], os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-                        trap["set"] = True
-                        event(i, "trap set", sink=trap["sink"], batch=trap["batch"])
-                    except FileExistsError:
-                        event(i, "trap too late", sink=trap["sink"], batch=trap["batch"])
+            watch_checkpoint(now)
             if (
                 kill is not None
                 and kill.kind == "random"
@@ -476,6 +525,16 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
             event(i, "run finished before the random kill")
     finally:
         run.close()
+        if session_id and run.proc.returncode != 0 and run.line("STARTED"):
+            # A Spark Connect client that died leaves its queries running in the server.
+            from course_lib.spark.remote import stop_session_queries
+
+            from course_lib.spark.remote import learner_name
+
+            # The job opened its session as learner_name() in its environment (see get_spark).
+            stopped = stop_session_queries(cfg.remote, session_id, user_id=learner_name(opts.learner))
+            if stopped:
+                event(i, "stopped the killed job's queries on the server", queries=stopped)
         if trap and trap["set"] and trap["commit"].exists() and trap["commit"].stat().st_size == 0:
             trap["commit"].unlink()  # heal: the restart must be able to commit batch N
         if broker_killed is not None:
@@ -536,7 +595,7 @@ def _final_reads(cfg: PipelineConfig, lines: list[str], history: History, opts):
     expected_ids = exp["valid_ids"]
     outcomes, evidence = {}, {}
     if "kafka" in cfg.sinks:
-        rows = outcome.read_kafka_sink(cfg.bootstrap_servers, cfg.output_topic)
+        rows = outcome.read_kafka_sink(cfg.bootstrap_servers, cfg.output_topic, opts.client_config)
         history.record(
             "sink-kafka",
             "ok",

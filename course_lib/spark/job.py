@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 
 TRAP_MARK = "CONCURRENT_STREAM_LOG_UPDATE"
+#: Environment variable with the Spark Connect session id of one run (set by the harness).
+SESSION_ENV = "COURSE_SPARK_SESSION_ID"
 
 
 def _say(line: str) -> None:
@@ -42,7 +44,14 @@ def main(argv: list[str]) -> int:
     report_path = Path(argv[1]) if len(argv) > 1 else Path(cfg.workdir) / "last_report.json"
     t0 = time.time()
     try:
-        spark = get_spark(master=cfg.master, app_name="orders-exactly-once-lab")
+        # With Spark Connect, the harness names the server-side session so that it can stop
+        # the queries of a killed job (they do not die with this process).
+        spark = get_spark(
+            master=cfg.master,
+            app_name="orders-exactly-once-lab",
+            remote=cfg.remote,
+            session_id=os.environ.get(SESSION_ENV) or None,
+        )
     except SparkUnavailable as exc:
         _say(f"UNAVAILABLE {exc}")
         return 3

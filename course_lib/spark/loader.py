@@ -9,6 +9,10 @@ the pipeline reads with ``read_committed``.
 Re-running the loader is safe: it first reads back which keys are already committed and only
 sends the missing ones - the "idempotent loader" a replayable pipeline needs upstream.
 
+Every function takes ``client_config``: kafka-python settings for an authenticated cluster (the
+``security_protocol``/``sasl_*`` keys of ``RemoteCluster.client_config()``), used by each
+client it builds.
+
 Taught in notebooks/10_pyspark_exactly_once_lab.
 """
 
@@ -20,6 +24,15 @@ import uuid
 from course_lib.history import History
 
 
+def client_kwargs(bootstrap_servers: str, client_config: dict | None = None) -> dict:
+    """kafka-python keyword arguments: ``client_config`` with these bootstrap servers.
+
+    >>> client_kwargs("h:9092", {"bootstrap_servers": "x:1", "security_protocol": "SASL_PLAINTEXT"})
+    {'bootstrap_servers': 'h:9092', 'security_protocol': 'SASL_PLAINTEXT'}
+    """
+    return {**(client_config or {}), "bootstrap_servers": bootstrap_servers}
+
+
 def ensure_topic(
     bootstrap_servers: str,
     name: str,
@@ -27,6 +40,7 @@ def ensure_topic(
     replication_factor: int = 3,
     min_insync_replicas: int = 2,
     timeout_s: float = 30.0,
+    client_config: dict | None = None,
 ) -> bool:
     """Create ``name`` if it does not exist; return True if it was created.
 
@@ -37,7 +51,9 @@ def ensure_topic(
     from kafka.errors import TopicAlreadyExistsError
 
     admin = KafkaAdminClient(
-        bootstrap_servers=bootstrap_servers, client_id="course-spark-admin", request_timeout_ms=int(timeout_s * 1000)
+        **client_kwargs(bootstrap_servers, client_config),
+        client_id="course-spark-admin",
+        request_timeout_ms=int(timeout_s * 1000),
     )
     try:
         if name in admin.list_topics():
@@ -57,14 +73,16 @@ def ensure_topic(
             return False
     finally:
         admin.close()
-    _wait_for_partitions(bootstrap_servers, name, partitions, timeout_s)
+    _wait_for_partitions(bootstrap_servers, name, partitions, timeout_s, client_config)
     return True
 
 
-def _wait_for_partitions(bootstrap_servers: str, topic: str, partitions: int, timeout_s: float) -> None:
+def _wait_for_partitions(
+    bootstrap_servers: str, topic: str, partitions: int, timeout_s: float, client_config: dict | None = None
+) -> None:
     from kafka import KafkaConsumer
 
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers)
+    consumer = KafkaConsumer(**client_kwargs(bootstrap_servers, client_config))
     try:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
@@ -96,20 +114,24 @@ def _retrying(fn, attempts: int = 5, pause_s: float = 1.0):
 
 
 def committed_records(
-    bootstrap_servers: str, topic: str, timeout_s: float = 30.0, isolation_level: str = "read_committed"
+    bootstrap_servers: str,
+    topic: str,
+    timeout_s: float = 30.0,
+    isolation_level: str = "read_committed",
+    client_config: dict | None = None,
 ) -> list[tuple[int, int, bytes | None, bytes]]:
     """Read a whole topic once: ``[(partition, offset, key, value), ...]`` (bounded, no group).
 
     Stops at the end offsets seen at the start (the last stable offset with read_committed).
     """
-    return _retrying(lambda: _read_topic(bootstrap_servers, topic, timeout_s, isolation_level))
+    return _retrying(lambda: _read_topic(bootstrap_servers, topic, timeout_s, isolation_level, client_config))
 
 
-def _read_topic(bootstrap_servers, topic, timeout_s, isolation_level):
+def _read_topic(bootstrap_servers, topic, timeout_s, isolation_level, client_config=None):
     from kafka import KafkaConsumer, TopicPartition
 
     consumer = KafkaConsumer(
-        bootstrap_servers=bootstrap_servers,
+        **client_kwargs(bootstrap_servers, client_config),
         enable_auto_commit=False,
         isolation_level=isolation_level,
         group_id=None,
@@ -144,6 +166,7 @@ def load_orders(
     chunk: int = 500,
     transactional_id: str | None = None,
     progress: bool = True,
+    client_config: dict | None = None,
 ) -> dict:
     """Send every line not yet committed in ``topic``; return counts (sent, already there).
 
@@ -153,12 +176,14 @@ def load_orders(
     from kafka import KafkaProducer
     from tqdm.auto import tqdm
 
-    present = {k.decode() for _, _, k, _ in committed_records(bootstrap_servers, topic) if k}
+    present = {
+        k.decode() for _, _, k, _ in committed_records(bootstrap_servers, topic, client_config=client_config) if k
+    }
     todo = [(f"{i:06d}", line) for i, line in enumerate(lines) if f"{i:06d}" not in present]
     if not todo:
         return {"sent": 0, "already_present": len(present)}
     producer = KafkaProducer(
-        bootstrap_servers=bootstrap_servers,
+        **client_kwargs(bootstrap_servers, client_config),
         acks="all",
         enable_idempotence=True,
         transactional_id=transactional_id or f"orders-loader-{uuid.uuid4().hex[:8]}",

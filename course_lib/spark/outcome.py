@@ -41,14 +41,14 @@ def compare(expected_ids, observed_ids) -> dict:
     }
 
 
-def read_kafka_sink(bootstrap_servers: str, topic: str) -> list[dict]:
+def read_kafka_sink(bootstrap_servers: str, topic: str, client_config: dict | None = None) -> list[dict]:
     """All records of the Kafka sink's topic: output partition/offset + the enriched order."""
     from course_lib.spark.loader import committed_records
 
     rows = []
     # The Kafka sink is not transactional: read_uncommitted sees exactly what it wrote.
     for partition, offset, _key, value in committed_records(
-        bootstrap_servers, topic, isolation_level="read_uncommitted"
+        bootstrap_servers, topic, isolation_level="read_uncommitted", client_config=client_config
     ):
         order = json.loads(value)
         rows.append({"partition": partition, "offset": offset, **order})

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,6 +37,8 @@ from course_lib.spark import orders as ref
 
 SINKS = ("kafka", "store", "files")
 SINK_SEMANTICS = {"kafka": "at-least-once", "store": "exactly-once", "files": "exactly-once"}
+#: How often a foreachBatch query is started on a Spark Connect server whose Python worker was slow.
+WORKER_START_ATTEMPTS = 4
 
 
 @dataclass
@@ -45,6 +48,11 @@ class PipelineConfig:
     ``workdir`` holds ``checkpoints/<sink>``, ``store.sqlite`` and ``files/``. Keep it between
     runs to resume; delete it to start over. ``max_offsets_per_trigger`` splits the backlog
     into several micro-batches so that a crash can fall between two of them.
+
+    ``remote``: a Spark Connect URL (``""`` = a local session with ``master``); then ``workdir``
+    is a path *on the server* (see :mod:`course_lib.spark.remote`). ``kafka_options``: extra
+    ``kafka.*`` options of the source and the Kafka sink (security protocol, SASL login: see
+    :func:`course_lib.spark.remote.lab_kafka_settings`).
     """
 
     bootstrap_servers: str
@@ -62,6 +70,8 @@ class PipelineConfig:
     # trigger such as "2 seconds" keeps running until the job stops it after run_for_s.
     trigger: str = "availableNow"
     run_for_s: float = 30.0
+    remote: str = ""
+    kafka_options: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
 
     def to_json(self) -> str:
@@ -97,6 +107,7 @@ def read_orders(spark, cfg: PipelineConfig):
         .option("kafka.isolation.level", "read_committed")
         .option("kafkaConsumer.pollTimeoutMs", str(cfg.poll_timeout_ms))
         .option("maxOffsetsPerTrigger", str(cfg.max_offsets_per_trigger))
+        .options(**cfg.kafka_options)
         .load()
     )
 
@@ -190,6 +201,7 @@ def start_kafka_sink(enriched, cfg: PipelineConfig):
         .option("kafka.bootstrap.servers", cfg.bootstrap_servers)
         .option("topic", cfg.output_topic)
         .option("checkpointLocation", str(cfg.checkpoint("kafka")))
+        .options(**cfg.kafka_options)
     )
     return _trigger(writer, cfg).start()
 
@@ -296,31 +308,69 @@ def write_batch_to_store(
         conn.close()
 
 
-def start_store_sink(validated, enriched_fn, cfg: PipelineConfig):
-    """(b) foreachBatch into SQLite: exactly-once because the writer is idempotent per batch id.
+class StoreWriter:
+    """The ``foreachBatch`` function of sink (b): ``StoreWriter(path)(batch_df, batch_id)``.
 
-    Dead letters go to the same store in the same transaction, so they are counted exactly once.
+    A class of this module, not a function defined in a notebook: its state is two plain values
+    (the store's path and the mode), so it depends on no notebook variable. Spark Connect pickles
+    it and runs it in a Python worker *of the server*; :func:`start_store_sink` has it pickled
+    by value, so the server needs pyspark but not this course's package.
     """
-    store, idempotent = cfg.store_path, cfg.idempotent_store
-    open_store(store, idempotent).close()
 
-    def write(batch_df, batch_id: int) -> None:
+    def __init__(self, store_path: str, idempotent: bool = True):
+        self.store_path = str(store_path)
+        self.idempotent = idempotent
+
+    def __call__(self, batch_df, batch_id: int) -> None:
         # Small micro-batches (maxOffsetsPerTrigger): collecting to the driver is fine and keeps
         # the SQLite transaction in one place. A big job would write per partition instead.
         batch_df = batch_df.persist()
         try:
-            good = [r.asDict() for r in enriched_fn(batch_df.where("reason = 'ok'")).collect()]
+            good = [r.asDict() for r in enrich(batch_df.where("reason = 'ok'")).collect()]
             bad = [r.asDict() for r in dead_letters(batch_df).collect()]
-            write_batch_to_store(store, batch_id, good, bad, idempotent)
+            write_batch_to_store(Path(self.store_path), batch_id, good, bad, self.idempotent)
         finally:
             batch_df.unpersist()
 
+    def __repr__(self) -> str:
+        return f"StoreWriter({self.store_path!r}, idempotent={self.idempotent})"
+
+
+def start_store_sink(validated, cfg: PipelineConfig):
+    """(b) foreachBatch into SQLite: exactly-once because the writer is idempotent per batch id.
+
+    Dead letters go to the same store in the same transaction, so they are counted exactly once.
+    """
+    open_store(cfg.store_path, cfg.idempotent_store).close()
+    if cfg.remote:
+        # Spark Connect sends the writer to the server with cloudpickle. By default a class is
+        # pickled by reference ("import course_lib.spark.pipeline" on the server); by value, its
+        # code travels along and any Spark Connect server with pyspark can run it.
+        from pyspark import cloudpickle
+
+        cloudpickle.register_pickle_by_value(sys.modules[__name__])
     writer = (
         validated.writeStream.queryName("sink_store")
         .option("checkpointLocation", str(cfg.checkpoint("store")))
-        .foreachBatch(write)
+        .foreachBatch(StoreWriter(str(cfg.store_path), cfg.idempotent_store))
     )
-    return _trigger(writer, cfg).start()
+    if not cfg.remote:
+        return _trigger(writer, cfg).start()
+    # A Spark Connect server starts one Python worker per foreachBatch query and gives it 10 s
+    # (hard-coded in Spark 4.0's PythonWorkerFactory) to import pyspark and connect back; on a
+    # busy server (a workshop's learners starting at once; seen here at load 13 on 2 cores) it
+    # misses that. The query was not created then, so starting it again is safe.
+    attempt = 1
+    while True:
+        try:
+            return _trigger(writer, cfg).start()
+        except Exception as exc:
+            # "Python worker failed to connect back" (SparkException) / "... to connect back" (cause)
+            if "to connect back" not in str(exc) or attempt >= WORKER_START_ATTEMPTS:
+                raise
+        # Back off: the worker that missed its 10 s is still importing, on the same busy cores.
+        time.sleep(5.0 * attempt)
+        attempt += 1
 
 
 def start_pipeline(spark, cfg: PipelineConfig) -> dict:
@@ -340,7 +390,7 @@ def start_pipeline(spark, cfg: PipelineConfig) -> dict:
     if "kafka" in cfg.sinks:
         queries["kafka"] = start_kafka_sink(enriched, cfg)
     if "store" in cfg.sinks:
-        queries["store"] = start_store_sink(validated, enrich, cfg)
+        queries["store"] = start_store_sink(validated, cfg)
     if "files" in cfg.sinks:
         queries["files"] = start_file_sink(enriched, cfg)
     return queries

@@ -39,6 +39,11 @@ class SparkOptions:
     ``master`` is ``local[*]`` by default; pass ``spark://host:7077`` (or ``yarn``, ``k8s://...``)
     to run the same lab on a cluster. ``driver_memory`` only applies when this process starts the
     JVM (it is another static setting).
+
+    ``remote`` is a Spark Connect URL (``sc://host:15002``): the session is then a thin client of
+    that server (no JVM here; ``master``, ``jars`` and ``driver_memory`` are the server's
+    business). ``None`` reads ``$SPARK_REMOTE``; ``""`` forces a local session.
+    ``session_id`` (a UUID) names the server-side session (Spark Connect only).
     """
 
     master: str = "local[*]"
@@ -48,6 +53,8 @@ class SparkOptions:
     ui: bool = False
     jars: tuple[str, ...] | None = None  # None = find them (Maven cache, then Ivy)
     extra_conf: dict[str, str] = field(default_factory=dict)
+    remote: str | None = None
+    session_id: str | None = None
 
 
 def connector_coordinates(spark_version: str | None = None) -> str:
@@ -159,13 +166,21 @@ def has_kafka_connector(spark) -> bool:
 def get_spark(options: SparkOptions | None = None, **overrides):
     """Create (or return) the process's SparkSession with the Kafka connector loaded.
 
-    ``overrides`` are :class:`SparkOptions` fields, e.g. ``get_spark(master="spark://h:7077")``.
+    ``overrides`` are :class:`SparkOptions` fields, e.g. ``get_spark(master="spark://h:7077")``, or
+    ``get_spark(remote="sc://h:15002")`` for a Spark Connect session (also with ``$SPARK_REMOTE``).
     Raises :class:`SparkUnavailable` with one clear message when Java, pyspark or the connector
     cannot be had.
     """
     opts = options or SparkOptions()
     if overrides:
         opts = SparkOptions(**{**opts.__dict__, **overrides})
+    from course_lib.spark.remote import resolve_remote
+
+    url = resolve_remote(opts.remote)
+    if url:
+        return _remote_session(url, opts)
+    # pyspark itself turns any builder into a Connect client while SPARK_REMOTE is set.
+    os.environ.pop("SPARK_REMOTE", None)
     check_java()
     version = check_pyspark()
     _environment()
@@ -250,25 +265,68 @@ def get_spark(options: SparkOptions | None = None, **overrides):
     return spark
 
 
-def spark_unavailable_reason() -> str | None:
+def _remote_session(url: str, opts: SparkOptions):
+    from course_lib.spark.remote import connect_session, learner_name
+
+    check_pyspark()
+    spark = connect_session(
+        url,
+        session_id=opts.session_id,
+        user_id=learner_name(),
+        # SQL confs are per session on a shared server: set ours in ours.
+        session_conf={
+            "spark.sql.shuffle.partitions": str(opts.shuffle_partitions),
+            "spark.sql.session.timeZone": "UTC",
+            **{k: v for k, v in opts.extra_conf.items() if k.startswith("spark.sql.")},
+        },
+    )
+    spark.conf.set("course.connector.source", f"the Spark Connect server at {url}")
+    return spark
+
+
+def check_connect_client() -> None:
+    """Raise :class:`SparkUnavailable` unless pyspark's Spark Connect client can be imported."""
+    try:
+        import pyspark.sql.connect.session  # noqa: F401  (checks grpcio, pandas, pyarrow too)
+    except ImportError as exc:
+        raise SparkUnavailable(
+            f"the Spark Connect client is not installed ({exc}). Install the course's Spark extra: "
+            "`pip install -e '.[spark]'` (pyspark with grpcio, pandas, pyarrow), then restart the kernel."
+        ) from exc
+
+
+def spark_unavailable_reason(remote: str | None = "") -> str | None:
     """Why the Spark lab cannot run here, or None if it may (without starting Spark).
 
-    Cheap checks only (Java, pyspark); a missing connector is found when the session starts
-    and raised as :class:`SparkUnavailable`, which tests turn into a skip with that reason.
+    Cheap checks only (Java, pyspark; with a Spark Connect ``remote``: pyspark's client instead
+    of Java); a missing connector is found when the session starts and raised as
+    :class:`SparkUnavailable`, which tests turn into a skip with that reason.
     """
     try:
-        check_java()
         check_pyspark()
+        if remote:
+            check_connect_client()
+        else:
+            check_java()
     except SparkUnavailable as exc:
         return str(exc)
     return None
 
 
-def spark_lab_unavailable_reason(local_kafka: bool) -> str | None:
+def spark_lab_unavailable_reason(local_kafka: bool, remote: str | None = "") -> str | None:
     """Why notebooks/10 cannot run here, or None: Spark's checks plus, when the lab must start its
-    own Kafka cluster, the Maven the broker jars are fetched with (a learner pointing the lab at an
-    existing cluster needs no Maven)."""
-    problem = spark_unavailable_reason()
+    own Kafka cluster, the Java and Maven the broker jars need (a learner pointing the lab at an
+    existing cluster and a Spark Connect server needs neither).
+
+    ``remote``: a Spark Connect URL, ``""`` for local Spark, None for ``$SPARK_REMOTE``; a
+    malformed URL is the reason returned."""
+    from course_lib.spark.remote import resolve_remote
+
+    try:
+        url = resolve_remote(remote)
+    except SparkUnavailable as exc:
+        return str(exc)
+    problem = spark_unavailable_reason(url or "")
     if problem is None and local_kafka:
         from course_lib.real import jars
 

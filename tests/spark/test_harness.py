@@ -43,9 +43,11 @@ def test_foreachbatch_store_is_exactly_once(experiment):
 def test_file_sink_is_exactly_once_through_its_metadata_log(experiment):
     o = experiment.outcomes["files"]
     assert o["lost"] == [] and o["duplicated"] == {} and o["unexpected"] == []
-    # The killed batch left files on disk that the log does not list: a naive `cat *.json`
-    # would count them, Spark's readers do not.
-    assert o["naive_listing"]["observed"] > o["observed"]
+    # A batch killed mid-write leaves files on disk that the log does not list: a naive
+    # `cat *.json` counts them, Spark's readers do not. Whether a kill caught the file sink
+    # mid-write is timing (the kills aim at other sinks' windows; seen both ways under load),
+    # so only this holds always: every listed file is on disk.
+    assert o["naive_listing"]["observed"] >= o["observed"]
 
 
 def test_kafka_sink_duplicates_the_batch_killed_in_the_window(experiment):
