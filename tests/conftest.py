@@ -48,3 +48,18 @@ def make_producer(cluster):
             return KafkaProducer(bootstrap_servers=cluster, **config)
 
     return make
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium under Playwright, one per test module (tests/browser_support.py)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser_support import launch_chromium
+
+    with sync_playwright() as p:
+        b = launch_chromium(p)
+        try:
+            yield b
+        finally:
+            b.close()

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from browser_support import ARTIFACTS, ROOT, TIMEOUT_MS, Server, free_port, launch_chromium, skip_reason
+from tests.browser_support import ARTIFACTS, ROOT, TIMEOUT_MS, Server, free_port, skip_reason
 
 pytestmark = pytest.mark.browser
 
@@ -45,18 +45,6 @@ def voila():
         yield server.url
     finally:
         server.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch_chromium(p)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def _open(browser, url):

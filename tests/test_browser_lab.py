@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from browser_support import ARTIFACTS, ROOT, TIMEOUT_MS, Server, free_port, launch_chromium, skip_reason
+from tests.browser_support import ARTIFACTS, ROOT, TIMEOUT_MS, Server, free_port, skip_reason
 
 pytestmark = pytest.mark.browser
 
@@ -104,18 +104,6 @@ def lab(tmp_path_factory):
         yield f"http://127.0.0.1:{port}", token
     finally:
         server.stop()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch_chromium(p)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def _page(browser):
