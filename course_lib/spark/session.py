@@ -179,8 +179,12 @@ def get_spark(options: SparkOptions | None = None, **overrides):
     url = resolve_remote(opts.remote)
     if url:
         return _remote_session(url, opts)
-    # pyspark itself turns any builder into a Connect client while SPARK_REMOTE is set.
+    # pyspark itself turns any builder into a Connect client while SPARK_REMOTE is set, and while
+    # SPARK_CONNECT_MODE_ENABLED is: it sets that for a Connect session and unsets it only when the
+    # session is stopped, so a process (or a job or kernel started from it) that once made one and
+    # lost it would fail here with CONNECT_URL_NOT_SET.
     os.environ.pop("SPARK_REMOTE", None)
+    os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
     check_java()
     version = check_pyspark()
     _environment()

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_support import CHROMIUM, CHROMIUM_ARGS
+from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
@@ -159,12 +159,6 @@ def test_nbgitpuller_landing_page(monkeypatch):
 
 
 # ---- a real hub -----------------------------------------------------------------------------------
-def _free_port() -> int:
-    from tests.test_browser import _free_port as free
-
-    return free()
-
-
 def _proxy() -> str | None:
     """configurable-http-proxy from the course's npm cache (installed there once if npm exists)."""
     found = PROXY_CACHE / "node_modules" / ".bin" / "configurable-http-proxy"
@@ -226,7 +220,7 @@ def hub(tmp_path_factory):
             f"KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:9\nKAFKA_SASL_MECHANISM=SCRAM-SHA-512\n"
             f"KAFKA_SASL_USERNAME={name}\nKAFKA_SASL_PASSWORD={name}-secret\nCOURSE_LEARNER_PREFIX={name}\n"
         )
-    port, api_port, proxy_api_port = _free_port(), _free_port(), _free_port()
+    port, api_port, proxy_api_port = free_port(), free_port(), free_port()
     env = {
         **os.environ,
         "COURSE_HUB_PORT": str(port),
