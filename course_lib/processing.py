@@ -267,7 +267,13 @@ class Processor:
                 return  # fenced: a newer instance owns this transactional id
             if self.semantics != "at-most-once":
                 self._maybe_crash("after_commit")
-        raise RuntimeError(f"processor-{self.number} did not reach the end of {self.names.input} in {max_polls} polls")
+        raise RuntimeError(
+            f"processor-{self.number} ({self.semantics}) did not reach the end of {self.names.input} in {max_polls} "
+            f"polls ({self.polls} returned records): positions {self._where()}, ends {self.input_ends}"
+        )
+
+    def _where(self) -> dict:
+        return {tuple(tp): position for tp, position in self.consumer.positions.items()}
 
     def _commit_transaction(self, records) -> bool:
         """Offsets and outputs commit together; if the group moved on, abort - the new owner of the

@@ -15,6 +15,7 @@ import functools
 from kafka import KafkaConsumer, KafkaProducer
 
 from course_lib.real.access import explained
+from course_lib.real.joining import before_first_join
 
 
 def _translated(method, names):
@@ -88,7 +89,8 @@ for _name in (
 
 
 class LearnerConsumer(KafkaConsumer):
-    """A ``KafkaConsumer`` whose authorization errors say whose resource it was."""
+    """A ``KafkaConsumer`` whose authorization errors say whose resource it was, and whose first
+    join cannot wedge (:mod:`course_lib.real.joining`)."""
 
     def __init__(self, *topics: str, course_who: tuple[str | None, str], **config) -> None:
         self._course_who = course_who
@@ -100,6 +102,11 @@ class LearnerConsumer(KafkaConsumer):
             group=config.get("group_id"),
         ):
             super().__init__(*topics, **config)
+            before_first_join(self)
+
+    def subscribe(self, topics=(), pattern=None, listener=None):
+        KafkaConsumer.subscribe(self, topics, pattern, listener)
+        before_first_join(self)
 
     def _names(self, args, kwargs) -> dict:
         topic = _first_topic(args, kwargs)

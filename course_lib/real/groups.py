@@ -23,6 +23,7 @@ from kafka.admin import KafkaAdminClient
 
 from ..consumer_groups import slow_handler_outcome
 from .connect import client_config
+from .joining import before_first_join
 
 _names = itertools.count(1)
 
@@ -81,6 +82,7 @@ class _Member(threading.Thread):
         try:
             consumer = KafkaConsumer(**self.config)
             consumer.subscribe([self.topic])
+            before_first_join(consumer)
             try:
                 while not self.stopping.is_set():
                     consumer.poll(timeout_ms=200)
@@ -173,6 +175,7 @@ def deleted_before_read(kafka, reset: str = "earliest") -> dict:
             max_poll_records=4,
         )
         c.subscribe([topic])
+        before_first_join(c)
         return c
 
     first = consumer()

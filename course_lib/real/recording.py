@@ -35,6 +35,7 @@ from kafka.structs import OffsetAndMetadata
 
 from course_lib.history import FAIL, INFO, OK, Nemesis, OpName
 from course_lib.real.connect import client_config
+from course_lib.real.joining import before_first_join
 
 #: Errors that mean "the broker refused the batch before appending it": a definite ``fail``.
 #: Anything else (timeouts, disconnects, NotEnoughReplicasAfterAppend) leaves the write's fate
@@ -221,6 +222,7 @@ class RecordingConsumer:
         self.backend, self.history, self.node_id = backend, backend.history, process
         config.setdefault("client_id", process)
         self._consumer = KafkaConsumer(*topics, **{**client_config(backend.cluster), **config})
+        before_first_join(self._consumer)
         self._closed = False
 
     def __repr__(self) -> str:
