@@ -56,10 +56,12 @@ def slow_handler(kafka) -> dict:
 
 
 class _Member(threading.Thread):
-    """One group member polling in its own thread, as separate application processes would: a
-    rebalance needs every member inside ``poll()`` at once, which one thread taking turns between
-    two consumers cannot give (the group then rebalances over and over). A KafkaConsumer is not
-    thread-safe, so only this thread touches it; it publishes what it sees in ``state``."""
+    """One group member polling in its own thread, as separate application processes would:
+    kafka-python 3.0.12 collects a join only if it finishes inside ``poll()`` (the next poll throws
+    a join that finished meanwhile away and sends a new JoinGroup - :mod:`course_lib.real.joining`),
+    and one thread taking turns between two consumers keeps each outside ``poll()`` half the time
+    (the group then rebalances over and over). A KafkaConsumer is not thread-safe, so only this
+    thread touches it; it publishes what it sees in ``state``."""
 
     def __init__(self, kafka, group: str, topic: str, name: str, instance_id: str | None):
         super().__init__(daemon=True, name=f"member-{name}")

@@ -23,28 +23,10 @@ class NoAuthorizer(ProvisionError):
 
 def check_authorizer(admin) -> None:
     """Raise :class:`NoAuthorizer` unless the cluster enforces ACLs (listing them needs one)."""
-    from kafka.admin import (
-        ACLFilter,
-        ACLOperation,
-        ACLPermissionType,
-        ACLResourcePatternType,
-        ResourcePatternFilter,
-        ResourceType,
-    )
     from kafka.errors import SecurityDisabledError
 
     try:
-        admin.describe_acls(
-            _acl_filter(
-                None,
-                ACLFilter,
-                ACLOperation,
-                ACLPermissionType,
-                ACLResourcePatternType,
-                ResourcePatternFilter,
-                ResourceType,
-            )
-        )
+        admin.describe_acls(_acl_filter(None))
     except SecurityDisabledError:
         raise NoAuthorizer(
             "this cluster has no authorizer, so ACLs would not isolate the learners (anyone could read, "
@@ -55,9 +37,17 @@ def check_authorizer(admin) -> None:
         ) from None
 
 
-def _acl_filter(
-    principal, ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType, ResourcePatternFilter, ResourceType
-):
+def _acl_filter(principal):
+    """Every ACL of ``principal`` (``None``: of anyone) on any resource."""
+    from kafka.admin import (
+        ACLFilter,
+        ACLOperation,
+        ACLPermissionType,
+        ACLResourcePatternType,
+        ResourcePatternFilter,
+        ResourceType,
+    )
+
     return ACLFilter(
         principal,
         "*" if principal else None,
@@ -124,28 +114,11 @@ def removal_plan(learners: list[Learner]) -> list[str]:
 def unprovision(admin, learners: list[Learner]) -> list[str]:
     """Remove learners: ACLs, user, quotas, then their topics and consumer groups. Returns what
     was done, one line each; a learner who is already gone is not an error."""
-    from kafka.admin import (
-        ACLFilter,
-        ACLOperation,
-        ACLPermissionType,
-        ACLResourcePatternType,
-        ResourcePatternFilter,
-        ResourceType,
-        ScramMechanism,
-        UserScramCredentialDeletion,
-    )
+    from kafka.admin import ScramMechanism, UserScramCredentialDeletion
 
     done = []
     for lr in learners:
-        acl_filter = _acl_filter(
-            lr.principal,
-            ACLFilter,
-            ACLOperation,
-            ACLPermissionType,
-            ACLResourcePatternType,
-            ResourcePatternFilter,
-            ResourceType,
-        )
+        acl_filter = _acl_filter(lr.principal)
         removed = sum(len(matches) for _, matches, _ in admin.delete_acls([acl_filter]))
         done.append(f"user {lr.name}: deleted {removed} ACL(s)")
     known = _scram_users(admin, [lr.name for lr in learners])
