@@ -337,14 +337,29 @@ SLOW_HANDLER_CONFIG = dict(
 )
 
 
-def slow_handler_outcome(consumer_cls, producer_cls, bootstrap, topic: str, wait, clock=time.monotonic) -> dict:
+def poll_in_turn(consumers, timeout_ms: int) -> list[dict]:
+    """Poll each consumer, one after the other (on the simulator time passes inside every poll)."""
+    return [c.poll(timeout_ms=timeout_ms) for c in consumers]
+
+
+def slow_handler_outcome(
+    consumer_cls, producer_cls, bootstrap, topic: str, clock=time.monotonic, poll_together=poll_in_turn
+) -> dict:
     """Two members share a 2-partition topic; one stays in its handler for 6 s (twice its
     ``max_poll_interval_ms``) while the other keeps polling. Written once against kafka-python's
-    API, so it runs on the simulator and on real Kafka. ``wait(ms, pollers)`` lets time pass
-    while ``pollers`` keep polling; ``clock`` bounds the waits for the group to settle.
+    API, so it runs on the simulator and on real Kafka. ``poll_together(consumers, timeout_ms)``
+    polls members as separate application processes would (on real Kafka at the same time:
+    kafka-python collects a join only inside ``poll()``, :mod:`course_lib.real.joining`);
+    ``clock`` (seconds) bounds the waits.
 
     Returns what the application observes: the late commit's error, how many partitions the
     other member owns meanwhile, and how many the slow one has after polling again."""
+
+    def keep_polling(seconds: float, consumers) -> None:
+        end = clock() + seconds
+        while clock() < end:
+            poll_together(consumers, 200)
+
     producer = producer_cls(bootstrap_servers=bootstrap)
     for i in range(10):
         producer.send(topic, f"m-{i}".encode(), partition=i % 2)
@@ -361,22 +376,20 @@ def slow_handler_outcome(consumer_cls, producer_cls, bootstrap, topic: str, wait
         got = 0
         deadline = clock() + 60
         while (len(slow.assignment()) != 1 or len(other.assignment()) != 1 or not got) and clock() < deadline:
-            got += sum(len(rs) for rs in slow.poll(timeout_ms=200).values())
-            other.poll(timeout_ms=200)
+            got += sum(len(rs) for rs in poll_together([slow, other], 200)[0].values())
         if len(slow.assignment()) != 1 or not got:
             raise RuntimeError("the group never settled with two members in 60 s")
-        wait(6000, [other])  # the slow member is in its handler
+        keep_polling(6, [other])  # the slow member is in its handler
         outcome = {"commit_error": None}
         try:
             slow.commit()
         except Errors.KafkaError as exc:
             outcome["commit_error"] = type(exc).__name__
-        wait(3000, [other])
+        keep_polling(3, [other])
         outcome["other_owns"] = len(other.assignment())
         deadline = clock() + 60
         while len(slow.assignment()) != 1 and clock() < deadline:
-            slow.poll(timeout_ms=200)
-            other.poll(timeout_ms=200)
+            poll_together([slow, other], 200)
         outcome["slow_rejoined_with"] = len(slow.assignment())
         return outcome
     finally:
@@ -389,12 +402,6 @@ def simulated_slow_handler(seed: int = 1) -> dict:
     cluster = Cluster(3, seed=seed, group_initial_rebalance_delay_ms=0)
     cluster.create_topic("slow-handler", partitions=2, min_insync_replicas=2)
 
-    def wait(ms, pollers):
-        end = cluster.sim.now + ms
-        while cluster.sim.now < end:
-            for c in pollers:
-                c.poll(timeout_ms=200)
-
     return slow_handler_outcome(
-        KafkaConsumer, KafkaProducer, cluster, "slow-handler", wait, clock=lambda: cluster.sim.now / 1000
+        KafkaConsumer, KafkaProducer, cluster, "slow-handler", clock=lambda: cluster.sim.now / 1000
     )

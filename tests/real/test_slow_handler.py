@@ -6,11 +6,9 @@ member's uncommitted records again), and the slow member's next ``poll()`` rejoi
 
 The simulator's half runs everywhere; the real half needs Java and Maven (marker ``real_kafka``)."""
 
-import time
-
 import pytest
 
-from course_lib.consumer_groups import simulated_slow_handler, slow_handler_outcome
+from course_lib.consumer_groups import simulated_slow_handler
 
 EXPECTED = {"commit_error": "CommitFailedError", "other_owns": 2, "slow_rejoined_with": 1}
 
@@ -21,18 +19,9 @@ def test_simulator():
 
 @pytest.mark.real_kafka
 def test_real_kafka(cluster):
-    from kafka import KafkaConsumer, KafkaProducer
+    from course_lib.real.groups import slow_handler
 
-    name = "slow-handler"
-    cluster.create_topic(name, partitions=2)
-
-    def wait(ms, pollers):
-        end = time.monotonic() + ms / 1000
-        while time.monotonic() < end:
-            for c in pollers:
-                c.poll(timeout_ms=200)
-
-    assert slow_handler_outcome(KafkaConsumer, KafkaProducer, cluster.bootstrap_servers, name, wait) == EXPECTED
+    assert slow_handler(cluster) == EXPECTED
 
 
 @pytest.mark.real_kafka
