@@ -405,16 +405,9 @@ def test_a_server_without_the_kafka_connector_is_named_as_the_problem(spark_read
 def workshop_connections(spark_ready, tmp_path_factory):
     """An authenticated 1-broker cluster (SASL SCRAM, StandardAuthorizer); learner erin
     provisioned by the instructor's command: her user, her prefixed ACLs, her connection file."""
-    from course_lib.real.cluster import LocalCluster
-    from course_lib.real.security import ClusterAuth
-    from course_lib.workshop.__main__ import main
+    from tests.real.helpers import provisioned_cluster
 
-    out = tmp_path_factory.mktemp("connections")
-    (out / "roster.txt").write_text("erin\n")
-    with LocalCluster(brokers=1, progress=False, auth=ClusterAuth(admin_password="instructor-pw")) as cluster:
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setenv("KAFKA_INSTRUCTOR_PASSWORD", "instructor-pw")
-            assert main([str(out / "roster.txt"), "--bootstrap", cluster.bootstrap_servers, "--out", str(out)]) == 0
+    with provisioned_cluster(tmp_path_factory.mktemp("connections"), ["erin"]) as out:
         yield out
 
 

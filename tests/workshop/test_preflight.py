@@ -173,16 +173,9 @@ def _run_notebook(env_file: Path, monkeypatch) -> tuple[nbformat.NotebookNode, l
 @pytest.fixture(scope="module")
 def workshop(tmp_path_factory):
     """An authenticated 1-broker cluster, learners ann and bob provisioned by the instructor's command."""
-    from course_lib.real.cluster import LocalCluster
-    from course_lib.real.security import ClusterAuth
-    from course_lib.workshop.__main__ import main
+    from tests.real.helpers import provisioned_cluster
 
-    out = tmp_path_factory.mktemp("connections")
-    (out / "roster.txt").write_text("ann\nbob\n")
-    with LocalCluster(brokers=1, progress=False, auth=ClusterAuth(admin_password="instructor-pw")) as cluster:
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setenv("KAFKA_INSTRUCTOR_PASSWORD", "instructor-pw")
-            assert main([str(out / "roster.txt"), "--bootstrap", cluster.bootstrap_servers, "--out", str(out)]) == 0
+    with provisioned_cluster(tmp_path_factory.mktemp("connections"), ["ann", "bob"]) as out:
         yield out
 
 
