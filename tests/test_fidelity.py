@@ -11,7 +11,7 @@ from course_lib import fidelity
 from course_lib.backend import SimBackend
 from course_lib.broker import Cluster
 from course_lib.clients import KafkaConsumer, KafkaProducer
-from course_lib.grading.exercises import _ex02_q2
+from course_lib.grading.lessons.ex02_acks_and_durability import _ex02_q2
 from course_lib.viz.tradeoffs import loss_vs_acks
 
 
