@@ -14,6 +14,7 @@ Registered by :mod:`course_lib.grading.registry`.
 
 from __future__ import annotations
 
+from ...history import OK, OpName
 from ..framework import Part, exercise, expect_dict, expect_function
 from .common import _acked_fraction, _fault_trials
 
@@ -79,8 +80,8 @@ def lossy_history(seed: int):
 
 def audit_truth(history) -> dict:
     """What ex11_q2 asks for, from its definition (the checker reports the same anomalies)."""
-    acknowledged = {op.value for op in history if op.f == "send" and op.type == "ok"}
-    final = [row[2] for op in history if op.f == "final_read" for row in op.value]
+    acknowledged = {op.value for op in history if op.f == OpName.SEND and op.type == OK}
+    final = [row[2] for op in history if op.f == OpName.FINAL_READ for row in op.value]
     return {"lost": acknowledged - set(final), "duplicated": {v for v in final if final.count(v) > 1}}
 
 
