@@ -51,10 +51,9 @@ from course_lib.spark.final_reads import final_reads
 from course_lib.spark.job import SESSION_ENV
 from course_lib.spark.loader import load_orders
 from course_lib.spark.pipeline import SINK_SEMANTICS, SINKS, PipelineConfig
-from course_lib.spark.prerequisites import SparkUnavailable
+from course_lib.spark.prerequisites import SparkUnavailable, import_root
 from course_lib.spark.remote import learner_name, resolve_remote, stop_session_queries
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 #: The topic name under which each sink's final read is recorded in the history.
 SINK_TOPICS = {"kafka": lambda o: o.output_topic, "store": lambda o: "store:orders", "files": lambda o: "files:orders"}
 
@@ -228,7 +227,7 @@ class _Run:
         # Own session = own process group: one killpg takes the Python driver *and* its JVM.
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "course_lib.spark.job", str(cfg_path)],
-            cwd=str(REPO_ROOT),
+            cwd=str(import_root()),
             stdout=subprocess.PIPE,
             stderr=self.log,
             text=True,

@@ -59,3 +59,12 @@ def check_connect_client() -> None:
             f"the Spark Connect client is not installed ({exc}). Install the course's Spark extra: "
             "`pip install -e '.[spark]'` (pyspark with grpcio, pandas, pyarrow), then restart the kernel."
         ) from exc
+
+
+def import_root() -> Path:
+    """The folder this ``course_lib`` is imported from (a checkout, or site-packages): the working
+    directory of the Python processes the lab starts, so that ``python -m course_lib...`` there
+    imports this same course_lib, installed or not."""
+    import course_lib
+
+    return Path(course_lib.__file__).resolve().parents[1]

@@ -27,7 +27,7 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlparse
 
-from course_lib.spark.prerequisites import KAFKA_PROVIDER_CLASS, SparkUnavailable, check_connect_client
+from course_lib.spark.prerequisites import KAFKA_PROVIDER_CLASS, SparkUnavailable, check_connect_client, import_root
 
 ENV_REMOTE = "SPARK_REMOTE"
 ENV_DIR = "COURSE_SPARK_DIR"
@@ -250,7 +250,7 @@ def stop_session_queries(url: str, session_id: str, user_id: str | None = None, 
         capture_output=True,
         text=True,
         timeout=timeout_s,
-        cwd=str(Path(__file__).resolve().parents[2]),
+        cwd=str(import_root()),
     )
     if run.returncode != 0:
         raise RuntimeError(f"could not stop the queries of session {session_id} on {url}: {run.stderr.strip()[-1500:]}")
