@@ -19,8 +19,8 @@ import os
 import signal
 import threading
 
-from . import exercises as _exercises
-from .exercises import EXERCISES, MISSING
+from . import registry as _registry
+from .registry import EXERCISES, MISSING
 from .report import ERROR, Report
 
 __all__ = ["check", "check_all", "EXERCISES"]
@@ -67,7 +67,7 @@ def check(exercise_id: str, namespace: dict | None = None, time_limit_s: float |
         frame = inspect.currentframe().f_back
         namespace = {**frame.f_globals, **frame.f_locals}
     try:
-        return _with_time_limit(time_limit_s, _exercises.evaluate, exercise_id, _answer_from(namespace, exercise_id))
+        return _with_time_limit(time_limit_s, _registry.evaluate, exercise_id, _answer_from(namespace, exercise_id))
     except _TooSlow:
         ex = EXERCISES[exercise_id]
         return Report(

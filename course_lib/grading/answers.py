@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from .exercises import MISSING
+from .framework import MISSING
 
 
 class Opaque:
