@@ -125,22 +125,24 @@ def _crash_leader_after_ack(cluster, fault: Fault, topic: str, client_id) -> Non
 
 
 def _pause(cluster, fault: Fault, topic: str, client_id) -> None:
-    broker = cluster.inspect_broker(fault.target)
+    target = _target(fault)
+    broker = cluster.inspect_broker(target)
     if broker.up and not broker.paused:
-        cluster.pause(fault.target)
-        cluster.at(fault.duration_ms, _resume, cluster, fault.target)
+        cluster.pause(target)
+        cluster.at(fault.duration_ms, _resume, cluster, target)
 
 
 def _isolate(cluster, fault: Fault, topic: str, client_id) -> None:
-    cluster.isolate(fault.target)
+    cluster.isolate(_target(fault))
     cluster.at(fault.duration_ms, cluster.heal)
 
 
 def _slow_link(cluster, fault: Fault, topic: str, client_id) -> None:
-    slow = node_name(fault.target)
+    target = _target(fault)
+    slow = node_name(target)
     cluster.network.delay(slow, CONTROLLER, 0)  # keep heartbeats
     for other in cluster.broker_ids:
-        if other != fault.target:
+        if other != target:
             cluster.network.delay(slow, node_name(other), 50.0)
     cluster.at(fault.duration_ms, cluster.heal)
 
@@ -183,6 +185,14 @@ _STARTS: dict[FaultKind, Callable] = {
     FaultKind.SHRINK_ISR_THEN_CRASH_LEADER: _shrink_isr_then_crash_leader,
 }
 assert set(_STARTS) == set(FaultKind), "every fault kind needs a start function"
+
+
+def _target(fault: Fault) -> int:
+    if fault.target is None:
+        raise ValueError(
+            f"a {fault.kind} fault needs a target broker: Fault(at_ms, {fault.kind!r}, target=<broker id>)"
+        )
+    return fault.target
 
 
 def _crash_for(cluster, broker_id: int | None, duration_ms: float) -> None:

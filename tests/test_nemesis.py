@@ -68,3 +68,11 @@ def test_every_kind_starts_on_a_cluster_and_the_cluster_heals(kind):
     }[kind]
     assert nemesis == expected, kind
     assert cluster.heal_all(), f"{kind}: the cluster did not settle after healing (seed 2)"
+
+
+def test_a_targeted_fault_without_a_target_is_refused_saying_what_to_pass():
+    cluster = Cluster(brokers=3, seed=2)
+    cluster.create_topic("t")
+    apply_schedule(cluster, [Fault(10.0, FaultKind.PAUSE, None, 500.0)], "t")
+    with pytest.raises(ValueError, match="a pause fault needs a target broker"):
+        cluster.run_for(20)

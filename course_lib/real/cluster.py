@@ -46,12 +46,12 @@ from course_lib.real import jars
 from course_lib.real.admin import ClusterAdmin, ClusterMetadata
 from course_lib.real.connect import Namespaced
 from course_lib.real.errors import ClusterError, PortInUse, StaleDataDir
-from course_lib.real.processes import JVM_OPTS, WATCHDOG, KafkaProcesses, Node, accepts, new_cluster_id
+from course_lib.real.processes import JVM_OPTS, KafkaProcesses, Node, accepts, new_cluster_id
 from course_lib.real.proxy import KafkaProxy
 from course_lib.real.security import ClusterAuth
 
-# the errors and names of the process layer, importable from here as before
-__all__ = ["LocalCluster", "ClusterError", "PortInUse", "StaleDataDir", "LAB_BROKER_CONFIG", "JVM_OPTS", "WATCHDOG"]
+# the errors live in course_lib.real.errors; importable from here as before
+__all__ = ["LocalCluster", "ClusterError", "PortInUse", "StaleDataDir", "LAB_BROKER_CONFIG"]
 
 #: Broker settings chosen for a lab: small, fast to start, fast to notice failures.
 LAB_BROKER_CONFIG: dict[str, object] = {
@@ -451,6 +451,7 @@ class LocalCluster(Namespaced, ClusterMetadata):
         from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
         marker = f"ready-{self.cluster_id}".encode()
+        last: Exception | None = None
         while True:
             try:
                 p = KafkaProducer(
