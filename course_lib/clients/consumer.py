@@ -112,6 +112,7 @@ class KafkaConsumer(OffsetLookup, Requests):
         self._assigned_pending = None  # partitions to announce to the listener at the end of poll()
         self._last_poll_ms = self._sim.now
         self._polling = False
+        self._in_position = False
         self._left_group = False  # left after max_poll_interval_ms; rejoin only from poll()
         self._next_auto_commit = self._sim.now + self.config["auto_commit_interval_ms"]
         if topics:
@@ -264,8 +265,12 @@ class KafkaConsumer(OffsetLookup, Requests):
             raise Errors.IllegalStateError(
                 f"Partition is not assigned: {tuple(partition)}; assigned: {sorted(self._partitions)}"
             )
-        self._advance()
-        self._wait(lambda: state.position is not None, timeout_ms or self.config["request_timeout_ms"])
+        self._in_position = True  # a seek_to_beginning/_end may be looked up now
+        try:
+            self._advance()
+            self._wait(lambda: state.position is not None, timeout_ms or self.config["request_timeout_ms"])
+        finally:
+            self._in_position = False
         return state.position
 
     def highwater(self, partition):
@@ -434,8 +439,10 @@ class KafkaConsumer(OffsetLookup, Requests):
     # ---- the state machine (runs inside simulator events) ------------------------------------------
     def _advance(self, from_poll: bool = False) -> None:
         """Do whatever comes next: join, fetch committed offsets, reset positions, fetch. Called on
-        poll and after every response - but (re)joining the group only happens inside poll(), as
-        in kafka-python: an application busy between polls keeps its old generation."""
+        poll and after every response - but (re)joining the group only happens inside poll(), and
+        a position is reset (``auto_offset_reset``, seek_to_beginning/_end) only inside poll() or
+        position(), as in kafka-python: an application busy between polls keeps its old
+        generation, and ``latest`` or a seek_to_end skips what is written until its next poll."""
         if not self.alive:
             return
         if self._metadata_corr is None and any(self._leaders.get(tp) is None for tp in self._partitions):
@@ -451,7 +458,7 @@ class KafkaConsumer(OffsetLookup, Requests):
             if state.position is None:
                 if self._group is not None and not state.committed_checked and state.reset_to is None:
                     unchecked.append(tp)
-                elif not state.resetting:
+                elif not state.resetting and (self._polling or self._in_position):
                     self._reset_offset(tp, state)
             elif state.fetch_offset is not None and state.fetching is None and not state.buffer and not state.paused:
                 leader = self._leaders.get(tp)

@@ -88,8 +88,8 @@ class OffsetLookup:
                 if answer.get("error", Errors.RequestTimedOutError) is None:
                     found[tp] = answer["value"]
                     del pending[tp]
-                elif answer.get("error") is Errors.NotLeaderForPartitionError:
-                    self._leaders_by_tp.pop(tuple(tp), None)  # the leader moved: find it again
+                else:  # moved, dead or silent: ask the metadata again who leads it
+                    self._leaders_by_tp.pop(tuple(tp), None)
             if not pending:
                 return {tp: value for tp, value in found.items() if value is not None}
             if self._sim.now >= deadline:

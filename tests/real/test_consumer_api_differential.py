@@ -323,7 +323,30 @@ def group_api(env: Env) -> None:
     env.call("position after unsubscribe+assign (committed offset)", c.position, tp)
 
 
-SCENARIOS = [offsets_lookup, transactions_lookup, group_api]
+def lazy_resets(env: Env) -> None:
+    """kafka-python looks a reset position up (auto_offset_reset, seek_to_end/_beginning) inside
+    the next poll() or position(), not when it is asked for: records written in between count."""
+    topic = env.topic("lazy")
+    tp = env.tp("lazy")
+    p = env.producer(acks="all")
+    c = env.consumer(group_id=None, auto_offset_reset="latest", enable_auto_commit=False)
+    c.assign([tp])
+    env.wait(500)  # time enough for a reset, if it were done in the background
+    p.send(topic, value=b"before the first poll", partition=0, timestamp_ms=1000)
+    p.flush()
+    env.note("latest: poll", env.poll_records(c, 1, polls=3))
+    env.call("latest: position", c.position, tp)
+    c.seek_to_end()
+    env.wait(500)
+    p.send(topic, value=b"after seek_to_end", partition=0, timestamp_ms=2000)
+    p.flush()
+    env.note("seek_to_end: poll", env.poll_records(c, 1, polls=3))
+    env.call("seek_to_end: position", c.position, tp)
+    c.seek_to_beginning()
+    env.note("seek_to_beginning: poll", env.poll_records(c, 2))
+
+
+SCENARIOS = [offsets_lookup, transactions_lookup, group_api, lazy_resets]
 
 #: steps whose outcome differs on purpose, and why (not compared)
 DELIBERATE = {
