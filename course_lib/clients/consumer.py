@@ -46,7 +46,6 @@ from ..broker.protocol import ConsumerFetchRequest, ListOffsetsRequest, Metadata
 from ..history import FAIL, INFO, Nemesis, OK, OpName, _text
 from .config import resolve_consumer_config
 from .offset_lookup import EARLIEST, LATEST, OffsetLookup
-from .rpc import Requests
 
 GENERATION_ERRORS = (Errors.IllegalGenerationError, Errors.UnknownMemberIdError, Errors.RebalanceInProgressError)
 
@@ -86,7 +85,7 @@ class _Partition:
         self.reset_to: int | None = None  # seek_to_beginning/_end: EARLIEST or LATEST, looked up lazily
 
 
-class KafkaConsumer(OffsetLookup, Requests):
+class KafkaConsumer(OffsetLookup):
     def __init__(self, *topics, **configs):
         self.config = resolve_consumer_config(**configs)
         self._attach("consumer")
@@ -149,7 +148,7 @@ class KafkaConsumer(OffsetLookup, Requests):
         self._listener = listener
         self._subscribed = True
         self._pattern = re.compile(pattern) if pattern else None
-        self._subscription = self._matching_topics() if pattern else tuple(sorted(topics))
+        self._subscription = self._matching_topics(self._pattern) if self._pattern else tuple(sorted(topics))
         self._needs_join = True
         self._advance()
 
@@ -485,7 +484,7 @@ class KafkaConsumer(OffsetLookup, Requests):
     def _join(self):
         self._joining = True
         if self._pattern is not None:
-            self._subscription = self._matching_topics()
+            self._subscription = self._matching_topics(self._pattern)
         self._set_assignment([])  # eager rebalance: give everything up, then get the new assignment
         args = {
             "group": self._group,
@@ -909,10 +908,10 @@ class KafkaConsumer(OffsetLookup, Requests):
         if self.config["enable_auto_commit"] and self._group is not None and self._coordinator is not None:
             self.commit_async()
 
-    def _matching_topics(self) -> tuple:
+    def _matching_topics(self, pattern: re.Pattern) -> tuple:
         """The topics a pattern subscription covers now (kafka-python matches every topic the
         metadata lists, internal ones excluded)."""
-        return tuple(sorted(t for t in self.topics() if not t.startswith("__") and self._pattern.match(t)))
+        return tuple(sorted(t for t in self.topics() if not t.startswith("__") and pattern.match(t)))
 
 
 def _check_tp(partition) -> None:

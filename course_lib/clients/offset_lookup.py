@@ -24,19 +24,25 @@ the producer gave ``timestamp_ms``: ``offsets_for_times`` with a wall-clock time
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from kafka import errors as Errors
 from kafka.structs import OffsetAndTimestamp
 
 from ..broker.broker import node_name
 from ..broker.protocol import ConsumerFetchRequest, ListOffsetsRequest, MetadataRequest
+from .rpc import Requests
 
 #: kafka-python's OffsetSpec values for the earliest and the latest offset
 EARLIEST, LATEST = -2, -1
 
 
-class OffsetLookup:
-    """Mixed into the simulated ``KafkaConsumer`` (which provides ``_send``, ``_sim``, ``config``,
-    ``_read_committed`` and ``_leaders_by_tp``, the leaders of the last metadata answer)."""
+class OffsetLookup(Requests):
+    """The simulated ``KafkaConsumer``'s lookups; the consumer provides the attributes below."""
+
+    _read_committed: bool
+    _leaders_by_tp: dict  # tp -> (leader or None, leader epoch), from the last metadata answer
+    _learn_metadata: Callable[[Any], None]  # takes a metadata answer in
 
     def beginning_offsets(self, partitions, timeout_ms=None):
         """``{TopicPartition: first offset}`` (always 0 here: the simulator deletes no records)."""

@@ -93,6 +93,19 @@ class Env:
             self.wait(50)
             waited += 50
 
+    def consumer(self, **config):
+        return self._keep(self.Consumer(bootstrap_servers=self.bootstrap, **self.names(config)))
+
+    def producer(self, **config):
+        return self._keep(self.Producer(bootstrap_servers=self.bootstrap, **self.names(config)))
+
+    def names(self, config: dict) -> dict:
+        return config
+
+    def _keep(self, client):
+        self.clients.append(client)
+        return client
+
     def close(self) -> None:
         for c in reversed(self.clients):
             try:
@@ -105,8 +118,10 @@ class SimEnv(Env):
     def __init__(self) -> None:
         super().__init__("simulator")
         from course_lib.broker import Cluster
+        from course_lib.clients import KafkaConsumer, KafkaProducer
 
-        self.cluster = Cluster(brokers=1, seed=1)
+        self.Consumer, self.Producer = KafkaConsumer, KafkaProducer
+        self.cluster = self.bootstrap = Cluster(brokers=1, seed=1)
 
     def wait(self, ms: float) -> None:
         self.cluster.run_for(ms)
@@ -116,25 +131,17 @@ class SimEnv(Env):
         self.topics[name] = name
         return name
 
-    def consumer(self, **config):
-        from course_lib.clients import KafkaConsumer
-
-        c = KafkaConsumer(bootstrap_servers=self.cluster, **config)
-        self.clients.append(c)
-        return c
-
-    def producer(self, **config):
-        from course_lib.clients import KafkaProducer
-
-        p = KafkaProducer(bootstrap_servers=self.cluster, **config)
-        self.clients.append(p)
-        return p
-
 
 class RealEnv(Env):
+    """kafka-python against the real cluster; topic, group and transactional ids get a per-run
+    suffix so that runs never meet each other's data."""
+
+    Consumer, Producer = RealConsumer, RealProducer
+
     def __init__(self, cluster) -> None:
         super().__init__("kafka")
         self.cluster = cluster
+        self.bootstrap = cluster.bootstrap_servers
         self.run = next(_names)
 
     def wait(self, ms: float) -> None:
@@ -145,19 +152,11 @@ class RealEnv(Env):
         self.topics[full] = name
         return full
 
-    def consumer(self, **config):
-        if config.get("group_id"):
-            config["group_id"] = f"{config['group_id']}-{self.run}"
-        c = RealConsumer(bootstrap_servers=self.cluster.bootstrap_servers, **config)
-        self.clients.append(c)
-        return c
-
-    def producer(self, **config):
-        if config.get("transactional_id"):
-            config["transactional_id"] = f"{config['transactional_id']}-{self.run}"
-        p = RealProducer(bootstrap_servers=self.cluster.bootstrap_servers, **config)
-        self.clients.append(p)
-        return p
+    def names(self, config: dict) -> dict:
+        for key in ("group_id", "transactional_id"):
+            if config.get(key):
+                config[key] = f"{config[key]}-{self.run}"
+        return config
 
 
 # ---- scenarios ------------------------------------------------------------------------------------
