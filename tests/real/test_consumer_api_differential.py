@@ -239,9 +239,16 @@ def offsets_lookup(env: Env) -> None:
     env.call("subscription after assign []", c.subscription)
     env.call("metrics is a dict", lambda: isinstance(c.metrics(), dict))
     env.call("bootstrap_connected", c.bootstrap_connected)
+    env.call("assign again", c.assign, [tp0])
+    env.call("poll(0) at once", c.poll, 0)
+    env.call("pause, then seek", lambda: (c.pause(tp0), c.seek(tp0, 4)))
+    env.note("poll while paused after the seek", env.poll_records(c, 1, polls=2))
+    env.call("resume after the seek", c.resume, tp0)
+    env.note("poll after resume: from the seek", env.poll_records(c, 1))
     c.close()
     env.call("poll after close", c.poll)
     env.call("close twice", c.close)
+    env.call("iterate after close", list, c)
 
 
 def transactions_lookup(env: Env) -> None:
@@ -309,6 +316,7 @@ def group_api(env: Env) -> None:
     env.call("commit", c.commit)
     env.call("committed", c.committed, tp)
     env.call("committed tuple", c.committed, (topic, 0))
+    env.call("committed metadata=True offset", lambda: c.committed(tp, metadata=True).offset)
     env.call("end_offsets", c.end_offsets, [tp])
     env.call("pause", c.pause, tp)
     env.call("paused", c.paused)
