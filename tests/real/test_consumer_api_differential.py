@@ -16,6 +16,7 @@ Run by hand to see both columns: ``python tests/real/test_consumer_api_different
 from __future__ import annotations
 
 import itertools
+import random
 import time
 import warnings
 
@@ -353,7 +354,73 @@ def lazy_resets(env: Env) -> None:
     env.note("seek_to_beginning: poll", env.poll_records(c, 2))
 
 
-SCENARIOS = [offsets_lookup, transactions_lookup, group_api, lazy_resets]
+def random_calls(seed: int, steps: int = 30):
+    """A seeded random sequence of manual-assignment calls - right and wrong ones - with
+    ``drain`` steps (poll until two polls in a row are empty, then each assigned partition's
+    position and highwater)."""
+
+    def scenario(env: Env) -> None:
+        rng = random.Random(seed)
+        topic = env.topic(f"random{seed}", partitions=2)
+        tps = [env.tp(f"random{seed}", 0), env.tp(f"random{seed}", 1)]
+        p = env.producer(acks="all")
+        clock = itertools.count(1000, 1000)
+        for partition in (0, 0, 0, 1):
+            p.send(topic, value=b"r", partition=partition, timestamp_ms=next(clock))
+        p.flush()
+        reset = rng.choice(["earliest", "latest"])
+        # a fetch with nothing to read waits fetch_max_wait_ms at the broker: 100 ms, so that two
+        # empty 300 ms polls in a row mean "drained" (and highwater known) on both backends
+        c = env.consumer(group_id=None, auto_offset_reset=reset, enable_auto_commit=False, fetch_max_wait_ms=100)
+        env.note(f"auto_offset_reset={reset}", None)
+
+        def drain():
+            got, empty = [], 0
+            for _ in range(12):
+                batch = [r for rs in c.poll(timeout_ms=300).values() for r in rs]
+                got += [(r.partition, r.offset) for r in batch]
+                empty = 0 if batch else empty + 1
+                if empty == 2:
+                    break
+            mine = sorted(c.assignment())
+            return sorted(got), [(c.position(tp), c.highwater(tp)) for tp in mine]
+
+        for step in range(steps):
+            op = rng.choice(
+                ["assign", "pause", "resume", "seek", "seek_to_beginning", "seek_to_end", "position", "drain"]
+                + ["drain", "end_offsets", "offsets_for_times", "produce", "paused"]
+            )
+            tp = rng.choice(tps)
+            label = f"{step} {op}"
+            if op == "assign":
+                chosen = rng.sample(tps, rng.randint(0, 2))
+                env.call(f"{label} {[t.partition for t in chosen]}", c.assign, chosen)
+            elif op in ("pause", "resume", "position"):
+                env.call(f"{label} p{tp.partition}", getattr(c, op), tp)
+            elif op == "seek":
+                offset = rng.randint(0, 6)
+                env.call(f"{label} p{tp.partition} {offset}", c.seek, tp, offset)
+            elif op in ("seek_to_beginning", "seek_to_end"):
+                chosen = rng.choice([(), (tp,)])
+                env.call(f"{label} {[t.partition for t in chosen]}", getattr(c, op), *chosen)
+            elif op == "drain":
+                env.call(label, drain)
+            elif op == "end_offsets":
+                env.call(label, c.end_offsets, tps)
+            elif op == "offsets_for_times":
+                target = rng.choice([0, 1500, 3000, 99_999])
+                env.call(f"{label} {target}", c.offsets_for_times, {tp: target})
+            elif op == "produce":
+                p.send(topic, value=b"r", partition=tp.partition, timestamp_ms=next(clock))
+                env.call(f"{label} p{tp.partition}", p.flush)
+            else:
+                env.call(label, c.paused)
+
+    scenario.__name__ = f"random_calls_{seed}"
+    return scenario
+
+
+SCENARIOS = [offsets_lookup, transactions_lookup, group_api, lazy_resets] + [random_calls(seed) for seed in range(8)]
 
 #: steps whose outcome differs on purpose, and why (not compared)
 DELIBERATE = {
