@@ -672,17 +672,15 @@ class KafkaConsumer(OffsetLookup):
         for tp, state in sorted(self._partitions.items()):
             if state.paused:
                 continue
-            returned = False
             while state.buffer and max_records > 0:
                 record = state.buffer.popleft()
                 out.setdefault(TopicPartition(*tp), []).append(record)
                 rows.setdefault(tp[0], []).append([tp[1], record.offset, _text(record.value)])
                 state.position = record.offset + 1
                 max_records -= 1
-                returned = True
-            # past the markers and aborted records that end the fetched range - but, as measured with
-            # kafka-python on Kafka 4.3.1, not in the poll() that returned the records before them
-            if not state.buffer and not returned and state.fetch_offset is not None:
+            # past the markers and aborted records that end the fetched range (kafka-python: the
+            # position is the fetch's next offset once its records are all returned)
+            if not state.buffer and state.fetch_offset is not None:
                 state.position = state.fetch_offset
         for topic, values in rows.items():
             op = self._history.invoke(self.node_id, OpName.POLL, None, topic)

@@ -30,6 +30,11 @@ pytestmark = pytest.mark.real_kafka
 
 _names = itertools.count(1)
 
+#: the records' timestamps are T0 + n: explicit (the simulator's clock is virtual ms from 0), and
+#: recent - Kafka rolls a segment at each append of records from 1970 and retention then deletes
+#: them (log.retention.ms looks at record timestamps), moving the log start offset
+T0 = int(time.time() * 1000) - 3_600_000
+
 
 def normalise(value, topics: dict):
     """A value both backends can be compared on: topic names as the scenario called them, dicts
@@ -39,9 +44,9 @@ def normalise(value, topics: dict):
     if isinstance(value, TopicPartition):
         return (topics.get(value.topic, value.topic), value.partition)
     if isinstance(value, OffsetAndTimestamp):
-        return ("OffsetAndTimestamp", value.offset, value.timestamp, value.leader_epoch)
+        return ("OffsetAndTimestamp", value.offset, _since_t0(value.timestamp), value.leader_epoch)
     if isinstance(value, ConsumerRecord):
-        return (value.offset, value.timestamp, value.value)
+        return (value.offset, _since_t0(value.timestamp), value.value)
     if isinstance(value, dict):
         return sorted((normalise(k, topics), normalise(v, topics)) for k, v in value.items())
     if isinstance(value, (set, frozenset)):
@@ -49,6 +54,11 @@ def normalise(value, topics: dict):
     if isinstance(value, (list, tuple)):
         return [normalise(v, topics) for v in value]
     return value
+
+
+def _since_t0(timestamp: int):
+    """The scenario's timestamps as written (T0 + n -> n); others (markers) as they are."""
+    return timestamp - T0 if T0 <= timestamp < T0 + 3_600_000 else timestamp
 
 
 class Env:
@@ -168,7 +178,7 @@ def offsets_lookup(env: Env) -> None:
     missing = TopicPartition(topic, 7)
     p = env.producer(acks="all")
     for i in range(5):
-        p.send(topic, value=f"v{i}".encode(), partition=0, timestamp_ms=1000 * (i + 1))
+        p.send(topic, value=f"v{i}".encode(), partition=0, timestamp_ms=T0 + 1000 * (i + 1))
     p.flush()
 
     c = env.consumer(group_id=None, auto_offset_reset="earliest", enable_auto_commit=False)
@@ -178,10 +188,10 @@ def offsets_lookup(env: Env) -> None:
     env.call("beginning_offsets", c.beginning_offsets, [tp0, tp1])
     env.call("end_offsets", c.end_offsets, [tp0, tp1])
     env.call("end_offsets []", c.end_offsets, [])
-    env.call("offsets_for_times middle/empty", c.offsets_for_times, {tp0: 2500, tp1: 0})
-    env.call("offsets_for_times exact", c.offsets_for_times, {tp0: 3000})
-    env.call("offsets_for_times 0", c.offsets_for_times, {tp0: 0})
-    env.call("offsets_for_times after last", c.offsets_for_times, {tp0: 6000})
+    env.call("offsets_for_times middle/empty", c.offsets_for_times, {tp0: T0 + 2500, tp1: T0})
+    env.call("offsets_for_times exact", c.offsets_for_times, {tp0: T0 + 3000})
+    env.call("offsets_for_times 0", c.offsets_for_times, {tp0: 0})  # before every record
+    env.call("offsets_for_times after last", c.offsets_for_times, {tp0: T0 + 6000})
     env.call("offsets_for_times {}", c.offsets_for_times, {})
     env.call("offsets_for_times negative", c.offsets_for_times, {tp0: -5})
     env.call("end_offsets missing partition", c.end_offsets, [missing], timeout_ms=1500)
@@ -260,34 +270,34 @@ def transactions_lookup(env: Env) -> None:
     p.init_transactions()
     p.begin_transaction()
     for i in range(3):
-        p.send(topic, value=f"t{i}".encode(), partition=0, timestamp_ms=1000 * (i + 1))
+        p.send(topic, value=f"t{i}".encode(), partition=0, timestamp_ms=T0 + 1000 * (i + 1))
     p.flush()
     committed = env.consumer(group_id=None, isolation_level="read_committed")
     uncommitted = env.consumer(group_id=None, isolation_level="read_uncommitted")
     env.call("open txn: end_offsets read_committed", committed.end_offsets, [tp])
     env.call("open txn: end_offsets read_uncommitted", uncommitted.end_offsets, [tp])
     env.call("open txn: beginning_offsets read_committed", committed.beginning_offsets, [tp])
-    env.call("open txn: offsets_for_times read_committed", committed.offsets_for_times, {tp: 0})
-    env.call("open txn: offsets_for_times read_uncommitted", uncommitted.offsets_for_times, {tp: 1500})
+    env.call("open txn: offsets_for_times read_committed", committed.offsets_for_times, {tp: T0})
+    env.call("open txn: offsets_for_times read_uncommitted", uncommitted.offsets_for_times, {tp: T0 + 1500})
     committed.assign([tp])
     env.call("open txn: position read_committed", committed.position, tp)
     p.commit_transaction()
     env.wait_until(lambda: committed.end_offsets([tp])[tp] == 4)
     env.call("committed: end_offsets read_committed", committed.end_offsets, [tp])
     env.call("committed: end_offsets read_uncommitted", uncommitted.end_offsets, [tp])
-    env.call("committed: offsets_for_times read_committed", committed.offsets_for_times, {tp: 2000})
+    env.call("committed: offsets_for_times read_committed", committed.offsets_for_times, {tp: T0 + 2000})
     env.note("committed: poll read_committed", env.poll_records(committed, 3))
     env.call("committed: highwater", committed.highwater, tp)
     env.call("committed: position", committed.position, tp)
     env.note("committed: poll past the marker", env.poll_records(committed, 1, polls=3))
     env.call("committed: position after an empty poll", committed.position, tp)
     p.begin_transaction()
-    p.send(topic, value=b"aborted", partition=0, timestamp_ms=9000)
+    p.send(topic, value=b"aborted", partition=0, timestamp_ms=T0 + 9000)
     p.flush()
     p.abort_transaction()
     env.wait_until(lambda: committed.end_offsets([tp])[tp] == 6)
     env.call("aborted: end_offsets read_committed", committed.end_offsets, [tp])
-    env.call("aborted: offsets_for_times of the aborted record", committed.offsets_for_times, {tp: 9000})
+    env.call("aborted: offsets_for_times of the aborted record", committed.offsets_for_times, {tp: T0 + 9000})
     env.call("seek_to_end read_committed", committed.seek_to_end, tp)
     env.call("position after seek_to_end read_committed", committed.position, tp)
 
@@ -298,7 +308,7 @@ def group_api(env: Env) -> None:
     tp = env.tp("groupapi")
     p = env.producer(acks="all")
     for i in range(4):
-        p.send(topic, value=f"g{i}".encode(), partition=0, timestamp_ms=1000 * (i + 1))
+        p.send(topic, value=f"g{i}".encode(), partition=0, timestamp_ms=T0 + 1000 * (i + 1))
     p.flush()
     c = env.consumer(group_id="api-group", auto_offset_reset="earliest", enable_auto_commit=False)
     env.call("subscribe a str", c.subscribe, topic)
@@ -340,13 +350,13 @@ def lazy_resets(env: Env) -> None:
     c = env.consumer(group_id=None, auto_offset_reset="latest", enable_auto_commit=False)
     c.assign([tp])
     env.wait(500)  # time enough for a reset, if it were done in the background
-    p.send(topic, value=b"before the first poll", partition=0, timestamp_ms=1000)
+    p.send(topic, value=b"before the first poll", partition=0, timestamp_ms=T0 + 1000)
     p.flush()
     env.note("latest: poll", env.poll_records(c, 1, polls=3))
     env.call("latest: position", c.position, tp)
     c.seek_to_end()
     env.wait(500)
-    p.send(topic, value=b"after seek_to_end", partition=0, timestamp_ms=2000)
+    p.send(topic, value=b"after seek_to_end", partition=0, timestamp_ms=T0 + 2000)
     p.flush()
     env.note("seek_to_end: poll", env.poll_records(c, 1, polls=3))
     env.call("seek_to_end: position", c.position, tp)
@@ -364,7 +374,7 @@ def random_calls(seed: int, steps: int = 30):
         topic = env.topic(f"random{seed}", partitions=2)
         tps = [env.tp(f"random{seed}", 0), env.tp(f"random{seed}", 1)]
         p = env.producer(acks="all")
-        clock = itertools.count(1000, 1000)
+        clock = itertools.count(T0 + 1000, 1000)
         for partition in (0, 0, 0, 1):
             p.send(topic, value=b"r", partition=partition, timestamp_ms=next(clock))
         p.flush()
@@ -374,13 +384,17 @@ def random_calls(seed: int, steps: int = 30):
         c = env.consumer(group_id=None, auto_offset_reset=reset, enable_auto_commit=False, fetch_max_wait_ms=100)
         env.note(f"auto_offset_reset={reset}", None)
 
+        def settled() -> bool:  # every partition that can fetch has fetched up to its highwater
+            fetching = c.assignment() - c.paused()
+            return all(c.highwater(tp) is not None and c.position(tp) == c.highwater(tp) for tp in fetching)
+
         def drain():
             got, empty = [], 0
-            for _ in range(12):
+            for _ in range(20):  # a loaded machine may need more than two polls on real Kafka
                 batch = [r for rs in c.poll(timeout_ms=300).values() for r in rs]
                 got += [(r.partition, r.offset) for r in batch]
                 empty = 0 if batch else empty + 1
-                if empty == 2:
+                if empty >= 2 and settled():
                     break
             mine = sorted(c.assignment())
             return sorted(got), [(c.position(tp), c.highwater(tp)) for tp in mine]
@@ -409,7 +423,7 @@ def random_calls(seed: int, steps: int = 30):
                 env.call(label, c.end_offsets, tps)
             elif op == "offsets_for_times":
                 target = rng.choice([0, 1500, 3000, 99_999])
-                env.call(f"{label} {target}", c.offsets_for_times, {tp: target})
+                env.call(f"{label} {target}", c.offsets_for_times, {tp: T0 + target})
             elif op == "produce":
                 p.send(topic, value=b"r", partition=tp.partition, timestamp_ms=next(clock))
                 env.call(f"{label} p{tp.partition}", p.flush)
