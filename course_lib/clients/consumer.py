@@ -23,6 +23,13 @@
   restart - it sends no LeaveGroup on ``close()``, and rejoining with the same instance id gets
   the same assignment without a rebalance; only ``session_timeout_ms`` of silence removes it.
 
+- The rest of kafka-python's API, with its exception classes in its order: ``pause``/``resume``/
+  ``paused``, ``highwater`` (from the last fetch; None before one), ``seek_to_beginning``/
+  ``seek_to_end`` (looked up inside the next ``poll()`` or ``position()``, as an
+  ``auto_offset_reset`` is), pattern subscriptions, ``unsubscribe`` (leaves the group), and the
+  offset lookups of :mod:`.offset_lookup`. tests/real/test_consumer_api_differential.py
+  compares them call by call with kafka-python on Kafka 4.3.1.
+
 Every poll and commit is recorded in the cluster's history for the checker.
 
 Taught in notebooks/05_consumer_delivery_semantics and notebooks/05b_consumer_groups.
@@ -439,9 +446,11 @@ class KafkaConsumer(OffsetLookup):
     def _advance(self, from_poll: bool = False) -> None:
         """Do whatever comes next: join, fetch committed offsets, reset positions, fetch. Called on
         poll and after every response - but (re)joining the group only happens inside poll(), and
-        a position is reset (``auto_offset_reset``, seek_to_beginning/_end) only inside poll() or
-        position(), as in kafka-python: an application busy between polls keeps its old
-        generation, and ``latest`` or a seek_to_end skips what is written until its next poll."""
+        a seek_to_beginning/_end is looked up only inside poll() or position(), as in kafka-python:
+        an application busy between polls keeps its old generation, and a seek_to_end skips what
+        is written until its next poll. (kafka-python looks an ``auto_offset_reset`` up lazily
+        too; the simulator does it as soon as the leader is known - lesson 05b's timelines were
+        measured so.)"""
         if not self.alive:
             return
         if self._metadata_corr is None and any(self._leaders.get(tp) is None for tp in self._partitions):
@@ -457,7 +466,7 @@ class KafkaConsumer(OffsetLookup):
             if state.position is None:
                 if self._group is not None and not state.committed_checked and state.reset_to is None:
                     unchecked.append(tp)
-                elif not state.resetting and (self._polling or self._in_position):
+                elif not state.resetting and (state.reset_to is None or self._polling or self._in_position):
                     self._reset_offset(tp, state)
             elif state.fetch_offset is not None and state.fetching is None and not state.buffer and not state.paused:
                 leader = self._leaders.get(tp)

@@ -440,6 +440,9 @@ SCENARIOS = [offsets_lookup, transactions_lookup, group_api, lazy_resets] + [ran
 DELIBERATE = {
     "seek tuple": "the simulator's seek() accepts a plain (topic, partition) tuple, which the course's own "
     "pipeline and grading harness pass; kafka-python raises TypeError (here the partition is unassigned: ValueError)",
+    "latest: poll": "kafka-python looks auto_offset_reset up inside the first poll(), so a record written "
+    "between assign() and it is skipped; the simulator looks it up as soon as the leader is known and reads it "
+    "(making it lazy moves lesson 05b's group timelines by 100 ms: left for the lead to decide)",
     "aborted: offsets_for_times of the aborted record": "a transaction marker carries the time it was written: "
     "the wall clock on Kafka (so the COMMIT marker at offset 3 is the first record >= 9000), the virtual clock "
     "(ms since the simulation began) on the simulator (so the marker is older and the aborted record at 4 is found)",
