@@ -310,6 +310,7 @@ class KafkaConsumer(OffsetLookup):
         if self._group is None:
             raise Errors.IllegalStateError("committed() needs a group_id")
         _check_tp(partition)
+        self._check_network()
         tp = tuple(partition)
         result = self._call_group("offset_fetch", {"group": self._group, "partitions": [tp]}, timeout_ms)
         offset = result[tp]
@@ -324,6 +325,7 @@ class KafkaConsumer(OffsetLookup):
         offsets = self._offsets_to_commit(offsets)
         if not offsets:  # kafka-python returns before any request or membership check
             return
+        self._check_network()
         op = self._history.invoke(self.node_id, OpName.COMMIT, _commit_value(offsets))
         try:
             self._check_membership()
@@ -375,11 +377,15 @@ class KafkaConsumer(OffsetLookup):
         self.alive = False
 
     def topics(self):
+        self._check_network()  # kafka-python always asks a broker
         return set(self._cluster.controller.configs)
 
     def partitions_for_topic(self, topic):
         config = self._cluster.controller.configs.get(topic)
-        return set() if config is None else set(range(config.partitions))
+        if config is None:  # kafka-python asks a broker only for a topic its metadata lacks
+            self._check_network()
+            return set()
+        return set(range(config.partitions))
 
     def metrics(self, raw=False):
         """A few of kafka-python's consumer metrics, under its group and metric names (kafka-python

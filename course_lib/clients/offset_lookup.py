@@ -64,6 +64,12 @@ class OffsetLookup(Requests):
         found = self._list_offsets(timestamps, timeout_ms)
         return {**found, **{tp: None for tp in timestamps if tp not in found}}
 
+    def _check_network(self) -> None:
+        """kafka-python stops its network loop in close(): every later call that needs a broker
+        raises RuntimeError (measured: end_offsets, committed, commit, topics)."""
+        if self._closed:
+            raise RuntimeError("NetworkSelector closed! (this consumer was closed: create a new one)")
+
     # ---- the requests ------------------------------------------------------------------------------
     def _offsets_of(self, partitions, spec: int, timeout_ms) -> dict:
         timeout_ms = self.config["request_timeout_ms"] if timeout_ms is None else timeout_ms
@@ -74,6 +80,7 @@ class OffsetLookup(Requests):
     def _list_offsets(self, specs: dict, timeout_ms) -> dict:
         """Ask each partition's leader until every one answered or ``timeout_ms`` passed;
         partitions whose answer is "no such offset" are left out, as kafka-python leaves them."""
+        self._check_network()
         if not specs:
             return {}
         deadline = self._sim.now + timeout_ms

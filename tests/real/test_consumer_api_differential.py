@@ -260,6 +260,9 @@ def offsets_lookup(env: Env) -> None:
     env.call("poll after close", c.poll)
     env.call("close twice", c.close)
     env.call("iterate after close", list, c)
+    env.call("end_offsets after close", c.end_offsets, [tp0], timeout_ms=1000)
+    env.call("position after close", c.position, tp0)
+    env.call("assignment after close", c.assignment)
 
 
 def transactions_lookup(env: Env) -> None:
@@ -339,6 +342,11 @@ def group_api(env: Env) -> None:
     env.call("paused after unsubscribe", c.paused)
     env.call("assign after unsubscribe", c.assign, [tp])
     env.call("position after unsubscribe+assign (committed offset)", c.position, tp)
+    c.close()
+    env.call("committed after close", c.committed, tp)
+    env.call("commit after close", c.commit)
+    env.call("topics after close", lambda: topic in c.topics())
+    env.call("partitions_for_topic after close", c.partitions_for_topic, topic)
 
 
 def lazy_resets(env: Env) -> None:
