@@ -347,3 +347,22 @@ def test_every_public_method_of_kafka_python_exists_with_its_signature(real, sim
                 different.append((name, want, got))
     assert not missing, f"{sim.__name__} lacks kafka-python's {missing}"
     assert not different, f"signatures differ from kafka-python's: {different}"
+
+
+def test_a_closed_consumer_refuses_what_needs_a_broker(cluster):
+    """Measured on Kafka 4.3.1: kafka-python's network loop is gone after close()."""
+    c = consumer(cluster, group_id="g", enable_auto_commit=False)
+    c.assign([TP0])
+    assert c.position(TP0) == 0
+    c.close()
+    for call in (lambda: c.end_offsets([TP0]), lambda: c.committed(TP0), c.commit, c.topics):
+        with pytest.raises(RuntimeError, match="closed"):
+            call()
+    assert c.position(TP0) == 0 and c.assignment() == {TP0}  # answered from memory
+
+
+def test_bootstrap_waits_for_the_metadata(cluster):
+    c = consumer(cluster)
+    c.bootstrap(timeout_ms=5000)
+    assert c._leaders_by_tp[(TOPIC, 0)][0] == cluster.leader_of(TOPIC, 0)
+    assert c.bootstrap_connected() is False  # as measured with kafka-python
