@@ -214,7 +214,7 @@ class Processor:
             raise _Crash(point)
 
     def process(self, record) -> None:
-        self.b.wait(self.processing_ms, kafka_ms=0)
+        self.b.app_time(self.processing_ms)
         message = record.value.decode()
         if self.semantics == "exactly-once-external":
             self.sink.write_with_offset(message, record.topic, record.partition, record.offset + 1)
@@ -345,13 +345,6 @@ def load_input(
     return Names(input_topic, output_topic, backend.group_id(GROUP), backend.transactional_id(TRANSACTIONAL_ID))
 
 
-def loaded_cluster(seed: int, messages: int, partitions: int = 2, with_output: bool = False):
-    """A simulated 3-broker cluster whose input topic holds ``msg-0`` .. ``msg-{messages-1}``."""
-    b = open_backend(None, seed, group_initial_rebalance_delay_ms=0)
-    load_input(b, messages, partitions, with_output)
-    return b.cluster
-
-
 def _input_ends(backend: Backend, topic: str) -> dict:
     """The end of each input partition (the harness loads all input before processing)."""
     return {(topic, p): backend.end_offset(topic, p, read_committed=True) for p in range(backend.partitions_of(topic))}
@@ -389,13 +382,12 @@ def run_pipeline(
     names = load_input(b, messages, partitions, with_output=semantics == "exactly-once-kafka")
     sink = SQLiteSink() if semantics == "exactly-once-external" else ListSink()
     input_ends = _input_ends(b, names.input)
-    cluster = b.cluster
     if broker_fault is not None:
         at_ms, broker = broker_fault
-        cluster.at(at_ms, cluster.crash, broker)
-        cluster.at(at_ms + 3000, cluster.restart, broker)
+        b.at(at_ms, b.crash, broker)
+        b.at(at_ms + 3000, b.restart, broker)
     if lose_response_at_ms is not None:
-        cluster.at(lose_response_at_ms, cluster.network.drop_next, None, None, "coordinator_response")
+        b.at(lose_response_at_ms, b.lose_next_coordinator_response)
     crash_log: list[dict] = []
     number = 0
     try:
@@ -423,7 +415,7 @@ def run_pipeline(
                 crash_log.append(
                     {"instance": number, "point": str(crash), "time_ms": b.now_ms, "after_polls": processor.polls}
                 )
-                b.wait(restart_delay_ms, kafka_ms=0)
+                b.app_time(restart_delay_ms)  # the supervisor's restart delay
             if number > crashes + 5:
                 raise RuntimeError(f"the application did not finish after {number} instances (seed={seed})")
     finally:
@@ -441,6 +433,7 @@ def run_pipeline(
         sink_name = sink.name
     consumer = {"semantics": semantics, "isolation_level": isolation, "input": names.input, "output": sink_name}
     result = check(b.history, {"acks": "all"}, None, consumer=consumer)
+    where = b.provenance()
     return PipelineResult(
         semantics,
         crash_point,
@@ -449,13 +442,9 @@ def run_pipeline(
         result,
         sink_rows,
         crash_log,
-        b.cluster,
-        notes={
-            "crashes": crash_log,
-            "names": names._asdict(),
-            **({"created_topics": dict(b.created_topics)} if b.kind != "simulator" else {}),
-        },
-        backend=b.kind,
+        where.target,
+        notes={"crashes": crash_log, "names": names._asdict(), **where.notes},
+        backend=where.label,
     )
 
 
@@ -486,7 +475,6 @@ __all__ = [
     "SQLiteSink",
     "PipelineResult",
     "load_input",
-    "loaded_cluster",
     "run_pipeline",
     "random_processing",
 ]

@@ -13,13 +13,21 @@ import sqlite3
 from ..broker import Cluster
 from ..checker import check
 from ..clients import KafkaConsumer, KafkaProducer
-from ..processing import INPUT, OUTPUT, loaded_cluster
+from ..backend import open_backend
+from ..processing import INPUT, OUTPUT, load_input
 
 GROUP = "graded-app"
 MAX_POLLS = 200  # a loop that polls more than this on a 12-message input never stops
 #: simulated time a consumer function may run: a 12-message input drains in a few seconds, so a
 #: function still running after this never returns (a `while True` loop)
 RETURN_WITHIN_S = 60
+
+
+def loaded_cluster(seed: int, messages: int, partitions: int = 2, with_output: bool = False) -> Cluster:
+    """A simulated 3-broker cluster whose input topic holds ``msg-0`` .. ``msg-{messages-1}``."""
+    b = open_backend(None, seed, group_initial_rebalance_delay_ms=0)
+    load_input(b, messages, partitions, with_output)
+    return b.cluster
 
 
 class AppCrash(BaseException):
