@@ -23,10 +23,10 @@ PACKAGE = ROOT / "course_lib"
 SEAM = ("course_lib.backend", "course_lib.backends")
 #: what a layer above the seam must not reach without it
 BACKEND_PACKAGES = ("course_lib.sim", "course_lib.broker", "course_lib.clients", "course_lib.real")
-ABOVE_THE_SEAM = ("course_lib.scenarios", "course_lib.processing")
+ABOVE_THE_SEAM = ("course_lib.scenarios", "course_lib.processing", "course_lib.consumer_groups")
 JUDGE = ("course_lib.history", "course_lib.checker")
 #: scenario code that must not branch on the backend
-BACKEND_BLIND = ("scenarios.py", "processing.py")
+BACKEND_BLIND = ("scenarios.py", "processing.py", "consumer_groups.py")
 BACKEND_NAMES = {"simulator", "kafka", "sim", "real"}
 
 
