@@ -383,7 +383,7 @@ def slow_handler_outcome(backend: Backend) -> dict:
                 f"holds {sorted(slow.assignment())}, the other {sorted(other.assignment())}, {got} records read"
             )
         keep_polling(6, [other])  # the slow member is in its handler
-        outcome = {"commit_error": None}
+        outcome: dict[str, Any] = {"commit_error": None}
         try:
             slow.commit()
         except Errors.KafkaError as exc:

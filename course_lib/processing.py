@@ -36,6 +36,7 @@ from kafka.structs import TopicPartition
 from .backend import Backend, open_backend
 from .checker import CheckResult, check
 from .history import Nemesis, OpName
+from .supervisor import AfterPolls, Supervision, supervise
 
 SEMANTICS = ("at-most-once", "at-least-once", "auto-commit", "exactly-once-external", "exactly-once-kafka")
 CRASH_POINTS = ("after_poll", "mid_batch", "after_process", "after_commit")
@@ -150,13 +151,10 @@ class PipelineResult:
         )
 
 
-class _Crash(Exception):
-    """The application process dies here."""
-
-
 class Processor:
     """One instance of the consumer application. ``run()`` returns when the input is drained or
-    raises :class:`_Crash` at its crash point. The same code drives simulated and real clients."""
+    raises :class:`~course_lib.supervisor.AppCrash` at its crash point (once it has had records
+    from ``crash_after_polls`` polls). The same code drives simulated and real clients."""
 
     def __init__(
         self,
@@ -179,7 +177,7 @@ class Processor:
         self.processing_ms = processing_ms  # time each record takes: auto-commits happen meanwhile
         self.queue: list = []
         self._sends: list = []  # the futures of the open transaction's sends
-        self.crash_point, self.crash_after_polls = crash_point, crash_after_polls
+        self.plan = AfterPolls(crash_point, crash_after_polls)
         self.polls = 0
         config = dict(
             client_id=f"processor-{number}",
@@ -210,8 +208,7 @@ class Processor:
             self.producer.init_transactions()  # fences an older instance, aborts its open transaction
 
     def _maybe_crash(self, point: str) -> None:
-        if point == self.crash_point and self.crash_after_polls is not None and self.polls >= self.crash_after_polls:
-            raise _Crash(point)
+        self.plan.reached(point, self.polls)
 
     def process(self, record) -> None:
         self.b.app_time(self.processing_ms)
@@ -388,38 +385,30 @@ def run_pipeline(
         b.at(at_ms + 3000, b.restart, broker)
     if lose_response_at_ms is not None:
         b.at(lose_response_at_ms, b.lose_next_coordinator_response)
-    crash_log: list[dict] = []
-    number = 0
+    seen = Supervision()
+
+    def start(number: int) -> Processor:
+        crash_here = crash_point if len(seen.crashes) < crashes else None
+        return Processor(
+            b,
+            names,
+            semantics,
+            sink,
+            number,
+            crash_here,
+            rng.randint(1, 2),
+            batch,
+            buffered=buffered,
+            input_ends=input_ends,
+        )
+
     try:
-        while True:
-            number += 1
-            crash_here = crash_point if len(crash_log) < crashes else None
-            processor = Processor(
-                b,
-                names,
-                semantics,
-                sink,
-                number,
-                crash_here,
-                rng.randint(1, 2),
-                batch,
-                buffered=buffered,
-                input_ends=input_ends,
-            )
-            try:
-                processor.run()
-                processor.close()
-                break
-            except _Crash as crash:
-                processor.crash()
-                crash_log.append(
-                    {"instance": number, "point": str(crash), "time_ms": b.now_ms, "after_polls": processor.polls}
-                )
-                b.app_time(restart_delay_ms)  # the supervisor's restart delay
-            if number > crashes + 5:
-                raise RuntimeError(f"the application did not finish after {number} instances (seed={seed})")
+        supervise(b, start, crashes + 6, restart_delay_ms, facts=lambda p: {"after_polls": p.polls}, seen=seen)
+        if not seen.finished:
+            raise RuntimeError(f"the application did not finish after {seen.instances} instances (seed={seed})")
     finally:
         b.close_clients()
+    crash_log = seen.crashes
     isolation = "read_committed" if semantics == "exactly-once-kafka" else "read_uncommitted"
     b.final_read(names.input)
     if semantics == "exactly-once-kafka":

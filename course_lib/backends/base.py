@@ -99,6 +99,8 @@ class Backend(Protocol):
     #: topics created under another name than asked (Kafka: prefix and run suffix) -> settings asked
     created_topics: dict[str, dict]
 
+    def describe(self) -> str: ...
+
     # ---- names and topics
     def create_topic(
         self,
