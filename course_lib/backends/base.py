@@ -262,6 +262,22 @@ class Common:
             lambda isr: len(isr) == to,
         )
 
+    def until_leader_elected(self, topic: str, not_: int | None = None, partition: int = 0) -> int:
+        """Wait until the partition has a leader other than ``not_``; return it."""
+        return self.until(
+            f"a leader of {topic}-{partition} other than {not_}",
+            lambda: self.leader_of(topic, partition),
+            lambda leader: leader is not None and leader != not_,
+        )
+
+    def confirm_no_leader_elected(self, topic: str, not_: int | None = None, partition: int = 0) -> None:
+        """Wait as long as an election would take (:attr:`Timing.election_ms`); the partition must
+        still have no leader other than ``not_``."""
+        self.wait(self.timing.election_ms)
+        leader = self.leader_of(topic, partition)
+        if leader is not None and leader != not_:
+            raise ConditionTimeout(f"{topic}-{partition} elected {leader} although no election should happen")
+
     def read_to_end(self, consumer: Any, topic: str, end: int, partition: int = 0) -> Iterator[list]:
         """Poll ``consumer`` until it is past ``end`` of the partition; yield each poll's records."""
         for _ in range(self.timing.read_polls):

@@ -16,7 +16,7 @@ from functools import partial
 from typing import Any, Callable
 
 from ..history import INFO, OK, History, Nemesis, OpName
-from .base import BROKER_FAULTS, CLIENT_FAULTS, Common, ConditionTimeout, Provenance, Timing
+from .base import BROKER_FAULTS, CLIENT_FAULTS, Common, Provenance, Timing
 
 #: wall-clock budgets of the lab cluster (course_lib/real/cluster.py: broker.session.timeout.ms
 #: and replica.lag.time.max.ms of a few seconds) and the client settings its steps need
@@ -297,19 +297,6 @@ class KafkaBackend(Common):
             lambda: self.isr_of(topic, partition),
             shrunk_long_enough,
         )
-
-    def until_leader_elected(self, topic: str, not_: int | None = None, partition: int = 0) -> int:
-        return self.until(
-            f"a leader of {topic}-{partition} other than {not_}",
-            lambda: self.leader_of(topic, partition),
-            lambda leader: leader is not None and leader != not_,
-        )
-
-    def confirm_no_leader_elected(self, topic: str, not_: int | None = None, partition: int = 0) -> None:
-        self.wait(self.timing.election_ms)
-        leader = self.leader_of(topic, partition)
-        if leader is not None and leader != not_:
-            raise ConditionTimeout(f"{topic}-{partition} elected {leader} although no election should happen")
 
     def until_transaction_aborted(self, topic: str, transaction_timeout_ms: float, partition: int = 0) -> None:
         """Wait until no transaction is open on the partition any more: its last stable offset

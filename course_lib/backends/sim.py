@@ -11,7 +11,7 @@ import warnings
 from typing import Any, Callable
 
 from ..history import INFO, Nemesis
-from .base import BROKER_FAULTS, CLIENT_FAULTS, SIM_ONLY_FAULTS, Common, ConditionTimeout, Provenance, Timing
+from .base import BROKER_FAULTS, CLIENT_FAULTS, SIM_ONLY_FAULTS, Common, Provenance, Timing
 
 #: virtual time: the simulator's network moves a request in well under a millisecond
 SIM_TIMING = Timing(
@@ -149,18 +149,7 @@ class SimBackend(Common):
 
     def until_leader_elected(self, topic: str, not_: int | None = None, partition: int = 0) -> int:
         self.wait(self.timing.election_ms)
-        return self.until(
-            f"a leader of {topic}-{partition} other than {not_}",
-            lambda: self.leader_of(topic, partition),
-            lambda leader: leader is not None and leader != not_,
-            timeout_ms=30_000,
-        )
-
-    def confirm_no_leader_elected(self, topic: str, not_: int | None = None, partition: int = 0) -> None:
-        self.wait(self.timing.election_ms)
-        leader = self.leader_of(topic, partition)
-        if leader is not None and leader != not_:
-            raise ConditionTimeout(f"{topic}-{partition} elected {leader} although no election should happen")
+        return super().until_leader_elected(topic, not_, partition)
 
     def until_transaction_aborted(self, topic: str, transaction_timeout_ms: float, partition: int = 0) -> None:
         self.wait(transaction_timeout_ms + self.timing.abort_margin_ms)
