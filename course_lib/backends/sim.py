@@ -196,8 +196,8 @@ class SimBackend(Common):
         a timed fault plan, as the schedule's own steps are)."""
         self.cluster.network.drop_next(None, None, "coordinator_response")
 
-    def heal(self) -> None:
-        self.cluster.heal_all()
+    def heal(self, timeout_ms: float = 60_000) -> None:
+        self.cluster.heal_all(timeout_ms)
 
     def final_read(self, topic, isolation_level="read_uncommitted"):
         return self.cluster.final_read(topic, isolation_level=isolation_level)
