@@ -39,7 +39,10 @@ repeatable). ``b.wait(ms)`` remains for time that is the scenario's own (a produ
 The adapter contract - what writing a new backend (e.g. kafka-python against the simulated
 cluster over TCP) means:
 
-1. Subclass :class:`~course_lib.backends.base.Common` and set ``kind`` (a label for results,
+1. Subclass :class:`~course_lib.backends.wallclock.WallClock` if the cluster runs in real time
+   (it brings the history's clock, ``wait``/``at``/``wait_until`` and every intent as a condition
+   on the cluster's state), else :class:`~course_lib.backends.base.Common` (as the simulator
+   does). Set ``kind`` (a label for results,
    never branched on), ``faults`` (which :class:`~course_lib.history.Nemesis` faults it can
    inject), ``missing_reason`` (one sentence: why the others are missing), ``history`` (one
    :class:`~course_lib.history.History` per run; its clock is the backend's) and ``timing``
@@ -52,10 +55,10 @@ cluster over TCP) means:
    as false -, ``at``), the faults it offers (each call records exactly one nemesis operation of
    its name; an unoffered one raises :class:`MissingFault` through ``require``) and Jepsen's last
    phase (``heal``, ``final_read``, ``close_clients``).
-3. Decide the intents (``settle``, ``until_*``, ``confirm_no_leader_elected``, ``app_time``,
-   ``poll_together``): a wall-clock backend waits for the state through ``self.until(what,
-   observe, done)``; a virtual-clock backend may advance a fixed time, if that is exactly what its
-   recorded traces assume. ``read_to_end``, ``stream`` and ``hold_back_followers`` follow from
+3. The intents (``settle``, ``until_*``, ``confirm_no_leader_elected``, ``app_time``,
+   ``poll_together``): a wall-clock backend inherits them; a virtual-clock backend overrides them
+   with the fixed virtual times its recorded traces assume (see :mod:`course_lib.backends.sim`),
+   or waits for the state through ``self.until(what, observe, done)``. ``read_to_end``, ``stream`` and ``hold_back_followers`` follow from
    the timing profile.
 4. Teach :func:`open_backend` to recognise its target, and add it to the protocol test
    (tests/test_backend.py) and the fidelity table.

@@ -17,7 +17,6 @@ from course_lib.backend import (
     SimBackend,
     open_backend,
 )
-from course_lib.backends import kafka as kafka_backend
 from course_lib.history import Nemesis
 from course_lib.real.connect import connect
 from course_lib.scenarios import SCENARIOS, run_scenario
@@ -165,9 +164,9 @@ def test_a_condition_that_never_comes_says_what_it_waited_for_and_what_it_saw():
 
 def test_a_real_isr_shrink_counts_once_it_was_seen_stable(monkeypatch):
     # a broker shows new metadata before its partitions apply it: one sighting is not enough
-    monkeypatch.setattr(kafka_backend, "ISR_SEEN_STABLE_MS", 300)
     b = KafkaBackend(connect("kafka.example:9092", prefix="alice"))
-    b.timing = dataclasses.replace(KAFKA_TIMING, condition_timeout_ms=2000)
+    assert b.timing.isr_stable_ms == 1500
+    b.timing = dataclasses.replace(KAFKA_TIMING, condition_timeout_ms=2000, isr_stable_ms=300)
     sightings = iter([[1, 2, 3], [1], [1, 2], *[[1]] * 100])
     monkeypatch.setattr(b, "isr_of", lambda topic, partition=0: next(sightings))
     start = time.monotonic()

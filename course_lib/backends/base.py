@@ -60,6 +60,8 @@ class Timing:
     #: faults needed to keep followers from fetching what the leader takes next (a real follower
     #: fetches within a millisecond; the simulator's lag by its network latency)
     holding_back_followers: tuple = ()
+    #: how long a changed ISR must be seen unchanged before it counts (ms)
+    isr_stable_ms: float = 0
     #: producer settings by purpose (kafka-python names), merged over the scenario's own
     producer_for: dict = field(default_factory=dict)
 
