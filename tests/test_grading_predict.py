@@ -119,3 +119,26 @@ def test_a_timed_out_answer_cell_is_reported_as_timed_out_and_cells_count_from_1
     assert "cell In [2], which sets ex02_q1, did not finish within 1 s" in text, text
     assert by_id["ex02_q3"].status == "passed"
     assert "In [0]" not in text
+
+
+@pytest.mark.parametrize(
+    "notebook",
+    [*sorted((ROOT / "exercises").glob("*.ipynb")), ROOT / "notebooks" / "09_real_kafka_lab.ipynb"],
+    ids=lambda p: p.name,
+)
+def test_setup_cells_keep_the_course_warnings_visible(notebook):
+    """A blanket warnings.simplefilter("ignore") would hide IdempotenceDisabledWarning, the pitfall
+    lesson 04 teaches: the setup cell may silence kafka-python's DeprecationWarning only."""
+    from course_lib.broker import Cluster
+    from course_lib.clients import KafkaProducer
+    from course_lib.clients.config import IdempotenceDisabledWarning
+
+    nb = nbformat.read(notebook, as_version=4)
+    setup = next(c.source for c in nb.cells if c.cell_type == "code" and "import warnings" in c.source)
+    assert "simplefilter" not in setup
+    filters = "\n".join(line for line in setup.splitlines() if line.startswith(("import warnings", "warnings.")))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.resetwarnings()
+        exec(filters, {})
+        KafkaProducer(bootstrap_servers=Cluster(3, seed=1), acks=1)  # acks=1 turns idempotence off
+    assert any(issubclass(w.category, IdempotenceDisabledWarning) for w in caught)

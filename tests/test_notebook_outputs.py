@@ -2,6 +2,7 @@
 tests/notebook_expectations/ and put back for nbval by notebooks/conftest.py (tools/notebook_outputs.py)."""
 
 import importlib.util
+import re
 from pathlib import Path
 
 import nbformat
@@ -38,6 +39,26 @@ def test_lessons_follow_the_course_shape(path):
     assert "Learning goals" in text or "learning goals" in text.lower()
     assert "## Summary" in text and "## Exercises" in text
     assert "**Predict:**" in text or "prediction question" in text
+
+
+LESSON_FILES = [p for p in NOTEBOOKS if "demos" not in p.parts]
+
+
+@pytest.mark.parametrize("path", LESSON_FILES, ids=lambda p: p.name)
+def test_every_lesson_ends_with_a_link_to_the_next(path):
+    last = nbformat.read(path, as_version=4).cells[-1]
+    following = LESSON_FILES[LESSON_FILES.index(path) + 1 :]
+    target = following[0].name if following else "../exercises/11_capstone.ipynb"
+    assert last.cell_type == "markdown" and last.source.startswith("**Next:**") and f"]({target})" in last.source
+
+
+def test_the_course_path_links_every_lesson():
+    text = nbformat.read(ROOT / "notebooks" / "00_start_here.ipynb", as_version=4).cells
+    path = next(c.source for c in text if "## The course path" in c.source).split("## The course path")[1]
+    path = path.split("Reference pages")[0]
+    for lesson in LESSON_FILES[1:]:
+        assert f"]({lesson.name})" in path, f"00's course path does not link {lesson.name}"
+    assert not re.search(r"^- `", path, re.M), "a lesson named as code, not linked"
 
 
 def test_strip_returns_checked_text_and_drops_every_output():

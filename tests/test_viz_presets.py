@@ -4,6 +4,7 @@ what its text promises, and a prediction is recorded only when locked in."""
 import pytest
 
 from course_lib.viz.consumers import CRASH_PRESETS, TX_PRESETS, ConsumerCrashDemo, TransactionsDemo
+from course_lib.viz.groups import GROUP_PRESETS, GroupDemo
 from course_lib.viz.predict import Prediction, Reveal
 from course_lib.viz.simulator import PRESETS, DeliverySimulator
 
@@ -11,6 +12,7 @@ APPS = (
     [(DeliverySimulator, name, p) for name, p in PRESETS.items()]
     + [(ConsumerCrashDemo, name, p) for name, p in CRASH_PRESETS.items()]
     + [(TransactionsDemo, name, p) for name, p in TX_PRESETS.items()]
+    + [(GroupDemo, name, p) for name, p in GROUP_PRESETS.items()]
 )
 
 
