@@ -81,9 +81,16 @@ def test_run_all_leaves_every_prediction_open_until_it_is_locked_in(lesson):
     from nbclient import NotebookClient
 
     nb = nbformat.read(lesson, as_version=4)
-    made = [m.group(1) for c in nb.cells if c.cell_type == "code" for m in re.finditer(r"^(\w+) = Prediction\(", c.source, re.M)]
+    made = [
+        m.group(1)
+        for c in nb.cells
+        if c.cell_type == "code"
+        for m in re.finditer(r"^(\w+) = Prediction\(", c.source, re.M)
+    ]
     nb.cells.append(nbformat.v4.new_code_cell(_PROBE))
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(lesson.parent)}}).execute()
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(lesson.parent)}}
+    ).execute()
     found = json.loads(nb.cells[-1].outputs[-1]["text"])
     assert sorted(p["name"] for p in found) == sorted(made), f"{lesson.name}: predictions lost or reused"
     for p in found:
@@ -106,4 +113,8 @@ def test_05b_real_kafka_part_is_opt_in_and_says_what_it_costs():
     assert re.match(r"REAL_KAFKA = False\b", nb.cells[flag].source)
     assert "start_lab() if REAL_KAFKA else" in nb.cells[flag].source
     above = nb.cells[flag - 1].source
-    assert "optional and\noff by default" in above and re.search(r"about\s\d+ s", above) and re.search(r"\d(\.\d)? GB", above)
+    assert (
+        "optional and\noff by default" in above
+        and re.search(r"about\s\d+ s", above)
+        and re.search(r"\d(\.\d)? GB", above)
+    )

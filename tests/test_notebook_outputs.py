@@ -73,7 +73,9 @@ def test_strip_returns_checked_text_and_drops_every_output():
     other.execution_count = 3
     nb.cells = [checked, other]
     stored = tool.strip(nb)
-    assert stored == [{"cell": 0, "source": checked.source, "outputs": [{"name": "stdout", "output_type": "stream", "text": "1\n"}]}]
+    assert stored == [
+        {"cell": 0, "source": checked.source, "outputs": [{"name": "stdout", "output_type": "stream", "text": "1\n"}]}
+    ]
     assert checked.outputs == [] and other.outputs == [] and other.execution_count is None
 
 

@@ -130,7 +130,9 @@ def problems(path: Path) -> list[str]:
     found = []
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "code" and (cell.outputs or cell.execution_count is not None):
-            found.append(f"{path}: cell {i} carries outputs a learner would see (run: python tools/notebook_outputs.py {path})")
+            found.append(
+                f"{path}: cell {i} carries outputs a learner would see (run: python tools/notebook_outputs.py {path})"
+            )
     if "widgets" in nb.metadata:
         found.append(f"{path}: stored widget state in the metadata")
     if "demos" in Path(path).parts:

@@ -64,7 +64,13 @@ GROUP_PRESETS = {
                 ("run",),
                 "b spends 8 s per batch, more than max_poll_interval_ms: does commit on revocation save its work?",
                 ("failed commits: 3", "left the group"),
-                {"handler_b": 800, "b_starts": 0, "max_poll_records": 10, "max_poll_interval_ms": 5000, "commit_every": 1},
+                {
+                    "handler_b": 800,
+                    "b_starts": 0,
+                    "max_poll_records": 10,
+                    "max_poll_interval_ms": 5000,
+                    "commit_every": 1,
+                },
             ),
             Step(
                 ("run",),
