@@ -192,3 +192,56 @@ def test_lesson_widgets_answer_clicks_and_show_whole_labels(lab, browser):
     app_cell.locator(".app-try").evaluate("e => e.scrollIntoView({block: 'start'})")  # steps, controls, buttons
     page.screenshot(path=str(ARTIFACTS / "lab_lesson04_simulator_1366x768.png"))
     page.close()
+
+
+PREDICTION_LESSONS = sorted(
+    [p.name for p in (ROOT / "notebooks").glob("0[0-8]_*.ipynb")] + ["05b_consumer_groups.ipynb"]
+)
+
+
+def _run_all(page, notebook):
+    """Run > Run All Cells, as most learners start a notebook; returns once every code cell has run."""
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-item:visible", has_text="Run All Cells").first.click()
+    page.wait_for_function(
+        """() => {
+            const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+            const prompts = [...panel.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];
+            return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
+        }""",
+        timeout=TIMEOUT_MS * 2,
+    )
+
+
+@pytest.mark.parametrize("lesson", PREDICTION_LESSONS)
+def test_run_all_leaves_each_prediction_open_and_lock_in_reveals_it(lab, browser, lesson):
+    """After Run All every prediction is still open (not greyed out) and shows no measured value,
+    neither in its box nor in its reveal cell; locking in then shows the measurement in both."""
+    base, token = lab
+    page = _page(browser)
+    page.goto(f"{base}/lab/tree/notebooks/{lesson}?token={token}")
+    notebook = _notebook(page, lesson)
+    _run_all(page, notebook)
+    boxes = notebook.locator(".prediction")
+    boxes.first.wait_for()
+    outcomes = notebook.locator(".pr-outcome")
+    assert boxes.count() >= 1 and outcomes.count() == boxes.count()
+    for i in range(boxes.count()):
+        box = boxes.nth(i)
+        status = box.locator(".pr-status")
+        status.filter(has_text="lock in your prediction").wait_for()  # the reveal cell has run
+        assert "measured:" not in box.inner_text() and "measured:" not in outcomes.nth(i).inner_text()
+        lock = box.get_by_role("button", name="lock in")
+        assert lock.is_enabled(), f"{lesson}: prediction {i + 1} greyed out by Run All"
+        choices = box.locator(".widget-toggle-button")
+        if choices.count():
+            assert choices.first.is_enabled()
+            choices.first.click()
+        else:
+            box.locator("input").fill("1")
+        lock.click()
+        status.filter(has_text="measured:").wait_for()
+        outcomes.nth(i).filter(has_text="measured:").wait_for()
+        assert not lock.is_enabled()
+    page.screenshot(path=str(ARTIFACTS / f"lab_run_all_{lesson.split('_')[0]}.png"))
+    page.close()
