@@ -245,3 +245,29 @@ def test_run_all_leaves_each_prediction_open_and_lock_in_reveals_it(lab, browser
         assert not lock.is_enabled()
     page.screenshot(path=str(ARTIFACTS / f"lab_run_all_{lesson.split('_')[0]}.png"))
     page.close()
+
+
+def test_the_cheat_sheet_fits_1366_pixels(lab, browser):
+    """Lesson 00 links the cheat sheet; at 1366x768 (file browser open) no table is wider than
+    the page showing it: nothing to scroll sideways, no column cut off."""
+    base, token = lab
+    page = _page(browser)
+    page.goto(f"{base}/lab/tree/notebooks/00_start_here.ipynb?token={token}")
+    lesson = _notebook(page, "00_start_here.ipynb")
+    link = lesson.locator("a[href*='reference/cheat_sheet.md']").first
+    link.scroll_into_view_if_needed()
+    link.click()
+    page.locator(".lm-TabBar-tab.lm-mod-current", has_text="cheat_sheet.md").wait_for()
+    tables = page.locator(".jp-RenderedMarkdown:visible table")
+    tables.first.wait_for()
+    too_wide = tables.evaluate_all(
+        """tables => tables.map(t => {
+            const box = t.closest('.jp-RenderedMarkdown');
+            return [t.querySelector('th').innerText, Math.round(t.getBoundingClientRect().right),
+                    Math.round(box.getBoundingClientRect().right)];
+        }).filter(([, right, limit]) => right > limit)"""
+    )
+    count = tables.count()
+    page.screenshot(path=str(ARTIFACTS / "lab_cheat_sheet_1366x768.png"))
+    page.close()
+    assert count >= 3 and too_wide == [], f"tables wider than the page (first header, right, limit): {too_wide}"
