@@ -21,7 +21,7 @@ import nbformat
 
 from course_lib.grading import sandbox
 from course_lib.grading.autograder import Grader, grade_notebook
-from course_lib.grading.exercises import EXERCISES, evaluate
+from course_lib.grading.registry import EXERCISES, evaluate
 from course_lib.grading.hidden import seeds_for
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -12,7 +12,7 @@ import warnings
 from collections import Counter
 
 from course_lib.broker.invariants import InvariantViolation
-from course_lib.replication_trials import checked_trial
+from bench.replication_trials import checked_trial
 
 
 def run(seeds: range) -> dict:

@@ -17,7 +17,7 @@ import pytest
 
 from course_lib.grading import EXERCISES, check, check_all, sandbox
 from course_lib.grading.answers import decode, definitions, encode
-from course_lib.grading.exercises import MISSING, evaluate
+from course_lib.grading.registry import MISSING, evaluate
 from course_lib.grading.hidden import seeds_for
 from course_lib.grading.generate import MarkerError, generate, render
 from course_lib.grading.report import NOT_ATTEMPTED, PASSED, WRONG_TYPE

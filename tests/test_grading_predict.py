@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from course_lib.grading import EXERCISES, check
-from course_lib.grading.exercises import evaluate
+from course_lib.grading.registry import evaluate
 from course_lib.grading.hidden import seeds_for
 from course_lib.grading.report import FAILED, Part, Report
 

@@ -85,7 +85,7 @@ def save_expectations(path: Path, expectations: list[dict]) -> None:
     stored = expectations_path(path)
     stored.parent.mkdir(parents=True, exist_ok=True)
     body = {"notebook": str(Path(path).resolve().relative_to(ROOT)), "cells": expectations}
-    stored.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n")
+    stored.write_text(json.dumps(body, indent=1, ensure_ascii=False, sort_keys=True) + "\n")  # stable diffs
 
 
 def inject(nb, expectations: list[dict], path: Path):

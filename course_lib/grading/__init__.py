@@ -19,9 +19,10 @@ import os
 import signal
 import threading
 
-from . import exercises as _exercises
+from . import registry as _registry
 from .answers import syntax_error
-from .exercises import EXERCISES, MISSING
+from .framework import is_placeholder
+from .registry import EXERCISES, MISSING
 from .report import ERROR, Report
 
 __all__ = ["check", "check_all", "EXERCISES"]
@@ -79,7 +80,7 @@ def check(
     if broken:
         return broken
     try:
-        return _with_time_limit(time_limit_s, _exercises.evaluate, exercise_id, answer, seeds)
+        return _with_time_limit(time_limit_s, _registry.evaluate, exercise_id, answer, seeds)
     except _TooSlow:
         ex = EXERCISES[exercise_id]
         return Report(
@@ -98,7 +99,7 @@ def _syntax_error(namespace: dict, exercise_id: str, answer) -> Report | None:
     ex = EXERCISES[exercise_id]
     answers = answer if ex.is_implementation else (answer,)
     cells = namespace.get("In")
-    if not isinstance(cells, list) or not any(_exercises.is_placeholder(a) for a in answers):
+    if not isinstance(cells, list) or not any(is_placeholder(a) for a in answers):
         return None
     problem = syntax_error(cells, ex.functions or (ex.id,))
     return Report(exercise_id, ERROR, 0, ex.points, problem, ex.hint) if problem else None

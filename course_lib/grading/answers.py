@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .exercises import MISSING
+from .framework import MISSING
 
 
 class Opaque:

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from . import sandbox
 from .answers import decode, definitions, syntax_error
-from .exercises import EXERCISES, MISSING, evaluate
+from .registry import EXERCISES, MISSING, evaluate
 from .hidden import seeds_for
 from .report import ERROR, Report
 

@@ -13,6 +13,8 @@ Taught in notebooks/05_consumer_delivery_semantics and notebooks/07_exactly_once
 
 from __future__ import annotations
 
+from ..history import OK, Nemesis, OpName
+
 _COUNT_COLOURS = {0: "#c62828", 1: "#2e7d32", 2: "#ef6c00"}  # never / once / twice or more
 _MARKERS = (
     ("committed", "committed offset (Kafka)", "#1565c0", -0.5),
@@ -28,31 +30,31 @@ def crash_offsets(result, partition: int | None = None) -> dict:
     the offset the sink stored with its output (exactly-once-external), and how many times each
     offset was processed over the whole run."""
     history = result.history
-    crash = next((op for op in history if op.f == "crash_client"), None)
+    crash = next((op for op in history if op.f == Nemesis.CRASH_CLIENT), None)
     if crash is None:
         raise ValueError("this run has no consumer crash (use a pipeline scenario with a crash_point)")
     victim, t = crash.value["client"], crash.time_ms
     before = [op for op in history if op.process == victim and op.time_ms <= t]
     position: dict = {}
     for op in before:
-        if op.f == "poll" and op.type == "ok":
+        if op.f == OpName.POLL and op.type == OK:
             for p, offset, _ in op.value:
                 position[p] = max(position.get(p, 0), offset + 1)
     committed: dict = {}
     for op in before:
-        if op.f == "commit" and op.type == "ok":
+        if op.f == OpName.COMMIT and op.type == OK:
             for _, p, offset in op.value:
                 committed[p] = offset
     stored: dict = {}  # write_with_offset commits output and next offset together, per record
     if result.semantics == "exactly-once-external":
         for op in before:
-            if op.f == "process":
+            if op.f == OpName.PROCESS:
                 stored[op.partition] = max(stored.get(op.partition, 0), op.offset + 1)
     processed: dict = {}
     for op in history:
-        if op.f == "process" and op.type == "ok":
+        if op.f == OpName.PROCESS and op.type == OK:
             processed[(op.partition, op.offset)] = processed.get((op.partition, op.offset), 0) + 1
-    final = next(op for op in history if op.f == "final_read")
+    final = next(op for op in history if op.f == OpName.FINAL_READ)
     ends: dict = {}
     for p, offset, _ in final.value:
         ends[p] = max(ends.get(p, 0), offset + 1)

@@ -33,6 +33,7 @@ from ..broker import Cluster
 from ..checker import check
 from ..clients import KafkaProducer
 from ..clients.config import ConfigurationError
+from ..history import FAIL, INFO, OK, OUTCOMES, OpName
 from ..scenarios import FAST_FAILOVER
 from .cluster_view import cluster_html
 from .outcome import outcome_html
@@ -323,14 +324,14 @@ class DeliverySimulator:
         self.refresh()
 
     def _progress(self) -> str:
-        outcomes = {"ok": 0, "fail": 0, "info": 0}
+        outcomes = dict.fromkeys(OUTCOMES, 0)
         for op in self.cluster.history:
-            if op.f == "send" and op.type in outcomes:
+            if op.f == OpName.SEND and op.type in outcomes:
                 outcomes[op.type] += 1
         waiting = self.messages_sent - sum(outcomes.values())
-        text = f"{outcomes['ok']} of {self.messages_sent} acknowledged"
-        if outcomes["fail"] + outcomes["info"]:
-            text += f", {outcomes['fail'] + outcomes['info']} failed"
+        text = f"{outcomes[OK]} of {self.messages_sent} acknowledged"
+        if outcomes[FAIL] + outcomes[INFO]:
+            text += f", {outcomes[FAIL] + outcomes[INFO]} failed"
         return text + (f", {waiting} waiting" if waiting else "")
 
     def crash_leader(self) -> None:
@@ -426,7 +427,7 @@ class DeliverySimulator:
 
     def _waiting(self) -> int:
         """Sends the producer has not heard back about yet."""
-        done = sum(1 for op in self.cluster.history if op.f == "send" and op.type in ("ok", "fail", "info"))
+        done = sum(1 for op in self.cluster.history if op.f == OpName.SEND and op.type in OUTCOMES)
         return self.messages_sent - done
 
     # ---- display ----------------------------------------------------------------------------

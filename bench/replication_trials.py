@@ -22,10 +22,10 @@ from dataclasses import dataclass
 
 from kafka.errors import KafkaTimeoutError
 
-from .broker import Cluster
-from .broker.invariants import ReplicationInvariants
-from .clients import KafkaProducer
-from .nemesis import FAULT_KINDS, Fault, apply_schedule, random_schedule
+from course_lib.broker import Cluster
+from course_lib.broker.invariants import ReplicationInvariants
+from course_lib.clients import KafkaProducer
+from course_lib.nemesis import FAULT_KINDS, Fault, apply_schedule, random_schedule
 
 TOPIC = "inv"
 #: fast failure detection so a 10 s trial sees ISR shrinks (the course's FAST_FAILOVER settings)

@@ -2,7 +2,7 @@
 :class:`course_lib.consumer_groups.GroupRun`: each check plans the instances, runs the group on
 the simulator's clock and counts duplicates, failed commits and rebalances.
 
-Registered in :data:`course_lib.grading.exercises.EXERCISES` when that module is imported.
+Registered by :mod:`course_lib.grading.registry`.
 """
 
 from __future__ import annotations
@@ -10,13 +10,13 @@ from __future__ import annotations
 import functools
 import warnings
 
-from .exercises import Part, exercise, expect_choice, expect_dict, expect_int, predicted
+from ..framework import Part, exercise, expect_choice, expect_dict, expect_int, predicted
 
 NOTEBOOK = "05b_consumer_groups"
 
 
 def _quiet_run(seed: int, messages: int = 40):
-    from ..consumer_groups import GroupRun
+    from ...consumer_groups import GroupRun
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -9,25 +9,20 @@ Each seed runs both halves of the pipeline under faults:
 - the consumer half: :func:`course_lib.processing.random_processing` with the chosen processing
   semantics (1-3 application crashes at a random point, a broker crash and a lost response).
 
-Registered in :data:`course_lib.grading.exercises.EXERCISES` when that module is imported.
+Registered by :mod:`course_lib.grading.registry`.
 """
 
 from __future__ import annotations
 
-from .exercises import (
-    Part,
-    _acked_fraction,
-    _fault_trials,
-    exercise,
-    expect_dict,
-    expect_function,
-)
+from ...history import OK, OpName
+from ..framework import Part, exercise, expect_dict, expect_function
+from .common import _acked_fraction, _fault_trials
 
 NOTEBOOK = "11_capstone"
 
 
 def _semantics_problem(consumer: dict) -> str | None:
-    from ..processing import SEMANTICS
+    from ...processing import SEMANTICS
 
     if consumer.get("semantics") not in SEMANTICS:
         return f"answer['consumer']['semantics'] must be one of {', '.join(map(repr, SEMANTICS))}"
@@ -51,7 +46,7 @@ def _ex11_q1(answer, seeds):
     problem = _semantics_problem(answer["consumer"])
     if problem:
         return [Part("consumer semantics", False, problem)]
-    from ..processing import random_processing
+    from ...processing import random_processing
 
     results = _fault_trials(answer["producer"], answer["topic"], seeds)
 
@@ -99,7 +94,7 @@ LOSSY_FAULTS = ("crash_leader_after_ack", "shrink_isr_then_crash_leader", "lose_
 def lossy_history(seed: int):
     """The run the capstone's second question reads: acks=1, idempotence off, one in-sync replica
     allowed, and faults that lose acknowledged writes or duplicate retried ones."""
-    from ..scenarios import run_scenario
+    from ...scenarios import run_scenario
 
     return run_scenario(
         "random_faults",
@@ -112,8 +107,8 @@ def lossy_history(seed: int):
 
 def audit_truth(history) -> dict:
     """What ex11_q2 asks for, from its definition (the checker reports the same anomalies)."""
-    acknowledged = {op.value for op in history if op.f == "send" and op.type == "ok"}
-    final = [row[2] for op in history if op.f == "final_read" for row in op.value]
+    acknowledged = {op.value for op in history if op.f == OpName.SEND and op.type == OK}
+    final = [row[2] for op in history if op.f == OpName.FINAL_READ for row in op.value]
     return {"lost": acknowledged - set(final), "duplicated": {v for v in final if final.count(v) > 1}}
 
 

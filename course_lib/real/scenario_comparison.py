@@ -1,4 +1,5 @@
-"""Simulator vs real Kafka: every named scenario on both backends, side by side.
+"""Simulator vs real Kafka: every named scenario on both backends, side by side (the fidelity
+table of notebooks/09; single behaviours are probed by :mod:`course_lib.behaviour_probes`).
 
 Each scenario is written once (:mod:`course_lib.scenarios`); :func:`fidelity_table` runs every
 case of :data:`FIDELITY_CASES` - every name in ``SCENARIOS``, some with two settings - on the
