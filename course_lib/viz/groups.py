@@ -16,13 +16,12 @@ Taught in notebooks/05b_consumer_groups.
 from __future__ import annotations
 
 import html
-import re
 import warnings
 
 import ipywidgets as widgets
 
 from ..consumer_groups import GroupRun
-from .presets import Preset, Step, lookup
+from .presets import Preset, PresetApp, Step, lookup
 
 RUN_MS = 60_000  # long enough for the slow handler's second eviction (05b: 18.20 s) and a settled group
 MESSAGES = 40
@@ -83,9 +82,11 @@ GROUP_PRESETS = {
 }
 
 
-class GroupDemo:
+class GroupDemo(PresetApp):
     """Two instances ``a`` and ``b`` of group ``billing`` on topic ``orders`` (40 messages, 2
     partitions), run for 60 simulated seconds with the chosen settings."""
+
+    CONTROLS, BUTTONS = GROUP_CONTROLS, GROUP_BUTTONS
 
     def __init__(self, seed: int = 1, preset: str | None = None):
         """``preset``: a name from ``GROUP_PRESETS`` (the steps a lesson asks to try, shown above)."""
@@ -124,28 +125,10 @@ class GroupDemo:
             ]
         )
 
-    def control(self, name: str):
-        if name not in GROUP_CONTROLS:
-            raise ValueError(f"no control {name!r}; the controls are {GROUP_CONTROLS}")
-        return getattr(self, name)
-
-    def button(self, name: str) -> widgets.Button:
-        if name not in GROUP_BUTTONS:
-            raise ValueError(f"no button {name!r}; the buttons are {GROUP_BUTTONS}")
-        return getattr(self, f"{name}_button")
-
     @staticmethod
     def _shown(name: str, value, state: dict) -> str:
         """A choice as its dropdown shows it."""
         return dict((v, label) for label, v in GROUP_CHOICES[name][1])[value]
-
-    def follow(self, step: Step) -> str:
-        """Do what ``step`` says, as a learner would; return the summary and timeline in words."""
-        for name, value in step.settings.items():
-            self.control(name).value = value
-        for name in step.press:
-            self.button(name).click()
-        return html.unescape(re.sub(r"<[^>]+>", " ", self.view.value))
 
     def run_group(self) -> GroupRun:
         """A fresh run with the current settings (each press starts from the same 40 messages)."""
