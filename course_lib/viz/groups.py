@@ -82,6 +82,16 @@ GROUP_PRESETS = {
 }
 
 
+def _dropdown(name: str) -> widgets.Dropdown:
+    description, options = GROUP_CHOICES[name]
+    return widgets.Dropdown(
+        options=options,
+        description=description,
+        style={"description_width": "150px"},
+        layout=widgets.Layout(width="420px"),
+    )
+
+
 class GroupDemo(PresetApp):
     """Two instances ``a`` and ``b`` of group ``billing`` on topic ``orders`` (40 messages, 2
     partitions), run for 60 simulated seconds with the chosen settings."""
@@ -92,14 +102,12 @@ class GroupDemo(PresetApp):
         """``preset``: a name from ``GROUP_PRESETS`` (the steps a lesson asks to try, shown above)."""
         self.preset = lookup(GROUP_PRESETS, preset, "GroupDemo")
         self.seed = seed
-        style = {"description_width": "150px"}
-        for name, (description, options) in GROUP_CHOICES.items():
-            dropdown = widgets.Dropdown(
-                options=options, description=description, style=style, layout=widgets.Layout(width="420px")
-            )
-            setattr(self, name, dropdown)
+        self.handler_a, self.handler_b, self.b_starts = (_dropdown(n) for n in ("handler_a", "handler_b", "b_starts"))
+        self.max_poll_records, self.max_poll_interval_ms, self.commit_every = (
+            _dropdown(n) for n in ("max_poll_records", "max_poll_interval_ms", "commit_every")
+        )
         self.commit_on_revoke = widgets.Checkbox(
-            description="commit on revocation (on_partitions_revoked)", style=style, indent=False
+            description="commit on revocation (on_partitions_revoked)", indent=False
         )
         start = {"handler_a": 100, "handler_b": 100, "b_starts": 5000, "max_poll_records": 5}
         start.update(max_poll_interval_ms=300_000, commit_every=4)

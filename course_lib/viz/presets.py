@@ -19,6 +19,7 @@ import html
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 
 def _as_text(name: str, value, state: dict) -> str:
@@ -82,6 +83,7 @@ class PresetApp:
 
     CONTROLS: tuple[str, ...] = ()
     BUTTONS: tuple[str, ...] = ()
+    view: Any  # an ipywidgets.HTML: what the app shows
 
     def control(self, name: str):
         if name not in self.CONTROLS:
