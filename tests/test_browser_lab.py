@@ -271,3 +271,26 @@ def test_the_cheat_sheet_fits_1366_pixels(lab, browser):
     page.screenshot(path=str(ARTIFACTS / "lab_cheat_sheet_1366x768.png"))
     page.close()
     assert count >= 3 and too_wide == [], f"tables wider than the page (first header, right, limit): {too_wide}"
+
+
+def test_lesson_05b_group_app_runs_its_first_step(lab, browser):
+    """05b's "Now try it yourself" app: step 1 as its text says (press run the group) shows the
+    duplicates the lesson measured; the controls fit their row at 1366x768."""
+    base, token = lab
+    page = _page(browser)
+    page.goto(f"{base}/lab/tree/notebooks/05b_consumer_groups.ipynb?token={token}")
+    notebook = _notebook(page, "05b_consumer_groups.ipynb")
+    app_cell = notebook.locator(".jp-CodeCell", has_text='GroupDemo(seed=1, preset="rebalance")')
+    _run(app_cell)
+    app_cell.locator(".app-try", has_text="Try it").wait_for()
+    app_cell.get_by_role("button", name="run the group").click()
+    verdict = app_cell.locator(".gr-summary", has_text="processed more than once")
+    verdict.wait_for()
+    assert "processed more than once: 10" in verdict.inner_text()
+    clipped = app_cell.locator("button, select, .widget-checkbox span, .widget-checkbox label").evaluate_all(
+        "els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText || e.value)"
+    )
+    assert clipped == [], f"controls cut off: {clipped}"
+    app_cell.locator(".app-try").evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.screenshot(path=str(ARTIFACTS / "lab_lesson05b_group_app_1366x768.png"))
+    page.close()

@@ -107,7 +107,9 @@ class GroupDemo(PresetApp):
             _dropdown(n) for n in ("max_poll_records", "max_poll_interval_ms", "commit_every")
         )
         self.commit_on_revoke = widgets.Checkbox(
-            description="commit on revocation (on_partitions_revoked)", indent=False
+            description="commit on revocation (on_partitions_revoked)",
+            indent=False,
+            layout=widgets.Layout(width="auto"),  # the whole label, not "on_partitions_rev..."
         )
         start = {"handler_a": 100, "handler_b": 100, "b_starts": 5000, "max_poll_records": 5}
         start.update(max_poll_interval_ms=300_000, commit_every=4)
@@ -128,7 +130,7 @@ class GroupDemo(PresetApp):
                 widgets.HBox([self.b_starts, self.commit_every]),
                 widgets.HBox([self.max_poll_records, self.max_poll_interval_ms]),
                 self.commit_on_revoke,
-                self.run_button,
+                widgets.HBox([self.run_button]),  # as wide as its label, not the whole row
                 self.view,
             ]
         )
