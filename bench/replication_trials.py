@@ -25,7 +25,7 @@ from kafka.errors import KafkaTimeoutError
 from course_lib.broker import Cluster
 from course_lib.broker.invariants import ReplicationInvariants
 from course_lib.clients import KafkaProducer
-from course_lib.nemesis import FAULT_KINDS, Fault, apply_schedule, random_schedule
+from course_lib.nemesis import FAULT_KINDS, Fault, FaultKind, apply_schedule, random_schedule
 
 TOPIC = "inv"
 #: fast failure detection so a 10 s trial sees ISR shrinks (the course's FAST_FAILOVER settings)
@@ -75,14 +75,14 @@ def checked_trial(seed: int, duration_ms: float = 10_000, messages: int = 30) ->
         delivery_timeout_ms=8000,
         linger_ms=0,
     )
-    schedule = random_schedule(rng, duration_ms, sorted(cluster.brokers), FAULT_KINDS, faults=rng.randint(1, 5))
+    schedule = random_schedule(rng, duration_ms, cluster.broker_ids, FAULT_KINDS, faults=rng.randint(1, 5))
     # the fault this suite is about: the ISR shrinks to the leader alone, then the leader dies
     schedule = sorted(
         schedule
         + [
             Fault(
                 round(rng.uniform(0, duration_ms / 2), 1),
-                "shrink_isr_then_crash_leader",
+                FaultKind.SHRINK_ISR_THEN_CRASH_LEADER,
                 None,
                 round(rng.uniform(500, 6000), 1),
             )
@@ -107,6 +107,6 @@ def checked_trial(seed: int, duration_ms: float = 10_000, messages: int = 30) ->
         cluster.sim.events_run,
         checker.checks,
         checker.clean_elections,
-        cluster.controller.unclean_elections,
+        cluster.unclean_elections,
         sum(1 for f in futures if f.succeeded()),
     )

@@ -244,7 +244,7 @@ class ConsumerCrashDemo(PresetApp):
             else f"crashed {CRASH_MOMENTS[self.semantics.value][crash_point]}, then restarted"
         )
         topic = self.pipeline.notes["names"]["input"]
-        partitions = sum(1 for t, _ in self.pipeline.cluster.controller.partitions if t == topic)
+        partitions = self.pipeline.cluster.topic_config(topic).partitions
         # the consumer's outcome first; the checker's sentence is about the producer's log too
         verdict = (
             f"Every one of the {self.counts['input messages']} input messages was processed exactly once."
@@ -391,15 +391,13 @@ class TransactionsDemo(PresetApp):
     def refresh(self) -> None:
         for b in (self.commit_button, self.abort_button, self.open_button):
             b.disabled = self.fenced
-        state = self.cluster.partition_state("payments")
-        leader = state["replicas"][state["leader"]]
-        p = self.cluster.brokers[state["leader"]].partitions[("payments", 0)]
-        lso = p.readable_end(True)
+        view = self.cluster.inspect("payments")
+        leader, lso = view.replica(view.leader), view.lso
         self.seen = {level: self._read(level) for level in ("read_committed", "read_uncommitted")}
         items = "".join(f"<li>{html.escape(e)}</li>" for e in self.events[-8:])
         self.view.value = (
-            f"<div class='tx-view'><p>log end offset <b class='tx-leo'>{leader['leo']}</b>, high watermark "
-            f"<b class='tx-hw'>{leader['hw']}</b>, last stable offset <b class='tx-lso'>{lso}</b> "
+            f"<div class='tx-view'><p>log end offset <b class='tx-leo'>{leader.leo}</b>, high watermark "
+            f"<b class='tx-hw'>{leader.hw}</b>, last stable offset <b class='tx-lso'>{lso}</b> "
             f"(commit/abort markers take an offset each)</p>"
             f"<p><b>read_committed</b> consumer sees <span class='tx-committed'>"
             f"{html.escape(', '.join(self.seen['read_committed']) or '(nothing)')}</span></p>"

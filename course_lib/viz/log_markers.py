@@ -32,34 +32,29 @@ def log_view(cluster, topic: str, partition: int = 0) -> dict:
     """The leader's log of ``topic``-``partition``: one entry per offset with its text and state
     (``committed``/``aborted``/``open`` transaction, ``plain`` record or ``marker``), plus the
     log end offset, HW and LSO."""
-    p = cluster._leader_replica(topic, partition)
-    batches = list(p.log.batches)
+    batches = cluster.leader_log(topic, partition)
     entries = []
-    for i, stored in enumerate(batches):
-        batch = stored.batch
+    for i, batch in enumerate(batches):
         if batch.control is not None:
-            entries.append({"offset": stored.base_offset, "text": batch.control.upper(), "state": "marker"})
+            entries.append({"offset": batch.base_offset, "text": batch.control.upper(), "state": "marker"})
             continue
         state = "plain"
         if batch.is_transactional:  # decided by this producer's next marker, if any
             marker = next(
-                (
-                    b.batch.control
-                    for b in batches[i + 1 :]
-                    if b.batch.producer_id == batch.producer_id and b.batch.control is not None
-                ),
+                (b.control for b in batches[i + 1 :] if b.producer_id == batch.producer_id and b.control is not None),
                 None,
             )
             state = {"commit": "committed", "abort": "aborted", None: "open"}[marker]
-        for k, record in enumerate(batch.records):
-            entries.append({"offset": stored.base_offset + k, "text": str(_text(record.value)), "state": state})
+        for k, value in enumerate(batch.values):
+            entries.append({"offset": batch.base_offset + k, "text": str(_text(value)), "state": state})
+    view = cluster.inspect(topic, partition)
     return {
         "topic": topic,
         "partition": partition,
         "entries": entries,
-        "leo": p.log.leo,
-        "hw": p.log.hw,
-        "lso": p.txn.last_stable_offset(p.log.hw),
+        "leo": view.replica(view.leader).leo,
+        "hw": view.hw,
+        "lso": view.lso,
     }
 
 

@@ -273,7 +273,7 @@ class DeliverySimulator:
             self._note(f"New run: {html.escape(self._describe())}.")
             if self.lagging_followers.value:
                 leader = self.cluster.leader_of(TOPIC)
-                self.paused = [b for b in sorted(self.cluster.brokers) if b != leader]
+                self.paused = [b for b in self.cluster.broker_ids if b != leader]
                 for b in self.paused:
                     self.cluster.pause(b)
                 # the leader answers the followers' waiting fetches (empty) after fetch.wait.max.ms;
@@ -338,7 +338,7 @@ class DeliverySimulator:
         if not self._ready():
             return
         leader = self.cluster.leader_of(TOPIC)
-        if leader is None or not self.cluster.brokers[leader].alive:
+        if leader is None or not self.cluster.inspect_broker(leader).up:
             self._note("No live leader to crash: restart a broker or run the clock.")
         else:
             self.cluster.crash(leader)
@@ -352,7 +352,7 @@ class DeliverySimulator:
             start = self.cluster.now
             self.cluster.run_until(lambda: self.cluster.leader_of(TOPIC) != leader, 10_000)
             new = self.cluster.leader_of(TOPIC)
-            epoch = self.cluster.partition_state(TOPIC)["leader_epoch"]
+            epoch = self.cluster.inspect(TOPIC).leader_epoch
             self._note(
                 f"After {self.cluster.now - start:.0f} ms the controller elected "
                 + (f"broker {new} (leader epoch {epoch})." if new is not None else "nobody: the partition is offline.")
@@ -369,7 +369,7 @@ class DeliverySimulator:
     def restart_broker(self) -> None:
         if not self._ready():
             return
-        down = [b for b, br in sorted(self.cluster.brokers.items()) if not br.alive]
+        down = [b for b in self.cluster.broker_ids if not self.cluster.inspect_broker(b).up]
         if not down:
             self._note("Every broker is up.")
         else:
