@@ -120,6 +120,14 @@ def _notebook(page, name: str):
     return page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
 
 
+def _open_lesson(lab, browser, name: str):
+    """A new 1366x768 page with lesson ``name`` open and its kernel idle: (page, notebook panel)."""
+    base, token = lab
+    page = _page(browser)
+    page.goto(f"{base}/lab/tree/notebooks/{name}?token={token}")
+    return page, _notebook(page, name)
+
+
 def _run(cell, text: str | None = None):
     """Run one code cell as a learner does (click into it, optionally replace its text, Shift+Enter),
     then wait until the kernel has finished it: its prompt shows an execution count, not [*]."""
@@ -164,10 +172,7 @@ def test_lesson_00_links_to_an_exercise_that_checks_the_answer(lab, browser):
 def test_lesson_widgets_answer_clicks_and_show_whole_labels(lab, browser):
     """Lesson 04: lock in a prediction, then follow the simulator's first "try it" step; every
     button label fits its button at 1366x768 (JupyterLab cut "send 5 messages")."""
-    base, token = lab
-    page = _page(browser)
-    page.goto(f"{base}/lab/tree/notebooks/04_idempotent_producer.ipynb?token={token}")
-    notebook = _notebook(page, "04_idempotent_producer.ipynb")
+    page, notebook = _open_lesson(lab, browser, "04_idempotent_producer.ipynb")
 
     prediction_cell = notebook.locator(".jp-CodeCell", has_text="predict_idem = Prediction(")
     _run(prediction_cell)
@@ -217,10 +222,7 @@ def _run_all(page, notebook):
 def test_run_all_leaves_each_prediction_open_and_lock_in_reveals_it(lab, browser, lesson):
     """After Run All every prediction is still open (not greyed out) and shows no measured value,
     neither in its box nor in its reveal cell; locking in then shows the measurement in both."""
-    base, token = lab
-    page = _page(browser)
-    page.goto(f"{base}/lab/tree/notebooks/{lesson}?token={token}")
-    notebook = _notebook(page, lesson)
+    page, notebook = _open_lesson(lab, browser, lesson)
     _run_all(page, notebook)
     boxes = notebook.locator(".prediction")
     boxes.first.wait_for()
@@ -250,10 +252,7 @@ def test_run_all_leaves_each_prediction_open_and_lock_in_reveals_it(lab, browser
 def test_the_cheat_sheet_fits_1366_pixels(lab, browser):
     """Lesson 00 links the cheat sheet; at 1366x768 (file browser open) no table is wider than
     the page showing it: nothing to scroll sideways, no column cut off."""
-    base, token = lab
-    page = _page(browser)
-    page.goto(f"{base}/lab/tree/notebooks/00_start_here.ipynb?token={token}")
-    lesson = _notebook(page, "00_start_here.ipynb")
+    page, lesson = _open_lesson(lab, browser, "00_start_here.ipynb")
     link = lesson.locator("a[href*='reference/cheat_sheet.md']").first
     link.scroll_into_view_if_needed()
     link.click()
@@ -276,10 +275,7 @@ def test_the_cheat_sheet_fits_1366_pixels(lab, browser):
 def test_lesson_05b_group_app_runs_its_first_step(lab, browser):
     """05b's "Now try it yourself" app: step 1 as its text says (press run the group) shows the
     duplicates the lesson measured; the controls fit their row at 1366x768."""
-    base, token = lab
-    page = _page(browser)
-    page.goto(f"{base}/lab/tree/notebooks/05b_consumer_groups.ipynb?token={token}")
-    notebook = _notebook(page, "05b_consumer_groups.ipynb")
+    page, notebook = _open_lesson(lab, browser, "05b_consumer_groups.ipynb")
     app_cell = notebook.locator(".jp-CodeCell", has_text='GroupDemo(seed=1, preset="rebalance")')
     _run(app_cell)
     app_cell.locator(".app-try", has_text="Try it").wait_for()
