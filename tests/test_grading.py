@@ -128,7 +128,7 @@ def test_check_reads_the_notebook_variable_and_gives_hint_and_seed_on_failure():
     ex02_q2 = {"producer": {"acks": 1, "enable_idempotence": False}, "topic": {"min_insync_replicas": 1}}  # noqa: F841
     report = check("ex02_q2")
     assert report.status == "failed"
-    assert "reproduce with seed=" in report.text() and "Hint:" in report.text()
+    assert 'reproduce: check("ex02_q2", seeds=[' in report.text() and "Hint:" in report.text()
     assert "acks='all'" not in report.text() and '"all"' not in report.text()  # no solution in the feedback
 
 
@@ -154,7 +154,7 @@ def test_broken_implementations_fail_with_their_seed():
         return {(t, p): o for t, p, o in db.execute("SELECT topic, partition, next_offset FROM offsets")}
 
     report = evaluate("ex07_q1", (store, resume_positions))
-    assert report.status == "failed" and "processed twice" in report.text() and "seed=" in report.text()
+    assert report.status == "failed" and "processed twice" in report.text() and "reproduce: check(" in report.text()
 
     def process_batch(consumer, producer, records):  # offsets committed after, not inside, the transaction
         producer.begin_transaction()

@@ -257,7 +257,9 @@ def _normal(text):
 @pytest.mark.browser
 def test_lesson_02_runs_top_to_bottom_in_the_browser(served):
     server, new_page = served
-    lesson = json.loads((ROOT / "notebooks" / "02_acks_and_durability.ipynb").read_text())
+    from tools.notebook_outputs import with_expectations  # the lesson with its checked outputs
+
+    lesson = with_expectations(ROOT / "notebooks" / "02_acks_and_durability.ipynb")
     page = _open_notebook(new_page, server.base_url, "lessons/02_acks_and_durability.ipynb")
     from tools.notebook_pyodide import CHECK_MARK, stored_output
 

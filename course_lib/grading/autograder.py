@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import sandbox
-from .answers import decode, definitions
+from .answers import decode, definitions, syntax_error
 from .registry import EXERCISES, MISSING, evaluate
 from .hidden import seeds_for
 from .report import ERROR, Report
@@ -204,9 +204,12 @@ def _unfinished(ex, state: dict, cells: list[str], limits: Limits, notebook_stop
 
 
 def _grade_exercise(ex, state: dict, cells: list[str], grader: Grader, notebook_stopped: bool) -> Report:
+    broken = syntax_error(cells, ex.functions or (ex.id,))  # the answer cell never ran: say why
     if ex.is_implementation:
         source = definitions(cells, ex.functions)
         if source is None:
+            if broken:
+                return Report(ex.id, ERROR, 0, ex.points, broken, ex.hint)
             return evaluate(ex.id, tuple(MISSING for _ in ex.functions))
         return _evaluate_implementation(ex, source, grader)
     try:
@@ -217,6 +220,8 @@ def _grade_exercise(ex, state: dict, cells: list[str], grader: Grader, notebook_
         unfinished = _unfinished(ex, state, cells, grader.limits, notebook_stopped)
         if unfinished:
             return unfinished
+        if broken:
+            return Report(ex.id, ERROR, 0, ex.points, broken, ex.hint)
     return evaluate(ex.id, answer, seeds=seeds_for(ex, grader.secret))
 
 

@@ -215,11 +215,11 @@ def grade(ex: Exercise, answer, seeds=None) -> Report:
 def _equal(name: str, answer, expected, seed=None, unit="") -> list[Part]:
     if answer == expected:
         return [Part(name, True, seed=seed)]
-    direction = "too high" if isinstance(answer, int) and answer > expected else "too low"
+    # never "too high" / "too low": that would let a learner binary-search the number to predict
     detail = (
-        f"your prediction {answer}{unit} is {direction}"
+        f"your prediction {answer}{unit} is not what the run shows"
         if isinstance(answer, int)
-        else f"{answer!r} is not what the run shows"
+        else (f"{answer!r} is not what the run shows")
     )
     return [Part(name, False, detail + "; run the experiment and look at the evidence", seed)]
 

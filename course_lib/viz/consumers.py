@@ -23,7 +23,7 @@ from collections import Counter
 import ipywidgets as widgets
 
 from ..processing import CRASH_POINTS, INPUT, SEMANTICS, run_pipeline
-from .presets import Preset, Step, lookup
+from .presets import Preset, PresetApp, Step, lookup
 
 # The crash moments that are distinct for each consumer (processing.Processor.run): at-most-once
 # commits before processing, at-least-once after; auto-commit and the external store commit no
@@ -158,8 +158,10 @@ def matrix_text(table: dict) -> str:
     return "\n".join(lines)
 
 
-class ConsumerCrashDemo:
+class ConsumerCrashDemo(PresetApp):
     """Pick how the consumer commits, pick where it crashes, press the button, count the output."""
+
+    CONTROLS, BUTTONS = CRASH_CONTROLS, CRASH_BUTTONS
 
     def __init__(self, seed: int = 1, preset: str | None = None):
         """``preset``: a name from ``CRASH_PRESETS`` (a lesson's starting choices and steps to try)."""
@@ -207,30 +209,12 @@ class ConsumerCrashDemo:
             ]
         )
 
-    def control(self, name: str) -> widgets.Dropdown:
-        if name not in CRASH_CONTROLS:
-            raise ValueError(f"no control {name!r}; the controls are {CRASH_CONTROLS}")
-        return getattr(self, name)
-
-    def button(self, name: str) -> widgets.Button:
-        if name not in CRASH_BUTTONS:
-            raise ValueError(f"no button {name!r}; the buttons are {CRASH_BUTTONS}")
-        return getattr(self, f"{name}_button")
-
     @staticmethod
     def _shown(name: str, value, state: dict) -> str:
         """A choice as its dropdown shows it (crash moments are worded per consumer)."""
         if name == "semantics":
             return SEMANTICS_LABELS[value]
         return CRASH_MOMENTS[state["semantics"]][value]
-
-    def follow(self, step: Step) -> str:
-        """Do what ``step`` says, as a learner would; return the verdict and counts in words."""
-        for name, value in step.settings.items():
-            self.control(name).value = value
-        for name in step.press:
-            self.button(name).click()
-        return html.unescape(re.sub(r"<[^>]+>", " ", self.view.value))
 
     def _offer_crash_moments(self) -> None:
         """Only the moments this consumer has; keep the chosen one if it still exists."""
@@ -280,7 +264,7 @@ class ConsumerCrashDemo:
         display(self.widget)
 
 
-class TransactionsDemo:
+class TransactionsDemo(PresetApp):
     """A transactional producer commits, aborts or leaves transactions open; two consumers read
     the partition, one ``read_committed`` and one ``read_uncommitted``.
 
@@ -289,6 +273,8 @@ class TransactionsDemo:
     >>> app.seen["read_committed"], len(app.seen["read_uncommitted"])
     (['t1-0', 't1-1', 't1-2', 't3-0', 't3-1', 't3-2'], 9)
     """
+
+    BUTTONS = TX_BUTTONS
 
     def __init__(self, seed: int = 1, per_transaction: int = 3, preset: str | None = None):
         """``preset``: a name from ``TX_PRESETS`` (the steps a lesson asks to try, shown above)."""
@@ -318,11 +304,6 @@ class TransactionsDemo:
             ]
         )
         self.reset()
-
-    def button(self, name: str) -> widgets.Button:
-        if name not in TX_BUTTONS:
-            raise ValueError(f"no button {name!r}; the buttons are {TX_BUTTONS}")
-        return getattr(self, f"{name}_button")
 
     def follow(self, step: Step) -> str:
         """Press what ``step`` says; return the view in words (limits, what each consumer sees, events)."""

@@ -77,6 +77,17 @@ def _rebalance_run(seed: int, settings: dict):
 def _ex05b_q2(answer, seeds):
     if answer.get("commit_every", 4) != 4:
         return [Part("commit_every", False, "the exercise imposes commit_every=4")]
+    fixed = sorted(set(answer) & {"name", "at_ms", "handler_ms"})
+    if fixed:  # the experiment's own arguments: passed twice, GroupRun.start() would raise a TypeError
+        return [
+            Part(
+                "settings",
+                False,
+                f"{', '.join(fixed)} {'is' if len(fixed) == 1 else 'are'} part of the experiment (both instances "
+                f"spend 100 ms per record, b joins at 5 s): leave {'it' if len(fixed) == 1 else 'them'} out and "
+                f"choose only the other GroupRun.start settings, such as {{'max_poll_records': 5}}",
+            )
+        ]
     settings = {**answer, "commit_every": 4}
     parts = []
     for s in seeds:

@@ -49,15 +49,42 @@ def _ex11_q1(answer, seeds):
     from ...processing import random_processing
 
     results = _fault_trials(answer["producer"], answer["topic"], seeds)
+
+    # each failure names its side and the exact run, configuration included, that reproduces it
+    def producer_run(seed: int) -> str:
+        return (
+            f'run_scenario("random_faults", seed={seed}, producer_config={answer["producer"]!r}, '
+            f"topic_config={answer['topic']!r})"
+        )
+
     parts = [
-        Part(f"producer under faults, seed {s}", not r.result.found, f"found {sorted(r.result.found)}", s)
+        Part(
+            f"producer under faults, seed {s}",
+            not r.result.found,
+            f"found {sorted(r.result.found)}",
+            s,
+            side="producer",
+            rerun=producer_run(s),
+        )
         for s, r in results
     ]
     fraction = _acked_fraction(results)
-    parts.append(Part("availability", fraction >= 0.9, f"only {fraction:.0%} of the writes were acknowledged"))
+    parts.append(
+        Part("availability", fraction >= 0.9, f"only {fraction:.0%} of the writes were acknowledged", side="producer")
+    )
+    semantics = answer["consumer"]["semantics"]
     for s in seeds:
-        found = random_processing(s, answer["consumer"]["semantics"], messages=12).result.found
-        parts.append(Part(f"consumer under crashes, seed {s}", not found, f"found {sorted(found)}", s))
+        found = random_processing(s, semantics, messages=12).result.found
+        parts.append(
+            Part(
+                f"consumer under crashes, seed {s}",
+                not found,
+                f"found {sorted(found)}",
+                s,
+                side="consumer",
+                rerun=f"random_processing({s}, {semantics!r}, messages=12)  # from course_lib.processing",
+            )
+        )
     return parts
 
 
