@@ -89,7 +89,7 @@ class SimBackend(Common):
 
     @property
     def brokers(self) -> list[int]:
-        return sorted(self.cluster.brokers)
+        return list(self.cluster.broker_ids)
 
     def leader_of(self, topic, partition=0):
         return self.cluster.leader_of(topic, partition)
@@ -110,7 +110,13 @@ class SimBackend(Common):
         return {"leader": leader, "leader_epoch": s["leader_epoch"], "isr": sorted(s["isr"]), "hw": hw}
 
     def end_offset(self, topic, partition=0, read_committed=False) -> int:
-        return self.cluster._leader_replica(topic, partition).readable_end(read_committed)
+        view = self.cluster.inspect(topic, partition)
+        end = view.lso if read_committed else view.hw
+        if end is None:
+            raise RuntimeError(
+                f"{topic}-{partition} is offline (no live leader): restart a broker or call heal() first"
+            )
+        return end
 
     # ---- time: virtual
     @property
