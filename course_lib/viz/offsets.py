@@ -128,3 +128,47 @@ def offsets_figure(rows: dict, ax=None):
     )
     ax.set_title(f"partition {next(iter(rows.values()))['partition']}: where the next instance resumes", fontsize=10)
     return ax
+
+
+def offsets_html(r: dict) -> str:
+    """:func:`offsets_figure` of one run as HTML (the demos draw it without matplotlib, which the
+    browser copy of the course does not load for them): one box per offset, coloured by how often
+    it was processed, and the resume point and consumed position marked under the boxes.
+
+    >>> html = offsets_html({"partition": 0, "position": 2, "committed": 0, "processed": [2, 2, 1]})
+    >>> html.count("class='of-box'"), "committed offset (Kafka) = 0" in html, "consumed position at the crash = 2" in html
+    (3, True, True)
+    """
+    import html as _html
+
+    boxes = []
+    for offset, count in enumerate(r["processed"]):
+        marks = "".join(
+            f"<div class='of-mark' style='color:{colour};border-left:3px solid {colour};padding-left:3px;"
+            f"white-space:nowrap;font-size:11px'>{_html.escape(text)} = {r[key]}</div>"
+            for key, text, colour, _ in _MARKERS
+            if key in r and r[key] == offset
+        )
+        boxes.append(
+            "<div style='display:inline-block;vertical-align:top;margin-right:2px;width:26px'>"
+            f"<div class='of-box' data-count='{count}' title='offset {offset}: processed {count}x' "
+            f"style='background:{_COUNT_COLOURS[min(count, 2)]};color:white;text-align:center;height:24px;"
+            f"line-height:24px;font-size:11px;border-radius:2px'>{offset}</div>{marks}</div>"
+        )
+    end = "".join(  # a marker at the end of the partition (everything consumed or committed)
+        f"<div class='of-mark' style='color:{colour};border-left:3px solid {colour};padding-left:3px;"
+        f"white-space:nowrap;font-size:11px'>{_html.escape(text)} = {r[key]}</div>"
+        for key, text, colour, _ in _MARKERS
+        if key in r and r[key] >= len(r["processed"])
+    )
+    if end:
+        boxes.append(f"<div style='display:inline-block;vertical-align:top;width:26px;padding-top:24px'>{end}</div>")
+    legend = " ".join(
+        f"<span style='color:{_COUNT_COLOURS[k]}'>&#9632;</span> {label}"
+        for k, label in ((0, "never processed"), (1, "processed once"), (2, "processed twice or more"))
+    )
+    return (
+        f"<div class='of-figure'><b>partition {r['partition']}: where the next instance resumes</b>"
+        f"<div style='margin:6px 0 30px 0;white-space:nowrap'>{''.join(boxes)}</div>"
+        f"<div style='font-size:11px'>{legend}</div></div>"
+    )
