@@ -176,6 +176,9 @@ class LocalCluster(Namespaced):
     :attr:`log_dir` for reading afterwards. ``base_port``: use fixed ports ``base_port ..
     base_port+4*brokers-1`` instead of free ones (for firewalled lab machines).
     ``proxies=False`` lets clients talk to brokers directly (no lost-ACK faults, a bit faster).
+    ``listen_host``/``advertised_host``: the address the client listeners (or their proxies) bind
+    and the one they give clients in metadata (default: the listen address) - a workshop cluster
+    on its own VM listens on ``0.0.0.0`` and advertises the VM's name.
     ``controllers=0``: every node is broker and controller (combined mode: killing two of three
     brokers also kills the controller quorum). ``controllers=1`` (or 3): the KRaft controller(s)
     run as process(es) of their own, so metadata - fencing, elections, ISR changes - keeps working
@@ -197,6 +200,8 @@ class LocalCluster(Namespaced):
         fast_start: bool = True,
         controllers: int = 0,
         auth: ClusterAuth | None = None,
+        listen_host: str = "127.0.0.1",
+        advertised_host: str | None = None,
     ) -> None:
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
@@ -204,6 +209,17 @@ class LocalCluster(Namespaced):
             raise ValueError(f"controllers must be 0 (combined broker+controller nodes), 1 or 3, got {controllers!r}")
         self.n = brokers
         self.n_controllers = controllers
+        # Where clients reach the brokers. Replication and the controller quorum stay on 127.0.0.1
+        # (every node runs on this machine); only the CLIENT listener (or its proxy) moves.
+        if listen_host in ("0.0.0.0", "::", "") and not advertised_host:
+            raise ValueError(
+                f"listening on every interface ({listen_host!r}) needs advertised_host: the name or "
+                "address the clients (the hub) reach this machine by"
+            )
+        self.listen_host = listen_host or "0.0.0.0"
+        self.advertised_host = advertised_host or listen_host
+        # the address this process itself connects to (readiness checks): any local one will do
+        self._local_host = "127.0.0.1" if self.listen_host in ("0.0.0.0", "::") else self.listen_host
         self.heap_mb = heap_mb
         self.use_proxies = proxies
         # auth: SASL SCRAM + ACLs for a shared workshop cluster (course_lib.real.security).
@@ -267,7 +283,7 @@ class LocalCluster(Namespaced):
             self.timings_s["format"] = time.monotonic() - t0
             if self.use_proxies:
                 for node in self.nodes.values():
-                    node.proxy = KafkaProxy(node.client_port, port=node.proxy_port)
+                    node.proxy = KafkaProxy(node.client_port, port=node.proxy_port, host=self.listen_host)
             self._java, self._classpath = java, classpath
             for node in self._processes():
                 self._launch(node)
@@ -392,7 +408,7 @@ class LocalCluster(Namespaced):
     @property
     def bootstrap_servers(self) -> str:
         """``host:port,...`` for kafka-python (the proxies' ports when proxies are on)."""
-        return ",".join(f"127.0.0.1:{self._client_facing_port(n)}" for n in self.nodes.values())
+        return ",".join(f"{self.advertised_host}:{self._client_facing_port(n)}" for n in self.nodes.values())
 
     def live_bootstrap_servers(self) -> str:
         """Like :attr:`bootstrap_servers` but only brokers that run and are not paused.
@@ -401,7 +417,7 @@ class LocalCluster(Namespaced):
         a frozen broker, so the cluster's own admin calls (and tests) avoid paused ones.
         """
         nodes = [n for n in self.nodes.values() if n.running() and not n.paused]
-        return ",".join(f"127.0.0.1:{self._client_facing_port(n)}" for n in nodes)
+        return ",".join(f"{self.advertised_host}:{self._client_facing_port(n)}" for n in nodes)
 
     def _client_facing_port(self, node: Node) -> int:
         return node.proxy_port if self.use_proxies else node.client_port
@@ -669,15 +685,19 @@ class LocalCluster(Namespaced):
             ),
         }
         combined = not self.controllers
+        # behind a proxy the broker's own client listener is only the proxy's upstream (127.0.0.1)
+        client_host = "127.0.0.1" if self.use_proxies else self.listen_host
         for n in self.nodes.values():
             advertised = self._client_facing_port(n)
             props = {
                 "process.roles": "broker,controller" if combined else "broker",
                 "node.id": n.node_id,
                 **common,
-                "listeners": f"CLIENT://127.0.0.1:{n.client_port},REPLICATION://127.0.0.1:{n.replication_port}"
+                "listeners": f"CLIENT://{client_host}:{n.client_port},REPLICATION://127.0.0.1:{n.replication_port}"
                 + (f",CONTROLLER://127.0.0.1:{n.controller_port}" if combined else ""),
-                "advertised.listeners": f"CLIENT://127.0.0.1:{advertised},REPLICATION://127.0.0.1:{n.replication_port}",
+                "advertised.listeners": (
+                    f"CLIENT://{self.advertised_host}:{advertised},REPLICATION://127.0.0.1:{n.replication_port}"
+                ),
                 "inter.broker.listener.name": "REPLICATION",
                 "log.dirs": str(n.data_dir),
                 **self.config,
@@ -772,7 +792,8 @@ class LocalCluster(Namespaced):
             while True:  # 1. every broker registered and unfenced
                 for node in self._processes():
                     self._check_alive(node)
-                if not all(_accepts(node.client_port) for node in self.nodes.values()):
+                upstream = "127.0.0.1" if self.use_proxies else self._local_host
+                if not all(_accepts(node.client_port, upstream) for node in self.nodes.values()):
                     self._deadline(deadline, "brokers to open their client ports")
                     time.sleep(0.3)  # JVMs still starting: don't make kafka-python back off
                     continue
@@ -858,9 +879,9 @@ class LocalCluster(Namespaced):
             node.watchdog.wait(timeout=10)
 
 
-def _accepts(port: int) -> bool:
+def _accepts(port: int, host: str = "127.0.0.1") -> bool:
     try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        socket.create_connection((host, port), timeout=0.5).close()
         return True
     except OSError:
         return False
