@@ -141,34 +141,27 @@ def offsets_html(r: dict) -> str:
     """
     import html as _html
 
-    boxes = []
-    for offset, count in enumerate(r["processed"]):
-        marks = "".join(
-            f"<div class='of-mark' style='color:{colour};border-left:3px solid {colour};padding-left:3px;"
-            f"white-space:nowrap;font-size:11px'>{_html.escape(text)} = {r[key]}</div>"
-            for key, text, colour, _ in _MARKERS
-            if key in r and r[key] == offset
-        )
-        boxes.append(
-            "<div style='display:inline-block;vertical-align:top;margin-right:2px;width:26px'>"
-            f"<div class='of-box' data-count='{count}' title='offset {offset}: processed {count}x' "
-            f"style='background:{_COUNT_COLOURS[min(count, 2)]};color:white;text-align:center;height:24px;"
-            f"line-height:24px;font-size:11px;border-radius:2px'>{offset}</div>{marks}</div>"
-        )
-    end = "".join(  # a marker at the end of the partition (everything consumed or committed)
-        f"<div class='of-mark' style='color:{colour};border-left:3px solid {colour};padding-left:3px;"
-        f"white-space:nowrap;font-size:11px'>{_html.escape(text)} = {r[key]}</div>"
-        for key, text, colour, _ in _MARKERS
-        if key in r and r[key] >= len(r["processed"])
+    step = 28  # px per offset: a 26 px box and its gap
+    boxes = "".join(
+        f"<div class='of-box' data-count='{count}' title='offset {offset}: processed {count}x' "
+        f"style='display:inline-block;width:26px;margin-right:2px;background:{_COUNT_COLOURS[min(count, 2)]};"
+        f"color:white;text-align:center;height:24px;line-height:24px;font-size:11px;border-radius:2px'>{offset}</div>"
+        for offset, count in enumerate(r["processed"])
     )
-    if end:
-        boxes.append(f"<div style='display:inline-block;vertical-align:top;width:26px;padding-top:24px'>{end}</div>")
+    # one line per marker, its left edge at the offset it names (a resume point sits before
+    # that offset's box): labels never overlap, however close the offsets are
+    marks = "".join(
+        f"<div class='of-mark' style='margin-left:{r[key] * step}px;color:{colour};border-left:3px solid {colour};"
+        f"padding-left:4px;white-space:nowrap;font-size:11px;line-height:16px'>{_html.escape(text)} = {r[key]}</div>"
+        for key, text, colour, _ in _MARKERS
+        if key in r
+    )
     legend = " ".join(
         f"<span style='color:{_COUNT_COLOURS[k]}'>&#9632;</span> {label}"
         for k, label in ((0, "never processed"), (1, "processed once"), (2, "processed twice or more"))
     )
     return (
         f"<div class='of-figure'><b>partition {r['partition']}: where the next instance resumes</b>"
-        f"<div style='margin:6px 0 30px 0;white-space:nowrap'>{''.join(boxes)}</div>"
+        f"<div style='margin:6px 0 10px 0;white-space:nowrap'>{boxes}{marks}</div>"
         f"<div style='font-size:11px'>{legend}</div></div>"
     )
