@@ -113,11 +113,16 @@ def test_delivery_simulator_lost_ack_duplicates_only_without_idempotence(voila, 
     page.close()
 
 
-def test_consumer_crash_demo(voila, browser):
-    page = browser.new_page(viewport={"width": 1100, "height": 900})
+def _open_crash_demo(voila, browser):
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(f"{voila}/voila/render/consumer_crash.ipynb")
     page.get_by_role("button", name="crash consumer").wait_for()
+    return page
+
+
+def test_consumer_crash_demo(voila, browser):
+    page = _open_crash_demo(voila, browser)
     page.locator("select").first.select_option(label="at-most-once (commit, then process)")
     page.locator("select").nth(1).select_option(label="after committing, before processing")
     _click(page, "crash consumer")
@@ -133,7 +138,9 @@ def test_consumer_crash_demo(voila, browser):
 
 
 def test_transactions_demo(voila, browser):
-    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    """The buttons, what each consumer sees, and lesson 06's figure of the log (records, COMMIT
+    and ABORT markers, LSO and HW)."""
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(f"{voila}/voila/render/transactions.ipynb")
     page.get_by_role("button", name="commit a transaction").wait_for()
@@ -142,9 +149,13 @@ def test_transactions_demo(voila, browser):
     _click(page, "abort a transaction")
     page.locator(".tx-uncommitted", has_text="t2-2").wait_for()
     assert "t2-" not in page.locator(".tx-committed").inner_text()
+    figure = page.locator(".lm-figure")
+    states = figure.locator(".lm-box").evaluate_all("els => els.map(e => e.dataset.state)")
+    assert states == ["committed"] * 3 + ["marker"] + ["aborted"] * 3 + ["marker"], states
     _click(page, "leave one open")
     page.locator(".tx-uncommitted", has_text="t3-2").wait_for()
     assert page.locator(".tx-committed").inner_text() == "t1-0, t1-1, t1-2"
+    assert "LSO = 8" in figure.inner_text()  # read_committed stops before the open transaction
     _click(page, "wait for the timeout")
     page.locator(".tx-view", has_text="ProducerFencedError").wait_for()
     page.screenshot(path=str(ARTIFACTS / "transactions.png"), full_page=True)
@@ -301,10 +312,7 @@ def test_delivery_simulator_thing_3_shows_nothing_acknowledged_on_the_first_scre
 
 
 def test_consumer_crash_demo_draws_where_the_consumer_resumes(voila, browser):
-    page = browser.new_page(viewport={"width": 1366, "height": 768})
-    page.set_default_timeout(TIMEOUT_MS)
-    page.goto(f"{voila}/voila/render/consumer_crash.ipynb")
-    page.get_by_role("button", name="crash consumer").wait_for()
+    page = _open_crash_demo(voila, browser)
     page.locator("select").nth(1).select_option(label="after processing, before committing")
     _click(page, "crash consumer")
     figure = page.locator(".of-figure")
@@ -315,26 +323,6 @@ def test_consumer_crash_demo_draws_where_the_consumer_resumes(voila, browser):
     assert "consumed position at the crash = 5" in figure.inner_text()
     assert _on_first_screen(page, page.locator(".cc-summary"))
     page.screenshot(path=str(ARTIFACTS / "consumer_crash_figure.png"), full_page=True)
-    page.close()
-
-
-def test_transactions_demo_draws_the_log_with_markers(voila, browser):
-    page = browser.new_page(viewport={"width": 1366, "height": 768})
-    page.set_default_timeout(TIMEOUT_MS)
-    page.goto(f"{voila}/voila/render/transactions.ipynb")
-    page.get_by_role("button", name="commit a transaction").wait_for()
-    _click(page, "commit a transaction")
-    page.locator(".tx-committed", has_text="t1-2").wait_for()
-    _click(page, "abort a transaction")
-    page.locator(".tx-uncommitted", has_text="t2-2").wait_for()
-    figure = page.locator(".lm-figure")
-    # lesson 06's picture: 3 committed, COMMIT, 3 aborted, ABORT
-    states = figure.locator(".lm-box").evaluate_all("els => els.map(e => e.dataset.state)")
-    assert states == ["committed"] * 3 + ["marker"] + ["aborted"] * 3 + ["marker"], states
-    _click(page, "leave one open")
-    page.locator(".tx-uncommitted", has_text="t3-2").wait_for()
-    assert "LSO = 8" in figure.inner_text()  # read_committed stops before the open transaction
-    page.screenshot(path=str(ARTIFACTS / "transactions_figure.png"), full_page=True)
     page.close()
 
 

@@ -288,6 +288,9 @@ def test_delivery_simulator_demo_runs_its_first_experiment_offline(served):
     assert any(p.endswith("/pyodide/pyodide.asm.wasm") for p in server.paths)  # the bundled runtime ran it
 
 
+LESSON_02 = "02_acks_and_durability.ipynb"
+
+
 def _open_notebook(new_page, base_url, path):
     page = new_page()
     page.goto(f"{base_url}/lab/index.html?path={path}")
@@ -295,12 +298,17 @@ def _open_notebook(new_page, base_url, path):
     return page
 
 
+def _open_lesson_02(served):
+    """(lesson 02 as stored, its page in the browser)"""
+    server, new_page = served
+    lesson = json.loads((ROOT / "notebooks" / LESSON_02).read_text())
+    return lesson, _open_notebook(new_page, server.base_url, f"lessons/{LESSON_02}")
+
+
 @pytest.mark.site
 @pytest.mark.browser
 def test_lesson_02_run_all_completes_offline_and_skips_its_plots(served):
-    server, new_page = served
-    lesson = json.loads((ROOT / "notebooks" / "02_acks_and_durability.ipynb").read_text())
-    page = _open_notebook(new_page, server.base_url, "lessons/02_acks_and_durability.ipynb")
+    lesson, page = _open_lesson_02(served)
     # before anything ran: no output, no prompt number, no install code on screen
     assert page.locator(".jp-OutputArea-output").count() == 0
     assert not re.search(r"\[\d+\]", " ".join(page.locator(".jp-InputPrompt").all_inner_texts()))
@@ -335,9 +343,7 @@ def test_lesson_02_run_all_completes_offline_and_skips_its_plots(served):
 @pytest.mark.browser
 def test_checked_cells_of_lesson_02_print_in_the_browser_what_cpython_printed(served):
     """Cell by cell (each output read while it is on screen): the numbers the text quotes hold."""
-    server, new_page = served
-    lesson = json.loads((ROOT / "notebooks" / "02_acks_and_durability.ipynb").read_text())
-    page = _open_notebook(new_page, server.base_url, "lessons/02_acks_and_durability.ipynb")
+    lesson, page = _open_lesson_02(served)
     page.get_by_text("Python (Pyodide) | Idle").wait_for()
     from tools.notebook_pyodide import CHECK_MARK, stored_output
 

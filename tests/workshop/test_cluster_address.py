@@ -5,12 +5,7 @@ Tested with another loopback address (127.0.0.2: Linux routes all of 127/8 to lo
 that still bound or advertised 127.0.0.1 would be caught without a second machine.
 """
 
-import os
-import signal
 import socket
-import subprocess
-import sys
-import time
 
 import pytest
 
@@ -35,23 +30,13 @@ def _refused(host: str, port: int) -> bool:
 
 
 @pytest.mark.real_kafka
-def test_the_cluster_listens_and_advertises_the_addresses_it_is_given(tmp_path):
+def test_the_cluster_listens_and_advertises_the_addresses_it_is_given(cluster_command):
     from kafka.admin import KafkaAdminClient
 
     from course_lib.real.security import client_kwargs
 
-    env = {**os.environ, "KAFKA_INSTRUCTOR_PASSWORD": PASSWORD}
-    cmd = [sys.executable, "-m", "course_lib.workshop", "cluster", "--dir", str(tmp_path), "--brokers", "1"]
-    cmd += ["--listen", "127.0.0.2", "--advertise", "127.0.0.2"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        deadline = time.monotonic() + 180
-        line, seen = "", []
-        while "Kafka runs" not in line and time.monotonic() < deadline and proc.poll() is None:
-            line = proc.stdout.readline()
-            seen.append(line)
-        assert "Kafka runs: --bootstrap 127.0.0.2:" in line, "".join(seen[-20:])
-        bootstrap = line.split("--bootstrap ")[1].split()[0]
+    with cluster_command("--listen", "127.0.0.2", "--advertise", "127.0.0.2") as bootstrap:
+        assert bootstrap.startswith("127.0.0.2:"), bootstrap
         port = int(bootstrap.rsplit(":", 1)[1])
         assert _refused("127.0.0.1", port), "the client port must be bound to --listen only"
         admin = KafkaAdminClient(
@@ -63,9 +48,3 @@ def test_the_cluster_listens_and_advertises_the_addresses_it_is_given(tmp_path):
             admin.close()
         # what clients are told to connect to, from the brokers' own metadata
         assert [(b["host"], b["port"]) for b in brokers] == [("127.0.0.2", port)], brokers
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
