@@ -291,6 +291,7 @@ def test_delivery_simulator_thing_3_shows_nothing_acknowledged_on_the_first_scre
     _click(page, "crash leader")
     _click(page, "send 5 messages")
     _click(page, "run 1000 ms")
+    page.locator(".sim-log", has_text="Ran the clock 1000 ms").wait_for()  # the app has done it all
     status = page.locator(".oc-summary", has_text="0 of 5 acknowledged")
     status.wait_for()
     assert "No check yet" not in status.inner_text()
