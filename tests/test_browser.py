@@ -138,8 +138,9 @@ def test_consumer_crash_demo(voila, browser):
 
 
 def test_transactions_demo(voila, browser):
-    """The buttons, what each consumer sees, and lesson 06's figure of the log (records, COMMIT
-    and ABORT markers, LSO and HW)."""
+    """Its "Try", literally, at 1366x768: commit, abort, commit another, leave one open, compare the
+    consumers, wait for the timeout. Each point is on the first screen, lesson 06's figure of the
+    log (records, COMMIT and ABORT markers, LSO and HW) included."""
     page = browser.new_page(viewport={"width": 1366, "height": 768})
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(f"{voila}/voila/render/transactions.ipynb")
@@ -149,16 +150,22 @@ def test_transactions_demo(voila, browser):
     _click(page, "abort a transaction")
     page.locator(".tx-uncommitted", has_text="t2-2").wait_for()
     assert "t2-" not in page.locator(".tx-committed").inner_text()
+    _click(page, "commit a transaction")  # "commit another"
+    page.locator(".tx-committed", has_text="t3-2").wait_for()
     figure = page.locator(".lm-figure")
     states = figure.locator(".lm-box").evaluate_all("els => els.map(e => e.dataset.state)")
-    assert states == ["committed"] * 3 + ["marker"] + ["aborted"] * 3 + ["marker"], states
+    assert states == (["committed"] * 3 + ["marker"] + ["aborted"] * 3 + ["marker"]) + ["committed"] * 3 + ["marker"]
     _click(page, "leave one open")
-    page.locator(".tx-uncommitted", has_text="t3-2").wait_for()
-    assert page.locator(".tx-committed").inner_text() == "t1-0, t1-1, t1-2"
-    assert "LSO = 8" in figure.inner_text()  # read_committed stops before the open transaction
+    page.locator(".tx-uncommitted", has_text="t4-2").wait_for()
+    assert page.locator(".tx-committed").inner_text() == "t1-0, t1-1, t1-2, t3-0, t3-1, t3-2"
+    assert "LSO = 12" in figure.inner_text()  # read_committed stops before the open transaction
+    for point in (page.locator(".tx-committed"), page.locator(".tx-uncommitted"), figure):
+        assert _on_first_screen(page, point), point
     _click(page, "wait for the timeout")
-    page.locator(".tx-view", has_text="ProducerFencedError").wait_for()
-    page.screenshot(path=str(ARTIFACTS / "transactions.png"), full_page=True)
+    late = page.locator(".tx-view li", has_text="ProducerFencedError")
+    late.wait_for()
+    assert _on_first_screen(page, late), "the refused late commit is below the fold"
+    page.screenshot(path=str(ARTIFACTS / "transactions.png"))
     page.close()
 
 
