@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # `make lab` and `make demo` only need the [lab] extra (a fast first run); `make test` needs them all.
 LAB_STAMP := $(VENV)/.installed-lab
 
-.PHONY: lab test bench demo clean strip exercises grade site
+.PHONY: lab test bench demo clean strip exercises grade site site-offline
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("Python >= 3.11 is required (found %s)" % sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -26,7 +26,7 @@ $(LAB_STAMP): pyproject.toml
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 # The file browser shows the repository root (lessons, exercises/, course_lib/data/, README: the lessons'
 # links to ../exercises/ work) without the test and build clutter.
-HIDE := __pycache__ '*.pyc' '*.egg-info' conftest.py STYLE.md artifacts _site .DS_Store '*~'
+HIDE := __pycache__ '*.pyc' '*.egg-info' conftest.py STYLE.md artifacts _site _site_offline .DS_Store '*~'
 
 lab: $(LAB_STAMP)  ## open the course in JupyterLab (in-memory broker: no Java or Kafka needed)
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir="$(CURDIR)" $(ALLOW_ROOT) \
@@ -65,8 +65,13 @@ grade: $(STAMP)  ## grade submitted notebooks in a sandbox: make grade SUBMISSIO
 site: $(STAMP)  ## build the course as a static site in _site/ (lessons 00-08, exercises, demos; runs in the browser)
 	$(PY) tools/site_build.py --out _site
 
+# The same site with the Pyodide runtime inside (npm's package, cached in ~/.cache/kafka-delivery-course):
+# no internet needed to use it (a USB stick, a workshop without network); plots are skipped there.
+site-offline: $(STAMP)  ## build a self-contained copy of the site in _site_offline/ (needs node and npm to build)
+	$(PY) tools/site_build.py --offline --out _site_offline
+
 bench: $(STAMP)  ## print the benchmark tables
 	$(PY) -m bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis _site
+	rm -rf $(VENV) .pytest_cache .hypothesis _site _site_offline

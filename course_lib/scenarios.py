@@ -451,9 +451,9 @@ def random_faults(
 
 def trials(seeds, **kwargs) -> list[ScenarioResult]:
     """Run :func:`random_faults` once per seed (with a progress bar in notebooks)."""
-    from tqdm.auto import tqdm
+    from .progress import progress
 
-    return [random_faults(seed=s, **kwargs) for s in tqdm(list(seeds), desc="seeded trials", leave=False)]
+    return [random_faults(seed=s, **kwargs) for s in progress(list(seeds), "seeded trials")]
 
 
 # ---- consumers and transactions -------------------------------------------------------------------

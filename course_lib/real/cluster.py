@@ -104,6 +104,9 @@ class LocalCluster(Namespaced, ClusterMetadata):
     :attr:`log_dir` for reading afterwards. ``base_port``: use fixed ports ``base_port ..
     base_port+4*brokers-1`` instead of free ones (for firewalled lab machines).
     ``proxies=False`` lets clients talk to brokers directly (no lost-ACK faults, a bit faster).
+    ``listen_host``/``advertised_host``: the address the client listeners (or their proxies) bind
+    and the one they give clients in metadata (default: the listen address) - a workshop cluster
+    on its own VM listens on ``0.0.0.0`` and advertises the VM's name.
     ``controllers=0``: every node is broker and controller (combined mode: killing two of three
     brokers also kills the controller quorum). ``controllers=1`` (or 3): the KRaft controller(s)
     run as process(es) of their own, so metadata - fencing, elections, ISR changes - keeps working
@@ -125,6 +128,8 @@ class LocalCluster(Namespaced, ClusterMetadata):
         fast_start: bool = True,
         controllers: int = 0,
         auth: ClusterAuth | None = None,
+        listen_host: str = "127.0.0.1",
+        advertised_host: str | None = None,
     ) -> None:
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
@@ -132,6 +137,17 @@ class LocalCluster(Namespaced, ClusterMetadata):
             raise ValueError(f"controllers must be 0 (combined broker+controller nodes), 1 or 3, got {controllers!r}")
         self.n = brokers
         self.n_controllers = controllers
+        # Where clients reach the brokers. Replication and the controller quorum stay on 127.0.0.1
+        # (every node runs on this machine); only the CLIENT listener (or its proxy) moves.
+        if listen_host in ("0.0.0.0", "::", "") and not advertised_host:
+            raise ValueError(
+                f"listening on every interface ({listen_host!r}) needs advertised_host: the name or "
+                "address the clients (the hub) reach this machine by"
+            )
+        self.listen_host = listen_host or "0.0.0.0"
+        self.advertised_host = advertised_host or listen_host
+        # the address this process itself connects to (readiness checks): any local one will do
+        self._local_host = "127.0.0.1" if self.listen_host in ("0.0.0.0", "::") else self.listen_host
         self.heap_mb = heap_mb
         self.use_proxies = proxies
         # auth: SASL SCRAM + ACLs for a shared workshop cluster (course_lib.real.security).
@@ -171,6 +187,8 @@ class LocalCluster(Namespaced, ClusterMetadata):
             cluster_id=self.cluster_id,
             advertise_proxies=proxies,
             auth=auth,
+            listen_host=self.listen_host,
+            advertised_host=self.advertised_host,
         )
         self.root, self.log_dir, self.tag = self.processes.root, self.processes.log_dir, self.processes.tag
         self.metadata = ClusterAdmin(self.admin, attempts=10, attempt_s=2.0)
@@ -213,7 +231,7 @@ class LocalCluster(Namespaced, ClusterMetadata):
             self.timings_s["format"] = time.monotonic() - t0
             if self.use_proxies:
                 for node in self.nodes.values():
-                    node.proxy = KafkaProxy(node.client_port, port=node.proxy_port)
+                    node.proxy = KafkaProxy(node.client_port, port=node.proxy_port, host=self.listen_host)
             for node in self.processes.all():
                 self.processes.launch(node)
             self._wait_ready(self.start_timeout_s)
@@ -319,7 +337,7 @@ class LocalCluster(Namespaced, ClusterMetadata):
     @property
     def bootstrap_servers(self) -> str:
         """``host:port,...`` for kafka-python (the proxies' ports when proxies are on)."""
-        return ",".join(f"127.0.0.1:{self._client_facing_port(n)}" for n in self.nodes.values())
+        return ",".join(f"{self.advertised_host}:{self._client_facing_port(n)}" for n in self.nodes.values())
 
     def live_bootstrap_servers(self) -> str:
         """Like :attr:`bootstrap_servers` but only brokers that run and are not paused.
@@ -328,7 +346,7 @@ class LocalCluster(Namespaced, ClusterMetadata):
         a frozen broker, so the cluster's own admin calls (and tests) avoid paused ones.
         """
         nodes = [n for n in self.nodes.values() if n.running() and not n.paused]
-        return ",".join(f"127.0.0.1:{self._client_facing_port(n)}" for n in nodes)
+        return ",".join(f"{self.advertised_host}:{self._client_facing_port(n)}" for n in nodes)
 
     def _client_facing_port(self, node: Node) -> int:
         return self.processes.client_facing_port(node)
@@ -426,7 +444,8 @@ class LocalCluster(Namespaced, ClusterMetadata):
             while True:  # 1. every broker registered and unfenced
                 for node in self.processes.all():
                     self.processes.check_alive(node)
-                if not all(accepts(node.client_port) for node in self.nodes.values()):
+                upstream = "127.0.0.1" if self.use_proxies else self._local_host
+                if not all(accepts(node.client_port, upstream) for node in self.nodes.values()):
                     self._deadline(deadline, "brokers to open their client ports")
                     time.sleep(0.3)  # JVMs still starting: don't make kafka-python back off
                     continue

@@ -65,10 +65,10 @@ def port_is_free(port: int) -> bool:
     return True
 
 
-def accepts(port: int) -> bool:
-    """Whether something accepts TCP connections on 127.0.0.1:``port``."""
+def accepts(port: int, host: str = "127.0.0.1") -> bool:
+    """Whether something accepts TCP connections on ``host``:``port``."""
     try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        socket.create_connection((host, port), timeout=0.5).close()
         return True
     except OSError:
         return False
@@ -108,7 +108,8 @@ class KafkaProcesses:
 
     ``brokers`` nodes get ids 1..n; ``controllers`` dedicated KRaft controllers (0: every broker
     is also a controller) get ids 101, 102, ... ``advertise_proxies``: brokers advertise their
-    proxy's port to clients (so every client connection goes through the proxy)."""
+    proxy's port to clients (so every client connection goes through the proxy). ``listen_host``/
+    ``advertised_host``: where the CLIENT listeners bind and what they advertise (see LocalCluster)."""
 
     def __init__(
         self,
@@ -124,8 +125,11 @@ class KafkaProcesses:
         cluster_id: str,
         advertise_proxies: bool,
         auth: ClusterAuth | None,
+        listen_host: str = "127.0.0.1",
+        advertised_host: str = "127.0.0.1",
     ) -> None:
         self.root = root
+        self.listen_host, self.advertised_host = listen_host, advertised_host
         self.log_dir = root / "logs"
         self.n, self.n_controllers = brokers, controllers
         self.own_dir, self.wipe = own_dir, wipe
@@ -224,15 +228,19 @@ class KafkaProcesses:
             ),
         }
         combined = not self.controllers
+        # behind a proxy the broker's own client listener is only the proxy's upstream (127.0.0.1)
+        client_host = "127.0.0.1" if self.advertise_proxies else self.listen_host
         for n in self.nodes.values():
             advertised = self.client_facing_port(n)
             props = {
                 "process.roles": "broker,controller" if combined else "broker",
                 "node.id": n.node_id,
                 **common,
-                "listeners": f"CLIENT://127.0.0.1:{n.client_port},REPLICATION://127.0.0.1:{n.replication_port}"
+                "listeners": f"CLIENT://{client_host}:{n.client_port},REPLICATION://127.0.0.1:{n.replication_port}"
                 + (f",CONTROLLER://127.0.0.1:{n.controller_port}" if combined else ""),
-                "advertised.listeners": f"CLIENT://127.0.0.1:{advertised},REPLICATION://127.0.0.1:{n.replication_port}",
+                "advertised.listeners": (
+                    f"CLIENT://{self.advertised_host}:{advertised},REPLICATION://127.0.0.1:{n.replication_port}"
+                ),
                 "inter.broker.listener.name": "REPLICATION",
                 "log.dirs": str(n.data_dir),
                 **broker_config,

@@ -23,6 +23,8 @@ from collections import Counter
 import ipywidgets as widgets
 
 from ..processing import CRASH_POINTS, INPUT, SEMANTICS, run_pipeline
+from .log_markers import log_html
+from .offsets import crash_offsets, offsets_html
 from .presets import Preset, PresetApp, Step, lookup
 
 # The crash moments that are distinct for each consumer (processing.Processor.run): at-most-once
@@ -255,7 +257,10 @@ class ConsumerCrashDemo(PresetApp):
             f"<p class='cc-summary' style='color:{colour}'><b>{html.escape(verdict)}</b></p>"
             f"<p>{html.escape(SEMANTICS_LABELS[self.semantics.value])}; {where}. The input topic "
             f"has {partitions} partitions; the consumer reads both, in batches.</p>"
-            f"<table>{rows}</table>" + (f"<p>in the output twice: {html.escape(', '.join(twice))}</p>" if twice else "")
+            # lesson 05's figure: where the restarted instance resumed, and what that did
+            + (offsets_html(crash_offsets(self.pipeline)) if crash_point is not None else "")
+            + f"<table>{rows}</table>"
+            + (f"<p>in the output twice: {html.escape(', '.join(twice))}</p>" if twice else "")
         )
 
     def _ipython_display_(self):  # pragma: no cover
@@ -403,7 +408,8 @@ class TransactionsDemo(PresetApp):
             f"{html.escape(', '.join(self.seen['read_committed']) or '(nothing)')}</span></p>"
             f"<p><b>read_uncommitted</b> consumer sees <span class='tx-uncommitted'>"
             f"{html.escape(', '.join(self.seen['read_uncommitted']) or '(nothing)')}</span></p>"
-            f"<ul>{items}</ul></div>"
+            + log_html(self.cluster, "payments")  # lesson 06's figure: records, markers, LSO and HW
+            + f"<ul>{items}</ul></div>"
         )
 
     def _ipython_display_(self):  # pragma: no cover

@@ -116,3 +116,48 @@ def log_figure(cluster, topic: str, partition: int = 0, ax=None):
     ax.axis("off")
     ax.set_title(f"{topic}-{partition} on its leader: log end offset {view['leo']}", fontsize=10)
     return ax
+
+
+def log_html(cluster, topic: str, partition: int = 0) -> str:
+    """:func:`log_figure` as HTML (the demos draw it without matplotlib): one box per offset,
+    coloured by state, markers included, and the LSO and HW as the ends of what each isolation
+    level reads.
+
+    >>> from course_lib.broker import Cluster
+    >>> from course_lib.clients import KafkaProducer
+    >>> c = Cluster(seed=1); c.create_topic("t", min_insync_replicas=2)
+    >>> p = KafkaProducer(bootstrap_servers=c, transactional_id="tx"); p.init_transactions()
+    >>> p.begin_transaction(); _ = p.send("t", b"a"); p.commit_transaction()
+    >>> c.run_for(100); page = log_html(c, "t")  # the followers fetch the marker: HW and LSO reach 2
+    >>> page.count("class='lm-box'"), "LSO = 2" in page, "HW = 2" in page
+    (2, True, True)
+    """
+    import html
+
+    view = log_view(cluster, topic, partition)
+    cells = []
+    for e in view["entries"]:
+        hatch = "repeating-linear-gradient(45deg,#9e9e9e,#9e9e9e 4px,#bdbdbd 4px,#bdbdbd 8px)"
+        background = hatch if e["state"] == "aborted" else _COLOURS[e["state"]]
+        cells.append(
+            "<div style='display:inline-block;vertical-align:top;margin-right:2px;text-align:center'>"
+            f"<div class='lm-box' data-state='{e['state']}' title='offset {e['offset']}: {_LABELS[e['state']]}' "
+            f"style='background:{background};color:white;min-width:34px;padding:0 3px;height:26px;"
+            f"line-height:26px;font-size:11px;border-radius:2px'>{html.escape(e['text'])}</div>"
+            f"<div style='font-size:10px;color:#616161'>{e['offset']}</div></div>"
+        )
+    limits = " &nbsp; ".join(
+        f"<span class='lm-{key}' style='color:{colour}'><b>{text} = {view[key]}</b> ({what})</span>"
+        for key, text, colour, what in (
+            ("lso", "LSO", "#6a1b9a", "read_committed reads offsets below it, skipping aborted records"),
+            ("hw", "HW", "#c62828", "read_uncommitted reads up to here"),
+        )
+    )
+    present = [s for s in _COLOURS if any(e["state"] == s for e in view["entries"])]
+    legend = " ".join(f"<span style='color:{_COLOURS[s]}'>&#9632;</span> {_LABELS[s]}" for s in present)
+    return (
+        f"<div class='lm-figure'><b>{html.escape(topic)}-{partition} on its leader: log end offset "
+        f"{view['leo']}</b><div style='margin:6px 0;white-space:nowrap;overflow-x:auto'>"
+        f"{''.join(cells) or '(empty)'}</div><div style='font-size:12px'>{limits}</div>"
+        f"<div style='font-size:11px'>{legend}</div></div>"
+    )

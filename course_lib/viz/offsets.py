@@ -130,3 +130,40 @@ def offsets_figure(rows: dict, ax=None):
     )
     ax.set_title(f"partition {next(iter(rows.values()))['partition']}: where the next instance resumes", fontsize=10)
     return ax
+
+
+def offsets_html(r: dict) -> str:
+    """:func:`offsets_figure` of one run as HTML (the demos draw it without matplotlib, which the
+    browser copy of the course does not load for them): one box per offset, coloured by how often
+    it was processed, and the resume point and consumed position marked under the boxes.
+
+    >>> html = offsets_html({"partition": 0, "position": 2, "committed": 0, "processed": [2, 2, 1]})
+    >>> html.count("class='of-box'"), "committed offset (Kafka) = 0" in html, "consumed position at the crash = 2" in html
+    (3, True, True)
+    """
+    import html as _html
+
+    step = 28  # px per offset: a 26 px box and its gap
+    boxes = "".join(
+        f"<div class='of-box' data-count='{count}' title='offset {offset}: processed {count}x' "
+        f"style='display:inline-block;width:26px;margin-right:2px;background:{_COUNT_COLOURS[min(count, 2)]};"
+        f"color:white;text-align:center;height:24px;line-height:24px;font-size:11px;border-radius:2px'>{offset}</div>"
+        for offset, count in enumerate(r["processed"])
+    )
+    # one line per marker, its left edge at the offset it names (a resume point sits before
+    # that offset's box): labels never overlap, however close the offsets are
+    marks = "".join(
+        f"<div class='of-mark' style='margin-left:{r[key] * step}px;color:{colour};border-left:3px solid {colour};"
+        f"padding-left:4px;white-space:nowrap;font-size:11px;line-height:16px'>{_html.escape(text)} = {r[key]}</div>"
+        for key, text, colour, _ in _MARKERS
+        if key in r
+    )
+    legend = " ".join(
+        f"<span style='color:{_COUNT_COLOURS[k]}'>&#9632;</span> {label}"
+        for k, label in ((0, "never processed"), (1, "processed once"), (2, "processed twice or more"))
+    )
+    return (
+        f"<div class='of-figure'><b>partition {r['partition']}: where the next instance resumes</b>"
+        f"<div style='margin:6px 0 10px 0;white-space:nowrap'>{boxes}{marks}</div>"
+        f"<div style='font-size:11px'>{legend}</div></div>"
+    )

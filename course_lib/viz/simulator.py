@@ -165,9 +165,7 @@ class DeliverySimulator:
         self.cluster_view = widgets.HTML()
         self.log_view = widgets.HTML()
         self.wire_view = widgets.HTML()  # the last produce requests and ACKs on the network
-        self.outcome_view = widgets.HTML(
-            "<p class='oc-summary'>No check yet: send messages, break something, then press <b>heal and check</b>.</p>"
-        )
+        self.outcome_view = widgets.HTML()  # the verdict; until "heal and check", where the run stands
         for control in (
             self.acks,
             self.min_insync,
@@ -280,9 +278,6 @@ class DeliverySimulator:
                 # from then on nothing new reaches them until they resume
                 self.cluster.run_for(self.cluster.options.replica_fetch_wait_max_ms + 10)
                 self._note(f"Followers {self.paused} are paused (lagging); broker {leader} leads alone.")
-        self.outcome_view.value = (
-            "<p class='oc-summary'>No check yet: send messages, break something, then press <b>heal and check</b>.</p>"
-        )
         self.refresh()
 
     def _describe(self) -> str:
@@ -436,7 +431,42 @@ class DeliverySimulator:
         if self._captured is not None:
             self._captured.append(text)
 
+    def _status_html(self) -> str:
+        """Before "heal and check": where the run stands, in the verdict's place. It is the first
+        thing under the buttons (on the first screen at 1366x768), so a learner sees "0 of 5
+        acknowledged" there - and why - rather than only in the log further down."""
+        if self.producer is None:
+            return "<p class='oc-summary oc-pending'>No run: these settings do not go together (see <b>What happened</b>).</p>"
+        if not self.messages_sent:
+            return (
+                "<p class='oc-summary oc-pending'>Not checked yet: send messages, break something, then press "
+                "<b>heal and check</b>.</p>"
+            )
+        refused = self._refusals()
+        why = (
+            f" The brokers refuse the writes ({html.escape(', '.join(refused))}); the producer keeps retrying."
+            if refused and self._waiting()
+            else ""
+        )
+        return (
+            f"<p class='oc-summary oc-pending'>Not checked yet. So far the producer was told: <b>{self._progress()}</b>."
+            f"{why} Press <b>heal and check</b> to see what happened to every message.</p>"
+        )
+
+    def _refusals(self) -> list[str]:
+        """The errors of produce responses since the last acknowledged write (newest run only)."""
+        errors: list[str] = []
+        for e in reversed(self.cluster.network.trace or []):
+            if e.kind == "produce_response" and e.fate == "delivered":
+                found = re.findall(r"p\d+:(\w+)", e.label)
+                if not found:
+                    break
+                errors += [name for name in found if name not in errors]
+        return errors
+
     def refresh(self) -> None:
+        if self.result is None:
+            self.outcome_view.value = self._status_html()
         self.cluster_view.value = cluster_html(self.cluster.state())
         self.wire_view.value = self._wire_html()
         self.log_view.value = (
@@ -457,9 +487,9 @@ class DeliverySimulator:
         if not rows:
             return ""
         items = "".join(
-            f"<tr data-fate='{e.fate}'><td>{e.sent_ms:.1f} ms</td><td>{html.escape(e.src)} &rarr; "
+            f"<tr data-fate='{_fate(e)}'><td>{e.sent_ms:.1f} ms</td><td>{html.escape(e.src)} &rarr; "
             f"{html.escape(e.dst)}</td><td>{html.escape(e.label)}</td><td style='color:"
-            f"{'#2e7d32' if e.fate == 'delivered' else '#c62828'}'>{html.escape(e.fate)}</td></tr>"
+            f"{'#2e7d32' if _fate(e) == 'delivered' else '#c62828'}'>{html.escape(_fate(e))}</td></tr>"
             for e in reversed(rows)
         )
         return (
@@ -472,3 +502,12 @@ class DeliverySimulator:
         from IPython.display import display
 
         display(self.widget)
+
+
+def _fate(entry) -> str:
+    """What became of a message on the wire, in the learner's words. An ACK that carries an error
+    (``ack p0:NotEnoughReplicasError``) reached the producer, but it says the write was refused:
+    it must not read "delivered" in green, as if the message were."""
+    if entry.fate == "delivered" and entry.kind == "produce_response" and "Error" in entry.label:
+        return "arrived: write refused"
+    return entry.fate

@@ -25,9 +25,9 @@ ACKS_SETTINGS = {
 
 
 def _progress(items, desc):
-    from tqdm.auto import tqdm
+    from ..progress import progress
 
-    return tqdm(items, desc=desc, leave=False)
+    return progress(items, desc)
 
 
 def _tally(results) -> dict:
