@@ -21,9 +21,9 @@ import nbformat
 import pytest
 
 from course_lib.grading import sandbox
+from tests.grading_support import correct_submission
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLES = ROOT / "tests" / "grading_samples"
 SECRET = "s3cret-for-the-hostile-test-9f2c"
 SLEEP = "100017"  # a recognisable argument for the detached child, to find it afterwards
 # the memory hog touches ~1 GB before its 2 GB address space is refused: several seconds of page faults
@@ -98,7 +98,7 @@ def test_hostile_submissions_are_contained(tmp_path):
     package = Path(sandbox.COURSE_PACKAGE)
     targets = [package / "grading" / "pwned.py", submissions / "pwned.ipynb", out_dir / "pwned.txt", home / "pwned"]
 
-    (submissions / "correct.ipynb").write_bytes((SAMPLES / "correct.ipynb").read_bytes())
+    correct_submission("05", submissions / "correct.ipynb")
     detached = f"subprocess.Popen(['sleep', '{SLEEP}'], start_new_session=True, stdout=sys.stdout, stderr=sys.stderr)"
     notebook(submissions / "detached_child.ipynb", detached, in_function=detached)
     notebook(
@@ -167,6 +167,7 @@ def test_hostile_submissions_are_contained(tmp_path):
             "kills",
         )
     }
+    expected["correct"] = 5  # every question of set 05, derived from its solution
     expected["slow_answer"] = 2  # its ex05_q1 cell never finishes
     started = time.monotonic()
     try:
@@ -235,7 +236,7 @@ def test_hostile_submissions_are_contained(tmp_path):
 def test_without_bubblewrap_the_grader_refuses_with_one_message_and_no_sandbox_warns(tmp_path):
     submissions = tmp_path / "submissions"
     submissions.mkdir()
-    (submissions / "correct.ipynb").write_bytes((SAMPLES / "correct.ipynb").read_bytes())
+    correct_submission("05", submissions / "correct.ipynb")
     command = [sys.executable, "-m", "course_lib.grading", "grade", str(submissions), "--out", str(tmp_path / "s.csv")]
     env = {**os.environ, "PATH": str(tmp_path)}  # no bwrap on this PATH
     refused = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path)
@@ -245,4 +246,4 @@ def test_without_bubblewrap_the_grader_refuses_with_one_message_and_no_sandbox_w
     graded = subprocess.run(command + ["--no-sandbox"], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert graded.returncode == 0, graded.stderr
     assert "WARNING: graded without the sandbox" in (tmp_path / "s_feedback" / "correct.txt").read_text()
-    assert "3 / 5 points" in (tmp_path / "s_feedback" / "correct.txt").read_text()
+    assert "5 / 5 points" in (tmp_path / "s_feedback" / "correct.txt").read_text()
