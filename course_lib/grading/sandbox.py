@@ -359,7 +359,9 @@ USERNS_HINT = (
     "user.max_user_namespaces > 0, and on Ubuntu >= 23.10 "
     "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap)"
 )
-NO_SANDBOX_HINT = "or grade without the sandbox with --no-sandbox (learner code then runs as you, with your files and network)"
+NO_SANDBOX_HINT = (
+    "or grade without the sandbox with --no-sandbox (learner code then runs as you, with your files and network)"
+)
 
 
 def diagnose(stderr: str, argv0: str) -> str:
