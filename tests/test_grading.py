@@ -278,6 +278,17 @@ def test_grade_without_notebooks_says_what_to_pass(tmp_path):
     assert result.returncode != 0 and "no .ipynb files" in result.stderr
 
 
+def test_a_sandbox_that_cannot_start_is_explained_by_its_real_cause():
+    execvp = sandbox.diagnose(
+        "bwrap: execvp /tmp/c/.venv/bin/python: No such file or directory\n", "/tmp/c/.venv/bin/python"
+    )
+    assert "could not execute /tmp/c/.venv/bin/python" in execvp and "user namespaces" not in execvp
+    userns = sandbox.diagnose("bwrap: setting up uid map: Permission denied\n", "python")
+    assert "setting up uid map: Permission denied" in userns and "user namespaces" in userns
+    python = sandbox.diagnose("Traceback ...\nModuleNotFoundError: No module named 'nbformat'\n", "python")
+    assert "No module named 'nbformat'" in python and "bubblewrap" not in python
+
+
 def test_docstring_examples():
     import doctest
 

@@ -10,10 +10,13 @@ module runs only where the sandbox works; it never grades them with --no-sandbox
 
 import csv
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import sysconfig
+import tempfile
 import time
 from pathlib import Path
 
@@ -247,3 +250,75 @@ def test_without_bubblewrap_the_grader_refuses_with_one_message_and_no_sandbox_w
     assert graded.returncode == 0, graded.stderr
     assert "WARNING: graded without the sandbox" in (tmp_path / "s_feedback" / "correct.txt").read_text()
     assert "5 / 5 points" in (tmp_path / "s_feedback" / "correct.txt").read_text()
+
+
+@pytest.mark.parametrize("base", ["/tmp", "~", "/opt"])
+def test_a_clone_installed_non_editable_grades_in_the_sandbox(base):
+    """The course as CI and quick tries have it: a clone under /tmp (or $HOME, /opt), installed (not
+    editable) into a virtualenv there. The sandbox's tmpfs at /tmp once hid such a virtualenv (bwrap:
+    execvp ...: No such file or directory). A correct submission gets full marks, a hostile one is
+    contained."""
+    base = os.path.expanduser(base)
+    if not os.access(base, os.W_OK):
+        pytest.skip(f"{base} is not writable by this user")
+    scratch = Path(tempfile.mkdtemp(prefix="course-clone-", dir=base))
+    try:
+        clone, venv, submissions, out = (scratch / n for n in ("course", "venv", "submissions", "out"))
+        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+        subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(ROOT), str(clone)], check=True)
+        subprocess.run(["git", "-C", str(clone), "checkout", "--quiet", head.stdout.strip()], check=True)
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        python = venv / "bin" / "python"
+        # The dependencies (nbformat, kafka-python ...) are borrowed from this test's virtualenv
+        # rather than downloaded: a .pth line that is a path appends it to sys.path, after the new
+        # virtualenv's own site-packages, so the installed course_lib comes first. The .pth files
+        # in the borrowed folder are not run (site runs those of site folders only), so its editable
+        # finder, which would map course_lib to the checkout, stays out.
+        site_packages = subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        Path(site_packages, "borrowed.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+        # Built in pip's isolated environment: the project needs setuptools >= 68 (its PEP 639
+        # license), newer than the one a virtualenv may carry; pip's cache makes it quick.
+        subprocess.run(
+            [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps", str(clone)],
+            check=True,
+            timeout=300,
+        )
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env["HOME"] = str(scratch)
+        where = subprocess.run(
+            [str(python), "-c", "import course_lib; print(course_lib.__file__)"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=scratch,
+            check=True,
+        ).stdout.strip()
+        assert where.startswith(site_packages), f"course_lib imported from {where}, not the installed copy"
+        installed = Path(where).parent
+        submissions.mkdir()
+        out.mkdir()
+        correct_submission("05", submissions / "correct.ipynb", root=clone)
+        targets = [installed / "grading" / "pwned.py", clone / "pwned.txt", venv / "bin" / "pwned", submissions / "x"]
+        notebook(submissions / "hostile.ipynb", attempts(targets), "contained", in_function=attempts(targets))
+        result = subprocess.run(
+            [str(python), "-m", "course_lib.grading", "grade", str(submissions), "--out", str(out / "scores.csv")],
+            capture_output=True,
+            text=True,
+            cwd=scratch,
+            env=env,
+            timeout=240,
+        )
+        assert result.returncode == 0, result.stderr
+        got = {r["learner"]: float(r["total"]) for r in csv.DictReader((out / "scores.csv").open())}
+        feedback = {p.stem: p.read_text() for p in (out / "scores_feedback").glob("*.txt")}
+        assert got == {"correct": 5, "hostile": 3}, feedback
+        assert "WARNING" not in feedback["correct"]
+        for path in targets:
+            assert not path.exists(), f"a submission wrote {path}"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
