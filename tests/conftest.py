@@ -23,8 +23,8 @@ CI_PARTS = (
     ("bubblewrap (the grading sandbox)", r"no grading sandbox|bubblewrap|\bbwrap\b"),
     ("Java 17+ and Maven", r"real Kafka unavailable|\bJava\b|\bJVM\b|\bMaven\b|Kafka cluster"),
     ("chromium", r"chromium"),
+    ("configurable-http-proxy (npm)", r"configurable-http-proxy"),  # before node/npm: its reason says "npm"
     ("node and npm (the Pyodide runtime)", r"\bnode\b|\bnpm\b|Pyodide"),
-    ("configurable-http-proxy (npm)", r"configurable-http-proxy"),
     ("Spark and its Kafka connector jars", r"Spark lab unavailable|connector jars|Spark Connect|pyspark"),
     ("the Python extras (.ci/run: make .venv/.installed, pip install -e '.[all]')", r"pip install|could not import"),
 )

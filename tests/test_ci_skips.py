@@ -44,3 +44,26 @@ def test_on_a_learners_machine_it_skips_with_the_reason(suite, monkeypatch):
     result.assert_outcomes(skipped=3, xfailed=1)
     result.stdout.fnmatch_lines(["SKIPPED*bubblewrap (bwrap), which is not installed*"])
     result.stdout.fnmatch_lines(["SKIPPED*chromium not found*"])
+
+
+@pytest.mark.parametrize(
+    "reason,part",
+    [  # the reasons the suite's skips give, and ones that are not about a missing part
+        ("no grading sandbox: the grading sandbox needs bubblewrap (bwrap), which is not installed", "bubblewrap"),
+        ("real Kafka unavailable: java not found (apt-get install openjdk-17-jdk-headless maven)", "Java"),
+        ("/usr/bin/chromium not found (apt-get install -y chromium)", "chromium"),
+        ("node is not on PATH (Debian: apt-get install nodejs npm)", "node"),
+        ("configurable-http-proxy could not be installed from npm into ~/.cache", "configurable-http-proxy"),
+        ("Spark lab unavailable: Spark's Kafka connector jars are not available", "Spark"),
+        ("the playwright package is not installed (pip install -e '.[browser]')", "Python extras"),
+        ("could not import 'yaml': No module named 'yaml'", "Python extras"),
+        ("make is not installed", None),
+        ("/opt is not writable by this user", None),
+        ("all tests skipped by +SKIP option", None),  # docstring examples that would start a cluster
+    ],
+)
+def test_the_suites_skip_reasons_are_classified(reason, part):
+    from tests.conftest import missing_part
+
+    found = missing_part(reason)
+    assert (found is None) if part is None else (found is not None and part in found), (reason, found)
