@@ -278,6 +278,29 @@ def test_grade_without_notebooks_says_what_to_pass(tmp_path):
     assert result.returncode != 0 and "no .ipynb files" in result.stderr
 
 
+def test_a_bwrap_that_fails_is_reported_with_its_own_error(tmp_path):
+    """A bubblewrap that is installed but cannot set up the sandbox (here a stand-in that fails as
+    bwrap does without user namespaces): the grader quotes bwrap's error, not an install hint."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    submissions = tmp_path / "submissions"
+    submissions.mkdir()
+    correct_submission("05", submissions / "correct.ipynb")
+    result = subprocess.run(
+        [sys.executable, "-m", "course_lib.grading", "grade", str(submissions), "--out", str(tmp_path / "s.csv")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PATH": f"{bindir}:/usr/bin:/bin"},
+    )
+    assert result.returncode == 2 and not (tmp_path / "s.csv").exists(), result.stderr
+    assert "bwrap: setting up uid map: Permission denied" in result.stderr
+    assert "user namespaces" in result.stderr and "apt-get install" not in result.stderr
+
+
 def test_a_sandbox_that_cannot_start_is_explained_by_its_real_cause():
     execvp = sandbox.diagnose(
         "bwrap: execvp /tmp/c/.venv/bin/python: No such file or directory\n", "/tmp/c/.venv/bin/python"

@@ -156,7 +156,8 @@ def bwrap_command(
 ) -> list[str]:
     """The bwrap command line; ``etc``: a folder holding the sandbox's own ``hosts`` and ``passwd``."""
     cmd = [
-        "bwrap",
+        # the bwrap on the grader's PATH (the one probe() found), not one found on the sandbox's PATH
+        shutil.which("bwrap") or "bwrap",
         "--unshare-ipc",
         "--unshare-pid",
         "--unshare-net",
