@@ -3,13 +3,14 @@
 
 The sandbox has its own mount, PID, network, IPC and UTS namespaces. It sees, read-only, only
 ``/usr`` (and the ``/bin``, ``/lib*`` links), the Python installation, virtualenv and package
-folders, and the ``course_lib`` package; its one writable place is a private, size-limited tmpfs at
-``/tmp`` (also ``$HOME``), mounted before the read-only binds so that it hides none of them (a course
-checked out under ``/tmp``). The instructor's secret, the other submissions, the output folder and the rest of
-the repository are not mounted. Its network namespace has only its own loopback: nothing on the
-machine or beyond is reachable. Inside, :func:`confine` (the first thing the sandboxed entry
-points run) sets CPU, memory, file-size and process-count limits and, when the grader runs as
-root, switches to an unprivileged uid (the kernel does not apply the process-count limit to root).
+folders, and the ``course_lib`` package; its one writable place is a private, size-limited tmpfs
+at ``/tmp`` (also ``$HOME``), mounted before the read-only binds so that it hides none of them (a
+course checked out under ``/tmp``). The instructor's secret, the other submissions, the output
+folder and the rest of the repository are not mounted. Its network namespace has only its own
+loopback: nothing on the machine or beyond is reachable. Inside, :func:`confine` (the first thing
+the sandboxed entry points run) sets CPU, memory, file-size and process-count limits and, when the
+grader runs as root, switches to an unprivileged uid (the kernel does not apply the process-count
+limit to root).
 When the sandbox's first process ends or the grader kills the sandbox, the PID namespace goes
 and with it every process started inside, detached ones included (``--die-with-parent``).
 
@@ -388,8 +389,7 @@ def diagnose(stderr: str, argv0: str) -> str:
 
 HOW_TO_GET = (
     "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: `dnf install bubblewrap`); "
-    f"{USERNS_HINT}. Or grade without the sandbox with --no-sandbox (learner code then runs as you, "
-    "with your files and network)"
+    f"{USERNS_HINT}; {NO_SANDBOX_HINT}"
 )
 
 
