@@ -4,8 +4,8 @@ within its time limits. Each hostile notebook answers ex05_q1 correctly only whe
 failed *as seen from inside*, and the test also looks from outside (files, the listening port,
 leftover processes, a canary process).
 
-The attacks are real (a fork bomb, 2 GB of output, writes into the course package, ...), so this
-module runs only where the sandbox works; it never grades them with --no-sandbox.
+The attacks are real (a fork bomb, 2 GB of output, writes into the course package, ...), so they
+run only where the sandbox works; they are never graded with --no-sandbox.
 """
 
 import csv
@@ -34,7 +34,8 @@ SLEEP = "100017"  # a recognisable argument for the detached child, to find it a
 CELL_S = 8
 
 PROBLEM = sandbox.probe()  # None where the sandbox works; under CI=true a skip for it fails (tests/conftest.py)
-pytestmark = pytest.mark.skipif(PROBLEM is not None, reason=f"no grading sandbox: {PROBLEM}")
+# not module-wide: the test of the grader without bubblewrap runs anywhere
+needs_sandbox = pytest.mark.skipif(PROBLEM is not None, reason=f"no grading sandbox: {PROBLEM}")
 
 CORRECT_ANSWER = 'ex05_q1 = {"after_poll", "mid_batch"}'
 CORRECT_LOOP = """
@@ -87,6 +88,7 @@ def leftover_sleepers() -> list[int]:
     return found
 
 
+@needs_sandbox
 def test_hostile_submissions_are_contained(tmp_path):
     submissions, out_dir, home = tmp_path / "submissions", tmp_path / "out", tmp_path / "home"
     for d in (submissions, out_dir, home):
@@ -253,6 +255,7 @@ def test_without_bubblewrap_the_grader_refuses_with_one_message_and_no_sandbox_w
     assert "5 / 5 points" in (tmp_path / "s_feedback" / "correct.txt").read_text()
 
 
+@needs_sandbox
 @pytest.mark.parametrize("base", ["/tmp", "~", "/opt"])
 def test_a_clone_installed_non_editable_grades_in_the_sandbox(base):
     """The course as CI and quick tries have it: a clone under /tmp (or $HOME, /opt), installed (not
