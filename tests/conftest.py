@@ -42,6 +42,30 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("true", "1", "yes")
 
 
+def _jvm_missing_reason() -> str | None:
+    from course_lib.real import jars
+
+    try:
+        jars.check_jvm_tools()
+    except jars.JvmToolMissing as e:
+        return str(e).splitlines()[0] + " (apt-get install openjdk-17-jdk-headless maven)"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    """Without Java 17+ or Maven every ``real_kafka`` test (tests/real, tests/workshop, the real
+    benchmark) is skipped with the reason, rather than failing to start a cluster."""
+    if not any("real_kafka" in item.keywords for item in items):
+        return
+    reason = _jvm_missing_reason()
+    if reason is None:
+        return
+    skip = pytest.mark.skip(reason=f"real Kafka unavailable: {reason}")
+    for item in items:
+        if "real_kafka" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     """Under ``CI=true`` a skip for a part .ci/run installs is a failure that names the part: a CI
