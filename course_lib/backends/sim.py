@@ -10,7 +10,6 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable
 
-from ..history import INFO, Nemesis
 from .base import BROKER_FAULTS, CLIENT_FAULTS, SIM_ONLY_FAULTS, Common, Provenance, Timing
 
 #: virtual time: the simulator's network moves a request in well under a millisecond
@@ -183,10 +182,7 @@ class SimBackend(Common):
         client.crash()  # the simulated client records crash_client itself
 
     def freeze_client(self, consumer):
-        # TODO(clients owner): a public KafkaConsumer.freeze() on the simulated client; until then
-        # its heartbeat timer is stopped by bumping the generation it checks, and it polls no more
-        consumer._heartbeat_gen += 1
-        self.history.record("nemesis", INFO, Nemesis.FREEZE_CLIENT, {"client": consumer.node_id})
+        consumer.freeze()  # the simulated client records freeze_client itself
 
     def schedule_faults(self, rng, duration_ms, kinds, faults, topic, producer) -> list:
         """Draw ``faults`` faults of ``kinds`` (None: every kind) over ``duration_ms`` from ``rng``

@@ -444,6 +444,13 @@ class KafkaConsumer(OffsetLookup):
         self.alive = False
         self._cluster.record("nemesis", Nemesis.CRASH_CLIENT, {"client": self.node_id})
 
+    def freeze(self):
+        """The application process stops without dying (a long GC pause, SIGSTOP): its heartbeat
+        thread stops with it and it polls no more, but it keeps its connections and sends no
+        LeaveGroup - the coordinator notices only when heartbeats stop for ``session_timeout_ms``."""
+        self._heartbeat_gen += 1  # the scheduled heartbeat sees a newer generation and stops
+        self._cluster.record("nemesis", Nemesis.FREEZE_CLIENT, {"client": self.node_id})
+
     @property
     def positions(self) -> dict:
         return {tp: s.position for tp, s in sorted(self._partitions.items())}
