@@ -19,6 +19,7 @@ SIM_TIMING = Timing(
     stream_step_ms=1.0,
     stream_drain_ms=5,
     append_ms=20,
+    replicate_ms=1000,
     election_ms=15_000,
     abort_margin_ms=3000,  # the coordinator looks for timed-out transactions every second
     read_polls=5,  # five polls are part of the seeded timeline: no early stop
@@ -122,8 +123,8 @@ class SimBackend(Common):
     def now_ms(self) -> float:
         return self.cluster.now
 
-    def wait(self, ms, kafka_ms=None) -> None:
-        """Advance the virtual clock ``ms`` (``kafka_ms`` is another backend's business)."""
+    def wait(self, ms) -> None:
+        """Advance the virtual clock ``ms``."""
         if ms > 0:
             self.cluster.run_for(ms)
 
@@ -142,6 +143,9 @@ class SimBackend(Common):
     # the intents, as fixed virtual waits (see the module docstring)
     def settle(self, topic: str, partition: int = 0) -> None:
         """Followers fetch within the network latency: nothing to wait for."""
+
+    def until_replicated(self, topic: str, partition: int = 0) -> None:
+        self.wait(self.timing.replicate_ms)
 
     def until_acknowledged(self, future: Any) -> None:
         self.wait(self.timing.ack_gap_ms)
