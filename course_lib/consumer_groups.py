@@ -32,6 +32,7 @@ from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from .backend import Backend, open_backend
 from .history import OpName
+from .supervisor import Incarnations
 
 TOPIC = "orders"
 GROUP = "billing"
@@ -58,7 +59,9 @@ class _CommitOnRevoke(ConsumerRebalanceListener):
 
 @dataclass
 class App:
-    """One application instance: a consumer in the group, plus what its handler is doing."""
+    """One application instance: a consumer in the group, plus what its handler is doing (an
+    :class:`~course_lib.supervisor.Instance` whose ``run()`` is driven step by step by
+    :class:`GroupRun`, which has every instance take its turn on one clock)."""
 
     name: str
     consumer: Any  # the backend's consumer (kafka-python's API)
@@ -89,11 +92,22 @@ class App:
             self.done.clear()  # these partitions are gone: their new owner starts from the last commit
             self.run.failed_commits.append((self.run.backend.now_ms, self.name, f"{type(exc).__name__} ({reason})"))
 
+    def close(self) -> None:
+        """Graceful shutdown: commit what was processed, ``close()`` (the member leaves its group)."""
+        self.commit(reason="before close()")
+        self.consumer.close()
+        self.consumer = None
+
+    def crash(self) -> None:
+        """The process dies: no commit, no LeaveGroup (the group notices after session_timeout_ms)."""
+        self.run.backend.crash_client(self.consumer)
+        self.consumer = None
+
 
 class GroupRun:
     """A seeded cluster with topic ``orders`` (``messages`` records ``msg-0``.., spread over
     ``partitions``) and a plan of instances of group ``billing``. Build the plan with
-    :meth:`start`, :meth:`stop`, :meth:`restart`, :meth:`produce`, then :meth:`run` it."""
+    :meth:`start`, :meth:`stop`, :meth:`restart`, :meth:`crash`, :meth:`produce`, then :meth:`run` it."""
 
     def __init__(
         self, seed: int = 1, messages: int = 40, partitions: int = 2, idle_poll_ms: float = 100, **cluster_options
@@ -110,7 +124,7 @@ class GroupRun:
         self.processed: Counter = Counter()
         self.apps: dict[str, App] = {}
         self.failed_commits: list[tuple] = []
-        self._incarnations: Counter = Counter()
+        self._incarnations = Incarnations()
         self.events: list[tuple] = []  # (time_ms, who, what) of the plan itself
         self._plan: list[tuple] = []  # (time_ms, order, action, args)
         self._send(messages)
@@ -156,6 +170,13 @@ class GroupRun:
         self._at(at_ms, "stop", name, down_ms)
         return self
 
+    def crash(self, name: str, at_ms: float, down_ms: float | None = None) -> GroupRun:
+        """``name``'s process dies at ``at_ms``: the batch in its handler is lost, nothing is
+        committed, no LeaveGroup (the group waits ``session_timeout_ms`` to notice). With
+        ``down_ms`` its supervisor starts it again, same settings, that much later."""
+        self._at(at_ms, "crash", name, down_ms)
+        return self
+
     def produce(self, messages: int, at_ms: float) -> GroupRun:
         """``messages`` more records arrive at ``at_ms``."""
         self._at(at_ms, "produce", messages)
@@ -193,8 +214,7 @@ class GroupRun:
         settings = dict(settings)
         handler_ms, commit_every = settings.pop("handler_ms"), settings.pop("commit_every")
         on_revoke = settings.pop("commit_on_revoke")
-        self._incarnations[name] += 1  # a restarted instance is a new client on the network
-        client_id = name if self._incarnations[name] == 1 else f"{name}#{self._incarnations[name]}"
+        client_id = self._incarnations.start(name)  # a restarted instance is a new client on the network
         config = {
             "group_id": self.group,
             "client_id": client_id,
@@ -219,14 +239,24 @@ class GroupRun:
         self.apps[name] = app
         self.events.append((self.backend.now_ms, name, "started"))
 
-    def _do_stop(self, name, down_ms=None):
+    def _running(self, name: str, verb: str) -> App:
         app = self.apps.get(name)
         if app is None or app.consumer is None:
-            raise ValueError(f"no running instance named {name!r} to stop at {self.backend.now_ms:.0f} ms")
+            raise ValueError(f"no running instance named {name!r} to {verb} at {self.backend.now_ms:.0f} ms")
+        return app
+
+    def _do_stop(self, name, down_ms=None):
+        app = self._running(name, "stop")
         app.stop_at_ms = self.backend.now_ms
         app.restart_after_ms = down_ms
         if not app.in_handler:
             self._shutdown(app)
+
+    def _do_crash(self, name, down_ms=None):
+        app = self._running(name, "crash")
+        app.crash()
+        self.events.append((self.backend.now_ms, name, "crashed"))
+        self._restart_later(app, down_ms)
 
     def _do_produce(self, messages):
         self._send(messages)
@@ -256,11 +286,11 @@ class GroupRun:
         app.next_ms = now + (len(records) * app.handler_ms if records else self.idle_poll_ms)
 
     def _shutdown(self, app: App) -> None:
-        app.commit(reason="before close()")
-        app.consumer.close()
-        app.consumer = None
+        app.close()
         self.events.append((self.backend.now_ms, app.name, "closed"))
-        down_ms = app.restart_after_ms
+        self._restart_later(app, app.restart_after_ms)
+
+    def _restart_later(self, app: App, down_ms: float | None) -> None:
         if down_ms is not None:
             del self.apps[app.name]
             self._at(self.now_ms + down_ms, "start", app.name, app.settings)
