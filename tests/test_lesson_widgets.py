@@ -12,6 +12,7 @@ import pytest
 from course_lib.viz.consumers import CRASH_PRESETS, TX_PRESETS
 from course_lib.viz.groups import GROUP_PRESETS
 from course_lib.viz.simulator import PRESETS
+from tools.notebook_outputs import is_checked, load_expectations
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = sorted(p for p in (ROOT / "notebooks").glob("0[0-8]_*.ipynb"))
@@ -44,6 +45,10 @@ def test_a_prediction_is_locked_in_before_a_checked_experiment_and_revealed_afte
         assert any("NBVAL_CHECK_OUTPUT" in c for c in between), (
             f"{lesson.name}: no measured experiment before the reveal"
         )
+        for experiment in (c for c in between if "NBVAL_CHECK_OUTPUT" in c):  # its output answers the question
+            assert f"\nwith {name}.experiment():" in experiment, (
+                f"{lesson.name}: the experiment of {name} prints its answer for all to see:\n{experiment}"
+            )
         for widget_cell in (cells[i], cells[reveal]):
             assert "NBVAL_CHECK_OUTPUT" not in widget_cell
 
@@ -65,10 +70,12 @@ _found = []
 for _name, _p in list(globals().items()):
     if isinstance(_p, _Prediction) and not _name.startswith("_"):  # not IPython's output history
         _before = {"locked": _p.locked, "greyed": _p.choice.disabled or _p.lock_button.disabled,
-                   "status": _p.status.value, "outcome": _p.outcome.value}
+                   "status": _p.status.value, "outcome": _p.outcome.value,
+                   "held": [h.layout.display for _, h in _p._held]}
         _p.choice.value = _p.choices[-1] if _p.choices else "12345"
         _p.lock_button.click()
-        _found.append({"name": _name, "before": _before, "after": _p.status.value, "outcome": _p.outcome.value})
+        _found.append({"name": _name, "before": _before, "after": _p.status.value, "outcome": _p.outcome.value,
+                       "measured": str(_p.result.actual), "held": {h.model_id: h.layout.display for _, h in _p._held}})
 print(_json.dumps(_found))
 """
 
@@ -103,6 +110,43 @@ def test_run_all_leaves_every_prediction_open_until_it_is_locked_in(lesson):
         if cell.cell_type == "code" and ".reveal(" in cell.source:
             shown = json.dumps(cell.outputs)
             assert "measured:" not in shown, f"{lesson.name}: a reveal cell shows the measurement: {shown[:300]}"
+    # The experiment cells: nbclient, like JupyterLab, puts what an Output widget captured into the
+    # widget, so the cell's outputs are what shows under it before lock-in. They hold neither the
+    # measured value nor any line nbval checks; the captured output, hidden until lock-in, does.
+    widgets = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    checked = {e["cell"]: e["outputs"] for e in load_expectations(lesson)}
+    for p in found:
+        for index in experiments_of(nb, p["name"]):
+            visible = _text(nb.cells[index].outputs)
+            assert not _shows(visible, p["measured"]), f"{lesson.name}: cell {index} shows {p['measured']}: {visible}"
+            spoilers = [line for line in _text(checked[index]).splitlines() if line.strip() and line in visible]
+            assert not spoilers, f"{lesson.name}: cell {index} shows before lock-in: {spoilers}"
+        held = p["held"]
+        assert held and set(p["before"]["held"]) == {"none"} and set(held.values()) == {None}, f"{lesson.name}: {p}"
+        captured = "".join(_text(widgets[model]["state"]["outputs"]) for model in held)
+        for index in experiments_of(nb, p["name"]):
+            assert _text(checked[index]) in captured, f"{lesson.name}: cell {index}'s output is not held for the reveal"
+
+
+def experiments_of(nb, name: str) -> list[int]:
+    """Indices of the checked cells between ``name = Prediction(...)`` and ``name.reveal(...)``."""
+    made = next(i for i, c in enumerate(nb.cells) if re.search(rf"^{name} = Prediction\(", c.source, re.M))
+    reveal = next(i for i in range(made + 1, len(nb.cells)) if f"{name}.reveal(" in nb.cells[i].source)
+    return [i for i in range(made + 1, reveal) if is_checked(nb.cells[i])]
+
+
+def _text(outputs) -> str:
+    """What a learner reads in these outputs (a widget's own view aside)."""
+    parts = []
+    for out in outputs:
+        data = out.get("data", {})
+        parts.append(out.get("text", "") or data.get("text/plain", "") + data.get("text/html", ""))
+    return "".join(parts)
+
+
+def _shows(text: str, value: str) -> bool:
+    """``value`` appears in ``text`` as a whole (3 in "3 duplicated", not in "13" or "m-3")."""
+    return re.search(rf"(?<![\w.\-]){re.escape(value)}(?![\w\-]|\.\d)", text) is not None
 
 
 def test_05b_real_kafka_part_is_opt_in_and_says_what_it_costs():
