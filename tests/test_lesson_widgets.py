@@ -12,7 +12,7 @@ import pytest
 from course_lib.viz.consumers import CRASH_PRESETS, TX_PRESETS
 from course_lib.viz.groups import GROUP_PRESETS
 from course_lib.viz.simulator import PRESETS
-from tools.notebook_outputs import is_checked, load_expectations
+from tests import spoilers
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = sorted(p for p in (ROOT / "notebooks").glob("0[0-8]_*.ipynb"))
@@ -114,39 +114,21 @@ def test_run_all_leaves_every_prediction_open_until_it_is_locked_in(lesson):
     # widget, so the cell's outputs are what shows under it before lock-in. They hold neither the
     # measured value nor any line nbval checks; the captured output, hidden until lock-in, does.
     widgets = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
-    checked = {e["cell"]: e["outputs"] for e in load_expectations(lesson)}
+    measured = {p["name"]: p["measured"] for p in found}
+    for e in spoilers.experiments(lesson):
+        visible = spoilers.output_text(nb.cells[e.cell].outputs)
+        assert not spoilers.shows(visible, measured[e.prediction]), (
+            f"{lesson.name}: cell {e.cell} shows {measured[e.prediction]}: {visible}"
+        )
+        spoiled = spoilers.spoiled_lines(visible, e.printed)
+        assert not spoiled, f"{lesson.name}: cell {e.cell} shows before lock-in: {spoiled}"
     for p in found:
-        for index in experiments_of(nb, p["name"]):
-            visible = _text(nb.cells[index].outputs)
-            assert not _shows(visible, p["measured"]), f"{lesson.name}: cell {index} shows {p['measured']}: {visible}"
-            spoilers = [line for line in _text(checked[index]).splitlines() if line.strip() and line in visible]
-            assert not spoilers, f"{lesson.name}: cell {index} shows before lock-in: {spoilers}"
         held = p["held"]
         assert held and set(p["before"]["held"]) == {"none"} and set(held.values()) == {None}, f"{lesson.name}: {p}"
-        captured = "".join(_text(widgets[model]["state"]["outputs"]) for model in held)
-        for index in experiments_of(nb, p["name"]):
-            assert _text(checked[index]) in captured, f"{lesson.name}: cell {index}'s output is not held for the reveal"
-
-
-def experiments_of(nb, name: str) -> list[int]:
-    """Indices of the checked cells between ``name = Prediction(...)`` and ``name.reveal(...)``."""
-    made = next(i for i, c in enumerate(nb.cells) if re.search(rf"^{name} = Prediction\(", c.source, re.M))
-    reveal = next(i for i in range(made + 1, len(nb.cells)) if f"{name}.reveal(" in nb.cells[i].source)
-    return [i for i in range(made + 1, reveal) if is_checked(nb.cells[i])]
-
-
-def _text(outputs) -> str:
-    """What a learner reads in these outputs (a widget's own view aside)."""
-    parts = []
-    for out in outputs:
-        data = out.get("data", {})
-        parts.append(out.get("text", "") or data.get("text/plain", "") + data.get("text/html", ""))
-    return "".join(parts)
-
-
-def _shows(text: str, value: str) -> bool:
-    """``value`` appears in ``text`` as a whole (3 in "3 duplicated", not in "13" or "m-3")."""
-    return re.search(rf"(?<![\w.\-]){re.escape(value)}(?![\w\-]|\.\d)", text) is not None
+        captured = "".join(spoilers.output_text(widgets[model]["state"]["outputs"]) for model in held)
+        for e in spoilers.experiments(lesson):
+            if e.prediction == p["name"]:
+                assert e.printed in captured, f"{lesson.name}: cell {e.cell}'s output is not held for the reveal"
 
 
 def test_05b_real_kafka_part_is_opt_in_and_says_what_it_costs():

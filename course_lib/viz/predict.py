@@ -178,7 +178,7 @@ class Prediction:
         already is, and if the experiment fails: an error answers nothing)."""
         locked = self.locked
         note = widgets.HTML(
-            f"<span class='pr-held'>&#128274; {html.escape(HELD)}</span>",
+            f"<span class='pr-held'><i>{html.escape(HELD)}</i></span>",
             layout=widgets.Layout(display="none" if locked else None),
         )
         held = widgets.Output(layout=widgets.Layout(display=None if locked else "none"))
