@@ -244,9 +244,9 @@ def test_run_all_leaves_each_prediction_open_and_lock_in_reveals_it(lab, browser
         mine = [e for e in experiments if e.prediction == name]
         before = {e.cell: _outputs(cells.nth(e.cell)) for e in mine}
         for e in mine:
-            assert HELD in before[e.cell], f"{lesson}: cell {e.cell} does not say its result is hidden"
             spoiled = spoilers.spoiled_lines(before[e.cell], e.printed)
             assert not spoiled, f"{lesson}: cell {e.cell} shows before lock-in: {spoiled}"
+            assert HELD in before[e.cell], f"{lesson}: cell {e.cell} does not say its result is hidden"
         if i == 0:
             cells.nth(mine[0].cell).scroll_into_view_if_needed()
             page.screenshot(path=str(ARTIFACTS / f"lab_run_all_{lesson.split('_')[0]}_before_lock_in.png"))
