@@ -11,6 +11,7 @@ import pytest
 
 from course_lib.viz.consumers import CRASH_PRESETS, TX_PRESETS
 from course_lib.viz.groups import GROUP_PRESETS
+from course_lib.viz.predict import SHOWN
 from course_lib.viz.simulator import PRESETS
 from tests import spoilers
 
@@ -124,7 +125,7 @@ def test_run_all_leaves_every_prediction_open_until_it_is_locked_in(lesson):
         assert not spoiled, f"{lesson.name}: cell {e.cell} shows before lock-in: {spoiled}"
     for p in found:
         held = p["held"]
-        assert held and set(p["before"]["held"]) == {"none"} and set(held.values()) == {None}, f"{lesson.name}: {p}"
+        assert held and set(p["before"]["held"]) == {"none"} and set(held.values()) == {SHOWN}, f"{lesson.name}: {p}"
         captured = "".join(spoilers.output_text(widgets[model]["state"]["outputs"]) for model in held)
         for e in spoilers.experiments(lesson):
             if e.prediction == p["name"]:

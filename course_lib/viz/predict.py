@@ -43,12 +43,12 @@ compares it as before. Outside a notebook nothing is held (plain Python prints a
 lost: no
 >>> held.layout.display
 'none'
->>> e.choice.value = "no"; e.lock_in(); held.layout.display is None
-True
+>>> e.choice.value = "no"; e.lock_in(); held.layout.display
+'block'
 >>> with e.experiment() as after:  # locked in first: shown as it runs
 ...     pass
->>> after.layout.display is None
-True
+>>> after.layout.display
+'block'
 
 Nothing needs a browser: nbval and the tests run these cells with no frontend, so nobody presses
 a button and every reveal stays waiting.
@@ -91,6 +91,9 @@ WAITING = "Measured. Lock in your prediction above to see how it compares."
 # shown under an experiment cell in place of its output until the prediction is locked in (no digits:
 # the tests look for the measured number in what a learner sees)
 HELD = "The result of this experiment is hidden until you lock in your prediction above."
+# a shown experiment output: set explicitly (JupyterLite's widgets keep "display: none" when the
+# trait goes back to None, JupyterLab's do not)
+SHOWN = "block"
 
 
 class Prediction:
@@ -181,7 +184,7 @@ class Prediction:
             f"<span class='pr-held'><i>{html.escape(HELD)}</i></span>",
             layout=widgets.Layout(display="none" if locked else None),
         )
-        held = widgets.Output(layout=widgets.Layout(display=None if locked else "none"))
+        held = widgets.Output(layout=widgets.Layout(display=SHOWN if locked else "none"))
         self._held.append((note, held))
         _display_view_only(widgets.VBox([note, held], _dom_classes=["pr-experiment"]))
         held.__enter__()  # a frontend puts this cell's output into `held` (the kernel still sends it)
@@ -210,7 +213,7 @@ class Prediction:
 
 
 def _unhide(note: widgets.HTML, held: widgets.Output) -> None:
-    note.layout.display, held.layout.display = "none", None
+    note.layout.display, held.layout.display = "none", SHOWN
 
 
 def _display_view_only(widget: widgets.Widget) -> None:
