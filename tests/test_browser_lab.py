@@ -19,7 +19,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests import spoilers
 from tests.browser_support import ARTIFACTS, ROOT, TIMEOUT_MS, Server, free_port, skip_reason
+
+from course_lib.viz.predict import HELD
 
 pytestmark = pytest.mark.browser
 
@@ -220,19 +223,33 @@ def _run_all(page, notebook):
 
 @pytest.mark.parametrize("lesson", PREDICTION_LESSONS)
 def test_run_all_leaves_each_prediction_open_and_lock_in_reveals_it(lab, browser, lesson):
-    """After Run All every prediction is still open (not greyed out) and shows no measured value,
-    neither in its box nor in its reveal cell; locking in then shows the measurement in both."""
+    """After Run All every prediction is still open (not greyed out) and no measured value shows:
+    not in its box, not in its reveal cell, not under its experiment cell (which says its result
+    is hidden); locking in then shows the measurement in all three, the experiment's output being
+    exactly what nbval checks."""
     page, notebook = _open_lesson(lab, browser, lesson)
     _run_all(page, notebook)
     boxes = notebook.locator(".prediction")
     boxes.first.wait_for()
     outcomes = notebook.locator(".pr-outcome")
-    assert boxes.count() >= 1 and outcomes.count() == boxes.count()
-    for i in range(boxes.count()):
+    cells = notebook.locator(".jp-Notebook .jp-Cell")
+    experiments = spoilers.experiments(ROOT / "notebooks" / lesson)
+    made = list(dict.fromkeys(e.prediction for e in experiments))  # in notebook order, as the boxes
+    assert boxes.count() == len(made) and outcomes.count() == boxes.count()
+    for i, name in enumerate(made):
         box = boxes.nth(i)
         status = box.locator(".pr-status")
         status.filter(has_text="lock in your prediction").wait_for()  # the reveal cell has run
         assert "measured:" not in box.inner_text() and "measured:" not in outcomes.nth(i).inner_text()
+        mine = [e for e in experiments if e.prediction == name]
+        before = {e.cell: _outputs(cells.nth(e.cell)) for e in mine}
+        for e in mine:
+            spoiled = spoilers.spoiled_lines(before[e.cell], e.printed)
+            assert not spoiled, f"{lesson}: cell {e.cell} shows before lock-in: {spoiled}"
+            assert HELD in before[e.cell], f"{lesson}: cell {e.cell} does not say its result is hidden"
+        if i == 0:
+            cells.nth(mine[0].cell).scroll_into_view_if_needed()
+            page.screenshot(path=str(ARTIFACTS / f"lab_run_all_{lesson.split('_')[0]}_before_lock_in.png"))
         lock = box.get_by_role("button", name="lock in")
         assert lock.is_enabled(), f"{lesson}: prediction {i + 1} greyed out by Run All"
         choices = box.locator(".widget-toggle-button")
@@ -245,8 +262,51 @@ def test_run_all_leaves_each_prediction_open_and_lock_in_reveals_it(lab, browser
         status.filter(has_text="measured:").wait_for()
         outcomes.nth(i).filter(has_text="measured:").wait_for()
         assert not lock.is_enabled()
+        measured = re.search(r"measured: (.+?)\. (Right|Not this time)", status.inner_text()).group(1)
+        for e in mine:
+            assert not spoilers.shows(before[e.cell], measured), f"{lesson}: cell {e.cell} showed {measured}"
+            _wait_for_output(cells.nth(e.cell), e.printed)
+            assert HELD not in _outputs(cells.nth(e.cell))
+    cells.nth(experiments[0].cell).scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / f"lab_run_all_{lesson.split('_')[0]}.png"))
     page.close()
+
+
+def test_locked_in_before_the_experiment_its_output_shows_as_it_runs(lab, browser):
+    """Lesson 00 cell by cell: lock in first, then run the experiment: its output appears at once,
+    with no "hidden" note; the reveal cell compares."""
+    page, notebook = _open_lesson(lab, browser, "00_start_here.ipynb")
+    cells = notebook.locator(".jp-Notebook .jp-Cell")
+    (experiment,) = spoilers.experiments(ROOT / "notebooks" / "00_start_here.ipynb")
+    for i in range(experiment.cell - 1):
+        if "jp-CodeCell" in (cells.nth(i).get_attribute("class") or ""):
+            _run(cells.nth(i))
+    _run(cells.nth(experiment.cell - 1))  # the prediction
+    box = cells.nth(experiment.cell - 1).locator(".prediction")
+    box.get_by_role("button", name="3", exact=True).click()
+    box.get_by_role("button", name="lock in").click()
+    box.locator(".pr-status", has_text="Now run the experiment").wait_for()
+    _run(cells.nth(experiment.cell))
+    _wait_for_output(cells.nth(experiment.cell), experiment.printed)
+    assert HELD not in _outputs(cells.nth(experiment.cell))
+    _run(cells.nth(experiment.cell + 1))
+    cells.nth(experiment.cell + 1).locator(".pr-outcome", has_text="You predicted 3; measured: 3. Right.").wait_for()
+    page.screenshot(path=str(ARTIFACTS / "lab_lesson00_locked_in_first.png"))
+    page.close()
+
+
+def _outputs(cell) -> str:
+    """The text of a cell's outputs as shown (innerText leaves out what is hidden)."""
+    area = cell.locator(".jp-Cell-outputArea")
+    return area.inner_text() if area.count() else ""
+
+
+def _wait_for_output(cell, printed: str) -> None:
+    """Wait until every line ``printed`` is shown under ``cell``."""
+    lines = [line.strip() for line in printed.splitlines() if line.strip()]
+    cell.locator(".jp-Cell-outputArea").filter(has_text=lines[-1]).wait_for()
+    shown = _outputs(cell)
+    assert all(line in shown for line in lines), f"not shown after lock-in: {[x for x in lines if x not in shown]}"
 
 
 def test_the_cheat_sheet_fits_1366_pixels(lab, browser):

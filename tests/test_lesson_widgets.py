@@ -11,7 +11,9 @@ import pytest
 
 from course_lib.viz.consumers import CRASH_PRESETS, TX_PRESETS
 from course_lib.viz.groups import GROUP_PRESETS
+from course_lib.viz.predict import SHOWN
 from course_lib.viz.simulator import PRESETS
+from tests import spoilers
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = sorted(p for p in (ROOT / "notebooks").glob("0[0-8]_*.ipynb"))
@@ -44,6 +46,10 @@ def test_a_prediction_is_locked_in_before_a_checked_experiment_and_revealed_afte
         assert any("NBVAL_CHECK_OUTPUT" in c for c in between), (
             f"{lesson.name}: no measured experiment before the reveal"
         )
+        for experiment in (c for c in between if "NBVAL_CHECK_OUTPUT" in c):  # its output answers the question
+            assert f"\nwith {name}.experiment():" in experiment, (
+                f"{lesson.name}: the experiment of {name} prints its answer for all to see:\n{experiment}"
+            )
         for widget_cell in (cells[i], cells[reveal]):
             assert "NBVAL_CHECK_OUTPUT" not in widget_cell
 
@@ -65,10 +71,12 @@ _found = []
 for _name, _p in list(globals().items()):
     if isinstance(_p, _Prediction) and not _name.startswith("_"):  # not IPython's output history
         _before = {"locked": _p.locked, "greyed": _p.choice.disabled or _p.lock_button.disabled,
-                   "status": _p.status.value, "outcome": _p.outcome.value}
+                   "status": _p.status.value, "outcome": _p.outcome.value,
+                   "held": [h.layout.display for _, h in _p._held]}
         _p.choice.value = _p.choices[-1] if _p.choices else "12345"
         _p.lock_button.click()
-        _found.append({"name": _name, "before": _before, "after": _p.status.value, "outcome": _p.outcome.value})
+        _found.append({"name": _name, "before": _before, "after": _p.status.value, "outcome": _p.outcome.value,
+                       "measured": str(_p.result.actual), "held": {h.model_id: h.layout.display for _, h in _p._held}})
 print(_json.dumps(_found))
 """
 
@@ -103,6 +111,25 @@ def test_run_all_leaves_every_prediction_open_until_it_is_locked_in(lesson):
         if cell.cell_type == "code" and ".reveal(" in cell.source:
             shown = json.dumps(cell.outputs)
             assert "measured:" not in shown, f"{lesson.name}: a reveal cell shows the measurement: {shown[:300]}"
+    # The experiment cells: nbclient, like JupyterLab, puts what an Output widget captured into the
+    # widget, so the cell's outputs are what shows under it before lock-in. They hold neither the
+    # measured value nor any line nbval checks; the captured output, hidden until lock-in, does.
+    widgets = nb.metadata.get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    measured = {p["name"]: p["measured"] for p in found}
+    for e in spoilers.experiments(lesson):
+        visible = spoilers.output_text(nb.cells[e.cell].outputs)
+        assert not spoilers.shows(visible, measured[e.prediction]), (
+            f"{lesson.name}: cell {e.cell} shows {measured[e.prediction]}: {visible}"
+        )
+        spoiled = spoilers.spoiled_lines(visible, e.printed)
+        assert not spoiled, f"{lesson.name}: cell {e.cell} shows before lock-in: {spoiled}"
+    for p in found:
+        held = p["held"]
+        assert held and set(p["before"]["held"]) == {"none"} and set(held.values()) == {SHOWN}, f"{lesson.name}: {p}"
+        captured = "".join(spoilers.output_text(widgets[model]["state"]["outputs"]) for model in held)
+        for e in spoilers.experiments(lesson):
+            if e.prediction == p["name"]:
+                assert e.printed in captured, f"{lesson.name}: cell {e.cell}'s output is not held for the reveal"
 
 
 def test_05b_real_kafka_part_is_opt_in_and_says_what_it_costs():

@@ -344,10 +344,14 @@ def test_lesson_02_run_all_completes_offline_and_skips_its_plots(served):
 @pytest.mark.site
 @pytest.mark.browser
 def test_checked_cells_of_lesson_02_print_in_the_browser_what_cpython_printed(served):
-    """Cell by cell (each output read while it is on screen): the numbers the text quotes hold."""
+    """Cell by cell (each output read while it is on screen): the numbers the text quotes hold. The
+    experiment of a prediction shows them only once the prediction is locked in."""
     lesson, page = _open_lesson_02(served)
     page.get_by_text("Python (Pyodide) | Idle").wait_for()
+    from tests import spoilers
     from tools.notebook_pyodide import CHECK_MARK, stored_output
+
+    from course_lib.viz.predict import HELD
 
     cells = page.locator(".jp-Notebook .jp-Cell")
     compared = 0
@@ -356,6 +360,14 @@ def test_checked_cells_of_lesson_02_print_in_the_browser_what_cpython_printed(se
         if index and lesson["cells"][index - 1]["cell_type"] != "code":
             continue
         output = _run_cell(page, cells, index)
+        if re.search(r"^\w+ = Prediction\(", source, re.M):
+            prediction = cells.nth(index).locator(".prediction")  # answered after its experiment ran
+        elif ".experiment():" in source:  # its output is hidden until the prediction is locked in
+            expected = stored_output(lesson["cells"][index - 1])
+            assert HELD in output and not spoilers.spoiled_lines(output, expected), f"cell {index}: {output}"
+            _lock_in(prediction)
+            cells.nth(index).locator(".jp-Cell-outputArea").filter(has_text=expected.splitlines()[0]).wait_for()
+            output = _outputs(cells.nth(index))
         if CHECK_MARK in source:
             assert _normal(output) == _normal(stored_output(lesson["cells"][index - 1])), f"cell {index}:\n{source}"
             compared += 1
@@ -372,8 +384,25 @@ def _run_cell(page, cells, index):
     page.keyboard.press("Control+Enter")
     prompt = cell.locator(".jp-InputPrompt")
     page.wait_for_function("(el) => /\\[\\d+\\]/.test(el.textContent)", arg=prompt.element_handle(), timeout=TIMEOUT_MS)
-    outputs = cell.locator(".jp-OutputArea-output")  # without the "[n]:" prompt of a result
+    return _outputs(cell)
+
+
+def _outputs(cell):
+    """The text of a cell's outputs as shown: without the "[n]:" prompt of a result, nor the
+    outputs inside an Output widget a second time."""
+    outputs = cell.locator(".jp-Cell-outputArea > .jp-OutputArea-child > .jp-OutputArea-output")
     return "\n".join(outputs.nth(i).inner_text() for i in range(outputs.count()))
+
+
+def _lock_in(box):
+    """Answer a prediction (its first choice, or 1) and lock it in."""
+    choices = box.locator(".widget-toggle-button")
+    if choices.count():
+        choices.first.click()
+    else:
+        box.locator("input").fill("1")
+    box.get_by_role("button", name="lock in").click()
+    box.locator(".pr-status", has_text="Locked in").wait_for()
 
 
 def _normal(text):

@@ -164,9 +164,16 @@ def problems(path: Path) -> list[str]:
 
 
 def execute(nb, path: Path):
+    """Run ``nb`` and keep every output in its cell, as nbval sees it. nbclient, like a browser,
+    would move output captured by an ``ipywidgets.Output`` (a prediction's experiment, held until
+    lock-in) into the widget; nbval knows no widgets and compares it as the cell's own."""
     from nbclient import NotebookClient
 
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    class AsNbvalSees(NotebookClient):
+        def on_comm_open_jupyter_widget(self, msg):
+            return None  # no stand-in for the Output widget: its captured output stays in the cell
+
+    AsNbvalSees(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
     return nb
 
 

@@ -31,6 +31,25 @@ False
 >>> n.choice.value = " 9 "; n.lock_in(); n.reveal(9).right
 True
 
+The experiment itself runs inside ``with prediction.experiment():``. In JupyterLab its output (the
+printed numbers, which answer the question) goes into an ``ipywidgets.Output`` under the cell that
+stays hidden until the prediction is locked in, whether that happens before the cell runs or after
+Run All. The kernel still publishes that output as the cell's own: nbval, which knows no widgets,
+compares it as before. Outside a notebook nothing is held (plain Python prints as usual).
+
+>>> e = Prediction("Lost?", choices=["yes", "no"])
+>>> with e.experiment() as held:
+...     print("lost: no")
+lost: no
+>>> held.layout.display
+'none'
+>>> e.choice.value = "no"; e.lock_in(); held.layout.display
+'block'
+>>> with e.experiment() as after:  # locked in first: shown as it runs
+...     pass
+>>> after.layout.display
+'block'
+
 Nothing needs a browser: nbval and the tests run these cells with no frontend, so nobody presses
 a button and every reveal stays waiting.
 
@@ -40,7 +59,8 @@ Used in notebooks/00_start_here to notebooks/08_claims_tested.
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -68,6 +88,12 @@ class Reveal:
 
 _NOTHING = object()
 WAITING = "Measured. Lock in your prediction above to see how it compares."
+# shown under an experiment cell in place of its output until the prediction is locked in (no digits:
+# the tests look for the measured number in what a learner sees)
+HELD = "The result of this experiment is hidden until you lock in your prediction above."
+# a shown experiment output: set explicitly (JupyterLite's widgets keep "display: none" when the
+# trait goes back to None, JupyterLab's do not)
+SHOWN = "block"
 
 
 class Prediction:
@@ -80,6 +106,7 @@ class Prediction:
         self.predicted: object = None
         self.locked = False
         self._measured: object = _NOTHING  # what reveal() was handed; shown only after lock-in
+        self._held: list[tuple[widgets.HTML, widgets.Output]] = []  # experiment outputs, hidden until lock-in
         # the reveal cell's line (a second view: the reveal cell is far below the question)
         self.outcome = widgets.HTML("")
         if self.choices is not None:
@@ -120,6 +147,8 @@ class Prediction:
                 return
         self.predicted, self.locked = answer, True
         self.choice.disabled = self.lock_button.disabled = True
+        for note, held in self._held:
+            _unhide(note, held)
         if self._measured is _NOTHING:
             self._say(f"Locked in: <b>{html.escape(str(self.predicted))}</b>. Now run the experiment.")
         else:
@@ -145,6 +174,28 @@ class Prediction:
             self.outcome.value = f"<span class='pr-outcome'>{html.escape(WAITING)}</span>"
         return Revealed(self)
 
+    @contextmanager
+    def experiment(self) -> Iterator[widgets.Output]:
+        """Run the experiment of this prediction inside this block: in a notebook its output is
+        captured under the cell, hidden until the prediction is locked in (shown at once if it
+        already is, and if the experiment fails: an error answers nothing)."""
+        locked = self.locked
+        note = widgets.HTML(
+            f"<span class='pr-held'><i>{html.escape(HELD)}</i></span>",
+            layout=widgets.Layout(display="none" if locked else None),
+        )
+        held = widgets.Output(layout=widgets.Layout(display=SHOWN if locked else "none"))
+        self._held.append((note, held))
+        _display_view_only(widgets.VBox([note, held], _dom_classes=["pr-experiment"]))
+        held.__enter__()  # a frontend puts this cell's output into `held` (the kernel still sends it)
+        try:
+            yield held
+        except BaseException:
+            _unhide(note, held)
+            raise
+        finally:
+            held.__exit__(None, None, None)  # without the exception: ipywidgets would swallow it
+
     def _show_result(self) -> None:
         result = self.result
         assert result is not None
@@ -159,6 +210,23 @@ class Prediction:
         from IPython.display import display
 
         display(self.widget)
+
+
+def _unhide(note: widgets.HTML, held: widgets.Output) -> None:
+    note.layout.display, held.layout.display = "none", SHOWN
+
+
+def _display_view_only(widget: widgets.Widget) -> None:
+    """Show ``widget`` in the running notebook with no text/plain fallback: nbval compares every
+    field of an output except the widget view, so this output gives it nothing to compare (and
+    tools/notebook_outputs.py stores nothing for it). Outside IPython: nothing to show."""
+    from IPython import get_ipython
+    from IPython.display import display
+
+    if get_ipython() is None:
+        return
+    bundle = widget._repr_mimebundle_() or {}
+    display({k: v for k, v in bundle.items() if k != "text/plain"}, raw=True)
 
 
 class Revealed:
