@@ -670,7 +670,6 @@ def describe_groups(gw, req) -> None:
                 "protocol_type": "consumer" if g is not None else "",
                 "protocol_data": (gw.wire.groups.protocol(group_id, None) or "range") if members else "",
                 "members": members,
-                "authorized_operations": -2147483648,
             }
         )
     _reply(gw, DescribeGroupsResponse, throttle_time_ms=0, groups=out)
