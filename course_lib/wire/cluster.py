@@ -52,8 +52,11 @@ class WireCluster:
     :meth:`create_topic` keyword arguments, created before the listeners open.
     """
 
-    def __init__(self, brokers: int = 3, seed: int = 0, host: str = "127.0.0.1", **options):
+    def __init__(
+        self, brokers: int = 3, seed: int = 0, host: str = "127.0.0.1", base_port: int | None = None, **options
+    ):
         self.host = host
+        self.base_port = base_port
         self.cluster = Cluster(brokers=brokers, seed=seed, **options)
         self.seed = seed
         self.ports: dict[int, int] = {}
@@ -77,11 +80,21 @@ class WireCluster:
         # let every broker register with the controller and learn the cluster (virtual time, at once)
         c.run_until(lambda: all(b.live_brokers for b in c.brokers.values()), 60_000)
         for broker_id in sorted(c.brokers):
-            self.ports[broker_id] = self.reactor.listen(broker_id)
+            self.ports[broker_id] = self._listen(broker_id)
         self._started = True
         self.reactor.start()
         self._thread.start()
         return self
+
+    def _listen(self, broker_id: int) -> int:
+        """``base_port + broker_id - 1`` when asked for and free, else any free port."""
+        if self.base_port:
+            wanted = self.base_port + broker_id - 1
+            try:
+                return self.reactor.listen(broker_id, wanted)
+            except OSError as exc:
+                log.warning("wire: port %d for broker %d is in use (%s): taking a free one", wanted, broker_id, exc)
+        return self.reactor.listen(broker_id)
 
     def stop(self) -> None:
         """Stop both threads and close every socket."""
