@@ -1,0 +1,119 @@
+"""The nemesis on the wire cluster: kafka-python meets crashed, frozen and silent brokers."""
+
+import socket
+import time
+
+import pytest
+from kafka import KafkaProducer
+
+from course_lib.wire import WireCluster
+
+from .conftest import RawClient
+
+FAST_FAILOVER = {
+    "broker_session_timeout_ms": 1500,
+    "broker_heartbeat_interval_ms": 300,
+    "replica_lag_time_max_ms": 2000,
+    "group_initial_rebalance_delay_ms": 0,
+}
+
+
+@pytest.fixture
+def fast(no_leaks):
+    w = WireCluster(brokers=3, seed=4, **FAST_FAILOVER).start()
+    try:
+        yield w
+    finally:
+        w.stop()
+
+
+def values(wire, topic: str) -> list:
+    return [v for _, _, v in wire.call(lambda: wire.cluster.committed_records(topic))]
+
+
+def test_crash_refuses_connections_and_clients_fail_over(fast):
+    fast.create_topic("t", min_insync_replicas=2)
+    leader = fast.call(lambda: fast.cluster.leader_of("t"))
+    port = fast.ports[leader]
+    raw = RawClient(f"127.0.0.1:{port}")
+    producer = KafkaProducer(bootstrap_servers=fast.bootstrap_servers, acks="all", enable_idempotence=True)
+    producer.send("t", b"before").get(timeout=10)
+    fast.nemesis.crash(leader)
+    with pytest.raises(ConnectionRefusedError):
+        socket.create_connection(("127.0.0.1", port), timeout=2)
+    with pytest.raises((ConnectionError, OSError)):  # the open connection was reset
+        raw.sock.settimeout(2)
+        raw.read_frame()
+    raw.close()
+    producer.send("t", b"after").get(timeout=20)  # the controller elected a new leader
+    assert fast.call(lambda: fast.cluster.leader_of("t")) not in (None, leader)
+    fast.nemesis.restart(leader)
+    socket.create_connection(("127.0.0.1", port), timeout=2).close()  # same port again
+    producer.send("t", b"restarted").get(timeout=10)
+    producer.close()
+    assert values(fast, "t") == [b"before", b"after", b"restarted"]
+    crash_and_restart = [op.f for op in fast.cluster.history if op.process == "nemesis"]
+    assert crash_and_restart == ["crash", "restart"]
+
+
+@pytest.mark.parametrize("idempotent, expected", [(True, [b"x"]), (False, [b"x", b"x"])])
+def test_a_lost_ack_is_retried_and_only_idempotence_removes_the_duplicate(fast, idempotent, expected):
+    fast.create_topic("t", min_insync_replicas=2)
+    producer = KafkaProducer(
+        bootstrap_servers=fast.bootstrap_servers,
+        acks="all",
+        enable_idempotence=idempotent,
+        retries=5,
+        request_timeout_ms=1000,
+        **({} if idempotent else {"max_in_flight_requests_per_connection": 1}),
+    )
+    producer.send("t", b"warm-up").get(timeout=10)
+    fast.nemesis.lose_next_ack()
+    producer.send("t", b"x").get(timeout=20)  # appended, answer lost, timed out, retried
+    producer.close()
+    assert values(fast, "t") == [b"warm-up", *expected]
+
+
+def test_a_lost_request_is_retried_once_written(fast):
+    fast.create_topic("t", min_insync_replicas=2)
+    producer = KafkaProducer(
+        bootstrap_servers=fast.bootstrap_servers, acks="all", enable_idempotence=True, request_timeout_ms=1000
+    )
+    producer.send("t", b"warm-up").get(timeout=10)
+    fast.nemesis.lose_next_request()
+    started = time.monotonic()
+    producer.send("t", b"y").get(timeout=20)
+    assert time.monotonic() - started >= 0.9  # it waited for its request timeout
+    producer.close()
+    assert values(fast, "t") == [b"warm-up", b"y"]
+
+
+def test_pause_holds_answers_until_resume(fast):
+    fast.create_topic("t", min_insync_replicas=2)
+    leader = fast.call(lambda: fast.cluster.leader_of("t"))
+    producer = KafkaProducer(bootstrap_servers=fast.bootstrap_servers, acks="all", request_timeout_ms=10_000)
+    producer.send("t", b"a").get(timeout=10)
+    fast.nemesis.pause(leader)
+    future = producer.send("t", b"b")
+    time.sleep(0.5)
+    assert not future.is_done  # the frozen leader answers nothing (its socket is still open)
+    fast.nemesis.resume(leader)
+    assert future.get(timeout=10).offset == 1
+    producer.close()
+
+
+def test_random_schedules_are_seeded(no_leaks):
+    with WireCluster(brokers=3, seed=9) as a, WireCluster(brokers=3, seed=9) as b:
+        plan_a = a.nemesis.random_schedule(60, seed=5)
+        plan_b = b.nemesis.random_schedule(60, seed=5)
+        a.nemesis.cancel()
+        b.nemesis.cancel()
+    assert plan_a == plan_b and plan_a
+    assert {fault for _, fault, _ in plan_a} <= {
+        "crash",
+        "restart",
+        "pause",
+        "resume",
+        "lose_next_ack",
+        "lose_next_request",
+    }
