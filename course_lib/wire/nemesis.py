@@ -35,7 +35,8 @@ class WireNemesis:
             for gw in [n for n in wire.cluster.network.nodes.values() if getattr(n, "broker_id", None) == broker_id]:
                 if hasattr(gw, "socket_closed"):
                     gw.socket_closed()
-            wire.reactor.post(lambda: wire.reactor.kill_broker(broker_id))
+            # wait for the sockets to go: when crash() returns, connecting is refused
+            wire.reactor.call(wire.reactor.kill_broker, broker_id)
 
         wire.call(crash)
 
@@ -45,22 +46,10 @@ class WireNemesis:
         def restart() -> None:
             if wire.cluster.broker(broker_id).alive:
                 return
-            done = threading.Event()
-            failure: list = []
-
-            def listen() -> None:
-                try:
-                    wire.reactor.listen(broker_id, wire.ports[broker_id])
-                except OSError as exc:
-                    failure.append(exc)
-                done.set()
-
-            wire.reactor.post(listen)
-            done.wait(10)
-            if failure:
-                raise RuntimeError(
-                    f"broker {broker_id} cannot listen again on port {wire.ports[broker_id]}: {failure[0]}"
-                )
+            try:
+                wire.reactor.call(wire.reactor.listen, broker_id, wire.ports[broker_id])
+            except OSError as exc:
+                raise RuntimeError(f"broker {broker_id} cannot listen again on port {wire.ports[broker_id]}: {exc}") from exc
             wire.cluster.restart(broker_id)
 
         wire.call(restart)

@@ -17,6 +17,7 @@ import socket
 import struct
 import threading
 from collections import deque
+from concurrent.futures import Future
 from typing import Callable
 
 log = logging.getLogger("course_lib.wire")
@@ -39,6 +40,7 @@ class Connection:
         self.outbuf: deque[bytes] = deque()
         self.closed = False
         self.gateway = None  # the simulation side of this connection (set by the simulation thread)
+        self.lock = threading.Lock()  # the simulation thread writes answers directly when it can
 
     def __repr__(self) -> str:
         return f"<Connection {self.conn_id} {self.peer} -> broker {self.broker_id}>"
@@ -78,8 +80,39 @@ class Reactor:
         except (BlockingIOError, OSError):
             pass  # already awake / shutting down
 
+    def call(self, fn: Callable, *args, timeout_s: float = 10.0):
+        """Run ``fn(*args)`` on the reactor thread and wait for its result (or error)."""
+        if threading.current_thread() is self._thread or not self._thread.is_alive():
+            return fn(*args)
+        future: Future = Future()
+
+        def run() -> None:
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                future.set_exception(exc)
+
+        self.post(run)
+        return future.result(timeout_s)
+
     def write(self, conn: Connection, data: bytes) -> None:
-        self.post(lambda: self._queue_write(conn, data))
+        """Send ``data`` on ``conn``: at once from the calling thread when nothing is queued (no
+        thread hand-off on the common path), the rest by the reactor when the socket is full."""
+        with conn.lock:
+            if conn.closed:
+                return
+            if not conn.outbuf:
+                try:
+                    sent = conn.sock.send(data)
+                except (BlockingIOError, InterruptedError):
+                    sent = 0
+                except OSError:
+                    sent = len(data)  # the reactor sees the broken socket on its next read
+                if sent == len(data):
+                    return
+                data = data[sent:]
+            conn.outbuf.append(data)
+        self.post(lambda: self._flush(conn))
 
     def stop(self) -> None:
         self._stopping = True
@@ -208,33 +241,35 @@ class Reactor:
                 return
         del buf[:pos]
 
-    def _queue_write(self, conn: Connection, data: bytes) -> None:
-        if conn.closed:
-            return
-        conn.outbuf.append(data)
-        self._flush(conn)
-
     def _flush(self, conn: Connection) -> None:
-        while conn.outbuf:
-            data = conn.outbuf[0]
-            try:
-                sent = conn.sock.send(data)
-            except (BlockingIOError, InterruptedError):
-                sent = 0
-            except OSError:
-                return self._close(conn)
-            if sent < len(data):
-                conn.outbuf[0] = data[sent:]
-                self._selector.modify(conn.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, conn)
+        with conn.lock:
+            if conn.closed:
                 return
-            conn.outbuf.popleft()
-        if not conn.closed:
-            self._selector.modify(conn.sock, selectors.EVENT_READ, conn)
+            while conn.outbuf:
+                data = conn.outbuf[0]
+                try:
+                    sent = conn.sock.send(data)
+                except (BlockingIOError, InterruptedError):
+                    sent = 0
+                except OSError:
+                    broken = True
+                    break
+                if sent < len(data):
+                    conn.outbuf[0] = data[sent:]
+                    self._selector.modify(conn.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, conn)
+                    return
+                conn.outbuf.popleft()
+            else:
+                broken = False
+                self._selector.modify(conn.sock, selectors.EVENT_READ, conn)
+        if broken:
+            self._close(conn)
 
     def _close(self, conn: Connection, reset: bool = False, notify: bool = True) -> None:
-        if conn.closed:
-            return
-        conn.closed = True
+        with conn.lock:
+            if conn.closed:
+                return
+            conn.closed = True
         self.connections.discard(conn)
         try:
             self._selector.unregister(conn.sock)

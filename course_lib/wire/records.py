@@ -35,8 +35,8 @@ def decode_produce(data) -> RecordBatch:
         raise InvalidRecords("expected exactly one record batch per partition")
     if not isinstance(batch, DefaultRecordBatch):
         raise InvalidRecords("only v2 record batches (magic 2) are supported")
-    if not batch.validate_crc():
-        raise InvalidRecords("record batch CRC mismatch")
+    # no CRC check: kafka-python's CRC32C is pure Python (~6 ms per 16 KB batch), and the bytes
+    # never leave this process; consumers check the CRC of the batches fetch answers rebuild
     recs = [Record(r.key, r.value, r.timestamp, tuple(r.headers)) for r in batch]
     if not recs:
         raise InvalidRecords("empty record batch")

@@ -19,6 +19,16 @@ def open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+def fd_targets() -> dict:
+    out = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            out[fd] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            pass
+    return out
+
+
 def wire_threads() -> list:
     return [t for t in threading.enumerate() if t.name.startswith("wire-")]
 
@@ -32,7 +42,7 @@ def no_leaks():
     kafka_log = logging.getLogger("kafka")
     level = kafka_log.level
     kafka_log.setLevel(logging.CRITICAL)
-    threads, fds = set(threading.enumerate()), open_fds()
+    threads, fds, targets = set(threading.enumerate()), open_fds(), fd_targets()
     try:
         yield
     finally:
@@ -45,7 +55,8 @@ def no_leaks():
             break
         time.sleep(0.05)
     assert not extra, f"threads left running: {extra}"
-    assert open_fds() <= fds, f"file descriptors left open: {open_fds()} > {fds}"
+    new = {fd: t for fd, t in fd_targets().items() if targets.get(fd) != t}
+    assert open_fds() <= fds, f"file descriptors left open: {open_fds()} > {fds}: {new}"
 
 
 @pytest.fixture
