@@ -79,6 +79,8 @@ from .records import InvalidRecords, decode_produce, encode_batches
 log = logging.getLogger("course_lib.wire")
 
 CLUSTER_ID = "course-sim-wire"
+#: course_lib.real.proxy.SPOILED_ANSWER_DELAY_S: how late the answer to a spoiled request comes
+SPOILED_ANSWER_DELAY_MS = 300
 NO_TOPIC_ID = uuid.UUID(int=0)
 INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TXN_TOPIC})
 
@@ -204,6 +206,11 @@ def produce(gw, req) -> None:
             except InvalidRecords as exc:
                 log.warning("wire: %s sent invalid records for %s: %s", gw.node_id, tp, exc)
                 refused[tp] = Errors.CorruptRecordError
+    if batches and gw.wire.nemesis.take_spoiled(gw.broker_id):
+        # the lab proxy's spoiled request: refused with a retriable error whose answer comes late
+        refused.update({tp: Errors.NotEnoughReplicasError for tp in batches})
+        batches = {}
+        gw.hold_answers(SPOILED_ANSWER_DELAY_MS)
     if req.acks not in (-1, 0, 1):
         refused = {tp: Errors.InvalidRequiredAcksError for tp in [*batches, *refused]}
         batches = {}

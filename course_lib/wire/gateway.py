@@ -32,6 +32,7 @@ class Gateway:
         self._pending: dict[int, Callable[[Any], None]] = {}
         self._current = None  # (header, request) being handled
         self.version = 0  # API version of the request being handled
+        self._held: list | None = None  # answers written later (see hold_answers)
         self.client_id = None
 
     def __repr__(self) -> str:
@@ -70,9 +71,25 @@ class Gateway:
         """Answer ``header``'s request with ``response`` encoded at ``version``."""
         response.API_VERSION = version
         response.with_header(correlation_id=header.correlation_id)
-        data = response.encode(header=True, framed=True)
-        self.wire.reactor.write(self.conn, bytes(data))
+        data = bytes(response.encode(header=True, framed=True))
+        if self._held is not None:
+            self._held.append(data)
+        else:
+            self.wire.reactor.write(self.conn, data)
         self._done()
+
+    def hold_answers(self, ms: float) -> None:
+        """Answers from now on wait ``ms`` before they are written (in order): the lab proxy's
+        spoiled request, whose answer comes late while the requests behind it are handled."""
+        if self._held is None:
+            self._held = []
+            self.wire.cluster.sim.schedule(ms, self._release)
+
+    def _release(self) -> None:
+        held, self._held = self._held or [], None
+        if self.alive:
+            for data in held:
+                self.wire.reactor.write(self.conn, data)
 
     def no_reply(self) -> None:
         """acks=0: the request is done without an answer."""

@@ -25,6 +25,7 @@ class WireNemesis:
     def __init__(self, wire):
         self.wire = wire
         self._timers: list[threading.Timer] = []
+        self.spoiled: dict[int, int] = {}  # broker -> produce requests still to refuse as corrupt
 
     # ---- processes --------------------------------------------------------------------------------
     def crash(self, broker_id: int) -> None:
@@ -49,7 +50,9 @@ class WireNemesis:
             try:
                 wire.reactor.call(wire.reactor.listen, broker_id, wire.ports[broker_id])
             except OSError as exc:
-                raise RuntimeError(f"broker {broker_id} cannot listen again on port {wire.ports[broker_id]}: {exc}") from exc
+                raise RuntimeError(
+                    f"broker {broker_id} cannot listen again on port {wire.ports[broker_id]}: {exc}"
+                ) from exc
             wire.cluster.restart(broker_id)
 
         wire.call(restart)
@@ -67,8 +70,28 @@ class WireNemesis:
     def lose_next_request(self, broker_id: int | None = None) -> None:
         self.wire.call(lambda: self.wire.cluster.lose_next_request(broker_id=broker_id))
 
+    def spoil_next_request(self, broker_id: int) -> None:
+        """The next produce request to ``broker_id`` arrives corrupted: the broker refuses it and
+        later requests on the connection go through while its (retriable) answer comes 300 ms
+        late - exactly what the real lab's proxy does for a lost request
+        (``course_lib.real.proxy``), without waiting for the client's request timeout."""
+
+        def arm() -> None:
+            self.spoiled[broker_id] = self.spoiled.get(broker_id, 0) + 1
+            self.wire.cluster.record("nemesis", "lose_next_request", {"broker": broker_id, "spoiled": True})
+
+        self.wire.call(arm)
+
+    def take_spoiled(self, broker_id: int) -> bool:
+        """On the simulation thread: whether this produce to ``broker_id`` is the spoiled one."""
+        if self.spoiled.get(broker_id):
+            self.spoiled[broker_id] -= 1
+            return True
+        return False
+
     def heal(self) -> None:
         self.wire.call(self.wire.cluster.heal)
+        self.wire.call(self.spoiled.clear)
 
     def heal_all(self) -> None:
         """Heal the network, resume paused and restart crashed brokers."""
