@@ -112,6 +112,25 @@ def _reply(gw, cls, **values) -> None:
     gw.reply(build(cls, gw.version, **values))
 
 
+def _grouped(rows, name_key: str = "name", list_key: str = "partitions") -> list:
+    """``[(topic, row), ...]`` as Kafka's per-topic lists: ``[{name_key: topic, list_key: [row, ...]}]``
+    (topics in first-seen order)."""
+    by_topic: dict = {}
+    for topic, row in rows:
+        by_topic.setdefault(topic, []).append(row)
+    return [{name_key: t, list_key: r} for t, r in by_topic.items()]
+
+
+def _commit_answer(gw, response_cls, offsets: dict):
+    """The answer to an offset commit (plain or transactional): one error for every partition."""
+
+    def answer(error, result) -> None:
+        rows = [(t, {"partition_index": p, "error_code": code(error)}) for t, p in offsets]
+        _reply(gw, response_cls, throttle_time_ms=0, topics=_grouped(rows))
+
+    return answer
+
+
 def _join(count: int, done):
     """Call ``done()`` after ``count`` calls of the returned function (at once if ``count`` is 0)."""
     state = {"left": count}
@@ -316,50 +335,66 @@ def fetch(gw, req) -> None:
 
 
 # ---- ListOffsets ------------------------------------------------------------------------------------
-LATEST, EARLIEST = -1, -2
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL = -1, -2, -3, -4
 
 
 def list_offsets(gw, req) -> None:
+    """The ends of the log come from the simulator's ListOffsets. A timestamp (offsets_for_times)
+    or the max-timestamp query is answered once the leader has answered that ListOffsets, from
+    its own log up to the end a consumer may read (the simulator's message has no timestamps)."""
     read_committed = bool(req.isolation_level)
     results: dict = {}
     wanted = [(t.name, p.partition_index, p.timestamp) for t in req.topics for p in t.partitions]
 
     def finish() -> None:
-        by_topic: dict = {}
+        rows = []
         for topic, partition, _ in wanted:
-            error, offset = results[(topic, partition)]
-            by_topic.setdefault(topic, []).append(
-                {
-                    "partition_index": partition,
-                    "error_code": code(error),
-                    "old_style_offsets": [offset] if error is None else [],
-                    "timestamp": -1,
-                    "offset": offset if error is None else -1,
-                    "leader_epoch": -1,
-                }
+            error, offset, timestamp = results[(topic, partition)]
+            rows.append(
+                (
+                    topic,
+                    {
+                        "partition_index": partition,
+                        "error_code": code(error),
+                        "old_style_offsets": [offset] if error is None else [],
+                        "timestamp": timestamp if error is None else -1,
+                        "offset": offset if error is None else -1,
+                        "leader_epoch": -1,
+                    },
+                )
             )
-        _reply(
-            gw,
-            ListOffsetsResponse,
-            throttle_time_ms=0,
-            topics=[{"name": t, "partitions": parts} for t, parts in by_topic.items()],
-        )
+        _reply(gw, ListOffsetsResponse, throttle_time_ms=0, topics=_grouped(rows))
 
     one = _join(len(wanted), finish)
     for topic, partition, timestamp in wanted:
         tp = (topic, partition)
-        if timestamp not in (LATEST, EARLIEST):
-            # offsets_for_times (a timestamp) and max-timestamp lookups: the simulator's ListOffsets
-            # knows only the two ends of the log
-            results[tp] = (Errors.UnsupportedVersionError, -1)
-            one()
-            continue
+        by_time = timestamp not in (LATEST, EARLIEST, EARLIEST_LOCAL)
 
-        def got(resp, tp=tp):
-            results[tp] = (resp.error, resp.offset)
+        def got(resp, tp=tp, timestamp=timestamp, by_time=by_time):
+            if resp.error is None and by_time:
+                results[tp] = (None, *_offset_for_time(gw, tp, timestamp, resp.offset))
+            else:
+                results[tp] = (resp.error, resp.offset, -1)
             one()
 
-        gw.ask(sim.ListOffsetsRequest(gw.next_corr(), tp, timestamp == LATEST, read_committed), got)
+        gw.ask(sim.ListOffsetsRequest(gw.next_corr(), tp, timestamp == LATEST or by_time, read_committed), got)
+
+
+def _offset_for_time(gw, tp, timestamp: int, end: int) -> tuple[int, int]:
+    """Kafka's answer for a timestamp: the first offset whose record's timestamp is at least
+    ``timestamp`` (``MAX_TIMESTAMP``: the record with the largest timestamp), or -1 if none."""
+    partition = gw.wire.cluster.brokers[gw.broker_id].partitions.get(tp)
+    if partition is None:
+        return -1, -1
+    best = (-1, -1)
+    for offset, record, _ in partition.log.records(0, end):  # data records (markers skipped)
+        ts = int(record.timestamp_ms)
+        if timestamp == MAX_TIMESTAMP:
+            if ts > best[1]:
+                best = (offset, ts)
+        elif ts >= timestamp:
+            return offset, ts
+    return best
 
 
 # ---- OffsetForLeaderEpoch ---------------------------------------------------------------------------
@@ -578,18 +613,7 @@ def offset_commit(gw, req) -> None:
         "offsets": offsets,
     }
 
-    def committed(error, result) -> None:
-        by_topic: dict = {}
-        for t, p in offsets:
-            by_topic.setdefault(t, []).append({"partition_index": p, "error_code": code(error)})
-        _reply(
-            gw,
-            OffsetCommitResponse,
-            throttle_time_ms=0,
-            topics=[{"name": t, "partitions": parts} for t, parts in by_topic.items()],
-        )
-
-    _coordinator(gw, "offset_commit", args, committed)
+    _coordinator(gw, "offset_commit", args, _commit_answer(gw, OffsetCommitResponse, offsets))
 
 
 def offset_fetch(gw, req) -> None:
@@ -780,14 +804,12 @@ def add_partitions_to_txn(gw, req) -> None:
     }
 
     def added(error, result) -> None:
-        by_topic: dict = {}
-        for t, p in partitions:
-            by_topic.setdefault(t, []).append({"partition_index": p, "partition_error_code": code(error)})
+        rows = [(t, {"partition_index": p, "partition_error_code": code(error)}) for t, p in partitions]
         _reply(
             gw,
             AddPartitionsToTxnResponse,
             throttle_time_ms=0,
-            results_by_topic_v3_and_below=[{"name": t, "results_by_partition": r} for t, r in by_topic.items()],
+            results_by_topic_v3_and_below=_grouped(rows, list_key="results_by_partition"),
         )
 
     _coordinator(gw, "add_partitions", args, added)
@@ -832,18 +854,7 @@ def txn_offset_commit(gw, req) -> None:
         "transactional_id": req.transactional_id,
     }
 
-    def committed(error, result) -> None:
-        by_topic: dict = {}
-        for t, p in offsets:
-            by_topic.setdefault(t, []).append({"partition_index": p, "error_code": code(error)})
-        _reply(
-            gw,
-            TxnOffsetCommitResponse,
-            throttle_time_ms=0,
-            topics=[{"name": t, "partitions": parts} for t, parts in by_topic.items()],
-        )
-
-    _coordinator(gw, "txn_offset_commit", args, committed)
+    _coordinator(gw, "txn_offset_commit", args, _commit_answer(gw, TxnOffsetCommitResponse, offsets))
 
 
 # ---- admin ------------------------------------------------------------------------------------------

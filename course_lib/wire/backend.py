@@ -175,15 +175,14 @@ class WireLab:
         raise WireLabError(f"brokers {broker_ids} did not register within {timeout_s} s")
 
     def revive(self) -> list[int]:
+        """Resume every paused broker, restart every crashed one; returns the restarted ids."""
+        down = [b for b, node in self.nodes.items() if not node.running()]
+        self.wire.nemesis.heal_all()
         for node in self.nodes.values():
-            if node.paused:
-                self.resume(node.node_id)
-        restarted = [n.node_id for n in self.nodes.values() if not n.running()]
-        for broker_id in restarted:
-            self.restart(broker_id, wait=False)
-        if restarted:
-            self.wait_registered(restarted)
-        return restarted
+            node.paused = False
+        if down:
+            self.wait_registered(down)
+        return down
 
     # ---- the lab proxy's faults ---------------------------------------------------------------
     def _leader(self, topic: str, partition: int) -> int:

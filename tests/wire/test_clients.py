@@ -57,6 +57,11 @@ def test_idempotent_producer_and_assigned_consumer_round_trip(wire):
     )
     assert consumer.end_offsets(tps) == {tps[0]: 10, tps[1]: 10}
     assert consumer.beginning_offsets(tps) == {tps[0]: 0, tps[1]: 0}
+    # offsets_for_times: the first record at or after a timestamp (producer create times)
+    stamps = {(r.partition, r.offset): r.timestamp for r in records}
+    found = consumer.offsets_for_times({tps[1]: stamps[(1, 4)], tps[0]: stamps[(0, 9)] + 10_000})
+    assert found[tps[1]].offset <= 4 and found[tps[1]].timestamp == stamps[(1, found[tps[1]].offset)]
+    assert found[tps[0]] is None  # nothing that late
     consumer.close()
 
 
