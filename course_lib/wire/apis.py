@@ -1012,10 +1012,21 @@ REQUEST_CLASSES = {
 }
 
 
+#: handlers that read the broker's (or controller's) state instead of sending a simulator message
+ANSWERED_BY_THE_BROKER_ITSELF = frozenset({api_versions, create_topics, describe_configs, describe_groups, list_groups})
+
+
 def dispatch(gw, header, request) -> None:
     gw.version = header.request_api_version
     if type(request).__name__ == "Unsupported":
         from .cluster import unsupported_answer
 
         return unsupported_answer(gw, header)
-    SUPPORTED[header.request_api_key][2](gw, request)
+    handler = SUPPORTED[header.request_api_key][2]
+    if handler in ANSWERED_BY_THE_BROKER_ITSELF:
+        # still the broker's work: one network latency away, held while it is paused (SIGSTOP),
+        # gone with a crash - the broker's own timers do exactly that
+        broker = gw.wire.cluster.brokers[gw.broker_id]
+        broker.schedule_timer(gw.wire.cluster.network.latency_ms, handler, gw, request)
+        return
+    handler(gw, request)

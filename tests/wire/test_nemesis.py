@@ -5,6 +5,7 @@ import time
 
 import pytest
 from kafka import KafkaProducer
+from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
 from course_lib.wire import WireCluster
 
@@ -100,6 +101,28 @@ def test_pause_holds_answers_until_resume(fast):
     fast.nemesis.resume(leader)
     assert future.get(timeout=10).offset == 1
     producer.close()
+
+
+def test_a_paused_broker_answers_not_even_api_versions(fast):
+    raw = RawClient(f"127.0.0.1:{fast.ports[2]}")
+    raw.sock.settimeout(0.3)
+    try:
+        fast.nemesis.pause(2)
+        raw.sock.sendall(bytes(_api_versions_frame()))
+        with pytest.raises(socket.timeout):
+            raw.read_frame()
+        fast.nemesis.resume(2)
+        raw.sock.settimeout(5)
+        assert ApiVersionsResponse.decode(raw.read_frame(), version=3, header=True).error_code == 0
+    finally:
+        raw.close()
+
+
+def _api_versions_frame():
+    request = ApiVersionsRequest(client_software_name="raw", client_software_version="0")
+    request.API_VERSION = 3
+    request.with_header(correlation_id=1, client_id="raw")
+    return request.encode(header=True, framed=True)
 
 
 def test_random_schedules_are_seeded(no_leaks):
