@@ -1,10 +1,14 @@
 """A simulated Kafka cluster that real clients reach over TCP.
 
 >>> from kafka import KafkaProducer
->>> with WireCluster(brokers=3, seed=1) as wire:            # doctest: +SKIP
+>>> with WireCluster(brokers=3, seed=1) as wire:
 ...     wire.create_topic("orders", min_insync_replicas=2)
 ...     producer = KafkaProducer(bootstrap_servers=wire.bootstrap_servers, acks="all")
-...     producer.send("orders", b"hello").get(timeout=10)
+...     producer.send("orders", b"hello").get(timeout=10).offset
+...     producer.close()
+...     wire.call(lambda: wire.cluster.committed_records("orders"))
+0
+[(0, None, b'hello')]
 
 One thread (``wire-sim``) owns the :class:`~course_lib.broker.cluster.Cluster` and runs it
 against the wall clock: virtual ms = wall ms since start. The reactor thread (sockets) hands it

@@ -5,6 +5,7 @@ import time
 
 import pytest
 from kafka import KafkaProducer
+from kafka.protocol.consumer import OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
 from course_lib.wire import WireCluster
@@ -140,3 +141,33 @@ def test_random_schedules_are_seeded(no_leaks):
         "lose_next_ack",
         "lose_next_request",
     }
+
+
+def test_offset_for_leader_epoch_after_a_leader_change(fast):
+    """KIP-320: where did epoch 0 end? The new leader answers from its own log."""
+    fast.create_topic("t", min_insync_replicas=2)
+    producer = KafkaProducer(bootstrap_servers=fast.bootstrap_servers, acks="all")
+    for i in range(3):
+        producer.send("t", b"e0-%d" % i).get(timeout=10)
+    old = fast.call(lambda: fast.cluster.leader_of("t"))
+    fast.nemesis.crash(old)
+    producer.send("t", b"e1").get(timeout=20)
+    producer.close()
+    new = fast.call(lambda: fast.cluster.leader_of("t"))
+    raw = RawClient(f"127.0.0.1:{fast.ports[new]}")
+    try:
+        Topic = OffsetForLeaderEpochRequest.OffsetForLeaderTopic
+        request = OffsetForLeaderEpochRequest(
+            replica_id=-1,
+            topics=[
+                Topic(
+                    topic="t",
+                    partitions=[Topic.OffsetForLeaderPartition(partition=0, current_leader_epoch=1, leader_epoch=0)],
+                )
+            ],
+        )
+        answer = OffsetForLeaderEpochResponse.decode(raw.request(request, 4), version=4, header=True)
+    finally:
+        raw.close()
+    (part,) = answer.topics[0].partitions
+    assert (part.error_code, part.leader_epoch, part.end_offset) == (0, 0, 3)
