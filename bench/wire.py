@@ -7,6 +7,8 @@ Side by side in one run, with the same unmodified kafka-python 3.0.12 client:
 
 - start time of a 3-broker cluster: :class:`course_lib.wire.WireCluster` vs
   :class:`course_lib.real.cluster.LocalCluster` (cached jars, KRaft);
+- the wall time of the scenario suite on the simulator, on kafka-python over the wire and
+  (``--suite-local``, minutes) on LocalCluster;
 - producer throughput, ``acks=all``, idempotent, 1 KB records, one RF=3 partition with
   ``min.insync.replicas=2``, into each. The simulated cluster runs twice: with the simulator's
   default network latency (1 ms + up to 0.5 ms jitter per message, a LAN) and with 0.1 ms
@@ -89,11 +91,45 @@ def local_numbers(records: int, budget_s: float) -> dict:
     return {"start_s": start_s, "produce": produce}
 
 
+def suite_times(local: bool) -> dict:
+    """Wall time of every scenario of SCENARIOS (seed 1) on each backend: the simulator's own
+    clients, kafka-python on the simulated cluster, and (``local``) kafka-python on LocalCluster."""
+    from course_lib.scenarios import SCENARIOS, run_scenario
+    from course_lib.wire.backend import WireBackend, WireLab
+
+    names = sorted(SCENARIOS)
+    out: dict = {}
+    t0 = time.perf_counter()
+    for name in names:
+        run_scenario(name, seed=1)
+    out["simulator clients (virtual time)"] = (time.perf_counter() - t0, len(names))
+    on_wire = [n for n in names if n != "random_faults"]  # simulator-only: a virtual-time schedule
+    t0 = time.perf_counter()
+    with WireLab(seed=1) as lab:
+        for name in on_wire:
+            run_scenario(name, backend=WireBackend(lab), seed=1)
+            lab.revive()
+    out["kafka-python on the simulated cluster"] = (time.perf_counter() - t0, len(on_wire))
+    if local:
+        from course_lib.real.cluster import LocalCluster
+
+        t0 = time.perf_counter()
+        ran = 0
+        with LocalCluster(progress=False, controllers=1) as cluster:
+            for name in on_wire:
+                run_scenario(name, backend=cluster, seed=1)
+                ran += 1
+        out["kafka-python on LocalCluster (start included)"] = (time.perf_counter() - t0, ran)
+    return out
+
+
 def main(quick: bool = False, argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="python -m bench.wire", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer records (~1 minute with Java)")
     parser.add_argument("--records", type=int, default=None, help="records per producer run")
     parser.add_argument("--no-local", action="store_true", help="skip LocalCluster (no JVM)")
+    parser.add_argument("--no-suite", action="store_true", help="skip the scenario suite timings")
+    parser.add_argument("--suite-local", action="store_true", help="also run the suite on LocalCluster (minutes)")
     args = parser.parse_args(argv or [])
     quick = quick or args.quick
     records = args.records or (2000 if quick else 20000)
@@ -122,7 +158,12 @@ def main(quick: bool = False, argv: list[str] | None = None) -> dict:
             f"start: simulated is {speedup:.0f}x faster; throughput simulated/LocalCluster: "
             f"{ratio:.2f}x (1 ms), {ratio_loop:.2f}x (0.1 ms)"
         )
-    return {"wire": wire, "loopback": loopback, "local": local}
+    suites = {} if args.no_suite else suite_times(local=args.suite_local)
+    if suites:
+        print(f"\n{'scenario suite (seed 1)':44} {'wall s':>9} {'scenarios':>10}")
+        for label, (seconds, count) in suites.items():
+            print(f"{label:44} {seconds:9.2f} {count:10d}")
+    return {"wire": wire, "loopback": loopback, "local": local, "suites": suites}
 
 
 if __name__ == "__main__":
