@@ -26,8 +26,6 @@ from concurrent.futures import Future
 from typing import Any, Callable
 
 from kafka import errors as Errors
-from kafka.protocol.api_header import RequestHeader, ResponseClassRegistry
-from kafka.protocol.metadata import ApiVersionsResponse
 
 from ..broker.cluster import Cluster
 from ..broker.protocol import TopicConfig
@@ -39,13 +37,6 @@ log = logging.getLogger("course_lib.wire")
 
 #: how long the simulation thread sleeps at most when nothing is due (it wakes on any request)
 IDLE_WAIT_S = 0.05
-
-
-class Unsupported:
-    """A request for an API or version this front end does not implement (answered in order)."""
-
-    def __init__(self, header):
-        self.header = header
 
 
 class WireCluster:
@@ -272,9 +263,8 @@ class WireCluster:
             supported = apis.SUPPORTED.get(api_key)
             request_cls = apis.REQUEST_CLASSES.get(api_key)
             if supported is None or not supported[0] <= version <= supported[1] or request_cls is None:
-                header = _loose_header(frame, api_key, version)
-                item: Any = Unsupported(header)
-                request = item
+                header = apis.loose_header(frame, api_key, version)
+                request = apis.Unsupported(header)
             else:
                 request = request_cls.decode(frame, version=version, header=True)
                 header = request.header
@@ -293,42 +283,3 @@ class WireCluster:
 
 
 _TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-
-
-def _loose_header(frame: memoryview, api_key: int, version: int):
-    """The header of a request we will not decode: key, version, correlation id (and the client
-    id when it reads), enough to answer UNSUPPORTED_VERSION."""
-    correlation_id = int.from_bytes(frame[4:8], "big", signed=True)
-    return RequestHeader(
-        request_api_key=api_key, request_api_version=version, correlation_id=correlation_id, client_id=None
-    )
-
-
-def unsupported_answer(gw, header) -> None:
-    """Kafka's answer to an API or version it does not support: ApiVersions gets a v0 answer
-    with UNSUPPORTED_VERSION and the versions it does support (so the client can retry); other
-    APIs get UNSUPPORTED_VERSION as their top-level error where they have one, else the
-    connection is closed (Kafka cannot build an answer for a version it does not know)."""
-    key, version = header.request_api_key, header.request_api_version
-    name = apis.REQUEST_CLASSES[key].__name__ if key in apis.REQUEST_CLASSES else f"api key {key}"
-    log.warning("wire: unsupported %s v%d from %s", name, version, gw.node_id)
-    error = Errors.UnsupportedVersionError.errno
-    if key == 18:
-        response = apis.build(
-            ApiVersionsResponse,
-            0,
-            error_code=error,
-            api_keys=[
-                {"api_key": k, "min_version": lo, "max_version": hi}
-                for k, (lo, hi, _) in sorted(apis.SUPPORTED.items())
-            ],
-        )
-        return gw.reply_as(response, header, 0)
-    response_cls = ResponseClassRegistry._response_class_registry.get(key)
-    if (
-        response_cls is not None
-        and 0 <= version <= response_cls.max_version
-        and "error_code" in response_cls._struct.fields
-    ):
-        return gw.reply_as(apis.build(response_cls, version, error_code=error), header, version)
-    gw.close()
