@@ -324,6 +324,7 @@ def fetch(gw, req) -> None:
     with data or an error the others are asked again without waiting."""
     read_committed = bool(req.isolation_level)
     wanted = [(t.topic, p.partition, p.fetch_offset) for t in req.topics for p in t.partitions]
+    epochs = {(t.topic, p.partition): p.current_leader_epoch for t in req.topics for p in t.partitions}
     answers: dict = {}
     state = {"hurry": False}
 
@@ -337,7 +338,7 @@ def fetch(gw, req) -> None:
     def got(tp, resp) -> None:
         if tp in answers:
             return  # a long poll that answered after its partition was asked again
-        answers[tp] = resp
+        answers[tp] = resp = _fence(gw, tp, epochs[tp], resp)
         if len(answers) == len(wanted):
             return finish()
         if (resp.error is not None or resp.batches) and not state["hurry"]:
@@ -379,6 +380,20 @@ def fetch(gw, req) -> None:
         return finish()
     for topic, partition, offset in wanted:
         ask(topic, partition, offset, req.max_wait_ms)
+
+
+def _fence(gw, tp, current_leader_epoch: int, resp):
+    """KIP-320: a fetch that names the leader epoch it expects is refused by a leader of another
+    epoch - FENCED_LEADER_EPOCH if the client's is older, UNKNOWN_LEADER_EPOCH if newer (the
+    simulator's consumer fetch carries no epoch: checked against the leader when it answers)."""
+    if resp.error is not None or current_leader_epoch < 0:
+        return resp
+    partition = gw.wire.cluster.brokers[gw.broker_id].partitions.get(tp)
+    epoch = partition.leader_epoch if partition is not None else -1
+    if current_leader_epoch == epoch:
+        return resp
+    error = Errors.FencedLeaderEpochError if current_leader_epoch < epoch else Errors.UnknownLeaderEpochError
+    return sim.ConsumerFetchResponse(resp.corr, tp, error)
 
 
 # ---- ListOffsets ------------------------------------------------------------------------------------

@@ -5,7 +5,12 @@ import time
 
 import pytest
 from kafka import KafkaProducer
-from kafka.protocol.consumer import OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse
+from kafka.protocol.consumer import (
+    FetchRequest,
+    FetchResponse,
+    OffsetForLeaderEpochRequest,
+    OffsetForLeaderEpochResponse,
+)
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
 from course_lib.wire import WireCluster
@@ -171,3 +176,46 @@ def test_offset_for_leader_epoch_after_a_leader_change(fast):
         raw.close()
     (part,) = answer.topics[0].partitions
     assert (part.error_code, part.leader_epoch, part.end_offset) == (0, 0, 3)
+
+
+def test_fetch_with_another_leader_epoch_is_fenced(fast):
+    """KIP-320: the leader refuses a fetch that expects an older (or a newer) leader epoch."""
+    fast.create_topic("t", min_insync_replicas=2)
+    producer = KafkaProducer(bootstrap_servers=fast.bootstrap_servers, acks="all")
+    producer.send("t", b"x").get(timeout=10)
+    old = fast.call(lambda: fast.cluster.leader_of("t"))
+    fast.nemesis.crash(old)
+    producer.send("t", b"y").get(timeout=20)  # a new leader, epoch 1
+    producer.close()
+    new = fast.call(lambda: fast.cluster.leader_of("t"))
+    raw = RawClient(f"127.0.0.1:{fast.ports[new]}")
+    try:
+        codes = {}
+        for epoch in (0, 1, 2, -1):
+            Topic = FetchRequest.FetchTopic
+            request = FetchRequest(
+                replica_id=-1,
+                max_wait_ms=0,
+                min_bytes=1,
+                max_bytes=1 << 20,
+                isolation_level=0,
+                session_id=0,
+                session_epoch=-1,
+                topics=[
+                    Topic(
+                        topic="t",
+                        partitions=[
+                            Topic.FetchPartition(
+                                partition=0, current_leader_epoch=epoch, fetch_offset=0, partition_max_bytes=1 << 20
+                            )
+                        ],
+                    )
+                ],
+                forgotten_topics_data=[],
+                rack_id="",
+            )
+            answer = FetchResponse.decode(raw.request(request, 12), version=12, header=True)
+            codes[epoch] = answer.responses[0].partitions[0].error_code
+    finally:
+        raw.close()
+    assert codes == {0: 74, 1: 0, 2: 75, -1: 0}  # FENCED_LEADER_EPOCH, ok, UNKNOWN_LEADER_EPOCH, not checked
