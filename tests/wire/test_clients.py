@@ -3,7 +3,7 @@
 import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
-from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
+from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest
 
 from course_lib.wire import apis
 
@@ -183,3 +183,34 @@ def test_consume_transform_produce_commits_offsets_in_the_transaction(wire):
         b"S2",
         b"S3",
     ]
+
+
+def test_acks_0_gets_no_answer_but_is_appended(wire):
+    wire.create_topic("fire", partitions=1)
+    producer = KafkaProducer(bootstrap_servers=wire.bootstrap_servers, acks=0)
+    for i in range(5):
+        producer.send("fire", b"f%d" % i)
+    producer.flush()
+    producer.close()
+    assert wire.wait_until(lambda: len(wire.cluster.committed_records("fire")) == 5)
+
+
+def test_pipelined_requests_are_answered_in_order(wire):
+    """A client may send several requests before reading: the answers come back in order."""
+    raw = RawClient(wire.bootstrap_servers)
+    try:
+        frames = []
+        for corr, request in enumerate(
+            [MetadataRequest(topics=None), ApiVersionsRequest(client_software_name="r", client_software_version="0")]
+            * 3,
+            start=1,
+        ):
+            version = 1 if isinstance(request, MetadataRequest) else 3
+            request.API_VERSION = version
+            request.with_header(correlation_id=corr, client_id="raw")
+            frames.append(bytes(request.encode(header=True, framed=True)))
+        raw.sock.sendall(b"".join(frames))
+        correlation_ids = [int.from_bytes(raw.read_frame()[:4], "big") for _ in frames]
+    finally:
+        raw.close()
+    assert correlation_ids == [1, 2, 3, 4, 5, 6]
