@@ -183,6 +183,8 @@ def unsupported_answer(gw, header) -> None:
         )
         return gw.reply_as(response, header, 0)
     response_cls = ResponseClassRegistry._response_class_registry.get(key)
+    if response_cls is not None:
+        response_cls = response_cls[None]  # the registry may hold a versioned class (FetchResponse_v12)
     if (
         response_cls is not None
         and 0 <= version <= response_cls.max_version
@@ -695,21 +697,17 @@ def offset_fetch(gw, req) -> None:
 
     def rows(group_id, topics) -> tuple:
         error, committed = results[group_id]
-        by_topic: dict = {}
+        unstable = _pending_offsets(gw, group_id) if req.require_stable else set()
+        out = []
         for t, p in partitions_of(topics):
             offset = committed.get((t, p), -1) if committed else -1
             if topics is None and offset < 0:
                 continue
-            by_topic.setdefault(t, []).append(
-                {
-                    "partition_index": p,
-                    "committed_offset": offset,
-                    "committed_leader_epoch": -1,
-                    "metadata": "",
-                    "error_code": 0,
-                }
+            row = {"partition_index": p, "committed_offset": offset, "committed_leader_epoch": -1, "metadata": ""}
+            out.append(
+                (t, {**row, "error_code": code(Errors.UnstableOffsetCommitError if (t, p) in unstable else None)})
             )
-        return code(error), [{"name": t, "partitions": parts} for t, parts in by_topic.items()]
+        return code(error), _grouped(out)
 
     def finish() -> None:
         if gw.version >= 8:
@@ -729,6 +727,14 @@ def offset_fetch(gw, req) -> None:
             one()
 
         _coordinator(gw, "offset_fetch", {"group": group_id, "partitions": partitions_of(topics)}, fetched)
+
+
+def _pending_offsets(gw, group_id: str) -> set:
+    """Partitions of ``group_id`` with a transactional offset commit whose transaction has not
+    ended: KIP-447's require_stable fetch answers UNSTABLE_OFFSET_COMMIT for them (a retriable
+    error: read_committed consumers wait until the transaction's marker lands)."""
+    pending = gw.wire.cluster.brokers[gw.broker_id].groups.pending
+    return {tp for by_group in pending.values() for tp in by_group.get(group_id, {})}
 
 
 def describe_groups(gw, req) -> None:
