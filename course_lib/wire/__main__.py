@@ -41,10 +41,7 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
     )
     with wire:
         for spec in args.topic:
-            name, *rest = spec.split(":")
-            wire.create_topic(
-                name, *(int(x) for x in rest[:1]), **({"min_insync_replicas": int(rest[1])} if len(rest) > 1 else {})
-            )
+            print(run_command(wire, ["topic", *spec.split(":")]), file=sys.stderr)
         print(f"bootstrap_servers={wire.bootstrap_servers}", file=stdout, flush=True)
         for line in stdin:
             words = line.split()

@@ -105,7 +105,7 @@ def code(error) -> int:
     if error is None:
         return 0
     if isinstance(error, type) and issubclass(error, Errors.BrokerResponseError):
-        return error.errno
+        return error.errno  # type: ignore[attr-defined]  # every broker error class has one
     return Errors.UnknownServerError.errno
 
 

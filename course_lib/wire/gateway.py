@@ -30,7 +30,7 @@ class Gateway:
         self._busy = False
         self._corr = 0
         self._pending: dict[int, Callable[[Any], None]] = {}
-        self._current = None  # (header, request) being handled
+        self._current: tuple | None = None  # (header, request) being handled
         self.version = 0  # API version of the request being handled
         self._held: list | None = None  # answers written later (see hold_answers)
         self.client_id = None

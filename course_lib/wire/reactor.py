@@ -18,7 +18,7 @@ import struct
 import threading
 from collections import deque
 from concurrent.futures import Future
-from typing import Callable
+from typing import Any, Callable
 
 log = logging.getLogger("course_lib.wire")
 
@@ -39,7 +39,7 @@ class Connection:
         self.inbuf = bytearray()
         self.outbuf: deque[bytes] = deque()
         self.closed = False
-        self.gateway = None  # the simulation side of this connection (set by the simulation thread)
+        self.gateway: Any = None  # the simulation side of this connection (set by the simulation thread)
         self.lock = threading.Lock()  # the simulation thread writes answers directly when it can
 
     def __repr__(self) -> str:
@@ -178,7 +178,7 @@ class Reactor:
                         if mask & selectors.EVENT_WRITE and not data.closed:
                             self._flush(data)
                     else:
-                        self._accept(key.fileobj, data[1])
+                        self._accept(key.fileobj, data[1])  # type: ignore[arg-type]  # a listener socket
                 except Exception:  # noqa: BLE001 - one bad connection must not stop the server
                     log.exception("wire reactor: error on %r", data)
                     if isinstance(data, Connection):
