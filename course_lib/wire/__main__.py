@@ -4,6 +4,7 @@ client (kafka-python, kcat, Java), with fault commands on stdin.
 It prints ``bootstrap_servers=127.0.0.1:P1,...`` first, then reads one command a line:
 
     crash 1 | restart 1 | pause 1 | resume 1        a broker process
+    isolate 1                                        a network partition around broker 1
     lose_next_ack [broker] | lose_next_request [broker]
     heal | heal_all                                  undo network faults / everything
     schedule SECONDS [SEED]                          seeded random faults from now on
@@ -21,7 +22,7 @@ import sys
 
 from .cluster import WireCluster
 
-BROKER_COMMANDS = ("crash", "restart", "pause", "resume")
+BROKER_COMMANDS = ("crash", "restart", "pause", "resume", "isolate")
 
 
 def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
@@ -86,7 +87,7 @@ def run_command(wire: WireCluster, words: list[str]) -> str:
     if command == "state":
         return json.dumps(wire.call(wire.cluster.state), default=str)
     raise ValueError(
-        f"unknown command {command!r}: crash|restart|pause|resume BROKER, lose_next_ack|lose_next_request [BROKER], "
+        f"unknown command {command!r}: crash|restart|pause|resume|isolate BROKER, lose_next_ack|lose_next_request [BROKER], "
         "heal, heal_all, schedule SECONDS [SEED], topic NAME [PARTITIONS] [MIN_ISR], state, quit"
     )
 

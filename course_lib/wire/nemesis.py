@@ -7,7 +7,9 @@
 - ``lose_next_ack(broker_id=None, close=False)``: the next produce is appended but its answer is
   never sent (``close=True``: the connection closes instead, as the real lab's proxy does);
 - ``lose_next_request(broker_id=None)``: the next produce request vanishes on its way;
-- ``heal()``; ``random_schedule(duration_s, ...)``: seeded random faults on the wall clock.
+- ``isolate(b)``: a network partition around the broker (its sockets stay open, nothing gets
+  through); ``heal()`` undoes it and the network faults above;
+- ``random_schedule(duration_s, ...)``: seeded random faults on the wall clock.
 
 Every fault is recorded in the cluster's history, as on the simulator.
 """
@@ -69,6 +71,11 @@ class WireNemesis:
 
     def lose_next_request(self, broker_id: int | None = None) -> None:
         self.wire.call(lambda: self.wire.cluster.lose_next_request(broker_id=broker_id))
+
+    def isolate(self, broker_id: int) -> None:
+        """A network partition around the broker: its sockets stay open but nothing reaches it or
+        leaves it (requests in flight are lost; clients find out by their request timeout)."""
+        self.wire.call(self.wire.cluster.isolate, broker_id)
 
     def spoil_next_request(self, broker_id: int) -> None:
         """The next produce request to ``broker_id`` arrives corrupted: the broker refuses it and

@@ -11,7 +11,7 @@ from kafka.protocol.consumer import (
     OffsetForLeaderEpochRequest,
     OffsetForLeaderEpochResponse,
 )
-from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
+from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, MetadataRequest, MetadataResponse
 
 from course_lib.wire import WireCluster
 
@@ -219,3 +219,29 @@ def test_fetch_with_another_leader_epoch_is_fenced(fast):
     finally:
         raw.close()
     assert codes == {0: 74, 1: 0, 2: 75, -1: 0}  # FENCED_LEADER_EPOCH, ok, UNKNOWN_LEADER_EPOCH, not checked
+
+
+def test_an_isolated_broker_hears_nothing_until_healed(fast):
+    raw = RawClient(f"127.0.0.1:{fast.ports[3]}")
+    raw.sock.settimeout(0.3)
+    try:
+        fast.nemesis.isolate(3)
+        raw.sock.sendall(bytes(_metadata_frame()))
+        with pytest.raises(socket.timeout):
+            raw.read_frame()  # the request was lost in the partition
+    finally:
+        raw.close()
+    fast.nemesis.heal()
+    again = RawClient(f"127.0.0.1:{fast.ports[3]}")
+    try:
+        assert MetadataResponse.decode(again.request(MetadataRequest(topics=None), 1), version=1, header=True).brokers
+    finally:
+        again.close()
+    assert [op.f for op in fast.cluster.history if op.process == "nemesis"] == ["isolate", "heal"]
+
+
+def _metadata_frame():
+    request = MetadataRequest(topics=None)
+    request.API_VERSION = 1
+    request.with_header(correlation_id=1, client_id="raw")
+    return request.encode(header=True, framed=True)
