@@ -2,7 +2,8 @@
 the leader's death), checked after every event: how many schedules, events and elections were
 checked, how many violations, and the CPU time.
 
-Run: ``python -m bench invariants`` (``--quick``: 1,000 seeds).
+Run: ``python -m bench invariants`` (``--quick``: 100 seeds, a smoke run of seconds; ``make test``
+checks 1,000 in tests/test_replication_invariants.py).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import warnings
 from collections import Counter
 
 from course_lib.broker.invariants import InvariantViolation
-from course_lib.replication_trials import checked_trial
+from bench.replication_trials import checked_trial
 
 
 def run(seeds: range) -> dict:
@@ -41,7 +42,7 @@ def run(seeds: range) -> dict:
 
 
 def main(quick: bool = False) -> dict:
-    seeds = range(1000 if quick else 10_000)
+    seeds = range(100 if quick else 10_000)
     out = run(seeds)
     print(f"\nReplication invariants, {len(seeds)} seeded schedules (checked after every event)")
     print(f"{'':28}{'value':>14}")

@@ -101,24 +101,26 @@ def best(runs: list[dict], key: str) -> dict:
 
 
 def main(quick: bool = False) -> None:
-    n1, n100 = (5_000, 50_000) if quick else (20_000, 500_000)
+    # quick: a smoke run of seconds (tests/test_bench.py), one run per row instead of the best of 3
+    n1, n100 = (2_000, 20_000) if quick else (20_000, 500_000)
+    seeds = range(1 if quick else 3)
     rows = []
     for label, config in CONFIGS:
-        one = best([produce_and_read(config, n1, 1, seed) for seed in range(3)], "requests/s")
-        hundred = best([produce_and_read(config, n100, 100, seed) for seed in range(3)], "records/s")
+        one = best([produce_and_read(config, n1, 1, seed) for seed in seeds], "requests/s")
+        hundred = best([produce_and_read(config, n100, 100, seed) for seed in seeds], "records/s")
         rows.append((label, one["requests/s"], one["events/request"], hundred["records/s"]))
     print("\nSimulator, 3 brokers, RF=3, min.insync.replicas=2 (per CPU-second, this machine)")
     print(f"{'configuration':<24} {'1-record batches: req/s':>24} {'events/req':>11} {'100-record batches: rec/s':>27}")
     for label, rps, epr, rec in rows:
         print(f"{label:<24} {rps:>24,.0f} {epr:>11.1f} {rec:>27,.0f}")
     print("\nConsumer (poll from the beginning, 100-byte records)")
-    print(f"{'records read per CPU-second':<40} {consume(20_000 if quick else 200_000)['records/s']:>12,.0f}")
+    print(f"{'records read per CPU-second':<40} {consume(10_000 if quick else 200_000)['records/s']:>12,.0f}")
     print("\nTransactional producer (one commit every N records)")
     print(f"{'records per transaction':<24} {'records/s':>12} {'virtual ms per txn':>20}")
     for size in (1, 10, 100):
-        r = transactional_produce(1_000 if quick else 10_000, size)
+        r = transactional_produce(500 if quick else 10_000, size)
         print(f"{size:<24} {r['records/s']:>12,.0f} {r['virtual ms/txn']:>20.1f}")
-    prop = property_run(200 if quick else 1000)
+    prop = property_run(100 if quick else 1000)
     print(
         f"\nProperty run: {prop['schedules']} random fault schedules (safe configuration) in "
         f"{prop['seconds']:.1f} s ({prop['ms/schedule']:.1f} ms each)"

@@ -9,9 +9,14 @@ visitor can click a demo?
 2. Time to the first interactive demo on a cold load: the site is built, served on 127.0.0.1
    with the local Pyodide, and a fresh Chromium profile opens the delivery simulator; the clock
    stops when its "crash leader" button is on screen (Pyodide loaded, packages installed, the
-   app's first cell run). A visitor on the internet adds download time (about 15 MB compressed).
+   app's first cell run), and the phases are printed: JupyterLite's own page and scripts (until
+   pyodide.js is fetched), the runtime and every package (preloaded in one batch from the site's
+   lock file, tools/site_build.py), the kernel starting (IPython), the app's cell. A visitor on
+   the internet adds download time (about 15 MB compressed).
 
 Run: ``python -m bench site`` (needs node and npm; part 2 also Debian's chromium and playwright).
+``--quick``: a smoke run, 10 schedules and no cold load (the site build and its browser load are
+what tests/test_site.py checks).
 """
 
 from __future__ import annotations
@@ -24,32 +29,32 @@ import time
 from pathlib import Path
 
 GOAL_RATIO = 3.0
-EXPERIMENT = "loss_vs_acks(range(100), messages=30, faults=3)"
-_TIMED = f"""
+EXPERIMENT = "loss_vs_acks(range({schedules}), messages=30, faults=3)"
+_TIMED = """
 import time, json, warnings
 warnings.simplefilter("ignore")
 from course_lib.viz import loss_vs_acks
 started = time.perf_counter()
-result = {EXPERIMENT}
+result = {experiment}
 elapsed = time.perf_counter() - started
 print("@@bench@@" + json.dumps({{"seconds": elapsed, "lost": {{k: v["lost"] for k, v in result.items()}}}}))
 """
 
 
-def _cpython() -> dict:
+def _cpython(code: str) -> dict:
     """The same code text, run in this process."""
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):  # and tqdm's bars
-        exec(_TIMED, {"__name__": "__bench__"})
+        exec(code, {"__name__": "__bench__"})
     text = out.getvalue()
     return json.loads(text[text.rfind("@@bench@@") + len("@@bench@@") :].splitlines()[0])
 
 
-def _pyodide(wheels) -> tuple[dict, float]:
+def _pyodide(code: str, wheels) -> tuple[dict, float]:
     from tools.pyodide_local import local_distribution, run_python
 
     # the site's runtime, plus what the kernel would have loaded (IPython for ipywidgets, ssl)
-    done = run_python(_TIMED, [*wheels, *sorted(local_distribution().glob("*.whl"))], timeout_s=1200)
+    done = run_python(code, [*wheels, *sorted(local_distribution().glob("*.whl"))], timeout_s=1200)
     marker = done.stdout.rfind("@@bench@@")
     if done.returncode != 0 or marker < 0:
         raise RuntimeError(f"Pyodide under Node failed:\n{done.stderr[-2000:]}")
@@ -59,25 +64,44 @@ def _pyodide(wheels) -> tuple[dict, float]:
     return json.loads(done.stdout[marker + len("@@bench@@") :].splitlines()[0]), startup_ms / 1000
 
 
-def _first_demo_seconds(site: Path) -> float:
+def _first_demo_seconds(site: Path) -> tuple[float, dict]:
+    """Seconds from a cold page load to the simulator's "crash leader" button, and where they
+    went: each phase ends at an event the browser reports (a request finished, the kernel's
+    first log line about the notebook's code)."""
     from playwright.sync_api import sync_playwright
 
     from tools.pyodide_local import local_distribution
     from tools.site_server import CHROMIUM, OFFLINE_ARGS, serve
 
+    marks: dict[str, float] = {}
     with serve(site, local_distribution()) as server, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=OFFLINE_ARGS, headless=True)
         try:
-            page = browser.new_context().new_page()  # a fresh profile: nothing cached
+            context = browser.new_context()  # a fresh profile: nothing cached
+            page = context.new_page()
             started = time.perf_counter()
+
+            def mark(name):
+                marks.setdefault(name, time.perf_counter() - started)
+
+            def finished(request):
+                if request.url.endswith("/pyodide/pyodide.js"):
+                    mark("pyodide.js fetched")
+                elif request.url.endswith(".wasm"):
+                    mark("runtime (wasm) fetched")
+                elif ".whl" in request.url:
+                    marks["last package fetched"] = time.perf_counter() - started
+
+            context.on("requestfinished", finished)
+            page.on("console", lambda m: "already loaded" in m.text and mark("first cell runs"))
             page.goto(server.base_url + "/demos/voici/render/delivery_simulator.html")
             page.get_by_role("button", name="crash leader").wait_for(timeout=600_000)
-            return time.perf_counter() - started
+            return time.perf_counter() - started, marks
         finally:
             browser.close()
 
 
-def main() -> int:
+def main(quick: bool = False) -> int:
     from tools import site_build
     from tools.pyodide_local import PYODIDE_VERSION, missing_tools
     from tools.site_server import CHROMIUM, LOCAL_PYODIDE_URL
@@ -87,11 +111,13 @@ def main() -> int:
         print(f"site benchmark skipped: {reason}")
         return 1
     with tempfile.TemporaryDirectory(prefix="bench-site-") as tmp:
+        experiment = EXPERIMENT.format(schedules=10 if quick else 100)
+        code = _TIMED.format(experiment=experiment)
         wheels = site_build.wheels(Path(tmp) / "wheels")
-        cpython = _cpython()
-        pyodide, startup_s = _pyodide(wheels)
+        cpython = _cpython(code)
+        pyodide, startup_s = _pyodide(code, wheels)
         ratio = pyodide["seconds"] / cpython["seconds"]
-        print(f"\nSame experiment, CPython vs Pyodide {PYODIDE_VERSION} (Node): {EXPERIMENT}")
+        print(f"\nSame experiment, CPython vs Pyodide {PYODIDE_VERSION} (Node): {experiment}")
         print(f"  {'runtime':<24}{'wall s':>8}   lost per setting")
         print(f"  {'CPython (this process)':<24}{cpython['seconds']:>8.2f}   {cpython['lost']}")
         print(f"  {'Pyodide under Node':<24}{pyodide['seconds']:>8.2f}   {pyodide['lost']}")
@@ -100,10 +126,17 @@ def main() -> int:
             f"  Pyodide / CPython = {ratio:.2f}x ({verdict} the {GOAL_RATIO:g}x goal); "
             f"same outcomes: {pyodide['lost'] == cpython['lost']}; Pyodide start-up {startup_s:.1f} s (not counted)"
         )
+        if quick:
+            print("\ntime to first interactive demo: not measured with --quick")
+            return 0
         if not Path(CHROMIUM).exists():
             print(f"\ntime to first interactive demo: skipped ({CHROMIUM} not found)")
             return 0
         site = site_build.build(Path(tmp) / "_site", pyodide_url=LOCAL_PYODIDE_URL)
-        seconds = _first_demo_seconds(site)
+        seconds, marks = _first_demo_seconds(site)
         print(f"\nTime to first interactive demo (delivery simulator), cold load from 127.0.0.1: {seconds:.1f} s")
+        print("  where it went (seconds since the page was asked for):")
+        for name, at in sorted(marks.items(), key=lambda kv: kv[1]):
+            print(f"    {at:6.1f}  {name}")
+        print(f"    {seconds:6.1f}  the app's buttons on screen (its cell ran, widgets drawn)")
     return 0

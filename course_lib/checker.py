@@ -31,7 +31,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from .clients.config import resolve_producer_config
+from .client_config import resolve_producer_config
 from .history import FAIL, INFO, INVOKE, OK, History, Nemesis, OpName
 
 ANOMALIES = {
@@ -545,7 +545,7 @@ def check_processing(history: History, consumer: dict, allowed: dict, final: dic
         if op.f in (OpName.ASSIGNED, OpName.SEEK):
             for key in [k for k in last if k[0] == op.process]:
                 del last[key]
-        if op.f != "poll" or op.type != OK or op.topic != input_topic:
+        if op.f != OpName.POLL or op.type != OK or op.topic != input_topic:
             continue
         for partition, offset, value in op.value:
             if value in aborted:

@@ -22,16 +22,16 @@ Taught in notebooks/05b_consumer_groups.
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from kafka import ConsumerRebalanceListener
 from kafka import errors as Errors
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
-from .broker import Cluster
-from .clients import KafkaConsumer, KafkaProducer
+from .backend import Backend, open_backend
+from .history import OpName
 
 TOPIC = "orders"
 GROUP = "billing"
@@ -61,7 +61,7 @@ class App:
     """One application instance: a consumer in the group, plus what its handler is doing."""
 
     name: str
-    consumer: KafkaConsumer
+    consumer: Any  # the backend's consumer (kafka-python's API)
     settings: dict
     handler_ms: float
     commit_every: int
@@ -84,10 +84,10 @@ class App:
             self.done.clear()
             if reason != "after the batch":  # the routine commits would drown the timeline
                 committed = ", ".join(f"p{tp.partition}@{m.offset}" for tp, m in sorted(offsets.items()))
-                self.run.events.append((self.run.cluster.sim.now, self.name, f"committed {committed} ({reason})"))
+                self.run.events.append((self.run.backend.now_ms, self.name, f"committed {committed} ({reason})"))
         except (Errors.CommitFailedError, Errors.RebalanceInProgressError) as exc:
             self.done.clear()  # these partitions are gone: their new owner starts from the last commit
-            self.run.failed_commits.append((self.run.cluster.sim.now, self.name, f"{type(exc).__name__} ({reason})"))
+            self.run.failed_commits.append((self.run.backend.now_ms, self.name, f"{type(exc).__name__} ({reason})"))
 
 
 class GroupRun:
@@ -98,11 +98,14 @@ class GroupRun:
     def __init__(
         self, seed: int = 1, messages: int = 40, partitions: int = 2, idle_poll_ms: float = 100, **cluster_options
     ):
-        self.cluster = Cluster(3, seed=seed, **cluster_options)
-        self.cluster.create_topic(TOPIC, partitions=partitions, min_insync_replicas=2)
+        # the simulator: every instance polls with timeout_ms=0 on one clock, which kafka-python
+        # against real brokers cannot do (it completes a join only inside a longer poll())
+        self.backend: Backend = open_backend(None, seed, **cluster_options)
+        self.topic = self.backend.create_topic(TOPIC, partitions=partitions, min_insync_replicas=2)
+        self.group = self.backend.group_id(GROUP)
         self.partitions = partitions
         self.idle_poll_ms = idle_poll_ms
-        self.producer = KafkaProducer(bootstrap_servers=self.cluster)
+        self.producer = self.backend.producer()
         self.sent: list[str] = []
         self.processed: Counter = Counter()
         self.apps: dict[str, App] = {}
@@ -111,12 +114,12 @@ class GroupRun:
         self.events: list[tuple] = []  # (time_ms, who, what) of the plan itself
         self._plan: list[tuple] = []  # (time_ms, order, action, args)
         self._send(messages)
-        self.t0 = self.cluster.sim.now  # plan times and the timeline count from here
+        self.t0 = self.backend.now_ms  # plan times and the timeline count from here
 
     @property
     def now_ms(self) -> float:
         """Time since the run started (the plan's clock)."""
-        return self.cluster.sim.now - self.t0
+        return self.backend.now_ms - self.t0
 
     # ---- the plan ------------------------------------------------------------------------------
     def start(
@@ -175,15 +178,15 @@ class GroupRun:
             t = min(next_plan, next_app.next_ms if next_app else float("inf"))
             if t > until_ms:
                 break
-            if t > self.cluster.sim.now:
-                self.cluster.run_for(t - self.cluster.sim.now)
+            if t > self.backend.now_ms:
+                self.backend.wait(t - self.backend.now_ms)
             if self._plan and next_plan <= t:
                 _, _, action, args = self._plan.pop(0)
                 getattr(self, "_do_" + action)(*args)
             else:
                 self._step(next_app)
-        if until_ms > self.cluster.sim.now:
-            self.cluster.run_for(until_ms - self.cluster.sim.now)
+        if until_ms > self.backend.now_ms:
+            self.backend.wait(until_ms - self.backend.now_ms)
         return self
 
     def _do_start(self, name, settings):
@@ -193,7 +196,7 @@ class GroupRun:
         self._incarnations[name] += 1  # a restarted instance is a new client on the network
         client_id = name if self._incarnations[name] == 1 else f"{name}#{self._incarnations[name]}"
         config = {
-            "group_id": GROUP,
+            "group_id": self.group,
             "client_id": client_id,
             "auto_offset_reset": "earliest",
             "enable_auto_commit": False,
@@ -202,42 +205,42 @@ class GroupRun:
             "max_poll_records": 5,
             **settings,
         }
-        consumer = KafkaConsumer(bootstrap_servers=self.cluster, **config)
+        consumer = self.backend.consumer(**config)
         app = App(
             name,
             consumer,
             dict(settings, handler_ms=handler_ms, commit_every=commit_every, commit_on_revoke=on_revoke),
             handler_ms,
             commit_every,
-            next_ms=self.cluster.sim.now,
+            next_ms=self.backend.now_ms,
             run=self,
         )
-        consumer.subscribe([TOPIC], listener=_CommitOnRevoke(app) if on_revoke else None)
+        consumer.subscribe([self.topic], listener=_CommitOnRevoke(app) if on_revoke else None)
         self.apps[name] = app
-        self.events.append((self.cluster.sim.now, name, "started"))
+        self.events.append((self.backend.now_ms, name, "started"))
 
     def _do_stop(self, name, down_ms=None):
         app = self.apps.get(name)
         if app is None or app.consumer is None:
-            raise ValueError(f"no running instance named {name!r} to stop at {self.cluster.sim.now:.0f} ms")
-        app.stop_at_ms = self.cluster.sim.now
+            raise ValueError(f"no running instance named {name!r} to stop at {self.backend.now_ms:.0f} ms")
+        app.stop_at_ms = self.backend.now_ms
         app.restart_after_ms = down_ms
         if not app.in_handler:
             self._shutdown(app)
 
     def _do_produce(self, messages):
         self._send(messages)
-        self.events.append((self.cluster.sim.now, "producer", f"{messages} new messages"))
+        self.events.append((self.backend.now_ms, "producer", f"{messages} new messages"))
 
     def _send(self, messages):
         for _ in range(messages):
             i = len(self.sent)
             self.sent.append(f"msg-{i}")
-            self.producer.send(TOPIC, f"msg-{i}".encode(), partition=i % self.partitions)
+            self.producer.send(self.topic, f"msg-{i}".encode(), partition=i % self.partitions)
         self.producer.flush()
 
     def _step(self, app: App) -> None:
-        now = self.cluster.sim.now
+        now = self.backend.now_ms
         if app.in_handler:  # the handler finished its batch
             for r in app.in_handler:
                 self.processed[r.value.decode()] += 1
@@ -256,7 +259,7 @@ class GroupRun:
         app.commit(reason="before close()")
         app.consumer.close()
         app.consumer = None
-        self.events.append((self.cluster.sim.now, app.name, "closed"))
+        self.events.append((self.backend.now_ms, app.name, "closed"))
         down_ms = app.restart_after_ms
         if down_ms is not None:
             del self.apps[app.name]
@@ -276,7 +279,7 @@ class GroupRun:
 
     def rebalances(self, after_ms: float = 0) -> int:
         """Completed rebalances (new generations) after ``after_ms``; the first assignment counts."""
-        return sum(1 for op in self.cluster.history if op.f == "rebalance" and op.time_ms >= self.t0 + after_ms)
+        return sum(1 for op in self.backend.history if op.f == "rebalance" and op.time_ms >= self.t0 + after_ms)
 
     def assignment(self) -> dict:
         """Partitions of each running instance, ``{name: [partition, ...]}``."""
@@ -298,14 +301,14 @@ class GroupRun:
         which partitions), members thrown out, failed commits."""
         rows = [(t, who, what) for t, who, what in self.events]
         rows += [(t, who, f"commit failed: {what}") for t, who, what in self.failed_commits]
-        for op in self.cluster.history:
+        for op in self.backend.history:
             if op.f not in GROUP_EVENTS:
                 continue
-            v = op.value if op.f != "left_group" else op.evidence
+            v = op.value if op.f != OpName.LEFT_GROUP else op.evidence
             if op.f == "rebalance":
                 parts = ", ".join(f"{m.rsplit('-', 1)[0]}={[p for _, p in tps]}" for m, tps in v["assignment"].items())
                 rows.append((op.time_ms, "group", f"generation {v['generation']}: {parts or 'no members'}"))
-            elif op.f == "left_group":
+            elif op.f == OpName.LEFT_GROUP:
                 rows.append((op.time_ms, op.process, f"left the group: {v['reason']}"))
             elif op.f == "member_removed":
                 rows.append((op.time_ms, "group", f"removed {v['member'].rsplit('-', 1)[0]}: {v['reason']}"))
@@ -328,7 +331,6 @@ class GroupRun:
 
 # ---- the same experiment on any backend ---------------------------------------------------------
 SLOW_HANDLER_CONFIG = dict(
-    group_id="slow-handler",
     enable_auto_commit=False,
     auto_offset_reset="earliest",
     session_timeout_ms=6000,
@@ -337,36 +339,34 @@ SLOW_HANDLER_CONFIG = dict(
 )
 
 
-def poll_in_turn(consumers, timeout_ms: int) -> list[dict]:
-    """Poll each consumer, one after the other (on the simulator time passes inside every poll)."""
-    return [c.poll(timeout_ms=timeout_ms) for c in consumers]
-
-
-def slow_handler_outcome(
-    consumer_cls, producer_cls, bootstrap, topic: str, clock=time.monotonic, poll_together=poll_in_turn
-) -> dict:
+def slow_handler_outcome(backend: Backend) -> dict:
     """Two members share a 2-partition topic; one stays in its handler for 6 s (twice its
-    ``max_poll_interval_ms``) while the other keeps polling. Written once against kafka-python's
-    API, so it runs on the simulator and on real Kafka. ``poll_together(consumers, timeout_ms)``
+    ``max_poll_interval_ms``) while the other keeps polling. Written once against
+    :class:`~course_lib.backend.Backend`: its clock bounds the waits and its ``poll_together``
     polls members as separate application processes would (on real Kafka at the same time:
-    kafka-python collects a join only inside ``poll()``, :mod:`course_lib.real.joining`);
-    ``clock`` (seconds) bounds the waits.
+    kafka-python collects a join only inside ``poll()``, :mod:`course_lib.real.joining`).
 
     Returns what the application observes: the late commit's error, how many partitions the
     other member owns meanwhile, and how many the slow one has after polling again."""
+    b = backend
+
+    def clock() -> float:
+        return b.now_ms / 1000
 
     def keep_polling(seconds: float, consumers) -> None:
         end = clock() + seconds
         while clock() < end:
-            poll_together(consumers, 200)
+            b.poll_together(consumers, 200)
 
-    producer = producer_cls(bootstrap_servers=bootstrap)
+    topic = b.create_topic("slow-handler", partitions=2, min_insync_replicas=2)
+    producer = b.producer()
     for i in range(10):
         producer.send(topic, f"m-{i}".encode(), partition=i % 2)
     producer.flush()
     producer.close()
-    slow = consumer_cls(bootstrap_servers=bootstrap, client_id="slow", **SLOW_HANDLER_CONFIG)
-    other = consumer_cls(bootstrap_servers=bootstrap, client_id="other", **SLOW_HANDLER_CONFIG)
+    config = dict(SLOW_HANDLER_CONFIG, group_id=b.group_id("slow-handler"))
+    slow = b.consumer(client_id="slow", **config)
+    other = b.consumer(client_id="other", **config)
     for consumer in (slow, other):
         consumer.subscribe([topic])
         # the partitions known before the first join: kafka-python 3.0.12 can wedge a leader that
@@ -376,11 +376,14 @@ def slow_handler_outcome(
         got = 0
         deadline = clock() + 60
         while (len(slow.assignment()) != 1 or len(other.assignment()) != 1 or not got) and clock() < deadline:
-            got += sum(len(rs) for rs in poll_together([slow, other], 200)[0].values())
+            got += sum(len(rs) for rs in b.poll_together([slow, other], 200)[0].values())
         if len(slow.assignment()) != 1 or not got:
-            raise RuntimeError("the group never settled with two members in 60 s")
+            raise RuntimeError(
+                f"the group never settled with two members in 60 s on {b.describe()}: the slow member "
+                f"holds {sorted(slow.assignment())}, the other {sorted(other.assignment())}, {got} records read"
+            )
         keep_polling(6, [other])  # the slow member is in its handler
-        outcome = {"commit_error": None}
+        outcome: dict[str, Any] = {"commit_error": None}
         try:
             slow.commit()
         except Errors.KafkaError as exc:
@@ -389,19 +392,21 @@ def slow_handler_outcome(
         outcome["other_owns"] = len(other.assignment())
         deadline = clock() + 60
         while len(slow.assignment()) != 1 and clock() < deadline:
-            poll_together([slow, other], 200)
+            b.poll_together([slow, other], 200)
         outcome["slow_rejoined_with"] = len(slow.assignment())
         return outcome
     finally:
         slow.close()
         other.close()
+        b.close_clients()
+
+
+def slow_handler(target=None, seed: int = 1) -> dict:
+    """:func:`slow_handler_outcome` on ``target``: None for the simulator (seeded), else a
+    ``LocalCluster``, a ``connect()`` handle or a backend (:func:`course_lib.backend.open_backend`)."""
+    return slow_handler_outcome(open_backend(target, seed, group_initial_rebalance_delay_ms=0))
 
 
 def simulated_slow_handler(seed: int = 1) -> dict:
     """:func:`slow_handler_outcome` on the simulator."""
-    cluster = Cluster(3, seed=seed, group_initial_rebalance_delay_ms=0)
-    cluster.create_topic("slow-handler", partitions=2, min_insync_replicas=2)
-
-    return slow_handler_outcome(
-        KafkaConsumer, KafkaProducer, cluster, "slow-handler", clock=lambda: cluster.sim.now / 1000
-    )
+    return slow_handler(None, seed)

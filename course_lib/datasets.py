@@ -1,18 +1,26 @@
-"""The course's small data sets (``datasets/<name>/<name>.csv``, each with a data card).
+"""The course's small data sets (``course_lib/data/<name>/<name>.csv``, each with a data card).
 
 >>> rows = load("payments")
 >>> len(rows), sorted(rows[0])
 (120, ['amount_cents', 'from_account', 'payment_id', 'to_account', 'ts_ms'])
 
-Regenerate them with ``python datasets/generate.py``.
+Regenerate them with ``python course_lib/data/generate.py``.
 """
 
 from __future__ import annotations
 
 import csv
+from importlib.resources import files
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1] / "datasets"
+
+def data_dir(*parts: str) -> Path:
+    """A folder of the course's data (``course_lib/data/...``), shipped as package data so it is
+    there under any install, not only in a checkout of the repository."""
+    return Path(str(files("course_lib").joinpath("data", *parts)))
+
+
+ROOT = data_dir()
 NAMES = ("sensor_readings", "clicks", "payments")
 _INTS = {"ts_ms", "amount_cents"}
 
@@ -23,7 +31,10 @@ def load(name: str) -> list[dict]:
         raise ValueError(f"no data set {name!r}; choose one of {list(NAMES)}")
     path = ROOT / name / f"{name}.csv"
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: run python datasets/generate.py from the repository root")
+        raise FileNotFoundError(
+            f"{path} is missing: run python course_lib/data/generate.py in a checkout of the course, "
+            "or reinstall the course package (the data ships with it)"
+        )
     with path.open(newline="") as f:
         rows = list(csv.DictReader(f))
     for row in rows:

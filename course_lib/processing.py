@@ -36,6 +36,7 @@ from kafka.structs import TopicPartition
 from .backend import Backend, open_backend
 from .checker import CheckResult, check
 from .history import Nemesis, OpName
+from .supervisor import AfterPolls, Supervision, supervise
 
 SEMANTICS = ("at-most-once", "at-least-once", "auto-commit", "exactly-once-external", "exactly-once-kafka")
 CRASH_POINTS = ("after_poll", "mid_batch", "after_process", "after_commit")
@@ -150,13 +151,10 @@ class PipelineResult:
         )
 
 
-class _Crash(Exception):
-    """The application process dies here."""
-
-
 class Processor:
     """One instance of the consumer application. ``run()`` returns when the input is drained or
-    raises :class:`_Crash` at its crash point. The same code drives simulated and real clients."""
+    raises :class:`~course_lib.supervisor.AppCrash` at its crash point (once it has had records
+    from ``crash_after_polls`` polls). The same code drives simulated and real clients."""
 
     def __init__(
         self,
@@ -179,7 +177,7 @@ class Processor:
         self.processing_ms = processing_ms  # time each record takes: auto-commits happen meanwhile
         self.queue: list = []
         self._sends: list = []  # the futures of the open transaction's sends
-        self.crash_point, self.crash_after_polls = crash_point, crash_after_polls
+        self.plan = AfterPolls(crash_point, crash_after_polls)
         self.polls = 0
         config = dict(
             client_id=f"processor-{number}",
@@ -210,11 +208,10 @@ class Processor:
             self.producer.init_transactions()  # fences an older instance, aborts its open transaction
 
     def _maybe_crash(self, point: str) -> None:
-        if point == self.crash_point and self.crash_after_polls is not None and self.polls >= self.crash_after_polls:
-            raise _Crash(point)
+        self.plan.reached(point, self.polls)
 
     def process(self, record) -> None:
-        self.b.wait(self.processing_ms, kafka_ms=0)
+        self.b.app_time(self.processing_ms)
         message = record.value.decode()
         if self.semantics == "exactly-once-external":
             self.sink.write_with_offset(message, record.topic, record.partition, record.offset + 1)
@@ -345,13 +342,6 @@ def load_input(
     return Names(input_topic, output_topic, backend.group_id(GROUP), backend.transactional_id(TRANSACTIONAL_ID))
 
 
-def loaded_cluster(seed: int, messages: int, partitions: int = 2, with_output: bool = False):
-    """A simulated 3-broker cluster whose input topic holds ``msg-0`` .. ``msg-{messages-1}``."""
-    b = open_backend(None, seed, group_initial_rebalance_delay_ms=0)
-    load_input(b, messages, partitions, with_output)
-    return b.cluster
-
-
 def _input_ends(backend: Backend, topic: str) -> dict:
     """The end of each input partition (the harness loads all input before processing)."""
     return {(topic, p): backend.end_offset(topic, p, read_committed=True) for p in range(backend.partitions_of(topic))}
@@ -389,45 +379,36 @@ def run_pipeline(
     names = load_input(b, messages, partitions, with_output=semantics == "exactly-once-kafka")
     sink = SQLiteSink() if semantics == "exactly-once-external" else ListSink()
     input_ends = _input_ends(b, names.input)
-    cluster = b.cluster
     if broker_fault is not None:
         at_ms, broker = broker_fault
-        cluster.at(at_ms, cluster.crash, broker)
-        cluster.at(at_ms + 3000, cluster.restart, broker)
+        b.at(at_ms, b.crash, broker)
+        b.at(at_ms + 3000, b.restart, broker)
     if lose_response_at_ms is not None:
-        cluster.at(lose_response_at_ms, cluster.network.drop_next, None, None, "coordinator_response")
-    crash_log: list[dict] = []
-    number = 0
+        b.at(lose_response_at_ms, b.lose_next_coordinator_response)
+    seen = Supervision()
+
+    def start(number: int) -> Processor:
+        crash_here = crash_point if len(seen.crashes) < crashes else None
+        return Processor(
+            b,
+            names,
+            semantics,
+            sink,
+            number,
+            crash_here,
+            rng.randint(1, 2),
+            batch,
+            buffered=buffered,
+            input_ends=input_ends,
+        )
+
     try:
-        while True:
-            number += 1
-            crash_here = crash_point if len(crash_log) < crashes else None
-            processor = Processor(
-                b,
-                names,
-                semantics,
-                sink,
-                number,
-                crash_here,
-                rng.randint(1, 2),
-                batch,
-                buffered=buffered,
-                input_ends=input_ends,
-            )
-            try:
-                processor.run()
-                processor.close()
-                break
-            except _Crash as crash:
-                processor.crash()
-                crash_log.append(
-                    {"instance": number, "point": str(crash), "time_ms": b.now_ms, "after_polls": processor.polls}
-                )
-                b.wait(restart_delay_ms, kafka_ms=0)
-            if number > crashes + 5:
-                raise RuntimeError(f"the application did not finish after {number} instances (seed={seed})")
+        supervise(b, start, crashes + 6, restart_delay_ms, facts=lambda p: {"after_polls": p.polls}, seen=seen)
+        if not seen.finished:
+            raise RuntimeError(f"the application did not finish after {seen.instances} instances (seed={seed})")
     finally:
         b.close_clients()
+    crash_log = seen.crashes
     isolation = "read_committed" if semantics == "exactly-once-kafka" else "read_uncommitted"
     b.final_read(names.input)
     if semantics == "exactly-once-kafka":
@@ -441,6 +422,7 @@ def run_pipeline(
         sink_name = sink.name
     consumer = {"semantics": semantics, "isolation_level": isolation, "input": names.input, "output": sink_name}
     result = check(b.history, {"acks": "all"}, None, consumer=consumer)
+    where = b.provenance()
     return PipelineResult(
         semantics,
         crash_point,
@@ -449,13 +431,9 @@ def run_pipeline(
         result,
         sink_rows,
         crash_log,
-        b.cluster,
-        notes={
-            "crashes": crash_log,
-            "names": names._asdict(),
-            **({"created_topics": dict(b.created_topics)} if b.kind != "simulator" else {}),
-        },
-        backend=b.kind,
+        where.target,
+        notes={"crashes": crash_log, "names": names._asdict(), **where.notes},
+        backend=where.label,
     )
 
 
@@ -486,7 +464,6 @@ __all__ = [
     "SQLiteSink",
     "PipelineResult",
     "load_input",
-    "loaded_cluster",
     "run_pipeline",
     "random_processing",
 ]

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable
 
 from .backend import Backend, open_backend
 from .checker import CheckResult, check
 from .history import History, Nemesis, OpName
-from .nemesis import FAULT_KINDS, apply_schedule, random_schedule
 from .processing import CONSUMER_EXPECTED, GROUP, Names, Processor, load_input, run_pipeline
 
 TOPIC = "events"
@@ -55,9 +55,11 @@ class ScenarioResult:
     def anomalies(self) -> set[str]:
         return self.result.found
 
+    #: the suffix of the repr that says where it ran ("" on the simulator)
+    where: str = ""
+
     def __repr__(self) -> str:
-        where = "" if self.backend == "simulator" else f" on {self.backend}"
-        return f"<ScenarioResult {self.name} seed={self.seed}{where}: {self.result.summary()}>"
+        return f"<ScenarioResult {self.name} seed={self.seed}{self.where}: {self.result.summary()}>"
 
     def _repr_html_(self) -> str:
         return f"<h4>{self.name} (seed {self.seed})</h4><p>{self.description}</p>" + self.result._repr_html_()
@@ -112,10 +114,9 @@ def _finish(
 
 
 def _result(name, seed, description, b: Backend, producer_config, topic_config, result, expected, **notes):
-    if b.kind == "simulator":  # always "events" there
+    where = b.provenance()
+    if not where.notes:  # names used as asked: the topic is always "events"
         notes.pop("topic", None)
-    else:
-        notes["created_topics"] = dict(b.created_topics)
     return ScenarioResult(
         name,
         seed,
@@ -124,10 +125,11 @@ def _result(name, seed, description, b: Backend, producer_config, topic_config, 
         topic_config,
         b.history,
         result,
-        b.cluster,
+        where.target,
         set(expected),
-        notes,
-        b.kind,
+        {**notes, **where.notes},
+        where.label,
+        where=where.where,
     )
 
 
@@ -158,10 +160,10 @@ def leader_crash_after_ack(seed: int = 0, backend=None, acks=1, messages: int = 
     topic_cfg = {"replication_factor": 3, "min_insync_replicas": 1 if unsafe else 2}
     config = {"acks": acks, "enable_idempotence": False} if unsafe else {"acks": acks}
     topic = b.create_topic(TOPIC, **topic_cfg)
-    producer = b.producer(**config, **b.pick(simulator={}, kafka={"request_timeout_ms": 5000, "retry_backoff_ms": 100}))
+    producer = b.producer(purpose="failover", **config)
     _send_all(producer, topic, "warmup", 3)
     producer.flush()
-    b.wait(0, kafka_ms=500)  # acks=1 returns before the followers fetch: let them have the warm-up
+    b.settle(topic)  # acks=1 returns before the followers fetch: let them have the warm-up
     leader = b.leader_of(topic)
     followers = [r for r in b.replicas_of(topic) if r != leader]
     for f in followers:
@@ -169,7 +171,7 @@ def leader_crash_after_ack(seed: int = 0, backend=None, acks=1, messages: int = 
     futures = []
     for i in range(messages):  # one batch each: a paused follower takes in at most the first
         futures.append(producer.send(topic, f"m-{i}".encode()))
-        b.wait(5, kafka_ms=20)  # the leader appends and (acks=0/1) acknowledges
+        b.until_acknowledged(futures[-1])  # the leader appends and (acks=0/1) acknowledges
     if unsafe:  # wait for the leader's acknowledgements (acks=all cannot get any now)
         b.wait_until(lambda: all(f.is_done for f in futures), 1000)
     acked_before_crash = sum(1 for op in b.history if op.f == OpName.SEND and op.type == "ok")
@@ -209,8 +211,7 @@ def not_enough_replicas(seed: int = 0, backend=None, acks="all", min_insync_repl
     victims = [r for r in b.brokers if r != leader]
     for r in victims:
         b.crash(r)
-    if not b.wait_until(lambda: len(b.isr_of(topic)) == 1, 30_000):
-        raise RuntimeError(f"the ISR of {topic} still holds a crashed broker {victims} after 30 s")
+    b.until_isr_shrinks(topic, to=1)  # the controller fenced the victims, and the leader knows
     futures = _send_all(producer, topic, "m", 5)
     producer.flush()
     errors = sorted({type(f.exception).__name__ for f in futures if f.failed()})
@@ -285,7 +286,7 @@ def retries_reorder(seed: int = 0, backend=None, idempotent: bool = False, max_i
     b.lose_next_request(producer, topic)
     for i in range(1, 4):  # one request per message: each goes out before the next send
         producer.send(topic, f"m-{i}".encode())
-        b.wait(0.1, kafka_ms=10)
+        b.until_sent(producer)
     producer.flush()
     expected = {"reordered"} if not idempotent and max_in_flight > 1 else set()
     return _finish("retries_reorder", seed, retries_reorder.__doc__ or "", b, topic, config, topic_cfg, expected)
@@ -312,16 +313,16 @@ def unclean_election(seed: int = 0, backend=None, unclean: bool = True, messages
     followers = [r for r in b.brokers if r != leader]
     for r in followers:
         b.crash(r)
-    if not b.wait_until(lambda: b.isr_of(topic) == [leader], 30_000):
-        raise RuntimeError(f"the ISR of {topic} never shrank to the leader {leader} alone")
+    b.until_isr_shrinks(topic, to=1)  # the leader alone
     _send_all(producer, topic, "m", messages)
     producer.flush()
     b.crash(leader)
     for r in followers:
         b.restart(r)
-    b.wait(15_000, kafka_ms=0 if unclean else 5_000)
-    if unclean:  # on Kafka: once a follower has registered again, the controller elects it
-        b.wait_until(lambda: b.leader_of(topic) not in (None, leader), 30_000)
+    if unclean:  # once a follower has registered again, the controller elects it
+        b.until_leader_elected(topic, not_=leader)
+    else:  # the partition stays offline: give an election every chance to happen
+        b.confirm_no_leader_elected(topic, not_=leader)
     leader_while_old_down = b.leader_of(topic)
     return _finish(
         "unclean_election",
@@ -341,30 +342,21 @@ def fire_and_forget_crash(seed: int = 0, backend=None, messages: int = 40) -> Sc
     """acks=0: the producer sends a stream and never waits; the leader crashes halfway. Every
     future succeeded (offset -1), yet the records sent to the dead leader are gone.
 
-    A real follower fetches within a millisecond, so on Kafka the followers are frozen
-    (SIGSTOP) before the stream starts and resumed after the crash: the records the crashed
-    leader alone had are the lost ones. The simulator's followers lag by its network latency."""
+    A real follower fetches within a millisecond, so where the backend needs it the followers are
+    frozen (SIGSTOP on Kafka) before the stream starts and resumed after the crash: the records the
+    crashed leader alone had are the lost ones. The simulator's followers lag by its network
+    latency."""
     b = open_backend(backend, seed)
-    freeze = b.pick(simulator=False, kafka=True)
-    b.require("fire_and_forget_crash", Nemesis.CRASH, *((Nemesis.PAUSE, Nemesis.RESUME) if freeze else ()))
+    b.require("fire_and_forget_crash", Nemesis.CRASH, *b.timing.holding_back_followers)
     topic_cfg = {"replication_factor": 3, "min_insync_replicas": 1}
     config = {"acks": 0, "enable_idempotence": False}
     topic = b.create_topic(TOPIC, **topic_cfg)
-    # on Kafka: refresh metadata every second, so the sends held for the dead leader find the new one
-    producer = b.producer(
-        **config, **b.pick(simulator={}, kafka={"metadata_max_age_ms": 1000, "retry_backoff_ms": 100})
-    )
+    # sends held for the dead leader must find the new one
+    producer = b.producer(purpose="metadata_refresh", **config)
     leader = b.leader_of(topic)
-    followers = [r for r in b.replicas_of(topic) if r != leader] if freeze else []
-    for r in followers:
-        b.pause(r)
-    step = b.pick(simulator=1.0, kafka=10.0)  # ms between sends
-    for i in range(messages):
-        b.at(i * step, producer.send, topic, f"m-{i}".encode())
-    b.at(messages / 2 * step, b.crash, leader)
-    for r in followers:
-        b.at(messages / 2 * step, b.resume, r)
-    b.wait(messages + 5, kafka_ms=messages * step + 500)
+    followers = b.hold_back_followers(topic, leader)
+    sends = [partial(producer.send, topic, f"m-{i}".encode()) for i in range(messages)]
+    b.stream(sends, midway=[partial(b.crash, leader), *(partial(b.resume, r) for r in followers)])
     producer.flush()
     return _finish(
         "fire_and_forget_crash",
@@ -389,24 +381,12 @@ def producer_restart_gap(seed: int = 0, backend=None) -> ScenarioResult:
     topic_cfg = {"replication_factor": 3, "min_insync_replicas": 2}
     config = {"acks": "all", "enable_idempotence": True}
     topic = b.create_topic(TOPIC, **topic_cfg)
-    # on Kafka a long back-off keeps the first producer from retrying before its "crash"
-    first = b.producer(
-        **config,
-        **b.pick(
-            simulator={},
-            kafka={
-                "retry_backoff_ms": 10_000,
-                "reconnect_backoff_ms": 10_000,
-                "reconnect_backoff_max_ms": 10_000,
-                "request_timeout_ms": 30_000,
-            },
-        ),
-    )
+    first = b.producer(purpose="no_retry_before_crash", **config)
     _send_all(first, topic, "m", 3)
     first.flush()
     b.lose_next_ack(first, topic)
     first.send(topic, b"m-3")
-    b.wait(20, kafka_ms=2000)  # appended on the brokers; the ACK is gone
+    b.until_appended(topic, 4)  # appended on the brokers; the ACK is gone
     b.crash_client(first)
     second = b.producer(**config)
     second.send(topic, b"m-3")  # the application's own retry after restart
@@ -439,7 +419,7 @@ def random_faults(
     messages: int = 30,
     duration_ms: float = 10_000,
     faults: int = 8,
-    kinds: tuple = FAULT_KINDS,
+    kinds: tuple | None = None,
 ) -> ScenarioResult:
     """A producer sends ``messages`` numbered messages over ``duration_ms`` while a random
     schedule of ``faults`` (crashes, pauses, isolation, lost ACKs and requests, slow links, an ISR
@@ -449,20 +429,19 @@ def random_faults(
     ``duration_ms`` (10 s) is longer than the broker session timeout of the fast-failover settings
     (3 s), so the ISR does shrink during a trial and ``min.insync.replicas`` matters; 8 faults
     keep about the fault density the 3 s, 4-fault trials had. Simulator only: the schedule is
-    replayed on the virtual clock, to the millisecond."""
+    replayed on the virtual clock, to the millisecond. ``kinds``: the fault kinds to draw from
+    (:data:`course_lib.nemesis.FAULT_KINDS`; None: all of them)."""
     b = open_backend(backend, seed, **FAST_FAILOVER)
     b.require("random_faults", Nemesis.SCHEDULE)
     topic_cfg = {"replication_factor": 3, "min_insync_replicas": 2, **(topic_config or {})}
     config = {"request_timeout_ms": 1000, **(producer_config or {})}
     topic = b.create_topic(TOPIC, **topic_cfg)
     producer = b.producer(**config)
-    cluster = b.cluster
     rng = random.Random(f"nemesis-{seed}")
-    schedule = random_schedule(rng, duration_ms, b.brokers, kinds, faults)
-    apply_schedule(cluster, schedule, topic, producer.node_id)
+    schedule = b.schedule_faults(rng, duration_ms, kinds, faults, topic, producer)
     for i, at in enumerate(sorted(rng.uniform(0, duration_ms) for _ in range(messages))):
-        cluster.at(at, producer.send, topic, f"m-{i}".encode())
-    cluster.run_for(duration_ms + max((f.duration_ms for f in schedule), default=0) + 10)
+        b.at(at, producer.send, topic, f"m-{i}".encode())
+    b.wait(duration_ms + max((f.duration_ms for f in schedule), default=0) + 10)
     b.heal()
     producer.flush()
     return _finish(
@@ -472,9 +451,9 @@ def random_faults(
 
 def trials(seeds, **kwargs) -> list[ScenarioResult]:
     """Run :func:`random_faults` once per seed (with a progress bar in notebooks)."""
-    from tqdm.auto import tqdm
+    from .progress import progress
 
-    return [random_faults(seed=s, **kwargs) for s in tqdm(list(seeds), desc="seeded trials", leave=False)]
+    return [random_faults(seed=s, **kwargs) for s in progress(list(seeds), "seeded trials")]
 
 
 # ---- consumers and transactions -------------------------------------------------------------------
@@ -534,11 +513,8 @@ def aborted_transaction(seed: int = 0, backend=None, isolation_level: str = "rea
     consumer.assign([(topic, 0)])
     end = b.end_offset(topic)
     seen: list = []
-    for _ in range(b.pick(simulator=5, kafka=100)):
-        for records in consumer.poll(timeout_ms=200).values():
-            seen += [(r.offset, r.value.decode()) for r in records]
-        if b.kind != "simulator" and consumer.position((topic, 0)) >= end:
-            break  # the simulator's five polls are part of its seeded timeline; Kafka's stop when done
+    for records in b.read_to_end(consumer, topic, end):
+        seen += [(r.offset, r.value.decode()) for r in records]
     b.final_read(topic, isolation_level="read_committed")
     b.close_clients()
     spec = {"semantics": None, "isolation_level": isolation_level, "input": topic}
@@ -629,9 +605,9 @@ def transaction_timeout(seed: int = 0, backend=None, transaction_timeout_ms: int
     _send_all(producer, topic, "m", 3)
     producer.flush()
     stuck_lso = b.end_offset(topic, read_committed=True)
-    # the producer hangs; Kafka's coordinator looks for timed-out transactions every 5 s (the lab's
-    # transaction.abort.timed.out.transaction.cleanup.interval.ms), the simulator's every second
-    b.wait(transaction_timeout_ms + 3000, kafka_ms=transaction_timeout_ms + 7000)
+    # the producer hangs until the coordinator has aborted its transaction (it looks for timed-out
+    # ones every transaction.abort.timed.out.transaction.cleanup.interval.ms)
+    b.until_transaction_aborted(topic, transaction_timeout_ms)
     error = None
     try:
         producer.commit_transaction()

@@ -113,11 +113,16 @@ def test_delivery_simulator_lost_ack_duplicates_only_without_idempotence(voila, 
     page.close()
 
 
-def test_consumer_crash_demo(voila, browser):
-    page = browser.new_page(viewport={"width": 1100, "height": 900})
+def _open_crash_demo(voila, browser):
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(f"{voila}/voila/render/consumer_crash.ipynb")
     page.get_by_role("button", name="crash consumer").wait_for()
+    return page
+
+
+def test_consumer_crash_demo(voila, browser):
+    page = _open_crash_demo(voila, browser)
     page.locator("select").first.select_option(label="at-most-once (commit, then process)")
     page.locator("select").nth(1).select_option(label="after committing, before processing")
     _click(page, "crash consumer")
@@ -133,7 +138,10 @@ def test_consumer_crash_demo(voila, browser):
 
 
 def test_transactions_demo(voila, browser):
-    page = browser.new_page(viewport={"width": 1100, "height": 900})
+    """Its "Try", literally, at 1366x768: commit, abort, commit another, leave one open, compare the
+    consumers, wait for the timeout. Each point is on the first screen, lesson 06's figure of the
+    log (records, COMMIT and ABORT markers, LSO and HW) included."""
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(f"{voila}/voila/render/transactions.ipynb")
     page.get_by_role("button", name="commit a transaction").wait_for()
@@ -142,12 +150,22 @@ def test_transactions_demo(voila, browser):
     _click(page, "abort a transaction")
     page.locator(".tx-uncommitted", has_text="t2-2").wait_for()
     assert "t2-" not in page.locator(".tx-committed").inner_text()
+    _click(page, "commit a transaction")  # "commit another"
+    page.locator(".tx-committed", has_text="t3-2").wait_for()
+    figure = page.locator(".lm-figure")
+    states = figure.locator(".lm-box").evaluate_all("els => els.map(e => e.dataset.state)")
+    assert states == (["committed"] * 3 + ["marker"] + ["aborted"] * 3 + ["marker"]) + ["committed"] * 3 + ["marker"]
     _click(page, "leave one open")
-    page.locator(".tx-uncommitted", has_text="t3-2").wait_for()
-    assert page.locator(".tx-committed").inner_text() == "t1-0, t1-1, t1-2"
+    page.locator(".tx-uncommitted", has_text="t4-2").wait_for()
+    assert page.locator(".tx-committed").inner_text() == "t1-0, t1-1, t1-2, t3-0, t3-1, t3-2"
+    assert "LSO = 12" in figure.inner_text()  # read_committed stops before the open transaction
+    for point in (page.locator(".tx-committed"), page.locator(".tx-uncommitted"), figure):
+        assert _on_first_screen(page, point), point
     _click(page, "wait for the timeout")
-    page.locator(".tx-view", has_text="ProducerFencedError").wait_for()
-    page.screenshot(path=str(ARTIFACTS / "transactions.png"), full_page=True)
+    late = page.locator(".tx-view li", has_text="ProducerFencedError")
+    late.wait_for()
+    assert _on_first_screen(page, late), "the refused late commit is below the fold"
+    page.screenshot(path=str(ARTIFACTS / "transactions.png"))
     page.close()
 
 
@@ -240,4 +258,89 @@ def test_delivery_simulator_try_text_followed_literally(voila, browser):
     _click(page, "heal and check")
     assert verdict_on_first_screen("No anomalies").startswith("No anomalies")
     assert _offsite(urls) == [], _offsite(urls)
+    page.close()
+
+
+def _on_first_screen(page, locator, height=768):
+    """``locator`` is visible without scrolling on a ``height``-pixel-high window."""
+    page.evaluate("window.scrollTo(0, 0)")
+    box = locator.bounding_box()
+    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height
+
+
+def test_delivery_simulator_thing_3_shows_nothing_acknowledged_on_the_first_screen(voila, browser):
+    """Thing 3 of "Three things to try", followed literally after things 1 and 2 (lagging followers
+    and idempotence left as those leave them): its point - nothing is acknowledged, the brokers
+    refuse - must be on the first screen at 1366x768, not only as the newest log line below it.
+    A refused write must never show as delivered on the wire."""
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"{voila}/voila/render/delivery_simulator.ipynb")
+    page.get_by_role("button", name="crash leader").wait_for()
+    text = page.locator("body").inner_text()
+    assert "start a new run" in text and "untick lagging followers" in text.replace("**", "")
+    # as things 1 and 2 leave the app: lagging followers ticked, idempotence on, a run checked
+    page.get_by_label("lagging followers").check()
+    page.locator(".sim-log", has_text="are paused").wait_for()
+    _click(page, "send 5 messages")
+    _click(page, "heal and check")
+    _summary(page, "No anomalies")
+    # 3. "start a new run: untick lagging followers and set min.insync.replicas to 3"
+    page.get_by_label("lagging followers").uncheck()
+    page.locator(".sim-log", has_text="New run").wait_for()
+    slider = (
+        page.locator(".widget-slider", has_text="min.insync.replicas").locator(".ui-slider-handle, .noUi-handle").first
+    )
+    slider.focus()
+    page.keyboard.press("End")  # the slider's maximum: 3
+    page.locator(".sim-log", has_text="min.insync.replicas=3").wait_for()
+    # "Click crash leader, then send 5 messages and run 1000 ms"
+    _click(page, "crash leader")
+    _click(page, "send 5 messages")
+    _click(page, "run 1000 ms")
+    page.locator(".sim-log", has_text="Ran the clock 1000 ms").wait_for()  # the app has done it all
+    status = page.locator(".oc-summary", has_text="0 of 5 acknowledged")
+    status.wait_for()
+    assert "No check yet" not in status.inner_text()
+    assert "refuse" in status.inner_text() and "NotEnoughReplicas" in status.inner_text()
+    assert _on_first_screen(page, status), "the point of thing 3 is below the fold"
+    page.screenshot(path=str(ARTIFACTS / "delivery_try_3_1366x768.png"))
+    # on the wire: the refusing ACK arrived, but the write was refused - never "delivered" in green
+    refused = page.locator(".sim-wire tr", has_text="NotEnoughReplicasError")
+    assert refused.count() > 0
+    for i in range(refused.count()):
+        fate = refused.nth(i).locator("td").last
+        assert fate.inner_text() != "delivered", refused.nth(i).inner_text()
+        assert "write refused" in fate.inner_text()
+        assert fate.evaluate("el => getComputedStyle(el).color") != "rgb(46, 125, 50)"  # not the green
+    # "heal and check: once the broker is back, all 5 are written, once"
+    _click(page, "heal and check")
+    assert _summary(page, "No anomalies").startswith("No anomalies")
+    page.close()
+
+
+def test_consumer_crash_demo_draws_where_the_consumer_resumes(voila, browser):
+    page = _open_crash_demo(voila, browser)
+    page.locator("select").nth(1).select_option(label="after processing, before committing")
+    _click(page, "crash consumer")
+    figure = page.locator(".of-figure")
+    figure.wait_for()
+    # lesson 05's picture: at-least-once crashed after processing - offsets 0-4 twice, resume at 0
+    assert figure.locator(".of-box[data-count='2']").count() == 5
+    assert "committed offset (Kafka) = 0" in figure.inner_text()
+    assert "consumed position at the crash = 5" in figure.inner_text()
+    assert _on_first_screen(page, page.locator(".cc-summary"))
+    page.screenshot(path=str(ARTIFACTS / "consumer_crash_figure.png"), full_page=True)
+    page.close()
+
+
+def test_the_readme_link_of_make_demo_opens_the_gallery(voila, browser):
+    import re
+
+    link = re.search(r"http://127\.0\.0\.1:8866(/\S*?)[,)\s]", (ROOT / "README.md").read_text())
+    assert link, "README gives no make demo link"
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(voila + link.group(1))
+    page.locator(".demo-gallery .demo-item").first.wait_for()  # the gallery, not a bare file list
     page.close()

@@ -120,6 +120,14 @@ def _notebook(page, name: str):
     return page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
 
 
+def _open_lesson(lab, browser, name: str):
+    """A new 1366x768 page with lesson ``name`` open and its kernel idle: (page, notebook panel)."""
+    base, token = lab
+    page = _page(browser)
+    page.goto(f"{base}/lab/tree/notebooks/{name}?token={token}")
+    return page, _notebook(page, name)
+
+
 def _run(cell, text: str | None = None):
     """Run one code cell as a learner does (click into it, optionally replace its text, Shift+Enter),
     then wait until the kernel has finished it: its prompt shows an execution count, not [*]."""
@@ -164,10 +172,7 @@ def test_lesson_00_links_to_an_exercise_that_checks_the_answer(lab, browser):
 def test_lesson_widgets_answer_clicks_and_show_whole_labels(lab, browser):
     """Lesson 04: lock in a prediction, then follow the simulator's first "try it" step; every
     button label fits its button at 1366x768 (JupyterLab cut "send 5 messages")."""
-    base, token = lab
-    page = _page(browser)
-    page.goto(f"{base}/lab/tree/notebooks/04_idempotent_producer.ipynb?token={token}")
-    notebook = _notebook(page, "04_idempotent_producer.ipynb")
+    page, notebook = _open_lesson(lab, browser, "04_idempotent_producer.ipynb")
 
     prediction_cell = notebook.locator(".jp-CodeCell", has_text="predict_idem = Prediction(")
     _run(prediction_cell)
@@ -191,4 +196,97 @@ def test_lesson_widgets_answer_clicks_and_show_whole_labels(lab, browser):
     assert clipped == [], f"labels cut off: {clipped}"
     app_cell.locator(".app-try").evaluate("e => e.scrollIntoView({block: 'start'})")  # steps, controls, buttons
     page.screenshot(path=str(ARTIFACTS / "lab_lesson04_simulator_1366x768.png"))
+    page.close()
+
+
+PREDICTION_LESSONS = sorted(
+    [p.name for p in (ROOT / "notebooks").glob("0[0-8]_*.ipynb")] + ["05b_consumer_groups.ipynb"]
+)
+
+
+def _run_all(page, notebook):
+    """Run > Run All Cells, as most learners start a notebook; returns once every code cell has run."""
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-item:visible", has_text="Run All Cells").first.click()
+    page.wait_for_function(
+        """() => {
+            const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+            const prompts = [...panel.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')];
+            return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
+        }""",
+        timeout=TIMEOUT_MS * 2,
+    )
+
+
+@pytest.mark.parametrize("lesson", PREDICTION_LESSONS)
+def test_run_all_leaves_each_prediction_open_and_lock_in_reveals_it(lab, browser, lesson):
+    """After Run All every prediction is still open (not greyed out) and shows no measured value,
+    neither in its box nor in its reveal cell; locking in then shows the measurement in both."""
+    page, notebook = _open_lesson(lab, browser, lesson)
+    _run_all(page, notebook)
+    boxes = notebook.locator(".prediction")
+    boxes.first.wait_for()
+    outcomes = notebook.locator(".pr-outcome")
+    assert boxes.count() >= 1 and outcomes.count() == boxes.count()
+    for i in range(boxes.count()):
+        box = boxes.nth(i)
+        status = box.locator(".pr-status")
+        status.filter(has_text="lock in your prediction").wait_for()  # the reveal cell has run
+        assert "measured:" not in box.inner_text() and "measured:" not in outcomes.nth(i).inner_text()
+        lock = box.get_by_role("button", name="lock in")
+        assert lock.is_enabled(), f"{lesson}: prediction {i + 1} greyed out by Run All"
+        choices = box.locator(".widget-toggle-button")
+        if choices.count():
+            assert choices.first.is_enabled()
+            choices.first.click()
+        else:
+            box.locator("input").fill("1")
+        lock.click()
+        status.filter(has_text="measured:").wait_for()
+        outcomes.nth(i).filter(has_text="measured:").wait_for()
+        assert not lock.is_enabled()
+    page.screenshot(path=str(ARTIFACTS / f"lab_run_all_{lesson.split('_')[0]}.png"))
+    page.close()
+
+
+def test_the_cheat_sheet_fits_1366_pixels(lab, browser):
+    """Lesson 00 links the cheat sheet; at 1366x768 (file browser open) no table is wider than
+    the page showing it: nothing to scroll sideways, no column cut off."""
+    page, lesson = _open_lesson(lab, browser, "00_start_here.ipynb")
+    link = lesson.locator("a[href*='reference/cheat_sheet.md']").first
+    link.scroll_into_view_if_needed()
+    link.click()
+    page.locator(".lm-TabBar-tab.lm-mod-current", has_text="cheat_sheet.md").wait_for()
+    tables = page.locator(".jp-RenderedMarkdown:visible table")
+    tables.first.wait_for()
+    too_wide = tables.evaluate_all(
+        """tables => tables.map(t => {
+            const box = t.closest('.jp-RenderedMarkdown');
+            return [t.querySelector('th').innerText, Math.round(t.getBoundingClientRect().right),
+                    Math.round(box.getBoundingClientRect().right)];
+        }).filter(([, right, limit]) => right > limit)"""
+    )
+    count = tables.count()
+    page.screenshot(path=str(ARTIFACTS / "lab_cheat_sheet_1366x768.png"))
+    page.close()
+    assert count >= 3 and too_wide == [], f"tables wider than the page (first header, right, limit): {too_wide}"
+
+
+def test_lesson_05b_group_app_runs_its_first_step(lab, browser):
+    """05b's "Now try it yourself" app: step 1 as its text says (press run the group) shows the
+    duplicates the lesson measured; the controls fit their row at 1366x768."""
+    page, notebook = _open_lesson(lab, browser, "05b_consumer_groups.ipynb")
+    app_cell = notebook.locator(".jp-CodeCell", has_text='GroupDemo(seed=1, preset="rebalance")')
+    _run(app_cell)
+    app_cell.locator(".app-try", has_text="Try it").wait_for()
+    app_cell.get_by_role("button", name="run the group").click()
+    verdict = app_cell.locator(".gr-summary", has_text="processed more than once")
+    verdict.wait_for()
+    assert "processed more than once: 10" in verdict.inner_text()
+    clipped = app_cell.locator("button, select, .widget-checkbox span, .widget-checkbox label").evaluate_all(
+        "els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText || e.value)"
+    )
+    assert clipped == [], f"controls cut off: {clipped}"
+    app_cell.locator(".app-try").evaluate("e => e.scrollIntoView({block: 'start'})")
+    page.screenshot(path=str(ARTIFACTS / "lab_lesson05b_group_app_1366x768.png"))
     page.close()

@@ -12,13 +12,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_committed_files_match_the_seeded_generator():
-    run = subprocess.run([sys.executable, "datasets/generate.py", "--check"], cwd=ROOT, capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "course_lib/data/generate.py", "--check"], cwd=ROOT, capture_output=True, text=True
+    )
     assert run.returncode == 0, run.stdout
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_data_card_lists_every_field(name):
-    card = (ROOT / "datasets" / name / "README.md").read_text()
+    card = (ROOT / "course_lib" / "data" / name / "README.md").read_text()
     for field in load(name)[0]:
         assert f"`{field}`" in card
     assert f"{len(load(name))} rows" in card and "seed" in card.lower()

@@ -1,5 +1,5 @@
-"""The simulator does what Kafka 4.3.1 and kafka-python 3.0.12 do (issue 11), one test per
-point, each against the outcome measured on the real lab cluster. The same experiments run on
+"""The simulator does what Kafka 4.3.1 and kafka-python 3.0.12 do, one test per
+behaviour, each against the outcome measured on the real lab cluster. The same experiments run on
 both backends in tests/real/test_fidelity_differential.py."""
 
 import warnings
@@ -7,11 +7,11 @@ import warnings
 import pytest
 from kafka import errors as Errors
 
-from course_lib import fidelity
+from course_lib import behaviour_probes as probes
 from course_lib.backend import SimBackend
 from course_lib.broker import Cluster
 from course_lib.clients import KafkaConsumer, KafkaProducer
-from course_lib.grading.exercises import _ex02_q2
+from course_lib.grading.lessons.ex02_acks_and_durability import _ex02_q2
 from course_lib.viz.tradeoffs import loss_vs_acks
 
 
@@ -23,15 +23,15 @@ def _quiet():
 
 
 def sim(**options):
-    return SimBackend.start(seed=1, **{**fidelity.SIM_TIMING, **options})
+    return SimBackend.start(seed=1, **{**probes.SIM_TIMING, **options})
 
 
-def test_1_the_hw_does_not_advance_under_min_isr():
-    assert fidelity.strict_min_isr_high_watermark(sim()) == {"acknowledged": 5, "read": 0, "isr": 2}
+def test_the_hw_does_not_advance_under_min_isr():
+    assert probes.strict_min_isr_high_watermark(sim()) == {"acknowledged": 5, "read": 0, "isr": 2}
 
 
-def test_1_an_acks_all_request_in_purgatory_times_out_when_the_isr_drops_below_min_isr():
-    c = Cluster(3, seed=2, **fidelity.SIM_TIMING)
+def test_an_acks_all_request_in_purgatory_times_out_when_the_isr_drops_below_min_isr():
+    c = Cluster(3, seed=2, **probes.SIM_TIMING)
     c.create_topic("t", replication_factor=3, min_insync_replicas=2)
     c.pause(2)
     c.pause(3)  # the followers stop fetching: the write waits in purgatory
@@ -43,7 +43,7 @@ def test_1_an_acks_all_request_in_purgatory_times_out_when_the_isr_drops_below_m
     assert isinstance(f.exception, (Errors.KafkaTimeoutError, Errors.RequestTimedOutError))
 
 
-def test_1_the_effective_min_isr_is_capped_by_the_replication_factor():
+def test_the_effective_min_isr_is_capped_by_the_replication_factor():
     c = Cluster(3, seed=1)
     c.create_topic("t", replication_factor=1, min_insync_replicas=2)
     p = KafkaProducer(bootstrap_servers=c, acks="all")
@@ -51,21 +51,21 @@ def test_1_the_effective_min_isr_is_capped_by_the_replication_factor():
     assert c.committed_records("t") == [(0, None, b"v")]
 
 
-def test_2_elr_elects_a_fenced_isr_member_cleanly_once_it_is_back():
-    assert fidelity.elr_clean_election(sim()) == {
+def test_elr_elects_a_fenced_isr_member_cleanly_once_it_is_back():
+    assert probes.elr_clean_election(sim()) == {
         "acknowledged": 3,
         "new_leader_is_the_paused_follower": True,
         "read": 3,
     }
 
 
-def test_2_without_elr_the_partition_waits_for_the_last_isr_member():
-    out = fidelity.elr_clean_election(sim(eligible_leader_replicas_enable=False))
+def test_without_elr_the_partition_waits_for_the_last_isr_member():
+    out = probes.elr_clean_election(sim(eligible_leader_replicas_enable=False))
     assert out["new_leader_is_the_paused_follower"] is False and out["read"] == 0
 
 
-def test_2_an_unclean_restart_leaves_the_elr_and_the_last_leader_is_elected_again():
-    c = Cluster(3, seed=1, **fidelity.SIM_TIMING)
+def test_an_unclean_restart_leaves_the_elr_and_the_last_leader_is_elected_again():
+    c = Cluster(3, seed=1, **probes.SIM_TIMING)
     c.create_topic("t", replication_factor=3, min_insync_replicas=2)
     c.crash(2)
     c.crash(3)
@@ -86,8 +86,8 @@ def test_2_an_unclean_restart_leaves_the_elr_and_the_last_leader_is_elected_agai
     assert elect["unclean"] is True and elect["leader"] == 1  # Kafka flags it unclean
 
 
-def test_3_kafka_python_commits_a_transaction_whose_send_failed():
-    assert fidelity.transaction_with_a_failed_send(sim()) == {
+def test_kafka_python_commits_a_transaction_whose_send_failed():
+    assert probes.transaction_with_a_failed_send(sim()) == {
         "x": "ok",
         "y": "KafkaTimeoutError",
         "commit": "ok",
@@ -96,7 +96,7 @@ def test_3_kafka_python_commits_a_transaction_whose_send_failed():
     }
 
 
-def test_3_a_non_retriable_send_error_still_makes_the_transaction_abortable():
+def test_a_non_retriable_send_error_still_makes_the_transaction_abortable():
     c = Cluster(3, seed=1)
     c.create_topic("t", replication_factor=3)
     p = KafkaProducer(bootstrap_servers=c, transactional_id="t1")
@@ -107,18 +107,18 @@ def test_3_a_non_retriable_send_error_still_makes_the_transaction_abortable():
         p.commit_transaction()
 
 
-def test_4_after_an_expired_idempotent_batch_the_next_one_is_never_sent():
+def test_after_an_expired_idempotent_batch_the_next_one_is_never_sent():
     """kafka-python 3.0.12 resets its producer id and never asks for a new one (measured on the
     lab cluster: the next batch still unsent after 20 s, delivery_timeout_ms=3000)."""
-    assert fidelity.idempotent_batch_expired(sim()) == {
+    assert probes.idempotent_batch_expired(sim()) == {
         "first": "KafkaTimeoutError",
         "second_after_20s": "pending",
         "read": [],
     }
 
 
-def test_4_the_wedged_producer_says_why_flush_times_out_and_a_new_producer_works():
-    c = Cluster(3, seed=1, **fidelity.SIM_TIMING)
+def test_the_wedged_producer_says_why_flush_times_out_and_a_new_producer_works():
+    c = Cluster(3, seed=1, **probes.SIM_TIMING)
     c.create_topic("t", replication_factor=3, min_insync_replicas=3)
     c.crash(3)
     c.run_for(5000)  # fenced: ISR {1, 2} < min ISR 3
@@ -138,8 +138,8 @@ def test_4_the_wedged_producer_says_why_flush_times_out_and_a_new_producer_works
     assert fresh.send("t", b"third").get(timeout=10).offset == 0
 
 
-def test_5_acks_0_to_a_deposed_leader_loses_only_the_election_window():
-    c = Cluster(3, seed=3, **fidelity.SIM_TIMING)
+def test_acks_0_to_a_deposed_leader_loses_only_the_election_window():
+    c = Cluster(3, seed=3, **probes.SIM_TIMING)
     c.create_topic("t", replication_factor=3, min_insync_replicas=1)
     p = KafkaProducer(bootstrap_servers=c, acks=0, enable_idempotence=False, linger_ms=0)
     c.pause(1)  # the leader freezes; the controller fences it and elects 2
@@ -154,16 +154,16 @@ def test_5_acks_0_to_a_deposed_leader_loses_only_the_election_window():
     assert values[-15:] == [f"v{i}".encode() for i in range(5, 20)], values  # the producer moved on
 
 
-def test_5_and_8_the_backend_experiments_give_what_kafka_gives():
-    assert fidelity.acks0_to_a_deposed_leader(sim()) == {"last_10_kept": True}
-    assert fidelity.consumer_after_unclean_election(sim()) == {
+def test_the_backend_experiments_give_what_kafka_gives():
+    assert probes.acks0_to_a_deposed_leader(sim()) == {"last_10_kept": True}
+    assert probes.consumer_after_unclean_election(sim()) == {
         "read_before": 6,
         "read_while_its_only_broker_is_down": [],
         "read_after_it_is_back": [(3 + i, f"new{i}".encode()) for i in range(6)],
     }
 
 
-def test_7_no_unknown_producer_id_for_a_producer_without_state():
+def test_no_unknown_producer_id_for_a_producer_without_state():
     c = Cluster(3, seed=1)
     c.create_topic("t", replication_factor=3)
     p = KafkaProducer(bootstrap_servers=c, acks="all", enable_idempotence=True)
@@ -173,12 +173,12 @@ def test_7_no_unknown_producer_id_for_a_producer_without_state():
     assert p.send("t", b"b").get(timeout=5).offset == 1
 
 
-def test_8_the_consumer_seeks_to_the_divergence_point_after_an_unclean_election():
+def test_the_consumer_seeks_to_the_divergence_point_after_an_unclean_election():
     """A consumer that knows a live broker (it started while all three were up) learns the new
     leader at once and seeks back to where the old leader's epoch ended on it."""
     from kafka.structs import TopicPartition
 
-    c = Cluster(3, seed=1, **fidelity.SIM_TIMING)
+    c = Cluster(3, seed=1, **probes.SIM_TIMING)
     c.create_topic("t", replication_factor=3, min_insync_replicas=1, unclean_leader_election_enable=True)
     p = KafkaProducer(bootstrap_servers=c, acks=1, enable_idempotence=False)
     for i in range(3):
@@ -212,10 +212,10 @@ def test_8_the_consumer_seeks_to_the_divergence_point_after_an_unclean_election(
     assert detected == [{"partition": 0, "position": 6, "diverging_offset": 3}]
 
 
-def test_8_a_client_knows_only_the_brokers_its_last_metadata_listed():
+def test_a_client_knows_only_the_brokers_its_last_metadata_listed():
     """Metadata lists live brokers; kafka-python never goes back to bootstrap_servers. A consumer
     that started while only broker 1 was up asks only broker 1, even when 2 and 3 are back."""
-    c = Cluster(3, seed=1, **fidelity.SIM_TIMING)
+    c = Cluster(3, seed=1, **probes.SIM_TIMING)
     c.create_topic("t", replication_factor=3, min_insync_replicas=1)
     p = KafkaProducer(bootstrap_servers=c, acks=1)  # knows all three brokers
     c.crash(2)
@@ -244,8 +244,8 @@ def test_8_a_client_knows_only_the_brokers_its_last_metadata_listed():
     assert consumer._known_brokers == (1, 2, 3)
 
 
-def test_9_a_zombies_send_gets_invalid_producer_epoch_and_its_commit_a_kafka_error_in_an_error_state():
-    assert fidelity.zombie_transactional_send(sim()) == {
+def test_a_zombies_send_gets_invalid_producer_epoch_and_its_commit_a_kafka_error_in_an_error_state():
+    assert probes.zombie_transactional_send(sim()) == {
         "late": "InvalidProducerEpochError",
         "commit": "KafkaError",
         "read_committed": [],
@@ -317,7 +317,7 @@ def test_the_transactional_processor_aborts_and_redoes_a_batch_whose_output_send
 
 @pytest.mark.parametrize(
     "name",
-    ["course_lib.broker.invariants", "course_lib.replication_trials", "course_lib.fidelity", "course_lib.nemesis"],
+    ["course_lib.broker.invariants", "bench.replication_trials", "course_lib.behaviour_probes", "course_lib.nemesis"],
 )
 def test_docstring_examples(name):
     import doctest

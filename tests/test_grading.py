@@ -5,6 +5,7 @@ sample submissions as expected while keeping each submission in its own process.
 import csv
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,10 +18,11 @@ import pytest
 
 from course_lib.grading import EXERCISES, check, check_all, sandbox
 from course_lib.grading.answers import decode, definitions, encode
-from course_lib.grading.exercises import MISSING, evaluate
+from course_lib.grading.registry import MISSING, evaluate
 from course_lib.grading.hidden import seeds_for
 from course_lib.grading.generate import MarkerError, generate, render
 from course_lib.grading.report import NOT_ATTEMPTED, PASSED, WRONG_TYPE
+from tests.grading_support import correct_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "tests" / "grading_samples"
@@ -128,7 +130,7 @@ def test_check_reads_the_notebook_variable_and_gives_hint_and_seed_on_failure():
     ex02_q2 = {"producer": {"acks": 1, "enable_idempotence": False}, "topic": {"min_insync_replicas": 1}}  # noqa: F841
     report = check("ex02_q2")
     assert report.status == "failed"
-    assert "reproduce with seed=" in report.text() and "Hint:" in report.text()
+    assert 'reproduce: check("ex02_q2", seeds=[' in report.text() and "Hint:" in report.text()
     assert "acks='all'" not in report.text() and '"all"' not in report.text()  # no solution in the feedback
 
 
@@ -154,7 +156,7 @@ def test_broken_implementations_fail_with_their_seed():
         return {(t, p): o for t, p, o in db.execute("SELECT topic, partition, next_offset FROM offsets")}
 
     report = evaluate("ex07_q1", (store, resume_positions))
-    assert report.status == "failed" and "processed twice" in report.text() and "seed=" in report.text()
+    assert report.status == "failed" and "processed twice" in report.text() and "reproduce: check(" in report.text()
 
     def process_batch(consumer, producer, records):  # offsets committed after, not inside, the transaction
         producer.begin_transaction()
@@ -208,7 +210,7 @@ def test_submission_process_cannot_import_hidden_checks(tmp_path):
 
 
 EXPECTED = {  # learner -> (total, ex05_q1, ex05_q2)
-    "correct": (3, 1, 2),
+    "correct": (5, 1, 2),  # derived from solutions/05 (tests/grading_support.py): every question of the set
     "partial": (1, 1, 0),  # commits before writing: loses messages under crashes
     "wrong_type": (2, 0, 2),  # a string instead of a set for ex05_q1
     "raising": (1, 1, 0),  # a cell raises; the function raises
@@ -221,13 +223,16 @@ EXPECTED = {  # learner -> (total, ex05_q1, ex05_q2)
 
 def test_instructor_command_scores_the_sample_submissions(tmp_path):
     out = tmp_path / "scores.csv"
+    submissions = tmp_path / "submissions"
+    shutil.copytree(SAMPLES, submissions)
+    correct_submission("05", submissions / "correct.ipynb")
     result = subprocess.run(
         [
             sys.executable,
             "-m",
             "course_lib.grading",
             "grade",
-            str(SAMPLES),
+            str(submissions),
             "--out",
             str(out),
             "--timeout",
@@ -249,7 +254,8 @@ def test_instructor_command_scores_the_sample_submissions(tmp_path):
     for learner, (total, q1, q2) in EXPECTED.items():
         got = (float(rows[learner]["total"]), float(rows[learner]["ex05_q1"]), float(rows[learner]["ex05_q2"]))
         assert got == (total, q1, q2), (learner, got, (tmp_path / "scores_feedback" / f"{learner}.txt").read_text())
-        assert rows[learner]["max"] == "5"  # ex05_q1, ex05_q2 and ex05_q3 (not answered by the samples)
+        assert rows[learner]["max"] == "5"  # ex05_q1, ex05_q2 and ex05_q3 (answered only by the correct one)
+    assert float(rows["correct"]["ex05_q3"]) == 2
     feedback = tmp_path / "scores_feedback"
     assert "not attempted yet" in (feedback / "untouched.txt").read_text()
     assert "expects a set of strings" in (feedback / "wrong_type.txt").read_text()
@@ -270,6 +276,40 @@ def test_grade_without_notebooks_says_what_to_pass(tmp_path):
         cwd=tmp_path,
     )
     assert result.returncode != 0 and "no .ipynb files" in result.stderr
+
+
+def test_a_bwrap_that_fails_is_reported_with_its_own_error(tmp_path):
+    """A bubblewrap that is installed but cannot set up the sandbox (here a stand-in that fails as
+    bwrap does without user namespaces): the grader quotes bwrap's error, not an install hint."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    fake = bindir / "bwrap"
+    fake.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    submissions = tmp_path / "submissions"
+    submissions.mkdir()
+    correct_submission("05", submissions / "correct.ipynb")
+    result = subprocess.run(
+        [sys.executable, "-m", "course_lib.grading", "grade", str(submissions), "--out", str(tmp_path / "s.csv")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PATH": f"{bindir}:/usr/bin:/bin"},
+    )
+    assert result.returncode == 2 and not (tmp_path / "s.csv").exists(), result.stderr
+    assert "bwrap: setting up uid map: Permission denied" in result.stderr
+    assert "user namespaces" in result.stderr and "apt-get install" not in result.stderr
+
+
+def test_a_sandbox_that_cannot_start_is_explained_by_its_real_cause():
+    execvp = sandbox.diagnose(
+        "bwrap: execvp /tmp/c/.venv/bin/python: No such file or directory\n", "/tmp/c/.venv/bin/python"
+    )
+    assert "could not execute /tmp/c/.venv/bin/python" in execvp and "user namespaces" not in execvp
+    userns = sandbox.diagnose("bwrap: setting up uid map: Permission denied\n", "python")
+    assert "setting up uid map: Permission denied" in userns and "user namespaces" in userns
+    python = sandbox.diagnose("Traceback ...\nModuleNotFoundError: No module named 'nbformat'\n", "python")
+    assert "No module named 'nbformat'" in python and "bubblewrap" not in python
 
 
 def test_docstring_examples():

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from course_lib.grading import EXERCISES, check
-from course_lib.grading.exercises import evaluate
+from course_lib.grading.registry import evaluate
 from course_lib.grading.hidden import seeds_for
 from course_lib.grading.report import FAILED, Part, Report
 
@@ -97,7 +97,9 @@ def test_grader_feedback_names_no_hidden_seed_and_counts_hidden_scenarios():
     assert "seed" not in hidden
     assert "failed on 2 of 3 hidden scenarios" in hidden
     assert "2 lost" in hidden  # the explanation of a failure stays
-    assert "reproduce with seed=123456789" in report.text()  # the learner's own check() keeps its seeds
+    assert (
+        'reproduce: check("ex05_q2", seeds=[123456789])' in report.text()
+    )  # the learner's own check() keeps its seeds
 
 
 def test_a_timed_out_answer_cell_is_reported_as_timed_out_and_cells_count_from_1(tmp_path):
@@ -119,3 +121,99 @@ def test_a_timed_out_answer_cell_is_reported_as_timed_out_and_cells_count_from_1
     assert "cell In [2], which sets ex02_q1, did not finish within 1 s" in text, text
     assert by_id["ex02_q3"].status == "passed"
     assert "In [0]" not in text
+
+
+@pytest.mark.parametrize(
+    "notebook",
+    [*sorted((ROOT / "exercises").glob("*.ipynb")), ROOT / "notebooks" / "09_real_kafka_lab.ipynb"],
+    ids=lambda p: p.name,
+)
+def test_setup_cells_keep_the_course_warnings_visible(notebook):
+    """A blanket warnings.simplefilter("ignore") would hide IdempotenceDisabledWarning, the pitfall
+    lesson 04 teaches: the setup cell may silence kafka-python's DeprecationWarning only."""
+    from course_lib.broker import Cluster
+    from course_lib.clients import KafkaProducer
+    from course_lib.clients.config import IdempotenceDisabledWarning
+
+    nb = nbformat.read(notebook, as_version=4)
+    setup = next(c.source for c in nb.cells if c.cell_type == "code" and "import warnings" in c.source)
+    assert "simplefilter" not in setup
+    filters = "\n".join(line for line in setup.splitlines() if line.startswith(("import warnings", "warnings.")))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.resetwarnings()
+        exec(filters, {})
+        KafkaProducer(bootstrap_servers=Cluster(3, seed=1), acks=1)  # acks=1 turns idempotence off
+    assert any(issubclass(w.category, IdempotenceDisabledWarning) for w in caught)
+
+
+# ---- what a failing check says (issue 22) ---------------------------------------------------------
+@pytest.mark.parametrize("exercise_id", PREDICT)
+def test_a_wrong_prediction_says_neither_too_high_nor_too_low(exercise_id):
+    """A direction would let a learner binary-search the number the question asks them to work
+    out: a prediction one below and one above the answer get the same words."""
+    solution = _solution_answer(exercise_id)
+    if not isinstance(solution, int) or isinstance(solution, bool):
+        pytest.skip(f"{exercise_id} is not a number")
+    below, above = (evaluate(exercise_id, solution + d).text() for d in (-1, 1))
+    for text in (below, above):
+        assert not re.search(r"\btoo (high|low)\b|\b(higher|lower|more|less) than\b", text), text
+
+    def unnumbered(text, n):  # the learner's number in the failure lines, as N
+        number = re.compile(rf"(?<![\w.=\[-])(?<!seed ){n}(?![\w.\]])")
+        return "\n".join(number.sub("N", line) if "✗" in line else line for line in text.splitlines())
+
+    assert unnumbered(below, solution - 1) == unnumbered(above, solution + 1)
+
+
+def test_a_failing_check_prints_the_call_that_reproduces_it():
+    ex02_q1 = 99  # noqa: F841 - read by check()
+    report = check("ex02_q1")
+    calls = re.findall(r"reproduce: (check\(.*\))", report.text())
+    assert calls, report.text()
+    again = eval(calls[0], {"check": check, "ex02_q1": 99})  # the printed call, run as printed
+    assert again.status == FAILED and len(again.parts) == 1
+    assert again.parts[0].seed == int(re.search(r"seeds=\[(\d+)\]", calls[0]).group(1))
+    with pytest.raises(ValueError, match="seeds must be a non-empty list"):
+        check("ex02_q1", seeds=3)
+
+
+def test_a_wrong_capstone_shows_both_sides_and_each_failing_run_with_its_configuration():
+    from course_lib.processing import random_processing
+    from course_lib.scenarios import run_scenario
+
+    answer = {"producer": {"acks": 1}, "topic": {}, "consumer": {"semantics": "at-least-once"}}
+    report = evaluate("ex11_q1", answer)
+    text = report.text()
+    assert re.search(r"producer: \d+ of \d+ checks failed", text) and re.search(
+        r"consumer: \d+ of \d+ checks failed", text
+    )
+    reruns = {"run_scenario": run_scenario, "random_processing": random_processing}
+    for part in (p for p in report.parts if not p.passed and p.rerun):
+        assert f"reproduce: {part.rerun}" in text or part.name not in text
+        run = eval(part.rerun.split("  #")[0], reruns)  # the printed configuration, run as printed
+        assert sorted(run.result.found) and str(sorted(run.result.found)) in part.detail
+    assert "{'acks': 1}" in text  # the failing run's configuration is shown
+
+
+def test_a_setting_the_experiment_fixes_is_refused_with_a_reason():
+    report = evaluate("ex05b_q2", {"handler_ms": 100})
+    assert report.status == FAILED and "multiple values" not in report.text()
+    assert "handler_ms is part of the experiment" in report.text(), report.text()
+
+
+def test_an_answer_cell_with_a_syntax_error_says_so_with_its_line(tmp_path):
+    broken = 'ex05_q1 = {\n    "semantics": "at-least-once"}\n      extra = 1'
+    namespace = {"In": ["", "from course_lib.grading import check", broken], "ex05_q1": ...}
+    report = check("ex05_q1", namespace)
+    assert report.status == "error" and "not attempted" not in report.text()
+    assert "IndentationError: unexpected indent (line 3: extra = 1)" in report.text(), report.text()
+
+    from course_lib.grading.autograder import Grader, Limits, grade_notebook
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(broken.replace("ex05_q1", "ex02_q1"))])
+    path = tmp_path / "broken.ipynb"
+    path.write_text(json.dumps(nb))
+    graded = grade_notebook(path, Grader(Limits(submission_s=30, cell_s=5), sandboxed=False), ["02"])
+    by_id = {r.exercise: r for r in graded.reports}
+    assert "syntax error" in by_id["ex02_q1"].text() and "not attempted" not in by_id["ex02_q1"].text()
+    assert by_id["ex02_q3"].status == "not attempted"  # no cell sets it: that is not attempted

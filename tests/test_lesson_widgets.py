@@ -6,14 +6,22 @@ import json
 import re
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from course_lib.viz.consumers import CRASH_PRESETS, TX_PRESETS
+from course_lib.viz.groups import GROUP_PRESETS
 from course_lib.viz.simulator import PRESETS
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = sorted(p for p in (ROOT / "notebooks").glob("0[0-8]_*.ipynb"))
-APPS = {"DeliverySimulator": PRESETS, "ConsumerCrashDemo": CRASH_PRESETS, "TransactionsDemo": TX_PRESETS}
+WITH_PREDICTIONS = sorted([*LESSONS, ROOT / "notebooks" / "05b_consumer_groups.ipynb"])
+APPS = {
+    "DeliverySimulator": PRESETS,
+    "ConsumerCrashDemo": CRASH_PRESETS,
+    "TransactionsDemo": TX_PRESETS,
+    "GroupDemo": GROUP_PRESETS,
+}
 
 
 def _code(lesson: Path) -> list[str]:
@@ -24,7 +32,7 @@ def test_there_are_nine_lessons():
     assert [p.name[:2] for p in LESSONS] == [f"0{i}" for i in range(9)]
 
 
-@pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("lesson", WITH_PREDICTIONS, ids=lambda p: p.stem)
 def test_a_prediction_is_locked_in_before_a_checked_experiment_and_revealed_after_it(lesson):
     cells = _code(lesson)
     made = [(i, m.group(1)) for i, c in enumerate(cells) if (m := re.search(r"^(\w+) = Prediction\(", c, re.M))]
@@ -40,10 +48,73 @@ def test_a_prediction_is_locked_in_before_a_checked_experiment_and_revealed_afte
             assert "NBVAL_CHECK_OUTPUT" not in widget_cell
 
 
-@pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("lesson", WITH_PREDICTIONS, ids=lambda p: p.stem)
 def test_a_try_it_yourself_app_uses_an_existing_preset(lesson):
     apps = [(app, m) for c in _code(lesson) for app in APPS if (m := re.search(rf"\b{app}\((.*)\)", c))]
     assert apps, f"{lesson.name}: no app to try"
     for app, match in apps:
         preset = re.search(r'preset="(\w+)"', match.group(1))
         assert preset and preset.group(1) in APPS[app], f"{lesson.name}: {app}({match.group(1)}) has no known preset"
+
+
+# Run after "Run All": every Prediction in the kernel, as the learner finds it, then locked in.
+_PROBE = """
+import json as _json
+from course_lib.viz.predict import Prediction as _Prediction
+_found = []
+for _name, _p in list(globals().items()):
+    if isinstance(_p, _Prediction) and not _name.startswith("_"):  # not IPython's output history
+        _before = {"locked": _p.locked, "greyed": _p.choice.disabled or _p.lock_button.disabled,
+                   "status": _p.status.value, "outcome": _p.outcome.value}
+        _p.choice.value = _p.choices[-1] if _p.choices else "12345"
+        _p.lock_button.click()
+        _found.append({"name": _name, "before": _before, "after": _p.status.value, "outcome": _p.outcome.value})
+print(_json.dumps(_found))
+"""
+
+
+@pytest.mark.parametrize("lesson", WITH_PREDICTIONS, ids=lambda p: p.stem)
+def test_run_all_leaves_every_prediction_open_until_it_is_locked_in(lesson):
+    """Run All reaches each reveal before anybody answered: the widget stays open and shows no
+    measurement (neither does the reveal cell); locking in then shows it (no browser: see
+    tests/test_browser_lab.py for the same in JupyterLab)."""
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(lesson, as_version=4)
+    made = [
+        m.group(1)
+        for c in nb.cells
+        if c.cell_type == "code"
+        for m in re.finditer(r"^(\w+) = Prediction\(", c.source, re.M)
+    ]
+    nb.cells.append(nbformat.v4.new_code_cell(_PROBE))
+    NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(lesson.parent)}}
+    ).execute()
+    found = json.loads(nb.cells[-1].outputs[-1]["text"])
+    assert sorted(p["name"] for p in found) == sorted(made), f"{lesson.name}: predictions lost or reused"
+    for p in found:
+        before = p["before"]
+        assert not before["locked"] and not before["greyed"], f"{lesson.name}: {p['name']} closed by Run All"
+        assert "measured:" not in before["status"] + before["outcome"], f"{lesson.name}: {before}"
+        assert "lock in your prediction" in before["status"], f"{lesson.name}: {p['name']} never revealed"
+        assert "measured:" in p["after"] and "measured:" in p["outcome"], f"{lesson.name}: {p}"
+    for cell in nb.cells[:-1]:
+        if cell.cell_type == "code" and ".reveal(" in cell.source:
+            shown = json.dumps(cell.outputs)
+            assert "measured:" not in shown, f"{lesson.name}: a reveal cell shows the measurement: {shown[:300]}"
+
+
+def test_05b_real_kafka_part_is_opt_in_and_says_what_it_costs():
+    """Run All must not start 4 JVMs (the hub's 2 GB limit): a flag cell, off by default; the text
+    above it gives the measured time and memory."""
+    nb = nbformat.read(ROOT / "notebooks" / "05b_consumer_groups.ipynb", as_version=4)
+    flag = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "start_lab(" in c.source)
+    assert re.match(r"REAL_KAFKA = False\b", nb.cells[flag].source)
+    assert "start_lab() if REAL_KAFKA else" in nb.cells[flag].source
+    above = nb.cells[flag - 1].source
+    assert (
+        "optional and\noff by default" in above
+        and re.search(r"about\s\d+ s", above)
+        and re.search(r"\d(\.\d)? GB", above)
+    )

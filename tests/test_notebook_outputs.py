@@ -1,6 +1,8 @@
-"""Notebooks are committed stripped, except the outputs nbval compares (tools/notebook_outputs.py)."""
+"""Notebooks are committed with no outputs; the outputs nbval compares are stored in
+tests/notebook_expectations/ and put back for nbval by notebooks/conftest.py (tools/notebook_outputs.py)."""
 
 import importlib.util
+import re
 from pathlib import Path
 
 import nbformat
@@ -14,8 +16,20 @@ spec.loader.exec_module(tool)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: str(p.relative_to(ROOT)))
-def test_only_checked_cells_carry_outputs(path):
+def test_learners_open_notebooks_without_outputs_and_every_checked_cell_has_a_stored_one(path):
     assert tool.problems(path) == []
+
+
+def test_the_stored_outputs_are_what_nbval_compares():
+    """nbval reads the lesson with its stored outputs (notebooks/conftest.py), so `make test` still
+    checks the numbers the text quotes."""
+    lesson = ROOT / "notebooks" / "05b_consumer_groups.ipynb"
+    committed = nbformat.read(lesson, as_version=4)
+    checked = [i for i, c in enumerate(committed.cells) if tool.is_checked(c)]
+    assert checked and all(not committed.cells[i].outputs for i in checked)
+    nb = tool.with_expectations(lesson)
+    assert all(nb.cells[i].outputs and nb.cells[i].execution_count for i in checked)
+    assert "processed more than once: 10" in nb.cells[checked[0]].outputs[0]["text"]
 
 
 @pytest.mark.parametrize("path", [p for p in NOTEBOOKS if "demos" not in p.parts], ids=lambda p: p.name)
@@ -27,7 +41,27 @@ def test_lessons_follow_the_course_shape(path):
     assert "**Predict:**" in text or "prediction question" in text
 
 
-def test_strip_keeps_checked_text_and_drops_the_rest():
+LESSON_FILES = [p for p in NOTEBOOKS if "demos" not in p.parts]
+
+
+@pytest.mark.parametrize("path", LESSON_FILES, ids=lambda p: p.name)
+def test_every_lesson_ends_with_a_link_to_the_next(path):
+    last = nbformat.read(path, as_version=4).cells[-1]
+    following = LESSON_FILES[LESSON_FILES.index(path) + 1 :]
+    target = following[0].name if following else "../exercises/11_capstone.ipynb"
+    assert last.cell_type == "markdown" and last.source.startswith("**Next:**") and f"]({target})" in last.source
+
+
+def test_the_course_path_links_every_lesson():
+    text = nbformat.read(ROOT / "notebooks" / "00_start_here.ipynb", as_version=4).cells
+    path = next(c.source for c in text if "## The course path" in c.source).split("## The course path")[1]
+    path = path.split("Reference pages")[0]
+    for lesson in LESSON_FILES[1:]:
+        assert f"]({lesson.name})" in path, f"00's course path does not link {lesson.name}"
+    assert not re.search(r"^- `", path, re.M), "a lesson named as code, not linked"
+
+
+def test_strip_returns_checked_text_and_drops_every_output():
     nb = nbformat.v4.new_notebook()
     checked = nbformat.v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(1)")
     checked.outputs = [
@@ -38,14 +72,31 @@ def test_strip_keeps_checked_text_and_drops_the_rest():
     other.outputs = [nbformat.v4.new_output("stream", name="stdout", text="2\n")]
     other.execution_count = 3
     nb.cells = [checked, other]
-    tool.strip(nb)
-    assert [o.text for o in checked.outputs] == ["1\n"] and checked.execution_count == 1
-    assert other.outputs == [] and other.execution_count is None
+    stored = tool.strip(nb)
+    assert stored == [
+        {"cell": 0, "source": checked.source, "outputs": [{"name": "stdout", "output_type": "stream", "text": "1\n"}]}
+    ]
+    assert checked.outputs == [] and other.outputs == [] and other.execution_count is None
 
 
-def test_problems_reports_missing_checked_output(tmp_path):
+def _lesson(tmp_path, monkeypatch, source="# NBVAL_CHECK_OUTPUT\nprint(1)"):
+    monkeypatch.setattr(tool, "EXPECTATIONS", tmp_path / "expectations")
+    monkeypatch.setattr(tool, "ROOT", tmp_path)
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nprint(1)")]
+    nb.cells = [nbformat.v4.new_code_cell(source)]
     path = tmp_path / "x.ipynb"
     nbformat.write(nb, path)
+    return path
+
+
+def test_problems_reports_missing_checked_output(tmp_path, monkeypatch):
+    path = _lesson(tmp_path, monkeypatch)
     assert "no stored output" in tool.problems(path)[0]
+
+
+def test_outputs_stored_for_other_code_are_refused(tmp_path, monkeypatch):
+    path = _lesson(tmp_path, monkeypatch)
+    tool.save_expectations(path, [{"cell": 0, "source": "# NBVAL_CHECK_OUTPUT\nprint(2)", "outputs": []}])
+    with pytest.raises(tool.StaleExpectations, match="belong to other code"):
+        tool.with_expectations(path)
+    assert any("--execute" in p for p in tool.problems(path))

@@ -1,5 +1,5 @@
 """Kafka's replication invariants checked after every event of >= 1,000 seeded fault schedules,
-each with an ISR shrink followed by the leader's death (course_lib.replication_trials). A broken
+each with an ISR shrink followed by the leader's death (bench.replication_trials). A broken
 invariant fails with the seed that broke it; ``checked_trial(seed)`` replays it.
 
 The mutation tests prove each invariant can fail: they break the simulator the way a wrong
@@ -15,7 +15,7 @@ from course_lib.broker import log as log_module
 from course_lib.broker.controller import Controller
 from course_lib.broker.invariants import InvariantViolation, ReplicationInvariants
 from course_lib.broker.partition import Partition
-from course_lib.replication_trials import checked_trial
+from bench.replication_trials import checked_trial
 
 SEEDS = 1000
 
@@ -42,7 +42,7 @@ def test_invariants_hold_at_every_step_of_1000_seeded_schedules():
         try:
             trial = checked_trial(seed)
         except InvariantViolation as e:
-            pytest.fail(f"seed {seed}: {e}  (replay: course_lib.replication_trials.checked_trial({seed}))")
+            pytest.fail(f"seed {seed}: {e}  (replay: bench.replication_trials.checked_trial({seed}))")
         assert trial.checks == trial.events, f"seed {seed}: the checker missed events"
         totals["events"] += trial.events
         totals["clean"] += trial.clean_elections

@@ -1,11 +1,15 @@
 """The course as a static site (``make site``, tools/site_build.py).
 
-- fast checks of the build's pieces (which notebooks, the setup cell, the landing page);
+- fast checks of the build's pieces (which notebooks, no install cell, no stored outputs, the
+  landing page);
 - ``site``-marked: the parity test (every checked cell of lessons 00-08 prints in Pyodide what
-  CPython printed) and the browser test (the built site served on 127.0.0.1 with a local Pyodide,
-  opened in Chromium: a demo's first experiment, lesson 02 run top to bottom, one exercise checked;
-  no request leaves the machine). They need node and npm (the Pyodide runtime comes from npm into
-  ~/.cache/kafka-delivery-course) and are skipped with the reason when these are missing.
+  CPython printed) and the browser tests of the offline copy (``--offline``: the Pyodide runtime
+  from npm inside the site), served on 127.0.0.1 and opened in Chromium that resolves no other
+  host: a demo's first experiment, lesson 02's Run All to the end (plots say they were skipped),
+  one exercise checked, no request leaving the machine; and the default (CDN) build with the
+  network blocked says on the page that Python cannot start, within 15 s. They need node and npm
+  (the Pyodide runtime comes from npm into ~/.cache/kafka-delivery-course) and are skipped with
+  the reason when these are missing.
 Screenshots go to artifacts/ (git-ignored).
 """
 
@@ -13,6 +17,8 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -56,17 +62,58 @@ def test_a_lettered_lesson_belongs_in_the_site(tmp_path):
     ]
 
 
-def test_the_browser_copy_is_the_lesson_plus_one_setup_cell():
+def _without_outputs(cells):
+    return [{k: v for k, v in c.items() if k not in ("outputs", "execution_count")} for c in cells]
+
+
+def test_the_browser_copy_is_the_lesson_without_outputs_and_without_an_install_cell():
     lesson = ROOT / "notebooks" / "02_acks_and_durability.ipynb"
     original = json.loads(lesson.read_text())
-    served = site_build.for_the_browser(lesson, plots=True)
-    assert served["cells"][1:] == original["cells"]  # no second copy of the lesson's content
-    setup = "".join(served["cells"][0]["source"])
-    assert 'piplite.install("kafka-delivery-course", deps=False)' in setup and "matplotlib" in setup
+    served = site_build.for_the_browser(lesson)
+    # no second copy of the lesson's content; nothing installs anything in a cell
+    assert _without_outputs(served["cells"]) == _without_outputs(original["cells"])
+    assert "piplite" not in json.dumps(served)
+    # nothing a CPython run printed, no "[12]" prompt, before anything ran in the browser
+    code = [c for c in served["cells"] if c["cell_type"] == "code"]
+    assert all(c["outputs"] == [] and c["execution_count"] is None for c in code)
     assert served["metadata"]["kernelspec"]["name"] == "python"  # JupyterLite's Pyodide kernel
-    assert "matplotlib" not in "".join(
-        site_build.for_the_browser(site_build.demos()[0], plots=False)["cells"][0]["source"]
-    )
+
+
+def test_the_offline_copy_adds_one_collapsed_cell_that_skips_plots():
+    lesson = ROOT / "notebooks" / "02_acks_and_durability.ipynb"
+    served = site_build.for_the_browser(lesson, offline=True)
+    first = served["cells"][0]
+    assert first["metadata"]["jupyter"]["source_hidden"] is True  # collapsed: one line shows
+    assert _without_outputs(served["cells"][1:]) == _without_outputs(json.loads(lesson.read_text())["cells"])
+    source = "".join(first["source"])
+    assert "piplite" not in source and "Plot skipped" in source
+
+
+def test_the_lock_file_lists_every_preloaded_package_with_its_real_checksum(tmp_path):
+    import hashlib
+    import shutil
+
+    from tools.pyodide_local import local_distribution
+
+    _skip_without_node()
+    root = tmp_path / "demos"
+    (root / "pypi").mkdir(parents=True)
+    for wheel in site_build.wheels(tmp_path / "wheels"):
+        shutil.copy2(wheel, root / "pypi" / wheel.name)
+    kernel_wheels = Path(sys.prefix) / "share/jupyter/labextensions/@jupyterlite/pyodide-kernel-extension/static/pypi"
+    shutil.copytree(kernel_wheels, root / site_build.KERNEL_WHEELS)
+    dist = local_distribution()
+    core = json.loads((dist / "pyodide-lock.json").read_text())
+    lock = site_build.course_lock(root, core, "../pyodide/")
+    for name in site_build.PRELOAD:
+        entry = lock["packages"][re.sub(r"[-_.]+", "-", name).lower()]
+        if entry["file_name"].startswith("../pyodide/"):
+            path = dist / entry["file_name"].removeprefix("../pyodide/")
+        else:
+            path = root / entry["file_name"]
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == entry["sha256"], name  # Pyodide checks it
+    assert lock["packages"]["kafka-delivery-course"]["imports"] == ["course_lib"]
+    assert lock["packages"]["widgetsnbextension"]["version"].startswith("4.")  # ipywidgets 8's
 
 
 def test_landing_page_has_one_line_per_demo_and_says_where_the_labs_are():
@@ -79,6 +126,12 @@ def test_landing_page_has_one_line_per_demo_and_says_where_the_labs_are():
     for demo in site_build.demos():
         assert page.count(f'href="demos/voici/render/{demo.stem}.html"') == 1
     assert 'href="lab/index.html?path=lessons/02_acks_and_durability.ipynb"' in page
+    # lessons carry their own numbers (an <ol> called lesson 06 "7"), 05b included
+    assert "<ol" not in page
+    assert '<span class="num">05b</span> <a href="lab/index.html?path=lessons/05b_consumer_groups.ipynb">' in page
+    assert '<span class="num">06</span> <a href="lab/index.html?path=lessons/06_transactions.ipynb">' in page
+    # the capstone needs only the simulator: it is on the site
+    assert 'href="lab/index.html?path=exercises/11_capstone.ipynb"' in page
     assert "Lesson 09" in page and "lesson 10" in page and "make lab" in page
     assert 'href="https://example.org/course"' in page
 
@@ -140,47 +193,56 @@ def _parity_wheels(wheels):
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    from tools.site_server import CHROMIUM, LOCAL_PYODIDE_URL
+    """The offline copy (``make site-offline``): the runtime inside it, every URL relative."""
+    from tools.site_server import CHROMIUM
 
     _skip_without_node()
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} not found (apt-get install -y chromium)")
     pytest.importorskip("playwright.sync_api", reason="pip install -e '.[browser]'")
-    from tools.pyodide_local import local_distribution
-
-    out = site_build.build(tmp_path_factory.mktemp("site") / "_site", pyodide_url=LOCAL_PYODIDE_URL)
-    for config in (out / "jupyter-lite.json", out / "demos" / "jupyter-lite.json"):  # lessons' and demos' builds
-        kernel = json.loads(config.read_text())["jupyter-config-data"]["litePluginSettings"][
-            "@jupyterlite/pyodide-kernel-extension:kernel"
-        ]
-        assert kernel["pyodideUrl"] == LOCAL_PYODIDE_URL and kernel["disablePyPIFallback"] is True, config
-    return out, local_distribution()
+    out = site_build.build(tmp_path_factory.mktemp("site") / "_site", offline=True)
+    for root, page in (("", "../pyodide/pyodide.js"), ("demos", "../../../pyodide/pyodide.js")):  # lessons', demos'
+        kernel = json.loads((out / root / "jupyter-lite.json").read_text())["jupyter-config-data"][
+            "litePluginSettings"
+        ]["@jupyterlite/pyodide-kernel-extension:kernel"]
+        assert kernel["pyodideUrl"] == page and kernel["disablePyPIFallback"] is True, root
+        assert kernel["loadPyodideOptions"]["lockFileURL"] == "./course-lock.json"
+    assert (out / "pyodide" / "pyodide.asm.wasm").exists()
+    return out
 
 
 @pytest.fixture(scope="module")
-def served(site):
-    """(server, new_page): each page in a fresh browser profile, as a new visitor's; every request
-    of every page is recorded, and at the end none may have left the machine."""
+def browser():
     from playwright.sync_api import sync_playwright
 
-    from tools.site_server import CHROMIUM, OFFLINE_ARGS, RequestLog, serve
+    from tools.site_server import CHROMIUM, OFFLINE_ARGS
 
     ARTIFACTS.mkdir(exist_ok=True)
-    out, dist = site
-    with serve(out, dist) as server, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=OFFLINE_ARGS, headless=True)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=OFFLINE_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="module")
+def served(site, browser):
+    """(server, new_page): each page in a fresh browser profile, as a new visitor's; every request
+    of every page is recorded, and at the end none may have left the machine. The server serves
+    the site folder alone (its own pyodide/ included)."""
+    from tools.site_server import RequestLog, serve
+
+    with serve(site, site / "pyodide") as server:
         logs = []
 
         def new_page():
-            context = browser.new_context(viewport={"width": 1300, "height": 1000})
+            context = browser.new_context(viewport={"width": 1366, "height": 768})
             context.set_default_timeout(TIMEOUT_MS)
             logs.append(RequestLog(context, server.base_url))
             return context.new_page()
 
-        try:
-            yield server, new_page
-        finally:
-            browser.close()
+        yield server, new_page
     outside = [url for log in logs for url in log.outside()]
     assert logs and not outside, f"requests left the machine: {outside}"
 
@@ -202,13 +264,14 @@ def test_landing_page_links_the_demos_and_lessons(served):
 
 @pytest.mark.site
 @pytest.mark.browser
-def test_delivery_simulator_demo_runs_its_first_experiment_in_the_browser(served):
+def test_delivery_simulator_demo_runs_its_first_experiment_offline(served):
     server, new_page = served
     page = new_page()
     page.goto(server.base_url + "/demos/voici/render/delivery_simulator.html")
     page.get_by_role("button", name="crash leader").wait_for()
     # a Voici app shows no code (the notebook travels inside the page, as the browser runs it)
     assert "DeliverySimulator(" not in page.locator("body").inner_text()
+    assert page.locator(".course-runtime-error").count() == 0
     # "Lose data": acks=1, idempotence off, lagging followers; send 5, crash the leader, check
     page.get_by_label("idempotence (enable_idempotence)").uncheck()
     _click(page, "1", exact=True)
@@ -222,24 +285,88 @@ def test_delivery_simulator_demo_runs_its_first_experiment_in_the_browser(served
     assert summary.inner_text().startswith("5 messages lost after being acknowledged")
     page.screenshot(path=str(ARTIFACTS / "site_delivery_simulator.png"), full_page=True)
     page.close()
-    assert any(p.endswith("/pyodide/pyodide.asm.wasm") for p in server.paths)  # the local runtime ran it
+    assert any(p.endswith("/pyodide/pyodide.asm.wasm") for p in server.paths)  # the bundled runtime ran it
+
+
+LESSON_02 = "02_acks_and_durability.ipynb"
 
 
 def _open_notebook(new_page, base_url, path):
     page = new_page()
     page.goto(f"{base_url}/lab/index.html?path={path}")
     page.locator(".jp-Notebook .jp-Cell").first.wait_for()
-    page.get_by_text("Python (Pyodide) | Idle").wait_for()  # the status bar, once the kernel is up
-    # the stored outputs carry CPython's execution counts: clear them, so that a cell's "[n]"
-    # prompt below means it ran here (its stored output stays in the file, to compare with)
-    page.get_by_role("menuitem", name="Edit").click()
-    page.get_by_text("Clear Outputs of All Cells").click()
     return page
 
 
-def _run_cell(page, index):
+def _open_lesson_02(served):
+    """(lesson 02 with its checked outputs, its page in the browser)"""
+    from tools.notebook_outputs import with_expectations  # the lessons themselves carry no outputs
+
+    server, new_page = served
+    lesson = with_expectations(ROOT / "notebooks" / LESSON_02)
+    return lesson, _open_notebook(new_page, server.base_url, f"lessons/{LESSON_02}")
+
+
+@pytest.mark.site
+@pytest.mark.browser
+def test_lesson_02_run_all_completes_offline_and_skips_its_plots(served):
+    lesson, page = _open_lesson_02(served)
+    # before anything ran: no output, no prompt number, no install code on screen
+    assert page.locator(".jp-OutputArea-output").count() == 0
+    assert not re.search(r"\[\d+\]", " ".join(page.locator(".jp-InputPrompt").all_inner_texts()))
+    assert "piplite" not in page.locator(".jp-Notebook").inner_text()
+    page.get_by_text("Python (Pyodide) | Idle").wait_for()  # the status bar, once the kernel is up
+    page.get_by_role("menuitem", name="Run").click()
+    page.get_by_text("Run All Cells", exact=True).click()
+    # Run All stops at the first cell that fails: the last code cell getting its prompt number
+    # means every cell ran. JupyterLab renders only the cells near the view, so the text of the
+    # whole notebook is collected while scrolling to the end.
+    code_cells = sum(1 for c in lesson["cells"] if c["cell_type"] == "code") + 1  # + the offline cell
+    last_prompt = page.locator(".jp-Notebook .jp-Cell.jp-CodeCell .jp-InputPrompt").last
+    seen = []
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while time.monotonic() < deadline:
+        page.keyboard.press("Escape")
+        page.keyboard.press("Control+End")  # to the last cell (command mode)
+        seen.append(page.locator(".jp-Notebook").inner_text())
+        if f"[{code_cells}]" in last_prompt.inner_text() and page.get_by_text("Python (Pyodide) | Idle").count():
+            break
+        time.sleep(1)
+    assert f"[{code_cells}]" in last_prompt.inner_text(), "Run All did not reach the last cell"
+    page.screenshot(path=str(ARTIFACTS / "site_lesson_02_run_all.png"))
+    shown = "\n".join(seen)
+    assert "Plot skipped: this offline copy of the site has no matplotlib" in shown
+    for wrong in ("ModuleNotFoundError", "Traceback", "TqdmMonitorWarning"):
+        assert wrong not in shown, wrong
+    page.close()
+
+
+@pytest.mark.site
+@pytest.mark.browser
+def test_checked_cells_of_lesson_02_print_in_the_browser_what_cpython_printed(served):
+    """Cell by cell (each output read while it is on screen): the numbers the text quotes hold."""
+    lesson, page = _open_lesson_02(served)
+    page.get_by_text("Python (Pyodide) | Idle").wait_for()
+    from tools.notebook_pyodide import CHECK_MARK, stored_output
+
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    compared = 0
+    for index in range(len(lesson["cells"]) + 1):
+        source = "" if index == 0 else "".join(lesson["cells"][index - 1]["source"])
+        if index and lesson["cells"][index - 1]["cell_type"] != "code":
+            continue
+        output = _run_cell(page, cells, index)
+        if CHECK_MARK in source:
+            assert _normal(output) == _normal(stored_output(lesson["cells"][index - 1])), f"cell {index}:\n{source}"
+            compared += 1
+    assert compared >= 3
+    page.close()
+
+
+def _run_cell(page, cells, index):
     """Select cell ``index``, run it, wait for it to finish; returns the text of its outputs."""
-    cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
+    cell = cells.nth(index)
+    cell.scroll_into_view_if_needed()
     cell.locator(".jp-InputPrompt").click()
     page.keyboard.press("Escape")
     page.keyboard.press("Control+Enter")
@@ -255,40 +382,6 @@ def _normal(text):
 
 @pytest.mark.site
 @pytest.mark.browser
-def test_lesson_02_runs_top_to_bottom_in_the_browser(served):
-    server, new_page = served
-    lesson = json.loads((ROOT / "notebooks" / "02_acks_and_durability.ipynb").read_text())
-    page = _open_notebook(new_page, server.base_url, "lessons/02_acks_and_durability.ipynb")
-    from tools.notebook_pyodide import CHECK_MARK, stored_output
-
-    skipped, outputs = [], {}
-    cells = page.locator(".jp-Notebook .jp-Cell")
-    assert cells.count() == len(lesson["cells"]) + 1  # + the site's setup cell
-    for index in range(cells.count()):
-        if "jp-CodeCell" not in (cells.nth(index).get_attribute("class") or ""):
-            continue
-        output = outputs[index] = _run_cell(page, index)
-        source = "" if index == 0 else "".join(lesson["cells"][index - 1]["source"])
-        if "Error" in output and "Traceback" in output or "Error:" in output:
-            # the npm Pyodide has no matplotlib; the deployed site loads it from the Pyodide CDN
-            assert "No module named 'matplotlib'" in output, f"cell {index} failed:\n{source}\n{output}"
-            skipped.append((index, source.splitlines()[0]))
-        elif CHECK_MARK in source:  # the numbers the text quotes hold in the browser
-            assert _normal(output) == _normal(stored_output(lesson["cells"][index - 1])), f"cell {index}:\n{source}"
-    for index, first_line in skipped:
-        print(
-            f"lesson 02 cell {index} skipped in this offline test ({first_line}): matplotlib is not in the npm "
-            "pyodide package; the deployed site loads it from the Pyodide distribution"
-        )
-    assert len(skipped) <= 2
-    if skipped:  # the learner is told why (JupyterLab detaches cells scrolled out of view: use what the run showed)
-        assert "Plots are off in this copy of the site" in outputs[0]
-    page.screenshot(path=str(ARTIFACTS / "site_lesson_02.png"), full_page=False)
-    page.close()
-
-
-@pytest.mark.site
-@pytest.mark.browser
 def test_an_exercise_is_answered_and_checked_in_the_browser(served):
     server, new_page = served
     from course_lib.grading import check
@@ -298,19 +391,43 @@ def test_an_exercise_is_answered_and_checked_in_the_browser(served):
     answer = eval(answer_line.split("=", 1)[1].split("#")[0])  # the instructor's answer, e.g. 10
     exercise = json.loads((ROOT / "exercises" / "02_acks_and_durability.ipynb").read_text())
     sources = ["".join(c["source"]) for c in exercise["cells"]]
-    answer_cell = next(i for i, s in enumerate(sources) if s.startswith("ex02_q1 = ...")) + 1
+    answer_cell = next(i for i, s in enumerate(sources) if s.startswith("ex02_q1 = ...")) + 1  # + offline cell
     page = _open_notebook(new_page, server.base_url, "exercises/02_acks_and_durability.ipynb")
-    for index in range(answer_cell):  # setup cell, imports
-        if "jp-CodeCell" in (page.locator(".jp-Notebook .jp-Cell").nth(index).get_attribute("class") or ""):
-            _run_cell(page, index)
-    editor = page.locator(".jp-Notebook .jp-Cell").nth(answer_cell).locator(".cm-content")
+    page.get_by_text("Python (Pyodide) | Idle").wait_for()
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    for index in range(answer_cell):  # the offline cell, imports
+        if "jp-CodeCell" in (cells.nth(index).get_attribute("class") or ""):
+            _run_cell(page, cells, index)
+    editor = cells.nth(answer_cell).locator(".cm-content")
     editor.click()
     page.keyboard.press("Control+a")
     page.keyboard.type(f"ex02_q1 = {answer!r}")
-    _run_cell(page, answer_cell)
-    verdict = _run_cell(page, answer_cell + 1)
+    _run_cell(page, cells, answer_cell)
+    verdict = _run_cell(page, cells, answer_cell + 1)
     expected = check("ex02_q1", {"ex02_q1": answer})
     assert _normal(verdict) == _normal(expected.text()), verdict
     assert expected.passed
     page.screenshot(path=str(ARTIFACTS / "site_exercise_02.png"), full_page=False)
     page.close()
+
+
+@pytest.mark.site
+@pytest.mark.browser
+def test_a_copy_that_cannot_load_pyodide_says_so_within_15_s(tmp_path_factory, browser):
+    """The default build loads Pyodide from its CDN; with the network blocked (this Chromium
+    resolves no host but 127.0.0.1) the page must say why Python does not start."""
+    from tools.site_server import serve
+
+    _skip_without_node()
+    out = site_build.build(tmp_path_factory.mktemp("cdn-site") / "_site")  # the CDN's runtime
+    with serve(out, out / "no-local-runtime") as server:
+        page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+        started = time.monotonic()
+        page.goto(server.base_url + "/demos/voici/render/delivery_simulator.html")
+        alert = page.locator(".course-runtime-error")
+        alert.wait_for(timeout=15_000)
+        print(f"the page said it after {time.monotonic() - started:.1f} s")
+        assert "Pyodide runtime could not be loaded from https://cdn.jsdelivr.net/pyodide/" in alert.inner_text()
+        assert "make site-offline" in alert.inner_text()
+        page.screenshot(path=str(ARTIFACTS / "site_no_runtime.png"))
+        page.close()

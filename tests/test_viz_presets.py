@@ -4,6 +4,7 @@ what its text promises, and a prediction is recorded only when locked in."""
 import pytest
 
 from course_lib.viz.consumers import CRASH_PRESETS, TX_PRESETS, ConsumerCrashDemo, TransactionsDemo
+from course_lib.viz.groups import GROUP_PRESETS, GroupDemo
 from course_lib.viz.predict import Prediction, Reveal
 from course_lib.viz.simulator import PRESETS, DeliverySimulator
 
@@ -11,6 +12,7 @@ APPS = (
     [(DeliverySimulator, name, p) for name, p in PRESETS.items()]
     + [(ConsumerCrashDemo, name, p) for name, p in CRASH_PRESETS.items()]
     + [(TransactionsDemo, name, p) for name, p in TX_PRESETS.items()]
+    + [(GroupDemo, name, p) for name, p in GROUP_PRESETS.items()]
 )
 
 
@@ -70,13 +72,18 @@ def test_prediction_records_nothing_until_locked_in_and_then_freezes():
     assert "Not this time" in p.status.value
 
 
-def test_reveal_without_a_prediction_closes_predicting():
+def test_reveal_before_a_prediction_holds_the_measurement_until_lock_in():
+    """Run All reaches the reveal before the learner answered: nothing measured is shown and the
+    controls stay open; locking in then shows the comparison, in the widget and the reveal cell."""
     p = Prediction("How many?")
-    result = p.reveal(3)
-    assert str(result) == "No prediction was locked in; measured: 3." and p.choice.disabled
-    p.choice.value = "3"
+    shown = p.reveal(3)
+    assert str(shown) == "Measured. Lock in your prediction above to see how it compares."
+    assert not p.choice.disabled and not p.lock_button.disabled and not p.locked
+    assert "3" not in p.status.value and "3" not in p.outcome.value
+    p.choice.value = "4"
     p.lock_in()
-    assert p.predicted is None
+    assert shown.result == Reveal(4, 3) and not shown.right
+    assert "measured: 3" in p.status.value and "measured: 3" in p.outcome.value and p.choice.disabled
 
 
 def test_bad_input_is_refused_with_a_reason():

@@ -1,9 +1,13 @@
-"""Keep notebooks committed the way nbval needs them: no outputs, except in cells marked
-``# NBVAL_CHECK_OUTPUT`` (or tagged ``nbval-check-output``), whose stored output nbval compares
-against a fresh run.
+"""Keep lessons committed with no outputs at all, and the outputs nbval checks beside them.
+
+A cell marked ``# NBVAL_CHECK_OUTPUT`` (or tagged ``nbval-check-output``) has its output compared
+with a fresh run by nbval on every ``make test``. Those outputs answer the lessons' predictions, so
+they are not in the notebooks a learner opens: they are kept in
+``tests/notebook_expectations/<lesson>.json`` (cell position, its source, its text outputs), and
+``notebooks/conftest.py`` puts them back into the notebook nbval reads (:func:`with_expectations`).
 
     python tools/notebook_outputs.py notebooks/02_acks_and_durability.ipynb   # strip
-    python tools/notebook_outputs.py --execute notebooks/*.ipynb               # run, then strip
+    python tools/notebook_outputs.py --execute notebooks/*.ipynb               # run, store, strip
     python tools/notebook_outputs.py --check notebooks                         # report, exit 1 if bad
 
 ``--execute`` runs the notebook top to bottom in this environment first (use it after editing a
@@ -12,6 +16,7 @@ lesson so its checked outputs are current). Demos (``notebooks/demos``) are stri
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -19,6 +24,12 @@ import nbformat
 
 MARKER = "NBVAL_CHECK_OUTPUT"
 TAG = "nbval-check-output"
+ROOT = Path(__file__).resolve().parents[1]
+EXPECTATIONS = ROOT / "tests" / "notebook_expectations"
+
+
+class StaleExpectations(Exception):
+    """The stored outputs no longer fit the notebook (a cell moved or changed)."""
 
 
 def is_checked(cell) -> bool:
@@ -28,41 +39,87 @@ def is_checked(cell) -> bool:
     return MARKER in first or TAG in cell.get("metadata", {}).get("tags", [])
 
 
-def strip(nb):
-    """Remove outputs and execution counts, except outputs of checked cells (their stream and
-    text outputs only; nbval does not compare images)."""
-    count = 0
-    for cell in nb.cells:
+def _text_outputs(outputs: list) -> list:
+    """The outputs nbval compares: stdout and plain-text results (it does not compare images)."""
+    kept = []
+    for out in outputs:
+        if out.output_type == "stream" and out.name == "stdout":
+            kept.append(out)
+        elif out.output_type in ("execute_result", "display_data") and (
+            "application/vnd.jupyter.widget-view+json" not in out.get("data", {})
+        ):
+            data = {k: v for k, v in out.get("data", {}).items() if k == "text/plain"}
+            if data:
+                out["data"] = data
+                out.pop("execution_count", None)
+                out["metadata"] = {}
+                kept.append(out)
+    return _coalesce(kept)
+
+
+def strip(nb) -> list[dict]:
+    """Remove every output and execution count; return the checked cells' text outputs as the
+    expectations to store (one entry per checked cell that has any)."""
+    expectations = []
+    for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
-        cell.execution_count = None
+        if is_checked(cell) and cell.outputs:
+            expectations.append({"cell": i, "source": cell.source, "outputs": _text_outputs(cell.outputs)})
+        cell.outputs, cell.execution_count = [], None
         cell.metadata.pop("execution", None)
-        if is_checked(cell):
-            # nbval only compares cells that have an execution count ("unrun" cells must be empty)
-            count += 1
-            cell.execution_count = count
-            kept = []
-            for out in cell.outputs:
-                if out.output_type == "stream" and out.name == "stdout":
-                    kept.append(out)
-                elif out.output_type in (
-                    "execute_result",
-                    "display_data",
-                ) and "application/vnd.jupyter.widget-view+json" not in out.get("data", {}):
-                    data = {k: v for k, v in out.get("data", {}).items() if k == "text/plain"}
-                    if data:
-                        out["data"] = data
-                        out.pop("execution_count", None)
-                        out["output_type"] = "execute_result" if out.output_type == "execute_result" else "display_data"
-                        if out.output_type == "execute_result":
-                            out["execution_count"] = count
-                        out["metadata"] = {}
-                        kept.append(out)
-            cell.outputs = _coalesce(kept)
-        else:
-            cell.outputs = []
     nb.metadata.pop("widgets", None)
+    return expectations
+
+
+def expectations_path(path: Path) -> Path:
+    return EXPECTATIONS / f"{Path(path).stem}.json"
+
+
+def load_expectations(path: Path) -> list[dict]:
+    """The checked outputs stored for the lesson at ``path`` ([] for any other notebook: a
+    solution or exercise of the same name is not the lesson)."""
+    stored = expectations_path(path)
+    if not stored.exists():
+        return []
+    body = json.loads(stored.read_text())
+    try:
+        mine = str(Path(path).resolve().relative_to(ROOT))
+    except ValueError:  # a copy outside the repository (e.g. a test's tmp dir): matched by name
+        mine = body["notebook"]
+    return body["cells"] if body["notebook"] == mine else []
+
+
+def save_expectations(path: Path, expectations: list[dict]) -> None:
+    stored = expectations_path(path)
+    stored.parent.mkdir(parents=True, exist_ok=True)
+    body = {"notebook": str(Path(path).resolve().relative_to(ROOT)), "cells": expectations}
+    stored.write_text(json.dumps(body, indent=1, ensure_ascii=False, sort_keys=True) + "\n")  # stable diffs
+
+
+def inject(nb, expectations: list[dict], path: Path):
+    """Put stored outputs back into their cells (nbval compares a cell only if it has an execution
+    count). A stored cell whose source differs is refused: its outputs belong to other code."""
+    for count, entry in enumerate(expectations, start=1):
+        i = entry["cell"]
+        cell = nb.cells[i] if i < len(nb.cells) else None
+        if cell is None or cell.cell_type != "code" or cell.source != entry["source"]:
+            raise StaleExpectations(
+                f"{path}: the outputs stored for cell {i} in {expectations_path(path).relative_to(ROOT)} belong to "
+                f"other code (run: python tools/notebook_outputs.py --execute {path})"
+            )
+        cell.outputs = nbformat.from_dict(entry["outputs"])
+        cell.execution_count = count
+        for out in cell.outputs:
+            if out.output_type == "execute_result":
+                out["execution_count"] = count
     return nb
+
+
+def with_expectations(path: Path):
+    """The notebook as nbval needs it: the committed one with its stored checked outputs."""
+    nb = nbformat.read(path, as_version=4)
+    return inject(nb, load_expectations(path), path)
 
 
 def _coalesce(outputs: list) -> list:
@@ -77,24 +134,32 @@ def _coalesce(outputs: list) -> list:
 
 
 def problems(path: Path) -> list[str]:
-    """What is wrong with a committed notebook (empty list: fine)."""
+    """What is wrong with a committed notebook and its stored outputs (empty list: fine)."""
     nb = nbformat.read(path, as_version=4)
     found = []
     for i, cell in enumerate(nb.cells):
-        if cell.cell_type != "code":
-            continue
-        if is_checked(cell):
-            if not cell.outputs or cell.execution_count is None:
-                found.append(
-                    f"{path}: cell {i} is marked {MARKER} but has no stored output "
-                    f"(run: python tools/notebook_outputs.py --execute {path})"
-                )
-        elif cell.outputs or cell.execution_count is not None:
+        if cell.cell_type == "code" and (cell.outputs or cell.execution_count is not None):
             found.append(
-                f"{path}: cell {i} carries outputs but is not checked (run: python tools/notebook_outputs.py {path})"
+                f"{path}: cell {i} carries outputs a learner would see (run: python tools/notebook_outputs.py {path})"
             )
     if "widgets" in nb.metadata:
         found.append(f"{path}: stored widget state in the metadata")
+    if "demos" in Path(path).parts:
+        return found
+    stored = {e["cell"]: e for e in load_expectations(path)}
+    try:
+        inject(nbformat.read(path, as_version=4), list(stored.values()), path)
+    except StaleExpectations as exc:
+        found.append(str(exc))
+    for i, cell in enumerate(nb.cells):
+        if is_checked(cell) and i not in stored:
+            found.append(
+                f"{path}: cell {i} is marked {MARKER} but has no stored output "
+                f"(run: python tools/notebook_outputs.py --execute {path})"
+            )
+    for i in stored:
+        if i < len(nb.cells) and not is_checked(nb.cells[i]):
+            found.append(f"{path}: outputs are stored for cell {i}, which is not marked {MARKER}")
     return found
 
 
@@ -120,13 +185,10 @@ def main(argv: list[str]) -> int:
         nb = nbformat.read(p, as_version=4)
         if "--execute" in argv and "demos" not in p.parts:
             execute(nb, p)
-        if "demos" in p.parts:
-            for cell in nb.cells:
-                if cell.cell_type == "code":
-                    cell.outputs, cell.execution_count = [], None
-            nb.metadata.pop("widgets", None)
-        else:
-            strip(nb)
+        expectations = strip(nb)
+        if "demos" not in p.parts and expectations:  # a strip of an unrun notebook keeps what is stored
+            save_expectations(p, expectations)
+            print(f"wrote {expectations_path(p).relative_to(ROOT)}")
         nbformat.write(nb, p)
         print(f"wrote {p}")
     return 0

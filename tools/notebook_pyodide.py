@@ -67,7 +67,10 @@ class CellRun:
 
 
 def code_cells(notebook: Path) -> list[dict]:
-    return [c for c in json.loads(notebook.read_text())["cells"] if c["cell_type"] == "code"]
+    """The code cells, with the checked outputs stored in tests/notebook_expectations/."""
+    from tools.notebook_outputs import with_expectations
+
+    return [c for c in with_expectations(notebook).cells if c["cell_type"] == "code"]
 
 
 def stored_output(cell: dict) -> str:

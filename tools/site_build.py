@@ -3,11 +3,21 @@ as Voici apps, a landing page. Python runs in the visitor's browser (Pyodide); a
 server can serve the folder. ``make site`` runs ``python tools/site_build.py --out _site``.
 
 The site is built from the course's own notebooks (no second copy is kept). The build copies
-them into a staging folder and changes two things in the copies: the kernel becomes JupyterLite's
-Pyodide kernel, and a first cell installs the course library from the wheels bundled with the
-site (``pypi/``: course_lib, kafka-python, tqdm, ipywidgets...), so nothing comes from PyPI when
-the site runs. Plots need matplotlib, which comes from the Pyodide distribution like the runtime
-itself; a copy of the site that cannot reach it says so and runs everything else.
+them into a staging folder; in the copies the kernel becomes JupyterLite's Pyodide kernel and the
+stored outputs and prompts are dropped (nothing shows before it ran here). No install cell: each
+build root has a Pyodide lock file, ``course-lock.json``, that lists the course library and its
+dependencies (the wheels bundled in ``pypi/``) next to the Pyodide distribution's packages, and
+the kernel settings tell Pyodide to load them all while it starts (``loadPyodideOptions``): one
+parallel download instead of three rounds of installs in the notebook. Plots need matplotlib,
+which Pyodide loads from its distribution when a cell imports it.
+
+``--offline`` (``make site-offline``) builds a copy that needs no internet: the Pyodide runtime
+from npm and the kernel's packages are copied into ``pyodide/`` and every URL is relative, so a
+USB stick served with ``python -m http.server`` works. That runtime has no matplotlib (it is not
+on npm): a collapsed first cell makes plot cells say they were skipped instead of failing.
+
+Every page that starts Python checks first that the runtime can be fetched, and says so on the
+page within 15 s when it cannot (instead of "Starting up kernel..." for ever).
 
 Not in the site: lessons 09 (real Kafka) and 10 (PySpark) and their exercises, which need a JVM,
 threads and sockets; the landing page says where to get them.
@@ -16,6 +26,7 @@ threads and sockets; the landing page says where to get them.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import html
 import json
 import os
@@ -24,46 +35,85 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from importlib import metadata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tools.pyodide_local import CACHE, PYODIDE_VERSION, npm_install  # noqa: E402
+from tools.pyodide_local import CACHE, PYODIDE_VERSION, npm_install, npm_pyodide  # noqa: E402
 
 CDN_PYODIDE_URL = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/pyodide.js"
 # Lessons that run in a browser: 00-08 and lettered extras such as 05b (not 09/10: real Kafka, Spark).
 BROWSER_NOTEBOOK = re.compile(r"^0[0-8][a-z]?_.+\.ipynb$")
+# exercises beyond 08 that need only the simulator (the capstone): in the site too
+SIMULATOR_ONLY = ("11_capstone.ipynb",)
 # The course's pure-Python dependencies, bundled at the versions installed here (the ones the
 # CPython tests ran with). matplotlib comes from the Pyodide distribution; nbformat only serves
 # the exercise generator and the instructor's grader, which do not run in the browser.
 BUNDLED = ("kafka-python", "tqdm", "ipywidgets", "comm", "jupyterlab_widgets")
+COURSE_DIST = "kafka-delivery-course"
 SITE_CELL_TAG = "site-setup"
+LOCK_NAME = "course-lock.json"
+# What Pyodide loads while it starts (one parallel batch): what the JupyterLite kernel itself
+# would install one by one (micropip, piplite, ipykernel, ...; it skips those listed here), the
+# widgets, and the course library with its dependencies.
+PRELOAD = (
+    "micropip",
+    "piplite",
+    "sqlite3",
+    "ssl",
+    "ipykernel",
+    "comm",
+    "pyodide-kernel",
+    "jedi",
+    "ipython",
+    "widgetsnbextension",
+    "jupyterlab-widgets",
+    "ipywidgets",
+    "kafka-python",
+    "tqdm",
+    COURSE_DIST,
+)
+KERNEL_WHEELS = "extensions/@jupyterlite/pyodide-kernel-extension/static/pypi"
+# build root -> the folder of its pages that start Python (lessons: lab/, demos: voici/render/)
+PAGES = {"": "lab", "demos": "demos/voici/render"}
+# seconds until a page that has not reached the runtime says so
+PYODIDE_PROBE_S = 12
 # Voici's page template links Font Awesome 5 (the demos' button icons) from a CDN; the build
 # copies it into the site from npm so the demos need no other server.
 FONTAWESOME = "5.15.4"
 _FONTAWESOME_CDN = re.compile(r"https://cdn\.jsdelivr\.net/npm/@fortawesome/fontawesome-free@[^/\"]*/css/")
 
-_SETUP = """\
-# In the browser only (added by the site build; not part of the course's notebooks): install the
-# course library bundled with this site.
-import piplite
-await piplite.install(["ssl", "sqlite3", "kafka-python", "tqdm", "ipywidgets"])
-await piplite.install("kafka-delivery-course", deps=False)
-"""
-_PLOTS = """\
-try:  # plots: matplotlib comes from the Pyodide distribution
-    await piplite.install("matplotlib")
-except Exception as error:
-    get_ipython().register_magic_function(lambda line: None, magic_name="matplotlib")
-    print("Plots are off in this copy of the site (matplotlib could not be loaded from the Pyodide "
-          f"distribution: {type(error).__name__}); every other cell works.")
+# The offline copy's first cell (collapsed): its runtime has no matplotlib, so a cell that needs
+# it says it was skipped (any other error shows as usual).
+_OFFLINE_PLOTS = """\
+# Offline copy of the site (added by the site build): it has no matplotlib, plots are skipped.
+def _skip_plots(shell, kind, error, tb, tb_offset=None):
+    if (getattr(error, "name", None) or "").split(".")[0] == "matplotlib":
+        print("Plot skipped: this offline copy of the site has no matplotlib (the online site and `make lab` draw it).")
+    else:
+        shell.showtraceback((kind, error, tb), tb_offset=tb_offset)
+get_ipython().set_custom_exc((ImportError,), _skip_plots)
+get_ipython().register_magic_function(lambda line: None, magic_name="matplotlib")
 """
 
 
 def browser_notebooks(folder: Path) -> list[Path]:
-    """The notebooks of ``folder`` that belong in the site (00-08, 05b...), in course order."""
-    return sorted(p for p in folder.glob("*.ipynb") if BROWSER_NOTEBOOK.match(p.name))
+    """The notebooks of ``folder`` that belong in the site (00-08, 05b..., the capstone), in course order."""
+    return sorted(p for p in folder.glob("*.ipynb") if BROWSER_NOTEBOOK.match(p.name) or p.name in SIMULATOR_ONLY)
+
+
+def number_of(notebook: Path) -> str:
+    """The lesson's own number, from its file name: "05b" for 05b_consumer_groups.ipynb."""
+    return notebook.name.split("_", 1)[0]
+
+
+def _numbered(p: Path, href: str) -> str:
+    """One line of a numbered list: the notebook's own number (00, 05b...: never an <ol>'s
+    count, which calls the 7th lesson "7"), then its title without that number."""
+    title = re.sub(rf"^(Exercises?\s+)?{re.escape(number_of(p))}\s*[·—:-]\s*", "", title_of(p))
+    return f'<li><span class="num">{html.escape(number_of(p))}</span> <a href="{href}">{html.escape(title)}</a></li>'
 
 
 DEMO_ORDER = ("delivery_simulator", "consumer_crash", "transactions")
@@ -79,20 +129,27 @@ def demos() -> list[Path]:
     )
 
 
-def for_the_browser(notebook: Path, plots: bool) -> dict:
-    """The notebook as the site serves it: Pyodide kernel, setup cell first, outputs kept."""
+def for_the_browser(notebook: Path, offline: bool = False) -> dict:
+    """The notebook as the site serves it: the Pyodide kernel, no stored outputs or prompts (the
+    learner sees what ran here, nothing before); the offline copy's lessons get a collapsed first
+    cell that turns plots into a "skipped" line."""
     nb = json.loads(notebook.read_text())
     nb["metadata"]["kernelspec"] = {"name": "python", "display_name": "Python (Pyodide)", "language": "python"}
-    source = _SETUP + (_PLOTS if plots else "")
-    cell = {
-        "cell_type": "code",
-        "execution_count": None,
-        "id": "site-setup",
-        "metadata": {"tags": [SITE_CELL_TAG]},
-        "outputs": [],
-        "source": source.splitlines(keepends=True),
-    }
-    nb["cells"].insert(0, cell)
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    if offline:
+        nb["cells"].insert(
+            0,
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "id": "site-setup",
+                "metadata": {"tags": [SITE_CELL_TAG], "jupyter": {"source_hidden": True}},
+                "outputs": [],
+                "source": _OFFLINE_PLOTS.splitlines(keepends=True),
+            },
+        )
     return nb
 
 
@@ -157,12 +214,8 @@ def wheels(folder: Path) -> list[Path]:
 
 def landing_page(lessons: list[Path], exercises: list[Path], demo_list: list[Path], source_url: str | None) -> str:
     where = f'<a href="{html.escape(source_url)}">the course repository</a>' if source_url else "the course repository"
-    lesson_items = "\n".join(
-        f'<li><a href="lab/index.html?path=lessons/{p.name}">{html.escape(title_of(p))}</a></li>' for p in lessons
-    )
-    exercise_items = "\n".join(
-        f'<li><a href="lab/index.html?path=exercises/{p.name}">{html.escape(title_of(p))}</a></li>' for p in exercises
-    )
+    lesson_items = "\n".join(_numbered(p, f"lab/index.html?path=lessons/{p.name}") for p in lessons)
+    exercise_items = "\n".join(_numbered(p, f"lab/index.html?path=exercises/{p.name}") for p in exercises)
     demo_items = "\n".join(
         f'<li><a href="demos/voici/render/{p.stem}.html"><b>{html.escape(title_of(p))}</b></a> — '
         f"{html.escape(demo_summary(p))}</li>"
@@ -180,6 +233,8 @@ def landing_page(lessons: list[Path], exercises: list[Path], demo_list: list[Pat
 body {{ font-family: system-ui, sans-serif; max-width: 46rem; margin: 2rem auto; padding: 0 1rem; line-height: 1.5; color: #222; }}
 h1 {{ font-size: 1.7rem; }} h2 {{ font-size: 1.2rem; margin-top: 2rem; }}
 li {{ margin: .3rem 0; }} .note {{ background: #f4f6f8; padding: .8rem 1rem; border-radius: 6px; }}
+ul.numbered {{ list-style: none; padding-left: 0; }}
+.num {{ display: inline-block; min-width: 2.4rem; font-variant-numeric: tabular-nums; color: #555; font-weight: 600; }}
 </style></head>
 <body>
 <h1>Kafka delivery semantics, hands-on</h1>
@@ -193,22 +248,23 @@ in Python (Pyodide). Nothing to install; the first page load takes a little whil
 </ul>
 
 <h2>Lessons</h2>
-<p>Open a lesson, then run its cells from the top (Shift+Enter). The first cell sets up the
-course library in the browser.</p>
-<ol start="0">
+<p>Open a lesson, then run its cells from the top (Shift+Enter, or Run → Run All Cells). The
+first run of a page starts Python in your browser (a few seconds).</p>
+<ul class="numbered">
 {lesson_items}
-</ol>
+</ul>
 
 <h2>Exercises</h2>
-<p>Replace each <code>...</code> with your answer and run the <code>check(...)</code> cell under it.</p>
-<ul>
+<p>Replace each <code>...</code> with your answer and run the <code>check(...)</code> cell under it.
+Exercise 11, the capstone, puts everything together on the simulator.</p>
+<ul class="numbered">
 {exercise_items}
 </ul>
 
 <h2>Not in the browser</h2>
 <p class="note">Lesson 09 (a real 3-broker Apache Kafka cluster) and lesson 10 (PySpark
 exactly-once), and their exercises, need Java, threads and sockets, which a browser does not
-offer. Get them from {where}: <code>make lab</code> runs the whole course locally
+offer (the capstone, exercise 11, needs only the simulator: it is above). Get them from {where}: <code>make lab</code> runs the whole course locally
 (Python ≥ 3.11; Java 17 and Maven for the labs). Work in the browser is kept in this browser
 only: download a notebook (File → Download) to keep it.</p>
 </body></html>
@@ -236,11 +292,25 @@ def vendor_fontawesome(out: Path) -> bool:
     return True
 
 
-def _lite_build(command: list[str], contents: Path, out: Path, stage: Path, bundled: list[Path]) -> None:
+def _lite_build(
+    command: list[str], contents: Path, out: Path, stage: Path, bundled: list[Path], kernel_settings: dict
+) -> None:
     # each build in a lite dir of its own: a build keeps task state there (a doit database), and a
-    # second build sharing it skipped merging our settings into its jupyter-lite.json
+    # second build sharing it skipped merging our settings into its jupyter-lite.json. The kernel's
+    # settings go in before the build: Voici copies them into every page it renders.
     lite = stage / f"lite-{out.name}"
-    shutil.copytree(stage / "lite", lite)
+    lite.mkdir()
+    (lite / "jupyter-lite.json").write_text(
+        json.dumps(
+            {
+                "jupyter-lite-schema-version": 0,
+                "jupyter-config-data": {
+                    "appName": "Kafka delivery semantics",
+                    "litePluginSettings": {"@jupyterlite/pyodide-kernel-extension:kernel": kernel_settings},
+                },
+            }
+        )
+    )
     command = [
         *command,
         "--lite-dir",
@@ -260,45 +330,151 @@ def _lite_build(command: list[str], contents: Path, out: Path, stage: Path, bund
         )
 
 
-def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None = None) -> Path:
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _wheel_entry(wheel: Path, file_name: str) -> dict:
+    """A Pyodide lock entry for a pure-Python wheel (name and version from its file name)."""
+    name, version = wheel.name.split("-")[:2]
+    with zipfile.ZipFile(wheel) as whl:
+        tops = sorted(
+            {n.split("/")[0] for n in whl.namelist() if not n.split("/")[0].endswith((".dist-info", ".data"))}
+        )
+    return {
+        "name": name.replace("_", "-"),
+        "version": version,
+        "file_name": file_name,
+        "install_dir": "site",
+        "sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),
+        "package_type": "package",
+        "imports": [t.removesuffix(".py") for t in tops if t.isidentifier() or t.endswith(".py")],
+        "depends": [],  # every dependency is in PRELOAD itself
+    }
+
+
+def course_lock(root: Path, core_lock: dict, core_prefix: str) -> dict:
+    """The Pyodide lock file of one build root: the distribution's packages (``file_name`` made
+    ``core_prefix + file_name``: an absolute URL, or a path relative to the lock file) plus the
+    wheels this build serves itself - the course's (``pypi/``) and the JupyterLite kernel's."""
+    lock = json.loads(json.dumps(core_lock))
+    for entry in lock["packages"].values():
+        entry["file_name"] = core_prefix + entry["file_name"]
+    own = sorted((root / "pypi").glob("*.whl")) + sorted((root / KERNEL_WHEELS).glob("*.whl"))
+    for wheel in own:
+        if wheel.name.startswith("widgetsnbextension-3."):
+            continue  # JupyterLite ships a 3.x and a 4.x placeholder; ipywidgets 8 needs 4.x
+        entry = _wheel_entry(wheel, wheel.relative_to(root).as_posix())
+        lock["packages"][_norm(entry["name"])] = entry
+    missing = [name for name in PRELOAD if _norm(name) not in lock["packages"]]
+    if missing:
+        raise RuntimeError(f"the site's lock file has no {missing}: the build cannot preload them")
+    return lock
+
+
+def _kernel_settings(pyodide_url: str) -> dict:
+    """The kernel's settings: where Pyodide is, and the lock file it loads :data:`PRELOAD` from
+    while it starts (``lockFileURL`` is resolved against the build's base URL: the copy works
+    under any path)."""
+    return {
+        "pyodideUrl": pyodide_url,
+        "disablePyPIFallback": True,
+        "loadPyodideOptions": {"lockFileURL": f"./{LOCK_NAME}", "packages": list(PRELOAD)},
+    }
+
+
+_PROBE = """<script data-course-probe>
+/* Added by tools/site_build.py: Python (Pyodide) is loaded by a web worker that reports nothing
+   when the runtime cannot be fetched, and the page would say "Starting up kernel..." for ever. */
+(function () {
+  var url = new URL(%(url)s, document.baseURI).href;
+  function say(text) {
+    function show() {
+      var box = document.createElement("div");
+      box.className = "course-runtime-error";
+      box.setAttribute("role", "alert");
+      box.style.cssText = "position:fixed;top:0;left:0;right:0;z-index:100000;background:#c62828;color:white;" +
+        "padding:12px 16px;font:15px/1.4 system-ui,sans-serif";
+      box.textContent = text;
+      document.body.appendChild(box);
+    }
+    if (document.body) show(); else document.addEventListener("DOMContentLoaded", show);
+  }
+  var stop = new AbortController();
+  var timer = setTimeout(function () { stop.abort(); }, %(ms)d);
+  fetch(url, { method: "HEAD", mode: "no-cors", cache: "no-store", signal: stop.signal }).then(function () {
+    clearTimeout(timer);
+  }).catch(function (error) {
+    clearTimeout(timer);
+    say("Python cannot start on this page: the Pyodide runtime could not be loaded from " + url + " (" +
+      (error.name === "AbortError" ? "no answer in %(s)d s" : "no network?") + "). This copy of the course " +
+      "loads it from the internet; without one, use a copy built with `make site-offline`.");
+  });
+})();
+</script>
+"""
+
+
+def add_runtime_probe(page: Path, pyodide_url: str) -> None:
+    """Insert :data:`_PROBE` at the top of ``page``'s <head>: it says on the page, within
+    PYODIDE_PROBE_S seconds, when the runtime cannot be fetched (offline, a blocked CDN...)."""
+    text = page.read_text()
+    if "data-course-probe" in text:
+        return
+    probe = _PROBE % {"url": json.dumps(pyodide_url), "ms": PYODIDE_PROBE_S * 1000, "s": PYODIDE_PROBE_S}
+    page.write_text(text.replace("<head>", "<head>\n" + probe, 1))
+
+
+def _relative(target: str, page_dir: str) -> str:
+    """``target`` (a path from the site root) as seen from a page in ``page_dir`` (from the root)."""
+    return os.path.relpath(target, page_dir or ".").replace(os.sep, "/")
+
+
+def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None = None, offline: bool = False) -> Path:
     """Build the site into ``out`` (replaced). ``pyodide_url``: where the kernel loads Pyodide
-    (the CDN by default; tests pass a local copy)."""
+    (the CDN by default; tests pass a local copy's). ``offline``: bundle the runtime from npm
+    (``out/pyodide``), every URL relative; ``pyodide_url`` is then ignored."""
+    from tools.pyodide_local import local_distribution
+
     lessons = browser_notebooks(ROOT / "notebooks")
     exercises = browser_notebooks(ROOT / "exercises")
     demo_list = demos()
+    online_runtime = pyodide_url.startswith(("http://", "https://")) and not offline
+    # the distribution's lock: the whole one for the CDN; else the local runtime's (what is there)
+    core_dir = npm_pyodide() if online_runtime else local_distribution()
+    core_lock = json.loads((core_dir / "pyodide-lock.json").read_text())
     with tempfile.TemporaryDirectory(prefix="site-") as tmp:
         stage = Path(tmp)
-        for folder, notebooks, plots in (
-            ("lab-content/lessons", lessons, True),
-            ("lab-content/exercises", exercises, True),
-            ("demos", demo_list, False),
+        for folder, notebooks, plots_hint in (
+            ("lab-content/lessons", lessons, offline),
+            ("lab-content/exercises", exercises, offline),
+            ("demos", demo_list, False),  # the demos draw no matplotlib figures
         ):
             (stage / folder).mkdir(parents=True)
             for nb in notebooks:
-                (stage / folder / nb.name).write_text(json.dumps(for_the_browser(nb, plots), indent=1))
-        (stage / "lite").mkdir()
-        kernel_settings = {"pyodideUrl": pyodide_url, "disablePyPIFallback": True}
-        (stage / "lite" / "jupyter-lite.json").write_text(
-            json.dumps(
-                {
-                    "jupyter-lite-schema-version": 0,
-                    "jupyter-config-data": {
-                        "appName": "Kafka delivery semantics",
-                        "litePluginSettings": {"@jupyterlite/pyodide-kernel-extension:kernel": kernel_settings},
-                    },
-                }
-            )
-        )
+                (stage / folder / nb.name).write_text(json.dumps(for_the_browser(nb, plots_hint), indent=1))
         bundled = wheels(stage / "wheels")
         if out.exists():
             shutil.rmtree(out)
         # Two JupyterLite builds: Voici's replaces the shared build/ folder with its own app, so
         # the lessons (JupyterLab) and the demos (Voici) each get a complete site of their own.
         bin_dir = Path(sys.executable).parent
-        _lite_build(
-            [str(bin_dir / "jupyter-lite"), "build", "--apps", "lab"], stage / "lab-content", out, stage, bundled
-        )
-        _lite_build([str(bin_dir / "voici"), "build"], stage / "demos", out / "demos", stage, bundled)
+        for command, contents, root in (
+            ([str(bin_dir / "jupyter-lite"), "build", "--apps", "lab"], stage / "lab-content", ""),
+            ([str(bin_dir / "voici"), "build"], stage / "demos", "demos"),
+        ):
+            url = _relative("pyodide/pyodide.js", PAGES[root]) if offline else pyodide_url
+            _lite_build(command, contents, out / root, stage, bundled, _kernel_settings(url))
+    if offline:
+        shutil.copytree(core_dir, out / "pyodide", ignore=shutil.ignore_patterns(".complete"))
+    for root, page_dir in PAGES.items():
+        if offline:
+            url, prefix = _relative("pyodide/pyodide.js", page_dir), _relative("pyodide", root) + "/"
+        else:
+            url, prefix = pyodide_url, pyodide_url.rsplit("/", 1)[0] + "/"
+        (out / root / LOCK_NAME).write_text(json.dumps(course_lock(out / root, core_lock, prefix)))
+        for page in sorted((out / page_dir).glob("*.html")):
+            add_runtime_probe(page, url)
     vendor_fontawesome(out)
     (out / "index.html").write_text(landing_page(lessons, exercises, demo_list, source_url))
     (out / ".nojekyll").write_text("")  # GitHub Pages: serve folders starting with '_' as they are
@@ -321,8 +497,13 @@ def main(argv=None) -> int:
         default=default_source,
         help="link to the course repository on the landing page (default: $GITHUB_REPOSITORY)",
     )
+    parser.add_argument(
+        "--offline",
+        action="store_true",
+        help="bundle the Pyodide runtime (from npm) so the copy needs no internet (make site-offline)",
+    )
     args = parser.parse_args(argv)
-    out = build(args.out, args.pyodide_url, args.source_url)
+    out = build(args.out, args.pyodide_url, args.source_url, offline=args.offline)
     print(f"site built in {out} — serve it with: python -m http.server -d {out} -b 127.0.0.1 8000")
     return 0
 

@@ -11,11 +11,28 @@
 
 Pass the cluster as ``bootstrap_servers`` to :class:`course_lib.clients.KafkaProducer`.
 
+Code outside the broker (charts, the nemesis, experiments) reads the cluster only through
+:meth:`Cluster.inspect` and :meth:`Cluster.inspect_broker`: frozen snapshots, so nothing outside
+can change a broker's state by accident and the broker's internals may change freely.
+
+>>> view = cluster.inspect("orders")
+>>> view.leader, view.leader_epoch, view.isr, view.replicas
+(2, 1, (2, 3), (1, 2, 3))
+>>> view.replica(1).up, view.replica(2).role    # the controller decided; broker 2 hears it next
+(False, 'follower')
+>>> cluster.run_for(100)
+>>> view = cluster.inspect("orders")
+>>> view.replica(2).role, view.replica(2).epochs, view.hw, view.lso
+('leader', ((1, 0),), 0, 0)
+>>> cluster.inspect_broker(1)
+BrokerView(broker_id=1, up=False, paused=False, fenced=True)
+
 Taught in notebooks/01_replicated_log.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 from ..history import INFO, OK, History, Nemesis, OpName
@@ -24,6 +41,68 @@ from .broker import Broker, node_name
 from .controller import Controller
 from .options import ClusterOptions
 from .protocol import TopicConfig
+
+
+@dataclass(frozen=True)
+class ReplicaView:
+    """One replica of a partition as its broker holds it now (the simulator never deletes from a
+    log's head - no retention - so every log starts at offset 0)."""
+
+    broker_id: int
+    up: bool
+    paused: bool
+    role: str  # "leader" or "follower": what this broker believes, not the controller's view
+    leo: int  # log end offset: the next offset this replica would write
+    hw: int  # high watermark as this replica knows it (followers learn it one fetch late)
+    epochs: tuple[tuple[int, int], ...]  # (leader epoch, start offset) - the leader epoch cache
+
+
+@dataclass(frozen=True)
+class PartitionView:
+    """One partition: the controller's decision (leader, epoch, ISR, ELR) and every replica's log.
+
+    ``hw`` and ``lso`` are the leader's (what consumers read below); ``None`` while the
+    partition has no live leader."""
+
+    topic: str
+    partition: int
+    leader: int | None
+    leader_epoch: int
+    replicas: tuple[int, ...]  # the controller's order
+    isr: tuple[int, ...]
+    elr: tuple[int, ...]
+    last_known_leader: int | None
+    replica_views: tuple[ReplicaView, ...]  # in ``replicas`` order
+    hw: int | None
+    lso: int | None
+    time_ms: float
+
+    def replica(self, broker_id: int) -> ReplicaView:
+        for r in self.replica_views:
+            if r.broker_id == broker_id:
+                return r
+        raise ValueError(
+            f"broker {broker_id} holds no replica of {self.topic}-{self.partition}; replicas are {self.replicas}"
+        )
+
+
+@dataclass(frozen=True)
+class BatchView:
+    """One batch of a leader's log: its records' values, or a transaction marker."""
+
+    base_offset: int
+    values: tuple  # the records' values (empty for a COMMIT/ABORT marker)
+    producer_id: int
+    is_transactional: bool
+    control: str | None  # "commit" / "abort" for a transaction marker, else None
+
+
+@dataclass(frozen=True)
+class BrokerView:
+    broker_id: int
+    up: bool  # the process runs (False after crash())
+    paused: bool  # frozen by pause() (SIGSTOP)
+    fenced: bool  # the controller has fenced it: out of every ISR, not elected
 
 
 class Cluster:
@@ -190,34 +269,84 @@ class Cluster:
         self.topic_config(topic)
         return self.controller.partitions[(topic, partition)].leader
 
-    def partition_state(self, topic: str, partition: int = 0) -> dict:
-        """Everything that explains a partition now: leader, epoch, ISR and each replica's
-        LEO/HW/epochs as that broker sees them."""
-        self.topic_config(topic)
+    @property
+    def broker_ids(self) -> list[int]:
+        return sorted(self.brokers)
+
+    @property
+    def unclean_elections(self) -> int:
+        """How many times the controller made an out-of-sync replica leader (unclean election)."""
+        return self.controller.unclean_elections
+
+    def inspect_broker(self, broker_id: int) -> BrokerView:
+        broker = self.broker(broker_id)
+        return BrokerView(broker_id, broker.alive, broker.paused, broker_id in self.controller.fenced)
+
+    def inspect(self, topic: str, partition: int = 0) -> PartitionView:
+        """A read-only snapshot of ``topic``-``partition`` now: the controller's view and each
+        replica's log as that broker sees it."""
+        config = self.topic_config(topic)
+        if not isinstance(partition, int) or not 0 <= partition < config.partitions:
+            raise ValueError(f"{topic} has partitions 0..{config.partitions - 1}, not {partition!r}")
         tp = (topic, partition)
         state = self.controller.partitions[tp]
-        replicas = {}
+        views = []
         for r in state.replicas:
             broker = self.brokers[r]
             p = broker.partitions.get(tp)
-            replicas[r] = {
-                "up": broker.alive,
-                "paused": broker.paused,
-                "leo": p.log.leo if p else 0,
-                "hw": p.log.hw if p else 0,
-                "epochs": list(p.log.epochs) if p else [],
-                "role": ("leader" if p and p.is_leader else "follower"),
-            }
+            views.append(
+                ReplicaView(
+                    broker_id=r,
+                    up=broker.alive,
+                    paused=broker.paused,
+                    role="leader" if p and p.is_leader else "follower",
+                    leo=p.log.leo if p else 0,
+                    hw=p.log.hw if p else 0,
+                    epochs=tuple(p.log.epochs) if p else (),
+                )
+            )
+        leader = None  # the leader's replica while its broker runs: it answers consumers
+        if state.leader is not None and self.brokers[state.leader].alive:
+            leader = self.brokers[state.leader].partitions.get(tp)
+        return PartitionView(
+            topic=topic,
+            partition=partition,
+            leader=state.leader,
+            leader_epoch=state.leader_epoch,
+            replicas=tuple(state.replicas),
+            isr=tuple(state.isr),
+            elr=tuple(state.elr),
+            last_known_leader=state.last_known_elr[0] if state.last_known_elr else None,
+            replica_views=tuple(views),
+            hw=None if leader is None else leader.log.hw,
+            lso=None if leader is None else leader.readable_end(True),
+            time_ms=self.sim.now,
+        )
+
+    def partition_state(self, topic: str, partition: int = 0) -> dict:
+        """Everything that explains a partition now: leader, epoch, ISR and each replica's
+        LEO/HW/epochs as that broker sees it (:meth:`inspect` as plain data, for display)."""
+        view = self.inspect(topic, partition)
         return {
             "topic": topic,
             "partition": partition,
-            "leader": state.leader,
-            "leader_epoch": state.leader_epoch,
-            "isr": list(state.isr),
-            "elr": list(state.elr),
-            "last_known_leader": state.last_known_elr[0] if state.last_known_elr else None,
-            "replicas": replicas,
-            "time_ms": self.sim.now,
+            "leader": view.leader,
+            "leader_epoch": view.leader_epoch,
+            "isr": list(view.isr),
+            "elr": list(view.elr),
+            "last_known_leader": view.last_known_leader,
+            "replicas": {
+                r.broker_id: {
+                    "up": r.up,
+                    "paused": r.paused,
+                    "leo": r.leo,
+                    "hw": r.hw,
+                    "epochs": list(r.epochs),
+                    "role": r.role,
+                }
+                for r in view.replica_views
+            },
+            "time_ms": view.time_ms,
         }
 
     def state(self) -> dict:
@@ -225,11 +354,25 @@ class Cluster:
         return {
             "time_ms": self.sim.now,
             "brokers": {
-                b: {"up": br.alive, "paused": br.paused, "fenced": b in self.controller.fenced}
-                for b, br in sorted(self.brokers.items())
+                b: {"up": v.up, "paused": v.paused, "fenced": v.fenced}
+                for b, v in ((b, self.inspect_broker(b)) for b in self.broker_ids)
             },
             "partitions": [self.partition_state(t, p) for (t, p) in sorted(self.controller.partitions)],
         }
+
+    def leader_log(self, topic: str, partition: int = 0) -> tuple[BatchView, ...]:
+        """The batches of the partition leader's log, oldest first (raises while it is offline)."""
+        p = self._leader_replica(topic, partition)
+        return tuple(
+            BatchView(
+                stored.base_offset,
+                tuple(r.value for r in stored.batch.records),
+                stored.batch.producer_id,
+                stored.batch.is_transactional,
+                stored.batch.control,
+            )
+            for stored in p.log.batches
+        )
 
     def committed_records(
         self, topic: str, partition: int = 0, read_committed: bool = False

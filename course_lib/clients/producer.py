@@ -30,6 +30,7 @@ notebooks/04_idempotent_producer.
 from __future__ import annotations
 
 import math
+import threading
 from collections import deque
 
 from kafka import errors as Errors
@@ -209,10 +210,13 @@ class KafkaProducer(Requests, Transactions):
                 f"flush() timed out after {timeout} s with {self._incomplete} record(s) still waiting{wedged}"
             )
 
-    def close(self, timeout=None):
-        """Flush, then stop. ``timeout=0`` abandons what is still queued."""
+    def close(self, timeout=None, null_logger=False):
+        """Flush, then stop. ``timeout=0`` abandons what is still queued. (``null_logger`` is
+        kafka-python's, for closing at interpreter exit: nothing to silence here.)"""
         if self._closed:
             return
+        if timeout is not None and not 0 <= timeout <= threading.TIMEOUT_MAX:
+            raise ValueError(f"Invalid timeout: {timeout} (seconds, >= 0)")
         if timeout != 0:
             try:
                 self.flush(timeout)
@@ -220,6 +224,17 @@ class KafkaProducer(Requests, Transactions):
                 pass
         self._closed = True
         self.alive = False
+
+    def bootstrap_connected(self):
+        """kafka-python: whether the connection to a bootstrap server is open - measured False once
+        the producer has its metadata (the connection is then to the leaders)."""
+        return False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        self.close()
 
     def partitions_for(self, topic):
         if topic not in self._partitions:

@@ -19,8 +19,10 @@ import os
 import signal
 import threading
 
-from . import exercises as _exercises
-from .exercises import EXERCISES, MISSING
+from . import registry as _registry
+from .answers import syntax_error
+from .framework import is_placeholder
+from .registry import EXERCISES, MISSING
 from .report import ERROR, Report
 
 __all__ = ["check", "check_all", "EXERCISES"]
@@ -55,19 +57,30 @@ def _with_time_limit(seconds: float, fn, *args):
         signal.signal(signal.SIGALRM, previous)
 
 
-def check(exercise_id: str, namespace: dict | None = None, time_limit_s: float | None = 120) -> Report:
+def check(
+    exercise_id: str, namespace: dict | None = None, time_limit_s: float | None = 120, seeds: list[int] | None = None
+) -> Report:
     """Check your answer to one exercise (the variable or functions it names in your notebook)
     and say what passed, what failed and how to reproduce a failure. Code that runs longer than
-    ``time_limit_s`` (an infinite loop?) is stopped and reported."""
+    ``time_limit_s`` (an infinite loop?) is stopped and reported. ``seeds``: only these runs
+    (a failure's "reproduce" line gives the call)."""
     if exercise_id not in EXERCISES:
         raise ValueError(f"no exercise {exercise_id!r}; the exercises are {', '.join(sorted(EXERCISES))}")
+    if seeds is not None and (
+        not isinstance(seeds, (list, tuple)) or not seeds or not all(type(s) is int for s in seeds)
+    ):
+        raise ValueError(f"seeds must be a non-empty list of whole numbers, such as [3]; got {seeds!r}")
     if os.environ.get("COURSE_GRADING_SUBMISSION"):
         return None  # inside the instructor's grader: it evaluates the answers itself
     if namespace is None:  # the caller's variables: a notebook's globals (or a function's locals)
         frame = inspect.currentframe().f_back
         namespace = {**frame.f_globals, **frame.f_locals}
+    answer = _answer_from(namespace, exercise_id)
+    broken = _syntax_error(namespace, exercise_id, answer)
+    if broken:
+        return broken
     try:
-        return _with_time_limit(time_limit_s, _exercises.evaluate, exercise_id, _answer_from(namespace, exercise_id))
+        return _with_time_limit(time_limit_s, _registry.evaluate, exercise_id, answer, seeds)
     except _TooSlow:
         ex = EXERCISES[exercise_id]
         return Report(
@@ -78,6 +91,18 @@ def check(exercise_id: str, namespace: dict | None = None, time_limit_s: float |
             f"your code did not finish within {time_limit_s:g} s (an infinite loop?); the check stopped it",
             ex.hint,
         )
+
+
+def _syntax_error(namespace: dict, exercise_id: str, answer) -> Report | None:
+    """An unanswered exercise whose answer cell does not compile (IPython keeps every cell it was
+    given in ``In``, even one that never ran): say so, with the line, not "not attempted yet"."""
+    ex = EXERCISES[exercise_id]
+    answers = answer if ex.is_implementation else (answer,)
+    cells = namespace.get("In")
+    if not isinstance(cells, list) or not any(is_placeholder(a) for a in answers):
+        return None
+    problem = syntax_error(cells, ex.functions or (ex.id,))
+    return Report(exercise_id, ERROR, 0, ex.points, problem, ex.hint) if problem else None
 
 
 def check_all(notebook_prefix: str = "", namespace: dict | None = None) -> list[Report]:

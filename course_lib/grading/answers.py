@@ -5,8 +5,9 @@ text and run only in a separate, time-limited evaluation process."""
 from __future__ import annotations
 
 import ast
+import re
 
-from .exercises import MISSING
+from .framework import MISSING
 
 
 class Opaque:
@@ -94,3 +95,38 @@ def _with_decorators(source: str, node) -> str:
     lines = source.split("\n")
     start = min([d.lineno for d in node.decorator_list] + [node.lineno]) - 1
     return "\n".join(lines[start : node.end_lineno])
+
+
+def _python(source: str) -> str:
+    """A notebook cell as Python (IPython magics turned into calls), as the kernel runs it."""
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+
+        return TransformerManager().transform_cell(source)
+    except ImportError:
+        return source
+
+
+def syntax_error(cells: list[str], names: tuple) -> str | None:
+    """Why an answer is missing when the last cell that sets one of ``names`` cannot even be
+    compiled: that cell never ran, so "not attempted yet" would be wrong. None otherwise.
+
+    >>> print(syntax_error(['ex05_q1 = {\\n    "a": 1}\\n      y = 2'], ("ex05_q1",)))
+    the cell that sets ex05_q1 has a syntax error, so it never ran: IndentationError: unexpected indent (line 3: y = 2). Fix that line and run the cell again.
+    >>> syntax_error(["ex05_q1 = ..."], ("ex05_q1",)) is None
+    True
+    """
+    sets = re.compile(r"^\s*(?:def\s+|class\s+)?(?:%s)\b\s*[=(:]" % "|".join(map(re.escape, names)), re.M)
+    for source in reversed(cells):
+        if not isinstance(source, str) or not sets.search(source):
+            continue
+        try:
+            compile(_python(source), "<answer cell>", "exec")
+        except SyntaxError as exc:
+            where = f"line {exc.lineno}: {(exc.text or '').strip()}" if exc.lineno else "somewhere in the cell"
+            return (
+                f"the cell that sets {', '.join(names)} has a syntax error, so it never ran: "
+                f"{type(exc).__name__}: {exc.msg} ({where}). Fix that line and run the cell again."
+            )
+        return None
+    return None

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import sandbox
-from .answers import decode, definitions
-from .exercises import EXERCISES, MISSING, evaluate
+from .answers import decode, definitions, syntax_error
+from .registry import EXERCISES, MISSING, evaluate
 from .hidden import seeds_for
 from .report import ERROR, Report
 
@@ -204,9 +204,12 @@ def _unfinished(ex, state: dict, cells: list[str], limits: Limits, notebook_stop
 
 
 def _grade_exercise(ex, state: dict, cells: list[str], grader: Grader, notebook_stopped: bool) -> Report:
+    broken = syntax_error(cells, ex.functions or (ex.id,))  # the answer cell never ran: say why
     if ex.is_implementation:
         source = definitions(cells, ex.functions)
         if source is None:
+            if broken:
+                return Report(ex.id, ERROR, 0, ex.points, broken, ex.hint)
             return evaluate(ex.id, tuple(MISSING for _ in ex.functions))
         return _evaluate_implementation(ex, source, grader)
     try:
@@ -217,6 +220,8 @@ def _grade_exercise(ex, state: dict, cells: list[str], grader: Grader, notebook_
         unfinished = _unfinished(ex, state, cells, grader.limits, notebook_stopped)
         if unfinished:
             return unfinished
+        if broken:
+            return Report(ex.id, ERROR, 0, ex.points, broken, ex.hint)
     return evaluate(ex.id, answer, seeds=seeds_for(ex, grader.secret))
 
 
@@ -287,16 +292,11 @@ def grade_folder(
     submissions mention. Raises :class:`sandbox.SandboxUnavailable` when the grader is sandboxed
     and the sandbox does not work here."""
     grader = grader or Grader()
-    if grader.sandboxed:
-        problem = sandbox.probe()
-        if problem:
-            raise sandbox.SandboxUnavailable(problem)
     submissions, out_csv = Path(submissions), Path(out_csv)
     notebooks = sorted(submissions.glob("*.ipynb"))
     if not notebooks:
         raise SystemExit(f"no .ipynb files in {submissions}: pass the folder that holds the submitted notebooks")
     feedback_dir = Path(feedback_dir) if feedback_dir else out_csv.with_name(out_csv.stem + "_feedback")
-    feedback_dir.mkdir(parents=True, exist_ok=True)
     sets = sets or exercise_sets(notebooks)
     if not sets:
         raise SystemExit(
@@ -307,6 +307,12 @@ def grade_folder(
     if unknown:
         raise SystemExit(f"no exercise set {', '.join(unknown)}; the sets are {', '.join(known)}")
     chosen = [ex for ex in EXERCISES.values() if _lesson(ex) in sets]
+    # only now, after the checks of what was passed: a wrong folder is named as such on any machine
+    if grader.sandboxed:
+        problem = sandbox.probe()
+        if problem:
+            raise sandbox.SandboxUnavailable(problem)
+    feedback_dir.mkdir(parents=True, exist_ok=True)
     max_total = sum(ex.points for ex in chosen)
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         results = list(pool.map(lambda nb: grade_notebook(nb, grader, sets), notebooks))

@@ -22,7 +22,7 @@ def main() -> int:
     confine()
     request = json.load(sys.stdin)
     channel = os.fdopen(int(os.environ.get("COURSE_GRADING_CHANNEL_FD", "1")), "w")
-    from .exercises import EXERCISES, MISSING, evaluate
+    from .registry import EXERCISES, MISSING, evaluate
     from .report import ERROR, Report
 
     ex = EXERCISES[request["exercise"]]

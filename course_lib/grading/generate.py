@@ -19,8 +19,9 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parents[2]
-SOURCE_DIR, LEARNER_DIR, INSTRUCTOR_DIR = ROOT / "exercises_src", ROOT / "exercises", ROOT / "solutions"
+# An author's tool: it runs in a checkout of the course (``make exercises`` runs it from the
+# repository root), so the folders are relative to the working directory, not to this package.
+SOURCE_DIR, LEARNER_DIR, INSTRUCTOR_DIR = Path("exercises_src"), Path("exercises"), Path("solutions")
 # ``name = value  # SOLUTION`` or, inside a dict literal, ``"key": value,  # SOLUTION``
 _INLINE = re.compile(r"^(?P<indent>\s*)(?P<target>[^=#:]+?[=:])\s*(?P<value>.+?)(?P<comma>,?)\s*# SOLUTION\s*$")
 _MD_BLOCK = re.compile(r"<!-- BEGIN SOLUTION -->.*?<!-- END SOLUTION -->\n?", re.S)
@@ -95,6 +96,11 @@ def generate(
     source_dir: Path = SOURCE_DIR, learner_dir: Path = LEARNER_DIR, instructor_dir: Path = INSTRUCTOR_DIR
 ) -> list[Path]:
     """Regenerate every learner and instructor notebook; returns the files written."""
+    if not Path(source_dir).is_dir():
+        raise FileNotFoundError(
+            f"{Path(source_dir).resolve()} is not a folder: run this from the root of a checkout of the course "
+            "(`make exercises`), where exercises_src/ is"
+        )
     written = []
     for src in sorted(Path(source_dir).glob("*.ipynb")):
         nb = nbformat.read(src, as_version=4)

@@ -1,19 +1,22 @@
-"""Crash harnesses for the "implement" exercises: run the learner's code against the simulator,
-kill it at seeded points, restart it, and judge the output with the checker.
+"""Crash harnesses for the "implement" exercises: run the learner's code against a backend (the
+seeded simulator), kill it at seeded points, restart it, and judge the output with the checker.
 
-The crash is an exception derived from BaseException, so a learner's ``except Exception`` cannot
-swallow it - as a real process death could not be caught either.
+The application runs under :mod:`course_lib.supervisor`, as the lessons' pipeline does: one crash
+exception (:class:`AppCrash`, a BaseException, so a learner's ``except Exception`` cannot swallow
+it - as a real process death could not be caught either), crash plans, one restart loop.
 """
 
 from __future__ import annotations
 
 import random
 import sqlite3
+from typing import Any
 
-from ..broker import Cluster
+from ..backend import Backend, open_backend
 from ..checker import check
-from ..clients import KafkaConsumer, KafkaProducer
-from ..processing import INPUT, OUTPUT, loaded_cluster
+from ..processing import Names, load_input
+from ..history import OpName
+from ..supervisor import AppCrash, Countdown, Steps, Supervision, supervise
 
 GROUP = "graded-app"
 MAX_POLLS = 200  # a loop that polls more than this on a 12-message input never stops
@@ -22,8 +25,10 @@ MAX_POLLS = 200  # a loop that polls more than this on a 12-message input never 
 RETURN_WITHIN_S = 60
 
 
-class AppCrash(BaseException):
-    """The application process dies here."""
+def _loaded(seed: int, messages: int, with_output: bool = False) -> tuple[Backend, Names]:
+    """A seeded simulated cluster whose input topic holds ``msg-0`` .. ``msg-{messages-1}``."""
+    b = open_backend(None, seed, group_initial_rebalance_delay_ms=0)
+    return b, load_input(b, messages, 2, with_output)
 
 
 class LoopDidNotStop(BaseException):
@@ -36,36 +41,23 @@ class LoopDidNotStop(BaseException):
     )
 
 
-class _Countdown:
-    """Raises AppCrash right after the n-th call of ``method`` (None: never)."""
-
-    def __init__(self, method: str | None, n: int):
-        self.method, self.n = method, n
-
-    def tick(self, method: str) -> None:
-        if method == self.method:
-            self.n -= 1
-            if self.n == 0:
-                raise AppCrash(f"crashed after call of {method}()")
-
-
 class CrashingConsumer:
     """The consumer the learner's loop receives: kafka-python's methods, plus a seeded crash, and
     a clock: a call that runs past :data:`RETURN_WITHIN_S` simulated seconds never returns."""
 
-    def __init__(self, consumer: KafkaConsumer, countdown: _Countdown, sim):
+    def __init__(self, consumer: Any, countdown: Countdown, backend: Backend):
         self._consumer, self._countdown, self.polls = consumer, countdown, 0
-        self._sim, self.started_ms = sim, sim.now
+        self._backend, self.started_ms = backend, backend.now_ms
 
     def overran(self) -> bool:
-        return self.polls > MAX_POLLS or self._sim.now - self.started_ms > RETURN_WITHIN_S * 1000
+        return self.polls > MAX_POLLS or self._backend.now_ms - self.started_ms > RETURN_WITHIN_S * 1000
 
     def poll(self, timeout_ms: int = 500, max_records: int | None = None):
         self.polls += 1
         if self.overran():
             raise LoopDidNotStop()
         batches = self._consumer.poll(timeout_ms=timeout_ms, max_records=max_records)
-        self._countdown.tick("poll")
+        self._countdown.reached("poll")
         return batches
 
     def __iter__(self):
@@ -80,7 +72,7 @@ class CrashingConsumer:
             # and the simulated client), so it is no crash point of the countdown either
             return None
         result = self._consumer.commit(offsets) if offsets is not None else self._consumer.commit()
-        self._countdown.tick("commit")
+        self._countdown.reached("commit")
         return result
 
     def __getattr__(self, name):
@@ -92,32 +84,38 @@ class GradedSink:
 
     name = "sink:graded"
 
-    def __init__(self, countdown: _Countdown):
+    def __init__(self, countdown: Countdown):
         self.rows: list[str] = []
         self._countdown = countdown
 
     def write(self, record) -> None:
         value = record.value.decode() if isinstance(record.value, bytes) else str(record.value)
         self.rows.append(value)
-        self._countdown.tick("write")
+        self._countdown.reached("write")
 
 
-def _judge(cluster: Cluster, rows: list[str], semantics: str):
-    cluster.final_read(INPUT)
-    cluster.history.record(
-        "final-reader", "ok", "final_read", [[0, i, m] for i, m in enumerate(rows)], topic=GradedSink.name
+def _judge(b: Backend, names: Names, rows: list[str], semantics: str):
+    b.final_read(names.input)
+    b.history.record(
+        "final-reader", "ok", OpName.FINAL_READ, [[0, i, m] for i, m in enumerate(rows)], topic=GradedSink.name
     )
-    spec = {"semantics": semantics, "isolation_level": "read_uncommitted", "input": INPUT, "output": GradedSink.name}
-    return check(cluster.history, {"acks": "all"}, None, consumer=spec)
+    spec = {
+        "semantics": semantics,
+        "isolation_level": "read_uncommitted",
+        "input": names.input,
+        "output": GradedSink.name,
+    }
+    return check(b.history, {"acks": "all"}, None, consumer=spec)
 
 
-def _caught_up(cluster: Cluster, consumer: KafkaConsumer) -> bool:
+def _caught_up(b: Backend, consumer: Any) -> bool:
+    """Has the consumer read every committed record of its partitions (the input holds no
+    transactions, so its last stable offset is its last record's offset + 1)?"""
     positions = consumer.positions
     if not positions:
         return False
     for (topic, partition), position in positions.items():
-        records = cluster.committed_records(topic, partition, read_committed=True)
-        if position is None or position < (records[-1][0] + 1 if records else 0):
+        if position is None or position < b.end_offset(topic, partition, read_committed=True):
             return False
     return True
 
@@ -138,33 +136,33 @@ def run_consumer_loop(app, seed: int, messages: int = 12, semantics: str = "at-l
     (right after a poll, a write or a commit; ``crash=False``: never) and restarting it with a
     new consumer in the same group. Returns the checker's result for ``semantics``."""
     rng = random.Random(f"grading-consumer-{seed}")
-    cluster = loaded_cluster(seed, messages)
-    countdown = _Countdown(rng.choice(["poll", "write", "commit"]) if crash else None, rng.randint(1, 4))
+    b, names = _loaded(seed, messages)
+    countdown = Countdown(rng.choice(["poll", "write", "commit"]) if crash else None, rng.randint(1, 4))
     sink = GradedSink(countdown)
-    for number in range(1, 5):
-        consumer = KafkaConsumer(
-            INPUT,
-            bootstrap_servers=cluster,
-            group_id=GROUP,
+
+    def start(number: int) -> Steps:
+        consumer = b.consumer(
+            names.input,
+            group_id=b.group_id(GROUP),
             client_id=f"app-{number}",
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             max_poll_records=rng.randint(2, 5),
             session_timeout_ms=6000,
         )
-        wrapped = CrashingConsumer(consumer, countdown, cluster.sim)
-        try:
+        wrapped = CrashingConsumer(consumer, countdown, b)
+
+        def run() -> None:
             # a supervisor calls the loop again while input is left (it may return during a rebalance)
             _call(app, wrapped, sink)
-            while not _caught_up(cluster, consumer):
+            while not _caught_up(b, consumer):
                 _call(app, wrapped, sink)
-            consumer.close()
-            break
-        except AppCrash:
-            consumer.crash()
-            countdown.method = None  # one crash per run: the restarted instance runs to the end
-            cluster.run_for(1000)
-    return _judge(cluster, sink.rows, semantics)
+
+        return Steps(run, consumer.close, lambda: b.crash_client(consumer))
+
+    # one crash per run: the restarted instance runs to the end
+    supervise(b, start, max_instances=4, on_crash=countdown.disarm)
+    return _judge(b, names, sink.rows, semantics)
 
 
 class CrashingDB:
@@ -226,20 +224,21 @@ def run_external_store(store, resume_positions, seed: int, messages: int = 12):
     ``store(db, record)`` for every record and, on (re)start, seeks to
     ``resume_positions(db)``. The database dies before a seeded statement (up to two times)."""
     rng = random.Random(f"grading-external-{seed}")
-    cluster = loaded_cluster(seed, messages)
+    b, names = _loaded(seed, messages)
     raw = new_store()
-    crashes = 0
-    for number in range(1, 6):
-        db = CrashingDB(raw, rng.randint(1, 3 * messages) if crashes < 2 else None)
-        consumer = KafkaConsumer(
-            bootstrap_servers=cluster,
+    seen = Supervision()
+
+    def start(number: int) -> Steps:
+        db = CrashingDB(raw, rng.randint(1, 3 * messages) if len(seen.crashes) < 2 else None)
+        consumer = b.consumer(
             client_id=f"app-{number}",
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             max_poll_records=rng.randint(2, 5),
         )
-        consumer.assign([(INPUT, p) for p in range(2)])
-        try:
+        consumer.assign([(names.input, p) for p in range(2)])
+
+        def run() -> None:
             positions = resume_positions(db) or {}
             for tp, offset in dict(positions).items():
                 consumer.seek(tuple(tp), int(offset))
@@ -254,15 +253,16 @@ def run_external_store(store, resume_positions, seed: int, messages: int = 12):
                 idle = 0
                 for record in records:
                     store(db, record)
-            consumer.close()
-            break
-        except AppCrash:
+
+        def died() -> None:
             db.died()
-            consumer.crash()
-            crashes += 1
-            cluster.run_for(1000)
+            b.crash_client(consumer)
+
+        return Steps(run, consumer.close, died)
+
+    supervise(b, start, max_instances=5, seen=seen)
     rows = [m for (m,) in raw.execute("SELECT message FROM output ORDER BY rowid")]
-    return _judge(cluster, rows, "exactly-once-external")
+    return _judge(b, names, rows, "exactly-once-external")
 
 
 # ---- consume-transform-produce (exercise 06) -----------------------------------------------------
@@ -272,29 +272,29 @@ class CrashingProducer:
     """The transactional producer the learner's code receives, with a seeded crash right after a
     call of send / send_offsets_to_transaction / commit_transaction."""
 
-    def __init__(self, producer: KafkaProducer, countdown: _Countdown):
+    def __init__(self, producer: Any, countdown: Countdown):
         self._producer, self._countdown = producer, countdown
 
     def send(self, *args, **kwargs):
         future = self._producer.send(*args, **kwargs)
-        self._countdown.tick("send")
+        self._countdown.reached("send")
         return future
 
     def send_offsets_to_transaction(self, offsets, group_metadata):
         result = self._producer.send_offsets_to_transaction(offsets, group_metadata)
-        self._countdown.tick("send_offsets_to_transaction")
+        self._countdown.reached("send_offsets_to_transaction")
         return result
 
     def commit_transaction(self, *args, **kwargs):
         result = self._producer.commit_transaction(*args, **kwargs)
-        self._countdown.tick("commit_transaction")
+        self._countdown.reached("commit_transaction")
         return result
 
     def __getattr__(self, name):
         return getattr(self._producer, name)
 
 
-def _rewind(consumer: KafkaConsumer) -> None:
+def _rewind(consumer: Any) -> None:
     """After an aborted transaction the consumer's positions are ahead of what was committed:
     seek back (as kafka-python applications do), or the aborted batch would be skipped."""
     for tp in list(consumer.assignment()):
@@ -312,13 +312,13 @@ def run_transform_loop(process_batch, seed: int, messages: int = 12):
     from kafka import errors as Errors
 
     rng = random.Random(f"grading-transform-{seed}")
-    cluster = loaded_cluster(seed, messages, with_output=True)
-    countdown = _Countdown(rng.choice(["send", "send_offsets_to_transaction", "commit_transaction"]), rng.randint(1, 3))
-    for number in range(1, 5):
-        consumer = KafkaConsumer(
-            INPUT,
-            bootstrap_servers=cluster,
-            group_id=GROUP,
+    b, names = _loaded(seed, messages, with_output=True)
+    countdown = Countdown(rng.choice(["send", "send_offsets_to_transaction", "commit_transaction"]), rng.randint(1, 3))
+
+    def start(number: int) -> Steps:
+        consumer = b.consumer(
+            names.input,
+            group_id=b.group_id(GROUP),
             client_id=f"app-{number}",
             enable_auto_commit=False,
             auto_offset_reset="earliest",
@@ -326,18 +326,19 @@ def run_transform_loop(process_batch, seed: int, messages: int = 12):
             max_poll_records=rng.randint(2, 5),
             session_timeout_ms=6000,
         )
-        producer = KafkaProducer(
-            bootstrap_servers=cluster, transactional_id="graded-transformer", client_id=f"app-{number}-producer"
+        producer = b.producer(
+            transactional_id=b.transactional_id("graded-transformer"), client_id=f"app-{number}-producer"
         )
         producer.init_transactions()  # fences the previous instance and aborts what it left open
         wrapped = CrashingProducer(producer, countdown)
-        try:
+
+        def run() -> None:
             idle = 0
             for _ in range(MAX_POLLS):
                 records = [r for rs in consumer.poll(timeout_ms=500).values() for r in rs]
                 if not records:
                     idle += 1
-                    if idle >= 4 and _caught_up(cluster, consumer):
+                    if idle >= 4 and _caught_up(b, consumer):
                         break
                     continue
                 idle = 0
@@ -346,15 +347,24 @@ def run_transform_loop(process_batch, seed: int, messages: int = 12):
                 except Errors.CommitFailedError:  # the group moved on: abort, and redo from the committed offsets
                     producer.abort_transaction()
                     _rewind(consumer)
+
+        def close() -> None:
             consumer.close()
             producer.close()
-            break
-        except AppCrash:
-            consumer.crash()
-            producer.crash()
-            countdown.method = None
-            cluster.run_for(1000)
-    cluster.final_read(INPUT)
-    cluster.final_read(OUTPUT, isolation_level="read_committed")
-    spec = {"semantics": "exactly-once-kafka", "isolation_level": "read_committed", "input": INPUT, "output": OUTPUT}
-    return check(cluster.history, {"acks": "all"}, None, consumer=spec)
+
+        def died() -> None:
+            b.crash_client(consumer)
+            b.crash_client(producer)
+
+        return Steps(run, close, died)
+
+    supervise(b, start, max_instances=4, on_crash=countdown.disarm)
+    b.final_read(names.input)
+    b.final_read(names.output, isolation_level="read_committed")
+    spec = {
+        "semantics": "exactly-once-kafka",
+        "isolation_level": "read_committed",
+        "input": names.input,
+        "output": names.output,
+    }
+    return check(b.history, {"acks": "all"}, None, consumer=spec)

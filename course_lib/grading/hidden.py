@@ -1,4 +1,4 @@
-"""The seeds the instructor's grader uses instead of the public ones (see exercises.py).
+"""The seeds the instructor's grader uses instead of the public ones (see framework.py).
 
 Only the *number* of hidden seeds per exercise is written here; their values are derived from a
 secret the instructor supplies when grading (``--secret-file`` or ``COURSE_GRADING_SECRET``), with

@@ -1,4 +1,22 @@
-"""What a check says: one line per part that passed or failed, a hint, and the seed to rerun."""
+"""What a check says: one line per part that passed or failed, a hint, and under each failure the
+exact code that reproduces it.
+
+>>> parts = [Part(f"producer under faults, seed {s}", s != 3, "found ['lost']", s, side="producer") for s in range(2, 6)]
+>>> parts += [Part(f"consumer under crashes, seed {s}", False, "found ['duplicate_processing']", s, side="consumer",
+...                rerun=f'random_processing({s}, "at-least-once", messages=12)') for s in range(2, 6)]
+>>> print(Report("ex11_q1", FAILED, 0, 3, parts=parts).text())
+❌ ex11_q1: failed (0/3 points)
+   3 of 8 checks passed
+   producer: 1 of 4 checks failed
+   ✗ producer under faults, seed 3: found ['lost']
+     reproduce: check("ex11_q1", seeds=[3])
+   consumer: 4 of 4 checks failed
+   ✗ consumer under crashes, seed 2: found ['duplicate_processing']
+     reproduce: random_processing(2, "at-least-once", messages=12)
+   ✗ consumer under crashes, seed 3: found ['duplicate_processing']
+     reproduce: random_processing(3, "at-least-once", messages=12)
+   ... and 2 more failing consumer checks
+"""
 
 from __future__ import annotations
 
@@ -35,6 +53,10 @@ class Part:
     detail: str = ""
     seed: int | None = None
     skipped: bool = False
+    #: which half of the answer the check is about ("producer", "consumer"; "" for one-sided exercises)
+    side: str = ""
+    #: the code that reruns exactly this check's experiment (default: the check itself on its seed)
+    rerun: str = ""
 
 
 @dataclass
@@ -72,20 +94,33 @@ class Report:
                 if len(seeded) < len(graded):
                     other = [p for p in graded if p.seed is None]
                     lines.append(f"   {sum(p.passed for p in other)} of {len(other)} other checks passed")
-        for p in failed[:3]:  # the first few failures say enough; each names its seed
-            if show_seeds:
-                rerun = f" (reproduce with seed={p.seed})" if p.seed is not None else ""
-                lines.append(f"   ✗ {p.name}{rerun}: {p.detail}")
-            else:
-                lines.append(f"   ✗ {_unseeded(p.name, p.seed)}: {_unseeded(p.detail, p.seed)}")
-        if len(failed) > 3:
-            lines.append(f"   ... and {len(failed) - 3} more failing checks")
+        sides = list(dict.fromkeys(p.side for p in failed))
+        shown = 3 if len(sides) == 1 else 2  # every side gets lines: one side's failures never hide another's
+        for side in sides:
+            on_side = [p for p in failed if p.side == side]
+            if side:
+                total = sum(1 for p in graded if p.side == side)
+                lines.append(f"   {side}: {len(on_side)} of {total} checks failed")
+            for p in on_side[:shown]:
+                lines.extend(self._failure(p, show_seeds))
+            if len(on_side) > shown:
+                lines.append(f"   ... and {len(on_side) - shown} more failing {side + ' ' if side else ''}checks")
         for p in self.parts:
             if p.skipped:
                 lines.append(f"   ⏭ {p.name}: {p.detail}")
         if self.hint and self.status in (FAILED, WRONG_TYPE):
             lines.append(f"   Hint: {self.hint}")
         return "\n".join(lines)
+
+    def _failure(self, p: Part, show_seeds: bool) -> list[str]:
+        """A failed part, and the code that reproduces it (never a hidden seed)."""
+        if not show_seeds:
+            return [f"   ✗ {_unseeded(p.name, p.seed)}: {_unseeded(p.detail, p.seed)}"]
+        lines = [f"   ✗ {p.name}: {p.detail}"]
+        rerun = p.rerun or (f'check("{self.exercise}", seeds=[{p.seed}])' if p.seed is not None else "")
+        if rerun:
+            lines.append(f"     reproduce: {rerun}")
+        return lines
 
     __str__ = text
 
@@ -104,7 +139,15 @@ class Report:
             "message": self.message,
             "hint": self.hint,
             "parts": [
-                {"name": p.name, "passed": p.passed, "detail": p.detail, "seed": p.seed, "skipped": p.skipped}
+                {
+                    "name": p.name,
+                    "passed": p.passed,
+                    "detail": p.detail,
+                    "seed": p.seed,
+                    "skipped": p.skipped,
+                    "side": p.side,
+                    "rerun": p.rerun,
+                }
                 for p in self.parts
             ],
         }
@@ -126,6 +169,8 @@ class Report:
                 text(p.get("detail", "")),
                 p["seed"] if isinstance(p.get("seed"), int) else None,
                 bool(p.get("skipped")),
+                text(p.get("side", ""), 20),
+                text(p.get("rerun", "")),
             )
             for p in data.get("parts", [])[:500]
         ]

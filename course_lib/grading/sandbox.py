@@ -2,13 +2,15 @@
 (``bwrap``), and a runner that never blocks on what runs inside it.
 
 The sandbox has its own mount, PID, network, IPC and UTS namespaces. It sees, read-only, only
-``/usr`` (and the ``/bin``, ``/lib*`` links), the Python installation and virtualenv, and the
-``course_lib`` package; its one writable place is a private, size-limited tmpfs at ``/tmp``
-(also ``$HOME``). The instructor's secret, the other submissions, the output folder and the rest of
-the repository are not mounted. Its network namespace has only its own loopback: nothing on the
-machine or beyond is reachable. Inside, :func:`confine` (the first thing the sandboxed entry
-points run) sets CPU, memory, file-size and process-count limits and, when the grader runs as
-root, switches to an unprivileged uid (the kernel does not apply the process-count limit to root).
+``/usr`` (and the ``/bin``, ``/lib*`` links), the Python installation, virtualenv and package
+folders, and the ``course_lib`` package; its one writable place is a private, size-limited tmpfs
+at ``/tmp`` (also ``$HOME``), mounted before the read-only binds so that it hides none of them (a
+course checked out under ``/tmp``). The instructor's secret, the other submissions, the output
+folder and the rest of the repository are not mounted. Its network namespace has only its own
+loopback: nothing on the machine or beyond is reachable. Inside, :func:`confine` (the first thing
+the sandboxed entry points run) sets CPU, memory, file-size and process-count limits and, when the
+grader runs as root, switches to an unprivileged uid (the kernel does not apply the process-count
+limit to root).
 When the sandbox's first process ends or the grader kills the sandbox, the PID namespace goes
 and with it every process started inside, detached ones included (``--die-with-parent``).
 
@@ -34,15 +36,6 @@ from pathlib import Path
 
 import course_lib
 
-HOW_TO_GET = (
-    "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: `dnf install "
-    "bubblewrap`); as a user other than root it also needs unprivileged user namespaces "
-    "(sysctl kernel.unprivileged_userns_clone=1 on Debian kernels that have it, "
-    "user.max_user_namespaces > 0, and on Ubuntu >= 23.10 "
-    "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap). "
-    "Or grade without the sandbox with --no-sandbox (learner code then runs as you, "
-    "with your files and network)"
-)
 LIMITS_ENV = "COURSE_GRADING_LIMITS"
 SANDBOX_TMP = "/tmp"
 NOTEBOOK_IN_SANDBOX = "/sandbox/submission.ipynb"
@@ -121,11 +114,38 @@ def _root_links() -> list[str]:
 ETC_SHARED = ("/etc/alternatives", "/etc/java-17-openjdk", "/etc/java-21-openjdk")
 
 
+def _pth_dirs(site_dir: str) -> set[str]:
+    """The folders the ``.pth`` files in ``site_dir`` add to ``sys.path`` (their lines that are
+    paths; ``import`` lines run code and add nothing here), as ``site`` reads them."""
+    found = set()
+    for pth in Path(site_dir).glob("*.pth"):
+        try:
+            lines = pth.read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            line = line.strip()
+            if line and not line.startswith(("#", "import ", "import\t")):
+                path = Path(site_dir, line)
+                if path.is_dir():
+                    found.add(str(path.resolve()))
+    return found
+
+
 def python_dirs() -> list[str]:
-    """The directories the sandbox's Python needs: the installation, the virtualenv, and wherever
-    the interpreter binary really lives."""
+    """The directories the sandbox's Python needs: the installation, the virtualenv, wherever the
+    interpreter binary really lives, and the package folders that ``.pth`` files in the site
+    folders add (a virtualenv that borrows another's packages). Not ``sys.path`` as such: it holds
+    the grader's working folder (the submissions, the secret) and, in a checkout, the tests."""
+    import site
+
     dirs = {sys.base_prefix, sys.prefix, str(Path(sys.executable).resolve().parent.parent)}
-    return sorted(d for d in dirs if not d.startswith("/usr/") and d != "/usr")
+    for site_dir in site.getsitepackages():
+        dirs |= _pth_dirs(site_dir)
+    dirs.discard(str(COURSE_PACKAGE.parent))  # a checkout's root (an editable install): the package alone is bound
+    dirs = {d for d in dirs if not d.startswith("/usr/") and d != "/usr"}
+    # what lies inside another bound folder comes with it
+    return sorted(d for d in dirs if not any(d.startswith(other + "/") for other in dirs))
 
 
 HOSTNAME = "sandbox"
@@ -137,7 +157,8 @@ def bwrap_command(
 ) -> list[str]:
     """The bwrap command line; ``etc``: a folder holding the sandbox's own ``hosts`` and ``passwd``."""
     cmd = [
-        "bwrap",
+        # the bwrap on the grader's PATH (the one probe() found), not one found on the sandbox's PATH
+        shutil.which("bwrap") or "bwrap",
         "--unshare-ipc",
         "--unshare-pid",
         "--unshare-net",
@@ -154,21 +175,9 @@ def bwrap_command(
     else:
         cmd += ["--unshare-user", "--disable-userns"]
     cmd += ["--ro-bind", "/usr", "/usr"] + _root_links()
-    binds = python_dirs() + [str(COURSE_PACKAGE)]
-    shared = [d for d in ETC_SHARED if os.path.isdir(d)]
-    # bwrap would create the mount points' parents (/root, /work, /etc ...) as 0700, which the
-    # unprivileged uid could not traverse: create them 0755 first.
-    parents = sorted({str(p) for d in binds + shared for p in Path(d).parents if str(p) != "/"}, key=len)
-    for parent in parents:
-        cmd += ["--perms", "0755", "--dir", parent]
-    for d in binds + shared:
-        cmd += ["--ro-bind", d, d]
-    if etc is not None:
-        cmd += ["--perms", "0755", "--dir", "/etc"]
-        for name in ("hosts", "passwd"):
-            cmd += ["--ro-bind", str(etc / name), f"/etc/{name}"]
-    if notebook_fd is not None:
-        cmd += ["--perms", "0444", "--ro-bind-data", str(notebook_fd), NOTEBOOK_IN_SANDBOX]
+    # The learner's scratch first: a tmpfs mounted after the binds would hide every bind beneath it
+    # (a course or virtualenv under /tmp, as in a CI checkout). Mounted first, the read-only binds
+    # below go on top of it; their parent folders are created in this sandbox's own tmpfs.
     cmd += [
         "--proc",
         "/proc",
@@ -180,12 +189,26 @@ def bwrap_command(
         str(confinement.tmp_mb * 2**20),
         "--tmpfs",
         SANDBOX_TMP,
-        "--remount-ro",
-        "/",
-        "--chdir",
-        SANDBOX_TMP,
-        "--",
     ]
+    binds = python_dirs() + [str(COURSE_PACKAGE)]
+    shared = [d for d in ETC_SHARED if os.path.isdir(d)]
+    # bwrap would create the mount points' parents (/root, /work, /etc ...) as 0700, which the
+    # unprivileged uid could not traverse: create them 0755 first.
+    parents = sorted(
+        {str(p) for d in binds + shared for p in Path(d).parents if str(p) not in ("/", SANDBOX_TMP)}, key=len
+    )
+    for parent in parents:
+        cmd += ["--perms", "0755", "--dir", parent]
+    # sorted: a folder before anything bound inside it, which would otherwise be hidden by it
+    for d in sorted(set(binds + shared)):
+        cmd += ["--ro-bind", d, d]
+    if etc is not None:
+        cmd += ["--perms", "0755", "--dir", "/etc"]
+        for name in ("hosts", "passwd"):
+            cmd += ["--ro-bind", str(etc / name), f"/etc/{name}"]
+    if notebook_fd is not None:
+        cmd += ["--perms", "0444", "--ro-bind-data", str(notebook_fd), NOTEBOOK_IN_SANDBOX]
+    cmd += ["--remount-ro", "/", "--chdir", SANDBOX_TMP, "--"]
     return cmd + argv
 
 
@@ -332,17 +355,56 @@ def _kill(proc: subprocess.Popen) -> None:
         pass
 
 
+USERNS_HINT = (
+    "as a user other than root bubblewrap needs unprivileged user namespaces "
+    "(sysctl kernel.unprivileged_userns_clone=1 on Debian kernels that have it, "
+    "user.max_user_namespaces > 0, and on Ubuntu >= 23.10 "
+    "kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap)"
+)
+NO_SANDBOX_HINT = (
+    "or grade without the sandbox with --no-sandbox (learner code then runs as you, with your files and network)"
+)
+
+
+def diagnose(stderr: str, argv0: str) -> str:
+    """Why a sandboxed probe failed, from its stderr: bwrap's own error when bwrap failed (with the
+    machine setting behind it when that is the cause), else the last lines of what Python said."""
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    own = [line for line in lines if line.startswith("bwrap:")]
+    if own:
+        error = own[-1]
+        if "execvp" in error:
+            return (
+                f"bubblewrap started but could not execute {argv0} inside the sandbox ({error}); the sandbox "
+                f"binds {', '.join(python_dirs() + [str(COURSE_PACKAGE)])} read-only: this is a bug in the "
+                "sandbox's mounts, please report it"
+            )
+        if any(word in error.lower() for word in ("namespace", "uid map", "operation not permitted", "permission")):
+            return f"bubblewrap could not set up the sandbox ({error}); {USERNS_HINT}"
+        return f"bubblewrap could not set up the sandbox ({error})"
+    if not lines:
+        return "the sandboxed Python printed nothing and exited"
+    return "the sandboxed Python failed: " + " | ".join(lines[-3:])
+
+
+HOW_TO_GET = (
+    "install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`; Fedora: `dnf install bubblewrap`); "
+    f"{USERNS_HINT}; {NO_SANDBOX_HINT}"
+)
+
+
 def probe(timeout_s: float = 60) -> str | None:
     """None when the sandbox works here (a sandboxed Python imports the course package and applies
-    its limits); otherwise why not, and how to get it."""
+    its limits); otherwise why not, and what to do."""
     if shutil.which("bwrap") is None:
         return f"the grading sandbox needs bubblewrap (bwrap), which is not installed: {HOW_TO_GET}."
     check = "from course_lib.grading.sandbox import confine; confine(); print('sandbox-ok')"
     try:
         outcome = run([sys.executable, "-c", check], sandboxed=True, timeout_s=timeout_s)
     except OSError as exc:
-        return f"the grading sandbox could not start ({exc}): {HOW_TO_GET}."
+        return f"the grading sandbox could not start bwrap ({exc}); {NO_SANDBOX_HINT}."
+    if outcome.timed_out:
+        return f"the grading sandbox's test run did not finish within {timeout_s:g} s; {NO_SANDBOX_HINT}."
     if "sandbox-ok" not in outcome.stdout:
-        why = (outcome.stderr.strip().splitlines() or ["no output"])[-1]
-        return f"the grading sandbox does not work on this machine ({why}): {HOW_TO_GET}."
+        return f"the grading sandbox does not work here: {diagnose(outcome.stderr, sys.executable)}; {NO_SANDBOX_HINT}."
     return None

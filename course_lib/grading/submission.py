@@ -61,7 +61,7 @@ def main(argv=None) -> int:
     sys.meta_path.insert(0, _BlockHidden())
     os.environ["COURSE_GRADING_SUBMISSION"] = "1"
     from .answers import encode
-    from .exercises import EXERCISES, MISSING
+    from .registry import EXERCISES, MISSING
 
     state = {"cells": [], "errors": [], "answers": {}, "finished": False}
     last = [b""]

@@ -2,10 +2,12 @@
 
 - :mod:`course_lib.real.jars` - resolve the broker and Spark connector jars into a cache;
 - :mod:`course_lib.real.cluster` - :class:`LocalCluster`: start, kill, pause, restart brokers;
+- :mod:`course_lib.real.processes` - the JVM processes of a local cluster: ports, logs, signals;
+- :mod:`course_lib.real.admin` - one metadata view (topics, leaders, ISR) of a local or remote cluster;
 - :mod:`course_lib.real.proxy` - a Kafka-protocol-aware proxy that can lose one produce ACK;
 - :mod:`course_lib.real.connect` - use an existing cluster, namespaced per learner;
 - :mod:`course_lib.real.recording` - kafka-python's clients writing the course's history;
-- :mod:`course_lib.real.fidelity` - every scenario on the simulator and on real Kafka.
+- :mod:`course_lib.real.scenario_comparison` - every scenario on the simulator and on real Kafka.
 
 Scenarios run on real Kafka through :class:`course_lib.backend.KafkaBackend`:
 ``run_scenario(name, backend=LocalCluster())``.

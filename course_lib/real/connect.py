@@ -37,8 +37,9 @@ from __future__ import annotations
 import getpass
 import os
 import re
-import time
 from pathlib import Path
+
+from course_lib.real.admin import ClusterAdmin, ClusterMetadata
 
 ENV_BOOTSTRAP = "KAFKA_BOOTSTRAP_SERVERS"
 ENV_PREFIX = "COURSE_LEARNER_PREFIX"
@@ -59,7 +60,6 @@ SETTINGS = (
     ENV_SPARK_REMOTE,
 )
 MECHANISMS = ("SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN")
-TOPIC_AUTHORIZATION_FAILED = 29  # Kafka's error code
 
 
 class NeedsLocalCluster(RuntimeError):
@@ -150,7 +150,7 @@ class Namespaced:
         return self._name(name)
 
 
-class RemoteCluster(Namespaced):
+class RemoteCluster(Namespaced, ClusterMetadata):
     """A cluster someone else runs: produce, consume, create topics - no broker faults.
 
     ``username``/``password``: the learner's SASL login (``mechanism`` SCRAM-SHA-512 unless
@@ -178,6 +178,8 @@ class RemoteCluster(Namespaced):
         self.security_protocol = security_protocol or ("SASL_PLAINTEXT" if username else "PLAINTEXT")
         # the proxy reads Kafka's framing to find produce responses; TLS hides it
         self.message_faults = fault_proxy and not self.security_protocol.endswith("SSL")
+        #: topics, partitions, leaders, ISR - read as on a local cluster (one attempt each here)
+        self.metadata = ClusterAdmin(self.admin, explained=self.explained)
 
     def __repr__(self) -> str:
         who = f", user={self.username!r}" if self.username else ""
@@ -271,13 +273,6 @@ class RemoteCluster(Namespaced):
         with self.explained():
             return KafkaAdminClient(client_id=f"course-admin-{self.prefix}", **{**self.client_config(), **kwargs})
 
-    def live_broker_ids(self) -> list[int]:
-        admin = self.admin()
-        try:
-            return sorted(b["broker_id"] for b in admin.describe_cluster()["brokers"] if not b.get("is_fenced"))
-        finally:
-            admin.close()
-
     def create_topic(
         self,
         name: str,
@@ -289,65 +284,11 @@ class RemoteCluster(Namespaced):
     ) -> str:
         """Create ``prefix.name`` (RF=min(3, brokers), min.insync.replicas=RF-1) and return its name.
 
-        An existing topic of that name is kept (rerunning a notebook cell is fine).
+        An existing topic is kept (rerunning a notebook cell is fine).
         """
-        from kafka.admin import NewTopic
-        from kafka.errors import TopicAlreadyExistsError
-
-        full = self.topic(name)
         rf = replication_factor or min(3, len(self.live_broker_ids()))
-        cfg = {"min.insync.replicas": str(min_insync_replicas or max(1, rf - 1))}
-        cfg.update({k: str(v) for k, v in (config or {}).items()})
-        admin = self.admin()
-        try:
-            with self.explained(topic=full):
-                admin.create_topics([NewTopic(full, partitions, rf, topic_configs=cfg)])
-        except TopicAlreadyExistsError:
-            pass
-        finally:
-            admin.close()
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self._partition(full, 0) is not None:
-                return full
-            time.sleep(0.2)
-        raise RuntimeError(f"topic {full!r} has no leader after {timeout_s} s")
-
-    def _describe(self, topic: str) -> dict:
-        admin = self.admin()
-        try:
-            with self.explained(topic=topic):
-                (t,) = admin.describe_topics([topic])
-                if t.get("error_code") == TOPIC_AUTHORIZATION_FAILED:  # answered, not raised
-                    from kafka.errors import TopicAuthorizationFailedError
-
-                    raise TopicAuthorizationFailedError(topic)
-        finally:
-            admin.close()
-        return t
-
-    def _partition(self, topic: str, partition: int) -> dict | None:
-        """The partition's metadata while it has a leader, else None."""
-        t = self._describe(topic)
-        for p in t.get("partitions", []):
-            if p["partition_index"] == partition and p["leader_id"] >= 0:
-                return p
-        return None
-
-    def partitions_of(self, topic: str) -> list[int]:
-        t = self._describe(topic)
-        return sorted(p["partition_index"] for p in t.get("partitions", []))
-
-    def partition_info(self, topic: str, partition: int = 0) -> dict:
-        """Leader, leader epoch and ISR as the cluster's metadata says (``leader_id`` -1: none)."""
-        p = self._partition(topic, partition)
-        return p if p is not None else {"partition_index": partition, "leader_id": -1, "isr_nodes": []}
-
-    def leader_of(self, topic: str, partition: int = 0) -> int:
-        return self.partition_info(topic, partition)["leader_id"]
-
-    def isr_of(self, topic: str, partition: int = 0) -> list[int]:
-        return sorted(self.partition_info(topic, partition)["isr_nodes"])
+        min_isr = min_insync_replicas or max(1, rf - 1)
+        return self.metadata.create_topic(self.topic(name), partitions, rf, min_isr, config, timeout_s)
 
     # ---- faults: only on a cluster this process runs ---------------------------------------
     def _local_only(self, what: str):

@@ -2,7 +2,8 @@
 of notebooks/05b_consumer_groups. Each returns plain numbers the notebook prints next to the
 simulator's.
 
-- :func:`slow_handler` - :func:`course_lib.consumer_groups.slow_handler_outcome` on real Kafka;
+(The slow handler runs through the backend: ``course_lib.consumer_groups.slow_handler(kafka)``.)
+
 - :func:`restart_rebalances` - a member restarts: how many new generations (rebalances) did the
   group go through, with and without ``group_instance_id``;
 - :func:`deleted_before_read` - records deleted (what retention does) while the group was
@@ -13,16 +14,13 @@ Taught in notebooks/05b_consumer_groups.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient
 
-from ..consumer_groups import slow_handler_outcome
 from .connect import client_config
 from .joining import before_first_join
 
@@ -33,27 +31,6 @@ def _topic(kafka, stem: str, partitions: int) -> str:
     name = f"groups-{stem}-{next(_names)}-{int(time.time())}"
     kafka.create_topic(name, partitions=partitions)
     return name
-
-
-def _poll_together(consumers, timeout_ms: int) -> list[dict]:
-    """Every consumer inside ``poll()`` at the same time, one thread each, as separate application
-    processes would be (each consumer is still touched by one thread at a time)."""
-    with ThreadPoolExecutor(len(consumers)) as pool:
-        return list(pool.map(lambda c: c.poll(timeout_ms=timeout_ms), consumers))
-
-
-def slow_handler(kafka) -> dict:
-    """The slow handler (6 s in the handler, ``max_poll_interval_ms=3000``) on the real cluster."""
-    topic = _topic(kafka, "slow", 2)
-    # the shared code passes bootstrap_servers itself; the login (if any) is bound here
-    auth = {k: v for k, v in client_config(kafka).items() if k != "bootstrap_servers"}
-    return slow_handler_outcome(
-        functools.partial(KafkaConsumer, **auth),
-        functools.partial(KafkaProducer, **auth),
-        kafka.bootstrap_servers,
-        topic,
-        poll_together=_poll_together,
-    )
 
 
 class _Member(threading.Thread):

@@ -1,6 +1,6 @@
 """The JVM jars of the real labs: the Apache Kafka broker and Spark's Kafka connector.
 
-Nothing JVM-side is vendored. ``pom.xml`` at the repository root pins the versions; Maven
+Nothing JVM-side is vendored. ``course_lib/real/pom.xml`` pins the versions; Maven
 resolves them from Maven Central into a cache outside the repository (``COURSE_CACHE_DIR``, by
 default ``~/.cache/kafka-delivery-course``), once. Afterwards everything works offline.
 
@@ -21,14 +21,15 @@ import re
 import shutil
 import subprocess
 import sys
+from importlib.resources import files
 from pathlib import Path
 
 #: Must equal ``<kafka.version>`` in pom.xml (tests/real/test_jars.py keeps them in sync).
 KAFKA_VERSION = "4.3.1"
 MIN_JAVA = 17
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
-POM = _REPO_ROOT / "pom.xml"
+#: shipped as package data next to this module, so a non-editable install can fetch the jars too
+POM = Path(str(files("course_lib.real").joinpath("pom.xml")))
 _STAMP = ".complete"  # written last: a fetch interrupted half-way is redone, not trusted
 
 INSTALL_HINT = (
@@ -167,7 +168,7 @@ def _artifact_name(jar_name: str) -> str:
 def _maven_copy(profile: str, target: Path, props: dict[str, str], progress: bool, what: str) -> None:
     check_jvm_tools()
     if not POM.exists():
-        raise FetchFailed(f"{POM} is missing: run the course from a checkout of its repository.")
+        raise FetchFailed(f"{POM} is missing: reinstall the course package (pom.xml ships with course_lib.real).")
     if target.exists():
         shutil.rmtree(target)  # a half-finished earlier fetch: start clean
     target.mkdir(parents=True)

@@ -44,14 +44,16 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from course_lib.history import History
+from course_lib.history import INFO, INVOKE, OK, History, OpName
 from course_lib.spark import orders as ref
-from course_lib.spark import outcome
+from course_lib.spark.faults import RANDOM, WINDOW, Kill, RunContext, checkpoint_state, injections_for
+from course_lib.spark.final_reads import final_reads
 from course_lib.spark.job import SESSION_ENV
 from course_lib.spark.loader import load_orders
 from course_lib.spark.pipeline import SINK_SEMANTICS, SINKS, PipelineConfig
+from course_lib.spark.prerequisites import SparkUnavailable, import_root
+from course_lib.spark.remote import learner_name, resolve_remote, stop_session_queries
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 #: The topic name under which each sink's final read is recorded in the history.
 SINK_TOPICS = {"kafka": lambda o: o.output_topic, "store": lambda o: "store:orders", "files": lambda o: "files:orders"}
 
@@ -97,16 +99,6 @@ class ExperimentOptions:
     replication_factor: int = 3  # of the topics created without a LocalCluster (min ISR: RF - 1, at least 1)
 
 
-@dataclass
-class Kill:
-    """One planned kill of the job."""
-
-    run: int
-    kind: str  # "window" | "random"
-    sink: str | None = None  # window: whose commit is trapped; random: whose batch starts
-    delay_ms: int | None = None  # random kills: ms after that sink's next batch was planned
-
-
 def plan_kills(opts: ExperimentOptions) -> list[Kill]:
     """The seeded kill schedule.
 
@@ -118,12 +110,12 @@ def plan_kills(opts: ExperimentOptions) -> list[Kill]:
     plan = []
     for i in range(opts.kills):
         if i < len(window):
-            plan.append(Kill(run=i, kind="window", sink=window[i]))
+            plan.append(Kill(run=i, kind=WINDOW, sink=window[i]))
         else:
             plan.append(
                 Kill(
                     run=i,
-                    kind="random",
+                    kind=RANDOM,
                     sink=rng.choice(list(opts.sinks)),
                     delay_ms=rng.randint(0, opts.random_kill_ms_max),
                 )
@@ -177,18 +169,18 @@ class ExperimentResult:
         }
         h = History(clock=lambda: 0.0)
         # The loader learns a record's partition only from the acknowledgement.
-        partition_of = {op.value: op.partition for op in self.history if op.f == "send" and op.type != "invoke"}
+        partition_of = {op.value: op.partition for op in self.history if op.f == OpName.SEND and op.type != INVOKE}
         pending = {}
         for op in self.history:
-            if op.f == "send" and op.value in order_of:
-                if op.type == "invoke":
+            if op.f == OpName.SEND and op.value in order_of:
+                if op.type == INVOKE:
                     pending[op.value] = h.invoke(
-                        "loader", "send", order_of[op.value], topic=topic, partition=partition_of.get(op.value)
+                        "loader", OpName.SEND, order_of[op.value], topic=topic, partition=partition_of.get(op.value)
                     )
                 elif op.value in pending:
                     h.complete(pending.pop(op.value), op.type, offset=op.offset, partition=op.partition, error=op.error)
-            elif op.f == "final_read" and op.topic == topic:
-                h.record(op.process, op.type, "final_read", value=op.value, topic=topic)
+            elif op.f == OpName.FINAL_READ and op.topic == topic:
+                h.record(op.process, op.type, OpName.FINAL_READ, value=op.value, topic=topic)
             elif op.process == "nemesis" and isinstance(op.value, dict) and "broker" in op.value:
                 h.record("nemesis", op.type, op.f, value=op.value)
         return h
@@ -235,7 +227,7 @@ class _Run:
         # Own session = own process group: one killpg takes the Python driver *and* its JVM.
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "course_lib.spark.job", str(cfg_path)],
-            cwd=str(REPO_ROOT),
+            cwd=str(import_root()),
             stdout=subprocess.PIPE,
             stderr=self.log,
             text=True,
@@ -291,8 +283,6 @@ def run_experiment(
     """
     from tqdm.auto import tqdm
 
-    from course_lib.spark.remote import resolve_remote
-
     opts = options or ExperimentOptions()
     remote = resolve_remote(opts.remote) or ""
     workdir = Path(workdir)
@@ -343,7 +333,8 @@ def run_experiment(
             transactional_id=f"{opts.learner}.orders-loader-{uuid.uuid4().hex[:8]}" if opts.learner else None,
         )
         event(i, "loaded", lines=upto, **loaded)
-        info = _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event)
+        ctx = RunContext(i, cfg, cfg_path, workdir, opts, cluster, history, event)
+        info = _one_run(ctx, kill)
         runs.append(info)
         bar.update(1)
         if kill is None and info["exit"] != 0:
@@ -354,7 +345,7 @@ def run_experiment(
     bar.close()
 
     # 4. final reads + comparison -----------------------------------------------------------
-    outcomes, evidence, dead = _final_reads(cfg, lines, history, opts)
+    outcomes, evidence, dead = final_reads(cfg, lines, history, opts)
     event(None, "checked")
     # Keep the evidence next to the checkpoints: the history (JSON lines) and the timeline.
     (workdir / "history.jsonl").write_text(history.to_jsonl())
@@ -392,57 +383,33 @@ def _create_topics(bootstrap_servers, cluster, opts) -> None:
             )
 
 
-def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> dict:
-    trap = watch = None
-    if kill is not None:
-        ck = cfg.checkpoint(kill.sink)
-        planned = outcome.planned_batches(ck)
-        # The first batch this run plans anew (a batch planned but not committed by the previous
-        # run is re-run first, from its existing offsets file).
-        target = (planned[-1] if planned else -1) + 1
-        watch = {
-            "sink": kill.sink,
-            "batch": target,
-            "offsets": ck / "offsets" / str(target),
-            "commit": ck / "commits" / str(target),
-            "seen_at": None,
-            "set": False,
-        }
-        if kill.kind == "window":
-            trap = watch
-    inv = history.invoke("job", "run", {"run": i, "kill": kill.__dict__ if kill else None})
-    event(
-        i,
+def _one_run(ctx: RunContext, kill: Kill | None) -> dict:
+    """Run the job once with this run's fault injections (:mod:`course_lib.spark.faults`); what
+    happened goes to the history and the timeline, and the dict returned summarises it."""
+    i, cfg, opts, workdir = ctx.index, ctx.cfg, ctx.opts, ctx.workdir
+    injections = injections_for(ctx, kill)
+    inv = ctx.history.invoke("job", "run", {"run": i, "kill": kill.__dict__ if kill else None})
+    ctx.note(
         "start",
         kill=kill.kind if kill else "none (final run)",
-        target=(f"{watch['sink']} batch {watch['batch']}" if watch else "")
-        + (f" +{kill.delay_ms} ms" if kill and kill.kind == "random" else ""),
+        target="".join(injection.target for injection in injections),
     )
     session_id = str(uuid.uuid4()) if cfg.remote else None
     env = {SESSION_ENV: session_id} if session_id else {}
     if opts.learner:
         env["COURSE_LEARNER_PREFIX"] = opts.learner
-    run = _Run(cfg_path, workdir / "logs" / f"run-{i}.log", env=env)
+    run = _Run(ctx.cfg_path, workdir / "logs" / f"run-{i}.log", env=env)
 
-    def watch_checkpoint(now: float) -> None:
-        """Note when the target batch is planned; for a window kill, set the trap right then."""
-        if watch and watch["seen_at"] is None and watch["offsets"].exists():
-            watch["seen_at"] = now
-            if trap:
-                try:  # O_EXCL: never touch a real commit file
-                    os.close(os.open(trap["commit"], os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-                    trap["set"] = True
-                    event(i, "trap set", sink=trap["sink"], batch=trap["batch"])
-                except FileExistsError:
-                    event(i, "trap too late", sink=trap["sink"], batch=trap["batch"])
+    def watch(now: float) -> None:
+        for injection in injections:
+            injection.watch(now)
 
-    broker_killed = None
     try:
         start_deadline = time.monotonic() + opts.run_timeout_s
         # Watch from the start: the first query's batch 0 may run before the job has started
         # all its queries (a warm Spark Connect server commits it in a few hundred ms).
         while not run.started.wait(0.02) and run.proc.poll() is None:
-            watch_checkpoint(time.monotonic())
+            watch(time.monotonic())
             if time.monotonic() > start_deadline:
                 break
         if not run.started.is_set():
@@ -452,240 +419,44 @@ def _one_run(i, kill, cfg, cfg_path, workdir, opts, cluster, history, event) -> 
                 f"{run.proc.poll()}); see {workdir / 'logs' / f'run-{i}.log'}; "
                 f"seed={opts.seed}"
             )
-        if run.line("UNAVAILABLE"):
-            from course_lib.spark.session import SparkUnavailable
-
-            raise SparkUnavailable(run.line("UNAVAILABLE").removeprefix("UNAVAILABLE "))
-        event(i, "queries started")
+        unavailable = run.line("UNAVAILABLE")
+        if unavailable:
+            raise SparkUnavailable(unavailable.removeprefix("UNAVAILABLE "))
+        ctx.note("queries started")
         started_at = time.monotonic()
         deadline = started_at + opts.run_timeout_s
         rc = None
         while rc is None and time.monotonic() < deadline:
             rc = run.proc.poll()
             now = time.monotonic()
-            watch_checkpoint(now)
-            if (
-                kill is not None
-                and kill.kind == "random"
-                and rc is None
-                and watch["seen_at"]
-                and now - watch["seen_at"] >= kill.delay_ms / 1000
-            ):
-                state = _state(cfg)
-                run.kill()
-                rc = run.wait(30)
-                moment = f"random: {kill.delay_ms} ms after {kill.sink} batch {watch['batch']} was planned"
-                history.record(
-                    "nemesis", "info", "crash", value={"run": i, "signal": "SIGKILL", "moment": moment, "state": state}
-                )
-                event(i, "SIGKILL job", moment=moment, state=state)
+            watch(now)
+            if rc is None and any(injection.act(run, now, started_at) for injection in injections):
+                rc = run.proc.returncode  # killed (None if it would not die: handled below)
                 break
-            if (
-                cluster is not None
-                and opts.broker_kill_run == i
-                and broker_killed is None
-                and now - started_at >= opts.broker_kill_s
-            ):
-                broker_killed = cluster.leader_of(opts.input_topic, 0)
-                cluster.kill(broker_killed)
-                history.record(
-                    "nemesis",
-                    "info",
-                    "crash",
-                    value={"broker": broker_killed, "signal": "SIGKILL", "leader_of": f"{opts.input_topic}-0"},
-                )
-                event(i, "SIGKILL broker", broker=broker_killed)
             time.sleep(0.02)
         if rc is None and run.proc.poll() is None:
             run.kill()
             rc = run.wait(30)
-            event(i, "timeout: job killed", after_s=opts.run_timeout_s)
+            ctx.note("timeout: job killed", after_s=opts.run_timeout_s)
         rc = run.wait(30) if rc is None else rc
-        trapped = run.line("TRAPPED")
-        if trapped:
-            _, sink, batch = trapped.split()
-            state = _state(cfg)
-            history.record(
-                "nemesis",
-                "info",
-                "crash",
-                value={
-                    "run": i,
-                    "signal": "SIGKILL",
-                    "moment": "window",
-                    "sink": sink,
-                    "batch": int(batch),
-                    "state": state,
-                },
-            )
-            event(i, "SIGKILL job", moment=f"window: {sink} wrote batch {batch}, commit not written", state=state)
-        elif trap and trap["set"]:
-            event(i, "trap not reached", sink=trap["sink"], batch=trap["batch"])
-        elif kill is not None and kill.kind == "random" and rc == 0:
-            event(i, "run finished before the random kill")
+        for injection in injections:
+            injection.report(run, rc)
     finally:
         run.close()
         if session_id and run.proc.returncode != 0 and run.line("STARTED"):
             # A Spark Connect client that died leaves its queries running in the server.
-            from course_lib.spark.remote import stop_session_queries
-
-            from course_lib.spark.remote import learner_name
-
             # The job opened its session as learner_name() in its environment (see get_spark).
             stopped = stop_session_queries(cfg.remote, session_id, user_id=learner_name(opts.learner))
             if stopped:
-                event(i, "stopped the killed job's queries on the server", queries=stopped)
-        if trap and trap["set"] and trap["commit"].exists() and trap["commit"].stat().st_size == 0:
-            trap["commit"].unlink()  # heal: the restart must be able to commit batch N
-        if broker_killed is not None:
-            _restart_broker(cluster, broker_killed, opts.input_topic)
-            history.record("nemesis", "info", "restart", value={"broker": broker_killed})
-            event(i, "broker restarted", broker=broker_killed)
-    outcome_type = "ok" if rc == 0 else "info"
-    history.complete(inv, outcome_type, error=None if rc == 0 else f"exit {rc}")
-    event(i, "finished" if rc == 0 else "died", exit=rc)
+                ctx.note("stopped the killed job's queries on the server", queries=stopped)
+        for injection in injections:
+            injection.heal()
+    ctx.history.complete(inv, OK if rc == 0 else INFO, error=None if rc == 0 else f"exit {rc}")
+    ctx.note("finished" if rc == 0 else "died", exit=rc)
     return {
         "run": i,
         "kill": kill.kind if kill else None,
         "exit": rc,
         "trapped": run.line("TRAPPED"),
-        "state_after": _state(cfg),
+        "state_after": checkpoint_state(cfg),
     }
-
-
-def _restart_broker(cluster, broker_id: int, topic: str) -> None:
-    """Adapter around ``LocalCluster.restart``: its readiness poll asks the cluster through
-    kafka-python's admin client, which can raise ECONNREFUSED while the restarted node is not
-    listening yet (seen under load). The JVM is launched before that poll, so a failed poll is
-    retried here by waiting for the partitions' ISR instead."""
-    try:
-        cluster.restart(broker_id)
-    except Exception as exc:
-        if not _wait_full_isr(cluster, topic):
-            raise RuntimeError(f"broker {broker_id} did not come back after a restart: {exc}") from exc
-        return
-    _wait_full_isr(cluster, topic)
-
-
-def _wait_full_isr(cluster, topic: str, partitions: int = 3, timeout_s: float = 90.0) -> bool:
-    """Heal completely before going on: every partition back to 3 in-sync replicas."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        try:
-            if all(len(cluster.isr_of(topic, p)) == 3 for p in range(partitions)):
-                return True
-        except Exception:  # metadata not ready yet, or the admin client hit a node still starting
-            pass
-        time.sleep(0.5)
-    return False
-
-
-def _state(cfg: PipelineConfig) -> dict:
-    """Per sink: last planned and last committed batch (the window is planned > committed)."""
-    out = {}
-    for sink in cfg.sinks:
-        ck = cfg.checkpoint(sink)
-        planned, committed = outcome.planned_batches(ck), outcome.committed_batches(ck)
-        out[sink] = {"planned": planned[-1] if planned else None, "committed": committed[-1] if committed else None}
-    return out
-
-
-def _final_reads(cfg: PipelineConfig, lines: list[str], history: History, opts):
-    exp = ref.expected(lines)
-    expected_ids = exp["valid_ids"]
-    outcomes, evidence = {}, {}
-    if "kafka" in cfg.sinks:
-        rows = outcome.read_kafka_sink(cfg.bootstrap_servers, cfg.output_topic, opts.client_config)
-        history.record(
-            "sink-kafka",
-            "ok",
-            "final_read",
-            topic=cfg.output_topic,
-            value=[[r["partition"], r["offset"], r["order_id"]] for r in rows],
-        )
-        outcomes["kafka"] = outcome.compare(expected_ids, [r["order_id"] for r in rows])
-        ranges = outcome.batch_ranges(cfg.checkpoint("kafka"))
-        ev = {}
-        for r in rows:
-            if r["order_id"] in outcomes["kafka"]["duplicated"]:
-                e = ev.setdefault(
-                    r["order_id"],
-                    {
-                        "order_id": r["order_id"],
-                        "source": f"{cfg.input_topic}-{r['src_partition']}@{r['src_offset']}",
-                        "batch": outcome.batch_of(ranges, r["src_partition"], r["src_offset"]),
-                        "copies_at": [],
-                    },
-                )
-                e["copies_at"].append(f"{cfg.output_topic}-{r['partition']}@{r['offset']}")
-        evidence["kafka"] = list(ev.values())
-    dead = {}
-    if "store" in cfg.sinks:
-        store = outcome.read_store(cfg.store_path)
-        history.record(
-            "sink-store",
-            "ok",
-            "final_read",
-            topic="store:orders",
-            value=[[r["src_partition"], r["row"], r["order_id"]] for r in store["orders"]],
-        )
-        o = outcome.compare(expected_ids, [r["order_id"] for r in store["orders"]])
-        o["balances_ok"] = store["balances_cents"] == exp["balances_cents"]
-        o["replays_skipped"] = [r["batch_id"] for r in store["replays"] if r["skipped"]]
-        outcomes["store"] = o
-        evidence["store"] = [
-            {"batch": b, "what": "Spark re-ran a committed batch id; the store skipped it"}
-            for b in o["replays_skipped"]
-        ]
-        got = sorted((d["reason"], d["raw"]) for d in store["dead_letters"])
-        want = sorted((b["reason"], b["raw"]) for b in exp["bad"])
-        dead = {
-            "expected": len(want),
-            "stored": len(got),
-            "match": got == want,
-            "by_reason": _count(d["reason"] for d in store["dead_letters"]),
-        }
-        history.record(
-            "sink-store",
-            "ok",
-            "final_read",
-            topic="store:dead_letters",
-            value=[[d["src_partition"], d["src_offset"], d["reason"]] for d in store["dead_letters"]],
-        )
-    if "files" in cfg.sinks:
-        rows = outcome.read_file_sink(cfg.files_path)
-        naive = outcome.read_file_sink_naively(cfg.files_path)
-        history.record(
-            "sink-files",
-            "ok",
-            "final_read",
-            topic="files:orders",
-            value=[[0, i, r["order_id"]] for i, r in enumerate(rows)],
-        )
-        o = outcome.compare(expected_ids, [r["order_id"] for r in rows])
-        naive_o = outcome.compare(expected_ids, [r["order_id"] for r in naive])
-        o["naive_listing"] = {
-            "observed": naive_o["observed"],
-            "duplicated": len(naive_o["duplicated"]),
-            "lost": len(naive_o["lost"]),
-        }
-        outcomes["files"] = o
-        evidence["files"] = (
-            [
-                {
-                    "what": "files outside _spark_metadata (written by a killed or "
-                    "repeated batch, ignored by Spark's readers)",
-                    "extra_rows": naive_o["observed"] - o["observed"],
-                }
-            ]
-            if naive_o["observed"] != o["observed"]
-            else []
-        )
-    return outcomes, evidence, dead
-
-
-def _count(items) -> dict:
-    out: dict = {}
-    for x in items:
-        out[x] = out.get(x, 0) + 1
-    return dict(sorted(out.items()))

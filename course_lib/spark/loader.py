@@ -1,6 +1,6 @@
 """Produce the orders data set into Kafka, transactionally and without duplicates on re-runs.
 
-Every line of ``datasets/orders/orders.jsonl`` becomes one record, value = the line unchanged
+Every line of ``course_lib/data/orders/orders.jsonl`` becomes one record, value = the line unchanged
 (malformed lines too: the pipeline must see them), key = the line's position (``"000123"``),
 which also fixes its partition. The producer is kafka-python's transactional producer
 (idempotence on, ``acks='all'``): a chunk of lines is committed atomically or not at all, and
@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 import uuid
 
-from course_lib.history import History
+from course_lib.history import INFO, OK, History, OpName
 
 
 def client_kwargs(bootstrap_servers: str, client_config: dict | None = None) -> dict:
@@ -198,7 +198,7 @@ def load_orders(
             producer.begin_transaction()
             pending = []
             for key, line in part:
-                inv = history.invoke("loader", "send", key, topic=topic) if history is not None else None
+                inv = history.invoke("loader", OpName.SEND, key, topic=topic) if history is not None else None
                 pending.append((inv, producer.send(topic, key=key.encode(), value=line.encode())))
             try:
                 producer.commit_transaction()
@@ -206,12 +206,12 @@ def load_orders(
                 # Unknown outcome for this chunk: record 'info', never 'fail' (it may be there).
                 for inv, _ in pending:
                     if history is not None:
-                        history.complete(inv, "info", error=type(exc).__name__)
+                        history.complete(inv, INFO, error=type(exc).__name__)
                 raise
             for inv, fut in pending:
                 md = fut.get(timeout=30)
                 if history is not None:
-                    history.complete(inv, "ok", partition=md.partition, offset=md.offset)
+                    history.complete(inv, OK, partition=md.partition, offset=md.offset)
             sent += len(part)
             bar.update(len(part))
         bar.close()

@@ -23,7 +23,9 @@ import re
 from datetime import datetime
 from pathlib import Path
 
-DATASET_DIR = Path(__file__).resolve().parents[2] / "datasets" / "orders"
+from course_lib.datasets import data_dir
+
+DATASET_DIR = data_dir("orders")
 ORDER_ID_RE = r"^o-[0-9]{6}$"
 AMOUNT_RE = r"^[0-9]{1,9}(\.[0-9]{1,2})?$"
 TS_RE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$"
@@ -34,10 +36,10 @@ REASONS = ("not_json", "bad_order_id", "missing_account", "bad_kind", "bad_amoun
 
 
 def read_lines(limit: int | None = None, path: Path | None = None) -> list[str]:
-    """The raw lines of ``datasets/orders/orders.jsonl`` (first ``limit`` of them)."""
+    """The raw lines of ``course_lib/data/orders/orders.jsonl`` (first ``limit`` of them)."""
     path = path or DATASET_DIR / "orders.jsonl"
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing. Generate it with `python datasets/orders/generate.py`.")
+        raise FileNotFoundError(f"{path} is missing. Generate it with `python course_lib/data/orders/generate.py`.")
     lines = path.read_text().splitlines()
     return lines[:limit] if limit else lines
 

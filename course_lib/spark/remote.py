@@ -27,7 +27,7 @@ import uuid
 from pathlib import Path
 from urllib.parse import urlparse
 
-from course_lib.spark.session import KAFKA_PROVIDER_CLASS, SparkUnavailable, check_connect_client
+from course_lib.spark.prerequisites import KAFKA_PROVIDER_CLASS, SparkUnavailable, check_connect_client, import_root
 
 ENV_REMOTE = "SPARK_REMOTE"
 ENV_DIR = "COURSE_SPARK_DIR"
@@ -64,7 +64,7 @@ def parse_remote(url: str) -> tuple[str, int, dict[str, str]]:
     >>> parse_remote("http://h:1")
     Traceback (most recent call last):
     ...
-    course_lib.spark.session.SparkUnavailable: SPARK_REMOTE='http://h:1' is not a Spark Connect URL: write sc://host:port, e.g. sc://127.0.0.1:15002
+    course_lib.spark.prerequisites.SparkUnavailable: SPARK_REMOTE='http://h:1' is not a Spark Connect URL: write sc://host:port, e.g. sc://127.0.0.1:15002
     """
     bad = SparkUnavailable(
         f"SPARK_REMOTE={url!r} is not a Spark Connect URL: write sc://host:port, e.g. sc://127.0.0.1:15002"
@@ -250,7 +250,7 @@ def stop_session_queries(url: str, session_id: str, user_id: str | None = None, 
         capture_output=True,
         text=True,
         timeout=timeout_s,
-        cwd=str(Path(__file__).resolve().parents[2]),
+        cwd=str(import_root()),
     )
     if run.returncode != 0:
         raise RuntimeError(f"could not stop the queries of session {session_id} on {url}: {run.stderr.strip()[-1500:]}")

@@ -18,18 +18,20 @@ Taught in notebooks/10_pyspark_exactly_once_lab.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-#: Fully qualified name of the connector's data source: present iff the jars were loaded.
-KAFKA_PROVIDER_CLASS = "org.apache.spark.sql.kafka010.KafkaSourceProvider"
+from course_lib.spark.prerequisites import (  # re-exported: the lab and tests import them from here
+    KAFKA_PROVIDER_CLASS,
+    SparkUnavailable,
+    check_connect_client,
+    check_java,
+    check_pyspark,
+)
+from course_lib.spark.remote import connect_session, learner_name, resolve_remote
+
 SCALA_BINARY = "2.13"
-
-
-class SparkUnavailable(RuntimeError):
-    """Spark cannot run here (no Java, no pyspark, or no Kafka connector). The message says why."""
 
 
 @dataclass(frozen=True)
@@ -68,36 +70,6 @@ def connector_coordinates(spark_version: str | None = None) -> str:
 
         spark_version = pyspark.__version__
     return f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_BINARY}:{spark_version}"
-
-
-def check_java() -> str:
-    """Return the path of ``java`` or raise :class:`SparkUnavailable` saying how to get one."""
-    java_home = os.environ.get("JAVA_HOME")
-    java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
-    if not java or not Path(java).exists():
-        raise SparkUnavailable(
-            (
-                f"Java was not found (JAVA_HOME={java_home} has no bin/java). "
-                if java_home
-                else "Java was not found (no JAVA_HOME and no `java` on PATH). "
-            )
-            + "PySpark 4 needs Java 17 or "
-            "21: install it (Debian: `apt-get install openjdk-17-jdk-headless`; conda: the "
-            "course's environment.yml) and restart the kernel."
-        )
-    return java
-
-
-def check_pyspark() -> str:
-    """Return the installed pyspark version or raise :class:`SparkUnavailable`."""
-    try:
-        import pyspark
-    except ImportError as exc:
-        raise SparkUnavailable(
-            "pyspark is not installed. Install the course's Spark extra: "
-            "`pip install -e '.[spark]'`, then restart the kernel."
-        ) from exc
-    return pyspark.__version__
 
 
 def connector_versions(spark_version: str) -> list[str]:
@@ -174,8 +146,6 @@ def get_spark(options: SparkOptions | None = None, **overrides):
     opts = options or SparkOptions()
     if overrides:
         opts = SparkOptions(**{**opts.__dict__, **overrides})
-    from course_lib.spark.remote import resolve_remote
-
     url = resolve_remote(opts.remote)
     if url:
         return _remote_session(url, opts)
@@ -270,8 +240,6 @@ def get_spark(options: SparkOptions | None = None, **overrides):
 
 
 def _remote_session(url: str, opts: SparkOptions):
-    from course_lib.spark.remote import connect_session, learner_name
-
     check_pyspark()
     spark = connect_session(
         url,
@@ -286,17 +254,6 @@ def _remote_session(url: str, opts: SparkOptions):
     )
     spark.conf.set("course.connector.source", f"the Spark Connect server at {url}")
     return spark
-
-
-def check_connect_client() -> None:
-    """Raise :class:`SparkUnavailable` unless pyspark's Spark Connect client can be imported."""
-    try:
-        import pyspark.sql.connect.session  # noqa: F401  (checks grpcio, pandas, pyarrow too)
-    except ImportError as exc:
-        raise SparkUnavailable(
-            f"the Spark Connect client is not installed ({exc}). Install the course's Spark extra: "
-            "`pip install -e '.[spark]'` (pyspark with grpcio, pandas, pyarrow), then restart the kernel."
-        ) from exc
 
 
 def spark_unavailable_reason(remote: str | None = "") -> str | None:
@@ -324,8 +281,6 @@ def spark_lab_unavailable_reason(local_kafka: bool, remote: str | None = "") -> 
 
     ``remote``: a Spark Connect URL, ``""`` for local Spark, None for ``$SPARK_REMOTE``; a
     malformed URL is the reason returned."""
-    from course_lib.spark.remote import resolve_remote
-
     try:
         url = resolve_remote(remote)
     except SparkUnavailable as exc:

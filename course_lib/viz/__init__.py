@@ -1,11 +1,12 @@
 """Widgets and plots for the course: cluster view, delivery simulator, space-time diagrams,
 outcome tables, trade-off charts and the prediction widget (ipywidgets 8 + matplotlib).
 
-Taught in notebooks/01_replicated_log to notebooks/06_transactions.
+Taught in notebooks/01_replicated_log to notebooks/07_exactly_once_external (and 05b).
 """
 
 from .cluster_view import ClusterView, cluster_html, cluster_text
 from .consumers import ConsumerCrashDemo, TransactionsDemo, matrix_text, processing_counts, semantics_matrix
+from .groups import GroupDemo
 from .outcome import outcome_html, outcome_text
 from .predict import Prediction
 from .simulator import DeliverySimulator
@@ -28,6 +29,7 @@ __all__ = [
     "plot_rates",
     "ConsumerCrashDemo",
     "TransactionsDemo",
+    "GroupDemo",
     "semantics_matrix",
     "matrix_text",
     "processing_counts",

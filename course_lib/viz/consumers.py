@@ -23,7 +23,9 @@ from collections import Counter
 import ipywidgets as widgets
 
 from ..processing import CRASH_POINTS, INPUT, SEMANTICS, run_pipeline
-from .presets import Preset, Step, lookup
+from .log_markers import log_html
+from .offsets import crash_offsets, offsets_html
+from .presets import Preset, PresetApp, Step, lookup
 
 # The crash moments that are distinct for each consumer (processing.Processor.run): at-most-once
 # commits before processing, at-least-once after; auto-commit and the external store commit no
@@ -158,8 +160,10 @@ def matrix_text(table: dict) -> str:
     return "\n".join(lines)
 
 
-class ConsumerCrashDemo:
+class ConsumerCrashDemo(PresetApp):
     """Pick how the consumer commits, pick where it crashes, press the button, count the output."""
+
+    CONTROLS, BUTTONS = CRASH_CONTROLS, CRASH_BUTTONS
 
     def __init__(self, seed: int = 1, preset: str | None = None):
         """``preset``: a name from ``CRASH_PRESETS`` (a lesson's starting choices and steps to try)."""
@@ -207,30 +211,12 @@ class ConsumerCrashDemo:
             ]
         )
 
-    def control(self, name: str) -> widgets.Dropdown:
-        if name not in CRASH_CONTROLS:
-            raise ValueError(f"no control {name!r}; the controls are {CRASH_CONTROLS}")
-        return getattr(self, name)
-
-    def button(self, name: str) -> widgets.Button:
-        if name not in CRASH_BUTTONS:
-            raise ValueError(f"no button {name!r}; the buttons are {CRASH_BUTTONS}")
-        return getattr(self, f"{name}_button")
-
     @staticmethod
     def _shown(name: str, value, state: dict) -> str:
         """A choice as its dropdown shows it (crash moments are worded per consumer)."""
         if name == "semantics":
             return SEMANTICS_LABELS[value]
         return CRASH_MOMENTS[state["semantics"]][value]
-
-    def follow(self, step: Step) -> str:
-        """Do what ``step`` says, as a learner would; return the verdict and counts in words."""
-        for name, value in step.settings.items():
-            self.control(name).value = value
-        for name in step.press:
-            self.button(name).click()
-        return html.unescape(re.sub(r"<[^>]+>", " ", self.view.value))
 
     def _offer_crash_moments(self) -> None:
         """Only the moments this consumer has; keep the chosen one if it still exists."""
@@ -260,7 +246,7 @@ class ConsumerCrashDemo:
             else f"crashed {CRASH_MOMENTS[self.semantics.value][crash_point]}, then restarted"
         )
         topic = self.pipeline.notes["names"]["input"]
-        partitions = sum(1 for t, _ in self.pipeline.cluster.controller.partitions if t == topic)
+        partitions = self.pipeline.cluster.topic_config(topic).partitions
         # the consumer's outcome first; the checker's sentence is about the producer's log too
         verdict = (
             f"Every one of the {self.counts['input messages']} input messages was processed exactly once."
@@ -271,7 +257,10 @@ class ConsumerCrashDemo:
             f"<p class='cc-summary' style='color:{colour}'><b>{html.escape(verdict)}</b></p>"
             f"<p>{html.escape(SEMANTICS_LABELS[self.semantics.value])}; {where}. The input topic "
             f"has {partitions} partitions; the consumer reads both, in batches.</p>"
-            f"<table>{rows}</table>" + (f"<p>in the output twice: {html.escape(', '.join(twice))}</p>" if twice else "")
+            # lesson 05's figure: where the restarted instance resumed, and what that did
+            + (offsets_html(crash_offsets(self.pipeline)) if crash_point is not None else "")
+            + f"<table>{rows}</table>"
+            + (f"<p>in the output twice: {html.escape(', '.join(twice))}</p>" if twice else "")
         )
 
     def _ipython_display_(self):  # pragma: no cover
@@ -280,7 +269,7 @@ class ConsumerCrashDemo:
         display(self.widget)
 
 
-class TransactionsDemo:
+class TransactionsDemo(PresetApp):
     """A transactional producer commits, aborts or leaves transactions open; two consumers read
     the partition, one ``read_committed`` and one ``read_uncommitted``.
 
@@ -289,6 +278,8 @@ class TransactionsDemo:
     >>> app.seen["read_committed"], len(app.seen["read_uncommitted"])
     (['t1-0', 't1-1', 't1-2', 't3-0', 't3-1', 't3-2'], 9)
     """
+
+    BUTTONS = TX_BUTTONS
 
     def __init__(self, seed: int = 1, per_transaction: int = 3, preset: str | None = None):
         """``preset``: a name from ``TX_PRESETS`` (the steps a lesson asks to try, shown above)."""
@@ -318,11 +309,6 @@ class TransactionsDemo:
             ]
         )
         self.reset()
-
-    def button(self, name: str) -> widgets.Button:
-        if name not in TX_BUTTONS:
-            raise ValueError(f"no button {name!r}; the buttons are {TX_BUTTONS}")
-        return getattr(self, f"{name}_button")
 
     def follow(self, step: Step) -> str:
         """Press what ``step`` says; return the view in words (limits, what each consumer sees, events)."""
@@ -410,21 +396,20 @@ class TransactionsDemo:
     def refresh(self) -> None:
         for b in (self.commit_button, self.abort_button, self.open_button):
             b.disabled = self.fenced
-        state = self.cluster.partition_state("payments")
-        leader = state["replicas"][state["leader"]]
-        p = self.cluster.brokers[state["leader"]].partitions[("payments", 0)]
-        lso = p.readable_end(True)
+        view = self.cluster.inspect("payments")
+        leader, lso = view.replica(view.leader), view.lso
         self.seen = {level: self._read(level) for level in ("read_committed", "read_uncommitted")}
         items = "".join(f"<li>{html.escape(e)}</li>" for e in self.events[-8:])
         self.view.value = (
-            f"<div class='tx-view'><p>log end offset <b class='tx-leo'>{leader['leo']}</b>, high watermark "
-            f"<b class='tx-hw'>{leader['hw']}</b>, last stable offset <b class='tx-lso'>{lso}</b> "
+            f"<div class='tx-view'><p>log end offset <b class='tx-leo'>{leader.leo}</b>, high watermark "
+            f"<b class='tx-hw'>{leader.hw}</b>, last stable offset <b class='tx-lso'>{lso}</b> "
             f"(commit/abort markers take an offset each)</p>"
             f"<p><b>read_committed</b> consumer sees <span class='tx-committed'>"
             f"{html.escape(', '.join(self.seen['read_committed']) or '(nothing)')}</span></p>"
             f"<p><b>read_uncommitted</b> consumer sees <span class='tx-uncommitted'>"
             f"{html.escape(', '.join(self.seen['read_uncommitted']) or '(nothing)')}</span></p>"
-            f"<ul>{items}</ul></div>"
+            + log_html(self.cluster, "payments")  # lesson 06's figure: records, markers, LSO and HW
+            + f"<ul>{items}</ul></div>"
         )
 
     def _ipython_display_(self):  # pragma: no cover

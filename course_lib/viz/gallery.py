@@ -3,7 +3,7 @@
 Each line comes from the demo's own first markdown cell (its ``# title`` and first sentence), so a
 new demo appears here without editing this page.
 
->>> lines = demo_lines()
+>>> lines = demo_lines("notebooks/demos")  # from the repository root
 >>> [name for name, _, _ in lines][:2]
 ['consumer_crash.ipynb', 'delivery_simulator.ipynb']
 """
@@ -15,7 +15,9 @@ import json
 import re
 from pathlib import Path
 
-DEMOS = Path(__file__).resolve().parents[2] / "notebooks" / "demos"
+#: the demos are the notebooks next to the index: Voila, Jupyter and nbclient run a notebook in its
+#: own folder, so the default is the working directory (under any install of course_lib)
+DEMOS = "."
 
 
 def _title_and_line(notebook: Path) -> tuple[str, str]:
@@ -27,12 +29,12 @@ def _title_and_line(notebook: Path) -> tuple[str, str]:
     return (title.group(1).strip() if title else notebook.stem), first
 
 
-def demo_lines(folder: Path = DEMOS) -> list[tuple[str, str, str]]:
+def demo_lines(folder: str | Path = DEMOS) -> list[tuple[str, str, str]]:
     """``(file name, title, first sentence)`` for every demo but this index, by file name."""
-    return [(nb.name, *_title_and_line(nb)) for nb in sorted(folder.glob("*.ipynb")) if nb.name != "index.ipynb"]
+    return [(nb.name, *_title_and_line(nb)) for nb in sorted(Path(folder).glob("*.ipynb")) if nb.name != "index.ipynb"]
 
 
-def demo_gallery(folder: Path = DEMOS):
+def demo_gallery(folder: str | Path = DEMOS):
     """An HTML list of the demos; links are relative, so they work under any Voila base URL."""
     from IPython.display import HTML
 

@@ -32,34 +32,29 @@ def log_view(cluster, topic: str, partition: int = 0) -> dict:
     """The leader's log of ``topic``-``partition``: one entry per offset with its text and state
     (``committed``/``aborted``/``open`` transaction, ``plain`` record or ``marker``), plus the
     log end offset, HW and LSO."""
-    p = cluster._leader_replica(topic, partition)
-    batches = list(p.log.batches)
+    batches = cluster.leader_log(topic, partition)
     entries = []
-    for i, stored in enumerate(batches):
-        batch = stored.batch
+    for i, batch in enumerate(batches):
         if batch.control is not None:
-            entries.append({"offset": stored.base_offset, "text": batch.control.upper(), "state": "marker"})
+            entries.append({"offset": batch.base_offset, "text": batch.control.upper(), "state": "marker"})
             continue
         state = "plain"
         if batch.is_transactional:  # decided by this producer's next marker, if any
             marker = next(
-                (
-                    b.batch.control
-                    for b in batches[i + 1 :]
-                    if b.batch.producer_id == batch.producer_id and b.batch.control is not None
-                ),
+                (b.control for b in batches[i + 1 :] if b.producer_id == batch.producer_id and b.control is not None),
                 None,
             )
             state = {"commit": "committed", "abort": "aborted", None: "open"}[marker]
-        for k, record in enumerate(batch.records):
-            entries.append({"offset": stored.base_offset + k, "text": str(_text(record.value)), "state": state})
+        for k, value in enumerate(batch.values):
+            entries.append({"offset": batch.base_offset + k, "text": str(_text(value)), "state": state})
+    view = cluster.inspect(topic, partition)
     return {
         "topic": topic,
         "partition": partition,
         "entries": entries,
-        "leo": p.log.leo,
-        "hw": p.log.hw,
-        "lso": p.txn.last_stable_offset(p.log.hw),
+        "leo": view.replica(view.leader).leo,
+        "hw": view.hw,
+        "lso": view.lso,
     }
 
 
@@ -121,3 +116,48 @@ def log_figure(cluster, topic: str, partition: int = 0, ax=None):
     ax.axis("off")
     ax.set_title(f"{topic}-{partition} on its leader: log end offset {view['leo']}", fontsize=10)
     return ax
+
+
+def log_html(cluster, topic: str, partition: int = 0) -> str:
+    """:func:`log_figure` as HTML (the demos draw it without matplotlib): one box per offset,
+    coloured by state, markers included, and the LSO and HW as the ends of what each isolation
+    level reads.
+
+    >>> from course_lib.broker import Cluster
+    >>> from course_lib.clients import KafkaProducer
+    >>> c = Cluster(seed=1); c.create_topic("t", min_insync_replicas=2)
+    >>> p = KafkaProducer(bootstrap_servers=c, transactional_id="tx"); p.init_transactions()
+    >>> p.begin_transaction(); _ = p.send("t", b"a"); p.commit_transaction()
+    >>> c.run_for(100); page = log_html(c, "t")  # the followers fetch the marker: HW and LSO reach 2
+    >>> page.count("class='lm-box'"), "LSO = 2" in page, "HW = 2" in page
+    (2, True, True)
+    """
+    import html
+
+    view = log_view(cluster, topic, partition)
+    cells = []
+    for e in view["entries"]:
+        hatch = "repeating-linear-gradient(45deg,#9e9e9e,#9e9e9e 4px,#bdbdbd 4px,#bdbdbd 8px)"
+        background = hatch if e["state"] == "aborted" else _COLOURS[e["state"]]
+        cells.append(
+            "<div style='display:inline-block;vertical-align:top;margin-right:2px;text-align:center'>"
+            f"<div class='lm-box' data-state='{e['state']}' title='offset {e['offset']}: {_LABELS[e['state']]}' "
+            f"style='background:{background};color:white;min-width:34px;padding:0 3px;height:26px;"
+            f"line-height:26px;font-size:11px;border-radius:2px'>{html.escape(e['text'])}</div>"
+            f"<div style='font-size:10px;color:#616161'>{e['offset']}</div></div>"
+        )
+    limits = " &nbsp; ".join(
+        f"<span class='lm-{key}' style='color:{colour}'><b>{text} = {view[key]}</b> ({what})</span>"
+        for key, text, colour, what in (
+            ("lso", "LSO", "#6a1b9a", "read_committed reads offsets below it, skipping aborted records"),
+            ("hw", "HW", "#c62828", "read_uncommitted reads up to here"),
+        )
+    )
+    present = [s for s in _COLOURS if any(e["state"] == s for e in view["entries"])]
+    legend = " ".join(f"<span style='color:{_COLOURS[s]}'>&#9632;</span> {_LABELS[s]}" for s in present)
+    return (
+        f"<div class='lm-figure'><b>{html.escape(topic)}-{partition} on its leader: log end offset "
+        f"{view['leo']}</b><div style='margin:6px 0;white-space:nowrap;overflow-x:auto'>"
+        f"{''.join(cells) or '(empty)'}</div><div style='font-size:12px'>{limits}</div>"
+        f"<div style='font-size:11px'>{legend}</div></div>"
+    )

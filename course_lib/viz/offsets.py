@@ -13,6 +13,8 @@ Taught in notebooks/05_consumer_delivery_semantics and notebooks/07_exactly_once
 
 from __future__ import annotations
 
+from ..history import OK, Nemesis, OpName
+
 _COUNT_COLOURS = {0: "#c62828", 1: "#2e7d32", 2: "#ef6c00"}  # never / once / twice or more
 _MARKERS = (
     ("committed", "committed offset (Kafka)", "#1565c0", -0.5),
@@ -28,31 +30,31 @@ def crash_offsets(result, partition: int | None = None) -> dict:
     the offset the sink stored with its output (exactly-once-external), and how many times each
     offset was processed over the whole run."""
     history = result.history
-    crash = next((op for op in history if op.f == "crash_client"), None)
+    crash = next((op for op in history if op.f == Nemesis.CRASH_CLIENT), None)
     if crash is None:
         raise ValueError("this run has no consumer crash (use a pipeline scenario with a crash_point)")
     victim, t = crash.value["client"], crash.time_ms
     before = [op for op in history if op.process == victim and op.time_ms <= t]
     position: dict = {}
     for op in before:
-        if op.f == "poll" and op.type == "ok":
+        if op.f == OpName.POLL and op.type == OK:
             for p, offset, _ in op.value:
                 position[p] = max(position.get(p, 0), offset + 1)
     committed: dict = {}
     for op in before:
-        if op.f == "commit" and op.type == "ok":
+        if op.f == OpName.COMMIT and op.type == OK:
             for _, p, offset in op.value:
                 committed[p] = offset
     stored: dict = {}  # write_with_offset commits output and next offset together, per record
     if result.semantics == "exactly-once-external":
         for op in before:
-            if op.f == "process":
+            if op.f == OpName.PROCESS:
                 stored[op.partition] = max(stored.get(op.partition, 0), op.offset + 1)
     processed: dict = {}
     for op in history:
-        if op.f == "process" and op.type == "ok":
+        if op.f == OpName.PROCESS and op.type == OK:
             processed[(op.partition, op.offset)] = processed.get((op.partition, op.offset), 0) + 1
-    final = next(op for op in history if op.f == "final_read")
+    final = next(op for op in history if op.f == OpName.FINAL_READ)
     ends: dict = {}
     for p, offset, _ in final.value:
         ends[p] = max(ends.get(p, 0), offset + 1)
@@ -128,3 +130,40 @@ def offsets_figure(rows: dict, ax=None):
     )
     ax.set_title(f"partition {next(iter(rows.values()))['partition']}: where the next instance resumes", fontsize=10)
     return ax
+
+
+def offsets_html(r: dict) -> str:
+    """:func:`offsets_figure` of one run as HTML (the demos draw it without matplotlib, which the
+    browser copy of the course does not load for them): one box per offset, coloured by how often
+    it was processed, and the resume point and consumed position marked under the boxes.
+
+    >>> html = offsets_html({"partition": 0, "position": 2, "committed": 0, "processed": [2, 2, 1]})
+    >>> html.count("class='of-box'"), "committed offset (Kafka) = 0" in html, "consumed position at the crash = 2" in html
+    (3, True, True)
+    """
+    import html as _html
+
+    step = 28  # px per offset: a 26 px box and its gap
+    boxes = "".join(
+        f"<div class='of-box' data-count='{count}' title='offset {offset}: processed {count}x' "
+        f"style='display:inline-block;width:26px;margin-right:2px;background:{_COUNT_COLOURS[min(count, 2)]};"
+        f"color:white;text-align:center;height:24px;line-height:24px;font-size:11px;border-radius:2px'>{offset}</div>"
+        for offset, count in enumerate(r["processed"])
+    )
+    # one line per marker, its left edge at the offset it names (a resume point sits before
+    # that offset's box): labels never overlap, however close the offsets are
+    marks = "".join(
+        f"<div class='of-mark' style='margin-left:{r[key] * step}px;color:{colour};border-left:3px solid {colour};"
+        f"padding-left:4px;white-space:nowrap;font-size:11px;line-height:16px'>{_html.escape(text)} = {r[key]}</div>"
+        for key, text, colour, _ in _MARKERS
+        if key in r
+    )
+    legend = " ".join(
+        f"<span style='color:{_COUNT_COLOURS[k]}'>&#9632;</span> {label}"
+        for k, label in ((0, "never processed"), (1, "processed once"), (2, "processed twice or more"))
+    )
+    return (
+        f"<div class='of-figure'><b>partition {r['partition']}: where the next instance resumes</b>"
+        f"<div style='margin:6px 0 10px 0;white-space:nowrap'>{boxes}{marks}</div>"
+        f"<div style='font-size:11px'>{legend}</div></div>"
+    )

@@ -1,5 +1,6 @@
 """Record a prediction before the reveal: the learner picks (or types) an answer and presses
-**lock in**; a later cell, after the experiment, compares it with what was measured.
+**lock in**; a later cell, after the experiment, hands the measurement to the widget, which shows
+it only once a prediction is locked in.
 
 >>> p = Prediction("How many of the 7 messages are duplicated?", choices=[0, 3, 7])
 >>> p.choice.value = 3
@@ -8,8 +9,19 @@
 (True, 3)
 >>> p.reveal(3)
 You predicted 3; measured: 3. Right.
->>> Prediction("Lost?", choices=["yes", "no"]).reveal("no")  # nobody pressed "lock in"
-No prediction was locked in; measured: no.
+
+Run All reaches the reveal before anybody could answer: the measurement is held, not shown, and
+the controls stay open; locking in then shows it.
+
+>>> q = Prediction("Lost?", choices=["yes", "no"])
+>>> shown = q.reveal("no")
+>>> shown
+Measured. Lock in your prediction above to see how it compares.
+>>> q.choice.disabled, "no" in q.status.value
+(False, False)
+>>> q.choice.value = "yes"; q.lock_in()
+>>> shown
+You predicted yes; measured: no. Not this time: read on to see why.
 
 Without ``choices`` the learner types a whole number:
 
@@ -19,8 +31,8 @@ False
 >>> n.choice.value = " 9 "; n.lock_in(); n.reveal(9).right
 True
 
-Nothing needs a browser: nbval and the
-tests run these cells with no frontend, so nobody presses a button and ``reveal`` says so.
+Nothing needs a browser: nbval and the tests run these cells with no frontend, so nobody presses
+a button and every reveal stays waiting.
 
 Used in notebooks/00_start_here to notebooks/08_claims_tested.
 """
@@ -54,6 +66,10 @@ class Reveal:
     __repr__ = __str__
 
 
+_NOTHING = object()
+WAITING = "Measured. Lock in your prediction above to see how it compares."
+
+
 class Prediction:
     """A question, an answer control, a **lock in** button and a status line."""
 
@@ -63,6 +79,9 @@ class Prediction:
         self.question, self.choices = question, list(choices) if choices is not None else None
         self.predicted: object = None
         self.locked = False
+        self._measured: object = _NOTHING  # what reveal() was handed; shown only after lock-in
+        # the reveal cell's line (a second view: the reveal cell is far below the question)
+        self.outcome = widgets.HTML("")
         if self.choices is not None:
             # no preselected answer: locking in the default would record a prediction nobody made
             self.choice: widgets.ValueWidget = widgets.ToggleButtons(
@@ -84,7 +103,8 @@ class Prediction:
         )
 
     def lock_in(self) -> None:
-        """Record the current answer and freeze the controls (no answer yet: say so, stay open)."""
+        """Record the current answer and freeze the controls (no answer yet: say so, stay open);
+        a measurement already handed to :meth:`reveal` is shown now."""
         if self.locked:
             return
         if self.choices is not None:
@@ -100,17 +120,37 @@ class Prediction:
                 return
         self.predicted, self.locked = answer, True
         self.choice.disabled = self.lock_button.disabled = True
-        self._say(f"Locked in: <b>{html.escape(str(self.predicted))}</b>. Now run the experiment.")
+        if self._measured is _NOTHING:
+            self._say(f"Locked in: <b>{html.escape(str(self.predicted))}</b>. Now run the experiment.")
+        else:
+            self._show_result()
 
-    def reveal(self, actual) -> Reveal:
-        """Compare with the measured ``actual`` (also shown under the widget); predicting is over."""
+    @property
+    def result(self) -> Reveal | None:
+        """The prediction next to the measurement, once both exist (None before)."""
+        if not self.locked or self._measured is _NOTHING:
+            return None
+        return Reveal(self.predicted, self._measured)
+
+    def reveal(self, actual) -> Revealed:
+        """Hand over the measured ``actual``: shown at once if a prediction is locked in, else held
+        (controls stay open) until the learner locks one in."""
         if self.choices is not None and actual not in self.choices:
             raise ValueError(f"measured {actual!r} is none of the choices {self.choices}: fix the choices")
-        self.locked = True
-        self.choice.disabled = self.lock_button.disabled = True
-        result = Reveal(self.predicted, actual)
-        self._say(html.escape(str(result)), colour="#2e7d32" if result.right else "#c62828")
-        return result
+        self._measured = actual
+        if self.locked:
+            self._show_result()
+        else:
+            self._say("The experiment has run: lock in your prediction to see what it measured.")
+            self.outcome.value = f"<span class='pr-outcome'>{html.escape(WAITING)}</span>"
+        return Revealed(self)
+
+    def _show_result(self) -> None:
+        result = self.result
+        assert result is not None
+        colour = "#2e7d32" if result.right else "#c62828"
+        self._say(html.escape(str(result)), colour=colour)
+        self.outcome.value = f"<span class='pr-outcome' style='color:{colour}'>{html.escape(str(result))}</span>"
 
     def _say(self, text: str, colour: str = "inherit") -> None:
         self.status.value = f"<span class='pr-status' style='color:{colour}'>{text}</span>"
@@ -119,3 +159,34 @@ class Prediction:
         from IPython.display import display
 
         display(self.widget)
+
+
+class Revealed:
+    """What a reveal cell shows: the comparison once a prediction is locked in; before that only
+    that a measurement is waiting (never its value). Live: it follows a later lock-in."""
+
+    def __init__(self, prediction: Prediction):
+        self._prediction = prediction
+
+    @property
+    def result(self) -> Reveal | None:
+        return self._prediction.result
+
+    @property
+    def right(self) -> bool:
+        return self.result is not None and self.result.right
+
+    def __eq__(self, other) -> bool:
+        return self.result == (other.result if isinstance(other, Revealed) else other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __str__(self) -> str:
+        return WAITING if self.result is None else str(self.result)
+
+    __repr__ = __str__
+
+    def _ipython_display_(self):  # pragma: no cover - notebook display
+        from IPython.display import display
+
+        display(self._prediction.outcome)

@@ -16,8 +16,10 @@ Set <b>retries</b> to <b>0 (never retry)</b>; press <b>lose next ACK</b>, <b>sen
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 
 def _as_text(name: str, value, state: dict) -> str:
@@ -72,6 +74,34 @@ class Preset:
             items.append(f"<li>{step.instruction(descriptions, labels, shown, state)}</li>")
             state.update(step.settings)
         return f"<div class='app-try'><b>Try it: {html.escape(self.title)}</b><ol>{''.join(items)}</ol></div>"
+
+
+class PresetApp:
+    """What the apps with presets share: controls and buttons found by name (the names a step
+    uses), and following a step as a learner would. An app sets ``CONTROLS`` and ``BUTTONS``,
+    has attributes ``<control>`` and ``<button>_button``, and shows its result in ``view``."""
+
+    CONTROLS: tuple[str, ...] = ()
+    BUTTONS: tuple[str, ...] = ()
+    view: Any  # an ipywidgets.HTML: what the app shows
+
+    def control(self, name: str):
+        if name not in self.CONTROLS:
+            raise ValueError(f"no control {name!r}; the controls are {self.CONTROLS}")
+        return getattr(self, name)
+
+    def button(self, name: str):
+        if name not in self.BUTTONS:
+            raise ValueError(f"no button {name!r}; the buttons are {self.BUTTONS}")
+        return getattr(self, f"{name}_button")
+
+    def follow(self, step: Step) -> str:
+        """Do what ``step`` says (settings, then buttons); return what the app shows, in words."""
+        for name, value in step.settings.items():
+            self.control(name).value = value
+        for name in step.press:
+            self.button(name).click()
+        return html.unescape(re.sub(r"<[^>]+>", " ", self.view.value))
 
 
 def lookup(presets: dict[str, Preset], name: str | None, app: str) -> Preset | None:

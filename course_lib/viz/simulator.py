@@ -33,6 +33,7 @@ from ..broker import Cluster
 from ..checker import check
 from ..clients import KafkaProducer
 from ..clients.config import ConfigurationError
+from ..history import FAIL, INFO, OK, OUTCOMES, OpName
 from ..scenarios import FAST_FAILOVER
 from .cluster_view import cluster_html
 from .outcome import outcome_html
@@ -164,9 +165,7 @@ class DeliverySimulator:
         self.cluster_view = widgets.HTML()
         self.log_view = widgets.HTML()
         self.wire_view = widgets.HTML()  # the last produce requests and ACKs on the network
-        self.outcome_view = widgets.HTML(
-            "<p class='oc-summary'>No check yet: send messages, break something, then press <b>heal and check</b>.</p>"
-        )
+        self.outcome_view = widgets.HTML()  # the verdict; until "heal and check", where the run stands
         for control in (
             self.acks,
             self.min_insync,
@@ -272,16 +271,13 @@ class DeliverySimulator:
             self._note(f"New run: {html.escape(self._describe())}.")
             if self.lagging_followers.value:
                 leader = self.cluster.leader_of(TOPIC)
-                self.paused = [b for b in sorted(self.cluster.brokers) if b != leader]
+                self.paused = [b for b in self.cluster.broker_ids if b != leader]
                 for b in self.paused:
                     self.cluster.pause(b)
                 # the leader answers the followers' waiting fetches (empty) after fetch.wait.max.ms;
                 # from then on nothing new reaches them until they resume
                 self.cluster.run_for(self.cluster.options.replica_fetch_wait_max_ms + 10)
                 self._note(f"Followers {self.paused} are paused (lagging); broker {leader} leads alone.")
-        self.outcome_view.value = (
-            "<p class='oc-summary'>No check yet: send messages, break something, then press <b>heal and check</b>.</p>"
-        )
         self.refresh()
 
     def _describe(self) -> str:
@@ -323,21 +319,21 @@ class DeliverySimulator:
         self.refresh()
 
     def _progress(self) -> str:
-        outcomes = {"ok": 0, "fail": 0, "info": 0}
+        outcomes = dict.fromkeys(OUTCOMES, 0)
         for op in self.cluster.history:
-            if op.f == "send" and op.type in outcomes:
+            if op.f == OpName.SEND and op.type in outcomes:
                 outcomes[op.type] += 1
         waiting = self.messages_sent - sum(outcomes.values())
-        text = f"{outcomes['ok']} of {self.messages_sent} acknowledged"
-        if outcomes["fail"] + outcomes["info"]:
-            text += f", {outcomes['fail'] + outcomes['info']} failed"
+        text = f"{outcomes[OK]} of {self.messages_sent} acknowledged"
+        if outcomes[FAIL] + outcomes[INFO]:
+            text += f", {outcomes[FAIL] + outcomes[INFO]} failed"
         return text + (f", {waiting} waiting" if waiting else "")
 
     def crash_leader(self) -> None:
         if not self._ready():
             return
         leader = self.cluster.leader_of(TOPIC)
-        if leader is None or not self.cluster.brokers[leader].alive:
+        if leader is None or not self.cluster.inspect_broker(leader).up:
             self._note("No live leader to crash: restart a broker or run the clock.")
         else:
             self.cluster.crash(leader)
@@ -351,7 +347,7 @@ class DeliverySimulator:
             start = self.cluster.now
             self.cluster.run_until(lambda: self.cluster.leader_of(TOPIC) != leader, 10_000)
             new = self.cluster.leader_of(TOPIC)
-            epoch = self.cluster.partition_state(TOPIC)["leader_epoch"]
+            epoch = self.cluster.inspect(TOPIC).leader_epoch
             self._note(
                 f"After {self.cluster.now - start:.0f} ms the controller elected "
                 + (f"broker {new} (leader epoch {epoch})." if new is not None else "nobody: the partition is offline.")
@@ -368,7 +364,7 @@ class DeliverySimulator:
     def restart_broker(self) -> None:
         if not self._ready():
             return
-        down = [b for b, br in sorted(self.cluster.brokers.items()) if not br.alive]
+        down = [b for b in self.cluster.broker_ids if not self.cluster.inspect_broker(b).up]
         if not down:
             self._note("Every broker is up.")
         else:
@@ -426,7 +422,7 @@ class DeliverySimulator:
 
     def _waiting(self) -> int:
         """Sends the producer has not heard back about yet."""
-        done = sum(1 for op in self.cluster.history if op.f == "send" and op.type in ("ok", "fail", "info"))
+        done = sum(1 for op in self.cluster.history if op.f == OpName.SEND and op.type in OUTCOMES)
         return self.messages_sent - done
 
     # ---- display ----------------------------------------------------------------------------
@@ -435,7 +431,42 @@ class DeliverySimulator:
         if self._captured is not None:
             self._captured.append(text)
 
+    def _status_html(self) -> str:
+        """Before "heal and check": where the run stands, in the verdict's place. It is the first
+        thing under the buttons (on the first screen at 1366x768), so a learner sees "0 of 5
+        acknowledged" there - and why - rather than only in the log further down."""
+        if self.producer is None:
+            return "<p class='oc-summary oc-pending'>No run: these settings do not go together (see <b>What happened</b>).</p>"
+        if not self.messages_sent:
+            return (
+                "<p class='oc-summary oc-pending'>Not checked yet: send messages, break something, then press "
+                "<b>heal and check</b>.</p>"
+            )
+        refused = self._refusals()
+        why = (
+            f" The brokers refuse the writes ({html.escape(', '.join(refused))}); the producer keeps retrying."
+            if refused and self._waiting()
+            else ""
+        )
+        return (
+            f"<p class='oc-summary oc-pending'>Not checked yet. So far the producer was told: <b>{self._progress()}</b>."
+            f"{why} Press <b>heal and check</b> to see what happened to every message.</p>"
+        )
+
+    def _refusals(self) -> list[str]:
+        """The errors of produce responses since the last acknowledged write (newest run only)."""
+        errors: list[str] = []
+        for e in reversed(self.cluster.network.trace or []):
+            if e.kind == "produce_response" and e.fate == "delivered":
+                found = re.findall(r"p\d+:(\w+)", e.label)
+                if not found:
+                    break
+                errors += [name for name in found if name not in errors]
+        return errors
+
     def refresh(self) -> None:
+        if self.result is None:
+            self.outcome_view.value = self._status_html()
         self.cluster_view.value = cluster_html(self.cluster.state())
         self.wire_view.value = self._wire_html()
         self.log_view.value = (
@@ -456,9 +487,9 @@ class DeliverySimulator:
         if not rows:
             return ""
         items = "".join(
-            f"<tr data-fate='{e.fate}'><td>{e.sent_ms:.1f} ms</td><td>{html.escape(e.src)} &rarr; "
+            f"<tr data-fate='{_fate(e)}'><td>{e.sent_ms:.1f} ms</td><td>{html.escape(e.src)} &rarr; "
             f"{html.escape(e.dst)}</td><td>{html.escape(e.label)}</td><td style='color:"
-            f"{'#2e7d32' if e.fate == 'delivered' else '#c62828'}'>{html.escape(e.fate)}</td></tr>"
+            f"{'#2e7d32' if _fate(e) == 'delivered' else '#c62828'}'>{html.escape(_fate(e))}</td></tr>"
             for e in reversed(rows)
         )
         return (
@@ -471,3 +502,12 @@ class DeliverySimulator:
         from IPython.display import display
 
         display(self.widget)
+
+
+def _fate(entry) -> str:
+    """What became of a message on the wire, in the learner's words. An ACK that carries an error
+    (``ack p0:NotEnoughReplicasError``) reached the producer, but it says the write was refused:
+    it must not read "delivered" in green, as if the message were."""
+    if entry.fate == "delivered" and entry.kind == "produce_response" and "Error" in entry.label:
+        return "arrived: write refused"
+    return entry.fate

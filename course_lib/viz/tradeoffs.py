@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import warnings
 
+from ..nemesis import FaultKind
 from ..scenarios import random_faults
 
 CRASH_FAULTS = ("crash_leader_after_ack", "crash_leader", "crash", "pause", "shrink_isr_then_crash_leader")
@@ -24,9 +25,9 @@ ACKS_SETTINGS = {
 
 
 def _progress(items, desc):
-    from tqdm.auto import tqdm
+    from ..progress import progress
 
-    return tqdm(items, desc=desc, leave=False)
+    return progress(items, desc)
 
 
 def _tally(results) -> dict:
@@ -71,7 +72,9 @@ def loss_vs_acks(
     return out
 
 
-def duplicates_vs_idempotence(seeds=range(20), kinds=("lose_ack",), messages: int = 30, faults: int = 3) -> dict:
+def duplicates_vs_idempotence(
+    seeds=range(20), kinds=(FaultKind.LOSE_NEXT_ACK,), messages: int = 30, faults: int = 3
+) -> dict:
     """Lost ACKs (and whatever ``kinds`` adds), idempotence off and on, acks='all'."""
     settings = {
         "idempotence off": {"acks": "all", "enable_idempotence": False},
@@ -120,8 +123,7 @@ def latency_by_semantics(
         for _ in range(records):
             producer.send("bench", b"x" * 100)
         producer.flush()
-        leader = cluster.leader_of("bench")
-        cluster.run_until(lambda: cluster.brokers[leader].partitions[("bench", 0)].log.hw >= records, 60_000)
+        cluster.run_until(lambda: (cluster.inspect("bench").hw or 0) >= records, 60_000)
         out[label] = {
             "mean ack latency ms": sum(waits) / len(waits),
             "max ack latency ms": max(waits),

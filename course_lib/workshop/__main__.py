@@ -5,9 +5,11 @@
     ``DIR/<name>.env``; running it again changes nothing.
 ``python -m course_lib.workshop remove NAME... --bootstrap HOST:PORT [--dry-run]``
     removes learners: their quotas, ACLs, user, topics and consumer groups.
-``python -m course_lib.workshop cluster --dir DIR [--brokers 3]``
+``python -m course_lib.workshop cluster --dir DIR [--brokers 3] [--listen HOST] [--advertise HOST]``
     runs an authenticated :class:`~course_lib.real.cluster.LocalCluster` on this machine until
-    Ctrl-C (the instructor's workshop cluster, for a hub on the same host).
+    Ctrl-C (the instructor's workshop cluster). ``--listen`` is the address the brokers' client
+    ports bind (default 127.0.0.1: a hub on the same host; ``0.0.0.0`` on a VM of its own),
+    ``--advertise`` the address the hub's learners connect to (default: the listen address).
 ``python -m course_lib.workshop broker kill|stop|restart|pause|resume|status [ID] --cluster-dir DIR``
     broker faults on that cluster, from another terminal.
 
@@ -141,7 +143,22 @@ def cluster(argv: list[str]) -> int:
     ap.add_argument("--brokers", type=int, default=3)
     ap.add_argument("--instructor", default="instructor", help="the super user's name")
     ap.add_argument("--heap-mb", type=int, default=512)
+    ap.add_argument(
+        "--listen",
+        default="127.0.0.1",
+        metavar="HOST",
+        help="address the client ports bind: 127.0.0.1 (default; a hub on this machine) or 0.0.0.0 (every interface)",
+    )
+    ap.add_argument(
+        "--advertise",
+        metavar="HOST",
+        help="address the learners' clients connect to (this VM's name or IP as the hub sees it; default: --listen)",
+    )
     args = ap.parse_args(argv)
+    if args.listen in ("0.0.0.0", "::") and not args.advertise:
+        raise CommandError(
+            f"--listen {args.listen} needs --advertise HOST: the name or address the hub reaches this machine by"
+        )
     password = os.environ.get(PASSWORD_ENV)
     if not password:
         raise CommandError(f"set the instructor's password in {PASSWORD_ENV} first (the learners never see it)")
@@ -156,7 +173,15 @@ def cluster(argv: list[str]) -> int:
     auth = ClusterAuth(admin_user=args.instructor, admin_password=password)
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
-    with LocalCluster(args.brokers, data_dir=root, wipe=True, auth=auth, heap_mb=args.heap_mb) as c:
+    with LocalCluster(
+        args.brokers,
+        data_dir=root,
+        wipe=True,
+        auth=auth,
+        heap_mb=args.heap_mb,
+        listen_host=args.listen,
+        advertised_host=args.advertise,
+    ) as c:
         server = ControlServer(c, root)
         state = write_state(root, c)
         print(f"Kafka runs: --bootstrap {c.bootstrap_servers} (also in {state}); Ctrl-C stops it", flush=True)

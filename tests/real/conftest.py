@@ -3,32 +3,13 @@ Its KRaft controller runs as a process of its own (``controllers=1``), so scenar
 two brokers keep a working controller.
 
 Tests that damage the cluster (kill, pause) heal it before they return, as Jepsen does after a
-nemesis. Without Java 17+ or Maven every real-Kafka test is skipped with the reason (``-ra``).
+nemesis. Without Java 17+ or Maven every real-Kafka test is skipped with the reason (``-ra``;
+tests/conftest.py, for every ``real_kafka`` test of the suite).
 """
 
 import subprocess
 
 import pytest
-
-from course_lib.real import jars
-
-
-def _jvm_missing_reason() -> str | None:
-    try:
-        jars.check_jvm_tools()
-    except jars.JvmToolMissing as e:
-        return str(e).splitlines()[0] + " (apt-get install openjdk-17-jdk-headless maven)"
-    return None
-
-
-def pytest_collection_modifyitems(config, items):
-    reason = _jvm_missing_reason()
-    if reason is None:
-        return
-    skip = pytest.mark.skip(reason=f"real Kafka unavailable: {reason}")
-    for item in items:
-        if "real_kafka" in item.keywords:
-            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""Differential tests (issue 11): the same experiment (course_lib.fidelity) on the simulator and
+"""Differential tests (issue 11): the same experiment (course_lib.behaviour_probes) on the simulator and
 on real Kafka 4.3.1 through kafka-python 3.0.12, both through the Backend protocol, must give
 the same observable outcome - what was acknowledged, what a consumer could read, which error
 the application saw.
@@ -14,7 +14,7 @@ import warnings
 
 import pytest
 
-from course_lib import fidelity
+from course_lib import behaviour_probes as probes
 from course_lib.backend import KafkaBackend, SimBackend
 from course_lib.real.cluster import LocalCluster
 
@@ -29,7 +29,7 @@ def both(cluster):
     def run(experiment):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            sim = experiment(SimBackend.start(seed=1, **fidelity.SIM_TIMING))
+            sim = experiment(SimBackend.start(seed=1, **probes.SIM_TIMING))
             real_backend = KafkaBackend(cluster)
             backends.append(real_backend)
             real = experiment(real_backend)
@@ -44,13 +44,13 @@ def both(cluster):
             KafkaBackend(cluster).wait_until(lambda t=topic: len(cluster.isr_of(t)) == 3, timeout_ms=60_000)
 
 
-def test_1_strict_min_isr_high_watermark(both):
-    sim, real = both(fidelity.strict_min_isr_high_watermark)
+def test_strict_min_isr_high_watermark(both):
+    sim, real = both(probes.strict_min_isr_high_watermark)
     assert real == sim == {"acknowledged": 5, "read": 0, "isr": 2}
 
 
-def test_3_kafka_python_commits_a_transaction_whose_send_failed(both):
-    sim, real = both(fidelity.transaction_with_a_failed_send)
+def test_kafka_python_commits_a_transaction_whose_send_failed(both):
+    sim, real = both(probes.transaction_with_a_failed_send)
     assert (
         real
         == sim
@@ -58,16 +58,16 @@ def test_3_kafka_python_commits_a_transaction_whose_send_failed(both):
     )
 
 
-def test_4_after_an_expired_idempotent_batch_kafka_python_never_sends_the_next_one(both):
+def test_after_an_expired_idempotent_batch_kafka_python_never_sends_the_next_one(both):
     """kafka-python 3.0.12 resets its producer id after the expired batch and never asks for a
     new one (a bug since 3.0.0): the next batch stays unsent and unexpired. If this fails because
     real Kafka now says "ok", kafka-python fixed it: model the fix in the simulator."""
-    sim, real = both(fidelity.idempotent_batch_expired)
+    sim, real = both(probes.idempotent_batch_expired)
     assert real == sim == {"first": "KafkaTimeoutError", "second_after_20s": "pending", "read": []}
 
 
-def test_9_zombie_send_and_commit(both):
-    sim, real = both(fidelity.zombie_transactional_send)
+def test_zombie_send_and_commit(both):
+    sim, real = both(probes.zombie_transactional_send)
     assert real == sim == {"late": "InvalidProducerEpochError", "commit": "KafkaError", "read_committed": []}
 
 
@@ -82,7 +82,7 @@ def separate():
 def _differential(cluster, experiment):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sim = experiment(SimBackend.start(seed=1, **fidelity.SIM_TIMING))
+        sim = experiment(SimBackend.start(seed=1, **probes.SIM_TIMING))
         real_backend = KafkaBackend(cluster)
         try:
             real = experiment(real_backend)
@@ -92,21 +92,21 @@ def _differential(cluster, experiment):
     return sim, real
 
 
-def test_2_elr_clean_election(separate):
-    sim, real = _differential(separate, fidelity.elr_clean_election)
+def test_elr_clean_election(separate):
+    sim, real = _differential(separate, probes.elr_clean_election)
     assert real == sim == {"acknowledged": 3, "new_leader_is_the_paused_follower": True, "read": 3}
 
 
-def test_5_acks0_to_a_deposed_leader_loses_only_the_election_window(both):
-    sim, real = both(fidelity.acks0_to_a_deposed_leader)
+def test_acks0_to_a_deposed_leader_loses_only_the_election_window(both):
+    sim, real = both(probes.acks0_to_a_deposed_leader)
     assert real == sim == {"last_10_kept": True}
 
 
-def test_8_a_consumer_that_knows_only_the_dead_leader_waits_for_it_then_seeks_to_the_divergence_point(separate):
+def test_a_consumer_that_knows_only_the_dead_leader_waits_for_it_then_seeks_to_the_divergence_point(separate):
     """kafka-python 3.0.12 implements KIP-320, but the consumer that started while the old leader
     was the only live broker knows no other broker (no rebootstrap): it reads nothing until that
     broker returns, then reads new0..new5 from offset 3, the divergence point."""
-    sim, real = _differential(separate, fidelity.consumer_after_unclean_election)
+    sim, real = _differential(separate, probes.consumer_after_unclean_election)
     assert (
         real
         == sim

@@ -1,5 +1,5 @@
 """Differential: a handler slower than ``max_poll_interval_ms`` on the simulator and on real
-Kafka 4.3.1 with kafka-python 3.0.12, same steps (course_lib.consumer_groups.slow_handler_outcome),
+Kafka 4.3.1 with kafka-python 3.0.12, same steps (course_lib.consumer_groups.slow_handler_outcome, through the Backend),
 same observable outcome - the slow member is thrown out of its group, its late commit raises
 ``CommitFailedError``, the other member owns every partition meanwhile (and reads the slow
 member's uncommitted records again), and the slow member's next ``poll()`` rejoins.
@@ -19,7 +19,7 @@ def test_simulator():
 
 @pytest.mark.real_kafka
 def test_real_kafka(cluster):
-    from course_lib.real.groups import slow_handler
+    from course_lib.consumer_groups import slow_handler
 
     assert slow_handler(cluster) == EXPECTED
 

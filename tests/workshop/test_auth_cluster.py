@@ -25,34 +25,17 @@ def test_a_cluster_without_authorizer_is_refused_with_what_to_configure(tmp_path
     assert not (tmp_path / "env").exists()  # nothing written for a cluster that cannot isolate
 
 
-def test_the_cluster_command_runs_until_sigterm_and_answers_broker_requests(tmp_path, capsys):
+def test_the_cluster_command_runs_until_sigterm_and_answers_broker_requests(tmp_path, capsys, cluster_command):
     """`python -m course_lib.workshop cluster` in its own process, as the instructor runs it."""
-    import os
-    import signal
     import subprocess
-    import sys
-    import time
 
     from course_lib.workshop.__main__ import main
 
-    env = {**os.environ, "KAFKA_INSTRUCTOR_PASSWORD": "pw"}
-    cmd = [sys.executable, "-m", "course_lib.workshop", "cluster", "--dir", str(tmp_path), "--brokers", "1"]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        deadline = time.monotonic() + 180
-        line = ""
-        while "Kafka runs" not in line and time.monotonic() < deadline and proc.poll() is None:
-            line = proc.stdout.readline()
-        assert "Kafka runs: --bootstrap 127.0.0.1:" in line, line
+    with cluster_command() as bootstrap:
+        assert bootstrap.startswith("127.0.0.1:"), bootstrap
         assert (tmp_path / "cluster.json").exists()
         assert main(["broker", "status", "--cluster-dir", str(tmp_path)]) == 0
         assert "broker 1: running" in capsys.readouterr().out
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     left = subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True, text=True).stdout
     assert not left.strip(), f"broker JVMs survived the cluster command: {left}"
     assert main(["broker", "status", "--cluster-dir", str(tmp_path)]) == 2

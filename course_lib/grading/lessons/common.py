@@ -1,0 +1,37 @@
+"""Helpers several lessons' checks share: quiet runs of a named scenario or of seeded fault
+schedules, and the fraction of messages a run acknowledged."""
+
+from __future__ import annotations
+
+import warnings
+
+
+def _quiet():
+    ctx = warnings.catch_warnings()
+    ctx.__enter__()
+    warnings.simplefilter("ignore")
+    return ctx
+
+
+def _fault_trials(producer: dict, topic: dict, seeds, kinds=None) -> list:
+    from ...scenarios import random_faults
+
+    kw = {"kinds": kinds} if kinds else {}
+    return [(s, random_faults(seed=s, producer_config=producer, topic_config=topic, **kw)) for s in seeds]
+
+
+def _acked_fraction(results) -> float:
+    sent = acked = 0
+    for _, r in results:
+        table = r.result.outcome_table()
+        sent += table["sent"]
+        acked += table["sent"] - table["not delivered (producer told)"]
+    return acked / max(sent, 1)
+
+
+def _scenario(name: str, seed: int, **params):
+    from ...scenarios import run_scenario
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return run_scenario(name, seed=seed, **params)

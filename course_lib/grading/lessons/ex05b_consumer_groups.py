@@ -1,0 +1,172 @@
+"""The graded exercises of lesson 05b (consumer groups and rebalances), run on
+:class:`course_lib.consumer_groups.GroupRun`: each check plans the instances, runs the group on
+the simulator's clock and counts duplicates, failed commits and rebalances.
+
+Registered by :mod:`course_lib.grading.registry`.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+from ..framework import Part, exercise, expect_choice, expect_dict, expect_int, predicted
+
+NOTEBOOK = "05b_consumer_groups"
+
+
+def _quiet_run(seed: int, messages: int = 40):
+    from ...consumer_groups import GroupRun
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return GroupRun(seed=seed, messages=messages)
+
+
+@functools.lru_cache(maxsize=None)
+def slow_handler(seed: int, max_poll_records: int, handler_ms: float, max_poll_interval_ms: int) -> tuple[int, int]:
+    """Lesson 05b's `fast` + `slow` instances: (failed commits, messages processed more than once)."""
+    run = _quiet_run(seed)
+    for name, ms in (("fast", 20), ("slow", handler_ms)):
+        run.start(name, handler_ms=ms, max_poll_records=max_poll_records, max_poll_interval_ms=max_poll_interval_ms)
+    run.run(60_000)
+    return len(run.failed_commits), run.duplicates()
+
+
+@exercise(
+    id="ex05b_q1",
+    notebook=NOTEBOOK,
+    kind="choose",
+    expect=expect_int,
+    public_seeds=(0, 1, 2),
+    question="The slow instance spends 900 ms per record and max_poll_interval_ms is 5000. Choose "
+    "max_poll_records (at least 3: smaller batches cost throughput) so that it is never thrown out of "
+    "the group: no failed commit, nothing processed twice.",
+    hint="The time between two polls is the whole batch in the handler: records x handler time.",
+)
+def _ex05b_q1(answer, seeds):
+    if answer < 3:
+        return [Part("batch size", False, f"max_poll_records={answer}: at least 3 records per poll, please")]
+    parts = []
+    for s in seeds:
+        failed, dup = slow_handler(s, answer, 900, 5000)
+        parts.append(
+            Part(f"slow handler, seed {s}", not (failed or dup), f"{failed} failed commit(s), {dup} processed twice", s)
+        )
+    return parts
+
+
+def _rebalance_run(seed: int, settings: dict):
+    run = _quiet_run(seed)
+    run.start("a", handler_ms=100, **settings)
+    run.start("b", at_ms=5000, handler_ms=100, **settings)
+    return run.run(30_000)
+
+
+@exercise(
+    id="ex05b_q2",
+    notebook=NOTEBOOK,
+    kind="choose",
+    expect=expect_dict(),
+    public_seeds=(1, 2, 3),
+    question="Instances a and b commit every 4 batches (commit_every=4 is imposed: commits are costly). "
+    "Choose the other GroupRun.start settings (a dict) so that b joining at 5 s makes nobody process a "
+    "message twice.",
+    hint="The rebalance takes partitions away from a: what could a do at that moment?",
+)
+def _ex05b_q2(answer, seeds):
+    if answer.get("commit_every", 4) != 4:
+        return [Part("commit_every", False, "the exercise imposes commit_every=4")]
+    fixed = sorted(set(answer) & {"name", "at_ms", "handler_ms"})
+    if fixed:  # the experiment's own arguments: passed twice, GroupRun.start() would raise a TypeError
+        return [
+            Part(
+                "settings",
+                False,
+                f"{', '.join(fixed)} {'is' if len(fixed) == 1 else 'are'} part of the experiment (both instances "
+                f"spend 100 ms per record, b joins at 5 s): leave {'it' if len(fixed) == 1 else 'them'} out and "
+                f"choose only the other GroupRun.start settings, such as {{'max_poll_records': 5}}",
+            )
+        ]
+    settings = {**answer, "commit_every": 4}
+    parts = []
+    for s in seeds:
+        try:
+            run = _rebalance_run(s, settings)
+        except (TypeError, ValueError) as exc:
+            return [Part("settings", False, f"GroupRun.start refused them: {exc}")]
+        dup, lost = run.duplicates(), len(run.never_processed())
+        parts.append(Part(f"b joins, seed {s}", not (dup or lost), f"{dup} processed twice, {lost} never processed", s))
+    return parts
+
+
+@functools.lru_cache(maxsize=None)
+def restart_rebalances(seed: int, session_timeout_ms: int) -> int:
+    """Two static members (group_instance_id); `a` restarts at 6 s and is down 3 s."""
+    run = _quiet_run(seed)
+    for name in ("a", "b"):
+        run.start(
+            name,
+            handler_ms=500,
+            group_instance_id=name,
+            session_timeout_ms=session_timeout_ms,
+            heartbeat_interval_ms=min(3000, session_timeout_ms // 3),
+        )
+    run.restart("a", at_ms=6000, down_ms=3000)
+    run.run(30_000)
+    return run.rebalances(after_ms=5000)
+
+
+@exercise(
+    id="ex05b_q3",
+    notebook=NOTEBOOK,
+    kind="predict",
+    expect=expect_int,
+    public_seeds=(1, 2),
+    question="Static members a and b (group_instance_id set), but session_timeout_ms=2000. Instance a "
+    "restarts and is down for 3 s. How many rebalances does the restart cause?",
+    hint="A static member that comes back before its session times out keeps its partitions; one that "
+    "comes back later is a member the coordinator already removed.",
+    copied=lambda: restart_rebalances(1, 10_000),
+    copied_from="lesson 05b's static-membership run (session timeout 10 s)",
+)
+def _ex05b_q3(answer, seeds):
+    return predicted("rebalances caused by the restart", answer, lambda s: restart_rebalances(s, 2000), seeds)
+
+
+@exercise(
+    id="ex05b_q4",
+    notebook=NOTEBOOK,
+    kind="choose",
+    expect=expect_choice("earliest", "latest"),
+    public_seeds=(1, 2),
+    question="A brand-new application (a group with no committed offsets) must process every order already "
+    "in the topic and every later one. Which auto_offset_reset?",
+    hint="Where does a group without a committed offset start reading?",
+)
+def _ex05b_q4(answer, seeds):
+    parts = []
+    for s in seeds:
+        run = _quiet_run(s)
+        run.start("a", auto_offset_reset=answer)
+        run.produce(10, at_ms=8000)
+        run.run(20_000)
+        missed = run.never_processed()
+        parts.append(Part(f"new group, seed {s}", not missed, f"{len(missed)} of {len(run.sent)} never processed", s))
+    return parts
+
+
+@exercise(
+    id="ex05b_q5",
+    notebook=NOTEBOOK,
+    kind="predict",
+    expect=expect_int,
+    public_seeds=(0, 1),
+    question="Lesson 05b's slow handler again (800 ms per record, 10 records per poll), but with "
+    "max_poll_interval_ms=9000. How many of its commits fail?",
+    hint="Compare the time between two polls with the interval.",
+    copied=lambda: slow_handler(1, 10, 800, 5000)[0],
+    copied_from="lesson 05b's slow-handler run (max_poll_interval_ms=5000)",
+)
+def _ex05b_q5(answer, seeds):
+    return predicted("failed commits", answer, lambda s: slow_handler(s, 10, 800, 9000)[0], seeds)

@@ -1,0 +1,55 @@
+"""workshop/INSTRUCTOR_GUIDE.md: every file it names exists, its timetables add up, and every
+lesson of the day has a slot and facilitator notes (issue 22)."""
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+GUIDE = (ROOT / "workshop" / "INSTRUCTOR_GUIDE.md").read_text()
+DAY_LESSONS = ("00", "01", "02", "03", "04", "05", "05b", "06", "07", "08")
+
+
+def test_every_file_the_guide_names_is_in_the_repository():
+    named = set(re.findall(r"`((?:workshop|course_lib|notebooks|tests|tools|exercises)/[\w./-]+?)`", GUIDE))
+    named |= set(re.findall(r"\b([A-Z]+\.md)\b", GUIDE))  # FACTS.md, README.md...
+    assert named
+    patterns = {n for n in named if "NN" in n}  # exercises/NN_topic.ipynb: a pattern, not a file
+    missing = sorted(n for n in named - patterns if not (ROOT / n).exists() and not (ROOT / "workshop" / n).exists())
+    assert not missing, f"the guide names files that are not in the repository: {missing}"
+
+
+def _table(heading: str) -> list[tuple[str, str, int]]:
+    """(time, what, minutes) rows of the timetable under ``heading``."""
+    section = GUIDE.split(heading, 1)[1].split("\n#", 1)[0]
+    rows = re.findall(r"^\| (\d\d:\d\d) \| (.+?) \|\s*(\d*)\s*\|$", section, re.M)
+    return [(t, what, int(m) if m else 0) for t, what, m in rows]
+
+
+def _minutes(clock: str) -> int:
+    h, m = clock.split(":")
+    return int(h) * 60 + int(m)
+
+
+def test_the_timetables_add_up_to_a_6_hour_day_and_a_half_day():
+    for heading, length in (("### A 6-hour day", 6 * 60), ("### A half day", 4 * 60)):
+        rows = _table(heading)
+        for (t, what, minutes), (next_t, _, _) in zip(rows, rows[1:]):
+            assert _minutes(t) + minutes == _minutes(next_t), (
+                f"{heading}: {what} at {t} ({minutes} min) ends before {next_t}"
+            )
+        total = _minutes(rows[-1][0]) - _minutes(rows[0][0])
+        assert total == sum(m for _, _, m in rows) and total <= length, (heading, total)
+    day = _table("### A 6-hour day")
+    assert _minutes(day[-1][0]) - _minutes(day[0][0]) == 6 * 60
+    slots = " ".join(what for _, what, _ in day)
+    for lesson in DAY_LESSONS:
+        assert re.search(rf"(^| ){lesson} ", slots), f"lesson {lesson} has no slot in the day"
+    assert "capstone" in slots
+
+
+def test_every_lesson_of_the_day_has_facilitator_notes():
+    notes = GUIDE.split("## 4. Facilitator notes", 1)[1].split("\n## ", 1)[0]
+    for lesson in DAY_LESSONS:
+        assert f"**{lesson} " in notes, f"no facilitator notes for lesson {lesson}"
+    assert notes.count("*Predict:*") >= 8 and notes.count("Wrong:") >= 6 and notes.count("*Exercises:*") >= 7
+    assert "### Plan B: the hub fails" in GUIDE and "make site-offline" in GUIDE
