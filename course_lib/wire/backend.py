@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from ..backend import KafkaBackend
+from ..backend import BROKER_FAULTS, CLIENT_FAULTS, KafkaBackend
 from .cluster import WireCluster
 
 #: ClusterOptions matching course_lib.real.cluster.LAB_BROKER_CONFIG
@@ -209,6 +209,18 @@ class WireBackend(KafkaBackend):
     """kafka-python on the simulated cluster (see the module docstring)."""
 
     kind = "wire"
+
+    def __init__(self, lab: WireLab) -> None:
+        super().__init__(lab)
+        # this notebook runs the brokers (as a LocalCluster's) and their lab proxy's faults
+        self.local = True
+        self.faults = CLIENT_FAULTS | BROKER_FAULTS
+        self.missing_reason = "not available over the wire (the simulator replays fault schedules in virtual time)"
+
+    @classmethod
+    def fresh(cls, target) -> "WireBackend":
+        """A new run on the same simulated cluster (``target``: a WireLab or a WireBackend)."""
+        return cls(target.cluster if isinstance(target, KafkaBackend) else target)
 
     @classmethod
     def start(cls, seed: int = 0, brokers: int = 3, **options) -> "WireBackend":

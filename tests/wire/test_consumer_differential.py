@@ -34,18 +34,32 @@ CALLS = (
     "seek_to_end",
 )
 
-#: (call, simulator outcome, kafka-python outcome) -> why (to be fixed in course_lib/clients);
-#: an outcome is an exception class name, "ok", "records", "dict" or a small value's repr. After a known difference the rest of
-#: that sequence is not compared (the two consumers' states may have parted).
-KNOWN_DIFFERENCES = {
-    ("end_offsets", "AttributeError", "dict"): "the simulator's KafkaConsumer has no end_offsets() (issue 19)",
-    ("seek_to_end", "AttributeError", "ok"): "the simulator's KafkaConsumer has no seek_to_end() (issue 19)",
-    ("committed_p0", "0", "None"): (
+#: differences of the simulator's consumer, each with the calls that show it and why (to be fixed
+#: in course_lib/clients). ``matches(prior_calls, call, simulator outcome, kafka-python outcome)``;
+#: an outcome is an exception class name, "ok", "records", "dict" or a small value's repr. After a
+#: known difference the rest of that sequence is not compared (the consumers' states have parted).
+KNOWN_DIFFERENCES = [
+    (
+        lambda prior, call, s, r: call == "committed_p0" and (s, r) == ("0", "None") and "seek_to_beginning" in prior,
         "commit() right after seek_to_beginning(), before any poll: kafka-python's position still awaits "
-        "its reset (lazy), so commit() commits nothing for that partition; the simulator's seek is eager "
-        "and commits offset 0 (seed 66)"
+        "its reset (lazy), so commit() commits nothing for that partition; the simulator commits offset 0 "
+        "(seed 66 of 150)",
     ),
-}
+    (
+        lambda prior, call, s, r: (
+            call in ("read", "position_p0", "commit", "committed_p0")
+            and "seek_to_end" in prior
+            and "committed_p0" in prior[: prior.index("seek_to_end")]
+        ),
+        "committed() and then seek_to_end(): the simulator's consumer lets the committed-offset lookup "
+        "(auto_offset_reset=earliest) override the seek for that partition and reads from 0; kafka-python "
+        "starts at the end (seed 12) - a bug of course_lib/clients/consumer.py",
+    ),
+]
+
+
+def known(prior: list, call: str, simulated, real) -> bool:
+    return any(match(prior, call, _kind(simulated), _kind(real)) for match, _ in KNOWN_DIFFERENCES)
 
 
 def _kind(outcome) -> str:
@@ -149,12 +163,10 @@ def test_consumer_call_sequences_match_kafka_python(shared_wire, sim_cluster):
             real_out = [call(real, c) for c in calls]
         finally:
             real.close(autocommit=False)
-        for c, s, r in zip(calls, sim_out, real_out):
+        for i, (c, s, r) in enumerate(zip(calls, sim_out, real_out)):
             if s == r:
                 continue
-            difference = (c, _kind(s), _kind(r))
-            if difference in KNOWN_DIFFERENCES:
-                break  # the two consumers' states may differ from here on: stop comparing this one
-            unexplained.append(f"seed {seed}: {calls}: {c}: simulator {s!r}, kafka-python {r!r}")
-            break
+            if not known(calls[:i], c, s, r):
+                unexplained.append(f"seed {seed}: {calls}: {c}: simulator {s!r}, kafka-python {r!r}")
+            break  # the two consumers' states may differ from here on: stop comparing this one
     assert not unexplained, "new client differences:\n" + "\n".join(unexplained)

@@ -1,4 +1,4 @@
-"""The fidelity experiments (course_lib.fidelity, issue 11) with kafka-python's real clients on
+"""The fidelity experiments (course_lib.behaviour_probes, issue 11) with kafka-python's real clients on
 the simulated cluster: the same outcome as the simulator's own clients - which
 tests/real/test_fidelity_differential.py checks against Kafka 4.3.1. Together: the three columns
 simulator clients · kafka-python on the simulated cluster · kafka-python on Kafka agree."""
@@ -7,7 +7,7 @@ import warnings
 
 import pytest
 
-from course_lib import fidelity
+from course_lib import behaviour_probes as probes
 from course_lib.backend import SimBackend
 from course_lib.wire.backend import WireBackend, WireLab
 
@@ -26,10 +26,10 @@ EXPERIMENTS = [
 
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_kafka_python_on_the_simulated_cluster_sees_what_the_simulator_clients_see(name):
-    experiment = getattr(fidelity, name)
+    experiment = getattr(probes, name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        simulated = experiment(SimBackend.start(seed=1, **fidelity.SIM_TIMING))
+        simulated = experiment(SimBackend.start(seed=1, **probes.SIM_TIMING))
         with WireLab(seed=1) as lab:
             backend = WireBackend(lab)
             try:
