@@ -93,7 +93,11 @@ class WireCluster:
 
     def stop(self) -> None:
         """Stop both threads and close every socket."""
-        if not self._started or self._stopping:
+        if self._stopping:
+            return
+        if not self._started:  # never started: only the reactor's wake-up sockets to close
+            self._stopping = True
+            self.reactor.stop()
             return
         self.nemesis.cancel()
         self._stopping = True

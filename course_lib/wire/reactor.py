@@ -115,18 +115,22 @@ class Reactor:
         self.post(lambda: self._flush(conn))
 
     def stop(self) -> None:
+        """Stop the thread and close every socket - the wake-up pair and the selector whatever
+        happens on the way (a test counts the file descriptors)."""
         self._stopping = True
         self.post(lambda: None)
-        if self._thread.is_alive():
-            self._thread.join(10)
-        for sock in list(self.listeners.values()):
-            sock.close()
-        self.listeners.clear()
-        for conn in list(self.connections):
-            self._close(conn, notify=False)
-        self._selector.close()
-        self._wake_r.close()
-        self._wake_w.close()
+        try:
+            if self._thread.is_alive():
+                self._thread.join(10)
+            for sock in list(self.listeners.values()):
+                sock.close()
+            self.listeners.clear()
+            for conn in list(self.connections):
+                self._close(conn, notify=False)
+        finally:
+            self._selector.close()
+            self._wake_r.close()
+            self._wake_w.close()
 
     # ---- listeners (call on the reactor thread, or before start) ----------------------------------
     def listen(self, broker_id: int, port: int = 0) -> int:

@@ -122,3 +122,9 @@ def test_stop_ends_every_thread_and_socket():
         c.close()
     assert set(threading.enumerate()) <= before_threads
     assert open_fds() == before_fds
+
+
+def test_a_cluster_never_started_leaves_nothing_open():
+    before = open_fds()
+    WireCluster(brokers=1, seed=1).stop()
+    assert open_fds() == before
