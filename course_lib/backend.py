@@ -29,7 +29,7 @@ prefix - exactly once, in the cluster object (``cluster.topic(name)``); the back
 per-run suffix on real Kafka so that reruns never meet old data.
 
 Time: a scenario says *what* it waits for, never how long a backend needs:
-``b.settle(topic)``, ``b.until_isr_shrinks(topic)``, ``b.until_leader_elected(topic, not_=1)``,
+``b.settle(topic)``, ``b.until_replicated(topic)``, ``b.until_isr_shrinks(topic)``, ``b.until_leader_elected(topic, not_=1)``,
 ``b.until_appended(topic, 4)``, ``b.until_transaction_aborted(topic, timeout)``... On real Kafka
 each polls the cluster's state (admin metadata, end offsets) up to a generous bound and fails
 with :class:`ConditionTimeout`, naming what it waited for and what it saw last. On the simulator

@@ -250,7 +250,7 @@ def consumer_after_unclean_election(b) -> dict:
     for i in range(3):
         producer.send(topic, f"old{i}".encode())
     producer.flush()
-    b.wait(1000, kafka_ms=3000)  # on every replica
+    b.until_replicated(topic)  # acks=1 answered before the followers fetched: f1 must have old0..old2
     leader = b.leader_of(topic)
     f1, f2 = _follower(b, topic, 0), _follower(b, topic, 1)
     b.crash(f1)

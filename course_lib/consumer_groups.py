@@ -32,6 +32,7 @@ from kafka.structs import OffsetAndMetadata, TopicPartition
 
 from .backend import Backend, open_backend
 from .history import OpName
+from .supervisor import AppCrash, CrashPlan, Incarnations
 
 TOPIC = "orders"
 GROUP = "billing"
@@ -58,7 +59,9 @@ class _CommitOnRevoke(ConsumerRebalanceListener):
 
 @dataclass
 class App:
-    """One application instance: a consumer in the group, plus what its handler is doing."""
+    """One application instance: a consumer in the group, plus what its handler is doing (an
+    :class:`~course_lib.supervisor.Instance` whose ``run()`` is driven step by step by
+    :class:`GroupRun`, which has every instance take its turn on one clock)."""
 
     name: str
     consumer: Any  # the backend's consumer (kafka-python's API)
@@ -71,6 +74,8 @@ class App:
     batches_since_commit: int = 0
     stop_at_ms: float | None = None
     restart_after_ms: float | None = None  # set by restart(): start again this long after close()
+    crash_plan: CrashPlan | None = None  # where the process dies (points: process, commit, poll)
+    restart_after_crash_ms: float | None = None  # its supervisor starts it again this long after
     run: GroupRun | None = None
 
     def commit(self, reason: str = "after the batch") -> None:
@@ -89,11 +94,28 @@ class App:
             self.done.clear()  # these partitions are gone: their new owner starts from the last commit
             self.run.failed_commits.append((self.run.backend.now_ms, self.name, f"{type(exc).__name__} ({reason})"))
 
+    def reached(self, point: str) -> None:
+        """The instance passes ``point``; raises :class:`~course_lib.supervisor.AppCrash` where its
+        crash plan says it dies."""
+        if self.crash_plan is not None:
+            self.crash_plan.reached(point)
+
+    def close(self) -> None:
+        """Graceful shutdown: commit what was processed, ``close()`` (the member leaves its group)."""
+        self.commit(reason="before close()")
+        self.consumer.close()
+        self.consumer = None
+
+    def crash(self) -> None:
+        """The process dies: no commit, no LeaveGroup (the group notices after session_timeout_ms)."""
+        self.run.backend.crash_client(self.consumer)
+        self.consumer = None
+
 
 class GroupRun:
     """A seeded cluster with topic ``orders`` (``messages`` records ``msg-0``.., spread over
     ``partitions``) and a plan of instances of group ``billing``. Build the plan with
-    :meth:`start`, :meth:`stop`, :meth:`restart`, :meth:`produce`, then :meth:`run` it."""
+    :meth:`start`, :meth:`stop`, :meth:`restart`, :meth:`crash`, :meth:`produce`, then :meth:`run` it."""
 
     def __init__(
         self, seed: int = 1, messages: int = 40, partitions: int = 2, idle_poll_ms: float = 100, **cluster_options
@@ -110,7 +132,7 @@ class GroupRun:
         self.processed: Counter = Counter()
         self.apps: dict[str, App] = {}
         self.failed_commits: list[tuple] = []
-        self._incarnations: Counter = Counter()
+        self._incarnations = Incarnations()
         self.events: list[tuple] = []  # (time_ms, who, what) of the plan itself
         self._plan: list[tuple] = []  # (time_ms, order, action, args)
         self._send(messages)
@@ -129,10 +151,17 @@ class GroupRun:
         handler_ms: float = 50,
         commit_every: int = 1,
         commit_on_revoke: bool = False,
+        crash: CrashPlan | None = None,
+        restart_after_ms: float | None = None,
         **consumer_config,
     ) -> GroupRun:
         """An instance ``name`` starts at ``at_ms``; ``consumer_config`` are kafka-python settings
-        (``max_poll_records``, ``max_poll_interval_ms``, ``group_instance_id``, ...)."""
+        (``max_poll_records``, ``max_poll_interval_ms``, ``group_instance_id``, ...).
+
+        ``crash``: where its process dies, a :mod:`course_lib.supervisor` crash plan over the
+        points ``process`` (the handler finished a batch, not yet committed), ``commit`` and
+        ``poll`` - e.g. ``Countdown("process", 2)``; ``restart_after_ms``: its supervisor starts
+        it again (once more, without the plan) that long after the crash."""
         if name in self.apps or any(a[2] == "start" and a[3][0] == name for a in self._plan):
             raise ValueError(f"an instance named {name!r} is already planned; restart() it instead")
         if not isinstance(commit_every, int) or commit_every < 1:
@@ -140,7 +169,12 @@ class GroupRun:
         if handler_ms < 0:
             raise ValueError(f"handler_ms must be >= 0, got {handler_ms!r}")
         settings = dict(
-            handler_ms=handler_ms, commit_every=commit_every, commit_on_revoke=commit_on_revoke, **consumer_config
+            handler_ms=handler_ms,
+            commit_every=commit_every,
+            commit_on_revoke=commit_on_revoke,
+            crash=crash,
+            restart_after_ms=restart_after_ms,
+            **consumer_config,
         )
         self._at(at_ms, "start", name, settings)
         return self
@@ -154,6 +188,13 @@ class GroupRun:
         """Stop ``name`` at ``at_ms`` (gracefully) and start it again, same settings, ``down_ms``
         later (a deploy, a restarted pod)."""
         self._at(at_ms, "stop", name, down_ms)
+        return self
+
+    def crash(self, name: str, at_ms: float, down_ms: float | None = None) -> GroupRun:
+        """``name``'s process dies at ``at_ms``: the batch in its handler is lost, nothing is
+        committed, no LeaveGroup (the group waits ``session_timeout_ms`` to notice). With
+        ``down_ms`` its supervisor starts it again, same settings, that much later."""
+        self._at(at_ms, "crash", name, down_ms)
         return self
 
     def produce(self, messages: int, at_ms: float) -> GroupRun:
@@ -184,7 +225,11 @@ class GroupRun:
                 _, _, action, args = self._plan.pop(0)
                 getattr(self, "_do_" + action)(*args)
             else:
-                self._step(next_app)
+                try:
+                    self._step(next_app)
+                except AppCrash as crash:
+                    what = str(crash) if str(crash).startswith("crashed") else f"crashed at {crash}"
+                    self._crashed(next_app, what, next_app.restart_after_crash_ms)
         if until_ms > self.backend.now_ms:
             self.backend.wait(until_ms - self.backend.now_ms)
         return self
@@ -193,8 +238,8 @@ class GroupRun:
         settings = dict(settings)
         handler_ms, commit_every = settings.pop("handler_ms"), settings.pop("commit_every")
         on_revoke = settings.pop("commit_on_revoke")
-        self._incarnations[name] += 1  # a restarted instance is a new client on the network
-        client_id = name if self._incarnations[name] == 1 else f"{name}#{self._incarnations[name]}"
+        crash, restart_after_crash_ms = settings.pop("crash"), settings.pop("restart_after_ms")
+        client_id = self._incarnations.start(name)  # a restarted instance is a new client on the network
         config = {
             "group_id": self.group,
             "client_id": client_id,
@@ -209,24 +254,47 @@ class GroupRun:
         app = App(
             name,
             consumer,
-            dict(settings, handler_ms=handler_ms, commit_every=commit_every, commit_on_revoke=on_revoke),
+            dict(
+                settings,
+                handler_ms=handler_ms,
+                commit_every=commit_every,
+                commit_on_revoke=on_revoke,
+                crash=crash,
+                restart_after_ms=restart_after_crash_ms,
+            ),
             handler_ms,
             commit_every,
             next_ms=self.backend.now_ms,
             run=self,
+            crash_plan=crash,
+            restart_after_crash_ms=restart_after_crash_ms,
         )
         consumer.subscribe([self.topic], listener=_CommitOnRevoke(app) if on_revoke else None)
         self.apps[name] = app
         self.events.append((self.backend.now_ms, name, "started"))
 
-    def _do_stop(self, name, down_ms=None):
+    def _running(self, name: str, verb: str) -> App:
         app = self.apps.get(name)
         if app is None or app.consumer is None:
-            raise ValueError(f"no running instance named {name!r} to stop at {self.backend.now_ms:.0f} ms")
+            raise ValueError(f"no running instance named {name!r} to {verb} at {self.backend.now_ms:.0f} ms")
+        return app
+
+    def _do_stop(self, name, down_ms=None):
+        app = self._running(name, "stop")
         app.stop_at_ms = self.backend.now_ms
         app.restart_after_ms = down_ms
         if not app.in_handler:
             self._shutdown(app)
+
+    def _do_crash(self, name, down_ms=None):
+        self._crashed(self._running(name, "crash"), "crashed", down_ms)
+
+    def _crashed(self, app: App, what: str, down_ms: float | None) -> None:
+        app.crash()
+        if app.crash_plan is not None:
+            app.crash_plan.disarm()  # the restarted instance runs on
+        self.events.append((self.backend.now_ms, app.name, what))
+        self._restart_later(app, down_ms)
 
     def _do_produce(self, messages):
         self._send(messages)
@@ -247,20 +315,23 @@ class GroupRun:
                 app.done[(r.topic, r.partition)] = r.offset + 1
             app.in_handler = []
             app.batches_since_commit += 1
+            app.reached("process")
             if app.batches_since_commit >= app.commit_every:
                 app.commit()
+                app.reached("commit")
             if app.stop_at_ms is not None:
                 return self._shutdown(app)
         records = [r for rs in app.consumer.poll(timeout_ms=0).values() for r in rs]
+        app.reached("poll")
         app.in_handler = records
         app.next_ms = now + (len(records) * app.handler_ms if records else self.idle_poll_ms)
 
     def _shutdown(self, app: App) -> None:
-        app.commit(reason="before close()")
-        app.consumer.close()
-        app.consumer = None
+        app.close()
         self.events.append((self.backend.now_ms, app.name, "closed"))
-        down_ms = app.restart_after_ms
+        self._restart_later(app, app.restart_after_ms)
+
+    def _restart_later(self, app: App, down_ms: float | None) -> None:
         if down_ms is not None:
             del self.apps[app.name]
             self._at(self.now_ms + down_ms, "start", app.name, app.settings)

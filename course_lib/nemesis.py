@@ -49,19 +49,16 @@ FAULT_KINDS = tuple(FaultKind)
 TARGETED = frozenset({FaultKind.CRASH, FaultKind.PAUSE, FaultKind.ISOLATE, FaultKind.SLOW_LINK})
 #: faults that last ``duration_ms`` and then heal themselves
 LASTING = frozenset(FAULT_KINDS) - {FaultKind.LOSE_NEXT_ACK, FaultKind.LOSE_NEXT_REQUEST}
-#: spellings of earlier versions, still accepted by :func:`random_schedule` (callers in
-#: ``grading/`` and older notebooks pass them); schedules always carry the one name
-_FORMER_NAMES = {"lose_ack": FaultKind.LOSE_NEXT_ACK, "lose_request": FaultKind.LOSE_NEXT_REQUEST}
 
 
 def fault_kind(kind: str) -> FaultKind:
     """``kind`` as a :class:`FaultKind` (raises ``ValueError`` naming the known kinds).
 
-    >>> fault_kind("lose_next_ack") is fault_kind("lose_ack") is FaultKind.LOSE_NEXT_ACK
+    >>> fault_kind("lose_next_ack") is FaultKind.LOSE_NEXT_ACK
     True
     """
     try:
-        return _FORMER_NAMES.get(kind) or FaultKind(kind)
+        return FaultKind(kind)
     except ValueError:
         raise ValueError(f"unknown fault kind {kind!r}; kinds are {[str(k) for k in FAULT_KINDS]}") from None
 

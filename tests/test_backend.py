@@ -130,6 +130,7 @@ def test_the_simulator_advances_exactly_the_recorded_virtual_time():
     topic = b.create_topic("t", min_insync_replicas=2)
     steps = {
         "settle": lambda: b.settle(topic),
+        "until_replicated": lambda: b.until_replicated(topic),
         "until_sent": lambda: b.until_sent(None),
         "until_acknowledged": lambda: b.until_acknowledged(None),
         "until_appended": lambda: b.until_appended(topic, 1),
@@ -144,6 +145,7 @@ def test_the_simulator_advances_exactly_the_recorded_virtual_time():
     assert took == pytest.approx(
         {
             "settle": 0,
+            "until_replicated": 1000,
             "until_sent": 0.1,
             "until_acknowledged": 5,
             "until_appended": 20,

@@ -7,6 +7,7 @@ import pytest
 
 import course_lib.consumer_groups as groups
 from course_lib.consumer_groups import GroupRun
+from course_lib.supervisor import Countdown
 
 
 def test_docstring_examples():
@@ -66,6 +67,29 @@ def test_expired_committed_offsets_lose_or_replay(reset, lost, duplicates):
     assert "committed offsets expired" in run.timeline()
 
 
+@pytest.mark.parametrize("down_ms,members_after", [(None, {"b": [0, 1]}), (2000, {"a": [0], "b": [1]})])
+def test_a_crashed_member_loses_its_uncommitted_work_to_its_partitions_next_owner(down_ms, members_after):
+    # no LeaveGroup: the group waits session_timeout_ms (10 s) before it moves the partition
+    run = GroupRun(seed=1, messages=40)
+    run.start("a", handler_ms=100, commit_every=3).start("b", handler_ms=100, commit_every=3)
+    run.crash("a", at_ms=4200, down_ms=down_ms).run(40_000)
+    assert (run.duplicates(), run.never_processed()) == (10, [])
+    assert run.assignment() == members_after
+    assert "4.20 s  a        crashed" in run.timeline() and "removed a: no heartbeat for 10000 ms" in run.timeline()
+    assert ("a#2" in run.timeline()) == (down_ms is not None)
+
+
+@pytest.mark.parametrize("point,duplicates", [("process", 5), ("commit", 0)])
+def test_a_crash_point_between_processing_and_commit_replays_the_batch(point, duplicates):
+    # the supervisor's crash plans: a dies right after its 2nd batch is processed / committed
+    run = GroupRun(seed=1, messages=40)
+    run.start("a", handler_ms=100, crash=Countdown(point, 2), restart_after_ms=2000).start("b", handler_ms=100)
+    run.run(40_000)
+    assert (run.duplicates(), run.never_processed()) == (duplicates, [])
+    assert f"a        crashed after call of {point}()" in run.timeline()
+    assert "generation 2: a#2=[0], b=[1]" in run.timeline()  # restarted once, and not crashed again
+
+
 def test_bad_plans_are_refused():
     run = GroupRun(seed=1, messages=1)
     run.start("a")
@@ -75,3 +99,5 @@ def test_bad_plans_are_refused():
         run.start("b", commit_every=0)
     with pytest.raises(ValueError, match="no running instance"):
         run.stop("zzz", at_ms=10).run(100)
+    with pytest.raises(ValueError, match="no running instance named 'zzz' to crash"):
+        run.crash("zzz", at_ms=200).run(300)

@@ -23,10 +23,22 @@ PACKAGE = ROOT / "course_lib"
 SEAM = ("course_lib.backend", "course_lib.backends")
 #: what a layer above the seam must not reach without it
 BACKEND_PACKAGES = ("course_lib.sim", "course_lib.broker", "course_lib.clients", "course_lib.real")
-ABOVE_THE_SEAM = ("course_lib.scenarios", "course_lib.processing", "course_lib.consumer_groups")
-JUDGE = ("course_lib.history", "course_lib.checker")
+ABOVE_THE_SEAM = (
+    "course_lib.scenarios",
+    "course_lib.consumer_scenarios",
+    "course_lib.scenario_framework",
+    "course_lib.processing",
+    "course_lib.consumer_groups",
+)
+JUDGE = ("course_lib.history", "course_lib.checker", "course_lib.check_result", "course_lib.guarantees")
 #: scenario code that must not branch on the backend
-BACKEND_BLIND = ("scenarios.py", "processing.py", "consumer_groups.py")
+BACKEND_BLIND = (
+    "scenarios.py",
+    "consumer_scenarios.py",
+    "scenario_framework.py",
+    "processing.py",
+    "consumer_groups.py",
+)
 BACKEND_NAMES = {"simulator", "kafka", "sim", "real"}
 
 
@@ -149,4 +161,4 @@ def test_the_layer_walk_follows_imports_across_modules():
     assert "x.c.d" not in _reachable(graph, "x.a", stop_at=("x.b",))
     known = _modules()
     scen = _imports("course_lib.scenarios", PACKAGE / "scenarios.py", known)
-    assert {"course_lib.backend", "course_lib.checker", "course_lib.processing"} <= scen
+    assert {"course_lib.backend", "course_lib.scenario_framework", "course_lib.processing"} <= scen

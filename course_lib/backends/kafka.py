@@ -25,6 +25,7 @@ KAFKA_TIMING = Timing(
     stream_step_ms=10.0,
     stream_drain_ms=500,
     append_ms=0,  # until_appended waits for the end offset itself
+    replicate_ms=0,  # until_replicated waits for the full ISR and the high watermark itself
     election_ms=5000,  # an election would take well under this once the followers registered again
     abort_margin_ms=0,  # until_transaction_aborted waits for the last stable offset itself
     read_polls=100,

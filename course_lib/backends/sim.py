@@ -10,7 +10,6 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable
 
-from ..history import INFO, Nemesis
 from .base import BROKER_FAULTS, CLIENT_FAULTS, SIM_ONLY_FAULTS, Common, Provenance, Timing
 
 #: virtual time: the simulator's network moves a request in well under a millisecond
@@ -20,6 +19,7 @@ SIM_TIMING = Timing(
     stream_step_ms=1.0,
     stream_drain_ms=5,
     append_ms=20,
+    replicate_ms=1000,
     election_ms=15_000,
     abort_margin_ms=3000,  # the coordinator looks for timed-out transactions every second
     read_polls=5,  # five polls are part of the seeded timeline: no early stop
@@ -123,8 +123,8 @@ class SimBackend(Common):
     def now_ms(self) -> float:
         return self.cluster.now
 
-    def wait(self, ms, kafka_ms=None) -> None:
-        """Advance the virtual clock ``ms`` (``kafka_ms`` is another backend's business)."""
+    def wait(self, ms) -> None:
+        """Advance the virtual clock ``ms``."""
         if ms > 0:
             self.cluster.run_for(ms)
 
@@ -143,6 +143,9 @@ class SimBackend(Common):
     # the intents, as fixed virtual waits (see the module docstring)
     def settle(self, topic: str, partition: int = 0) -> None:
         """Followers fetch within the network latency: nothing to wait for."""
+
+    def until_replicated(self, topic: str, partition: int = 0) -> None:
+        self.wait(self.timing.replicate_ms)
 
     def until_acknowledged(self, future: Any) -> None:
         self.wait(self.timing.ack_gap_ms)
@@ -183,10 +186,7 @@ class SimBackend(Common):
         client.crash()  # the simulated client records crash_client itself
 
     def freeze_client(self, consumer):
-        # TODO(clients owner): a public KafkaConsumer.freeze() on the simulated client; until then
-        # its heartbeat timer is stopped by bumping the generation it checks, and it polls no more
-        consumer._heartbeat_gen += 1
-        self.history.record("nemesis", INFO, Nemesis.FREEZE_CLIENT, {"client": consumer.node_id})
+        consumer.freeze()  # the simulated client records freeze_client itself
 
     def schedule_faults(self, rng, duration_ms, kinds, faults, topic, producer) -> list:
         """Draw ``faults`` faults of ``kinds`` (None: every kind) over ``duration_ms`` from ``rng``

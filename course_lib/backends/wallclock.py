@@ -32,10 +32,8 @@ class WallClock(Common):
     def now_ms(self) -> float:
         return self.history.clock()
 
-    def wait(self, ms, kafka_ms=None) -> None:
-        """Sleep ``ms``, running the actions :meth:`at` scheduled, when due. (``kafka_ms``, if
-        given, replaces ``ms``: kept for experiments written before the timing profiles.)"""
-        ms = ms if kafka_ms is None else kafka_ms
+    def wait(self, ms) -> None:
+        """Sleep ``ms``, running the actions :meth:`at` scheduled, when due."""
         end = time.monotonic() + max(ms, 0) / 1000
         while self._timeline and self._timeline[0][0] <= end:
             due, _, action, args = heapq.heappop(self._timeline)
@@ -90,6 +88,17 @@ class WallClock(Common):
             f"the high watermark of {topic}-{partition} to reach the {want} acknowledged sends",
             lambda: self.end_offset(topic, partition),
             lambda hw: hw >= want,
+        )
+
+    def until_replicated(self, topic: str, partition: int = 0) -> None:
+        """Wait until every replica has what was acknowledged: all of them are in the ISR and the
+        high watermark (which no in-sync follower lags behind) reaches the acknowledged sends."""
+        want, replicas = self._acked(topic, partition), sorted(self.replicas_of(topic, partition))
+        self.until(
+            f"every replica {replicas} of {topic}-{partition} in the ISR, and its high watermark at the "
+            f"{want} acknowledged sends (ISR, high watermark)",
+            lambda: (self.isr_of(topic, partition), self.end_offset(topic, partition)),
+            lambda seen: seen[0] == replicas and seen[1] >= want,
         )
 
     def until_acknowledged(self, future: Any) -> None:

@@ -40,59 +40,22 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from collections import deque
 from collections.abc import Sequence
 
 from kafka import errors as Errors
-from kafka.consumer.fetcher import ConsumerRecord
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
 from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 from ..broker.broker import node_name
-from ..broker.protocol import ConsumerFetchRequest, ListOffsetsRequest, MetadataRequest, OffsetsForLeaderEpochRequest
-from ..history import FAIL, INFO, Nemesis, OK, OpName, _text
+from ..broker.protocol import ConsumerFetchRequest, MetadataRequest
+from ..history import FAIL, INFO, Nemesis, OK, OpName
 from .config import resolve_consumer_config
+from .fetching import Fetching, _Partition
+from .group_membership import GroupMembership
 from .offset_lookup import EARLIEST, LATEST, OffsetLookup
 
-GENERATION_ERRORS = (Errors.IllegalGenerationError, Errors.UnknownMemberIdError, Errors.RebalanceInProgressError)
 
-
-class _Partition:
-    """What the consumer tracks per assigned partition."""
-
-    __slots__ = (
-        "position",
-        "fetch_offset",
-        "buffer",
-        "fetching",
-        "resetting",
-        "committed_checked",
-        "epoch",
-        "validated_epoch",
-        "validating",
-        "paused",
-        "highwater",
-        "reset_to",
-    )
-
-    def __init__(self):
-        self.committed_checked = False  # asked the group for its committed offset
-        self.position: int | None = None  # next offset poll() returns
-        self.fetch_offset: int | None = None  # next offset to fetch
-        self.buffer: deque = deque()
-        self.fetching: int | None = None  # corr of the fetch in flight
-        self.resetting = False
-        # KIP-320: the leader epoch of the last record fetched, and the leader epoch the
-        # position was last checked against
-        self.epoch: int | None = None
-        self.validated_epoch = -1
-        self.validating = False
-        self.paused = False  # pause(): no fetches, nothing returned until resume()
-        self.highwater: int | None = None  # from the last fetch answer, as kafka-python's highwater()
-        self.reset_to: int | None = None  # seek_to_beginning/_end: EARLIEST or LATEST, looked up lazily
-
-
-class KafkaConsumer(OffsetLookup):
+class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
     def __init__(self, *topics, **configs):
         self.config = resolve_consumer_config(**configs)
         self._attach("consumer")
@@ -444,6 +407,13 @@ class KafkaConsumer(OffsetLookup):
         self.alive = False
         self._cluster.record("nemesis", Nemesis.CRASH_CLIENT, {"client": self.node_id})
 
+    def freeze(self):
+        """The application process stops without dying (a long GC pause, SIGSTOP): its heartbeat
+        thread stops with it and it polls no more, but it keeps its connections and sends no
+        LeaveGroup - the coordinator notices only when heartbeats stop for ``session_timeout_ms``."""
+        self._heartbeat_gen += 1  # the scheduled heartbeat sees a newer generation and stops
+        self._cluster.record("nemesis", Nemesis.FREEZE_CLIENT, {"client": self.node_id})
+
     @property
     def positions(self) -> dict:
         return {tp: s.position for tp, s in sorted(self._partitions.items())}
@@ -496,309 +466,10 @@ class KafkaConsumer(OffsetLookup):
         if unchecked and not self._fetching_committed:
             self._fetch_committed(unchecked)
 
-    def _join(self):
-        self._joining = True
-        if self._pattern is not None:
-            self._subscription = self._matching_topics(self._pattern)
-        self._set_assignment([])  # eager rebalance: give everything up, then get the new assignment
-        args = {
-            "group": self._group,
-            "member_id": self._member_id,
-            "client_id": self.node_id,
-            "topics": list(self._subscription),
-            "session_timeout_ms": self.config["session_timeout_ms"],
-            "rebalance_timeout_ms": self.config["max_poll_interval_ms"],
-            "group_instance_id": self.config["group_instance_id"],
-        }
-
-        def joined(error, result):
-            self._joining = False
-            if error is Errors.UnknownMemberIdError:
-                self._member_id = ""
-            if error is not None:
-                return self._later(self._advance)
-            self._member_id, self._generation = result["member_id"], result["generation"]
-            self._needs_join = False
-            self._set_assignment([tuple(tp) for tp in result["assignment"]])
-            self._assigned_pending = {TopicPartition(*tp) for tp in result["assignment"]}
-            self._history.record(
-                self.node_id,
-                INFO,
-                OpName.ASSIGNED,
-                sorted([list(tp) for tp in result["assignment"]]),
-                evidence={"generation": self._generation, "member_id": self._member_id},
-            )
-            self._start_heartbeats()
-            self._advance()
-
-        # kafka-python waits max_poll_interval_ms + 5 s for the JoinGroup answer (the coordinator may
-        # hold it that long). A lost answer in the simulator stands for a dropped connection, which
-        # kafka-python notices at once; so the simulator retries sooner - the retried JoinGroup of
-        # the same member id simply replaces the first one in the coordinator.
-        self._send_coordinator("join_group", args, joined, timeout_ms=self.config["session_timeout_ms"] * 2 + 5000)
-
-    def _fetch_committed(self, wanted):
-        self._fetching_committed = True
-
-        def fetched(error, result):
-            self._fetching_committed = False
-            if error is not None:
-                return self._later(self._advance)
-            for tp, offset in result.items():
-                state = self._partitions.get(tp)
-                if state is None or state.position is not None:
-                    continue
-                state.committed_checked = True
-                if offset >= 0:
-                    state.position = state.fetch_offset = offset
-            self._advance()
-
-        self._send_coordinator("offset_fetch", {"group": self._group, "partitions": wanted}, fetched)
-
-    def _reset_offset(self, tp, state):
-        """Look the position up: where seek_to_beginning/_end asked for, else ``auto_offset_reset``."""
-        policy = {EARLIEST: "earliest", LATEST: "latest", None: self.config["auto_offset_reset"]}[state.reset_to]
-        if policy == "none":
-            raise Errors.NoOffsetForPartitionError(f"no committed offset for {tp} and auto_offset_reset='none'")
-        leader = self._leaders.get(tp)
-        if leader is None:
-            return
-        state.resetting = True
-
-        def listed(resp):
-            state.resetting = False
-            if isinstance(resp, type) or resp.error is not None:
-                self._leaders[tp] = None
-                return self._later(self._advance)
-            if state.position is None:
-                state.position = state.fetch_offset = resp.offset
-                state.reset_to = None
-            self._advance()
-
-        self._send(
-            node_name(leader),
-            ListOffsetsRequest(self._next_corr(), tp, policy == "latest", self._read_committed),
-            listed,
-        )
-
-    def _needs_validation(self, tp, state) -> bool:
-        return state.epoch is not None and self._leader_epochs.get(tp, -1) > state.validated_epoch
-
-    def _validate_position(self, tp, state, leader) -> None:
-        """kafka-python's ``Fetcher.maybe_validate_positions`` (KIP-320): after a leader change, ask
-        the new leader where the epoch of the last fetched record ended. If it ended before the
-        position - an unclean election or a truncation removed records this consumer already
-        read - seek back to that point instead of resetting by ``auto_offset_reset``."""
-        if state.validating:
-            return
-        state.validating = True
-        checked_against = self._leader_epochs.get(tp, -1)
-
-        def answered(resp):
-            state.validating = False
-            if isinstance(resp, type) or resp.error is not None:
-                self._leaders[tp] = None
-                return self._later(self._advance)
-            state.validated_epoch = checked_against
-            if 0 <= resp.end_offset < (state.fetch_offset or 0) and state.position is not None:
-                self._history.record(
-                    self.node_id,
-                    INFO,
-                    OpName.TRUNCATION_DETECTED,
-                    {"partition": tp[1], "position": state.position, "diverging_offset": resp.end_offset},
-                    topic=tp[0],
-                )
-                state.buffer.clear()
-                state.position = state.fetch_offset = resp.end_offset
-            self._advance()
-
-        self._send(node_name(leader), OffsetsForLeaderEpochRequest(self._next_corr(), tp, state.epoch), answered)
-
-    def _on_fetch(self, tp, resp):
-        state = self._partitions.get(tp)
-        if state is None or (not isinstance(resp, type) and state.fetching != resp.corr):
-            return
-        state.fetching = None
-        if state.paused:  # paused while the fetch was in flight: kafka-python ignores its answer
-            return
-        if isinstance(resp, type) or resp.error is not None:
-            error = resp if isinstance(resp, type) else resp.error
-            if error is Errors.OffsetOutOfRangeError and state.epoch is not None:
-                state.validated_epoch = -1  # out of range after a leader change: check for divergence
-                self._leaders[tp] = None
-            elif error is Errors.OffsetOutOfRangeError:
-                state.position = state.fetch_offset = None
-                self._reset_offset(tp, state)
-            else:
-                self._leaders[tp] = None
-            return self._later(self._advance)
-        state.highwater = resp.high_watermark
-        # Kafka's read_committed filter: from an aborted transaction's first offset, drop that
-        # producer's batches until its ABORT marker
-        aborted: dict[int, list] = {}
-        for pid, first in sorted(resp.aborted, key=lambda a: a[1]):
-            aborted.setdefault(pid, []).append(first)
-        skipping = set()
-        topic, partition = tp
-        for stored in resp.batches:
-            batch = stored.batch
-            pid = batch.producer_id
-            if batch.control is not None:
-                skipping.discard(pid)
-            elif self._read_committed and batch.is_transactional:
-                firsts = aborted.get(pid)
-                while firsts and firsts[0] <= stored.base_offset:
-                    firsts.pop(0)
-                    skipping.add(pid)
-            if stored.next_offset <= state.fetch_offset:
-                continue
-            if batch.control is None and pid not in skipping:
-                for i, r in enumerate(batch.records):
-                    offset = stored.base_offset + i
-                    if offset >= state.fetch_offset:
-                        state.buffer.append(
-                            ConsumerRecord(
-                                topic,
-                                partition,
-                                stored.leader_epoch,
-                                offset,
-                                r.timestamp_ms,
-                                0,
-                                r.key,
-                                r.value,
-                                list(r.headers),
-                                None,
-                                len(r.key or b""),
-                                len(r.value or b""),
-                                -1,
-                            )
-                        )
-            state.fetch_offset = stored.next_offset
-            state.epoch = stored.leader_epoch
-            if state.validated_epoch < 0:  # fetched from the leader we know: nothing to check yet
-                state.validated_epoch = self._leader_epochs.get(tp, -1)
-        if not state.buffer:
-            state.position = state.fetch_offset  # only markers / aborted records: skip past them
-        self._advance()
-
-    def _drain(self, max_records: int) -> dict:
-        out: dict = {}
-        rows: dict[str, list] = {}
-        for tp, state in sorted(self._partitions.items()):
-            if state.paused:
-                continue
-            while state.buffer and max_records > 0:
-                record = state.buffer.popleft()
-                out.setdefault(TopicPartition(*tp), []).append(record)
-                rows.setdefault(tp[0], []).append([tp[1], record.offset, _text(record.value)])
-                state.position = record.offset + 1
-                max_records -= 1
-            # past the markers and aborted records that end the fetched range (kafka-python: the
-            # position is the fetch's next offset once its records are all returned)
-            if not state.buffer and state.fetch_offset is not None:
-                state.position = state.fetch_offset
-        for topic, values in rows.items():
-            op = self._history.invoke(self.node_id, OpName.POLL, None, topic)
-            self._history.complete(op, OK, value=values)
-        self._advance()
-        return out
-
-    def _has_data(self) -> bool:
-        return any(s.buffer for s in self._partitions.values())
-
     def _set_assignment(self, tps) -> None:
         self._partitions = {tp: self._partitions.get(tp) or _Partition() for tp in tps}
         for tp in tps:
             self._leaders.setdefault(tp, None)
-
-    def _on_revoke(self) -> None:
-        """Before rejoining (kafka-python's ``_on_join_prepare``): if the member was thrown out
-        (no generation any more) its partitions are *lost* - no commit is possible, the listener
-        hears ``on_partitions_lost``; otherwise auto-commit commits what was consumed and the
-        listener hears ``on_partitions_revoked`` while the member can still commit."""
-        held = {TopicPartition(*tp) for tp in self._partitions}
-        if self._generation < 0:
-            self._set_assignment([])
-            if self._listener is not None:
-                self._listener.on_partitions_lost(held)
-            return
-        if self.config["enable_auto_commit"]:
-            try:
-                self.commit()
-            except Errors.KafkaError:
-                pass
-        if self._listener is not None:
-            self._listener.on_partitions_revoked(held)
-        self._set_assignment([])
-
-    def _auto_commit(self) -> None:
-        self._next_auto_commit = self._sim.now + self.config["auto_commit_interval_ms"]
-        if self._generation >= 0 and any(s.position is not None for s in self._partitions.values()):
-            self.commit_async()
-
-    # ---- heartbeats ---------------------------------------------------------------------------------
-    def _start_heartbeats(self) -> None:
-        self._heartbeat_gen += 1
-        self._sim.schedule(self.config["heartbeat_interval_ms"], self._heartbeat, self._heartbeat_gen)
-
-    def _heartbeat(self, gen) -> None:
-        if not self.alive or gen != self._heartbeat_gen or not self._member_id:
-            return
-        idle_ms = self._sim.now - self._last_poll_ms
-        if not self._polling and idle_ms > self.config["max_poll_interval_ms"]:
-            return self._leave_after_poll_timeout(idle_ms)
-
-        def answered(error, result):
-            if error in GENERATION_ERRORS:
-                if error is Errors.UnknownMemberIdError:
-                    self._member_id = ""
-                self._needs_join = True
-
-        self._send_coordinator(
-            "heartbeat", {"group": self._group, "member_id": self._member_id, "generation": self._generation}, answered
-        )
-        self._sim.schedule(self.config["heartbeat_interval_ms"], self._heartbeat, gen)
-
-    def _leave_after_poll_timeout(self, idle_ms: float) -> None:
-        """kafka-python's heartbeat thread: "Consumer poll timeout has expired" - leave the group
-        (a static member sends no LeaveGroup, it only forgets its membership) and stop heartbeating
-        until the next poll."""
-        self._history.record(
-            self.node_id,
-            INFO,
-            OpName.LEFT_GROUP,
-            sorted([list(tp) for tp in self._partitions]),
-            evidence={
-                "reason": f"no poll() for {idle_ms:g} ms > max_poll_interval_ms="
-                f"{self.config['max_poll_interval_ms']:g}",
-                "generation": self._generation,
-                "member_id": self._member_id,
-            },
-        )
-        if self.config["group_instance_id"] is None:
-            self._send_coordinator("leave_group", {"group": self._group, "member_id": self._member_id}, None)
-        # kafka-python's reset_generation(): member id and generation are forgotten either way; a
-        # static member's rejoin then takes its old slot back by group_instance_id
-        self._member_id = ""
-        self._generation = -1
-        self._needs_join = True
-        self._left_group = True
-        self._heartbeat_gen += 1
-
-    def _check_membership(self) -> None:
-        """kafka-python refuses a commit without a stable generation before sending it."""
-        if not self._subscription or self._generation >= 0:
-            return
-        if self._joining:
-            raise Errors.RebalanceInProgressError(
-                "the consumer is rejoining its group: poll() to finish the rebalance, then commit"
-            )
-        raise Errors.CommitFailedError(
-            "the consumer is not part of an active group (it was thrown out: no poll() "
-            f"within max_poll_interval_ms={self.config['max_poll_interval_ms']:g}, or "
-            "it never joined); its partitions may belong to another member now - "
-            "poll() again to rejoin"
-        )
 
     # ---- commits -----------------------------------------------------------------------------------
     def _offsets_to_commit(self, offsets) -> dict:
@@ -821,26 +492,6 @@ class KafkaConsumer(OffsetLookup):
                 )
             out[tp] = offset
         return out
-
-    def _commit_args(self, offsets) -> dict:
-        return {"group": self._group, "member_id": self._member_id, "generation": self._generation, "offsets": offsets}
-
-    def _call_group(self, api, args, timeout_ms=None):
-        try:
-            return self._call_coordinator("group", self._group, api, args, timeout_ms)
-        except GENERATION_ERRORS as exc:
-            self._needs_join = True
-            raise Errors.CommitFailedError(
-                f"{type(exc).__name__}: the group rebalanced (generation {self._generation} is over) and the "
-                f"partitions may belong to another member now; poll() again to rejoin"
-            ) from None
-
-    def _send_coordinator(self, api, args, on_result, timeout_ms=None) -> None:
-        self._ask_coordinator("group", self._group, api, args, on_result or (lambda e, r: None), timeout_ms)
-
-    @property
-    def _coordinator(self):
-        return self._coordinators.get(("group", self._group))
 
     # ---- plumbing ----------------------------------------------------------------------------------
     def receive(self, src, msg) -> None:
@@ -915,11 +566,6 @@ class KafkaConsumer(OffsetLookup):
                 topic=tp[0],
                 partition=tp[1],
             )
-
-    def _auto_commit_now(self) -> None:
-        """kafka-python's maybe_auto_commit_offsets_now (before assign() and unsubscribe())."""
-        if self.config["enable_auto_commit"] and self._group is not None and self._coordinator is not None:
-            self.commit_async()
 
     def _matching_topics(self, pattern: re.Pattern) -> tuple:
         """The topics a pattern subscription covers now (kafka-python matches every topic the

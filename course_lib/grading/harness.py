@@ -120,6 +120,21 @@ def _caught_up(b: Backend, consumer: Any) -> bool:
     return True
 
 
+def _group_member(b: Backend, names: Names, number: int, rng: random.Random, **config) -> Any:
+    """Instance ``number`` of the graded application's consumer: a member of the group, no
+    auto-commit, from the earliest offset, a seeded 2-5 records per poll."""
+    return b.consumer(
+        names.input,
+        group_id=b.group_id(GROUP),
+        client_id=f"app-{number}",
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        **config,
+        max_poll_records=rng.randint(2, 5),
+        session_timeout_ms=6000,
+    )
+
+
 def _call(app, consumer: CrashingConsumer, sink) -> None:
     """Call the learner's function; whatever it raises after it overran its time is reported as
     "never returned" (the error is a symptom: a loop that never ends meets a rebalance sooner or later)."""
@@ -141,15 +156,7 @@ def run_consumer_loop(app, seed: int, messages: int = 12, semantics: str = "at-l
     sink = GradedSink(countdown)
 
     def start(number: int) -> Steps:
-        consumer = b.consumer(
-            names.input,
-            group_id=b.group_id(GROUP),
-            client_id=f"app-{number}",
-            enable_auto_commit=False,
-            auto_offset_reset="earliest",
-            max_poll_records=rng.randint(2, 5),
-            session_timeout_ms=6000,
-        )
+        consumer = _group_member(b, names, number, rng)
         wrapped = CrashingConsumer(consumer, countdown, b)
 
         def run() -> None:
@@ -316,16 +323,7 @@ def run_transform_loop(process_batch, seed: int, messages: int = 12):
     countdown = Countdown(rng.choice(["send", "send_offsets_to_transaction", "commit_transaction"]), rng.randint(1, 3))
 
     def start(number: int) -> Steps:
-        consumer = b.consumer(
-            names.input,
-            group_id=b.group_id(GROUP),
-            client_id=f"app-{number}",
-            enable_auto_commit=False,
-            auto_offset_reset="earliest",
-            isolation_level="read_committed",
-            max_poll_records=rng.randint(2, 5),
-            session_timeout_ms=6000,
-        )
+        consumer = _group_member(b, names, number, rng, isolation_level="read_committed")
         producer = b.producer(
             transactional_id=b.transactional_id("graded-transformer"), client_id=f"app-{number}-producer"
         )

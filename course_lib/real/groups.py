@@ -15,12 +15,12 @@ Taught in notebooks/05b_consumer_groups.
 from __future__ import annotations
 
 import itertools
-import threading
 import time
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient
 
+from ..supervisor import InThread
 from .connect import client_config
 from .joining import before_first_join
 
@@ -33,16 +33,15 @@ def _topic(kafka, stem: str, partitions: int) -> str:
     return name
 
 
-class _Member(threading.Thread):
-    """One group member polling in its own thread, as separate application processes would:
-    kafka-python 3.0.12 collects a join only if it finishes inside ``poll()`` (the next poll throws
-    a join that finished meanwhile away and sends a new JoinGroup - :mod:`course_lib.real.joining`),
-    and one thread taking turns between two consumers keeps each outside ``poll()`` half the time
-    (the group then rebalances over and over). A KafkaConsumer is not thread-safe, so only this
-    thread touches it; it publishes what it sees in ``state``."""
+class _Member:
+    """One group member polling in its own thread (:class:`~course_lib.supervisor.InThread`), as
+    separate application processes would: kafka-python 3.0.12 collects a join only if it finishes
+    inside ``poll()`` (the next poll throws a join that finished meanwhile away and sends a new
+    JoinGroup - :mod:`course_lib.real.joining`), and one thread taking turns between two consumers
+    keeps each outside ``poll()`` half the time (the group then rebalances over and over). Only
+    its thread touches the consumer; it publishes what it sees in ``state``."""
 
     def __init__(self, kafka, group: str, topic: str, name: str, instance_id: str | None):
-        super().__init__(daemon=True, name=f"member-{name}")
         self.config = dict(
             **client_config(kafka),
             group_id=group,
@@ -55,31 +54,23 @@ class _Member(threading.Thread):
             self.config["group_instance_id"] = instance_id
         self.topic = topic
         self.state = ((), -1)  # (partitions, generation)
-        self.stopping = threading.Event()
-        self.error: BaseException | None = None
+        self.process = InThread(f"member-{name}", self._poll_until_stopped)
 
-    def run(self):
+    def _poll_until_stopped(self, stopping) -> None:
+        consumer = KafkaConsumer(**self.config)
+        consumer.subscribe([self.topic])
+        before_first_join(consumer)
         try:
-            consumer = KafkaConsumer(**self.config)
-            consumer.subscribe([self.topic])
-            before_first_join(consumer)
-            try:
-                while not self.stopping.is_set():
-                    consumer.poll(timeout_ms=200)
-                    meta = consumer.group_metadata()
-                    stable = meta.state == "<stable>"
-                    self.state = (
-                        tuple(sorted(tp.partition for tp in consumer.assignment())) if stable else (),
-                        meta.generation_id if stable else -1,
-                    )
-            finally:
-                consumer.close()
-        except Exception as exc:  # noqa: BLE001 - any failure is re-raised by the caller, not lost in the thread
-            self.error = exc
-
-    def stop(self):
-        self.stopping.set()
-        self.join(timeout=30)
+            while not stopping.is_set():
+                consumer.poll(timeout_ms=200)
+                meta = consumer.group_metadata()
+                stable = meta.state == "<stable>"
+                self.state = (
+                    tuple(sorted(tp.partition for tp in consumer.assignment())) if stable else (),
+                    meta.generation_id if stable else -1,
+                )
+        finally:
+            consumer.close()
 
 
 def _wait_settled(members, timeout_s: float = 60, partitions_each: int = 1) -> int:
@@ -87,8 +78,7 @@ def _wait_settled(members, timeout_s: float = 60, partitions_each: int = 1) -> i
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         for m in members:
-            if m.error is not None:
-                raise m.error
+            m.process.check()
         states = [m.state for m in members]
         if all(len(p) == partitions_each for p, _ in states) and len({g for _, g in states}) == 1 and states[0][1] >= 0:
             return states[0][1]
@@ -106,16 +96,14 @@ def restart_rebalances(kafka, static: bool, down_s: float = 3.0) -> dict:
     group = f"{topic}-group"
 
     def member(name):
-        m = _Member(kafka, group, topic, name, f"{group}-{name}" if static else None)
-        m.start()
-        return m
+        return _Member(kafka, group, topic, name, f"{group}-{name}" if static else None)
 
     a, b = member("a"), member("b")
     a2 = None
     try:
         before = _wait_settled([a, b])
         partition = a.state[0]
-        a.stop()
+        a.process.stop()
         time.sleep(down_s)
         if not static:
             # a dynamic member's close() leaves the group: b takes both partitions in a rebalance of
@@ -130,7 +118,7 @@ def restart_rebalances(kafka, static: bool, down_s: float = 3.0) -> dict:
     finally:
         for m in (a, a2, b):
             if m is not None:
-                m.stop()
+                m.process.stop()
 
 
 def deleted_before_read(kafka, reset: str = "earliest") -> dict:

@@ -29,6 +29,11 @@ def _acked_fraction(results) -> float:
     return acked / max(sent, 1)
 
 
+def _lost_and_twice(result) -> tuple[list, list]:
+    """A crash run's messages never processed, and those processed twice (checker anomalies)."""
+    return result.by_kind("lost_in_processing"), result.by_kind("duplicate_processing")
+
+
 def _scenario(name: str, seed: int, **params):
     from ...scenarios import run_scenario
 

@@ -15,6 +15,7 @@ from ..framework import (
     expect_int,
     predicted,
 )
+from ...nemesis import FaultKind
 from .common import _fault_trials
 from .ex03_retries_ordering_duplicates import lost_ack_log
 
@@ -83,7 +84,7 @@ def _ex04_q2(answer, seeds):
     hint="One setting deduplicates retries; it needs the strongest acks.",
 )
 def _ex04_q3(answer, seeds):
-    kinds = ("lose_ack", "lose_request", "crash_leader")
+    kinds = (FaultKind.LOSE_NEXT_ACK, FaultKind.LOSE_NEXT_REQUEST, FaultKind.CRASH_LEADER)
     results = _fault_trials(answer, {"min_insync_replicas": 2}, seeds, kinds=kinds)
     return [
         Part(f"random faults, seed {s}", not r.result.found, f"found {sorted(r.result.found)}", s) for s, r in results

@@ -15,7 +15,7 @@ from ..framework import (
     expect_int,
     predicted,
 )
-from .common import _quiet
+from .common import _lost_and_twice, _quiet
 
 
 TX_PLAN = (True, False, True, False, True)  # commit, abort, commit, abort, commit
@@ -115,8 +115,7 @@ def _ex06_q3(process_batch, seeds):
 
     parts = []
     for s in seeds:
-        result = run_transform_loop(process_batch, s)
-        lost, dup = result.by_kind("lost_in_processing"), result.by_kind("duplicate_processing")
+        lost, dup = _lost_and_twice(run_transform_loop(process_batch, s))
         detail = f"{len(lost)} never processed, {len(dup)} processed twice (committed output)"
         if lost or dup:
             detail += f"; first: {(lost or dup)[0].explanation}"

@@ -12,6 +12,7 @@ from ..framework import (
     expect_choice,
     expect_function,
 )
+from .common import _lost_and_twice
 
 
 @exercise(
@@ -32,15 +33,10 @@ def _ex07_q1(store, resume_positions, seeds):
 
     parts = []
     for s in seeds:
-        result = run_external_store(store, resume_positions, s)
-        bad = result.by_kind("lost_in_processing") + result.by_kind("duplicate_processing")
+        lost, dup = _lost_and_twice(run_external_store(store, resume_positions, s))
         parts.append(
             Part(
-                f"crash run, seed {s}",
-                not bad,
-                f"{len(result.by_kind('lost_in_processing'))} never processed, "
-                f"{len(result.by_kind('duplicate_processing'))} processed twice",
-                s,
+                f"crash run, seed {s}", not (lost or dup), f"{len(lost)} never processed, {len(dup)} processed twice", s
             )
         )
     return parts
@@ -90,7 +86,6 @@ def _ex07_q2(answer, seeds):
 
     parts = []
     for s in seeds:
-        result = run_external_store(STORE_ORDERS[answer], _stored_positions, s)
-        lost, dup = result.by_kind("lost_in_processing"), result.by_kind("duplicate_processing")
+        lost, dup = _lost_and_twice(run_external_store(STORE_ORDERS[answer], _stored_positions, s))
         parts.append(Part(f"crash run, seed {s}", not (lost or dup), f"{len(lost)} lost, {len(dup)} duplicated", s))
     return parts

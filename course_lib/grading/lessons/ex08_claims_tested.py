@@ -26,6 +26,11 @@ SCENARIO_NAMES = (
 )
 
 
+def _acks_all(config: dict) -> bool:
+    """Does a producer with ``config`` wait for every in-sync replica (kafka-python's default)?"""
+    return config.get("acks", "all") in ("all", -1)
+
+
 def _refutes(name: str, setting: str, holds: Callable[[dict], bool], anomaly: str) -> list[Part]:
     """Does scenario ``name`` (seed 0, its defaults) run with ``setting`` and still show ``anomaly``?"""
     run = _scenario(name, 0)
@@ -50,7 +55,7 @@ def _refutes(name: str, setting: str, holds: Callable[[dict], bool], anomaly: st
     hint="acks decides when a write counts as durable; what happens when the answer to a durable write is lost?",
 )
 def _ex08_q1(answer, seeds):
-    return _refutes(answer, "acks='all'", lambda c: c.get("acks", "all") in ("all", -1), "duplicate")
+    return _refutes(answer, "acks='all'", _acks_all, "duplicate")
 
 
 @exercise(
@@ -76,4 +81,4 @@ def _ex08_q2(answer, seeds):
     hint="acks=all waits for the in-sync replicas. How many can there be, and who may become leader?",
 )
 def _ex08_q3(answer, seeds):
-    return _refutes(answer, "acks='all'", lambda c: c.get("acks", "all") in ("all", -1), "lost")
+    return _refutes(answer, "acks='all'", _acks_all, "lost")

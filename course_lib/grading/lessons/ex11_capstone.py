@@ -15,6 +15,7 @@ Registered by :mod:`course_lib.grading.registry`.
 from __future__ import annotations
 
 from ...history import OK, OpName
+from ...nemesis import FaultKind
 from ..framework import Part, exercise, expect_dict, expect_function
 from .common import _acked_fraction, _fault_trials
 
@@ -88,7 +89,7 @@ def _ex11_q1(answer, seeds):
     return parts
 
 
-LOSSY_FAULTS = ("crash_leader_after_ack", "shrink_isr_then_crash_leader", "lose_ack")
+LOSSY_FAULTS = (FaultKind.CRASH_LEADER_AFTER_ACK, FaultKind.SHRINK_ISR_THEN_CRASH_LEADER, FaultKind.LOSE_NEXT_ACK)
 
 
 def lossy_history(seed: int):

@@ -1,0 +1,124 @@
+"""What every scenario is made of: the result it returns (:class:`ScenarioResult`), the registry
+:func:`run_scenario` runs a scenario from by name (``@scenario``), and the building blocks of
+Jepsen's shape - send numbered messages, then heal, read everything and check
+(:func:`_finish`). The scenarios themselves: :mod:`course_lib.scenarios` (producers and
+faults) and :mod:`course_lib.consumer_scenarios` (consumers and transactions).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .backend import Backend
+from .checker import CheckResult, check
+from .history import History
+
+TOPIC = "events"
+
+
+@dataclass
+class ScenarioResult:
+    name: str
+    seed: int
+    description: str
+    producer_config: dict
+    topic_config: dict
+    history: History
+    result: CheckResult
+    cluster: Any
+    expected: set = field(default_factory=set)
+    notes: dict = field(default_factory=dict)
+    backend: str = "simulator"
+    #: the keyword arguments run_scenario passed (besides seed and backend)
+    parameters: dict = field(default_factory=dict)
+
+    @property
+    def anomalies(self) -> set[str]:
+        return self.result.found
+
+    #: the suffix of the repr that says where it ran ("" on the simulator)
+    where: str = ""
+
+    def __repr__(self) -> str:
+        return f"<ScenarioResult {self.name} seed={self.seed}{self.where}: {self.result.summary()}>"
+
+    def _repr_html_(self) -> str:
+        return f"<h4>{self.name} (seed {self.seed})</h4><p>{self.description}</p>" + self.result._repr_html_()
+
+
+SCENARIOS: dict[str, Callable[..., Any]] = {}
+
+
+def scenario(fn):
+    SCENARIOS[fn.__name__] = fn
+    return fn
+
+
+def run_scenario(name: str, backend=None, seed: int = 0, **params):
+    """Run the named scenario; ``backend``: ``None`` (the simulator, seeded), a ``LocalCluster``,
+    a ``connect()`` handle, or a backend."""
+    try:
+        fn = SCENARIOS[name]
+    except KeyError:
+        raise ValueError(f"no scenario {name!r}; choose one of {sorted(SCENARIOS)}") from None
+    try:
+        result = fn(seed=seed, backend=backend, **params)
+    except BaseException:
+        revive = getattr(backend, "revive", None)  # a LocalCluster: no broker stays paused or down
+        if callable(revive):
+            revive()
+        raise
+    result.parameters = dict(params)
+    return result
+
+
+# ---- building blocks -----------------------------------------------------------------------------
+def _send_all(producer, topic: str, prefix: str, n: int, start: int = 0) -> list:
+    return [producer.send(topic, f"{prefix}-{i}".encode()) for i in range(start, start + n)]
+
+
+def _finish(
+    name: str,
+    seed: int,
+    description: str,
+    b: Backend,
+    topic: str,
+    producer_config: dict,
+    topic_config: dict,
+    expected: set,
+    **notes,
+) -> ScenarioResult:
+    b.final_read(topic)
+    b.close_clients()
+    result = check(b.history, producer_config, topic_config)
+    return _result(name, seed, description, b, producer_config, topic_config, result, expected, topic=topic, **notes)
+
+
+def _result(name, seed, description, b: Backend, producer_config, topic_config, result, expected, **notes):
+    where = b.provenance()
+    if not where.notes:  # names used as asked: the topic is always "events"
+        notes.pop("topic", None)
+    return ScenarioResult(
+        name,
+        seed,
+        description,
+        producer_config,
+        topic_config,
+        b.history,
+        result,
+        where.target,
+        set(expected),
+        {**notes, **where.notes},
+        where.label,
+        where=where.where,
+    )
+
+
+def _summary(fn) -> str:
+    return (fn.__doc__ or "").split("\n\n")[0]
+
+
+def _unsafe_acks(acks) -> bool:
+    """acks=0 and acks=1 acknowledge before the followers have the record: loss is expected."""
+    return acks not in ("all", -1)
