@@ -95,7 +95,7 @@ def open_backend(target=None, seed: int = 0, **sim_options) -> SimBackend | Kafk
     if isinstance(target, SimBackend):
         return SimBackend.start(seed=seed, **sim_options)
     if isinstance(target, KafkaBackend):
-        return KafkaBackend.fresh(target)
+        return type(target).fresh(target)  # a subclass (course_lib.wire's WireBackend) stays itself
     if hasattr(target, "bootstrap_servers"):
         return KafkaBackend(target)
     raise TypeError(f"backend must be 'simulator', a LocalCluster, a connect() handle or a Backend, got {target!r}")

@@ -1,0 +1,96 @@
+"""``python -m course_lib.wire --brokers 3 --seed 1``: a simulated Kafka on 127.0.0.1 for any
+client (kafka-python, kcat, Java), with fault commands on stdin.
+
+It prints ``bootstrap_servers=127.0.0.1:P1,...`` first, then reads one command a line:
+
+    crash 1 | restart 1 | pause 1 | resume 1        a broker process
+    isolate 1                                        a network partition around broker 1
+    lose_next_ack [broker] | lose_next_request [broker]
+    heal | heal_all                                  undo network faults / everything
+    schedule SECONDS [SEED]                          seeded random faults from now on
+    topic NAME [PARTITIONS] [MIN_ISR]                create a topic (RF = min(3, brokers))
+    state                                            leaders, ISR and HW of every partition
+    quit                                             (or end of input) stop everything
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+from .cluster import WireCluster
+
+BROKER_COMMANDS = ("crash", "restart", "pause", "resume", "isolate")
+
+
+def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m course_lib.wire", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--brokers", type=int, default=3, help="number of simulated brokers (default 3)")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the simulation (default 1)")
+    parser.add_argument("--base-port", type=int, default=None, help="broker b listens on BASE_PORT + b - 1 if free")
+    parser.add_argument("--topic", action="append", default=[], metavar="NAME[:PARTITIONS[:MIN_ISR]]")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log unsupported requests and faults")
+    args = parser.parse_args(argv)
+    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr)
+    if args.brokers < 1:
+        parser.error("--brokers must be >= 1")
+    wire = WireCluster(
+        brokers=args.brokers, seed=args.seed, base_port=args.base_port, group_initial_rebalance_delay_ms=0
+    )
+    with wire:
+        for spec in args.topic:
+            print(run_command(wire, ["topic", *spec.split(":")]), file=sys.stderr)
+        print(f"bootstrap_servers={wire.bootstrap_servers}", file=stdout, flush=True)
+        for line in stdin:
+            words = line.split()
+            if not words:
+                continue
+            if words[0] in ("quit", "exit"):
+                break
+            try:
+                print(run_command(wire, words), file=stdout, flush=True)
+            except (ValueError, TypeError, RuntimeError) as exc:
+                print(f"error: {exc}", file=stdout, flush=True)
+    return 0
+
+
+def run_command(wire: WireCluster, words: list[str]) -> str:
+    command, args = words[0], words[1:]
+    nemesis = wire.nemesis
+    if command in BROKER_COMMANDS:
+        if len(args) != 1 or not args[0].isdigit() or int(args[0]) not in wire.ports:
+            raise ValueError(f"usage: {command} BROKER (one of {sorted(wire.ports)})")
+        getattr(nemesis, command)(int(args[0]))
+        return f"ok {command} {args[0]}"
+    if command in ("lose_next_ack", "lose_next_request"):
+        broker = int(args[0]) if args else None
+        getattr(nemesis, command)(broker_id=broker)
+        return f"ok {command}" + (f" {broker}" if broker is not None else "")
+    if command in ("heal", "heal_all"):
+        getattr(nemesis, command)()
+        return f"ok {command}"
+    if command == "schedule":
+        if not args:
+            raise ValueError("usage: schedule SECONDS [SEED]")
+        plan = nemesis.random_schedule(float(args[0]), seed=int(args[1]) if len(args) > 1 else None)
+        return "ok schedule " + json.dumps(plan)
+    if command == "topic":
+        if not args:
+            raise ValueError("usage: topic NAME [PARTITIONS] [MIN_ISR]")
+        partitions = int(args[1]) if len(args) > 1 else 1
+        min_isr = int(args[2]) if len(args) > 2 else None
+        wire.create_topic(args[0], partitions, min_insync_replicas=min_isr)
+        return f"ok topic {args[0]}"
+    if command == "state":
+        return json.dumps(wire.call(wire.cluster.state), default=str)
+    raise ValueError(
+        f"unknown command {command!r}: crash|restart|pause|resume|isolate BROKER, lose_next_ack|lose_next_request [BROKER], "
+        "heal, heal_all, schedule SECONDS [SEED], topic NAME [PARTITIONS] [MIN_ISR], state, quit"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,289 @@
+"""A simulated Kafka cluster that real clients reach over TCP.
+
+>>> from kafka import KafkaProducer
+>>> with WireCluster(brokers=3, seed=1) as wire:
+...     wire.create_topic("orders", min_insync_replicas=2)
+...     producer = KafkaProducer(bootstrap_servers=wire.bootstrap_servers, acks="all")
+...     producer.send("orders", b"hello").get(timeout=10).offset
+...     producer.close()
+...     wire.call(lambda: wire.cluster.committed_records("orders"))
+0
+[(0, None, b'hello')]
+
+One thread (``wire-sim``) owns the :class:`~course_lib.broker.cluster.Cluster` and runs it
+against the wall clock: virtual ms = wall ms since start. The reactor thread (sockets) hands it
+decoded requests; everything else - Python callers, the nemesis, the CLI - reaches the simulation
+through :meth:`WireCluster.call`, which runs a function on that thread and returns its result.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from concurrent.futures import Future
+from typing import Any, Callable
+
+from kafka import errors as Errors
+
+from ..broker.cluster import Cluster
+from ..broker.protocol import TopicConfig
+from . import apis
+from .gateway import Gateway
+from .reactor import Connection, Reactor
+
+log = logging.getLogger("course_lib.wire")
+
+#: how long the simulation thread sleeps at most when nothing is due (it wakes on any request)
+IDLE_WAIT_S = 0.05
+
+
+class WireCluster:
+    """A seeded simulated cluster with one 127.0.0.1 listener per broker.
+
+    ``options`` are :class:`~course_lib.broker.options.ClusterOptions` (e.g.
+    ``group_initial_rebalance_delay_ms=0``); ``topics`` maps names to
+    :meth:`create_topic` keyword arguments, created before the listeners open.
+    """
+
+    def __init__(
+        self, brokers: int = 3, seed: int = 0, host: str = "127.0.0.1", base_port: int | None = None, **options
+    ):
+        self.host = host
+        self.base_port = base_port
+        self.cluster = Cluster(brokers=brokers, seed=seed, **options)
+        self.seed = seed
+        self.ports: dict[int, int] = {}
+        self.groups = apis.GroupDirectory()
+        self.reactor = Reactor(host, self._on_frame, self._on_open, self._on_close)
+        self._inbox: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="wire-sim", daemon=True)
+        self._stopping = False
+        self._started = False
+        self._conn_count = 0
+        self.requests_handled = 0
+        from .nemesis import WireNemesis
+
+        self.nemesis = WireNemesis(self)
+
+    # ---- lifecycle --------------------------------------------------------------------------------
+    def start(self) -> "WireCluster":
+        if self._started:
+            return self
+        c = self.cluster
+        # let every broker register with the controller and learn the cluster (virtual time, at once)
+        c.run_until(lambda: all(b.live_brokers for b in c.brokers.values()), 60_000)
+        for broker_id in sorted(c.brokers):
+            self.ports[broker_id] = self._listen(broker_id)
+        self._started = True
+        self.reactor.start()
+        self._thread.start()
+        return self
+
+    def _listen(self, broker_id: int) -> int:
+        """``base_port + broker_id - 1`` when asked for and free, else any free port."""
+        if self.base_port:
+            wanted = self.base_port + broker_id - 1
+            try:
+                return self.reactor.listen(broker_id, wanted)
+            except OSError as exc:
+                log.warning("wire: port %d for broker %d is in use (%s): taking a free one", wanted, broker_id, exc)
+        return self.reactor.listen(broker_id)
+
+    def stop(self) -> None:
+        """Stop both threads and close every socket."""
+        if self._stopping:
+            return
+        if not self._started:  # never started: only the reactor's wake-up sockets to close
+            self._stopping = True
+            self.reactor.stop()
+            return
+        self.nemesis.cancel()
+        self._stopping = True
+        self._inbox.put(None)
+        self._thread.join(10)
+        self.reactor.stop()
+
+    def __enter__(self) -> "WireCluster":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"<WireCluster {self.bootstrap_servers or 'not started'} seed={self.seed}>"
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{self.host}:{port}" for _, port in sorted(self.ports.items()))
+
+    # ---- reaching the simulation --------------------------------------------------------------------
+    def call(self, fn: Callable[..., Any], *args, timeout_s: float = 30.0) -> Any:
+        """Run ``fn(*args)`` on the simulation thread and return its result (or raise its error)."""
+        if not self._started or threading.current_thread() is self._thread:
+            return fn(*args)
+        if self._stopping:
+            raise RuntimeError("the wire cluster is stopped")
+        future: Future = Future()
+
+        def run() -> None:
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                future.set_exception(exc)
+
+        self._inbox.put(run)
+        return future.result(timeout_s)
+
+    def wait_until(self, predicate: Callable[[], bool], timeout_s: float = 30.0, interval_s: float = 0.01) -> bool:
+        """Poll ``predicate`` (run on the simulation thread) until it holds or the time is up."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if self.call(predicate):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(interval_s)
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int = 1,
+        replication_factor: int | None = None,
+        min_insync_replicas: int | None = None,
+        unclean_leader_election_enable: bool | None = None,
+        timeout_s: float = 10.0,
+    ) -> None:
+        """Create a topic and wait until every live broker knows it (as ``Cluster.create_topic``)."""
+        configs = {}
+        if min_insync_replicas is not None:
+            configs["min.insync.replicas"] = str(min_insync_replicas)
+        if unclean_leader_election_enable is not None:
+            configs["unclean.leader.election.enable"] = str(unclean_leader_election_enable).lower()
+        error, message = self.call(self.create_topic_now, name, partitions, replication_factor or -1, configs)
+        if error is not None:
+            raise error(message)
+
+        def known() -> bool:
+            return all(name in b.topic_configs for b in self.cluster.brokers.values() if b.alive)
+
+        if not self.wait_until(known, timeout_s):
+            raise TimeoutError(f"topic {name!r} did not reach every live broker within {timeout_s} s")
+
+    def create_topic_now(
+        self, name: str, partitions: int, replication_factor: int, configs: dict, validate_only: bool = False
+    ):
+        """On the simulation thread: ``(error class or None, message)`` - what CreateTopics answers."""
+        c = self.cluster
+        o = c.options
+        if name in c.controller.configs:
+            return Errors.TopicAlreadyExistsError, f"Topic '{name}' already exists."
+        if not name or len(name) > 249 or any(ch not in _TOPIC_CHARS for ch in name):
+            return Errors.InvalidTopicError, f"{name!r} is not a valid topic name (letters, digits, '.', '_', '-')"
+        if partitions == -1:
+            partitions = 1
+        if replication_factor == -1:
+            replication_factor = min(o.default_replication_factor, len(c.brokers))
+        if partitions < 1:
+            return Errors.InvalidPartitionsError, "num_partitions must be >= 1"
+        if not 1 <= replication_factor <= len(c.brokers):
+            return (
+                Errors.InvalidReplicationFactorError,
+                f"replication factor {replication_factor} is not between 1 and the {len(c.brokers)} brokers",
+            )
+        try:
+            min_isr = int(configs.get("min.insync.replicas", o.min_insync_replicas))
+            unclean = str(configs.get("unclean.leader.election.enable", o.unclean_leader_election_enable)).lower()
+        except ValueError as exc:
+            return Errors.InvalidConfigurationError, str(exc)
+        if min_isr < 1:
+            return Errors.InvalidConfigurationError, "min.insync.replicas must be >= 1"
+        if validate_only:
+            return None, None
+        config = TopicConfig(partitions, replication_factor, min_isr, unclean == "true")
+        c.controller.create_topic(name, config)
+        return None, None
+
+    # ---- the simulation thread ------------------------------------------------------------------------
+    def _run(self) -> None:
+        sim = self.cluster.sim
+        start_wall = time.monotonic()
+        start_virtual = sim.now
+        inbox = self._inbox
+        while not self._stopping:
+            now = start_virtual + (time.monotonic() - start_wall) * 1000.0
+            if now > sim.now:
+                try:
+                    sim.run(until=now)
+                except Exception:  # noqa: BLE001 - keep serving; the failure is in the log
+                    log.exception("wire: a simulation event failed")
+            while True:
+                try:
+                    item = inbox.get_nowait()
+                except queue.Empty:
+                    break
+                self._handle(item)
+            due = sim.peek()
+            now = start_virtual + (time.monotonic() - start_wall) * 1000.0
+            wait = min(max((due - now) / 1000.0, 0.0), IDLE_WAIT_S)
+            try:
+                item = inbox.get(timeout=wait) if wait > 0 else inbox.get_nowait()
+            except queue.Empty:
+                continue
+            self._handle(item)
+
+    def _handle(self, item) -> None:
+        if item is None:
+            return
+        try:
+            item()
+        except Exception:  # noqa: BLE001
+            log.exception("wire: handling %r failed", item)
+
+    # ---- from the reactor thread ------------------------------------------------------------------------
+    def _on_open(self, conn: Connection) -> None:
+        self._inbox.put(lambda: self._open_gateway(conn))
+
+    def _open_gateway(self, conn: Connection) -> None:
+        self._conn_count += 1
+        gw = Gateway(self, conn, f"wire-{conn.broker_id}-{self._conn_count}")
+        conn.gateway = gw
+        broker = self.cluster.brokers[conn.broker_id]
+        if not broker.alive or conn.closed:  # crashed while the connection was being accepted
+            gw.alive = False
+            self.reactor.post(lambda: self.reactor.close(conn, reset=True))
+            return
+        self.cluster.network.add(gw)
+
+    def _on_close(self, conn: Connection) -> None:
+        self._inbox.put(lambda: conn.gateway is not None and conn.gateway.socket_closed())
+
+    def _on_frame(self, conn: Connection, frame: memoryview) -> None:
+        """Decode on the reactor thread; a frame that does not decode closes its connection."""
+        try:
+            api_key = int.from_bytes(frame[0:2], "big", signed=True)
+            version = int.from_bytes(frame[2:4], "big", signed=True)
+            supported = apis.SUPPORTED.get(api_key)
+            request_cls = apis.REQUEST_CLASSES.get(api_key)
+            if supported is None or not supported[0] <= version <= supported[1] or request_cls is None:
+                header = apis.loose_header(frame, api_key, version)
+                request = apis.Unsupported(header)
+            else:
+                request = request_cls.decode(frame, version=version, header=True)
+                header = request.header
+        except Exception as exc:  # noqa: BLE001 - malformed input: close this connection only
+            log.warning("wire: malformed request from %s (%s): closing the connection", conn.peer, exc)
+            self.reactor.close(conn)
+            return
+        self._inbox.put(lambda: self._request(conn, header, request))
+
+    def _request(self, conn: Connection, header, request) -> None:
+        gw = conn.gateway
+        if gw is None or not gw.alive:
+            return
+        self.requests_handled += 1
+        gw.submit(header, request)
+
+
+_TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")

@@ -1,0 +1,138 @@
+"""The simulation side of one TCP connection: a node on the simulator's network.
+
+A client's connection to broker *b* becomes a node (``wire-<b>-<n>``) that sends the
+simulator's own protocol messages to ``broker-<b>`` and gets their answers back, so every
+latency, drop rule, partition and crash of :mod:`course_lib.sim.network` applies to it as to the
+simulator's own clients. Like a Kafka broker (which mutes a connection while a request is in
+progress), it handles one request at a time and answers in order; ``acks=0`` produces get none.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from typing import Any, Callable
+
+from ..broker.protocol import node_name
+
+log = logging.getLogger("course_lib.wire")
+
+
+class Gateway:
+    def __init__(self, wire, conn, node_id: str):
+        self.wire = wire
+        self.conn = conn
+        self.node_id = node_id
+        self.broker_id = conn.broker_id
+        self.broker = node_name(conn.broker_id)
+        self.alive = True
+        self._queue: deque = deque()
+        self._busy = False
+        self._corr = 0
+        self._pending: dict[int, Callable[[Any], None]] = {}
+        self._current: tuple | None = None  # (header, request) being handled
+        self.version = 0  # API version of the request being handled
+        self._held: list | None = None  # answers written later (see hold_answers)
+        self.client_id = None
+
+    def __repr__(self) -> str:
+        return f"<Gateway {self.node_id} busy={self._busy} queued={len(self._queue)}>"
+
+    # ---- requests from the socket -------------------------------------------------------------
+    def submit(self, header, request) -> None:
+        self._queue.append((header, request))
+        if self.client_id is None:
+            self.client_id = header.client_id
+        self._next()
+
+    def _next(self) -> None:
+        from .apis import dispatch
+
+        while self.alive and not self._busy and self._queue:
+            self._busy = True
+            self._current = self._queue.popleft()
+            header, request = self._current
+            try:
+                dispatch(self, header, request)
+            except Exception:  # noqa: BLE001 - a request we cannot handle closes its connection only
+                log.exception(
+                    "wire: %s failed on %s v%d", self.node_id, type(request).__name__, header.request_api_version
+                )
+                self.close()
+
+    def reply(self, response) -> None:
+        """Send the answer to the request in progress, then start the next one."""
+        if not self.alive or self._current is None:
+            return
+        header = self._current[0]
+        self.reply_as(response, header, header.request_api_version)
+
+    def reply_as(self, response, header, version: int) -> None:
+        """Answer ``header``'s request with ``response`` encoded at ``version``."""
+        response.API_VERSION = version
+        response.with_header(correlation_id=header.correlation_id)
+        data = bytes(response.encode(header=True, framed=True))
+        if self._held is not None:
+            self._held.append(data)
+        else:
+            self.wire.reactor.write(self.conn, data)
+        self._done()
+
+    def hold_answers(self, ms: float) -> None:
+        """Answers from now on wait ``ms`` before they are written (in order): the lab proxy's
+        spoiled request, whose answer comes late while the requests behind it are handled."""
+        if self._held is None:
+            self._held = []
+            self.wire.cluster.sim.schedule(ms, self._release)
+
+    def _release(self) -> None:
+        held, self._held = self._held or [], None
+        if self.alive:
+            for data in held:
+                self.wire.reactor.write(self.conn, data)
+
+    def no_reply(self) -> None:
+        """acks=0: the request is done without an answer."""
+        self._done()
+
+    def _done(self) -> None:
+        self._current = None
+        self._busy = False
+        self._next()
+
+    # ---- the simulated network ------------------------------------------------------------------
+    def next_corr(self) -> int:
+        self._corr += 1
+        return self._corr
+
+    def ask(self, msg, on_answer: Callable[[Any], None]) -> None:
+        """Send ``msg`` (a simulator message with a ``corr``) to this connection's broker."""
+        self._pending[msg.corr] = on_answer
+        self.wire.cluster.network.send(self.node_id, self.broker, msg)
+
+    def tell(self, msg) -> None:
+        """Send without expecting an answer (acks=0)."""
+        self.wire.cluster.network.send(self.node_id, self.broker, msg)
+
+    def receive(self, src: str, msg) -> None:
+        callback = self._pending.pop(getattr(msg, "corr", -1), None)
+        if callback is not None and self.alive:
+            callback(msg)
+
+    def on_disconnect(self, peer: str) -> None:
+        """The broker closed the connection (acks=0 error, a dropped answer with close=True)."""
+        if peer == self.broker:
+            self.close()
+
+    def close(self) -> None:
+        if self.alive:
+            self.alive = False
+            self._pending.clear()
+            self._queue.clear()
+            self.wire.reactor.post(lambda: self.wire.reactor.close(self.conn))
+
+    def socket_closed(self) -> None:
+        """The client went away: forget everything in progress."""
+        self.alive = False
+        self._pending.clear()
+        self._queue.clear()

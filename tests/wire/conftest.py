@@ -1,0 +1,104 @@
+"""Fixtures for the wire front end: a seeded wire cluster per test, a check that it leaves no
+thread or socket behind, and a raw client for what kafka-python would never send."""
+
+import gc
+import logging
+import os
+import socket
+import struct
+import threading
+import time
+
+import pytest
+
+from course_lib.wire import WireCluster
+from course_lib.wire.pytest_plugin import wire_cluster  # noqa: F401 - the plugin's fixture, tested here
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def fd_targets() -> dict:
+    out = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            out[fd] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            pass
+    return out
+
+
+def wire_threads() -> list:
+    return [t for t in threading.enumerate() if t.name.startswith("wire-")]
+
+
+@pytest.fixture
+def no_leaks():
+    """Every thread and socket a test starts is gone when it ends (kafka-python's own threads and
+    sockets are closed by the test; the check waits briefly for them to wind down)."""
+    # kafka-python logs a reset connection with its traceback; pytest's log capture would keep
+    # that traceback - and the client's socket in it - alive past the test
+    kafka_log = logging.getLogger("kafka")
+    level = kafka_log.level
+    kafka_log.setLevel(logging.CRITICAL)
+    threads, fds, targets = set(threading.enumerate()), open_fds(), fd_targets()
+    try:
+        yield
+    finally:
+        kafka_log.setLevel(level)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        gc.collect()  # sockets of clients the test dropped (refused connection attempts)
+        extra = [t for t in threading.enumerate() if t not in threads and t.is_alive()]
+        if not extra and open_fds() <= fds:
+            break
+        time.sleep(0.05)
+    assert not extra, f"threads left running: {extra}"
+    new = {fd: t for fd, t in fd_targets().items() if targets.get(fd) != t}
+    assert open_fds() <= fds, f"file descriptors left open: {open_fds()} > {fds}: {new}"
+
+
+@pytest.fixture
+def wire(no_leaks):
+    """3 brokers, seed 1, groups assign at once (group.initial.rebalance.delay.ms=0 as the lab)."""
+    w = WireCluster(brokers=3, seed=1, group_initial_rebalance_delay_ms=0).start()
+    try:
+        yield w
+    finally:
+        w.stop()
+
+
+class RawClient:
+    """A bare Kafka client: frames in, frames out, for requests no library would send."""
+
+    def __init__(self, address: str):
+        host, port = address.split(",")[0].rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=10)
+        self.corr = 0
+
+    def send_bytes(self, payload: bytes) -> None:
+        self.sock.sendall(struct.pack(">i", len(payload)) + payload)
+
+    def request(self, request, version: int):
+        self.corr += 1
+        request.API_VERSION = version
+        request.with_header(correlation_id=self.corr, client_id="raw")
+        self.sock.sendall(bytes(request.encode(header=True, framed=True)))
+        return self.read_frame()
+
+    def read_frame(self) -> bytes:
+        size = struct.unpack(">i", self._exactly(4))[0]
+        return self._exactly(size)
+
+    def _exactly(self, n: int) -> bytes:
+        buf = b""
+        while len(buf) < n:
+            chunk = self.sock.recv(n - len(buf))
+            if not chunk:
+                raise ConnectionError("closed by the server")
+            buf += chunk
+        return buf
+
+    def close(self) -> None:
+        self.sock.close()
