@@ -1,11 +1,13 @@
-"""``python -m bench [sim] [widgets] [grading] [invariants] [real] [site] [--quick]``: print benchmark tables.
+"""``python -m bench [sim] [widgets] [grading] [invariants] [real] [site] [wire] [--quick]``: print benchmark tables.
 
 Without names: ``sim`` and ``widgets`` (what ``make bench`` prints). ``grading`` (CPU cost of every
 exercise's hidden check), ``invariants`` (replication invariants over 10,000 seeded fault schedules,
 about 4 minutes) and ``real`` are opt-in; ``real`` starts a 3-broker Kafka cluster (needs Java 17+
 and Maven, ~2-3 minutes) and runs :mod:`bench.real_kafka`. ``site`` (opt-in, needs node and npm)
 compares Pyodide with CPython and times a cold load of the static site's first demo
-(:mod:`bench.site`). Spark benchmarks are a separate command (see README).
+(:mod:`bench.site`). ``wire`` (opt-in) starts a simulated cluster that speaks the Kafka protocol
+and compares it with ``LocalCluster`` (start, kafka-python throughput, the scenario suite on the
+three backends; :mod:`bench.wire`). Spark benchmarks are a separate command (see README).
 
 ``--quick``: every part as a smoke run of seconds (``real`` about a minute) that prints the same
 tables from less work; ``make test`` runs each so that none rots unseen (tests/test_bench.py).
@@ -13,7 +15,7 @@ tables from less work; ``make test`` runs each so that none rots unseen (tests/t
 
 import sys
 
-CHOICES = ("sim", "widgets", "grading", "invariants", "real", "site")
+CHOICES = ("sim", "widgets", "grading", "invariants", "real", "site", "wire")
 
 
 def main(argv: list[str]) -> int:
@@ -46,6 +48,10 @@ def main(argv: list[str]) -> int:
 
         if site.main(quick=quick) != 0:
             return 1
+    if "wire" in chosen:
+        from . import wire
+
+        wire.main(quick=quick, argv=[])
     if "real" in chosen:
         from course_lib.real import jars
 

@@ -20,6 +20,7 @@ PARTS = {
     "invariants": ("CPU ms per schedule", 120),
     "site": ("Pyodide / CPython =", 300),
     "real": ("One write at a time", 300),
+    "wire": ("start: simulated is", 300),  # its LocalCluster row needs Java: a real_kafka test
 }
 
 
@@ -39,7 +40,9 @@ def _missing(part: str) -> str | None:
 @pytest.mark.parametrize(
     "part",
     [
-        pytest.param(p, marks=[pytest.mark.real_kafka] if p == "real" else [pytest.mark.site] if p == "site" else [])
+        pytest.param(
+            p, marks=[pytest.mark.real_kafka] if p in ("real", "wire") else [pytest.mark.site] if p == "site" else []
+        )
         for p in PARTS
     ],
 )
