@@ -13,7 +13,9 @@ from course_lib.clients import KafkaProducer
 
 ROOT = Path(__file__).resolve().parent.parent / "course_lib"
 #: the simulator itself: the broker, its event loop and network, its clients
-SIMULATOR = ("broker", "sim", "clients")
+# wire/ is the brokers' own network front end (it answers from their state, as a broker's request
+# handlers do), except its backend adapter, which reads like any other client of the simulator
+SIMULATOR = ("broker", "sim", "clients", "wire")
 #: still reading internals, switching in another branch of issue 20 (drop from here once merged)
 NOT_YET: set[str] = set()  # modules still to switch to inspect() (none left)
 
@@ -77,7 +79,7 @@ def test_no_module_outside_the_simulator_reads_broker_internals():
     offenders = {}
     for path in sorted(ROOT.rglob("*.py")):
         rel = path.relative_to(ROOT)
-        if rel.parts[0] in SIMULATOR or str(rel) in NOT_YET:
+        if (rel.parts[0] in SIMULATOR and str(rel) != "wire/backend.py") or str(rel) in NOT_YET:
             continue
         found = _reads_internals(ast.parse(path.read_text(), str(path)))
         if found:

@@ -50,7 +50,7 @@ class _Node:
     paused: bool = False
 
     def running(self) -> bool:
-        return self.lab.wire.call(lambda: self.lab.wire.cluster.brokers[self.node_id].alive)
+        return self.lab.wire.call(lambda: self.lab.wire.cluster.inspect_broker(self.node_id).up)
 
 
 class WireLab:
@@ -118,11 +118,7 @@ class WireLab:
 
     # ---- metadata (the controller's view, as LocalCluster reads it with the admin client) -------
     def _state(self, topic: str, partition: int):
-        def read():
-            self.wire.cluster.topic_config(topic)  # ValueError for an unknown topic
-            return self.wire.cluster.controller.partitions[(topic, partition)]
-
-        return self.wire.call(read)
+        return self.wire.call(lambda: self.wire.cluster.inspect(topic, partition))  # ValueError: unknown
 
     def partitions_of(self, topic: str) -> list[int]:
         return list(range(self.wire.call(lambda: self.wire.cluster.topic_config(topic).partitions)))
@@ -144,7 +140,8 @@ class WireLab:
         return sorted(self.partition_info(topic, partition)["isr_nodes"])
 
     def live_broker_ids(self) -> list[int]:
-        return self.wire.call(lambda: sorted(self.wire.cluster.controller.live_brokers()))
+        cluster = self.wire.cluster
+        return self.wire.call(lambda: [b for b in cluster.broker_ids if not cluster.inspect_broker(b).fenced])
 
     # ---- processes ----------------------------------------------------------------------------
     def kill(self, broker_id: int) -> None:
