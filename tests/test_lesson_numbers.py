@@ -176,5 +176,5 @@ def test_an_explanation_is_checked_against_the_experiment_above_its_reveal():
     checked.outputs = [nbformat.v4.new_output("stream", name="stdout", text="duplicated 3\n")]
     reveal = nbformat.v4.new_code_cell('p.reveal(3, explanation="""**Measured:** 5 are duplicated.""")')
     nb.cells = [checked, reveal]
-    (index, paragraph), = measured_paragraphs(nb)
+    ((index, paragraph),) = measured_paragraphs(nb)
     assert quoted_numbers(paragraph) - printed_numbers(source_of_numbers(nb, index)) == {"5"}
