@@ -56,3 +56,53 @@ def shows(text: str, value: str) -> bool:
 def spoiled_lines(visible: str, printed: str) -> list[str]:
     """The lines of ``printed`` that can be read in ``visible``."""
     return [line.strip() for line in printed.splitlines() if line.strip() and line.strip() in visible]
+
+
+def predictions(nb) -> list[tuple[str, int, int]]:
+    """(variable, cell making it, cell revealing it) for each prediction of a notebook."""
+    found = []
+    for made, cell in enumerate(nb.cells):
+        m = re.search(r"^(\w+) = Prediction\(", cell.source, re.M) if cell.cell_type == "code" else None
+        if m:
+            reveal = next(i for i in range(made + 1, len(nb.cells)) if f"{m.group(1)}.reveal(" in nb.cells[i].source)
+            found.append((m.group(1), made, reveal))
+    return found
+
+
+def reported(nb, reveal: int) -> range:
+    """The cells after a reveal that report on its experiment: up to the next section, question,
+    app or prediction."""
+    end = reveal + 1
+    while end < len(nb.cells):
+        source = nb.cells[end].source
+        if nb.cells[end].cell_type == "markdown" and re.search(r"^#|\*\*(Predict|Now try)", source, re.M):
+            break
+        if nb.cells[end].cell_type == "code" and re.search(r"Prediction\(|DeliverySimulator\(|Demo\(", source):
+            break
+        end += 1
+    return range(reveal + 1, end)
+
+
+def giveaways(nb, measured: dict[str, str]) -> list[str]:
+    """What a learner can read of each prediction's answer before locking one in, in a notebook as
+    Run All left it (an Output widget's capture is in the widget, not the cell): a "**Measured"
+    paragraph from the question to the end of the report, the measured value in the first text
+    after the reveal or in any output shown, a figure drawn after the reveal."""
+    found = []
+    for name, made, reveal in predictions(nb):
+        value, first_text = measured[name], True
+        for i in [*range(made + 1, reveal), *reported(nb, reveal)]:
+            cell = nb.cells[i]
+            if cell.cell_type == "markdown":
+                said = [p for p in re.split(r"\n\s*\n", cell.source) if p.startswith(("**Measured", "**Verdict"))]
+                found += [f"cell {i}: {name}'s answer in the text: {p[:80]!r}" for p in said]
+                if i > reveal and first_text and shows(cell.source, value):
+                    found.append(f"cell {i}: the text under {name}'s reveal says {value}")
+                first_text = first_text and i < reveal
+                continue
+            shown = output_text(cell.get("outputs", []))
+            if shows(shown, value):
+                found.append(f"cell {i} shows {name}'s answer {value}: {shown[:80]!r}")
+            if i > reveal and any("image/png" in out.get("data", {}) for out in cell.get("outputs", [])):
+                found.append(f"cell {i} draws {name}'s experiment for all to see")
+    return found

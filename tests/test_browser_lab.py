@@ -18,6 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 from tests import spoilers
 from tests.browser_support import ARTIFACTS, ROOT, TIMEOUT_MS, Server, free_port, skip_reason
@@ -26,6 +27,8 @@ from course_lib.viz.predict import HELD
 
 pytestmark = pytest.mark.browser
 
+# how each reveal's explanation starts, as rendered markdown
+EXPLANATION = re.compile(r"Measured:|Verdict: wrong")  # not the waiting line ("Measured. Lock in ...")
 VENV = Path(sys.executable).parent.parent
 # JupyterLab settings for the test's private settings directory
 SETTINGS = {
@@ -235,6 +238,7 @@ def test_run_all_leaves_each_prediction_open_and_lock_in_reveals_it(lab, browser
     cells = notebook.locator(".jp-Notebook .jp-Cell")
     experiments = spoilers.experiments(ROOT / "notebooks" / lesson)
     made = list(dict.fromkeys(e.prediction for e in experiments))  # in notebook order, as the boxes
+    reveals = {name: reveal for name, _, reveal in spoilers.predictions(nbformat.read(ROOT / "notebooks" / lesson, 4))}
     assert boxes.count() == len(made) and outcomes.count() == boxes.count()
     for i, name in enumerate(made):
         box = boxes.nth(i)
@@ -247,6 +251,8 @@ def test_run_all_leaves_each_prediction_open_and_lock_in_reveals_it(lab, browser
             spoiled = spoilers.spoiled_lines(before[e.cell], e.printed)
             assert not spoiled, f"{lesson}: cell {e.cell} shows before lock-in: {spoiled}"
             assert HELD in before[e.cell], f"{lesson}: cell {e.cell} does not say its result is hidden"
+        explained = cells.nth(reveals[name])  # the lesson's text on the measurement: after lock-in only
+        assert not EXPLANATION.search(_outputs(explained)), f"{lesson}: {name}'s explanation shows before lock-in"
         if i == 0:
             cells.nth(mine[0].cell).scroll_into_view_if_needed()
             page.screenshot(path=str(ARTIFACTS / f"lab_run_all_{lesson.split('_')[0]}_before_lock_in.png"))
@@ -267,6 +273,7 @@ def test_run_all_leaves_each_prediction_open_and_lock_in_reveals_it(lab, browser
             assert not spoilers.shows(before[e.cell], measured), f"{lesson}: cell {e.cell} showed {measured}"
             _wait_for_output(cells.nth(e.cell), e.printed)
             assert HELD not in _outputs(cells.nth(e.cell))
+        explained.locator(".jp-Cell-outputArea").filter(has_text=EXPLANATION).wait_for()
     cells.nth(experiments[0].cell).scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / f"lab_run_all_{lesson.split('_')[0]}.png"))
     page.close()

@@ -8,12 +8,17 @@ the paragraph quotes outside code spans. A figure cell is looked through only if
 the checked cell above it ran; a figure that runs its own experiment prints no numbers, so no
 paragraph quoting numbers may sit under it (06 and 07 had text under the wrong picture).
 
+A prediction's explanation is such a paragraph too, moved into its reveal cell
+(``name.reveal(value, explanation=...)``) so it shows only after lock-in: it is read from
+there and checked against the same checked experiment cell above.
+
 Paragraphs about real-Kafka runs ("**Measured on this machine:**") quote timings no test can
 reproduce; they are the exception, by name.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -73,12 +78,40 @@ def printed_numbers(cell) -> set[str]:
 
 def input_numbers(nb) -> set[str]:
     """The lesson's inputs (seeds, sizes, timeouts in its code): quoting a setting is no measurement."""
-    return _variants("\n".join(c.source for c in nb.cells if c.cell_type == "code"))
+    code = [c.source for c in nb.cells if c.cell_type == "code"]
+    for k, source in enumerate(code):  # an explanation is text, not a setting
+        for text in explanations(source):
+            code[k] = code[k].replace(text, "")
+    return _variants("\n".join(code))
+
+
+def explanations(source: str) -> list[str]:
+    """The ``explanation`` texts handed to ``.reveal(...)`` in a code cell's source.
+
+    >>> explanations("p.reveal(3, explanation='**Measured:** 3 twice.')\\nx = 1")
+    ['**Measured:** 3 twice.']
+    """
+    if ".reveal(" not in source:
+        return []
+    return [
+        kw.value.value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "reveal"
+        for kw in node.keywords
+        if kw.arg == "explanation" and isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, str)
+    ]
 
 
 def measured_paragraphs(nb):
-    """(cell index, paragraph) for each paragraph that reports an experiment."""
+    """(cell index, paragraph) for each paragraph that reports an experiment: in markdown cells
+    and in a reveal's explanation (reported on by the cell above the reveal, like a paragraph
+    under it)."""
     for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            for text in explanations(cell.source):
+                paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
+                yield from ((i, p) for k, p in enumerate(paragraphs) if k == 0 or p.startswith("**Measured"))
+            continue
         if cell.cell_type != "markdown":
             continue
         paragraphs = [p for p in re.split(r"\n\s*\n", cell.source) if p.strip()]
@@ -134,3 +167,14 @@ def test_the_rule_catches_text_under_the_wrong_picture():
     assert quoted_numbers(nb.cells[1].source) - printed_numbers(source_of_numbers(nb, 1)) == {"3", "7", "11"}
     nb.cells.insert(1, nbformat.v4.new_code_cell('offsets_figure(run_scenario("consumer_crash", seed=1));'))
     assert "draws a run of its own" in source_of_numbers(nb, 2)
+
+
+def test_an_explanation_is_checked_against_the_experiment_above_its_reveal():
+    """Moved into the reveal cell, the text still has to quote the experiment's numbers."""
+    nb = nbformat.v4.new_notebook()
+    checked = nbformat.v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nwith p.experiment():\n    print(run)")
+    checked.outputs = [nbformat.v4.new_output("stream", name="stdout", text="duplicated 3\n")]
+    reveal = nbformat.v4.new_code_cell('p.reveal(3, explanation="""**Measured:** 5 are duplicated.""")')
+    nb.cells = [checked, reveal]
+    ((index, paragraph),) = measured_paragraphs(nb)
+    assert quoted_numbers(paragraph) - printed_numbers(source_of_numbers(nb, index)) == {"5"}

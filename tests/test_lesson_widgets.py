@@ -123,6 +123,10 @@ def test_run_all_leaves_every_prediction_open_until_it_is_locked_in(lesson):
         )
         spoiled = spoilers.spoiled_lines(visible, e.printed)
         assert not spoiled, f"{lesson.name}: cell {e.cell} shows before lock-in: {spoiled}"
+    # the lesson's text and every output shown: no answer before lock-in (it is in the reveal's
+    # explanation and the cells held with after_lock_in())
+    spoiled = spoilers.giveaways(nb, {p["name"]: p["measured"] for p in found})
+    assert not spoiled, f"{lesson.name}: readable before lock-in:\n" + "\n".join(spoiled)
     for p in found:
         held = p["held"]
         assert held and set(p["before"]["held"]) == {"none"} and set(held.values()) == {SHOWN}, f"{lesson.name}: {p}"

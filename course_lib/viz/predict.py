@@ -50,6 +50,17 @@ lost: no
 >>> after.layout.display
 'block'
 
+What a lesson says about the measurement (the numbers, and why) is an answer too: it is handed to
+:meth:`Prediction.reveal` as ``explanation`` (markdown) and shown under the reveal once locked
+in; a later cell whose output gives the answer away runs inside ``with prediction.after_lock_in():``.
+
+>>> f = Prediction("Lost?", choices=["yes", "no"])
+>>> shown = f.reveal("no", explanation="**Measured:** nothing is lost.")
+>>> f.explanation.layout.display
+'none'
+>>> f.choice.value = "yes"; f.lock_in(); f.explanation.layout.display
+'block'
+
 Nothing needs a browser: nbval and the tests run these cells with no frontend, so nobody presses
 a button and every reveal stays waiting.
 
@@ -60,7 +71,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -91,6 +102,7 @@ WAITING = "Measured. Lock in your prediction above to see how it compares."
 # shown under an experiment cell in place of its output until the prediction is locked in (no digits:
 # the tests look for the measured number in what a learner sees)
 HELD = "The result of this experiment is hidden until you lock in your prediction above."
+HELD_AFTER = "This output is hidden until you lock in your prediction above."
 # a shown experiment output: set explicitly (JupyterLite's widgets keep "display: none" when the
 # trait goes back to None, JupyterLab's do not)
 SHOWN = "block"
@@ -107,6 +119,8 @@ class Prediction:
         self.locked = False
         self._measured: object = _NOTHING  # what reveal() was handed; shown only after lock-in
         self._held: list[tuple[widgets.HTML, widgets.Output]] = []  # experiment outputs, hidden until lock-in
+        # the lesson's text on the measurement (given to reveal()), hidden until lock-in
+        self.explanation = widgets.Output(layout=widgets.Layout(display="none"))
         # the reveal cell's line (a second view: the reveal cell is far below the question)
         self.outcome = widgets.HTML("")
         if self.choices is not None:
@@ -149,6 +163,7 @@ class Prediction:
         self.choice.disabled = self.lock_button.disabled = True
         for note, held in self._held:
             _unhide(note, held)
+        self.explanation.layout.display = SHOWN
         if self._measured is _NOTHING:
             self._say(f"Locked in: <b>{html.escape(str(self.predicted))}</b>. Now run the experiment.")
         else:
@@ -161,12 +176,21 @@ class Prediction:
             return None
         return Reveal(self.predicted, self._measured)
 
-    def reveal(self, actual) -> Revealed:
+    def reveal(self, actual, explanation: str | None = None) -> Revealed:
         """Hand over the measured ``actual``: shown at once if a prediction is locked in, else held
-        (controls stay open) until the learner locks one in."""
+        (controls stay open) until the learner locks one in. ``explanation``: the lesson's markdown
+        on what was measured and why, shown under the reveal with the result (never before)."""
         if self.choices is not None and actual not in self.choices:
             raise ValueError(f"measured {actual!r} is none of the choices {self.choices}: fix the choices")
         self._measured = actual
+        if explanation is not None:
+            from IPython.display import Markdown
+
+            # into the widget's own state, not the cell's output: no frontend, nbval or stored
+            # notebook can show it before lock-in
+            self.explanation.outputs = ()
+            self.explanation.append_display_data(Markdown(explanation))
+            self.explanation.layout.display = SHOWN if self.locked else "none"
         if self.locked:
             self._show_result()
         else:
@@ -174,14 +198,22 @@ class Prediction:
             self.outcome.value = f"<span class='pr-outcome'>{html.escape(WAITING)}</span>"
         return Revealed(self)
 
-    @contextmanager
-    def experiment(self) -> Iterator[widgets.Output]:
+    def experiment(self) -> AbstractContextManager[widgets.Output]:
         """Run the experiment of this prediction inside this block: in a notebook its output is
         captured under the cell, hidden until the prediction is locked in (shown at once if it
         already is, and if the experiment fails: an error answers nothing)."""
+        return self._held_output(HELD)
+
+    def after_lock_in(self) -> AbstractContextManager[widgets.Output]:
+        """The same for a cell after the reveal whose output gives the answer away (a message's
+        explanation, a diagram of the experiment): hidden until the prediction is locked in."""
+        return self._held_output(HELD_AFTER)
+
+    @contextmanager
+    def _held_output(self, saying: str) -> Iterator[widgets.Output]:
         locked = self.locked
         note = widgets.HTML(
-            f"<span class='pr-held'><i>{html.escape(HELD)}</i></span>",
+            f"<span class='pr-held'><i>{html.escape(saying)}</i></span>",
             layout=widgets.Layout(display="none" if locked else None),
         )
         held = widgets.Output(layout=widgets.Layout(display=SHOWN if locked else "none"))
@@ -190,6 +222,7 @@ class Prediction:
         held.__enter__()  # a frontend puts this cell's output into `held` (the kernel still sends it)
         try:
             yield held
+            _show_figures()  # the inline backend would draw them after the block, for all to see
         except BaseException:
             _unhide(note, held)
             raise
@@ -210,6 +243,15 @@ class Prediction:
         from IPython.display import display
 
         display(self.widget)
+
+
+def _show_figures() -> None:
+    """Draw the figures made in a held block now, into its output (no pyplot in use: nothing)."""
+    import sys
+
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None and plt.get_fignums():
+        plt.show()
 
 
 def _unhide(note: widgets.HTML, held: widgets.Output) -> None:
@@ -257,4 +299,4 @@ class Revealed:
     def _ipython_display_(self):  # pragma: no cover - notebook display
         from IPython.display import display
 
-        display(self._prediction.outcome)
+        display(widgets.VBox([self._prediction.outcome, self._prediction.explanation]))
