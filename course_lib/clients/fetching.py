@@ -68,7 +68,7 @@ class Fetching(Requests):
 
     def _reset_offset(self, tp, state):
         """Look the position up: where seek_to_beginning/_end asked for, else ``auto_offset_reset``."""
-        policy = {EARLIEST: "earliest", LATEST: "latest", None: self.config["auto_offset_reset"]}[state.reset_to]
+        policy = self._reset_policy(state)
         if policy == "none":
             raise Errors.NoOffsetForPartitionError(f"no committed offset for {tp} and auto_offset_reset='none'")
         leader = self._leaders.get(tp)
@@ -81,7 +81,9 @@ class Fetching(Requests):
             if isinstance(resp, type) or resp.error is not None:
                 self._leaders[tp] = None
                 return self._later(self._advance)
-            if state.position is None:
+            # kafka-python's Fetcher._reset_offset_if_needed: the answer counts only if the partition
+            # still awaits this same reset - a seek() or a seek_to_beginning/_end since then wins
+            if state.position is None and self._reset_policy(state) == policy:
                 state.position = state.fetch_offset = resp.offset
                 state.reset_to = None
             self._advance()
@@ -91,6 +93,11 @@ class Fetching(Requests):
             ListOffsetsRequest(self._next_corr(), tp, policy == "latest", self._read_committed),
             listed,
         )
+
+    def _reset_policy(self, state) -> str:
+        """Where a position without an offset is looked up: seek_to_beginning/_end's choice, else
+        ``auto_offset_reset``."""
+        return {EARLIEST: "earliest", LATEST: "latest", None: self.config["auto_offset_reset"]}[state.reset_to]
 
     def _needs_validation(self, tp, state) -> bool:
         return state.epoch is not None and self._leader_epochs.get(tp, -1) > state.validated_epoch

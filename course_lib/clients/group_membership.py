@@ -96,7 +96,9 @@ class GroupMembership(Requests):
                 return self._later(self._advance)
             for tp, offset in result.items():
                 state = self._partitions.get(tp)
-                if state is None or state.position is not None:
+                # a position set meanwhile (seek) or awaiting a seek_to_beginning/_end is not missing:
+                # kafka-python applies committed offsets only to partitions without either
+                if state is None or state.position is not None or state.reset_to is not None:
                     continue
                 state.committed_checked = True
                 if offset >= 0:
