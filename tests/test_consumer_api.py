@@ -222,6 +222,23 @@ def test_commit_right_after_seek_to_beginning_commits_nothing(cluster):
     assert (c.committed(TP0), c.committed(TP1)) == (None, 0)
 
 
+def test_a_position_looked_up_before_any_poll_is_not_committed(cluster):
+    """kafka-python looks positions up only inside poll()/position(): a commit() before either
+    commits nothing. The simulator looks them up as soon as the client runs (here inside
+    committed() and end_offsets()) and keeps that timing, but commit() leaves such a position
+    out until the next poll()/position() (client differential, seed 242 of 300)."""
+    c = consumer(cluster, group_id="g-early", enable_auto_commit=False)
+    c.assign([TP0, TP1])
+    assert c.committed(TP0) is None
+    c.end_offsets([TP0, TP1])
+    assert c._partitions[TP0].position == 0  # found early: the case this checks
+    c.commit()
+    assert c.committed(TP0) is None
+    assert c.position(TP0) == 0
+    c.commit()
+    assert (c.committed(TP0), c.committed(TP1)) == (0, 0)
+
+
 def test_seek_to_end_wins_over_a_lookup_started_before_it(cluster):
     """committed() runs the client while the auto_offset_reset=earliest lookup of the assigned
     partitions is under way; its answer comes after seek_to_end() and must not be applied

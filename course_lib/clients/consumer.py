@@ -186,6 +186,7 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
             self._on_revoke()
         if self.config["enable_auto_commit"] and self._sim.now >= self._next_auto_commit:
             self._auto_commit()
+        self._positions_looked_up()  # after the auto-commit, as kafka-python's update_fetch_positions
         self._advance(from_poll=True)
         if not self._has_data() and timeout_ms:
             self._wait(lambda: self._has_data() or self._assigned_pending is not None, timeout_ms)
@@ -235,6 +236,7 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
                 f"Partition is not assigned: {tuple(partition)}; assigned: {sorted(self._partitions)}"
             )
         self._in_position = True  # a seek_to_beginning/_end may be looked up now
+        self._positions_looked_up()  # kafka-python's position() updates every partition's
         try:
             self._advance()
             self._wait(lambda: state.position is not None, timeout_ms or self.config["request_timeout_ms"])
@@ -466,6 +468,12 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
         if unchecked and not self._fetching_committed:
             self._fetch_committed(unchecked)
 
+    def _positions_looked_up(self) -> None:
+        """poll() and position() are where kafka-python looks positions up: the ones the simulator
+        found earlier count from now on (see ``_Partition.early``)."""
+        for state in self._partitions.values():
+            state.early = False
+
     def _set_assignment(self, tps) -> None:
         self._partitions = {tp: self._partitions.get(tp) or _Partition() for tp in tps}
         for tp in tps:
@@ -474,7 +482,10 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
     # ---- commits -----------------------------------------------------------------------------------
     def _offsets_to_commit(self, offsets) -> dict:
         if offsets is None:
-            return {tp: s.position for tp, s in sorted(self._partitions.items()) if s.position is not None}
+            # kafka-python's all_consumed_offsets: only partitions with a valid position
+            return {
+                tp: s.position for tp, s in sorted(self._partitions.items()) if s.position is not None and not s.early
+            }
         if not isinstance(offsets, dict):
             raise TypeError("offsets must be dict[TopicPartition, OffsetAndMetadata]")
         out = {}
