@@ -428,7 +428,8 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
         an application busy between polls keeps its old generation, and a seek_to_end skips what
         is written until its next poll. (kafka-python looks an ``auto_offset_reset`` up lazily
         too; the simulator does it as soon as the leader is known - lesson 05b's timelines were
-        measured so.)"""
+        measured so - but commit() ignores a position found so until the next poll() or
+        position(), as kafka-python has none by then: ``_Partition.early``.)"""
         if not self.alive:
             return
         if self._metadata_corr is None and any(self._leaders.get(tp) is None for tp in self._partitions):
