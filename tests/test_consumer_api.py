@@ -211,6 +211,61 @@ def test_seek_to_end_and_beginning_are_looked_up_lazily(cluster):
     assert poll_all(c) == [f"v{i}" for i in range(6)]
 
 
+def test_commit_right_after_seek_to_beginning_commits_nothing(cluster):
+    """kafka-python commits only partitions with a valid position (``all_consumed_offsets``); one
+    awaiting its seek_to_beginning lookup has none until the next poll() or position()."""
+    c = consumer(cluster, group_id="g-seek-commit", enable_auto_commit=False)
+    c.assign([TP0, TP1])
+    c.seek(TP1, 0)
+    c.seek_to_beginning(TP0)
+    c.commit()
+    assert (c.committed(TP0), c.committed(TP1)) == (None, 0)
+
+
+def test_a_position_looked_up_before_any_poll_is_not_committed(cluster):
+    """kafka-python looks positions up only inside poll()/position(): a commit() before either
+    commits nothing. The simulator looks them up as soon as the client runs (here inside
+    committed() and end_offsets()) and keeps that timing, but commit() leaves such a position
+    out until the next poll()/position() (client differential, seed 242 of 300)."""
+    c = consumer(cluster, group_id="g-early", enable_auto_commit=False)
+    c.assign([TP0, TP1])
+    assert c.committed(TP0) is None
+    c.end_offsets([TP0, TP1])
+    assert c._partitions[TP0].position == 0  # found early: the case this checks
+    c.commit()
+    assert c.committed(TP0) is None
+    assert c.position(TP0) == 0
+    c.commit()
+    assert (c.committed(TP0), c.committed(TP1)) == (0, 0)
+
+
+def test_seek_to_end_wins_over_a_lookup_started_before_it(cluster):
+    """committed() runs the client while the auto_offset_reset=earliest lookup of the assigned
+    partitions is under way; its answer comes after seek_to_end() and must not be applied
+    (kafka-python's ``_reset_offset_if_needed`` skips a reset no longer asked for). The
+    simulator used to read from 0 here."""
+    c = consumer(cluster, group_id="g-seek-end", enable_auto_commit=False)
+    c.assign([TP0, TP1])
+    assert c.committed(TP0) is None
+    assert c._partitions[TP0].resetting  # the earliest lookup is in flight: the case this checks
+    c.seek_to_end()
+    assert poll_all(c) == []
+    assert (c.position(TP0), c.position(TP1)) == (5, 0)
+
+
+def test_a_committed_offset_does_not_override_a_pending_seek_to_end(cluster):
+    """The committed-offset lookup is for partitions *missing* a position; one awaiting
+    seek_to_end() is not (kafka-python's ``missing_fetch_positions``)."""
+    first = consumer(cluster, group_id="g-committed", enable_auto_commit=False)
+    first.assign([TP0])
+    first.commit({TP0: 1})
+    c = consumer(cluster, group_id="g-committed", enable_auto_commit=False)
+    c.assign([TP0])
+    c.seek_to_end()
+    assert c.committed(TP0) == 1
+    assert (poll_all(c), c.position(TP0)) == ([], 5)
+
+
 def test_seek_to_end_under_read_committed_is_the_last_stable_offset(cluster):
     p = KafkaProducer(bootstrap_servers=cluster, transactional_id="tx")
     p.init_transactions()

@@ -93,25 +93,62 @@ def test_transactional_state_survives_a_coordinator_crash(cluster):
     assert read(cluster, "read_committed") == ["a"]
 
 
-def test_methods_in_the_wrong_order_raise_illegal_state(cluster):
+def test_methods_in_the_wrong_order_raise_what_kafka_python_raises(cluster):
+    """kafka-python 3.0.12: IllegalStateError without a transactional_id and from send() outside a
+    transaction; a plain KafkaError ("Invalid transition ...") from begin/commit/abort in the wrong
+    state and from send_offsets_to_transaction() outside a transaction. The class is checked exactly:
+    IllegalStateError is a KafkaError subclass, and which one comes decides an ``except``."""
     plain = KafkaProducer(bootstrap_servers=cluster)
-    with pytest.raises(Errors.IllegalStateError, match="transactional_id"):
+    with pytest.raises(Errors.IllegalStateError, match="transactional_id") as info:
         plain.begin_transaction()
+    assert type(info.value) is Errors.IllegalStateError
     p = KafkaProducer(bootstrap_servers=cluster, transactional_id="tx")
-    with pytest.raises(Errors.IllegalStateError, match="UNINITIALIZED"):
-        p.begin_transaction()
-    with pytest.raises(Errors.IllegalStateError, match="begin_transaction"):
+    wrong_order = [
+        (p.begin_transaction, "from state UNINITIALIZED to state IN_TRANSACTION"),
+        (p.commit_transaction, "from state UNINITIALIZED to state COMMITTING_TRANSACTION"),
+        (p.abort_transaction, "from state UNINITIALIZED to state ABORTING_TRANSACTION"),
+    ]
+    for method, message in wrong_order:
+        with pytest.raises(Errors.KafkaError, match=message) as info:
+            method()
+        assert type(info.value) is Errors.KafkaError, method
+    with pytest.raises(Errors.IllegalStateError, match="init_transactions") as info:
         p.send(TOPIC, b"x")
+    assert type(info.value) is Errors.IllegalStateError
     p.init_transactions()
-    with pytest.raises(Errors.IllegalStateError):
+    with pytest.raises(Errors.IllegalStateError, match="begin_transaction") as info:
+        p.send(TOPIC, b"x")
+    assert type(info.value) is Errors.IllegalStateError
+    with pytest.raises(Errors.KafkaError, match="from state READY to state COMMITTING_TRANSACTION") as info:
         p.commit_transaction()
+    assert type(info.value) is Errors.KafkaError
+    with pytest.raises(Errors.KafkaError, match="not in an active transaction") as info:
+        p.send_offsets_to_transaction({}, "group")
+    assert type(info.value) is Errors.KafkaError
     p.begin_transaction()
-    with pytest.raises(Errors.IllegalStateError):
+    with pytest.raises(Errors.KafkaError, match="from state IN_TRANSACTION to state IN_TRANSACTION") as info:
         p.begin_transaction()
+    assert type(info.value) is Errors.KafkaError
     with pytest.raises(TypeError, match="group_metadata"):
         p.send_offsets_to_transaction({}, 42)
     p.abort_transaction()
     assert p.transaction_state == "READY"
+
+
+def test_a_second_init_transactions_returns_at_once(cluster):
+    """kafka-python keeps the first init_transactions() result and only waits on it again: the
+    producer id, epoch and state stay as they are, in any state."""
+    p = KafkaProducer(bootstrap_servers=cluster, transactional_id="tx")
+    p.init_transactions()
+    first = (p.producer_id, p.producer_epoch)
+    p.init_transactions()
+    assert (p.producer_id, p.producer_epoch, p.transaction_state) == (*first, "READY")
+    p.begin_transaction()
+    p.send(TOPIC, b"a", partition=0)
+    p.init_transactions()  # not even a new epoch mid-transaction
+    assert (p.producer_id, p.producer_epoch, p.transaction_state) == (*first, "IN_TRANSACTION")
+    p.commit_transaction()
+    assert read(cluster, "read_committed") == ["a"]
 
 
 def test_offsets_for_an_unknown_group_generation_are_refused(cluster):

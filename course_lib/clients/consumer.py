@@ -186,6 +186,7 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
             self._on_revoke()
         if self.config["enable_auto_commit"] and self._sim.now >= self._next_auto_commit:
             self._auto_commit()
+        self._positions_looked_up()  # after the auto-commit, as kafka-python's update_fetch_positions
         self._advance(from_poll=True)
         if not self._has_data() and timeout_ms:
             self._wait(lambda: self._has_data() or self._assigned_pending is not None, timeout_ms)
@@ -235,6 +236,7 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
                 f"Partition is not assigned: {tuple(partition)}; assigned: {sorted(self._partitions)}"
             )
         self._in_position = True  # a seek_to_beginning/_end may be looked up now
+        self._positions_looked_up()  # kafka-python's position() updates every partition's
         try:
             self._advance()
             self._wait(lambda: state.position is not None, timeout_ms or self.config["request_timeout_ms"])
@@ -426,7 +428,8 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
         an application busy between polls keeps its old generation, and a seek_to_end skips what
         is written until its next poll. (kafka-python looks an ``auto_offset_reset`` up lazily
         too; the simulator does it as soon as the leader is known - lesson 05b's timelines were
-        measured so.)"""
+        measured so - but commit() ignores a position found so until the next poll() or
+        position(), as kafka-python has none by then: ``_Partition.early``.)"""
         if not self.alive:
             return
         if self._metadata_corr is None and any(self._leaders.get(tp) is None for tp in self._partitions):
@@ -466,6 +469,12 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
         if unchecked and not self._fetching_committed:
             self._fetch_committed(unchecked)
 
+    def _positions_looked_up(self) -> None:
+        """poll() and position() are where kafka-python looks positions up: the ones the simulator
+        found earlier count from now on (see ``_Partition.early``)."""
+        for state in self._partitions.values():
+            state.early = False
+
     def _set_assignment(self, tps) -> None:
         self._partitions = {tp: self._partitions.get(tp) or _Partition() for tp in tps}
         for tp in tps:
@@ -474,7 +483,10 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
     # ---- commits -----------------------------------------------------------------------------------
     def _offsets_to_commit(self, offsets) -> dict:
         if offsets is None:
-            return {tp: s.position for tp, s in sorted(self._partitions.items()) if s.position is not None}
+            # kafka-python's all_consumed_offsets: only partitions with a valid position
+            return {
+                tp: s.position for tp, s in sorted(self._partitions.items()) if s.position is not None and not s.early
+            }
         if not isinstance(offsets, dict):
             raise TypeError("offsets must be dict[TopicPartition, OffsetAndMetadata]")
         out = {}

@@ -37,6 +37,7 @@ class _Partition:
         "paused",
         "highwater",
         "reset_to",
+        "early",
     )
 
     def __init__(self):
@@ -54,6 +55,10 @@ class _Partition:
         self.paused = False  # pause(): no fetches, nothing returned until resume()
         self.highwater: int | None = None  # from the last fetch answer, as kafka-python's highwater()
         self.reset_to: int | None = None  # seek_to_beginning/_end: EARLIEST or LATEST, looked up lazily
+        # the position was looked up (committed offset or auto_offset_reset) by a request sent
+        # outside poll()/position(): kafka-python would not have asked yet, so until the next
+        # poll()/position() it is no valid position - commit() leaves the partition out
+        self.early = False
 
 
 class Fetching(Requests):
@@ -65,25 +70,31 @@ class Fetching(Requests):
     _read_committed: bool
     _advance: Callable[..., None]
     _later: Callable[[Callable], None]
+    _polling: bool
+    _in_position: bool
 
     def _reset_offset(self, tp, state):
         """Look the position up: where seek_to_beginning/_end asked for, else ``auto_offset_reset``."""
-        policy = {EARLIEST: "earliest", LATEST: "latest", None: self.config["auto_offset_reset"]}[state.reset_to]
+        policy = self._reset_policy(state)
         if policy == "none":
             raise Errors.NoOffsetForPartitionError(f"no committed offset for {tp} and auto_offset_reset='none'")
         leader = self._leaders.get(tp)
         if leader is None:
             return
         state.resetting = True
+        early = self._looking_up_early()
 
         def listed(resp):
             state.resetting = False
             if isinstance(resp, type) or resp.error is not None:
                 self._leaders[tp] = None
                 return self._later(self._advance)
-            if state.position is None:
+            # kafka-python's Fetcher._reset_offset_if_needed: the answer counts only if the partition
+            # still awaits this same reset - a seek() or a seek_to_beginning/_end since then wins
+            if state.position is None and self._reset_policy(state) == policy:
                 state.position = state.fetch_offset = resp.offset
                 state.reset_to = None
+                state.early = early
             self._advance()
 
         self._send(
@@ -91,6 +102,17 @@ class Fetching(Requests):
             ListOffsetsRequest(self._next_corr(), tp, policy == "latest", self._read_committed),
             listed,
         )
+
+    def _looking_up_early(self) -> bool:
+        """A position lookup sent now is one kafka-python would not send yet: it looks positions up
+        only inside poll() and position(); the simulator does as soon as it can (the lessons'
+        timelines were measured so), but hides the result from commit() until then."""
+        return not (self._polling or self._in_position)
+
+    def _reset_policy(self, state) -> str:
+        """Where a position without an offset is looked up: seek_to_beginning/_end's choice, else
+        ``auto_offset_reset``."""
+        return {EARLIEST: "earliest", LATEST: "latest", None: self.config["auto_offset_reset"]}[state.reset_to]
 
     def _needs_validation(self, tp, state) -> bool:
         return state.epoch is not None and self._leader_epochs.get(tp, -1) > state.validated_epoch

@@ -43,6 +43,7 @@ class GroupMembership(Requests):
     _later: Callable[[Callable], None]
     _set_assignment: Callable[[Any], None]
     _matching_topics: Callable[[Any], tuple]
+    _looking_up_early: Callable[[], bool]
     commit: Callable[..., Any]
     commit_async: Callable[..., Any]
 
@@ -89,6 +90,7 @@ class GroupMembership(Requests):
 
     def _fetch_committed(self, wanted):
         self._fetching_committed = True
+        early = self._looking_up_early()
 
         def fetched(error, result):
             self._fetching_committed = False
@@ -96,11 +98,14 @@ class GroupMembership(Requests):
                 return self._later(self._advance)
             for tp, offset in result.items():
                 state = self._partitions.get(tp)
-                if state is None or state.position is not None:
+                # a position set meanwhile (seek) or awaiting a seek_to_beginning/_end is not missing:
+                # kafka-python applies committed offsets only to partitions without either
+                if state is None or state.position is not None or state.reset_to is not None:
                     continue
                 state.committed_checked = True
                 if offset >= 0:
                     state.position = state.fetch_offset = offset
+                    state.early = early
             self._advance()
 
         self._send_coordinator("offset_fetch", {"group": self._group, "partitions": wanted}, fetched)
@@ -127,7 +132,7 @@ class GroupMembership(Requests):
 
     def _auto_commit(self) -> None:
         self._next_auto_commit = self._sim.now + self.config["auto_commit_interval_ms"]
-        if self._generation >= 0 and any(s.position is not None for s in self._partitions.values()):
+        if self._generation >= 0 and any(s.position is not None and not s.early for s in self._partitions.values()):
             self.commit_async()
 
     # ---- heartbeats ---------------------------------------------------------------------------------

@@ -6,8 +6,12 @@ producer id and a new epoch - fencing any older instance. ``begin_transaction()`
 optionally ``send_offsets_to_transaction()`` (the consumer's offsets become part of the
 transaction), then ``commit_transaction()`` or ``abort_transaction()``.
 
-Calling them in the wrong order raises ``IllegalStateError`` as kafka-python does; a fenced
-producer gets ``ProducerFencedError`` from the call that learnt it, and kafka-python's
+Calling them in the wrong order raises what kafka-python 3.0.12 raises: a plain ``KafkaError``
+("Invalid transition attempted from state ... to state ...", its ``TransactionManager._transition_to``)
+from ``begin``/``commit``/``abort``, ``KafkaError`` from ``send_offsets_to_transaction()`` outside a
+transaction, ``IllegalStateError`` from ``send()`` outside one and from any of them without a
+``transactional_id``; a second ``init_transactions()`` after one that succeeded returns at once.
+A fenced producer gets ``ProducerFencedError`` from the call that learnt it, and kafka-python's
 ``KafkaError("Cannot execute transactional method because we are in an error state: ...")``
 from every later one; it can only be closed.
 
@@ -52,21 +56,28 @@ class Transactions:
         self._txn_adding = False
         self._txn_error: Any = None  # the exception that ended the transaction (raised again to callers)
         self._txn_count = 0
+        self._initialized = False  # init_transactions() succeeded once: later calls return at once
 
-    def _require_transactional(self, what: str) -> str:
+    def _require_transactional(self, what: str, fail_if_in_error: bool = True) -> str:
         tid = self.config["transactional_id"]
         if tid is None:
             raise Errors.IllegalStateError(
                 f"Cannot use {what}() without enabling transactions: create the producer with transactional_id='...'"
             )
-        if self.transaction_state == FATAL_ERROR:
+        # kafka-python's _maybe_fail_with_error: an abortable error refuses everything but abort
+        if fail_if_in_error and self.transaction_state in (ABORTABLE_ERROR, FATAL_ERROR):
             raise self._in_error_state()
         return tid
 
-    def _require_state(self, what: str, *allowed: str) -> None:
+    def _require_state(self, what: str, target: str, *allowed: str) -> None:
+        """kafka-python's ``TransactionManager._transition_to``: a call in the wrong state raises a
+        plain ``KafkaError`` (not ``IllegalStateError``), naming the transition it refused."""
         if self.transaction_state not in allowed:
-            raise Errors.IllegalStateError(
-                f"Cannot call {what}() in state {self.transaction_state} (allowed in: {', '.join(allowed)})"
+            raise Errors.KafkaError(
+                f"TransactionalId {self.config['transactional_id']}: Invalid transition attempted from state "
+                f"{self.transaction_state} to state {target} ({what}() is allowed only in {' or '.join(allowed)}; "
+                f"the order is init_transactions(), then begin_transaction(), send()..., commit_transaction() "
+                f"or abort_transaction())"
             )
 
     def _txn_call(self, api: str, args: dict):
@@ -97,8 +108,11 @@ class Transactions:
 
     # ---- public API ------------------------------------------------------------------------------
     def init_transactions(self):
-        tid = self._require_transactional("init_transactions")
-        self._require_state("init_transactions", UNINITIALIZED)
+        tid = self._require_transactional("init_transactions", fail_if_in_error=False)
+        if self._initialized:
+            # kafka-python keeps the first call's result and only waits on it again: a no-op, in any state
+            return
+        self._require_state("init_transactions", "INITIALIZING", UNINITIALIZED)
         result = self._txn_call(
             "init_producer_id",
             {"transactional_id": tid, "transaction_timeout_ms": self.config["transaction_timeout_ms"]},
@@ -106,6 +120,7 @@ class Transactions:
         self.producer_id, self.producer_epoch = result["producer_id"], result["producer_epoch"]
         self._next_sequence.clear()
         self.transaction_state = READY
+        self._initialized = True
         self._history.record(
             self.node_id,
             OK,
@@ -116,7 +131,7 @@ class Transactions:
 
     def begin_transaction(self):
         self._require_transactional("begin_transaction")
-        self._require_state("begin_transaction", READY)
+        self._require_state("begin_transaction", IN_TRANSACTION, READY)
         self.transaction_state = IN_TRANSACTION
         self._txn_partitions = set()
         self._txn_count += 1
@@ -124,7 +139,11 @@ class Transactions:
 
     def send_offsets_to_transaction(self, offsets, group_metadata):
         tid = self._require_transactional("send_offsets_to_transaction")
-        self._require_state("send_offsets_to_transaction", IN_TRANSACTION)
+        if self.transaction_state != IN_TRANSACTION:  # kafka-python: KafkaError, not a transition error
+            raise Errors.KafkaError(
+                "Cannot send offsets to transaction because the producer is not in an active transaction: "
+                "call begin_transaction() first"
+            )
         if isinstance(group_metadata, str):
             group_metadata = ConsumerGroupMetadata(group_metadata)
         if not isinstance(group_metadata, ConsumerGroupMetadata):
@@ -151,6 +170,7 @@ class Transactions:
             raise self._txn_error from None
         except (Errors.IllegalGenerationError, Errors.UnknownMemberIdError, Errors.RebalanceInProgressError) as exc:
             self.transaction_state = ABORTABLE_ERROR
+            self._txn_error = exc
             raise Errors.CommitFailedError(
                 f"{type(exc).__name__}: this consumer's group generation is over (it was fenced by a rebalance); "
                 f"abort the transaction"
@@ -171,12 +191,18 @@ class Transactions:
 
     def _end_transaction(self, commit: bool):
         what = "commit_transaction" if commit else "abort_transaction"
-        tid = self._require_transactional(what)
+        # an abortable error refuses commit (kafka-python: "... we are in an error state") but not abort
+        tid = self._require_transactional(what, fail_if_in_error=False)
         if commit and self.transaction_state == ABORTABLE_ERROR:
             raise Errors.KafkaError(
-                f"Cannot commit: an earlier error ({self._txn_error}) means this transaction must be aborted"
+                f"Cannot commit: an earlier error ({self._txn_error!r}) means this transaction must be aborted"
             )
-        self._require_state(what, IN_TRANSACTION, *(() if commit else (ABORTABLE_ERROR,)))
+        if self.transaction_state == FATAL_ERROR:
+            raise self._in_error_state()
+        if commit:
+            self._require_state(what, "COMMITTING_TRANSACTION", IN_TRANSACTION)
+        else:
+            self._require_state(what, "ABORTING_TRANSACTION", IN_TRANSACTION, ABORTABLE_ERROR)
         op = self._history.invoke(self.node_id, OpName.END_TRANSACTION, self._txn_count)
         self.flush()
         if self.transaction_state == FATAL_ERROR:
@@ -206,14 +232,19 @@ class Transactions:
     # ---- used by the sender -------------------------------------------------------------------------
     def _check_send_allowed(self) -> None:
         if self.config["transactional_id"] is not None and self.transaction_state != IN_TRANSACTION:
-            if self.transaction_state == FATAL_ERROR:
+            # kafka-python's TransactionManager._fail_if_not_ready_for_send
+            if self.transaction_state in (ABORTABLE_ERROR, FATAL_ERROR):
                 raise Errors.KafkaError(
                     "Cannot perform send because at least one previous transactional or "
                     f"idempotent request has failed with errors: {self._txn_error!r}"
                 )
+            if self.transaction_state == UNINITIALIZED:
+                raise Errors.IllegalStateError(
+                    "Cannot perform a 'send' before completing a call to init_transactions when transactions "
+                    "are enabled: call init_transactions(), then begin_transaction()"
+                )
             raise Errors.IllegalStateError(
                 f"Cannot call send in state {self.transaction_state}: call begin_transaction() first"
-                + (" (and init_transactions() before that)" if self.transaction_state == UNINITIALIZED else "")
             )
 
     def _add_to_transaction(self, tps) -> None:

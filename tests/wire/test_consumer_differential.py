@@ -38,24 +38,8 @@ CALLS = (
 #: in course_lib/clients). ``matches(prior_calls, call, simulator outcome, kafka-python outcome)``;
 #: an outcome is an exception class name, "ok", "records", "dict" or a small value's repr. After a
 #: known difference the rest of that sequence is not compared (the consumers' states have parted).
-KNOWN_DIFFERENCES = [
-    (
-        lambda prior, call, s, r: call == "committed_p0" and (s, r) == ("0", "None") and "seek_to_beginning" in prior,
-        "commit() right after seek_to_beginning(), before any poll: kafka-python's position still awaits "
-        "its reset (lazy), so commit() commits nothing for that partition; the simulator commits offset 0 "
-        "(seed 66 of 150)",
-    ),
-    (
-        lambda prior, call, s, r: (
-            call in ("read", "position_p0", "commit", "committed_p0")
-            and "seek_to_end" in prior
-            and "committed_p0" in prior[: prior.index("seek_to_end")]
-        ),
-        "committed() and then seek_to_end(): the simulator's consumer lets the committed-offset lookup "
-        "(auto_offset_reset=earliest) override the seek for that partition and reads from 0; kafka-python "
-        "starts at the end (seed 12) - a bug of course_lib/clients/consumer.py",
-    ),
-]
+KNOWN_DIFFERENCES: list = []  # the two found first (commit() after seek_to_beginning(), committed() then
+# seek_to_end() reading from 0: a stale offset lookup applied after a newer seek) are fixed
 
 
 def known(prior: list, call: str, simulated, real) -> bool:
