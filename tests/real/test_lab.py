@@ -51,6 +51,7 @@ def test_tradeoff_text_hides_acks0_latency():
 
 
 def test_fidelity_text_counts_agreement():
+    # two-column rows (no wire key), as callers before the wire column built them
     rows = [
         {"scenario": "a", "parameters": {"x": 1}, "simulator": ["lost"], "real Kafka": ["lost"], "agree": True},
         {"scenario": "b", "parameters": {}, "simulator": [], "real Kafka": ["duplicate"], "agree": False},
@@ -64,8 +65,9 @@ def test_fidelity_text_counts_agreement():
         },
     ]
     text = lab.fidelity_text(rows)
-    assert "1 of 2 run on both agree" in text and " NO" in text
-    assert text.endswith("- c: c needs the fault(s) ['schedule'] ...")
+    assert "1 of 2 cases agree on every backend that ran them" in text and " NO" in text
+    assert "- b : simulator vs real Kafka: simulator vs Kafka" in text
+    assert text.endswith("- real Kafka, c: c needs the fault(s) ['schedule'] ...")
 
 
 def test_lab_is_skipped_with_the_reason_without_a_jvm(monkeypatch):
