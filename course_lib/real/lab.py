@@ -8,6 +8,8 @@
   (names prefixed per learner; the fault experiments need the local cluster and are skipped);
 - else, Java 17+ and Maven present: a 3-broker :class:`~course_lib.real.cluster.LocalCluster`,
   stopped by :func:`stop_lab`, and at interpreter exit if a cell failed before that;
+- else, with ``wire_fallback``: kafka-python against the simulated cluster over TCP
+  (:class:`~course_lib.wire.backend.WireBackend` on a ``WireLab``: every fault, no JVM), saying so;
 - else: ``(None, reason)``, and the lab's cells print that they were skipped.
 
 Taught in notebooks/09_real_kafka_lab.
@@ -21,8 +23,9 @@ import os
 from . import jars
 
 
-def start_lab(progress: bool = True):
-    """Return ``(cluster or None, a sentence saying what happened)``."""
+def start_lab(progress: bool = True, wire_fallback: bool = False):
+    """Return ``(cluster or None, a sentence saying what happened)``; ``wire_fallback``: without
+    Java or Maven, a :class:`~course_lib.wire.backend.WireBackend` instead of None."""
     from .connect import ENV_BOOTSTRAP, ENV_CONNECTION_FILE, connect
 
     if os.environ.get(ENV_BOOTSTRAP) or os.environ.get(ENV_CONNECTION_FILE):
@@ -34,6 +37,15 @@ def start_lab(progress: bool = True):
     try:
         jars.check_jvm_tools()
     except jars.JvmToolMissing as e:
+        if wire_fallback:
+            from course_lib.wire.backend import WireBackend
+
+            wire = WireBackend.start(seed=1)
+            atexit.register(wire.cluster.stop)  # its threads and sockets, if a cell fails first
+            return wire, (
+                f"no real Kafka here ({str(e).splitlines()[0].rstrip('.')}): the experiments run with "
+                f"kafka-python on the simulated cluster over TCP instead ({wire.cluster.bootstrap_servers})"
+            )
         return None, (
             f"real Kafka lab skipped: {str(e).splitlines()[0].rstrip('.')}. Install Java 17+ and Maven "
             f"(apt-get install openjdk-17-jdk-headless maven, or conda env from environment.yml), "
@@ -51,16 +63,26 @@ def start_lab(progress: bool = True):
     )
 
 
+def is_wire(kafka) -> bool:
+    """Is the lab the simulated cluster over the wire (the fallback without Java)?"""
+    from course_lib.wire.backend import WireBackend
+
+    return isinstance(kafka, WireBackend)
+
+
 def is_local(kafka) -> bool:
     """Can the lab kill, pause and lose ACKs on this cluster?"""
     from .cluster import LocalCluster
 
-    return isinstance(kafka, LocalCluster)
+    return isinstance(kafka, LocalCluster) or is_wire(kafka)
 
 
 def stop_lab(kafka) -> str:
     if kafka is None:
         return "nothing to stop"
+    if is_wire(kafka):
+        kafka.cluster.stop()
+        return "stopped the simulated cluster (its threads and sockets are gone)"
     if is_local(kafka):
         kafka.stop()
         return f"stopped; JVMs left: {len(kafka.jvm_pids())}"

@@ -1,5 +1,7 @@
 """The real-Kafka lab's plumbing that needs no cluster: skip path, tables, verdicts, bench CLI."""
 
+import threading
+
 from course_lib.real import jars, lab
 from course_lib.real.measure import claim_verdicts, percentile
 
@@ -104,3 +106,20 @@ def test_bench_real_without_jvm_says_why(monkeypatch, capsys):
     monkeypatch.setattr(jars, "check_jvm_tools", missing)
     assert main(["real"]) == 1
     assert "real-Kafka benchmark skipped" in capsys.readouterr().err
+
+
+def test_lab_falls_back_to_the_wire_without_a_jvm(monkeypatch):
+    monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
+
+    def missing():
+        raise jars.JvmToolMissing("No 'mvn' found on PATH.")
+
+    monkeypatch.setattr(jars, "check_jvm_tools", missing)
+    kafka, why = lab.start_lab(wire_fallback=True)
+    try:
+        assert lab.is_wire(kafka) and lab.is_local(kafka)
+        assert why.startswith("no real Kafka here (No 'mvn' found on PATH)") and "simulated cluster" in why
+        assert kafka.cluster.bootstrap_servers in why
+    finally:
+        assert lab.stop_lab(kafka).startswith("stopped the simulated cluster")
+    assert not [t for t in threading.enumerate() if t.name.startswith("wire-") and t.is_alive()]
