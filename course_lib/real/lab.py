@@ -118,7 +118,7 @@ def fidelity_text(rows: list[dict]) -> str:
     points at, and why a backend did not run a case (one line per reason)."""
     from .scenario_comparison import disagreements
 
-    head = f"{'scenario':<29}{'parameters':<50}" + "".join(f"{t:<20}" for _, t, _ in _FIDELITY_COLUMNS) + "agree"
+    head = f"{'scenario':<29}{'parameters':<53}" + "".join(f"{t:<22}" for _, t, _ in _FIDELITY_COLUMNS) + "agree"
     lines = [head, "-" * len(head)]
     why_not: dict[tuple[str, str], list[str]] = {}
     disagree = []
@@ -135,7 +135,7 @@ def fidelity_text(rows: list[dict]) -> str:
             else:
                 cells.append(_fmt(r[key]))
         agree = "-" if r.get("agree") is None else "yes" if r["agree"] else "NO"
-        lines.append(f"{r['scenario']:<29}{params:<50}" + "".join(f"{c:<19} " for c in cells) + agree)
+        lines.append(f"{r['scenario']:<29}{params:<52} " + "".join(f"{c:<21} " for c in cells) + agree)
         if r.get("agree") is False:
             for pair in r.get("disagree") or disagreements(r):
                 disagree.append(f"- {r['scenario']} {params}: {pair}")
