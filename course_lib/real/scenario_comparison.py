@@ -1,11 +1,15 @@
-"""Simulator vs real Kafka: every named scenario on both backends, side by side (the fidelity
+"""Simulator vs real Kafka: every named scenario on three backends, side by side (the fidelity
 table of notebooks/09; single behaviours are probed by :mod:`course_lib.behaviour_probes`).
 
 Each scenario is written once (:mod:`course_lib.scenarios`); :func:`fidelity_table` runs every
-case of :data:`FIDELITY_CASES` - every name in ``SCENARIOS``, some with two settings - on the
-simulator and on a real cluster and compares which anomaly classes appeared. Where they agree,
-the simulator's explanation (offsets, high watermark, epochs) is trustworthy for the real thing.
-A backend that cannot run a scenario says why in the row (``why not``), never silently.
+case of :data:`FIDELITY_CASES` - every name in ``SCENARIOS``, some with two settings - with the
+simulator's own clients, with kafka-python on the simulated cluster over TCP
+(:mod:`course_lib.wire`) and with kafka-python on a real cluster, and compares which anomaly
+classes appeared. Where they agree, the simulator's explanation (offsets, high watermark,
+epochs) is trustworthy for the real thing; where they do not, the pair that differs says where
+the bug is: the first two differ only in the client, the last two only in the brokers. A
+backend that cannot run a scenario says why in the row (``why not``, ``wire why not``), never
+silently.
 
     >>> with LocalCluster(controllers=1) as kafka:              # doctest: +SKIP
     ...     rows = fidelity_table(kafka)
@@ -47,41 +51,115 @@ FIDELITY_CASES: list[tuple[str, dict]] = [
 assert {name for name, _ in FIDELITY_CASES} == set(SCENARIOS), "every scenario needs a fidelity case"
 
 
+#: the table's columns: (row key, title). The same scenario code runs on each; the clients
+#: change between the first two, the brokers between the last two.
+COLUMNS: list[tuple[str, str]] = [
+    ("simulator", "simulator clients"),
+    ("wire", "kafka-python on the simulated cluster"),
+    ("real Kafka", "kafka-python on Kafka 4.3.1"),
+]
+
+#: what a disagreement between two columns points at
+PAIR_MEANING = {
+    ("simulator", "wire"): "a bug of the simulated client (same brokers, other client)",
+    ("wire", "real Kafka"): "a bug of the simulated broker (same client, other brokers)",
+    ("simulator", "real Kafka"): "simulator vs Kafka (no wire run to tell client from broker)",
+}
+
+
 def _key(name: str, params: dict) -> tuple:
     return name, repr(sorted(params.items()))
 
 
-def fidelity_table(cluster, cases=FIDELITY_CASES, seed: int = 0, reuse=()) -> list[dict]:
-    """Run each case in the simulator and on ``cluster``; one row per case.
+def disagreements(row: dict) -> list[str]:
+    """Which pairs of columns that ran disagree in ``row``, and what each points at (the pair
+    simulator/real Kafka is named only when the wire column did not run to split it).
 
-    A row ``agrees`` when both backends found the same anomaly classes; ``why not`` says why the
-    real backend could not run it (e.g. broker faults on a shared cluster). ``reuse``: real
-    results already run (``run_scenario(..., backend=cluster)``) for some cases.
+    >>> disagreements({"simulator": ["lost"], "wire": [], "real Kafka": []})
+    ['simulator vs wire: a bug of the simulated client (same brokers, other client)']
+    >>> disagreements({"simulator": [], "wire": None, "real Kafka": ["lost"]})
+    ['simulator vs real Kafka: simulator vs Kafka (no wire run to tell client from broker)']
+    """
+    out = []
+    for (a, b), meaning in PAIR_MEANING.items():
+        if a == "simulator" and b == "real Kafka" and row.get("wire") is not None:
+            continue  # split into the two pairs above
+        if row.get(a) is not None and row.get(b) is not None and row[a] != row[b]:
+            out.append(f"{a} vs {b}: {meaning}")
+    return out
+
+
+def _agree(row: dict):
+    """True when every column that ran found the same anomalies; None when fewer than two ran."""
+    ran = [row[k] for k, _ in COLUMNS if row.get(k) is not None]
+    return None if len(ran) < 2 else all(found == ran[0] for found in ran)
+
+
+def _run_wire(name: str, params: dict, lab, seed: int):
+    """One case with kafka-python on the simulated cluster; the lab is healed afterwards so the
+    next case starts with every broker up (as LocalCluster's scenarios leave theirs)."""
+    from course_lib.wire.backend import WireBackend
+
+    try:
+        return run_scenario(name, backend=WireBackend(lab), seed=seed, **params)
+    finally:
+        lab.revive()
+
+
+def fidelity_table(
+    cluster=None, cases=FIDELITY_CASES, seed: int = 0, reuse=(), wire=True, real_why_not: str | None = None
+) -> list[dict]:
+    """Run each case in the simulator, with kafka-python on the simulated cluster over TCP
+    (``wire``) and on the real ``cluster``; one row per case.
+
+    A row ``agrees`` when every backend that ran it found the same anomaly classes;
+    ``disagree`` names the pairs that did not (simulator vs wire: a client bug of the simulator;
+    wire vs real Kafka: a broker bug). ``why not`` / ``wire why not`` say why the real / wire
+    backend could not run a case (e.g. broker faults on a shared cluster, a fault schedule in
+    virtual time). ``cluster=None``: no real column (``real_why_not`` says why, e.g. no Java).
+    ``wire``: True starts a :class:`~course_lib.wire.backend.WireLab` for the call, a WireLab is
+    used as given, False leaves the column out. ``reuse``: real results already run
+    (``run_scenario(..., backend=cluster)``) for some cases.
     """
     from tqdm.auto import tqdm
 
+    if wire is True:
+        from course_lib.wire.backend import WireLab
+
+        with WireLab(seed=seed) as lab:
+            return fidelity_table(cluster, cases, seed, reuse, wire=lab, real_why_not=real_why_not)
     done = {_key(getattr(r, "name", ""), r.parameters): r for r in reuse}
+    no_real = real_why_not or "no real Kafka cluster in this run"
     rows = []
-    for name, params in tqdm(list(cases), desc="sim vs real Kafka", leave=False):
+    for name, params in tqdm(list(cases), desc="simulator, wire, real Kafka", leave=False):
         sim = run_scenario(name, seed=seed, **params)
-        real, why = done.get(_key(name, params)), None
-        if real is None:
+        over_wire, wire_why = None, None if wire else "the wire column was not asked for"
+        if wire:
+            try:
+                over_wire = _run_wire(name, params, wire, seed)
+            except MissingFault as e:
+                wire_why = str(e)
+        real, why = done.get(_key(name, params)), None if cluster is not None else no_real
+        if real is None and cluster is not None:
             try:
                 real = run_scenario(name, backend=cluster, **params)
             except MissingFault as e:
                 why = str(e)
-        rows.append(
-            {
-                "scenario": name,
-                "parameters": params,
-                "expected": sorted(sim.expected),
-                "simulator": sorted(sim.result.found),
-                "real Kafka": None if real is None else sorted(real.result.found),
-                "agree": None if real is None else sim.result.found == real.result.found,
-                "real outcome": None if real is None else real.result.outcome_table(),
-                "why not": why,
-                "real": real,
-                "sim": sim,
-            }
-        )
+        row = {
+            "scenario": name,
+            "parameters": params,
+            "expected": sorted(sim.expected),
+            "simulator": sorted(sim.result.found),
+            "wire": None if over_wire is None else sorted(over_wire.result.found),
+            "real Kafka": None if real is None else sorted(real.result.found),
+            "real outcome": None if real is None else real.result.outcome_table(),
+            "why not": why,
+            "wire why not": wire_why,
+            "real": real,
+            "wire run": over_wire,
+            "sim": sim,
+        }
+        row["agree"] = _agree(row)
+        row["disagree"] = disagreements(row)
+        rows.append(row)
     return rows

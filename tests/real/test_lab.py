@@ -1,5 +1,7 @@
 """The real-Kafka lab's plumbing that needs no cluster: skip path, tables, verdicts, bench CLI."""
 
+import threading
+
 from course_lib.real import jars, lab
 from course_lib.real.measure import claim_verdicts, percentile
 
@@ -51,6 +53,7 @@ def test_tradeoff_text_hides_acks0_latency():
 
 
 def test_fidelity_text_counts_agreement():
+    # two-column rows (no wire key), as callers before the wire column built them
     rows = [
         {"scenario": "a", "parameters": {"x": 1}, "simulator": ["lost"], "real Kafka": ["lost"], "agree": True},
         {"scenario": "b", "parameters": {}, "simulator": [], "real Kafka": ["duplicate"], "agree": False},
@@ -64,8 +67,9 @@ def test_fidelity_text_counts_agreement():
         },
     ]
     text = lab.fidelity_text(rows)
-    assert "1 of 2 run on both agree" in text and " NO" in text
-    assert text.endswith("- c: c needs the fault(s) ['schedule'] ...")
+    assert "1 of 2 cases agree on every backend that ran them" in text and " NO" in text
+    assert "- b : simulator vs real Kafka: simulator vs Kafka" in text
+    assert text.endswith("- real Kafka, c: c needs the fault(s) ['schedule'] ...")
 
 
 def test_lab_is_skipped_with_the_reason_without_a_jvm(monkeypatch):
@@ -102,3 +106,20 @@ def test_bench_real_without_jvm_says_why(monkeypatch, capsys):
     monkeypatch.setattr(jars, "check_jvm_tools", missing)
     assert main(["real"]) == 1
     assert "real-Kafka benchmark skipped" in capsys.readouterr().err
+
+
+def test_lab_falls_back_to_the_wire_without_a_jvm(monkeypatch):
+    monkeypatch.delenv("KAFKA_BOOTSTRAP_SERVERS", raising=False)
+
+    def missing():
+        raise jars.JvmToolMissing("No 'mvn' found on PATH.")
+
+    monkeypatch.setattr(jars, "check_jvm_tools", missing)
+    kafka, why = lab.start_lab(wire_fallback=True)
+    try:
+        assert lab.is_wire(kafka) and lab.is_local(kafka)
+        assert why.startswith("no real Kafka here (No 'mvn' found on PATH)") and "simulated cluster" in why
+        assert kafka.cluster.bootstrap_servers in why
+    finally:
+        assert lab.stop_lab(kafka).startswith("stopped the simulated cluster")
+    assert not [t for t in threading.enumerate() if t.name.startswith("wire-") and t.is_alive()]

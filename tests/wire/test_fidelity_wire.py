@@ -1,0 +1,66 @@
+"""The fidelity table's middle column - kafka-python on the simulated cluster over TCP - and its
+text, without Java: each case runs with the simulator's clients and with kafka-python on a
+WireLab; the row agrees when both found the same anomalies, and a disagreement names the pair."""
+
+import pytest
+
+from course_lib.real.lab import fidelity_text
+from course_lib.real.scenario_comparison import disagreements, fidelity_table
+
+CASES = [("lost_ack_retry", {"idempotent": False}), ("random_faults", {})]
+
+
+@pytest.fixture
+def quiet_tqdm(monkeypatch):
+    """The table's progress bar without tqdm's monitor thread (a daemon that outlives the test)."""
+    import tqdm
+
+    monkeypatch.setattr(tqdm.std.tqdm, "monitor_interval", 0)
+
+
+def test_wire_column_runs_each_case_and_says_why_not(quiet_tqdm, no_leaks):
+    rows = fidelity_table(None, CASES, seed=1, real_why_not="no Java here")
+    lost_ack, schedule = rows
+    assert lost_ack["wire"] == lost_ack["simulator"] == lost_ack["expected"] == ["duplicate"]
+    assert lost_ack["agree"] is True and lost_ack["disagree"] == []
+    assert lost_ack["wire run"].backend != lost_ack["sim"].backend
+    # random_faults replays a schedule on the virtual clock: simulator-only, the row says so
+    assert schedule["wire"] is None and "fault schedules in virtual time" in schedule["wire why not"]
+    assert schedule["agree"] is None  # only one backend ran it
+    assert all(r["real Kafka"] is None and r["why not"] == "no Java here" for r in rows)
+
+    text = fidelity_text(rows)
+    assert "1 of 1 cases agree on every backend that ran them" in text
+    assert "- real Kafka, lost_ack_retry, random_faults: no Java here" in text
+    assert "- wire, random_faults: random_faults needs the fault(s) ['schedule']" in text
+
+
+def test_disagreements_name_the_pair_and_what_it_points_at():
+    base = {"scenario": "s", "parameters": {}, "why not": None, "wire why not": None}
+    client_bug = dict(base, simulator=["lost"], wire=[], **{"real Kafka": []}, agree=False)
+    broker_bug = dict(base, simulator=["lost"], wire=["lost"], **{"real Kafka": []}, agree=False)
+    assert disagreements(client_bug) == [
+        "simulator vs wire: a bug of the simulated client (same brokers, other client)"
+    ]
+    assert disagreements(broker_bug) == [
+        "wire vs real Kafka: a bug of the simulated broker (same client, other brokers)"
+    ]
+    text = fidelity_text([client_bug, broker_bug])
+    assert "0 of 2 cases agree" in text
+    assert "- s : simulator vs wire: a bug of the simulated client" in text
+    assert "- s : wire vs real Kafka: a bug of the simulated broker" in text
+
+
+def test_plot_has_a_column_per_backend():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from course_lib.real.lab import plot_fidelity
+
+    row = {"scenario": "s", "parameters": {}, "simulator": [], "wire": [], "real Kafka": None, "agree": True}
+    fig = plot_fidelity([row])
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    plt.close(fig)
+    assert labels == ["simulator clients", "kafka-python on\nthe simulated cluster", "kafka-python on\nKafka 4.3.1"]
