@@ -1,8 +1,8 @@
 """Every scenario on real Kafka: same body, same history, same checker, same verdicts.
 
 This is the fidelity table of notebooks/09_real_kafka_lab: for each case the anomaly classes
-found on the real cluster must equal those found by the simulator and those the scenario
-expects (an unsafe configuration must show its anomaly, a safe one must show none). The one
+found on the real cluster must equal those found by the simulator, those kafka-python found on
+the simulated cluster over the wire, and those the scenario expects (an unsafe configuration must show its anomaly, a safe one must show none). The one
 scenario real Kafka cannot run (``random_faults``: a schedule replayed on a virtual clock) must
 say why.
 """
@@ -35,6 +35,7 @@ def test_real_kafka_shows_what_the_simulator_shows(table, case):
     assert row["real Kafka"] == row["expected"], (
         f"{row['scenario']} {row['parameters']} on real Kafka: {real.result.summary()} (notes {real.notes})"
     )
+    assert row["wire"] == row["expected"], f"{row['scenario']} {row['parameters']}: {row['disagree']}"
     assert real.result.valid, real.result.summary()
     assert real.result.final_read
     assert real.backend == "kafka"
