@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import threading
+from enum import StrEnum
 from typing import Any, Callable, Iterable, Iterator, NamedTuple
 
 INVOKE, OK, FAIL, INFO = "invoke", "ok", "fail", "info"
@@ -35,8 +36,17 @@ OUTCOMES = (OK, FAIL, INFO)
 TYPES = (INVOKE, *OUTCOMES)
 
 
-class OpName:
-    """Names of client operations (``Op.f``), the same for every backend and the checker."""
+class _Name(StrEnum):
+    """A name that is its own string everywhere a learner sees it: ``[op.f for op in ...]``
+    prints ``['crash']``, not the enum's repr."""
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class OpName(_Name):
+    """Names of client operations (``Op.f``), the same for every backend and the checker (each
+    member is its string: ``OpName.POLL == "poll"``, so histories read and serialize as before)."""
 
     SEND = "send"
     POLL = "poll"
@@ -55,7 +65,7 @@ class OpName:
     TRUNCATE = "truncate"
 
 
-class Nemesis:
+class Nemesis(_Name):
     """Names of nemesis operations (process ``nemesis``), one spelling on every backend."""
 
     CRASH = "crash"

@@ -225,7 +225,7 @@ class Common:
         return f"the {self.kind}"
 
     def require(self, scenario: str, *faults: str) -> None:
-        missing = sorted(set(faults) - self.faults)
+        missing = sorted(str(f) for f in set(faults) - self.faults)  # plain names in the message
         if missing:
             raise MissingFault(
                 f"{scenario} needs the fault(s) {missing}, which {self.describe()} does not "
