@@ -421,3 +421,13 @@ def test_bootstrap_waits_for_the_metadata(cluster):
     c.bootstrap(timeout_ms=5000)
     assert c._leaders_by_tp[(TOPIC, 0)][0] == cluster.leader_of(TOPIC, 0)
     assert c.bootstrap_connected() is False  # as measured with kafka-python
+
+
+def test_commit_after_close_raises_even_with_nothing_to_commit(cluster):
+    """kafka-python enters its closed network loop before it looks at the offsets (measured on
+    Kafka 4.3.1 by tests/real/test_consumer_api_differential.py: RuntimeError)."""
+    c = consumer(cluster, group_id="g-closed")
+    c.assign([TopicPartition(TOPIC, 0)])
+    c.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        c.commit()

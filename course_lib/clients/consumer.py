@@ -288,9 +288,9 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
         if self._group is None:
             raise Errors.IllegalStateError("commit() needs a group_id")
         offsets = self._offsets_to_commit(offsets)
+        self._check_network()  # kafka-python enters its (closed) network loop before looking at them
         if not offsets:  # kafka-python returns before any request or membership check
             return
-        self._check_network()
         op = self._history.invoke(self.node_id, OpName.COMMIT, _commit_value(offsets))
         try:
             self._check_membership()
