@@ -1,0 +1,109 @@
+"""One handler per Kafka API: a decoded kafka-python request in, the simulator's messages out,
+their answers folded into a kafka-python response.
+
+Every handler runs on the simulation thread, for one :class:`~course_lib.wire.gateway.Gateway`
+(one client connection to one broker). It asks that broker with the simulator's own messages
+(``gw.ask``) and answers once (``gw.reply``), so replication, the high watermark, min ISR,
+producer state, transactions and groups are the simulator's mechanisms, not a second model.
+
+One module per Kafka API or tight family of APIs (franz-go kfake's shape): :mod:`.common` holds
+what they share, :mod:`.unsupported` the answer to what is not implemented. This package holds
+the registry: :data:`SUPPORTED` is what ApiVersions advertises (the versions are
+:data:`.api_versions.SUPPORTED_VERSIONS`): only what is implemented, at Kafka 4.3.1's versions
+capped where a later version needs what the simulator has not (topic ids: Produce v13 and Fetch
+v13; transactions v2, KIP-890: AddPartitionsToTxn v4).
+"""
+
+from __future__ import annotations
+
+from kafka.protocol.admin import CreateTopicsRequest, DescribeConfigsRequest, DescribeGroupsRequest, ListGroupsRequest
+from kafka.protocol.consumer import (
+    FetchRequest,
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    ListOffsetsRequest,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    OffsetForLeaderEpochRequest,
+    SyncGroupRequest,
+)
+from kafka.protocol.metadata import ApiVersionsRequest, FindCoordinatorRequest, MetadataRequest
+from kafka.protocol.producer import (
+    AddOffsetsToTxnRequest,
+    AddPartitionsToTxnRequest,
+    EndTxnRequest,
+    InitProducerIdRequest,
+    ProduceRequest,
+    TxnOffsetCommitRequest,
+)
+
+from .admin import create_topics, describe_configs
+from .api_versions import REQUEST_CLASSES, SUPPORTED_VERSIONS, api_versions
+from .coordinators import find_coordinator
+from .fetch import fetch
+from .groups import GroupDirectory, describe_groups, heartbeat, join_group, leave_group, list_groups, sync_group
+from .list_offsets import list_offsets
+from .metadata import metadata
+from .offset_for_leader_epoch import offset_for_leader_epoch
+from .offsets import offset_commit, offset_fetch
+from .produce import produce
+from .transactions import add_offsets_to_txn, add_partitions_to_txn, end_txn, init_producer_id, txn_offset_commit
+from .unsupported import Unsupported, loose_header, unsupported_answer
+
+__all__ = [
+    "ANSWERED_BY_THE_BROKER_ITSELF",
+    "REQUEST_CLASSES",
+    "SUPPORTED",
+    "GroupDirectory",
+    "Unsupported",
+    "dispatch",
+    "loose_header",
+]
+
+#: api key -> the handler of that API
+HANDLERS = {
+    ProduceRequest.API_KEY: produce,
+    FetchRequest.API_KEY: fetch,
+    ListOffsetsRequest.API_KEY: list_offsets,
+    MetadataRequest.API_KEY: metadata,
+    OffsetCommitRequest.API_KEY: offset_commit,
+    OffsetFetchRequest.API_KEY: offset_fetch,
+    FindCoordinatorRequest.API_KEY: find_coordinator,
+    JoinGroupRequest.API_KEY: join_group,
+    HeartbeatRequest.API_KEY: heartbeat,
+    LeaveGroupRequest.API_KEY: leave_group,
+    SyncGroupRequest.API_KEY: sync_group,
+    DescribeGroupsRequest.API_KEY: describe_groups,
+    ListGroupsRequest.API_KEY: list_groups,
+    ApiVersionsRequest.API_KEY: api_versions,
+    CreateTopicsRequest.API_KEY: create_topics,
+    InitProducerIdRequest.API_KEY: init_producer_id,
+    OffsetForLeaderEpochRequest.API_KEY: offset_for_leader_epoch,
+    AddPartitionsToTxnRequest.API_KEY: add_partitions_to_txn,
+    AddOffsetsToTxnRequest.API_KEY: add_offsets_to_txn,
+    EndTxnRequest.API_KEY: end_txn,
+    TxnOffsetCommitRequest.API_KEY: txn_offset_commit,
+    DescribeConfigsRequest.API_KEY: describe_configs,
+}
+
+#: api key -> (min version, max version, handler): what ApiVersions advertises, with who answers
+#: (an advertised API without a handler fails here, at import)
+SUPPORTED = {key: (lo, hi, HANDLERS[key]) for key, (lo, hi) in SUPPORTED_VERSIONS.items()}
+
+#: handlers that read the broker's (or controller's) state instead of sending a simulator message
+ANSWERED_BY_THE_BROKER_ITSELF = frozenset({api_versions, create_topics, describe_configs, describe_groups, list_groups})
+
+
+def dispatch(gw, header, request) -> None:
+    gw.version = header.request_api_version
+    if isinstance(request, Unsupported):
+        return unsupported_answer(gw, header)
+    handler = SUPPORTED[header.request_api_key][2]
+    if handler in ANSWERED_BY_THE_BROKER_ITSELF:
+        # still the broker's work: one network latency away, held while it is paused (SIGSTOP),
+        # gone with a crash - the broker's own timers do exactly that
+        broker = gw.wire.cluster.brokers[gw.broker_id]
+        broker.schedule_timer(gw.wire.cluster.network.latency_ms, handler, gw, request)
+        return
+    handler(gw, request)

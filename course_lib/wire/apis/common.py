@@ -1,0 +1,76 @@
+"""What every handler shares: building kafka-python messages, error codes, replying, joining answers."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+
+from kafka import errors as Errors
+
+from ...broker.group_coordinator import OFFSETS_TOPIC
+from ...broker.txn_coordinator import TXN_TOPIC
+
+log = logging.getLogger("course_lib.wire")
+
+NO_TOPIC_ID = uuid.UUID(int=0)
+INTERNAL_TOPICS = frozenset({OFFSETS_TOPIC, TXN_TOPIC})
+
+
+def build(cls, version=None, **values):
+    """A kafka-python message or nested struct from plain values (lists of dicts for arrays)."""
+    fields = cls._struct.fields
+    kwargs = {}
+    for name, value in values.items():
+        field = fields[name]
+        if isinstance(value, list) and field.is_struct_array():
+            value = [build(field.data_class, **v) if isinstance(v, dict) else v for v in value]
+        elif isinstance(value, dict) and field.is_struct():
+            value = build(field.data_class, **value)
+        kwargs[name] = value
+    return cls(version=version, **kwargs) if version is not None else cls(**kwargs)
+
+
+def code(error) -> int:
+    """Kafka's error code for a simulator error (a ``kafka.errors`` class, or None)."""
+    if error is None:
+        return 0
+    if isinstance(error, type) and issubclass(error, Errors.BrokerResponseError):
+        return error.errno  # type: ignore[attr-defined]  # every broker error class has one
+    return Errors.UnknownServerError.errno
+
+
+def _reply(gw, cls, **values) -> None:
+    gw.reply(build(cls, gw.version, **values))
+
+
+def _grouped(rows, name_key: str = "name", list_key: str = "partitions") -> list:
+    """``[(topic, row), ...]`` as Kafka's per-topic lists: ``[{name_key: topic, list_key: [row, ...]}]``
+    (topics in first-seen order)."""
+    by_topic: dict = {}
+    for topic, row in rows:
+        by_topic.setdefault(topic, []).append(row)
+    return [{name_key: t, list_key: r} for t, r in by_topic.items()]
+
+
+def _commit_answer(gw, response_cls, offsets: dict):
+    """The answer to an offset commit (plain or transactional): one error for every partition."""
+
+    def answer(error, result) -> None:
+        rows = [(t, {"partition_index": p, "error_code": code(error)}) for t, p in offsets]
+        _reply(gw, response_cls, throttle_time_ms=0, topics=_grouped(rows))
+
+    return answer
+
+
+def _join(count: int, done):
+    """Call ``done()`` after ``count`` calls of the returned function (at once if ``count`` is 0)."""
+    state = {"left": count}
+
+    def one():
+        state["left"] -= 1
+        if state["left"] == 0:
+            done()
+
+    if count == 0:
+        done()
+    return one

@@ -1,0 +1,88 @@
+"""Fetch: records read from the partition leaders, fenced by leader epoch (KIP-320)."""
+
+from __future__ import annotations
+
+from kafka import errors as Errors
+from kafka.protocol.consumer import FetchResponse
+
+from ...broker import protocol as sim
+from ..records import encode_batches
+from .common import _reply, code
+
+
+def fetch(gw, req) -> None:
+    """Kafka answers a fetch when any partition has data (or max_wait_ms passes); the simulator
+    long-polls per partition. So every partition is asked with the full wait, and once one answers
+    with data or an error the others are asked again without waiting."""
+    read_committed = bool(req.isolation_level)
+    wanted = [(t.topic, p.partition, p.fetch_offset) for t in req.topics for p in t.partitions]
+    epochs = {(t.topic, p.partition): p.current_leader_epoch for t in req.topics for p in t.partitions}
+    answers: dict = {}
+    state = {"hurry": False}
+
+    def ask(topic, partition, offset, wait):
+        tp = (topic, partition)
+        gw.ask(
+            sim.ConsumerFetchRequest(gw.next_corr(), tp, offset, read_committed, wait),
+            lambda resp: got(tp, resp),
+        )
+
+    def got(tp, resp) -> None:
+        if tp in answers:
+            return  # a long poll that answered after its partition was asked again
+        answers[tp] = resp = _fence(gw, tp, epochs[tp], resp)
+        if len(answers) == len(wanted):
+            return finish()
+        if (resp.error is not None or resp.batches) and not state["hurry"]:
+            state["hurry"] = True
+            for topic, partition, offset in wanted:
+                if (topic, partition) not in answers:
+                    ask(topic, partition, offset, 0)
+
+    def finish() -> None:
+        by_topic: dict = {}
+        for topic, partition, _ in wanted:
+            resp = answers[(topic, partition)]
+            by_topic.setdefault(topic, []).append(
+                {
+                    "partition_index": partition,
+                    "error_code": code(resp.error),
+                    "high_watermark": resp.high_watermark if resp.error is None else -1,
+                    "last_stable_offset": resp.last_stable_offset if resp.error is None else -1,
+                    "log_start_offset": 0 if resp.error is None else -1,
+                    "aborted_transactions": (
+                        [{"producer_id": pid, "first_offset": first} for pid, first in resp.aborted]
+                        if read_committed and resp.error is None
+                        else None
+                    ),
+                    "preferred_read_replica": -1,
+                    "records": encode_batches(resp.batches) if resp.batches else b"",
+                }
+            )
+        _reply(
+            gw,
+            FetchResponse,
+            throttle_time_ms=0,
+            error_code=0,
+            session_id=0,  # no incremental fetch sessions: clients send full fetches
+            responses=[{"topic": t, "partitions": parts} for t, parts in by_topic.items()],
+        )
+
+    if not wanted:
+        return finish()
+    for topic, partition, offset in wanted:
+        ask(topic, partition, offset, req.max_wait_ms)
+
+
+def _fence(gw, tp, current_leader_epoch: int, resp):
+    """KIP-320: a fetch that names the leader epoch it expects is refused by a leader of another
+    epoch - FENCED_LEADER_EPOCH if the client's is older, UNKNOWN_LEADER_EPOCH if newer (the
+    simulator's consumer fetch carries no epoch: checked against the leader when it answers)."""
+    if resp.error is not None or current_leader_epoch < 0:
+        return resp
+    partition = gw.wire.cluster.brokers[gw.broker_id].partitions.get(tp)
+    epoch = partition.leader_epoch if partition is not None else -1
+    if current_leader_epoch == epoch:
+        return resp
+    error = Errors.FencedLeaderEpochError if current_leader_epoch < epoch else Errors.UnknownLeaderEpochError
+    return sim.ConsumerFetchResponse(resp.corr, tp, error)

@@ -1,0 +1,42 @@
+"""OffsetForLeaderEpoch: where a leader epoch's log ends (truncation detection, KIP-320)."""
+
+from __future__ import annotations
+
+from kafka.protocol.consumer import OffsetForLeaderEpochResponse
+
+from ...broker import protocol as sim
+from .common import _join, _reply, code
+
+
+def offset_for_leader_epoch(gw, req) -> None:
+    wanted = [(t.topic, p.partition, p.leader_epoch) for t in req.topics for p in t.partitions]
+    results: dict = {}
+
+    def finish() -> None:
+        by_topic: dict = {}
+        for topic, partition, _ in wanted:
+            resp = results[(topic, partition)]
+            by_topic.setdefault(topic, []).append(
+                {
+                    "error_code": code(resp.error),
+                    "partition": partition,
+                    "leader_epoch": resp.epoch,
+                    "end_offset": resp.end_offset,
+                }
+            )
+        _reply(
+            gw,
+            OffsetForLeaderEpochResponse,
+            throttle_time_ms=0,
+            topics=[{"topic": t, "partitions": parts} for t, parts in by_topic.items()],
+        )
+
+    one = _join(len(wanted), finish)
+    for topic, partition, epoch in wanted:
+        tp = (topic, partition)
+
+        def got(resp, tp=tp):
+            results[tp] = resp
+            one()
+
+        gw.ask(sim.OffsetsForLeaderEpochRequest(gw.next_corr(), tp, epoch), got)

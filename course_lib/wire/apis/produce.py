@@ -1,0 +1,70 @@
+"""Produce: records appended by the partition leaders (acks 0, 1 and all)."""
+
+from __future__ import annotations
+
+from kafka import errors as Errors
+from kafka.protocol.producer import ProduceResponse
+
+from ...broker import protocol as sim
+from ..records import InvalidRecords, decode_produce
+from .common import _reply, code, log
+
+
+#: course_lib.real.proxy.SPOILED_ANSWER_DELAY_S: how late the answer to a spoiled request comes
+SPOILED_ANSWER_DELAY_MS = 300
+
+
+def produce(gw, req) -> None:
+    batches: dict = {}
+    refused: dict = {}
+    for topic in req.topic_data:
+        for part in topic.partition_data:
+            tp = (topic.name, part.index)
+            try:
+                batches[tp] = decode_produce(part.records)
+            except InvalidRecords as exc:
+                log.warning("wire: %s sent invalid records for %s: %s", gw.node_id, tp, exc)
+                refused[tp] = Errors.CorruptRecordError
+    if batches and gw.wire.nemesis.take_spoiled(gw.broker_id):
+        # the lab proxy's spoiled request: refused with a retriable error whose answer comes late
+        refused.update({tp: Errors.NotEnoughReplicasError for tp in batches})
+        batches = {}
+        gw.hold_answers(SPOILED_ANSWER_DELAY_MS)
+    if req.acks not in (-1, 0, 1):
+        refused = {tp: Errors.InvalidRequiredAcksError for tp in [*batches, *refused]}
+        batches = {}
+    if req.acks == 0:
+        if batches:
+            gw.tell(sim.ProduceRequest(gw.next_corr(), 0, req.timeout_ms, batches, req.transactional_id))
+        return gw.no_reply()
+
+    def answer(results: dict) -> None:
+        by_topic: dict = {}
+        for (t, p), result in sorted(results.items()):
+            error, base = (
+                (result, -1) if not isinstance(result, sim.PartitionResult) else (result.error, result.base_offset)
+            )
+            by_topic.setdefault(t, []).append(
+                {
+                    "index": p,
+                    "error_code": code(error),
+                    "base_offset": base if error is None else -1,
+                    "log_append_time_ms": -1,
+                    "log_start_offset": 0,
+                    "record_errors": [],
+                    "error_message": None,
+                }
+            )
+        _reply(
+            gw,
+            ProduceResponse,
+            responses=[{"name": t, "partition_responses": parts} for t, parts in by_topic.items()],
+            throttle_time_ms=0,
+        )
+
+    if not batches:
+        return answer(refused)
+    gw.ask(
+        sim.ProduceRequest(gw.next_corr(), req.acks, req.timeout_ms, batches, req.transactional_id),
+        lambda resp: answer({**refused, **resp.results}),
+    )

@@ -1,0 +1,105 @@
+"""InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn, EndTxn, TxnOffsetCommit: idempotence and transactions."""
+
+from __future__ import annotations
+
+from kafka.protocol.producer import (
+    AddOffsetsToTxnResponse,
+    AddPartitionsToTxnResponse,
+    EndTxnResponse,
+    InitProducerIdResponse,
+    TxnOffsetCommitResponse,
+)
+
+from ...broker import protocol as sim
+from ...broker.group_coordinator import OFFSETS_TOPIC
+from .common import _commit_answer, _grouped, _reply, code
+from .coordinators import _coordinator
+
+
+def init_producer_id(gw, req) -> None:
+    def answer(error, pid, epoch) -> None:
+        _reply(
+            gw,
+            InitProducerIdResponse,
+            throttle_time_ms=0,
+            error_code=code(error),
+            producer_id=pid if error is None else -1,
+            producer_epoch=epoch if error is None else -1,
+        )
+
+    if req.transactional_id is None:
+        gw.ask(
+            sim.InitProducerIdRequest(gw.next_corr()),
+            lambda resp: answer(resp.error, resp.producer_id, resp.producer_epoch),
+        )
+        return
+    args = {"transactional_id": req.transactional_id, "transaction_timeout_ms": req.transaction_timeout_ms}
+    _coordinator(
+        gw,
+        "init_producer_id",
+        args,
+        lambda e, r: answer(e, r["producer_id"] if r else -1, r["producer_epoch"] if r else -1),
+    )
+
+
+def add_partitions_to_txn(gw, req) -> None:
+    partitions = [(t.name, p) for t in req.v3_and_below_topics for p in t.partitions]
+    args = {
+        "transactional_id": req.v3_and_below_transactional_id,
+        "producer_id": req.v3_and_below_producer_id,
+        "producer_epoch": req.v3_and_below_producer_epoch,
+        "partitions": [list(tp) for tp in partitions],
+    }
+
+    def added(error, result) -> None:
+        rows = [(t, {"partition_index": p, "partition_error_code": code(error)}) for t, p in partitions]
+        _reply(
+            gw,
+            AddPartitionsToTxnResponse,
+            throttle_time_ms=0,
+            results_by_topic_v3_and_below=_grouped(rows, list_key="results_by_partition"),
+        )
+
+    _coordinator(gw, "add_partitions", args, added)
+
+
+def add_offsets_to_txn(gw, req) -> None:
+    """The group's offsets partition joins the transaction (one ``__consumer_offsets`` partition
+    in the simulator)."""
+    args = {
+        "transactional_id": req.transactional_id,
+        "producer_id": req.producer_id,
+        "producer_epoch": req.producer_epoch,
+        "partitions": [[OFFSETS_TOPIC, 0]],
+    }
+    _coordinator(
+        gw,
+        "add_partitions",
+        args,
+        lambda e, r: _reply(gw, AddOffsetsToTxnResponse, throttle_time_ms=0, error_code=code(e)),
+    )
+
+
+def end_txn(gw, req) -> None:
+    args = {
+        "transactional_id": req.transactional_id,
+        "producer_id": req.producer_id,
+        "producer_epoch": req.producer_epoch,
+        "commit": bool(req.committed),
+    }
+    _coordinator(gw, "end_txn", args, lambda e, r: _reply(gw, EndTxnResponse, throttle_time_ms=0, error_code=code(e)))
+
+
+def txn_offset_commit(gw, req) -> None:
+    offsets = {(t.name, p.partition_index): p.committed_offset for t in req.topics for p in t.partitions}
+    args = {
+        "group": req.group_id,
+        "member_id": req.member_id if gw.version >= 3 else "",
+        "generation": req.generation_id if gw.version >= 3 else -1,
+        "offsets": offsets,
+        "producer_id": req.producer_id,
+        "producer_epoch": req.producer_epoch,
+        "transactional_id": req.transactional_id,
+    }
+
+    _coordinator(gw, "txn_offset_commit", args, _commit_answer(gw, TxnOffsetCommitResponse, offsets))
