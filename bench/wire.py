@@ -161,7 +161,7 @@ def main(quick: bool = False, argv: list[str] | None = None) -> dict:
     budget_s = 10.0 if quick else 30.0
     wire = wire_numbers(records, budget_s)
     loopback = wire_numbers(records, budget_s, latency_ms=0.1, jitter_ms=0.05)
-    local = {"missing": "--no-local"} if args.no_local else local_numbers(records, budget_s)
+    local: dict = {"missing": "--no-local"} if args.no_local else local_numbers(records, budget_s)
     rows = [
         ("simulated, wire (latency 1 ms, the default)", wire),
         ("simulated, wire (latency 0.1 ms, loopback)", loopback),
