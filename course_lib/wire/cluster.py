@@ -32,6 +32,7 @@ from ..broker.protocol import TopicConfig
 from . import apis
 from .gateway import Gateway
 from .reactor import Connection, Reactor
+from .sasl import SaslConfig, bare_token
 
 log = logging.getLogger("course_lib.wire")
 
@@ -44,12 +45,24 @@ class WireCluster:
 
     ``options`` are :class:`~course_lib.broker.options.ClusterOptions` (e.g.
     ``group_initial_rebalance_delay_ms=0``); ``topics`` maps names to
-    :meth:`create_topic` keyword arguments, created before the listeners open.
+    :meth:`create_topic` keyword arguments, created before the listeners open. ``users`` (name ->
+    password) makes every listener SASL_PLAINTEXT with ``sasl_mechanisms`` enabled
+    (:mod:`course_lib.wire.sasl`; ``.sasl.client_config(user)`` is what a client needs).
     """
 
     def __init__(
-        self, brokers: int = 3, seed: int = 0, host: str = "127.0.0.1", base_port: int | None = None, **options
+        self,
+        brokers: int = 3,
+        seed: int = 0,
+        host: str = "127.0.0.1",
+        base_port: int | None = None,
+        users: dict[str, str] | None = None,
+        sasl_mechanisms: tuple[str, ...] = ("SCRAM-SHA-512", "PLAIN"),
+        **options,
     ):
+        self.sasl = SaslConfig(users, sasl_mechanisms) if users is not None else None
+        #: what the listeners decode (SaslHandshake and SaslAuthenticate with users only)
+        self.supported = {**apis.SUPPORTED, **apis.SASL_SUPPORTED} if self.sasl else apis.SUPPORTED
         self.host = host
         self.base_port = base_port
         self.cluster = Cluster(brokers=brokers, seed=seed, **options)
@@ -261,10 +274,14 @@ class WireCluster:
 
     def _on_frame(self, conn: Connection, frame: memoryview) -> None:
         """Decode on the reactor thread; a frame that does not decode closes its connection."""
+        token = bare_token(conn, frame)  # after a SaslHandshake v0: a SASL token with no header
+        if token is not None:
+            self._inbox.put(lambda: self._request(conn, token.header, token))
+            return
         try:
             api_key = int.from_bytes(frame[0:2], "big", signed=True)
             version = int.from_bytes(frame[2:4], "big", signed=True)
-            supported = apis.SUPPORTED.get(api_key)
+            supported = self.supported.get(api_key)
             request_cls = apis.REQUEST_CLASSES.get(api_key)
             if supported is None or not supported[0] <= version <= supported[1] or request_cls is None:
                 header = apis.loose_header(frame, api_key, version)

@@ -34,6 +34,8 @@ class Gateway:
         self.version = 0  # API version of the request being handled
         self._held: list | None = None  # answers written later (see hold_answers)
         self.client_id = None
+        #: the SASL login of this connection (None: the cluster has no users, PLAINTEXT)
+        self.authenticator = wire.sasl.authenticator() if wire.sasl is not None else None
 
     def __repr__(self) -> str:
         return f"<Gateway {self.node_id} busy={self._busy} queued={len(self._queue)}>"

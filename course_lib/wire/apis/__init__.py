@@ -37,9 +37,10 @@ from kafka.protocol.producer import (
     ProduceRequest,
     TxnOffsetCommitRequest,
 )
+from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
 
 from .admin import create_topics, describe_configs
-from .api_versions import REQUEST_CLASSES, SUPPORTED_VERSIONS, api_versions
+from .api_versions import REQUEST_CLASSES, SASL_VERSIONS, SUPPORTED_VERSIONS, api_versions
 from .coordinators import find_coordinator
 from .fetch import fetch
 from .groups import GroupDirectory, describe_groups, heartbeat, join_group, leave_group, list_groups, sync_group
@@ -48,12 +49,14 @@ from .metadata import metadata
 from .offset_for_leader_epoch import offset_for_leader_epoch
 from .offsets import offset_commit, offset_fetch
 from .produce import produce
+from .sasl import sasl_authenticate, sasl_handshake
 from .transactions import add_offsets_to_txn, add_partitions_to_txn, end_txn, init_producer_id, txn_offset_commit
 from .unsupported import Unsupported, loose_header, unsupported_answer
 
 __all__ = [
     "ANSWERED_BY_THE_BROKER_ITSELF",
     "REQUEST_CLASSES",
+    "SASL_SUPPORTED",
     "SUPPORTED",
     "GroupDirectory",
     "Unsupported",
@@ -85,21 +88,29 @@ HANDLERS = {
     EndTxnRequest.API_KEY: end_txn,
     TxnOffsetCommitRequest.API_KEY: txn_offset_commit,
     DescribeConfigsRequest.API_KEY: describe_configs,
+    SaslHandshakeRequest.API_KEY: sasl_handshake,
+    SaslAuthenticateRequest.API_KEY: sasl_authenticate,
 }
 
 #: api key -> (min version, max version, handler): what ApiVersions advertises, with who answers
 #: (an advertised API without a handler fails here, at import)
 SUPPORTED = {key: (lo, hi, HANDLERS[key]) for key, (lo, hi) in SUPPORTED_VERSIONS.items()}
+#: ... and what a cluster with users (SASL) adds to it
+SASL_SUPPORTED = {key: (lo, hi, HANDLERS[key]) for key, (lo, hi) in SASL_VERSIONS.items()}
 
 #: handlers that read the broker's (or controller's) state instead of sending a simulator message
-ANSWERED_BY_THE_BROKER_ITSELF = frozenset({api_versions, create_topics, describe_configs, describe_groups, list_groups})
+ANSWERED_BY_THE_BROKER_ITSELF = frozenset(
+    {api_versions, create_topics, describe_configs, describe_groups, list_groups, sasl_handshake, sasl_authenticate}
+)
 
 
 def dispatch(gw, header, request) -> None:
     gw.version = header.request_api_version
+    if gw.authenticator is not None and not gw.authenticator.admit(gw, header, request):
+        return  # before a SASL login completes: closed (course_lib.wire.sasl)
     if isinstance(request, Unsupported):
         return unsupported_answer(gw, header)
-    handler = SUPPORTED[header.request_api_key][2]
+    handler = HANDLERS[header.request_api_key]
     if handler in ANSWERED_BY_THE_BROKER_ITSELF:
         # still the broker's work: one network latency away, held while it is paused (SIGSTOP),
         # gone with a crash - the broker's own timers do exactly that

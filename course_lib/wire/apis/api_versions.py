@@ -23,6 +23,7 @@ from kafka.protocol.producer import (
     ProduceRequest,
     TxnOffsetCommitRequest,
 )
+from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
 
 from .common import _reply
 
@@ -53,6 +54,14 @@ SUPPORTED_VERSIONS = {
     DescribeConfigsRequest.API_KEY: (1, 4),
 }
 
+#: SaslHandshake, SaslAuthenticate: advertised by a cluster with users only (``WireCluster(users=...)``)
+SASL_VERSIONS = {SaslHandshakeRequest.API_KEY: (0, 1), SaslAuthenticateRequest.API_KEY: (0, 2)}
+
+
+def advertised(wire) -> dict:
+    """api key -> (min version, max version) that ``wire``'s brokers advertise."""
+    return {**SUPPORTED_VERSIONS, **SASL_VERSIONS} if wire.sasl is not None else SUPPORTED_VERSIONS
+
 
 #: api key -> request class, for every API kafka-python knows (to name what we refuse)
 REQUEST_CLASSES = {
@@ -80,6 +89,8 @@ REQUEST_CLASSES = {
         EndTxnRequest,
         TxnOffsetCommitRequest,
         DescribeConfigsRequest,
+        SaslHandshakeRequest,
+        SaslAuthenticateRequest,
     )
 }
 
@@ -91,7 +102,7 @@ def api_versions(gw, req) -> None:
         error_code=0,
         api_keys=[
             {"api_key": key, "min_version": lo, "max_version": hi}
-            for key, (lo, hi) in sorted(SUPPORTED_VERSIONS.items())
+            for key, (lo, hi) in sorted(advertised(gw.wire).items())
         ],
         throttle_time_ms=0,
     )

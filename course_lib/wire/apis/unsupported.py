@@ -6,7 +6,7 @@ from kafka import errors as Errors
 from kafka.protocol.api_header import RequestHeader, ResponseClassRegistry
 from kafka.protocol.metadata import ApiVersionsResponse
 
-from .api_versions import REQUEST_CLASSES, SUPPORTED_VERSIONS
+from .api_versions import REQUEST_CLASSES, advertised
 from .common import build, log
 
 
@@ -42,7 +42,7 @@ def unsupported_answer(gw, header) -> None:
             error_code=error,
             api_keys=[
                 {"api_key": k, "min_version": lo, "max_version": hi}
-                for k, (lo, hi) in sorted(SUPPORTED_VERSIONS.items())
+                for k, (lo, hi) in sorted(advertised(gw.wire).items())
             ],
         )
         return gw.reply_as(response, header, 0)
