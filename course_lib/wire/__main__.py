@@ -1,7 +1,11 @@
 """``python -m course_lib.wire --brokers 3 --seed 1``: a simulated Kafka on 127.0.0.1 for any
 client (kafka-python, kcat, Java), with fault commands on stdin.
 
-It prints ``bootstrap_servers=127.0.0.1:P1,...`` first, then reads one command a line:
+It prints ``bootstrap_servers=127.0.0.1:P1,...`` first; with ``--user NAME:PASSWORD`` (repeatable)
+every listener is SASL_PLAINTEXT and one line per user follows, the kafka-python settings that
+log that user in: ``client_config[ann]={"bootstrap_servers": ..., "security_protocol":
+"SASL_PLAINTEXT", "sasl_mechanism": "SCRAM-SHA-512", ...}`` (``KafkaProducer(**json.loads(...))``).
+Then it reads one command a line:
 
     crash 1 | restart 1 | pause 1 | resume 1        a broker process
     isolate 1                                        a network partition around broker 1
@@ -21,6 +25,7 @@ import logging
 import sys
 
 from .cluster import WireCluster
+from .sasl import DEFAULT_MECHANISMS, MECHANISMS
 
 BROKER_COMMANDS = ("crash", "restart", "pause", "resume", "isolate")
 
@@ -31,19 +36,35 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="seed of the simulation (default 1)")
     parser.add_argument("--base-port", type=int, default=None, help="broker b listens on BASE_PORT + b - 1 if free")
     parser.add_argument("--topic", action="append", default=[], metavar="NAME[:PARTITIONS[:MIN_ISR]]")
+    parser.add_argument(
+        "--user", action="append", default=[], metavar="NAME:PASSWORD", help="a SASL user (makes listeners SASL)"
+    )
+    parser.add_argument(
+        "--sasl-mechanism",
+        action="append",
+        choices=MECHANISMS,
+        help="an enabled SASL mechanism, repeatable (default: SCRAM-SHA-512 and PLAIN)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log unsupported requests and faults")
     args = parser.parse_args(argv)
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, stream=sys.stderr)
     if args.brokers < 1:
         parser.error("--brokers must be >= 1")
+    users = dict(_user(parser, spec) for spec in args.user)
+    if args.sasl_mechanism and not users:
+        parser.error("--sasl-mechanism needs at least one --user NAME:PASSWORD")
+    sasl = {"users": users, "sasl_mechanisms": tuple(args.sasl_mechanism or DEFAULT_MECHANISMS)} if users else {}
     wire = WireCluster(
-        brokers=args.brokers, seed=args.seed, base_port=args.base_port, group_initial_rebalance_delay_ms=0
+        brokers=args.brokers, seed=args.seed, base_port=args.base_port, group_initial_rebalance_delay_ms=0, **sasl
     )
     with wire:
         for spec in args.topic:
             print(run_command(wire, ["topic", *spec.split(":")]), file=sys.stderr)
         print(f"bootstrap_servers={wire.bootstrap_servers}", file=stdout, flush=True)
+        for user in users:
+            settings = {"bootstrap_servers": wire.bootstrap_servers, **wire.sasl.client_config(user)}
+            print(f"client_config[{user}]={json.dumps(settings)}", file=stdout, flush=True)
         for line in stdin:
             words = line.split()
             if not words:
@@ -55,6 +76,13 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
             except (ValueError, TypeError, RuntimeError) as exc:
                 print(f"error: {exc}", file=stdout, flush=True)
     return 0
+
+
+def _user(parser, spec: str) -> tuple[str, str]:
+    name, sep, password = spec.partition(":")
+    if not sep or not name or not password:
+        parser.error(f"--user {spec!r}: expected NAME:PASSWORD, e.g. --user ann:ann-secret")
+    return name, password
 
 
 def run_command(wire: WireCluster, words: list[str]) -> str:

@@ -32,7 +32,7 @@ from ..broker.protocol import TopicConfig
 from . import apis
 from .gateway import Gateway
 from .reactor import Connection, Reactor
-from .sasl import SaslConfig, bare_token
+from .sasl import DEFAULT_MECHANISMS, SaslConfig, bare_token
 
 log = logging.getLogger("course_lib.wire")
 
@@ -57,7 +57,7 @@ class WireCluster:
         host: str = "127.0.0.1",
         base_port: int | None = None,
         users: dict[str, str] | None = None,
-        sasl_mechanisms: tuple[str, ...] = ("SCRAM-SHA-512", "PLAIN"),
+        sasl_mechanisms: tuple[str, ...] = DEFAULT_MECHANISMS,
         **options,
     ):
         self.sasl = SaslConfig(users, sasl_mechanisms) if users is not None else None

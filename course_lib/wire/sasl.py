@@ -20,7 +20,8 @@ Each connection has an :class:`Authenticator`, the state machine of Kafka's
 SaslHandshake and then SaslAuthenticate are taken; anything else closes the connection without
 an answer. A mechanism the cluster does not enable gets ``UNSUPPORTED_SASL_MECHANISM`` with the
 enabled list, wrong credentials ``SASL_AUTHENTICATION_FAILED`` with Kafka's own message; either
-answer is followed by the close. SaslHandshake v0 (Kafka 0.10's framing: the tokens that follow
+answer is followed by the close. A failed login is answered and closed
+``connection.failed.authentication.delay.ms`` (100 ms) late, as Kafka does to slow down guessing. SaslHandshake v0 (Kafka 0.10's framing: the tokens that follow
 are bare, with no request header) is served too.
 
 SCRAM's server side is the ``scramp`` library; like Kafka, the cluster keeps each user's SCRAM
@@ -43,6 +44,10 @@ log = logging.getLogger("course_lib.wire")
 
 #: what a wire cluster can enable (Kafka's GSSAPI and OAUTHBEARER need a KDC / token issuer)
 MECHANISMS = ("SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN")
+#: enabled unless told otherwise: the workshop cluster's SCRAM-SHA-512, and PLAIN
+DEFAULT_MECHANISMS = ("SCRAM-SHA-512", "PLAIN")
+#: Kafka's connection.failed.authentication.delay.ms default: a failed login's answer and close wait this long
+FAILED_AUTHENTICATION_DELAY_MS = 100
 #: Kafka's default (and minimum) iteration count of a SCRAM credential (kafka-configs --add-config)
 SCRAM_ITERATIONS = 4096
 
@@ -72,7 +77,7 @@ class SaslConfig:
     the SaslHandshake answer lists them.
     """
 
-    def __init__(self, users: Mapping[str, str], mechanisms: Iterable[str] = ("SCRAM-SHA-512", "PLAIN")):
+    def __init__(self, users: Mapping[str, str], mechanisms: Iterable[str] = DEFAULT_MECHANISMS):
         if not isinstance(users, Mapping) or not users:
             raise SaslConfigError(
                 f"users must map at least one user name to a password, e.g. {{'ann': 'pw'}}; got {users!r}"
@@ -152,6 +157,19 @@ def bare_token(conn, frame: memoryview) -> BareToken | None:
     return BareToken(bytes(frame))
 
 
+def fail_later(gw, answer=None) -> None:
+    """A failed login: ``answer()`` (if any) then the close, after Kafka's delay; the broker's
+    timer, so a paused broker holds it and a crash drops it (the connection goes anyway)."""
+
+    def fail() -> None:
+        if answer is not None:
+            answer()
+        gw.close()
+
+    broker = gw.wire.cluster.brokers[gw.broker_id]
+    broker.schedule_timer(FAILED_AUTHENTICATION_DELAY_MS, fail)
+
+
 class Authenticator:
     """One connection's login (runs on the simulation thread, request by request, in order)."""
 
@@ -171,8 +189,10 @@ class Authenticator:
         return self.state is State.COMPLETE
 
     def admit(self, gw, header, request) -> bool:
-        """Whether ``request`` may be handled now; if not, the connection is closed (Kafka reads
-        no further and answers nothing: ``IllegalSaslStateException`` during the handshake)."""
+        """Whether ``request`` may be handled now; if not, the connection is closed without an
+        answer: after Kafka's failed-login delay for a request of the wrong API
+        (``IllegalSaslStateException``), at once for a second ApiVersions or an unsupported
+        version of the expected one (errors that are not authentication failures)."""
         if self.state is State.COMPLETE:
             return True
         key = header.request_api_key
@@ -180,28 +200,33 @@ class Authenticator:
             if type(request) is ApiVersionsRequest:  # an unsupported version is answered, state kept
                 self.state = State.HANDSHAKE_REQUEST
             return True
-        if self.state in (State.HANDSHAKE_OR_VERSIONS_REQUEST, State.HANDSHAKE_REQUEST):
-            allowed = key == SaslHandshakeRequest.API_KEY and type(request) is SaslHandshakeRequest
+        if self.state is State.AUTHENTICATE:
+            expected, allowed = SaslAuthenticateRequest.API_KEY, type(request) in (SaslAuthenticateRequest, BareToken)
         else:
-            # Kafka answers a wrong request here with its error response (ILLEGAL_SASL_STATE)
-            # before closing; no client sends one, so the connection is only closed
-            allowed = self.state is State.AUTHENTICATE and key == SaslAuthenticateRequest.API_KEY
-        if not allowed:
-            log.warning(
-                "wire: %s sent api key %d v%d before completing its SASL login (%s): closing the connection",
-                gw.node_id,
-                key,
-                header.request_api_version,
-                self.state.value,
-            )
-            self.state = State.FAILED
+            expected, allowed = SaslHandshakeRequest.API_KEY, type(request) is SaslHandshakeRequest
+        if allowed:
+            return True
+        log.warning(
+            "wire: %s sent api key %d v%d before completing its SASL login (%s): closing the connection",
+            gw.node_id,
+            key,
+            header.request_api_version,
+            self.state.value,
+        )
+        # Kafka also answers a wrong API during AUTHENTICATE with its ILLEGAL_SASL_STATE error
+        # response first; no client sends one, so here the connection is only closed
+        at_once = key == expected or key == ApiVersionsRequest.API_KEY and self.state is State.HANDSHAKE_REQUEST
+        self.state = State.FAILED
+        if at_once:
             gw.close()
-        return allowed
+        else:
+            fail_later(gw)
+        return False
 
     def handshake(self, mechanism: str, version: int) -> bool:
         """SaslHandshake: whether ``mechanism`` is enabled (if not, the login has failed)."""
         if mechanism not in self.config.mechanisms:
-            log.warning("wire: SASL mechanism %r asked for, enabled: %s", mechanism, self.config.mechanisms)
+            log.info("wire: SASL mechanism %r asked for, enabled: %s", mechanism, self.config.mechanisms)
             self.state = State.FAILED
             return False
         self.mechanism = mechanism

@@ -16,6 +16,7 @@ import pytest
 from course_lib.real.access import AccessDenied, LoginFailed
 from course_lib.real.connect import connect
 from course_lib.real.security import ClusterAuth
+from tests.real.helpers import WRONG_SCRAM_PASSWORD, wrong_login
 
 pytestmark = pytest.mark.real_kafka
 INSTRUCTOR_PASSWORD = "instructor-pw"
@@ -162,6 +163,12 @@ def test_wrong_credentials_are_a_clear_error(workshop):
         )
     assert "password" in str(e.value)
     print(f"wrong password reported after {time.monotonic() - t0:.1f} s: {e.value}")
+
+
+def test_a_wrong_password_fails_as_on_the_wire_cluster(workshop):
+    """kafka-python's refusal from Kafka 4.3.1 is the wire cluster's (tests/wire/test_sasl.py)."""
+    cluster, _, _ = workshop
+    assert wrong_login(cluster.bootstrap_servers, "ann", "wrong", timeout_ms=8000) == WRONG_SCRAM_PASSWORD
 
 
 def _throttle_ms(producer) -> float:

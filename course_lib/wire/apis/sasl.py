@@ -13,7 +13,7 @@ import struct
 from kafka import errors as Errors
 from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
 
-from ..sasl import AuthenticationFailed, BareToken
+from ..sasl import AuthenticationFailed, BareToken, fail_later
 from .common import _reply
 
 
@@ -24,8 +24,8 @@ def sasl_handshake(gw, req) -> None:
     enabled = list(auth.config.mechanisms)
     if auth.handshake(req.mechanism, gw.version):
         return _reply(gw, SaslHandshakeResponse, error_code=0, mechanisms=enabled)
-    _reply(gw, SaslHandshakeResponse, error_code=Errors.UnsupportedSaslMechanismError.errno, mechanisms=enabled)
-    gw.close()
+    error = Errors.UnsupportedSaslMechanismError.errno
+    fail_later(gw, lambda: _reply(gw, SaslHandshakeResponse, error_code=error, mechanisms=enabled))
 
 
 def sasl_authenticate(gw, req) -> None:
@@ -43,16 +43,20 @@ def sasl_authenticate(gw, req) -> None:
     try:
         answer = auth.authenticate(bytes(token))
     except AuthenticationFailed as failed:
-        if not isinstance(req, BareToken):  # v0 framing has no way to say why: Kafka just closes
-            _reply(
+        if isinstance(req, BareToken):  # v0 framing has no way to say why: Kafka just closes
+            return fail_later(gw)
+        message = str(failed)
+        return fail_later(
+            gw,
+            lambda: _reply(
                 gw,
                 SaslAuthenticateResponse,
                 error_code=Errors.SaslAuthenticationFailedError.errno,
-                error_message=str(failed),
+                error_message=message,
                 auth_bytes=b"",
                 session_lifetime_ms=0,
-            )
-        return gw.close()
+            ),
+        )
     if isinstance(req, BareToken):  # a size-prefixed bare token back (even an empty one)
         gw.wire.reactor.write(gw.conn, struct.pack(">i", len(answer)) + answer)
         return gw.no_reply()
