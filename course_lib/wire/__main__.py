@@ -54,17 +54,22 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
     users = dict(_user(parser, spec) for spec in args.user)
     if args.sasl_mechanism and not users:
         parser.error("--sasl-mechanism needs at least one --user NAME:PASSWORD")
-    sasl = {"users": users, "sasl_mechanisms": tuple(args.sasl_mechanism or DEFAULT_MECHANISMS)} if users else {}
     wire = WireCluster(
-        brokers=args.brokers, seed=args.seed, base_port=args.base_port, group_initial_rebalance_delay_ms=0, **sasl
+        brokers=args.brokers,
+        seed=args.seed,
+        base_port=args.base_port,
+        users=users or None,
+        sasl_mechanisms=tuple(args.sasl_mechanism or DEFAULT_MECHANISMS),
+        group_initial_rebalance_delay_ms=0,
     )
     with wire:
         for spec in args.topic:
             print(run_command(wire, ["topic", *spec.split(":")]), file=sys.stderr)
         print(f"bootstrap_servers={wire.bootstrap_servers}", file=stdout, flush=True)
-        for user in users:
-            settings = {"bootstrap_servers": wire.bootstrap_servers, **wire.sasl.client_config(user)}
-            print(f"client_config[{user}]={json.dumps(settings)}", file=stdout, flush=True)
+        if wire.sasl is not None:  # what a client of each user needs
+            for user in wire.sasl.users:
+                settings = {"bootstrap_servers": wire.bootstrap_servers, **wire.sasl.client_config(user)}
+                print(f"client_config[{user}]={json.dumps(settings)}", file=stdout, flush=True)
         for line in stdin:
             words = line.split()
             if not words:
