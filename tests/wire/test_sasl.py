@@ -3,9 +3,12 @@ the course's own connect() works against it, and a wrong password, a wrong mecha
 request before the login get what Kafka 4.3.1's SaslServerAuthenticator gives them."""
 
 import json
+from contextlib import closing
 import logging
+import queue
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -144,102 +147,68 @@ def _closed(raw: RawClient) -> bool:
 def test_a_request_before_the_login_closes_the_connection(sasl_wire):
     # first thing on the connection: Kafka reads no further, answers nothing, and closes after
     # its failed-authentication delay
-    raw = RawClient(sasl_wire.bootstrap_servers)
-    try:
+    with closing(RawClient(sasl_wire.bootstrap_servers)) as raw:
         t0 = time.monotonic()
         raw.send_bytes(_frame(MetadataRequest(topics=None), 1, 1))
         assert _closed(raw)
         assert time.monotonic() - t0 >= FAILED_AUTHENTICATION_DELAY_MS / 1000 * 0.9
-    finally:
-        raw.close()
     # after ApiVersions (answered, with the SASL APIs): the same
-    raw = RawClient(sasl_wire.bootstrap_servers)
-    try:
-        versions = ApiVersionsResponse.decode(raw.request(ApiVersionsRequest(), 3), version=3, header=True)
+    with closing(RawClient(sasl_wire.bootstrap_servers)) as raw:
+        versions = _ask(raw, ApiVersionsResponse, ApiVersionsRequest(), 3)
         assert SASL_KEYS <= {k.api_key for k in versions.api_keys}
         raw.send_bytes(_frame(MetadataRequest(topics=None), 1, 2))
         assert _closed(raw)
-    finally:
-        raw.close()
     # a second ApiVersions: closed too
-    raw = RawClient(sasl_wire.bootstrap_servers)
-    try:
+    with closing(RawClient(sasl_wire.bootstrap_servers)) as raw:
         raw.request(ApiVersionsRequest(), 3)
         raw.send_bytes(_frame(ApiVersionsRequest(), 3, 2))
         assert _closed(raw)
-    finally:
-        raw.close()
 
 
 def test_an_unsupported_mechanism_gets_the_enabled_list_then_the_close(sasl_wire):
-    raw = RawClient(sasl_wire.bootstrap_servers)
-    try:
-        answer = SaslHandshakeResponse.decode(
-            raw.request(SaslHandshakeRequest(mechanism="GSSAPI"), 1), version=1, header=True
-        )
+    with closing(RawClient(sasl_wire.bootstrap_servers)) as raw:
+        answer = _ask(raw, SaslHandshakeResponse, SaslHandshakeRequest(mechanism="GSSAPI"), 1)
         assert answer.error_code == 33  # UNSUPPORTED_SASL_MECHANISM
         assert list(answer.mechanisms) == ["SCRAM-SHA-512", "SCRAM-SHA-256", "PLAIN"]
         assert _closed(raw)
-    finally:
-        raw.close()
 
 
 def test_plain_login_by_hand_then_sasl_requests_are_an_illegal_state(sasl_wire):
-    raw = RawClient(sasl_wire.bootstrap_servers)
-    try:
-        ok = SaslHandshakeResponse.decode(
-            raw.request(SaslHandshakeRequest(mechanism="PLAIN"), 1), version=1, header=True
-        )
+    with closing(RawClient(sasl_wire.bootstrap_servers)) as raw:
+        ok = _ask(raw, SaslHandshakeResponse, SaslHandshakeRequest(mechanism="PLAIN"), 1)
         assert ok.error_code == 0
         login = raw.request(SaslAuthenticateRequest(auth_bytes=b"\0ann\0ann-pw"), 2)
         answer = SaslAuthenticateResponse.decode(login, version=2, header=True)
         assert (answer.error_code, answer.auth_bytes, answer.session_lifetime_ms) == (0, b"", 0)
-        assert MetadataResponse.decode(raw.request(MetadataRequest(topics=None), 1), version=1, header=True).brokers
+        assert _ask(raw, MetadataResponse, MetadataRequest(topics=None), 1).brokers
         # once logged in, what Kafka's request handler answers: ILLEGAL_SASL_STATE
-        again = SaslHandshakeResponse.decode(
-            raw.request(SaslHandshakeRequest(mechanism="PLAIN"), 1), version=1, header=True
-        )
+        again = _ask(raw, SaslHandshakeResponse, SaslHandshakeRequest(mechanism="PLAIN"), 1)
         assert again.error_code == 34
-        late = SaslAuthenticateResponse.decode(
-            raw.request(SaslAuthenticateRequest(auth_bytes=b"x"), 1), version=1, header=True
-        )
+        late = _ask(raw, SaslAuthenticateResponse, SaslAuthenticateRequest(auth_bytes=b"x"), 1)
         assert late.error_code == 34 and "after successful authentication" in late.error_message
-    finally:
-        raw.close()
 
 
 def test_handshake_v0_takes_bare_tokens(sasl_wire):
     """Kafka 0.10's framing, still in 4.3.1: after SaslHandshake v0 the tokens have no header."""
-    raw = RawClient(sasl_wire.bootstrap_servers)
-    try:
-        ok = SaslHandshakeResponse.decode(
-            raw.request(SaslHandshakeRequest(mechanism="PLAIN"), 0), version=0, header=True
-        )
+    with closing(RawClient(sasl_wire.bootstrap_servers)) as raw:
+        ok = _ask(raw, SaslHandshakeResponse, SaslHandshakeRequest(mechanism="PLAIN"), 0)
         assert ok.error_code == 0
         raw.send_bytes(b"\0ann\0ann-pw")
         assert raw.read_frame() == b""  # PLAIN's empty answer, size-prefixed
-        assert MetadataResponse.decode(raw.request(MetadataRequest(topics=None), 1), version=1, header=True).brokers
-    finally:
-        raw.close()
-    raw = RawClient(sasl_wire.bootstrap_servers)
-    try:
+        assert _ask(raw, MetadataResponse, MetadataRequest(topics=None), 1).brokers
+    with closing(RawClient(sasl_wire.bootstrap_servers)) as raw:
         raw.request(SaslHandshakeRequest(mechanism="PLAIN"), 0)
         raw.send_bytes(b"\0ann\0wrong")
         assert _closed(raw)  # a bare token cannot say why: closed without an answer
-    finally:
-        raw.close()
 
 
 def test_sasl_is_advertised_only_with_users(wire):
     """The default cluster stays PLAINTEXT: no SASL APIs, and a SaslHandshake is unsupported."""
-    raw = RawClient(wire.bootstrap_servers)
-    try:
-        versions = ApiVersionsResponse.decode(raw.request(ApiVersionsRequest(), 3), version=3, header=True)
+    with closing(RawClient(wire.bootstrap_servers)) as raw:
+        versions = _ask(raw, ApiVersionsResponse, ApiVersionsRequest(), 3)
         assert not SASL_KEYS & {k.api_key for k in versions.api_keys}
         answer = raw.request(SaslHandshakeRequest(mechanism="PLAIN"), 1)
         assert SaslHandshakeResponse.decode(answer, version=1, header=True).error_code == 35  # UNSUPPORTED_VERSION
-    finally:
-        raw.close()
 
 
 @pytest.mark.parametrize(
@@ -256,34 +225,49 @@ def test_bad_sasl_settings_say_what_to_change(users, mechanisms, match):
 
 
 def test_cli_takes_users_and_prints_their_client_settings(no_leaks):
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "course_lib.wire", "--brokers", "1", "--user", "ann:ann-pw", "--topic", "orders"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    """``python -m course_lib.wire --user ann:ann-pw``, in this process: its stdin is a queue of
+    commands, its stdout a queue of lines."""
+    from course_lib.wire.__main__ import main
+
+    commands: queue.Queue = queue.Queue()
+    printed: queue.Queue = queue.Queue()
+
+    class Lines:
+        partial = ""
+
+        def write(self, text: str) -> None:  # print() writes the text, then "\n"
+            *lines, self.partial = (self.partial + text).split("\n")
+            for line in lines:
+                printed.put(line)
+
+        def flush(self) -> None:
+            pass
+
+    argv = ["--brokers", "1", "--user", "ann:ann-pw", "--topic", "orders"]
+    cli = threading.Thread(target=main, args=(argv, iter(commands.get, "quit\n"), Lines()), name="test-cli")
+    cli.start()
     try:
-        assert proc.stdout.readline().startswith("bootstrap_servers=127.0.0.1:")
-        key, _, settings = proc.stdout.readline().strip().partition("=")
+        assert printed.get(timeout=30).startswith("bootstrap_servers=127.0.0.1:")
+        key, _, settings = printed.get(timeout=10).partition("=")
         assert key == "client_config[ann]"
         config = json.loads(settings)
         assert config["security_protocol"] == "SASL_PLAINTEXT" and config["sasl_mechanism"] == "SCRAM-SHA-512"
         producer = KafkaProducer(**config)
         assert producer.send("orders", b"x").get(timeout=10).offset == 0
         producer.close()
-        proc.stdin.write("quit\n")
-        proc.stdin.flush()
-        assert proc.wait(20) == 0
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        proc.stdin.close()
-        proc.stdout.close()
+        commands.put("quit\n")
+        cli.join(30)
+    assert not cli.is_alive()
     bad = subprocess.run(
         [sys.executable, "-m", "course_lib.wire", "--user", "ann"], capture_output=True, text=True, timeout=60
     )
     assert bad.returncode == 2 and "expected NAME:PASSWORD" in bad.stderr
+
+
+def _ask(raw: RawClient, response_cls, request, version: int):
+    """Send ``request`` at ``version`` and decode its answer, a ``response_cls``."""
+    return response_cls.decode(raw.request(request, version), version=version, header=True)
 
 
 def _frame(request, version: int, correlation_id: int) -> bytes:
