@@ -20,10 +20,10 @@ Each connection has an :class:`Authenticator`, the state machine of Kafka's
 ``SaslServerAuthenticator``: before a login completes only ApiVersions (once, first),
 SaslHandshake and then SaslAuthenticate are taken; anything else closes the connection without
 an answer. A mechanism the cluster does not enable gets ``UNSUPPORTED_SASL_MECHANISM`` with the
-enabled list, wrong credentials ``SASL_AUTHENTICATION_FAILED`` with Kafka's own message; either
-answer is followed by the close. A failed login is answered and closed
-``connection.failed.authentication.delay.ms`` (100 ms) late, as Kafka does to slow down guessing. SaslHandshake v0 (Kafka 0.10's framing: the tokens that follow
-are bare, with no request header) is served too.
+enabled list, wrong credentials ``SASL_AUTHENTICATION_FAILED`` with Kafka's own message, then
+the close; a failed login is answered and closed ``connection.failed.authentication.delay.ms``
+(100 ms) late, as Kafka does to slow guessing down. SaslHandshake v0 (Kafka 0.10's framing: the
+tokens that follow are bare, with no request header) is served too.
 
 SCRAM's server side is the ``scramp`` library; like Kafka, the cluster keeps each user's SCRAM
 credential (salt, stored key, server key, 4096 iterations), not the password. There is no
