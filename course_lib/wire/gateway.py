@@ -126,12 +126,23 @@ class Gateway:
         if peer == self.broker:
             self.close()
 
-    def close(self) -> None:
+    def close(self, last_words: bytes = b"") -> None:
         if self.alive:
             self.alive = False
             self._pending.clear()
             self._queue.clear()
-            self.wire.reactor.post(lambda: self.wire.reactor.close(self.conn))
+            self.wire.reactor.post(lambda: self.wire.reactor.close(self.conn, last_words=last_words))
+
+    def reply_and_close(self, response) -> None:
+        """Answer the request in progress and close the connection right behind the answer, in one
+        step of the reactor, as Kafka does after a failed login (the client reads both at once)."""
+        if not self.alive or self._current is None:
+            return
+        header = self._current[0]
+        response.API_VERSION = header.request_api_version
+        response.with_header(correlation_id=header.correlation_id)
+        data = bytes(response.encode(header=True, framed=True))
+        self.close(last_words=data)
 
     def socket_closed(self) -> None:
         """The client went away: forget everything in progress."""

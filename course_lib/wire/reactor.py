@@ -159,8 +159,24 @@ class Reactor:
         for conn in [c for c in self.connections if c.broker_id == broker_id]:
             self._close(conn, reset=True)
 
-    def close(self, conn: Connection, reset: bool = False) -> None:
+    def close(self, conn: Connection, reset: bool = False, last_words: bytes = b"") -> None:
+        """Close ``conn`` (``reset``: RST, as for a killed process); ``last_words`` are sent
+        first, in the same TCP segment as the end of the stream where Linux allows (TCP_CORK), so
+        the client reads both at once, as from Kafka after a failed login."""
+        if last_words and not conn.closed:
+            self._send_last(conn, last_words)
         self._close(conn, reset=reset)
+
+    def _send_last(self, conn: Connection, data: bytes) -> None:
+        with conn.lock:
+            data = b"".join(conn.outbuf) + data
+            conn.outbuf.clear()
+            try:
+                if hasattr(socket, "TCP_CORK"):  # held until the close, which adds the FIN to it
+                    conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CORK, 1)
+                conn.sock.send(data)  # a short answer: one send fits an empty socket buffer
+            except OSError:
+                pass  # the client is gone already
 
     # ---- the loop ------------------------------------------------------------------------------
     def _run(self) -> None:

@@ -159,13 +159,16 @@ def bare_token(conn, frame: memoryview) -> BareToken | None:
 
 
 def fail_later(gw, answer=None) -> None:
-    """A failed login: ``answer()`` (if any) then the close, after Kafka's delay; the broker's
-    timer, so a paused broker holds it and a crash drops it (the connection goes anyway)."""
+    """A failed login: the answer ``answer()`` builds (if any) and the close right behind it,
+    after Kafka's delay; on the broker's timer, so a paused broker holds it and a crash drops it
+    (the connection goes anyway). kafka-python 3.0.12 reads the two at once and drops the answer
+    (it sees ``KafkaConnectionError('socket disconnected')``), against Kafka as here."""
 
     def fail() -> None:
-        if answer is not None:
-            answer()
-        gw.close()
+        if answer is None:
+            gw.close()
+        else:
+            gw.reply_and_close(answer())
 
     broker = gw.wire.cluster.brokers[gw.broker_id]
     broker.schedule_timer(FAILED_AUTHENTICATION_DELAY_MS, fail)

@@ -16,7 +16,12 @@ import pytest
 from course_lib.real.access import AccessDenied, LoginFailed
 from course_lib.real.connect import connect
 from course_lib.real.security import ClusterAuth
-from tests.real.helpers import WRONG_SCRAM_PASSWORD, wrong_login
+from tests.real.helpers import (
+    WRONG_SCRAM_PASSWORD_ANSWER,
+    WRONG_SCRAM_PASSWORD_IN_KAFKA_PYTHON,
+    refused_scram_login,
+    wrong_login,
+)
 
 pytestmark = pytest.mark.real_kafka
 INSTRUCTOR_PASSWORD = "instructor-pw"
@@ -166,9 +171,12 @@ def test_wrong_credentials_are_a_clear_error(workshop):
 
 
 def test_a_wrong_password_fails_as_on_the_wire_cluster(workshop):
-    """kafka-python's refusal from Kafka 4.3.1 is the wire cluster's (tests/wire/test_sasl.py)."""
+    """Kafka 4.3.1's refusal, and what kafka-python shows of it, are the wire cluster's
+    (tests/wire/test_sasl.py)."""
     cluster, _, _ = workshop
-    assert wrong_login(cluster.bootstrap_servers, "ann", "wrong", timeout_ms=8000) == WRONG_SCRAM_PASSWORD
+    assert refused_scram_login(cluster.bootstrap_servers, "ann", "wrong") == WRONG_SCRAM_PASSWORD_ANSWER
+    outcome = wrong_login(cluster.bootstrap_servers, "ann", "wrong", timeout_ms=8000)
+    assert outcome == WRONG_SCRAM_PASSWORD_IN_KAFKA_PYTHON
 
 
 def _throttle_ms(producer) -> float:

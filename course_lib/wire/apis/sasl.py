@@ -14,7 +14,7 @@ from kafka import errors as Errors
 from kafka.protocol.sasl import SaslAuthenticateResponse, SaslHandshakeResponse
 
 from ..sasl import AuthenticationFailed, BareToken, fail_later
-from .common import _reply
+from .common import _reply, build
 
 
 def sasl_handshake(gw, req) -> None:
@@ -25,7 +25,7 @@ def sasl_handshake(gw, req) -> None:
     if auth.handshake(req.mechanism, gw.version):
         return _reply(gw, SaslHandshakeResponse, error_code=0, mechanisms=enabled)
     error = Errors.UnsupportedSaslMechanismError.errno
-    fail_later(gw, lambda: _reply(gw, SaslHandshakeResponse, error_code=error, mechanisms=enabled))
+    fail_later(gw, lambda: build(SaslHandshakeResponse, gw.version, error_code=error, mechanisms=enabled))
 
 
 def sasl_authenticate(gw, req) -> None:
@@ -48,9 +48,9 @@ def sasl_authenticate(gw, req) -> None:
         message = str(failed)
         return fail_later(
             gw,
-            lambda: _reply(
-                gw,
+            lambda: build(
                 SaslAuthenticateResponse,
+                gw.version,
                 error_code=Errors.SaslAuthenticationFailedError.errno,
                 error_message=message,
                 auth_bytes=b"",
