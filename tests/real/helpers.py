@@ -94,7 +94,9 @@ def refused_scram_login(bootstrap: str, user: str, password: str, mechanism: str
             size = struct.unpack(">i", stream.read(4))[0]
             return response_cls.decode(stream.read(size), version=version, header=True)
 
-        ask(ApiVersionsRequest(), ApiVersionsResponse, 3, 1)
+        # v3+ needs a client software name and version: Kafka answers INVALID_REQUEST without them
+        versions = ApiVersionsRequest(client_software_name="probe", client_software_version="1")
+        assert ask(versions, ApiVersionsResponse, 3, 1).error_code == 0
         assert ask(SaslHandshakeRequest(mechanism=mechanism), SaslHandshakeResponse, 1, 2).error_code == 0
         first = ask(SaslAuthenticateRequest(auth_bytes=scram.first_message()), SaslAuthenticateResponse, 2, 3)
         if first.error_code:
