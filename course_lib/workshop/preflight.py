@@ -418,6 +418,8 @@ def run_checks(env_file: str | None = None, on_result: Callable[[Report], None] 
                 add(CheckResult(name, SKIP, "skipped: the cluster login line is not green"))
             else:
                 add(_timed(name, lambda fn=fn: fn(kafka), explain))
+        if kafka is not None:
+            kafka.close()  # its fault proxy's listening socket
     add(_timed("Spark Connect", check_spark, unexpected))
     return report
 

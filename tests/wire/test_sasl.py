@@ -143,6 +143,26 @@ def test_connect_logs_a_learner_in_and_a_wrong_password_is_a_clear_error(proxy_l
     assert "wrong user name or password" in str(e.value)
 
 
+def test_the_workshop_preflight_runs_against_the_wire_cluster(proxy_loop, sasl_wire, tmp_path, monkeypatch):
+    """A learner's preflight (course_lib/workshop/preflight.py) with their connection file, no
+    Java: login, own prefix and transactions are green; the isolation line is red because the
+    wire cluster has no ACLs (a deliberate difference), which is what that line exists to catch."""
+    from course_lib.workshop import preflight
+
+    for name in (*connect_module.SETTINGS, connect_module.ENV_CONNECTION_FILE):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(preflight, "CLIENT_TIMEOUT_MS", 3000)  # the isolation line times out, not refused
+    env = tmp_path / "ann.env"
+    env.write_text(f"KAFKA_BOOTSTRAP_SERVERS={sasl_wire.bootstrap_servers}\nKAFKA_SASL_USERNAME=ann\n")
+    env.write_text(env.read_text() + "KAFKA_SASL_PASSWORD=ann-pw\nKAFKA_SASL_MECHANISM=SCRAM-SHA-512\n")
+    report = preflight.run_checks(env_file=str(env))
+    status = {r.name: r.status for r in report.results}
+    lines = "\n".join(r.line() for r in report.results)
+    assert status["cluster login"] == status["your prefix"] == status["transactions"] == "ok", lines
+    assert status["another's prefix"] == "fail", lines
+    assert "as 'ann': 3 broker(s) answer" in report.by_name("cluster login").detail
+
+
 def _closed(raw: RawClient) -> bool:
     try:
         raw.read_frame()
