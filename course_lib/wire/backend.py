@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 
 from ..backend import BROKER_FAULTS, CLIENT_FAULTS, KafkaBackend
+from ..history import INFO, Nemesis
 from .cluster import WireCluster
 
 #: ClusterOptions matching course_lib.real.cluster.LAB_BROKER_CONFIG
@@ -211,8 +212,11 @@ class WireBackend(KafkaBackend):
         super().__init__(lab)
         # this notebook runs the brokers (as a LocalCluster's) and their lab proxy's faults
         self.local = True
-        self.faults = CLIENT_FAULTS | BROKER_FAULTS
-        self.missing_reason = "not available over the wire (the simulator replays fault schedules in virtual time)"
+        # the simulator's fault schedules run on the simulation thread, at wall-clock ms
+        self.faults = CLIENT_FAULTS | BROKER_FAULTS | {Nemesis.SCHEDULE}
+        self.missing_reason = (
+            "not offered by the Backend adapter over the wire (course_lib.wire.nemesis isolates a broker)"
+        )
 
     @classmethod
     def fresh(cls, target) -> "WireBackend":
@@ -228,3 +232,36 @@ class WireBackend(KafkaBackend):
 
     def __repr__(self) -> str:
         return f"<WireBackend {self.cluster!r} run {self.run_id}>"
+
+    # ---- the simulator's timed faults, on the simulation thread at wall-clock ms
+    def schedule_faults(self, rng, duration_ms, kinds, faults, topic, producer) -> list:
+        """Draw ``faults`` faults of ``kinds`` (None: every kind) over ``duration_ms`` from ``rng``
+        - the draws of the simulator's ``schedule_faults``, so a seed gives the same schedule on
+        both - and start them now on the wall clock, with their healing. Lost ACKs and requests
+        are those of ``producer``'s connections (:class:`~course_lib.wire.nemesis.ScheduleTarget`);
+        every fault is recorded in this run's history as it starts. Returns the schedule."""
+        from ..nemesis import random_schedule
+
+        schedule = random_schedule(rng, duration_ms, self.brokers, kinds, faults)
+        return self.cluster.wire.nemesis.run_schedule(schedule, topic, producer.node_id, self._scheduled_fault)
+
+    def _scheduled_fault(self, f: str, value) -> None:
+        self.history.record("nemesis", INFO, f, value)
+        node = self.cluster.nodes.get((value or {}).get("broker"))
+        if node is not None and f in (Nemesis.PAUSE, Nemesis.RESUME, Nemesis.CRASH):
+            node.paused = f == Nemesis.PAUSE  # what heal() reads to resume a paused broker
+
+    def lose_next_coordinator_response(self) -> None:
+        """The next answer of any group or transaction coordinator is lost on its way: the
+        connection it was for stalls until the client's request timeout closes it."""
+        self.require("losing a coordinator response", Nemesis.SCHEDULE)
+        wire = self.cluster.wire
+        wire.call(lambda: wire.cluster.network.drop_next(None, None, "coordinator_response"))
+
+    def heal(self, timeout_ms: float = 60_000) -> None:
+        """Cancel what is left of a fault schedule, heal the network, then resume and restart
+        every broker and wait for the full ISRs (:meth:`KafkaBackend.heal`)."""
+        nemesis = self.cluster.wire.nemesis
+        nemesis.cancel()
+        nemesis.heal()
+        super().heal(timeout_ms)
