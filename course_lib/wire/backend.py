@@ -87,6 +87,16 @@ class WireLab:
     def client_config(self) -> dict:
         return {"bootstrap_servers": self.bootstrap_servers}
 
+    def live_bootstrap_servers(self) -> str:
+        """Like :attr:`bootstrap_servers` but only brokers that run and are not paused (as
+        ``LocalCluster.live_bootstrap_servers``)."""
+        cluster, ports, host = self.wire.cluster, self.wire.ports, self.wire.host
+
+        def live() -> list[int]:
+            return [b for b in sorted(ports) if cluster.inspect_broker(b).up and not cluster.inspect_broker(b).paused]
+
+        return ",".join(f"{host}:{ports[b]}" for b in self.wire.call(live))
+
     # ---- names: one learner, one process - used as given ---------------------------------------
     def topic(self, name: str) -> str:
         return name
