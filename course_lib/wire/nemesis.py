@@ -149,8 +149,13 @@ class WireNemesis:
         """Stop every running schedule: faults still to come do not start, and faults under way
         are not undone (``heal_all()`` does that; stopping the cluster does both)."""
         targets, self._targets = self._targets, []
+
+        def cancel_all() -> None:
+            for target in targets:
+                target.cancel()
+
         if targets:
-            self.wire.call(lambda: [t.cancel() for t in targets])
+            self.wire.call(cancel_all)
 
 
 class ScheduleTarget:

@@ -21,4 +21,3 @@ def test_scenario_on_kafka_python_over_the_wire(lab, name):
     simulated = run_scenario(name, seed=1)
     assert result.anomalies == result.expected, f"{name}: {result.result.summary()}"
     assert result.anomalies == simulated.anomalies
-
