@@ -73,7 +73,7 @@ class Nemesis:
     CRASH_CLIENT = "crash_client"
     FREEZE_CLIENT = "freeze"
     WAKE_CLIENT = "wake"
-    SCHEDULE = "schedule"  # a random fault schedule (simulator only)
+    SCHEDULE = "schedule"  # a random fault schedule (the simulator and the wire cluster)
 
 
 class Op(NamedTuple):

@@ -367,7 +367,8 @@ def run_pipeline(
     records to a worker queue does - the case where auto-commit loses messages.
     ``broker_fault=(at_ms, broker)`` crashes a broker that long after processing starts (restarted
     3 s later); ``lose_response_at_ms`` drops one response to the application's clients then
-    (both simulator only). ``backend``: see :func:`course_lib.backend.open_backend`."""
+    (both need a backend that runs the simulation: the simulator or the wire cluster).
+    ``backend``: see :func:`course_lib.backend.open_backend`."""
     if semantics not in SEMANTICS:
         raise ValueError(f"semantics must be one of {SEMANTICS}, got {semantics!r}")
     if crash_point is not None and crash_point not in CRASH_POINTS:

@@ -225,7 +225,7 @@ class WireBackend(KafkaBackend):
         # the simulator's fault schedules run on the simulation thread, at wall-clock ms
         self.faults = CLIENT_FAULTS | BROKER_FAULTS | {Nemesis.SCHEDULE}
         self.missing_reason = (
-            "not offered by the Backend adapter over the wire (course_lib.wire.nemesis isolates a broker)"
+            "isolation is not a Backend operation over the wire yet (WireCluster.nemesis.isolate does it)"
         )
 
     @classmethod
