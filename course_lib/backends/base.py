@@ -17,8 +17,9 @@ BROKER_FAULTS = frozenset(
 #: faults that act on the learner's own client processes: every backend offers them
 CLIENT_FAULTS = frozenset({Nemesis.CRASH_CLIENT, Nemesis.FREEZE_CLIENT})
 #: faults inside the simulation: random fault schedules (the simulator on its virtual clock, the
-#: wire cluster's simulation on the wall clock) and isolation (the simulator's Backend only)
-SIM_ONLY_FAULTS = frozenset({Nemesis.SCHEDULE, Nemesis.ISOLATE})
+#: wire cluster's simulation on the wall clock), isolation and faults timed against an
+#: application's steps (the simulator's Backend only)
+SIM_ONLY_FAULTS = frozenset({Nemesis.SCHEDULE, Nemesis.ISOLATE, Nemesis.TIMED_FAULTS})
 
 
 class MissingFault(RuntimeError):
@@ -324,4 +325,4 @@ class Common:
         raise AssertionError("unreachable: require() refused")
 
     def lose_next_coordinator_response(self) -> None:
-        self.require("losing a coordinator response", Nemesis.SCHEDULE)
+        self.require("losing a coordinator response", Nemesis.TIMED_FAULTS)

@@ -225,7 +225,9 @@ class WireBackend(KafkaBackend):
         # the simulator's fault schedules run on the simulation thread, at wall-clock ms
         self.faults = CLIENT_FAULTS | BROKER_FAULTS | {Nemesis.SCHEDULE}
         self.missing_reason = (
-            "isolation is not a Backend operation over the wire yet (WireCluster.nemesis.isolate does it)"
+            "isolation is not a Backend operation over the wire yet (WireCluster.nemesis.isolate does it), "
+            "and faults timed against a pipeline's steps need the simulator's clock (run_pipeline's "
+            "timed actions run only inside wait() on a wall clock)"
         )
 
     @classmethod
@@ -260,13 +262,6 @@ class WireBackend(KafkaBackend):
         node = self.cluster.nodes.get((value or {}).get("broker"))
         if node is not None and f in (Nemesis.PAUSE, Nemesis.RESUME, Nemesis.CRASH):
             node.paused = f == Nemesis.PAUSE  # what heal() reads to resume a paused broker
-
-    def lose_next_coordinator_response(self) -> None:
-        """The next answer of any group or transaction coordinator is lost on its way: the
-        connection it was for stalls until the client's request timeout closes it."""
-        self.require("losing a coordinator response", Nemesis.SCHEDULE)
-        wire = self.cluster.wire
-        wire.call(lambda: wire.cluster.network.drop_next(None, None, "coordinator_response"))
 
     def heal(self, timeout_ms: float = 60_000) -> None:
         """Cancel what is left of a fault schedule, heal the network, then resume and restart

@@ -123,3 +123,13 @@ def test_the_cli_schedule_is_the_simulators_schedule(lab):
     kinds = tuple(k for k in FaultKind if k not in NEEDS_TOPIC)  # no topic: no leader to aim at
     drawn = random_schedule(random.Random(4), 6000, [1, 2, 3], kinds, faults=3)
     assert out.startswith("ok schedule ") and all(f'"at_ms": {f.at_ms}' in out for f in drawn)
+
+
+def test_faults_timed_against_a_pipelines_steps_stay_simulator_only(lab):
+    """run_pipeline's broker crash and lost coordinator answer are timed actions, which a
+    wall-clock backend runs only inside wait(): refused, saying why, rather than never fired."""
+    from course_lib.backend import MissingFault
+    from course_lib.processing import run_pipeline
+
+    with pytest.raises(MissingFault, match="timed_faults.*wall clock"):
+        run_pipeline("at-least-once", "after_poll", broker_fault=(200, 2), backend=WireBackend(lab))
