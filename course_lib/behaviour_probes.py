@@ -278,7 +278,10 @@ def consumer_after_unclean_election(b) -> dict:
     producer.close()
     while_down = _poll_until(b, consumer, 6, 10_000)
     b.restart(leader)
-    after = _poll_until(b, consumer, 6, 30_000)
+    # kafka-python backs off from a broker it failed to reach, doubling up to
+    # reconnect_backoff_max_ms (30 s, +-20 % jitter): after 10 s of refused connections it may
+    # try the restarted broker only ~36 s later, so the bound covers that (the poll stops at 6)
+    after = _poll_until(b, consumer, 6, 60_000)
     consumer.close()
     return {
         "read_before": len(before),
