@@ -149,8 +149,7 @@ def test_admin_call_sequences_match_kafka_python(shared_wire, no_leaks):
             over_the_wire = run(real, calls, prefix)
             for i, (call, sim, kp) in enumerate(zip(calls, simulated, over_the_wire)):
                 assert sim == kp, (
-                    f"seed {seed}, call {i} {call}: simulator {sim} != kafka-python {kp} "
-                    f"(replay: admin_calls({seed}))"
+                    f"seed {seed}, call {i} {call}: simulator {sim} != kafka-python {kp} (replay: admin_calls({seed}))"
                 )
     finally:
         real.close()
