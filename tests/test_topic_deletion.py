@@ -188,6 +188,17 @@ def test_a_producer_of_a_deleted_topic_gets_kafkas_errors():
         future.get(timeout=1)
 
 
+def test_the_simulator_backend_deletes_a_topic_it_created():
+    from course_lib.backends.sim import SimBackend
+
+    backend = SimBackend.start(seed=1)
+    name = backend.create_topic("orders", partitions=2)
+    backend.delete_topic(name)
+    assert all(not held for held in replicas(backend.cluster).values())
+    with pytest.raises(Errors.UnknownTopicOrPartitionError):  # as the Kafka backends raise
+        backend.delete_topic(name)
+
+
 def random_deletions(seed: int) -> ReplicationInvariants:
     """A seeded mix of produces, broker faults, deletions and re-creations of one topic name,
     checked after every event; ends healed, every replica the current topic's."""

@@ -92,6 +92,18 @@ def test_an_internal_topic_is_not_deleted(wire):
         admin.close()
 
 
+def test_the_wire_backend_deletes_a_topic_it_created():
+    from course_lib.wire.backend import WireBackend, WireLab
+
+    with WireLab(seed=1) as lab:
+        backend = WireBackend(lab)
+        name = backend.create_topic("orders", partitions=2)
+        backend.delete_topic(name)
+        assert lab.wire.call(lambda: "orders" not in lab.wire.cluster.controller.configs)
+        with pytest.raises(Errors.UnknownTopicOrPartitionError):
+            backend.delete_topic(name)
+
+
 # ---- the differential ---------------------------------------------------------------------------
 def outcome(fn) -> tuple:
     try:
