@@ -188,6 +188,25 @@ def test_a_producer_of_a_deleted_topic_gets_kafkas_errors():
         future.get(timeout=1)
 
 
+def test_a_producer_finds_the_leader_of_a_topic_created_again():
+    """The producer knew the old topic's leader at a later epoch than the new topic's first; the
+    new topic id in the metadata answer makes it drop the old leader (kafka-python does so on a
+    topic id change), so its sends reach the new leader."""
+    cluster, _ = checked(seed=5)
+    cluster.create_topic("orders", min_insync_replicas=2)
+    producer = KafkaProducer(bootstrap_servers=cluster, acks="all", enable_idempotence=False)
+    old_leader = cluster.leader_of("orders")
+    cluster.crash(old_leader)
+    cluster.run_for(10_000)
+    cluster.restart(old_leader)
+    assert cluster.heal_all()
+    producer.send("orders", b"old").get(timeout=1)
+    assert producer._leaders[("orders", 0)][1] >= 1  # it knows a later leader epoch
+    cluster.delete_topic("orders")
+    cluster.create_topic("orders", min_insync_replicas=2)  # epoch 0 again, maybe another leader
+    assert producer.send("orders", b"new").get(timeout=1).offset == 0
+
+
 def test_the_simulator_backend_deletes_a_topic_it_created():
     from course_lib.backends.sim import SimBackend
 

@@ -231,6 +231,7 @@ class Broker:
                     self.live_brokers if self.live_brokers is not None else tuple(sorted(self.cluster.brokers)),
                     {t: c.partitions for t, c in self.topic_configs.items()},
                     {tp: (s.leader, s.leader_epoch) for tp, s in self.metadata.items()},
+                    {tp[0]: s.topic_id for tp, s in self.metadata.items()},
                 ),
             )
         elif kind == "init_producer_id_request":

@@ -131,6 +131,8 @@ class MetadataResponse:
     brokers: tuple
     topics: dict  # topic -> number of partitions
     leaders: dict  # tp -> (leader or None, leader_epoch)
+    #: topic -> topic id (Metadata v10+): a client sees a topic deleted and created again
+    topic_ids: dict = field(default_factory=dict)
     kind: str = "metadata_response"
 
 
