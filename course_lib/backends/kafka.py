@@ -135,6 +135,11 @@ class KafkaBackend(WallClock):
         self.created_topics[full] = {k: v for k, v in asked.items() if v is not None}
         return full
 
+    def delete_topic(self, name: str) -> None:
+        """Delete ``name`` (as :meth:`create_topic` returned it) with the admin client's
+        DeleteTopics; the metadata no longer lists it on return."""
+        self.cluster.delete_topic(name)
+
     def group_id(self, name: str) -> str:
         return self.cluster.group_id(self._unique(name))
 

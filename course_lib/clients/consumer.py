@@ -523,7 +523,7 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
 
     def _learn_metadata(self, resp) -> None:
         self._learn_brokers(resp.brokers)
-        self._topic_partitions.update(resp.topics)
+        self._topic_partitions = dict(resp.topics)  # as kafka-python: a deleted topic is forgotten
         self._leaders_by_tp = dict(resp.leaders)
         for tp in self._partitions:
             leader, epoch = resp.leaders.get(tp, (None, -1))

@@ -127,6 +127,9 @@ class WireLab:
         )
         return name
 
+    def delete_topic(self, name: str, timeout_s: float = 30.0) -> None:
+        self.wire.delete_topic(name, timeout_s=timeout_s)
+
     # ---- metadata (the controller's view, as LocalCluster reads it with the admin client) -------
     def _state(self, topic: str, partition: int):
         return self.wire.call(lambda: self.wire.cluster.inspect(topic, partition))  # ValueError: unknown

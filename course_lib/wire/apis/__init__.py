@@ -16,7 +16,13 @@ v13; transactions v2, KIP-890: AddPartitionsToTxn v4).
 
 from __future__ import annotations
 
-from kafka.protocol.admin import CreateTopicsRequest, DescribeConfigsRequest, DescribeGroupsRequest, ListGroupsRequest
+from kafka.protocol.admin import (
+    CreateTopicsRequest,
+    DeleteTopicsRequest,
+    DescribeConfigsRequest,
+    DescribeGroupsRequest,
+    ListGroupsRequest,
+)
 from kafka.protocol.consumer import (
     FetchRequest,
     HeartbeatRequest,
@@ -41,6 +47,7 @@ from kafka.protocol.producer import (
 from .admin import create_topics, describe_configs
 from .api_versions import REQUEST_CLASSES, SUPPORTED_VERSIONS, api_versions
 from .coordinators import find_coordinator
+from .delete_topics import delete_topics
 from .fetch import fetch
 from .groups import GroupDirectory, describe_groups, heartbeat, join_group, leave_group, list_groups, sync_group
 from .list_offsets import list_offsets
@@ -78,6 +85,7 @@ HANDLERS = {
     ListGroupsRequest.API_KEY: list_groups,
     ApiVersionsRequest.API_KEY: api_versions,
     CreateTopicsRequest.API_KEY: create_topics,
+    DeleteTopicsRequest.API_KEY: delete_topics,
     InitProducerIdRequest.API_KEY: init_producer_id,
     OffsetForLeaderEpochRequest.API_KEY: offset_for_leader_epoch,
     AddPartitionsToTxnRequest.API_KEY: add_partitions_to_txn,
@@ -92,7 +100,9 @@ HANDLERS = {
 SUPPORTED = {key: (lo, hi, HANDLERS[key]) for key, (lo, hi) in SUPPORTED_VERSIONS.items()}
 
 #: handlers that read the broker's (or controller's) state instead of sending a simulator message
-ANSWERED_BY_THE_BROKER_ITSELF = frozenset({api_versions, create_topics, describe_configs, describe_groups, list_groups})
+ANSWERED_BY_THE_BROKER_ITSELF = frozenset(
+    {api_versions, create_topics, delete_topics, describe_configs, describe_groups, list_groups}
+)
 
 
 def dispatch(gw, header, request) -> None:
