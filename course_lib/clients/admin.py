@@ -124,7 +124,8 @@ class KafkaAdminClient:
         names = list(topics)
         if any(isinstance(t, uuid.UUID) for t in names):
             raise ValueError("the simulator gives out no topic ids: delete topics by name")
-        rows, done = [], []
+        rows: list = []
+        done: list = []
         for name in names:
             if names.count(name) > 1:  # as Kafka's ControllerApis.deleteTopics: answered once
                 if any(row["name"] == name for row in rows):

@@ -20,7 +20,7 @@ def delete_topics(gw, req) -> None:
     finds the topics. Answers are in request order (Kafka shuffles them)."""
     wire = gw.wire
     names = list(req.topic_names)
-    rows = []
+    rows: list = []
     deleted = []
     for name in names:
         if names.count(name) > 1:
