@@ -413,6 +413,35 @@ def topic_deletion(env: Env) -> None:
     env.note("poll after re-creation", [(r.offset, r.value) for r in env.poll_records(c, 1)])
 
 
+def subscribed_deletion(env: Env) -> None:
+    """A group member subscribed to a topic that is deleted and created again: kafka-python
+    rejoins as the subscription's metadata changes, so its assignment empties, then holds the new
+    topic's partition, whose committed offset went with the old topic."""
+    topic = env.topic("subdeleted")
+    tp = env.tp("subdeleted")
+    admin = env.admin()
+    p = env.producer(acks="all", enable_idempotence=False)
+    for i in range(3):
+        p.send(topic, value=f"old{i}".encode(), partition=0).get(timeout=10)
+    c = env.consumer(group_id="api-deleted", auto_offset_reset="earliest", enable_auto_commit=False)
+    c.subscribe([topic])
+    env.note("poll", [r.value for r in env.poll_records(c, 3)])
+    env.call("commit", c.commit)
+    env.call("committed", c.committed, tp)
+    admin.delete_topics([topic])
+    env.wait_until(lambda: topic not in admin.list_topics())
+    for _ in range(20):  # until the member has rejoined without the topic
+        c.poll(timeout_ms=250)
+        if not c.assignment():
+            break
+    env.call("assignment after deletion", c.assignment)
+    env.topic("subdeleted")
+    p.send(topic, value=b"new", partition=0).get(timeout=10)
+    env.note("poll after re-creation", [(r.offset, r.value) for r in env.poll_records(c, 1)])
+    env.call("assignment after re-creation", c.assignment)
+    env.call("committed after re-creation", c.committed, tp)
+
+
 def random_calls(seed: int, steps: int = 30):
     """A seeded random sequence of manual-assignment calls - right and wrong ones - with
     ``drain`` steps (poll until two polls in a row are empty, then each assigned partition's
@@ -483,7 +512,7 @@ def random_calls(seed: int, steps: int = 30):
     return scenario
 
 
-SCENARIOS = [offsets_lookup, transactions_lookup, group_api, lazy_resets, topic_deletion] + [
+SCENARIOS = [offsets_lookup, transactions_lookup, group_api, lazy_resets, topic_deletion, subscribed_deletion] + [
     random_calls(seed) for seed in range(8)
 ]
 
