@@ -9,6 +9,10 @@ Side by side in one run, with the same unmodified kafka-python 3.0.12 client:
   :class:`course_lib.real.cluster.LocalCluster` (cached jars, KRaft);
 - the wall time of the scenario suite on the simulator, on kafka-python over the wire and
   (``--suite-local``, minutes) on LocalCluster;
+- the client differential at scale (``--sequences N``, default 1,000 of each kind): seeded call
+  sequences through the simulator's clients and kafka-python on the same simulated brokers
+  (:mod:`course_lib.wire.differential`; ``make test`` runs a hundred-odd), with the differences
+  found, each with its seed;
 - producer throughput, ``acks=all``, idempotent, 1 KB records, one RF=3 partition with
   ``min.insync.replicas=2``, into each. The simulated cluster runs twice: with the simulator's
   default network latency (1 ms + up to 0.5 ms jitter per message, a LAN) and with 0.1 ms
@@ -124,6 +128,23 @@ def suite_times(local: bool, limit: int | None = None) -> dict:
     return out
 
 
+def differential_numbers(sequences: int) -> dict:
+    """Run ``sequences`` producer and ``sequences`` consumer call sequences (seeds 0..N-1) through
+    both clients; every difference found, and the time each kind took."""
+    from course_lib.wire import differential
+
+    out: dict = {}
+    wire = differential.wire_for_differential()
+    try:
+        for runner in (differential.ProducerDifferential(wire), differential.ConsumerDifferential(wire)):
+            t0 = time.perf_counter()
+            found = [d for seed in range(sequences) for d in runner.run(seed)]
+            out[runner.kind] = {"sequences": sequences, "seconds": time.perf_counter() - t0, "differences": found}
+    finally:
+        wire.stop()
+    return out
+
+
 def main(quick: bool = False, argv: list[str] | None = None) -> dict:
     parser = argparse.ArgumentParser(prog="python -m bench.wire", description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer records (~1 minute with Java)")
@@ -131,13 +152,16 @@ def main(quick: bool = False, argv: list[str] | None = None) -> dict:
     parser.add_argument("--no-local", action="store_true", help="skip LocalCluster (no JVM)")
     parser.add_argument("--no-suite", action="store_true", help="skip the scenario suite timings")
     parser.add_argument("--suite-local", action="store_true", help="also run the suite on LocalCluster (minutes)")
+    parser.add_argument(
+        "--sequences", type=int, default=None, help="client differential sequences of each kind (default 1000)"
+    )
     args = parser.parse_args(argv or [])
     quick = quick or args.quick
     records = args.records or (2000 if quick else 20000)
     budget_s = 10.0 if quick else 30.0
     wire = wire_numbers(records, budget_s)
     loopback = wire_numbers(records, budget_s, latency_ms=0.1, jitter_ms=0.05)
-    local = {"missing": "--no-local"} if args.no_local else local_numbers(records, budget_s)
+    local: dict = {"missing": "--no-local"} if args.no_local else local_numbers(records, budget_s)
     rows = [
         ("simulated, wire (latency 1 ms, the default)", wire),
         ("simulated, wire (latency 0.1 ms, loopback)", loopback),
@@ -164,7 +188,21 @@ def main(quick: bool = False, argv: list[str] | None = None) -> dict:
         print(f"\n{'scenario suite (seed 1)':44} {'wall s':>9} {'scenarios':>10}")
         for label, (seconds, count) in suites.items():
             print(f"{label:44} {seconds:9.2f} {count:10d}")
-    return {"wire": wire, "loopback": loopback, "local": local, "suites": suites}
+    sequences = args.sequences if args.sequences is not None else (10 if quick else 1000)
+    diff = differential_numbers(sequences) if sequences else {}
+    if diff:
+        print(
+            f"\n{'client differential (simulator vs kafka-python)':44} {'sequences':>9} {'wall s':>9} {'seq/s':>7} {'differences':>11}"
+        )
+        for kind, r in diff.items():
+            known = sum(d.known for d in r["differences"])
+            print(
+                f"{kind + ' call sequences':44} {r['sequences']:9d} {r['seconds']:9.1f} "
+                f"{r['sequences'] / r['seconds']:7.1f} {len(r['differences']):5d} ({known} known)"
+            )
+        for d in (d for r in diff.values() for d in r["differences"]):
+            print(f"  {'known' if d.known else 'NEW'}: {d}")
+    return {"wire": wire, "loopback": loopback, "local": local, "suites": suites, "differential": diff}
 
 
 if __name__ == "__main__":

@@ -106,3 +106,29 @@ def giveaways(nb, measured: dict[str, str]) -> list[str]:
             if i > reveal and any("image/png" in out.get("data", {}) for out in cell.get("outputs", [])):
                 found.append(f"cell {i} draws {name}'s experiment for all to see")
     return found
+
+
+NUMBER = r"(?<![\w.\-])\d+(?:\.\d+)?(?![\w\-]|\.\d)"
+
+
+def retold(lesson: Path) -> list[str]:
+    """Text that retells a held cell before lock-in: the paragraphs right under a checked
+    ``with p.after_lock_in():`` cell (up to the next question or heading) are always visible, so
+    they must not quote the numbers only that hidden output prints (lesson 02 once said "m-1 was
+    acknowledged at offset 4 ... truncated" under the hidden explanation of a lost message)."""
+    nb = nbformat.read(lesson, as_version=4)
+    stored = {e["cell"]: output_text(e["outputs"]) for e in load_expectations(lesson)}
+    found = []
+    for i, cell in enumerate(nb.cells[:-1]):
+        if cell.cell_type != "code" or ".after_lock_in()" not in cell.source or i not in stored:
+            continue
+        below = nb.cells[i + 1]
+        if below.cell_type != "markdown":
+            continue
+        for paragraph in re.split(r"\n\s*\n", below.source):
+            if re.match(r"#|\*\*(Predict|Now try)", paragraph):
+                break
+            quoted = sorted({n for n in re.findall(NUMBER, paragraph) if shows(stored[i], n)})
+            if quoted:
+                found.append(f"cell {i + 1} retells hidden cell {i} ({', '.join(quoted)}): {paragraph[:80]!r}")
+    return found

@@ -149,3 +149,22 @@ def test_05b_real_kafka_part_is_opt_in_and_says_what_it_costs():
         and re.search(r"about\s\d+ s", above)
         and re.search(r"\d(\.\d)? GB", above)
     )
+
+
+@pytest.mark.parametrize("lesson", WITH_PREDICTIONS, ids=lambda p: p.stem)
+def test_text_under_a_held_cell_does_not_retell_it(lesson):
+    """The paragraphs under an ``after_lock_in()`` cell are visible before lock-in: they may ask
+    what to look for, not quote what the hidden output prints."""
+    assert not spoilers.retold(lesson), "\n".join(spoilers.retold(lesson))
+
+
+def test_retelling_a_held_cell_is_caught(tmp_path):
+    """The check fails on the paragraph lesson 02 once had under its hidden explanation of m-1."""
+    lesson = ROOT / "notebooks" / "02_acks_and_durability.ipynb"
+    nb = nbformat.read(lesson, as_version=4)
+    held = next(i for i, c in enumerate(nb.cells) if ".after_lock_in()" in c.source)
+    nb.cells[held + 1].source = "Broker 1 acknowledged m-1 at offset 4 while the HW was 0, then crashed."
+    copy = tmp_path / lesson.name
+    nbformat.write(nb, copy)
+    found = spoilers.retold(copy)
+    assert len(found) == 1 and "(0, 1, 4)" in found[0], found

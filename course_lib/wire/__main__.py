@@ -7,7 +7,9 @@ It prints ``bootstrap_servers=127.0.0.1:P1,...`` first, then reads one command a
     isolate 1                                        a network partition around broker 1
     lose_next_ack [broker] | lose_next_request [broker]
     heal | heal_all                                  undo network faults / everything
-    schedule SECONDS [SEED]                          seeded random faults from now on
+    schedule SECONDS [SEED] [TOPIC]                  seeded random faults from now on (the
+                                                     simulator's schedules, course_lib.nemesis;
+                                                     with a TOPIC also those aimed at its leader)
     topic NAME [PARTITIONS] [MIN_ISR]                create a topic (RF = min(3, brokers))
     delete_topic NAME                                delete a topic (DeleteTopics)
     state                                            leaders, ISR and HW of every partition
@@ -17,6 +19,7 @@ It prints ``bootstrap_servers=127.0.0.1:P1,...`` first, then reads one command a
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import sys
@@ -76,10 +79,11 @@ def run_command(wire: WireCluster, words: list[str]) -> str:
         getattr(nemesis, command)()
         return f"ok {command}"
     if command == "schedule":
-        if not args:
-            raise ValueError("usage: schedule SECONDS [SEED]")
-        plan = nemesis.random_schedule(float(args[0]), seed=int(args[1]) if len(args) > 1 else None)
-        return "ok schedule " + json.dumps(plan)
+        if not args or len(args) > 3:
+            raise ValueError("usage: schedule SECONDS [SEED] [TOPIC]")
+        seed = int(args[1]) if len(args) > 1 else None
+        plan = nemesis.random_schedule(float(args[0]), seed=seed, topic=args[2] if len(args) > 2 else None)
+        return "ok schedule " + json.dumps([dataclasses.asdict(fault) for fault in plan])
     if command == "topic":
         if not args:
             raise ValueError("usage: topic NAME [PARTITIONS] [MIN_ISR]")
@@ -96,7 +100,7 @@ def run_command(wire: WireCluster, words: list[str]) -> str:
         return json.dumps(wire.call(wire.cluster.state), default=str)
     raise ValueError(
         f"unknown command {command!r}: crash|restart|pause|resume|isolate BROKER, lose_next_ack|lose_next_request [BROKER], "
-        "heal, heal_all, schedule SECONDS [SEED], topic NAME [PARTITIONS] [MIN_ISR], delete_topic NAME, state, quit"
+        "heal, heal_all, schedule SECONDS [SEED] [TOPIC], topic NAME [PARTITIONS] [MIN_ISR], delete_topic NAME, state, quit"
     )
 
 
