@@ -72,6 +72,7 @@ class Controller:
         self.topic_ids: dict[str, int] = {}
         # Kafka's topic ids are random UUIDs; a counter is as unique and keeps runs seeded
         self.next_topic_id = 1
+        self.topics_deleted = 0
         cluster.network.add(self)
         self.sim.schedule(options.broker_heartbeat_interval_ms / 2, self._check_sessions)
 
@@ -109,6 +110,7 @@ class Controller:
         topic_id = self.topic_ids.pop(name)
         for p in range(config.partitions):
             del self.partitions[(name, p)]
+        self.topics_deleted += 1
         self.cluster.record("controller", "delete_topic", {"topic": name, "topic_id": topic_id})
         self._broadcast([], deleted=(name,))
 

@@ -9,8 +9,8 @@ errors for the same request.
 (None, None)
 >>> delete_topic_request(cluster, "orders")
 (None, None)
->>> delete_topic_request(cluster, "orders")[0].__name__
-'UnknownTopicOrPartitionError'
+>>> [(name, error.__name__) for name, error, _ in delete_topics_request(cluster, ["orders", "x", "x"])]
+[('orders', 'UnknownTopicOrPartitionError'), ('x', 'InvalidRequestError')]
 """
 
 from __future__ import annotations
@@ -56,6 +56,20 @@ def create_topic_request(
         return None, None
     cluster.controller.create_topic(name, TopicConfig(partitions, replication_factor, min_isr, unclean == "true"))
     return None, None
+
+
+def delete_topics_request(cluster, names: list) -> list[tuple]:
+    """DeleteTopics of ``names``, as Kafka's ``ControllerApis.deleteTopics``: a name given twice
+    is ``INVALID_REQUEST`` (answered once), every other one deleted or refused;
+    ``[(name, error class or None, message)]`` in request order (Kafka shuffles them)."""
+    out: list[tuple] = []
+    for name in names:
+        if names.count(name) > 1:
+            if all(row[0] != name for row in out):
+                out.append((name, Errors.InvalidRequestError, "Duplicate topic name."))
+        else:
+            out.append((name, *delete_topic_request(cluster, name)))
+    return out
 
 
 def delete_topic_request(cluster, name: str):

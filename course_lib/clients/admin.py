@@ -32,7 +32,7 @@ from kafka.admin import KafkaAdminClient as _RealAdmin
 from kafka.admin._topics import TopicAdminMixin  # kafka-python's parsing of create_topics' argument
 from kafka.errors import UnknownTopicOrPartitionError
 
-from ..broker.topic_requests import create_topic_request, delete_topic_request
+from ..broker.topic_requests import create_topic_request, delete_topics_request
 from .config import ConfigurationError
 
 __all__ = ["KafkaAdminClient", "UnknownTopicOrPartitionError"]
@@ -88,7 +88,8 @@ class KafkaAdminClient:
         if validate_only and wait_for_metadata:
             raise ValueError("validate_only and wait_for_metadata are mutually exclusive")
         topics = TopicAdminMixin._process_create_topics_input(new_topics)  # kafka-python's own parsing
-        rows, done = [], []
+        rows: list[dict] = []
+        done: list[str] = []
         for t in topics:
             if t.assignments:
                 error, message = Errors.InvalidRequestError, "the simulator places replicas itself: no assignments"
@@ -124,18 +125,11 @@ class KafkaAdminClient:
         names = list(topics)
         if any(isinstance(t, uuid.UUID) for t in names):
             raise ValueError("the simulator gives out no topic ids: delete topics by name")
-        rows: list = []
-        done: list = []
-        for name in names:
-            if names.count(name) > 1:  # as Kafka's ControllerApis.deleteTopics: answered once
-                if any(row["name"] == name for row in rows):
-                    continue
-                error, message = Errors.InvalidRequestError, "Duplicate topic name."
-            else:
-                error, message = delete_topic_request(self._cluster, name)
-            if error is None:
-                done.append(name)
-            rows.append({"name": name, "error_code": _code(error), "error_message": message})
+        results = delete_topics_request(self._cluster, names)
+        rows = [
+            {"name": name, "error_code": _code(error), "error_message": message} for name, error, message in results
+        ]
+        done = [name for name, error, _ in results if error is None]
         self._until_applied(lambda b: not any(t in b.topic_configs for t in done), timeout_ms)
         return self._answer("DeleteTopics", rows, raise_errors)
 

@@ -11,6 +11,7 @@ It prints ``bootstrap_servers=127.0.0.1:P1,...`` first, then reads one command a
                                                      simulator's schedules, course_lib.nemesis;
                                                      with a TOPIC also those aimed at its leader)
     topic NAME [PARTITIONS] [MIN_ISR]                create a topic (RF = min(3, brokers))
+    delete_topic NAME                                delete a topic (DeleteTopics)
     state                                            leaders, ISR and HW of every partition
     quit                                             (or end of input) stop everything
 """
@@ -22,6 +23,8 @@ import dataclasses
 import json
 import logging
 import sys
+
+from kafka import errors as Errors
 
 from .cluster import WireCluster
 
@@ -55,7 +58,7 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
                 break
             try:
                 print(run_command(wire, words), file=stdout, flush=True)
-            except (ValueError, TypeError, RuntimeError) as exc:
+            except (ValueError, TypeError, RuntimeError, Errors.KafkaError) as exc:  # e.g. a topic that exists
                 print(f"error: {exc}", file=stdout, flush=True)
     return 0
 
@@ -88,11 +91,16 @@ def run_command(wire: WireCluster, words: list[str]) -> str:
         min_isr = int(args[2]) if len(args) > 2 else None
         wire.create_topic(args[0], partitions, min_insync_replicas=min_isr)
         return f"ok topic {args[0]}"
+    if command == "delete_topic":
+        if len(args) != 1:
+            raise ValueError("usage: delete_topic NAME")
+        wire.delete_topic(args[0])
+        return f"ok delete_topic {args[0]}"
     if command == "state":
         return json.dumps(wire.call(wire.cluster.state), default=str)
     raise ValueError(
         f"unknown command {command!r}: crash|restart|pause|resume|isolate BROKER, lose_next_ack|lose_next_request [BROKER], "
-        "heal, heal_all, schedule SECONDS [SEED] [TOPIC], topic NAME [PARTITIONS] [MIN_ISR], state, quit"
+        "heal, heal_all, schedule SECONDS [SEED] [TOPIC], topic NAME [PARTITIONS] [MIN_ISR], delete_topic NAME, state, quit"
     )
 
 

@@ -82,6 +82,64 @@ def test_clients_of_a_deleted_topic_get_kafkas_errors_and_a_new_topic_starts_at_
         consumer.close()
 
 
+def subscribed_member(create, delete, producer, consumer) -> list:
+    """A group member subscribed to a topic that is deleted and created again: what it reads, its
+    assignment and its committed offset at each step."""
+    out = []
+    create()
+    p = producer()
+    for i in range(3):
+        p.send("t", b"old%d" % i).get(timeout=10)
+    c = consumer()
+    got: list = []
+    for _ in range(40):
+        got += [r.value for rs in c.poll(timeout_ms=250).values() for r in rs]
+        if len(got) >= 3:
+            break
+    c.commit()
+    out += [("read", got), ("committed", c.committed(TopicPartition("t", 0)))]
+    delete()
+    out += [("poll after deletion", [c.poll(timeout_ms=250) for _ in range(8)]), ("assignment", c.assignment())]
+    create()
+    p.send("t", b"new").get(timeout=10)
+    got = []
+    for _ in range(60):
+        got += [r.value for rs in c.poll(timeout_ms=250).values() for r in rs]
+        if got:
+            break
+    out += [("after re-creation", got, c.assignment()), ("committed", c.committed(TopicPartition("t", 0)))]
+    c.close()
+    p.close()
+    return out
+
+
+def test_a_subscribed_member_of_a_deleted_topic_matches_kafka_python(wire):
+    """kafka-python rejoins when the subscription's metadata changes: after the deletion its
+    assignment is empty; after the re-creation it gets the new partition, whose committed offset
+    went with the old topic, and reads it from the start."""
+    from course_lib.clients import KafkaConsumer as SimConsumer
+    from course_lib.clients import KafkaProducer as SimProducer
+
+    group = {"group_id": "g", "auto_offset_reset": "earliest", "enable_auto_commit": False}
+    cluster = Cluster(3, seed=1, group_initial_rebalance_delay_ms=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        simulated = subscribed_member(
+            lambda: cluster.create_topic("t", min_insync_replicas=2),
+            lambda: cluster.delete_topic("t"),
+            lambda: SimProducer(bootstrap_servers=cluster, acks="all", enable_idempotence=False),
+            lambda: SimConsumer("t", bootstrap_servers=cluster, **group),
+        )
+    over_the_wire = subscribed_member(
+        lambda: wire.create_topic("t", min_insync_replicas=2),
+        lambda: wire.delete_topic("t"),
+        lambda: KafkaProducer(bootstrap_servers=wire.bootstrap_servers, acks="all", enable_idempotence=False),
+        lambda: KafkaConsumer("t", bootstrap_servers=wire.bootstrap_servers, **group),
+    )
+    assert simulated == over_the_wire
+    assert simulated[-2] == ("after re-creation", [b"new"], {TopicPartition("t", 0)})
+
+
 def test_an_internal_topic_is_not_deleted(wire):
     wire.call(lambda: wire.cluster.controller.ensure_internal_topic("__consumer_offsets"))
     admin = RealAdmin(bootstrap_servers=wire.bootstrap_servers)

@@ -10,8 +10,8 @@ One module per Kafka API or tight family of APIs (franz-go kfake's shape): :mod:
 what they share, :mod:`.unsupported` the answer to what is not implemented. This package holds
 the registry: :data:`SUPPORTED` is what ApiVersions advertises (the versions are
 :data:`.api_versions.SUPPORTED_VERSIONS`): only what is implemented, at Kafka 4.3.1's versions
-capped where a later version needs what the simulator has not (topic ids: Produce v13 and Fetch
-v13; transactions v2, KIP-890: AddPartitionsToTxn v4).
+capped where a later version needs what the simulator has not (topic ids: Produce v13, Fetch
+v13 and DeleteTopics v6; transactions v2, KIP-890: AddPartitionsToTxn v4).
 """
 
 from __future__ import annotations

@@ -7,9 +7,9 @@ out (Metadata answers carry no topic ids), so it is not advertised and clients s
 
 from __future__ import annotations
 
-from kafka import errors as Errors
 from kafka.protocol.admin import DeleteTopicsResponse
 
+from ...broker.topic_requests import delete_topics_request
 from .common import _reply, code
 
 
@@ -19,19 +19,9 @@ def delete_topics(gw, req) -> None:
     until this broker has applied the deletion, so the client's next metadata request no longer
     finds the topics. Answers are in request order (Kafka shuffles them)."""
     wire = gw.wire
-    names = list(req.topic_names)
-    rows: list = []
-    deleted = []
-    for name in names:
-        if names.count(name) > 1:
-            error, message = Errors.InvalidRequestError, "Duplicate topic name."
-            if any(row["name"] == name for row in rows):
-                continue  # Kafka answers a duplicate once
-        else:
-            error, message = wire.delete_topic_now(name)
-        if error is None:
-            deleted.append(name)
-        rows.append({"name": name, "error_code": code(error), "error_message": message})
+    results = delete_topics_request(wire.cluster, list(req.topic_names))
+    rows = [{"name": name, "error_code": code(error), "error_message": message} for name, error, message in results]
+    deleted = [name for name, error, _ in results if error is None]
     broker = wire.cluster.brokers[gw.broker_id]
 
     def answer_when_applied(waited_ms: float = 0) -> None:
