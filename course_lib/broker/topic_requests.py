@@ -11,6 +11,15 @@ errors for the same request.
 (None, None)
 >>> [(name, error.__name__) for name, error, _ in delete_topics_request(cluster, ["orders", "x", "x"])]
 [('orders', 'UnknownTopicOrPartitionError'), ('x', 'InvalidRequestError')]
+
+Replicas may go to fenced brokers (Kafka places them on every registered broker and puts only the
+unfenced ones in the ISR), but not when all of them are fenced:
+
+>>> for b in (1, 2, 3):
+...     cluster.crash(b)
+>>> cluster.run_for(20_000)
+>>> create_topic_request(cluster, "late", 1, 3, {})
+(<class 'kafka.errors.InvalidReplicationFactorError'>, 'All brokers are currently fenced.')
 """
 
 from __future__ import annotations
@@ -52,6 +61,9 @@ def create_topic_request(
         return Errors.InvalidConfigurationError, str(exc)
     if min_isr < 1:
         return Errors.InvalidConfigurationError, "min.insync.replicas must be >= 1"
+    if all(b in cluster.controller.fenced for b in cluster.brokers):
+        # StripedReplicaPlacer: a fenced broker may hold a follower replica, never the first one
+        return Errors.InvalidReplicationFactorError, "All brokers are currently fenced."
     if validate_only:
         return None, None
     cluster.controller.create_topic(name, TopicConfig(partitions, replication_factor, min_isr, unclean == "true"))
