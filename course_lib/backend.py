@@ -47,9 +47,9 @@ cluster over TCP) means:
    inject), ``missing_reason`` (one sentence: why the others are missing), ``history`` (one
    :class:`~course_lib.history.History` per run; its clock is the backend's) and ``timing``
    (a :class:`Timing`: its durations, bounds and per-purpose client settings).
-2. Provide the primitives: names (``create_topic``, ``group_id``, ``transactional_id``),
-   clients that record every call in ``history`` with kafka-python's API and configuration
-   names (``producer(purpose=..., **config)``, ``consumer``), observation (``brokers``,
+2. Provide the primitives: names and topics (``create_topic``, ``delete_topic``, ``group_id``,
+   ``transactional_id``), clients that record every call in ``history`` with kafka-python's API
+   and configuration names (``producer(purpose=..., **config)``, ``consumer``), observation (``brokers``,
    ``leader_of``, ``isr_of``, ``replicas_of``, ``partitions_of``, ``evidence``, ``end_offset``,
    ``provenance``), time (``now_ms``, ``wait``, ``wait_until`` - a predicate that raises counts
    as false -, ``at``), the faults it offers (each call records exactly one nemesis operation of

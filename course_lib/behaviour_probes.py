@@ -121,7 +121,13 @@ def idempotent_batch_expired(b) -> dict:
     requested only while the transaction manager is UNINITIALIZED, and the reset leaves it
     READY. Without an id its sender drains nothing and expires nothing, so the next batch stays
     unsent - still "pending" 20 s later, almost seven times its delivery_timeout_ms - until the producer is
-    closed. Java bumps the epoch and sends it."""
+    closed. Java bumps the epoch and sends it.
+
+    ``retry_backoff_ms=1000`` puts the delivery timeout (3 s) inside a backoff, never inside a
+    request: attempts go at about 0, 1, 2 and 3 s plus three round trips. A batch in flight when
+    its timeout passes ends differently in kafka-python: if the broker's NotEnoughReplicas answer
+    is handled before the sender's next expiry check (a loaded machine), the batch fails with that
+    error, the producer id is kept and the next batch is sent."""
     topic = b.create_topic("expired", replication_factor=3, min_insync_replicas=3)
     victim = _follower(b, topic)
     b.crash(victim)
@@ -131,7 +137,7 @@ def idempotent_batch_expired(b) -> dict:
         enable_idempotence=True,
         delivery_timeout_ms=3000,
         request_timeout_ms=1000,
-        retry_backoff_ms=100,
+        retry_backoff_ms=1000,
         linger_ms=0,
     )
     first = producer.send(topic, b"first")
@@ -272,7 +278,10 @@ def consumer_after_unclean_election(b) -> dict:
     producer.close()
     while_down = _poll_until(b, consumer, 6, 10_000)
     b.restart(leader)
-    after = _poll_until(b, consumer, 6, 30_000)
+    # kafka-python backs off from a broker it failed to reach, doubling up to
+    # reconnect_backoff_max_ms (30 s, +-20 % jitter): after 10 s of refused connections it may
+    # try the restarted broker only ~36 s later, so the bound covers that (the poll stops at 6)
+    after = _poll_until(b, consumer, 6, 60_000)
     consumer.close()
     return {
         "read_before": len(before),

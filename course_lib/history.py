@@ -73,7 +73,10 @@ class Nemesis:
     CRASH_CLIENT = "crash_client"
     FREEZE_CLIENT = "freeze"
     WAKE_CLIENT = "wake"
-    SCHEDULE = "schedule"  # a random fault schedule (simulator only)
+    SCHEDULE = "schedule"  # a random fault schedule (the simulator and the wire cluster)
+    #: faults at set ms of an application's run (run_pipeline): the simulator's clock moves with
+    #: the application's own steps; a wall-clock backend runs timed actions only inside wait()
+    TIMED_FAULTS = "timed_faults"
 
 
 class Op(NamedTuple):

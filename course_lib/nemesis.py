@@ -49,6 +49,10 @@ FAULT_KINDS = tuple(FaultKind)
 TARGETED = frozenset({FaultKind.CRASH, FaultKind.PAUSE, FaultKind.ISOLATE, FaultKind.SLOW_LINK})
 #: faults that last ``duration_ms`` and then heal themselves
 LASTING = frozenset(FAULT_KINDS) - {FaultKind.LOSE_NEXT_ACK, FaultKind.LOSE_NEXT_REQUEST}
+#: faults that find their target as the leader of the schedule's topic
+NEEDS_TOPIC = frozenset(
+    {FaultKind.CRASH_LEADER, FaultKind.CRASH_LEADER_AFTER_ACK, FaultKind.SHRINK_ISR_THEN_CRASH_LEADER}
+)
 
 
 def fault_kind(kind: str) -> FaultKind:
@@ -77,10 +81,11 @@ class Fault:
 
 
 def random_schedule(
-    rng: random.Random, duration_ms: float, brokers: list[int], kinds: tuple = FAULT_KINDS, faults: int = 4
+    rng: random.Random, duration_ms: float, brokers: list[int], kinds: tuple | None = FAULT_KINDS, faults: int = 4
 ) -> list[Fault]:
-    """``faults`` faults drawn from ``kinds``; the same ``rng`` state gives the same schedule."""
-    kinds = tuple(fault_kind(k) for k in kinds)
+    """``faults`` faults drawn from ``kinds`` (None: every kind); the same ``rng`` state gives the
+    same schedule."""
+    kinds = tuple(fault_kind(k) for k in (FAULT_KINDS if kinds is None else kinds))
     out = []
     for _ in range(faults):  # the draws, in this order, are what a seed means: keep them
         kind = rng.choice(kinds)
@@ -91,12 +96,21 @@ def random_schedule(
     return sorted(out, key=lambda f: f.at_ms)
 
 
-def apply_schedule(cluster, schedule: list[Fault], topic: str, client_id: str | None = None) -> None:
-    """Schedule every fault (and its healing) on the cluster's event loop."""
-    for fault in schedule:
-        cluster.at(
-            fault.at_ms - cluster.now if fault.at_ms > cluster.now else 0, _start, cluster, fault, topic, client_id
+def apply_schedule(
+    cluster, schedule: list[Fault], topic: str | None, client_id: str | None = None, origin_ms: float = 0.0
+) -> None:
+    """Schedule every fault (and its healing) on the cluster's event loop, ``at_ms`` after
+    ``origin_ms`` of its clock (0: its start, as the simulator's seeded trials count; a cluster
+    that has been running for a while passes its ``now``). ``cluster`` is a simulated
+    :class:`~course_lib.broker.Cluster` or anything with the same nemesis methods
+    (:class:`course_lib.wire.nemesis.ScheduleTarget`: the same schedule over TCP)."""
+    if topic is None and any(fault.kind in NEEDS_TOPIC for fault in schedule):
+        raise ValueError(
+            f"faults of the kinds {sorted(str(k) for k in NEEDS_TOPIC)} aim at the leader of a topic: pass topic="
         )
+    for fault in schedule:
+        due = origin_ms + fault.at_ms
+        cluster.at(due - cluster.now if due > cluster.now else 0, _start, cluster, fault, topic, client_id)
 
 
 def _start(cluster, fault: Fault, topic: str, client_id) -> None:

@@ -367,7 +367,7 @@ def run_pipeline(
     records to a worker queue does - the case where auto-commit loses messages.
     ``broker_fault=(at_ms, broker)`` crashes a broker that long after processing starts (restarted
     3 s later); ``lose_response_at_ms`` drops one response to the application's clients then
-    (both simulator only). ``backend``: see :func:`course_lib.backend.open_backend`."""
+    (both simulator only: its clock moves with the application's steps). ``backend``: see :func:`course_lib.backend.open_backend`."""
     if semantics not in SEMANTICS:
         raise ValueError(f"semantics must be one of {SEMANTICS}, got {semantics!r}")
     if crash_point is not None and crash_point not in CRASH_POINTS:
@@ -375,7 +375,7 @@ def run_pipeline(
     rng = random.Random(f"processing-{seed}")
     b = open_backend(backend, seed, group_initial_rebalance_delay_ms=0)
     if broker_fault is not None or lose_response_at_ms is not None:
-        b.require("run_pipeline with timed broker faults", Nemesis.SCHEDULE)
+        b.require("run_pipeline with timed broker faults", Nemesis.TIMED_FAULTS)
     names = load_input(b, messages, partitions, with_output=semantics == "exactly-once-kafka")
     sink = SQLiteSink() if semantics == "exactly-once-external" else ListSink()
     input_ends = _input_ends(b, names.input)

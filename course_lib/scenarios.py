@@ -336,8 +336,9 @@ def random_faults(
 
     ``duration_ms`` (10 s) is longer than the broker session timeout of the fast-failover settings
     (3 s), so the ISR does shrink during a trial and ``min.insync.replicas`` matters; 8 faults
-    keep about the fault density the 3 s, 4-fault trials had. Simulator only: the schedule is
-    replayed on the virtual clock, to the millisecond. ``kinds``: the fault kinds to draw from
+    keep about the fault density the 3 s, 4-fault trials had. The schedule is replayed on the
+    simulator's virtual clock, to the millisecond, or on the wire cluster's simulation at wall-clock
+    ms (the same schedule from the same seed); real Kafka cannot replay it. ``kinds``: the fault kinds to draw from
     (:data:`course_lib.nemesis.FAULT_KINDS`; None: all of them)."""
     b = open_backend(backend, seed, **FAST_FAILOVER)
     b.require("random_faults", Nemesis.SCHEDULE)

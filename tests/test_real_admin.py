@@ -5,7 +5,7 @@ import threading
 import time
 
 import pytest
-from kafka.errors import TopicAlreadyExistsError, TopicAuthorizationFailedError
+from kafka.errors import TopicAlreadyExistsError, TopicAuthorizationFailedError, UnknownTopicOrPartitionError
 
 from course_lib.real.admin import ClusterAdmin, ClusterMetadata
 from course_lib.real.errors import ClusterError
@@ -41,6 +41,14 @@ class FakeAdmin:
         self.created.extend(new_topics)
         for t in new_topics:
             self.topics[t.name] = [part(i, leader=1, isr=[1, 2, 3]) for i in range(t.num_partitions)]
+
+    def delete_topics(self, topics):
+        missing = [t for t in topics if t not in self.topics]
+        if missing:  # kafka-python raises the answer's first error
+            raise UnknownTopicOrPartitionError(missing[0])
+        for t in topics:
+            del self.topics[t]
+        return {"topics": [{"name": t, "error_code": 0, "error_message": None} for t in topics]}
 
     def close(self):
         self.closed += 1
@@ -145,3 +153,12 @@ def test_patient_reads_abandon_a_hanging_client_and_retry_then_give_up():
 def test_attempts_must_be_positive():
     with pytest.raises(ValueError, match="attempts must be >= 1"):
         ClusterAdmin(lambda **_: None, attempts=0)
+
+
+def test_delete_topic_waits_until_the_metadata_no_longer_lists_it():
+    fake = FakeAdmin({"t": [part(0, 1, [1, 2, 3])]})
+    h = Handle(fake)
+    h.delete_topic("t")
+    assert h.partitions_of("t") == []
+    with pytest.raises(UnknownTopicOrPartitionError):
+        h.delete_topic("t")

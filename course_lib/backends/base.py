@@ -16,8 +16,10 @@ BROKER_FAULTS = frozenset(
 )
 #: faults that act on the learner's own client processes: every backend offers them
 CLIENT_FAULTS = frozenset({Nemesis.CRASH_CLIENT, Nemesis.FREEZE_CLIENT})
-#: the simulator alone replays random fault schedules on its virtual clock
-SIM_ONLY_FAULTS = frozenset({Nemesis.SCHEDULE, Nemesis.ISOLATE})
+#: faults inside the simulation: random fault schedules (the simulator on its virtual clock, the
+#: wire cluster's simulation on the wall clock), isolation and faults timed against an
+#: application's steps (the simulator's Backend only)
+SIM_ONLY_FAULTS = frozenset({Nemesis.SCHEDULE, Nemesis.ISOLATE, Nemesis.TIMED_FAULTS})
 
 
 class MissingFault(RuntimeError):
@@ -114,6 +116,7 @@ class Backend(Protocol):
         min_insync_replicas: int | None = None,
         unclean_leader_election_enable: bool | None = None,
     ) -> str: ...
+    def delete_topic(self, name: str) -> None: ...
     def group_id(self, name: str) -> str: ...
     def transactional_id(self, name: str) -> str: ...
 
@@ -167,7 +170,7 @@ class Backend(Protocol):
     def freeze_client(self, consumer: Any) -> None: ...
     def note(self, f: str, **value) -> None: ...
 
-    # ---- the nemesis on a virtual clock (simulator only: Nemesis.SCHEDULE)
+    # ---- timed faults inside the simulation (Nemesis.SCHEDULE: the simulator, the wire cluster)
     def schedule_faults(
         self, rng: Any, duration_ms: float, kinds: tuple | None, faults: int, topic: str, producer: Any
     ) -> list: ...
@@ -323,4 +326,4 @@ class Common:
         raise AssertionError("unreachable: require() refused")
 
     def lose_next_coordinator_response(self) -> None:
-        self.require("losing a coordinator response", Nemesis.SCHEDULE)
+        self.require("losing a coordinator response", Nemesis.TIMED_FAULTS)

@@ -135,6 +135,11 @@ class KafkaBackend(WallClock):
         self.created_topics[full] = {k: v for k, v in asked.items() if v is not None}
         return full
 
+    def delete_topic(self, name: str) -> None:
+        """Delete ``name`` (as :meth:`create_topic` returned it) with the admin client's
+        DeleteTopics; the metadata no longer lists it on return."""
+        self.cluster.delete_topic(name)
+
     def group_id(self, name: str) -> str:
         return self.cluster.group_id(self._unique(name))
 
@@ -144,10 +149,23 @@ class KafkaBackend(WallClock):
     def _process(self, role: str, config: dict) -> str:
         return config.get("client_id") or f"{role}-{next(self._names)}"
 
+    def _bootstrap(self, config: dict) -> dict:
+        """Bootstrap a new client from the brokers that are up, on a cluster this notebook runs.
+
+        kafka-python 3.0.12 draws a bootstrap address at random and, when that broker is down,
+        waits out its reconnect backoff (doubling up to ``reconnect_backoff_max_ms``) before it
+        draws again (``kafka/net/manager.py``, ``_do_bootstrap``): with two of three brokers down
+        it missed its bootstrap timeout in about one run in twenty. Which broker a client
+        bootstraps from changes nothing else: the metadata it gets lists the live brokers."""
+        if not self.local or "bootstrap_servers" in config:
+            return config
+        live = self.cluster.live_bootstrap_servers()
+        return {"bootstrap_servers": live, **config} if live else config
+
     def producer(self, *, purpose: Any = None, **config):
         from ..real.recording import RecordingProducer
 
-        config = self._producer_config(purpose, config)
+        config = self._bootstrap(self._producer_config(purpose, config))
         p = RecordingProducer(self, self._process("producer", config), **config)
         self._clients.append(p)
         # Fetch the metadata of this run's topics now, as the simulated producer does when it is
@@ -159,7 +177,7 @@ class KafkaBackend(WallClock):
     def consumer(self, *topics, **config):
         from ..real.recording import RecordingConsumer
 
-        c = RecordingConsumer(self, self._process("consumer", config), *topics, **config)
+        c = RecordingConsumer(self, self._process("consumer", config), *topics, **self._bootstrap(config))
         self._clients.append(c)
         return c
 

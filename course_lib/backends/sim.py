@@ -10,6 +10,8 @@ from __future__ import annotations
 import warnings
 from typing import Any, Callable
 
+from kafka import errors as Errors
+
 from .base import BROKER_FAULTS, CLIENT_FAULTS, SIM_ONLY_FAULTS, Common, Provenance, Timing
 
 #: virtual time: the simulator's network moves a request in well under a millisecond
@@ -68,6 +70,13 @@ class SimBackend(Common):
             unclean_leader_election_enable=unclean_leader_election_enable,
         )
         return name
+
+    def delete_topic(self, name: str) -> None:
+        """Delete ``name`` (as :meth:`create_topic` returned it); every live broker has dropped it
+        on return. ``UnknownTopicOrPartitionError`` if there is none, as from Kafka."""
+        if name not in self.cluster.controller.configs:
+            raise Errors.UnknownTopicOrPartitionError(f"no topic {name!r} to delete")
+        self.cluster.delete_topic(name)
 
     def group_id(self, name: str) -> str:
         return name

@@ -37,22 +37,20 @@ from .protocol import (
 from .txn_coordinator import TXN_TOPIC, TxnCoordinator
 
 
-#: message kind -> (Partition method, answer when this broker has no replica of the partition)
+#: message kind -> (Partition method, answer when this broker has no replica of the partition:
+#: made from the message and the error :meth:`Broker.no_replica_error` chose)
 PARTITION_ROUTES = {
-    "fetch_request": ("handle_fetch", lambda m: FetchResponse(m.tp, m.generation, Errors.UnknownTopicOrPartitionError)),
+    "fetch_request": (
+        "handle_fetch",
+        lambda m, e: FetchResponse(m.tp, m.generation, Errors.UnknownTopicOrPartitionError),
+    ),
     "fetch_response": ("on_fetch_response", None),
     "alter_partition_response": ("on_alter_partition_response", None),
-    "consumer_fetch_request": (
-        "handle_consumer_fetch",
-        lambda m: ConsumerFetchResponse(m.corr, m.tp, Errors.NotLeaderForPartitionError),
-    ),
-    "list_offsets_request": (
-        "list_offsets",
-        lambda m: ListOffsetsResponse(m.corr, m.tp, Errors.NotLeaderForPartitionError, -1),
-    ),
+    "consumer_fetch_request": ("handle_consumer_fetch", lambda m, e: ConsumerFetchResponse(m.corr, m.tp, e)),
+    "list_offsets_request": ("list_offsets", lambda m, e: ListOffsetsResponse(m.corr, m.tp, e, -1)),
     "offsets_for_leader_epoch_request": (
         "offsets_for_leader_epoch",
-        lambda m: OffsetsForLeaderEpochResponse(m.corr, m.tp, Errors.NotLeaderForPartitionError),
+        lambda m, e: OffsetsForLeaderEpochResponse(m.corr, m.tp, e),
     ),
 }
 
@@ -117,6 +115,9 @@ class Broker:
         self.metadata_version = 0
         self.live_brokers: tuple | None = None  # from the controller; None: no metadata yet
         self.topic_configs: dict[str, TopicConfig] = {}
+        # tp -> fetch generation of its deleted replica: a replica of a topic created again
+        # under the same name starts above it, so no answer to the old replica's fetch is taken
+        self._retired_generations: dict[tuple, int] = {}
         self.network.add(self)
         self.groups = GroupCoordinator(self)
         self.txns = TxnCoordinator(self)
@@ -214,7 +215,7 @@ class Broker:
             if partition is not None:
                 getattr(partition, method)(src, msg)
             elif refusal is not None:
-                self.send(src, refusal(msg))
+                self.send(src, refusal(msg, self.no_replica_error(msg.tp)))
         elif kind == "produce_request":
             self._handle_produce(src, msg)
         elif kind == "partition_update":
@@ -230,6 +231,7 @@ class Broker:
                     self.live_brokers if self.live_brokers is not None else tuple(sorted(self.cluster.brokers)),
                     {t: c.partitions for t, c in self.topic_configs.items()},
                     {tp: (s.leader, s.leader_epoch) for tp, s in self.metadata.items()},
+                    {tp[0]: s.topic_id for tp, s in self.metadata.items()},
                 ),
             )
         elif kind == "init_producer_id_request":
@@ -272,15 +274,18 @@ class Broker:
             done = pending.done_for(tp)
             partition = self.partitions.get(tp)
             if partition is None:
-                done(
-                    PartitionResult(
-                        Errors.NotLeaderForPartitionError
-                        if tp in self.metadata
-                        else Errors.UnknownTopicOrPartitionError
-                    )
-                )
+                done(PartitionResult(self.no_replica_error(tp, produce=True)))
                 continue
             partition.append(batch, req.acks, req.timeout_ms, done)
+
+    def no_replica_error(self, tp, produce: bool = False):
+        """What a request for a partition this broker holds no replica of gets (Kafka's
+        ``ReplicaManager.getPartitionOrError``): ``NOT_LEADER_OR_FOLLOWER`` if the partition is in
+        its metadata, ``UNKNOWN_TOPIC_OR_PARTITION`` if not (a deleted topic). A broker that has
+        no metadata yet (just restarted) answers consumers as a non-leader."""
+        if tp in self.metadata or (not produce and self.live_brokers is None):
+            return Errors.NotLeaderForPartitionError
+        return Errors.UnknownTopicOrPartitionError
 
     def _apply_update(self, update: PartitionUpdate) -> None:
         if not update.full and update.version != self.metadata_version + 1:
@@ -289,15 +294,53 @@ class Broker:
             return
         self.metadata_version = update.version
         self.live_brokers = update.live_brokers
+        self._delete_topics(update)
         self.topic_configs.update(update.configs)
         for tp, state in update.states.items():
             self.metadata[tp] = state
             if self.broker_id in state.replicas:
                 partition = self.partitions.get(tp)
                 if partition is None:
-                    partition = self.partitions[tp] = Partition(self, tp, self.topic_configs[tp[0]])
+                    partition = self.partitions[tp] = Partition(self, tp, self.topic_configs[tp[0]], state.topic_id)
+                    partition.fetch_generation = self._retired_generations.pop(tp, -1) + 1
                 partition.config = self.topic_configs[tp[0]]
                 partition.apply_state(state)
+
+    def _delete_topics(self, update: PartitionUpdate) -> None:
+        """Forget deleted topics and delete their replicas (KRaft brokers on a metadata delta:
+        ``ReplicaManager.applyDelta`` stops and deletes the partitions of a removed topic). A
+        snapshot is the whole image: replicas it lacks, or that it names under another topic id
+        (the topic was deleted and created again while this broker was away), are strays."""
+        deleted = set(update.deleted)
+        if update.full:
+            deleted |= {t for t in self.topic_configs if t not in update.configs}
+            for tp in [tp for tp in self.metadata if tp not in update.states]:
+                del self.metadata[tp]
+        for tp, partition in sorted(self.partitions.items()):
+            state = update.states.get(tp)
+            if (
+                tp[0] in deleted
+                or (update.full and state is None)
+                or (state is not None and state.topic_id != partition.topic_id)
+            ):
+                self._delete_replica(tp)
+        if not deleted:
+            return
+        for topic in sorted(deleted):
+            self.topic_configs.pop(topic, None)
+        for tp in [tp for tp in self.metadata if tp[0] in deleted]:
+            del self.metadata[tp]
+        self.groups.on_topics_deleted(deleted)
+
+    def _delete_replica(self, tp) -> None:
+        partition = self.partitions.pop(tp)
+        partition.delete()
+        self._retired_generations[tp] = partition.fetch_generation
+        self.cluster.record(
+            self.node_id,
+            "delete_replica",
+            {"topic": tp[0], "partition": tp[1], "topic_id": partition.topic_id, "leo": partition.log.leo},
+        )
 
     # ---- views ------------------------------------------------------------------------------------
     def replica_state(self, tp) -> dict:

@@ -35,6 +35,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from kafka import errors as Errors
+
 from ..history import INFO, OK, History, Nemesis, OpName
 from ..sim import Network, Simulation
 from .broker import Broker, node_name
@@ -166,6 +168,30 @@ class Cluster:
             1000,
         )
 
+    def delete_topic(self, name: str) -> None:
+        """Delete a topic, as Kafka's DeleteTopics does: the controller removes it from the
+        metadata, each broker deletes its replicas when the update reaches it (a broker that is
+        down, when it comes back), and clients then get ``UnknownTopicOrPartitionError``.
+        Created again under the same name it is a new topic: a new topic id, offsets from 0.
+
+        >>> cluster = Cluster(brokers=3, seed=1)
+        >>> cluster.create_topic("orders")
+        >>> cluster.delete_topic("orders")
+        >>> cluster.leader_of("orders")
+        Traceback (most recent call last):
+        ...
+        ValueError: no topic 'orders'; create it with cluster.create_topic('orders')
+        """
+        self.topic_config(name)  # a clear error for a topic that does not exist
+        try:
+            self.controller.delete_topic(name)
+        except Errors.InvalidRequestError as exc:
+            raise ValueError(str(exc)) from None
+        # let the deletion reach every live broker before the learner's next step
+        self.sim.run_until(
+            lambda: all(name not in b.topic_configs for b in self.brokers.values() if b.alive and not b.paused), 1000
+        )
+
     def topic_config(self, topic: str) -> TopicConfig:
         try:
             return self.controller.configs[topic]
@@ -256,11 +282,17 @@ class Cluster:
             if state.leader is None or len(state.isr) < len(state.replicas):
                 return False
             leader = self.brokers[state.leader].partitions.get(tp)
-            if leader is None or not leader.is_leader or leader.log.hw != leader.log.leo:
+            if (
+                leader is None
+                or leader.topic_id != state.topic_id
+                or not leader.is_leader
+                or leader.log.hw != leader.log.leo
+            ):
                 return False
             for r in state.replicas:
                 replica = self.brokers[r].partitions.get(tp)
-                if replica is None or replica.log.leo != leader.log.leo:
+                # (a replica of a deleted topic of the same name does not count)
+                if replica is None or replica.topic_id != state.topic_id or replica.log.leo != leader.log.leo:
                     return False
         return True
 

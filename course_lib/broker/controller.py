@@ -19,6 +19,10 @@
   leader epoch or partition epoch, and never adds a fenced broker.
 - Every decision is sent to the brokers over the network, so a broker cut off from the
   controller keeps acting on old information - as a real one does.
+- Topics are created and deleted here (``ReplicationControlManager.createTopics`` /
+  ``deleteTopic``). Each topic gets an id; deleting it removes it from the metadata at once
+  (KRaft's RemoveTopicRecord) and every broker deletes its replicas as the update reaches it - a
+  broker that was down does so when its snapshot shows the topic gone, or back under another id.
 
 All partition changes go through one function, :meth:`Controller._change`, written after
 Kafka's ``PartitionChangeBuilder`` (metadata/controller, Kafka 4.x): ELR bookkeeping first, then
@@ -41,7 +45,9 @@ from kafka import errors as Errors
 
 from ..history import OpName
 from .broker import node_name
+from .group_coordinator import OFFSETS_TOPIC
 from .protocol import AlterPartitionResponse, PartitionState, PartitionUpdate, TopicConfig
+from .txn_coordinator import TXN_TOPIC
 
 CONTROLLER = "controller"
 
@@ -63,6 +69,10 @@ class Controller:
         self.unclean_elections = 0  # how many times an out-of-sync replica was made leader
         self.next_producer_id = 1000
         self.producer_epochs: dict[str, tuple[int, int]] = {}  # transactional id -> (pid, epoch)
+        self.topic_ids: dict[str, int] = {}
+        # Kafka's topic ids are random UUIDs; a counter is as unique and keeps runs seeded
+        self.next_topic_id = 1
+        self.topics_deleted = 0
         cluster.network.add(self)
         self.sim.schedule(options.broker_heartbeat_interval_ms / 2, self._check_sessions)
 
@@ -76,13 +86,33 @@ class Controller:
                 f"replication_factor={config.replication_factor} but the cluster has only {len(brokers)} brokers"
             )
         self.configs[name] = config
+        topic_id = self.topic_ids[name] = self.next_topic_id
+        self.next_topic_id += 1
         offset = len(self.configs) - 1  # spread leaders of different topics over brokers
         for p in range(config.partitions):
             replicas = tuple(brokers[(p + offset + i) % len(brokers)] for i in range(config.replication_factor))
             live = tuple(r for r in replicas if r not in self.fenced)
             leader = live[0] if live else None
-            self.partitions[(name, p)] = PartitionState(leader, 0, live or replicas[:1], replicas, 0)
+            self.partitions[(name, p)] = PartitionState(leader, 0, live or replicas[:1], replicas, 0, topic_id=topic_id)
         self._broadcast([(name, p) for p in range(config.partitions)])
+
+    def delete_topic(self, name: str) -> None:
+        """Kafka's ``ReplicationControlManager.deleteTopic``: one RemoveTopicRecord. The topic is
+        gone from the controller's metadata at once; brokers delete their replicas when the
+        update reaches them. Raises ``UnknownTopicOrPartitionError`` for a topic that does not
+        exist (what DeleteTopics answers)."""
+        if name not in self.configs:
+            raise Errors.UnknownTopicOrPartitionError(f"topic {name!r} does not exist")
+        if name in (OFFSETS_TOPIC, TXN_TOPIC):
+            # Kafka lets an authorized admin delete them; the simulator's coordinators need them
+            raise Errors.InvalidRequestError(f"the simulator does not delete the internal topic {name!r}")
+        config = self.configs.pop(name)
+        topic_id = self.topic_ids.pop(name)
+        for p in range(config.partitions):
+            del self.partitions[(name, p)]
+        self.topics_deleted += 1
+        self.cluster.record("controller", "delete_topic", {"topic": name, "topic_id": topic_id})
+        self._broadcast([], deleted=(name,))
 
     def ensure_internal_topic(self, name: str) -> None:
         """Create ``__consumer_offsets`` / ``__transaction_state`` on first use."""
@@ -259,7 +289,9 @@ class Controller:
 
     # ---- ISR changes ----------------------------------------------------------------------------
     def _alter_partition(self, src: str, msg) -> None:
-        state = self.partitions[msg.tp]
+        state = self.partitions.get(msg.tp)
+        if state is None or state.topic_id != msg.topic_id:
+            return  # the topic was deleted: no answer, the leader's replica is being deleted too
         error = None
         if msg.leader != state.leader or msg.leader_epoch != state.leader_epoch:
             error = Errors.FencedLeaderEpochError
@@ -302,10 +334,11 @@ class Controller:
         return pid, 0
 
     # ---- propagation ------------------------------------------------------------------------------
-    def _broadcast(self, tps, membership_changed: bool = False) -> None:
+    def _broadcast(self, tps, membership_changed: bool = False, deleted: tuple = ()) -> None:
         """Send the new state of ``tps`` - and the live brokers, which change on their own when a
-        broker is fenced or comes back (KRaft's broker registration records)."""
-        if not tps and not membership_changed:
+        broker is fenced or comes back (KRaft's broker registration records) - and the topics
+        ``deleted``."""
+        if not tps and not membership_changed and not deleted:
             return
         self.metadata_version += 1
         update = PartitionUpdate(
@@ -313,6 +346,7 @@ class Controller:
             dict(self.configs),
             self.metadata_version,
             live_brokers=self.live_brokers(),
+            deleted=deleted,
         )
         for broker_id in sorted(self.cluster.brokers):
             self.cluster.network.send(self.node_id, node_name(broker_id), update)

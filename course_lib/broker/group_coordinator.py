@@ -99,6 +99,21 @@ class GroupCoordinator(CoordinatorLog):
             else:
                 self.offsets.setdefault(group, {})[(topic, partition)] = record.value
 
+    def on_topics_deleted(self, topics: set) -> None:
+        """Committed offsets of a deleted topic go (``GroupCoordinator.onPartitionsDeleted``: the
+        coordinator writes their tombstones), so a topic created again under the name starts
+        with none."""
+        if not self.refresh():
+            return  # not the coordinator: the one that is does it
+        gone = [
+            (("offset", group, t, p), None)
+            for group, committed in sorted(self.offsets.items())
+            for t, p in sorted(committed)
+            if t in topics
+        ]
+        if gone:
+            self.write(gone, lambda err: None)
+
     # ---- requests ------------------------------------------------------------------------------
     def handle(self, src: str, req) -> None:
         if not self.refresh():

@@ -31,6 +31,11 @@ The invariants (after Kafka's TLA+ specifications of replication and KIP-966):
    epoch for epoch, up to its LEO.
 6. ``epochs_ordered``: every replica's leader-epoch cache is strictly increasing in epoch and
    non-decreasing in start offset.
+7. ``deleted_replicas_gone``: a live broker that has applied the controller's latest metadata
+   holds no replica of a deleted topic (nor of an earlier topic of the same name).
+
+A topic is known by its id: one deleted and created again under the same name is a new topic
+whose committed records start again from nothing.
 """
 
 from __future__ import annotations
@@ -56,8 +61,8 @@ class ReplicationInvariants:
         self.cluster = cluster
         self.checks = 0
         self.clean_elections = 0
-        self._committed: dict[tuple, _Committed] = {}
-        self._hw_seen: dict[tuple, tuple] = {}  # (tp, broker) -> (leader epoch, hw)
+        self._committed: dict[tuple, _Committed] = {}  # (tp, topic id) -> what is committed
+        self._hw_seen: dict[tuple, tuple] = {}  # (tp, topic id, broker) -> (leader epoch, hw)
         self._unclean_seen = 0
 
     @classmethod
@@ -80,6 +85,21 @@ class ReplicationInvariants:
             leader = self._live_leader(tp, state)
             if leader is not None:
                 self._check_leader(tp, state, leader)
+        if controller.topics_deleted:  # (nothing to look for otherwise: the check runs after every event)
+            self._check_deleted(controller)
+
+    def _check_deleted(self, controller) -> None:
+        for broker in self.cluster.brokers.values():
+            if not broker.alive or broker.metadata_version != controller.metadata_version:
+                continue  # the latest decisions have not reached it (yet)
+            for tp, replica in broker.partitions.items():
+                state = controller.partitions.get(tp)
+                if state is None or state.topic_id != replica.topic_id:
+                    self._fail(
+                        "deleted_replicas_gone",
+                        tp,
+                        f"broker {broker.broker_id} still holds a replica of deleted topic id {replica.topic_id}",
+                    )
 
     def _fail(self, name: str, tp, detail: str) -> None:
         raise InvariantViolation(
@@ -92,7 +112,13 @@ class ReplicationInvariants:
             return None
         broker = self.cluster.brokers[state.leader]
         replica = broker.partitions.get(tp)
-        if not broker.alive or replica is None or not replica.is_leader or replica.leader_epoch != state.leader_epoch:
+        if (
+            not broker.alive
+            or replica is None
+            or replica.topic_id != state.topic_id  # a cut-off broker's replica of a deleted topic
+            or not replica.is_leader
+            or replica.leader_epoch != state.leader_epoch
+        ):
             return None  # the decision has not reached the new leader yet
         return replica
 
@@ -131,7 +157,7 @@ class ReplicationInvariants:
                 self._fail("hw_within_isr", tp, f"HW {log.hw} > LEO {seen.leo} the leader knows for ISR member {r}")
             if follower is not None and follower.log.leo < log.hw:
                 self._fail("hw_within_isr", tp, f"HW {log.hw} > LEO {follower.log.leo} of ISR member {r}")
-        key = (tp, leader.me)
+        key = (tp, state.topic_id, leader.me)
         epoch_hw = (leader.leader_epoch, log.hw)
         before = self._hw_seen.get(key)
         min_isr = self.cluster.controller.effective_min_isr(tp, state)  # computed here, not by the leader
@@ -142,11 +168,11 @@ class ReplicationInvariants:
                 f"HW {before[1]} -> {log.hw} with ISR {list(leader.isr)} < min ISR {min_isr}",
             )
         self._hw_seen[key] = epoch_hw
-        self._check_committed(tp, leader)
+        self._check_committed(tp, state.topic_id, leader)
         self._check_followers(tp, leader)
 
-    def _check_committed(self, tp, leader) -> None:
-        committed = self._committed.setdefault(tp, _Committed())
+    def _check_committed(self, tp, topic_id: int, leader) -> None:
+        committed = self._committed.setdefault((tp, topic_id), _Committed())
         unclean = self.cluster.controller.unclean_elections
         if unclean != self._unclean_seen:
             # an unclean election happened: what it dropped was allowed to go; start again from
@@ -178,6 +204,7 @@ class ReplicationInvariants:
             if (
                 seen.leo < 0
                 or follower is None
+                or follower.topic_id != leader.topic_id
                 or not brokers[r].alive
                 or follower.is_leader
                 or follower.leader_epoch != leader.leader_epoch

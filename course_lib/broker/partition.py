@@ -75,10 +75,11 @@ class DelayedProduce:
 
 
 class Partition:
-    def __init__(self, broker, tp, config: TopicConfig):
+    def __init__(self, broker, tp, config: TopicConfig, topic_id: int = 0):
         self.broker = broker
         self.tp = tp
         self.config = config
+        self.topic_id = topic_id  # kept with the log (Kafka's partition.metadata file)
         self.log = PartitionLog()
         self.producers = ProducerStateTable()
         self.txn = TxnIndex()
@@ -204,6 +205,15 @@ class Partition:
         self.pending_isr = None
         self.fetch_generation += 1
 
+    def delete(self) -> None:
+        """The topic was deleted (``ReplicaManager.stopPartitions(delete=true)``): what waits here
+        gets ``UNKNOWN_TOPIC_OR_PARTITION``, the timers stop, the broker drops the log."""
+        self._resign(Errors.UnknownTopicOrPartitionError)
+        waiting, self.consumers_waiting = self.consumers_waiting, []
+        for src, req, _ in waiting:
+            self.broker.send(src, ConsumerFetchResponse(req.corr, self.tp, Errors.UnknownTopicOrPartitionError))
+        self.crash()
+
     def recover(self) -> None:
         """Restart: rebuild the producer-state table and transaction index from the log."""
         self.producers.rebuild(self.log.batches)
@@ -288,6 +298,8 @@ class Partition:
 
     # ---- leader: followers ----------------------------------------------------------------------
     def handle_fetch(self, src: str, req: FetchRequest) -> None:
+        if req.topic_id != self.topic_id:  # a replica of a deleted topic of the same name
+            return self.broker.send(src, FetchResponse(self.tp, req.generation, Errors.InconsistentTopicIdError))
         if not self.is_leader or req.leader_epoch != self.leader_epoch:
             error = (
                 Errors.NotLeaderForPartitionError
@@ -371,7 +383,7 @@ class Partition:
         self.pending_since_ms = self.sim.now
         assert self.state is not None, "only a leader (which has the controller's state) proposes an ISR"
         self.broker.send_controller(
-            AlterPartition(self.tp, self.me, self.leader_epoch, self.state.partition_epoch, isr)
+            AlterPartition(self.tp, self.me, self.leader_epoch, self.state.partition_epoch, isr, self.topic_id)
         )
 
     def on_alter_partition_response(self, src: str, resp) -> None:
@@ -392,6 +404,7 @@ class Partition:
             self.leader_epoch,
             generation,
             self.broker.options.replica_fetch_wait_max_ms,
+            self.topic_id,
         )
         self.broker.send(self.broker.node_of(self.leader_id), req)
         options = self.broker.options

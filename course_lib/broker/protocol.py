@@ -72,6 +72,9 @@ class PartitionState:
     elr: tuple = ()
     #: replicas that were ISR/ELR members and lost that status by an unclean shutdown
     last_known_elr: tuple = ()
+    #: the topic's id (KRaft's TopicRecord/PartitionRecord): a topic deleted and created again
+    #: under the same name is another topic, and a replica of the old one is a stray to delete
+    topic_id: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +131,8 @@ class MetadataResponse:
     brokers: tuple
     topics: dict  # topic -> number of partitions
     leaders: dict  # tp -> (leader or None, leader_epoch)
+    #: topic -> topic id (Metadata v10+): a client sees a topic deleted and created again
+    topic_ids: dict = field(default_factory=dict)
     kind: str = "metadata_response"
 
 
@@ -158,6 +163,7 @@ class FetchRequest:
     leader_epoch: int
     generation: int
     max_wait_ms: float
+    topic_id: int = 0  # inter-broker fetches name the topic id (Fetch v13+): a stale follower is refused
     kind: str = "fetch_request"
 
     def describe(self) -> str:
@@ -198,6 +204,7 @@ class AlterPartition:
     leader_epoch: int
     partition_epoch: int
     isr: tuple
+    topic_id: int = 0  # AlterPartition v2+ names the topic id
     kind: str = "alter_partition"
 
     def describe(self) -> str:
@@ -219,6 +226,9 @@ class PartitionUpdate:
     Like KRaft's metadata log, updates are applied in order: an incremental update is applied
     only on top of ``version - 1``; a broker that missed one (it was isolated, or restarted)
     reports its version in its heartbeat and gets a full snapshot (``full=True``).
+
+    A snapshot is the whole image: a topic it lacks was deleted, a partition with another topic
+    id belongs to a deleted topic of the same name, and the broker deletes those replicas.
     """
 
     states: dict  # tp -> PartitionState
@@ -227,10 +237,13 @@ class PartitionUpdate:
     full: bool = False
     #: the brokers registered and not fenced: what a metadata answer lists (KRaft's alive brokers)
     live_brokers: tuple = ()
+    #: topics deleted by this update (KRaft's RemoveTopicRecord): brokers delete their replicas
+    deleted: tuple = ()
     kind: str = "partition_update"
 
     def describe(self) -> str:
-        return "; ".join(f"p{tp[1]} leader {s.leader} e{s.leader_epoch}" for tp, s in self.states.items())
+        changes = [f"p{tp[1]} leader {s.leader} e{s.leader_epoch}" for tp, s in self.states.items()]
+        return "; ".join(changes + [f"delete {t}" for t in self.deleted])
 
 
 def _ids(batch: RecordBatch) -> str:

@@ -187,6 +187,10 @@ class TxnCoordinator(CoordinatorLog):
         if tid not in self.markers_pending or tp not in self.markers_pending[tid] or self.partition() is None:
             return
         state = self.broker.metadata.get(tp)
+        if state is None and self.broker.live_brokers is not None and tp[0] not in self.broker.topic_configs:
+            # the topic was deleted: no marker to write (TransactionMarkerChannelManager skips
+            # partitions whose leader it cannot find, "likely deleted already")
+            return self._marker_written(tid, meta, tp)
         if state is None or state.leader is None:
             self.broker.schedule_timer(MARKER_RETRY_MS, self._send_marker, tid, meta, tp)
             return
@@ -212,6 +216,9 @@ class TxnCoordinator(CoordinatorLog):
         if resp.error is not None:
             self.broker.schedule_timer(MARKER_RETRY_MS, self._send_marker, tid, meta, tp)
             return
+        self._marker_written(tid, meta, tp)
+
+    def _marker_written(self, tid, meta, tp) -> None:
         pending = self.markers_pending.get(tid)
         if pending is not None:
             pending.discard(tp)

@@ -5,12 +5,14 @@ Taught in notebooks/02_acks_and_durability.
 
 from .config import ConfigurationError, IdempotenceDisabledWarning
 from .future import Future, FutureRecordMetadata, RecordMetadata
+from .admin import KafkaAdminClient
 from .consumer import KafkaConsumer
 from .producer import KafkaProducer
 
 __all__ = [
     "KafkaProducer",
     "KafkaConsumer",
+    "KafkaAdminClient",
     "ConfigurationError",
     "IdempotenceDisabledWarning",
     "Future",

@@ -70,6 +70,8 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
         self._leader_epochs: dict[tuple, int] = {}  # from metadata: the leader epoch each leader has
         self._leaders_by_tp: dict[tuple, tuple] = {}  # every partition's (leader, epoch), last metadata answer
         self._topic_partitions: dict[str, int] = {}
+        self._topic_ids: dict[str, int] = {}
+        self._vanished: set[str] = set()  # subscribed topics deleted: metadata is asked again until back
         self._member_id = ""
         self._generation = -1
         self._joining = False
@@ -432,7 +434,9 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
         position(), as kafka-python has none by then: ``_Partition.early``.)"""
         if not self.alive:
             return
-        if self._metadata_corr is None and any(self._leaders.get(tp) is None for tp in self._partitions):
+        if self._metadata_corr is None and (
+            self._vanished or any(self._leaders.get(tp) is None for tp in self._partitions)
+        ):
             self._metadata_corr = self._send(self._any_broker(), MetadataRequest(self._next_corr()), self._on_metadata)
         if self._group is not None and self._needs_join and self._subscription:
             # the first join may finish in the background; a member that left the group (poll
@@ -517,18 +521,39 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
         if isinstance(resp, type):
             return self._later(self._advance)
         self._learn_metadata(resp)
-        if any(self._leaders.get(tp) is None for tp in self._partitions):
+        if self._vanished or any(self._leaders.get(tp) is None for tp in self._partitions):
             return self._later(self._advance)
         self._advance()
 
     def _learn_metadata(self, resp) -> None:
         self._learn_brokers(resp.brokers)
-        self._topic_partitions.update(resp.topics)
+        self._notice_deleted_topics(resp)
+        self._topic_partitions = dict(resp.topics)  # as kafka-python: a deleted topic is forgotten
         self._leaders_by_tp = dict(resp.leaders)
         for tp in self._partitions:
             leader, epoch = resp.leaders.get(tp, (None, -1))
             self._leaders[tp] = leader
             self._leader_epochs[tp] = epoch
+
+    def _notice_deleted_topics(self, resp) -> None:
+        """A subscribed topic deleted, or deleted and created again, changes the partitions the
+        group assigns: kafka-python's coordinator rejoins when its metadata snapshot of the
+        subscription changes (``need_rejoin``), and keeps asking for the metadata of a subscribed
+        topic the cluster does not know (a retriable error)."""
+        changed = False
+        for topic in self._subscription:
+            before, now, new_id = self._topic_partitions.get(topic), resp.topics.get(topic), resp.topic_ids.get(topic)
+            if before is not None and now is None:
+                self._vanished.add(topic)
+                changed = True
+            elif now is not None and (
+                topic in self._vanished or (new_id is not None and self._topic_ids.get(topic, new_id) != new_id)
+            ):
+                self._vanished.discard(topic)
+                changed = True
+        self._topic_ids.update(resp.topic_ids)
+        if changed and self._group is not None and self._generation >= 0:
+            self._needs_join = True
 
     def _later(self, fn) -> None:
         self._sim.schedule(self.config["retry_backoff_ms"], lambda: self.alive and fn())

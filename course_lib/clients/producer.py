@@ -111,6 +111,7 @@ class KafkaProducer(Requests, Transactions):
         self._delivery_timeout_ms = self.config["delivery_timeout_ms"]
         self._leaders: dict[tuple, tuple] = {}  # tp -> (leader id or None, leader epoch)
         self._partitions: dict[str, int] = {}
+        self._topic_ids: dict[str, int] = {}
         self._metadata_wanted = True
         self._metadata_corr: int | None = None
         self._metadata_sent_ms = -math.inf
@@ -479,6 +480,7 @@ class KafkaProducer(Requests, Transactions):
             self._metadata_corr = None
             self._control_nodes.pop(msg.corr, None)
             self._learn_brokers(msg.brokers)
+            self._forget_deleted_topics(msg)
             self._partitions.update(msg.topics)
             for tp, (leader, epoch) in msg.leaders.items():
                 known = self._leaders.get(tp)
@@ -498,6 +500,19 @@ class KafkaProducer(Requests, Transactions):
             self.producer_id, self.producer_epoch = msg.producer_id, msg.producer_epoch
             self._next_sequence.clear()
             self._wakeup()
+
+    def _forget_deleted_topics(self, msg) -> None:
+        """kafka-python replaces its metadata with each answer: a topic the answer lacks (deleted)
+        is forgotten - a send to it waits for metadata, a batch for it has no leader and
+        expires - and a topic under a new id (created again) loses its cached leader epochs."""
+        gone = {t for t in self._partitions if t not in msg.topics}
+        gone |= {t for t, tid in msg.topic_ids.items() if self._topic_ids.get(t, tid) != tid}
+        for topic in gone:
+            self._partitions.pop(topic, None)
+            self._topic_ids.pop(topic, None)
+        for tp in [tp for tp in self._leaders if tp[0] in gone]:
+            del self._leaders[tp]
+        self._topic_ids.update(msg.topic_ids)
 
     def on_disconnect(self, peer: str) -> None:
         """The connection to ``peer`` closed: every request in flight on it failed, and

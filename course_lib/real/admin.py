@@ -150,6 +150,17 @@ class ClusterAdmin:
             time.sleep(0.2)
         raise ClusterError(f"topic {name!r} has no leader with a full ISR after {timeout_s} s")
 
+    def delete_topic(self, name: str, timeout_s: float = 30.0) -> None:
+        """Delete ``name`` (kafka-python's ``delete_topics``: ``UnknownTopicOrPartitionError`` if
+        there is none), then wait until the metadata no longer lists it."""
+        self.call(lambda a: a.delete_topics([name]), topic=name)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if not self.partitions(name):
+                return
+            time.sleep(0.2)
+        raise ClusterError(f"topic {name!r} is still in the metadata {timeout_s} s after its deletion")
+
 
 def _full_isr(p: dict) -> bool:
     return len(p["isr_nodes"]) == len(p["replica_nodes"])
@@ -170,6 +181,15 @@ class ClusterMetadata:
     (``self.metadata``)."""
 
     metadata: ClusterAdmin
+
+    def topic(self, name: str) -> str:
+        """The name a topic has on this cluster (a namespacing handle overrides it)."""
+        return name
+
+    def delete_topic(self, name: str, timeout_s: float = 30.0) -> None:
+        """Delete the topic ``name`` (namespaced as ``create_topic`` does) and wait until the
+        metadata no longer lists it; ``UnknownTopicOrPartitionError`` if there is none."""
+        self.metadata.delete_topic(self.topic(name), timeout_s)
 
     def partitions_of(self, topic: str) -> list[int]:
         return [p["partition_index"] for p in self.metadata.partitions(topic)]

@@ -22,7 +22,11 @@ Taught in notebooks/03_retries_ordering_duplicates.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol, Union
+
+#: a node a fault aims at: its name, any node a predicate accepts (e.g. every connection of one
+#: client over the wire, :mod:`course_lib.wire.nemesis`), or None for any node
+Endpoint = Union[str, Callable[[str], bool], None]
 
 
 class Node(Protocol):
@@ -34,28 +38,30 @@ class Node(Protocol):
     def on_disconnect(self, peer: str) -> None: ...
 
 
+def _is(endpoint: Endpoint, node: str) -> bool:
+    if endpoint is None:
+        return True
+    return endpoint == node if isinstance(endpoint, str) else endpoint(node)
+
+
 @dataclass
 class DropRule:
-    src: str | None
-    dst: str | None
+    src: Endpoint
+    dst: Endpoint
     kind: str | None
     count: int = 1
     close: bool = False
 
     def matches(self, src: str, dst: str, kind: str) -> bool:
-        return (
-            (self.src is None or self.src == src)
-            and (self.dst is None or self.dst == dst)
-            and (self.kind is None or self.kind == kind)
-        )
+        return _is(self.src, src) and _is(self.dst, dst) and (self.kind is None or self.kind == kind)
 
 
 @dataclass
 class Trigger:
     """Run ``action(msg)`` right after a matching message is sent (a nemesis hook)."""
 
-    src: str | None
-    dst: str | None
+    src: Endpoint
+    dst: Endpoint
     kind: str | None
     action: object
     count: int = 1
@@ -106,13 +112,14 @@ class Network:
     # ---- faults -------------------------------------------------------------------------
     def drop_next(
         self,
-        src: str | None = None,
-        dst: str | None = None,
+        src: Endpoint = None,
+        dst: Endpoint = None,
         kind: str | None = None,
         count: int = 1,
         close: bool = False,
     ) -> DropRule:
-        """Lose the next ``count`` messages matching ``(src, dst, kind)``; None matches any."""
+        """Lose the next ``count`` messages matching ``(src, dst, kind)``; None matches any, and
+        a predicate every node it accepts."""
         rule = DropRule(src, dst, kind, count, close)
         self._rules.append(rule)
         return rule

@@ -11,8 +11,11 @@ Then it reads one command a line:
     isolate 1                                        a network partition around broker 1
     lose_next_ack [broker] | lose_next_request [broker]
     heal | heal_all                                  undo network faults / everything
-    schedule SECONDS [SEED]                          seeded random faults from now on
+    schedule SECONDS [SEED] [TOPIC]                  seeded random faults from now on (the
+                                                     simulator's schedules, course_lib.nemesis;
+                                                     with a TOPIC also those aimed at its leader)
     topic NAME [PARTITIONS] [MIN_ISR]                create a topic (RF = min(3, brokers))
+    delete_topic NAME                                delete a topic (DeleteTopics)
     state                                            leaders, ISR and HW of every partition
     quit                                             (or end of input) stop everything
 """
@@ -20,9 +23,12 @@ Then it reads one command a line:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import sys
+
+from kafka import errors as Errors
 
 from .cluster import WireCluster
 from .sasl import DEFAULT_MECHANISMS, MECHANISMS
@@ -78,7 +84,7 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
                 break
             try:
                 print(run_command(wire, words), file=stdout, flush=True)
-            except (ValueError, TypeError, RuntimeError) as exc:
+            except (ValueError, TypeError, RuntimeError, Errors.KafkaError) as exc:  # e.g. a topic that exists
                 print(f"error: {exc}", file=stdout, flush=True)
     return 0
 
@@ -106,10 +112,11 @@ def run_command(wire: WireCluster, words: list[str]) -> str:
         getattr(nemesis, command)()
         return f"ok {command}"
     if command == "schedule":
-        if not args:
-            raise ValueError("usage: schedule SECONDS [SEED]")
-        plan = nemesis.random_schedule(float(args[0]), seed=int(args[1]) if len(args) > 1 else None)
-        return "ok schedule " + json.dumps(plan)
+        if not args or len(args) > 3:
+            raise ValueError("usage: schedule SECONDS [SEED] [TOPIC]")
+        seed = int(args[1]) if len(args) > 1 else None
+        plan = nemesis.random_schedule(float(args[0]), seed=seed, topic=args[2] if len(args) > 2 else None)
+        return "ok schedule " + json.dumps([dataclasses.asdict(fault) for fault in plan])
     if command == "topic":
         if not args:
             raise ValueError("usage: topic NAME [PARTITIONS] [MIN_ISR]")
@@ -117,11 +124,16 @@ def run_command(wire: WireCluster, words: list[str]) -> str:
         min_isr = int(args[2]) if len(args) > 2 else None
         wire.create_topic(args[0], partitions, min_insync_replicas=min_isr)
         return f"ok topic {args[0]}"
+    if command == "delete_topic":
+        if len(args) != 1:
+            raise ValueError("usage: delete_topic NAME")
+        wire.delete_topic(args[0])
+        return f"ok delete_topic {args[0]}"
     if command == "state":
         return json.dumps(wire.call(wire.cluster.state), default=str)
     raise ValueError(
         f"unknown command {command!r}: crash|restart|pause|resume|isolate BROKER, lose_next_ack|lose_next_request [BROKER], "
-        "heal, heal_all, schedule SECONDS [SEED], topic NAME [PARTITIONS] [MIN_ISR], state, quit"
+        "heal, heal_all, schedule SECONDS [SEED] [TOPIC], topic NAME [PARTITIONS] [MIN_ISR], delete_topic NAME, state, quit"
     )
 
 

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 
 from ..backend import BROKER_FAULTS, CLIENT_FAULTS, KafkaBackend
+from ..history import INFO, Nemesis
 from .cluster import WireCluster
 
 #: ClusterOptions matching course_lib.real.cluster.LAB_BROKER_CONFIG
@@ -86,6 +87,16 @@ class WireLab:
     def client_config(self) -> dict:
         return {"bootstrap_servers": self.bootstrap_servers}
 
+    def live_bootstrap_servers(self) -> str:
+        """Like :attr:`bootstrap_servers` but only brokers that run and are not paused (as
+        ``LocalCluster.live_bootstrap_servers``)."""
+        cluster, ports, host = self.wire.cluster, self.wire.ports, self.wire.host
+
+        def live() -> list[int]:
+            return [b for b in sorted(ports) if cluster.inspect_broker(b).up and not cluster.inspect_broker(b).paused]
+
+        return ",".join(f"{host}:{ports[b]}" for b in self.wire.call(live))
+
     # ---- names: one learner, one process - used as given ---------------------------------------
     def topic(self, name: str) -> str:
         return name
@@ -115,6 +126,9 @@ class WireLab:
             timeout_s=timeout_s,
         )
         return name
+
+    def delete_topic(self, name: str, timeout_s: float = 30.0) -> None:
+        self.wire.delete_topic(name, timeout_s=timeout_s)
 
     # ---- metadata (the controller's view, as LocalCluster reads it with the admin client) -------
     def _state(self, topic: str, partition: int):
@@ -211,8 +225,13 @@ class WireBackend(KafkaBackend):
         super().__init__(lab)
         # this notebook runs the brokers (as a LocalCluster's) and their lab proxy's faults
         self.local = True
-        self.faults = CLIENT_FAULTS | BROKER_FAULTS
-        self.missing_reason = "not available over the wire (the simulator replays fault schedules in virtual time)"
+        # the simulator's fault schedules run on the simulation thread, at wall-clock ms
+        self.faults = CLIENT_FAULTS | BROKER_FAULTS | {Nemesis.SCHEDULE}
+        self.missing_reason = (
+            "isolation is not a Backend operation over the wire yet (WireCluster.nemesis.isolate does it), "
+            "and faults timed against a pipeline's steps need the simulator's clock (run_pipeline's "
+            "timed actions run only inside wait() on a wall clock)"
+        )
 
     @classmethod
     def fresh(cls, target) -> "WireBackend":
@@ -228,3 +247,29 @@ class WireBackend(KafkaBackend):
 
     def __repr__(self) -> str:
         return f"<WireBackend {self.cluster!r} run {self.run_id}>"
+
+    # ---- the simulator's timed faults, on the simulation thread at wall-clock ms
+    def schedule_faults(self, rng, duration_ms, kinds, faults, topic, producer) -> list:
+        """Draw ``faults`` faults of ``kinds`` (None: every kind) over ``duration_ms`` from ``rng``
+        - the draws of the simulator's ``schedule_faults``, so a seed gives the same schedule on
+        both - and start them now on the wall clock, with their healing. Lost ACKs and requests
+        are those of ``producer``'s connections (:class:`~course_lib.wire.nemesis.ScheduleTarget`);
+        every fault is recorded in this run's history as it starts. Returns the schedule."""
+        from ..nemesis import random_schedule
+
+        schedule = random_schedule(rng, duration_ms, self.brokers, kinds, faults)
+        return self.cluster.wire.nemesis.run_schedule(schedule, topic, producer.node_id, self._scheduled_fault)
+
+    def _scheduled_fault(self, f: str, value) -> None:
+        self.history.record("nemesis", INFO, f, value)
+        node = self.cluster.nodes.get((value or {}).get("broker"))
+        if node is not None and f in (Nemesis.PAUSE, Nemesis.RESUME, Nemesis.CRASH):
+            node.paused = f == Nemesis.PAUSE  # what heal() reads to resume a paused broker
+
+    def heal(self, timeout_ms: float = 60_000) -> None:
+        """Cancel what is left of a fault schedule, heal the network, then resume and restart
+        every broker and wait for the full ISRs (:meth:`KafkaBackend.heal`)."""
+        nemesis = self.cluster.wire.nemesis
+        nemesis.cancel()
+        nemesis.heal()
+        super().heal(timeout_ms)

@@ -25,10 +25,9 @@ import time
 from concurrent.futures import Future
 from typing import Any, Callable
 
-from kafka import errors as Errors
 
 from ..broker.cluster import Cluster
-from ..broker.protocol import TopicConfig
+from ..broker.topic_requests import create_topic_request, delete_topic_request
 from . import apis
 from .gateway import Gateway
 from .reactor import Connection, Reactor
@@ -188,35 +187,24 @@ class WireCluster:
         self, name: str, partitions: int, replication_factor: int, configs: dict, validate_only: bool = False
     ):
         """On the simulation thread: ``(error class or None, message)`` - what CreateTopics answers."""
-        c = self.cluster
-        o = c.options
-        if name in c.controller.configs:
-            return Errors.TopicAlreadyExistsError, f"Topic '{name}' already exists."
-        if not name or len(name) > 249 or any(ch not in _TOPIC_CHARS for ch in name):
-            return Errors.InvalidTopicError, f"{name!r} is not a valid topic name (letters, digits, '.', '_', '-')"
-        if partitions == -1:
-            partitions = 1
-        if replication_factor == -1:
-            replication_factor = min(o.default_replication_factor, len(c.brokers))
-        if partitions < 1:
-            return Errors.InvalidPartitionsError, "num_partitions must be >= 1"
-        if not 1 <= replication_factor <= len(c.brokers):
-            return (
-                Errors.InvalidReplicationFactorError,
-                f"replication factor {replication_factor} is not between 1 and the {len(c.brokers)} brokers",
-            )
-        try:
-            min_isr = int(configs.get("min.insync.replicas", o.min_insync_replicas))
-            unclean = str(configs.get("unclean.leader.election.enable", o.unclean_leader_election_enable)).lower()
-        except ValueError as exc:
-            return Errors.InvalidConfigurationError, str(exc)
-        if min_isr < 1:
-            return Errors.InvalidConfigurationError, "min.insync.replicas must be >= 1"
-        if validate_only:
-            return None, None
-        config = TopicConfig(partitions, replication_factor, min_isr, unclean == "true")
-        c.controller.create_topic(name, config)
-        return None, None
+        return create_topic_request(self.cluster, name, partitions, replication_factor, configs, validate_only)
+
+    def delete_topic(self, name: str, timeout_s: float = 10.0) -> None:
+        """Delete a topic and wait until every live broker has deleted it (as ``Cluster.delete_topic``);
+        ``UnknownTopicOrPartitionError`` if there is none."""
+        error, message = self.call(self.delete_topic_now, name)
+        if error is not None:
+            raise error(message)
+
+        def gone() -> bool:
+            return all(name not in b.topic_configs for b in self.cluster.brokers.values() if b.alive and not b.paused)
+
+        if not self.wait_until(gone, timeout_s):
+            raise TimeoutError(f"the deletion of topic {name!r} did not reach every live broker within {timeout_s} s")
+
+    def delete_topic_now(self, name: str):
+        """On the simulation thread: ``(error class or None, message)`` - what DeleteTopics answers."""
+        return delete_topic_request(self.cluster, name)
 
     # ---- the simulation thread ------------------------------------------------------------------------
     def _run(self) -> None:
@@ -301,6 +289,3 @@ class WireCluster:
             return
         self.requests_handled += 1
         gw.submit(header, request)
-
-
-_TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")

@@ -168,15 +168,16 @@ class ProducerDifferential:
 
 # ---- consumer sequences -------------------------------------------------------------------------
 def _read(consumer) -> list:
-    """Poll until nothing new comes for a while: every record the assignment can give now."""
+    """Poll until every assigned partition's position is at the end of the topic's fixed records
+    (or 10 s): every record the assignment can give. A condition, not a quiet spell: kafka-python's
+    first polls may come back empty while it looks up offsets, longer on a busy machine."""
     got: list = []
-    quiet = 0
-    deadline = time.monotonic() + 5
-    while quiet < 2 and time.monotonic() < deadline:
+    deadline = time.monotonic() + 10
+    while True:
         batch = [r for records in consumer.poll(200).values() for r in records]
         got += [(r.partition, r.offset, r.value) for r in batch]
-        quiet = 0 if batch else quiet + 1
-    return sorted(got)
+        if all(consumer.position(tp) >= RECORDS for tp in consumer.assignment()) or time.monotonic() > deadline:
+            return sorted(got)
 
 
 _CONSUMER_ACTIONS = {

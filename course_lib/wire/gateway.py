@@ -40,6 +40,11 @@ class Gateway:
     def __repr__(self) -> str:
         return f"<Gateway {self.node_id} busy={self._busy} queued={len(self._queue)}>"
 
+    @property
+    def idle(self) -> bool:
+        """No request in progress: no answer of the broker can be on its way to this connection."""
+        return not self._busy
+
     # ---- requests from the socket -------------------------------------------------------------
     def submit(self, header, request) -> None:
         self._queue.append((header, request))

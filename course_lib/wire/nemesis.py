@@ -9,7 +9,8 @@
 - ``lose_next_request(broker_id=None)``: the next produce request vanishes on its way;
 - ``isolate(b)``: a network partition around the broker (its sockets stay open, nothing gets
   through); ``heal()`` undoes it and the network faults above;
-- ``random_schedule(duration_s, ...)``: seeded random faults on the wall clock.
+- ``random_schedule(duration_s, ...)`` / ``run_schedule(schedule, ...)``: the simulator's seeded
+  fault schedules (:mod:`course_lib.nemesis`), on the wall clock (:class:`ScheduleTarget`).
 
 Every fault is recorded in the cluster's history, as on the simulator.
 """
@@ -17,16 +18,15 @@ Every fault is recorded in the cluster's history, as on the simulator.
 from __future__ import annotations
 
 import random
-import threading
 
-#: what a random schedule draws from (crash and pause are undone after a while)
-RANDOM_FAULTS = ("crash", "pause", "lose_next_ack", "lose_next_request")
+from ..history import Nemesis
+from .gateway import Gateway
 
 
 class WireNemesis:
     def __init__(self, wire):
         self.wire = wire
-        self._timers: list[threading.Timer] = []
+        self._targets: list[ScheduleTarget] = []  # the schedules started, to cancel
         self.spoiled: dict[int, int] = {}  # broker -> produce requests still to refuse as corrupt
 
     # ---- processes --------------------------------------------------------------------------------
@@ -110,44 +110,149 @@ class WireNemesis:
                 self.restart(broker_id)
 
     # ---- schedules ------------------------------------------------------------------------------------
-    def random_schedule(
-        self, duration_s: float, mean_interval_s: float = 2.0, seed: int | None = None, faults=RANDOM_FAULTS
-    ) -> list[tuple[float, str, int]]:
-        """Draw a seeded schedule of faults for the next ``duration_s`` seconds and start it.
-        Crashes and pauses are undone after 0.5-3 s. Returns ``[(at_s, fault, broker), ...]``."""
-        rng = random.Random(self.wire.seed if seed is None else seed)
-        brokers = sorted(self.wire.ports)
-        plan: list[tuple[float, str, int]] = []
-        t = 0.0
-        while True:
-            t += rng.expovariate(1.0 / mean_interval_s)
-            if t >= duration_s:
-                break
-            fault = rng.choice(list(faults))
-            broker = rng.choice(brokers)
-            plan.append((round(t, 3), fault, broker))
-            undo = {"crash": "restart", "pause": "resume"}.get(fault)
-            if undo:
-                plan.append((round(t + rng.uniform(0.5, 3.0), 3), undo, broker))
-        plan.sort()
-        for at, fault, broker in plan:
-            timer = threading.Timer(at, self._apply, (fault, broker))
-            timer.daemon = True
-            self._timers.append(timer)
-            timer.start()
-        return plan
+    def run_schedule(
+        self, schedule: list, topic: str | None = None, client_id: str | None = None, on_fault=None
+    ) -> list:
+        """Start a :mod:`course_lib.nemesis` schedule now: each fault ``at_ms`` from now on the
+        wall clock, healing itself as on the simulator. ``client_id``: the kafka-python client
+        whose lost ACKs and requests these are (None: any client's); ``on_fault(f, value)`` is
+        told each fault as it starts (a backend records them in its history)."""
+        from ..nemesis import apply_schedule
 
-    def _apply(self, fault: str, broker: int) -> None:
-        if self.wire._stopping:
-            return
-        action = getattr(self, fault)
-        action(broker) if fault not in ("lose_next_ack", "lose_next_request") else action(broker_id=broker)
+        target = ScheduleTarget(self.wire, on_fault)
+        self._targets.append(target)
+        self.wire.call(lambda: apply_schedule(target, schedule, topic, client_id, origin_ms=target.now))
+        return schedule
+
+    def random_schedule(
+        self,
+        duration_s: float,
+        mean_interval_s: float = 2.0,
+        seed: int | None = None,
+        kinds: tuple | None = None,
+        topic: str | None = None,
+    ) -> list:
+        """Draw a seeded :func:`course_lib.nemesis.random_schedule` for the next ``duration_s``
+        seconds (one fault per ``mean_interval_s`` on average) and start it. ``kinds`` (None:
+        every kind; without a ``topic``, every kind that needs no leader to aim at). Returns the
+        schedule (a list of :class:`~course_lib.nemesis.Fault`)."""
+        from ..nemesis import FAULT_KINDS, NEEDS_TOPIC, random_schedule
+
+        if kinds is None:
+            kinds = FAULT_KINDS if topic is not None else tuple(k for k in FAULT_KINDS if k not in NEEDS_TOPIC)
+        rng = random.Random(self.wire.seed if seed is None else seed)
+        faults = max(1, round(duration_s / mean_interval_s))
+        schedule = random_schedule(rng, duration_s * 1000, sorted(self.wire.ports), kinds, faults)
+        return self.run_schedule(schedule, topic)
 
     def cancel(self) -> None:
-        """Stop a running schedule (stopping the cluster does this too)."""
-        for timer in self._timers:
-            timer.cancel()
-        for timer in self._timers:
-            if timer.is_alive():
-                timer.join(1)
-        self._timers.clear()
+        """Stop every running schedule: faults still to come do not start, and faults under way
+        are not undone (``heal_all()`` does that; stopping the cluster does both)."""
+        targets, self._targets = self._targets, []
+
+        def cancel_all() -> None:
+            for target in targets:
+                target.cancel()
+
+        if targets:
+            self.wire.call(cancel_all)
+
+
+class ScheduleTarget:
+    """The wire cluster as :func:`course_lib.nemesis.apply_schedule` sees it, on the simulation
+    thread: the simulated :class:`~course_lib.broker.Cluster` (leaders, ISR, the network's slow
+    links and partitions, pause/resume are the simulator's own), with what a fault means for TCP:
+
+    - ``crash``: the listener goes at once (connecting is refused) and so does every idle
+      connection; a connection waiting for an answer closes after what the broker had already
+      sent it - the kernel sends a killed process's socket buffers before the FIN, so an ACK
+      written just before the crash (``crash_leader_after_ack``) reaches the client;
+    - ``restart``: the broker recovers and listens on its port again;
+    - ``lose_next_ack`` / ``lose_next_request`` for a client: the next produce answer to, or
+      request from, any of that kafka-python client's connections (the gateway nodes whose
+      requests carry its ``client_id``) is lost; the connection stalls, as a TCP connection that
+      lost a segment for good does, until the client's ``request_timeout_ms`` closes it.
+    """
+
+    def __init__(self, wire, on_fault=None):
+        self.wire = wire
+        self.cluster = wire.cluster
+        self._on_fault = on_fault
+        self._handles: list[int] = []
+        self.cancelled = False
+
+    def __getattr__(self, name: str):
+        # leader_of, inspect, inspect_broker, broker_ids, options, network: the simulator's own
+        return getattr(self.cluster, name)
+
+    @property
+    def now(self) -> float:
+        return self.cluster.now
+
+    def at(self, delay_ms: float, action, *args) -> None:
+        self._handles.append(self.cluster.sim.schedule(delay_ms, self._run, action, args))
+
+    def _run(self, action, args) -> None:
+        if not self.cancelled and not self.wire._stopping:
+            action(*args)
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        for handle in self._handles:
+            self.cluster.sim.cancel(handle)
+        self._handles.clear()
+
+    def _record(self, f: str, value) -> None:
+        if self._on_fault is not None:
+            self._on_fault(f, value)
+
+    # ---- processes
+    def crash(self, broker_id: int) -> None:
+        self.cluster.crash(broker_id)  # tells each connection it talked to, after what it was sent
+        self.wire.reactor.call(self.wire.reactor.refuse, broker_id)
+        for node in list(self.cluster.network.nodes.values()):
+            if isinstance(node, Gateway) and node.broker_id == broker_id and node.idle:
+                node.close()
+        self._record(Nemesis.CRASH, {"broker": broker_id})
+
+    def restart(self, broker_id: int) -> None:
+        self.wire.nemesis.restart(broker_id)
+        self._record(Nemesis.RESTART, {"broker": broker_id})
+
+    def pause(self, broker_id: int) -> None:
+        self.cluster.pause(broker_id)
+        self._record(Nemesis.PAUSE, {"broker": broker_id})
+
+    def resume(self, broker_id: int) -> None:
+        self.cluster.resume(broker_id)
+        self._record(Nemesis.RESUME, {"broker": broker_id})
+
+    # ---- the network
+    def isolate(self, broker_id: int) -> None:
+        self.cluster.isolate(broker_id)
+        self._record(Nemesis.ISOLATE, {"broker": broker_id})
+
+    def heal(self) -> None:
+        self.cluster.heal()
+        self._record(Nemesis.HEAL, None)
+
+    def lose_next_ack(self, client_id: str | None = None) -> None:
+        self.cluster.network.drop_next(dst=self._connections_of(client_id), kind="produce_response")
+        self.cluster.record("nemesis", Nemesis.LOSE_NEXT_ACK, {"client": client_id})
+        self._record(Nemesis.LOSE_NEXT_ACK, {"client": client_id})
+
+    def lose_next_request(self, client_id: str | None = None) -> None:
+        self.cluster.network.drop_next(src=self._connections_of(client_id), kind="produce_request")
+        self.cluster.record("nemesis", Nemesis.LOSE_NEXT_REQUEST, {"client": client_id})
+        self._record(Nemesis.LOSE_NEXT_REQUEST, {"client": client_id})
+
+    def _connections_of(self, client_id: str | None):
+        """The network nodes of ``client_id``'s connections, present and future (None: any node)."""
+        if client_id is None:
+            return None
+        nodes = self.cluster.network.nodes
+
+        def of_the_client(node: str) -> bool:
+            return getattr(nodes.get(node), "client_id", None) == client_id
+
+        return of_the_client

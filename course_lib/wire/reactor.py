@@ -149,13 +149,17 @@ class Reactor:
         self._selector.register(sock, selectors.EVENT_READ, ("listener", broker_id))
         return sock.getsockname()[1]
 
-    def kill_broker(self, broker_id: int) -> None:
-        """SIGKILL: the listener goes (new connections are refused) and every connection to the
-        broker is reset."""
+    def refuse(self, broker_id: int) -> None:
+        """The broker's listener goes: new connections are refused (open ones stay)."""
         sock = self.listeners.pop(broker_id, None)
         if sock is not None:
             self._selector.unregister(sock)
             sock.close()
+
+    def kill_broker(self, broker_id: int) -> None:
+        """SIGKILL: the listener goes (new connections are refused) and every connection to the
+        broker is reset."""
+        self.refuse(broker_id)
         for conn in [c for c in self.connections if c.broker_id == broker_id]:
             self._close(conn, reset=True)
 

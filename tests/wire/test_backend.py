@@ -4,12 +4,8 @@ the simulator's own clients give on the same scenario."""
 
 import pytest
 
-from course_lib.backend import MissingFault
 from course_lib.scenarios import SCENARIOS, run_scenario
 from course_lib.wire.backend import WireBackend, WireLab
-
-#: scenarios the wire backend cannot run, and why
-NOT_ON_WIRE = {"random_faults": "replays a fault schedule in virtual time (a simulator-only fault)"}
 
 
 @pytest.fixture(scope="module")
@@ -18,16 +14,10 @@ def lab():
         yield lab
 
 
-@pytest.mark.parametrize("name", sorted(set(SCENARIOS) - set(NOT_ON_WIRE)))
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
 def test_scenario_on_kafka_python_over_the_wire(lab, name):
     result = run_scenario(name, backend=WireBackend(lab), seed=1)
     lab.revive()
     simulated = run_scenario(name, seed=1)
     assert result.anomalies == result.expected, f"{name}: {result.result.summary()}"
     assert result.anomalies == simulated.anomalies
-
-
-@pytest.mark.parametrize("name", sorted(NOT_ON_WIRE))
-def test_simulator_only_scenarios_say_why(lab, name):
-    with pytest.raises(MissingFault, match="schedule"):
-        run_scenario(name, backend=WireBackend(lab), seed=1)

@@ -25,6 +25,9 @@ def test_cli_prints_the_bootstrap_address_and_takes_fault_commands(no_leaks):
             ("restart 2", "ok restart 2"),
             ("lose_next_ack", "ok lose_next_ack"),
             ("heal", "ok heal"),
+            ("topic orders", "error: [Error 36] TopicAlreadyExistsError"),
+            ("delete_topic orders", "ok delete_topic orders"),
+            ("delete_topic orders", "error: [Error 3] UnknownTopicOrPartitionError"),
             ("crash 7", "error: usage: crash BROKER (one of [1, 2, 3])"),
             ("teleport 1", "error: unknown command 'teleport'"),
         ]:

@@ -24,15 +24,16 @@ def test_wire_column_runs_each_case_and_says_why_not(quiet_tqdm, no_leaks):
     assert lost_ack["wire"] == lost_ack["simulator"] == lost_ack["expected"] == ["duplicate"]
     assert lost_ack["agree"] is True and lost_ack["disagree"] == []
     assert lost_ack["wire run"].backend != lost_ack["sim"].backend
-    # random_faults replays a schedule on the virtual clock: simulator-only, the row says so
-    assert schedule["wire"] is None and "fault schedules in virtual time" in schedule["wire why not"]
-    assert schedule["agree"] is None  # only one backend ran it
+    # random_faults: the same seeded schedule, on the virtual clock and on the wire cluster's
+    assert schedule["wire"] == schedule["simulator"] == schedule["expected"] == []
+    assert schedule["wire why not"] is None and schedule["agree"] is True
+    assert schedule["wire run"].notes["schedule"] == schedule["sim"].notes["schedule"]
     assert all(r["real Kafka"] is None and r["why not"] == "no Java here" for r in rows)
 
     text = fidelity_text(rows)
-    assert "1 of 1 cases agree on every backend that ran them" in text
+    assert "2 of 2 cases agree on every backend that ran them" in text
     assert "- real Kafka, lost_ack_retry, random_faults: no Java here" in text
-    assert "- wire, random_faults: random_faults needs the fault(s) ['schedule']" in text
+    assert "- wire," not in text
 
 
 def test_disagreements_name_the_pair_and_what_it_points_at():

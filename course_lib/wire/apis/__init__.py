@@ -10,13 +10,19 @@ One module per Kafka API or tight family of APIs (franz-go kfake's shape): :mod:
 what they share, :mod:`.unsupported` the answer to what is not implemented. This package holds
 the registry: :data:`SUPPORTED` is what ApiVersions advertises (the versions are
 :data:`.api_versions.SUPPORTED_VERSIONS`): only what is implemented, at Kafka 4.3.1's versions
-capped where a later version needs what the simulator has not (topic ids: Produce v13 and Fetch
-v13; transactions v2, KIP-890: AddPartitionsToTxn v4).
+capped where a later version needs what the simulator has not (topic ids: Produce v13, Fetch
+v13 and DeleteTopics v6; transactions v2, KIP-890: AddPartitionsToTxn v4).
 """
 
 from __future__ import annotations
 
-from kafka.protocol.admin import CreateTopicsRequest, DescribeConfigsRequest, DescribeGroupsRequest, ListGroupsRequest
+from kafka.protocol.admin import (
+    CreateTopicsRequest,
+    DeleteTopicsRequest,
+    DescribeConfigsRequest,
+    DescribeGroupsRequest,
+    ListGroupsRequest,
+)
 from kafka.protocol.consumer import (
     FetchRequest,
     HeartbeatRequest,
@@ -42,6 +48,7 @@ from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
 from .admin import create_topics, describe_configs
 from .api_versions import REQUEST_CLASSES, SASL_VERSIONS, SUPPORTED_VERSIONS, api_versions
 from .coordinators import find_coordinator
+from .delete_topics import delete_topics
 from .fetch import fetch
 from .groups import GroupDirectory, describe_groups, heartbeat, join_group, leave_group, list_groups, sync_group
 from .list_offsets import list_offsets
@@ -81,6 +88,7 @@ HANDLERS = {
     ListGroupsRequest.API_KEY: list_groups,
     ApiVersionsRequest.API_KEY: api_versions,
     CreateTopicsRequest.API_KEY: create_topics,
+    DeleteTopicsRequest.API_KEY: delete_topics,
     InitProducerIdRequest.API_KEY: init_producer_id,
     OffsetForLeaderEpochRequest.API_KEY: offset_for_leader_epoch,
     AddPartitionsToTxnRequest.API_KEY: add_partitions_to_txn,
@@ -100,7 +108,16 @@ SASL_SUPPORTED = {key: (lo, hi, HANDLERS[key]) for key, (lo, hi) in SASL_VERSION
 
 #: handlers that read the broker's (or controller's) state instead of sending a simulator message
 ANSWERED_BY_THE_BROKER_ITSELF = frozenset(
-    {api_versions, create_topics, describe_configs, describe_groups, list_groups, sasl_handshake, sasl_authenticate}
+    {
+        api_versions,
+        create_topics,
+        delete_topics,
+        describe_configs,
+        describe_groups,
+        list_groups,
+        sasl_handshake,
+        sasl_authenticate,
+    }
 )
 
 

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from kafka.protocol.admin import CreateTopicsRequest, DescribeConfigsRequest, DescribeGroupsRequest, ListGroupsRequest
+from kafka.protocol.admin import (
+    CreateTopicsRequest,
+    DeleteTopicsRequest,
+    DescribeConfigsRequest,
+    DescribeGroupsRequest,
+    ListGroupsRequest,
+)
 from kafka.protocol.consumer import (
     FetchRequest,
     HeartbeatRequest,
@@ -45,6 +51,7 @@ SUPPORTED_VERSIONS = {
     ListGroupsRequest.API_KEY: (0, 4),
     ApiVersionsRequest.API_KEY: (0, 4),
     CreateTopicsRequest.API_KEY: (2, 7),
+    DeleteTopicsRequest.API_KEY: (1, 5),  # v6: topics by id
     InitProducerIdRequest.API_KEY: (0, 5),
     OffsetForLeaderEpochRequest.API_KEY: (2, 4),
     AddPartitionsToTxnRequest.API_KEY: (0, 3),  # v4+: transactions v2
@@ -82,6 +89,7 @@ REQUEST_CLASSES = {
         ListGroupsRequest,
         ApiVersionsRequest,
         CreateTopicsRequest,
+        DeleteTopicsRequest,
         InitProducerIdRequest,
         OffsetForLeaderEpochRequest,
         AddPartitionsToTxnRequest,

@@ -1,4 +1,6 @@
-"""Fetch: records read from the partition leaders, fenced by leader epoch (KIP-320)."""
+"""Fetch: records read from the partition leaders, fenced by leader epoch (KIP-320), with the
+diverging epoch of Fetch v12+ (KIP-595): a fetch whose last fetched epoch ended earlier in the
+leader's log gets no records but where that epoch ended, so the client truncates there."""
 
 from __future__ import annotations
 
@@ -17,6 +19,12 @@ def fetch(gw, req) -> None:
     read_committed = bool(req.isolation_level)
     wanted = [(t.topic, p.partition, p.fetch_offset) for t in req.topics for p in t.partitions]
     epochs = {(t.topic, p.partition): p.current_leader_epoch for t in req.topics for p in t.partitions}
+    # v12+: the epoch of the record before fetch_offset, as the client saw it (-1: unknown)
+    last_epochs = {
+        (t.topic, p.partition): getattr(p, "last_fetched_epoch", -1) if gw.version >= 12 else -1
+        for t in req.topics
+        for p in t.partitions
+    }
     answers: dict = {}
     state = {"hurry": False}
 
@@ -41,8 +49,12 @@ def fetch(gw, req) -> None:
 
     def finish() -> None:
         by_topic: dict = {}
-        for topic, partition, _ in wanted:
+        for topic, partition, offset in wanted:
             resp = answers[(topic, partition)]
+            diverging = _diverging_epoch(gw, (topic, partition), offset, last_epochs[(topic, partition)], resp)
+            if diverging is not None:
+                by_topic.setdefault(topic, []).append(diverging)
+                continue
             by_topic.setdefault(topic, []).append(
                 {
                     "partition_index": partition,
@@ -86,3 +98,27 @@ def _fence(gw, tp, current_leader_epoch: int, resp):
         return resp
     error = Errors.FencedLeaderEpochError if current_leader_epoch < epoch else Errors.UnknownLeaderEpochError
     return sim.ConsumerFetchResponse(resp.corr, tp, error)
+
+
+def _diverging_epoch(gw, tp, fetch_offset: int, last_fetched_epoch: int, resp) -> dict | None:
+    """KIP-595, as Kafka's ``Partition.readRecords``: when the leader's log ends the client's
+    last fetched epoch before ``fetch_offset`` (or knows only older epochs), the answer carries
+    no records but that epoch's end (``diverging_epoch``); an epoch older than the whole log is
+    OFFSET_OUT_OF_RANGE. kafka-python 3.0.12 checks its position with OffsetForLeaderEpoch only at
+    the start of a poll, so a fetch sent after a leader change later in the same poll relies on
+    this answer to notice the truncation. None: read on."""
+    # Kafka looks for divergence before it reads: a fetch offset past the log end diverges too
+    if (resp.error is not None and resp.error is not Errors.OffsetOutOfRangeError) or last_fetched_epoch < 0:
+        return None
+    partition = gw.wire.cluster.brokers[gw.broker_id].partitions.get(tp)
+    if partition is None or not partition.is_leader:
+        return None
+    epoch, end = partition.log.end_offset_for_epoch(last_fetched_epoch)
+    hw, lso = partition.log.hw, partition.readable_end(True)
+    base = {"partition_index": tp[1], "high_watermark": hw, "last_stable_offset": lso, "log_start_offset": 0}
+    base["records"] = b""
+    if epoch < 0 or end < 0:
+        return {**base, "error_code": Errors.OffsetOutOfRangeError.errno, "high_watermark": -1}
+    if epoch < last_fetched_epoch or end < fetch_offset:
+        return {**base, "error_code": 0, "diverging_epoch": {"epoch": epoch, "end_offset": end}}
+    return None
