@@ -42,6 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from tools.pyodide_local import CACHE, PYODIDE_VERSION, npm_install, npm_pyodide  # noqa: E402
+from tools.pyodide_bytecode import STDLIB, precompile  # noqa: E402
 
 CDN_PYODIDE_URL = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/pyodide.js"
 # Lessons that run in a browser: 00-08 and lettered extras such as 05b (not 09/10: real Kafka, Spark).
@@ -76,6 +77,10 @@ PRELOAD = (
     COURSE_DIST,
 )
 KERNEL_WHEELS = "extensions/@jupyterlite/pyodide-kernel-extension/static/pypi"
+# the compiled copies (tools/pyodide_bytecode.py) of the standard library and of the wheels the
+# kernel loads that the site does not serve from pypi/: one folder for both build roots
+BYTECODE = "bytecode"
+SERVICE_WORKER = "service-worker.js"  # JupyterLite registers it from the build root
 # build root -> the folder of its pages that start Python (lessons: lab/, demos: voici/render/)
 PAGES = {"": "lab", "demos": "demos/voici/render"}
 # seconds until a page that has not reached the runtime says so
@@ -353,18 +358,27 @@ def _wheel_entry(wheel: Path, file_name: str) -> dict:
     }
 
 
-def course_lock(root: Path, core_lock: dict, core_prefix: str) -> dict:
+def course_lock(root: Path, core_lock: dict, core_prefix: str, bytecode: Path | None = None) -> dict:
     """The Pyodide lock file of one build root: the distribution's packages (``file_name`` made
     ``core_prefix + file_name``: an absolute URL, or a path relative to the lock file) plus the
-    wheels this build serves itself - the course's (``pypi/``) and the JupyterLite kernel's."""
+    wheels this build serves itself - the course's (``pypi/``) and the JupyterLite kernel's.
+    ``bytecode``: a folder of the site with compiled copies of wheels (tools/pyodide_bytecode.py);
+    a package whose wheel has a copy there is loaded from it."""
     lock = json.loads(json.dumps(core_lock))
+    compiled = {w.name: w for w in bytecode.glob("*.whl")} if bytecode else {}
     for entry in lock["packages"].values():
-        entry["file_name"] = core_prefix + entry["file_name"]
+        if entry["file_name"] in compiled:
+            wheel = compiled[entry["file_name"]]
+            entry["file_name"] = _relative_path(wheel, root)
+            entry["sha256"] = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        else:
+            entry["file_name"] = core_prefix + entry["file_name"]
     own = sorted((root / "pypi").glob("*.whl")) + sorted((root / KERNEL_WHEELS).glob("*.whl"))
     for wheel in own:
         if wheel.name.startswith("widgetsnbextension-3."):
             continue  # JupyterLite ships a 3.x and a 4.x placeholder; ipywidgets 8 needs 4.x
-        entry = _wheel_entry(wheel, wheel.relative_to(root).as_posix())
+        served = compiled.get(wheel.name, wheel)
+        entry = _wheel_entry(served, _relative_path(served, root))
         lock["packages"][_norm(entry["name"])] = entry
     missing = [name for name in PRELOAD if _norm(name) not in lock["packages"]]
     if missing:
@@ -372,14 +386,18 @@ def course_lock(root: Path, core_lock: dict, core_prefix: str) -> dict:
     return lock
 
 
-def _kernel_settings(pyodide_url: str) -> dict:
-    """The kernel's settings: where Pyodide is, and the lock file it loads :data:`PRELOAD` from
-    while it starts (``lockFileURL`` is resolved against the build's base URL: the copy works
-    under any path)."""
+def _kernel_settings(pyodide_url: str, root: str) -> dict:
+    """The kernel's settings: where Pyodide is, the lock file it loads :data:`PRELOAD` from while
+    it starts, and the compiled standard library (``...URL`` options are resolved against the
+    build's base URL: the copy works under any path)."""
     return {
         "pyodideUrl": pyodide_url,
         "disablePyPIFallback": True,
-        "loadPyodideOptions": {"lockFileURL": f"./{LOCK_NAME}", "packages": list(PRELOAD)},
+        "loadPyodideOptions": {
+            "lockFileURL": f"./{LOCK_NAME}",
+            "stdLibURL": _relative(f"{BYTECODE}/{STDLIB}", root),
+            "packages": list(PRELOAD),
+        },
     }
 
 
@@ -425,9 +443,29 @@ def add_runtime_probe(page: Path, pyodide_url: str) -> None:
     page.write_text(text.replace("<head>", "<head>\n" + probe, 1))
 
 
+def without_drive(root: Path) -> None:
+    """No service worker in build ``root``: its kernels then mount no drive (a demo reads no file).
+    With the drive mounted, the kernel starts in it and Python looks for every module it imports
+    there first (the current directory is on sys.path), each look a synchronous request through
+    the service worker: about 100 of them, 2-3 s of a demo's cold start. The page logs that
+    registering the worker failed (the browser's console only)."""
+    (root / SERVICE_WORKER).unlink()
+
+
 def _relative(target: str, page_dir: str) -> str:
     """``target`` (a path from the site root) as seen from a page in ``page_dir`` (from the root)."""
     return os.path.relpath(target, page_dir or ".").replace(os.sep, "/")
+
+
+def _relative_path(target: Path, folder: Path) -> str:
+    """The URL path of file ``target`` relative to ``folder`` (both in the site)."""
+    return os.path.relpath(target.resolve(), folder.resolve()).replace(os.sep, "/")
+
+
+def kernel_extension_wheels() -> list[Path]:
+    """The wheels the JupyterLite kernel extension ships (the builds copy them into the site)."""
+    folder = Path(sys.prefix) / "share/jupyter/labextensions/@jupyterlite/pyodide-kernel-extension/static/pypi"
+    return sorted(w for w in folder.glob("*.whl") if not w.name.startswith("widgetsnbextension-3."))
 
 
 def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None = None, offline: bool = False) -> Path:
@@ -453,7 +491,12 @@ def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None 
             (stage / folder).mkdir(parents=True)
             for nb in notebooks:
                 (stage / folder / nb.name).write_text(json.dumps(for_the_browser(nb, plots_hint), indent=1))
-        bundled = wheels(stage / "wheels")
+        # every pure-Python wheel the kernel loads and the standard library, compiled once here
+        # (tools/pyodide_bytecode.py); the course's wheels go into pypi/ compiled
+        course_wheels = wheels(stage / "wheels")
+        dist_wheels = sorted(local_distribution().glob("*.whl"))
+        compiled = precompile([*course_wheels, *kernel_extension_wheels(), *dist_wheels], npm_pyodide() / STDLIB)
+        bundled = [compiled / w.name for w in course_wheels]
         if out.exists():
             shutil.rmtree(out)
         # Two JupyterLite builds: Voici's replaces the shared build/ folder with its own app, so
@@ -464,15 +507,25 @@ def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None 
             ([str(bin_dir / "voici"), "build"], stage / "demos", "demos"),
         ):
             url = _relative("pyodide/pyodide.js", PAGES[root]) if offline else pyodide_url
-            _lite_build(command, contents, out / root, stage, bundled, _kernel_settings(url))
-    if offline:
-        shutil.copytree(core_dir, out / "pyodide", ignore=shutil.ignore_patterns(".complete"))
+            _lite_build(command, contents, out / root, stage, bundled, _kernel_settings(url, root))
+    without_drive(out / "demos")
+    # the compiled copies the lock files point to: the kernel's wheels, those of the distribution
+    # this build's runtime would load (same file name), and the standard library
+    loaded = {entry["file_name"] for entry in core_lock["packages"].values()}
+    (out / BYTECODE).mkdir()
+    for f in [*kernel_extension_wheels(), *(w for w in dist_wheels if w.name in loaded)]:
+        shutil.copy2(compiled / f.name, out / BYTECODE / f.name)
+    shutil.copy2(compiled / STDLIB, out / BYTECODE / STDLIB)
+    if offline:  # without what the compiled copies replace
+        replaced = shutil.ignore_patterns(".complete", STDLIB, *(w.name for w in (out / BYTECODE).glob("*.whl")))
+        shutil.copytree(core_dir, out / "pyodide", ignore=replaced)
     for root, page_dir in PAGES.items():
         if offline:
             url, prefix = _relative("pyodide/pyodide.js", page_dir), _relative("pyodide", root) + "/"
         else:
             url, prefix = pyodide_url, pyodide_url.rsplit("/", 1)[0] + "/"
-        (out / root / LOCK_NAME).write_text(json.dumps(course_lock(out / root, core_lock, prefix)))
+        lock = course_lock(out / root, core_lock, prefix, bytecode=out / BYTECODE)
+        (out / root / LOCK_NAME).write_text(json.dumps(lock))
         for page in sorted((out / page_dir).glob("*.html")):
             add_runtime_probe(page, url)
     vendor_fontawesome(out)
