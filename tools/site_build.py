@@ -76,7 +76,12 @@ PRELOAD = (
     "tqdm",
     COURSE_DIST,
 )
-KERNEL_WHEELS = "extensions/@jupyterlite/pyodide-kernel-extension/static/pypi"
+# The demos' kernel does without jedi (IPython's code completion: a demo shows no code): 1,900
+# files fewer to unpack while it starts. The kernel's worker would install it anyway (its list of
+# what it needs, in the extension's bundles, names it); :func:`kernel_without` takes it out there.
+NOT_IN_DEMOS = ("jedi",)
+KERNEL_STATIC = "extensions/@jupyterlite/pyodide-kernel-extension/static"
+KERNEL_WHEELS = f"{KERNEL_STATIC}/pypi"
 # the compiled copies (tools/pyodide_bytecode.py) of the standard library and of the wheels the
 # kernel loads that the site does not serve from pypi/: one folder for both build roots
 BYTECODE = "bytecode"
@@ -396,7 +401,7 @@ def _kernel_settings(pyodide_url: str, root: str) -> dict:
         "loadPyodideOptions": {
             "lockFileURL": f"./{LOCK_NAME}",
             "stdLibURL": _relative(f"{BYTECODE}/{STDLIB}", root),
-            "packages": list(PRELOAD),
+            "packages": [p for p in PRELOAD if not (root == "demos" and p in NOT_IN_DEMOS)],
         },
     }
 
@@ -450,6 +455,28 @@ def without_drive(root: Path) -> None:
     the service worker: about 100 of them, 2-3 s of a demo's cold start. The page logs that
     registering the worker failed (the browser's console only)."""
     (root / SERVICE_WORKER).unlink()
+
+
+# how the kernel's worker (jupyterlite-pyodide-kernel 0.7.0, minified) lists the packages it
+# installs unless they were preloaded
+_KERNEL_NEEDS = '"sqlite3","ipykernel","comm","pyodide_kernel","jedi","ipython"'
+
+
+def kernel_without(root: Path, packages: tuple[str, ...]) -> None:
+    """Take ``packages`` out of the list of what the kernel's worker of build ``root`` installs
+    while it starts (they are not preloaded either: the kernel starts without them)."""
+    patched = 0
+    for script in sorted((root / KERNEL_STATIC).glob("*.js")):
+        text = script.read_text()
+        if _KERNEL_NEEDS in text:
+            kept = ",".join(p for p in _KERNEL_NEEDS.split(",") if p.strip('"') not in packages)
+            script.write_text(text.replace(_KERNEL_NEEDS, kept))
+            patched += 1
+    if not patched:
+        raise RuntimeError(
+            f"no script in {root / KERNEL_STATIC} lists the kernel's packages as {_KERNEL_NEEDS}: "
+            "jupyterlite-pyodide-kernel changed; update _KERNEL_NEEDS in tools/site_build.py"
+        )
 
 
 def _relative(target: str, page_dir: str) -> str:
@@ -509,6 +536,7 @@ def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None 
             url = _relative("pyodide/pyodide.js", PAGES[root]) if offline else pyodide_url
             _lite_build(command, contents, out / root, stage, bundled, _kernel_settings(url, root))
     without_drive(out / "demos")
+    kernel_without(out / "demos", NOT_IN_DEMOS)
     # the compiled copies the lock files point to: the kernel's wheels, those of the distribution
     # this build's runtime would load (same file name), and the standard library
     loaded = {entry["file_name"] for entry in core_lock["packages"].values()}
