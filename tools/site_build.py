@@ -479,6 +479,15 @@ def kernel_without(root: Path, packages: tuple[str, ...]) -> None:
         )
 
 
+def compile_for_the_site(course_wheels: list[Path]) -> Path:
+    """The folder of compiled copies (tools/pyodide_bytecode.py) of the course's wheels, the
+    kernel's, those of the Pyodide distribution the kernel loads, and the standard library."""
+    from tools.pyodide_local import local_distribution
+
+    dist_wheels = sorted(local_distribution().glob("*.whl"))
+    return precompile([*course_wheels, *kernel_extension_wheels(), *dist_wheels], npm_pyodide() / STDLIB)
+
+
 def _relative(target: str, page_dir: str) -> str:
     """``target`` (a path from the site root) as seen from a page in ``page_dir`` (from the root)."""
     return os.path.relpath(target, page_dir or ".").replace(os.sep, "/")
@@ -522,7 +531,7 @@ def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None 
         # (tools/pyodide_bytecode.py); the course's wheels go into pypi/ compiled
         course_wheels = wheels(stage / "wheels")
         dist_wheels = sorted(local_distribution().glob("*.whl"))
-        compiled = precompile([*course_wheels, *kernel_extension_wheels(), *dist_wheels], npm_pyodide() / STDLIB)
+        compiled = compile_for_the_site(course_wheels)
         bundled = [compiled / w.name for w in course_wheels]
         if out.exists():
             shutil.rmtree(out)
