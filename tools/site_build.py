@@ -19,6 +19,12 @@ on npm): a collapsed first cell makes plot cells say they were skipped instead o
 Every page that starts Python checks first that the runtime can be fetched, and says so on the
 page within 15 s when it cannot (instead of "Starting up kernel..." for ever).
 
+What makes a cold start short (``python -m bench site`` times the first demo): the bytecode of
+every module the kernel and the course import while starting is compiled into the site's copies
+of the wheels and of Pyodide's standard library (``bytecode/``, tools/pyodide_bytecode.py), not
+in each visitor's browser; the demos' kernel starts without jedi (code completion) and without
+the drive (:func:`without_drive`: the demos read no file).
+
 Not in the site: lessons 09 (real Kafka) and 10 (PySpark) and their exercises, which need a JVM,
 threads and sockets; the landing page says where to get them.
 """
