@@ -127,19 +127,29 @@ def test_the_lock_file_lists_every_preloaded_package_with_its_real_checksum(tmp_
     assert lock["packages"]["traitlets"]["file_name"].startswith("../pyodide/")
 
 
-def test_the_demos_kernel_is_told_to_start_without_jedi(tmp_path):
+def test_the_demos_kernel_starts_without_jedi_or_package_manager(tmp_path):
     static = tmp_path / "demos" / site_build.KERNEL_STATIC
     static.mkdir(parents=True)
     worker = static / "352.worker.js"
-    worker.write_text('let n=["sqlite3","ipykernel","comm","pyodide_kernel","jedi","ipython"],s=[];')
-    site_build.kernel_without(tmp_path / "demos", ("jedi",))
-    assert worker.read_text() == 'let n=["sqlite3","ipykernel","comm","pyodide_kernel","ipython"],s=[];'
+    worker.write_text(
+        'let n=["sqlite3","ipykernel","comm","pyodide_kernel","jedi","ipython"],s=[];'
+        "await this.initFilesystem(e),await this.initPackageManager(e),await this.initKernel(e),"
+    )
+    site_build.kernel_without(tmp_path / "demos", site_build.NOT_IN_DEMOS)
+    assert worker.read_text() == (
+        'let n=["sqlite3","ipykernel","comm","pyodide_kernel","ipython"],s=[];'
+        "await this.initFilesystem(e),await this.initKernel(e),"  # no piplite: no package manager
+    )
     # a kernel extension that no longer lists its packages this way: the build stops and says so
     with pytest.raises(RuntimeError, match="jupyterlite-pyodide-kernel changed"):
         site_build.kernel_without(tmp_path / "demos", ("jedi",))
     settings = site_build._kernel_settings("../pyodide/pyodide.js", "demos")["loadPyodideOptions"]
-    assert "jedi" not in settings["packages"] and settings["stdLibURL"] == "../bytecode/python_stdlib.zip"
-    assert "jedi" in site_build._kernel_settings("../pyodide/pyodide.js", "")["loadPyodideOptions"]["packages"]
+    assert not {"jedi", "micropip", "piplite"} & set(settings["packages"])
+    assert settings["stdLibURL"] == "../bytecode/python_stdlib.zip"
+    lessons = site_build._kernel_settings("../pyodide/pyodide.js", "")["loadPyodideOptions"]["packages"]
+    assert {"jedi", "micropip", "piplite"} <= set(lessons)  # completion and %pip in the lessons
+    # preloaded under the names the worker looks for (else it asks piplite to install them again)
+    assert {name.strip('"') for name in site_build._KERNEL_NEEDS.split(",")} <= set(lessons)
 
 
 @pytest.mark.site
@@ -328,7 +338,7 @@ def test_delivery_simulator_demo_runs_its_first_experiment_offline(served):
     asked = server.paths[asked_before:]
     # the compiled standard library; no jedi; no drive (each import asked it for the module)
     assert "/bytecode/python_stdlib.zip" in asked
-    assert not [p for p in asked if "jedi" in p or "/api/drive" in p]
+    assert not [p for p in asked if any(n in p for n in ("jedi", "micropip", "piplite", "/api/drive"))]
     # a Voici app shows no code (the notebook travels inside the page, as the browser runs it)
     assert "DeliverySimulator(" not in page.locator("body").inner_text()
     assert page.locator(".course-runtime-error").count() == 0

@@ -109,6 +109,18 @@ print("@@bytecode@@" + json.dumps({"compiled": counts, "failed": failed}))
 """
 
 
+KEPT = 4  # compiled sets kept in the cache (each course change makes a new one, ~15 MB)
+
+
+def _prune(keep: int) -> None:
+    """Remove all but the ``keep`` most recently used compiled sets from the cache."""
+    sets = sorted(
+        CACHE.glob("bytecode-*"), key=lambda d: (d / ".complete").stat().st_mtime if (d / ".complete").exists() else 0
+    )
+    for old in sets[: max(0, len(sets) - keep)]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def _key(files: list[Path]) -> str:
     digest = hashlib.sha256(f"{PYODIDE_VERSION} {WARM_IMPORTS} {WALKED} {_COMPILER}".encode())
     for f in sorted(files, key=lambda p: p.name):
@@ -125,7 +137,9 @@ def precompile(wheels: list[Path], stdlib: Path) -> Path:
         raise ValueError(f"precompile: file names must differ: {sorted(names)}")
     folder = CACHE / f"bytecode-{_key([*wheels, stdlib])}"
     if (folder / ".complete").exists():
+        (folder / ".complete").touch()  # recently used: kept by _prune
         return folder
+    _prune(keep=KEPT - 1)
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "in").mkdir(parents=True)
     (folder / "out").mkdir()

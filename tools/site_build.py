@@ -63,7 +63,8 @@ COURSE_DIST = "kafka-delivery-course"
 SITE_CELL_TAG = "site-setup"
 LOCK_NAME = "course-lock.json"
 # What Pyodide loads while it starts (one parallel batch): what the JupyterLite kernel itself
-# would install one by one (micropip, piplite, ipykernel, ...; it skips those listed here), the
+# would install one by one (micropip, piplite, ipykernel, ...; it skips those listed here, by the
+# names it uses: "pyodide_kernel", not "pyodide-kernel", or it asks piplite for it once more), the
 # widgets, and the course library with its dependencies.
 PRELOAD = (
     "micropip",
@@ -72,7 +73,7 @@ PRELOAD = (
     "ssl",
     "ipykernel",
     "comm",
-    "pyodide-kernel",
+    "pyodide_kernel",
     "jedi",
     "ipython",
     "widgetsnbextension",
@@ -85,7 +86,9 @@ PRELOAD = (
 # The demos' kernel does without jedi (IPython's code completion: a demo shows no code): 1,900
 # files fewer to unpack while it starts. The kernel's worker would install it anyway (its list of
 # what it needs, in the extension's bundles, names it); :func:`kernel_without` takes it out there.
-NOT_IN_DEMOS = ("jedi",)
+# Nor does it start the package manager (piplite, micropip: `%pip install`; a demo runs no code
+# but its own), which the worker would import first thing.
+NOT_IN_DEMOS = ("jedi", "micropip", "piplite")
 KERNEL_STATIC = "extensions/@jupyterlite/pyodide-kernel-extension/static"
 KERNEL_WHEELS = f"{KERNEL_STATIC}/pypi"
 # the compiled copies (tools/pyodide_bytecode.py) of the standard library and of the wheels the
@@ -468,20 +471,31 @@ def without_drive(root: Path) -> None:
 _KERNEL_NEEDS = '"sqlite3","ipykernel","comm","pyodide_kernel","jedi","ipython"'
 
 
+# ... and how it starts: the package manager (piplite), then the kernel
+_KERNEL_STARTS = "await this.initPackageManager(e),await this.initKernel(e)"
+
+
 def kernel_without(root: Path, packages: tuple[str, ...]) -> None:
     """Take ``packages`` out of the list of what the kernel's worker of build ``root`` installs
-    while it starts (they are not preloaded either: the kernel starts without them)."""
+    while it starts (they are not preloaded either: the kernel starts without them); without
+    piplite, the worker does not start the package manager (``%pip`` then does not work)."""
+    kept = ",".join(p for p in _KERNEL_NEEDS.split(",") if p.strip('"') not in packages)
+    _edit_kernel_scripts(root, _KERNEL_NEEDS, kept)
+    if "piplite" in packages:
+        _edit_kernel_scripts(root, _KERNEL_STARTS, _KERNEL_STARTS.split(",", 1)[1])
+
+
+def _edit_kernel_scripts(root: Path, old: str, new: str) -> None:
     patched = 0
     for script in sorted((root / KERNEL_STATIC).glob("*.js")):
         text = script.read_text()
-        if _KERNEL_NEEDS in text:
-            kept = ",".join(p for p in _KERNEL_NEEDS.split(",") if p.strip('"') not in packages)
-            script.write_text(text.replace(_KERNEL_NEEDS, kept))
+        if old in text:
+            script.write_text(text.replace(old, new))
             patched += 1
     if not patched:
         raise RuntimeError(
-            f"no script in {root / KERNEL_STATIC} lists the kernel's packages as {_KERNEL_NEEDS}: "
-            "jupyterlite-pyodide-kernel changed; update _KERNEL_NEEDS in tools/site_build.py"
+            f"no script in {root / KERNEL_STATIC} has {old}: jupyterlite-pyodide-kernel changed; "
+            "update _KERNEL_NEEDS and _KERNEL_STARTS in tools/site_build.py"
         )
 
 
