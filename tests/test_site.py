@@ -114,6 +114,71 @@ def test_the_lock_file_lists_every_preloaded_package_with_its_real_checksum(tmp_
         assert hashlib.sha256(path.read_bytes()).hexdigest() == entry["sha256"], name  # Pyodide checks it
     assert lock["packages"]["kafka-delivery-course"]["imports"] == ["course_lib"]
     assert lock["packages"]["widgetsnbextension"]["version"].startswith("4.")  # ipywidgets 8's
+    # with compiled copies in the site's bytecode folder, the packages that have one load it
+    bytecode = tmp_path / site_build.BYTECODE
+    bytecode.mkdir()
+    ipython = next(dist.glob("ipython-*.whl"))
+    shutil.copy2(ipython, bytecode / ipython.name)
+    (bytecode / ipython.name).write_bytes(ipython.read_bytes() + b"\0")  # not the same file
+    lock = site_build.course_lock(root, core, "../pyodide/", bytecode=bytecode)
+    entry = lock["packages"]["ipython"]
+    assert entry["file_name"] == f"../{site_build.BYTECODE}/{ipython.name}"
+    assert entry["sha256"] == hashlib.sha256((bytecode / ipython.name).read_bytes()).hexdigest()
+    assert lock["packages"]["traitlets"]["file_name"].startswith("../pyodide/")
+
+
+def test_the_demos_kernel_starts_without_jedi_or_package_manager(tmp_path):
+    static = tmp_path / "demos" / site_build.KERNEL_STATIC
+    static.mkdir(parents=True)
+    worker = static / "352.worker.js"
+    worker.write_text(
+        'let n=["sqlite3","ipykernel","comm","pyodide_kernel","jedi","ipython"],s=[];'
+        "await this.initFilesystem(e),await this.initPackageManager(e),await this.initKernel(e),"
+    )
+    site_build.kernel_without(tmp_path / "demos", site_build.NOT_IN_DEMOS)
+    assert worker.read_text() == (
+        'let n=["sqlite3","ipykernel","comm","pyodide_kernel","ipython"],s=[];'
+        "await this.initFilesystem(e),await this.initKernel(e),"  # no piplite: no package manager
+    )
+    # a kernel extension that no longer lists its packages this way: the build stops and says so
+    with pytest.raises(RuntimeError, match="jupyterlite-pyodide-kernel changed"):
+        site_build.kernel_without(tmp_path / "demos", ("jedi",))
+    settings = site_build._kernel_settings("../pyodide/pyodide.js", "demos")["loadPyodideOptions"]
+    assert not {"jedi", "micropip", "piplite"} & set(settings["packages"])
+    assert settings["stdLibURL"] == "../bytecode/python_stdlib.zip"
+    lessons = site_build._kernel_settings("../pyodide/pyodide.js", "")["loadPyodideOptions"]["packages"]
+    assert {"jedi", "micropip", "piplite"} <= set(lessons)  # completion and %pip in the lessons
+    # preloaded under the names the worker looks for (else it asks piplite to install them again)
+    assert {name.strip('"') for name in site_build._KERNEL_NEEDS.split(",")} <= set(lessons)
+
+
+@pytest.mark.site
+def test_the_sites_wheels_carry_the_bytecode_pyodide_imports(tmp_path):
+    """What tools/pyodide_bytecode.py compiles is used as it is: importing traitlets from the
+    compiled wheel compiles no source, and the standard library's zip has the pycs zipimport reads
+    (unchecked-hash, not compared with the source)."""
+    import zipfile
+
+    from tools.pyodide_bytecode import STDLIB
+    from tools.pyodide_local import local_distribution, run_python
+
+    _skip_without_node()
+    compiled = site_build.compile_for_the_site(site_build.wheels(tmp_path))
+    traitlets = compiled / next(local_distribution().glob("traitlets-*.whl")).name
+    probe = """
+import importlib.machinery as m
+compiled = []
+original = m.SourceFileLoader.source_to_code
+m.SourceFileLoader.source_to_code = lambda self, data, path, **kw: compiled.append(path) or original(self, data, path, **kw)
+import traitlets, traitlets.config
+print("@@compiled", [p for p in compiled if "traitlets" in p])
+"""
+    done = run_python(probe, [traitlets])
+    assert "@@compiled []" in done.stdout, done.stdout + done.stderr[-2000:]
+    with zipfile.ZipFile(compiled / STDLIB) as stdlib:
+        header = stdlib.read("json/__init__.pyc")[:8]
+        assert int.from_bytes(header[4:8], "little") == 0b01  # hash-based, source not checked
+        assert "json/__init__.py" in stdlib.namelist()  # the source stays, for tracebacks
 
 
 def test_landing_page_has_one_line_per_demo_and_says_where_the_labs_are():
@@ -267,8 +332,13 @@ def test_landing_page_links_the_demos_and_lessons(served):
 def test_delivery_simulator_demo_runs_its_first_experiment_offline(served):
     server, new_page = served
     page = new_page()
+    asked_before = len(server.paths)
     page.goto(server.base_url + "/demos/voici/render/delivery_simulator.html")
     page.get_by_role("button", name="crash leader").wait_for()
+    asked = server.paths[asked_before:]
+    # the compiled standard library; no jedi; no drive (each import asked it for the module)
+    assert "/bytecode/python_stdlib.zip" in asked
+    assert not [p for p in asked if any(n in p for n in ("jedi", "micropip", "piplite", "/api/drive"))]
     # a Voici app shows no code (the notebook travels inside the page, as the browser runs it)
     assert "DeliverySimulator(" not in page.locator("body").inner_text()
     assert page.locator(".course-runtime-error").count() == 0

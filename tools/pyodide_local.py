@@ -196,15 +196,19 @@ const { loadPyodide } = require(process.argv[2]);
   for (const wheel of JSON.parse(process.argv[4])) {
     pyodide.unpackArchive(new Uint8Array(fs.readFileSync(wheel)), "wheel");
   }
+  if (process.argv[5]) pyodide.mountNodeFS("/host", process.argv[5]);
   process.stderr.write(`pyodide-startup-ms ${Date.now() - started}\n`);
   await pyodide.runPythonAsync(fs.readFileSync(process.argv[3], "utf8"));
 })().catch((e) => { process.stderr.write(String(e) + "\n"); process.exit(1); });
 """
 
 
-def run_python(code: str, wheels, version: str | None = None, timeout_s: float = 600) -> subprocess.CompletedProcess:
+def run_python(
+    code: str, wheels, version: str | None = None, timeout_s: float = 600, mount: Path | None = None
+) -> subprocess.CompletedProcess:
     """Run ``code`` in Pyodide ``version`` under Node with ``wheels`` unpacked into site-packages;
-    returns the finished process (stdout: what the code printed; stderr has ``pyodide-startup-ms N``)."""
+    returns the finished process (stdout: what the code printed; stderr has ``pyodide-startup-ms N``).
+    ``mount``: a folder of this machine the code sees as ``/host`` (read and write)."""
     core = npm_pyodide(version)
     work = CACHE / "node-run"
     work.mkdir(parents=True, exist_ok=True)
@@ -214,7 +218,14 @@ def run_python(code: str, wheels, version: str | None = None, timeout_s: float =
     script.write_text(code)
     try:
         return subprocess.run(
-            ["node", str(runner), str(core / "pyodide.js"), str(script), json.dumps([str(w) for w in wheels])],
+            [
+                "node",
+                str(runner),
+                str(core / "pyodide.js"),
+                str(script),
+                json.dumps([str(w) for w in wheels]),
+                *([str(mount)] if mount else []),
+            ],
             capture_output=True,
             text=True,
             timeout=timeout_s,

@@ -19,6 +19,12 @@ on npm): a collapsed first cell makes plot cells say they were skipped instead o
 Every page that starts Python checks first that the runtime can be fetched, and says so on the
 page within 15 s when it cannot (instead of "Starting up kernel..." for ever).
 
+What makes a cold start short (``python -m bench site`` times the first demo): the bytecode of
+every module the kernel and the course import while starting is compiled into the site's copies
+of the wheels and of Pyodide's standard library (``bytecode/``, tools/pyodide_bytecode.py), not
+in each visitor's browser; the demos' kernel starts without jedi (code completion) and without
+the drive (:func:`without_drive`: the demos read no file).
+
 Not in the site: lessons 09 (real Kafka) and 10 (PySpark) and their exercises, which need a JVM,
 threads and sockets; the landing page says where to get them.
 """
@@ -42,6 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from tools.pyodide_local import CACHE, PYODIDE_VERSION, npm_install, npm_pyodide  # noqa: E402
+from tools.pyodide_bytecode import STDLIB, precompile  # noqa: E402
 
 CDN_PYODIDE_URL = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/pyodide.js"
 # Lessons that run in a browser: 00-08 and lettered extras such as 05b (not 09/10: real Kafka, Spark).
@@ -56,7 +63,8 @@ COURSE_DIST = "kafka-delivery-course"
 SITE_CELL_TAG = "site-setup"
 LOCK_NAME = "course-lock.json"
 # What Pyodide loads while it starts (one parallel batch): what the JupyterLite kernel itself
-# would install one by one (micropip, piplite, ipykernel, ...; it skips those listed here), the
+# would install one by one (micropip, piplite, ipykernel, ...; it skips those listed here, by the
+# names it uses: "pyodide_kernel", not "pyodide-kernel", or it asks piplite for it once more), the
 # widgets, and the course library with its dependencies.
 PRELOAD = (
     "micropip",
@@ -65,7 +73,7 @@ PRELOAD = (
     "ssl",
     "ipykernel",
     "comm",
-    "pyodide-kernel",
+    "pyodide_kernel",
     "jedi",
     "ipython",
     "widgetsnbextension",
@@ -75,7 +83,18 @@ PRELOAD = (
     "tqdm",
     COURSE_DIST,
 )
-KERNEL_WHEELS = "extensions/@jupyterlite/pyodide-kernel-extension/static/pypi"
+# The demos' kernel does without jedi (IPython's code completion: a demo shows no code): 1,900
+# files fewer to unpack while it starts. The kernel's worker would install it anyway (its list of
+# what it needs, in the extension's bundles, names it); :func:`kernel_without` takes it out there.
+# Nor does it start the package manager (piplite, micropip: `%pip install`; a demo runs no code
+# but its own), which the worker would import first thing.
+NOT_IN_DEMOS = ("jedi", "micropip", "piplite")
+KERNEL_STATIC = "extensions/@jupyterlite/pyodide-kernel-extension/static"
+KERNEL_WHEELS = f"{KERNEL_STATIC}/pypi"
+# the compiled copies (tools/pyodide_bytecode.py) of the standard library and of the wheels the
+# kernel loads that the site does not serve from pypi/: one folder for both build roots
+BYTECODE = "bytecode"
+SERVICE_WORKER = "service-worker.js"  # JupyterLite registers it from the build root
 # build root -> the folder of its pages that start Python (lessons: lab/, demos: voici/render/)
 PAGES = {"": "lab", "demos": "demos/voici/render"}
 # seconds until a page that has not reached the runtime says so
@@ -353,18 +372,27 @@ def _wheel_entry(wheel: Path, file_name: str) -> dict:
     }
 
 
-def course_lock(root: Path, core_lock: dict, core_prefix: str) -> dict:
+def course_lock(root: Path, core_lock: dict, core_prefix: str, bytecode: Path | None = None) -> dict:
     """The Pyodide lock file of one build root: the distribution's packages (``file_name`` made
     ``core_prefix + file_name``: an absolute URL, or a path relative to the lock file) plus the
-    wheels this build serves itself - the course's (``pypi/``) and the JupyterLite kernel's."""
+    wheels this build serves itself - the course's (``pypi/``) and the JupyterLite kernel's.
+    ``bytecode``: a folder of the site with compiled copies of wheels (tools/pyodide_bytecode.py);
+    a package whose wheel has a copy there is loaded from it."""
     lock = json.loads(json.dumps(core_lock))
+    compiled = {w.name: w for w in bytecode.glob("*.whl")} if bytecode else {}
     for entry in lock["packages"].values():
-        entry["file_name"] = core_prefix + entry["file_name"]
+        if entry["file_name"] in compiled:
+            wheel = compiled[entry["file_name"]]
+            entry["file_name"] = _relative_path(wheel, root)
+            entry["sha256"] = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        else:
+            entry["file_name"] = core_prefix + entry["file_name"]
     own = sorted((root / "pypi").glob("*.whl")) + sorted((root / KERNEL_WHEELS).glob("*.whl"))
     for wheel in own:
         if wheel.name.startswith("widgetsnbextension-3."):
             continue  # JupyterLite ships a 3.x and a 4.x placeholder; ipywidgets 8 needs 4.x
-        entry = _wheel_entry(wheel, wheel.relative_to(root).as_posix())
+        served = compiled.get(wheel.name, wheel)
+        entry = _wheel_entry(served, _relative_path(served, root))
         lock["packages"][_norm(entry["name"])] = entry
     missing = [name for name in PRELOAD if _norm(name) not in lock["packages"]]
     if missing:
@@ -372,14 +400,18 @@ def course_lock(root: Path, core_lock: dict, core_prefix: str) -> dict:
     return lock
 
 
-def _kernel_settings(pyodide_url: str) -> dict:
-    """The kernel's settings: where Pyodide is, and the lock file it loads :data:`PRELOAD` from
-    while it starts (``lockFileURL`` is resolved against the build's base URL: the copy works
-    under any path)."""
+def _kernel_settings(pyodide_url: str, root: str) -> dict:
+    """The kernel's settings: where Pyodide is, the lock file it loads :data:`PRELOAD` from while
+    it starts, and the compiled standard library (``...URL`` options are resolved against the
+    build's base URL: the copy works under any path)."""
     return {
         "pyodideUrl": pyodide_url,
         "disablePyPIFallback": True,
-        "loadPyodideOptions": {"lockFileURL": f"./{LOCK_NAME}", "packages": list(PRELOAD)},
+        "loadPyodideOptions": {
+            "lockFileURL": f"./{LOCK_NAME}",
+            "stdLibURL": _relative(f"{BYTECODE}/{STDLIB}", root),
+            "packages": [p for p in PRELOAD if not (root == "demos" and p in NOT_IN_DEMOS)],
+        },
     }
 
 
@@ -425,9 +457,71 @@ def add_runtime_probe(page: Path, pyodide_url: str) -> None:
     page.write_text(text.replace("<head>", "<head>\n" + probe, 1))
 
 
+def without_drive(root: Path) -> None:
+    """No service worker in build ``root``: its kernels then mount no drive (a demo reads no file).
+    With the drive mounted, the kernel starts in it and Python looks for every module it imports
+    there first (the current directory is on sys.path), each look a synchronous request through
+    the service worker: about 100 of them, 2-3 s of a demo's cold start. The page logs that
+    registering the worker failed (the browser's console only)."""
+    (root / SERVICE_WORKER).unlink()
+
+
+# how the kernel's worker (jupyterlite-pyodide-kernel 0.7.0, minified) lists the packages it
+# installs unless they were preloaded
+_KERNEL_NEEDS = '"sqlite3","ipykernel","comm","pyodide_kernel","jedi","ipython"'
+
+
+# ... and how it starts: the package manager (piplite), then the kernel
+_KERNEL_STARTS = "await this.initPackageManager(e),await this.initKernel(e)"
+
+
+def kernel_without(root: Path, packages: tuple[str, ...]) -> None:
+    """Take ``packages`` out of the list of what the kernel's worker of build ``root`` installs
+    while it starts (they are not preloaded either: the kernel starts without them); without
+    piplite, the worker does not start the package manager (``%pip`` then does not work)."""
+    kept = ",".join(p for p in _KERNEL_NEEDS.split(",") if p.strip('"') not in packages)
+    _edit_kernel_scripts(root, _KERNEL_NEEDS, kept)
+    if "piplite" in packages:
+        _edit_kernel_scripts(root, _KERNEL_STARTS, _KERNEL_STARTS.split(",", 1)[1])
+
+
+def _edit_kernel_scripts(root: Path, old: str, new: str) -> None:
+    patched = 0
+    for script in sorted((root / KERNEL_STATIC).glob("*.js")):
+        text = script.read_text()
+        if old in text:
+            script.write_text(text.replace(old, new))
+            patched += 1
+    if not patched:
+        raise RuntimeError(
+            f"no script in {root / KERNEL_STATIC} has {old}: jupyterlite-pyodide-kernel changed; "
+            "update _KERNEL_NEEDS and _KERNEL_STARTS in tools/site_build.py"
+        )
+
+
+def compile_for_the_site(course_wheels: list[Path]) -> Path:
+    """The folder of compiled copies (tools/pyodide_bytecode.py) of the course's wheels, the
+    kernel's, those of the Pyodide distribution the kernel loads, and the standard library."""
+    from tools.pyodide_local import local_distribution
+
+    dist_wheels = sorted(local_distribution().glob("*.whl"))
+    return precompile([*course_wheels, *kernel_extension_wheels(), *dist_wheels], npm_pyodide() / STDLIB)
+
+
 def _relative(target: str, page_dir: str) -> str:
     """``target`` (a path from the site root) as seen from a page in ``page_dir`` (from the root)."""
     return os.path.relpath(target, page_dir or ".").replace(os.sep, "/")
+
+
+def _relative_path(target: Path, folder: Path) -> str:
+    """The URL path of file ``target`` relative to ``folder`` (both in the site)."""
+    return os.path.relpath(target.resolve(), folder.resolve()).replace(os.sep, "/")
+
+
+def kernel_extension_wheels() -> list[Path]:
+    """The wheels the JupyterLite kernel extension ships (the builds copy them into the site)."""
+    folder = Path(sys.prefix) / "share/jupyter/labextensions/@jupyterlite/pyodide-kernel-extension/static/pypi"
+    return sorted(w for w in folder.glob("*.whl") if not w.name.startswith("widgetsnbextension-3."))
 
 
 def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None = None, offline: bool = False) -> Path:
@@ -453,7 +547,12 @@ def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None 
             (stage / folder).mkdir(parents=True)
             for nb in notebooks:
                 (stage / folder / nb.name).write_text(json.dumps(for_the_browser(nb, plots_hint), indent=1))
-        bundled = wheels(stage / "wheels")
+        # every pure-Python wheel the kernel loads and the standard library, compiled once here
+        # (tools/pyodide_bytecode.py); the course's wheels go into pypi/ compiled
+        course_wheels = wheels(stage / "wheels")
+        dist_wheels = sorted(local_distribution().glob("*.whl"))
+        compiled = compile_for_the_site(course_wheels)
+        bundled = [compiled / w.name for w in course_wheels]
         if out.exists():
             shutil.rmtree(out)
         # Two JupyterLite builds: Voici's replaces the shared build/ folder with its own app, so
@@ -464,15 +563,26 @@ def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None 
             ([str(bin_dir / "voici"), "build"], stage / "demos", "demos"),
         ):
             url = _relative("pyodide/pyodide.js", PAGES[root]) if offline else pyodide_url
-            _lite_build(command, contents, out / root, stage, bundled, _kernel_settings(url))
-    if offline:
-        shutil.copytree(core_dir, out / "pyodide", ignore=shutil.ignore_patterns(".complete"))
+            _lite_build(command, contents, out / root, stage, bundled, _kernel_settings(url, root))
+    without_drive(out / "demos")
+    kernel_without(out / "demos", NOT_IN_DEMOS)
+    # the compiled copies the lock files point to: the kernel's wheels, those of the distribution
+    # this build's runtime would load (same file name), and the standard library
+    loaded = {entry["file_name"] for entry in core_lock["packages"].values()}
+    (out / BYTECODE).mkdir()
+    for f in [*kernel_extension_wheels(), *(w for w in dist_wheels if w.name in loaded)]:
+        shutil.copy2(compiled / f.name, out / BYTECODE / f.name)
+    shutil.copy2(compiled / STDLIB, out / BYTECODE / STDLIB)
+    if offline:  # without what the compiled copies replace
+        replaced = shutil.ignore_patterns(".complete", STDLIB, *(w.name for w in (out / BYTECODE).glob("*.whl")))
+        shutil.copytree(core_dir, out / "pyodide", ignore=replaced)
     for root, page_dir in PAGES.items():
         if offline:
             url, prefix = _relative("pyodide/pyodide.js", page_dir), _relative("pyodide", root) + "/"
         else:
             url, prefix = pyodide_url, pyodide_url.rsplit("/", 1)[0] + "/"
-        (out / root / LOCK_NAME).write_text(json.dumps(course_lock(out / root, core_lock, prefix)))
+        lock = course_lock(out / root, core_lock, prefix, bytecode=out / BYTECODE)
+        (out / root / LOCK_NAME).write_text(json.dumps(lock))
         for page in sorted((out / page_dir).glob("*.html")):
             add_runtime_probe(page, url)
     vendor_fontawesome(out)
