@@ -74,8 +74,10 @@ class SimBackend(Common):
     def delete_topic(self, name: str) -> None:
         """Delete ``name`` (as :meth:`create_topic` returned it); every live broker has dropped it
         on return. ``UnknownTopicOrPartitionError`` if there is none, as from Kafka."""
-        if name not in self.cluster.controller.configs:
-            raise Errors.UnknownTopicOrPartitionError(f"no topic {name!r} to delete")
+        try:
+            self.cluster.topic_config(name)
+        except ValueError:
+            raise Errors.UnknownTopicOrPartitionError(f"no topic {name!r} to delete") from None
         self.cluster.delete_topic(name)
 
     def group_id(self, name: str) -> str:
