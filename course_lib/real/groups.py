@@ -89,6 +89,25 @@ def _wait_settled(members, timeout_s: float = 60, partitions_each: int = 1) -> i
     )
 
 
+def _wait_coordinator_stable(kafka, group: str, members: int, timeout_s: float = 60) -> None:
+    """Wait until the group coordinator describes ``group`` as Stable with ``members`` members."""
+    admin = KafkaAdminClient(**client_config(kafka))
+    try:
+        deadline, seen = time.monotonic() + timeout_s, None
+        while time.monotonic() < deadline:
+            described = admin.describe_groups([group])[group]
+            seen = (described["group_state"], len(described["members"]))
+            if seen == ("Stable", members):
+                return
+            time.sleep(0.1)
+        raise RuntimeError(
+            f"the coordinator did not describe {group} as Stable with {members} members in {timeout_s:.0f} s: "
+            f"last state {seen[0] if seen else None!r} with {seen[1] if seen else 0} members"
+        )
+    finally:
+        admin.close()
+
+
 def restart_rebalances(kafka, static: bool, down_s: float = 3.0) -> dict:
     """Members a and b share a 2-partition topic; a closes and comes back ``down_s`` later.
     Returns the generations before and after, and whether a got the same partition back."""
@@ -112,7 +131,9 @@ def restart_rebalances(kafka, static: bool, down_s: float = 3.0) -> dict:
             _wait_settled([b], partitions_each=2)
         a2 = member("a")
         _wait_settled([a2, b])
-        time.sleep(2)  # a rebalance still under way would show now
+        # the members may agree on a generation the coordinator is already leaving: its own word
+        # that no rebalance is under way, then the generation both members hold
+        _wait_coordinator_stable(kafka, group, members=2)
         after = _wait_settled([a2, b])
         return {"generation_before": before, "generation_after": after, "same_partition": a2.state[0] == partition}
     finally:
