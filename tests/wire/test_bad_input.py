@@ -61,7 +61,7 @@ def test_unknown_api_key_closes_only_that_connection(wire, caplog):
         bad.close()
         good.close()
     logged = [r.getMessage() for r in caplog.records if "unsupported" in r.getMessage()]
-    assert "api key 57 v0" in logged[0] and "api key 99 v0" in logged[1]
+    assert "UpdateFeaturesRequest v0" in logged[0] and "api key 99 v0" in logged[1]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -16,34 +16,7 @@ v13 and DeleteTopics v6; transactions v2, KIP-890: AddPartitionsToTxn v4).
 
 from __future__ import annotations
 
-from kafka.protocol.admin import (
-    CreateTopicsRequest,
-    DeleteTopicsRequest,
-    DescribeConfigsRequest,
-    DescribeGroupsRequest,
-    ListGroupsRequest,
-)
-from kafka.protocol.consumer import (
-    FetchRequest,
-    HeartbeatRequest,
-    JoinGroupRequest,
-    LeaveGroupRequest,
-    ListOffsetsRequest,
-    OffsetCommitRequest,
-    OffsetFetchRequest,
-    OffsetForLeaderEpochRequest,
-    SyncGroupRequest,
-)
-from kafka.protocol.metadata import ApiVersionsRequest, FindCoordinatorRequest, MetadataRequest
-from kafka.protocol.producer import (
-    AddOffsetsToTxnRequest,
-    AddPartitionsToTxnRequest,
-    EndTxnRequest,
-    InitProducerIdRequest,
-    ProduceRequest,
-    TxnOffsetCommitRequest,
-)
-from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
+from kafka.protocol.api_key import ApiKey
 
 from .admin import create_topics, describe_configs
 from .api_versions import REQUEST_CLASSES, SASL_VERSIONS, SUPPORTED_VERSIONS, api_versions
@@ -71,33 +44,33 @@ __all__ = [
     "loose_header",
 ]
 
-#: api key -> the handler of that API
+#: api key -> the handler of that API (whose request class and versions are in :mod:`.api_versions`)
 HANDLERS = {
-    ProduceRequest.API_KEY: produce,
-    FetchRequest.API_KEY: fetch,
-    ListOffsetsRequest.API_KEY: list_offsets,
-    MetadataRequest.API_KEY: metadata,
-    OffsetCommitRequest.API_KEY: offset_commit,
-    OffsetFetchRequest.API_KEY: offset_fetch,
-    FindCoordinatorRequest.API_KEY: find_coordinator,
-    JoinGroupRequest.API_KEY: join_group,
-    HeartbeatRequest.API_KEY: heartbeat,
-    LeaveGroupRequest.API_KEY: leave_group,
-    SyncGroupRequest.API_KEY: sync_group,
-    DescribeGroupsRequest.API_KEY: describe_groups,
-    ListGroupsRequest.API_KEY: list_groups,
-    ApiVersionsRequest.API_KEY: api_versions,
-    CreateTopicsRequest.API_KEY: create_topics,
-    DeleteTopicsRequest.API_KEY: delete_topics,
-    InitProducerIdRequest.API_KEY: init_producer_id,
-    OffsetForLeaderEpochRequest.API_KEY: offset_for_leader_epoch,
-    AddPartitionsToTxnRequest.API_KEY: add_partitions_to_txn,
-    AddOffsetsToTxnRequest.API_KEY: add_offsets_to_txn,
-    EndTxnRequest.API_KEY: end_txn,
-    TxnOffsetCommitRequest.API_KEY: txn_offset_commit,
-    DescribeConfigsRequest.API_KEY: describe_configs,
-    SaslHandshakeRequest.API_KEY: sasl_handshake,
-    SaslAuthenticateRequest.API_KEY: sasl_authenticate,
+    ApiKey.Produce: produce,
+    ApiKey.Fetch: fetch,
+    ApiKey.ListOffsets: list_offsets,
+    ApiKey.Metadata: metadata,
+    ApiKey.OffsetCommit: offset_commit,
+    ApiKey.OffsetFetch: offset_fetch,
+    ApiKey.FindCoordinator: find_coordinator,
+    ApiKey.JoinGroup: join_group,
+    ApiKey.Heartbeat: heartbeat,
+    ApiKey.LeaveGroup: leave_group,
+    ApiKey.SyncGroup: sync_group,
+    ApiKey.DescribeGroups: describe_groups,
+    ApiKey.ListGroups: list_groups,
+    ApiKey.ApiVersions: api_versions,
+    ApiKey.CreateTopics: create_topics,
+    ApiKey.DeleteTopics: delete_topics,
+    ApiKey.InitProducerId: init_producer_id,
+    ApiKey.OffsetForLeaderEpoch: offset_for_leader_epoch,
+    ApiKey.AddPartitionsToTxn: add_partitions_to_txn,
+    ApiKey.AddOffsetsToTxn: add_offsets_to_txn,
+    ApiKey.EndTxn: end_txn,
+    ApiKey.TxnOffsetCommit: txn_offset_commit,
+    ApiKey.DescribeConfigs: describe_configs,
+    ApiKey.SaslHandshake: sasl_handshake,
+    ApiKey.SaslAuthenticate: sasl_authenticate,
 }
 
 #: api key -> (min version, max version, handler): what ApiVersions advertises, with who answers

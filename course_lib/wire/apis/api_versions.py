@@ -33,74 +33,47 @@ from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
 
 from .common import _reply
 
-#: api key -> (min version, max version): what ApiVersions advertises (here, not beside the
+#: request class -> (min version, max version): what ApiVersions advertises (here, not beside the
 #: handlers in ``course_lib.wire.apis.SUPPORTED``, because this handler answers with it)
-SUPPORTED_VERSIONS = {
-    ProduceRequest.API_KEY: (3, 11),  # v12+: transactions v2 (KIP-890), v13: topic ids
-    FetchRequest.API_KEY: (4, 12),  # v13+: topic ids
-    ListOffsetsRequest.API_KEY: (1, 11),
-    MetadataRequest.API_KEY: (0, 12),  # v13 adds a top-level error code only
-    OffsetCommitRequest.API_KEY: (2, 9),  # v10: topic ids
-    OffsetFetchRequest.API_KEY: (1, 9),  # v10: topic ids
-    FindCoordinatorRequest.API_KEY: (0, 6),
-    JoinGroupRequest.API_KEY: (0, 9),
-    HeartbeatRequest.API_KEY: (0, 4),
-    LeaveGroupRequest.API_KEY: (0, 5),
-    SyncGroupRequest.API_KEY: (0, 5),
-    DescribeGroupsRequest.API_KEY: (0, 5),
-    ListGroupsRequest.API_KEY: (0, 4),
-    ApiVersionsRequest.API_KEY: (0, 4),
-    CreateTopicsRequest.API_KEY: (2, 7),
-    DeleteTopicsRequest.API_KEY: (1, 5),  # v6: topics by id
-    InitProducerIdRequest.API_KEY: (0, 5),
-    OffsetForLeaderEpochRequest.API_KEY: (2, 4),
-    AddPartitionsToTxnRequest.API_KEY: (0, 3),  # v4+: transactions v2
-    AddOffsetsToTxnRequest.API_KEY: (0, 4),
-    EndTxnRequest.API_KEY: (0, 4),  # v5: transactions v2
-    TxnOffsetCommitRequest.API_KEY: (0, 4),  # v5: transactions v2
-    DescribeConfigsRequest.API_KEY: (1, 4),
+_VERSIONS = {
+    ProduceRequest: (3, 11),  # v12+: transactions v2 (KIP-890), v13: topic ids
+    FetchRequest: (4, 12),  # v13+: topic ids
+    ListOffsetsRequest: (1, 11),
+    MetadataRequest: (0, 12),  # v13 adds a top-level error code only
+    OffsetCommitRequest: (2, 9),  # v10: topic ids
+    OffsetFetchRequest: (1, 9),  # v10: topic ids
+    FindCoordinatorRequest: (0, 6),
+    JoinGroupRequest: (0, 9),
+    HeartbeatRequest: (0, 4),
+    LeaveGroupRequest: (0, 5),
+    SyncGroupRequest: (0, 5),
+    DescribeGroupsRequest: (0, 5),
+    ListGroupsRequest: (0, 4),
+    ApiVersionsRequest: (0, 4),
+    CreateTopicsRequest: (2, 7),
+    DeleteTopicsRequest: (1, 5),  # v6: topics by id
+    InitProducerIdRequest: (0, 5),
+    OffsetForLeaderEpochRequest: (2, 4),
+    AddPartitionsToTxnRequest: (0, 3),  # v4+: transactions v2
+    AddOffsetsToTxnRequest: (0, 4),
+    EndTxnRequest: (0, 4),  # v5: transactions v2
+    TxnOffsetCommitRequest: (0, 4),  # v5: transactions v2
+    DescribeConfigsRequest: (1, 4),
 }
 
 #: SaslHandshake, SaslAuthenticate: advertised by a cluster with users only (``WireCluster(users=...)``)
-SASL_VERSIONS = {SaslHandshakeRequest.API_KEY: (0, 1), SaslAuthenticateRequest.API_KEY: (0, 2)}
+_SASL_VERSIONS = {SaslHandshakeRequest: (0, 1), SaslAuthenticateRequest: (0, 2)}
+
+#: the same by api key
+SUPPORTED_VERSIONS = {cls.API_KEY: versions for cls, versions in _VERSIONS.items()}
+SASL_VERSIONS = {cls.API_KEY: versions for cls, versions in _SASL_VERSIONS.items()}
+#: api key -> kafka-python's request class, for every API implemented here (to decode it)
+REQUEST_CLASSES = {cls.API_KEY: cls for cls in (*_VERSIONS, *_SASL_VERSIONS)}
 
 
 def advertised(wire) -> dict:
     """api key -> (min version, max version) that ``wire``'s brokers advertise."""
     return {**SUPPORTED_VERSIONS, **SASL_VERSIONS} if wire.sasl is not None else SUPPORTED_VERSIONS
-
-
-#: api key -> request class, for every API kafka-python knows (to name what we refuse)
-REQUEST_CLASSES = {
-    cls.API_KEY: cls
-    for cls in (
-        ProduceRequest,
-        FetchRequest,
-        ListOffsetsRequest,
-        MetadataRequest,
-        OffsetCommitRequest,
-        OffsetFetchRequest,
-        FindCoordinatorRequest,
-        JoinGroupRequest,
-        HeartbeatRequest,
-        LeaveGroupRequest,
-        SyncGroupRequest,
-        DescribeGroupsRequest,
-        ListGroupsRequest,
-        ApiVersionsRequest,
-        CreateTopicsRequest,
-        DeleteTopicsRequest,
-        InitProducerIdRequest,
-        OffsetForLeaderEpochRequest,
-        AddPartitionsToTxnRequest,
-        AddOffsetsToTxnRequest,
-        EndTxnRequest,
-        TxnOffsetCommitRequest,
-        DescribeConfigsRequest,
-        SaslHandshakeRequest,
-        SaslAuthenticateRequest,
-    )
-}
 
 
 def api_versions(gw, req) -> None:

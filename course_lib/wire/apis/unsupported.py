@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from kafka import errors as Errors
 from kafka.protocol.api_header import RequestHeader, ResponseClassRegistry
+from kafka.protocol.api_key import ApiKey
 from kafka.protocol.metadata import ApiVersionsResponse
 
-from .api_versions import REQUEST_CLASSES, advertised
+from .api_versions import advertised
 from .common import build, log
 
 
@@ -32,10 +33,13 @@ def unsupported_answer(gw, header) -> None:
     APIs get UNSUPPORTED_VERSION as their top-level error where they have one, else the
     connection is closed (Kafka cannot build an answer for a version it does not know)."""
     key, version = header.request_api_key, header.request_api_version
-    name = REQUEST_CLASSES[key].__name__ if key in REQUEST_CLASSES else f"api key {key}"
+    try:
+        name = f"{ApiKey(key).name}Request"
+    except ValueError:  # a key Kafka does not have either
+        name = f"api key {key}"
     log.warning("wire: unsupported %s v%d from %s", name, version, gw.node_id)
     error = Errors.UnsupportedVersionError.errno
-    if key == 18:
+    if key == ApiKey.ApiVersions:
         response = build(
             ApiVersionsResponse,
             0,
