@@ -93,7 +93,9 @@ class WireLab:
         cluster, ports, host = self.wire.cluster, self.wire.ports, self.wire.host
 
         def live() -> list[int]:
-            return [b for b in sorted(ports) if cluster.inspect_broker(b).up and not cluster.inspect_broker(b).paused]
+            return [
+                b for b, seen in ((b, cluster.inspect_broker(b)) for b in sorted(ports)) if seen.up and not seen.paused
+            ]
 
         return ",".join(f"{host}:{ports[b]}" for b in self.wire.call(live))
 
