@@ -36,6 +36,7 @@ import json
 import os
 import random
 import signal
+import shutil
 import subprocess
 import sys
 import threading
@@ -443,6 +444,7 @@ def _one_run(ctx: RunContext, kill: Kill | None) -> dict:
             injection.report(run, rc)
     finally:
         run.close()
+        shutil.rmtree(cfg.scratch_path, ignore_errors=True)  # the dead JVM's temporary files
         if session_id and run.proc.returncode != 0 and run.line("STARTED"):
             # A Spark Connect client that died leaves its queries running in the server.
             # The job opened its session as learner_name() in its environment (see get_spark).

@@ -46,11 +46,20 @@ def main(argv: list[str]) -> int:
     try:
         # With Spark Connect, the harness names the server-side session so that it can stop
         # the queries of a killed job (they do not die with this process).
+        scratch = cfg.scratch_path  # a local session's only: with Spark Connect the server has its own
+        if not cfg.remote:
+            scratch.mkdir(parents=True, exist_ok=True)
         spark = get_spark(
             master=cfg.master,
             app_name="orders-exactly-once-lab",
             remote=cfg.remote,
             session_id=os.environ.get(SESSION_ENV) or None,
+            extra_conf={}
+            if cfg.remote
+            else {
+                "spark.local.dir": str(scratch),
+                "spark.driver.extraJavaOptions": f"-Djava.io.tmpdir={scratch}",
+            },
         )
     except SparkUnavailable as exc:
         _say(f"UNAVAILABLE {exc}")

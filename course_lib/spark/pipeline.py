@@ -45,7 +45,7 @@ WORKER_START_ATTEMPTS = 4
 class PipelineConfig:
     """Everything one run of the streaming job needs; JSON-serialisable for the job process.
 
-    ``workdir`` holds ``checkpoints/<sink>``, ``store.sqlite`` and ``files/``. Keep it between
+    ``workdir`` holds ``checkpoints/<sink>``, ``store.sqlite``, ``files/`` and ``jvm-tmp/``. Keep it between
     runs to resume; delete it to start over. ``max_offsets_per_trigger`` splits the backlog
     into several micro-batches so that a crash can fall between two of them.
 
@@ -93,6 +93,12 @@ class PipelineConfig:
     @property
     def files_path(self) -> Path:
         return Path(self.workdir) / "files"
+
+    @property
+    def scratch_path(self) -> Path:
+        """A local job's JVM temporary files (``spark.local.dir``, ``java.io.tmpdir``): a killed
+        JVM cannot delete its own, so they go here, where the harness removes them, not in /tmp."""
+        return Path(self.workdir) / "jvm-tmp"
 
 
 # ---- source, validation, enrichment ---------------------------------------------------------

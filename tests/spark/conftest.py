@@ -4,6 +4,9 @@ shared by the tests that check its outcome (a Spark job start costs 6-12 s on 2 
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import pytest
 
 
@@ -52,6 +55,15 @@ def kafka_cluster(spark_ready):
     cluster.stop()
 
 
+def jvm_temp_files() -> set[str]:
+    """What a Spark driver JVM leaves in the system temporary directory when it is SIGKILLed."""
+    return {
+        p.name
+        for pattern in ("spark-*", "blockmgr-*", "liblz4-java-*")
+        for p in Path(tempfile.gettempdir()).glob(pattern)
+    }
+
+
 @pytest.fixture(scope="session")
 def experiment(kafka_cluster, tmp_path_factory):
     """Three window kills (one per sink), one seeded random kill with a broker SIGKILLed in the
@@ -59,6 +71,7 @@ def experiment(kafka_cluster, tmp_path_factory):
     from course_lib.spark.harness import ExperimentOptions, run_experiment
 
     opts = ExperimentOptions(n_orders=800, kills=4, seed=7, broker_kill_run=3)
+    before = jvm_temp_files()
     result = run_experiment(
         kafka_cluster.bootstrap_servers,
         tmp_path_factory.mktemp("spark-lab"),
@@ -66,6 +79,7 @@ def experiment(kafka_cluster, tmp_path_factory):
         cluster=kafka_cluster,
         progress=False,
     )
+    result.left_in_tmp = sorted(jvm_temp_files() - before)
     print(f"\nexperiment seed={opts.seed}:")
     result.print_table()
     for e in result.timeline:

@@ -1,5 +1,7 @@
 """The kill/restart experiment: exactly-once sinks stay exact, the Kafka sink duplicates."""
 
+from pathlib import Path
+
 import pytest
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(900)]
@@ -90,3 +92,10 @@ def test_history_round_trips_as_jsonl(experiment):
 def test_history_has_an_acknowledged_send_for_every_line(experiment):
     sends = {op.value for op in experiment.history if op.f == "send" and op.type == "ok"}
     assert len(sends) == experiment.options.n_orders
+
+
+def test_killed_jobs_leave_no_temporary_files_behind(experiment):
+    """A SIGKILLed JVM cannot delete its temporary files: the job keeps them in the experiment's
+    jvm-tmp/ (spark.local.dir, java.io.tmpdir), which the harness removes after each run."""
+    assert experiment.left_in_tmp == []
+    assert not (Path(experiment.workdir) / "jvm-tmp").exists()
