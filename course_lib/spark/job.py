@@ -44,22 +44,23 @@ def main(argv: list[str]) -> int:
     report_path = Path(argv[1]) if len(argv) > 1 else Path(cfg.workdir) / "last_report.json"
     t0 = time.time()
     try:
+        # A local session's JVM keeps its temporary files where the harness can remove them
+        # after a kill (with Spark Connect the server has its own).
+        scratch: dict[str, str] = {}
+        if not cfg.remote:
+            cfg.scratch_path.mkdir(parents=True, exist_ok=True)
+            scratch = {
+                "spark.local.dir": str(cfg.scratch_path),
+                "spark.driver.extraJavaOptions": f"-Djava.io.tmpdir={cfg.scratch_path}",
+            }
         # With Spark Connect, the harness names the server-side session so that it can stop
         # the queries of a killed job (they do not die with this process).
-        scratch = cfg.scratch_path  # a local session's only: with Spark Connect the server has its own
-        if not cfg.remote:
-            scratch.mkdir(parents=True, exist_ok=True)
         spark = get_spark(
             master=cfg.master,
             app_name="orders-exactly-once-lab",
             remote=cfg.remote,
             session_id=os.environ.get(SESSION_ENV) or None,
-            extra_conf={}
-            if cfg.remote
-            else {
-                "spark.local.dir": str(scratch),
-                "spark.driver.extraJavaOptions": f"-Djava.io.tmpdir={scratch}",
-            },
+            extra_conf=scratch,
         )
     except SparkUnavailable as exc:
         _say(f"UNAVAILABLE {exc}")

@@ -45,8 +45,8 @@ WORKER_START_ATTEMPTS = 4
 class PipelineConfig:
     """Everything one run of the streaming job needs; JSON-serialisable for the job process.
 
-    ``workdir`` holds ``checkpoints/<sink>``, ``store.sqlite``, ``files/`` and ``jvm-tmp/``. Keep it between
-    runs to resume; delete it to start over. ``max_offsets_per_trigger`` splits the backlog
+    ``workdir`` holds ``checkpoints/<sink>``, ``store.sqlite``, ``files/`` and ``jvm-tmp/``. Keep
+    it between runs to resume; delete it to start over. ``max_offsets_per_trigger`` splits the backlog
     into several micro-batches so that a crash can fall between two of them.
 
     ``remote``: a Spark Connect URL (``""`` = a local session with ``master``); then ``workdir``
