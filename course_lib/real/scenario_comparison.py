@@ -116,6 +116,28 @@ def _attempt(run, *args, **kwargs):
         return None, str(e)
 
 
+def _row(name: str, params: dict, sim, real_run: tuple, wire_run: tuple) -> dict:
+    """One case's row: each column's anomaly classes, the runs, and why a column did not run."""
+    (real, why), (over_wire, wire_why) = real_run, wire_run
+    row = {
+        "scenario": name,
+        "parameters": params,
+        "expected": sorted(sim.expected),
+        "simulator": sorted(sim.result.found),
+        "wire": None if over_wire is None else sorted(over_wire.result.found),
+        "real Kafka": None if real is None else sorted(real.result.found),
+        "real outcome": None if real is None else real.result.outcome_table(),
+        "why not": why,
+        "wire why not": wire_why,
+        "real": real,
+        "wire run": over_wire,
+        "sim": sim,
+    }
+    row["agree"] = _agree(row)
+    row["disagree"] = disagreements(row)
+    return row
+
+
 def fidelity_table(
     cluster=None, cases=FIDELITY_CASES, seed: int = 0, reuse=(), wire=True, real_why_not: str | None = None
 ) -> list[dict]:
@@ -158,24 +180,8 @@ def fidelity_table(
                 real, why = done.get(_key(name, params)), None if cluster is not None else no_real
                 if real is None and cluster is not None:
                     real, why = _attempt(run_scenario, name, backend=cluster, **params)
-                over_wire, wire_why = wire_run.result() if wire_run else (None, "the wire column was not asked for")
-                row = {
-                    "scenario": name,
-                    "parameters": params,
-                    "expected": sorted(sim.expected),
-                    "simulator": sorted(sim.result.found),
-                    "wire": None if over_wire is None else sorted(over_wire.result.found),
-                    "real Kafka": None if real is None else sorted(real.result.found),
-                    "real outcome": None if real is None else real.result.outcome_table(),
-                    "why not": why,
-                    "wire why not": wire_why,
-                    "real": real,
-                    "wire run": over_wire,
-                    "sim": sim,
-                }
-                row["agree"] = _agree(row)
-                row["disagree"] = disagreements(row)
-                rows.append(row)
+                over_wire = wire_run.result() if wire_run else (None, "the wire column was not asked for")
+                rows.append(_row(name, params, sim, (real, why), over_wire))
         finally:
             pool.shutdown(cancel_futures=True)  # a failed real run does not wait for the wire column
     return rows
