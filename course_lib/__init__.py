@@ -15,3 +15,7 @@
 """
 
 __version__ = "0.1.0"
+
+from .ast_lock import install as _install_ast_lock
+
+_install_ast_lock()  # CPython 3.11.0-3.11.7: threads that log exceptions at once (course_lib.ast_lock)
