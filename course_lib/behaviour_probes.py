@@ -120,8 +120,9 @@ def idempotent_batch_expired(b) -> dict:
     appended, so the partition's sequence is unknown) but never asks for a new one: the id is
     requested only while the transaction manager is UNINITIALIZED, and the reset leaves it
     READY. Without an id its sender drains nothing and expires nothing, so the next batch stays
-    unsent - still "pending" 20 s later, almost seven times its delivery_timeout_ms - until the producer is
-    closed. Java bumps the epoch and sends it.
+    unsent - still "pending" 20 s later, almost seven times its delivery_timeout_ms. close(timeout=0)
+    then raises (the batch is unfinished) and leaves the producer open: the backend's clean-up
+    stops it. Java bumps the epoch and sends it.
 
     ``retry_backoff_ms=1000`` puts the delivery timeout (3 s) inside a backoff, never inside a
     request: attempts go at about 0, 1, 2 and 3 s plus three round trips. A batch in flight when
@@ -148,8 +149,46 @@ def idempotent_batch_expired(b) -> dict:
     with contextlib.suppress(KafkaTimeoutError):  # flush() gives up: the batch is never sent
         producer.flush(timeout=20)
     after_20s = outcome(second)
-    producer.close(timeout=0)
-    return {"first": outcome(first), "second_after_20s": after_20s, "read": read_for(b, topic, 3000)}
+    try:  # kafka-python 3.0.12 flushes first and raises before it stops anything: still open
+        producer.close(timeout=0)
+        close = "closed"
+    except KafkaTimeoutError:
+        close = "KafkaTimeoutError"
+    return {
+        "first": outcome(first),
+        "second_after_20s": after_20s,
+        "close(timeout=0)": close,
+        "read": read_for(b, topic, 3000),
+    }
+
+
+def close_with_a_record_unfinished(b) -> dict:
+    """close(timeout=0) while a record waits for the ISR to grow back.
+
+    kafka-python 3.0.12's close() flushes first and raises ``KafkaTimeoutError`` before it stops
+    anything: the producer stays open, takes the next send and delivers both once the ISR is
+    back, and a later close() closes it. (Java's close(timeout) gives up on what is left and
+    fails it.) This is the client's own code, so the wire column runs the very client."""
+    topic = b.create_topic("closing", replication_factor=3, min_insync_replicas=3)
+    _shrink_isr(b, topic, to=2)
+    victim = next(r for r in b.replicas_of(topic) if r not in b.isr_of(topic))
+    producer = b.producer(acks="all", linger_ms=0)
+    first = producer.send(topic, b"first")
+    try:
+        producer.close(timeout=0)
+        close = "closed"
+    except KafkaTimeoutError:
+        close = "KafkaTimeoutError"
+    second = producer.send(topic, b"second")
+    b.restart(victim)
+    b.wait_until(lambda: len(b.isr_of(topic)) == 3, timeout_ms=60_000)
+    producer.close()
+    return {
+        "close(timeout=0)": close,
+        "first": outcome(first),
+        "second": outcome(second),
+        "read": read_for(b, topic, 3000),
+    }
 
 
 # ---- point 9 ------------------------------------------------------------------------------------

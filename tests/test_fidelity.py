@@ -113,7 +113,19 @@ def test_after_an_expired_idempotent_batch_the_next_one_is_never_sent():
     assert probes.idempotent_batch_expired(sim()) == {
         "first": "KafkaTimeoutError",
         "second_after_20s": "pending",
+        "close(timeout=0)": "KafkaTimeoutError",
         "read": [],
+    }
+
+
+def test_close_with_a_record_unfinished_raises_and_leaves_the_producer_open():
+    """kafka-python 3.0.12's close(timeout=0) flushes first: it raises and the producer keeps
+    sending (tests/wire/test_behaviour_probes_wire.py runs the same steps with kafka-python)."""
+    assert probes.close_with_a_record_unfinished(sim()) == {
+        "close(timeout=0)": "KafkaTimeoutError",
+        "first": "ok",
+        "second": "ok",
+        "read": [b"first", b"second"],
     }
 
 
@@ -133,7 +145,8 @@ def test_the_wedged_producer_says_why_flush_times_out_and_a_new_producer_works()
     with pytest.raises(Errors.KafkaTimeoutError, match="lost its producer id"):
         p.flush(timeout=60)
     assert not second.is_done  # not expired either: kafka-python checks no deadline without an id
-    p.close(timeout=0)
+    with pytest.raises(Errors.KafkaTimeoutError):  # close() flushes first, as kafka-python's does
+        p.close(timeout=0)
     fresh = KafkaProducer(bootstrap_servers=c, delivery_timeout_ms=3000, request_timeout_ms=1000)
     assert fresh.send("t", b"third").get(timeout=10).offset == 0
 

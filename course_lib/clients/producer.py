@@ -212,17 +212,16 @@ class KafkaProducer(Requests, Transactions):
             )
 
     def close(self, timeout=None, null_logger=False):
-        """Flush, then stop. ``timeout=0`` abandons what is still queued. (``null_logger`` is
-        kafka-python's, for closing at interpreter exit: nothing to silence here.)"""
+        """Flush, then stop. As in kafka-python 3.0.12, a record still unfinished after ``timeout``
+        seconds (``0``: anything not done yet) makes close() raise ``KafkaTimeoutError`` before it
+        stops anything: the producer stays open and may still deliver. (Java's close(timeout)
+        instead gives up on what is left and fails it.) ``null_logger`` is kafka-python's, for
+        closing at interpreter exit: nothing to silence here."""
         if self._closed:
             return
         if timeout is not None and not 0 <= timeout <= threading.TIMEOUT_MAX:
             raise ValueError(f"Invalid timeout: {timeout} (seconds, >= 0)")
-        if timeout != 0:
-            try:
-                self.flush(timeout)
-            except Errors.KafkaTimeoutError:
-                pass
+        self.flush(timeout)
         self._closed = True
         self.alive = False
 

@@ -181,16 +181,21 @@ class RecordingProducer:
 
     # ---- ending
     def close(self, timeout: float | None = 10) -> None:
+        """kafka-python's close(): a record still unfinished after ``timeout`` seconds raises
+        ``KafkaTimeoutError`` and leaves the producer open, its sender still running."""
         if self._closed:
             return
+        self._producer.close(timeout=timeout)
         self._closed = True
-        try:
-            self._producer.close(timeout=timeout)
-        except KafkaError:  # sends still open: close() gives up on them after the timeout
-            pass
 
     def close_quietly(self) -> None:
-        self.close(timeout=5)
+        """The backend's clean-up after a run: close, and stop what a refused close() leaves running
+        (a wedged sender would otherwise retry against the cluster for the rest of the process)."""
+        try:
+            self.close(timeout=5)
+        except KafkaError:
+            self._closed = True
+            kill_producer(self._producer)
 
     def crash(self) -> None:
         """The application process dies: no flush, no retries, an open transaction left open.
