@@ -162,3 +162,21 @@ def test_delete_topic_waits_until_the_metadata_no_longer_lists_it():
     assert h.partitions_of("t") == []
     with pytest.raises(UnknownTopicOrPartitionError):
         h.delete_topic("t")
+
+
+def test_an_admin_client_whose_bootstrap_fails_leaves_no_thread_behind():
+    """kafka-python 3.0.12's KafkaAdminClient raises from a failed bootstrap with its I/O thread
+    still running (measured: ``kafka-io-...`` stays); the course's AdminClient stops it."""
+    import socket
+
+    from kafka.errors import KafkaTimeoutError
+
+    from course_lib.real.admin_client import AdminClient
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    before = set(threading.enumerate())
+    with pytest.raises(KafkaTimeoutError):
+        AdminClient(bootstrap_servers=f"127.0.0.1:{port}", bootstrap_timeout_ms=500)
+    assert [t.name for t in threading.enumerate() if t not in before] == []

@@ -361,11 +361,11 @@ class LocalCluster(Namespaced, ClusterMetadata):
         return {"bootstrap_servers": self.bootstrap_servers, **self.client_auth()}
 
     def admin(self, **kwargs):
-        from kafka.admin import KafkaAdminClient
+        from .admin_client import AdminClient
 
         kwargs.setdefault("request_timeout_ms", 15000)
         kwargs = {**self.client_auth(), **kwargs}
-        return KafkaAdminClient(bootstrap_servers=self.live_bootstrap_servers(), client_id="course-admin", **kwargs)
+        return AdminClient(bootstrap_servers=self.live_bootstrap_servers(), client_id="course-admin", **kwargs)
 
     def create_topic(
         self,

@@ -266,12 +266,12 @@ class RemoteCluster(Namespaced, ClusterMetadata):
         return explained(self.username, self.prefix, bootstrap_servers=self.bootstrap_servers, **used)
 
     def admin(self, **kwargs):
-        from kafka.admin import KafkaAdminClient
+        from .admin_client import AdminClient
 
         kwargs.setdefault("request_timeout_ms", 15000)
         kwargs.setdefault("bootstrap_timeout_ms", 15000)  # a wrong password is reported after 15 s, not 30
         with self.explained():
-            return KafkaAdminClient(client_id=f"course-admin-{self.prefix}", **{**self.client_config(), **kwargs})
+            return AdminClient(client_id=f"course-admin-{self.prefix}", **{**self.client_config(), **kwargs})
 
     def create_topic(
         self,

@@ -18,9 +18,9 @@ import itertools
 import time
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.admin import KafkaAdminClient
 
 from ..supervisor import InThread
+from .admin_client import AdminClient
 from .connect import client_config
 from .joining import before_first_join
 
@@ -91,7 +91,7 @@ def _wait_settled(members, timeout_s: float = 60, partitions_each: int = 1) -> i
 
 def _wait_coordinator_stable(kafka, group: str, members: int, timeout_s: float = 60) -> None:
     """Wait until the group coordinator describes ``group`` as Stable with ``members`` members."""
-    admin = KafkaAdminClient(**client_config(kafka))
+    admin = AdminClient(**client_config(kafka))
     try:
         deadline, seen = time.monotonic() + timeout_s, None
         while time.monotonic() < deadline:
@@ -175,7 +175,7 @@ def deleted_before_read(kafka, reset: str = "earliest") -> dict:
             processed += [r.value.decode() for r in records]
     first.commit()
     first.close()
-    admin = KafkaAdminClient(**client_config(kafka))
+    admin = AdminClient(**client_config(kafka))
     try:
         admin.delete_records({tp: 8})
     finally:

@@ -47,10 +47,12 @@ def ensure_topic(
     Works against any cluster (a :class:`course_lib.real.cluster.LocalCluster` has its own
     ``create_topic``; this is for an external cluster given by its bootstrap servers).
     """
-    from kafka.admin import KafkaAdminClient, NewTopic
+    from kafka.admin import NewTopic
     from kafka.errors import TopicAlreadyExistsError
 
-    admin = KafkaAdminClient(
+    from course_lib.real.admin_client import AdminClient
+
+    admin = AdminClient(
         **client_kwargs(bootstrap_servers, client_config),
         client_id="course-spark-admin",
         request_timeout_ms=int(timeout_s * 1000),

@@ -66,15 +66,15 @@ def _admin(args):
         raise CommandError(
             f"applying needs --bootstrap HOST:PORT and the instructor's password in {PASSWORD_ENV} (or pass --dry-run)"
         )
-    from kafka.admin import KafkaAdminClient
 
     from course_lib.real.access import LoginFailed, explained
+    from course_lib.real.admin_client import AdminClient
     from course_lib.real.security import client_kwargs
     from course_lib.workshop.provision import check_authorizer
 
     try:
         with explained(args.instructor, "", bootstrap_servers=args.bootstrap):
-            admin = KafkaAdminClient(
+            admin = AdminClient(
                 bootstrap_servers=args.bootstrap,
                 bootstrap_timeout_ms=15000,
                 **client_kwargs(args.instructor, password),
