@@ -15,6 +15,7 @@ One request per connection: a line ``ACTION [BROKER]``, answered by one JSON lin
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -86,7 +87,12 @@ class ControlServer:
                 conn.sendall((json.dumps(answer) + "\n").encode())
 
     def close(self) -> None:
+        # close() alone leaves accept() blocked on Linux, with the thread and the socket;
+        # shutdown() wakes it with an OSError. A request being served finishes first.
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
         self._sock.close()
+        self._thread.join(timeout=130)  # the longest answer: a restart waits for the broker to rejoin
         self.path.unlink(missing_ok=True)
 
 

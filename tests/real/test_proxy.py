@@ -59,9 +59,15 @@ def fake_broker():
                 resp = struct.pack(">i", corr) + b"ok"
                 conn.sendall(struct.pack(">i", len(resp)) + resp)
 
-    threading.Thread(target=serve, daemon=True).start()
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
     yield srv.getsockname()[1], seen
+    # close() alone leaves accept() blocked on Linux (and the thread and socket with it);
+    # shutdown() wakes it with an OSError
+    srv.shutdown(socket.SHUT_RDWR)
     srv.close()
+    server.join(5)
+    assert not server.is_alive()
 
 
 def _client(port):

@@ -295,5 +295,6 @@ def test_the_instructor_kills_and_restarts_a_broker_from_another_terminal(worksh
     finally:
         server.close()
         cluster.revive()
+    assert not server._thread.is_alive()  # close() stops the server's thread, not just its socket
     assert main(["broker", "status", "--cluster-dir", str(tmp / "ctl")]) == 2
     assert "no workshop cluster runs" in capsys.readouterr().err
