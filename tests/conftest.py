@@ -1,7 +1,11 @@
-"""Tiny fixtures shared by the simulator tests, and the rule that CI skips nothing it installed."""
+"""Tiny fixtures shared by the simulator tests, the rule that CI skips nothing it installed, and
+the rule that a test stops the kafka-python clients it starts."""
 
+import gc
 import os
 import re
+import threading
+import time
 import warnings
 
 import pytest
@@ -80,6 +84,28 @@ def pytest_runtest_makereport(item, call):
     if part:
         report.outcome = "failed"
         report.longrepr = f"CI=true and {part} is missing (.ci/run installs it), so this may not skip: {reason}"
+
+
+#: kafka-python's own threads: a producer's sender, the I/O loop of a consumer or admin client
+KAFKA_CLIENT_THREAD = re.compile(r"-network-thread$|^kafka-io-")
+
+
+@pytest.fixture(autouse=True)
+def kafka_clients_closed():
+    """A kafka-python client a test starts is stopped by the end of the test (fixtures of a wider
+    scope start theirs before this snapshot). A client left running keeps reconnecting to a
+    cluster that is gone, for the rest of the session, and its sockets count against whichever
+    test checks for leaks next: the test that left it is the one to fail, by name."""
+    before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + 10  # a bound: a closing client's thread winds down on its own
+    while True:
+        left = [t for t in threading.enumerate() if t not in before and KAFKA_CLIENT_THREAD.search(t.name)]
+        if not left or time.monotonic() > deadline:
+            break
+        gc.collect()  # a client dropped without close() stops when it is collected
+        time.sleep(0.1)
+    assert not left, f"kafka-python clients left running (close them, or the backend's close_clients()): {left}"
 
 
 @pytest.fixture
