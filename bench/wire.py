@@ -157,8 +157,9 @@ def main(quick: bool = False, argv: list[str] | None = None) -> dict:
     )
     args = parser.parse_args(argv or [])
     quick = quick or args.quick
-    records = args.records or (2000 if quick else 20000)
-    budget_s = 10.0 if quick else 30.0
+    # quick: a smoke run (tests/test_bench.py) - every row printed, none of them a measurement
+    records = args.records or (500 if quick else 20000)
+    budget_s = 3.0 if quick else 30.0
     wire = wire_numbers(records, budget_s)
     loopback = wire_numbers(records, budget_s, latency_ms=0.1, jitter_ms=0.05)
     local: dict = {"missing": "--no-local"} if args.no_local else local_numbers(records, budget_s)
@@ -183,12 +184,12 @@ def main(quick: bool = False, argv: list[str] | None = None) -> dict:
             f"start: simulated is {speedup:.0f}x faster; throughput simulated/LocalCluster: "
             f"{ratio:.2f}x (1 ms), {ratio_loop:.2f}x (0.1 ms)"
         )
-    suites = {} if args.no_suite else suite_times(local=args.suite_local, limit=3 if quick else None)
+    suites = {} if args.no_suite else suite_times(local=args.suite_local, limit=2 if quick else None)
     if suites:
         print(f"\n{'scenario suite (seed 1)':44} {'wall s':>9} {'scenarios':>10}")
         for label, (seconds, count) in suites.items():
             print(f"{label:44} {seconds:9.2f} {count:10d}")
-    sequences = args.sequences if args.sequences is not None else (10 if quick else 1000)
+    sequences = args.sequences if args.sequences is not None else (4 if quick else 1000)
     diff = differential_numbers(sequences) if sequences else {}
     if diff:
         print(

@@ -203,7 +203,8 @@ class KafkaProducer(Requests, Transactions):
         if not done:
             wedged = (
                 " - this producer lost its producer id when an idempotent batch expired and sends nothing "
-                "more (kafka-python 3.0.x does the same): close it and create a new one"
+                "more (kafka-python 3.0.x does the same): create a new one (this one cannot finish close(): "
+                "it flushes first)"
                 if self._producer_id_lost
                 else ""
             )

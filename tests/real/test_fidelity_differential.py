@@ -67,7 +67,7 @@ def test_after_an_expired_idempotent_batch_kafka_python_never_sends_the_next_one
     sim, real = both(probes.idempotent_batch_expired)
     kafka_python = {
         "first": "KafkaTimeoutError",
-        "second_after_20s": "pending",
+        "second_after_10s": "pending",
         "close(timeout=0)": "KafkaTimeoutError",
         "read": [],
     }
