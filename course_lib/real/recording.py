@@ -14,6 +14,7 @@ Used by :class:`course_lib.backend.KafkaBackend`; a scenario never builds these 
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 from typing import Any
@@ -76,6 +77,7 @@ class RecordingProducer:
         self.unfinished = 0
         self._txn_count = 0
         self._closed = False
+        self._close_refused = False
 
     def __repr__(self) -> str:
         return f"<RecordingProducer {self.node_id}>"
@@ -185,17 +187,26 @@ class RecordingProducer:
         ``KafkaTimeoutError`` and leaves the producer open, its sender still running."""
         if self._closed:
             return
-        self._producer.close(timeout=timeout)
+        try:
+            self._producer.close(timeout=timeout)
+        except KafkaError:
+            self._close_refused = True
+            raise
         self._closed = True
 
     def close_quietly(self) -> None:
         """The backend's clean-up after a run: close, and stop what a refused close() leaves running
-        (a wedged sender would otherwise retry against the cluster for the rest of the process)."""
-        try:
-            self.close(timeout=5)
-        except KafkaError:
-            self._closed = True
-            kill_producer(self._producer)
+        (a wedged sender would otherwise retry against the cluster for the rest of the process).
+        A producer whose close() the run saw refused is stopped at once: waiting again for what
+        did not finish then would only make the clean-up slower."""
+        if self._closed:
+            return
+        if not self._close_refused:
+            with contextlib.suppress(KafkaError):
+                self.close(timeout=5)
+                return
+        self._closed = True
+        kill_producer(self._producer)
 
     def crash(self) -> None:
         """The application process dies: no flush, no retries, an open transaction left open.
