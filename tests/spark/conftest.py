@@ -65,9 +65,9 @@ def jvm_temp_files() -> set[str]:
 
 
 @pytest.fixture(scope="session")
-def experiment(kafka_cluster, tmp_path_factory):
+def experiment_and_leftovers(kafka_cluster, tmp_path_factory):
     """Three window kills (one per sink), one seeded random kill with a broker SIGKILLed in the
-    same run, then the final run: the scenario every outcome test below reads."""
+    same run, then the final run; and what the run left in the system temporary directory."""
     from course_lib.spark.harness import ExperimentOptions, run_experiment
 
     opts = ExperimentOptions(n_orders=800, kills=4, seed=7, broker_kill_run=3)
@@ -79,9 +79,22 @@ def experiment(kafka_cluster, tmp_path_factory):
         cluster=kafka_cluster,
         progress=False,
     )
-    result.left_in_tmp = sorted(jvm_temp_files() - before)
+    left = sorted(jvm_temp_files() - before)
     print(f"\nexperiment seed={opts.seed}:")
     result.print_table()
     for e in result.timeline:
         print("  ", e)
-    return result
+    return result, left
+
+
+@pytest.fixture(scope="session")
+def experiment(experiment_and_leftovers):
+    """The experiment every outcome test reads (:func:`experiment_and_leftovers`)."""
+    return experiment_and_leftovers[0]
+
+
+@pytest.fixture(scope="session")
+def jvm_files_left(experiment_and_leftovers):
+    """The ``spark-*``, ``blockmgr-*`` and ``liblz4-java-*`` entries the experiment's killed jobs
+    left in the system temporary directory."""
+    return experiment_and_leftovers[1]

@@ -94,8 +94,8 @@ def test_history_has_an_acknowledged_send_for_every_line(experiment):
     assert len(sends) == experiment.options.n_orders
 
 
-def test_killed_jobs_leave_no_temporary_files_behind(experiment):
+def test_killed_jobs_leave_no_temporary_files_behind(experiment, jvm_files_left):
     """A SIGKILLed JVM cannot delete its temporary files: the job keeps them in the experiment's
     jvm-tmp/ (spark.local.dir, java.io.tmpdir), which the harness removes after each run."""
-    assert experiment.left_in_tmp == []
+    assert jvm_files_left == []
     assert not (Path(experiment.workdir) / "jvm-tmp").exists()
