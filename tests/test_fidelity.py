@@ -109,7 +109,8 @@ def test_a_non_retriable_send_error_still_makes_the_transaction_abortable():
 
 def test_after_an_expired_idempotent_batch_the_next_one_is_never_sent():
     """kafka-python 3.0.12 resets its producer id and never asks for a new one (measured on the
-    lab cluster: the next batch still unsent after 20 s, delivery_timeout_ms=3000)."""
+    lab cluster by tests/real/test_fidelity_differential.py: the next batch still unsent after
+    10 s, delivery_timeout_ms=3000, and close(timeout=0) refused)."""
     assert probes.idempotent_batch_expired(sim()) == {
         "first": "KafkaTimeoutError",
         "second_after_10s": "pending",
