@@ -26,8 +26,8 @@ def test_the_kraft_controller_is_a_process_of_its_own(cluster):
     for node in cluster.nodes.values():
         assert "process.roles=broker\n" in node.config_path.read_text()
     assert controller.pid in cluster.jvm_pids()
-    # measured 9-15 s on a loaded 2-core machine with cached jars; the bound leaves room for load
-    assert cluster.timings_s["start"] < 30, cluster.timings_s
+    # how long the start took is measured, not asserted: `python -m bench real` prints it
+    assert set(cluster.timings_s) >= {"jars", "format", "start"}, cluster.timings_s
 
 
 def test_new_topic_has_rf3_and_min_isr_2(cluster, topic):
