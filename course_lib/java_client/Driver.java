@@ -7,9 +7,9 @@
 //                   or  {"id": 7, "ok": false, "error": {"class": "...", "message": "...",
 //                                                       "causes": [{"class": ..., "message": ...}]}}
 //
-// Requests run on a thread pool, so one blocking call (a poll, a future's get, a close with a
-// timeout) does not stop the others; the caller keeps the order of calls on one client (the
-// Python side waits for each answer). Client configs are passed through as given: every value is
+// Calls on one client run in order on that client's own thread; different clients and futures
+// calls run concurrently, so one blocking call (a poll, a future's get, a close with a timeout)
+// does not stop the others. Client configs are passed through as given: every value is
 // accepted or refused by the client's own ConfigDef. Byte strings travel as base64.
 //
 // stdout carries only responses: System.out is pointed at stderr, where the client's logs go.
@@ -75,6 +75,7 @@ public final class Driver {
     private final Map<String, Object> clients = new ConcurrentHashMap<>();
     private final Map<String, Future<?>> futures = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
+    private final Map<String, ExecutorService> lanes = new ConcurrentHashMap<>();
     private final ExecutorService pool = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "driver-request");
         t.setDaemon(true);
@@ -107,15 +108,20 @@ public final class Driver {
                 exitId = req.get("id");
                 break;
             }
-            pool.execute(() -> handle(req));
+            laneOf(req).execute(() -> handle(req));
         }
         // exit, or stdin closed (the Python side went away): answer what is under way, then close
         // the clients left open, so that none of them outlives the driver
         pool.shutdown();
-        pool.awaitTermination(30, TimeUnit.SECONDS);
+        lanes.values().forEach(ExecutorService::shutdown);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        for (ExecutorService e : lanes.values()) e.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        pool.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         for (Object c : clients.values()) {
-            try {
-                ((AutoCloseable) c).close();
+            try { // not closed by the caller: unfinished sends fail at once, the rest get 5 s
+                if (c instanceof KafkaProducer) ((KafkaProducer<?, ?>) c).close(Duration.ZERO);
+                else if (c instanceof KafkaConsumer) ((KafkaConsumer<?, ?>) c).close(CloseOptions.timeout(Duration.ofSeconds(5)));
+                else ((Admin) c).close(Duration.ofSeconds(5));
             } catch (Exception ignored) {
                 // the process ends anyway
             }
@@ -123,6 +129,18 @@ public final class Driver {
         if (exitId != null) respond(exitId, NODES.nullNode(), null);
         out.flush();
         System.exit(0);
+    }
+
+    /** Calls on one client run one at a time, in the order they came (a KafkaConsumer refuses
+     * two threads at once; a producer's calls keep their order); calls on futures and new clients
+     * run on the shared pool. */
+    private ExecutorService laneOf(JsonNode req) {
+        if (!req.hasNonNull("handle")) return pool;
+        return lanes.computeIfAbsent(req.get("handle").asText(), h -> Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "driver-" + h);
+            t.setDaemon(true);
+            return t;
+        }));
     }
 
     private void handle(JsonNode req) {
@@ -181,19 +199,16 @@ public final class Driver {
                 Object c = clients.get(r.path("handle").asText());
                 if (c == null) throw new IllegalArgumentException("no client " + r.path("handle"));
                 Duration timeout = r.hasNonNull("timeout_ms") ? Duration.ofMillis(r.get("timeout_ms").asLong()) : null;
-                try {
-                    if (c instanceof KafkaProducer) {
-                        if (timeout == null) ((KafkaProducer<?, ?>) c).close();
-                        else ((KafkaProducer<?, ?>) c).close(timeout);
-                    } else if (c instanceof KafkaConsumer) {
-                        if (timeout == null) ((KafkaConsumer<?, ?>) c).close();
-                        else ((KafkaConsumer<?, ?>) c).close(CloseOptions.timeout(timeout));
-                    } else {
-                        if (timeout == null) ((Admin) c).close();
-                        else ((Admin) c).close(timeout);
-                    }
-                } finally {
-                    clients.remove(r.path("handle").asText());
+                // the handle stays: a call after close reaches the client, which refuses it itself
+                if (c instanceof KafkaProducer) {
+                    if (timeout == null) ((KafkaProducer<?, ?>) c).close();
+                    else ((KafkaProducer<?, ?>) c).close(timeout);
+                } else if (c instanceof KafkaConsumer) {
+                    if (timeout == null) ((KafkaConsumer<?, ?>) c).close();
+                    else ((KafkaConsumer<?, ?>) c).close(CloseOptions.timeout(timeout));
+                } else {
+                    if (timeout == null) ((Admin) c).close();
+                    else ((Admin) c).close(timeout);
                 }
                 return null;
             }

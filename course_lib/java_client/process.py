@@ -172,6 +172,11 @@ class DriverProcess:
         """The driver's last stderr lines (the Java client's warnings and errors)."""
         return "\n".join(self._chan.stderr)
 
+    def pending_calls(self) -> int:
+        """How many calls are waiting for their answer."""
+        with self._chan.lock:
+            return len(self._chan.pending)
+
     # ---- lifecycle ------------------------------------------------------------------------
     def alive(self) -> bool:
         return self._proc.poll() is None
