@@ -271,7 +271,14 @@ public final class Driver {
     private static Properties props(JsonNode r, String serde, String kind) {
         Properties p = new Properties();
         for (Map.Entry<String, JsonNode> e : r.path("config").properties()) {
-            p.put(e.getKey(), e.getValue().isTextual() ? e.getValue().asText() : e.getValue().toString());
+            JsonNode v = e.getValue();
+            if (v.isArray()) { // a LIST setting (bootstrap.servers, ...): Java's comma-separated form
+                List<String> items = new ArrayList<>();
+                v.forEach(i -> items.add(i.asText()));
+                p.put(e.getKey(), String.join(",", items));
+            } else {
+                p.put(e.getKey(), v.isTextual() ? v.asText() : v.toString());
+            }
         }
         if (serde != null) {
             p.putIfAbsent("key." + kind, serde);

@@ -7,8 +7,11 @@ once each compile into a private directory and rename it into place; the rename 
 loser of the race discards its copy. Nothing compiled is committed: only ``Driver.java`` ships
 (package data).
 
->>> build = driver_build()          # doctest: +SKIP  (needs a JDK and the cached Kafka jars)
->>> build.built_now, build.classes.name == build.key    # doctest: +SKIP
+With a JDK and the cached Kafka jars (so skipped as a doctest; tests/java_client/test_build.py
+runs it):
+
+>>> build = driver_build()                                 # doctest: +SKIP
+>>> build.built_now, build.classes.name == build.key       # doctest: +SKIP
 (False, True)
 """
 

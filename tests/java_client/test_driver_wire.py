@@ -3,6 +3,7 @@
 The same experiments run on Kafka 4.3.1 in tests/real/test_java_client.py; where both pass, the
 wire cluster answers the Java client as Kafka does."""
 
+import gc
 import threading
 
 import pytest
@@ -132,3 +133,15 @@ def test_a_driver_killed_mid_call_fails_the_call_clearly(servers, make_topic):
     assert len(failure) == 1 and isinstance(failure[0], DriverDied), failure
     message = str(failure[0])
     assert "exited with code -9 during consumer.poll" in message
+
+
+def test_a_dropped_driver_is_stopped_by_its_finalizer(servers):
+    """No orphan JVM: a DriverProcess nobody closed stops its JVM when it is collected (and the
+    JVM exits by itself when Python's end of its stdin closes)."""
+    dropped = support.start_driver()
+    # a Python list for a LIST setting: passed as Java's comma-separated form, so no ConfigException
+    producer = JavaProducer(dropped, {"bootstrap.servers": servers.split(","), "client.id": "dropped"})
+    process = dropped._proc
+    del dropped, producer
+    gc.collect()
+    assert process.returncode is not None, f"the JVM {process.pid} of a dropped driver still runs"
