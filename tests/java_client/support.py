@@ -13,7 +13,15 @@ import time
 
 import pytest
 
-from course_lib.java_client import DriverProcess, JavaAdmin, JavaConsumer, JavaException, JavaProducer, outcomes
+from course_lib.java_client import (
+    DriverProcess,
+    JavaAdmin,
+    JavaConsumer,
+    JavaException,
+    JavaProducer,
+    TopicPartition,
+    outcomes,
+)
 from course_lib.real import jars
 
 _names = itertools.count(1)
@@ -186,3 +194,50 @@ def module_driver():
     finally:
         driver.close()
         assert not driver.alive(), f"the driver (pid {driver.pid}) outlived close()"
+
+
+def consume_transform_produce(driver: DriverProcess, servers: str, make_topic) -> dict:
+    """The exactly-once loop: read 3 records as a group member, write them upper-cased in a
+    transaction with the member's offsets (``sendOffsetsToTransaction(offsets, groupMetadata())``),
+    commit; what the group committed and what read_committed sees downstream."""
+    source, sink = make_topic(unique("java-ctp-in"), 3, 2), make_topic(unique("java-ctp-out"), 3, 2)
+    group = unique("java-ctp-group")
+    seed = JavaProducer(driver, {"bootstrap.servers": servers, "acks": "all"})
+    try:
+        for i in range(3):
+            seed.send(source, f"m-{i}".encode(), partition=0)
+        seed.flush()
+    finally:
+        seed.close(timeout=10)
+    consumer = JavaConsumer(
+        driver,
+        {
+            "bootstrap.servers": servers,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": "false",
+            "isolation.level": "read_committed",
+        },
+    )
+    producer = JavaProducer(driver, {"bootstrap.servers": servers, "transactional.id": unique("java-ctp-txn")})
+    try:
+        consumer.subscribe([source])
+        producer.init_transactions()
+        records = read_all(consumer, 3)
+        producer.begin_transaction()
+        for r in records:
+            producer.send(sink, (r.value or b"").upper(), partition=0)
+        producer.send_offsets_to_transaction({(source, 0): consumer.position((source, 0))}, consumer)
+        producer.commit_transaction()
+        committed = consumer.committed([(source, 0)], timeout=30)
+    finally:
+        producer.close(timeout=10)
+        consumer.close(timeout=10)
+    reader = JavaConsumer(driver, {"bootstrap.servers": servers, "isolation.level": "read_committed"})
+    try:
+        reader.assign([(sink, 0)])
+        reader.seek(TopicPartition(sink, 0), 0)
+        out = [r.value for r in read_all(reader, 3)]
+    finally:
+        reader.close(timeout=10)
+    return {"committed": [c.offset if c else None for c in committed.values()], "out": out}

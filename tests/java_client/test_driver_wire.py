@@ -69,6 +69,11 @@ def test_a_committed_and_an_aborted_transaction_read_committed(driver, servers, 
     assert got["read_committed end"] == got["read_uncommitted end"] == 7  # after the abort marker
 
 
+def test_consume_transform_produce_commits_the_offsets_with_the_output(driver, servers, make_topic):
+    got = support.consume_transform_produce(driver, servers, make_topic)
+    assert got == {"committed": [3], "out": [b"M-0", b"M-1", b"M-2"]}
+
+
 def test_close_with_a_record_unfinished_fails_it(driver, servers, make_topic, wire_cluster):
     got = support.close_with_a_record_unfinished(
         driver, servers, make_topic, wire_cluster.nemesis.pause, wire_cluster.nemesis.resume

@@ -43,6 +43,11 @@ def test_a_committed_and_an_aborted_transaction_read_committed(driver, cluster, 
     assert got["read_committed end"] == got["read_uncommitted end"] == 7
 
 
+def test_consume_transform_produce_commits_the_offsets_with_the_output(driver, cluster, make_topic):
+    got = support.consume_transform_produce(driver, cluster.bootstrap_servers, make_topic)
+    assert got == {"committed": [3], "out": [b"M-0", b"M-1", b"M-2"]}
+
+
 def test_close_with_a_record_unfinished_fails_it(driver, healthy, make_topic):
     got = support.close_with_a_record_unfinished(
         driver, healthy.bootstrap_servers, make_topic, healthy.pause, healthy.resume
