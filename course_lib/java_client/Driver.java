@@ -13,6 +13,23 @@
 // accepted or refused by the client's own ConfigDef. Byte strings travel as base64.
 //
 // stdout carries only responses: System.out is pointed at stderr, where the client's logs go.
+//
+// Commands ("handle" names a client made by *.create; offsets are [{topic, partition, offset,
+// metadata?}], partitions [{topic, partition}], timeouts timeout_ms; Java's method names):
+//   ping | exit | close {handle, timeout_ms?} | future.get {future, timeout_ms?}
+//   future.outcomes {futures: [...]} -> [{state: pending|done|failed, value?, error?}]
+//   producer.create {config} -> handle; producer.send {topic, partition?, timestamp?, key?, value?,
+//     headers?: [[key, value]]} -> future; producer.send_many {topic, count, value_bytes, partition?}
+//     (a timed loop); producer.flush | initTransactions | beginTransaction | commitTransaction |
+//     abortTransaction | sendOffsetsToTransaction {offsets, consumer | group_id} | partitionsFor {topic}
+//   consumer.create {config}; consumer.subscribe {topics} | assign {partitions} | unsubscribe |
+//     assignment | poll {timeout_ms} | commitSync {offsets?, timeout_ms?} | commitAsync {offsets?}
+//     -> future | seek {topic, partition, offset} | seekToBeginning / seekToEnd {partitions} |
+//     position {topic, partition} | committed {partitions} | groupMetadata | endOffsets /
+//     beginningOffsets {partitions}
+//   admin.create {config}; admin.createTopics {topics: [{name, partitions?, replication_factor?,
+//     configs?}]} | deleteTopics {topics} | describeTopics {topics} | listOffsets {partitions:
+//     [{topic, partition, spec: earliest|latest|max_timestamp|<ms>}], isolation_level}
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

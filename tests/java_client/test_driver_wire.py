@@ -45,17 +45,20 @@ def test_the_new_group_protocol_is_refused_by_name(driver, servers, make_topic):
 
 
 @pytest.mark.parametrize(
-    "config, words",
+    "config, chain, words",
     [
-        ({"acks": "sometimes"}, "Invalid value sometimes for configuration acks"),
-        ({"acks": "0", "enable.idempotence": "true"}, "Must set acks to all"),
-        ({"linger.ms": "-1"}, "linger.ms"),
+        ({"acks": "sometimes"}, ["ConfigException"], "Invalid value sometimes for configuration acks"),
+        ({"acks": "0", "enable.idempotence": "true"}, ["ConfigException"], "Must set acks to all"),
+        ({"linger.ms": "-1"}, ["ConfigException"], "linger.ms"),
+        # checked inside the constructor, so wrapped: the cause chain says what was wrong
+        ({"bootstrap.servers": "no-port-here"}, ["KafkaException", "ConfigException"], "Failed to construct"),
     ],
 )
-def test_a_refused_setting_is_the_clients_config_exception(driver, servers, config, words):
+def test_a_refused_setting_is_the_clients_config_exception(driver, servers, config, chain, words):
     with pytest.raises(JavaException) as raised:
         JavaProducer(driver, {"bootstrap.servers": servers, **config})
-    assert raised.value.java_class == "org.apache.kafka.common.config.ConfigException"
+    assert raised.value.chain == chain
+    assert raised.value.java_class.startswith("org.apache.kafka.common.")
     assert words in raised.value.message
     assert driver.alive()  # a refused client leaves the driver serving
 
