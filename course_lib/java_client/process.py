@@ -94,7 +94,13 @@ class DriverProcess:
             MAIN_CLASS,
         ]
         proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            encoding="utf-8",  # what Driver.java speaks, whatever the locale
+            errors="replace",
+            bufsize=1,
         )
         self.pid = proc.pid
         self._ids = itertools.count(1)
