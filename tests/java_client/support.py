@@ -88,9 +88,12 @@ def round_trip(driver: DriverProcess, servers: str, make_topic, group_protocol: 
     try:
         consumer.subscribe([topic])
         records = read_all(consumer, 10)
+        pending = consumer.commit_async()  # its callback runs inside the commit_sync that follows
         consumer.commit_sync(timeout=30)
+        by_callback = pending.get(timeout=30)
         committed = consumer.committed([(topic, 0)], timeout=30)
         member = consumer.group_metadata()
+        bounds = (consumer.beginning_offsets([(topic, 0)]), consumer.position((topic, 0), timeout=30))
     finally:
         consumer.close(timeout=10)
     return {
@@ -98,6 +101,8 @@ def round_trip(driver: DriverProcess, servers: str, make_topic, group_protocol: 
         "read": [(r.offset, r.key, r.value, r.headers) for r in records],
         "committed": {tp: c.offset if c else None for tp, c in committed.items()},
         "generation": member["generationId"] >= 1,
+        "commitAsync": [o.offset for o in by_callback.values() if o is not None],
+        "beginning, position": (list(bounds[0].values()), bounds[1]),
     }
 
 
@@ -106,6 +111,8 @@ def expected_round_trip(topic_offsets: int = 10) -> dict:
         "sent": [("done", i) for i in range(topic_offsets)],
         "read": [(i, f"k{i}".encode(), f"v{i}".encode(), [("n", str(i).encode())]) for i in range(topic_offsets)],
         "generation": True,
+        "commitAsync": [topic_offsets],
+        "beginning, position": ([0], topic_offsets),
     }
 
 
