@@ -7,7 +7,8 @@ and Maven, ~2-3 minutes) and runs :mod:`bench.real_kafka`. ``site`` (opt-in, nee
 compares Pyodide with CPython and times a cold load of the static site's first demo
 (:mod:`bench.site`). ``wire`` (opt-in) starts a simulated cluster that speaks the Kafka protocol
 and compares it with ``LocalCluster`` (start, kafka-python throughput, the scenario suite on the
-three backends; :mod:`bench.wire`). Spark benchmarks are a separate command (see README).
+three backends; :mod:`bench.wire`; then the Java client's producer throughput through its
+driver process, :mod:`bench.java_client`). Spark benchmarks are a separate command (see README).
 
 ``--quick``: every part as a smoke run of seconds (``real`` about a minute) that prints the same
 tables from less work; ``make test`` runs each so that none rots unseen (tests/test_bench.py).
@@ -52,6 +53,9 @@ def main(argv: list[str]) -> int:
         from . import wire
 
         wire.main(quick=quick, argv=[])
+        from . import java_client
+
+        java_client.main(quick=quick)  # the Java client's producer into the same two kinds of cluster
     if "real" in chosen:
         from course_lib.real import jars
 

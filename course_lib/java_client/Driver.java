@@ -1,0 +1,666 @@
+// The Java Kafka client (kafka-clients 4.3.1) driven over JSON lines on stdin/stdout, as Jepsen
+// and Maelstrom drive clients written in other languages. Our own code: one small file, compiled
+// at first use by course_lib/java_client/build.py against the cached Kafka jars.
+//
+// Request  (one line):  {"id": 7, "op": "producer.send", "handle": "p1", "topic": "t", ...}
+// Response (one line):  {"id": 7, "ok": true, "result": ...}
+//                   or  {"id": 7, "ok": false, "error": {"class": "...", "message": "...",
+//                                                       "causes": [{"class": ..., "message": ...}]}}
+//
+// Calls on one client run in order on that client's own thread; different clients and futures
+// calls run concurrently, so one blocking call (a poll, a future's get, a close with a timeout)
+// does not stop the others. Client configs are passed through as given: every value is
+// accepted or refused by the client's own ConfigDef. Byte strings travel as base64.
+//
+// stdout carries only responses: System.out is pointed at stderr, where the client's logs go.
+//
+// Commands ("handle" names a client made by *.create; offsets are [{topic, partition, offset,
+// metadata?}], partitions [{topic, partition}], timeouts timeout_ms; Java's method names):
+//   ping | exit | close {handle, timeout_ms?} | future.get {future, timeout_ms?}
+//   future.outcomes {futures: [...]} -> [{state: pending|done|failed, value?, error?}]
+//   producer.create {config} -> handle; producer.send {topic, partition?, timestamp?, key?, value?,
+//     headers?: [[key, value]]} -> future; producer.send_many {topic, count, value_bytes, partition?}
+//     (a timed loop); producer.flush | initTransactions | beginTransaction | commitTransaction |
+//     abortTransaction | sendOffsetsToTransaction {offsets, consumer | group_id} | partitionsFor {topic}
+//   consumer.create {config}; consumer.subscribe {topics} | assign {partitions} | unsubscribe |
+//     assignment | poll {timeout_ms} | commitSync {offsets?, timeout_ms?} | commitAsync {offsets?}
+//     -> future | seek {topic, partition, offset} | seekToBeginning / seekToEnd {partitions} |
+//     position {topic, partition} | committed {partitions} | groupMetadata | endOffsets /
+//     beginningOffsets {partitions}
+//   admin.create {config}; admin.createTopics {topics: [{name, partitions?, replication_factor?,
+//     configs?}]} | deleteTopics {topics} | describeTopics {topics} | listOffsets {partitions:
+//     [{topic, partition, spec: earliest|latest|max_timestamp|<ms>}], isolation_level}
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.ListOffsetsResult;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.KafkaFuture;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.utils.AppInfoParser;
+
+public final class Driver {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+    private static final Base64.Encoder B64 = Base64.getEncoder();
+    private static final Base64.Decoder UNB64 = Base64.getDecoder();
+
+    private final PrintStream out;
+    private final Map<String, Object> clients = new ConcurrentHashMap<>();
+    private final Map<String, Future<?>> futures = new ConcurrentHashMap<>();
+    private final AtomicLong ids = new AtomicLong();
+    private final Map<String, ExecutorService> lanes = new ConcurrentHashMap<>();
+    private final ExecutorService pool = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "driver-request");
+        t.setDaemon(true);
+        return t;
+    });
+
+    private Driver(PrintStream out) {
+        this.out = out;
+    }
+
+    public static void main(String[] args) throws Exception {
+        PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
+        System.setOut(System.err); // nothing but responses may reach stdout
+        new Driver(out).serve(new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)));
+    }
+
+    private void serve(BufferedReader in) throws Exception {
+        String line;
+        JsonNode exitId = null;
+        while ((line = in.readLine()) != null) {
+            if (line.isBlank()) continue;
+            JsonNode req;
+            try {
+                req = JSON.readTree(line);
+            } catch (Exception e) {
+                respond(NODES.nullNode(), null, e);
+                continue;
+            }
+            if ("exit".equals(req.path("op").asText())) {
+                exitId = req.get("id");
+                break;
+            }
+            laneOf(req).execute(() -> handle(req));
+        }
+        // exit, or stdin closed (the Python side went away): answer what is under way, then close
+        // the clients left open, so that none of them outlives the driver
+        pool.shutdown();
+        lanes.values().forEach(ExecutorService::shutdown);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        for (ExecutorService e : lanes.values()) e.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        pool.awaitTermination(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        for (Object c : clients.values()) {
+            try { // not closed by the caller: unfinished sends fail at once, the rest get 5 s
+                if (c instanceof KafkaProducer) ((KafkaProducer<?, ?>) c).close(Duration.ZERO);
+                else if (c instanceof KafkaConsumer) ((KafkaConsumer<?, ?>) c).close(CloseOptions.timeout(Duration.ofSeconds(5)));
+                else ((Admin) c).close(Duration.ofSeconds(5));
+            } catch (Exception ignored) {
+                // the process ends anyway
+            }
+        }
+        if (exitId != null) respond(exitId, NODES.nullNode(), null);
+        out.flush();
+        System.exit(0);
+    }
+
+    /** Calls on one client run one at a time, in the order they came (a KafkaConsumer refuses
+     * two threads at once; a producer's calls keep their order); calls on futures and new clients
+     * run on the shared pool. */
+    private ExecutorService laneOf(JsonNode req) {
+        if (!req.hasNonNull("handle")) return pool;
+        return lanes.computeIfAbsent(req.get("handle").asText(), h -> Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "driver-" + h);
+            t.setDaemon(true);
+            return t;
+        }));
+    }
+
+    private void handle(JsonNode req) {
+        try {
+            respond(req.get("id"), dispatch(req.path("op").asText(), req), null);
+        } catch (Throwable e) {
+            respond(req.get("id"), null, e);
+        }
+    }
+
+    private synchronized void respond(JsonNode id, JsonNode result, Throwable error) {
+        ObjectNode r = NODES.objectNode();
+        r.set("id", id == null ? NODES.nullNode() : id);
+        r.put("ok", error == null);
+        if (error == null) r.set("result", result == null ? NODES.nullNode() : result);
+        else r.set("error", error(error));
+        out.println(r.toString());
+        out.flush();
+    }
+
+    /** The exception a caller would catch (an ExecutionException's cause), with its cause chain. */
+    static ObjectNode error(Throwable e) {
+        while ((e instanceof ExecutionException || e instanceof java.util.concurrent.CompletionException)
+                && e.getCause() != null) {
+            e = e.getCause();
+        }
+        ObjectNode n = NODES.objectNode();
+        n.put("class", e.getClass().getName());
+        n.put("message", e.getMessage());
+        ArrayNode causes = n.putArray("causes");
+        for (Throwable c = e.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+            causes.addObject().put("class", c.getClass().getName()).put("message", c.getMessage());
+            if (causes.size() > 10) break;
+        }
+        return n;
+    }
+
+    // ---- dispatch ---------------------------------------------------------------------------
+    private JsonNode dispatch(String op, JsonNode r) throws Exception {
+        switch (op) {
+            case "ping": {
+                ObjectNode n = NODES.objectNode();
+                n.put("kafka_clients", AppInfoParser.getVersion());
+                n.put("java", System.getProperty("java.version"));
+                return n;
+            }
+            case "producer.create":
+                return NODES.textNode(register("p", new KafkaProducer<byte[], byte[]>(
+                        props(r, "org.apache.kafka.common.serialization.ByteArraySerializer", "serializer"))));
+            case "consumer.create":
+                return NODES.textNode(register("c", new KafkaConsumer<byte[], byte[]>(
+                        props(r, "org.apache.kafka.common.serialization.ByteArrayDeserializer", "deserializer"))));
+            case "admin.create":
+                return NODES.textNode(register("a", Admin.create(props(r, null, null))));
+            case "close": {
+                Object c = clients.get(r.path("handle").asText());
+                if (c == null) throw new IllegalArgumentException("no client " + r.path("handle"));
+                Duration timeout = r.hasNonNull("timeout_ms") ? Duration.ofMillis(r.get("timeout_ms").asLong()) : null;
+                // the handle stays: a call after close reaches the client, which refuses it itself
+                if (c instanceof KafkaProducer) {
+                    if (timeout == null) ((KafkaProducer<?, ?>) c).close();
+                    else ((KafkaProducer<?, ?>) c).close(timeout);
+                } else if (c instanceof KafkaConsumer) {
+                    if (timeout == null) ((KafkaConsumer<?, ?>) c).close();
+                    else ((KafkaConsumer<?, ?>) c).close(CloseOptions.timeout(timeout));
+                } else {
+                    if (timeout == null) ((Admin) c).close();
+                    else ((Admin) c).close(timeout);
+                }
+                return null;
+            }
+            case "future.get": {
+                Future<?> f = future(r);
+                Object v = r.hasNonNull("timeout_ms") ? f.get(r.get("timeout_ms").asLong(), TimeUnit.MILLISECONDS) : f.get();
+                return value(v);
+            }
+            case "future.outcomes": { // non-blocking: the state of each future named
+                ArrayNode a = NODES.arrayNode();
+                for (JsonNode id : r.path("futures")) a.add(outcome(futures.get(id.asText())));
+                return a;
+            }
+            default:
+                break;
+        }
+        if (op.startsWith("producer.")) return producer(op.substring(9), producer(r), r);
+        if (op.startsWith("consumer.")) return consumer(op.substring(9), consumer(r), r);
+        if (op.startsWith("admin.")) return admin(op.substring(6), (Admin) client(r, Admin.class), r);
+        throw new IllegalArgumentException("unknown op " + op);
+    }
+
+    private String register(String prefix, Object client) {
+        String h = prefix + ids.incrementAndGet();
+        clients.put(h, client);
+        return h;
+    }
+
+    private Object client(JsonNode r, Class<?> kind) {
+        Object c = clients.get(r.path("handle").asText());
+        if (c == null || !kind.isInstance(c)) {
+            throw new IllegalArgumentException("no " + kind.getSimpleName() + " " + r.path("handle") + " (closed?)");
+        }
+        return c;
+    }
+
+    @SuppressWarnings("unchecked")
+    private KafkaProducer<byte[], byte[]> producer(JsonNode r) {
+        return (KafkaProducer<byte[], byte[]>) client(r, KafkaProducer.class);
+    }
+
+    @SuppressWarnings("unchecked")
+    private KafkaConsumer<byte[], byte[]> consumer(JsonNode r) {
+        return (KafkaConsumer<byte[], byte[]>) client(r, KafkaConsumer.class);
+    }
+
+    private Future<?> future(JsonNode r) {
+        Future<?> f = futures.get(r.path("future").asText());
+        if (f == null) throw new IllegalArgumentException("no future " + r.path("future"));
+        return f;
+    }
+
+    private String keep(Future<?> f) {
+        String id = "f" + ids.incrementAndGet();
+        futures.put(id, f);
+        return id;
+    }
+
+    /** The config as given (values as strings: the client's ConfigDef parses and checks them). */
+    private static Properties props(JsonNode r, String serde, String kind) {
+        Properties p = new Properties();
+        for (Map.Entry<String, JsonNode> e : r.path("config").properties()) {
+            JsonNode v = e.getValue();
+            if (v.isArray()) { // a LIST setting (bootstrap.servers, ...): Java's comma-separated form
+                List<String> items = new ArrayList<>();
+                v.forEach(i -> items.add(i.asText()));
+                p.put(e.getKey(), String.join(",", items));
+            } else {
+                p.put(e.getKey(), v.isTextual() ? v.asText() : v.toString());
+            }
+        }
+        if (serde != null) {
+            p.putIfAbsent("key." + kind, serde);
+            p.putIfAbsent("value." + kind, serde);
+        }
+        return p;
+    }
+
+    // ---- producer ---------------------------------------------------------------------------
+    private JsonNode producer(String op, KafkaProducer<byte[], byte[]> p, JsonNode r) throws Exception {
+        switch (op) {
+            case "send":
+                return NODES.textNode(keep(p.send(record(r))));
+            case "send_many": {
+                // a loop in Java, so that JSON per record does not dominate a throughput number
+                long count = r.path("count").asLong();
+                byte[] value = new byte[r.path("value_bytes").asInt(1024)];
+                java.util.Arrays.fill(value, (byte) 'x');
+                Integer partition = r.hasNonNull("partition") ? r.get("partition").asInt() : null;
+                String topic = r.path("topic").asText();
+                List<Future<RecordMetadata>> sent = new ArrayList<>();
+                long t0 = System.nanoTime();
+                for (long i = 0; i < count; i++) sent.add(p.send(new ProducerRecord<>(topic, partition, null, value)));
+                long failed = 0;
+                ObjectNode first = null;
+                for (Future<RecordMetadata> f : sent) {
+                    try {
+                        f.get();
+                    } catch (ExecutionException e) {
+                        failed++;
+                        if (first == null) first = error(e);
+                    }
+                }
+                ObjectNode n = NODES.objectNode();
+                n.put("records", count);
+                n.put("failed", failed);
+                n.put("seconds", (System.nanoTime() - t0) / 1e9);
+                n.set("first_error", first);
+                return n;
+            }
+            case "flush":
+                p.flush();
+                return null;
+            case "initTransactions":
+                p.initTransactions();
+                return null;
+            case "beginTransaction":
+                p.beginTransaction();
+                return null;
+            case "commitTransaction":
+                p.commitTransaction();
+                return null;
+            case "abortTransaction":
+                p.abortTransaction();
+                return null;
+            case "sendOffsetsToTransaction": {
+                ConsumerGroupMetadata meta;
+                if (r.hasNonNull("consumer")) {
+                    Object c = clients.get(r.get("consumer").asText());
+                    if (!(c instanceof KafkaConsumer)) throw new IllegalArgumentException("no consumer " + r.get("consumer"));
+                    meta = ((KafkaConsumer<?, ?>) c).groupMetadata();
+                } else { // the group id alone, as kafka-python's send_offsets_to_transaction takes it
+                    meta = groupOnly(r.path("group_id").asText());
+                }
+                p.sendOffsetsToTransaction(offsets(r.path("offsets")), meta);
+                return null;
+            }
+            case "partitionsFor": {
+                ArrayNode a = NODES.arrayNode();
+                p.partitionsFor(r.path("topic").asText()).forEach(i -> a.add(i.partition()));
+                return a;
+            }
+            default:
+                throw new IllegalArgumentException("unknown producer op " + op);
+        }
+    }
+
+    @SuppressWarnings("removal")
+    private static ConsumerGroupMetadata groupOnly(String groupId) {
+        return new ConsumerGroupMetadata(groupId);
+    }
+
+    private static ProducerRecord<byte[], byte[]> record(JsonNode r) {
+        List<Header> headers = new ArrayList<>();
+        for (JsonNode h : r.path("headers")) headers.add(new RecordHeader(h.get(0).asText(), bytes(h.get(1))));
+        return new ProducerRecord<>(
+                r.path("topic").asText(),
+                r.hasNonNull("partition") ? r.get("partition").asInt() : null,
+                r.hasNonNull("timestamp") ? r.get("timestamp").asLong() : null,
+                bytes(r.get("key")),
+                bytes(r.get("value")),
+                headers);
+    }
+
+    // ---- consumer ---------------------------------------------------------------------------
+    private JsonNode consumer(String op, KafkaConsumer<byte[], byte[]> c, JsonNode r) throws Exception {
+        switch (op) {
+            case "subscribe": {
+                List<String> topics = new ArrayList<>();
+                r.path("topics").forEach(t -> topics.add(t.asText()));
+                c.subscribe(topics);
+                return null;
+            }
+            case "assign":
+                c.assign(partitions(r.path("partitions")));
+                return null;
+            case "unsubscribe":
+                c.unsubscribe();
+                return null;
+            case "assignment":
+                return partitions(c.assignment());
+            case "poll": {
+                ConsumerRecords<byte[], byte[]> recs = c.poll(Duration.ofMillis(r.path("timeout_ms").asLong(0)));
+                ArrayNode a = NODES.arrayNode();
+                for (ConsumerRecord<byte[], byte[]> rec : recs) a.add(consumerRecord(rec));
+                return a;
+            }
+            case "commitSync": {
+                Duration t = r.hasNonNull("timeout_ms") ? Duration.ofMillis(r.get("timeout_ms").asLong()) : null;
+                if (r.hasNonNull("offsets")) {
+                    if (t == null) c.commitSync(offsets(r.get("offsets")));
+                    else c.commitSync(offsets(r.get("offsets")), t);
+                } else if (t == null) c.commitSync();
+                else c.commitSync(t);
+                return null;
+            }
+            case "commitAsync": {
+                // the callback runs inside a later poll/commitSync/close of this consumer
+                CompletableFuture<Map<TopicPartition, OffsetAndMetadata>> f = new CompletableFuture<>();
+                org.apache.kafka.clients.consumer.OffsetCommitCallback cb = (offsets, exc) -> {
+                    if (exc != null) f.completeExceptionally(exc);
+                    else f.complete(offsets);
+                };
+                if (r.hasNonNull("offsets")) c.commitAsync(offsets(r.get("offsets")), cb);
+                else c.commitAsync(cb);
+                return NODES.textNode(keep(f));
+            }
+            case "seek":
+                c.seek(new TopicPartition(r.path("topic").asText(), r.path("partition").asInt()), r.path("offset").asLong());
+                return null;
+            case "seekToBeginning":
+                c.seekToBeginning(partitions(r.path("partitions")));
+                return null;
+            case "seekToEnd":
+                c.seekToEnd(partitions(r.path("partitions")));
+                return null;
+            case "position": {
+                TopicPartition tp = new TopicPartition(r.path("topic").asText(), r.path("partition").asInt());
+                return NODES.numberNode(r.hasNonNull("timeout_ms")
+                        ? c.position(tp, Duration.ofMillis(r.get("timeout_ms").asLong())) : c.position(tp));
+            }
+            case "committed": {
+                Map<TopicPartition, OffsetAndMetadata> m = r.hasNonNull("timeout_ms")
+                        ? c.committed(partitionSet(r.path("partitions")), Duration.ofMillis(r.get("timeout_ms").asLong()))
+                        : c.committed(partitionSet(r.path("partitions")));
+                return value(m);
+            }
+            case "groupMetadata": {
+                ConsumerGroupMetadata m = c.groupMetadata();
+                ObjectNode n = NODES.objectNode();
+                n.put("groupId", m.groupId());
+                n.put("generationId", m.generationId());
+                n.put("memberId", m.memberId());
+                n.put("groupInstanceId", m.groupInstanceId().orElse(null));
+                return n;
+            }
+            case "endOffsets":
+            case "beginningOffsets": {
+                List<TopicPartition> tps = partitions(r.path("partitions"));
+                Map<TopicPartition, Long> m = op.equals("endOffsets") ? c.endOffsets(tps) : c.beginningOffsets(tps);
+                ArrayNode a = NODES.arrayNode();
+                m.forEach((tp, off) -> a.add(tp(tp).put("offset", off)));
+                return a;
+            }
+            default:
+                throw new IllegalArgumentException("unknown consumer op " + op);
+        }
+    }
+
+    private static ObjectNode consumerRecord(ConsumerRecord<byte[], byte[]> rec) {
+        ObjectNode n = tp(new TopicPartition(rec.topic(), rec.partition()));
+        n.put("offset", rec.offset());
+        n.put("timestamp", rec.timestamp());
+        n.put("timestampType", rec.timestampType().name);
+        n.put("key", b64(rec.key()));
+        n.put("value", b64(rec.value()));
+        ArrayNode hs = n.putArray("headers");
+        for (Header h : rec.headers()) hs.addArray().add(h.key()).add(b64(h.value()));
+        Optional<Integer> epoch = rec.leaderEpoch();
+        n.put("leaderEpoch", epoch.orElse(null));
+        return n;
+    }
+
+    // ---- admin ------------------------------------------------------------------------------
+    private JsonNode admin(String op, Admin a, JsonNode r) throws Exception {
+        long timeoutMs = r.path("timeout_ms").asLong(30000);
+        switch (op) {
+            case "createTopics": {
+                List<NewTopic> topics = new ArrayList<>();
+                for (JsonNode t : r.path("topics")) {
+                    NewTopic nt = new NewTopic(t.path("name").asText(),
+                            t.hasNonNull("partitions") ? Optional.of(t.get("partitions").asInt()) : Optional.empty(),
+                            t.hasNonNull("replication_factor") ? Optional.of((short) t.get("replication_factor").asInt()) : Optional.empty());
+                    Map<String, String> configs = new HashMap<>();
+                    t.path("configs").properties().forEach(e -> configs.put(e.getKey(), e.getValue().asText()));
+                    topics.add(nt.configs(configs));
+                }
+                return perKey(a.createTopics(topics).values(), timeoutMs);
+            }
+            case "deleteTopics": {
+                List<String> names = new ArrayList<>();
+                r.path("topics").forEach(t -> names.add(t.asText()));
+                return perKey(a.deleteTopics(names).topicNameValues(), timeoutMs);
+            }
+            case "describeTopics": {
+                List<String> names = new ArrayList<>();
+                r.path("topics").forEach(t -> names.add(t.asText()));
+                return perKey(a.describeTopics(names).topicNameValues(), timeoutMs);
+            }
+            case "listOffsets": {
+                Map<TopicPartition, OffsetSpec> specs = new HashMap<>();
+                for (JsonNode p : r.path("partitions")) {
+                    JsonNode s = p.path("spec");
+                    OffsetSpec spec = s.isNumber() ? OffsetSpec.forTimestamp(s.asLong())
+                            : s.asText().equals("earliest") ? OffsetSpec.earliest()
+                            : s.asText().equals("max_timestamp") ? OffsetSpec.maxTimestamp()
+                            : OffsetSpec.latest();
+                    specs.put(new TopicPartition(p.path("topic").asText(), p.path("partition").asInt()), spec);
+                }
+                ListOffsetsOptions opts = new ListOffsetsOptions(
+                        "read_committed".equals(r.path("isolation_level").asText()) ? IsolationLevel.READ_COMMITTED : IsolationLevel.READ_UNCOMMITTED);
+                ArrayNode out = NODES.arrayNode();
+                ListOffsetsResult result = a.listOffsets(specs, opts);
+                for (TopicPartition tp : specs.keySet()) {
+                    ObjectNode n = tp(tp);
+                    try {
+                        ListOffsetsResult.ListOffsetsResultInfo info = result.partitionResult(tp).get(timeoutMs, TimeUnit.MILLISECONDS);
+                        n.put("offset", info.offset());
+                        n.put("timestamp", info.timestamp());
+                        n.put("leaderEpoch", info.leaderEpoch().orElse(null));
+                    } catch (ExecutionException | TimeoutException ex) {
+                        n.set("error", error(ex));
+                    }
+                    out.add(n);
+                }
+                return out;
+            }
+            default:
+                throw new IllegalArgumentException("unknown admin op " + op);
+        }
+    }
+
+    /** {key: {"value": ...} or {"error": ...}}: each part of an admin call succeeds or fails alone. */
+    private static ObjectNode perKey(Map<String, ? extends KafkaFuture<?>> m, long timeoutMs) throws Exception {
+        ObjectNode n = NODES.objectNode();
+        for (Map.Entry<String, ? extends KafkaFuture<?>> e : m.entrySet()) {
+            ObjectNode one = n.putObject(e.getKey());
+            try {
+                one.set("value", value(e.getValue().get(timeoutMs, TimeUnit.MILLISECONDS)));
+            } catch (ExecutionException | TimeoutException ex) {
+                one.set("error", error(ex));
+            }
+        }
+        return n;
+    }
+
+    // ---- values -----------------------------------------------------------------------------
+    private static ObjectNode outcome(Future<?> f) {
+        ObjectNode n = NODES.objectNode();
+        if (f == null) return n.put("state", "unknown");
+        if (!f.isDone()) return n.put("state", "pending");
+        try {
+            n.set("value", value(f.get()));
+            n.put("state", "done");
+        } catch (Exception e) {
+            n.put("state", "failed");
+            n.set("error", error(e));
+        }
+        return n;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static JsonNode value(Object v) {
+        if (v == null) return NODES.nullNode();
+        if (v instanceof RecordMetadata) {
+            RecordMetadata m = (RecordMetadata) v;
+            ObjectNode n = tp(new TopicPartition(m.topic(), m.partition()));
+            n.put("offset", m.hasOffset() ? m.offset() : -1);
+            n.put("timestamp", m.hasTimestamp() ? m.timestamp() : -1);
+            return n;
+        }
+        if (v instanceof OffsetAndMetadata) {
+            OffsetAndMetadata o = (OffsetAndMetadata) v;
+            return NODES.objectNode().put("offset", o.offset()).put("metadata", o.metadata())
+                    .put("leaderEpoch", o.leaderEpoch().orElse(null));
+        }
+        if (v instanceof TopicDescription) {
+            TopicDescription d = (TopicDescription) v;
+            ObjectNode n = NODES.objectNode();
+            n.put("name", d.name());
+            n.put("internal", d.isInternal());
+            n.put("topicId", d.topicId() == null ? null : d.topicId().toString());
+            ArrayNode ps = n.putArray("partitions");
+            for (TopicPartitionInfo p : d.partitions()) {
+                ObjectNode pn = ps.addObject();
+                pn.put("partition", p.partition());
+                pn.put("leader", p.leader() == null ? null : p.leader().id());
+                pn.set("replicas", nodeIds(p.replicas()));
+                pn.set("isr", nodeIds(p.isr()));
+            }
+            return n;
+        }
+        if (v instanceof Map) { // TopicPartition -> OffsetAndMetadata (committed, commitAsync)
+            ArrayNode a = NODES.arrayNode();
+            for (Map.Entry<Object, Object> e : ((Map<Object, Object>) v).entrySet()) {
+                ObjectNode n = tp((TopicPartition) e.getKey());
+                n.set("committed", value(e.getValue()));
+                a.add(n);
+            }
+            return a;
+        }
+        return NODES.textNode(v.toString());
+    }
+
+    private static ArrayNode nodeIds(List<Node> nodes) {
+        ArrayNode a = NODES.arrayNode();
+        for (Node n : nodes) a.add(n.id());
+        return a;
+    }
+
+    private static ObjectNode tp(TopicPartition tp) {
+        return NODES.objectNode().put("topic", tp.topic()).put("partition", tp.partition());
+    }
+
+    private static ArrayNode partitions(Collection<TopicPartition> tps) {
+        ArrayNode a = NODES.arrayNode();
+        for (TopicPartition tp : tps) a.add(tp(tp));
+        return a;
+    }
+
+    private static List<TopicPartition> partitions(JsonNode a) {
+        List<TopicPartition> out = new ArrayList<>();
+        for (JsonNode p : a) out.add(new TopicPartition(p.path("topic").asText(), p.path("partition").asInt()));
+        return out;
+    }
+
+    private static java.util.Set<TopicPartition> partitionSet(JsonNode a) {
+        return new java.util.HashSet<>(partitions(a));
+    }
+
+    /** [{"topic", "partition", "offset", "metadata"?}] -> the map commitSync and sendOffsetsToTransaction take */
+    private static Map<TopicPartition, OffsetAndMetadata> offsets(JsonNode a) {
+        Map<TopicPartition, OffsetAndMetadata> m = new HashMap<>();
+        for (JsonNode p : a) {
+            m.put(new TopicPartition(p.path("topic").asText(), p.path("partition").asInt()),
+                    new OffsetAndMetadata(p.path("offset").asLong(), p.hasNonNull("metadata") ? p.get("metadata").asText() : ""));
+        }
+        return m;
+    }
+
+    private static byte[] bytes(JsonNode b64) {
+        return b64 == null || b64.isNull() ? null : UNB64.decode(b64.asText());
+    }
+
+    private static String b64(byte[] b) {
+        return b == null ? null : B64.encodeToString(b);
+    }
+}
