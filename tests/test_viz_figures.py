@@ -185,3 +185,38 @@ def test_a_non_idempotent_producer_has_no_pid_and_its_legend_does_not_mention_on
     assert not any("pid" in t for t in texts[:-1]) and "producer id" not in texts[-1]
     assert "ack p0@5" in texts[-1]  # p0@N: the notation every diagram's acks use, explained
     plt.close("all")
+
+
+def test_plot_rates_colours_the_worst_bar_red_wherever_it_stands():
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    from course_lib.viz.tradeoffs import GOOD, WORST, plot_rates
+
+    table = {"acks=0": {"duplicated": 0, "sent": 10}, "acks=1": {"duplicated": 0, "sent": 10}}
+    table["acks=all"] = {"duplicated": 4, "sent": 10}  # lesson 02: only acks=all retries, so only it duplicates
+    ax = plot_rates(table, "duplicated", per="sent")
+    assert [to_hex(b.get_facecolor()) for b in ax.patches] == [GOOD, GOOD, WORST]
+    ax = plot_rates({"a": {"r": 900}, "b": {"r": 1200}}, "r", better="higher")
+    assert [to_hex(b.get_facecolor()) for b in ax.patches] == [WORST, GOOD]
+    with pytest.raises(ValueError, match="better"):
+        plot_rates(table, "duplicated", better="less")
+    plt.close("all")
+
+
+def test_aborted_records_are_labelled_dark_on_white_in_the_figure_and_the_html():
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_hex
+
+    c = Cluster(seed=1)
+    c.create_topic("t", min_insync_replicas=2)
+    tx = KafkaProducer(bootstrap_servers=c, transactional_id="tx")
+    tx.init_transactions()
+    tx.begin_transaction()
+    tx.send("t", b"b-0")
+    tx.abort_transaction()
+    ax = log_markers.log_figure(c, "t")
+    label = next(t for t in ax.texts if t.get_text() == "b-0")
+    assert to_hex(label.get_color()) == "#212121" and label.get_bbox_patch() is not None
+    assert "color:#212121" in log_markers.log_html(c, "t")
+    plt.close("all")

@@ -3,11 +3,11 @@ for the instructor. See course_lib/grading/README.md.
 
 >>> ex02_q1 = ...
 >>> print(check("ex02_q1"))  # doctest: +ELLIPSIS
-✏️ ex02_q1: not attempted (0/1 points)
+✏ ex02_q1: not attempted (0/1 points)
    not attempted yet: ...
 >>> ex02_q1 = "10"
 >>> print(check("ex02_q1"))  # doctest: +ELLIPSIS
-⚠️ ex02_q1: wrong type (0/1 points)
+⚠ ex02_q1: wrong type (0/1 points)
    ex02_q1 expects a whole number (int), such as 4; you gave a str: '10'.
 ...
 """
