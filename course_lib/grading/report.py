@@ -132,7 +132,8 @@ class Report:
         return self.text()
 
     def _repr_html_(self) -> str:
-        return f"<pre>{html.escape(self.text())}</pre>"
+        # JupyterLab breaks an output <pre> anywhere (word-break: break-all): wrap at spaces instead
+        return f"<pre style='word-break:normal;overflow-wrap:break-word'>{html.escape(self.text())}</pre>"
 
     def to_dict(self) -> dict:
         return {
