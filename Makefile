@@ -90,3 +90,26 @@ bench: $(STAMP)  ## print the benchmark tables
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis _site _site_offline
+
+# JupyterLab settings the course ships (share/jupyter/lab/settings/overrides.json: no news toast, no
+# update check on first open), as the venv's app settings: `make lab` installs them.
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.d/kafka-delivery-course.json
+lab-settings: $(LAB_OVERRIDES)  ## install the course's JupyterLab settings into the venv
+$(LAB_OVERRIDES): share/jupyter/lab/settings/overrides.json
+	mkdir -p $(dir $@)
+	cp $< $@
+
+# A learner's autosaved outputs never block `git pull`: git sees notebooks through tools/notebook_filter.py
+# (outputs stripped), as .gitattributes says. Outside a git checkout (a zip download) there is nothing to do.
+git-filter:  ## strip notebook outputs from what git sees (a learner's runs never block a git pull)
+	@if git rev-parse --git-dir >/dev/null 2>&1; then \
+	  git config filter.course-notebook.clean "python3 tools/notebook_filter.py %f" && \
+	  git config filter.course-notebook.smudge cat && \
+	  echo "git: notebook outputs are stripped from what git sees (filter course-notebook)"; fi
+
+update: git-filter  ## get the course's updates: git pull, past notebooks you only ran (edits stay yours)
+	python3 tools/notebook_filter.py --refresh
+	git pull
+
+lab: lab-settings git-filter
+.PHONY: lab-settings git-filter update

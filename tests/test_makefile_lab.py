@@ -36,3 +36,38 @@ def test_make_demo_uses_the_offline_template(tmp_path):
     text = _dry_run("demo", tmp_path)
     assert "--template=course" in text and "share/jupyter" in text and "index.ipynb" in text
     assert (ROOT / "share/jupyter/voila/templates/course/index.html.j2").exists()
+
+
+def test_make_lab_installs_the_course_settings_and_the_notebook_git_filter(tmp_path):
+    text = _dry_run("lab", tmp_path)
+    assert "overrides.d/kafka-delivery-course.json" in text
+    assert "filter.course-notebook.clean" in text
+    assert text.index("filter.course-notebook") < text.index("jupyter lab")  # installed before the server starts
+
+
+def test_jupyterlab_reads_the_shipped_settings_and_asks_for_no_news(tmp_path):
+    """The first open showed a toast asking to fetch Jupyter news: the settings make lab-settings
+    installs answer it (Never), as JupyterLab's own settings code resolves them."""
+    import jupyterlab
+    from jupyterlab_server.settings_utils import get_settings
+
+    venv = tmp_path / "venv"
+    subprocess.run(["make", "-s", "lab-settings", f"VENV={venv}"], cwd=ROOT, check=True, timeout=60)
+    app_settings = venv / "share" / "jupyter" / "lab" / "settings"
+    assert (app_settings / "overrides.d" / "kafka-delivery-course.json").exists()
+    schemas = Path(jupyterlab.__file__).parents[3] / "share" / "jupyter" / "lab" / "schemas"
+    if not schemas.is_dir():  # an install that keeps the schemas under sys.prefix
+        import sys
+
+        schemas = Path(sys.prefix) / "share" / "jupyter" / "lab" / "schemas"
+    name = "@jupyterlab/apputils-extension:notification"
+    for shipped, expected in ((True, ("false", False)), (False, ("none", True))):  # and the default, for contrast
+        settings, warnings = get_settings(
+            str(app_settings if shipped else tmp_path / "nothing"),
+            str(schemas),
+            str(tmp_path / "user-settings"),
+            schema_name=name,
+        )
+        # JupyterLab applies overrides as the schema's defaults; the learner's own settings still win
+        defaults = {k: settings["schema"]["properties"][k]["default"] for k in ("fetchNews", "checkForUpdates")}
+        assert (defaults["fetchNews"], defaults["checkForUpdates"]) == expected, (shipped, defaults, warnings)
