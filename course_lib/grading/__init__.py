@@ -22,10 +22,11 @@ import threading
 from . import registry as _registry
 from .answers import syntax_error
 from .framework import is_placeholder
+from .overview import progress
 from .registry import EXERCISES, MISSING
 from .report import ERROR, Report
 
-__all__ = ["check", "check_all", "EXERCISES"]
+__all__ = ["check", "check_all", "progress", "EXERCISES"]
 
 
 def _answer_from(namespace: dict, exercise_id: str):
