@@ -113,3 +113,10 @@ update: git-filter  ## get the course's updates: git pull, past notebooks you on
 
 lab: lab-settings git-filter
 .PHONY: lab-settings git-filter update
+
+# Instructor slides: each lesson as reveal.js slides with the facilitator notes (workshop/notes/NN.md and
+# the guide's notes) as speaker notes (press S). reveal.js comes from npm into the course cache once;
+# the slides then work offline. Generated into artifacts/slides/, never committed.
+slides: $(LAB_STAMP)  ## instructor slides of every lesson, offline, with speaker notes (artifacts/slides/)
+	$(PY) -m tools.lesson_slides $(SLIDES_ARGS)
+.PHONY: slides
