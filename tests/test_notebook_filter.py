@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import doctest
 import importlib.util
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -107,3 +108,15 @@ def test_the_filter_leaves_every_committed_notebook_as_it_is():
 
 def test_doctests():
     assert doctest.testmod(notebook_filter).failed == 0
+
+
+def test_as_committed_sees_a_run_lesson_as_clean_only_where_the_filter_is_installed(tmp_path):
+    """What tests/test_notebook_outputs.py can read so that `make test` in a learner's checkout
+    does not fail on their saved outputs - and still fails where no filter would strip them."""
+    for with_filter in (True, False):
+        _, learner = upstream_and_learner(tmp_path / str(with_filter), with_filter)
+        run_as_jupyterlab_saves_it(learner / LESSON)
+        seen = json.loads(notebook_filter.as_committed(learner / LESSON))
+        has_outputs = any(c.get("outputs") for c in seen["cells"] if c["cell_type"] == "code")
+        assert has_outputs is not with_filter
+        assert notebook_filter.installed(learner) is with_filter

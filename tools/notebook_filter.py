@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 #: cell metadata a run (not the author) writes: timings, scroll and collapse state
 RUN_METADATA = ("execution", "scrolled", "collapsed", "trusted", "ExecuteTime")
@@ -66,6 +67,30 @@ def clean(text: str, path: str | None = None) -> str:
 
 
 FOLDERS = ("notebooks", "exercises", "workshop")
+
+
+def installed(where: Path | str = ".") -> bool:
+    """Whether this checkout sends notebooks through the filter (``make lab`` / ``make git-filter``)."""
+    try:
+        out = subprocess.run(
+            ["git", "config", "--get", "filter.course-notebook.clean"],
+            cwd=where,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0 and "notebook_filter.py" in out.stdout
+
+
+def as_committed(path: Path) -> str:
+    """A notebook as git would store it: through the filter when this checkout has it installed
+    (a learner's saved outputs are then no fault of the notebook: ``make test`` may check this
+    view), else the file as it is."""
+    text = Path(path).read_text(encoding="utf-8")
+    root = Path(path).resolve().parent
+    return clean(text) if installed(root) else text
 
 
 def _git_names(*args: str) -> set[str]:
