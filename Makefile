@@ -111,8 +111,15 @@ update: git-filter  ## get the course's updates: git pull, past notebooks you on
 	python3 tools/notebook_filter.py --refresh
 	git pull
 
-lab: lab-settings git-filter
-.PHONY: lab-settings git-filter update
+# Output text wraps at spaces, not mid-word: the course's custom.css, served by JupyterLab where it looks
+# for one (jupyter_server's static/custom folder of this venv), switched on by the venv's jupyter_lab_config.json.
+lab-css: $(LAB_STAMP)  ## install the course's JupyterLab style sheet into the venv
+	mkdir -p $(VENV)/etc/jupyter
+	cp share/jupyter/jupyter_lab_config.json $(VENV)/etc/jupyter/jupyter_lab_config.json
+	$(PY) -c 'import pathlib, shutil, jupyter_server; d = pathlib.Path(jupyter_server.__file__).parent / "static" / "custom"; d.mkdir(exist_ok=True); shutil.copy("share/jupyter/lab/custom/custom.css", d)'
+
+lab: lab-settings lab-css git-filter
+.PHONY: lab-settings lab-css git-filter update
 
 # Instructor slides: each lesson as reveal.js slides with the facilitator notes (workshop/notes/NN.md and
 # the guide's notes) as speaker notes (press S). reveal.js comes from npm into the course cache once;
