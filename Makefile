@@ -90,3 +90,40 @@ bench: $(STAMP)  ## print the benchmark tables
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis _site _site_offline
+
+# JupyterLab settings the course ships (share/jupyter/lab/settings/overrides.json: no news toast, no
+# update check on first open), as the venv's app settings: `make lab` installs them.
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.d/kafka-delivery-course.json
+lab-settings: $(LAB_OVERRIDES)  ## install the course's JupyterLab settings into the venv
+$(LAB_OVERRIDES): share/jupyter/lab/settings/overrides.json
+	mkdir -p $(dir $@)
+	cp $< $@
+
+# A learner's autosaved outputs never block `git pull`: git sees notebooks through tools/notebook_filter.py
+# (outputs stripped), as .gitattributes says. Outside a git checkout (a zip download) there is nothing to do.
+git-filter:  ## strip notebook outputs from what git sees (a learner's runs never block a git pull)
+	@if git rev-parse --git-dir >/dev/null 2>&1; then \
+	  git config filter.course-notebook.clean "python3 tools/notebook_filter.py %f" && \
+	  git config filter.course-notebook.smudge cat && \
+	  echo "git: notebook outputs are stripped from what git sees (filter course-notebook)"; fi
+
+update: git-filter  ## get the course's updates: git pull, past notebooks you only ran (edits stay yours)
+	python3 tools/notebook_filter.py --refresh
+	git pull
+
+# Output text wraps at spaces, not mid-word: the course's custom.css, served by JupyterLab where it looks
+# for one (jupyter_server's static/custom folder of this venv), switched on by the venv's jupyter_lab_config.json.
+lab-css: $(LAB_STAMP)  ## install the course's JupyterLab style sheet into the venv
+	mkdir -p $(VENV)/etc/jupyter
+	cp share/jupyter/jupyter_lab_config.json $(VENV)/etc/jupyter/jupyter_lab_config.json
+	$(PY) -c 'import pathlib, shutil, jupyter_server; d = pathlib.Path(jupyter_server.__file__).parent / "static" / "custom"; d.mkdir(exist_ok=True); shutil.copy("share/jupyter/lab/custom/custom.css", d)'
+
+lab: lab-settings lab-css git-filter
+.PHONY: lab-settings lab-css git-filter update
+
+# Instructor slides: each lesson as reveal.js slides with the facilitator notes (workshop/notes/NN.md and
+# the guide's notes) as speaker notes (press S). reveal.js comes from npm into the course cache once;
+# the slides then work offline. Generated into artifacts/slides/, never committed.
+slides: $(LAB_STAMP)  ## instructor slides of every lesson, offline, with speaker notes (artifacts/slides/)
+	$(PY) -m tools.lesson_slides $(SLIDES_ARGS)
+.PHONY: slides

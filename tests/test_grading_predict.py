@@ -160,39 +160,104 @@ def test_a_wrong_prediction_says_neither_too_high_nor_too_low(exercise_id):
 
     def unnumbered(text, n):  # the learner's number in the failure lines, as N
         number = re.compile(rf"(?<![\w.=\[-])(?<!seed ){n}(?![\w.\]])")
-        return "\n".join(number.sub("N", line) if "✗" in line else line for line in text.splitlines())
+        return "\n".join(number.sub("N", line) if line.startswith("   ✗") else line for line in text.splitlines())
 
     assert unnumbered(below, solution - 1) == unnumbered(above, solution + 1)
 
 
+def run_printed(code: str, namespace: dict):
+    """Run a "reproduce" line as a learner pastes it into a cell: its statements, then the value
+    of its last expression."""
+    *statements, last = code.split("; ")
+    for statement in statements:
+        exec(statement, namespace)
+    return eval(last, namespace)
+
+
+def _reproduce_lines(text: str) -> list[str]:
+    return re.findall(r"reproduce: (.*)", text)
+
+
 def test_a_failing_check_prints_the_call_that_reproduces_it():
-    ex02_q1 = 99  # noqa: F841 - read by check()
-    report = check("ex02_q1")
-    calls = re.findall(r"reproduce: (check\(.*\))", report.text())
-    assert calls, report.text()
-    again = eval(calls[0], {"check": check, "ex02_q1": 99})  # the printed call, run as printed
-    assert again.status == FAILED and len(again.parts) == 1
-    assert again.parts[0].seed == int(re.search(r"seeds=\[(\d+)\]", calls[0]).group(1))
+    ex02_q2 = {"producer": {"acks": 1, "enable_idempotence": False}, "topic": {"min_insync_replicas": 1}}
+    report = check("ex02_q2")
+    calls = _reproduce_lines(report.text())
+    assert calls and calls[0].startswith("check("), report.text()
+    again = run_printed(calls[0], {"check": check, "ex02_q2": ex02_q2})  # the printed call, run as printed
+    seed = int(re.search(r"seeds=\[(\d+)\]", calls[0]).group(1))
+    seeded = [p for p in again.parts if p.seed is not None]
+    assert again.status == FAILED and [(p.seed, p.passed) for p in seeded] == [(seed, False)]
+    first = next(p for p in report.parts if p.seed == seed)
+    assert seeded[0].detail == first.detail  # the same run: the same finding
     with pytest.raises(ValueError, match="seeds must be a non-empty list"):
         check("ex02_q1", seeds=3)
 
 
-def test_a_wrong_capstone_shows_both_sides_and_each_failing_run_with_its_configuration():
-    from course_lib.processing import random_processing
-    from course_lib.scenarios import run_scenario
+@pytest.mark.parametrize("exercise_id", PREDICT)
+def test_a_wrong_prediction_prints_the_experiment_and_running_it_measures_the_answer(exercise_id):
+    """Not "rerun the check": the experiment itself, on the seed that failed, with its import.
+    Pasted into a fresh namespace, it gives what the run measured (the solution's number)."""
+    solution = _solution_answer(exercise_id)
+    if isinstance(solution, (set, frozenset)):
+        wrong = set() if solution else {"after_poll"}
+    elif isinstance(solution, int) and not isinstance(solution, bool):
+        wrong = solution + 1
+    else:
+        pytest.fail(f"{exercise_id}: no wrong answer made for a {type(solution).__name__}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = evaluate(exercise_id, wrong)
+        calls = _reproduce_lines(report.text())
+        assert calls and not any(c.startswith("check(") for c in calls), report.text()
+        for call in calls:
+            assert call.startswith("from course_lib."), call
+            assert run_printed(call, {}) == solution, call
+    for part in report.parts:
+        if not part.passed:
+            assert f"seed={part.seed}" in part.rerun or f"({part.seed}," in part.rerun, part.rerun
 
+
+def test_a_wrong_capstone_shows_both_sides_and_each_failing_run_with_its_configuration():
     answer = {"producer": {"acks": 1}, "topic": {}, "consumer": {"semantics": "at-least-once"}}
     report = evaluate("ex11_q1", answer)
     text = report.text()
     assert re.search(r"producer: \d+ of \d+ checks failed", text) and re.search(
         r"consumer: \d+ of \d+ checks failed", text
     )
-    reruns = {"run_scenario": run_scenario, "random_processing": random_processing}
-    for part in (p for p in report.parts if not p.passed and p.rerun):
+    failing = [p for p in report.parts if not p.passed and p.rerun]
+    assert {p.side for p in failing} == {"producer", "consumer"}
+    for part in failing:
         assert f"reproduce: {part.rerun}" in text or part.name not in text
-        run = eval(part.rerun.split("  #")[0], reruns)  # the printed configuration, run as printed
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            run = run_printed(part.rerun, {})  # the printed configuration, run as printed, imports and all
         assert sorted(run.result.found) and str(sorted(run.result.found)) in part.detail
     assert "{'acks': 1}" in text  # the failing run's configuration is shown
+
+
+def test_a_wrong_audit_prints_the_history_it_failed_on():
+    """ex11_q2: the reproduce line rebuilds the very history the learner's audit() got wrong, and
+    calls their audit() on it."""
+    from course_lib.grading.lessons.ex11_capstone import audit_truth, lossy_history
+
+    seen = []
+
+    def audit(history):  # forgets duplicates
+        seen.append(history)
+        acked = {op.value for op in history if op.f == "send" and op.type == "ok"}
+        final = [row[2] for op in history if op.f == "final_read" for row in op.value]
+        return {"lost": acked - set(final), "duplicated": set()}
+
+    report = evaluate("ex11_q2", (audit,))
+    failing = [p for p in report.parts if not p.passed]
+    assert failing and report.status == FAILED, report.text()
+    for part in failing:
+        assert f"reproduce: {part.rerun}" in report.text() or part.name not in report.text()
+        seen.clear()
+        got = run_printed(part.rerun, {"audit": audit})
+        assert seen[0] == lossy_history(part.seed).history  # the same history, op for op
+        truth = audit_truth(seen[0])
+        assert got["duplicated"] != truth["duplicated"] and str(sorted(truth["duplicated"])) in part.detail
 
 
 def test_a_setting_the_experiment_fixes_is_refused_with_a_reason():

@@ -246,7 +246,7 @@ def test_every_exercise_check_passes_the_instructors_answers_in_pyodide(wheels):
     runs, _ = run_notebooks(solutions, _parity_wheels(wheels))
     checks = [r for r in runs if r.source.strip().startswith("check(")]
     assert len(checks) >= len(solutions)
-    failed = [r for r in runs if r.error or (r in checks and not r.got.lstrip().startswith("✅"))]
+    failed = [r for r in runs if r.error or (r in checks and not r.got.lstrip().startswith("✓"))]
     assert not failed, "\n".join(f"{r.notebook} cell {r.index}: {r.error or r.got}" for r in failed)
 
 

@@ -289,3 +289,28 @@ def test_consumer_demo_lists_duplicates_in_numeric_order_and_leads_with_the_cons
     app.crash_button.click()
     assert app.view.value.index("processed exactly once") < app.view.value.index("partitions")
     assert "acknowledged message" not in app.view.value  # no producer sentence first
+
+
+def test_processing_counts_print_as_a_sentence_and_stay_a_dict():
+    """Lessons 05-08 print them: a sentence, not a raw {'input messages': ...} dict."""
+    from course_lib.scenarios import run_scenario
+    from course_lib.viz import processing_counts
+
+    counts = processing_counts(
+        run_scenario("consumer_crash", seed=1, semantics="at-least-once", crash_point="after_process")
+    )
+    assert (
+        str(counts)
+        == repr(counts)
+        == ("20 input messages: 15 processed once, 0 never processed, 5 processed twice or more")
+    )
+    assert counts == {"input messages": 20, "processed once": 15, "never processed": 0, "processed twice or more": 5}
+    assert "{" not in counts._repr_html_()
+
+
+def test_html_reports_wrap_at_spaces_not_mid_word():
+    """JupyterLab's output <pre> has word-break: break-all; the course's own <pre> outputs undo it."""
+    from course_lib.grading.report import FAILED, Report
+
+    page = Report("ex02_q1", FAILED, 0, 1, "a message long enough to wrap in a narrow notebook " * 4)._repr_html_()
+    assert "word-break:normal" in page

@@ -55,6 +55,8 @@ CDN_PYODIDE_URL = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/pyo
 BROWSER_NOTEBOOK = re.compile(r"^0[0-8][a-z]?_.+\.ipynb$")
 # exercises beyond 08 that need only the simulator (the capstone): in the site too
 SIMULATOR_ONLY = ("11_capstone.ipynb",)
+# the progress overview reads the saved exercise notebooks from disk: a local checkout's, not the site's
+LOCAL_ONLY = ("00_progress.ipynb",)
 # The course's pure-Python dependencies, bundled at the versions installed here (the ones the
 # CPython tests ran with). matplotlib comes from the Pyodide distribution; nbformat only serves
 # the exercise generator and the instructor's grader, which do not run in the browser.
@@ -120,7 +122,11 @@ get_ipython().register_magic_function(lambda line: None, magic_name="matplotlib"
 
 def browser_notebooks(folder: Path) -> list[Path]:
     """The notebooks of ``folder`` that belong in the site (00-08, 05b..., the capstone), in course order."""
-    return sorted(p for p in folder.glob("*.ipynb") if BROWSER_NOTEBOOK.match(p.name) or p.name in SIMULATOR_ONLY)
+    return sorted(
+        p
+        for p in folder.glob("*.ipynb")
+        if (BROWSER_NOTEBOOK.match(p.name) or p.name in SIMULATOR_ONLY) and p.name not in LOCAL_ONLY
+    )
 
 
 def number_of(notebook: Path) -> str:

@@ -92,7 +92,7 @@ class ProduceRequest:
     kind: ClassVar[str] = "produce_request"
 
     def describe(self) -> str:
-        return "produce " + ", ".join(f"p{tp[1]}:{_ids(b)}" for tp, b in self.batches.items())
+        return "produce " + ", ".join(f"p{tp[1]}:{_ids(b)}{_sequenced(b)}" for tp, b in self.batches.items())
 
 
 @dataclass(slots=True)
@@ -240,6 +240,19 @@ class PartitionUpdate:
     def describe(self) -> str:
         changes = [f"p{tp[1]} leader {s.leader} e{s.leader_epoch}" for tp, s in self.states.items()]
         return "; ".join(changes + [f"delete {t}" for t in self.deleted])
+
+
+def _sequenced(batch: RecordBatch) -> str:
+    """An idempotent batch's producer id and sequence numbers: what the leader deduplicates on
+    (lesson 04 draws them in its space-time diagram)."""
+    if batch.producer_id < 0 or batch.base_sequence < 0:
+        return ""
+    seq = (
+        batch.base_sequence
+        if batch.last_sequence == batch.base_sequence
+        else f"{batch.base_sequence}-{batch.last_sequence}"
+    )
+    return f" [pid {batch.producer_id} seq {seq}]"
 
 
 def _ids(batch: RecordBatch) -> str:

@@ -3,11 +3,11 @@ for the instructor. See course_lib/grading/README.md.
 
 >>> ex02_q1 = ...
 >>> print(check("ex02_q1"))  # doctest: +ELLIPSIS
-✏️ ex02_q1: not attempted (0/1 points)
+✏ ex02_q1: not attempted (0/1 points)
    not attempted yet: ...
 >>> ex02_q1 = "10"
 >>> print(check("ex02_q1"))  # doctest: +ELLIPSIS
-⚠️ ex02_q1: wrong type (0/1 points)
+⚠ ex02_q1: wrong type (0/1 points)
    ex02_q1 expects a whole number (int), such as 4; you gave a str: '10'.
 ...
 """
@@ -22,10 +22,11 @@ import threading
 from . import registry as _registry
 from .answers import syntax_error
 from .framework import is_placeholder
+from .overview import progress
 from .registry import EXERCISES, MISSING
 from .report import ERROR, Report
 
-__all__ = ["check", "check_all", "EXERCISES"]
+__all__ = ["check", "check_all", "progress", "EXERCISES"]
 
 
 def _answer_from(namespace: dict, exercise_id: str):

@@ -212,7 +212,35 @@ def grade(ex: Exercise, answer, seeds=None) -> Report:
 
 
 # ---- predictions ---------------------------------------------------------------------------------
-def _equal(name: str, answer, expected, seed=None, unit="") -> list[Part]:
+@dataclass(frozen=True)
+class Experiment:
+    """What a prediction measures, as the code a learner can run: ``call`` with ``{seed}`` in it,
+    and the import it needs. The check measures by running this very code, so the "reproduce"
+    line a failure prints gives the measured value, by construction.
+
+    >>> e = Experiment("len(run_scenario('lost_ack_retry', seed={seed}).history) > 0", "from course_lib.scenarios import run_scenario")
+    >>> e.code(3)
+    "from course_lib.scenarios import run_scenario; len(run_scenario('lost_ack_retry', seed=3).history) > 0"
+    >>> e.run(3)
+    True
+    """
+
+    call: str
+    imports: str
+
+    def code(self, seed: int) -> str:
+        """One line to paste into a cell: its value is the run's measurement."""
+        return f"{self.imports}; {self.call.format(seed=seed)}"
+
+    def run(self, seed: int):
+        namespace: dict = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exec(self.imports, namespace)
+            return eval(self.call.format(seed=seed), namespace)
+
+
+def _equal(name: str, answer, expected, seed=None, unit="", rerun="") -> list[Part]:
     if answer == expected:
         return [Part(name, True, seed=seed)]
     # never "too high" / "too low": that would let a learner binary-search the number to predict
@@ -221,10 +249,17 @@ def _equal(name: str, answer, expected, seed=None, unit="") -> list[Part]:
         if isinstance(answer, int)
         else (f"{answer!r} is not what the run shows")
     )
-    return [Part(name, False, detail + "; run the experiment and look at the evidence", seed)]
+    return [Part(name, False, detail + "; run the experiment and look at the evidence", seed, rerun=rerun)]
 
 
-def predicted(name: str, answer, measure: Callable[[int], object], seeds) -> list[Part]:
+def predicted(name: str, answer, measure: Experiment | Callable[[int], object], seeds) -> list[Part]:
     """One part per seed: the prediction against what the simulator measures with that seed (the
-    grader's hidden seeds included, so the answer must hold for any run, not one printed run)."""
+    grader's hidden seeds included, so the answer must hold for any run, not one printed run).
+    With an :class:`Experiment`, a failure's "reproduce" line is the experiment itself."""
+    if isinstance(measure, Experiment):
+        return [
+            part
+            for s in seeds
+            for part in _equal(f"{name}, seed {s}", answer, measure.run(s), seed=s, rerun=measure.code(s))
+        ]
     return [part for s in seeds for part in _equal(f"{name}, seed {s}", answer, measure(s), seed=s)]

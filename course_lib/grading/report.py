@@ -5,7 +5,7 @@ exact code that reproduces it.
 >>> parts += [Part(f"consumer under crashes, seed {s}", False, "found ['duplicate_processing']", s, side="consumer",
 ...                rerun=f'random_processing({s}, "at-least-once", messages=12)') for s in range(2, 6)]
 >>> print(Report("ex11_q1", FAILED, 0, 3, parts=parts).text())
-❌ ex11_q1: failed (0/3 points)
+✗ ex11_q1: failed (0/3 points)
    3 of 8 checks passed
    producer: 1 of 4 checks failed
    ✗ producer under faults, seed 3: found ['lost']
@@ -32,6 +32,10 @@ PASSED, FAILED, NOT_ATTEMPTED, WRONG_TYPE, ERROR, SKIPPED = (
     "error",
     "skipped",
 )
+
+#: One symbol per status, from the fonts every system has (DejaVu, Liberation): emoji such as a green
+#: check mark box render as empty boxes in a browser without an emoji font (Debian's Chromium).
+STATUS_SYMBOLS = {PASSED: "✓", FAILED: "✗", NOT_ATTEMPTED: "✏", WRONG_TYPE: "⚠", ERROR: "‼", SKIPPED: "–"}
 
 
 _HEADS = (PASSED, FAILED, NOT_ATTEMPTED, WRONG_TYPE, ERROR, SKIPPED)
@@ -76,7 +80,7 @@ class Report:
     def text(self, show_seeds: bool = True) -> str:
         """The feedback. ``show_seeds=False`` (the instructor's grader, which runs hidden seeds a
         learner cannot use) leaves the seed numbers out."""
-        head = {PASSED: "✅", FAILED: "❌", NOT_ATTEMPTED: "✏️", WRONG_TYPE: "⚠️", ERROR: "💥", SKIPPED: "⏭️"}
+        head = STATUS_SYMBOLS
         lines = [
             f"{head.get(self.status, '')} {self.exercise}: {self.status} ({self.points:g}/{self.max_points:g} points)"
         ]
@@ -107,7 +111,7 @@ class Report:
                 lines.append(f"   ... and {len(on_side) - shown} more failing {side + ' ' if side else ''}checks")
         for p in self.parts:
             if p.skipped:
-                lines.append(f"   ⏭ {p.name}: {p.detail}")
+                lines.append(f"   – {p.name}: {p.detail}")
         if self.hint and self.status in (FAILED, WRONG_TYPE):
             lines.append(f"   Hint: {self.hint}")
         return "\n".join(lines)
@@ -128,7 +132,8 @@ class Report:
         return self.text()
 
     def _repr_html_(self) -> str:
-        return f"<pre>{html.escape(self.text())}</pre>"
+        # JupyterLab breaks an output <pre> anywhere (word-break: break-all): wrap at spaces instead
+        return f"<pre style='word-break:normal;overflow-wrap:break-word'>{html.escape(self.text())}</pre>"
 
     def to_dict(self) -> dict:
         return {

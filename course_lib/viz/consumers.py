@@ -127,18 +127,41 @@ CRASH_CONTROLS = ("semantics", "crash_point")
 CRASH_BUTTONS = ("crash", "run")
 
 
-def processing_counts(pipeline) -> dict[str, int]:
+class ProcessingCounts(dict):
+    """A dict (``counts["never processed"]``) that prints as a sentence, not as ``{'input ...}``.
+
+    >>> c = ProcessingCounts({"input messages": 20, "processed once": 15, "never processed": 0,
+    ...                       "processed twice or more": 5})
+    >>> print(c)
+    20 input messages: 15 processed once, 0 never processed, 5 processed twice or more
+    >>> c["processed twice or more"], c == dict(c)
+    (5, True)
+    """
+
+    def __str__(self) -> str:
+        rest = ", ".join(f"{v} {k}" for k, v in self.items() if k != "input messages")
+        return f"{self['input messages']} input messages: {rest}"
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        return f"<span class='processing-counts'>{html.escape(str(self))}</span>"
+
+
+def processing_counts(pipeline) -> ProcessingCounts:
     """How many input messages were processed once, never, or more than once."""
     result = pipeline.result
     lost = len(result.by_kind("lost_in_processing"))
     dup = len(result.by_kind("duplicate_processing"))
     sent = sum(1 for m in result.messages.values() if m.topic == INPUT)  # not the transactional outputs
-    return {
-        "input messages": sent,
-        "processed once": sent - lost - dup,
-        "never processed": lost,
-        "processed twice or more": dup,
-    }
+    return ProcessingCounts(
+        {
+            "input messages": sent,
+            "processed once": sent - lost - dup,
+            "never processed": lost,
+            "processed twice or more": dup,
+        }
+    )
 
 
 def semantics_matrix(seed: int = 1, semantics=SEMANTICS, crash_points=CRASH_POINTS) -> dict:

@@ -160,7 +160,7 @@ class GroupDemo(PresetApp):
         self.view.value = (
             f"<p class='gr-summary' style='color:{colour}'><b>{html.escape(run.summary())}</b></p>"
             f"<p>What happened to the group ({RUN_MS // 1000} s, times since the start):</p>"
-            f"<pre class='gr-timeline' style='font-size:12px;line-height:1.3'>{html.escape(run.timeline())}</pre>"
+            f"<pre class='gr-timeline' style='font-size:12px;line-height:1.3;word-break:normal;overflow-wrap:break-word'>{html.escape(run.timeline())}</pre>"
         )
         return run
 

@@ -81,15 +81,18 @@ def log_figure(cluster, topic: str, partition: int = 0, ax=None):
                 hatch="//" if e["state"] == "aborted" else None,
             )
         )
+        aborted = e["state"] == "aborted"  # white on grey hatching is unreadable: dark text on a white patch
         ax.text(
             e["offset"] + 0.47,
             0.5,
             e["text"],
             ha="center",
             va="center",
-            fontsize=7,
-            color="white",
+            fontsize=8 if aborted else 7,
+            color="#212121" if aborted else "white",
+            fontweight="bold" if aborted else "normal",
             rotation=90 if len(e["text"]) > 3 else 0,
+            bbox=dict(facecolor="white", edgecolor="none", pad=1.5) if aborted else None,
         )
         ax.text(e["offset"] + 0.47, -0.15, str(e["offset"]), ha="center", va="top", fontsize=7, color="#616161")
     for key, text, colour, y in (("lso", "LSO", "#6a1b9a", 1.55), ("hw", "HW", "#c62828", 1.95)):
@@ -139,10 +142,11 @@ def log_html(cluster, topic: str, partition: int = 0) -> str:
     for e in view["entries"]:
         hatch = "repeating-linear-gradient(45deg,#9e9e9e,#9e9e9e 4px,#bdbdbd 4px,#bdbdbd 8px)"
         background = hatch if e["state"] == "aborted" else _COLOURS[e["state"]]
+        text = "color:#212121;font-weight:bold;text-shadow:0 0 3px white" if e["state"] == "aborted" else "color:white"
         cells.append(
             "<div style='display:inline-block;vertical-align:top;margin-right:2px;text-align:center'>"
             f"<div class='lm-box' data-state='{e['state']}' title='offset {e['offset']}: {_LABELS[e['state']]}' "
-            f"style='background:{background};color:white;min-width:34px;padding:0 3px;height:26px;"
+            f"style='background:{background};{text};min-width:34px;padding:0 3px;height:26px;"
             f"line-height:26px;font-size:11px;border-radius:2px'>{html.escape(e['text'])}</div>"
             f"<div style='font-size:10px;color:#616161'>{e['offset']}</div></div>"
         )

@@ -9,9 +9,10 @@ halfway. Replication and heartbeat chatter is hidden unless you ask for it.
 >>> c = Cluster(seed=1, trace=True); c.create_topic("t")
 >>> p = KafkaProducer(bootstrap_servers=c); _ = p.send("t", b"x"); p.flush()
 >>> [(e.src, e.dst, e.label) for e in messages(c.network.trace, kinds=("produce_request", "produce_response"))]
-[('producer-1', 'broker-1', 'produce p0:x'), ('broker-1', 'producer-1', 'ack p0@0')]
+[('producer-1', 'broker-1', 'produce p0:x [pid 1000 seq 0]'), ('broker-1', 'producer-1', 'ack p0@0')]
 
-Taught in notebooks/03_retries_ordering_duplicates.
+Taught in notebooks/01_replicated_log, 03_retries_ordering_duplicates and 04_idempotent_producer
+(where ``[pid P seq S]``, the producer id and sequence number, shows why a retry is not appended twice).
 """
 
 from __future__ import annotations
@@ -70,9 +71,11 @@ def space_time(
     rows = _rows(times, gap_ms)
     y = _row_of(times, rows) if time_axis == "events" else (lambda t: t)
     lost_drop = 0.4 if time_axis == "events" else 0.5  # a lost message stops part of a row (0.5 ms) down
+    two_line = label and any("[" in e.label for e in chosen if e.kind in PRODUCE)
     if ax is None:
-        height = max(4.0, 0.32 * (rows[-1] + 1 if rows else 0) + 1.5) if time_axis == "events" else 5
-        _, ax = plt.subplots(figsize=(1.8 * max(len(nodes), 2) + 3, min(height, 14)))
+        row_in = 0.46 if two_line else 0.32  # a two-line label (producer id and sequence) needs the room
+        height = max(4.0, row_in * (rows[-1] + 1 if rows else 0) + 1.5) if time_axis == "events" else 5
+        _, ax = plt.subplots(figsize=(1.8 * max(len(nodes), 2) + 3, min(height, 16)))
     x = {n: i for i, n in enumerate(nodes)}
     for i in x.values():
         ax.axvline(i, color="#bbbbbb", lw=1, zorder=0)
@@ -88,13 +91,15 @@ def space_time(
                 arrowprops=dict(arrowstyle="-", color="#c62828", lw=2),
             )
             ax.plot([mid_x], [y0 + lost_drop], marker="x", color="#c62828", ms=12, mew=2.5)
-            if label:
+            if label:  # on the side away from the sender: the text never crosses its own arrow
+                leftwards = x[e.src] > mid_x
                 ax.text(
                     mid_x,
                     y0 + lost_drop,
-                    f"  {e.label} ({e.fate})",
+                    f"  {_shown(e.label)} ({e.fate})  ",
                     color="#c62828",
                     fontsize=9,
+                    ha="right" if leftwards else "left",
                     va="center",
                     fontweight="bold",
                 )
@@ -110,7 +115,7 @@ def space_time(
             ax.text(
                 (x[e.src] + x[e.dst]) / 2,
                 (y0 + y1) / 2,
-                e.label,
+                _shown(e.label),
                 fontsize=9,
                 color=colour,
                 ha="center",
@@ -132,7 +137,35 @@ def space_time(
     ax.set_xticks(range(len(nodes)), nodes)
     ax.xaxis.tick_top()
     ax.set_xlim(-0.5, len(nodes) - 0.5)
+    if label:
+        _legend(ax, chosen)
     return ax
+
+
+def _shown(text: str) -> str:
+    """A label as drawn: an idempotent batch's ``[pid P seq S]`` on a line of its own."""
+    return text.replace(" [", "\n[")
+
+
+def _legend(ax, chosen) -> None:
+    """Say what the labels' shorthand means, for the notations this diagram shows (below it)."""
+    labels = [e.label for e in chosen if e.kind in PRODUCE]
+    lines = []
+    if any(lbl.startswith("produce") for lbl in labels):
+        lines.append("produce p0:m-1 - a produce request: partition 0, message m-1 (m-0..m-2: a batch of three)")
+    if any("[pid" in lbl for lbl in labels):
+        lines.append(
+            "[pid 1000 seq 3] - the producer id and the batch's sequence number: the leader appends a batch "
+            "once per (pid, seq)"
+        )
+    if any(lbl.startswith("ack") and "@" in lbl for lbl in labels):
+        lines.append("ack p0@5 - the leader's acknowledgement: written to partition 0, its first record at offset 5")
+    if any(e.delivered_ms is None for e in chosen):
+        lines.append("x (dropped) - a message lost on the way: it never arrives")
+    if any(e.kind in REPLICATION for e in chosen):
+        lines.append("grey arrows - followers fetching from the leader (replication)")
+    if lines:
+        ax.text(0, -0.02, "\n".join(lines), transform=ax.transAxes, fontsize=8, color="#424242", va="top", ha="left")
 
 
 def _rows(times: list, gap_ms: float) -> list:
@@ -162,11 +195,7 @@ def _label_rows(ax, times: list, rows: list, gap_ms: float, width: int) -> None:
         return
     step = max(1, len(times) // 40)  # at most ~40 labels
     shown = list(range(0, len(times), step))
-    ax.set_yticks(
-        [rows[i] for i in shown],
-        [f"{times[i]:.0f} ms" if times[i] >= 10 else f"{times[i]:.1f} ms" for i in shown],
-        fontsize=8,
-    )
+    ax.set_yticks([rows[i] for i in shown], _time_labels([times[i] for i in shown]), fontsize=8)
     for i in range(1, len(times)):
         gap = times[i] - times[i - 1]
         if gap > gap_ms:
@@ -184,3 +213,19 @@ def _label_rows(ax, times: list, rows: list, gap_ms: float, width: int) -> None:
             )
     ax.set_ylim(rows[-1] + 0.6, -0.6)  # time flows downwards
     ax.set_ylabel("simulated time (one row per moment; not to scale)")
+
+
+def _time_labels(times: list) -> list:
+    """Row labels in ms: whole ms from 10 ms on, tenths below, and as many more decimals as it
+    takes for two rows never to read the same time (two rows of "1.2 ms" look like a mistake).
+
+    >>> _time_labels([1.21, 1.24, 10.0, 10.4, 625.0])
+    ['1.21 ms', '1.24 ms', '10.0 ms', '10.4 ms', '625.0 ms']
+    >>> _time_labels([1.2, 2.3, 12.0])
+    ['1.2 ms', '2.3 ms', '12 ms']
+    """
+    for extra in range(4):
+        labels = [f"{t:.{(0 if t >= 10 else 1) + extra}f} ms" for t in times]
+        if len(set(labels)) == len(labels):
+            return labels
+    return labels

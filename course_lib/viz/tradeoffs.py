@@ -156,16 +156,47 @@ def _ack_waits(history) -> list[float]:
     return waits
 
 
-def plot_rates(table: dict[str, dict], value: str, ax=None, title: str | None = None, per: str | None = None):
-    """A bar per setting of ``table[setting][value]`` (divided by ``table[setting][per]`` if given)."""
+GOOD, MIDDLE, WORST = "#2e7d32", "#ef6c00", "#c62828"
+
+
+def rate_colours(values: list, better: str = "lower") -> list:
+    """A bar's colour says how good its value is, never where the bar stands: the best value
+    green, the worst red, the rest orange (equal values, equal colours; all equal: all green).
+
+    >>> rate_colours([0.185, 0.0167, 0.0])
+    ['#c62828', '#ef6c00', '#2e7d32']
+    >>> rate_colours([0, 0, 0.135])  # the duplicates chart: the bar with duplicates is the worst
+    ['#2e7d32', '#2e7d32', '#c62828']
+    >>> rate_colours([900, 1200], better="higher")
+    ['#c62828', '#2e7d32']
+    """
+    if better not in ("lower", "higher"):
+        raise ValueError(f"better must be 'lower' or 'higher', got {better!r}")
+    if not values:
+        return []
+    best, worst = (min(values), max(values)) if better == "lower" else (max(values), min(values))
+    return [GOOD if v == best else WORST if v == worst else MIDDLE for v in values]
+
+
+def plot_rates(
+    table: dict[str, dict],
+    value: str,
+    ax=None,
+    title: str | None = None,
+    per: str | None = None,
+    better: str = "lower",
+):
+    """A bar per setting of ``table[setting][value]`` (divided by ``table[setting][per]`` if given),
+    coloured by :func:`rate_colours` (``better="higher"`` for throughput-like values)."""
     import matplotlib.pyplot as plt
 
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 3))
     labels = list(table)
     values = [table[k][value] / (table[k][per] or 1) if per else table[k][value] for k in labels]
-    bars = ax.bar(labels, values, color=["#c62828", "#ef6c00", "#2e7d32", "#1565c0"][: len(labels)])
+    bars = ax.bar(labels, values, color=rate_colours(values, better))
     ax.bar_label(bars, fmt="%.3g")
+    ax.margins(y=0.15)  # room above the tallest bar for its label, under the title
     ax.set_ylabel(value if not per else f"{value} / {per}")
     ax.set_title(title or value)
     return ax

@@ -39,20 +39,44 @@ def _common(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
 
 
+#: every command but the default one (provisioning a roster), as ``--help`` lists them
+COMMAND_HELP = {
+    "remove": "remove learners: their quotas, ACLs, user, topics and consumer groups",
+    "cluster": "run an authenticated Kafka cluster on this machine until Ctrl-C (the workshop cluster)",
+    "broker": "kill|stop|restart|pause|resume|status a broker of that cluster, from another terminal",
+}
+
+
 def _apply_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m course_lib.workshop", description=__doc__.split("\n\n")[0])
+    commands = "\n".join(f"  python -m course_lib.workshop {name} ...  {what}" for name, what in COMMAND_HELP.items())
+    ap = argparse.ArgumentParser(
+        prog="python -m course_lib.workshop",
+        usage="%(prog)s ROSTER [options]  |  %(prog)s {" + ",".join(COMMAND_HELP) + "} ...",
+        description=__doc__.split("\n\n")[0] + " Without a command: provision every learner of ROSTER.",
+        epilog=f"other commands (each has its own --help):\n{commands}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("roster", help="text file, one learner per line (optionally: name key=value ...)")
     _common(ap)
-    ap.add_argument("--producer-byte-rate", type=int, default=Quota.producer_byte_rate)
-    ap.add_argument("--consumer-byte-rate", type=int, default=Quota.consumer_byte_rate)
-    ap.add_argument("--request-percentage", type=int, default=Quota.request_percentage)
+    ap.add_argument(
+        "--producer-byte-rate", type=int, default=Quota.producer_byte_rate, help="bytes/s (default: %(default)s)"
+    )
+    ap.add_argument(
+        "--consumer-byte-rate", type=int, default=Quota.consumer_byte_rate, help="bytes/s (default: %(default)s)"
+    )
+    ap.add_argument(
+        "--request-percentage",
+        type=int,
+        default=Quota.request_percentage,
+        help="%% of a broker thread (default: %(default)s)",
+    )
     ap.add_argument("--out", default="workshop-connections", help="where <name>.env files go")
     ap.add_argument("--spark-remote", help="sc://host:15002 written into every connection file")
     return ap
 
 
 def _remove_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m course_lib.workshop remove")
+    ap = argparse.ArgumentParser(prog="python -m course_lib.workshop remove", description=COMMAND_HELP["remove"])
     ap.add_argument("names", nargs="+", help="learner names to remove")
     _common(ap)
     ap.add_argument("--out", help="the connection files' folder: their <name>.env is deleted too")
@@ -138,7 +162,7 @@ def remove(argv: list[str]) -> int:
 
 
 def cluster(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m course_lib.workshop cluster")
+    ap = argparse.ArgumentParser(prog="python -m course_lib.workshop cluster", description=COMMAND_HELP["cluster"])
     ap.add_argument("--dir", required=True, help="where the cluster keeps its data, logs and control socket")
     ap.add_argument("--brokers", type=int, default=3)
     ap.add_argument("--instructor", default="instructor", help="the super user's name")
@@ -197,7 +221,7 @@ def cluster(argv: list[str]) -> int:
 def broker(argv: list[str]) -> int:
     from course_lib.workshop.broker_control import ACTIONS, ControlError, request
 
-    ap = argparse.ArgumentParser(prog="python -m course_lib.workshop broker")
+    ap = argparse.ArgumentParser(prog="python -m course_lib.workshop broker", description=COMMAND_HELP["broker"])
     ap.add_argument("action", choices=ACTIONS)
     ap.add_argument("broker_id", nargs="?", type=int)
     ap.add_argument("--cluster-dir", required=True, help="the --dir of `python -m course_lib.workshop cluster`")

@@ -168,7 +168,9 @@ def explain_kafka_error(exc: BaseException, where: str, user: str | None) -> str
 
 
 # ---- the checks --------------------------------------------------------------------------------
-def check_widgets() -> CheckResult:
+def check_widgets(in_notebook: bool = True) -> CheckResult:
+    """ipywidgets in the kernel. In a notebook, the widget probe drawn above the table shows the
+    browser side; a terminal has no such line, so its text says where to look instead."""
     try:
         import ipywidgets
     except ImportError:
@@ -183,12 +185,12 @@ def check_widgets() -> CheckResult:
             f"ipywidgets {ipywidgets.__version__} is too old (the course needs 8)",
             "pip install 'ipywidgets>=8.1,<9', then restart the kernel",
         )
-    return CheckResult(
-        "widgets",
-        OK,
-        f"ipywidgets {ipywidgets.__version__} in the kernel; the green 'widgets render' line above this table "
-        "shows that your browser draws them",
+    browser = (
+        "the green 'widgets render' line above this table shows that your browser draws them"
+        if in_notebook
+        else "whether your browser draws them shows in workshop/preflight.ipynb (its 'widgets render' line)"
     )
+    return CheckResult("widgets", OK, f"ipywidgets {ipywidgets.__version__} in the kernel; {browser}")
 
 
 def check_simulator() -> CheckResult:
@@ -373,8 +375,11 @@ def _timed(name: str, fn: Callable[[], CheckResult], explain: Callable[[BaseExce
     return CheckResult(result.name, result.status, result.detail, result.fix, seconds)
 
 
-def run_checks(env_file: str | None = None, on_result: Callable[[Report], None] | None = None) -> Report:
-    """Run every check in order; ``on_result(report)`` after each one (the notebook redraws)."""
+def run_checks(
+    env_file: str | None = None, on_result: Callable[[Report], None] | None = None, in_notebook: bool = True
+) -> Report:
+    """Run every check in order; ``on_result(report)`` after each one (the notebook redraws).
+    ``in_notebook=False``: the terminal's run, whose lines never point at a notebook's cells."""
     report = Report()
 
     def add(result: CheckResult) -> None:
@@ -383,7 +388,7 @@ def run_checks(env_file: str | None = None, on_result: Callable[[Report], None] 
             on_result(report)
 
     unexpected = lambda exc: f"unexpected error. {ASK_INSTRUCTOR}"
-    add(_timed("widgets", check_widgets, unexpected))
+    add(_timed("widgets", lambda: check_widgets(in_notebook), unexpected))
     add(_timed("simulator", check_simulator, unexpected))
 
     kafka_checks = [
@@ -461,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m course_lib.workshop.preflight", description=__doc__.split("\n\n")[0])
     ap.add_argument("--env-file", help="a learner's connection file (default: the environment)")
     args = ap.parse_args(argv)
-    report = run_checks(args.env_file)
+    report = run_checks(args.env_file, in_notebook=False)
     print(report)
     return 0 if report.all_green else 1
 

@@ -35,12 +35,33 @@ class Quota:
             if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
                 raise RosterError(f"quota {k} must be a positive whole number, got {v!r}")
 
+    def describe(self) -> str:
+        """The quotas as an instructor reads them: whole numbers, with their unit.
+
+        >>> Quota().describe()
+        'producer_byte_rate=1000000 (1 MB/s), consumer_byte_rate=2000000 (2 MB/s), request_percentage=50 (50% of a broker thread)'
+        >>> Quota(producer_byte_rate=5000, consumer_byte_rate=1_500_000).describe().split(", ")[:2]
+        ['producer_byte_rate=5000 (5 kB/s)', 'consumer_byte_rate=1500000 (1.5 MB/s)']
+        """
+        return ", ".join(f"{k}={getattr(self, k)} ({_unit(k, getattr(self, k))})" for k in self.KEYS)
+
     def as_config(self) -> dict[str, float]:
         return {
             "producer_byte_rate": float(self.producer_byte_rate),
             "consumer_byte_rate": float(self.consumer_byte_rate),
             "request_percentage": float(self.request_percentage),
         }
+
+
+def _unit(key: str, value: int) -> str:
+    """A quota value in human units: bytes per second in kB/MB/GB (powers of 1000, as Kafka's docs
+    write them), the request percentage as a share of one broker thread."""
+    if key == "request_percentage":
+        return f"{value}% of a broker thread"
+    for unit, size in (("GB/s", 10**9), ("MB/s", 10**6), ("kB/s", 10**3)):
+        if value >= size:
+            return f"{value / size:.3g} {unit}"
+    return f"{value} B/s"
 
 
 # (resource type, operations) a learner gets on resources under their prefix. Idempotent
@@ -133,6 +154,5 @@ def plan(learners: list[Learner], quota: Quota) -> list[str]:
         lines.append(f"user {lr.name}: create SCRAM-SHA-512 credentials")
         for rtype, ops in PREFIXED_GRANTS:
             lines.append(f"user {lr.name}: allow {','.join(ops)} on {rtype} prefix {lr.prefix!r}")
-        q = lr.quota(quota).as_config()
-        lines.append(f"user {lr.name}: set client quota " + ", ".join(f"{k}={v:g}" for k, v in q.items()))
+        lines.append(f"user {lr.name}: set client quota {lr.quota(quota).describe()}")
     return lines

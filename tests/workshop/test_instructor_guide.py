@@ -53,3 +53,30 @@ def test_every_lesson_of_the_day_has_facilitator_notes():
         assert f"**{lesson} " in notes, f"no facilitator notes for lesson {lesson}"
     assert notes.count("*Predict:*") >= 8 and notes.count("Wrong:") >= 6 and notes.count("*Exercises:*") >= 7
     assert "### Plan B: the hub fails" in GUIDE and "make site-offline" in GUIDE
+
+
+def _lesson_05b_real_kafka_default() -> bool:
+    """What lesson 05b's ``REAL_KAFKA = ...`` line sets: does Run All start a real cluster?"""
+    import nbformat
+
+    nb = nbformat.read(ROOT / "notebooks" / "05b_consumer_groups.ipynb", as_version=4)
+    found = [
+        m.group(1)
+        for c in nb.cells
+        if c.cell_type == "code"
+        for m in [re.search(r"^REAL_KAFKA = (\w+)", c.source, re.M)]
+        if m
+    ]
+    assert len(found) == 1, f"lesson 05b sets REAL_KAFKA {len(found)} times"
+    return found[0] == "True"
+
+
+def test_the_guide_s_05b_run_all_matches_the_lesson():
+    """The guide said Run All of 05b takes 51.8 s (a real cluster starting) and to warn learners,
+    after the real-Kafka part became opt-in. What it says must follow the lesson's switch."""
+    row = next(line for line in GUIDE.splitlines() if line.startswith("| 05b consumer groups |"))
+    if _lesson_05b_real_kafka_default():
+        assert "Tell learners" in row
+    else:
+        assert "opt-in" in row and "REAL_KAFKA = True" in row and "Tell learners" not in row, row
+        assert "51.8" not in GUIDE

@@ -145,7 +145,21 @@ def test_widget_probe_falls_back_to_the_red_line():
 
 def test_command_line_exit_status(no_workshop_env, capsys):
     assert pf.main([]) == 0
-    assert "OK   simulator" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "OK   simulator" in out
+    # a terminal has no widget line "above this table": its text names the notebook to open instead
+    assert "above this table" not in out and "workshop/preflight.ipynb" in out, out
+    assert (ROOT / "workshop" / "preflight.ipynb").exists()
+
+
+def test_the_notebook_s_widget_line_is_where_the_notebook_run_says_it_is(no_workshop_env):
+    detail = pf.run_checks().by_name("widgets").detail
+    assert "'widgets render' line above this table" in detail
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    cells = [c.source for c in nb.cells if c.cell_type == "code"]
+    probe = next(i for i, c in enumerate(cells) if "widget_probe()" in c)
+    table = next(i for i, c in enumerate(cells) if "report = preflight(" in c)
+    assert probe < table  # the probe's line is drawn above the table
 
 
 # ---- the notebook against an authenticated cluster ------------------------------------------------

@@ -31,10 +31,12 @@ def test_plan_grants_only_the_learners_prefix_and_sets_quotas():
     lines = plan(parse_roster("ann\nbob producer_byte_rate=5000  # slow\n"), Quota())
     assert "user ann: allow ALL on TOPIC prefix 'ann.'" in lines
     assert (
-        "user ann: set client quota producer_byte_rate=1e+06, consumer_byte_rate=2e+06, request_percentage=50" in lines
+        "user ann: set client quota producer_byte_rate=1000000 (1 MB/s), consumer_byte_rate=2000000 (2 MB/s), "
+        "request_percentage=50 (50% of a broker thread)" in lines
     )
     assert (
-        "user bob: set client quota producer_byte_rate=5000, consumer_byte_rate=2e+06, request_percentage=50" in lines
+        "user bob: set client quota producer_byte_rate=5000 (5 kB/s), consumer_byte_rate=2000000 (2 MB/s), "
+        "request_percentage=50 (50% of a broker thread)" in lines
     )
 
 
@@ -85,3 +87,23 @@ def test_connection_files_keep_passwords_across_runs(tmp_path):
     assert "KAFKA_SASL_USERNAME=ann" in (tmp_path / "ann.env").read_text()
     assert (tmp_path / "ann.env").stat().st_mode & 0o777 == 0o600
     assert first["ann"] != first["bob"]
+
+
+def test_no_quota_prints_in_scientific_notation():
+    """1e+06 bytes/s is a number an instructor has to decode; every line of the plan is integers."""
+    lines = plan(parse_roster("ann\nbob producer_byte_rate=123456789\n"), Quota(consumer_byte_rate=10**9))
+    text = "\n".join(lines)
+    assert "e+" not in text and "producer_byte_rate=123456789 (123 MB/s)" in text and "(1 GB/s)" in text
+
+
+def test_help_lists_every_command(capsys):
+    from course_lib.workshop.__main__ import COMMAND_HELP, COMMANDS
+
+    assert set(COMMAND_HELP) == set(COMMANDS)
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert exit_.value.code == 0
+    for name in ("remove", "cluster", "broker"):
+        assert f"python -m course_lib.workshop {name} ..." in out, out
+    assert "ROSTER" in out and "1000000" in out and "e+" not in out

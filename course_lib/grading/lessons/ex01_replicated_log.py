@@ -8,12 +8,16 @@ from __future__ import annotations
 import functools
 
 from ..framework import (
+    Experiment,
     Part,
     exercise,
     expect_int,
     predicted,
 )
 from .common import _quiet
+
+#: the import a failed prediction's "reproduce" line needs (course_lib.grading.experiments)
+_IMPORT = "from course_lib.grading.experiments import paused_follower_state"
 
 
 @functools.lru_cache(maxsize=None)
@@ -63,7 +67,10 @@ def paused_follower_state(
 )
 def _ex01_q1(answer, seeds):
     return predicted(
-        "high watermark 100 ms after the pause", answer, lambda s: paused_follower_state(100, 4, 6, s)[0], seeds
+        "high watermark 100 ms after the pause",
+        answer,
+        Experiment("paused_follower_state(100, 4, 6, seed={seed})[0]", _IMPORT),
+        seeds,
     )
 
 
@@ -82,7 +89,10 @@ def _ex01_q1(answer, seeds):
 )
 def _ex01_q2(answer, seeds):
     return predicted(
-        "high watermark 15 s after the pause", answer, lambda s: paused_follower_state(15_000, 4, 6, s)[0], seeds
+        "high watermark 15 s after the pause",
+        answer,
+        Experiment("paused_follower_state(15_000, 4, 6, seed={seed})[0]", _IMPORT),
+        seeds,
     )
 
 
@@ -102,7 +112,7 @@ def _ex01_q3(answer, seeds):
     return predicted(
         "ISR size 15 s after the pause",
         answer,
-        lambda s: paused_follower_state(15_000, 4, 6, s, brokers=5, paused=2)[1],
+        Experiment("paused_follower_state(15_000, 4, 6, seed={seed}, brokers=5, paused=2)[1]", _IMPORT),
         seeds,
     )
 

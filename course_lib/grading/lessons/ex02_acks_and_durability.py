@@ -7,6 +7,7 @@ from __future__ import annotations
 
 
 from ..framework import (
+    Experiment,
     Part,
     exercise,
     expect_choice,
@@ -15,6 +16,9 @@ from ..framework import (
     predicted,
 )
 from .common import _acked_fraction, _fault_trials, _scenario
+
+#: the import a failed prediction's "reproduce" line needs (course_lib.grading.experiments)
+_IMPORT = "from course_lib.scenarios import run_scenario"
 
 
 @exercise(
@@ -34,7 +38,10 @@ def _ex02_q1(answer, seeds):
     return predicted(
         "acknowledged messages lost",
         answer,
-        lambda s: len(_scenario("unclean_election", s, unclean=True, messages=8).result.by_kind("lost")),
+        Experiment(
+            'len(run_scenario("unclean_election", seed={seed}, unclean=True, messages=8).result.by_kind("lost"))',
+            _IMPORT,
+        ),
         seeds,
     )
 
@@ -89,7 +96,10 @@ def _ex02_q3(answer, seeds):
     return predicted(
         "failed sends",
         answer,
-        lambda s: _scenario("not_enough_replicas", s, acks="all", min_insync_replicas=1).notes["failed"],
+        Experiment(
+            'run_scenario("not_enough_replicas", seed={seed}, acks="all", min_insync_replicas=1).notes["failed"]',
+            _IMPORT,
+        ),
         seeds,
     )
 

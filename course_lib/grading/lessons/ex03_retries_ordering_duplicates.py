@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 
 from ..framework import (
+    Experiment,
     Part,
     exercise,
     expect_dict,
@@ -15,6 +16,9 @@ from ..framework import (
     predicted,
 )
 from .common import _acked_fraction, _fault_trials, _quiet, _scenario
+
+#: the import a failed prediction's "reproduce" line needs (course_lib.grading.experiments)
+_IMPORT = "from course_lib.grading.experiments import lost_ack_log, smallest_in_flight_that_reorders"
 
 
 @functools.lru_cache(maxsize=None)
@@ -61,7 +65,12 @@ def _duplicates(values) -> int:
     copied_from="lesson 03's lost-ACK run (a batch of one record)",
 )
 def _ex03_q1(answer, seeds):
-    return predicted("duplicated messages", answer, lambda s: _duplicates(lost_ack_log(6, s)), seeds)
+    return predicted(
+        "duplicated messages",
+        answer,
+        Experiment("(lambda log: len(log) - len(set(log)))(lost_ack_log(6, seed={seed}))", _IMPORT),
+        seeds,
+    )
 
 
 @exercise(
@@ -108,16 +117,26 @@ def _ex03_q2(answer, seeds):
     copied_from="lesson 03's retries_reorder runs (max_in_flight 5 and 1)",
 )
 def _ex03_q3(answer, seeds):
-    def reordered(s, n):
-        return n >= 1 and bool(_scenario("retries_reorder", s, max_in_flight=n).result.by_kind("reordered"))
-
     parts = []
     for s in seeds:
-        ok = reordered(s, answer) and not reordered(s, answer - 1)
+        ok = _reorders(s, answer) and not _reorders(s, answer - 1)
         # the same words either way: "still holds" / "a smaller value" would point up or down
         detail = f"{answer} is not the smallest value at which this run reorders; run it with a few values"
-        parts.append(Part(f"retries_reorder, seed {s}", ok, detail, s))
+        rerun = f"{_IMPORT}; smallest_in_flight_that_reorders(seed={s})"
+        parts.append(Part(f"retries_reorder, seed {s}", ok, detail, s, rerun=rerun))
     return parts
+
+
+def _reorders(seed: int, max_in_flight: int) -> bool:
+    return max_in_flight >= 1 and bool(
+        _scenario("retries_reorder", seed, max_in_flight=max_in_flight).result.by_kind("reordered")
+    )
+
+
+def smallest_in_flight_that_reorders(seed: int, largest: int = 10) -> int | None:
+    """The experiment behind ex03_q3: run_scenario('retries_reorder') with max_in_flight 1, 2, ...
+    up to ``largest``; the first value whose run writes out of order (None: none did)."""
+    return next((n for n in range(1, largest + 1) if _reorders(seed, n)), None)
 
 
 @exercise(
@@ -134,5 +153,8 @@ def _ex03_q3(answer, seeds):
 )
 def _ex03_q4(answer, seeds):
     return predicted(
-        "records of the failed batch in the log", answer, lambda s: len(lost_ack_log(5, s, retries=0)) - 1, seeds
+        "records of the failed batch in the log",
+        answer,
+        Experiment("len(lost_ack_log(5, seed={seed}, retries=0)) - 1", _IMPORT),
+        seeds,
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 
 from ..framework import (
+    Experiment,
     Part,
     exercise,
     expect_choice,
@@ -18,6 +19,9 @@ from ..framework import (
 from ...nemesis import FaultKind
 from .common import _fault_trials
 from .ex03_retries_ordering_duplicates import lost_ack_log
+
+#: the import a failed prediction's "reproduce" line needs (course_lib.grading.experiments)
+_IMPORT = "from course_lib.grading.experiments import lost_ack_log"
 
 
 EX04_CHOICES = {
@@ -70,7 +74,9 @@ def _ex04_q1(answer, seeds):
     copied_from="lesson 04's run (3 records, then one whose ACK is lost: 4 in the log)",
 )
 def _ex04_q2(answer, seeds):
-    return predicted("log end offset", answer, lambda s: len(lost_ack_log(6, s, idempotent=True)), seeds)
+    return predicted(
+        "log end offset", answer, Experiment("len(lost_ack_log(6, seed={seed}, idempotent=True))", _IMPORT), seeds
+    )
 
 
 @exercise(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 
 from ..framework import (
+    Experiment,
     Part,
     exercise,
     expect_function,
@@ -17,7 +18,8 @@ from ..framework import (
 CRASH_POINTS = ("after_poll", "mid_batch", "after_process", "after_commit")
 
 
-def _lossy_points(semantics: str, seed: int, buffered: bool) -> set:
+def lossy_crash_points(semantics: str, seed: int, buffered: bool) -> set:
+    """The crash points at which a run of ``semantics`` never processes some message."""
     from ...processing import run_pipeline
 
     return {
@@ -41,9 +43,13 @@ def _lossy_points(semantics: str, seed: int, buffered: bool) -> set:
     copied_from="lesson 05's one buffered auto-commit run (crash after_poll)",
 )
 def _ex05_q1(answer, seeds):
+    experiment = Experiment(
+        'lossy_crash_points("auto-commit", seed={seed}, buffered=True)',
+        "from course_lib.grading.experiments import lossy_crash_points",
+    )
     parts = []
     for s in seeds:
-        truth = _lossy_points("auto-commit", s, buffered=True)
+        truth = experiment.run(s)
         wrong = sorted(set(answer) ^ truth)
         parts.append(
             Part(
@@ -51,6 +57,7 @@ def _ex05_q1(answer, seeds):
                 not wrong,
                 f"wrong about {', '.join(wrong)}: for each, ask what the committed offset covers at that moment",
                 s,
+                rerun=experiment.code(s),
             )
         )
     return parts

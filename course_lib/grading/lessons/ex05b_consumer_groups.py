@@ -10,7 +10,10 @@ from __future__ import annotations
 import functools
 import warnings
 
-from ..framework import Part, exercise, expect_choice, expect_dict, expect_int, predicted
+from ..framework import Experiment, Part, exercise, expect_choice, expect_dict, expect_int, predicted
+
+#: the import a failed prediction's "reproduce" line needs (course_lib.grading.experiments)
+_IMPORT = "from course_lib.grading.experiments import "
 
 NOTEBOOK = "05b_consumer_groups"
 
@@ -131,7 +134,12 @@ def restart_rebalances(seed: int, session_timeout_ms: int) -> int:
     copied_from="lesson 05b's static-membership run (session timeout 10 s)",
 )
 def _ex05b_q3(answer, seeds):
-    return predicted("rebalances caused by the restart", answer, lambda s: restart_rebalances(s, 2000), seeds)
+    return predicted(
+        "rebalances caused by the restart",
+        answer,
+        Experiment("restart_rebalances({seed}, 2000)", _IMPORT + "restart_rebalances"),
+        seeds,
+    )
 
 
 @exercise(
@@ -169,4 +177,6 @@ def _ex05b_q4(answer, seeds):
     copied_from="lesson 05b's slow-handler run (max_poll_interval_ms=5000)",
 )
 def _ex05b_q5(answer, seeds):
-    return predicted("failed commits", answer, lambda s: slow_handler(s, 10, 800, 9000)[0], seeds)
+    return predicted(
+        "failed commits", answer, Experiment("slow_handler({seed}, 10, 800, 9000)[0]", _IMPORT + "slow_handler"), seeds
+    )

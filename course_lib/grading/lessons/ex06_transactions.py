@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 
 from ..framework import (
+    Experiment,
     Part,
     exercise,
     expect_choice,
@@ -16,6 +17,9 @@ from ..framework import (
     predicted,
 )
 from .common import _lost_and_twice, _quiet
+
+#: the import a failed prediction's "reproduce" line needs (course_lib.grading.experiments)
+_IMPORT = "from course_lib.grading.experiments import TX_PLAN, transaction_log"
 
 
 TX_PLAN = (True, False, True, False, True)  # commit, abort, commit, abort, commit
@@ -61,7 +65,9 @@ def transaction_log(plan: tuple, per_transaction: int, seed: int = 1) -> tuple[i
     copied_from="lesson 06's aborted_transaction run (3 transactions of 3 records)",
 )
 def _ex06_q1(answer, seeds):
-    return predicted("log end offset", answer, lambda s: transaction_log(TX_PLAN, 2, s)[0], seeds)
+    return predicted(
+        "log end offset", answer, Experiment("transaction_log(TX_PLAN, 2, seed={seed})[0]", _IMPORT), seeds
+    )
 
 
 @exercise(
@@ -76,7 +82,7 @@ def _ex06_q1(answer, seeds):
     copied_from="lesson 06's read_uncommitted run (3 transactions of 3 records)",
 )
 def _ex06_q4(answer, seeds):
-    return predicted("records read", answer, lambda s: transaction_log(TX_PLAN, 2, s)[1], seeds)
+    return predicted("records read", answer, Experiment("transaction_log(TX_PLAN, 2, seed={seed})[1]", _IMPORT), seeds)
 
 
 @exercise(

@@ -54,8 +54,8 @@ def _ex11_q1(answer, seeds):
     # each failure names its side and the exact run, configuration included, that reproduces it
     def producer_run(seed: int) -> str:
         return (
-            f'run_scenario("random_faults", seed={seed}, producer_config={answer["producer"]!r}, '
-            f"topic_config={answer['topic']!r})"
+            f'from course_lib.scenarios import run_scenario; run_scenario("random_faults", seed={seed}, '
+            f"producer_config={answer['producer']!r}, topic_config={answer['topic']!r})"
         )
 
     parts = [
@@ -83,7 +83,7 @@ def _ex11_q1(answer, seeds):
                 f"found {sorted(found)}",
                 s,
                 side="consumer",
-                rerun=f"random_processing({s}, {semantics!r}, messages=12)  # from course_lib.processing",
+                rerun=f"from course_lib.processing import random_processing; random_processing({s}, {semantics!r}, messages=12)",
             )
         )
     return parts
@@ -140,5 +140,7 @@ def _ex11_q2(fn, seeds):
             ]
         wrong = [k for k in ("lost", "duplicated") if set(got[k]) != truth[k]]
         detail = "; ".join(f"{k}: you found {sorted(got[k])}, the run holds {sorted(truth[k])}" for k in wrong)
-        parts.append(Part(f"faulty run, seed {s}", not wrong, detail, s))
+        # the reproduce line hands the learner the very history their audit() got wrong
+        rerun = f"from course_lib.grading.experiments import lossy_history; audit(lossy_history({s}).history)"
+        parts.append(Part(f"faulty run, seed {s}", not wrong, detail, s, rerun=rerun))
     return parts

@@ -1,0 +1,31 @@
+"""The experiments behind the exercises' predictions, importable from a notebook: a failed
+prediction's "reproduce" line is a call to one of these (with the seed it failed on), and its
+value is what the run measured.
+
+>>> from course_lib.grading.experiments import lost_ack_log
+>>> len(lost_ack_log(1, seed=1))  # one record, then a batch of one whose ACK is lost: retried, written twice
+3
+"""
+
+from __future__ import annotations
+
+from ..scenarios import run_scenario
+from .lessons.ex01_replicated_log import paused_follower_state
+from .lessons.ex03_retries_ordering_duplicates import lost_ack_log, smallest_in_flight_that_reorders
+from .lessons.ex05_consumer_delivery_semantics import lossy_crash_points
+from .lessons.ex05b_consumer_groups import restart_rebalances, slow_handler
+from .lessons.ex06_transactions import TX_PLAN, transaction_log
+from .lessons.ex11_capstone import lossy_history
+
+__all__ = [
+    "TX_PLAN",
+    "lossy_crash_points",
+    "lossy_history",
+    "lost_ack_log",
+    "paused_follower_state",
+    "restart_rebalances",
+    "run_scenario",
+    "slow_handler",
+    "smallest_in_flight_that_reorders",
+    "transaction_log",
+]
