@@ -181,9 +181,27 @@ class ScheduleTarget:
         self._handles: list[int] = []
         self.cancelled = False
 
-    def __getattr__(self, name: str):
-        # leader_of, inspect, inspect_broker, broker_ids, options, network: the simulator's own
-        return getattr(self.cluster, name)
+    # ---- what apply_schedule reads: the simulated cluster's own state
+    @property
+    def network(self):
+        return self.cluster.network
+
+    @property
+    def options(self):
+        return self.cluster.options
+
+    @property
+    def broker_ids(self):
+        return self.cluster.broker_ids
+
+    def leader_of(self, topic: str, partition: int = 0):
+        return self.cluster.leader_of(topic, partition)
+
+    def inspect(self, topic: str, partition: int = 0):
+        return self.cluster.inspect(topic, partition)
+
+    def inspect_broker(self, broker_id: int):
+        return self.cluster.inspect_broker(broker_id)
 
     @property
     def now(self) -> float:

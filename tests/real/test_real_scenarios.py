@@ -9,7 +9,7 @@ say why.
 
 import pytest
 
-from course_lib.real.scenario_comparison import FIDELITY_CASES, fidelity_table
+from course_lib.fidelity import FIDELITY_CASES, fidelity_table
 
 pytestmark = pytest.mark.real_kafka
 
