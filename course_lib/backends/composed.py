@@ -81,6 +81,7 @@ class ComposedBackend(WallClock):
         #: the parts this cluster lacks, and why: its faults follow
         self.missing_parts = cluster.missing_parts()
         self.faults = CLIENT_FAULTS | cluster_faults(self.missing_parts)
+        cluster.record_events_into(self.history)  # one history per run
 
     def fresh(self) -> "ComposedBackend":
         """A new run with the same clients on the same cluster."""

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Callable, Mapping, Protocol, runtime_checkable
 
-from ..history import Nemesis
+from ..history import History, Nemesis
 
 #: Kafka's topic config names for the two settings scenarios ask for by keyword
 MIN_ISR = "min.insync.replicas"
@@ -176,6 +176,10 @@ class Topology(Protocol):
     def live_broker_ids(self) -> list[int]: ...
     def partitions_of(self, topic: str) -> list[int]: ...
     def partition_info(self, topic: str, partition: int = 0) -> dict: ...
+    def record_events_into(self, history: History) -> None:
+        """From now on, write the cluster's own events that explain an outcome (elections,
+        ISR changes, truncations) into ``history`` - the run's: one history per run."""
+        ...
 
 
 class BrokerFaults(Protocol):

@@ -202,6 +202,10 @@ class ClusterMetadata:
         """The in-sync replicas of the partition, as the controller sees them now."""
         return sorted(self.partition_info(topic, partition)["isr_nodes"])
 
+    def record_events_into(self, history) -> None:
+        """Nothing to write: a real broker's elections and truncations are in its own log, which
+        no client sees (a real run's losses are explained by the nemesis's operations alone)."""
+
     def live_broker_ids(self) -> list[int]:
         """Brokers currently registered (unfenced) in the cluster metadata."""
         return sorted(b["broker_id"] for b in self.metadata.brokers()["brokers"] if not b.get("is_fenced"))

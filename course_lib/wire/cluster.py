@@ -35,6 +35,7 @@ from ..broker.cluster import Cluster
 from ..broker.topic_requests import create_topic_request, delete_topic_request
 from ..clusters import CreatesTopics, Part, TopicSpec
 from ..clusters.lab import simulator_options
+from ..history import History, Op, OpName
 from . import apis
 from .gateway import Gateway
 from .reactor import Connection, Reactor
@@ -48,6 +49,11 @@ IDLE_WAIT_S = 0.05
 
 class WireClusterError(RuntimeError):
     pass
+
+
+def _explains(op: Op) -> bool:
+    """A line of the simulated cluster's history that explains an outcome (see the checker)."""
+    return op.process == "controller" or op.f == OpName.TRUNCATE
 
 
 class WireCluster(CreatesTopics):
@@ -231,6 +237,12 @@ class WireCluster(CreatesTopics):
             Part.VIRTUAL_TIME: "faults timed against a pipeline's steps need the simulator's clock "
             "(run_pipeline's timed actions run only inside wait() on a wall clock)",
         }
+
+    def record_events_into(self, history: History) -> None:
+        """The simulated cluster's controller events (elections, ISR changes, fencing) and
+        truncations go into ``history`` too, as they happen - the events a checker's explanation
+        names (the cluster's nemesis lines are the backend's to record)."""
+        self.call(lambda: self.cluster.history.copy_into(history, _explains))
 
     # names: one learner, one process - used as given
     def topic(self, name: str) -> str:
