@@ -97,15 +97,11 @@ class TopologyRole(Protocol):
     created_topics: dict[str, dict]
 
     def describe(self) -> str: ...
-    def create_topic(
-        self,
-        name: str,
-        partitions: int = 1,
-        replication_factor: int | None = None,
-        min_insync_replicas: int | None = None,
-        unclean_leader_election_enable: bool | None = None,
-        config: Mapping[str, object] | None = None,
-    ) -> str: ...
+
+    #: ``create_topic(name, partitions=1, replication_factor=None, min_insync_replicas=None,
+    #: unclean_leader_election_enable=None, config=None)``: :meth:`TopicSpec.of`'s keywords
+    create_topic: Callable[..., str]
+
     def create_from(self, spec: TopicSpec) -> str: ...
     def delete_topic(self, name: str) -> None: ...
     def group_id(self, name: str) -> str: ...

@@ -29,11 +29,14 @@ by mypy) assigns each cluster to each part it claims.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Callable, Mapping, Protocol, runtime_checkable
+from typing import Any, Callable, Concatenate, Mapping, ParamSpec, Protocol, runtime_checkable
 
 from ..history import History, Nemesis
+
+P = ParamSpec("P")
 
 #: Kafka's topic config names for the two settings scenarios ask for by keyword
 MIN_ISR = "min.insync.replicas"
@@ -94,28 +97,31 @@ class TopicSpec:
         return {k: v for k, v in asked.items() if v is not None}
 
 
+def _create_topic(of: Callable[P, TopicSpec]) -> Callable[Concatenate[Any, P], str]:
+    """``create_topic(...)``: ``self.create_from(of(...))``, with ``of``'s keywords as its own (so
+    the keyword list is written once, in :meth:`TopicSpec.of`)."""
+
+    def create_topic(self, *args: P.args, **kwargs: P.kwargs) -> str:
+        return self.create_from(of(*args, **kwargs))
+
+    spec = inspect.signature(of)
+    self_ = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    create_topic.__signature__ = spec.replace(parameters=[self_, *spec.parameters.values()], return_annotation="str")  # type: ignore[attr-defined]
+    create_topic.__doc__ = (
+        "Create the topic :meth:`TopicSpec.of` describes and return the name to use (a shared "
+        "cluster prefixes it; a real run adds its suffix); ``config``: more topic configs under "
+        "Kafka's names."
+    )
+    return create_topic
+
+
 class CreatesTopics:
     """The one keyword signature of ``create_topic`` (clusters and backends): it builds a
-    :class:`TopicSpec` and hands it to ``create_from``, which each class implements."""
+    :class:`TopicSpec` (:meth:`TopicSpec.of`'s keywords) and hands it to ``create_from``, which
+    each class implements."""
 
     create_from: Callable[[TopicSpec], str]
-
-    def create_topic(
-        self,
-        name: str,
-        partitions: int = 1,
-        replication_factor: int | None = None,
-        min_insync_replicas: int | None = None,
-        unclean_leader_election_enable: bool | None = None,
-        config: Mapping[str, object] | None = None,
-    ) -> str:
-        """Create ``name`` and return the name to use (a shared cluster prefixes it; a real run
-        adds its suffix); ``config``: more topic configs under Kafka's names."""
-        return self.create_from(
-            TopicSpec.of(
-                name, partitions, replication_factor, min_insync_replicas, unclean_leader_election_enable, config
-            )
-        )
+    create_topic = _create_topic(TopicSpec.of)
 
 
 class Part(StrEnum):
