@@ -1,9 +1,10 @@
 """One scenario, any backend: everything a scenario may ask of a cluster.
 
 A scenario (:mod:`course_lib.scenarios`) is written once against :class:`Backend` and runs on the
-simulator (:class:`SimBackend`, virtual time, seeded) or on real Apache Kafka (:class:`KafkaBackend`,
-a :class:`~course_lib.real.cluster.LocalCluster` or a shared cluster reached with
-:func:`~course_lib.real.connect.connect`). Both write one :class:`~course_lib.history.History`
+simulator (:class:`SimBackend`, virtual time, seeded) or on any other cluster with a client adapter
+(:class:`ComposedBackend`: kafka-python on a :class:`~course_lib.real.cluster.LocalCluster`, on a
+shared cluster reached with :func:`~course_lib.real.connect.connect`, on a
+:class:`~course_lib.wire.cluster.WireCluster`). Both write one :class:`~course_lib.history.History`
 that one checker reads.
 
 >>> b = SimBackend.start(seed=1)
@@ -75,9 +76,6 @@ from .backends.sim import SIM_TIMING, SimBackend
 from .clusters import TopicSpec, Topology
 from .history import FAIL, INFO, OK
 
-#: kafka-python on a real cluster: the composed backend with its default client
-KafkaBackend = ComposedBackend
-
 
 def open_backend(target=None, seed: int = 0, **sim_options) -> SimBackend | ComposedBackend:
     """The backend a scenario run uses.
@@ -104,7 +102,6 @@ __all__ = [
     "Backend",
     "SimBackend",
     "ComposedBackend",
-    "KafkaBackend",
     "TopicSpec",
     "MissingFault",
     "open_backend",

@@ -12,8 +12,8 @@ from typing import Any, Callable
 
 from kafka import errors as Errors
 
-from ..clusters.parts import MIN_ISR, UNCLEAN, TopicSpec
-from .base import BROKER_FAULTS, CLIENT_FAULTS, SIM_ONLY_FAULTS, Common, Provenance, Timing
+from ..clusters.parts import MIN_ISR, UNCLEAN, TopicSpec, cluster_faults
+from .base import CLIENT_FAULTS, Common, Provenance, Timing
 
 #: virtual time: the simulator's network moves a request in well under a millisecond
 SIM_TIMING = Timing(
@@ -34,7 +34,8 @@ class SimBackend(Common):
     """The simulated cluster (:class:`course_lib.broker.Cluster`): seeded, virtual time, every fault."""
 
     kind = "simulator"
-    faults = BROKER_FAULTS | CLIENT_FAULTS | SIM_ONLY_FAULTS
+    #: the simulated cluster has every part (course_lib.clusters.parts)
+    faults = CLIENT_FAULTS | cluster_faults({})
     timing = SIM_TIMING
 
     def __init__(self, cluster) -> None:

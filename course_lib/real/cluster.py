@@ -363,10 +363,13 @@ class LocalCluster(CreatesTopics, Namespaced, ClusterMetadata):
     def create_from(self, spec: TopicSpec) -> str:
         """Create the topic (namespaced once by :meth:`topic`; RF=3 and min.insync.replicas=2 by
         default), wait for its leaders with a full ISR, and return the name to use."""
+        return self._create(spec, self.topic_timeout_s)
+
+    def _create(self, spec: TopicSpec, timeout_s: float) -> str:
         rf = spec.replication_factor or int(self.config["default.replication.factor"])
         min_isr = spec.min_insync_replicas or int(self.config["min.insync.replicas"])
         full = TopicSpec(self.topic(spec.name), spec.partitions, rf, {**spec.config, MIN_ISR: str(min_isr)})
-        return self.metadata.create_from(full, self.topic_timeout_s)
+        return self.metadata.create_from(full, timeout_s)
 
     def wait_for_leader(
         self, topic: str, partition: int = 0, *, not_in: tuple[int, ...] = (), timeout_s: float = 60.0
@@ -445,7 +448,7 @@ class LocalCluster(CreatesTopics, Namespaced, ClusterMetadata):
                 time.sleep(0.3)
             self.timings_s["registered"] = time.monotonic() - (deadline - timeout_s)
             steps.update(1)
-            self.create_topic("__course_ready", timeout_s=max(1.0, deadline - time.monotonic()))
+            self._create(TopicSpec("__course_ready"), timeout_s=max(1.0, deadline - time.monotonic()))
             steps.update(1)
             self._smoke_test(deadline)  # 3. a real produce + consume round trip
             steps.update(1)
