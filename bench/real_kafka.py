@@ -89,7 +89,7 @@ def failover_to_first_produce(cluster: LocalCluster, topic: str) -> dict:
         p.send(topic, b"before", partition=0).get(timeout=30)
         old = cluster.leader_of(topic, 0)
         t0 = time.perf_counter()
-        cluster.kill(old)
+        cluster.crash(old)
         fut = p.send(topic, b"after-kill", partition=0)  # retried internally until it lands
         md = fut.get(timeout=120)
         produce_s = time.perf_counter() - t0

@@ -100,7 +100,8 @@ def suite_times(local: bool, limit: int | None = None) -> dict:
     clients, kafka-python on the simulated cluster, and (``local``) kafka-python on LocalCluster.
     ``limit``: only the first scenarios (the quick smoke run)."""
     from course_lib.scenarios import SCENARIOS, run_scenario
-    from course_lib.wire.backend import WireBackend, WireLab
+    from course_lib.backend import ComposedBackend
+    from course_lib.wire.cluster import WireCluster
 
     names = sorted(SCENARIOS)[:limit]
     out: dict = {}
@@ -110,9 +111,9 @@ def suite_times(local: bool, limit: int | None = None) -> dict:
     out["simulator clients (virtual time)"] = (time.perf_counter() - t0, len(names))
     on_wire = [n for n in names if n != "random_faults"]  # simulator-only: a virtual-time schedule
     t0 = time.perf_counter()
-    with WireLab(seed=1) as lab:
+    with WireCluster.lab(seed=1) as lab:
         for name in on_wire:
-            run_scenario(name, backend=WireBackend(lab), seed=1)
+            run_scenario(name, backend=ComposedBackend(lab), seed=1)
             lab.revive()
     out["kafka-python on the simulated cluster"] = (time.perf_counter() - t0, len(on_wire))
     if local:

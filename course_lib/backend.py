@@ -1,9 +1,10 @@
 """One scenario, any backend: everything a scenario may ask of a cluster.
 
 A scenario (:mod:`course_lib.scenarios`) is written once against :class:`Backend` and runs on the
-simulator (:class:`SimBackend`, virtual time, seeded) or on real Apache Kafka (:class:`KafkaBackend`,
-a :class:`~course_lib.real.cluster.LocalCluster` or a shared cluster reached with
-:func:`~course_lib.real.connect.connect`). Both write one :class:`~course_lib.history.History`
+simulator (:class:`SimBackend`, virtual time, seeded) or on any other cluster with a client adapter
+(:class:`ComposedBackend`: kafka-python on a :class:`~course_lib.real.cluster.LocalCluster`, on a
+shared cluster reached with :func:`~course_lib.real.connect.connect`, on a
+:class:`~course_lib.wire.cluster.WireCluster`). Both write one :class:`~course_lib.history.History`
 that one checker reads.
 
 >>> b = SimBackend.start(seed=1)
@@ -36,32 +37,25 @@ with :class:`ConditionTimeout`, naming what it waited for and what it saw last. 
 each advances the fixed virtual time the golden traces were recorded with (exact and
 repeatable). ``b.wait(ms)`` remains for time that is the scenario's own (a producer that hangs).
 
-The adapter contract - what writing a new backend (e.g. kafka-python against the simulated
-cluster over TCP) means:
+Two axes: a backend is a *client* side composed with a *cluster* side.
 
-1. Subclass :class:`~course_lib.backends.wallclock.WallClock` if the cluster runs in real time
-   (it brings the history's clock, ``wait``/``at``/``wait_until`` and every intent as a condition
-   on the cluster's state), else :class:`~course_lib.backends.base.Common` (as the simulator
-   does). Set ``kind`` (a label for results,
-   never branched on), ``faults`` (which :class:`~course_lib.history.Nemesis` faults it can
-   inject), ``missing_reason`` (one sentence: why the others are missing), ``history`` (one
-   :class:`~course_lib.history.History` per run; its clock is the backend's) and ``timing``
-   (a :class:`Timing`: its durations, bounds and per-purpose client settings).
-2. Provide the primitives: names and topics (``create_topic``, ``delete_topic``, ``group_id``,
-   ``transactional_id``), clients that record every call in ``history`` with kafka-python's API
-   and configuration names (``producer(purpose=..., **config)``, ``consumer``), observation (``brokers``,
-   ``leader_of``, ``isr_of``, ``replicas_of``, ``partitions_of``, ``evidence``, ``end_offset``,
-   ``provenance``), time (``now_ms``, ``wait``, ``wait_until`` - a predicate that raises counts
-   as false -, ``at``), the faults it offers (each call records exactly one nemesis operation of
-   its name; an unoffered one raises :class:`MissingFault` through ``require``) and Jepsen's last
-   phase (``heal``, ``final_read``, ``close_clients``).
-3. The intents (``settle``, ``until_*``, ``confirm_no_leader_elected``, ``app_time``,
-   ``poll_together``): a wall-clock backend inherits them; a virtual-clock backend overrides them
-   with the fixed virtual times its recorded traces assume (see :mod:`course_lib.backends.sim`),
-   or waits for the state through ``self.until(what, observe, done)``. ``read_to_end``, ``stream`` and ``hold_back_followers`` follow from
-   the timing profile.
-4. Teach :func:`open_backend` to recognise its target, and add it to the protocol test
-   (tests/test_backend.py) and the fidelity table.
+- Adding a client (confluent-kafka, a Java client...): one module in
+  :mod:`course_lib.client_adapters` (its docstring is the contract); then
+  ``ComposedBackend(cluster, clients=MyClients())`` runs every scenario with it on every
+  wall-clock cluster.
+- Adding a cluster: implement :class:`~course_lib.clusters.Topology` and the optional parts it
+  has (:class:`~course_lib.clusters.BrokerFaults`, :class:`~course_lib.clusters.MessageFaults`,
+  :class:`~course_lib.clusters.FaultSchedules`) on the cluster class itself, and say in
+  ``missing_parts()`` which parts it lacks and why: the backend's ``faults`` follow, and
+  :class:`MissingFault` names the missing part. :func:`open_backend` then takes it as it is.
+- A cluster on a clock of its own (the simulator: virtual time, its own clients in-process) is
+  an adapter of its own: subclass :class:`~course_lib.backends.base.Common` and fulfil the five
+  roles of :class:`Backend` (topology, clients, clock, nemesis, final phase), overriding the
+  intents (``settle``, ``until_*``...) with the fixed virtual times its recorded traces assume
+  (see :mod:`course_lib.backends.sim`).
+
+Each adapter has a typed conformance line in ``tests/test_seam_types.py`` (checked by mypy),
+and ``tests/test_layers.py`` runs scenarios on every client x cluster pair it supports.
 """
 
 from __future__ import annotations
@@ -77,34 +71,38 @@ from .backends.base import (
     Provenance,
     Timing,
 )
-from .backends.kafka import KAFKA_TIMING, KafkaBackend
+from .backends.composed import KAFKA_TIMING, ComposedBackend
 from .backends.sim import SIM_TIMING, SimBackend
+from .clusters import TopicSpec, Topology
 from .history import FAIL, INFO, OK
 
 
-def open_backend(target=None, seed: int = 0, **sim_options) -> SimBackend | KafkaBackend:
+def open_backend(target=None, seed: int = 0, **sim_options) -> SimBackend | ComposedBackend:
     """The backend a scenario run uses.
 
     ``target``: ``None`` or ``"simulator"`` (a fresh simulated cluster from ``seed`` and
-    ``sim_options``), a cluster object (``LocalCluster`` / ``connect()``), or a backend (a new run
-    on the same cluster). ``sim_options`` matter to the simulator only: a real cluster's settings
-    are its broker configuration.
+    ``sim_options``), a cluster (``LocalCluster``, ``connect()``, a started ``WireCluster``: with
+    kafka-python's clients), or a backend (a new run with the same clients on the same cluster).
+    ``sim_options`` matter to the simulator only: another cluster's settings are its own.
     """
     if target is None or target == "simulator":
         return SimBackend.start(seed=seed, **sim_options)
     if isinstance(target, SimBackend):
         return SimBackend.start(seed=seed, **sim_options)
-    if isinstance(target, KafkaBackend):
-        return type(target).fresh(target)  # a subclass (course_lib.wire's WireBackend) stays itself
-    if hasattr(target, "bootstrap_servers"):
-        return KafkaBackend(target)
-    raise TypeError(f"backend must be 'simulator', a LocalCluster, a connect() handle or a Backend, got {target!r}")
+    if isinstance(target, ComposedBackend):
+        return target.fresh()
+    if isinstance(target, Topology):
+        return ComposedBackend(target)
+    raise TypeError(
+        f"backend must be 'simulator', a cluster (LocalCluster, connect(), WireCluster) or a Backend, got {target!r}"
+    )
 
 
 __all__ = [
     "Backend",
     "SimBackend",
-    "KafkaBackend",
+    "ComposedBackend",
+    "TopicSpec",
     "MissingFault",
     "open_backend",
     "BROKER_FAULTS",

@@ -1,7 +1,7 @@
 """Probes of single Kafka behaviours (a strict min ISR, an ELR election, a failed send in a
 transaction, a zombie producer...): the same steps on the simulator and on real Kafka, one
 observable outcome each - what was acknowledged, what a consumer could read, which error the
-application saw. (Whole scenarios side by side: :mod:`course_lib.real.scenario_comparison`.)
+application saw. (Whole scenarios side by side: :mod:`course_lib.fidelity`.)
 
 Each experiment takes a :class:`course_lib.backend.Backend` and returns a plain dict; the
 differential tests (tests/real/test_fidelity_differential.py) assert that both backends return
@@ -12,7 +12,7 @@ kafka-python 3.0.12 were measured to do (issue 11):
 >>> strict_min_isr_high_watermark(SimBackend.start(seed=1, **SIM_TIMING))
 {'acknowledged': 5, 'read': 0, 'isr': 2}
 
-``SIM_TIMING`` gives the simulator the lab cluster's timeouts (course_lib/real/cluster.py), so
+``SIM_TIMING`` gives the simulator the lab profile's timeouts (course_lib/clusters/lab.py), so
 "wait until the ISR shrinks" means the same on both.
 """
 
@@ -23,8 +23,10 @@ import contextlib
 from kafka.errors import KafkaTimeoutError
 from kafka.structs import TopicPartition
 
-#: the lab cluster's broker settings that decide how fast the ISR shrinks
-SIM_TIMING = {"broker_session_timeout_ms": 3000, "broker_heartbeat_interval_ms": 500, "replica_lag_time_max_ms": 10_000}
+from course_lib.clusters.lab import FAILURE_DETECTION, simulator_options
+
+#: the lab profile's broker settings that decide how fast the ISR shrinks (course_lib/clusters/lab.py)
+SIM_TIMING = simulator_options(FAILURE_DETECTION)
 
 
 def outcome(future) -> str:

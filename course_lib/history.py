@@ -128,6 +128,9 @@ class History:
         # kafka-python completes futures on its I/O threads: every append and the expansion of
         # pending entries hold this lock (re-entrant: _append reads self.ops)
         self._lock = threading.RLock()
+        #: another history that also gets the recorded lines ``_copied`` selects (copy_into)
+        self._copy_to: History | None = None
+        self._copied: Callable[[Op], bool] = lambda op: False
 
     @property
     def ops(self) -> list[Op]:
@@ -205,7 +208,7 @@ class History:
                 f"record() got unknown field(s) {sorted(unknown)}; an Op has topic, partition, "
                 f"offset, error and evidence"
             )
-        return self._append(
+        op = self._append(
             (
                 process,
                 type,
@@ -218,6 +221,24 @@ class History:
                 fields.get("evidence"),
             )
         )
+        if self._copy_to is not None and self._copied(op):
+            self._copy_to.record(process, type, f, value, **fields)  # stamped by that history's clock
+        return op
+
+    def copy_into(self, other: History | None, which: Callable[[Op], bool]) -> None:
+        """From now on, every line :meth:`record` writes here that ``which`` selects is also
+        recorded in ``other`` (None: stop): a cluster with a history of its own writes its
+        elections and truncations into a run's history this way (one history per run).
+
+        >>> cluster, run = History(), History()
+        >>> cluster.copy_into(run, lambda op: op.process == "controller")
+        >>> _ = cluster.record("controller", INFO, "elect", {"leader": 2})
+        >>> _ = cluster.record("nemesis", INFO, "crash", {"broker": 1})
+        >>> [(op.process, op.f) for op in run]
+        [('controller', 'elect')]
+        """
+        with self._lock:
+            self._copy_to, self._copied = other, which
 
     # ---- the fast path for clients -------------------------------------------------------
     def note_completions(

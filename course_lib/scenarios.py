@@ -23,9 +23,11 @@ in notebooks/09_real_kafka_lab.
 from __future__ import annotations
 
 import random
+from typing import Any
 from functools import partial
 
 from .backend import open_backend
+from .clusters.lab import FAILURE_DETECTION, simulator_options
 from .consumer_scenarios import (
     aborted_transaction,
     consume_transform_produce,
@@ -65,7 +67,7 @@ def leader_crash_after_ack(seed: int = 0, backend=None, acks=1, messages: int = 
     unsafe = _unsafe_acks(acks)
     b = open_backend(backend, seed)
     b.require("leader_crash_after_ack", Nemesis.PAUSE, Nemesis.RESUME, Nemesis.CRASH)
-    topic_cfg = {"replication_factor": 3, "min_insync_replicas": 1 if unsafe else 2}
+    topic_cfg: dict[str, Any] = {"replication_factor": 3, "min_insync_replicas": 1 if unsafe else 2}
     config = {"acks": acks, "enable_idempotence": False} if unsafe else {"acks": acks}
     topic = b.create_topic(TOPIC, **topic_cfg)
     producer = b.producer(purpose="failover", **config)
@@ -109,7 +111,7 @@ def not_enough_replicas(seed: int = 0, backend=None, acks="all", min_insync_repl
     replica."""
     b = open_backend(backend, seed)
     b.require("not_enough_replicas", Nemesis.CRASH)
-    topic_cfg = {"replication_factor": 3, "min_insync_replicas": min_insync_replicas}
+    topic_cfg: dict[str, Any] = {"replication_factor": 3, "min_insync_replicas": min_insync_replicas}
     config = {"acks": acks, "delivery_timeout_ms": 5000, "request_timeout_ms": 1000, "linger_ms": 0}
     if _unsafe_acks(acks):
         config["enable_idempotence"] = False
@@ -146,7 +148,7 @@ def lost_ack_retry(
     recognises the sequence number and answers with the first copy's offset."""
     b = open_backend(backend, seed)
     b.require("lost_ack_retry", Nemesis.LOSE_NEXT_ACK)
-    topic_cfg = {"replication_factor": 3, "min_insync_replicas": 2}
+    topic_cfg: dict[str, Any] = {"replication_factor": 3, "min_insync_replicas": 2}
     config = {"acks": "all", "enable_idempotence": idempotent, "request_timeout_ms": 2000, "delivery_timeout_ms": 30000}
     topic = b.create_topic(TOPIC, **topic_cfg)
     producer = b.producer(**config)
@@ -179,7 +181,7 @@ def retries_reorder(seed: int = 0, backend=None, idempotent: bool = False, max_i
     the requests behind it on the connection are appended."""
     b = open_backend(backend, seed)
     b.require("retries_reorder", Nemesis.LOSE_NEXT_REQUEST)
-    topic_cfg = {"replication_factor": 3, "min_insync_replicas": 2}
+    topic_cfg: dict[str, Any] = {"replication_factor": 3, "min_insync_replicas": 2}
     config = {
         "acks": "all",
         "enable_idempotence": idempotent,
@@ -211,7 +213,11 @@ def unclean_election(seed: int = 0, backend=None, unclean: bool = True, messages
     ``LocalCluster(controllers=1)`` runs the KRaft controller as a process of its own."""
     b = open_backend(backend, seed)
     b.require("unclean_election", Nemesis.CRASH, Nemesis.RESTART)
-    topic_cfg = {"replication_factor": 3, "min_insync_replicas": 1, "unclean_leader_election_enable": unclean}
+    topic_cfg: dict[str, Any] = {
+        "replication_factor": 3,
+        "min_insync_replicas": 1,
+        "unclean_leader_election_enable": unclean,
+    }
     config = {"acks": "all"}
     topic = b.create_topic(TOPIC, **topic_cfg)
     producer = b.producer(**config)
@@ -256,7 +262,7 @@ def fire_and_forget_crash(seed: int = 0, backend=None, messages: int = 40) -> Sc
     latency."""
     b = open_backend(backend, seed)
     b.require("fire_and_forget_crash", Nemesis.CRASH, *b.timing.holding_back_followers)
-    topic_cfg = {"replication_factor": 3, "min_insync_replicas": 1}
+    topic_cfg: dict[str, Any] = {"replication_factor": 3, "min_insync_replicas": 1}
     config = {"acks": 0, "enable_idempotence": False}
     topic = b.create_topic(TOPIC, **topic_cfg)
     # sends held for the dead leader must find the new one
@@ -286,7 +292,7 @@ def producer_restart_gap(seed: int = 0, backend=None) -> ScenarioResult:
     cannot match to the first copy: a duplicate despite idempotence (transactions close this gap)."""
     b = open_backend(backend, seed)
     b.require("producer_restart_gap", Nemesis.LOSE_NEXT_ACK, Nemesis.CRASH_CLIENT)
-    topic_cfg = {"replication_factor": 3, "min_insync_replicas": 2}
+    topic_cfg: dict[str, Any] = {"replication_factor": 3, "min_insync_replicas": 2}
     config = {"acks": "all", "enable_idempotence": True}
     topic = b.create_topic(TOPIC, **topic_cfg)
     first = b.producer(purpose="no_retry_before_crash", **config)
@@ -314,8 +320,9 @@ def producer_restart_gap(seed: int = 0, backend=None) -> ScenarioResult:
 
 
 # ---- many seeded trials ------------------------------------------------------------------------
-#: lab-friendly timeouts, the same the real-Kafka lab uses, so trials take seconds of virtual time
-FAST_FAILOVER = dict(broker_session_timeout_ms=3000, broker_heartbeat_interval_ms=500, replica_lag_time_max_ms=2000)
+#: the lab profile's failure detection, with a lagging follower dropped after 2 s (the lab: 10 s), so
+#: trials take seconds of virtual time (the golden traces were recorded with these)
+FAST_FAILOVER = {**simulator_options(FAILURE_DETECTION), "replica_lag_time_max_ms": 2000}
 
 
 @scenario
@@ -342,7 +349,7 @@ def random_faults(
     (:data:`course_lib.nemesis.FAULT_KINDS`; None: all of them)."""
     b = open_backend(backend, seed, **FAST_FAILOVER)
     b.require("random_faults", Nemesis.SCHEDULE)
-    topic_cfg = {"replication_factor": 3, "min_insync_replicas": 2, **(topic_config or {})}
+    topic_cfg: dict[str, Any] = {"replication_factor": 3, "min_insync_replicas": 2, **(topic_config or {})}
     config = {"request_timeout_ms": 1000, **(producer_config or {})}
     topic = b.create_topic(TOPIC, **topic_cfg)
     producer = b.producer(**config)

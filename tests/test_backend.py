@@ -12,7 +12,7 @@ from course_lib.backend import (
     KAFKA_TIMING,
     Backend,
     ConditionTimeout,
-    KafkaBackend,
+    ComposedBackend,
     MissingFault,
     SimBackend,
     open_backend,
@@ -22,14 +22,22 @@ from course_lib.real.connect import connect
 from course_lib.scenarios import SCENARIOS, run_scenario
 
 
-def test_both_adapters_satisfy_the_protocol():
-    # (not isinstance(): with a runtime-checkable protocol it reads every property, and reading
-    # KafkaBackend.brokers asks the cluster)
-    members = {n for n in vars(Backend) if not n.startswith("_")} | set(Backend.__annotations__)
+def _roles() -> list[type]:
+    """The small protocols Backend is composed of (topology, clients, clock, nemesis, final phase)."""
+    return [c for c in Backend.__mro__[1:] if getattr(c, "_is_protocol", False) and c.__module__ == Backend.__module__]
+
+
+def _members(protocol: type) -> set[str]:
+    return {n for n in vars(protocol) if not n.startswith("_")} | set(vars(protocol).get("__annotations__", {}))
+
+
+def test_backend_is_five_small_roles():
+    # the adapters' conformance is typed (tests/test_seam_types.py, checked by mypy); here: the shape
+    roles = _roles()
+    assert [r.__name__ for r in roles] == ["TopologyRole", "ClientsRole", "ClockRole", "NemesisRole", "FinalPhaseRole"]
+    members = set().union(*map(_members, roles))
     assert {"create_topic", "crash", "lose_next_ack", "final_read", "wait_until", "history"} <= members
-    for backend in (SimBackend.start(seed=1), KafkaBackend(connect("kafka.example:9092", prefix="alice"))):
-        missing = [n for n in members if not (hasattr(type(backend), n) or n in vars(backend))]
-        assert not missing, (type(backend).__name__, missing)
+    assert all(len(_members(r)) <= 25 for r in roles), {r.__name__: len(_members(r)) for r in roles}
 
 
 def test_open_backend_defaults_to_a_fresh_seeded_simulator():
@@ -62,7 +70,7 @@ def test_every_nemesis_call_records_one_operation_of_its_name():
 
 
 def test_a_shared_cluster_offers_client_faults_only_and_says_why():
-    b = KafkaBackend(connect("kafka.example:9092", prefix="alice"))
+    b = ComposedBackend(connect("kafka.example:9092", prefix="alice"))
     assert not (b.faults & {Nemesis.CRASH, Nemesis.RESTART, Nemesis.PAUSE, Nemesis.RESUME})
     assert Nemesis.CRASH_CLIENT in b.faults
     # lost ACKs and requests happen in the learner's own proxy: no broker is touched
@@ -89,14 +97,14 @@ def test_broker_fault_scenarios_refuse_a_shared_cluster_before_touching_it():
 
 def test_names_carry_the_prefix_once_and_a_run_suffix():
     shared = connect("kafka.example:9092", prefix="alice")
-    b = KafkaBackend(shared)
+    b = ComposedBackend(shared)
     group, txn = b.group_id("processors"), b.transactional_id("writer")
     assert group == f"alice.processors-{b.run_id}" and txn == f"alice.writer-{b.run_id}"
-    assert KafkaBackend(shared).run_id != b.run_id  # reruns never meet old topics or groups
+    assert ComposedBackend(shared).run_id != b.run_id  # reruns never meet old topics or groups
 
 
 def test_the_real_timeline_runs_scheduled_actions_in_time_order():
-    b = KafkaBackend(connect("kafka.example:9092", prefix="alice"))
+    b = ComposedBackend(connect("kafka.example:9092", prefix="alice"))
     ran = []
     b.at(20, ran.append, "second")
     b.at(5, ran.append, "first")
@@ -111,7 +119,7 @@ def test_every_scenario_takes_a_backend():
 
 
 def _protocol_methods() -> list[str]:
-    return sorted(n for n, v in vars(Backend).items() if callable(v) and not n.startswith("_"))
+    return sorted({n for r in _roles() for n, v in vars(r).items() if callable(v) and not n.startswith("_")})
 
 
 @pytest.mark.parametrize("name", _protocol_methods())
@@ -121,7 +129,7 @@ def test_both_adapters_take_the_same_arguments_with_the_same_defaults(name):
         params = list(inspect.signature(getattr(cls, name)).parameters.values())
         return [(p.name, p.kind, p.default) for p in params]
 
-    assert shape(SimBackend) == shape(KafkaBackend), name
+    assert shape(SimBackend) == shape(ComposedBackend), name
 
 
 def test_the_simulator_advances_exactly_the_recorded_virtual_time():
@@ -166,7 +174,7 @@ def test_a_condition_that_never_comes_says_what_it_waited_for_and_what_it_saw():
 
 def test_a_real_isr_shrink_counts_once_it_was_seen_stable(monkeypatch):
     # a broker shows new metadata before its partitions apply it: one sighting is not enough
-    b = KafkaBackend(connect("kafka.example:9092", prefix="alice"))
+    b = ComposedBackend(connect("kafka.example:9092", prefix="alice"))
     assert b.timing.isr_stable_ms == 1500
     b.timing = dataclasses.replace(KAFKA_TIMING, condition_timeout_ms=2000, isr_stable_ms=300)
     sightings = iter([[1, 2, 3], [1], [1, 2], *[[1]] * 100])

@@ -6,15 +6,25 @@ followed transitively across modules) and on the scenario code itself:
   reaches the simulator (``sim``, ``broker``, ``clients``) or real Kafka (``real``);
 - the history and the checker (the judge) reach neither, by any path;
 - scenario code says *what* happens, never *which* backend runs it: no ``pick``, ``kafka_ms``,
-  ``.kind``, ``.cluster``, and no comparison with a backend's name.
+  ``.kind``, ``.cluster``, and no comparison with a backend's name;
+- below the seam, the clusters and clients are two axes: no cluster package imports another, the
+  seam or the scenarios; no module there asks which class a cluster is; every cluster and client
+  adapter has a typed conformance line (tests/test_seam_types.py, checked by mypy); and each
+  client composed with each cluster it supports runs ``leader_crash_after_ack`` and
+  ``aborted_transaction`` (the wire cluster here, a LocalCluster in tests/real).
 """
 
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import pytest
+
+from course_lib.backend import ComposedBackend
+from course_lib.client_adapters import CLIENTS
+from course_lib.scenarios import run_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "course_lib"
@@ -165,3 +175,102 @@ def test_the_layer_walk_follows_imports_across_modules():
     known = _modules()
     scen = _imports("course_lib.scenarios", PACKAGE / "scenarios.py", known)
     assert {"course_lib.backend", "course_lib.scenario_framework", "course_lib.processing"} <= scen
+
+
+# ---- the two axes below the seam ------------------------------------------------------------------
+#: the cluster packages: each is one cluster (or its plumbing), none knows another
+CLUSTER_PACKAGES = ("course_lib.real", "course_lib.wire", "course_lib.broker")
+#: what no cluster package may import: the other clusters, the seam, what runs above it
+ABOVE_THE_CLUSTERS = ("course_lib.scenarios", "course_lib.fidelity", *SEAM, *ABOVE_THE_SEAM)
+#: below the seam: the adapters and the clusters
+BELOW_THE_SEAM = (*SEAM, "course_lib.clusters", "course_lib.client_adapters", *CLUSTER_PACKAGES)
+#: the cluster classes (and the one that pretended to be one)
+CLUSTER_CLASSES = {"Cluster", "LocalCluster", "RemoteCluster", "WireCluster", "WireLab"}
+#: the scenarios each client x cluster composition runs (and the simulator's own pair)
+COMPOSED_SCENARIOS = ("leader_crash_after_ack", "aborted_transaction")
+
+
+@pytest.mark.parametrize("package", CLUSTER_PACKAGES)
+def test_no_cluster_package_imports_another_the_seam_or_the_scenarios(graph, package):
+    others = tuple(p for p in CLUSTER_PACKAGES if p != package and p != "course_lib.broker")
+    forbidden = (*others, *ABOVE_THE_CLUSTERS)
+    for name in (m for m in graph if _under(m, (package,))):
+        wrong = sorted(m for m in graph[name] if _under(m, forbidden))
+        assert not wrong, f"{name} imports {wrong}: a cluster knows only itself and course_lib.clusters"
+
+
+def _class_tests(source: str, filename: str) -> list[str]:
+    """``isinstance(x, <a cluster class>)``: asking which cluster it is."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance":
+            classes = node.args[1:] and node.args[1]
+            names = {n.id for n in ast.walk(classes) if isinstance(n, ast.Name)} if classes else set()
+            names |= {n.attr for n in ast.walk(classes) if isinstance(n, ast.Attribute)} if classes else set()
+            if names & CLUSTER_CLASSES:
+                found.append(f"{filename}:{node.lineno} isinstance(..., {sorted(names & CLUSTER_CLASSES)})")
+    return found
+
+
+def test_no_module_below_the_seam_asks_which_class_a_cluster_is():
+    # what a cluster can do is its parts (missing_parts()), never its class
+    below = [
+        (m, p) for m, p in _modules().items() if _under(m, BELOW_THE_SEAM) and not _under(m, ("course_lib.broker",))
+    ]
+    found = [hit for m, p in sorted(below) for hit in _class_tests(p.read_text(), m)]
+    assert not found, found
+
+
+def test_the_class_check_can_fail():
+    code = "if isinstance(cluster, LocalCluster): pass\nok = isinstance(b, (int, real.WireCluster))\n"
+    assert len(_class_tests(code, "x.py")) == 2
+
+
+def _conformance_lines() -> str:
+    return (ROOT / "tests" / "test_seam_types.py").read_text()
+
+
+def test_every_cluster_and_client_adapter_has_a_typed_conformance_test():
+    mypy_files = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]["files"]
+    assert "tests/test_seam_types.py" in mypy_files, "the conformance file must be checked by mypy"
+    source = _conformance_lines()
+    tree = ast.parse(source)
+    typed: dict[str, str] = {}  # each adapter a conformance function takes -> the protocols it is returned as
+    for fn in (f for f in tree.body if isinstance(f, ast.FunctionDef) and f.returns is not None):
+        for arg in fn.args.args:
+            if isinstance(arg.annotation, ast.Name):
+                typed[arg.annotation.id] = typed.get(arg.annotation.id, "") + " " + ast.unparse(fn.returns)
+    clusters = {"LocalCluster", "RemoteCluster", "WireCluster"}
+    clients = {type(make()).__name__ for make in CLIENTS.values()}
+    for adapter in clusters:
+        assert "Topology" in typed.get(adapter, ""), f"{adapter} has no typed conformance line"
+    for adapter in clients:
+        assert "ClientSide" in typed.get(adapter, ""), f"client adapter {adapter} has no typed conformance line"
+    for backend in ("ComposedBackend", "SimBackend"):
+        assert all(role in typed.get(backend, "") for role in ("TopologyRole", "ClockRole", "FinalPhaseRole"))
+
+
+@pytest.fixture(scope="module")
+def wire_cluster():
+    from course_lib.wire.cluster import WireCluster
+
+    with WireCluster.lab(seed=1) as wire:
+        yield wire
+
+
+@pytest.mark.parametrize("scenario", COMPOSED_SCENARIOS)
+def test_the_simulators_clients_on_the_simulated_cluster_run_the_scenarios(scenario):
+    result = run_scenario(scenario, seed=1)
+    assert result.anomalies == result.expected, result.result.summary()
+
+
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+@pytest.mark.parametrize("scenario", COMPOSED_SCENARIOS)
+def test_each_client_composed_with_the_wire_cluster_runs_the_scenarios(wire_cluster, client, scenario):
+    backend = ComposedBackend(wire_cluster, CLIENTS[client]())
+    try:
+        result = run_scenario(scenario, backend=backend, seed=1)
+    finally:
+        wire_cluster.revive()
+    assert result.backend == "wire" and backend.clients.name == client
+    assert result.anomalies == result.expected == run_scenario(scenario, seed=1).anomalies, result.result.summary()

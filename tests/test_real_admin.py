@@ -7,6 +7,7 @@ import time
 import pytest
 from kafka.errors import TopicAlreadyExistsError, TopicAuthorizationFailedError, UnknownTopicOrPartitionError
 
+from course_lib.clusters import TopicSpec
 from course_lib.real.admin import ClusterAdmin, ClusterMetadata
 from course_lib.real.errors import ClusterError
 
@@ -113,20 +114,21 @@ def test_a_refused_topic_is_raised_inside_the_explaining_context():
 def test_create_topic_waits_for_a_full_isr_and_keeps_an_existing_topic():
     fake = FakeAdmin({})
     admin = ClusterAdmin(lambda **_: fake)
-    assert admin.create_topic("new", 2, 3, min_insync_replicas=2, config={"retention.ms": 1000}) == "new"
+    spec = TopicSpec.of("new", 2, 3, min_insync_replicas=2, config={"retention.ms": 1000})
+    assert admin.create_from(spec) == "new"
     (created,) = fake.created
     assert (created.num_partitions, created.replication_factor) == (2, 3)
     assert created.topic_configs == {"min.insync.replicas": "2", "retention.ms": "1000"}
     # exists with one replica down (out of the ISR): kept, a leader per partition is enough
     fake = FakeAdmin({"old": [part(0, leader=1, isr=[1, 2])]}, exists=True)
-    assert ClusterAdmin(lambda **_: fake).create_topic("old", 1, 3, 2, timeout_s=1) == "old"
+    assert ClusterAdmin(lambda **_: fake).create_from(TopicSpec.of("old", 1, 3, 2), timeout_s=1) == "old"
 
 
 def test_a_new_topic_without_a_full_isr_times_out_saying_so():
     fake = FakeAdmin({})
     fake.create_topics = lambda new: fake.topics.update({"t": [part(0, leader=1, isr=[1])]})
     with pytest.raises(ClusterError, match="no leader with a full ISR"):
-        ClusterAdmin(lambda **_: fake).create_topic("t", 1, 3, 2, timeout_s=0.5)
+        ClusterAdmin(lambda **_: fake).create_from(TopicSpec.of("t", 1, 3, 2), timeout_s=0.5)
 
 
 def test_patient_reads_abandon_a_hanging_client_and_retry_then_give_up():

@@ -6,20 +6,21 @@ See :mod:`course_lib.backend` for the contract an adapter fulfils.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence, runtime_checkable
 
+from ..clusters.parts import PART_FAULTS, CreatesTopics, Part, TopicSpec, missing_why
 from ..history import INFO, History, Nemesis
 
 #: faults that act on brokers (processes) or on the network between clients and brokers
-BROKER_FAULTS = frozenset(
-    {Nemesis.CRASH, Nemesis.RESTART, Nemesis.PAUSE, Nemesis.RESUME, Nemesis.LOSE_NEXT_ACK, Nemesis.LOSE_NEXT_REQUEST}
-)
+BROKER_FAULTS = PART_FAULTS[Part.BROKER_FAULTS] | PART_FAULTS[Part.MESSAGE_FAULTS]
 #: faults that act on the learner's own client processes: every backend offers them
 CLIENT_FAULTS = frozenset({Nemesis.CRASH_CLIENT, Nemesis.FREEZE_CLIENT})
 #: faults inside the simulation: random fault schedules (the simulator on its virtual clock, the
 #: wire cluster's simulation on the wall clock), isolation and faults timed against an
 #: application's steps (the simulator's Backend only)
-SIM_ONLY_FAULTS = frozenset({Nemesis.SCHEDULE, Nemesis.ISOLATE, Nemesis.TIMED_FAULTS})
+SIM_ONLY_FAULTS = (
+    PART_FAULTS[Part.FAULT_SCHEDULES] | PART_FAULTS[Part.NETWORK_PARTITIONS] | PART_FAULTS[Part.VIRTUAL_TIME]
+)
 
 
 class MissingFault(RuntimeError):
@@ -84,47 +85,27 @@ PRODUCER_PURPOSES = {
 }
 
 
-@runtime_checkable
-class Backend(Protocol):
-    """Everything a scenario may ask of a cluster (the contract: :mod:`course_lib.backend`).
+class TopologyRole(Protocol):
+    """Names, topics and what a scenario may observe of the cluster."""
 
-    Stable: the fidelity tests build on these names; add to it, do not rename.
-    """
-
-    #: "simulator" or "kafka": a label for results and messages, never branched on by scenarios
+    #: "simulator", "kafka" or "wire": a label for results and messages, never branched on
     kind: str
-    #: the faults :meth:`require` accepts (names from :class:`course_lib.history.Nemesis`)
-    faults: frozenset[str]
-    #: why the faults this backend lacks are missing (one sentence)
-    missing_reason: str
     history: History
-    #: this backend's timing profile
-    timing: Timing
-    #: the underlying cluster object (simulated Cluster, LocalCluster or RemoteCluster)
+    #: the underlying cluster object (simulated Cluster, LocalCluster, RemoteCluster, WireCluster)
     cluster: Any
     #: topics created under another name than asked (Kafka: prefix and run suffix) -> settings asked
     created_topics: dict[str, dict]
 
     def describe(self) -> str: ...
 
-    # ---- names and topics
-    def create_topic(
-        self,
-        name: str,
-        partitions: int = 1,
-        replication_factor: int | None = None,
-        min_insync_replicas: int | None = None,
-        unclean_leader_election_enable: bool | None = None,
-    ) -> str: ...
+    #: ``create_topic(name, partitions=1, replication_factor=None, min_insync_replicas=None,
+    #: unclean_leader_election_enable=None, config=None)``: :meth:`TopicSpec.of`'s keywords
+    create_topic: Callable[..., str]
+
+    def create_from(self, spec: TopicSpec) -> str: ...
     def delete_topic(self, name: str) -> None: ...
     def group_id(self, name: str) -> str: ...
     def transactional_id(self, name: str) -> str: ...
-
-    # ---- clients (kafka-python's classes and configuration names)
-    def producer(self, *, purpose: Any = None, **config) -> Any: ...
-    def consumer(self, *topics: str, **config) -> Any: ...
-
-    # ---- observation
     @property
     def brokers(self) -> list[int]: ...
     def leader_of(self, topic: str, partition: int = 0) -> int | None: ...
@@ -135,7 +116,20 @@ class Backend(Protocol):
     def end_offset(self, topic: str, partition: int = 0, read_committed: bool = False) -> int: ...
     def provenance(self) -> Provenance: ...
 
-    # ---- time: primitives
+
+class ClientsRole(Protocol):
+    """The learner's clients: kafka-python's classes and configuration names."""
+
+    def producer(self, *, purpose: Any = None, **config) -> Any: ...
+    def consumer(self, *topics: str, **config) -> Any: ...
+
+
+class ClockRole(Protocol):
+    """Time: primitives, and intents that each wait for a state of the cluster or a step."""
+
+    #: this backend's timing profile
+    timing: Timing
+
     @property
     def now_ms(self) -> float: ...
     def wait(self, ms: float) -> None: ...
@@ -143,8 +137,6 @@ class Backend(Protocol):
     def at(self, delay_ms: float, action: Callable, *args) -> None: ...
     def app_time(self, ms: float) -> None: ...
     def poll_together(self, consumers: list, timeout_ms: int) -> list[dict]: ...
-
-    # ---- time: intents (each waits for a state of the cluster, or for the step it names)
     def settle(self, topic: str, partition: int = 0) -> None: ...
     def until_replicated(self, topic: str, partition: int = 0) -> None: ...
     def until_isr_shrinks(self, topic: str, to: int = 1, partition: int = 0) -> list[int]: ...
@@ -157,7 +149,15 @@ class Backend(Protocol):
     def read_to_end(self, consumer: Any, topic: str, end: int, partition: int = 0) -> Iterator[list]: ...
     def stream(self, sends: Sequence[Callable[[], Any]], midway: Sequence[Callable[[], Any]]) -> None: ...
 
-    # ---- the nemesis: each call records exactly one nemesis operation of the same name
+
+class NemesisRole(Protocol):
+    """The faults: each call records exactly one nemesis operation of the same name."""
+
+    #: the faults :meth:`require` accepts (names from :class:`course_lib.history.Nemesis`)
+    faults: frozenset[str]
+    #: the parts of the cluster this backend lacks -> why (:mod:`course_lib.clusters.parts`)
+    missing_parts: Mapping[str, str]
+
     def require(self, scenario: str, *faults: str) -> None: ...
     def crash(self, broker: int) -> None: ...
     def restart(self, broker: int) -> None: ...
@@ -169,17 +169,25 @@ class Backend(Protocol):
     def crash_client(self, client: Any) -> None: ...
     def freeze_client(self, consumer: Any) -> None: ...
     def note(self, f: str, **value) -> None: ...
-
-    # ---- timed faults inside the simulation (Nemesis.SCHEDULE: the simulator, the wire cluster)
+    # timed faults inside the simulation (Nemesis.SCHEDULE: the simulator, the wire cluster)
     def schedule_faults(
         self, rng: Any, duration_ms: float, kinds: tuple | None, faults: int, topic: str, producer: Any
     ) -> list: ...
     def lose_next_coordinator_response(self) -> None: ...
 
-    # ---- Jepsen's last phase
+
+class FinalPhaseRole(Protocol):
+    """Jepsen's last phase: heal every fault, read everything, release the clients."""
+
     def heal(self, timeout_ms: float = 60_000) -> None: ...
     def final_read(self, topic: str, isolation_level: str = "read_uncommitted") -> list: ...
     def close_clients(self) -> None: ...
+
+
+@runtime_checkable
+class Backend(TopologyRole, ClientsRole, ClockRole, NemesisRole, FinalPhaseRole, Protocol):
+    """Everything a scenario may ask of a cluster (the contract: :mod:`course_lib.backend`), in
+    five roles. Stable: the fidelity tests build on these names; add to it, do not rename."""
 
 
 @dataclass(frozen=True)
@@ -193,36 +201,24 @@ class Provenance:
     notes: dict
 
 
-class Common:
-    """What every adapter does the same way; an adapter overrides the primitives."""
+class Common(CreatesTopics):
+    """What every adapter does the same way, from the primitives each adapter provides."""
 
     kind = ""
     faults: frozenset[str] = frozenset()
-    missing_reason = ""
+    missing_parts: Mapping[str, str] = {}
     history: History
     timing: Timing
 
-    # ---- primitives an adapter provides (see course_lib.backend)
-    def wait(self, ms: float) -> None:
-        raise NotImplementedError
-
-    def wait_until(self, predicate: Callable[[], bool], timeout_ms: float = 60_000) -> bool:
-        raise NotImplementedError
-
-    def leader_of(self, topic: str, partition: int = 0) -> int | None:
-        raise NotImplementedError
-
-    def isr_of(self, topic: str, partition: int = 0) -> list[int]:
-        raise NotImplementedError
-
-    def replicas_of(self, topic: str, partition: int = 0) -> list[int]:
-        raise NotImplementedError
-
-    def end_offset(self, topic: str, partition: int = 0, read_committed: bool = False) -> int:
-        raise NotImplementedError
-
-    def pause(self, broker: int) -> None:
-        raise NotImplementedError
+    # ---- the primitives each adapter provides (declared here, defined there)
+    wait: Callable[[float], None]
+    wait_until: Callable[..., bool]
+    at: Callable[..., None]
+    leader_of: Callable[..., int | None]
+    isr_of: Callable[..., list[int]]
+    replicas_of: Callable[..., list[int]]
+    end_offset: Callable[..., int]
+    pause: Callable[[int], None]
 
     def describe(self) -> str:
         return f"the {self.kind}"
@@ -232,7 +228,7 @@ class Common:
         if missing:
             raise MissingFault(
                 f"{scenario} needs the fault(s) {missing}, which {self.describe()} does not "
-                f"offer: {self.missing_reason}"
+                f"offer: {missing_why(self.missing_parts, missing)}"
             )
 
     def note(self, f: str, **value) -> None:
@@ -304,9 +300,6 @@ class Common:
             self.at(len(sends) / 2 * step, action)
         self.wait(len(sends) * step + self.timing.stream_drain_ms)
 
-    def at(self, delay_ms: float, action: Callable, *args) -> None:
-        raise NotImplementedError
-
     def hold_back_followers(self, topic: str, leader: int) -> list[int]:
         """Keep the followers from fetching what the leader takes next (pausing them where this
         backend needs that, see :attr:`Timing.holding_back_followers`); returns the paused ones."""
@@ -320,10 +313,6 @@ class Common:
     def poll_together(self, consumers: list, timeout_ms: int) -> list[dict]:
         """Poll each consumer as separate application processes would (here: one after another)."""
         return [c.poll(timeout_ms=timeout_ms) for c in consumers]
-
-    def schedule_faults(self, rng, duration_ms, kinds, faults, topic, producer) -> list:
-        self.require("a random fault schedule", Nemesis.SCHEDULE)
-        raise AssertionError("unreachable: require() refused")
 
     def lose_next_coordinator_response(self) -> None:
         self.require("losing a coordinator response", Nemesis.TIMED_FAULTS)

@@ -12,7 +12,8 @@ from typing import Any, Callable
 
 from kafka import errors as Errors
 
-from .base import BROKER_FAULTS, CLIENT_FAULTS, SIM_ONLY_FAULTS, Common, Provenance, Timing
+from ..clusters.parts import MIN_ISR, UNCLEAN, TopicSpec, cluster_faults
+from .base import CLIENT_FAULTS, Common, Provenance, Timing
 
 #: virtual time: the simulator's network moves a request in well under a millisecond
 SIM_TIMING = Timing(
@@ -33,8 +34,8 @@ class SimBackend(Common):
     """The simulated cluster (:class:`course_lib.broker.Cluster`): seeded, virtual time, every fault."""
 
     kind = "simulator"
-    faults = BROKER_FAULTS | CLIENT_FAULTS | SIM_ONLY_FAULTS
-    missing_reason = "not simulated"
+    #: the simulated cluster has every part (course_lib.clusters.parts)
+    faults = CLIENT_FAULTS | cluster_faults({})
     timing = SIM_TIMING
 
     def __init__(self, cluster) -> None:
@@ -59,17 +60,19 @@ class SimBackend(Common):
         return Provenance(self.kind, self.cluster, "", {})
 
     # names: one learner, one process: names are used as given
-    def create_topic(
-        self, name, partitions=1, replication_factor=None, min_insync_replicas=None, unclean_leader_election_enable=None
-    ) -> str:
+    def create_from(self, spec: TopicSpec) -> str:
+        """The spec in the simulated cluster's terms (the topic configs it models)."""
+        unmodelled = sorted(set(spec.config) - {MIN_ISR, UNCLEAN})
+        if unmodelled:
+            raise ValueError(f"the simulator models the topic configs {MIN_ISR} and {UNCLEAN} only, not {unmodelled}")
         self.cluster.create_topic(
-            name,
-            partitions=partitions,
-            replication_factor=replication_factor,
-            min_insync_replicas=min_insync_replicas,
-            unclean_leader_election_enable=unclean_leader_election_enable,
+            spec.name,
+            partitions=spec.partitions,
+            replication_factor=spec.replication_factor,
+            min_insync_replicas=spec.min_insync_replicas,
+            unclean_leader_election_enable=spec.unclean_leader_election_enable,
         )
-        return name
+        return spec.name
 
     def delete_topic(self, name: str) -> None:
         """Delete ``name`` (as :meth:`create_topic` returned it); every live broker has dropped it

@@ -22,6 +22,7 @@ import threading
 import time
 from typing import Any, Callable, ContextManager
 
+from course_lib.clusters import TopicSpec
 from course_lib.real.errors import ClusterError
 
 TOPIC_AUTHORIZATION_FAILED = 29  # Kafka's error code
@@ -116,23 +117,18 @@ class ClusterAdmin:
         return self.read(lambda a: a.describe_cluster())
 
     # ---- writes -----------------------------------------------------------------------------------
-    def create_topic(
-        self,
-        name: str,
-        partitions: int,
-        replication_factor: int,
-        min_insync_replicas: int,
-        config: dict | None = None,
-        timeout_s: float = 30.0,
-    ) -> str:
-        """Create ``name``, then wait until every partition has a leader and a full ISR. An existing
-        topic is kept (rerunning a notebook cell is fine); then a leader per partition is enough:
-        one of its replicas may be on a broker that is down."""
+    def create_from(self, spec: TopicSpec, timeout_s: float = 30.0) -> str:
+        """Create the topic ``spec`` names (its replication factor given), then wait until every
+        partition has a leader and a full ISR. An existing topic is kept (rerunning a notebook
+        cell is fine); then a leader per partition is enough: one of its replicas may be on a
+        broker that is down."""
         from kafka.admin import NewTopic
         from kafka.errors import TopicAlreadyExistsError
 
-        configs = {"min.insync.replicas": str(min_insync_replicas), **{k: str(v) for k, v in (config or {}).items()}}
-        new = NewTopic(name, partitions, replication_factor, topic_configs=configs)
+        if spec.replication_factor is None:
+            raise ValueError(f"{spec}: a cluster handle fills in its default replication factor before creating")
+        name, partitions = spec.name, spec.partitions
+        new = NewTopic(name, partitions, spec.replication_factor, topic_configs=dict(spec.config))
         try:
             self.call(lambda a: a.create_topics([new]), topic=name)
             expected: int | None = partitions
@@ -205,6 +201,10 @@ class ClusterMetadata:
     def isr_of(self, topic: str, partition: int = 0) -> list[int]:
         """The in-sync replicas of the partition, as the controller sees them now."""
         return sorted(self.partition_info(topic, partition)["isr_nodes"])
+
+    def record_events_into(self, history) -> None:
+        """Nothing to write: a real broker's elections and truncations are in its own log, which
+        no client sees (a real run's losses are explained by the nemesis's operations alone)."""
 
     def live_broker_ids(self) -> list[int]:
         """Brokers currently registered (unfenced) in the cluster metadata."""

@@ -11,7 +11,7 @@ No Docker, no downloads from the Apache site: the official broker jars come from
   replication);
 - ``CONTROLLER`` - the KRaft quorum (static voters ``1@...,2@...,3@...``).
 
-Faults are real signals to the real JVM: ``kill`` (SIGKILL: a crash; the controller fences the
+Faults are real signals to the real JVM: ``crash`` (SIGKILL: a crash; the controller fences the
 broker after ``broker.session.timeout.ms``), ``stop`` (SIGTERM: controlled shutdown, leadership
 moves first), ``pause``/``resume`` (SIGSTOP/SIGCONT: a stalled broker; it stays in the ISR until the
 controller fences it after ``broker.session.timeout.ms`` (3 s here) or its leader drops it after
@@ -42,6 +42,9 @@ import time
 import weakref
 from pathlib import Path
 
+from course_lib.clusters import CreatesTopics, Part, TopicSpec
+from course_lib.clusters.lab import LAB_BROKER_CONFIG
+from course_lib.clusters.parts import MIN_ISR
 from course_lib.real import jars
 from course_lib.real.admin import ClusterAdmin, ClusterMetadata
 from course_lib.real.connect import Namespaced
@@ -52,38 +55,6 @@ from course_lib.real.security import ClusterAuth
 
 # the errors live in course_lib.real.errors; importable from here as before
 __all__ = ["LocalCluster", "ClusterError", "PortInUse", "StaleDataDir", "LAB_BROKER_CONFIG"]
-
-#: Broker settings chosen for a lab: small, fast to start, fast to notice failures.
-LAB_BROKER_CONFIG: dict[str, object] = {
-    "default.replication.factor": 3,
-    "min.insync.replicas": 2,
-    "offsets.topic.replication.factor": 3,
-    "offsets.topic.num.partitions": 3,  # default 50: slow first consumer group on 2 cores
-    "transaction.state.log.replication.factor": 3,
-    "transaction.state.log.min.isr": 2,
-    "transaction.state.log.num.partitions": 3,
-    "share.coordinator.state.topic.replication.factor": 3,
-    "share.coordinator.state.topic.min.isr": 2,
-    "share.coordinator.state.topic.num.partitions": 1,
-    "group.initial.rebalance.delay.ms": 0,
-    # A follower that stops fetching leaves the ISR after replica.lag.time.max.ms (the leader
-    # shrinks it) - but a *paused* or killed broker also stops heartbeating, and in KRaft the
-    # controller fences it after broker.session.timeout.ms and drops it from every ISR. With
-    # these values a paused follower leaves the ISR after ~3 s (fencing), a slow one after 10 s.
-    "replica.lag.time.max.ms": 10000,
-    "broker.heartbeat.interval.ms": 500,
-    "broker.session.timeout.ms": 3000,  # a killed broker is fenced after ~3 s, not 9 s
-    "transaction.abort.timed.out.transaction.cleanup.interval.ms": 5000,
-    "unclean.leader.election.enable": "false",
-    # the KRaft controller looks for leaderless partitions of unclean topics every 5 min by
-    # default (an internal setting): every second here, so the lab sees the election happen
-    "unclean.leader.election.interval.ms": 1000,
-    "auto.leader.rebalance.enable": "false",  # leaders stay where the experiment put them
-    "num.network.threads": 2,
-    "num.io.threads": 2,
-    "background.threads": 2,
-    "num.replica.fetchers": 1,
-}
 
 _live_clusters: "weakref.WeakSet[LocalCluster]" = weakref.WeakSet()
 
@@ -96,7 +67,7 @@ def _stop_all_at_exit() -> None:
 atexit.register(_stop_all_at_exit)
 
 
-class LocalCluster(Namespaced, ClusterMetadata):
+class LocalCluster(CreatesTopics, Namespaced, ClusterMetadata):
     """A throwaway 3-broker Kafka cluster on 127.0.0.1; see the module docstring.
 
     ``data_dir``: where the nodes keep their logs (Kafka data) - by default a fresh directory
@@ -262,8 +233,34 @@ class LocalCluster(Namespaced, ClusterMetadata):
         except Exception:
             pass
 
+    # ---- the cluster's parts (course_lib.clusters): every one but the simulator's own ----------
+    label = "kafka"
+    description = "real Kafka (LocalCluster)"
+    #: how long a new topic may take to get its leaders and full ISR
+    topic_timeout_s = 30.0
+
+    def missing_parts(self) -> dict[str, str]:
+        missing = {
+            part: "not available on real Kafka (the simulator replays fault schedules in virtual time)"
+            for part in (Part.FAULT_SCHEDULES, Part.NETWORK_PARTITIONS, Part.VIRTUAL_TIME)
+        }
+        if not self.use_proxies:
+            missing[Part.MESSAGE_FAULTS] = (
+                "this LocalCluster runs without proxies (proxies=False): no message can be lost"
+            )
+        return missing
+
+    def broker_ids(self) -> list[int]:
+        return sorted(self.nodes)
+
+    def paused_brokers(self) -> list[int]:
+        return [node_id for node_id, node in sorted(self.nodes.items()) if node.paused]
+
+    def stopped_brokers(self) -> list[int]:
+        return [node_id for node_id, node in sorted(self.nodes.items()) if not node.running()]
+
     # ---- faults ---------------------------------------------------------------------------
-    def kill(self, broker_id: int) -> None:
+    def crash(self, broker_id: int) -> None:
         """SIGKILL the broker: a crash. Nothing is flushed; it is fenced after the session timeout."""
         self.processes.signal_and_wait(self._node(broker_id), signal.SIGKILL, 10)
 
@@ -299,10 +296,6 @@ class LocalCluster(Namespaced, ClusterMetadata):
         logs = ", ".join(str(self._node(b).log_path) for b in broker_ids)
         raise ClusterError(f"broker(s) {broker_ids} did not rejoin within {timeout_s:.0f} s; see {logs}")
 
-    def start_broker(self, broker_id: int, timeout_s: float = 60.0) -> None:
-        """Start a broker that was killed or stopped (same as :meth:`restart`)."""
-        self.restart(broker_id, timeout_s)
-
     def proxy(self, broker_id: int) -> KafkaProxy:
         node = self._node(broker_id)
         if node.proxy is None:
@@ -312,7 +305,7 @@ class LocalCluster(Namespaced, ClusterMetadata):
             )
         return node.proxy
 
-    def drop_next_produce_response(self, topic: str, partition: int = 0, count: int = 1) -> int:
+    def lose_next_ack(self, topic: str, partition: int = 0, count: int = 1) -> int:
         """Arm the proxy of the partition's current leader to lose the next produce ACK(s).
 
         Returns the leader's id. The broker appends the batch; the client never hears so.
@@ -323,7 +316,7 @@ class LocalCluster(Namespaced, ClusterMetadata):
         self.proxy(leader).drop_next_produce_response(count)
         return leader
 
-    def spoil_next_produce_request(self, topic: str, partition: int = 0) -> int:
+    def lose_next_request(self, topic: str, partition: int = 0) -> int:
         """Arm the proxy of the partition's current leader to corrupt the next produce request, so
         the broker refuses it (CORRUPT_MESSAGE, retriable) while later requests on the same
         connection are appended. Returns the leader's id."""
@@ -367,20 +360,16 @@ class LocalCluster(Namespaced, ClusterMetadata):
         kwargs = {**self.client_auth(), **kwargs}
         return AdminClient(bootstrap_servers=self.live_bootstrap_servers(), client_id="course-admin", **kwargs)
 
-    def create_topic(
-        self,
-        name: str,
-        partitions: int = 1,
-        replication_factor: int | None = None,
-        min_insync_replicas: int | None = None,
-        config: dict | None = None,
-        timeout_s: float = 30.0,
-    ) -> str:
-        """Create ``name`` (namespaced once by :meth:`topic`; RF=3 and min.insync.replicas=2 by
+    def create_from(self, spec: TopicSpec) -> str:
+        """Create the topic (namespaced once by :meth:`topic`; RF=3 and min.insync.replicas=2 by
         default), wait for its leaders with a full ISR, and return the name to use."""
-        rf = replication_factor or int(self.config["default.replication.factor"])
-        min_isr = min_insync_replicas or int(self.config["min.insync.replicas"])
-        return self.metadata.create_topic(self.topic(name), partitions, rf, min_isr, config, timeout_s)
+        return self._create(spec, self.topic_timeout_s)
+
+    def _create(self, spec: TopicSpec, timeout_s: float) -> str:
+        rf = spec.replication_factor or int(self.config["default.replication.factor"])
+        min_isr = spec.min_insync_replicas or int(self.config["min.insync.replicas"])
+        full = TopicSpec(self.topic(spec.name), spec.partitions, rf, {**spec.config, MIN_ISR: str(min_isr)})
+        return self.metadata.create_from(full, timeout_s)
 
     def wait_for_leader(
         self, topic: str, partition: int = 0, *, not_in: tuple[int, ...] = (), timeout_s: float = 60.0
@@ -459,7 +448,7 @@ class LocalCluster(Namespaced, ClusterMetadata):
                 time.sleep(0.3)
             self.timings_s["registered"] = time.monotonic() - (deadline - timeout_s)
             steps.update(1)
-            self.create_topic("__course_ready", timeout_s=max(1.0, deadline - time.monotonic()))
+            self._create(TopicSpec("__course_ready"), timeout_s=max(1.0, deadline - time.monotonic()))
             steps.update(1)
             self._smoke_test(deadline)  # 3. a real produce + consume round trip
             steps.update(1)

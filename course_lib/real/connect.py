@@ -27,7 +27,7 @@ Faults that need broker processes on this machine (killing, pausing brokers) are
 with :class:`~course_lib.real.cluster.LocalCluster`; here they raise :class:`NeedsLocalCluster`
 saying so. Losing an ACK or a request needs no broker: every client of a :class:`RemoteCluster`
 talks through a SOCKS5 proxy in this process (:class:`~course_lib.real.proxy.SocksKafkaProxy`),
-so :meth:`RemoteCluster.drop_next_produce_response` loses this learner's next ACK only.
+so :meth:`RemoteCluster.lose_next_ack` loses this learner's next ACK only.
 
 Taught in notebooks/09_real_kafka_lab.
 """
@@ -39,6 +39,8 @@ import os
 import re
 from pathlib import Path
 
+from course_lib.clusters import CreatesTopics, Part, TopicSpec
+from course_lib.clusters.parts import MIN_ISR
 from course_lib.real.admin import ClusterAdmin, ClusterMetadata
 
 ENV_BOOTSTRAP = "KAFKA_BOOTSTRAP_SERVERS"
@@ -150,7 +152,7 @@ class Namespaced:
         return self._name(name)
 
 
-class RemoteCluster(Namespaced, ClusterMetadata):
+class RemoteCluster(CreatesTopics, Namespaced, ClusterMetadata):
     """A cluster someone else runs: produce, consume, create topics - no broker faults.
 
     ``username``/``password``: the learner's SASL login (``mechanism`` SCRAM-SHA-512 unless
@@ -273,22 +275,37 @@ class RemoteCluster(Namespaced, ClusterMetadata):
         with self.explained():
             return AdminClient(client_id=f"course-admin-{self.prefix}", **{**self.client_config(), **kwargs})
 
-    def create_topic(
-        self,
-        name: str,
-        partitions: int = 1,
-        replication_factor: int | None = None,
-        min_insync_replicas: int | None = None,
-        config: dict | None = None,
-        timeout_s: float = 30.0,
-    ) -> str:
+    def create_from(self, spec: TopicSpec) -> str:
         """Create ``prefix.name`` (RF=min(3, brokers), min.insync.replicas=RF-1) and return its name.
 
         An existing topic is kept (rerunning a notebook cell is fine).
         """
-        rf = replication_factor or min(3, len(self.live_broker_ids()))
-        min_isr = min_insync_replicas or max(1, rf - 1)
-        return self.metadata.create_topic(self.topic(name), partitions, rf, min_isr, config, timeout_s)
+        rf = spec.replication_factor or min(3, len(self.live_broker_ids()))
+        min_isr = spec.min_insync_replicas or max(1, rf - 1)
+        full = TopicSpec(self.topic(spec.name), spec.partitions, rf, {**spec.config, MIN_ISR: str(min_isr)})
+        return self.metadata.create_from(full, self.topic_timeout_s)
+
+    # ---- the cluster's parts (course_lib.clusters): topology, and message faults through a proxy
+    label = "kafka"
+    description = "real Kafka (RemoteCluster)"
+    topic_timeout_s = 30.0
+
+    def missing_parts(self) -> dict[str, str]:
+        elsewhere = (
+            f"its brokers run elsewhere ({self.bootstrap_servers}, e.g. a shared workshop cluster): "
+            f"this notebook cannot signal their processes (broker faults are the instructor's: "
+            f"python -m course_lib.workshop broker ...); use LocalCluster() for these"
+        )
+        missing = {
+            part: elsewhere
+            for part in (Part.BROKER_FAULTS, Part.FAULT_SCHEDULES, Part.NETWORK_PARTITIONS, Part.VIRTUAL_TIME)
+        }
+        if not self.message_faults:
+            missing[Part.MESSAGE_FAULTS] = elsewhere
+        return missing
+
+    def broker_ids(self) -> list[int]:
+        return self.live_broker_ids()
 
     # ---- faults: only on a cluster this process runs ---------------------------------------
     def _local_only(self, what: str):
@@ -300,7 +317,7 @@ class RemoteCluster(Namespaced, ClusterMetadata):
             f"or skip this experiment - its results are described in the notebook."
         )
 
-    def kill(self, broker_id: int):
+    def crash(self, broker_id: int):
         self._local_only("Killing a broker")
 
     def stop(self, broker_id: int | None = None):
@@ -321,7 +338,7 @@ class RemoteCluster(Namespaced, ClusterMetadata):
         """The proxy all of this learner's connections go through (one for every broker)."""
         return self.fault_proxy()
 
-    def drop_next_produce_response(self, topic: str, partition: int = 0, count: int = 1) -> int:
+    def lose_next_ack(self, topic: str, partition: int = 0, count: int = 1) -> int:
         """Lose the next ``count`` produce ACK(s) this learner's clients would get: the broker
         appends the batch, the client never hears so. Returns the partition's leader."""
         proxy = self.fault_proxy()  # first: a handle without one refuses before any network call
@@ -329,7 +346,7 @@ class RemoteCluster(Namespaced, ClusterMetadata):
         proxy.drop_next_produce_response(count)
         return leader
 
-    def spoil_next_produce_request(self, topic: str, partition: int = 0) -> int:
+    def lose_next_request(self, topic: str, partition: int = 0) -> int:
         """The next produce request of this learner is refused by the broker (retriable), the
         ones behind it on the connection are appended first. Returns the partition's leader."""
         proxy = self.fault_proxy()

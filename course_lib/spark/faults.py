@@ -211,7 +211,7 @@ class BrokerKill(Injection):
         opts, cluster = self.ctx.opts, self.ctx.cluster
         if self.killed is None and now - started_at >= opts.broker_kill_s:
             self.killed = cluster.leader_of(opts.input_topic, 0)
-            cluster.kill(self.killed)
+            cluster.crash(self.killed)
             self.ctx.history.record(
                 "nemesis",
                 INFO,

@@ -7,6 +7,7 @@
 ...     producer.send("orders", b"hello").get(timeout=10).offset
 ...     producer.close()
 ...     wire.call(lambda: wire.cluster.committed_records("orders"))
+'orders'
 0
 [(0, None, b'hello')]
 
@@ -14,6 +15,10 @@ One thread (``wire-sim``) owns the :class:`~course_lib.broker.cluster.Cluster` a
 against the wall clock: virtual ms = wall ms since start. The reactor thread (sockets) hands it
 decoded requests; everything else - Python callers, the nemesis, the CLI - reaches the simulation
 through :meth:`WireCluster.call`, which runs a function on that thread and returns its result.
+
+A wire cluster is a cluster of the seam (:mod:`course_lib.clusters`) with every part but network
+partitions and virtual time: :meth:`WireCluster.lab` starts one with the lab's broker profile, and
+``open_backend(wire)`` runs scenarios on it with kafka-python.
 """
 
 from __future__ import annotations
@@ -28,6 +33,9 @@ from typing import Any, Callable
 
 from ..broker.cluster import Cluster
 from ..broker.topic_requests import create_topic_request, delete_topic_request
+from ..clusters import CreatesTopics, Part, TopicSpec
+from ..clusters.lab import simulator_options
+from ..history import History, Op, OpName
 from . import apis
 from .gateway import Gateway
 from .reactor import Connection, Reactor
@@ -39,7 +47,16 @@ log = logging.getLogger("course_lib.wire")
 IDLE_WAIT_S = 0.05
 
 
-class WireCluster:
+class WireClusterError(RuntimeError):
+    pass
+
+
+def _explains(op: Op) -> bool:
+    """A line of the simulated cluster's history that explains an outcome (see the checker)."""
+    return op.process == "controller" or op.f == OpName.TRUNCATE
+
+
+class WireCluster(CreatesTopics):
     """A seeded simulated cluster with one 127.0.0.1 listener per broker.
 
     ``options`` are :class:`~course_lib.broker.options.ClusterOptions` (e.g.
@@ -78,6 +95,18 @@ class WireCluster:
         from .nemesis import WireNemesis
 
         self.nemesis = WireNemesis(self)
+
+    #: the backend's kind, and how messages name this cluster
+    label = "wire"
+    description = "the simulated cluster (course_lib.wire)"
+    #: how long creating or deleting a topic may take to reach every live broker
+    topic_timeout_s = 30.0
+
+    @classmethod
+    def lab(cls, brokers: int = 3, seed: int = 0, **options) -> "WireCluster":
+        """A wire cluster with the lab's broker profile (:mod:`course_lib.clusters.lab`: min ISR 2, a
+        killed broker fenced after 3 s, groups assigned at once), not started yet."""
+        return cls(brokers=brokers, seed=seed, **{**simulator_options(), **options})
 
     # ---- lifecycle --------------------------------------------------------------------------------
     def start(self) -> "WireCluster":
@@ -158,30 +187,21 @@ class WireCluster:
                 return False
             time.sleep(interval_s)
 
-    def create_topic(
-        self,
-        name: str,
-        partitions: int = 1,
-        replication_factor: int | None = None,
-        min_insync_replicas: int | None = None,
-        unclean_leader_election_enable: bool | None = None,
-        timeout_s: float = 10.0,
-    ) -> None:
+    def create_from(self, spec: TopicSpec) -> str:
         """Create a topic and wait until every live broker knows it (as ``Cluster.create_topic``)."""
-        configs = {}
-        if min_insync_replicas is not None:
-            configs["min.insync.replicas"] = str(min_insync_replicas)
-        if unclean_leader_election_enable is not None:
-            configs["unclean.leader.election.enable"] = str(unclean_leader_election_enable).lower()
-        error, message = self.call(self.create_topic_now, name, partitions, replication_factor or -1, configs)
+        name = spec.name
+        error, message = self.call(
+            self.create_topic_now, name, spec.partitions, spec.replication_factor or -1, dict(spec.config)
+        )
         if error is not None:
             raise error(message)
 
         def known() -> bool:
             return all(name in b.topic_configs for b in self.cluster.brokers.values() if b.alive)
 
-        if not self.wait_until(known, timeout_s):
-            raise TimeoutError(f"topic {name!r} did not reach every live broker within {timeout_s} s")
+        if not self.wait_until(known, self.topic_timeout_s):
+            raise TimeoutError(f"topic {name!r} did not reach every live broker within {self.topic_timeout_s} s")
+        return name
 
     def create_topic_now(
         self, name: str, partitions: int, replication_factor: int, configs: dict, validate_only: bool = False
@@ -189,7 +209,7 @@ class WireCluster:
         """On the simulation thread: ``(error class or None, message)`` - what CreateTopics answers."""
         return create_topic_request(self.cluster, name, partitions, replication_factor, configs, validate_only)
 
-    def delete_topic(self, name: str, timeout_s: float = 10.0) -> None:
+    def delete_topic(self, name: str, timeout_s: float = 30.0) -> None:
         """Delete a topic and wait until every live broker has deleted it (as ``Cluster.delete_topic``);
         ``UnknownTopicOrPartitionError`` if there is none."""
         error, message = self.call(self.delete_topic_now, name)
@@ -205,6 +225,145 @@ class WireCluster:
     def delete_topic_now(self, name: str):
         """On the simulation thread: ``(error class or None, message)`` - what DeleteTopics answers."""
         return delete_topic_request(self.cluster, name)
+
+    # ---- the cluster's parts (course_lib.clusters) ---------------------------------------------
+    def client_config(self) -> dict:
+        return {"bootstrap_servers": self.bootstrap_servers}
+
+    def missing_parts(self) -> dict[str, str]:
+        return {
+            Part.NETWORK_PARTITIONS: "isolation is not a Backend operation over the wire yet "
+            "(WireCluster.nemesis.isolate does it)",
+            Part.VIRTUAL_TIME: "faults timed against a pipeline's steps need the simulator's clock "
+            "(run_pipeline's timed actions run only inside wait() on a wall clock)",
+        }
+
+    def record_events_into(self, history: History) -> None:
+        """The simulated cluster's controller events (elections, ISR changes, fencing) and
+        truncations go into ``history`` too, as they happen - the events a checker's explanation
+        names (the cluster's nemesis lines are the backend's to record)."""
+        self.call(lambda: self.cluster.history.copy_into(history, _explains))
+
+    # names: one learner, one process - used as given
+    def topic(self, name: str) -> str:
+        return name
+
+    def group_id(self, name: str) -> str:
+        return name
+
+    def transactional_id(self, name: str) -> str:
+        return name
+
+    def broker_ids(self) -> list[int]:
+        return list(self.cluster.broker_ids)
+
+    def live_broker_ids(self) -> list[int]:
+        """Brokers the controller has not fenced (as the metadata of a real cluster lists them)."""
+        cluster = self.cluster
+        return self.call(lambda: [b for b in cluster.broker_ids if not cluster.inspect_broker(b).fenced])
+
+    def partitions_of(self, topic: str) -> list[int]:
+        return list(range(self.call(lambda: self.cluster.topic_config(topic).partitions)))
+
+    def partition_info(self, topic: str, partition: int = 0) -> dict:
+        """The controller's view, in kafka-python's ``describe_topics`` shape (ValueError: unknown)."""
+        s = self.call(lambda: self.cluster.inspect(topic, partition))
+        return {
+            "partition_index": partition,
+            "leader_id": -1 if s.leader is None else s.leader,
+            "leader_epoch": s.leader_epoch,
+            "replica_nodes": list(s.replicas),
+            "isr_nodes": list(s.isr),
+        }
+
+    def leader_of(self, topic: str, partition: int = 0) -> int:
+        """The partition's leader as the controller sees it now (-1 if none)."""
+        return self.partition_info(topic, partition)["leader_id"]
+
+    def isr_of(self, topic: str, partition: int = 0) -> list[int]:
+        return sorted(self.partition_info(topic, partition)["isr_nodes"])
+
+    # broker faults: what a killed, stopped or restarted process does to its sockets
+    def _brokers_where(self, which: Callable[[Any], bool]) -> list[int]:
+        cluster = self.cluster
+        return self.call(lambda: [b for b in sorted(cluster.brokers) if which(cluster.inspect_broker(b))])
+
+    def paused_brokers(self) -> list[int]:
+        return self._brokers_where(lambda seen: seen.up and seen.paused)
+
+    def stopped_brokers(self) -> list[int]:
+        return self._brokers_where(lambda seen: not seen.up)
+
+    def live_bootstrap_servers(self) -> str:
+        """Like :attr:`bootstrap_servers` but only brokers that run and are not paused."""
+        live = self._brokers_where(lambda seen: seen.up and not seen.paused)
+        return ",".join(f"{self.host}:{self.ports[b]}" for b in live if b in self.ports)
+
+    def crash(self, broker_id: int) -> None:
+        self.nemesis.crash(broker_id)
+
+    def pause(self, broker_id: int) -> None:
+        self.nemesis.pause(broker_id)
+
+    def resume(self, broker_id: int) -> None:
+        self.nemesis.resume(broker_id)
+
+    def restart(self, broker_id: int, timeout_s: float = 60.0, wait: bool = True) -> None:
+        """Restart the broker (a running one is stopped first, as a real lab does) and
+        (``wait``) wait until it has registered again."""
+        if broker_id not in self.stopped_brokers():
+            self.nemesis.crash(broker_id)
+        self.nemesis.restart(broker_id)
+        if wait:
+            self.wait_registered([broker_id], timeout_s)
+
+    def wait_registered(self, broker_ids: list[int], timeout_s: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if set(broker_ids) <= set(self.live_broker_ids()):
+                return
+            time.sleep(0.05)
+        raise WireClusterError(f"brokers {broker_ids} did not register within {timeout_s} s")
+
+    def revive(self) -> list[int]:
+        """Heal the network, resume every paused broker, restart every crashed one and wait until
+        they registered; returns the restarted ids."""
+        down = self.stopped_brokers()
+        self.nemesis.heal_all()
+        if down:
+            self.wait_registered(down)
+        return down
+
+    # message faults: the lab proxy's, on the simulated network
+    def _leader(self, topic: str, partition: int) -> int:
+        leader = self.leader_of(topic, partition)
+        if leader < 0:
+            raise WireClusterError(f"{topic}-{partition} has no leader right now")
+        return leader
+
+    def lose_next_ack(self, topic: str, partition: int = 0) -> int:
+        """The leader appends the next produce; its answer is lost and the connection closes (as
+        the lab proxy does). Returns the leader's id."""
+        leader = self._leader(topic, partition)
+        self.nemesis.lose_next_ack(broker_id=leader, close=True)
+        return leader
+
+    def lose_next_request(self, topic: str, partition: int = 0) -> int:
+        """The leader's next produce request arrives spoiled and is refused (as the lab proxy
+        does). Returns the leader's id."""
+        leader = self._leader(topic, partition)
+        self.nemesis.spoil_next_request(leader)
+        return leader
+
+    # fault schedules: the simulator's, on the simulation thread at wall-clock ms
+    def run_schedule(self, schedule: list, topic=None, client_id=None, on_fault=None) -> list:
+        return self.nemesis.run_schedule(schedule, topic, client_id, on_fault)
+
+    def cancel_schedules(self) -> None:
+        self.nemesis.cancel()
+
+    def heal_network(self) -> None:
+        self.nemesis.heal()
 
     # ---- the simulation thread ------------------------------------------------------------------------
     def _run(self) -> None:

@@ -1,7 +1,8 @@
 """Faults on a wire cluster: the simulator's nemesis, plus what a killed process does to sockets.
 
-- ``crash(b)``: the simulated broker dies (memory lost, log kept) *and* its listener and every
-  connection to it go, as a SIGKILL would: clients get connection refused / reset;
+- ``crash(b)``: the simulated broker dies (memory lost, log kept) *and* its listener goes, as a
+  SIGKILL would: connecting is refused, idle connections close at once, busy ones after what the
+  broker had already written to them (:meth:`WireNemesis.crash`);
 - ``restart(b)``: the broker recovers and listens again on the same port;
 - ``pause(b)`` / ``resume(b)``: SIGSTOP / SIGCONT - sockets stay open, nothing is answered;
 - ``lose_next_ack(broker_id=None, close=False)``: the next produce is appended but its answer is
@@ -31,15 +32,19 @@ class WireNemesis:
 
     # ---- processes --------------------------------------------------------------------------------
     def crash(self, broker_id: int) -> None:
+        """SIGKILL, with one meaning on every path (a backend, the CLI, a fault schedule): the
+        listener goes at once (connecting is refused) and so does every idle connection; a
+        connection waiting for an answer closes after what the broker had already sent it - the
+        kernel sends a killed process's socket buffers before the FIN, so an ACK written just
+        before the crash (``crash_leader_after_ack``) reaches the client."""
         wire = self.wire
 
         def crash() -> None:
-            wire.cluster.crash(broker_id)
-            for gw in [n for n in wire.cluster.network.nodes.values() if getattr(n, "broker_id", None) == broker_id]:
-                if hasattr(gw, "socket_closed"):
-                    gw.socket_closed()
-            # wait for the sockets to go: when crash() returns, connecting is refused
-            wire.reactor.call(wire.reactor.kill_broker, broker_id)
+            wire.cluster.crash(broker_id)  # tells each connection it talked to, after what it was sent
+            wire.reactor.call(wire.reactor.refuse, broker_id)  # on return, connecting is refused
+            for node in list(wire.cluster.network.nodes.values()):
+                if isinstance(node, Gateway) and node.broker_id == broker_id and node.idle:
+                    node.close()
 
         wire.call(crash)
 
@@ -163,11 +168,7 @@ class ScheduleTarget:
     thread: the simulated :class:`~course_lib.broker.Cluster` (leaders, ISR, the network's slow
     links and partitions, pause/resume are the simulator's own), with what a fault means for TCP:
 
-    - ``crash``: the listener goes at once (connecting is refused) and so does every idle
-      connection; a connection waiting for an answer closes after what the broker had already
-      sent it - the kernel sends a killed process's socket buffers before the FIN, so an ACK
-      written just before the crash (``crash_leader_after_ack``) reaches the client;
-    - ``restart``: the broker recovers and listens on its port again;
+    - ``crash`` and ``restart``: :meth:`WireNemesis.crash` and :meth:`WireNemesis.restart`;
     - ``lose_next_ack`` / ``lose_next_request`` for a client: the next produce answer to, or
       request from, any of that kafka-python client's connections (the gateway nodes whose
       requests carry its ``client_id``) is lost; the connection stalls, as a TCP connection that
@@ -181,9 +182,27 @@ class ScheduleTarget:
         self._handles: list[int] = []
         self.cancelled = False
 
-    def __getattr__(self, name: str):
-        # leader_of, inspect, inspect_broker, broker_ids, options, network: the simulator's own
-        return getattr(self.cluster, name)
+    # ---- what apply_schedule reads: the simulated cluster's own state
+    @property
+    def network(self):
+        return self.cluster.network
+
+    @property
+    def options(self):
+        return self.cluster.options
+
+    @property
+    def broker_ids(self):
+        return self.cluster.broker_ids
+
+    def leader_of(self, topic: str, partition: int = 0):
+        return self.cluster.leader_of(topic, partition)
+
+    def inspect(self, topic: str, partition: int = 0):
+        return self.cluster.inspect(topic, partition)
+
+    def inspect_broker(self, broker_id: int):
+        return self.cluster.inspect_broker(broker_id)
 
     @property
     def now(self) -> float:
@@ -208,11 +227,7 @@ class ScheduleTarget:
 
     # ---- processes
     def crash(self, broker_id: int) -> None:
-        self.cluster.crash(broker_id)  # tells each connection it talked to, after what it was sent
-        self.wire.reactor.call(self.wire.reactor.refuse, broker_id)
-        for node in list(self.cluster.network.nodes.values()):
-            if isinstance(node, Gateway) and node.broker_id == broker_id and node.idle:
-                node.close()
+        self.wire.nemesis.crash(broker_id)
         self._record(Nemesis.CRASH, {"broker": broker_id})
 
     def restart(self, broker_id: int) -> None:

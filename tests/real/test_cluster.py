@@ -48,7 +48,7 @@ def test_new_topic_has_rf3_and_min_isr_2(cluster, topic):
 def test_killed_leader_is_replaced_and_produce_works(healthy, topic):
     cluster = healthy
     old = cluster.leader_of(topic, 0)
-    cluster.kill(old)
+    cluster.crash(old)
     new = cluster.wait_for_leader(topic, 0, not_in=(old,))
     assert new != old and new in (1, 2, 3)
     p = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all", request_timeout_ms=10000)

@@ -44,7 +44,7 @@ def test_without_the_learner_proxy_no_message_can_be_lost(monkeypatch):
     k = connect("kafka.example:9093", prefix="alice", username="alice", password="pw")
     assert "proxy_url" not in k.client_config() and k.client_config()["security_protocol"] == "SASL_SSL"
     with pytest.raises(NeedsLocalCluster, match="TLS"):
-        k.drop_next_produce_response("alice.t")
+        k.lose_next_ack("alice.t")
 
 
 @pytest.mark.real_kafka

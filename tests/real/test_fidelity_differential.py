@@ -14,7 +14,7 @@ import warnings
 import pytest
 
 from course_lib import behaviour_probes as probes
-from course_lib.backend import KafkaBackend, SimBackend
+from course_lib.backend import ComposedBackend, SimBackend
 from course_lib.real.cluster import LocalCluster
 
 pytestmark = pytest.mark.real_kafka
@@ -29,7 +29,7 @@ def both(cluster):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             sim = experiment(SimBackend.start(seed=1, **probes.SIM_TIMING))
-            real_backend = KafkaBackend(cluster)
+            real_backend = ComposedBackend(cluster)
             backends.append(real_backend)
             real = experiment(real_backend)
         return sim, real
@@ -43,7 +43,7 @@ def both(cluster):
             cluster.partition_info(topic)
         except Exception:  # the internal topic was never created: nothing to wait for (wait_until
             continue  # retries a failing read until its bound - a minute per test, measured)
-        KafkaBackend(cluster).wait_until(lambda t=topic: len(cluster.isr_of(t)) == 3, timeout_ms=60_000)
+        ComposedBackend(cluster).wait_until(lambda t=topic: len(cluster.isr_of(t)) == 3, timeout_ms=60_000)
 
 
 def test_strict_min_isr_high_watermark(both):
@@ -103,7 +103,7 @@ def _differential(cluster, experiment):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sim = experiment(SimBackend.start(seed=1, **probes.SIM_TIMING))
-        real_backend = KafkaBackend(cluster)
+        real_backend = ComposedBackend(cluster)
         try:
             real = experiment(real_backend)
         finally:

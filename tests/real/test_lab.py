@@ -2,6 +2,7 @@
 
 import threading
 
+from course_lib import fidelity
 from course_lib.real import jars, lab
 from course_lib.real.measure import claim_verdicts, percentile
 
@@ -66,7 +67,7 @@ def test_fidelity_text_counts_agreement():
             "why not": "c needs the fault(s) ['schedule'] ...",
         },
     ]
-    text = lab.fidelity_text(rows)
+    text = fidelity.fidelity_text(rows)
     assert "1 of 2 cases agree on every backend that ran them" in text and " NO" in text
     assert "- b : simulator vs real Kafka: simulator vs Kafka" in text
     assert text.endswith("- real Kafka, c: c needs the fault(s) ['schedule'] ...")
@@ -115,11 +116,11 @@ def test_lab_falls_back_to_the_wire_without_a_jvm(monkeypatch):
         raise jars.JvmToolMissing("No 'mvn' found on PATH.")
 
     monkeypatch.setattr(jars, "check_jvm_tools", missing)
-    kafka, why = lab.start_lab(wire_fallback=True)
+    kafka, why = fidelity.start_lab(wire_fallback=True)
     try:
-        assert lab.is_wire(kafka) and lab.is_local(kafka)
+        assert fidelity.is_wire(kafka) and fidelity.is_local(kafka)
         assert why.startswith("no real Kafka here (No 'mvn' found on PATH)") and "simulated cluster" in why
-        assert kafka.cluster.bootstrap_servers in why
+        assert kafka.bootstrap_servers in why
     finally:
-        assert lab.stop_lab(kafka).startswith("stopped the simulated cluster")
+        assert fidelity.stop_lab(kafka).startswith("stopped the simulated cluster")
     assert not [t for t in threading.enumerate() if t.name.startswith("wire-") and t.is_alive()]

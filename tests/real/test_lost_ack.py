@@ -10,7 +10,7 @@ pytestmark = pytest.mark.real_kafka
 
 
 def _produce_one_with_lost_ack(cluster, topic, **producer_config) -> list[bytes]:
-    leader = cluster.drop_next_produce_response(topic, 0)
+    leader = cluster.lose_next_ack(topic, 0)
     proxy = cluster.proxy(leader)
     dropped_before = len(proxy.stats.dropped_responses)
     p = KafkaProducer(

@@ -9,7 +9,10 @@ say why.
 
 import pytest
 
-from course_lib.real.scenario_comparison import FIDELITY_CASES, fidelity_table
+from course_lib.backend import ComposedBackend
+from course_lib.client_adapters import CLIENTS
+from course_lib.fidelity import FIDELITY_CASES, fidelity_table
+from course_lib.scenarios import run_scenario
 
 pytestmark = pytest.mark.real_kafka
 
@@ -86,3 +89,19 @@ def test_every_nemesis_step_is_spelled_as_on_the_simulator(table):
         real = {op.f for op in row["real"].history if op.process == "nemesis"}
         sim = {op.f for op in row["sim"].history if op.process == "nemesis"}
         assert real <= sim | {"resume", "pause", "restart"}, (row["scenario"], real, sim)
+
+
+@pytest.mark.parametrize("client", sorted(CLIENTS))
+@pytest.mark.parametrize("scenario", ["leader_crash_after_ack", "aborted_transaction"])
+def test_each_client_composed_with_the_local_cluster_runs_the_scenarios(table, cluster, client, scenario):
+    # kafka-python x LocalCluster is the table's real column (reused: a run costs real-cluster
+    # seconds); any other client adapter runs here, composed with the same cluster
+    (row, *_) = [r for r in table if r["scenario"] == scenario]
+    if client == "kafka-python":
+        result = row["real"]
+    else:
+        try:
+            result = run_scenario(scenario, backend=ComposedBackend(cluster, CLIENTS[client]()), **row["parameters"])
+        finally:
+            cluster.revive()
+    assert result.backend == "kafka" and result.anomalies == result.expected, result.result.summary()

@@ -10,7 +10,8 @@ import pytest
 
 from course_lib import behaviour_probes as probes
 from course_lib.backend import SimBackend
-from course_lib.wire.backend import WireBackend, WireLab
+from course_lib.backend import ComposedBackend
+from course_lib.wire.cluster import WireCluster
 
 from .conftest import wire_threads
 
@@ -32,8 +33,8 @@ def test_kafka_python_on_the_simulated_cluster_sees_what_the_simulator_clients_s
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         simulated = experiment(SimBackend.start(seed=1, **probes.SIM_TIMING))
-        with WireLab(seed=1) as lab:
-            backend = WireBackend(lab)
+        with WireCluster.lab(seed=1) as lab:
+            backend = ComposedBackend(lab)
             try:
                 over_the_wire = experiment(backend)
             finally:
@@ -55,8 +56,8 @@ def test_a_client_started_while_brokers_are_down_bootstraps_from_a_live_one(monk
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with WireLab(seed=1) as lab:
-            backend = WireBackend(lab)
+        with WireCluster.lab(seed=1) as lab:
+            backend = ComposedBackend(lab)
             try:
                 topic = backend.create_topic("t", replication_factor=3, min_insync_replicas=1)
                 backend.crash(2)

@@ -151,13 +151,13 @@ def test_an_internal_topic_is_not_deleted(wire):
 
 
 def test_the_wire_backend_deletes_a_topic_it_created():
-    from course_lib.wire.backend import WireBackend, WireLab
+    from course_lib.backend import ComposedBackend
 
-    with WireLab(seed=1) as lab:
-        backend = WireBackend(lab)
+    with WireCluster.lab(seed=1) as lab:
+        backend = ComposedBackend(lab)
         name = backend.create_topic("orders", partitions=2)
         backend.delete_topic(name)
-        assert lab.wire.call(lambda: "orders" not in lab.wire.cluster.controller.configs)
+        assert lab.call(lambda: "orders" not in lab.cluster.controller.configs)
         with pytest.raises(Errors.UnknownTopicOrPartitionError):
             backend.delete_topic(name)
 

@@ -1,11 +1,10 @@
 """The fidelity table's middle column - kafka-python on the simulated cluster over TCP - and its
 text, without Java: each case runs with the simulator's clients and with kafka-python on a
-WireLab; the row agrees when both found the same anomalies, and a disagreement names the pair."""
+WireCluster; the row agrees when both found the same anomalies, and a disagreement names the pair."""
 
 import pytest
 
-from course_lib.real.lab import fidelity_text
-from course_lib.real.scenario_comparison import disagreements, fidelity_table
+from course_lib.fidelity import disagreements, fidelity_table, fidelity_text
 
 CASES = [("lost_ack_retry", {"idempotent": False}), ("random_faults", {})]
 
@@ -58,7 +57,7 @@ def test_plot_has_a_column_per_backend():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from course_lib.real.lab import plot_fidelity
+    from course_lib.fidelity import plot_fidelity
 
     row = {"scenario": "s", "parameters": {}, "simulator": [], "wire": [], "real Kafka": None, "agree": True}
     fig = plot_fidelity([row])

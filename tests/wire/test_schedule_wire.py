@@ -1,6 +1,6 @@
 """The simulator's seeded fault schedules (course_lib.nemesis) on the wire cluster: the same draws
 as on the simulator, applied on the simulation thread at wall-clock ms, hitting kafka-python's
-own connections. ``random_faults`` runs on the WireBackend and is checked as on the simulator:
+own connections. ``random_faults`` runs with kafka-python on the wire cluster and is checked as on the simulator:
 no anomaly beyond what the configuration allows. Failures print the seed and the schedule."""
 
 import random
@@ -13,7 +13,8 @@ from kafka.record.memory_records import MemoryRecordsBuilder
 
 from course_lib.nemesis import Fault, FaultKind
 from course_lib.scenarios import run_scenario
-from course_lib.wire.backend import WireBackend, WireLab
+from course_lib.backend import ComposedBackend
+from course_lib.wire.cluster import WireCluster
 
 from .conftest import RawClient, wire_threads
 
@@ -29,13 +30,13 @@ def describe(r) -> str:
 def lab():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with WireLab(seed=1) as lab:
+        with WireCluster.lab(seed=1) as lab:
             yield lab
     assert not wire_threads()
 
 
 def _run(lab, seed, **params):
-    backend = WireBackend(lab)
+    backend = ComposedBackend(lab)
     try:
         return run_scenario("random_faults", backend=backend, seed=seed, **params)
     finally:
@@ -71,7 +72,7 @@ def test_a_scheduled_lost_ack_hits_that_producers_connection_only(lab):
     """A lost ACK for ``victim``: another producer's send goes through first, untouched; the
     victim's first answer is lost, its connection stalls until request_timeout_ms, and its retry
     (idempotence off) writes the record a second time."""
-    wire = lab.wire
+    wire = lab
     topic = lab.create_topic("lost-ack-mapping", min_insync_replicas=2)
     bystander = KafkaProducer(bootstrap_servers=wire.bootstrap_servers, client_id="bystander", acks="all")
     victim = KafkaProducer(
@@ -115,7 +116,7 @@ def test_a_crash_right_after_the_ack_lets_the_ack_reach_the_client(lab):
     a killed process wrote, then closes: the whole answer arrives before the end of the stream.
     (A raw client: kafka-python 3.0.12 drops an answer that it reads in the same recv loop as the
     close - kafka/net/transport.py _sock_recv - so whether it sees this ACK is a race of its own.)"""
-    wire = lab.wire
+    wire = lab
     topic = lab.create_topic("ack-then-crash", min_insync_replicas=2)
     leader = lab.leader_of(topic)
     raw = RawClient(f"127.0.0.1:{wire.ports[leader]}")
@@ -139,8 +140,8 @@ def test_the_cli_schedule_is_the_simulators_schedule(lab):
     from course_lib.nemesis import NEEDS_TOPIC, random_schedule
     from course_lib.wire.__main__ import run_command
 
-    out = run_command(lab.wire, ["schedule", "6", "4"])
-    lab.wire.nemesis.cancel()
+    out = run_command(lab, ["schedule", "6", "4"])
+    lab.nemesis.cancel()
     lab.revive()
     kinds = tuple(k for k in FaultKind if k not in NEEDS_TOPIC)  # no topic: no leader to aim at
     drawn = random_schedule(random.Random(4), 6000, [1, 2, 3], kinds, faults=3)
@@ -154,4 +155,4 @@ def test_faults_timed_against_a_pipelines_steps_stay_simulator_only(lab):
     from course_lib.processing import run_pipeline
 
     with pytest.raises(MissingFault, match="timed_faults.*wall clock"):
-        run_pipeline("at-least-once", "after_poll", broker_fault=(200, 2), backend=WireBackend(lab))
+        run_pipeline("at-least-once", "after_poll", broker_fault=(200, 2), backend=ComposedBackend(lab))

@@ -57,7 +57,7 @@ def workshop(tmp_path_factory):
 
 
 def test_three_learners_run_the_scenarios_and_the_lab_at_once(workshop):
-    from course_lib.real.scenario_comparison import fidelity_table
+    from course_lib.fidelity import fidelity_table
     from course_lib.real.measure import tradeoffs
 
     _, learners, _ = workshop

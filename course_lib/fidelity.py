@@ -1,30 +1,37 @@
-"""Simulator vs real Kafka: every named scenario on three backends, side by side (the fidelity
-table of notebooks/09; single behaviours are probed by :mod:`course_lib.behaviour_probes`).
+"""Every named scenario on every backend, side by side: the fidelity table (notebooks/09).
 
-Each scenario is written once (:mod:`course_lib.scenarios`); :func:`fidelity_table` runs every
-case of :data:`FIDELITY_CASES` - every name in ``SCENARIOS``, some with two settings - with the
-simulator's own clients, with kafka-python on the simulated cluster over TCP
-(:mod:`course_lib.wire`) and with kafka-python on a real cluster, and compares which anomaly
-classes appeared. Where they agree, the simulator's explanation (offsets, high watermark,
-epochs) is trustworthy for the real thing; where they do not, the pair that differs says where
-the bug is: the first two differ only in the client, the last two only in the brokers. A
-backend that cannot run a scenario says why in the row (``why not``, ``wire why not``), never
-silently.
+This module sits above the seam: it composes the scenarios (:mod:`course_lib.scenarios`) with
+each client x cluster pair (:mod:`course_lib.backend`) - the simulator's own clients, kafka-python
+on the simulated cluster over TCP (:class:`~course_lib.wire.cluster.WireCluster`) and kafka-python
+on a real cluster - so no cluster package needs to know another. (Single behaviours are probed
+by :mod:`course_lib.behaviour_probes`.)
+
+:func:`fidelity_table` runs every case of :data:`FIDELITY_CASES` - every name in ``SCENARIOS``,
+some with two settings - on each column and compares which anomaly classes appeared. Where they
+agree, the simulator's explanation (offsets, high watermark, epochs) is trustworthy for the real
+thing; where they do not, the pair that differs says where the bug is: the first two differ only
+in the client, the last two only in the brokers. A backend that cannot run a scenario says why
+in the row (``why not``, ``wire why not``), never silently.
 
     >>> with LocalCluster(controllers=1) as kafka:              # doctest: +SKIP
     ...     rows = fidelity_table(kafka)
     >>> all(r["agree"] for r in rows if r["why not"] is None)  # doctest: +SKIP
     True
 
-Taught in notebooks/09_real_kafka_lab.
+:func:`start_lab` starts the real lab (:mod:`course_lib.real.lab`) or, without Java, a wire
+cluster in its place. Taught in notebooks/09_real_kafka_lab.
 """
 
 from __future__ import annotations
 
+import atexit
 from concurrent.futures import ThreadPoolExecutor
 
-from course_lib.backend import MissingFault
+from course_lib.backend import ComposedBackend, MissingFault
+from course_lib.clusters import Part
+from course_lib.real import lab as real_lab
 from course_lib.scenarios import SCENARIOS, run_scenario
+from course_lib.wire.cluster import WireCluster
 
 #: (scenario name, keyword arguments): every scenario, the telling settings of each.
 FIDELITY_CASES: list[tuple[str, dict]] = [
@@ -100,10 +107,8 @@ def _agree(row: dict):
 def _run_wire(name: str, params: dict, lab, seed: int):
     """One case with kafka-python on the simulated cluster; the lab is healed afterwards so the
     next case starts with every broker up (as LocalCluster's scenarios leave theirs)."""
-    from course_lib.wire.backend import WireBackend
-
     try:
-        return run_scenario(name, backend=WireBackend(lab), seed=seed, **params)
+        return run_scenario(name, backend=ComposedBackend(lab), seed=seed, **params)
     finally:
         lab.revive()
 
@@ -149,16 +154,14 @@ def fidelity_table(
     wire vs real Kafka: a broker bug). ``why not`` / ``wire why not`` say why the real / wire
     backend could not run a case (e.g. broker faults on a shared cluster, a fault schedule in
     virtual time). ``cluster=None``: no real column (``real_why_not`` says why, e.g. no Java).
-    ``wire``: True starts a :class:`~course_lib.wire.backend.WireLab` for the call, a WireLab is
-    used as given, False leaves the column out. ``reuse``: real results already run
+    ``wire``: True starts a lab :class:`~course_lib.wire.cluster.WireCluster` for the call, a
+    WireCluster is used as given, False leaves the column out. ``reuse``: real results already run
     (``run_scenario(..., backend=cluster)``) for some cases.
     """
     from tqdm.auto import tqdm
 
     if wire is True:
-        from course_lib.wire.backend import WireLab
-
-        with WireLab(seed=seed) as lab:
+        with WireCluster.lab(seed=seed) as lab:
             return fidelity_table(cluster, cases, seed, reuse, wire=lab, real_why_not=real_why_not)
     done = {_key(getattr(r, "name", ""), r.parameters): r for r in reuse}
     no_real = real_why_not or "no real Kafka cluster in this run"
@@ -185,3 +188,128 @@ def fidelity_table(
         finally:
             pool.shutdown(cancel_futures=True)  # a failed real run does not wait for the wire column
     return rows
+
+
+def start_lab(progress: bool = True, wire_fallback: bool = False):
+    """Return ``(cluster or None, a sentence saying what happened)``: the real lab
+    (:func:`course_lib.real.lab.start_lab`); ``wire_fallback``: without Java or Maven, a started
+    lab :class:`~course_lib.wire.cluster.WireCluster` (kafka-python's clients reach it over TCP)
+    instead of None."""
+    kafka, why = real_lab.start_lab(progress)
+    missing = real_lab.jvm_missing() if kafka is None and wire_fallback else None
+    if missing is None:
+        return kafka, why
+    wire = WireCluster.lab(seed=1).start()
+    atexit.register(wire.stop)  # its threads and sockets, if a cell fails first
+    return wire, (
+        f"no real Kafka here ({missing}): the experiments run with "
+        f"kafka-python on the simulated cluster over TCP instead ({wire.bootstrap_servers})"
+    )
+
+
+def is_wire(kafka) -> bool:
+    """Is the lab the simulated cluster over the wire (the fallback without Java)?"""
+    return isinstance(kafka, WireCluster)
+
+
+def is_local(kafka) -> bool:
+    """Can the lab kill, pause and lose ACKs on this cluster (it has broker faults)?"""
+    return kafka is not None and Part.BROKER_FAULTS not in kafka.missing_parts()
+
+
+def stop_lab(kafka) -> str:
+    if is_wire(kafka):
+        kafka.stop()
+        return "stopped the simulated cluster (its threads and sockets are gone)"
+    return real_lab.stop_lab(kafka)
+
+
+def _fmt(values) -> str:
+    return ", ".join(values) if values else "-"
+
+
+#: (row key, short title, what it is) of the fidelity table's columns, left to right
+_FIDELITY_COLUMNS = [
+    ("simulator", "simulator", "the simulator's own clients"),
+    ("wire", "wire", "kafka-python on the simulated cluster over TCP (course_lib.wire)"),
+    ("real Kafka", "real Kafka", "kafka-python on Kafka 4.3.1"),
+]
+
+
+def _why_not(row: dict, key: str) -> str | None:
+    """Why ``key``'s column did not run this row (None: it ran). Rows of the two-column table
+    (no ``wire`` key) say the wire column was not run."""
+    if key == "simulator":
+        return None
+    if key == "wire":
+        return row.get("wire why not") or (None if row.get("wire") is not None else "the wire column was not run")
+    return row.get("why not") or (None if row.get("real Kafka") is not None else "not run")
+
+
+def fidelity_text(rows: list[dict]) -> str:
+    """The fidelity table as aligned text: scenario, parameters, the anomalies on each backend,
+    whether every backend that ran the case agrees; below it, which pair disagrees and what that
+    points at, and why a backend did not run a case (one line per reason)."""
+    head = f"{'scenario':<29}{'parameters':<53}" + "".join(f"{t:<22}" for _, t, _ in _FIDELITY_COLUMNS) + "agree"
+    lines = [head, "-" * len(head)]
+    why_not: dict[tuple[str, str], list[str]] = {}
+    disagree = []
+    for r in rows:
+        params = ", ".join(f"{k}={v}" for k, v in r["parameters"].items())
+        cells = []
+        for key, title, _ in _FIDELITY_COLUMNS:
+            why = _why_not(r, key)
+            if why:
+                names = why_not.setdefault((title, why), [])
+                if r["scenario"] not in names:
+                    names.append(r["scenario"])
+                cells.append("not run (*)")
+            else:
+                cells.append(_fmt(r[key]))
+        agree = "-" if r.get("agree") is None else "yes" if r["agree"] else "NO"
+        lines.append(f"{r['scenario']:<29}{params:<52} " + "".join(f"{c:<21} " for c in cells) + agree)
+        if r.get("agree") is False:
+            for pair in r.get("disagree") or disagreements(r):
+                disagree.append(f"- {r['scenario']} {params}: {pair}")
+    ran = [r for r in rows if r.get("agree") is not None]
+    lines.append(f"{sum(bool(r['agree']) for r in ran)} of {len(ran)} cases agree on every backend that ran them")
+    lines += [f"{title}: {what}" for _, title, what in _FIDELITY_COLUMNS]
+    if disagree:
+        lines += ["disagreements (which pair, what it points at):", *disagree]
+    if why_not:
+        lines.append("(*) not run:")
+        lines += [f"- {title}, {', '.join(names)}: {why}" for (title, why), names in why_not.items()]
+    return "\n".join(lines)
+
+
+def plot_fidelity(rows: list[dict]):
+    """One line per case, one column per backend; each cell names the anomalies found."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(10, 0.38 * len(rows) + 1))
+    for i, r in enumerate(rows):
+        for j, (key, _, _) in enumerate(_FIDELITY_COLUMNS):
+            found = r.get(key)
+            if found is None:  # this backend could not run it (fidelity_text says why)
+                colour, label = "#eeeeee", "not run"
+            else:
+                colour = ("#f4cccc" if found else "#d9ead3") if r.get("agree") is not False else "#ffe599"
+                label = _fmt(found)
+            ax.add_patch(plt.Rectangle((j, i), 1, 1, facecolor=colour, edgecolor="white"))
+            ax.text(j + 0.5, i + 0.5, label, ha="center", va="center", fontsize=8)
+    ax.set_xlim(0, len(_FIDELITY_COLUMNS))
+    ax.set_ylim(len(rows), 0)
+    ax.set_xticks(
+        [j + 0.5 for j in range(len(_FIDELITY_COLUMNS))],
+        ["simulator clients", "kafka-python on\nthe simulated cluster", "kafka-python on\nKafka 4.3.1"],
+        fontsize=8,
+    )
+    ax.set_yticks(
+        [i + 0.5 for i in range(len(rows))],
+        [f"{r['scenario']} {' '.join(f'{k}={v}' for k, v in r['parameters'].items())}" for r in rows],
+        fontsize=8,
+    )
+    ax.tick_params(length=0)
+    ax.set_title("anomalies found (red: anomaly, green: none; yellow: backends disagree; grey: not run)", fontsize=9)
+    fig.tight_layout()
+    return fig

@@ -1,5 +1,12 @@
-"""Real Kafka's adapter: kafka-python against a :class:`~course_lib.real.cluster.LocalCluster`
-(every fault) or a cluster reached with :func:`~course_lib.real.connect.connect` (client faults).
+"""A client adapter composed with a wall-clock cluster: the backend of every cluster but the
+simulator's own (kafka-python on a :class:`~course_lib.real.cluster.LocalCluster`, on a
+:func:`~course_lib.real.connect.connect` handle, on a :class:`~course_lib.wire.cluster.WireCluster`).
+
+The client side (:mod:`course_lib.client_adapters`) builds and calls the applications; the
+cluster side (:mod:`course_lib.clusters`) answers about topics and brokers and injects the faults
+of the parts it has - so :attr:`ComposedBackend.faults` is the client faults plus the faults of
+the cluster's parts, and a missing part says why (``cluster.missing_parts()``). Nothing here asks
+which cluster it is.
 
 Its steps run on the wall clock (:class:`~course_lib.backends.wallclock.WallClock`): each that
 depends on the cluster's state waits *for that state* - a busy machine makes a run slower, never
@@ -11,13 +18,15 @@ from __future__ import annotations
 import itertools
 import time
 from functools import partial
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
+from ..client_adapters import ClientSide, kafka_python
+from ..clusters import BrokerFaults, FaultSchedules, MessageFaults, Part, TopicSpec, Topology, cluster_faults
 from ..history import INFO, Nemesis, OpName
-from .base import BROKER_FAULTS, CLIENT_FAULTS, Provenance, Timing
+from .base import CLIENT_FAULTS, Provenance, Timing
 from .wallclock import WallClock
 
-#: wall-clock budgets of the lab cluster (course_lib/real/cluster.py: broker.session.timeout.ms
+#: wall-clock budgets of the lab profile (course_lib/clusters/lab.py: broker.session.timeout.ms
 #: and replica.lag.time.max.ms of a few seconds) and the client settings its steps need
 KAFKA_TIMING = Timing(
     request_gap_ms=10,  # a send is on the wire well within 10 ms of a sender thread's turn
@@ -50,94 +59,63 @@ KAFKA_TIMING = Timing(
 _run_ids = itertools.count(1)
 
 
-class KafkaBackend(WallClock):
-    """Real Kafka through kafka-python: a :class:`LocalCluster` (every fault) or a cluster reached
-    with :func:`connect` (client faults only: its brokers run elsewhere).
+class ComposedBackend(WallClock):
+    """A client adapter (``clients``, default kafka-python) on a wall-clock ``cluster``.
 
     One backend object is one run: a fresh history, and topic, group and transactional ids with a
     per-run suffix (the cluster adds the learner's prefix).
     """
 
-    kind = "kafka"
     timing = KAFKA_TIMING
 
-    def __init__(self, cluster) -> None:
-        from ..real.cluster import LocalCluster
-
+    def __init__(self, cluster: Topology, clients: ClientSide | None = None) -> None:
         super().__init__()  # a fresh history on the wall clock
         self.cluster = cluster
+        self.clients = clients or kafka_python()
+        self.kind = cluster.label
         self.run_id = f"{int(time.time()) % 100000}{next(_run_ids):03d}"
         self._names = itertools.count(1)
         self._clients: list = []
         #: every topic this run created -> the settings the scenario asked for (Kafka's names)
         self.created_topics: dict[str, dict] = {}
-        #: a cluster whose broker processes this notebook started (and may signal)
-        self.local = isinstance(cluster, LocalCluster)
-        # message faults: the LocalCluster's proxies, or the learner's own proxy (connect())
-        proxies = cluster.use_proxies if self.local else bool(getattr(cluster, "message_faults", False))
-        self.faults = (
-            CLIENT_FAULTS
-            | (
-                frozenset({Nemesis.CRASH, Nemesis.RESTART, Nemesis.PAUSE, Nemesis.RESUME})
-                if self.local
-                else frozenset()
-            )
-            | (frozenset({Nemesis.LOSE_NEXT_ACK, Nemesis.LOSE_NEXT_REQUEST}) if proxies else frozenset())
-        )
-        if not self.local:
-            self.missing_reason = (
-                f"its brokers run elsewhere ({cluster.bootstrap_servers}, e.g. a shared workshop cluster): "
-                f"this notebook cannot signal their processes (broker faults are the instructor's: "
-                f"python -m course_lib.workshop broker ...); use LocalCluster() for these"
-            )
-        elif not proxies:
-            self.missing_reason = "this LocalCluster runs without proxies (proxies=False): no message can be lost"
-        else:
-            self.missing_reason = "not available on real Kafka (the simulator replays fault schedules in virtual time)"
+        #: the parts this cluster lacks, and why: its faults follow
+        self.missing_parts = cluster.missing_parts()
+        self.faults = CLIENT_FAULTS | cluster_faults(self.missing_parts)
+        cluster.record_events_into(self.history)  # one history per run
 
-    @classmethod
-    def fresh(cls, target) -> KafkaBackend:
-        """A new run on the same cluster (``target``: a cluster or another KafkaBackend)."""
-        return cls(target.cluster if isinstance(target, KafkaBackend) else target)
+    def fresh(self) -> "ComposedBackend":
+        """A new run with the same clients on the same cluster."""
+        return type(self)(self.cluster, self.clients)
 
     def describe(self) -> str:
-        return f"real Kafka ({type(self.cluster).__name__})"
+        return f"{self.clients.name} on {self.cluster.description}"
 
     def __repr__(self) -> str:
-        return f"<KafkaBackend {self.cluster!r} run {self.run_id}>"
+        return f"<{type(self).__name__} {self.clients.name} on {self.cluster!r} run {self.run_id}>"
 
     def provenance(self) -> Provenance:
         return Provenance(self.kind, self.cluster, f" on {self.kind}", {"created_topics": dict(self.created_topics)})
+
+    # ---- the cluster's optional parts (present unless missing_parts() names them)
+    def _part(self, part: Part) -> Any:
+        return None if part in self.missing_parts else self.cluster
+
+    @property
+    def _brokers(self) -> BrokerFaults:
+        return cast(BrokerFaults, self.cluster)
 
     # ---- names: the cluster adds the learner prefix, once; we add the run suffix
     def _unique(self, name: str) -> str:
         return f"{name}-{self.run_id}"
 
-    def create_topic(
-        self, name, partitions=1, replication_factor=None, min_insync_replicas=None, unclean_leader_election_enable=None
-    ) -> str:
-        config = {}
-        if unclean_leader_election_enable is not None:
-            config["unclean.leader.election.enable"] = str(bool(unclean_leader_election_enable)).lower()
-        full = self.cluster.create_topic(
-            self._unique(name),
-            partitions=partitions,
-            replication_factor=replication_factor,
-            min_insync_replicas=min_insync_replicas,
-            config=config,
-        )
-        asked = {
-            "partitions": partitions,
-            "replication_factor": replication_factor,
-            "min.insync.replicas": min_insync_replicas,
-            **config,
-        }
-        self.created_topics[full] = {k: v for k, v in asked.items() if v is not None}
+    def create_from(self, spec: TopicSpec) -> str:
+        full = self.cluster.create_from(spec.named(self._unique(spec.name)))
+        self.created_topics[full] = spec.asked()
         return full
 
     def delete_topic(self, name: str) -> None:
-        """Delete ``name`` (as :meth:`create_topic` returned it) with the admin client's
-        DeleteTopics; the metadata no longer lists it on return."""
+        """Delete ``name`` (as :meth:`create_topic` returned it); the metadata no longer lists it
+        on return."""
         self.cluster.delete_topic(name)
 
     def group_id(self, name: str) -> str:
@@ -150,23 +128,22 @@ class KafkaBackend(WallClock):
         return config.get("client_id") or f"{role}-{next(self._names)}"
 
     def _bootstrap(self, config: dict) -> dict:
-        """Bootstrap a new client from the brokers that are up, on a cluster this notebook runs.
+        """Bootstrap a new client from the brokers that are up, on a cluster this program runs.
 
         kafka-python 3.0.12 draws a bootstrap address at random and, when that broker is down,
         waits out its reconnect backoff (doubling up to ``reconnect_backoff_max_ms``) before it
         draws again (``kafka/net/manager.py``, ``_do_bootstrap``): with two of three brokers down
         it missed its bootstrap timeout in about one run in twenty. Which broker a client
         bootstraps from changes nothing else: the metadata it gets lists the live brokers."""
-        if not self.local or "bootstrap_servers" in config:
+        brokers = self._part(Part.BROKER_FAULTS)
+        if brokers is None or "bootstrap_servers" in config:
             return config
-        live = self.cluster.live_bootstrap_servers()
+        live = brokers.live_bootstrap_servers()
         return {"bootstrap_servers": live, **config} if live else config
 
     def producer(self, *, purpose: Any = None, **config):
-        from ..real.recording import RecordingProducer
-
         config = self._bootstrap(self._producer_config(purpose, config))
-        p = RecordingProducer(self, self._process("producer", config), **config)
+        p = self.clients.producer(self, self._process("producer", config), config)
         self._clients.append(p)
         # Fetch the metadata of this run's topics now, as the simulated producer does when it is
         # created: a first send after a pause would otherwise ask a frozen broker and wait.
@@ -175,23 +152,21 @@ class KafkaBackend(WallClock):
         return p
 
     def consumer(self, *topics, **config):
-        from ..real.recording import RecordingConsumer
-
-        c = RecordingConsumer(self, self._process("consumer", config), *topics, **self._bootstrap(config))
+        c = self.clients.consumer(self, self._process("consumer", config), topics, self._bootstrap(config))
         self._clients.append(c)
         return c
 
     # ---- observation
     @property
     def brokers(self) -> list[int]:
-        return sorted(self.cluster.nodes) if self.local else self.cluster.live_broker_ids()
+        return self.cluster.broker_ids()
 
     def leader_of(self, topic, partition=0):
-        leader = self.cluster.leader_of(topic, partition)
+        leader = self.cluster.partition_info(topic, partition)["leader_id"]
         return None if leader is None or leader < 0 else leader
 
     def isr_of(self, topic, partition=0):
-        return sorted(self.cluster.isr_of(topic, partition))
+        return sorted(self.cluster.partition_info(topic, partition)["isr_nodes"])
 
     def replicas_of(self, topic, partition=0) -> list[int]:
         return list(self.cluster.partition_info(topic, partition).get("replica_nodes") or self.isr_of(topic, partition))
@@ -209,9 +184,7 @@ class KafkaBackend(WallClock):
         }
 
     def end_offset(self, topic, partition=0, read_committed=False) -> int:
-        from ..real.recording import end_offset
-
-        return end_offset(self.cluster, topic, partition, read_committed)
+        return self.clients.end_offset(self.cluster, topic, partition, read_committed)
 
     # ---- the nemesis
     def _broker_fault(self, f: str, broker: int, action: Callable[[int], Any]) -> None:
@@ -220,55 +193,73 @@ class KafkaBackend(WallClock):
         self.history.record("nemesis", INFO, f, {"broker": broker})
 
     def crash(self, broker):
-        self._broker_fault(Nemesis.CRASH, broker, self.cluster.kill)
+        self._broker_fault(Nemesis.CRASH, broker, lambda b: self._brokers.crash(b))
 
     def restart(self, broker):
-        self._broker_fault(Nemesis.RESTART, broker, self.cluster.restart)
+        self._broker_fault(Nemesis.RESTART, broker, lambda b: self._brokers.restart(b))
 
     def pause(self, broker):
-        self._broker_fault(Nemesis.PAUSE, broker, self.cluster.pause)
+        self._broker_fault(Nemesis.PAUSE, broker, lambda b: self._brokers.pause(b))
 
     def resume(self, broker):
-        self._broker_fault(Nemesis.RESUME, broker, self.cluster.resume)
+        self._broker_fault(Nemesis.RESUME, broker, lambda b: self._brokers.resume(b))
 
     def lose_next_ack(self, producer, topic, partition=0, close=False):
-        """The leader's proxy swallows the next produce response and cuts the connection. A real
-        proxy always cuts it: with ``close=False`` the client retries at once instead of after
-        ``request_timeout_ms`` - the same outcome, sooner."""
+        """The leader's next produce answer is lost and its connection cut (a real proxy always
+        cuts it: with ``close=False`` the client retries at once instead of after
+        ``request_timeout_ms`` - the same outcome, sooner)."""
         self.require(Nemesis.LOSE_NEXT_ACK, Nemesis.LOSE_NEXT_ACK)
-        leader = self.cluster.drop_next_produce_response(topic, partition)
+        leader = cast(MessageFaults, self.cluster).lose_next_ack(topic, partition)
         self.history.record("nemesis", INFO, Nemesis.LOSE_NEXT_ACK, {"client": producer.node_id, "broker": leader})
 
     def lose_next_request(self, producer, topic, partition=0):
-        """The leader's proxy spoils the next produce request so the broker refuses it (a retriable
-        CORRUPT_MESSAGE); requests behind it on the connection go through - as a lost request
-        followed by its retry does."""
+        """The leader's next produce request arrives spoiled, so the broker refuses it (a
+        retriable CORRUPT_MESSAGE); requests behind it on the connection go through - as a lost
+        request followed by its retry does."""
         self.require(Nemesis.LOSE_NEXT_REQUEST, Nemesis.LOSE_NEXT_REQUEST)
-        leader = self.cluster.spoil_next_produce_request(topic, partition)
+        leader = cast(MessageFaults, self.cluster).lose_next_request(topic, partition)
         self.history.record("nemesis", INFO, Nemesis.LOSE_NEXT_REQUEST, {"client": producer.node_id, "broker": leader})
 
     def crash_client(self, client):
         client.crash()  # the recording client records crash_client itself
 
     def freeze_client(self, consumer):
-        """A frozen consumer leaves its group after max.poll.interval.ms; closing it (without a
-        commit) has the same effect without the wait."""
-        self.history.record("nemesis", INFO, Nemesis.FREEZE_CLIENT, {"client": consumer.node_id})
-        consumer.close_quietly()
+        self.clients.freeze(self, consumer)
+
+    def schedule_faults(self, rng, duration_ms, kinds, faults, topic, producer) -> list:
+        """Draw ``faults`` faults of ``kinds`` (None: every kind) over ``duration_ms`` from ``rng``
+        - the draws of the simulator's ``schedule_faults``, so a seed gives the same schedule on
+        both - and start them now on the cluster's clock, with their healing. Lost ACKs and
+        requests are those of ``producer``'s connections; every fault is recorded in this run's
+        history as it starts. Returns the schedule."""
+        from ..nemesis import random_schedule
+
+        self.require("a random fault schedule", Nemesis.SCHEDULE)
+        schedule = random_schedule(rng, duration_ms, self.brokers, kinds, faults)
+        schedules = cast(FaultSchedules, self.cluster)
+        return schedules.run_schedule(schedule, topic, producer.node_id, self._scheduled_fault)
+
+    def _scheduled_fault(self, f: str, value) -> None:
+        self.history.record("nemesis", INFO, f, value)
 
     def heal(self, timeout_ms: float = 60_000) -> None:
-        """Resume and restart every broker, then wait until every partition of this run has its
-        full ISR back (a just-restarted leader may answer with a stale end offset before)."""
-        if not (self.faults & BROKER_FAULTS) or not self.local:
+        """Stop what is left of a fault schedule and heal the network, then resume and restart
+        every broker and wait until every partition of this run has its full ISR back (a
+        just-restarted leader may answer with a stale end offset before)."""
+        schedules = self._part(Part.FAULT_SCHEDULES)
+        if schedules is not None:
+            schedules.cancel_schedules()
+            schedules.heal_network()
+        brokers = self._part(Part.BROKER_FAULTS)
+        if brokers is None:
             return  # nothing of ours to heal (a shared cluster's lost ACKs need no healing)
-        for node_id, node in sorted(self.cluster.nodes.items()):
-            if node.paused:
-                self.resume(node_id)
-        stopped = [node_id for node_id, node in sorted(self.cluster.nodes.items()) if not node.running()]
-        for node_id in stopped:  # start them all, then wait once: JVMs start in parallel
-            self._broker_fault(Nemesis.RESTART, node_id, lambda b: self.cluster.restart(b, wait=False))
+        for broker_id in brokers.paused_brokers():
+            self.resume(broker_id)
+        stopped = brokers.stopped_brokers()
+        for broker_id in stopped:  # start them all, then wait once: JVMs start in parallel
+            self._broker_fault(Nemesis.RESTART, broker_id, lambda b: brokers.restart(b, wait=False))
         if stopped:
-            self.cluster.wait_registered(stopped)
+            brokers.wait_registered(stopped)
         everyone = len(self.brokers)
         for topic in self._topics():
             self.until(
@@ -282,10 +273,8 @@ class KafkaBackend(WallClock):
         return sorted({op.topic for op in self.history if op.topic and op.f == OpName.SEND})
 
     def final_read(self, topic, isolation_level="read_uncommitted"):
-        from ..real.recording import final_read
-
         self.heal()
-        return final_read(self, topic, isolation_level)
+        return self.clients.final_read(self, topic, isolation_level)
 
     def close_clients(self) -> None:
         """Close every client this run opened and did not close (after an error, too)."""

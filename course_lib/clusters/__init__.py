@@ -1,0 +1,36 @@
+"""The cluster side of the seam: what a backend may ask of a cluster, in parts.
+
+A scenario runs on a *client* side (:mod:`course_lib.client_adapters`: how applications are
+built and called) composed with a *cluster* side (this package): the simulated ``Cluster``, the
+:class:`~course_lib.wire.cluster.WireCluster`, the :class:`~course_lib.real.cluster.LocalCluster`
+and :class:`~course_lib.real.connect.RemoteCluster`. Each cluster implements its parts itself
+(:mod:`.parts`); :mod:`.lab` holds the lab's broker profile every cluster's preset derives from.
+
+This package imports no cluster: the clusters import it.
+"""
+
+from .parts import (
+    PART_FAULTS,
+    BrokerFaults,
+    CreatesTopics,
+    FaultSchedules,
+    MessageFaults,
+    Part,
+    TopicSpec,
+    Topology,
+    cluster_faults,
+    missing_why,
+)
+
+__all__ = [
+    "PART_FAULTS",
+    "BrokerFaults",
+    "CreatesTopics",
+    "FaultSchedules",
+    "MessageFaults",
+    "Part",
+    "TopicSpec",
+    "Topology",
+    "cluster_faults",
+    "missing_why",
+]

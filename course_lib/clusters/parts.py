@@ -1,0 +1,224 @@
+"""The parts a cluster may have, as protocols, and the one spelling of a topic (:class:`TopicSpec`).
+
+A cluster always has a :class:`Topology` (topics, brokers, partition metadata, the address its
+clients use). The other parts are optional, and each cluster says which it lacks and why
+(``missing_parts()``: part -> one sentence), so a backend's faults follow from its cluster
+(:func:`cluster_faults`) and a scenario that needs a missing one is told which part is missing:
+
+- :class:`BrokerFaults` (``crash``, ``restart``, ``pause``, ``resume``): broker processes this
+  program runs (a :class:`~course_lib.real.cluster.LocalCluster`, a
+  :class:`~course_lib.wire.cluster.WireCluster`);
+- :class:`MessageFaults` (``lose_next_ack``, ``lose_next_request``): a produce answer or request
+  lost on its way (a proxy in front of real brokers, the simulated network);
+- :class:`FaultSchedules`: the simulator's seeded random fault schedules, started now;
+- network partitions and faults timed against an application's steps: the simulator's own
+  (:data:`Part.NETWORK_PARTITIONS`, :data:`Part.VIRTUAL_TIME`).
+
+Each cluster implements its parts itself; a typed test (``tests/test_seam_types.py``, checked
+by mypy) assigns each cluster to each part it claims.
+
+>>> spec = TopicSpec.of("orders", min_insync_replicas=2, unclean_leader_election_enable=False)
+>>> spec.config
+{'min.insync.replicas': '2', 'unclean.leader.election.enable': 'false'}
+>>> spec.min_insync_replicas, spec.unclean_leader_election_enable
+(2, False)
+>>> sorted(cluster_faults({Part.BROKER_FAULTS: "its brokers run elsewhere"}))
+['isolate', 'lose_next_ack', 'lose_next_request', 'schedule', 'timed_faults']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Callable, Concatenate, Mapping, ParamSpec, Protocol, runtime_checkable
+
+from ..history import History, Nemesis
+
+P = ParamSpec("P")
+
+#: Kafka's topic config names for the two settings scenarios ask for by keyword
+MIN_ISR = "min.insync.replicas"
+UNCLEAN = "unclean.leader.election.enable"
+
+
+def _kafka_value(value: object) -> str:
+    """A topic config value as Kafka's admin API takes it: a string, booleans lower-case."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    """A topic as asked: name, partition count, replication factor (None: the cluster's
+    default) and topic configs under Kafka's names with Kafka's string values. Built once
+    (:meth:`of`) and passed whole through every layer."""
+
+    name: str
+    partitions: int = 1
+    replication_factor: int | None = None
+    config: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(
+        cls,
+        name: str,
+        partitions: int = 1,
+        replication_factor: int | None = None,
+        min_insync_replicas: int | None = None,
+        unclean_leader_election_enable: bool | None = None,
+        config: Mapping[str, object] | None = None,
+    ) -> "TopicSpec":
+        """The keyword form scenarios and notebooks use, converted to Kafka's names once."""
+        settings = {k: _kafka_value(v) for k, v in (config or {}).items()}
+        if min_insync_replicas is not None:
+            settings[MIN_ISR] = _kafka_value(int(min_insync_replicas))
+        if unclean_leader_election_enable is not None:
+            settings[UNCLEAN] = _kafka_value(bool(unclean_leader_election_enable))
+        return cls(name, partitions, replication_factor, settings)
+
+    def named(self, name: str) -> "TopicSpec":
+        """The same topic under another name (a shared cluster's prefix, a run's suffix)."""
+        return dataclasses.replace(self, name=name)
+
+    @property
+    def min_insync_replicas(self) -> int | None:
+        value = self.config.get(MIN_ISR)
+        return None if value is None else int(value)
+
+    @property
+    def unclean_leader_election_enable(self) -> bool | None:
+        value = self.config.get(UNCLEAN)
+        return None if value is None else value.lower() == "true"
+
+    def asked(self) -> dict:
+        """What was asked, for a result's provenance (only what was given)."""
+        asked = {"partitions": self.partitions, "replication_factor": self.replication_factor, **self.config}
+        return {k: v for k, v in asked.items() if v is not None}
+
+
+def _create_topic(of: Callable[P, TopicSpec]) -> Callable[Concatenate[Any, P], str]:
+    """``create_topic(...)``: ``self.create_from(of(...))``, with ``of``'s keywords as its own (so
+    the keyword list is written once, in :meth:`TopicSpec.of`)."""
+
+    def create_topic(self, *args: P.args, **kwargs: P.kwargs) -> str:
+        return self.create_from(of(*args, **kwargs))
+
+    spec = inspect.signature(of)
+    self_ = inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    create_topic.__signature__ = spec.replace(parameters=[self_, *spec.parameters.values()], return_annotation="str")  # type: ignore[attr-defined]
+    create_topic.__doc__ = (
+        "Create the topic :meth:`TopicSpec.of` describes and return the name to use (a shared "
+        "cluster prefixes it; a real run adds its suffix); ``config``: more topic configs under "
+        "Kafka's names."
+    )
+    return create_topic
+
+
+class CreatesTopics:
+    """The one keyword signature of ``create_topic`` (clusters and backends): it builds a
+    :class:`TopicSpec` (:meth:`TopicSpec.of`'s keywords) and hands it to ``create_from``, which
+    each class implements."""
+
+    create_from: Callable[[TopicSpec], str]
+    create_topic = _create_topic(TopicSpec.of)
+
+
+class Part(StrEnum):
+    """The optional parts of a cluster (the topology is not optional)."""
+
+    BROKER_FAULTS = "broker faults"
+    MESSAGE_FAULTS = "message faults"
+    FAULT_SCHEDULES = "fault schedules"
+    NETWORK_PARTITIONS = "network partitions"
+    VIRTUAL_TIME = "virtual time"
+
+
+#: the nemesis operations each part makes possible
+PART_FAULTS: dict[Part, frozenset[str]] = {
+    Part.BROKER_FAULTS: frozenset({Nemesis.CRASH, Nemesis.RESTART, Nemesis.PAUSE, Nemesis.RESUME}),
+    Part.MESSAGE_FAULTS: frozenset({Nemesis.LOSE_NEXT_ACK, Nemesis.LOSE_NEXT_REQUEST}),
+    Part.FAULT_SCHEDULES: frozenset({Nemesis.SCHEDULE}),
+    Part.NETWORK_PARTITIONS: frozenset({Nemesis.ISOLATE}),
+    Part.VIRTUAL_TIME: frozenset({Nemesis.TIMED_FAULTS}),
+}
+
+
+def cluster_faults(missing: Mapping[str, str]) -> frozenset[str]:
+    """The faults of every part not in ``missing`` (a cluster's ``missing_parts()``)."""
+    return frozenset().union(*(faults for part, faults in PART_FAULTS.items() if part not in missing))
+
+
+def missing_why(missing: Mapping[str, str], faults) -> str:
+    """Which parts ``faults`` need that are ``missing``, and why each is (one clause per part)."""
+    parts = [part for part, offers in PART_FAULTS.items() if set(faults) & offers and part in missing]
+    unknown = sorted(str(f) for f in set(faults) - set().union(*PART_FAULTS.values()))
+    clauses = [f"{part} are missing: {missing[part]}" for part in parts]
+    clauses += [f"{f} is no fault of any cluster part" for f in unknown]
+    return "; ".join(clauses)
+
+
+@runtime_checkable
+class Topology(Protocol):
+    """What every cluster has: its address, topics, brokers and partition metadata.
+
+    Partition metadata is kafka-python's ``describe_topics`` shape: ``leader_id`` (-1 while there
+    is no leader), ``leader_epoch``, ``replica_nodes``, ``isr_nodes``."""
+
+    #: the backend's ``kind`` on this cluster ("kafka", "wire"): a label, never branched on
+    label: str
+    #: how messages name this cluster ("real Kafka (LocalCluster)")
+    description: str
+
+    @property
+    def bootstrap_servers(self) -> str: ...
+    def client_config(self) -> dict: ...
+    def missing_parts(self) -> dict[str, str]: ...
+    def create_from(self, spec: TopicSpec) -> str: ...
+    def delete_topic(self, name: str, timeout_s: float = 30.0) -> None: ...
+    def group_id(self, name: str) -> str: ...
+    def transactional_id(self, name: str) -> str: ...
+    def broker_ids(self) -> list[int]: ...
+    def live_broker_ids(self) -> list[int]: ...
+    def partitions_of(self, topic: str) -> list[int]: ...
+    def partition_info(self, topic: str, partition: int = 0) -> dict: ...
+    def record_events_into(self, history: History) -> None:
+        """From now on, write the cluster's own events that explain an outcome (elections,
+        ISR changes, truncations) into ``history`` - the run's: one history per run."""
+        ...
+
+
+class BrokerFaults(Protocol):
+    """Broker processes this program runs: it may crash, restart, pause and resume them."""
+
+    def crash(self, broker_id: int) -> None: ...
+    def restart(self, broker_id: int, timeout_s: float = 60.0, wait: bool = True) -> None: ...
+    def pause(self, broker_id: int) -> None: ...
+    def resume(self, broker_id: int) -> None: ...
+    def wait_registered(self, broker_ids: list[int], timeout_s: float = 60.0) -> None: ...
+    def paused_brokers(self) -> list[int]: ...
+    def stopped_brokers(self) -> list[int]: ...
+    def live_bootstrap_servers(self) -> str: ...
+    def revive(self) -> list[int]: ...
+
+
+class MessageFaults(Protocol):
+    """A produce answer or request lost on its way to or from the partition's leader; each
+    returns the leader's id."""
+
+    def lose_next_ack(self, topic: str, partition: int = 0) -> int: ...
+    def lose_next_request(self, topic: str, partition: int = 0) -> int: ...
+
+
+class FaultSchedules(Protocol):
+    """The simulator's seeded fault schedules (:mod:`course_lib.nemesis`), started now."""
+
+    def run_schedule(
+        self,
+        schedule: list,
+        topic: str | None = None,
+        client_id: str | None = None,
+        on_fault: Callable[[str, Any], None] | None = None,
+    ) -> list: ...
+    def cancel_schedules(self) -> None: ...
+    def heal_network(self) -> None: ...

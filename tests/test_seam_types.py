@@ -1,0 +1,78 @@
+"""Every adapter of the seam conforms to the protocols of the parts it claims - checked by mypy
+(this file is in mypy's scope, pyproject.toml; tests/test_lint.py runs it), not by hasattr: each
+function below assigns an adapter to a protocol, and a missing or mis-typed member is a type
+error. The tests run the same functions on real objects, so the assignments are also live code.
+"""
+
+from __future__ import annotations
+
+from course_lib.backend import Backend, ComposedBackend, SimBackend
+from course_lib.backends.base import ClientsRole, ClockRole, FinalPhaseRole, NemesisRole, TopologyRole
+from course_lib.client_adapters import CLIENTS, ClientSide
+from course_lib.client_adapters.kafka_python import KafkaPythonClients
+from course_lib.clusters import BrokerFaults, FaultSchedules, MessageFaults, Part, Topology
+from course_lib.real.cluster import LocalCluster
+from course_lib.real.connect import RemoteCluster, connect
+from course_lib.wire.cluster import WireCluster
+
+
+# ---- the cluster side: each cluster, each part it has --------------------------------------------
+def local_cluster_parts(c: LocalCluster) -> tuple[Topology, BrokerFaults, MessageFaults]:
+    return c, c, c
+
+
+def remote_cluster_parts(c: RemoteCluster) -> tuple[Topology, MessageFaults]:
+    return c, c
+
+
+def wire_cluster_parts(c: WireCluster) -> tuple[Topology, BrokerFaults, MessageFaults, FaultSchedules]:
+    return c, c, c, c
+
+
+# ---- the client side -----------------------------------------------------------------------------
+def kafka_python_client(c: KafkaPythonClients) -> ClientSide:
+    return c
+
+
+# ---- the backends: each of the five roles, and the whole -----------------------------------------
+def composed_backend_roles(
+    b: ComposedBackend,
+) -> tuple[TopologyRole, ClientsRole, ClockRole, NemesisRole, FinalPhaseRole]:
+    return b, b, b, b, b
+
+
+def sim_backend_roles(b: SimBackend) -> tuple[TopologyRole, ClientsRole, ClockRole, NemesisRole, FinalPhaseRole]:
+    return b, b, b, b, b
+
+
+def whole_backends(a: ComposedBackend, b: SimBackend) -> tuple[Backend, Backend]:
+    return a, b
+
+
+def test_the_parts_a_cluster_claims_are_the_parts_it_does_not_say_are_missing():
+    shared = connect("kafka.example:9092", prefix="alice")  # nothing listens there: nothing may be asked
+    assert remote_cluster_parts(shared) == (shared, shared)
+    assert Part.BROKER_FAULTS in shared.missing_parts() and Part.MESSAGE_FAULTS not in shared.missing_parts()
+    local = LocalCluster()  # not started: no JVM, no port
+    assert local_cluster_parts(local) == (local, local, local)
+    assert not {Part.BROKER_FAULTS, Part.MESSAGE_FAULTS} & set(local.missing_parts())
+    assert Part.MESSAGE_FAULTS in LocalCluster(proxies=False).missing_parts()
+    wire = WireCluster.lab(seed=1)  # not started: no thread, no listener
+    try:
+        assert wire_cluster_parts(wire) == (wire, wire, wire, wire)
+        assert set(wire.missing_parts()) == {Part.NETWORK_PARTITIONS, Part.VIRTUAL_TIME}
+    finally:
+        wire.stop()
+
+
+def test_every_client_adapter_is_registered_and_conforms():
+    assert set(CLIENTS) == {"kafka-python"}
+    clients = CLIENTS["kafka-python"]()
+    assert isinstance(clients, KafkaPythonClients) and kafka_python_client(clients).name == "kafka-python"
+
+
+def test_both_backends_fill_every_role():
+    sim = SimBackend.start(seed=1)
+    composed = ComposedBackend(connect("kafka.example:9092", prefix="alice"))
+    assert sim_backend_roles(sim) == (sim,) * 5 and composed_backend_roles(composed) == (composed,) * 5
+    assert whole_backends(composed, sim) == (composed, sim)
