@@ -34,6 +34,7 @@ PRODUCER_DEFAULTS = dict(_KafkaPythonProducer.DEFAULT_CONFIG)
 PRODUCER_DEFAULTS.update(bootstrap_servers=None, partitioner=None, kafka_client=None)
 
 _ACKS = {0: 0, 1: 1, -1: -1, "all": -1, "0": 0, "1": 1, "-1": -1}
+COMPRESSION_TYPES = (None, "gzip", "snappy", "lz4", "zstd")
 _NON_NEGATIVE_MS = (
     "retry_backoff_ms",
     "request_timeout_ms",
@@ -81,6 +82,11 @@ def resolve_producer_config(**user) -> dict:
         if key not in PRODUCER_DEFAULTS:
             raise unknown_key_error("producer", key, PRODUCER_DEFAULTS)
     config = {**PRODUCER_DEFAULTS, **user}
+    # kafka-python checks the codec name right after the keys (a ValueError), before any other rule
+    if config["compression_type"] not in COMPRESSION_TYPES:
+        raise ConfigurationError(
+            f"compression_type must be one of {COMPRESSION_TYPES}, got {config['compression_type']!r}"
+        )
 
     acks = config["acks"]
     if isinstance(acks, bool) or acks not in _ACKS:

@@ -1,0 +1,90 @@
+"""The pytest plugin's ``wire_cluster`` fixture as another project uses it, with each client the
+course measures: confluent-kafka (librdkafka) loaded through the plugin in a pytester run, as a
+project that installed this package would; kafka-python and the Java client 4.3.1 (its driver
+process) through the fixture in this session - each connecting, producing and consuming with a
+group that commits."""
+
+import pytest
+
+from course_lib.wire.pytest_plugin import wire_cluster  # noqa: F401 - the plugin's fixture, tested here
+
+pytest_plugins = ["pytester"]
+
+CONFLUENT_PROJECT_TEST = """
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+
+def test_a_project_with_librdkafka(wire_cluster):
+    wire_cluster.create_topic("orders", partitions=2, min_insync_replicas=2)
+    servers = wire_cluster.bootstrap_servers
+    producer = Producer({"bootstrap.servers": servers, "acks": "all", "enable.idempotence": True})
+    reports = []
+    for i in range(6):
+        producer.produce("orders", b"order-%d" % i, partition=i % 2, on_delivery=lambda e, m: reports.append(e))
+    assert producer.flush(20) == 0 and reports == [None] * 6
+    consumer = Consumer({"bootstrap.servers": servers, "group.id": "billing",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe(["orders"])
+    seen = []
+    for _ in range(100):  # bounded: each poll waits at most a second
+        message = consumer.poll(1.0)
+        if message is not None and message.error() is None:
+            seen.append(message.value())
+        if len(seen) == 6:
+            break
+    assert sorted(seen) == [b"order-%d" % i for i in range(6)]
+    committed = consumer.commit(asynchronous=False)
+    assert sorted((tp.partition, tp.offset) for tp in committed) == [(0, 3), (1, 3)]
+    consumer.close()
+    assert wire_cluster.seed == 7
+"""
+
+
+def test_confluent_kafka_through_the_registered_plugin(pytester):
+    pytest.importorskip("confluent_kafka")
+    pytester.makepyfile(test_project=CONFLUENT_PROJECT_TEST)
+    # no -p: installing this package registered the plugin (entry point course_lib_wire)
+    result = pytester.runpytest_subprocess("--wire-seed", "7", "-q")
+    result.assert_outcomes(passed=1)
+
+
+def test_kafka_python_through_the_fixture(wire_cluster):  # noqa: F811 - the fixture
+    from kafka import KafkaConsumer, KafkaProducer
+
+    wire_cluster.create_topic("orders", partitions=1, min_insync_replicas=2)
+    producer = KafkaProducer(bootstrap_servers=wire_cluster.bootstrap_servers, acks="all")
+    assert producer.send("orders", b"paid").get(timeout=10).offset == 0
+    producer.close()
+    consumer = KafkaConsumer(
+        "orders",
+        bootstrap_servers=wire_cluster.bootstrap_servers,
+        group_id="billing",
+        auto_offset_reset="earliest",
+        enable_auto_commit=False,
+        consumer_timeout_ms=20_000,
+    )
+    try:
+        assert next(iter(consumer)).value == b"paid"
+        consumer.commit()
+    finally:
+        consumer.close()
+
+
+def test_the_java_client_through_the_fixture(wire_cluster):  # noqa: F811 - the fixture
+    from tests.java_client import support
+
+    driver = support.start_driver()
+    try:
+
+        def make_topic(name: str, replication_factor: int, min_insync_replicas: int) -> str:
+            wire_cluster.create_topic(
+                name, partitions=1, replication_factor=replication_factor, min_insync_replicas=min_insync_replicas
+            )
+            return name
+
+        got = support.round_trip(driver, wire_cluster.bootstrap_servers, make_topic)
+    finally:
+        driver.close()
+    committed = got.pop("committed")
+    assert got == support.expected_round_trip()
+    assert list(committed.values()) == [10]
