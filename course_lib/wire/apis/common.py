@@ -36,7 +36,7 @@ def code(error) -> int:
         return 0
     if isinstance(error, type) and issubclass(error, Errors.BrokerResponseError):
         return error.errno  # type: ignore[attr-defined]  # every broker error class has one
-    return Errors.UnknownServerError.errno
+    return Errors.UnknownError.errno
 
 
 def _reply(gw, cls, **values) -> None:

@@ -1,0 +1,192 @@
+"""Small experiments run the same way on the wire cluster and on Kafka 4.3.1 (tests/wire and
+tests/real/test_confluent_*.py), so a test on each cluster asserts the same outcome.
+
+Each probe takes a bootstrap address and a topic that exists (one partition, RF 3), and returns
+plain values the tests compare. confluent-kafka is imported inside the probes: it is in the
+``clients`` extra, and a test without it is skipped by ``pytest.importorskip``.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import time
+import uuid
+
+from kafka.protocol.metadata import MetadataRequest, MetadataResponse
+from kafka.protocol.producer import ProduceRequest, ProduceResponse
+from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka.record.util import calc_crc32c
+
+#: the four codecs Kafka clients use, as librdkafka and kafka-python name them
+CODECS = ("gzip", "snappy", "lz4", "zstd")
+
+
+class RawConnection:
+    """One socket to one broker: framed kafka-python requests in, raw answer frames out."""
+
+    def __init__(self, host: str, port: int):
+        self.sock = socket.create_connection((host, port), timeout=15)
+        self.corr = 0
+
+    def request(self, request, version: int) -> bytes:
+        self.corr += 1
+        request.API_VERSION = version
+        request.with_header(correlation_id=self.corr, client_id="probe")
+        self.sock.sendall(bytes(request.encode(header=True, framed=True)))
+        size = struct.unpack(">i", self._exactly(4))[0]
+        return self._exactly(size)
+
+    def _exactly(self, n: int) -> bytes:
+        buf = b""
+        while len(buf) < n:
+            chunk = self.sock.recv(n - len(buf))
+            if not chunk:
+                raise ConnectionError("closed by the broker")
+            buf += chunk
+        return buf
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def leader_connection(bootstrap: str, topic: str, partition: int = 0) -> RawConnection:
+    """A raw connection to the leader of ``topic``-``partition`` (found with Metadata v1)."""
+    host, port = bootstrap.split(",")[0].rsplit(":", 1)
+    first = RawConnection(host, int(port))
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            answer = MetadataResponse.decode(first.request(MetadataRequest(topics=[topic]), 1), version=1, header=True)
+            brokers = {b.node_id: (b.host, b.port) for b in answer.brokers}
+            leaders = [p.leader_id for t in answer.topics for p in t.partitions if p.partition_index == partition]
+            if leaders and leaders[0] in brokers:
+                return RawConnection(*brokers[leaders[0]])
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{topic}-{partition} has no leader: {answer}")
+            time.sleep(0.1)
+    finally:
+        first.close()
+
+
+def _batch(compression: int = 0) -> bytearray:
+    builder = DefaultRecordBatchBuilder(2, compression, False, -1, -1, -1, 1 << 20)
+    builder.append(0, int(time.time() * 1000), b"k", b"value-" + b"x" * 64, [])
+    return builder.build()
+
+
+def _recrc(buf: bytearray) -> bytearray:
+    """Set the batch's CRC (over everything from the attributes on) to match its bytes."""
+    struct.pack_into(">I", buf, 17, calc_crc32c(memoryview(buf)[21:]))
+    return buf
+
+
+def _with_codec_bits(codec_id: int) -> bytearray:
+    """An uncompressed batch whose attributes claim ``codec_id``, with a valid CRC: its records
+    are not what that codec (or no codec, for ids Kafka does not know) can read."""
+    buf = _batch()
+    attributes = struct.unpack_from(">h", buf, 21)[0]
+    struct.pack_into(">h", buf, 21, (attributes & ~0x7) | codec_id)
+    return _recrc(buf)
+
+
+def malformed_batches() -> dict:
+    """name -> (batch bytes, Produce version) a well-behaved client never sends."""
+    bad_crc = _batch()
+    bad_crc[-1] ^= 0xFF  # the last byte of the value, after the CRC was computed
+    zstd = _batch(4)
+    return {
+        "bad crc": (bytes(bad_crc), 9),
+        "unknown codec id 5": (bytes(_with_codec_bits(5)), 9),
+        "gzip bits over plain records": (bytes(_with_codec_bits(1)), 9),
+        "zstd at Produce v6": (bytes(zstd), 6),
+        "zstd at Produce v7": (bytes(zstd), 7),
+        "two batches": (bytes(_batch()) + bytes(_batch()), 9),
+    }
+
+
+def raw_produce_error_codes(bootstrap: str, topic: str) -> dict:
+    """name -> the error code the leader answers each malformed batch of
+    :func:`malformed_batches` with (acks=-1); the connection must stay open throughout."""
+    conn = leader_connection(bootstrap, topic)
+    out = {}
+    try:
+        for name, (records, version) in malformed_batches().items():
+            request = ProduceRequest(
+                transactional_id=None,
+                acks=-1,
+                timeout_ms=10000,
+                topic_data=[(topic, [(0, records)])],
+            )
+            answer = ProduceResponse.decode(conn.request(request, version), version=version, header=True)
+            (part,) = answer.responses[0].partition_responses
+            out[name] = part.error_code
+    finally:
+        conn.close()
+    return out
+
+
+def librdkafka_codec_roundtrip(bootstrap: str, topic: str, codec: str, count: int = 20) -> list[str]:
+    """confluent-kafka produces ``count`` values with ``codec`` (acks=all, idempotent) and reads
+    them back from the beginning; returns what it read (raises on a failed delivery)."""
+    from confluent_kafka import Producer
+
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "compression.type": codec,
+            "enable.idempotence": True,
+            "linger.ms": 5,
+            "message.timeout.ms": 30000,
+        }
+    )
+    errors: list = []
+    sent = [f"{codec}-{i}" for i in range(count)]
+    for value in sent:
+        producer.produce(topic, value=value.encode(), on_delivery=lambda err, msg: err and errors.append(err))
+    left = producer.flush(30)
+    assert left == 0 and not errors, f"{codec}: {left} undelivered, errors {errors}"
+    return consume_values(bootstrap, topic, count)
+
+
+def consume_values(bootstrap: str, topic: str, count: int, isolation: str = "read_uncommitted") -> list[str]:
+    """confluent-kafka reads ``count`` values of ``topic`` from its start (fresh group)."""
+    from confluent_kafka import Consumer
+
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"probe-{uuid.uuid4().hex[:8]}",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "isolation.level": isolation,
+        }
+    )
+    got: list[str] = []
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 30
+        while len(got) < count and time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is None:
+                continue
+            assert msg.error() is None, msg.error()
+            got.append(msg.value().decode())
+    finally:
+        consumer.close()
+    return got
+
+
+def kafka_python_codec_roundtrip(bootstrap: str, topic: str, codec: str, count: int = 20) -> list[str]:
+    """kafka-python produces with ``compression_type=codec`` and confluent-kafka reads back."""
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, compression_type=codec, acks="all")
+    try:
+        futures = [producer.send(topic, f"kp-{codec}-{i}".encode()) for i in range(count)]
+        producer.flush(30)
+        for f in futures:
+            f.get(timeout=30)
+    finally:
+        producer.close(timeout=10)
+    return consume_values(bootstrap, topic, count)
