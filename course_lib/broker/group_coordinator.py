@@ -346,10 +346,15 @@ class GroupCoordinator(CoordinatorLog):
         if any(g.members for g in self.groups.values()):
             self._ensure_checking()
 
-    def _check_generation(self, group: str, member_id: str, generation: int):
+    def _check_generation(self, group: str, member_id: str, generation: int, transactional: bool = False):
         g = self.groups.get(group)
         if g is None or not g.members:
             return None if generation < 0 else Errors.IllegalGenerationError  # a standalone consumer
+        if transactional and generation < 0 and not member_id:
+            # ClassicGroup.validateOffsetCommit: a transactional commit that names no member and
+            # no generation is not checked against the members - TxnOffsetCommit below v3 has
+            # neither field (aiokafka's consume-transform-produce loop sends v0)
+            return None
         if member_id in g.fenced:
             return Errors.FencedInstanceIdError
         if member_id not in g.members:
@@ -372,7 +377,7 @@ class GroupCoordinator(CoordinatorLog):
     def _txn_offset_commit(
         self, src, req, group, member_id, generation, offsets, producer_id, producer_epoch, transactional_id=None
     ):
-        error = self._check_generation(group, member_id, generation)
+        error = self._check_generation(group, member_id, generation, transactional=True)
         if error is not None:
             return self.respond(src, req, error)
         records = [(("offset", group, t, p), o) for (t, p), o in sorted(offsets.items())]

@@ -18,6 +18,8 @@ from kafka.protocol.producer import ProduceRequest, ProduceResponse
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.util import calc_crc32c
 
+from course_lib.wire.apis.common import build
+
 #: the four codecs Kafka clients use, as librdkafka and kafka-python name them
 CODECS = ("gzip", "snappy", "lz4", "zstd")
 
@@ -190,3 +192,151 @@ def kafka_python_codec_roundtrip(bootstrap: str, topic: str, codec: str, count: 
     finally:
         producer.close(timeout=10)
     return consume_values(bootstrap, topic, count)
+
+
+def _coordinator(bootstrap: str, key: str, key_type: int) -> RawConnection:
+    """A raw connection to the coordinator of a group (``key_type`` 0) or transactional id (1)."""
+    from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorResponse
+
+    host, port = bootstrap.split(",")[0].rsplit(":", 1)
+    first = RawConnection(host, int(port))
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            frame = first.request(FindCoordinatorRequest(key=key, key_type=key_type), 1)
+            answer = FindCoordinatorResponse.decode(frame, version=1, header=True)
+            if answer.error_code == 0:
+                return RawConnection(answer.host, answer.port)
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no coordinator for {key!r}: {answer}")
+            time.sleep(0.2)
+    finally:
+        first.close()
+
+
+def _until_ok(send, what: str, retriable=(14, 15, 51), timeout_s: float = 30):
+    """``send()`` until its answer's error code is not a retriable coordinator error."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        answer = send()
+        if answer.error_code not in retriable or time.monotonic() > deadline:
+            return answer
+        time.sleep(0.2)
+
+
+def txn_offset_commit_codes(bootstrap: str, topic: str) -> dict:
+    """While a confluent-kafka consumer is a member of group ``g``, a transactional producer (raw
+    requests) commits offsets for ``g`` with TxnOffsetCommit v0 (no member fields) and v3 with
+    and without a member; returns case -> the partition's error code. Then aborts."""
+    from confluent_kafka import Consumer
+    from kafka.protocol.producer import (
+        AddOffsetsToTxnRequest,
+        AddOffsetsToTxnResponse,
+        EndTxnRequest,
+        EndTxnResponse,
+        InitProducerIdRequest,
+        InitProducerIdResponse,
+        TxnOffsetCommitRequest,
+        TxnOffsetCommitResponse,
+    )
+
+    group, txn_id = f"g-{uuid.uuid4().hex[:8]}", f"tx-{uuid.uuid4().hex[:8]}"
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest"})
+    txn = grp = None
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 30
+        while not consumer.assignment() and time.monotonic() < deadline:
+            consumer.poll(0.2)
+        assert consumer.assignment(), "the consumer never joined its group"
+        txn = _coordinator(bootstrap, txn_id, 1)
+        pid = _until_ok(
+            lambda: InitProducerIdResponse.decode(
+                txn.request(InitProducerIdRequest(transactional_id=txn_id, transaction_timeout_ms=60000), 1),
+                version=1,
+                header=True,
+            ),
+            "InitProducerId",
+        )
+        assert pid.error_code == 0, pid
+        ids = {"transactional_id": txn_id, "producer_id": pid.producer_id, "producer_epoch": pid.producer_epoch}
+        added = AddOffsetsToTxnResponse.decode(
+            txn.request(AddOffsetsToTxnRequest(group_id=group, **ids), 1), version=1, header=True
+        )
+        assert added.error_code == 0, added
+        grp = _coordinator(bootstrap, group, 0)
+        cases = {
+            "v0": (0, {}),
+            "v3 no member": (3, {"member_id": "", "generation_id": -1, "group_instance_id": None}),
+            "v3 unknown member": (3, {"member_id": "nobody", "generation_id": 1, "group_instance_id": None}),
+        }
+        out = {}
+        for name, (version, member) in cases.items():
+            request = build(
+                TxnOffsetCommitRequest,
+                group_id=group,
+                topics=[{"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 1}]}],
+                **ids,
+                **member,
+            )
+            answer = TxnOffsetCommitResponse.decode(grp.request(request, version), version=version, header=True)
+            out[name] = answer.topics[0].partitions[0].error_code
+        ended = EndTxnResponse.decode(txn.request(EndTxnRequest(committed=False, **ids), 1), version=1, header=True)
+        assert ended.error_code == 0, ended
+        return out
+    finally:
+        for conn in (txn, grp):
+            if conn is not None:
+                conn.close()
+        consumer.close()
+
+
+def consume_transform_produce(bootstrap: str, source: str, sink: str, count: int = 10) -> tuple[list, int]:
+    """confluent-kafka's consume-transform-produce loop: read ``count`` values of ``source`` in a
+    group, write them upper-cased to ``sink`` in one transaction with the group's offsets
+    (send_offsets_to_transaction: TxnOffsetCommit v3+ with the member), commit. Returns what a
+    read_committed consumer finds in ``sink`` and the group's committed offset of ``source``."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    group = f"ctp-{uuid.uuid4().hex[:8]}"
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"ctp-{uuid.uuid4().hex[:8]}"})
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+        }
+    )
+    try:
+        producer.init_transactions(30)
+        consumer.subscribe([source])
+        read: list = []
+        deadline = time.monotonic() + 30
+        while len(read) < count and time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is not None and msg.error() is None:
+                read.append(msg)
+        assert len(read) == count, f"read {len(read)} of {count}"
+        producer.begin_transaction()
+        for msg in read:
+            producer.produce(sink, value=msg.value().upper())
+        positions = consumer.position(consumer.assignment())
+        producer.send_offsets_to_transaction(positions, consumer.consumer_group_metadata(), 30)
+        producer.commit_transaction(30)
+        committed = consumer.committed([TopicPartition(source, 0)], 30)[0].offset
+    finally:
+        consumer.close()
+    return consume_values(bootstrap, sink, count, "read_committed"), committed
+
+
+def produce_values(bootstrap: str, topic: str, values: list[str]) -> None:
+    """confluent-kafka writes ``values`` (acks=all), all delivered or raises."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    errors: list = []
+    for value in values:
+        producer.produce(topic, value=value.encode(), on_delivery=lambda err, msg: err and errors.append(err))
+    assert producer.flush(30) == 0 and not errors, errors
