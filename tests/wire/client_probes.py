@@ -283,6 +283,35 @@ def txn_offset_commit_codes(bootstrap: str, topic: str) -> dict:
             out[name] = answer.topics[0].partitions[0].error_code
         ended = EndTxnResponse.decode(txn.request(EndTxnRequest(committed=False, **ids), 1), version=1, header=True)
         assert ended.error_code == 0, ended
+        # a zombie: the producer is fenced by a new InitProducerId between AddOffsetsToTxn and
+        # its TxnOffsetCommit
+        added = _until_ok(
+            lambda: AddOffsetsToTxnResponse.decode(
+                txn.request(AddOffsetsToTxnRequest(group_id=group, **ids), 1), version=1, header=True
+            ),
+            "AddOffsetsToTxn",
+        )
+        assert added.error_code == 0, added
+        again = _until_ok(
+            lambda: InitProducerIdResponse.decode(
+                txn.request(InitProducerIdRequest(transactional_id=txn_id, transaction_timeout_ms=60000), 1),
+                version=1,
+                header=True,
+            ),
+            "InitProducerId",
+        )
+        assert again.error_code == 0 and again.producer_epoch > ids["producer_epoch"], again
+        for version in (0, 3):
+            member = {} if version == 0 else {"member_id": "", "generation_id": -1, "group_instance_id": None}
+            request = build(
+                TxnOffsetCommitRequest,
+                group_id=group,
+                topics=[{"name": topic, "partitions": [{"partition_index": 0, "committed_offset": 2}]}],
+                **ids,
+                **member,
+            )
+            answer = TxnOffsetCommitResponse.decode(grp.request(request, version), version=version, header=True)
+            out[f"v{version} fenced"] = answer.topics[0].partitions[0].error_code
         return out
     finally:
         for conn in (txn, grp):
@@ -340,3 +369,45 @@ def produce_values(bootstrap: str, topic: str, values: list[str]) -> None:
     for value in values:
         producer.produce(topic, value=value.encode(), on_delivery=lambda err, msg: err and errors.append(err))
     assert producer.flush(30) == 0 and not errors, errors
+
+
+def fenced_answers(bootstrap: str) -> dict:
+    """A transactional producer is fenced by a second InitProducerId; its AddOffsetsToTxn and
+    EndTxn with the old epoch, at versions before and after KIP-588's PRODUCER_FENCED, get
+    these codes (API and version -> error code)."""
+    from kafka.protocol.producer import (
+        AddOffsetsToTxnRequest,
+        AddOffsetsToTxnResponse,
+        EndTxnRequest,
+        EndTxnResponse,
+        InitProducerIdRequest,
+        InitProducerIdResponse,
+    )
+
+    txn_id = f"zombie-{uuid.uuid4().hex[:8]}"
+    txn = _coordinator(bootstrap, txn_id, 1)
+    try:
+
+        def init():
+            request = InitProducerIdRequest(transactional_id=txn_id, transaction_timeout_ms=60000)
+            return _until_ok(
+                lambda: InitProducerIdResponse.decode(txn.request(request, 1), version=1, header=True), "InitProducerId"
+            )
+
+        first, second = init(), init()
+        assert first.error_code == second.error_code == 0, (first, second)
+        assert (second.producer_id, second.producer_epoch) > (first.producer_id, first.producer_epoch), (first, second)
+        old = {"transactional_id": txn_id, "producer_id": first.producer_id, "producer_epoch": first.producer_epoch}
+        out = {}
+        for version in (1, 2):
+            request = AddOffsetsToTxnRequest(group_id="zombie-group", **old)
+            frame = txn.request(request, version)
+            out[f"AddOffsetsToTxn v{version}"] = AddOffsetsToTxnResponse.decode(
+                frame, version=version, header=True
+            ).error_code
+        for version in (1, 2):
+            frame = txn.request(EndTxnRequest(committed=True, **old), version)
+            out[f"EndTxn v{version}"] = EndTxnResponse.decode(frame, version=version, header=True).error_code
+        return out
+    finally:
+        txn.close()

@@ -9,7 +9,13 @@ import pytest
 from .client_probes import consume_transform_produce, produce_values, txn_offset_commit_codes
 
 #: case -> the error code Kafka 4.3.1 answers it with (tests/real/test_confluent_txn_offsets.py)
-TXN_OFFSET_COMMIT_ANSWERS = {"v0": 0, "v3 no member": 0, "v3 unknown member": 25}  # UNKNOWN_MEMBER_ID
+TXN_OFFSET_COMMIT_ANSWERS = {
+    "v0": 0,
+    "v3 no member": 0,
+    "v3 unknown member": 25,  # UNKNOWN_MEMBER_ID
+    "v0 fenced": 47,  # INVALID_PRODUCER_EPOCH: the producer was fenced before its commit
+    "v3 fenced": 47,
+}
 
 
 def test_txn_offset_commit_checks_the_member_only_when_named(wire):
