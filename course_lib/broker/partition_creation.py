@@ -48,16 +48,16 @@ def create_partitions_request(
     if assignments:
         if len(assignments) != len(new):
             return (
-                Errors.InvalidReplicaAssignmentError,
+                Errors.InvalidReplicationAssignmentError,
                 f"Attempted to add {len(new)} additional partition(s), but only {len(assignments)} assignment(s) "
                 "were specified.",
             )
         for replicas in assignments:
             if len(replicas) != config.replication_factor or len(set(replicas)) != len(replicas):
-                return Errors.InvalidReplicaAssignmentError, f"Invalid replica assignment {list(replicas)}."
+                return Errors.InvalidReplicationAssignmentError, f"Invalid replica assignment {list(replicas)}."
             if any(b not in cluster.brokers for b in replicas):
                 return (
-                    Errors.InvalidReplicaAssignmentError,
+                    Errors.InvalidReplicationAssignmentError,
                     f"Replica assignment {list(replicas)} names unknown brokers.",
                 )
         placed = [tuple(r) for r in assignments]

@@ -411,3 +411,164 @@ def fenced_answers(bootstrap: str) -> dict:
         return out
     finally:
         txn.close()
+
+
+# ---- the admin APIs librdkafka's AdminClient calls --------------------------------------------
+def _admin(bootstrap: str):
+    from confluent_kafka.admin import AdminClient
+
+    return AdminClient({"bootstrap.servers": bootstrap})
+
+
+def _code(future, timeout: float = 30) -> int:
+    """0 when ``future`` succeeds, else the Kafka error code it failed with."""
+    from confluent_kafka import KafkaException
+
+    try:
+        future.result(timeout)
+        return 0
+    except KafkaException as exc:
+        return exc.args[0].code()
+
+
+def create_partitions_outcome(bootstrap: str, topic: str, missing: str) -> dict:
+    """``topic`` (1 partition, RF 3) grows to 3 partitions; shrinking and an unknown topic are refused."""
+    from confluent_kafka.admin import NewPartitions
+
+    admin = _admin(bootstrap)
+    out = {"grow to 3": _code(admin.create_partitions([NewPartitions(topic, 3)])[topic])}
+    deadline = time.monotonic() + 30
+    while True:
+        meta = admin.list_topics(topic, timeout=10).topics[topic]
+        if len(meta.partitions) == 3 or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    out["partitions"] = sorted(meta.partitions)
+    out["replicas"] = sorted(len(p.replicas) for p in meta.partitions.values())
+    out["all led"] = all(p.leader >= 0 for p in meta.partitions.values())
+    out["shrink to 2"] = _code(admin.create_partitions([NewPartitions(topic, 2)])[topic])
+    out["same count"] = _code(admin.create_partitions([NewPartitions(topic, 3)])[topic])
+    out["unknown topic"] = _code(admin.create_partitions([NewPartitions(missing, 2)])[missing])
+    out["validate only"] = _code(admin.create_partitions([NewPartitions(topic, 5)], validate_only=True)[topic])
+    out["after validate only"] = len(admin.list_topics(topic, timeout=10).topics[topic].partitions)
+    # a record to the new partition is written and read back
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    errors: list = []
+    producer.produce(topic, value=b"p2", partition=2, on_delivery=lambda err, msg: err and errors.append(err))
+    out["produce to partition 2"] = producer.flush(30) == 0 and not errors
+    return out
+
+
+def delete_records_outcome(bootstrap: str, topic: str) -> dict:
+    """10 values, records below offset 4 deleted: the low watermark, the earliest offset, what a
+    consumer reads from the beginning; an offset past the high watermark is refused."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import OffsetSpec
+
+    produce_values(bootstrap, topic, [f"r{i}" for i in range(10)])
+    admin = _admin(bootstrap)
+    tp = TopicPartition(topic, 0, 4)
+    futures = admin.delete_records([tp])
+    (future,) = futures.values()
+    out = {"low watermark": future.result(30).low_watermark}
+    (earliest,) = admin.list_offsets({TopicPartition(topic, 0): OffsetSpec.earliest()}).values()
+    out["earliest"] = earliest.result(30).offset
+    out["read from the beginning"] = consume_values(bootstrap, topic, 6)
+    (beyond,) = admin.delete_records([TopicPartition(topic, 0, 100)]).values()
+    out["past the high watermark"] = _code(beyond)
+    return out
+
+
+def delete_groups_outcome(bootstrap: str, topic: str) -> dict:
+    """A group with a member and committed offsets cannot be deleted; once its member left it
+    can, its offsets are gone, and deleting it again finds no group."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    produce_values(bootstrap, topic, [f"g{i}" for i in range(3)])
+    group = f"del-{uuid.uuid4().hex[:8]}"
+    config = {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+    }
+    consumer = Consumer(config)
+    admin = _admin(bootstrap)
+    out = {}
+    try:
+        consumer.subscribe([topic])
+        got = 0
+        deadline = time.monotonic() + 30
+        while got < 3 and time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is not None and msg.error() is None:
+                got += 1
+        consumer.commit(asynchronous=False)
+        out["with a member"] = _code(admin.delete_consumer_groups([group])[group])
+    finally:
+        consumer.close()
+    out["after it left"] = _code(admin.delete_consumer_groups([group])[group])
+    out["again"] = _code(admin.delete_consumer_groups([group])[group])
+    fresh = Consumer(config)
+    try:
+        out["committed after deletion"] = fresh.committed([TopicPartition(topic, 0)], 30)[0].offset
+    finally:
+        fresh.close()
+    return out
+
+
+def alter_configs_outcome(bootstrap: str, topic: str, missing: str) -> dict:
+    """SET and DELETE of topic configs with IncrementalAlterConfigs, read back with DescribeConfigs."""
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    admin = _admin(bootstrap)
+
+    def alter(name: str, entries: list, validate_only: bool = False) -> int:
+        resource = ConfigResource(ResourceType.TOPIC, name, incremental_configs=entries)
+        (future,) = admin.incremental_alter_configs([resource], validate_only=validate_only).values()
+        return _code(future)
+
+    def value(name: str, resource_type=ResourceType.TOPIC, resource=topic) -> str:
+        (future,) = admin.describe_configs([ConfigResource(resource_type, resource)]).values()
+        return future.result(30)[name].value
+
+    def settled(name: str, want: str) -> str:
+        """The topic's value once it is ``want`` (or after 15 s): DescribeConfigs is answered
+        from a broker's metadata, which applies a change a moment after the controller."""
+        deadline = time.monotonic() + 15
+        while (got := value(name)) != want and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return got
+
+    def entry(name, v, op=AlterConfigOpType.SET):
+        return ConfigEntry(name, v, incremental_operation=op)
+
+    out = {"set min isr 3": alter(topic, [entry("min.insync.replicas", "3")])}
+    out["min isr"] = settled("min.insync.replicas", "3")
+    out["set unclean true"] = alter(topic, [entry("unclean.leader.election.enable", "true")])
+    out["unclean"] = settled("unclean.leader.election.enable", "true")
+    out["validate only min isr 1"] = alter(topic, [entry("min.insync.replicas", "1")], validate_only=True)
+    out["min isr after validate only"] = value("min.insync.replicas")
+    out["min isr 0"] = alter(topic, [entry("min.insync.replicas", "0")])
+    out["unclean maybe"] = alter(topic, [entry("unclean.leader.election.enable", "maybe")])
+    out["unknown topic"] = alter(missing, [entry("min.insync.replicas", "2")])
+    out["delete min isr"] = alter(topic, [entry("min.insync.replicas", None, AlterConfigOpType.DELETE)])
+    broker = admin.describe_cluster().result(30).nodes[0].id
+    default = value("min.insync.replicas", ResourceType.BROKER, str(broker))
+    out["deleted is the broker default"] = settled("min.insync.replicas", default) == default
+    # acks=all still works with min.insync.replicas at 3 and three replicas in sync
+    produce_values(bootstrap, topic, ["after-alter"])
+    return out
+
+
+def describe_cluster_outcome(bootstrap: str) -> dict:
+    admin = _admin(bootstrap)
+    result = admin.describe_cluster().result(30)
+    return {
+        "brokers": len(result.nodes),
+        "has a cluster id": bool(result.cluster_id),
+        "controller is a broker": result.controller is not None
+        and result.controller.id in {n.id for n in result.nodes},
+    }
