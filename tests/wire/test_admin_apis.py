@@ -89,3 +89,27 @@ def test_incremental_alter_configs(wire2):
 
 def test_describe_cluster(wire2):
     assert describe_cluster_outcome(wire2.bootstrap_servers) == DESCRIBE_CLUSTER
+
+
+def test_kafka_python_describe_cluster_at_every_version(wire2):
+    """kafka-python's admin client asks DescribeCluster at the newest version both know; every
+    advertised version encodes and decodes (a raw request per version)."""
+    from kafka import KafkaAdminClient
+    from kafka.protocol.admin import DescribeClusterRequest, DescribeClusterResponse
+
+    from .client_probes import RawConnection
+
+    admin = KafkaAdminClient(bootstrap_servers=wire2.bootstrap_servers)
+    try:
+        assert len(admin.describe_cluster()["brokers"]) == 3
+    finally:
+        admin.close()
+    host, port = wire2.bootstrap_servers.split(",")[0].rsplit(":", 1)
+    raw = RawConnection(host, int(port))
+    try:
+        for version in (0, 1, 2):
+            frame = raw.request(DescribeClusterRequest(include_cluster_authorized_operations=False), version)
+            answer = DescribeClusterResponse.decode(frame, version=version, header=True)
+            assert answer.error_code == 0 and len(answer.brokers) == 3, (version, answer)
+    finally:
+        raw.close()

@@ -35,5 +35,5 @@ def describe_cluster(gw, req) -> None:
         else [
             {"broker_id": b, "host": wire.host, "port": wire.ports[b], "rack": None, "is_fenced": False} for b in live
         ],
-        authorized_operations=-2147483648,  # not requested / not computed (Kafka's default)
+        authorized_operations=None,  # not requested: encoded as Kafka's -2147483648
     )
