@@ -24,7 +24,7 @@ $(LAB_STAMP): pyproject.toml
 
 # Jupyter refuses to run as root (containers, some VMs) unless told; only then is the flag passed.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
-# The file browser shows the repository root (lessons, exercises/, course_lib/data/, README: the lessons'
+# The file browser shows the repository root (lessons, exercises/, datasets/, README: the lessons'
 # links to ../exercises/ work) without the test and build clutter.
 HIDE := __pycache__ '*.pyc' '*.egg-info' conftest.py STYLE.md artifacts _site _site_offline .DS_Store '*~'
 

@@ -1,10 +1,11 @@
-"""The course's small data sets (``course_lib/data/<name>/<name>.csv``, each with a data card).
+"""The course's small data sets (``datasets/<name>/<name>.csv`` at the top of the repository,
+each with a data card).
 
 >>> rows = load("payments")
 >>> len(rows), sorted(rows[0])
 (120, ['amount_cents', 'from_account', 'payment_id', 'to_account', 'ts_ms'])
 
-Regenerate them with ``python course_lib/data/generate.py``.
+Regenerate them with ``python datasets/generate.py``.
 """
 
 from __future__ import annotations
@@ -15,9 +16,13 @@ from pathlib import Path
 
 
 def data_dir(*parts: str) -> Path:
-    """A folder of the course's data (``course_lib/data/...``), shipped as package data so it is
-    there under any install, not only in a checkout of the repository."""
-    return Path(str(files("course_lib").joinpath("data", *parts)))
+    """A folder of the course's data, there under any install, not only in a checkout: an
+    installed wheel carries the data sets inside the package (``course_lib/data/``, copied there
+    by setup.py, found with ``importlib.resources``); a checkout - on ``PYTHONPATH`` or installed
+    editable - reads the repository's top-level ``datasets/`` in place."""
+    shipped = Path(str(files("course_lib").joinpath("data")))
+    root = shipped if shipped.is_dir() else Path(__file__).resolve().parents[1] / "datasets"
+    return root.joinpath(*parts)
 
 
 ROOT = data_dir()
@@ -32,7 +37,7 @@ def load(name: str) -> list[dict]:
     path = ROOT / name / f"{name}.csv"
     if not path.exists():
         raise FileNotFoundError(
-            f"{path} is missing: run python course_lib/data/generate.py in a checkout of the course, "
+            f"{path} is missing: run python datasets/generate.py in a checkout of the course, "
             "or reinstall the course package (the data ships with it)"
         )
     with path.open(newline="") as f:

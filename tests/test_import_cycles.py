@@ -2,13 +2,15 @@
 is imported), has no strongly connected component of more than one module.
 
 What counts as an edge: every ``import`` / ``from ... import`` of a course_lib module, at module
-level *and* inside functions; only imports under ``if TYPE_CHECKING:`` are left out (they never
-run). A module-level cycle can fail at import time (a half-initialised module, an ImportError
-that depends on which module a notebook imports first - the old grading/exercises.py registered
-its last two lesson modules by an import at its last line for this reason). A cycle through a
-function-level import does not fail at import time, but the two modules still cannot be read,
-tested or moved apart; deferring an import is for heavy optional dependencies (pyspark, kafka),
-not for hiding a cycle. So both count.
+level, inside functions *and* under ``if TYPE_CHECKING:``. A module-level cycle can fail at
+import time (a half-initialised module, an ImportError that depends on which module a notebook
+imports first - the old grading/exercises.py registered its last two lesson modules by an import
+at its last line for this reason). A cycle through a function-level (lazy) import, or through an
+import only the type checker runs, does not fail at import time, but the two modules still
+cannot be read, tested or moved apart (spark/faults.py once named spark/harness.py's classes
+under ``TYPE_CHECKING`` while the harness imported the faults); deferring an import is for heavy
+optional dependencies (pyspark, kafka), not for hiding a cycle. So all of them count: what both
+sides need goes into a module of its own.
 
 ``from package import name`` is an edge to ``package.name`` when that is a module, else to the
 package; importing a module is not counted as importing its parent packages (Python runs those
@@ -33,10 +35,6 @@ def _modules(root: Path, package: str) -> dict[str, tuple[Path, bool]]:
     return found
 
 
-def _guarded_by_type_checking(node: ast.AST) -> bool:
-    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-
-
 def _imported(node: ast.Import | ast.ImportFrom, package: str, modules) -> set[str]:
     """The course modules one import statement in ``package`` brings in."""
     if isinstance(node, ast.Import):
@@ -57,7 +55,7 @@ def _imported(node: ast.Import | ast.ImportFrom, package: str, modules) -> set[s
 
 
 def import_graph(root: Path, package: str) -> dict[str, set[str]]:
-    """Module -> the modules of ``package`` it imports (module and function level)."""
+    """Module -> the modules of ``package`` it imports (module level, function level, type checking)."""
     modules = _modules(root, package)
     graph: dict[str, set[str]] = {}
     for name, (path, is_package) in modules.items():
@@ -66,8 +64,6 @@ def import_graph(root: Path, package: str) -> dict[str, set[str]]:
 
         def visit(node: ast.AST) -> None:
             for child in ast.iter_child_nodes(node):
-                if _guarded_by_type_checking(child):
-                    continue
                 if isinstance(child, (ast.Import, ast.ImportFrom)):
                     edges.update(_imported(child, own_package, modules))
                 visit(child)
@@ -154,8 +150,30 @@ def test_the_cycle_finder_finds_cycles_at_module_and_function_level(tmp_path):
     (package / "b.py").write_text("def thing():\n    from pkg.sub import c\n")
     (package / "sub" / "__init__.py").write_text("")
     (package / "sub" / "c.py").write_text("from .. import a\n")  # a -> b -> sub.c -> a
-    (package / "d.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from . import e\n")
-    (package / "e.py").write_text("from . import d\n")  # only a TYPE_CHECKING edge back: no cycle
     graph = import_graph(tmp_path, "pkg")
-    assert graph["pkg.sub.c"] == {"pkg.a"} and graph["pkg.d"] == set()
+    assert graph["pkg.sub.c"] == {"pkg.a"}
     assert cycles(graph) == [["pkg.a", "pkg.b", "pkg.sub.c", "pkg.a"]]
+
+
+def test_the_cycle_finder_finds_the_spark_cycle_through_type_checking_and_lazy_imports(tmp_path):
+    """The shape spark/faults.py and spark/harness.py had: the harness imports the faults, and the
+    faults import the harness's classes back - under ``TYPE_CHECKING``, or lazily inside a
+    function. Both are cycles. Moving what both need into a module of its own (as
+    spark/experiment_options.py and spark/job_process.py did) leaves none."""
+    package = tmp_path / "lab"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "harness.py").write_text("from .faults import Kill\n\n\nclass Options: ...\n")
+    faults = package / "faults.py"
+
+    faults.write_text("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from lab.harness import Options\n")
+    assert cycles(import_graph(tmp_path, "lab")) == [["lab.faults", "lab.harness", "lab.faults"]]
+
+    faults.write_text("def kill(opts):\n    from .harness import Options\n")
+    assert cycles(import_graph(tmp_path, "lab")) == [["lab.faults", "lab.harness", "lab.faults"]]
+
+    (package / "options.py").write_text("class Options: ...\n")
+    (package / "harness.py").write_text("from .faults import Kill\nfrom .options import Options\n")
+    faults.write_text("from .options import Options\n\n\nclass Kill: ...\n")
+    assert import_graph(tmp_path, "lab")["lab.faults"] == {"lab.options"}
+    assert cycles(import_graph(tmp_path, "lab")) == []

@@ -7,26 +7,21 @@ Everything the library reads at run time must therefore come from the installed 
 (importlib.resources and package data), never from a path into the repository.
 
 To stay fast, the fresh virtualenv reuses the course's dependencies from the current environment
-through a ``.pth`` file (``--no-deps``); only course_lib itself is built and installed, from a copy
-of the files a checkout has (so a build artefact of the working tree cannot hide a missing file).
+(tests/install_support.py); only course_lib itself is built and installed, from a copy of the
+files a checkout has (so a build artefact of the working tree cannot hide a missing file).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
-import sysconfig
 import textwrap
 from pathlib import Path
 
 import nbformat
-import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SOURCE = ("course_lib", "pyproject.toml", "README.md")  # what the build reads
+from tests.install_support import ROOT, clean_env, copy_checkout, fresh_venv, pip_install
 
 
 def _lesson_cells(notebook: Path, n: int) -> tuple[list[str], str]:
@@ -39,44 +34,11 @@ def _lesson_cells(notebook: Path, n: int) -> tuple[list[str], str]:
     return [c.source for c in cells], quoted
 
 
-def _fresh_venv(tmp: Path) -> Path:
-    venv = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    python = venv / "bin" / "python"
-    site = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    # the dependencies (kafka-python, matplotlib, ipykernel, nbclient...) of this environment; a
-    # .pth line only adds the folder to sys.path (its own .pth files, among them this checkout's
-    # editable install, are not run), so course_lib comes from the fresh install alone
-    (Path(site) / "course-deps.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    return python
-
-
 def test_a_non_editable_install_runs_lesson_02_and_the_demos_from_an_unrelated_folder(tmp_path):
-    source = tmp_path / "checkout"
-    source.mkdir()
-    for name in SOURCE:
-        path = ROOT / name
-        if path.is_dir():
-            shutil.copytree(path, source / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        elif path.exists():
-            shutil.copy2(path, source / name)
-    python = _fresh_venv(tmp_path)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
-    install = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-input", str(source)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-    if install.returncode != 0 and "satisfies the requirement setuptools" in install.stdout + install.stderr:
-        pytest.skip(f"building needs setuptools>=68 from the package index, which is not reachable:\n{install.stderr}")
-    assert install.returncode == 0, f"pip install . failed:\n{install.stdout}\n{install.stderr}"
+    source = copy_checkout(tmp_path / "checkout")
+    python = fresh_venv(tmp_path)
+    env = clean_env()
+    pip_install(str(source), python=python)
 
     elsewhere = tmp_path / "elsewhere"
     demos = elsewhere / "demos"
@@ -94,7 +56,7 @@ def test_a_non_editable_install_runs_lesson_02_and_the_demos_from_an_unrelated_f
         from nbclient import NotebookClient
 
         import course_lib
-        from course_lib.datasets import NAMES, load
+        from course_lib.datasets import NAMES, data_dir, load
         from course_lib.real.jars import POM
         from course_lib.spark.orders import read_lines
 
@@ -113,6 +75,7 @@ def test_a_non_editable_install_runs_lesson_02_and_the_demos_from_an_unrelated_f
         print(json.dumps({
             "course_lib": course_lib.__file__,
             "rows": {name: len(load(name)) for name in NAMES},
+            "data": str(data_dir()),
             "orders": len(read_lines()),
             "pom": POM.is_file(),
             "lesson02": run(Path("lesson02.ipynb"), streams_only=True),  # what it printed (widgets aside)
@@ -129,6 +92,10 @@ def test_a_non_editable_install_runs_lesson_02_and_the_demos_from_an_unrelated_f
 
     assert Path(got["course_lib"]).is_relative_to(tmp_path / "venv"), f"course_lib came from {got['course_lib']}"
     assert got["rows"] == {"sensor_readings": 240, "clicks": 300, "payments": 120}
+    shipped = Path(got["data"])  # the wheel carries the top-level datasets/ as course_lib/data (setup.py)
+    assert shipped == Path(got["course_lib"]).parent / "data", f"the data sets came from {shipped}"
+    assert all((shipped / name / "README.md").is_file() for name in got["rows"]), "a data card is missing"
+    assert not list(shipped.rglob("generate.py")), "the generators are authoring tools, not shipped"
     assert got["orders"] == 5000 and got["pom"]
     assert got["lesson02"][-1] == quoted, "lesson 02's first experiment printed something else than the lesson quotes"
     assert "delivery_simulator.ipynb" in got["index"][-1] and "consumer_crash.ipynb" in got["index"][-1]

@@ -39,9 +39,9 @@ STATE = Path(env.get("COURSE_HUB_STATE", ROOT / ".hub-state")).resolve()
 HOMES = Path(env.get("COURSE_HUB_HOMES", "/tmp/course-hub-homes")).resolve()
 STATE.mkdir(parents=True, exist_ok=True)
 # what a learner's home holds: the course as a learner sees it (no tests, no library source)
-# (course_lib/data: the data sets and their cards, where lesson 10 says they are; the library itself
-# comes from the installed package - a folder without __init__.py never shadows it)
-COURSE_FILES = ("notebooks", "exercises", "course_lib/data", "workshop/preflight.ipynb")
+# (datasets: the data sets and their cards, where lesson 10 says they are; the library reads its
+# own copy, shipped in the installed package)
+COURSE_FILES = ("notebooks", "exercises", "datasets", "workshop/preflight.ipynb")
 PROXY_CACHE = Path.home() / ".cache" / "kafka-delivery-course" / "npm-configurable-http-proxy-5.3.0"
 
 

@@ -10,7 +10,7 @@ Taught in notebooks/01_replicated_log.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from kafka import errors as Errors
 
@@ -18,43 +18,50 @@ from .group_coordinator import OFFSETS_TOPIC, GroupCoordinator
 from .options import ClusterOptions
 from .partition import Partition
 from .protocol import (
+    AlterPartitionResponse,
+    BrokerHeartbeat,
+    ConsumerFetchRequest,
     ConsumerFetchResponse,
+    FetchRequest,
     FetchResponse,
+    FindCoordinatorRequest,
     FindCoordinatorResponse,
-    Heartbeat,
+    InitProducerIdRequest,
     InitProducerIdResponse,
+    ListOffsetsRequest,
     ListOffsetsResponse,
+    MetadataRequest,
     MetadataResponse,
+    OffsetsForLeaderEpochRequest,
     OffsetsForLeaderEpochResponse,
     PartitionResult,
     PartitionUpdate,
     ProduceRequest,
     ProduceResponse,
     TopicConfig,
+    WriteTxnMarker,
     WriteTxnMarkerResponse,
     node_name,
 )
 from .txn_coordinator import TXN_TOPIC, TxnCoordinator
 
+#: how a node handles one kind of message: ``handler(node, src, message)``
+Handler = Callable[[Any, str, Any], None]
 
-#: message kind -> (Partition method, answer when this broker has no replica of the partition:
-#: made from the message and the error :meth:`Broker.no_replica_error` chose)
-PARTITION_ROUTES = {
-    "fetch_request": (
-        "handle_fetch",
-        lambda m, e: FetchResponse(m.tp, m.generation, Errors.UnknownTopicOrPartitionError),
-    ),
-    "fetch_response": ("on_fetch_response", None),
-    "alter_partition_response": ("on_alter_partition_response", None),
-    "consumer_fetch_request": ("handle_consumer_fetch", lambda m, e: ConsumerFetchResponse(m.corr, m.tp, e)),
-    "list_offsets_request": ("list_offsets", lambda m, e: ListOffsetsResponse(m.corr, m.tp, e, -1)),
-    "offsets_for_leader_epoch_request": (
-        "offsets_for_leader_epoch",
-        lambda m, e: OffsetsForLeaderEpochResponse(m.corr, m.tp, e),
-    ),
-}
 
-GROUP_APIS = frozenset({"join_group", "heartbeat", "leave_group", "offset_commit", "offset_fetch", "txn_offset_commit"})
+def to_partition(method: Callable[[Partition, str, Any], None], refusal=None) -> Handler:
+    """A message about one partition replica (it has a ``tp``): handled by this broker's replica
+    with ``method``; if the broker holds none, answered with ``refusal(message, error)`` - the
+    error :meth:`Broker.no_replica_error` chose - or, without a refusal, ignored."""
+
+    def route(broker: Broker, src: str, msg) -> None:
+        partition = broker.partitions.get(msg.tp)
+        if partition is not None:
+            method(partition, src, msg)
+        elif refusal is not None:
+            broker.send(src, refusal(msg, broker.no_replica_error(msg.tp)))
+
+    return route
 
 
 class _PendingProduce:
@@ -160,7 +167,7 @@ class Broker:
         self.schedule_timer(interval, tick)
 
     def _heartbeat(self) -> None:
-        self.send_controller(Heartbeat(self.broker_id, self.incarnation, self.metadata_version))
+        self.send_controller(BrokerHeartbeat(self.broker_id, self.incarnation, self.metadata_version))
         self.schedule_timer(self.options.broker_heartbeat_interval_ms, self._heartbeat)
 
     # ---- hooks for the history ---------------------------------------------------------------------
@@ -207,52 +214,38 @@ class Broker:
         if self.paused:
             self._held.append((self.receive, (src, msg)))
             return
-        kind = msg.kind
-        route = PARTITION_ROUTES.get(kind)
-        if route is not None:
-            method, refusal = route
-            partition = self.partitions.get(msg.tp)
-            if partition is not None:
-                getattr(partition, method)(src, msg)
-            elif refusal is not None:
-                self.send(src, refusal(msg, self.no_replica_error(msg.tp)))
-        elif kind == "produce_request":
-            self._handle_produce(src, msg)
-        elif kind == "partition_update":
-            self._apply_update(msg)
-        elif kind == "metadata_request":
-            self.send(
-                src,
-                MetadataResponse(
-                    msg.corr,
-                    # only live brokers, as Kafka answers: a client that asked while the others
-                    # were down knows no other broker to ask later (kafka-python never goes back
-                    # to bootstrap_servers)
-                    self.live_brokers if self.live_brokers is not None else tuple(sorted(self.cluster.brokers)),
-                    {t: c.partitions for t, c in self.topic_configs.items()},
-                    {tp: (s.leader, s.leader_epoch) for tp, s in self.metadata.items()},
-                    {tp[0]: s.topic_id for tp, s in self.metadata.items()},
-                ),
-            )
-        elif kind == "init_producer_id_request":
-            pid, epoch = self.cluster.controller.allocate_producer_id(msg.transactional_id)
-            self.send(src, InitProducerIdResponse(msg.corr, None, pid, epoch))
-        elif kind == "find_coordinator_request":
-            self._find_coordinator(src, msg)
-        elif kind == "coordinator_request":
-            (self.groups if msg.api in GROUP_APIS else self.txns).handle(src, msg)
-        elif kind == "write_txn_marker":
-            partition = self.partitions.get(msg.tp)
-            reply = lambda error: self.send(src, WriteTxnMarkerResponse(msg.corr, msg.tp, error))  # noqa: E731
-            if partition is None:
-                return reply(Errors.NotLeaderForPartitionError)
-            partition.write_marker(msg.producer_id, msg.producer_epoch, msg.commit, reply)
-        elif kind == "write_txn_marker_response":
-            self.txns.on_marker_response(msg)
-        else:
-            raise AssertionError(f"broker {self.broker_id} got an unknown message {kind!r}")
+        handler = HANDLERS.get(type(msg))
+        if handler is None:
+            raise AssertionError(f"broker {self.broker_id} got an unknown message {msg.kind!r}")
+        handler(self, src, msg)
 
-    def _find_coordinator(self, src: str, msg) -> None:
+    def _metadata(self, src: str, msg: MetadataRequest) -> None:
+        self.send(
+            src,
+            MetadataResponse(
+                msg.corr,
+                # only live brokers, as Kafka answers: a client that asked while the others
+                # were down knows no other broker to ask later (kafka-python never goes back
+                # to bootstrap_servers)
+                self.live_brokers if self.live_brokers is not None else tuple(sorted(self.cluster.brokers)),
+                {t: c.partitions for t, c in self.topic_configs.items()},
+                {tp: (s.leader, s.leader_epoch) for tp, s in self.metadata.items()},
+                {tp[0]: s.topic_id for tp, s in self.metadata.items()},
+            ),
+        )
+
+    def _init_producer_id(self, src: str, msg: InitProducerIdRequest) -> None:
+        pid, epoch = self.cluster.controller.allocate_producer_id(msg.transactional_id)
+        self.send(src, InitProducerIdResponse(msg.corr, None, pid, epoch))
+
+    def _write_txn_marker(self, src: str, msg: WriteTxnMarker) -> None:
+        partition = self.partitions.get(msg.tp)
+        reply = lambda error: self.send(src, WriteTxnMarkerResponse(msg.corr, msg.tp, error))  # noqa: E731
+        if partition is None:
+            return reply(Errors.NotLeaderForPartitionError)
+        partition.write_marker(msg.producer_id, msg.producer_epoch, msg.commit, reply)
+
+    def _find_coordinator(self, src: str, msg: FindCoordinatorRequest) -> None:
         """Any broker answers: the coordinator is the leader of the internal topic's partition
         (created on first use, as Kafka creates __consumer_offsets)."""
         topic = OFFSETS_TOPIC if msg.key_type == "group" else TXN_TOPIC
@@ -342,13 +335,30 @@ class Broker:
             {"topic": tp[0], "partition": tp[1], "topic_id": partition.topic_id, "leo": partition.log.leo},
         )
 
-    # ---- views ------------------------------------------------------------------------------------
-    def replica_state(self, tp) -> dict:
-        p = self.partitions[tp]
-        return {
-            "leo": p.log.leo,
-            "hw": p.log.hw,
-            "role": "leader" if p.is_leader else "follower",
-            "leader_epoch": p.leader_epoch,
-            "epochs": list(p.log.epochs),
-        }
+
+#: message class -> how a broker handles it. A new request: its dataclass in :mod:`.protocol`, its
+#: handler (here, in the module of its partition or coordinator, or a module of its own), one entry here.
+HANDLERS: dict[type, Handler] = {
+    ProduceRequest: Broker._handle_produce,
+    MetadataRequest: Broker._metadata,
+    InitProducerIdRequest: Broker._init_producer_id,
+    FindCoordinatorRequest: Broker._find_coordinator,
+    PartitionUpdate: lambda broker, src, msg: broker._apply_update(msg),
+    FetchRequest: to_partition(
+        Partition.handle_fetch, lambda m, e: FetchResponse(m.tp, m.generation, Errors.UnknownTopicOrPartitionError)
+    ),
+    FetchResponse: to_partition(Partition.on_fetch_response),
+    AlterPartitionResponse: to_partition(Partition.on_alter_partition_response),
+    ConsumerFetchRequest: to_partition(
+        Partition.handle_consumer_fetch, lambda m, e: ConsumerFetchResponse(m.corr, m.tp, e)
+    ),
+    ListOffsetsRequest: to_partition(Partition.list_offsets, lambda m, e: ListOffsetsResponse(m.corr, m.tp, e, -1)),
+    OffsetsForLeaderEpochRequest: to_partition(
+        Partition.offsets_for_leader_epoch, lambda m, e: OffsetsForLeaderEpochResponse(m.corr, m.tp, e)
+    ),
+    WriteTxnMarker: Broker._write_txn_marker,
+    WriteTxnMarkerResponse: lambda broker, src, msg: broker.txns.on_marker_response(msg),
+    # every coordinator request goes to the coordinator whose table names it
+    **{cls: lambda broker, src, msg: broker.groups.handle(src, msg) for cls in GroupCoordinator.HANDLERS},
+    **{cls: lambda broker, src, msg: broker.txns.handle(src, msg) for cls in TxnCoordinator.HANDLERS},
+}

@@ -40,13 +40,21 @@ Taught in notebooks/02_acks_and_durability.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any, Callable, ClassVar
 
 from kafka import errors as Errors
 
 from ..history import OpName
 from .broker import node_name
 from .group_coordinator import OFFSETS_TOPIC
-from .protocol import AlterPartitionResponse, PartitionState, PartitionUpdate, TopicConfig
+from .protocol import (
+    AlterPartition,
+    AlterPartitionResponse,
+    BrokerHeartbeat,
+    PartitionState,
+    PartitionUpdate,
+    TopicConfig,
+)
 from .txn_coordinator import TXN_TOPIC
 
 CONTROLLER = "controller"
@@ -122,23 +130,24 @@ class Controller:
 
     # ---- liveness -----------------------------------------------------------------------------
     def receive(self, src: str, msg) -> None:
-        if msg.kind == "heartbeat":
-            broker_id = msg.broker_id
-            self.last_heartbeat[broker_id] = self.sim.now
-            if self.incarnations.setdefault(broker_id, msg.incarnation) != msg.incarnation:
-                # restarted before its session expired: the old incarnation is fenced first
-                if broker_id not in self.fenced:
-                    self.fence(broker_id, reason="it restarted (new incarnation)")
-                self.incarnations[broker_id] = msg.incarnation
-                self._unclean_shutdown(broker_id)
-            if broker_id in self.fenced:
-                self._unfence(broker_id)
-            if msg.metadata_version < self.metadata_version:
-                self._send_snapshot(broker_id)
-        elif msg.kind == "alter_partition":
-            self._alter_partition(src, msg)
-        else:
+        handler = self.HANDLERS.get(type(msg))
+        if handler is None:
             raise AssertionError(f"controller got an unknown message {msg.kind!r}")
+        handler(self, src, msg)
+
+    def _heartbeat(self, src: str, msg: BrokerHeartbeat) -> None:
+        broker_id = msg.broker_id
+        self.last_heartbeat[broker_id] = self.sim.now
+        if self.incarnations.setdefault(broker_id, msg.incarnation) != msg.incarnation:
+            # restarted before its session expired: the old incarnation is fenced first
+            if broker_id not in self.fenced:
+                self.fence(broker_id, reason="it restarted (new incarnation)")
+            self.incarnations[broker_id] = msg.incarnation
+            self._unclean_shutdown(broker_id)
+        if broker_id in self.fenced:
+            self._unfence(broker_id)
+        if msg.metadata_version < self.metadata_version:
+            self._send_snapshot(broker_id)
 
     def on_disconnect(self, peer: str) -> None:
         """Liveness comes from heartbeats, not connections."""
@@ -288,7 +297,7 @@ class Controller:
         return new
 
     # ---- ISR changes ----------------------------------------------------------------------------
-    def _alter_partition(self, src: str, msg) -> None:
+    def _alter_partition(self, src: str, msg: AlterPartition) -> None:
         state = self.partitions.get(msg.tp)
         if state is None or state.topic_id != msg.topic_id:
             return  # the topic was deleted: no answer, the leader's replica is being deleted too
@@ -360,6 +369,12 @@ class Controller:
             live_brokers=self.live_brokers(),
         )
         self.cluster.network.send(self.node_id, node_name(broker_id), snapshot)
+
+    #: message class -> how the controller handles it
+    HANDLERS: ClassVar[dict[type, Callable[[Any, str, Any], None]]] = {
+        BrokerHeartbeat: _heartbeat,
+        AlterPartition: _alter_partition,
+    }
 
 
 def _without(members: tuple, broker_id: int) -> tuple:

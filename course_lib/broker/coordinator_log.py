@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from kafka import errors as Errors
 
-from .protocol import CoordinatorResponse, Record, RecordBatch
+from .protocol import CoordinatorRequest, CoordinatorResponse, Record, RecordBatch
 
 
 class CoordinatorLog:
@@ -69,7 +69,7 @@ class CoordinatorLog:
 
         p.append(batch, -1, 30_000, appended)
 
-    def respond(self, src, req, error=None, result=None) -> None:
+    def respond(self, src: str, req: CoordinatorRequest, error=None, result=None) -> None:
         self.broker.send(src, CoordinatorResponse(req.corr, req.api, error, result))
 
     # subclasses

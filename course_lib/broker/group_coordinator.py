@@ -34,10 +34,20 @@ Taught in notebooks/05_consumer_delivery_semantics and notebooks/05b_consumer_gr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
 
 from kafka import errors as Errors
 
 from .coordinator_log import CoordinatorLog
+from .protocol import (
+    GroupRequest,
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    TxnOffsetCommitRequest,
+)
 
 OFFSETS_TOPIC = "__consumer_offsets"
 
@@ -119,11 +129,11 @@ class GroupCoordinator(CoordinatorLog):
             self.write(gone, lambda err: None)
 
     # ---- requests ------------------------------------------------------------------------------
-    def handle(self, src: str, req) -> None:
+    def handle(self, src: str, req: GroupRequest) -> None:
         if not self.refresh():
             return self.respond(src, req, Errors.NotCoordinatorError)
         self._ensure_checking()
-        getattr(self, "_" + req.api)(src, req, **req.args)
+        self.HANDLERS[type(req)](self, src, req)
 
     def _group(self, group_id: str) -> Group:
         group = self.groups.get(group_id)
@@ -131,18 +141,10 @@ class GroupCoordinator(CoordinatorLog):
             group = self.groups[group_id] = Group(group_id)
         return group
 
-    def _join_group(
-        self,
-        src,
-        req,
-        group,
-        member_id,
-        client_id,
-        topics,
-        session_timeout_ms,
-        rebalance_timeout_ms=None,
-        group_instance_id=None,
-    ):
+    def _join_group(self, src: str, req: JoinGroupRequest) -> None:
+        group, member_id, client_id, topics = req.group, req.member_id, req.client_id, req.topics
+        session_timeout_ms, rebalance_timeout_ms = req.session_timeout_ms, req.rebalance_timeout_ms
+        group_instance_id = req.group_instance_id
         self._expire_offsets(group)
         g = self._group(group)
         now = self.broker.sim.now
@@ -294,8 +296,9 @@ class GroupCoordinator(CoordinatorLog):
                 g.members[member_id].assignment += [(topic, p) for p in range(start, start + count)]
                 start += count
 
-    def _heartbeat(self, src, req, group, member_id, generation):
-        g = self.groups.get(group)
+    def _heartbeat(self, src: str, req: HeartbeatRequest) -> None:
+        member_id = req.member_id
+        g = self.groups.get(req.group)
         if g is not None and member_id in g.fenced:
             return self.respond(src, req, Errors.FencedInstanceIdError)
         if g is None or member_id not in g.members:
@@ -303,14 +306,14 @@ class GroupCoordinator(CoordinatorLog):
         g.members[member_id].last_heartbeat_ms = self.broker.sim.now
         if g.state == "PreparingRebalance":
             return self.respond(src, req, Errors.RebalanceInProgressError)
-        if generation != g.generation:
+        if req.generation != g.generation:
             return self.respond(src, req, Errors.IllegalGenerationError)
         self.respond(src, req)
 
-    def _leave_group(self, src, req, group, member_id):
-        g = self.groups.get(group)
-        if g is not None and member_id in g.members:
-            self._remove(g, member_id, "left the group")
+    def _leave_group(self, src: str, req: LeaveGroupRequest) -> None:
+        g = self.groups.get(req.group)
+        if g is not None and req.member_id in g.members:
+            self._remove(g, req.member_id, "left the group")
         self.respond(src, req)
 
     def _remove(self, g: Group, member_id: str, reason: str) -> None:
@@ -371,20 +374,18 @@ class GroupCoordinator(CoordinatorLog):
             return Errors.IllegalGenerationError
         return None
 
-    def _offset_commit(self, src, req, group, member_id, generation, offsets):
-        error = self._check_generation(group, member_id, generation)
+    def _offset_commit(self, src: str, req: OffsetCommitRequest) -> None:
+        error = self._check_generation(req.group, req.member_id, req.generation)
         if error is not None:
             return self.respond(src, req, error)
-        records = [(("offset", group, t, p), o) for (t, p), o in sorted(offsets.items())]
+        records = [(("offset", req.group, t, p), o) for (t, p), o in sorted(req.offsets.items())]
         self.write(records, lambda err: self.respond(src, req, err and Errors.CoordinatorNotAvailableError))
 
-    def _txn_offset_commit(
-        self, src, req, group, member_id, generation, offsets, producer_id, producer_epoch, transactional_id=None
-    ):
-        error = self._check_generation(group, member_id, generation, transactional=True)
+    def _txn_offset_commit(self, src: str, req: TxnOffsetCommitRequest) -> None:
+        error = self._check_generation(req.group, req.member_id, req.generation, transactional=True)
         if error is not None:
             return self.respond(src, req, error)
-        records = [(("offset", group, t, p), o) for (t, p), o in sorted(offsets.items())]
+        records = [(("offset", req.group, t, p), o) for (t, p), o in sorted(req.offsets.items())]
         self.write(
             records,
             # a zombie's commit (its epoch is older than the offsets partition's producer state)
@@ -393,8 +394,8 @@ class GroupCoordinator(CoordinatorLog):
             lambda err: self.respond(
                 src, req, err and (err if err in _FENCED else Errors.CoordinatorNotAvailableError)
             ),
-            producer_id,
-            producer_epoch,
+            req.producer_id,
+            req.producer_epoch,
             transactional=True,
         )
 
@@ -420,7 +421,17 @@ class GroupCoordinator(CoordinatorLog):
             },
         )
 
-    def _offset_fetch(self, src, req, group, partitions):
-        self._expire_offsets(group)
-        committed = self.offsets.get(group, {})
-        self.respond(src, req, None, {tuple(tp): committed.get(tuple(tp), -1) for tp in partitions})
+    def _offset_fetch(self, src: str, req: OffsetFetchRequest) -> None:
+        self._expire_offsets(req.group)
+        committed = self.offsets.get(req.group, {})
+        self.respond(src, req, None, {tuple(tp): committed.get(tuple(tp), -1) for tp in req.partitions})
+
+    #: request class -> its handler (the broker sends this coordinator every class named here)
+    HANDLERS: ClassVar[dict[type, Callable[[Any, str, Any], None]]] = {
+        JoinGroupRequest: _join_group,
+        HeartbeatRequest: _heartbeat,
+        LeaveGroupRequest: _leave_group,
+        OffsetCommitRequest: _offset_commit,
+        OffsetFetchRequest: _offset_fetch,
+        TxnOffsetCommitRequest: _txn_offset_commit,
+    }

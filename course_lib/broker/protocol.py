@@ -8,7 +8,7 @@ Errors travel as kafka-python's exception classes (``kafka.errors``), so code th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 TopicPartition = tuple  # (topic, partition): kafka-python's TopicPartition is a namedtuple of these
 
@@ -50,10 +50,6 @@ class LogBatch:
     batch: RecordBatch
 
     @property
-    def last_offset(self) -> int:
-        return self.base_offset + len(self.batch.records) - 1
-
-    @property
     def next_offset(self) -> int:
         return self.base_offset + len(self.batch.records)
 
@@ -86,14 +82,14 @@ class TopicConfig:
 
 
 # ---- client <-> broker -------------------------------------------------------------------
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ProduceRequest:
     corr: int
     acks: int
     timeout_ms: float
     batches: dict  # tp -> RecordBatch
     transactional_id: str | None = None
-    kind: str = "produce_request"
+    kind: ClassVar[str] = "produce_request"
 
     def describe(self) -> str:
         return "produce " + ", ".join(f"p{tp[1]}:{_ids(b)}" for tp, b in self.batches.items())
@@ -106,11 +102,11 @@ class PartitionResult:
     evidence: dict | None = None
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ProduceResponse:
     corr: int
     results: dict  # tp -> PartitionResult
-    kind: str = "produce_response"
+    kind: ClassVar[str] = "produce_response"
 
     def describe(self) -> str:
         return "ack " + ", ".join(
@@ -119,13 +115,13 @@ class ProduceResponse:
         )
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class MetadataRequest:
     corr: int
-    kind: str = "metadata_request"
+    kind: ClassVar[str] = "metadata_request"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class MetadataResponse:
     corr: int
     brokers: tuple
@@ -133,28 +129,28 @@ class MetadataResponse:
     leaders: dict  # tp -> (leader or None, leader_epoch)
     #: topic -> topic id (Metadata v10+): a client sees a topic deleted and created again
     topic_ids: dict = field(default_factory=dict)
-    kind: str = "metadata_response"
+    kind: ClassVar[str] = "metadata_response"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class InitProducerIdRequest:
     corr: int
     transactional_id: str | None = None
     transaction_timeout_ms: float = 60000
-    kind: str = "init_producer_id_request"
+    kind: ClassVar[str] = "init_producer_id_request"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class InitProducerIdResponse:
     corr: int
     error: Any
     producer_id: int
     producer_epoch: int
-    kind: str = "init_producer_id_response"
+    kind: ClassVar[str] = "init_producer_id_response"
 
 
 # ---- broker <-> broker ---------------------------------------------------------------------
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class FetchRequest:
     replica_id: int
     tp: TopicPartition
@@ -164,13 +160,13 @@ class FetchRequest:
     generation: int
     max_wait_ms: float
     topic_id: int = 0  # inter-broker fetches name the topic id (Fetch v13+): a stale follower is refused
-    kind: str = "fetch_request"
+    kind: ClassVar[str] = "fetch_request"
 
     def describe(self) -> str:
         return f"fetch p{self.tp[1]} from {self.fetch_offset}"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class FetchResponse:
     tp: TopicPartition
     generation: int
@@ -179,7 +175,7 @@ class FetchResponse:
     high_watermark: int = 0
     diverging: tuple | None = None  # (epoch, end_offset): truncate before fetching again
     log_start_offset: int = 0  # the leader's: a follower moves its own up to it (DeleteRecords)
-    kind: str = "fetch_response"
+    kind: ClassVar[str] = "fetch_response"
 
     def describe(self) -> str:
         if self.error is not None:
@@ -190,15 +186,15 @@ class FetchResponse:
 
 
 # ---- broker <-> controller -----------------------------------------------------------------
-@dataclass(slots=True)
-class Heartbeat:
+@dataclass(frozen=True, slots=True)
+class BrokerHeartbeat:
     broker_id: int
     incarnation: int  # a restarted broker registers anew (KRaft's incarnation id / broker epoch)
     metadata_version: int  # how far this broker has applied the controller's decisions
-    kind: str = "heartbeat"
+    kind: ClassVar[str] = "heartbeat"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class AlterPartition:
     tp: TopicPartition
     leader: int
@@ -206,21 +202,21 @@ class AlterPartition:
     partition_epoch: int
     isr: tuple
     topic_id: int = 0  # AlterPartition v2+ names the topic id
-    kind: str = "alter_partition"
+    kind: ClassVar[str] = "alter_partition"
 
     def describe(self) -> str:
         return f"ISR p{self.tp[1]} -> {list(self.isr)}"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class AlterPartitionResponse:
     tp: TopicPartition
     error: Any
     state: PartitionState
-    kind: str = "alter_partition_response"
+    kind: ClassVar[str] = "alter_partition_response"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class PartitionUpdate:
     """Controller -> brokers: the new state of some partitions (metadata propagation).
 
@@ -240,7 +236,7 @@ class PartitionUpdate:
     live_brokers: tuple = ()
     #: topics deleted by this update (KRaft's RemoveTopicRecord): brokers delete their replicas
     deleted: tuple = ()
-    kind: str = "partition_update"
+    kind: ClassVar[str] = "partition_update"
 
     def describe(self) -> str:
         changes = [f"p{tp[1]} leader {s.leader} e{s.leader_epoch}" for tp, s in self.states.items()]
@@ -264,7 +260,7 @@ def _short(value) -> str:
 
 
 # ---- consumers ----------------------------------------------------------------------------------
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ConsumerFetchRequest:
     corr: int
     tp: TopicPartition
@@ -272,13 +268,13 @@ class ConsumerFetchRequest:
     read_committed: bool
     max_wait_ms: float
     max_records: int = 10_000
-    kind: str = "consumer_fetch_request"
+    kind: ClassVar[str] = "consumer_fetch_request"
 
     def describe(self) -> str:
         return f"poll p{self.tp[1]} from {self.fetch_offset}"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ConsumerFetchResponse:
     corr: int
     tp: TopicPartition
@@ -287,7 +283,7 @@ class ConsumerFetchResponse:
     high_watermark: int = 0
     last_stable_offset: int = 0
     aborted: list = field(default_factory=list)  # (producer id, first offset) of aborted txns in range
-    kind: str = "consumer_fetch_response"
+    kind: ClassVar[str] = "consumer_fetch_response"
 
     def describe(self) -> str:
         if self.error is not None:
@@ -295,88 +291,195 @@ class ConsumerFetchResponse:
         return f"{sum(len(b.batch.records) for b in self.batches)} records, hw {self.high_watermark}"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ListOffsetsRequest:
     corr: int
     tp: TopicPartition
     latest: bool
     read_committed: bool
-    kind: str = "list_offsets_request"
+    kind: ClassVar[str] = "list_offsets_request"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ListOffsetsResponse:
     corr: int
     tp: TopicPartition
     error: Any
     offset: int
-    kind: str = "list_offsets_response"
+    kind: ClassVar[str] = "list_offsets_response"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class OffsetsForLeaderEpochRequest:
     """A consumer checks its position after a leader change (KIP-320): where did ``epoch`` end?"""
 
     corr: int
     tp: TopicPartition
     epoch: int
-    kind: str = "offsets_for_leader_epoch_request"
+    kind: ClassVar[str] = "offsets_for_leader_epoch_request"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class OffsetsForLeaderEpochResponse:
     corr: int
     tp: TopicPartition
     error: Any
     epoch: int = -1
     end_offset: int = -1
-    kind: str = "offsets_for_leader_epoch_response"
+    kind: ClassVar[str] = "offsets_for_leader_epoch_response"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class FindCoordinatorRequest:
     corr: int
     key: str
     key_type: str  # "group" or "transaction"
-    kind: str = "find_coordinator_request"
+    kind: ClassVar[str] = "find_coordinator_request"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class FindCoordinatorResponse:
     corr: int
     error: Any
     broker_id: int | None
-    kind: str = "find_coordinator_response"
+    kind: ClassVar[str] = "find_coordinator_response"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class CoordinatorRequest:
-    """Any request to a group or transaction coordinator: ``api`` names it (join_group,
-    heartbeat, leave_group, offset_commit, offset_fetch, txn_offset_commit, init_producer_id,
-    add_partitions, end_txn) and ``args`` carries its fields."""
+    """What every request to a group or transaction coordinator has: ``api`` names it in the
+    trace and in its answer (a :class:`CoordinatorResponse`), ``coordinator_key`` says which
+    coordinator to find (FindCoordinator's key type and key). ``corr`` is stamped by the sender
+    when it sends (a retry is the same request with a new correlation id)."""
 
-    corr: int
-    api: str
-    args: dict
-    kind: str = "coordinator_request"
+    api: ClassVar[str] = ""
+    kind: ClassVar[str] = "coordinator_request"
+    corr: int = 0
+
+    @property
+    def coordinator_key(self) -> tuple[str, str]:
+        raise NotImplementedError
 
     def describe(self) -> str:
         return self.api
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupRequest(CoordinatorRequest):
+    """A request to the coordinator of ``group`` (the leader of ``__consumer_offsets``)."""
+
+    group: str
+
+    @property
+    def coordinator_key(self) -> tuple[str, str]:
+        return ("group", self.group)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JoinGroupRequest(GroupRequest):
+    api: ClassVar[str] = "join_group"
+    member_id: str
+    client_id: str
+    topics: list
+    session_timeout_ms: float
+    rebalance_timeout_ms: float | None = None  # None: the session timeout
+    group_instance_id: str | None = None  # static membership (KIP-345)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HeartbeatRequest(GroupRequest):
+    """A group member's heartbeat (Kafka's Heartbeat API; a broker's heartbeat to the
+    controller is :class:`BrokerHeartbeat`)."""
+
+    api: ClassVar[str] = "heartbeat"
+    member_id: str
+    generation: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LeaveGroupRequest(GroupRequest):
+    api: ClassVar[str] = "leave_group"
+    member_id: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetCommitRequest(GroupRequest):
+    api: ClassVar[str] = "offset_commit"
+    member_id: str
+    generation: int
+    offsets: dict  # tp -> offset
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OffsetFetchRequest(GroupRequest):
+    api: ClassVar[str] = "offset_fetch"
+    partitions: list
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TxnOffsetCommitRequest(GroupRequest):
+    """``send_offsets_to_transaction``: offsets that count only if the transaction commits
+    (sent to the *group's* coordinator)."""
+
+    api: ClassVar[str] = "txn_offset_commit"
+    member_id: str
+    generation: int
+    offsets: dict  # tp -> offset
+    producer_id: int
+    producer_epoch: int
+    transactional_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TxnRequest(CoordinatorRequest):
+    """A request to the coordinator of ``transactional_id`` (the leader of ``__transaction_state``)."""
+
+    transactional_id: str
+
+    @property
+    def coordinator_key(self) -> tuple[str, str]:
+        return ("transaction", self.transactional_id)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InitTxnProducerIdRequest(TxnRequest):
+    """InitProducerId with a ``transactional.id`` (``init_transactions()``): the transaction
+    coordinator answers. Without one (an idempotent producer) any broker answers an
+    :class:`InitProducerIdRequest`."""
+
+    api: ClassVar[str] = "init_producer_id"
+    transaction_timeout_ms: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddPartitionsToTxnRequest(TxnRequest):
+    api: ClassVar[str] = "add_partitions"
+    producer_id: int
+    producer_epoch: int
+    partitions: list  # [topic, partition] pairs
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EndTxnRequest(TxnRequest):
+    api: ClassVar[str] = "end_txn"
+    producer_id: int
+    producer_epoch: int
+    commit: bool
+
+
+@dataclass(frozen=True, slots=True)
 class CoordinatorResponse:
     corr: int
     api: str
     error: Any = None
     result: Any = None
-    kind: str = "coordinator_response"
+    kind: ClassVar[str] = "coordinator_response"
 
     def describe(self) -> str:
         return f"{self.api} {'ok' if self.error is None else self.error.__name__}"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class WriteTxnMarker:
     """Transaction coordinator -> partition leader: append a commit/abort marker."""
 
@@ -385,15 +488,15 @@ class WriteTxnMarker:
     producer_id: int
     producer_epoch: int
     commit: bool
-    kind: str = "write_txn_marker"
+    kind: ClassVar[str] = "write_txn_marker"
 
     def describe(self) -> str:
         return f"{'COMMIT' if self.commit else 'ABORT'} marker p{self.tp[1]}"
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class WriteTxnMarkerResponse:
     corr: int
     tp: TopicPartition
     error: Any
-    kind: str = "write_txn_marker_response"
+    kind: ClassVar[str] = "write_txn_marker_response"

@@ -19,11 +19,19 @@ Taught in notebooks/06_transactions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any, Callable, ClassVar
 
 from kafka import errors as Errors
 
 from .coordinator_log import CoordinatorLog
-from .protocol import WriteTxnMarker, node_name
+from .protocol import (
+    AddPartitionsToTxnRequest,
+    EndTxnRequest,
+    InitTxnProducerIdRequest,
+    TxnRequest,
+    WriteTxnMarker,
+    node_name,
+)
 
 TXN_TOPIC = "__transaction_state"
 MARKER_RETRY_MS = 100
@@ -68,14 +76,14 @@ class TxnCoordinator(CoordinatorLog):
         return ok
 
     # ---- requests ------------------------------------------------------------------------------
-    def handle(self, src: str, req) -> None:
+    def handle(self, src: str, req: TxnRequest) -> None:
         if not self.refresh():
             return self.respond(src, req, Errors.NotCoordinatorError)
-        if req.args.get("transactional_id") in self.writing:
+        if req.transactional_id in self.writing:
             # one state change at a time per transactional id, as Kafka's pending-state check
             return self.respond(src, req, Errors.ConcurrentTransactionsError)
         self._ensure_checking()
-        getattr(self, "_" + req.api)(src, req, **req.args)
+        self.HANDLERS[type(req)](self, src, req)
 
     def _change(self, tid: str, meta: TxnMetadata, then) -> None:
         """Write ``tid``'s new state; ``then(error)`` once it is replicated (or refused)."""
@@ -97,7 +105,8 @@ class TxnCoordinator(CoordinatorLog):
             return Errors.ConcurrentTransactionsError
         return None
 
-    def _init_producer_id(self, src, req, transactional_id, transaction_timeout_ms):
+    def _init_producer_id(self, src: str, req: InitTxnProducerIdRequest) -> None:
+        transactional_id, transaction_timeout_ms = req.transactional_id, req.transaction_timeout_ms
         meta = self.txns.get(transactional_id)
         if meta is not None and meta.state in ("PrepareCommit", "PrepareAbort"):
             return self.respond(src, req, Errors.ConcurrentTransactionsError)
@@ -126,20 +135,23 @@ class TxnCoordinator(CoordinatorLog):
             ),
         )
 
-    def _add_partitions(self, src, req, transactional_id, producer_id, producer_epoch, partitions):
-        error = self._fenced(transactional_id, producer_id, producer_epoch)
+    def _add_partitions(self, src: str, req: AddPartitionsToTxnRequest) -> None:
+        transactional_id = req.transactional_id
+        error = self._fenced(transactional_id, req.producer_id, req.producer_epoch)
         if error is not None:
             return self.respond(src, req, error)
         meta = self.txns[transactional_id]
         started = meta.started_ms if meta.state == "Ongoing" else self.broker.sim.now
         new = replace(
-            meta, state="Ongoing", partitions=meta.partitions | {tuple(tp) for tp in partitions}, started_ms=started
+            meta, state="Ongoing", partitions=meta.partitions | {tuple(tp) for tp in req.partitions}, started_ms=started
         )
         self._change(
             transactional_id, new, lambda err: self.respond(src, req, err and Errors.CoordinatorNotAvailableError)
         )
 
-    def _end_txn(self, src, req, transactional_id, producer_id, producer_epoch, commit):
+    def _end_txn(self, src: str, req: EndTxnRequest) -> None:
+        transactional_id, commit = req.transactional_id, req.commit
+        producer_id, producer_epoch = req.producer_id, req.producer_epoch
         meta = self.txns.get(transactional_id)
         wanted = "PrepareCommit" if commit else "PrepareAbort"
         if meta is not None and meta.producer_id == producer_id and meta.producer_epoch == producer_epoch:
@@ -148,6 +160,7 @@ class TxnCoordinator(CoordinatorLog):
         error = self._fenced(transactional_id, producer_id, producer_epoch)
         if error is not None:
             return self.respond(src, req, error)
+        assert meta is not None  # _fenced refuses an unknown transactional id
         if meta.state != "Ongoing":
             if not commit or not meta.partitions:
                 return self.respond(src, req)  # nothing was written: nothing to commit or abort
@@ -161,6 +174,13 @@ class TxnCoordinator(CoordinatorLog):
             self._write_markers(transactional_id, prepared)
 
         self._change(transactional_id, prepared, decided)
+
+    #: request class -> its handler (the broker sends this coordinator every class named here)
+    HANDLERS: ClassVar[dict[type, Callable[[Any, str, Any], None]]] = {
+        InitTxnProducerIdRequest: _init_producer_id,
+        AddPartitionsToTxnRequest: _add_partitions,
+        EndTxnRequest: _end_txn,
+    }
 
     def _abort(self, tid: str, meta: TxnMetadata, reason: str) -> None:
         """Abort with a bumped epoch: the markers themselves fence the old producer."""

@@ -47,7 +47,7 @@ from kafka.consumer.subscription_state import ConsumerRebalanceListener
 from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartition
 
 from ..broker.broker import node_name
-from ..broker.protocol import ConsumerFetchRequest, MetadataRequest
+from ..broker.protocol import ConsumerFetchRequest, MetadataRequest, OffsetFetchRequest
 from ..history import FAIL, INFO, Nemesis, OK, OpName
 from .config import resolve_consumer_config
 from .fetching import Fetching, _Partition
@@ -147,7 +147,7 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
         self._subscription, self._subscribed, self._pattern, self._manual = (), False, None, False
         self._set_assignment([])
         if self._member_id and self._coordinator is not None and self.config["group_instance_id"] is None:
-            self._send_coordinator("leave_group", {"group": self._group, "member_id": self._member_id}, None)
+            self._leave_group()
         self._member_id, self._generation = "", -1
         self._needs_join = False
         self._heartbeat_gen += 1  # no member, no heartbeats
@@ -279,7 +279,7 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
         _check_tp(partition)
         self._check_network()
         tp = tuple(partition)
-        result = self._call_group("offset_fetch", {"group": self._group, "partitions": [tp]}, timeout_ms)
+        result = self._call_group(OffsetFetchRequest(group=self._group, partitions=[tp]), timeout_ms)
         offset = result[tp]
         if offset < 0:
             return None
@@ -296,7 +296,7 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
         op = self._history.invoke(self.node_id, OpName.COMMIT, _commit_value(offsets))
         try:
             self._check_membership()
-            self._call_group("offset_commit", self._commit_args(offsets), timeout_ms)
+            self._call_group(self._commit_request(offsets), timeout_ms)
         except Exception as exc:
             self._history.complete(
                 op, FAIL if isinstance(exc, Errors.CommitFailedError) else INFO, error=type(exc).__name__
@@ -325,7 +325,7 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
             if callback is not None:
                 callback({TopicPartition(*tp): OffsetAndMetadata(o, "", -1) for tp, o in offsets.items()}, exc)
             return
-        self._send_coordinator("offset_commit", self._commit_args(offsets), done)
+        self._send_coordinator(self._commit_request(offsets), done)
 
     def close(self, autocommit=True, timeout_ms=None):
         if self._closed:
@@ -338,7 +338,7 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
         # a static member (group_instance_id) sends no LeaveGroup: it keeps its partitions until
         # session_timeout_ms passes, so a quick restart does not rebalance the group
         if self._member_id and self._coordinator is not None and self.config["group_instance_id"] is None:
-            self._send_coordinator("leave_group", {"group": self._group, "member_id": self._member_id}, None)
+            self._leave_group()
             self._sim.run_for(2 * self._network.latency_ms + self._network.jitter_ms)
         self._closed = True
         self.alive = False

@@ -13,6 +13,15 @@ from typing import Any, Callable
 from kafka import errors as Errors
 from kafka.structs import TopicPartition
 
+from ..broker.protocol import (
+    CoordinatorRequest,
+    GroupRequest,
+    HeartbeatRequest,
+    JoinGroupRequest,
+    LeaveGroupRequest,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+)
 from ..history import INFO, OpName
 from .rpc import Requests
 
@@ -52,15 +61,15 @@ class GroupMembership(Requests):
         if self._pattern is not None:
             self._subscription = self._matching_topics(self._pattern)
         self._set_assignment([])  # eager rebalance: give everything up, then get the new assignment
-        args = {
-            "group": self._group,
-            "member_id": self._member_id,
-            "client_id": self.node_id,
-            "topics": list(self._subscription),
-            "session_timeout_ms": self.config["session_timeout_ms"],
-            "rebalance_timeout_ms": self.config["max_poll_interval_ms"],
-            "group_instance_id": self.config["group_instance_id"],
-        }
+        request = JoinGroupRequest(
+            group=self._group,
+            member_id=self._member_id,
+            client_id=self.node_id,
+            topics=list(self._subscription),
+            session_timeout_ms=self.config["session_timeout_ms"],
+            rebalance_timeout_ms=self.config["max_poll_interval_ms"],
+            group_instance_id=self.config["group_instance_id"],
+        )
 
         def joined(error, result):
             self._joining = False
@@ -86,7 +95,7 @@ class GroupMembership(Requests):
         # hold it that long). A lost answer in the simulator stands for a dropped connection, which
         # kafka-python notices at once; so the simulator retries sooner - the retried JoinGroup of
         # the same member id simply replaces the first one in the coordinator.
-        self._send_coordinator("join_group", args, joined, timeout_ms=self.config["session_timeout_ms"] * 2 + 5000)
+        self._send_coordinator(request, joined, timeout_ms=self.config["session_timeout_ms"] * 2 + 5000)
 
     def _fetch_committed(self, wanted):
         self._fetching_committed = True
@@ -108,7 +117,7 @@ class GroupMembership(Requests):
                     state.early = early
             self._advance()
 
-        self._send_coordinator("offset_fetch", {"group": self._group, "partitions": wanted}, fetched)
+        self._send_coordinator(OffsetFetchRequest(group=self._group, partitions=wanted), fetched)
 
     def _on_revoke(self) -> None:
         """Before rejoining (kafka-python's ``_on_join_prepare``): if the member was thrown out
@@ -154,7 +163,7 @@ class GroupMembership(Requests):
                 self._needs_join = True
 
         self._send_coordinator(
-            "heartbeat", {"group": self._group, "member_id": self._member_id, "generation": self._generation}, answered
+            HeartbeatRequest(group=self._group, member_id=self._member_id, generation=self._generation), answered
         )
         self._sim.schedule(self.config["heartbeat_interval_ms"], self._heartbeat, gen)
 
@@ -175,7 +184,7 @@ class GroupMembership(Requests):
             },
         )
         if self.config["group_instance_id"] is None:
-            self._send_coordinator("leave_group", {"group": self._group, "member_id": self._member_id}, None)
+            self._leave_group()
         # kafka-python's reset_generation(): member id and generation are forgotten either way; a
         # static member's rejoin then takes its old slot back by group_instance_id
         self._member_id = ""
@@ -200,12 +209,18 @@ class GroupMembership(Requests):
             "poll() again to rejoin"
         )
 
-    def _commit_args(self, offsets) -> dict:
-        return {"group": self._group, "member_id": self._member_id, "generation": self._generation, "offsets": offsets}
+    def _commit_request(self, offsets) -> OffsetCommitRequest:
+        return OffsetCommitRequest(
+            group=self._group, member_id=self._member_id, generation=self._generation, offsets=offsets
+        )
 
-    def _call_group(self, api, args, timeout_ms=None):
+    def _leave_group(self) -> None:
+        """LeaveGroup, unanswered (kafka-python does not wait for it either)."""
+        self._send_coordinator(LeaveGroupRequest(group=self._group, member_id=self._member_id), None)
+
+    def _call_group(self, request: GroupRequest, timeout_ms=None):
         try:
-            return self._call_coordinator("group", self._group, api, args, timeout_ms)
+            return self._call_coordinator(request, timeout_ms)
         except GENERATION_ERRORS as exc:
             self._needs_join = True
             raise Errors.CommitFailedError(
@@ -213,8 +228,8 @@ class GroupMembership(Requests):
                 f"partitions may belong to another member now; poll() again to rejoin"
             ) from None
 
-    def _send_coordinator(self, api, args, on_result, timeout_ms=None) -> None:
-        self._ask_coordinator("group", self._group, api, args, on_result or (lambda e, r: None), timeout_ms)
+    def _send_coordinator(self, request: CoordinatorRequest, on_result, timeout_ms=None) -> None:
+        self._ask_coordinator(request, on_result or (lambda e, r: None), timeout_ms)
 
     @property
     def _coordinator(self):

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kafka import errors as Errors
 
 from ..broker.broker import node_name
@@ -95,10 +97,11 @@ class Requests:
             self._known_brokers = tuple(brokers)
 
     # ---- coordinators ----------------------------------------------------------------------------
-    def _ask_coordinator(self, key_type: str, key: str, api: str, args: dict, on_result, timeout_ms=None) -> None:
-        """Send ``api`` to the group/transaction coordinator of ``key`` (finding it first);
+    def _ask_coordinator(self, request: CoordinatorRequest, on_result, timeout_ms=None) -> None:
+        """Send ``request`` to its group/transaction coordinator (finding it first);
         ``on_result(error, result)``. A coordinator that moved is forgotten, to be found again."""
-        where = (key_type, key)
+        where = request.coordinator_key
+        key_type, key = where
         coordinator = self._coordinators.get(where)
         if coordinator is None:
 
@@ -106,7 +109,7 @@ class Requests:
                 if isinstance(resp, type) or resp.error is not None:
                     return on_result(resp if isinstance(resp, type) else resp.error, None)
                 self._coordinators[where] = resp.broker_id
-                self._ask_coordinator(key_type, key, api, args, on_result, timeout_ms)
+                self._ask_coordinator(request, on_result, timeout_ms)
 
             self._send(self._any_broker(), FindCoordinatorRequest(self._next_corr(), key, key_type), found)
             return
@@ -117,16 +120,16 @@ class Requests:
                 self._coordinators[where] = None
             on_result(error, result)
 
-        self._send(node_name(coordinator), CoordinatorRequest(self._next_corr(), api, args), answered, timeout_ms)
+        self._send(node_name(coordinator), replace(request, corr=self._next_corr()), answered, timeout_ms)
 
-    def _call_coordinator(self, key_type: str, key: str, api: str, args: dict, timeout_ms=None):
+    def _call_coordinator(self, request: CoordinatorRequest, timeout_ms=None):
         """Blocking: retry while the coordinator moves or is busy; other errors are raised. Without
         ``timeout_ms`` it keeps trying for three request timeouts (kafka-python would wait forever)."""
         deadline = self._sim.now + (timeout_ms or 3 * self.config["request_timeout_ms"])
         last = Errors.KafkaTimeoutError
         while self._sim.now < deadline:
             box: dict = {}
-            self._ask_coordinator(key_type, key, api, args, lambda e, r: box.update(error=e, result=r))
+            self._ask_coordinator(request, lambda e, r: box.update(error=e, result=r))
             self._sim.run_until(lambda: "error" in box, max(deadline - self._sim.now, 1))
             if "error" not in box:
                 break
@@ -134,6 +137,6 @@ class Requests:
                 return box["result"]
             last = box["error"]
             if last not in COORDINATOR_MOVED:
-                raise last(f"{api}: {last.__name__}")
+                raise last(f"{request.api}: {last.__name__}")
             self._sim.run_for(self.config["retry_backoff_ms"])
-        raise Errors.KafkaTimeoutError(f"{api} did not complete in time (last error: {last.__name__})")
+        raise Errors.KafkaTimeoutError(f"{request.api} did not complete in time (last error: {last.__name__})")

@@ -26,6 +26,13 @@ from kafka import errors as Errors
 from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata
 
 from ..broker.group_coordinator import OFFSETS_TOPIC
+from ..broker.protocol import (
+    AddPartitionsToTxnRequest,
+    EndTxnRequest,
+    InitTxnProducerIdRequest,
+    TxnOffsetCommitRequest,
+    TxnRequest,
+)
 from ..history import FAIL, INFO, OK, OpName
 
 UNINITIALIZED, READY, IN_TRANSACTION, ABORTABLE_ERROR, FATAL_ERROR = (
@@ -80,10 +87,9 @@ class Transactions:
                 f"or abort_transaction())"
             )
 
-    def _txn_call(self, api: str, args: dict):
-        tid = self.config["transactional_id"]
+    def _txn_call(self, request: TxnRequest):
         try:
-            return self._call_coordinator("transaction", tid, api, args, self.config["max_block_ms"])
+            return self._call_coordinator(request, self.config["max_block_ms"])
         except Errors.ProducerFencedError as exc:
             self._fatal(exc)
             raise self._txn_error from None
@@ -114,8 +120,7 @@ class Transactions:
             return
         self._require_state("init_transactions", "INITIALIZING", UNINITIALIZED)
         result = self._txn_call(
-            "init_producer_id",
-            {"transactional_id": tid, "transaction_timeout_ms": self.config["transaction_timeout_ms"]},
+            InitTxnProducerIdRequest(transactional_id=tid, transaction_timeout_ms=self.config["transaction_timeout_ms"])
         )
         self.producer_id, self.producer_epoch = result["producer_id"], result["producer_epoch"]
         self._next_sequence.clear()
@@ -152,19 +157,17 @@ class Transactions:
             raise TypeError("offsets must be dict[TopicPartition, OffsetAndMetadata]")
         plain = {tuple(tp): (m.offset if isinstance(m, OffsetAndMetadata) else m) for tp, m in offsets.items()}
         self._add_to_transaction([(OFFSETS_TOPIC, 0)])
-        args = {
-            "transactional_id": tid,
-            "producer_id": self.producer_id,
-            "producer_epoch": self.producer_epoch,
-            "group": group_metadata.group_id,
-            "member_id": group_metadata.member_id,
-            "generation": group_metadata.generation_id,
-            "offsets": plain,
-        }
+        request = TxnOffsetCommitRequest(
+            transactional_id=tid,
+            producer_id=self.producer_id,
+            producer_epoch=self.producer_epoch,
+            group=group_metadata.group_id,
+            member_id=group_metadata.member_id,
+            generation=group_metadata.generation_id,
+            offsets=plain,
+        )
         try:
-            self._call_coordinator(
-                "group", group_metadata.group_id, "txn_offset_commit", args, self.config["max_block_ms"]
-            )
+            self._call_coordinator(request, self.config["max_block_ms"])
         except Errors.ProducerFencedError as exc:
             self._fatal(exc)
             raise self._txn_error from None
@@ -214,13 +217,12 @@ class Transactions:
         try:
             if self._txn_partitions:
                 self._txn_call(
-                    "end_txn",
-                    {
-                        "transactional_id": tid,
-                        "producer_id": self.producer_id,
-                        "producer_epoch": self.producer_epoch,
-                        "commit": commit,
-                    },
+                    EndTxnRequest(
+                        transactional_id=tid,
+                        producer_id=self.producer_id,
+                        producer_epoch=self.producer_epoch,
+                        commit=commit,
+                    )
                 )
         except Exception as exc:
             self._history.complete(op, INFO, error=type(exc).__name__)
@@ -251,16 +253,16 @@ class Transactions:
         """Blocking AddPartitionsToTxn (used for the offsets partition)."""
         new = [tp for tp in tps if tp not in self._txn_partitions]
         if new:
-            self._txn_call("add_partitions", self._add_args(new))
+            self._txn_call(self._add_partitions_request(new))
             self._txn_partitions.update(new)
 
-    def _add_args(self, tps) -> dict:
-        return {
-            "transactional_id": self.config["transactional_id"],
-            "producer_id": self.producer_id,
-            "producer_epoch": self.producer_epoch,
-            "partitions": [list(tp) for tp in tps],
-        }
+    def _add_partitions_request(self, tps) -> AddPartitionsToTxnRequest:
+        return AddPartitionsToTxnRequest(
+            transactional_id=self.config["transactional_id"],
+            producer_id=self.producer_id,
+            producer_epoch=self.producer_epoch,
+            partitions=[list(tp) for tp in tps],
+        )
 
     def _partitions_ready_for_transaction(self) -> set | None:
         """Partitions whose batches may be sent now; starts adding the others (non-blocking)."""
@@ -278,9 +280,7 @@ class Transactions:
                     self._fatal(error)
                 self._wakeup(0 if error is None else self.config["retry_backoff_ms"])
 
-            self._ask_coordinator(
-                "transaction", self.config["transactional_id"], "add_partitions", self._add_args(waiting), added
-            )
+            self._ask_coordinator(self._add_partitions_request(waiting), added)
         return self._txn_partitions
 
     def _transaction_send_failed(self, exc) -> None:

@@ -19,14 +19,13 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from course_lib.history import INFO, History, Nemesis
 from course_lib.spark import outcome
+from course_lib.spark.experiment_options import ExperimentOptions
+from course_lib.spark.job_process import JobProcess
 from course_lib.spark.pipeline import PipelineConfig
-
-if TYPE_CHECKING:  # the harness builds on this module, not the other way round
-    from course_lib.spark.harness import ExperimentOptions, _Run
 
 WINDOW, RANDOM = "window", "random"
 
@@ -114,11 +113,11 @@ class Injection:
     def watch(self, now: float) -> None:
         """Every 20 ms from the job's launch (``time.monotonic()`` seconds)."""
 
-    def act(self, job: _Run, now: float, started_at: float) -> bool:
+    def act(self, job: JobProcess, now: float, started_at: float) -> bool:
         """Every 20 ms while the job's queries run; True if this killed the job."""
         return False
 
-    def report(self, job: _Run, rc: int | None) -> None:
+    def report(self, job: JobProcess, rc: int | None) -> None:
         """Once the job has ended (exit code ``rc``, None if it would not die)."""
 
     def heal(self) -> None:
@@ -145,7 +144,7 @@ class CommitTrap(Injection):
         except FileExistsError:
             self.ctx.note("trap too late", sink=self.batch.sink, batch=self.batch.batch)
 
-    def report(self, job: _Run, rc: int | None) -> None:
+    def report(self, job: JobProcess, rc: int | None) -> None:
         trapped = job.line("TRAPPED")
         if trapped:
             _, sink, batch = trapped.split()
@@ -180,7 +179,7 @@ class RandomKill(Injection):
     def watch(self, now: float) -> None:
         self.batch.newly_planned(now)
 
-    def act(self, job: _Run, now: float, started_at: float) -> bool:
+    def act(self, job: JobProcess, now: float, started_at: float) -> bool:
         seen_at = self.batch.seen_at
         if seen_at is None or now - seen_at < self.delay_ms / 1000:
             return False
@@ -195,7 +194,7 @@ class RandomKill(Injection):
         self.ctx.note("SIGKILL job", moment=moment, state=state)
         return True
 
-    def report(self, job: _Run, rc: int | None) -> None:
+    def report(self, job: JobProcess, rc: int | None) -> None:
         if rc == 0 and not job.line("TRAPPED"):
             self.ctx.note("run finished before the random kill")
 
@@ -208,7 +207,7 @@ class BrokerKill(Injection):
         super().__init__(ctx)
         self.killed: int | None = None
 
-    def act(self, job: _Run, now: float, started_at: float) -> bool:
+    def act(self, job: JobProcess, now: float, started_at: float) -> bool:
         opts, cluster = self.ctx.opts, self.ctx.cluster
         if self.killed is None and now - started_at >= opts.broker_kill_s:
             self.killed = cluster.leader_of(opts.input_topic, 0)

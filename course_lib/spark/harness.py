@@ -33,13 +33,8 @@ Taught in notebooks/10_pyspark_exactly_once_lab.
 from __future__ import annotations
 
 import json
-import os
 import random
-import signal
 import shutil
-import subprocess
-import sys
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -47,57 +42,18 @@ from pathlib import Path
 
 from course_lib.history import INFO, INVOKE, OK, History, OpName
 from course_lib.spark import orders as ref
+from course_lib.spark.experiment_options import ExperimentOptions
 from course_lib.spark.faults import RANDOM, WINDOW, Kill, RunContext, checkpoint_state, injections_for
 from course_lib.spark.final_reads import final_reads
 from course_lib.spark.job import SESSION_ENV
+from course_lib.spark.job_process import JobProcess
 from course_lib.spark.loader import load_orders
-from course_lib.spark.pipeline import SINK_SEMANTICS, SINKS, PipelineConfig
-from course_lib.spark.prerequisites import SparkUnavailable, import_root
+from course_lib.spark.pipeline import SINK_SEMANTICS, PipelineConfig
+from course_lib.spark.prerequisites import SparkUnavailable
 from course_lib.spark.remote import learner_name, resolve_remote, stop_session_queries
 
 #: The topic name under which each sink's final read is recorded in the history.
 SINK_TOPICS = {"kafka": lambda o: o.output_topic, "store": lambda o: "store:orders", "files": lambda o: "files:orders"}
-
-
-@dataclass
-class ExperimentOptions:
-    """One flat, documented set of knobs (units last in names).
-
-    ``kills``: how many times the job is SIGKILLed before the final run. The first kills are
-    window kills, one per sink in ``window_sinks`` (in that order); the rest come at seeded
-    random moments: 0-``random_kill_ms_max`` ms after the next batch of a seeded sink started. ``broker_kill_run``: during which run (0-based) a broker is SIGKILLed
-    (``None`` = never); it is restarted after that run.
-
-    ``remote``: a Spark Connect URL to run the job's queries on (``None`` = ``$SPARK_REMOTE``,
-    ``""`` = local Spark with ``master``). A kill then SIGKILLs the client process and stops its
-    session's queries on the server (they would outlive the client). ``kafka_options``: Spark's
-    ``kafka.*`` options for an authenticated cluster (:func:`course_lib.spark.remote.lab_kafka_settings`).
-    ``client_config``: kafka-python settings of an authenticated cluster
-    (``RemoteCluster.client_config()``) for the loader and the final reads.
-    ``learner``: the learner's prefix the job's Spark Connect session is opened under (its
-    ``user_id`` on the server; default: :func:`course_lib.spark.remote.learner_name`) and the
-    prefix of the loader's transactional id (a shared cluster's ACLs allow only the learner's).
-    """
-
-    n_orders: int = 800
-    kills: int = 3
-    seed: int = 7
-    sinks: tuple[str, ...] = SINKS
-    window_sinks: tuple[str, ...] = ("kafka", "store", "files")
-    max_offsets_per_trigger: int = 80
-    random_kill_ms_max: int = 1500
-    broker_kill_run: int | None = None
-    broker_kill_s: float = 1.0
-    run_timeout_s: float = 300.0
-    master: str = "local[2]"
-    idempotent_store: bool = True
-    input_topic: str = "orders"
-    output_topic: str = "orders-enriched"
-    remote: str | None = None
-    kafka_options: dict | None = None
-    client_config: dict | None = None
-    learner: str | None = None
-    replication_factor: int = 3  # of the topics created without a LocalCluster (min ISR: RF - 1, at least 1)
 
 
 def plan_kills(opts: ExperimentOptions) -> list[Kill]:
@@ -218,55 +174,6 @@ class ExperimentResult:
         print(" | ".join(f"{c:>12}" for c in cols))
         for r in rows:
             print(" | ".join(f"{str(r[c]):>12}" for c in cols))
-
-
-class _Run:
-    """One process of the streaming job, with its trap and kill logic."""
-
-    def __init__(self, cfg_path: Path, log_path: Path, env: dict[str, str] | None = None):
-        self.log = open(log_path, "w")
-        # Own session = own process group: one killpg takes the Python driver *and* its JVM.
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "course_lib.spark.job", str(cfg_path)],
-            cwd=str(import_root()),
-            stdout=subprocess.PIPE,
-            stderr=self.log,
-            text=True,
-            start_new_session=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
-        )
-        self.lines: list[str] = []
-        self.started = threading.Event()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self) -> None:
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip())
-            if line.startswith(("STARTED", "UNAVAILABLE")):
-                self.started.set()
-
-    def line(self, prefix: str) -> str | None:
-        return next((l for l in self.lines if l.startswith(prefix)), None)
-
-    def kill(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-    def wait(self, timeout_s: float) -> int | None:
-        try:
-            rc = self.proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            return None
-        self.reader.join(timeout=5)
-        return rc
-
-    def close(self) -> None:
-        self.kill()  # nothing of a run survives it (the JVM is in the same group)
-        self.proc.wait()
-        self.log.close()
 
 
 def run_experiment(
@@ -399,7 +306,7 @@ def _one_run(ctx: RunContext, kill: Kill | None) -> dict:
     env = {SESSION_ENV: session_id} if session_id else {}
     if opts.learner:
         env["COURSE_LEARNER_PREFIX"] = opts.learner
-    run = _Run(ctx.cfg_path, workdir / "logs" / f"run-{i}.log", env=env)
+    run = JobProcess(ctx.cfg_path, workdir / "logs" / f"run-{i}.log", env=env)
 
     def watch(now: float) -> None:
         for injection in injections:

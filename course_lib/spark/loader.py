@@ -1,6 +1,6 @@
 """Produce the orders data set into Kafka, transactionally and without duplicates on re-runs.
 
-Every line of ``course_lib/data/orders/orders.jsonl`` becomes one record, value = the line unchanged
+Every line of ``datasets/orders/orders.jsonl`` becomes one record, value = the line unchanged
 (malformed lines too: the pipeline must see them), key = the line's position (``"000123"``),
 which also fixes its partition. The producer is kafka-python's transactional producer
 (idempotence on, ``acks='all'``): a chunk of lines is committed atomically or not at all, and

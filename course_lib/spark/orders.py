@@ -36,10 +36,10 @@ REASONS = ("not_json", "bad_order_id", "missing_account", "bad_kind", "bad_amoun
 
 
 def read_lines(limit: int | None = None, path: Path | None = None) -> list[str]:
-    """The raw lines of ``course_lib/data/orders/orders.jsonl`` (first ``limit`` of them)."""
+    """The raw lines of ``datasets/orders/orders.jsonl`` (first ``limit`` of them)."""
     path = path or DATASET_DIR / "orders.jsonl"
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing. Generate it with `python course_lib/data/orders/generate.py`.")
+        raise FileNotFoundError(f"{path} is missing. Generate it with `python datasets/orders/generate.py`.")
     lines = path.read_text().splitlines()
     return lines[:limit] if limit else lines
 

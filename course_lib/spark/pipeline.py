@@ -26,7 +26,6 @@ Taught in notebooks/10_pyspark_exactly_once_lab.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import sys
 import time
@@ -417,10 +416,3 @@ def progress_summary(query) -> list[dict]:
             }
         )
     return rows
-
-
-def clear_workdir(workdir: str | os.PathLike) -> None:
-    """Forget everything (checkpoints, store, files): the next run starts from the beginning."""
-    import shutil
-
-    shutil.rmtree(workdir, ignore_errors=True)

@@ -17,7 +17,12 @@ Then it reads one command a line:
     topic NAME [PARTITIONS] [MIN_ISR]                create a topic (RF = min(3, brokers))
     delete_topic NAME                                delete a topic (DeleteTopics)
     state                                            leaders, ISR and HW of every partition
-    quit                                             (or end of input) stop everything
+    quit                                             stop everything
+
+End of input stops it too when stdin is a terminal (Ctrl-D). When it is not - redirected or piped,
+as in ``python -m course_lib.wire --brokers 3 --seed 1 < /dev/null &`` in a script or a CI job -
+the cluster keeps serving after the input ends, until SIGTERM or SIGINT (``kill PID``), and exits
+cleanly (status 0) on either, at any time.
 """
 
 from __future__ import annotations
@@ -26,7 +31,10 @@ import argparse
 import dataclasses
 import json
 import logging
+import signal
 import sys
+import threading
+import time
 
 from kafka import errors as Errors
 
@@ -68,7 +76,7 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
         sasl_mechanisms=tuple(args.sasl_mechanism or DEFAULT_MECHANISMS),
         group_initial_rebalance_delay_ms=0,
     )
-    with wire:
+    with wire, _stopped_by_signals():
         for spec in args.topic:
             print(run_command(wire, ["topic", *spec.split(":")]), file=sys.stderr)
         print(f"bootstrap_servers={wire.bootstrap_servers}", file=stdout, flush=True)
@@ -76,17 +84,59 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
             for user in wire.sasl.users:
                 settings = {"bootstrap_servers": wire.bootstrap_servers, **wire.sasl.client_config(user)}
                 print(f"client_config[{user}]={json.dumps(settings)}", file=stdout, flush=True)
-        for line in stdin:
-            words = line.split()
-            if not words:
-                continue
-            if words[0] in ("quit", "exit"):
-                break
-            try:
-                print(run_command(wire, words), file=stdout, flush=True)
-            except (ValueError, TypeError, RuntimeError, Errors.KafkaError) as exc:  # e.g. a topic that exists
-                print(f"error: {exc}", file=stdout, flush=True)
+        if _read_commands(wire, stdin, stdout) == "end of input" and _serves_after_input_ends(stdin):
+            print("end of input: serving until SIGTERM or SIGINT", file=sys.stderr, flush=True)
+            while True:
+                time.sleep(3600)
     return 0
+
+
+def _read_commands(wire: WireCluster, stdin, stdout) -> str:
+    """Run one command a line; returns why it stopped: ``"quit"`` or ``"end of input"``."""
+    for line in stdin:
+        words = line.split()
+        if not words:
+            continue
+        if words[0] in ("quit", "exit"):
+            return "quit"
+        try:
+            print(run_command(wire, words), file=stdout, flush=True)
+        except (ValueError, TypeError, RuntimeError, Errors.KafkaError) as exc:  # e.g. a topic that exists
+            print(f"error: {exc}", file=stdout, flush=True)
+    return "end of input"
+
+
+def _serves_after_input_ends(stdin) -> bool:
+    """End of input is a ``quit`` on a terminal (Ctrl-D). A redirected or piped stdin ends at once
+    (``< /dev/null``) or when its writer is done, while the clients still want the cluster: it
+    keeps serving until a signal stops it. Only the main thread can wait for a signal; a stdin that
+    is no file (an iterator of lines, as a test passes in-process) ends like a ``quit``."""
+    isatty = getattr(stdin, "isatty", None)
+    return isatty is not None and not isatty() and threading.current_thread() is threading.main_thread()
+
+
+class _Stop(Exception):
+    """SIGTERM arrived: leave the ``with`` blocks, so the cluster stops and its ports close."""
+
+
+class _stopped_by_signals:
+    """SIGTERM and SIGINT end the block quietly (the cluster is stopped by the enclosing ``with``).
+    In the main thread only (the only one signals reach); the previous handler comes back after."""
+
+    def __enter__(self):
+        self.previous = None
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGTERM, _raise_stop)
+        return self
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
+        return kind is not None and issubclass(kind, (_Stop, KeyboardInterrupt))
+
+
+def _raise_stop(signum, frame) -> None:
+    raise _Stop
 
 
 def _user(parser, spec: str) -> tuple[str, str]:

@@ -1,9 +1,15 @@
 """The CLI a learner points kcat or their own program at, and the pytest plugin's fixture."""
 
+import os
+import pty
+import signal
 import subprocess
 import sys
 
-from kafka import KafkaProducer
+import pytest
+from kafka import KafkaConsumer, KafkaProducer
+
+CLI = [sys.executable, "-m", "course_lib.wire", "--brokers", "3", "--seed", "1"]
 
 
 def test_cli_prints_the_bootstrap_address_and_takes_fault_commands(no_leaks):
@@ -53,3 +59,57 @@ def test_the_pytest_plugin_fixture_hands_out_a_cluster(wire_cluster):
     assert wire_cluster.seed == 1 and len(wire_cluster.ports) == 3
     wire_cluster.nemesis.crash(1)
     assert not wire_cluster.call(lambda: wire_cluster.cluster.brokers[1].alive)
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_cli_in_the_background_keeps_serving_after_its_input_ends_until_a_signal(no_leaks, stop):
+    """``python -m course_lib.wire --brokers 3 --seed 1 < /dev/null &``: its input ends at once
+    and is no terminal, so the cluster serves on - a producer and a consumer use it after the
+    end of input - until the signal stops it cleanly."""
+    proc = subprocess.Popen(
+        [*CLI, "--topic", "orders:1:2"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        bootstrap = proc.stdout.readline().strip().split("=", 1)[1]
+        said = [proc.stderr.readline().strip() for _ in range(2)]
+        assert said == ["ok topic orders", "end of input: serving until SIGTERM or SIGINT"], said
+        assert proc.poll() is None
+        producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+        assert producer.send("orders", b"after the end of input").get(timeout=10).offset == 0
+        producer.close()
+        consumer = KafkaConsumer("orders", bootstrap_servers=bootstrap, auto_offset_reset="earliest")
+        try:
+            records = consumer.poll(timeout_ms=10_000, max_records=1)
+        finally:
+            consumer.close()
+        assert [r.value for batch in records.values() for r in batch] == [b"after the end of input"]
+        proc.send_signal(stop)
+        assert proc.wait(30) == 0
+        assert "Traceback" not in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+def test_cli_on_a_terminal_stops_at_the_end_of_input(no_leaks):
+    """Ctrl-D on an interactive stdin is a ``quit``."""
+    controller, terminal = pty.openpty()
+    proc = subprocess.Popen(CLI, stdin=terminal, stdout=subprocess.PIPE, text=True)
+    os.close(terminal)
+    try:
+        assert proc.stdout.readline().startswith("bootstrap_servers=127.0.0.1:")
+        os.write(controller, b"\x04")  # Ctrl-D at the start of a line: end of input
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        os.close(controller)

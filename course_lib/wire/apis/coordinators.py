@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kafka.protocol.metadata import FindCoordinatorResponse
 
 from ...broker import protocol as sim
@@ -51,6 +53,6 @@ def find_coordinator(gw, req) -> None:
         gw.ask(sim.FindCoordinatorRequest(gw.next_corr(), key, key_type), got)
 
 
-def _coordinator(gw, api: str, args: dict, then) -> None:
+def _coordinator(gw, request: sim.CoordinatorRequest, then) -> None:
     """Ask this broker's group/transaction coordinator; ``then(error, result)``."""
-    gw.ask(sim.CoordinatorRequest(gw.next_corr(), api, args), lambda resp: then(resp.error, resp.result))
+    gw.ask(replace(request, corr=gw.next_corr()), lambda resp: then(resp.error, resp.result))

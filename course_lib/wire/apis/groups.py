@@ -7,6 +7,7 @@ from kafka.protocol.admin import DescribeGroupsResponse, ListGroupsResponse
 from kafka.protocol.consumer import HeartbeatResponse, JoinGroupResponse, LeaveGroupResponse, SyncGroupResponse
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
+from ...broker import protocol as sim
 from .common import _join, _reply, code
 from .coordinators import _coordinator
 
@@ -24,15 +25,15 @@ def join_group(gw, req) -> None:
             break
         except Exception:  # noqa: BLE001 - a protocol we cannot read: try the next one
             continue
-    args = {
-        "group": req.group_id,
-        "member_id": req.member_id,
-        "client_id": gw.client_id or "wire",
-        "topics": topics,
-        "session_timeout_ms": req.session_timeout_ms,
-        "rebalance_timeout_ms": req.rebalance_timeout_ms if req.rebalance_timeout_ms > 0 else None,
-        "group_instance_id": req.group_instance_id,
-    }
+    request = sim.JoinGroupRequest(
+        group=req.group_id,
+        member_id=req.member_id,
+        client_id=gw.client_id or "wire",
+        topics=topics,
+        session_timeout_ms=req.session_timeout_ms,
+        rebalance_timeout_ms=req.rebalance_timeout_ms if req.rebalance_timeout_ms > 0 else None,
+        group_instance_id=req.group_instance_id,
+    )
     groups = gw.wire.groups
 
     def joined(error, result) -> None:
@@ -72,12 +73,11 @@ def join_group(gw, req) -> None:
             ),
         )
 
-    _coordinator(gw, "join_group", args, joined)
+    _coordinator(gw, request, joined)
 
 
 def sync_group(gw, req) -> None:
     groups = gw.wire.groups
-    args = {"group": req.group_id, "member_id": req.member_id, "generation": req.generation_id}
 
     def synced(error, result) -> None:
         assignment = b""
@@ -98,14 +98,17 @@ def sync_group(gw, req) -> None:
         )
 
     # the coordinator checks member and generation as it does for a heartbeat
-    _coordinator(gw, "heartbeat", args, synced)
+    _coordinator(gw, _heartbeat_request(req), synced)
 
 
 def heartbeat(gw, req) -> None:
-    args = {"group": req.group_id, "member_id": req.member_id, "generation": req.generation_id}
     _coordinator(
-        gw, "heartbeat", args, lambda e, r: _reply(gw, HeartbeatResponse, throttle_time_ms=0, error_code=code(e))
+        gw, _heartbeat_request(req), lambda e, r: _reply(gw, HeartbeatResponse, throttle_time_ms=0, error_code=code(e))
     )
+
+
+def _heartbeat_request(req) -> sim.HeartbeatRequest:
+    return sim.HeartbeatRequest(group=req.group_id, member_id=req.member_id, generation=req.generation_id)
 
 
 def leave_group(gw, req) -> None:
@@ -130,7 +133,7 @@ def leave_group(gw, req) -> None:
             errors[member_id] = error
             one()
 
-        _coordinator(gw, "leave_group", {"group": req.group_id, "member_id": member_id}, left)
+        _coordinator(gw, sim.LeaveGroupRequest(group=req.group_id, member_id=member_id), left)
 
 
 def describe_groups(gw, req) -> None:

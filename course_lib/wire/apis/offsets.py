@@ -5,20 +5,17 @@ from __future__ import annotations
 from kafka import errors as Errors
 from kafka.protocol.consumer import OffsetCommitResponse, OffsetFetchResponse
 
+from ...broker import protocol as sim
 from .common import INTERNAL_TOPICS, _commit_answer, _grouped, _join, _reply, code
 from .coordinators import _coordinator
 
 
 def offset_commit(gw, req) -> None:
     offsets = {(t.name, p.partition_index): p.committed_offset for t in req.topics for p in t.partitions}
-    args = {
-        "group": req.group_id,
-        "member_id": req.member_id,
-        "generation": req.generation_id_or_member_epoch,
-        "offsets": offsets,
-    }
-
-    _coordinator(gw, "offset_commit", args, _commit_answer(gw, OffsetCommitResponse, offsets))
+    request = sim.OffsetCommitRequest(
+        group=req.group_id, member_id=req.member_id, generation=req.generation_id_or_member_epoch, offsets=offsets
+    )
+    _coordinator(gw, request, _commit_answer(gw, OffsetCommitResponse, offsets))
 
 
 def offset_fetch(gw, req) -> None:
@@ -67,7 +64,7 @@ def offset_fetch(gw, req) -> None:
             results[group_id] = (error, result)
             one()
 
-        _coordinator(gw, "offset_fetch", {"group": group_id, "partitions": partitions_of(topics)}, fetched)
+        _coordinator(gw, sim.OffsetFetchRequest(group=group_id, partitions=partitions_of(topics)), fetched)
 
 
 def _pending_offsets(gw, group_id: str) -> set:

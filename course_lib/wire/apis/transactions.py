@@ -33,23 +33,24 @@ def init_producer_id(gw, req) -> None:
             lambda resp: answer(resp.error, resp.producer_id, resp.producer_epoch),
         )
         return
-    args = {"transactional_id": req.transactional_id, "transaction_timeout_ms": req.transaction_timeout_ms}
+    request = sim.InitTxnProducerIdRequest(
+        transactional_id=req.transactional_id, transaction_timeout_ms=req.transaction_timeout_ms
+    )
     _coordinator(
         gw,
-        "init_producer_id",
-        args,
+        request,
         lambda e, r: answer(e, r["producer_id"] if r else -1, r["producer_epoch"] if r else -1),
     )
 
 
 def add_partitions_to_txn(gw, req) -> None:
     partitions = [(t.name, p) for t in req.v3_and_below_topics for p in t.partitions]
-    args = {
-        "transactional_id": req.v3_and_below_transactional_id,
-        "producer_id": req.v3_and_below_producer_id,
-        "producer_epoch": req.v3_and_below_producer_epoch,
-        "partitions": [list(tp) for tp in partitions],
-    }
+    request = sim.AddPartitionsToTxnRequest(
+        transactional_id=req.v3_and_below_transactional_id,
+        producer_id=req.v3_and_below_producer_id,
+        producer_epoch=req.v3_and_below_producer_epoch,
+        partitions=[list(tp) for tp in partitions],
+    )
 
     def added(error, result) -> None:
         rows = [(t, {"partition_index": p, "partition_error_code": code(error)}) for t, p in partitions]
@@ -60,46 +61,44 @@ def add_partitions_to_txn(gw, req) -> None:
             results_by_topic_v3_and_below=_grouped(rows, list_key="results_by_partition"),
         )
 
-    _coordinator(gw, "add_partitions", args, added)
+    _coordinator(gw, request, added)
 
 
 def add_offsets_to_txn(gw, req) -> None:
     """The group's offsets partition joins the transaction (one ``__consumer_offsets`` partition
     in the simulator)."""
-    args = {
-        "transactional_id": req.transactional_id,
-        "producer_id": req.producer_id,
-        "producer_epoch": req.producer_epoch,
-        "partitions": [[OFFSETS_TOPIC, 0]],
-    }
+    request = sim.AddPartitionsToTxnRequest(
+        transactional_id=req.transactional_id,
+        producer_id=req.producer_id,
+        producer_epoch=req.producer_epoch,
+        partitions=[[OFFSETS_TOPIC, 0]],
+    )
     _coordinator(
         gw,
-        "add_partitions",
-        args,
+        request,
         lambda e, r: _reply(gw, AddOffsetsToTxnResponse, throttle_time_ms=0, error_code=code(e)),
     )
 
 
 def end_txn(gw, req) -> None:
-    args = {
-        "transactional_id": req.transactional_id,
-        "producer_id": req.producer_id,
-        "producer_epoch": req.producer_epoch,
-        "commit": bool(req.committed),
-    }
-    _coordinator(gw, "end_txn", args, lambda e, r: _reply(gw, EndTxnResponse, throttle_time_ms=0, error_code=code(e)))
+    request = sim.EndTxnRequest(
+        transactional_id=req.transactional_id,
+        producer_id=req.producer_id,
+        producer_epoch=req.producer_epoch,
+        commit=bool(req.committed),
+    )
+    _coordinator(gw, request, lambda e, r: _reply(gw, EndTxnResponse, throttle_time_ms=0, error_code=code(e)))
 
 
 def txn_offset_commit(gw, req) -> None:
     offsets = {(t.name, p.partition_index): p.committed_offset for t in req.topics for p in t.partitions}
-    args = {
-        "group": req.group_id,
-        "member_id": req.member_id if gw.version >= 3 else "",
-        "generation": req.generation_id if gw.version >= 3 else -1,
-        "offsets": offsets,
-        "producer_id": req.producer_id,
-        "producer_epoch": req.producer_epoch,
-        "transactional_id": req.transactional_id,
-    }
-
-    _coordinator(gw, "txn_offset_commit", args, _commit_answer(gw, TxnOffsetCommitResponse, offsets))
+    request = sim.TxnOffsetCommitRequest(
+        group=req.group_id,
+        member_id=req.member_id if gw.version >= 3 else "",
+        generation=req.generation_id if gw.version >= 3 else -1,
+        offsets=offsets,
+        producer_id=req.producer_id,
+        producer_epoch=req.producer_epoch,
+        transactional_id=req.transactional_id,
+    )
+    _coordinator(gw, request, _commit_answer(gw, TxnOffsetCommitResponse, offsets))

@@ -8,8 +8,8 @@ expected per-account balances: it is the answer key the lab's checks compare aga
 
 Everything comes from one ``random.Random(seed)``: the same seed gives byte-identical files.
 
-    python course_lib/data/orders/generate.py            # seed 42, 5000 lines (the committed file)
-    python course_lib/data/orders/generate.py --n 20000 --seed 7 --out /tmp/orders
+    python datasets/orders/generate.py            # seed 42, 5000 lines (the committed file)
+    python datasets/orders/generate.py --n 20000 --seed 7 --out /tmp/orders
 
 Taught in notebooks/10_pyspark_exactly_once_lab.
 """

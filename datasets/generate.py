@@ -1,9 +1,9 @@
 """Regenerate the course's small simulator data sets (sensor readings, clicks, payments).
 
-    python course_lib/data/generate.py          # rewrites the CSV files; the same seed gives the same bytes
-    python course_lib/data/generate.py --check  # exit 1 if a committed file differs from a fresh run
+    python datasets/generate.py          # rewrites the CSV files; the same seed gives the same bytes
+    python datasets/generate.py --check  # exit 1 if a committed file differs from a fresh run
 
-Each data set has a data card (README.md in its folder). ``course_lib/data/orders/`` belongs to the
+Each data set has a data card (README.md in its folder). ``datasets/orders/`` belongs to the
 Spark lab and is not touched here.
 """
 from __future__ import annotations
@@ -73,7 +73,7 @@ def main(argv: list[str]) -> int:
             path.write_text(text)
             print(f"wrote {path} ({text.count(chr(10)) - 1} rows)")
     if stale:
-        print("out of date (run python course_lib/data/generate.py):", *stale, sep="\n  ")
+        print("out of date (run python datasets/generate.py):", *stale, sep="\n  ")
         return 1
     return 0
 
