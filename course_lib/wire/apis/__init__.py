@@ -12,6 +12,12 @@ the registry: :data:`SUPPORTED` is what ApiVersions advertises (the versions are
 :data:`.api_versions.SUPPORTED_VERSIONS`): only what is implemented, at Kafka 4.3.1's versions
 capped where a later version needs what the simulator has not (topic ids: Produce v13, Fetch
 v13 and DeleteTopics v6; transactions v2, KIP-890: AddPartitionsToTxn v4).
+
+Every answer's error codes are those its request version knows (:mod:`course_lib.wire.version_errors`,
+applied in ``common._reply``). The admin APIs librdkafka's and Java's admin clients call
+(CreatePartitions, DeleteRecords, DeleteGroups, IncrementalAlterConfigs, DescribeCluster) are
+answered by the broker itself with the simulator's mechanisms (``course_lib.broker``'s
+partition_creation, record_deletion, group_deletion, topic_config_changes).
 """
 
 from __future__ import annotations
