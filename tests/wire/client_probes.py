@@ -724,3 +724,23 @@ def aiokafka_consume_transform_produce(bootstrap: str, source: str, sink: str, c
 
     committed = asyncio.run(run())
     return consume_values(bootstrap, sink, count, "read_committed"), committed
+
+
+def acks0_bad_batch_closes_the_connection(bootstrap: str, topic: str) -> bool:
+    """A batch with a bad CRC at acks=0 has no answer to carry its error: does the leader close
+    the connection (a Metadata request behind it finds it closed)?"""
+    conn = leader_connection(bootstrap, topic)
+    try:
+        records, version = malformed_batches()["bad crc"]
+        request = ProduceRequest(transactional_id=None, acks=0, timeout_ms=10000, topic_data=[(topic, [(0, records)])])
+        conn.corr += 1
+        request.API_VERSION = version
+        request.with_header(correlation_id=conn.corr, client_id="probe")
+        conn.sock.sendall(bytes(request.encode(header=True, framed=True)))
+        try:
+            conn.request(MetadataRequest(topics=[topic]), 1)
+            return False
+        except (ConnectionError, OSError):
+            return True
+    finally:
+        conn.close()

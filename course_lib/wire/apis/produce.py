@@ -36,6 +36,10 @@ def produce(gw, req) -> None:
     if req.acks == 0:
         if batches:
             gw.tell(sim.ProduceRequest(gw.next_corr(), 0, req.timeout_ms, batches, req.transactional_id))
+        if refused:
+            # KafkaApis.handleProduceRequest: an acks=0 request with an error has no answer to
+            # carry it, so the connection is closed (the producer reconnects and refreshes)
+            return gw.close()
         return gw.no_reply()
 
     def answer(results: dict) -> None:
