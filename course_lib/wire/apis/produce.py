@@ -7,7 +7,7 @@ from kafka.protocol.producer import ProduceResponse
 
 from ...broker import protocol as sim
 from ..records import InvalidRecords, decode_produce
-from .common import _reply, code, log
+from .common import _reply, code, log_start_offset, log
 
 
 #: course_lib.real.proxy.SPOILED_ANSWER_DELAY_S: how late the answer to a spoiled request comes
@@ -54,7 +54,7 @@ def produce(gw, req) -> None:
                     "error_code": code(error),
                     "base_offset": base if error is None else -1,
                     "log_append_time_ms": -1,
-                    "log_start_offset": 0,
+                    "log_start_offset": log_start_offset(gw, (t, p)) if error is None else -1,
                     "record_errors": [],
                     "error_message": None,
                 }
