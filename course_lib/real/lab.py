@@ -115,32 +115,46 @@ def _why_not(row: dict, key: str) -> str | None:
 def fidelity_text(rows: list[dict]) -> str:
     """The fidelity table as aligned text: scenario, parameters, the anomalies on each backend,
     whether every backend that ran the case agrees; below it, which pair disagrees and what that
-    points at, and why a backend did not run a case (one line per reason)."""
+    points at, and why a backend did not run a case (one line per reason). The lab prints the
+    same in three parts, each row as soon as it is done: :func:`fidelity_head`,
+    :func:`fidelity_line`, :func:`fidelity_foot`."""
+    return "\n".join([fidelity_head(), *(fidelity_line(r) for r in rows), fidelity_foot(rows)])
+
+
+def fidelity_head() -> str:
+    """The column titles of :func:`fidelity_text` and the rule under them."""
+    head = f"{'scenario':<29}{'parameters':<53}" + "".join(f"{t:<22}" for _, t, _ in _FIDELITY_COLUMNS) + "agree"
+    return f"{head}\n{'-' * len(head)}"
+
+
+def _params(row: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in row["parameters"].items())
+
+
+def fidelity_line(row: dict) -> str:
+    """One case of :func:`fidelity_text`: what each backend found (``not run (*)``: the foot
+    says why), and whether they agree."""
+    cells = [("not run (*)" if _why_not(row, key) else _fmt(row[key])) for key, _, _ in _FIDELITY_COLUMNS]
+    agree = "-" if row.get("agree") is None else "yes" if row["agree"] else "NO"
+    return f"{row['scenario']:<29}{_params(row):<52} " + "".join(f"{c:<21} " for c in cells) + agree
+
+
+def fidelity_foot(rows: list[dict]) -> str:
+    """Below the rows of :func:`fidelity_text`: how many cases agree, what each column is, which
+    pairs disagree, why a backend did not run a case."""
     from .scenario_comparison import disagreements
 
-    head = f"{'scenario':<29}{'parameters':<53}" + "".join(f"{t:<22}" for _, t, _ in _FIDELITY_COLUMNS) + "agree"
-    lines = [head, "-" * len(head)]
     why_not: dict[tuple[str, str], list[str]] = {}
     disagree = []
     for r in rows:
-        params = ", ".join(f"{k}={v}" for k, v in r["parameters"].items())
-        cells = []
         for key, title, _ in _FIDELITY_COLUMNS:
             why = _why_not(r, key)
-            if why:
-                names = why_not.setdefault((title, why), [])
-                if r["scenario"] not in names:
-                    names.append(r["scenario"])
-                cells.append("not run (*)")
-            else:
-                cells.append(_fmt(r[key]))
-        agree = "-" if r.get("agree") is None else "yes" if r["agree"] else "NO"
-        lines.append(f"{r['scenario']:<29}{params:<52} " + "".join(f"{c:<21} " for c in cells) + agree)
+            if why and r["scenario"] not in why_not.setdefault((title, why), []):
+                why_not[(title, why)].append(r["scenario"])
         if r.get("agree") is False:
-            for pair in r.get("disagree") or disagreements(r):
-                disagree.append(f"- {r['scenario']} {params}: {pair}")
+            disagree += [f"- {r['scenario']} {_params(r)}: {pair}" for pair in r.get("disagree") or disagreements(r)]
     ran = [r for r in rows if r.get("agree") is not None]
-    lines.append(f"{sum(bool(r['agree']) for r in ran)} of {len(ran)} cases agree on every backend that ran them")
+    lines = [f"{sum(bool(r['agree']) for r in ran)} of {len(ran)} cases agree on every backend that ran them"]
     lines += [f"{title}: {what}" for _, title, what in _FIDELITY_COLUMNS]
     if disagree:
         lines += ["disagreements (which pair, what it points at):", *disagree]

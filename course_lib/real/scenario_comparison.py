@@ -21,6 +21,7 @@ Taught in notebooks/09_real_kafka_lab.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from course_lib.backend import MissingFault
@@ -51,6 +52,10 @@ FIDELITY_CASES: list[tuple[str, dict]] = [
     ("transaction_timeout", {}),
 ]
 assert {name for name, _ in FIDELITY_CASES} == set(SCENARIOS), "every scenario needs a fidelity case"
+
+#: the :func:`~course_lib.shared_results.once_per_test_run` key of ``fidelity_table(a LocalCluster)``
+#: (every case, seed 0): tests/real computes it, notebook 09 under test reads it back
+LOCAL_TABLE = "fidelity table, every case on a local cluster, seed 0"
 
 
 #: the table's columns: (row key, title). The same scenario code runs on each; the clients
@@ -139,7 +144,13 @@ def _row(name: str, params: dict, sim, real_run: tuple, wire_run: tuple) -> dict
 
 
 def fidelity_table(
-    cluster=None, cases=FIDELITY_CASES, seed: int = 0, reuse=(), wire=True, real_why_not: str | None = None
+    cluster=None,
+    cases=FIDELITY_CASES,
+    seed: int = 0,
+    reuse=(),
+    wire=True,
+    real_why_not: str | None = None,
+    on_row: Callable[[dict], object] | None = None,
 ) -> list[dict]:
     """Run each case in the simulator, with kafka-python on the simulated cluster over TCP
     (``wire``) and on the real ``cluster``; one row per case.
@@ -151,7 +162,8 @@ def fidelity_table(
     virtual time). ``cluster=None``: no real column (``real_why_not`` says why, e.g. no Java).
     ``wire``: True starts a :class:`~course_lib.wire.backend.WireLab` for the call, a WireLab is
     used as given, False leaves the column out. ``reuse``: real results already run
-    (``run_scenario(..., backend=cluster)``) for some cases.
+    (``run_scenario(..., backend=cluster)``) for some cases. ``on_row(row)`` is called as each
+    row is done, in order (the lab prints it: the first rows show within seconds).
     """
     from tqdm.auto import tqdm
 
@@ -159,7 +171,7 @@ def fidelity_table(
         from course_lib.wire.backend import WireLab
 
         with WireLab(seed=seed) as lab:
-            return fidelity_table(cluster, cases, seed, reuse, wire=lab, real_why_not=real_why_not)
+            return fidelity_table(cluster, cases, seed, reuse, wire=lab, real_why_not=real_why_not, on_row=on_row)
     done = {_key(getattr(r, "name", ""), r.parameters): r for r in reuse}
     no_real = real_why_not or "no real Kafka cluster in this run"
     cases = list(cases)
@@ -182,6 +194,8 @@ def fidelity_table(
                     real, why = _attempt(run_scenario, name, backend=cluster, **params)
                 over_wire = wire_run.result() if wire_run else (None, "the wire column was not asked for")
                 rows.append(_row(name, params, sim, (real, why), over_wire))
+                if on_row is not None:
+                    on_row(rows[-1])
         finally:
             pool.shutdown(cancel_futures=True)  # a failed real run does not wait for the wire column
     return rows
