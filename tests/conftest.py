@@ -55,8 +55,13 @@ def pytest_configure(config):
     from course_lib.shared_results import ENV
 
     if not os.environ.get(ENV):
-        os.environ[ENV] = tempfile.mkdtemp(prefix="course-shared-results-")
-        config.add_cleanup(lambda: shutil.rmtree(os.environ.pop(ENV), ignore_errors=True))
+        folder = os.environ[ENV] = tempfile.mkdtemp(prefix="course-shared-results-")
+
+        def cleanup():
+            os.environ.pop(ENV, None)
+            shutil.rmtree(folder, ignore_errors=True)
+
+        config.add_cleanup(cleanup)
 
 
 def _jvm_missing_reason() -> str | None:
