@@ -167,7 +167,10 @@ def execute(nb, path: Path):
     """Run ``nb`` and keep every output in its cell, as nbval sees it. nbclient, like a browser,
     would move output captured by an ``ipywidgets.Output`` (a prediction's experiment, held until
     lock-in) into the widget; nbval knows no widgets and compares it as the cell's own."""
-    from nbclient import NotebookClient
+    try:
+        from tools.notebook_client import NotebookClient
+    except ModuleNotFoundError:  # run as a script: tools/ itself is on the path
+        from notebook_client import NotebookClient  # type: ignore[no-redef]
 
     class AsNbvalSees(NotebookClient):
         def on_comm_open_jupyter_widget(self, msg):
