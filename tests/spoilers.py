@@ -255,6 +255,8 @@ def given_away(nb, reveals: list[dict], stored: dict[int, str] | None = None) ->
         said = phrases(explanation) + ([_normal(r["actual"])] if r["kind"] == "note" else [])
         for i in range(made, reveal + 1):
             text = readable(nb.cells[i])
+            for choice in r["choices"] or []:  # worded choices are on screen anyway (numbers are givens)
+                text = text if re.fullmatch(NUMBER, choice) else text.replace(choice, " ")
             found += [f"cell {i}: {name}'s reveal says {p!r}" for p in said if p in _normal(text)]
             found += [f"cell {i}: {name}'s measured {v} in the source" for v in sorted(values) if shows(text, v)]
     return found
