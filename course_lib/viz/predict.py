@@ -67,12 +67,14 @@ lost: no
 
 What a lesson says about the measurement (the numbers, and why) is an answer too: it is handed to
 :meth:`Prediction.reveal` as ``explanation`` (markdown) and shown under the reveal once locked
-in; a later cell whose output gives the answer away runs inside ``with prediction.after_lock_in():``.
+in (headed **Measured:**, unless it starts with its own heading); any other cell whose output gives
+the answer away (a message's explanation, a diagram of the run, a progress bar labelled with a
+choice) runs inside ``with prediction.after_lock_in():``.
 
 >>> f = Prediction("Lost?", choices=["yes", "no"])
->>> shown = f.reveal("no", explanation="**Measured:** nothing is lost.")
->>> f.explanation.layout.display
-'none'
+>>> shown = f.reveal("no", explanation="nothing is lost.")
+>>> f.explained, f.explanation.layout.display
+('**Measured:** nothing is lost.', 'none')
 >>> f.choice.value = "yes"; f.lock_in(); f.explanation.layout.display
 'block'
 
@@ -104,6 +106,7 @@ Used in notebooks/00_start_here to notebooks/08_claims_tested.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -243,6 +246,8 @@ class Prediction:
             raise TypeError(
                 f"explanation is markdown text (or a callable returning it), not {type(explanation).__name__}"
             )
+        if explanation is not None and not re.match(r"\s*\*\*(Measured|Verdict)", explanation):
+            explanation = f"**Measured:** {explanation}"  # what it is, at a glance (and for the browser tests)
         self._measured, self.explained = actual, explanation
         if explanation is not None:
             from IPython.display import Markdown
@@ -266,8 +271,9 @@ class Prediction:
         return self._held_output(HELD)
 
     def after_lock_in(self) -> AbstractContextManager[widgets.Output]:
-        """The same for a cell after the reveal whose output gives the answer away (a message's
-        explanation, a diagram of the experiment): hidden until the prediction is locked in."""
+        """The same for any other cell whose output gives the answer away (a message's
+        explanation, a diagram of the experiment, a progress bar or chart): hidden until the
+        prediction is locked in. The checked experiment cell uses :meth:`experiment`."""
         return self._held_output(HELD_AFTER)
 
     @contextmanager
@@ -315,7 +321,7 @@ def revealed_in(namespace: dict) -> list[dict]:
     >>> p = Prediction("Lost?", choices=["yes", "no"])
     >>> shown = p.reveal("no", explanation="Nothing is lost: 5 of 5 are in the log.")
     >>> revealed_in({"p": p, "_p": p, "x": 1})
-    [{'name': 'p', 'question': 'Lost?', 'kind': 'choice', 'choices': ['yes', 'no'], 'actual': 'no', 'explanation': 'Nothing is lost: 5 of 5 are in the log.'}]
+    [{'name': 'p', 'question': 'Lost?', 'kind': 'choice', 'choices': ['yes', 'no'], 'actual': 'no', 'explanation': '**Measured:** Nothing is lost: 5 of 5 are in the log.'}]
     """
     found = []
     for name, p in namespace.items():
