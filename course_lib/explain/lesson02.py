@@ -15,13 +15,16 @@ def before_the_crash(run) -> str:
 
     >>> from course_lib.scenarios import run_scenario
     >>> print(before_the_crash(run_scenario("leader_crash_after_ack", seed=1, acks=1)))
-    acknowledged before the crash: 13 (3 warm-up messages sent before the followers paused, then 10 while they were paused)
+    acknowledged before the crash: 13
+      3 warm-up messages, sent before the followers paused
+      10 messages sent while they were paused
     """
     acked = _acked(run)
     warm = sum(1 for op in acked if str(op.value).startswith("warmup"))
     return (
-        f"acknowledged before the crash: {run.notes['acked_before_crash']} ({warm} warm-up messages sent before "
-        f"the followers paused, then {len(acked) - warm} while they were paused)"
+        f"acknowledged before the crash: {run.notes['acked_before_crash']}\n"
+        f"  {warm} warm-up messages, sent before the followers paused\n"
+        f"  {len(acked) - warm} messages sent while they were paused"
     )
 
 
