@@ -234,6 +234,14 @@ def premise_numbers(nb, before: int, stored: dict[int, str]) -> set[str]:
     return set(re.findall(NUMBER, text))
 
 
+def without_choices(text: str, choices: list[str] | None) -> str:
+    """``text`` without a prediction's worded choices, which are on screen anyway (numbers stay:
+    they are givens, and "3" must not be taken out of "13")."""
+    for choice in choices or []:
+        text = text if re.fullmatch(NUMBER, choice) else text.replace(choice, " ")
+    return text
+
+
 def given_away(nb, reveals: list[dict], stored: dict[int, str] | None = None) -> list[str]:
     """Between each prediction and its reveal (both cells included), the sources a learner reads
     before locking in must not contain what the reveal prints: a clause of its explanation, its
@@ -254,9 +262,7 @@ def given_away(nb, reveals: list[dict], stored: dict[int, str] | None = None) ->
             values.add(r["actual"])
         said = phrases(explanation) + ([_normal(r["actual"])] if r["kind"] == "note" else [])
         for i in range(made, reveal + 1):
-            text = readable(nb.cells[i])
-            for choice in r["choices"] or []:  # worded choices are on screen anyway (numbers are givens)
-                text = text if re.fullmatch(NUMBER, choice) else text.replace(choice, " ")
+            text = without_choices(readable(nb.cells[i]), r["choices"])
             found += [f"cell {i}: {name}'s reveal says {p!r}" for p in said if p in _normal(text)]
             found += [f"cell {i}: {name}'s measured {v} in the source" for v in sorted(values) if shows(text, v)]
     return found

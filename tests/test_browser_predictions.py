@@ -42,6 +42,7 @@ class Expected:
         stored = {e["cell"]: spoilers.output_text(e["outputs"]) for e in load_expectations(lesson)}
         reveals = {r["name"]: r for r in load_reveals(lesson) or []}
         self.predictions = []
+        self.choices: dict[str, list[str] | None] = {}
         for name, made, reveal in spoilers.predictions(nb):
             r = reveals[name]
             explanation = r["explanation"] or ""
@@ -52,6 +53,7 @@ class Expected:
                 secret.add(r["actual"])
             phrases = spoilers.phrases(explanation)
             self.predictions.append((name, made, reveal, sorted(secret), phrases, numbers))
+            self.choices[name] = r["choices"]
 
 
 def _joined(text: str) -> str:
@@ -64,7 +66,17 @@ def _normal(text: str) -> str:
 
 def _above(cells, made: int) -> str:
     """The text rendered from the top of the notebook down to the prediction's own box."""
-    return "\n".join(cells.nth(i).inner_text() for i in range(made + 1))
+    return _readable("\n".join(cells.nth(i).inner_text() for i in range(made + 1)))
+
+
+def _readable(text: str) -> str:
+    """Rendered text without the cells' execution counts ("[12]:", not a measured 12)."""
+    return re.sub(r"\[\s*\d*\s*\]:", " ", text)
+
+
+def _leaks(text: str, expected: Expected, name: str, secret, phrases) -> list[str]:
+    text = spoilers.without_choices(text, expected.choices[name])
+    return [v for v in secret if spoilers.shows(_joined(text), v)] + [p for p in phrases if p in _normal(text)]
 
 
 def _lock_in(box) -> None:
@@ -80,9 +92,7 @@ def _lock_in(box) -> None:
 
 def _check_lesson(page, cells, boxes, expected: Expected, name: str, shots: str | None) -> None:
     for k, (pname, made, reveal, secret, phrases, numbers) in enumerate(expected.predictions):
-        above = _above(cells, made)
-        leaked = [v for v in secret if spoilers.shows(_joined(above), v)]
-        leaked += [p for p in phrases if p in _normal(above)]
+        leaked = _leaks(_above(cells, made), expected, pname, secret, phrases)
         assert not leaked, f"{name}: above {pname}'s lock-in a learner reads {leaked}"
         explained = cells.nth(reveal).locator(".jp-Cell-outputArea")
         assert "Measured:" not in (explained.inner_text() if explained.count() else "")
@@ -173,9 +183,7 @@ def test_the_same_holds_in_the_site(site_pages, lesson):
         for j in range(made + 1 + shift):  # read each while it is on screen
             cells.nth(j).scroll_into_view_if_needed()
             above.append(cells.nth(j).inner_text())
-        above_text = "\n".join(above)
-        leaked = [v for v in secret if spoilers.shows(_joined(above_text), v)]
-        leaked += [p for p in phrases if p in _normal(above_text)]
+        leaked = _leaks(_readable("\n".join(above)), expected, name, secret, phrases)
         assert not leaked, f"site {lesson}: above {name}'s lock-in a learner reads {leaked}"
         shown = cells.nth(reveal + shift)
         assert "Measured:" not in shown.inner_text()
