@@ -25,6 +25,7 @@ cluster in its place. Taught in notebooks/09_real_kafka_lab.
 from __future__ import annotations
 
 import atexit
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from course_lib.backend import ComposedBackend, MissingFault
@@ -58,6 +59,10 @@ FIDELITY_CASES: list[tuple[str, dict]] = [
     ("transaction_timeout", {}),
 ]
 assert {name for name, _ in FIDELITY_CASES} == set(SCENARIOS), "every scenario needs a fidelity case"
+
+#: the :func:`~course_lib.shared_results.once_per_test_run` key of ``fidelity_table(a LocalCluster)``
+#: (every case, seed 0): tests/real computes it, notebook 09 under test reads it back
+LOCAL_TABLE = "fidelity table, every case on a local cluster, seed 0"
 
 
 #: the table's columns: (row key, title). The same scenario code runs on each; the clients
@@ -144,7 +149,13 @@ def _row(name: str, params: dict, sim, real_run: tuple, wire_run: tuple) -> dict
 
 
 def fidelity_table(
-    cluster=None, cases=FIDELITY_CASES, seed: int = 0, reuse=(), wire=True, real_why_not: str | None = None
+    cluster=None,
+    cases=FIDELITY_CASES,
+    seed: int = 0,
+    reuse=(),
+    wire=True,
+    real_why_not: str | None = None,
+    on_row: Callable[[dict], object] | None = None,
 ) -> list[dict]:
     """Run each case in the simulator, with kafka-python on the simulated cluster over TCP
     (``wire``) and on the real ``cluster``; one row per case.
@@ -156,13 +167,14 @@ def fidelity_table(
     virtual time). ``cluster=None``: no real column (``real_why_not`` says why, e.g. no Java).
     ``wire``: True starts a lab :class:`~course_lib.wire.cluster.WireCluster` for the call, a
     WireCluster is used as given, False leaves the column out. ``reuse``: real results already run
-    (``run_scenario(..., backend=cluster)``) for some cases.
+    (``run_scenario(..., backend=cluster)``) for some cases. ``on_row(row)`` is called as each
+    row is done, in order (the lab prints it: the first rows show within seconds).
     """
     from tqdm.auto import tqdm
 
     if wire is True:
         with WireCluster.lab(seed=seed) as lab:
-            return fidelity_table(cluster, cases, seed, reuse, wire=lab, real_why_not=real_why_not)
+            return fidelity_table(cluster, cases, seed, reuse, wire=lab, real_why_not=real_why_not, on_row=on_row)
     done = {_key(getattr(r, "name", ""), r.parameters): r for r in reuse}
     no_real = real_why_not or "no real Kafka cluster in this run"
     cases = list(cases)
@@ -185,6 +197,8 @@ def fidelity_table(
                     real, why = _attempt(run_scenario, name, backend=cluster, **params)
                 over_wire = wire_run.result() if wire_run else (None, "the wire column was not asked for")
                 rows.append(_row(name, params, sim, (real, why), over_wire))
+                if on_row is not None:
+                    on_row(rows[-1])
         finally:
             pool.shutdown(cancel_futures=True)  # a failed real run does not wait for the wire column
     return rows
@@ -249,30 +263,44 @@ def _why_not(row: dict, key: str) -> str | None:
 def fidelity_text(rows: list[dict]) -> str:
     """The fidelity table as aligned text: scenario, parameters, the anomalies on each backend,
     whether every backend that ran the case agrees; below it, which pair disagrees and what that
-    points at, and why a backend did not run a case (one line per reason)."""
+    points at, and why a backend did not run a case (one line per reason). The lab prints the
+    same in three parts, each row as soon as it is done: :func:`fidelity_head`,
+    :func:`fidelity_line`, :func:`fidelity_foot`."""
+    return "\n".join([fidelity_head(), *(fidelity_line(r) for r in rows), fidelity_foot(rows)])
+
+
+def fidelity_head() -> str:
+    """The column titles of :func:`fidelity_text` and the rule under them."""
     head = f"{'scenario':<29}{'parameters':<53}" + "".join(f"{t:<22}" for _, t, _ in _FIDELITY_COLUMNS) + "agree"
-    lines = [head, "-" * len(head)]
+    return f"{head}\n{'-' * len(head)}"
+
+
+def _params(row: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in row["parameters"].items())
+
+
+def fidelity_line(row: dict) -> str:
+    """One case of :func:`fidelity_text`: what each backend found (``not run (*)``: the foot
+    says why), and whether they agree."""
+    cells = [("not run (*)" if _why_not(row, key) else _fmt(row[key])) for key, _, _ in _FIDELITY_COLUMNS]
+    agree = "-" if row.get("agree") is None else "yes" if row["agree"] else "NO"
+    return f"{row['scenario']:<29}{_params(row):<52} " + "".join(f"{c:<21} " for c in cells) + agree
+
+
+def fidelity_foot(rows: list[dict]) -> str:
+    """Below the rows of :func:`fidelity_text`: how many cases agree, what each column is, which
+    pairs disagree, why a backend did not run a case."""
     why_not: dict[tuple[str, str], list[str]] = {}
     disagree = []
     for r in rows:
-        params = ", ".join(f"{k}={v}" for k, v in r["parameters"].items())
-        cells = []
         for key, title, _ in _FIDELITY_COLUMNS:
             why = _why_not(r, key)
-            if why:
-                names = why_not.setdefault((title, why), [])
-                if r["scenario"] not in names:
-                    names.append(r["scenario"])
-                cells.append("not run (*)")
-            else:
-                cells.append(_fmt(r[key]))
-        agree = "-" if r.get("agree") is None else "yes" if r["agree"] else "NO"
-        lines.append(f"{r['scenario']:<29}{params:<52} " + "".join(f"{c:<21} " for c in cells) + agree)
+            if why and r["scenario"] not in why_not.setdefault((title, why), []):
+                why_not[(title, why)].append(r["scenario"])
         if r.get("agree") is False:
-            for pair in r.get("disagree") or disagreements(r):
-                disagree.append(f"- {r['scenario']} {params}: {pair}")
+            disagree += [f"- {r['scenario']} {_params(r)}: {pair}" for pair in r.get("disagree") or disagreements(r)]
     ran = [r for r in rows if r.get("agree") is not None]
-    lines.append(f"{sum(bool(r['agree']) for r in ran)} of {len(ran)} cases agree on every backend that ran them")
+    lines = [f"{sum(bool(r['agree']) for r in ran)} of {len(ran)} cases agree on every backend that ran them"]
     lines += [f"{title}: {what}" for _, title, what in _FIDELITY_COLUMNS]
     if disagree:
         lines += ["disagreements (which pair, what it points at):", *disagree]
