@@ -118,7 +118,7 @@ def _client_versions() -> dict[str, str]:
         labels["confluent-kafka"] = "confluent-kafka"
     else:
         labels["confluent-kafka"] = (
-            f"confluent-kafka {confluent_kafka.version()[0]} (librdkafka {confluent_kafka.libversion()[0]})"
+            f"confluent-kafka {confluent_kafka.__version__} (librdkafka {confluent_kafka.libversion()[0]})"
         )
     labels["java"] = "Java client 4.3.1 (driver process)"
     return labels
