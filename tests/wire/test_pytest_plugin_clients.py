@@ -44,7 +44,8 @@ def test_confluent_kafka_through_the_registered_plugin(pytester):
     pytest.importorskip("confluent_kafka")
     pytester.makepyfile(test_project=CONFLUENT_PROJECT_TEST)
     # no -p: installing this package registered the plugin (entry point course_lib_wire)
-    result = pytester.runpytest_subprocess("--wire-seed", "7", "-q")
+    # in process: a second interpreter costs some 15 s more here
+    result = pytester.runpytest_inprocess("--wire-seed", "7", "-q")
     result.assert_outcomes(passed=1)
 
 
