@@ -1,8 +1,9 @@
 """The pytest plugin's ``wire_cluster`` fixture as another project uses it, with each client the
 course measures: confluent-kafka (librdkafka) loaded through the plugin in a pytester run, as a
-project that installed this package would; kafka-python and the Java client 4.3.1 (its driver
-process) through the fixture in this session - each connecting, producing and consuming with a
-group that commits."""
+project that installed this package would, and kafka-python through the fixture - each
+connecting, producing and consuming with a group that commits. The Java client 4.3.1 (its driver
+process) does the same through this fixture in tests/java_client/test_driver_wire.py
+(``test_produce_and_consume_round_trip``, whose conftest imports ``wire_cluster``)."""
 
 import pytest
 
@@ -69,23 +70,3 @@ def test_kafka_python_through_the_fixture(wire_cluster):  # noqa: F811 - the fix
         consumer.commit()
     finally:
         consumer.close()
-
-
-def test_the_java_client_through_the_fixture(wire_cluster):  # noqa: F811 - the fixture
-    from tests.java_client import support
-
-    driver = support.start_driver()
-    try:
-
-        def make_topic(name: str, replication_factor: int, min_insync_replicas: int) -> str:
-            wire_cluster.create_topic(
-                name, partitions=1, replication_factor=replication_factor, min_insync_replicas=min_insync_replicas
-            )
-            return name
-
-        got = support.round_trip(driver, wire_cluster.bootstrap_servers, make_topic)
-    finally:
-        driver.close()
-    committed = got.pop("committed")
-    assert got == support.expected_round_trip()
-    assert list(committed.values()) == [10]
