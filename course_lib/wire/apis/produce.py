@@ -21,10 +21,10 @@ def produce(gw, req) -> None:
         for part in topic.partition_data:
             tp = (topic.name, part.index)
             try:
-                batches[tp] = decode_produce(part.records)
+                batches[tp] = decode_produce(part.records, gw.version)
             except InvalidRecords as exc:
                 log.warning("wire: %s sent invalid records for %s: %s", gw.node_id, tp, exc)
-                refused[tp] = Errors.CorruptRecordError
+                refused[tp] = exc.error
     if batches and gw.wire.nemesis.take_spoiled(gw.broker_id):
         # the lab proxy's spoiled request: refused with a retriable error whose answer comes late
         refused.update({tp: Errors.NotEnoughReplicasError for tp in batches})
