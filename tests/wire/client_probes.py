@@ -572,3 +572,100 @@ def describe_cluster_outcome(bootstrap: str) -> dict:
         "controller is a broker": result.controller is not None
         and result.controller.id in {n.id for n in result.nodes},
     }
+
+
+# ---- small experiments of issue 30 that agree: kept as regression checks ------------------------
+def group_read_with_commits(bootstrap: str, topic: str) -> dict:
+    """20 keyed values into ``topic`` (3 partitions); a group member reads them all and commits;
+    a second member of the group, after the first left, finds nothing left to read."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "enable.idempotence": True})
+    for i in range(20):
+        producer.produce(topic, key=f"k{i}".encode(), value=f"v{i}".encode())
+    assert producer.flush(30) == 0
+    group = f"read-{uuid.uuid4().hex[:8]}"
+    config = {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+    }
+    first = Consumer(config)
+    read: dict = {}
+    try:
+        first.subscribe([topic])
+        deadline = time.monotonic() + 30
+        while len(read) < 20 and time.monotonic() < deadline:
+            msg = first.poll(0.5)
+            if msg is not None and msg.error() is None:
+                read[msg.value().decode()] = (msg.partition(), msg.offset())
+        first.commit(asynchronous=False)
+        committed = sorted(tp.offset for tp in first.committed([TopicPartition(topic, p) for p in range(3)], 30))
+    finally:
+        first.close()
+    second = Consumer(config)
+    later = []
+    try:
+        second.subscribe([topic])
+        deadline = time.monotonic() + 8
+        while time.monotonic() < deadline:
+            msg = second.poll(0.5)
+            if msg is not None and msg.error() is None:
+                later.append(msg.value().decode())
+            if (
+                second.assignment()
+                and all(p.offset >= 0 for p in second.position(second.assignment()))
+                and time.monotonic() > deadline - 5
+            ):
+                break
+    finally:
+        second.close()
+    return {
+        "read": sorted(read, key=lambda v: int(v[1:])),
+        "partition split": sorted(sum(1 for p, _ in read.values() if p == n) for n in range(3)),
+        "committed": committed,
+        "read again by the group": later,
+    }
+
+
+def transactions_with_markers(bootstrap: str, topic: str) -> dict:
+    """Three transactions into ``topic`` (1 partition): 3 values committed, 2 aborted, 1
+    committed. What read_committed and read_uncommitted consumers see, with offsets (each
+    transaction marker takes one offset), and the end offset."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": f"tx-{uuid.uuid4().hex[:8]}"})
+    producer.init_transactions(30)
+    for values, commit in ((["a0", "a1", "a2"], True), (["b0", "b1"], False), (["c0"], True)):
+        producer.begin_transaction()
+        for v in values:
+            producer.produce(topic, value=v.encode())
+        producer.flush(30)
+        (producer.commit_transaction if commit else producer.abort_transaction)(30)
+    out = {}
+    for isolation in ("read_committed", "read_uncommitted"):
+        consumer = Consumer(
+            {
+                "bootstrap.servers": bootstrap,
+                "group.id": f"m-{uuid.uuid4().hex[:8]}",
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": False,
+                "isolation.level": isolation,
+            }
+        )
+        seen = []
+        try:
+            consumer.assign([TopicPartition(topic, 0, 0)])
+            want = 4 if isolation == "read_committed" else 6
+            deadline = time.monotonic() + 30
+            while len(seen) < want and time.monotonic() < deadline:
+                msg = consumer.poll(0.5)
+                if msg is not None and msg.error() is None:
+                    seen.append((msg.offset(), msg.value().decode()))
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+        finally:
+            consumer.close()
+        out[isolation] = seen
+        out["end offset"] = high
+    return out

@@ -15,7 +15,8 @@ from .common import _reply, code
 def create_partitions(gw, req) -> None:
     wire = gw.wire
     names = [t.name for t in req.topics]
-    rows, grown = [], {}
+    rows: list[dict] = []
+    grown: dict[str, int] = {}
     for topic in req.topics:
         if names.count(topic.name) > 1:  # ControllerApis: a topic named twice is refused, once
             if all(r["name"] != topic.name for r in rows):
