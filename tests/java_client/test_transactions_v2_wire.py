@@ -11,7 +11,7 @@ from kafka.protocol.api_key import ApiKey
 
 import course_lib.wire.apis as apis
 from course_lib.wire.cluster import WireCluster
-from tests.java_client import support
+from tests.java_client import support, txn_v2_support
 
 
 @contextlib.contextmanager
@@ -72,3 +72,20 @@ def test_java_consume_transform_produce_on_both_versions(driver, cluster, monkey
     # v2: the offsets join the transaction by TxnOffsetCommit v5 itself, no AddOffsetsToTxn
     assert (ApiKey.AddOffsetsToTxn in seen) == (cluster.tv == 1), seen
     assert seen[ApiKey.TxnOffsetCommit] == ({5} if cluster.tv == 2 else {4}), seen
+
+
+#: what the Java client meets as a zombie, by transaction.version - the same on Kafka 4.3.1
+#: (tests/real/test_java_transactions_v2.py)
+ZOMBIE = {
+    tv: {
+        "zombie send": "InvalidProducerEpochException",
+        "zombie commit": "InvalidProducerEpochException",
+        "read_committed": [b"new-1"],
+    }
+    for tv in (1, 2)
+}
+
+
+def test_a_zombie_meets_the_same_on_both_versions(driver, cluster):
+    got = txn_v2_support.zombie(driver, cluster.bootstrap_servers, make_topic(cluster))
+    assert got == ZOMBIE[cluster.tv]
