@@ -63,6 +63,8 @@ def test_java_transactions_follow_the_clusters_transaction_version(driver, clust
     assert got["read_committed end"] == got["read_uncommitted end"] == 7
     sent = {key: seen.get(key, set()) for key in (ApiKey.Produce, ApiKey.EndTxn, ApiKey.AddPartitionsToTxn)}
     assert sent == {ApiKey.AddPartitionsToTxn: set(), **JAVA_TXN_VERSIONS[cluster.tv]}, seen
+    # the highest versions of Kafka 4.3.1 (topic ids in Metadata make Fetch 13+ usable)
+    assert seen[ApiKey.Fetch] == {18} and seen[ApiKey.Metadata] == {13}, seen
 
 
 def test_java_consume_transform_produce_on_both_versions(driver, cluster, monkeypatch):

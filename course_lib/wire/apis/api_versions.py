@@ -43,9 +43,9 @@ from .common import _reply
 #: handlers in ``course_lib.wire.apis.SUPPORTED``, because this handler answers with it)
 _VERSIONS = {
     ProduceRequest: (3, 13),  # v12+: transactions v2 (KIP-890), v13: topic ids
-    FetchRequest: (4, 12),  # v13+: topic ids
+    FetchRequest: (4, 18),  # v13+: topic ids; v15 replica state, v17-18 follower fields (unused here)
     ListOffsetsRequest: (1, 11),
-    MetadataRequest: (0, 12),  # v13 adds a top-level error code only
+    MetadataRequest: (0, 13),  # v13 adds a top-level error code only
     OffsetCommitRequest: (2, 9),  # v10: topic ids
     OffsetFetchRequest: (1, 9),  # v10: topic ids
     FindCoordinatorRequest: (0, 6),
