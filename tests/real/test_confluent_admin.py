@@ -13,6 +13,7 @@ from tests.wire.client_probes import (
 )
 
 pytestmark = pytest.mark.real_kafka
+pytest.importorskip("confluent_kafka", reason="pip install -e '.[clients]'")
 
 
 def test_create_partitions_on_kafka(cluster):

@@ -8,6 +8,7 @@ from tests.wire.client_probes import (
     kafka_python_codec_roundtrip,
     librdkafka_codec_roundtrip,
     raw_produce_error_codes,
+    acks0_bad_batch_closes_the_connection,
 )
 from tests.wire.test_codecs import MALFORMED_ANSWERS
 
@@ -32,3 +33,8 @@ def test_kafka_python_compressed_batches_on_kafka(cluster, codec):
 def test_malformed_batches_get_kafkas_error_codes(cluster):
     topic = cluster.create_topic("codec-malformed")
     assert raw_produce_error_codes(cluster.bootstrap_servers, topic) == MALFORMED_ANSWERS
+
+
+def test_an_undecodable_batch_at_acks_0_closes_the_connection_on_kafka(cluster):
+    topic = cluster.create_topic("acks0")
+    assert acks0_bad_batch_closes_the_connection(cluster.bootstrap_servers, topic)

@@ -2,7 +2,12 @@
 
 import pytest
 
-from tests.wire.client_probes import consume_transform_produce, produce_values, txn_offset_commit_codes
+from tests.wire.client_probes import (
+    aiokafka_consume_transform_produce,
+    consume_transform_produce,
+    produce_values,
+    txn_offset_commit_codes,
+)
 from tests.wire.test_txn_offset_commit import TXN_OFFSET_COMMIT_ANSWERS
 
 pytestmark = pytest.mark.real_kafka
@@ -19,4 +24,13 @@ def test_confluent_consume_transform_produce_on_kafka(cluster):
     source, sink = cluster.create_topic("ctp-in"), cluster.create_topic("ctp-out")
     produce_values(cluster.bootstrap_servers, source, [f"v{i}" for i in range(10)])
     out, committed = consume_transform_produce(cluster.bootstrap_servers, source, sink)
+    assert out == [f"V{i}" for i in range(10)] and committed == 10
+
+
+def test_aiokafka_consume_transform_produce_on_kafka(cluster):
+    pytest.importorskip("aiokafka")
+    pytest.importorskip("confluent_kafka")
+    source, sink = cluster.create_topic("aio-in"), cluster.create_topic("aio-out")
+    produce_values(cluster.bootstrap_servers, source, [f"v{i}" for i in range(10)])
+    out, committed = aiokafka_consume_transform_produce(cluster.bootstrap_servers, source, sink)
     assert out == [f"V{i}" for i in range(10)] and committed == 10

@@ -354,7 +354,12 @@ def consume_transform_produce(bootstrap: str, source: str, sink: str, count: int
         positions = consumer.position(consumer.assignment())
         producer.send_offsets_to_transaction(positions, consumer.consumer_group_metadata(), 30)
         producer.commit_transaction(30)
-        committed = consumer.committed([TopicPartition(source, 0)], 30)[0].offset
+        # the commit is answered before the markers are written: the offsets follow shortly
+        deadline = time.monotonic() + 15
+        while (committed := consumer.committed([TopicPartition(source, 0)], 30)[0].offset) < 0:
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
     finally:
         consumer.close()
     return consume_values(bootstrap, sink, count, "read_committed"), committed
@@ -669,3 +674,73 @@ def transactions_with_markers(bootstrap: str, topic: str) -> dict:
         out[isolation] = seen
         out["end offset"] = high
     return out
+
+
+def aiokafka_consume_transform_produce(bootstrap: str, source: str, sink: str, count: int = 10) -> tuple[list, int]:
+    """aiokafka's consume-transform-produce loop: a group member reads ``count`` values of
+    ``source``; a transactional producer writes them upper-cased to ``sink`` with the group's
+    offsets (TxnOffsetCommit v0, the only version aiokafka 0.14 has: no member id) and commits.
+    Returns what read_committed finds in ``sink`` and the group's committed offset of ``source``."""
+    import asyncio
+
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+    group = f"aio-{uuid.uuid4().hex[:8]}"
+
+    async def run() -> int:
+        consumer = AIOKafkaConsumer(
+            source,
+            bootstrap_servers=bootstrap,
+            group_id=group,
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            isolation_level="read_committed",
+        )
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, transactional_id=f"aio-{uuid.uuid4().hex[:8]}")
+        await consumer.start()
+        await producer.start()
+        try:
+            read = []
+            deadline = time.monotonic() + 30
+            while len(read) < count and time.monotonic() < deadline:
+                batches = await consumer.getmany(timeout_ms=500)
+                for records in batches.values():
+                    read.extend(records)
+            assert len(read) == count, f"read {len(read)} of {count}"
+            tp = TopicPartition(source, 0)
+            async with producer.transaction():
+                for record in read:
+                    await producer.send(sink, record.value.upper())
+                await producer.send_offsets_to_transaction({tp: read[-1].offset + 1}, group)
+            # EndTxn is answered before the markers are written (on Kafka too): the offsets
+            # become the group's a moment later
+            deadline = time.monotonic() + 15
+            while (committed := await consumer.committed(tp)) is None and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            return committed
+        finally:
+            await producer.stop()
+            await consumer.stop()
+
+    committed = asyncio.run(run())
+    return consume_values(bootstrap, sink, count, "read_committed"), committed
+
+
+def acks0_bad_batch_closes_the_connection(bootstrap: str, topic: str) -> bool:
+    """A batch with a bad CRC at acks=0 has no answer to carry its error: does the leader close
+    the connection (a Metadata request behind it finds it closed)?"""
+    conn = leader_connection(bootstrap, topic)
+    try:
+        records, version = malformed_batches()["bad crc"]
+        request = ProduceRequest(transactional_id=None, acks=0, timeout_ms=10000, topic_data=[(topic, [(0, records)])])
+        conn.corr += 1
+        request.API_VERSION = version
+        request.with_header(correlation_id=conn.corr, client_id="probe")
+        conn.sock.sendall(bytes(request.encode(header=True, framed=True)))
+        try:
+            conn.request(MetadataRequest(topics=[topic]), 1)
+            return False
+        except (ConnectionError, OSError):
+            return True
+    finally:
+        conn.close()

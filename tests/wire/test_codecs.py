@@ -5,7 +5,13 @@ probes on Kafka 4.3.1 and asserts the same outcomes."""
 
 import pytest
 
-from .client_probes import CODECS, kafka_python_codec_roundtrip, librdkafka_codec_roundtrip, raw_produce_error_codes
+from .client_probes import (
+    CODECS,
+    kafka_python_codec_roundtrip,
+    librdkafka_codec_roundtrip,
+    raw_produce_error_codes,
+    acks0_bad_batch_closes_the_connection,
+)
 
 #: what Kafka 4.3.1 answers each malformed batch of client_probes.malformed_batches with
 #: (measured by tests/real/test_confluent_codecs.py, on a connection that stays open)
@@ -37,5 +43,14 @@ def test_kafka_python_compressed_batches(wire, codec):
 
 
 def test_malformed_batches_get_kafkas_error_codes(wire):
+    # a batch whose records still decode is CRC-checked only with a C CRC32C (records.CHECK_EVERY_CRC)
+    pytest.importorskip("crc32c", reason="pip install -e '.[clients]'")
     wire.create_topic("codec-malformed", replication_factor=3)
     assert raw_produce_error_codes(wire.bootstrap_servers, "codec-malformed") == MALFORMED_ANSWERS
+
+
+def test_an_undecodable_batch_at_acks_0_closes_the_connection(wire):
+    pytest.importorskip("crc32c", reason="pip install -e '.[clients]'")
+    wire.create_topic("acks0", replication_factor=3)
+    topic = "acks0"
+    assert acks0_bad_batch_closes_the_connection(wire.bootstrap_servers, topic)

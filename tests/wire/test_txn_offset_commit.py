@@ -6,7 +6,12 @@ on Kafka 4.3.1."""
 
 import pytest
 
-from .client_probes import consume_transform_produce, produce_values, txn_offset_commit_codes
+from .client_probes import (
+    aiokafka_consume_transform_produce,
+    consume_transform_produce,
+    produce_values,
+    txn_offset_commit_codes,
+)
 
 #: case -> the error code Kafka 4.3.1 answers it with (tests/real/test_confluent_txn_offsets.py)
 TXN_OFFSET_COMMIT_ANSWERS = {
@@ -30,4 +35,16 @@ def test_confluent_consume_transform_produce(wire):
     wire.create_topic("ctp-out", replication_factor=3)
     produce_values(wire.bootstrap_servers, "ctp-in", [f"v{i}" for i in range(10)])
     out, committed = consume_transform_produce(wire.bootstrap_servers, "ctp-in", "ctp-out")
+    assert out == [f"V{i}" for i in range(10)] and committed == 10
+
+
+def test_aiokafka_consume_transform_produce(wire):
+    """aiokafka sends TxnOffsetCommit v0 while its consumer is a member of the group: refused
+    with UNKNOWN_MEMBER_ID on the wire before issue 30, taken by Kafka."""
+    pytest.importorskip("aiokafka")
+    pytest.importorskip("confluent_kafka")
+    wire.create_topic("aio-in", replication_factor=3)
+    wire.create_topic("aio-out", replication_factor=3)
+    produce_values(wire.bootstrap_servers, "aio-in", [f"v{i}" for i in range(10)])
+    out, committed = aiokafka_consume_transform_produce(wire.bootstrap_servers, "aio-in", "aio-out")
     assert out == [f"V{i}" for i in range(10)] and committed == 10

@@ -15,6 +15,12 @@ AddPartitionsToTxn v4+, which only brokers send). Topic ids (Produce v13, Fetch 
 of :mod:`.topic_ids`) and transactions v2 (KIP-890: Produce v12+, EndTxn v5, TxnOffsetCommit v5)
 are Kafka 4.3.1's; ApiVersions also finalizes Kafka 4.3.1's broker features
 (``ClusterOptions.features``), from which each client chooses as it does on Kafka.
+
+Every answer's error codes are those its request version knows (:mod:`course_lib.wire.version_errors`,
+applied in ``common._reply``). The admin APIs librdkafka's and Java's admin clients call
+(CreatePartitions, DeleteRecords, DeleteGroups, IncrementalAlterConfigs, DescribeCluster) are
+answered by the broker itself with the simulator's mechanisms (``course_lib.broker``'s
+partition_creation, record_deletion, group_deletion, topic_config_changes).
 """
 
 from __future__ import annotations

@@ -45,6 +45,12 @@ def _reply(gw, cls, **values) -> None:
     gw.reply(build(cls, gw.version, **downgrade_codes(cls.API_KEY, gw.version, values)))
 
 
+def log_start_offset(gw, tp) -> int:
+    """The log start offset of ``tp`` on the answering broker (DeleteRecords moves it)."""
+    partition = gw.wire.cluster.brokers[gw.broker_id].partitions.get(tp)
+    return partition.log.start_offset if partition is not None else 0
+
+
 def _grouped(rows, name_key: str = "name", list_key: str = "partitions") -> list:
     """``[(topic, row), ...]`` as Kafka's per-topic lists: ``[{name_key: topic, list_key: [row, ...]}]``
     (topics in first-seen order)."""

@@ -10,7 +10,7 @@ from kafka.protocol.consumer import FetchResponse
 
 from ...broker import protocol as sim
 from ..records import encode_batches
-from .common import _reply, code
+from .common import _reply, code, log_start_offset
 from .topic_ids import names_by_uuid
 
 
@@ -75,7 +75,7 @@ def fetch(gw, req) -> None:
                     "error_code": code(resp.error),
                     "high_watermark": resp.high_watermark if resp.error is None else -1,
                     "last_stable_offset": resp.last_stable_offset if resp.error is None else -1,
-                    "log_start_offset": _log_start(gw, (topic, partition)) if resp.error is None else -1,
+                    "log_start_offset": log_start_offset(gw, (topic, partition)) if resp.error is None else -1,
                     "aborted_transactions": (
                         [{"producer_id": pid, "first_offset": first} for pid, first in resp.aborted]
                         if read_committed and resp.error is None
@@ -155,9 +155,3 @@ def _diverging_epoch(gw, tp, fetch_offset: int, last_fetched_epoch: int, resp) -
     if epoch < last_fetched_epoch or end < fetch_offset:
         return {**base, "error_code": 0, "diverging_epoch": {"epoch": epoch, "end_offset": end}}
     return None
-
-
-def _log_start(gw, tp) -> int:
-    """The answering leader's log start offset (DeleteRecords moves it)."""
-    partition = gw.wire.cluster.brokers[gw.broker_id].partitions.get(tp)
-    return partition.log.start_offset if partition is not None else 0

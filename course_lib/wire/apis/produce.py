@@ -7,7 +7,7 @@ from kafka.protocol.producer import ProduceResponse
 
 from ...broker import protocol as sim
 from ..records import InvalidRecords, decode_produce
-from .common import _reply, code, log
+from .common import _reply, code, log, log_start_offset
 from .topic_ids import names_by_uuid
 
 
@@ -49,6 +49,10 @@ def produce(gw, req) -> None:
     if req.acks == 0:
         if batches:
             gw.tell(sim.ProduceRequest(gw.next_corr(), 0, req.timeout_ms, batches, req.transactional_id, version_tv))
+        if refused:
+            # KafkaApis.handleProduceRequest: an acks=0 request with an error has no answer to
+            # carry it, so the connection is closed (the producer reconnects and refreshes)
+            return gw.close()
         return gw.no_reply()
 
     def answer(results: dict) -> None:
@@ -63,7 +67,7 @@ def produce(gw, req) -> None:
                     "error_code": code(error),
                     "base_offset": base if error is None else -1,
                     "log_append_time_ms": -1,
-                    "log_start_offset": 0,
+                    "log_start_offset": log_start_offset(gw, (t, p)) if error is None else -1,
                     "record_errors": [],
                     "error_message": None,
                 }
