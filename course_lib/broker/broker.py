@@ -21,6 +21,7 @@ from .protocol import (
     AlterPartitionResponse,
     BrokerHeartbeat,
     ConsumerFetchRequest,
+    CoordinatorResponse,
     ConsumerFetchResponse,
     FetchRequest,
     FetchResponse,
@@ -44,6 +45,7 @@ from .protocol import (
     node_name,
 )
 from .txn_coordinator import TXN_TOPIC, TxnCoordinator
+from .txn_verification import TxnVerifier, produce_v2
 
 #: how a node handles one kind of message: ``handler(node, src, message)``
 Handler = Callable[[Any, str, Any], None]
@@ -128,6 +130,7 @@ class Broker:
         self.network.add(self)
         self.groups = GroupCoordinator(self)
         self.txns = TxnCoordinator(self)
+        self.verifier = TxnVerifier(self)
         self._heartbeat()
 
     def __repr__(self) -> str:
@@ -263,13 +266,18 @@ class Broker:
 
     def _handle_produce(self, src: str, req: ProduceRequest) -> None:
         pending = _FireAndForget(self, src) if req.acks == 0 else _PendingProduce(self, src, req.corr, len(req.batches))
-        for tp, batch in req.batches.items():
+
+        def append(tp, batch) -> None:
             done = pending.done_for(tp)
             partition = self.partitions.get(tp)
             if partition is None:
-                done(PartitionResult(self.no_replica_error(tp, produce=True)))
-                continue
+                return done(PartitionResult(self.no_replica_error(tp, produce=True)))
             partition.append(batch, req.acks, req.timeout_ms, done)
+
+        if req.transaction_version >= 2:  # KIP-890: partitions join the transaction here
+            return produce_v2(self, req, append, lambda tp, result: pending.done_for(tp)(result))
+        for tp, batch in req.batches.items():
+            append(tp, batch)
 
     def no_replica_error(self, tp, produce: bool = False):
         """What a request for a partition this broker holds no replica of gets (Kafka's
@@ -358,6 +366,8 @@ HANDLERS: dict[type, Handler] = {
     ),
     WriteTxnMarker: Broker._write_txn_marker,
     WriteTxnMarkerResponse: lambda broker, src, msg: broker.txns.on_marker_response(msg),
+    # the coordinator's answer to a leader's AddPartitionsToTxn (transactions v2: txn_verification)
+    CoordinatorResponse: lambda broker, src, msg: broker.verifier.on_response(msg),
     # every coordinator request goes to the coordinator whose table names it
     **{cls: lambda broker, src, msg: broker.groups.handle(src, msg) for cls in GroupCoordinator.HANDLERS},
     **{cls: lambda broker, src, msg: broker.txns.handle(src, msg) for cls in TxnCoordinator.HANDLERS},

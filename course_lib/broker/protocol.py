@@ -89,6 +89,9 @@ class ProduceRequest:
     timeout_ms: float
     batches: dict  # tp -> RecordBatch
     transactional_id: str | None = None
+    #: 2: a transactions-v2 producer's request (Produce v12+, KIP-890): the leader adds each
+    #: partition to the transaction at the coordinator before it appends (txn_verification)
+    transaction_version: int = 1
     kind: ClassVar[str] = "produce_request"
 
     def describe(self) -> str:
@@ -441,6 +444,8 @@ class TxnOffsetCommitRequest(GroupRequest):
     producer_id: int
     producer_epoch: int
     transactional_id: str | None = None
+    #: 2: TxnOffsetCommit v5 (KIP-890): the coordinator adds the offsets partition itself
+    transaction_version: int = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -470,6 +475,10 @@ class AddPartitionsToTxnRequest(TxnRequest):
     producer_id: int
     producer_epoch: int
     partitions: list  # [topic, partition] pairs
+    #: 2: sent by a partition leader for a transactions-v2 produce (AddPartitionsToTxn v5 from
+    #: broker to coordinator): the epoch must be the current one, and a finished transaction's
+    #: producer starts the next one by it
+    transaction_version: int = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -478,6 +487,8 @@ class EndTxnRequest(TxnRequest):
     producer_id: int
     producer_epoch: int
     commit: bool
+    #: 2: EndTxn v5 (KIP-890): the coordinator bumps the epoch and answers the new one
+    transaction_version: int = 1
 
 
 @dataclass(frozen=True, slots=True)
