@@ -57,6 +57,10 @@ class OpName:
     TRUNCATION_DETECTED = "truncation_detected"
     ELECT = "elect"
     TRUNCATE = "truncate"
+    #: share groups (KIP-932): a share consumer's poll (value: ``[partition, offset, message,
+    #: delivery count]`` per record) and the acknowledgements it sent (``[partition, offset, type]``)
+    SHARE_POLL = "share_poll"
+    SHARE_ACK = "share_ack"
 
 
 class Nemesis:

@@ -43,6 +43,7 @@ from .broker import Broker, node_name
 from .controller import Controller
 from .options import ClusterOptions
 from .protocol import TopicConfig
+from .share_config import check_group_config
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,8 @@ class Cluster:
         for broker_id in range(1, brokers + 1):
             self.brokers[broker_id] = Broker(self, broker_id, self.options)
         self._client_ids: dict[str, int] = {}
+        #: share group -> its group configs (``share.auto.offset.reset``, ...)
+        self.share_group_configs: dict[str, dict] = {}
 
     def __repr__(self) -> str:
         up = [b for b, broker in self.brokers.items() if broker.alive]
@@ -191,6 +194,22 @@ class Cluster:
         self.sim.run_until(
             lambda: all(name not in b.topic_configs for b in self.brokers.values() if b.alive and not b.paused), 1000
         )
+
+    def alter_share_group_config(self, group: str, configs: dict) -> None:
+        """Set share group configs, as ``kafka-configs --alter --entity-type groups`` does:
+        ``share.auto.offset.reset``, ``share.record.lock.duration.ms``, ``share.delivery.count.limit``,
+        ``share.partition.max.record.locks``, ``share.session.timeout.ms``, ``share.heartbeat.interval.ms``.
+
+        >>> cluster = Cluster(brokers=1)
+        >>> cluster.alter_share_group_config("workers", {"share.auto.offset.reset": "earliest"})
+        >>> cluster.alter_share_group_config("workers", {"share.delivery.count.limit": 1})
+        Traceback (most recent call last):
+        ...
+        ValueError: share.delivery.count.limit must be a number in [2, 10], got 1
+        """
+        for name, value in configs.items():
+            check_group_config(name, value)
+        self.share_group_configs.setdefault(group, {}).update(configs)
 
     def topic_config(self, topic: str) -> TopicConfig:
         try:

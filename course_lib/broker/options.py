@@ -41,6 +41,13 @@ class ClusterOptions:
     #: KIP-966 Eligible Leader Replicas: on in Kafka >= 4.1 clusters (feature
     #: ``eligible.leader.replicas.version=1``); False gives the pre-4.1 election rules
     eligible_leader_replicas_enable: bool = True
+    #: share groups (KIP-932), Kafka 4.3's broker defaults (``ShareGroupConfig``); a group may
+    #: override them with group configs (``cluster.alter_share_group_config``)
+    group_share_record_lock_duration_ms: float = 30000
+    group_share_delivery_count_limit: int = 5
+    group_share_partition_max_record_locks: int = 2000
+    group_share_session_timeout_ms: float = 45000
+    group_share_heartbeat_interval_ms: float = 5000
     #: record every message on the wire for the space-time diagram (costs memory)
     trace: bool = False
 
