@@ -103,6 +103,16 @@ class SharePartition:
             if resp.start_offset < 0:  # a new share group on this partition
                 hw = self.partition.log.hw
                 self.start = hw if self.settings.auto_offset_reset == "latest" else 0
+                self.manager.note(
+                    "share_start",
+                    {
+                        "group": self.group,
+                        "topic": self.tp[0],
+                        "partition": self.tp[1],
+                        "start_offset": self.start,
+                        "share.auto.offset.reset": self.settings.auto_offset_reset,
+                    },
+                )
                 self._persist([], lambda error: None)  # the start offset survives a failover
             else:
                 self.start = resp.start_offset
