@@ -57,7 +57,7 @@ from .broker.share_config import DELIVERY_COUNT_LIMIT, RECORD_LOCK_DURATION_MS
 from .check_result import CheckResult
 from .checker import ShareObserved, check_share, observe_share
 from .clients import KafkaProducer
-from .clients.share_consumer import AcknowledgeType, Message, ShareConsumer
+from .clients.share_consumer import AcknowledgeType, IllegalStateException, Message, ShareConsumer
 from .history import History, OpName
 
 TOPIC, GROUP = "jobs", "workers"
@@ -119,8 +119,9 @@ def run_share_scenario(name: str, seed: int = 0, **settings) -> ShareScenarioRes
 class Worker:
     """An application instance: polls, processes its records one after the other (``handler(m)``
     says how long one takes, in ms, and whether it succeeds), acknowledges each as it finishes -
-    ACCEPT on success, RELEASE on failure - and, with ``renew_every_ms``, RENEWs what it still
-    holds while it works. Its steps run in virtual time (:func:`run_workers`)."""
+    ACCEPT on success, RELEASE on failure (or the AcknowledgeType the handler returns) - and,
+    with ``renew_every_ms``, RENEWs what it still holds while it works. Its steps run in virtual
+    time (:func:`run_workers`)."""
 
     def __init__(self, cluster, handler, max_poll_records: int, renew_every_ms: float | None = None):
         self.cluster = cluster
@@ -142,6 +143,16 @@ class Worker:
         self.crashed = False
 
     def step(self) -> None:
+        """Do what is due now; a crash (a scheduled fault) may strike in the middle."""
+        if self.crashed:
+            return
+        try:
+            self._step()
+        except IllegalStateException:
+            if not self.crashed:
+                raise
+
+    def _step(self) -> None:
         self._finish_done()
         if self.queue:
             if self.renew_every_ms is not None and self.next_renew is not None and self.cluster.now >= self.next_renew:
@@ -177,7 +188,7 @@ class Worker:
         done = [q for q in self.queue if q[0] <= now]
         if done:
             for _, m, ok in done:
-                if ok:
+                if ok is True:
                     self.cluster.history.record(
                         self.name,
                         "ok",
@@ -187,7 +198,7 @@ class Worker:
                         partition=m.partition(),
                         offset=m.offset(),
                     )
-                self.consumer.acknowledge(m, AcknowledgeType.ACCEPT if ok else AcknowledgeType.RELEASE)
+                self.consumer.acknowledge(m, _ack_type(ok))
             self.queue = self.queue[len(done) :]
             self.consumer.commit_sync()
 
@@ -195,7 +206,7 @@ class Worker:
         """Dies where it is: what it finished is recorded as processed, nothing is acknowledged."""
         now = self.cluster.now
         for finish, m, ok in self.queue:
-            if finish <= now and ok:
+            if finish <= now and ok is True:
                 self.cluster.history.record(
                     self.name,
                     "ok",
@@ -208,6 +219,13 @@ class Worker:
         self.queue = []
         self.consumer.crash()
         self.crashed = True
+
+
+def _ack_type(ok) -> AcknowledgeType:
+    """A handler's outcome: True - ACCEPT, False - RELEASE, or an AcknowledgeType."""
+    if isinstance(ok, AcknowledgeType):
+        return ok
+    return AcknowledgeType.ACCEPT if ok else AcknowledgeType.RELEASE
 
 
 def run_workers(cluster, workers: list[Worker], until: Callable[[], bool], max_ms: float, faults=()) -> None:

@@ -63,14 +63,35 @@ class ShareCoordinator(CoordinatorLog):
     def handle(self, src: str, req) -> None:
         if not self.refresh():
             return self.broker.send(src, ShareGroupStateResponse(req.corr, Errors.NotCoordinatorError))
+        log = self.partition().log
+        if isinstance(req, ReadShareGroupStateRequest) and log.hw < log.leo:
+            # a new coordinator answers once everything in its log counts (Kafka loads the whole
+            # log before serving: COORDINATOR_LOAD_IN_PROGRESS): a state read never misses a write
+            # that was confirmed to the old leader
+            return self.broker.send(src, ShareGroupStateResponse(req.corr, Errors.CoordinatorLoadInProgressError))
         self.HANDLERS[type(req)](self, src, req)
 
     def _read(self, src: str, req: ReadShareGroupStateRequest) -> None:
-        entry = self.state.get((req.group, req.tp[0], req.tp[1]))
+        """The state, after recording the reader's leader epoch: from now on a write from an
+        older leader is fenced (Kafka's ReadShareGroupState carries the leader epoch for this)."""
+        key = (req.group, req.tp[0], req.tp[1])
+        entry = self.state.get(key)
         if entry is None:
             return self.broker.send(src, ShareGroupStateResponse(req.corr))
-        states = tuple((o, s, c) for o, (s, c) in sorted(entry[2].items()))
-        self.broker.send(src, ShareGroupStateResponse(req.corr, None, entry[1], states))
+        if req.leader_epoch < entry[0]:
+            return self.broker.send(src, ShareGroupStateResponse(req.corr, Errors.FencedLeaderEpochError))
+
+        def answer(error) -> None:
+            if error is not None:
+                return self.broker.send(src, ShareGroupStateResponse(req.corr, Errors.CoordinatorNotAvailableError))
+            current = self.state[key]
+            states = tuple((o, s, c) for o, (s, c) in sorted(current[2].items()))
+            self.broker.send(src, ShareGroupStateResponse(req.corr, None, current[1], states))
+
+        if req.leader_epoch > entry[0]:
+            self.write([(key, (req.leader_epoch, entry[1], ()))], answer)
+        else:
+            answer(None)
 
     def _write(self, src: str, req: WriteShareGroupStateRequest) -> None:
         key = (req.group, req.tp[0], req.tp[1])

@@ -31,6 +31,7 @@ Taught in notebooks/05c_share_groups.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, replace
 from typing import Any, Callable
 
@@ -65,13 +66,19 @@ class InFlight:
     member: str | None = None
     lock: int = 0  # the acquisition whose lock covers it (0: none)
     deadline: float = 0.0
+    #: a state change waiting for the share coordinator: not acquirable until it is persisted
+    #: (``InFlightState.rollbackState`` set: ``acquire`` skips records with an ongoing transition)
+    pending: bool = False
 
 
 class SharePartition:
     """One share group's view of one partition, on its leader."""
 
+    _serials = itertools.count(1)  # names each share-partition object (a leader's term) for the invariants
+
     def __init__(self, manager: "SharePartitionManager", group: str, partition):
         self.manager, self.group, self.partition = manager, group, partition
+        self.serial = next(self._serials)
         self.tp = partition.tp
         self.leader_epoch = partition.leader_epoch
         self.settings: ShareGroupSettings = manager.settings(group)
@@ -81,6 +88,7 @@ class SharePartition:
         self.persisted: dict[int, tuple] = {}  # offset -> (state, count) as last written
         self.waiting: list = []  # (src, request) arrived before the state was read
         self._writes: list = []  # queued (updates, done) - one write in flight at a time
+        self.writes_confirmed = 0  # (for the invariant checker: ``persisted`` changed)
         self._writing = False
         self._initialize()
 
@@ -145,7 +153,7 @@ class SharePartition:
             r = self.records.get(offset)
             if r is None:
                 r = self.records[offset] = InFlight(AVAILABLE)
-            if r.state != AVAILABLE:
+            if r.state != AVAILABLE or r.pending:
                 continue
             r.state, r.member, r.lock, r.deadline = ACQUIRED, member, lock, deadline
             r.count += 1
@@ -169,7 +177,7 @@ class SharePartition:
         for offset in offsets:
             r = self.records[offset]
             r.state = ARCHIVED if r.count >= self.settings.delivery_count_limit else AVAILABLE
-            r.member, r.lock = None, 0
+            r.member, r.lock, r.pending = None, 0, True
             changed.append(offset)
             if r.state == ARCHIVED:
                 archived.append(offset)
@@ -183,7 +191,13 @@ class SharePartition:
                 "archived": archived,
             },
         )
-        self._persist(changed, lambda error: None)
+        self._persist(changed, lambda error: self._settled(changed))
+
+    def _settled(self, offsets: list) -> None:
+        for offset in offsets:
+            r = self.records.get(offset)
+            if r is not None:
+                r.pending = False
 
     # ---- acknowledgements --------------------------------------------------------------------------
     def acknowledge(self, member: str, acks: tuple, done) -> None:
@@ -209,7 +223,7 @@ class SharePartition:
                 r.state = ARCHIVED
             else:  # RELEASE: another delivery, unless this was the last one allowed
                 r.state = ARCHIVED if r.count >= self.settings.delivery_count_limit else AVAILABLE
-            r.member, r.lock = None, 0
+            r.member, r.lock, r.pending = None, 0, True
             changed.append(offset)
         if renewed:
             self._renew(renewed)
@@ -230,13 +244,17 @@ class SharePartition:
             return done(None)
 
         def persisted(error) -> None:
+            self._settled(changed)
             if error is not None:  # roll back, as SharePartition does when the write fails
+                expired = []
                 for offset in changed:
                     r = self.records.get(offset)
-                    if r is not None and r.state in (ACKNOWLEDGED, ARCHIVED, AVAILABLE):
+                    if r is not None:
                         r.state, r.count, r.member, r.lock, r.deadline = before[offset]
                         if r.deadline <= self.broker.sim.now:  # its lock ran out meanwhile
-                            self._release([offset], "lock_expired")
+                            expired.append(offset)
+                if expired and self.current:
+                    self._release(expired, "lock_expired")
             done(error)
 
         self._persist(changed, persisted)
@@ -297,6 +315,7 @@ class SharePartition:
         def answered(resp) -> None:
             error = resp if isinstance(resp, type) else resp.error
             if error is None:
+                self.writes_confirmed += 1
                 for offset, state, count in updates:
                     self.persisted[offset] = (state, count)
                 for offset in [o for o in self.persisted if o < request.start_offset]:
