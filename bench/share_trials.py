@@ -75,7 +75,8 @@ def checked_share_trial(seed: int, duration_ms: float = 10_000, records: int = 1
         ack = rng.choices((True, False, AcknowledgeType.REJECT), weights=(0.8, 0.15, 0.05))[0]
         return rng.uniform(5, 300), ack
 
-    workers = [Worker(cluster, handler, rng.randint(1, 4)) for _ in range(rng.randint(2, 3))]
+    # coarser steps than the lessons' workers: the trials are about the broker's invariants
+    workers = [Worker(cluster, handler, rng.randint(1, 4), poll_s=0.1, idle_ms=100) for _ in range(rng.randint(2, 3))]
     faults = []
     for _ in range(rng.randint(1, 3)):
         kind = rng.choice(FAULTS)

@@ -61,6 +61,9 @@ from .clients.share_consumer import AcknowledgeType, IllegalStateException, Mess
 from .history import History, OpName
 
 TOPIC, GROUP = "jobs", "workers"
+#: a worker's poll blocks the (single-threaded) simulation for at most this long, so the
+#: other workers' steps are not held up; an idle worker looks again after IDLE_MS
+POLL_S, IDLE_MS = 0.01, 20
 
 
 @dataclass
@@ -123,8 +126,17 @@ class Worker:
     with ``renew_every_ms``, RENEWs what it still holds while it works. Its steps run in virtual
     time (:func:`run_workers`)."""
 
-    def __init__(self, cluster, handler, max_poll_records: int, renew_every_ms: float | None = None):
+    def __init__(
+        self,
+        cluster,
+        handler,
+        max_poll_records: int,
+        renew_every_ms: float | None = None,
+        poll_s: float = POLL_S,
+        idle_ms: float = IDLE_MS,
+    ):
         self.cluster = cluster
+        self.poll_s, self.idle_ms = poll_s, idle_ms
         self.consumer = ShareConsumer(
             {
                 "bootstrap.servers": cluster,
@@ -165,14 +177,14 @@ class Worker:
                 wake = min(wake, self.next_renew)
             self.next_ms = max(wake, self.cluster.now)
             return
-        messages = self.consumer.poll(0.1)
+        messages = self.consumer.poll(self.poll_s)
         t = self.cluster.now
         for m in messages:
             ms, ok = self.handler(m)
             t += ms
             self.queue.append((t, m, ok))
         self.next_renew = self.cluster.now + self.renew_every_ms if self.renew_every_ms is not None else None
-        self.next_ms = self.queue[0][0] if self.queue else self.cluster.now + 100
+        self.next_ms = self.queue[0][0] if self.queue else self.cluster.now + self.idle_ms
         if self.queue and self.next_renew is not None:
             self.next_ms = min(self.next_ms, self.next_renew)
 
@@ -266,6 +278,8 @@ def _cluster(seed: int, partitions: int, records: int, lock_ms, limit, start_lat
 
 
 def _produce(cluster, records: int, partitions: int, start: int = 0) -> None:
+    if not records:
+        return
     producer = KafkaProducer(bootstrap_servers=cluster, client_id="loader")
     for i in range(start, start + records):
         producer.send(TOPIC, f"job-{i}".encode(), partition=i % partitions)
@@ -538,3 +552,112 @@ def leader_failover(
         "held_at_failover": box.get("held"),
     }
     return _finish("leader_failover", seed, leader_failover, cluster, ws, settings, numbers, {"redelivered"})
+
+
+class GroupWorker:
+    """The same application on a *consumer group* (kafka-python's KafkaConsumer): processes what
+    it polls in partition order, commits after each batch. Stepped like :class:`Worker`."""
+
+    def __init__(self, cluster, handler_ms: float, max_poll_records: int):
+        from .clients import KafkaConsumer
+
+        self.cluster, self.handler_ms = cluster, handler_ms
+        self.consumer = KafkaConsumer(
+            TOPIC,
+            bootstrap_servers=cluster,
+            group_id="group-workers",
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            max_poll_records=max_poll_records,
+        )
+        self.name = self.consumer.node_id
+        self.queue: list = []
+        self.next_ms = cluster.now
+        self.crashed = False
+
+    def step(self) -> None:
+        now = self.cluster.now
+        done = [q for q in self.queue if q[0] <= now]
+        for _, record in done:
+            self.cluster.history.record(
+                self.name,
+                "ok",
+                OpName.PROCESS,
+                record.value.decode(),
+                topic=TOPIC,
+                partition=record.partition,
+                offset=record.offset,
+            )
+        self.queue = self.queue[len(done) :]
+        if done and not self.queue:
+            self.consumer.commit()
+        if self.queue:
+            self.next_ms = self.queue[0][0]
+            return
+        batches = self.consumer.poll(timeout_ms=POLL_S * 1000)
+        t = self.cluster.now
+        for records in batches.values():
+            for record in records:
+                t += self.handler_ms
+                self.queue.append((t, record))
+        self.next_ms = self.queue[0][0] if self.queue else self.cluster.now + IDLE_MS
+
+    def finish(self) -> None:
+        while self.queue:
+            self.cluster.run_for(max(self.queue[0][0] - self.cluster.now, 0))
+            self.step()
+
+
+@share_scenario
+def share_group_vs_consumer_group(
+    seed: int = 0, workers: int = 4, partitions: int = 2, records: int = 40, handler_ms: float = 100
+) -> ShareScenarioResult:
+    """The same work - ``records`` records taking ``handler_ms`` each - on ``workers`` instances,
+    once as a share group and once as a consumer group (on a twin cluster, same seed). With more
+    workers than partitions the consumer group leaves workers idle and takes longer; the share
+    group keeps everyone busy, at the price of a state write to the share coordinator for the
+    acknowledgements and of order within a partition. Timing starts when every worker has its
+    assignment and the records are written."""
+    cluster = _cluster(seed, partitions, 0, RECORD_LOCK_DURATION_MS, DELIVERY_COUNT_LIMIT)
+    ws = [Worker(cluster, _fixed(handler_ms), max_poll_records=2) for _ in range(workers)]
+    cluster.run_until(lambda: all(w.consumer.assignment() for w in ws), 30_000)
+    _produce(cluster, records, partitions)
+    start = cluster.now
+    run_workers(cluster, ws, _drained(cluster, records), 600_000)
+    share_ms = cluster.now - start
+    state_writes = cluster.inspect("__share_group_state").hw
+
+    twin = _cluster(seed, partitions, 0, RECORD_LOCK_DURATION_MS, DELIVERY_COUNT_LIMIT)
+    gws = [GroupWorker(twin, handler_ms, 2) for _ in range(workers)]
+    for _ in range(200):  # everyone polls until the group is stable with all of them
+        for w in gws:
+            w.consumer.poll(timeout_ms=50)
+        if all(w.consumer._generation > 0 and not w.consumer._needs_join for w in gws):
+            break
+    _produce(twin, records, partitions)
+    begin = twin.now
+    run_workers(
+        twin,
+        gws,  # type: ignore[arg-type]
+        lambda: sum(1 for op in twin.history.ops if op.f == OpName.PROCESS) >= records,
+        600_000,
+    )
+    group_ms = twin.now - begin
+    per_share = {
+        w.name: sum(1 for op in cluster.history if op.f == OpName.PROCESS and op.process == w.name) for w in ws
+    }
+    per_group = {w.name: sum(1 for op in twin.history if op.f == OpName.PROCESS and op.process == w.name) for w in gws}
+    for w in gws:
+        w.consumer.close()
+    settings = {"workers": workers, "partitions": partitions, "records": records, "handler_ms": handler_ms}
+    numbers = {
+        "share_group_ms": round(share_ms),
+        "consumer_group_ms": round(group_ms),
+        "share_group_per_worker": per_share,
+        "consumer_group_per_worker": per_group,
+        "share_state_writes": state_writes,
+        "consumer_group_commits": sum(1 for op in twin.history if op.f == OpName.COMMIT and op.type == "ok"),
+    }
+    return _finish(
+        "share_group_vs_consumer_group", seed, share_group_vs_consumer_group, cluster, ws, settings, numbers, set()
+    )

@@ -152,3 +152,13 @@ def test_a_record_never_delivered_above_the_start_offset_is_reported():
     result = check_share(h, "jobs", "implicit")
     assert [a.message for a in result.by_kind("never_delivered")] == ["job-2"]  # job-0: below the start (latest)
     assert not result.valid
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_more_workers_than_partitions_is_faster_as_a_share_group(seed):
+    r, where = judged("share_group_vs_consumer_group", seed, workers=4, partitions=2)
+    n = r.numbers
+    assert sorted(n["consumer_group_per_worker"].values()) == [0, 0, 20, 20], where  # two idle
+    assert 0 not in n["share_group_per_worker"].values(), where
+    assert n["share_group_ms"] < n["consumer_group_ms"], where
+    assert n["share_state_writes"] > 0, where

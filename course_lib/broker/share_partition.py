@@ -198,6 +198,8 @@ class SharePartition:
             r = self.records.get(offset)
             if r is not None:
                 r.pending = False
+        if self.manager.parked:  # released records may be acquired now
+            self.manager.wake(self.tp)
 
     # ---- acknowledgements --------------------------------------------------------------------------
     def acknowledge(self, member: str, acks: tuple, done) -> None:
@@ -337,12 +339,15 @@ class SharePartitionManager:
         self.broker = broker
         self.partitions: dict[tuple, SharePartition] = {}  # (group, tp) -> state
         self._pending: dict[int, Callable[[Any], None]] = {}
+        #: ShareFetches waiting for records (long poll): tp -> [[src, request, share-partition, ack error]]
+        self.parked: dict[tuple, list] = {}
         self._corr = 0
         self._locks = 0
 
     def crash(self) -> None:
         self.partitions.clear()
         self._pending.clear()
+        self.parked.clear()
 
     def settings(self, group: str) -> ShareGroupSettings:
         cluster = self.broker.cluster
@@ -387,17 +392,42 @@ class SharePartitionManager:
             records = sp.acquire(req.member_id, req.max_records) if sp.current else []
             if records or not req.max_wait_ms:
                 return self._answer(src, req, sp, records, error)
-            # nothing to hand out: wait (long poll), then try once more
-            self.broker.schedule_timer(req.max_wait_ms, self._wait_over, src, req, sp, error)
+            # nothing to hand out: wait (long poll) until records are written or released, at
+            # most max_wait_ms (Kafka's share fetch purgatory)
+            entry = [src, req, sp, error]
+            self.parked.setdefault(req.tp, []).append(entry)
+            self.broker.schedule_timer(req.max_wait_ms, self._wait_over, entry)
 
         if req.acknowledgements:
             sp.acknowledge(req.member_id, req.acknowledgements, acknowledged)
         else:
             acknowledged(None)
 
-    def _wait_over(self, src, req, sp, ack_error) -> None:
+    def _wait_over(self, entry: list) -> None:
+        waiting = self.parked.get(entry[1].tp, [])
+        if entry not in waiting:
+            return  # answered already
+        waiting.remove(entry)
+        if not waiting:
+            del self.parked[entry[1].tp]
+        src, req, sp, ack_error = entry
         records = sp.acquire(req.member_id, req.max_records) if sp.current else []
         self._answer(src, req, sp, records, ack_error)
+
+    def wake(self, tp) -> None:
+        """New records below the high watermark, or released ones: answer the parked fetches
+        that can now acquire something."""
+        waiting = self.parked.pop(tp, [])
+        still = []
+        for entry in waiting:
+            src, req, sp, ack_error = entry
+            records = sp.acquire(req.member_id, req.max_records) if sp.current else []
+            if records or not sp.current:
+                self._answer(src, req, sp, records, ack_error)
+            else:
+                still.append(entry)
+        if still:
+            self.parked[tp] = still
 
     def _answer(self, src, req, sp, records, ack_error) -> None:
         error = None if sp.current else Errors.NotLeaderForPartitionError
