@@ -101,6 +101,31 @@ class BatchView:
 
 
 @dataclass(frozen=True)
+class InFlightView:
+    """One record of a share-partition: its state, delivery count, holder and lock."""
+
+    offset: int
+    state: str  # AVAILABLE / ACQUIRED / ACKNOWLEDGED / ARCHIVED
+    delivery_count: int
+    member: str | None  # who holds it (ACQUIRED)
+    lock_remaining_ms: float | None  # until its acquisition lock expires (ACQUIRED)
+
+
+@dataclass(frozen=True)
+class SharePartitionView:
+    """A share group's state on one partition, as its leader holds it now (KIP-932)."""
+
+    group: str
+    topic: str
+    partition: int
+    leader: int
+    start_offset: int  # everything below is acknowledged or archived
+    high_watermark: int
+    records: tuple[InFlightView, ...]  # the in-flight records, from the start offset up
+    time_ms: float
+
+
+@dataclass(frozen=True)
 class BrokerView:
     broker_id: int
     up: bool  # the process runs (False after crash())
@@ -372,6 +397,38 @@ class Cluster:
             hw=None if leader is None else leader.log.hw,
             lso=None if leader is None else leader.readable_end(True),
             time_ms=self.sim.now,
+        )
+
+    def inspect_share_partition(self, group: str, topic: str, partition: int = 0) -> SharePartitionView | None:
+        """A read-only snapshot of share group ``group``'s state on ``topic``-``partition`` at its
+        leader; None while no leader holds one (no share consumer has fetched it yet, or the
+        leader just changed and has not read the state back)."""
+        self.inspect(topic, partition)  # a clear error for a wrong topic or partition
+        state = self.controller.partitions[(topic, partition)]
+        if state.leader is None or not self.brokers[state.leader].alive:
+            return None
+        sp = self.brokers[state.leader].shares.partitions.get((group, (topic, partition)))
+        if sp is None or not sp.ready or not sp.current:
+            return None
+        now = self.sim.now
+        return SharePartitionView(
+            group,
+            topic,
+            partition,
+            state.leader,
+            sp.start,
+            sp.partition.log.hw,
+            tuple(
+                InFlightView(
+                    o,
+                    r.state,
+                    r.count,
+                    r.member,
+                    max(r.deadline - now, 0.0) if r.state == "ACQUIRED" else None,
+                )
+                for o, r in sorted(sp.records.items())
+            ),
+            now,
         )
 
     def partition_state(self, topic: str, partition: int = 0) -> dict:
