@@ -89,6 +89,8 @@ class Op(NamedTuple):
     ``f`` names the operation: ``send`` (value = message id), ``poll`` (value = list of
     ``[partition, offset, message]``), ``commit`` (value = ``{partition: next offset}``),
     ``final_read`` (value = list of ``[partition, offset, message]`` read after healing),
+    ``share_poll`` (value = list of ``[partition, offset, message, delivery count]`` a share
+    consumer acquired), ``share_ack`` (value = list of ``[partition, offset, type]`` sent),
     ``crash`` / ``restart`` / ``fault`` (nemesis operations, value = what was done).
     ``evidence`` carries backend facts that explain the outcome (leader, epoch, high watermark).
     (A NamedTuple: a simulator run records hundreds of thousands of these.)

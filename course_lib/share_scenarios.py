@@ -24,7 +24,15 @@ names - against a seeded simulated cluster, judges the history with
 ``leader_failover``               the partition's leader crashes mid-run: ``accepted_before``
                                   stay accepted (``redelivered_after_ack`` = 0),
                                   ``held_at_failover`` records are delivered again
+``share_group_vs_consumer_group`` the same work as a share group and as a consumer group:
+                                  ``share_group_ms`` vs ``consumer_group_ms``, the per-worker
+                                  counts (a consumer group leaves ``workers - partitions``
+                                  idle), ``share_state_writes`` vs ``consumer_group_commits``
 ================================  ==========================================================
+
+Every result also has ``records``, ``deliveries``, ``redelivered`` (records delivered more than
+once), ``processed_twice``, ``archived`` and ``reordered`` (records processed after a later one
+of their partition) in ``numbers``.
 
 Every scenario takes ``seed`` and returns the same numbers for the same seed. Settings use
 Kafka's names: ``lock_ms`` is ``share.record.lock.duration.ms``, ``delivery_count_limit`` is
@@ -36,7 +44,11 @@ For the lesson, the demo, the exercises and the real-Kafka part: ``run_share_sce
 seed=..., **settings)`` runs one by name; ``result.numbers`` are the measured values (never
 write them into markdown: show them after the learner's prediction), ``result.check`` the
 verdict (``.anomalies``, ``.explain(message)``), ``result.history`` the operations,
-``result.timeline()`` one row per delivery. On real Kafka the same scenario needs
+``result.timeline()`` one row per delivery, ``result.observed`` the per-record fold
+(:class:`course_lib.checker.ShareObserved`: deliveries, acceptances, archivings and why).
+During a run, ``cluster.inspect_share_partition(group, topic, partition)`` shows the leader's
+share-partition (start offset; each in-flight record's state, delivery count, holder, lock time
+left) for a picture of the mechanism. On real Kafka the same scenario needs
 confluent-kafka's ShareConsumer against Kafka 4.3.1 (RENEW only from the Java client: confluent-
 kafka 2.16.1 has no ``AcknowledgeType.RENEW``).
 
