@@ -12,6 +12,9 @@ names - against a seeded simulated cluster, judges the history with
                                   processing ``processed_before_crash`` of them:
                                   ``redelivered``, ``processed_twice``,
                                   ``redelivery_after_crash_ms`` (about the lock duration)
+``paused_worker``                 a worker freezes longer than the lock after processing:
+                                  the others process its ``held_when_paused`` records again,
+                                  its late ACCEPTs are refused (``refused_acks``, in records)
 ``slow_handler``                  a handler slower than ``group.share.record.lock.duration.ms``
                                   (``renew=False``: locks expire, records are processed several
                                   times and archived at the delivery limit; ``renew=True``:
@@ -433,6 +436,54 @@ def worker_crash(
     }
     expected = {"redelivered"} | ({"duplicate_processing"} if processed_before_crash else set())
     return _finish("worker_crash", seed, worker_crash, cluster, [doomed, survivor], settings, numbers, expected)
+
+
+@share_scenario
+def paused_worker(
+    seed: int = 0,
+    records: int = 10,
+    max_poll_records: int = 3,
+    handler_ms: float = 100,
+    pause_ms: float = 40_000,
+    lock_ms: float = RECORD_LOCK_DURATION_MS,
+) -> ShareScenarioResult:
+    """A worker processes what it polled, then freezes (a long GC pause) before acknowledging.
+    Its locks expire meanwhile and another worker processes the same records; when the paused
+    one wakes up its ACCEPTs are refused (INVALID_RECORD_STATE) - a zombie cannot acknowledge
+    what is no longer its own, but it has processed it."""
+    cluster = _cluster(seed, 1, records, lock_ms, DELIVERY_COUNT_LIMIT)
+    zombie = Worker(cluster, _fixed(handler_ms), max_poll_records)
+    other = Worker(cluster, _fixed(handler_ms), max_poll_records)
+    while not zombie.queue:
+        zombie.step()
+    held = len(zombie.queue)
+    zombie.consumer.freeze()
+    frozen_until = zombie.queue[-1][0] + pause_ms  # it finishes its batch, then stops
+    zombie.next_ms = frozen_until
+    run_workers(cluster, [other], lambda: cluster.now >= frozen_until, pause_ms + 60_000)
+    zombie.consumer.wake()
+    zombie.step()  # records what it processed, sends its ACCEPTs
+    refused = sum(len(op.value) for op in cluster.history if op.f == OpName.SHARE_ACK and op.type == "fail")
+    run_workers(cluster, [zombie, other], _drained(cluster, records), 120_000)
+    settings = {
+        "records": records,
+        "max_poll_records": max_poll_records,
+        "handler_ms": handler_ms,
+        "pause_ms": pause_ms,
+        "lock_ms": lock_ms,
+    }
+    slower = pause_ms > lock_ms
+    expected = {"redelivered", "duplicate_processing"} if slower else set()
+    return _finish(
+        "paused_worker",
+        seed,
+        paused_worker,
+        cluster,
+        [zombie, other],
+        settings,
+        {"held_when_paused": held, "refused_acks": refused},
+        expected,
+    )
 
 
 @share_scenario
