@@ -204,6 +204,11 @@ def _verb(kind: str, n: int) -> str:
         "uncommitted_read": "read before their commit",
         "poll_skip": "skipped by a poll",
         "nonmonotonic_poll": "polled out of order",
+        "redelivered": "delivered more than once by the share group",
+        "redelivered_after_ack": "delivered again after their ACCEPT was acknowledged",
+        "archived": "given up (archived)",
+        "never_delivered": "never delivered by the share group",
+        "reordered_across_workers": "processed out of partition order",
     }[kind]
 
 

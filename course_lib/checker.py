@@ -490,6 +490,7 @@ def check_share(
     for key, ds in sorted(obs.deliveries.items()):
         partition, offset = key
         acked = obs.accepted.get(key)
+        steps, unexplained = [], False
         for before, after in zip(ds, ds[1:]):
             if acked is not None and after.time_ms > acked:
                 add(
@@ -501,13 +502,21 @@ def check_share(
                 )
                 continue
             why = _why_redelivered(obs, key, before, after)
+            unexplained |= why is None
+            steps.append(
+                f"delivery {after.delivery_count} to {after.worker} at {after.time_ms:g} ms because "
+                + (why or "nothing released it - the broker handed out a held record")
+            )
+        if steps:
+            first = ds[0]
             text = (
-                f"{after.message} (partition {partition}, offset {offset}) was delivered to {before.worker} at "
-                f"{before.time_ms:g} ms and again to {after.worker} at {after.time_ms:g} ms (delivery "
-                f"{after.delivery_count}): " + (why or "nothing released it - the broker handed out a held record")
+                f"{first.message} (partition {partition}, offset {offset}) was delivered {len(ds)} times: first to "
+                f"{first.worker} at {first.time_ms:g} ms; " + "; ".join(steps)
             )
             out.append(
-                Anomaly("redelivered", after.message, text, allowed["redelivered"] if why else None, after.time_ms)
+                Anomaly(
+                    "redelivered", first.message, text, None if unexplained else allowed["redelivered"], ds[1].time_ms
+                )
             )
     for key, (why, t) in sorted(obs.archived.items()):
         ds = obs.deliveries.get(key, [])

@@ -29,6 +29,8 @@ def judged(name, seed, **settings):
     assert result.expected <= result.anomalies, where
     assert result.check.valid, f"{where}: {[a.explanation for a in result.check.unexpected]}"
     assert not result.check.by_kind("never_delivered") and not result.check.by_kind("redelivered_after_ack"), where
+    summary = result.check.summary()
+    assert ("allowed by this configuration" in summary) == bool(result.anomalies), summary
     return result, where
 
 
