@@ -311,3 +311,35 @@ def test_no_share_group_no_share_state():
     cluster.run_for(5_000)
     assert "__share_group_state" not in cluster.controller.configs
     assert all(not b.shares.partitions and not b.share_groups.groups for b in cluster.brokers.values())
+
+
+def test_a_group_coordinator_failover_keeps_members_and_their_records():
+    """Membership is in memory: after the coordinator moves the members rejoin with the member
+    ids they generated (KIP-848/932), so what they hold stays theirs and their ACCEPTs count."""
+    cluster = setup(records=2)
+    a = worker(cluster)
+    (first, second) = a.poll(5)
+    cluster.crash(cluster.leader_of("__consumer_offsets"))
+    cluster.run_for(12_000)
+    a.acknowledge(first, AcknowledgeType.ACCEPT)
+    a.acknowledge(second, AcknowledgeType.ACCEPT)
+    assert set(a.commit_sync().values()) == {None}
+    cluster.run_for(10_000)  # heartbeats find the new coordinator
+    assert a.assignment() == [("jobs", 0)]
+    joins = [op for op in cluster.history if op.f == "share_assignment" and a.member_id in op.value["assignment"]]
+    assert len({op.process for op in joins}) == 2, "the member rejoined at the new coordinator"
+
+
+def test_a_silent_member_is_removed_after_the_session_timeout():
+    """group.share.session.timeout.ms (45 s): a frozen member leaves the assignment."""
+    from course_lib.broker.share_config import SESSION_TIMEOUT_MS
+
+    cluster = setup(records=0, partitions=1)
+    a, b = worker(cluster), worker(cluster)
+    a.freeze()
+    t = cluster.now
+    cluster.run_for(SESSION_TIMEOUT_MS + 6_000)
+    removed = [op for op in cluster.history if op.f == "member_removed" and op.value["member"] == a.member_id]
+    assert removed and "no heartbeat" in removed[0].value["reason"]
+    assert SESSION_TIMEOUT_MS <= removed[0].time_ms - t <= SESSION_TIMEOUT_MS + 6_000
+    assert b.assignment() == [("jobs", 0)]
