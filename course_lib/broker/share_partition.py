@@ -89,6 +89,7 @@ class SharePartition:
         self.waiting: list = []  # (src, request) arrived before the state was read
         self._writes: list = []  # queued (updates, done) - one write in flight at a time
         self.writes_confirmed = 0  # (for the invariant checker: ``persisted`` changed)
+        self.version = 0  # bumped by every change of ``records`` (the invariant checker skips the rest)
         self._writing = False
         self._initialize()
 
@@ -128,6 +129,7 @@ class SharePartition:
                     self.records[offset] = InFlight(state, count)
                     self.persisted[offset] = (state, count)
             self.ready = True
+            self.version += 1
             self._advance_start()
             waiting, self.waiting = self.waiting, []
             for src, req in waiting:
@@ -161,6 +163,7 @@ class SharePartition:
             if len(out) >= room:
                 break
         if out:
+            self.version += 1
             self.broker.schedule_timer(self.settings.record_lock_duration_ms, self._lock_expired, lock)
         return out
 
@@ -173,6 +176,7 @@ class SharePartition:
             self._release(expired, "lock_expired")
 
     def _release(self, offsets: list, why: str) -> None:
+        self.version += 1
         changed, archived = [], []
         for offset in offsets:
             r = self.records[offset]
@@ -213,6 +217,7 @@ class SharePartition:
         before = {
             o: (r.state, r.count, r.member, r.lock, r.deadline) for o, r in self.records.items() if o in dict(acks)
         }
+        self.version += 1
         changed, renewed = [], []
         for offset, kind in acks:
             r = self.records[offset]
@@ -247,6 +252,7 @@ class SharePartition:
 
         def persisted(error) -> None:
             self._settled(changed)
+            self.version += 1
             if error is not None:  # roll back, as SharePartition does when the write fails
                 expired = []
                 for offset in changed:
