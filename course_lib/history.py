@@ -74,6 +74,9 @@ class Nemesis:
     HEAL = "heal"
     LOSE_NEXT_ACK = "lose_next_ack"
     LOSE_NEXT_REQUEST = "lose_next_request"
+    #: the next ShareAcknowledge answer is lost (share groups): the consumer does not know
+    #: whether its acknowledgements counted
+    LOSE_NEXT_SHARE_ACK = "lose_next_share_ack"
     CRASH_CLIENT = "crash_client"
     FREEZE_CLIENT = "freeze"
     WAKE_CLIENT = "wake"

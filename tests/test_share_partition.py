@@ -276,7 +276,7 @@ def test_a_lost_acknowledge_answer_leaves_the_outcome_unknown_but_applied():
     cluster = setup(records=1)
     a, b = worker(cluster), worker(cluster)
     (m,) = a.poll(5)
-    cluster.network.drop_next(src=None, dst=a.node_id, kind="share_acknowledge_response")
+    cluster.lose_next_share_ack(a.node_id)
     a.acknowledge(m, AcknowledgeType.ACCEPT)
     (result,) = a.commit_sync().values()
     assert isinstance(result, KafkaException)

@@ -299,6 +299,15 @@ class Cluster:
         )
         self.record("nemesis", Nemesis.LOSE_NEXT_ACK, {"client": client_id, "broker": broker_id})
 
+    def lose_next_share_ack(self, client_id: str | None = None, broker_id: int | None = None) -> None:
+        """Drop the next ShareAcknowledge answer (to ``client_id`` / from ``broker_id``): the
+        acknowledgements were applied, the share consumer hears nothing (its commit_sync reports
+        a timeout, the history an ``info`` outcome)."""
+        self.network.drop_next(
+            src=None if broker_id is None else node_name(broker_id), dst=client_id, kind="share_acknowledge_response"
+        )
+        self.record("nemesis", Nemesis.LOSE_NEXT_SHARE_ACK, {"client": client_id, "broker": broker_id})
+
     def lose_next_request(self, client_id: str | None = None, broker_id: int | None = None) -> None:
         self.network.drop_next(
             src=client_id, dst=None if broker_id is None else node_name(broker_id), kind="produce_request"
