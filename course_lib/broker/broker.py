@@ -39,11 +39,17 @@ from .protocol import (
     PartitionUpdate,
     ProduceRequest,
     ProduceResponse,
+    ShareAcknowledgeRequest,
+    ShareFetchRequest,
+    ShareGroupStateResponse,
     TopicConfig,
     WriteTxnMarker,
     WriteTxnMarkerResponse,
     node_name,
 )
+from .share_coordinator import ShareCoordinator
+from .share_group import ShareGroupCoordinator
+from .share_partition import SharePartitionManager
 from .txn_coordinator import TXN_TOPIC, TxnCoordinator
 from .txn_verification import TxnVerifier, produce_v2
 
@@ -131,6 +137,10 @@ class Broker:
         self.groups = GroupCoordinator(self)
         self.txns = TxnCoordinator(self)
         self.verifier = TxnVerifier(self)
+        # share groups (KIP-932): nothing runs or is scheduled until a share consumer shows up
+        self.share_groups = ShareGroupCoordinator(self)
+        self.shares = SharePartitionManager(self)
+        self.share_state = ShareCoordinator(self)
         self._heartbeat()
 
     def __repr__(self) -> str:
@@ -186,6 +196,8 @@ class Broker:
         self._held = []
         for partition in self.partitions.values():
             partition.crash()
+        self.shares.crash()
+        self.share_groups.groups.clear()
         self.metadata.clear()
         self.metadata_version = 0
         self.live_brokers = None
@@ -371,4 +383,11 @@ HANDLERS: dict[type, Handler] = {
     # every coordinator request goes to the coordinator whose table names it
     **{cls: lambda broker, src, msg: broker.groups.handle(src, msg) for cls in GroupCoordinator.HANDLERS},
     **{cls: lambda broker, src, msg: broker.txns.handle(src, msg) for cls in TxnCoordinator.HANDLERS},
+    # share groups: membership at the group coordinator, records at the partition leader, their
+    # state at the share coordinator
+    **{cls: lambda broker, src, msg: broker.share_groups.handle(src, msg) for cls in ShareGroupCoordinator.HANDLERS},
+    ShareFetchRequest: lambda broker, src, msg: broker.shares.share_fetch(src, msg),
+    ShareAcknowledgeRequest: lambda broker, src, msg: broker.shares.share_acknowledge(src, msg),
+    **{cls: lambda broker, src, msg: broker.share_state.handle(src, msg) for cls in ShareCoordinator.HANDLERS},
+    ShareGroupStateResponse: lambda broker, src, msg: broker.shares.on_state_response(msg),
 }

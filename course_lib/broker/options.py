@@ -69,6 +69,13 @@ class ClusterOptions:
     #: transactions v1 (KIP-890 off), ``{"group.version": 0}`` refuses the consumer group
     #: protocol (KIP-848). Features not named keep Kafka 4.3.1's levels (``KAFKA_4_3_FEATURES``).
     features: dict = field(default_factory=dict)
+    #: share groups (KIP-932), Kafka 4.3's broker defaults (``ShareGroupConfig``); a group may
+    #: override them with group configs (``cluster.alter_share_group_config``)
+    group_share_record_lock_duration_ms: float = 30000
+    group_share_delivery_count_limit: int = 5
+    group_share_partition_max_record_locks: int = 2000
+    group_share_session_timeout_ms: float = 45000
+    group_share_heartbeat_interval_ms: float = 5000
     #: record every message on the wire for the space-time diagram (costs memory)
     trace: bool = False
 
