@@ -273,3 +273,44 @@ def expired_offsets(runs: dict) -> str:
         "Keep `offsets.retention.minutes` longer than any\npause a group can have (a weekend, a holiday "
         "freeze), or store offsets with the output (lesson 07)."
     )
+
+
+def _names_list(values) -> str:
+    values = [f"`{v}`" for v in values]
+    if not values:
+        return "nothing"
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+
+
+def real_kafka(slow: dict, restarts: dict, deleted: dict) -> str:
+    """The optional real-cluster part: ``slow`` from ``slow_handler(kafka)``, ``restarts[static]``
+    from ``groups.restart_rebalances``, ``deleted`` from ``groups.deleted_before_read``. Real timing
+    varies, so this is this machine's run, made into text only once it has run.
+
+    >>> slow = {"commit_error": "CommitFailedError", "other_owns": 2, "slow_rejoined_with": 1}
+    >>> restarts = {False: {"generation_before": 1, "generation_after": 3, "same_partition": True},
+    ...             True: {"generation_before": 2, "generation_after": 2, "same_partition": True}}
+    >>> deleted = {"committed_before": 4, "read_after": ["msg-8", "msg-9"],
+    ...            "never_processed": ["msg-4", "msg-5", "msg-6", "msg-7"]}
+    >>> print(real_kafka(slow, restarts, deleted))
+    **Measured on this machine:** the slow member's commit raises `CommitFailedError`, the other
+    member owns 2 partitions meanwhile, and the slow one rejoins with 1. A dynamic restart moves the
+    group from generation 1 to 3 (2 rebalances); a static one from 2 to 2 (0 rebalances), with the
+    same partition. After the deletion the group reads `msg-8` and `msg-9`: `msg-4`, `msg-5`,
+    `msg-6` and `msg-7` were never processed, and no error reached the application.
+    """
+    error = f"raises `{slow['commit_error']}`" if slow["commit_error"] else "succeeds"
+    moves = []
+    for static in (False, True):
+        r = restarts[static]
+        gens = r["generation_after"] - r["generation_before"]
+        moves.append((r["generation_before"], r["generation_after"], gens, r["same_partition"]))
+    (d0, d1, dn, _), (s0, s1, sn, same) = moves
+    return (
+        f"**Measured on this machine:** the slow member's commit {error}, the other\nmember owns "
+        f"{slow['other_owns']} partition{'s' if slow['other_owns'] != 1 else ''} meanwhile, and the slow one "
+        f"rejoins with {slow['slow_rejoined_with']}. A dynamic restart moves the\ngroup from generation {d0} to {d1} "
+        f"({dn} rebalances); a static one from {s0} to {s1} ({sn} rebalances), {'with' if same else 'without'} the\n"
+        f"same partition. After the deletion the group reads {_names_list(deleted['read_after'])}: "
+        f"{_names_list(deleted['never_processed'])} were never processed, and no error reached the application."
+    )

@@ -19,6 +19,7 @@ Used in notebooks/08_claims_tested.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 HOLDS, HOLDS_IF, WRONG = "holds", "holds only if ...", "wrong or outdated"
@@ -371,10 +372,10 @@ def _list(items: Sequence[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def claim17(acknowledged: int, hw: int, read_while_lagging: Sequence, read_after: Sequence) -> str:
+def claim17(acknowledged: int, leader_line: str, read_while_lagging: Sequence, read_after: Sequence) -> str:
     """Consumers read only what the ISR has.
 
-    >>> print(claim17(4, 1, [], ["m-1", "m-2", "m-3"]))
+    >>> print(claim17(4, "  broker 1 (leader): LEO 4  HW 1", [], ["m-1", "m-2", "m-3"]))
     **Verdict: holds.** The 3 writes are acknowledged (4 with m-0), but the HW stays at 1 and the
     consumer reads nothing new until the followers fetch them; consumers read only below the high
     watermark, whatever `acks` the producer used. (And since Kafka 3.7 the HW does not advance at
@@ -383,6 +384,7 @@ def claim17(acknowledged: int, hw: int, read_while_lagging: Sequence, read_after
     rejoined.)
     """
     holds = not read_while_lagging and bool(read_after)
+    hw = re.search(r"HW (\d+)", leader_line).group(1) if "HW " in leader_line else "?"  # type: ignore[union-attr]
     return (
         f"**Verdict: {'holds' if holds else 'wrong'}.** The {len(read_after)} writes are acknowledged "
         f"({acknowledged} with m-0), but the HW stays at {hw} and the\nconsumer reads "
@@ -546,7 +548,7 @@ def summary(predictions: Mapping) -> str:
     >>> p = Prediction("Claim 1?", choices=VERDICTS)
     >>> _ = p.reveal(HOLDS)
     >>> print(summary({1: p}).splitlines()[2])
-    | 1 | acks=0: no guarantee, fastest | - | lock in claim 1's prediction first |
+    | 1 | acks=0: no guarantee, fastest | - | not predicted yet |
     >>> p.choice.value = WRONG; p.lock_in()
     >>> print(summary({1: p}).splitlines()[2])
     | 1 | acks=0: no guarantee, fastest | wrong or outdated | holds |
@@ -555,7 +557,7 @@ def summary(predictions: Mapping) -> str:
     for number, prediction in sorted(predictions.items()):
         result = prediction.result
         if result is None:
-            rows.append(f"| {number} | {CLAIMS[number - 1]} | - | lock in claim {number}'s prediction first |")
+            rows.append(f"| {number} | {CLAIMS[number - 1]} | - | not predicted yet |")
         else:
             rows.append(f"| {number} | {CLAIMS[number - 1]} | {result.predicted} | {result.actual} |")
     return "\n".join(rows)
