@@ -161,6 +161,7 @@ class Prediction:
         self.predicted: object = None
         self.locked = False
         self._measured: object = _NOTHING  # what reveal() was handed; shown only after lock-in
+        self.explained: str | None = None  # the explanation's markdown, once revealed
         self._held: list[tuple[widgets.HTML, widgets.Output]] = []  # experiment outputs, hidden until lock-in
         # the lesson's text on the measurement (given to reveal()), hidden until lock-in
         self.explanation = widgets.Output(layout=widgets.Layout(display="none"))
@@ -242,7 +243,7 @@ class Prediction:
             raise TypeError(
                 f"explanation is markdown text (or a callable returning it), not {type(explanation).__name__}"
             )
-        self._measured = actual
+        self._measured, self.explained = actual, explanation
         if explanation is not None:
             from IPython.display import Markdown
 
@@ -303,6 +304,34 @@ class Prediction:
         from IPython.display import display
 
         display(self.widget)
+
+
+def revealed_in(namespace: dict) -> list[dict]:
+    """What each prediction in ``namespace`` (a kernel's ``globals()`` after Run All) would show
+    once locked in: its measured value and explanation. tools/notebook_outputs.py stores it beside
+    the checked outputs, so tests/test_prediction_sources.py can look for it in the lesson's
+    source without running the lesson.
+
+    >>> p = Prediction("Lost?", choices=["yes", "no"])
+    >>> shown = p.reveal("no", explanation="Nothing is lost: 5 of 5 are in the log.")
+    >>> revealed_in({"p": p, "_p": p, "x": 1})
+    [{'name': 'p', 'question': 'Lost?', 'kind': 'choice', 'choices': ['yes', 'no'], 'actual': 'no', 'explanation': 'Nothing is lost: 5 of 5 are in the log.'}]
+    """
+    found = []
+    for name, p in namespace.items():
+        if not isinstance(p, Prediction) or name.startswith("_"):  # "_": IPython's output history
+            continue
+        found.append(
+            {
+                "name": name,
+                "question": p.question,
+                "kind": "note" if p.note else "number" if p.choices is None else "choice",
+                "choices": [str(c) for c in p.choices] if p.choices is not None else None,
+                "actual": None if p._measured is _NOTHING else str(p._measured),
+                "explanation": p.explained,
+            }
+        )
+    return found
 
 
 def _show_figures() -> None:
