@@ -36,11 +36,6 @@ FIXTURES = ROOT / "tests" / "fixtures"
 # engineer converting them removes each from this list as it passes (strict: a pass fails too).
 NOT_YET_CONVERTED = {
     "04_idempotent_producer",  # h-predict-a: being converted
-    "05_consumer_delivery_semantics",
-    "05b_consumer_groups",
-    "06_transactions",
-    "07_exactly_once_external",
-    "08_claims_tested",
 }
 
 
