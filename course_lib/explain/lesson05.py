@@ -7,7 +7,7 @@ Each function takes the runs a cell measured and returns markdown for
 >>> from course_lib.scenarios import run_scenario
 >>> runs = {s: run_scenario("consumer_crash", seed=1, semantics=s, crash_point="after_process")
 ...         for s in ("at-least-once", "at-most-once")}
->>> print(commit_or_process_first(runs))
+>>> print(commit_or_process_first(runs))  # doctest: +NORMALIZE_WHITESPACE
 **Measured:** at-least-once processes 5 messages twice: the batch it processed but had not
 committed is read again by the next instance. At-most-once had already committed, so it repeats
 nothing.
@@ -54,7 +54,7 @@ def never_processed(runs: Mapping) -> str:
     >>> from course_lib.scenarios import run_scenario
     >>> runs = {s: run_scenario("consumer_crash", seed=1, semantics=s, crash_point="after_commit")
     ...         for s in ("at-least-once", "at-most-once")}
-    >>> print(never_processed(runs))
+    >>> print(never_processed(runs))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** at-most-once never processes 5 messages: their offsets were committed before the
     crash. At-least-once, which commits only after processing, loses nothing.
     """
@@ -82,7 +82,7 @@ def every_crash_point(table: Mapping) -> str:
     >>> table = {"at-most-once": {"mid_batch": (3, 0), "after_commit": (5, 0), "after_poll": (0, 0)},
     ...          "auto-commit": {"mid_batch": (0, 2), "after_commit": (0, 5), "after_poll": (0, 0)},
     ...          "exactly-once-kafka": {"mid_batch": (0, 0), "after_commit": (0, 0), "after_poll": (0, 0)}}
-    >>> print(every_crash_point(table))
+    >>> print(every_crash_point(table))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:**
     - at-most-once: never processes 3 (mid_batch), 5 (after_commit), and processes nothing twice;
     - auto-commit: processes 2 (mid_batch), 5 (after_commit) twice at 2 of the 3 crash points, and loses nothing;
@@ -123,7 +123,7 @@ def buffered_auto_commit(run) -> str:
 
     >>> from course_lib.scenarios import run_scenario
     >>> r = run_scenario("consumer_crash", seed=1, semantics="auto-commit", crash_point="after_poll", buffered=True)
-    >>> print(buffered_auto_commit(r))
+    >>> print(buffered_auto_commit(r))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** 5 messages are never processed (and no message twice): the next poll auto-committed
     offsets of records still waiting in the queue. Auto-commit is "at-least-once" only if every
     record is processed before the next `poll()`.

@@ -5,7 +5,7 @@
 >>> from course_lib.consumer_groups import GroupRun
 >>> run = GroupRun(seed=1, messages=40)
 >>> _ = run.start("a", handler_ms=100, commit_every=4).start("b", at_ms=5000, handler_ms=100, commit_every=4)
->>> print(rebalance_replays(run.run(30_000)))
+>>> print(rebalance_replays(run.run(30_000)))  # doctest: +NORMALIZE_WHITESPACE
 **Measured:** 10 messages are processed twice. At 6.20 s generation 2 gives partition 1 to `b`,
 which starts at the group's committed offset for it - but `a` had processed those 10 records
 since its last commit. Nothing crashed; a rebalance is enough. (kafka-python uses the *eager*
@@ -62,7 +62,7 @@ def commit_on_revoke(run) -> str:
     >>> run = GroupRun(seed=1, messages=40)
     >>> for name, at in (("a", 0), ("b", 5000)):
     ...     _ = run.start(name, at_ms=at, handler_ms=100, commit_every=4, commit_on_revoke=True)
-    >>> print(commit_on_revoke(run.run(30_000)))
+    >>> print(commit_on_revoke(run.run(30_000)))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** no message is processed twice. At 6.20 s, in `on_partitions_revoked`, `a` commits
     offset 10 of partition 1 (the next record to read: it had processed 10), and `b` starts
     partition 1 at offset 10. The listener only helps a member that is still *in* the group,
@@ -121,7 +121,7 @@ def slow_handler(run, name: str = "slow") -> str:
     >>> run = GroupRun(seed=1, messages=40)
     >>> for name, ms in (("fast", 20), ("slow", 800)):
     ...     _ = run.start(name, handler_ms=ms, max_poll_records=10, max_poll_interval_ms=5000)
-    >>> print(slow_handler(run.run(60_000)))
+    >>> print(slow_handler(run.run(60_000)))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** 10 messages are processed more than once, 20 extra runs of the handler in all, and
     2 commits fail. `slow` is thrown out of the group at 9.10 s and 18.20 s (each time about 5.9 s
     after its last `poll()`); its commits fail with `CommitFailedError` at 11.20 s and 20.30 s.
@@ -154,7 +154,7 @@ def smaller_batches(run) -> str:
     >>> run = GroupRun(seed=1, messages=40)
     >>> for name, ms in (("fast", 20), ("slow", 800)):
     ...     _ = run.start(name, handler_ms=ms, max_poll_records=4, max_poll_interval_ms=5000)
-    >>> print(smaller_batches(run.run(60_000)))
+    >>> print(smaller_batches(run.run(60_000)))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** 0 processed more than once, 0 failed commits, and the group formed once and never
     rebalanced (generation 1 at 3.10 s). Same work, same handler: only the batch size changed.
     """
@@ -182,7 +182,7 @@ def static_membership(runs: dict) -> str:
     ...     for name in ("a", "b"):
     ...         _ = run.start(name, handler_ms=500, **({"group_instance_id": name} if static else {}))
     ...     runs[static] = run.restart("a", at_ms=6000, down_ms=3000).run(30_000)
-    >>> print(static_membership(runs))
+    >>> print(static_membership(runs))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** without static membership the restart causes 2 rebalances (generation 2 at
     10.71 s, generation 3 at 15.81 s), and the whole group stops each time. In the timeline `a#2`
     is the restarted `a`: a new member, unknown to the group. With `group_instance_id` it causes 0:
@@ -212,7 +212,7 @@ def latest_reset(run) -> str:
     >>> from course_lib.consumer_groups import GroupRun
     >>> run = GroupRun(seed=1, messages=40)
     >>> _ = run.start("a", auto_offset_reset="latest").produce(10, at_ms=8000)
-    >>> print(latest_reset(run.run(20_000)))
+    >>> print(latest_reset(run.run(20_000)))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** 40 messages are never processed (`msg-0` ... `msg-39`): every message written
     before the group first joined; the 10 later ones are. No error, no warning - the application
     looks healthy. `auto_offset_reset="earliest"` reads them; it is the right choice for a new
@@ -253,7 +253,7 @@ def expired_offsets(runs: dict) -> str:
     ...     run = GroupRun(seed=1, messages=40, offsets_retention_minutes=1)
     ...     _ = run.start("a").stop("a", at_ms=10_000).produce(10, at_ms=30_000)
     ...     runs[reset] = run.start("a2", at_ms=90_000, auto_offset_reset=reset).run(110_000)
-    >>> print(expired_offsets(runs))
+    >>> print(expired_offsets(runs))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** at 90.00 s the coordinator finds the group empty for 80 s and drops its offsets.
     With `"latest"` 10 messages that arrived while the application was away are never processed;
     with `"earliest"` 40 messages are processed a second time. Either way the committed offset - the
@@ -292,7 +292,7 @@ def real_kafka(slow: dict, restarts: dict, deleted: dict) -> str:
     ...             True: {"generation_before": 2, "generation_after": 2, "same_partition": True}}
     >>> deleted = {"committed_before": 4, "read_after": ["msg-8", "msg-9"],
     ...            "never_processed": ["msg-4", "msg-5", "msg-6", "msg-7"]}
-    >>> print(real_kafka(slow, restarts, deleted))
+    >>> print(real_kafka(slow, restarts, deleted))  # doctest: +NORMALIZE_WHITESPACE
     **Measured on this machine:** the slow member's commit raises `CommitFailedError`, the other
     member owns 2 partitions meanwhile, and the slow one rejoins with 1. A dynamic restart moves the
     group from generation 1 to 3 (2 rebalances); a static one from 2 to 2 (0 rebalances), with the

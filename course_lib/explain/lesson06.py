@@ -6,7 +6,7 @@
 ...         for iso in ("read_committed", "read_uncommitted")}
 >>> transactions_seen(runs["read_uncommitted"])
 'a, b and c'
->>> print(isolation_levels(runs))
+>>> print(isolation_levels(runs))  # doctest: +NORMALIZE_WHITESPACE
 **Measured:** `read_committed` sees a-0..a-2 and c-0..c-2; `read_uncommitted` also sees
 b-0..b-2, which were aborted, and the checker calls that an *aborted read*. 9 records end at
 log end offset 12: the 3 markers took offsets 3, 7 and 11, so offsets have gaps. "All or
@@ -68,7 +68,7 @@ def open_transaction(view: Mapping, read: list[str]) -> str:
     >>> view = {"entries": [{"offset": 0, "text": "a-0", "state": "committed"},
     ...     {"offset": 1, "text": "COMMIT", "state": "marker"}, {"offset": 2, "text": "c-0", "state": "open"},
     ...     {"offset": 3, "text": "x-0", "state": "plain"}], "hw": 4, "lso": 2}
-    >>> print(open_transaction(view, ["a-0"]))
+    >>> print(open_transaction(view, ["a-0"]))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** the COMMIT marker takes offset 1. The HW is 4: every replica has `x-0`, and a
     `read_uncommitted` consumer reads it. The LSO is 2, the first offset of the open transaction:
     `read_committed` consumers stop there and read only `a-0` - `x-0` waits behind someone
@@ -93,7 +93,7 @@ def hung_transaction(run) -> str:
 
     >>> from course_lib.scenarios import run_scenario
     >>> r = run_scenario("transaction_timeout", seed=1, transaction_timeout_ms=5000)
-    >>> print(hung_transaction(r).split("What the late")[0])
+    >>> print(hung_transaction(r).split("What the late")[0])  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** while it is open the last stable offset stays at 0, so `read_committed` consumers
     read nothing past it - not only this producer's records: records *other* producers write and
     commit after the hung transaction's first record are held back too, because the LSO is the first
@@ -133,7 +133,7 @@ def zombie(run) -> str:
     >>> r = run_scenario("zombie_fencing", seed=1)
     >>> zombie_answer(r)
     'no'
-    >>> print(zombie(r))
+    >>> print(zombie(r))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** B's `init_transactions()` fenced A and aborted its open transaction; A's commit fails
     with `ProducerFencedError`, and every input is processed exactly once in the output.
     """
@@ -151,7 +151,7 @@ def crashed_anywhere(counts: Mapping) -> str:
     """``counts``: :func:`~course_lib.viz.processing_counts` per crash point.
 
     >>> c = {"input messages": 20, "processed once": 20, "never processed": 0, "processed twice or more": 0}
-    >>> print(crashed_anywhere({"after_poll": c, "mid_batch": c}))
+    >>> print(crashed_anywhere({"after_poll": c, "mid_batch": c}))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** 20 inputs, 20 processed once, at every crash point: the crashed instance's
     transaction is aborted, so its partial output is invisible and its offsets uncommitted.
     >>> bad_points({"after_poll": c, "mid_batch": dict(c, **{"never processed": 1})})

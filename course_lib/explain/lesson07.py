@@ -6,7 +6,7 @@
 ...         for s in ("at-least-once", "exactly-once-external")}
 >>> duplicates_in_table(runs["exactly-once-external"])
 'no'
->>> print(offsets_in_the_sink(runs))
+>>> print(offsets_in_the_sink(runs))  # doctest: +NORMALIZE_WHITESPACE
 **Measured:** at-least-once writes 5 messages twice; with the offsets in the same SQLite
 transaction as the output, exactly-once-external writes no message twice: the restarted instance
 starts where the *sink* says the work ended.
@@ -43,7 +43,7 @@ def every_crash_point(counts: Mapping) -> str:
     """``counts``: :func:`~course_lib.viz.processing_counts` of exactly-once-external per crash point.
 
     >>> c = {"input messages": 20, "processed once": 20, "never processed": 0, "processed twice or more": 0}
-    >>> print(every_crash_point({"after_poll": c, "after_commit": c}))
+    >>> print(every_crash_point({"after_poll": c, "after_commit": c}))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** 20 processed once at every crash point (of 20 inputs): a crash anywhere aborts the
     SQLite transaction that was open, output and offset together.
     """

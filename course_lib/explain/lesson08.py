@@ -8,7 +8,7 @@ rates: plain dicts and lists) and returns the markdown for
 :data:`VERDICTS` it is.
 
 >>> text = claim2({"sent": 13, "delivered once": 4, "lost (acknowledged)": 9})
->>> print(text)
+>>> print(text)  # doctest: +NORMALIZE_WHITESPACE
 **Verdict: holds.** 9 acknowledged messages are lost (notebook 02 explains each from the HW
 and epochs).
 >>> verdict(text)
@@ -53,7 +53,7 @@ def _rate(value: float) -> str:
 def claim1(futures_ok: int, outcome: Mapping, rates: Mapping) -> str:
     """``acks=0``: fire-and-forget, fastest.
 
-    >>> print(claim1(40, {"sent": 40, LOST: 21}, {"acks=0": 77507, "acks=1": 17756, "acks=all": 8090}))
+    >>> print(claim1(40, {"sent": 40, LOST: 21}, {"acks=0": 77507, "acks=1": 17756, "acks=all": 8090}))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: holds.** All 40 futures succeeded, 21 messages are gone, and `acks=0` has the
     highest simulated throughput (77 507 records/s against 17 756 for `acks=1`).
     """
@@ -81,7 +81,7 @@ def claim2(outcome: Mapping) -> str:
 def claim3(allowed: Sequence, outcome: Mapping) -> str:
     """``acks=1`` gives at-least-once?
 
-    >>> print(claim3(["duplicate", "lost", "reordered"], {LOST: 9}))
+    >>> print(claim3(["duplicate", "lost", "reordered"], {LOST: 9}))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: wrong.** At-least-once means nothing acknowledged is lost; `acks=1` loses
     acknowledged writes when the leader fails (9 here). At-least-once needs `acks="all"`,
     `min.insync.replicas >= 2`, clean election and retries.
@@ -97,7 +97,7 @@ def claim3(allowed: Sequence, outcome: Mapping) -> str:
 def claim4(defaults: Mapping) -> str:
     """Claim 4: "retries by default 0, acks default 1".
 
-    >>> print(claim4({"acks": -1, "retries": float("inf"), "enable_idempotence": True, "delivery_timeout_ms": 120000}))
+    >>> print(claim4({"acks": -1, "retries": float("inf"), "enable_idempotence": True, "delivery_timeout_ms": 120000}))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: outdated.** `acks=-1` (that is, `"all"`), unbounded retries bounded by
     `delivery_timeout_ms` = 120 000 ms, idempotence on. The Java client changed `retries` to
     `Integer.MAX_VALUE` in Kafka 2.1 and `acks`/idempotence in 3.0; kafka-python followed in 3.0.
@@ -119,7 +119,7 @@ def claim4(defaults: Mapping) -> str:
 def claim5(outcome: Mapping) -> str:
     """``acks="all"`` gives exactly-once?
 
-    >>> print(claim5({DUPLICATED: 3}))
+    >>> print(claim5({DUPLICATED: 3}))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: wrong.** `acks="all"` is about durability; with one lost ACK, 3 messages are in the log
     twice. Exactly-once writes need the idempotent producer (claim 8) - and end to end, a consumer
     design too (notebooks 05-07).
@@ -135,7 +135,7 @@ def claim5(outcome: Mapping) -> str:
 def claim6(outcomes_after_1s: Sequence, acknowledged_ms: Sequence, controller: Sequence) -> str:
     """Acknowledged once ``min.insync.replicas`` copies exist?
 
-    >>> print(claim6(["invoke"], [10003], [(10000, "fence", {"broker": 3})]))
+    >>> print(claim6(["invoke"], [10003], [(10000, "fence", {"broker": 3})]))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: wrong in the detail that matters.** The leader waits for *every* member of the
     current ISR, not for `min.insync.replicas` of them: with broker 3 frozen but still in the ISR,
     nothing is acknowledged after 1 s; the write completes only when broker 3 is removed from the
@@ -162,7 +162,7 @@ def claim6(outcomes_after_1s: Sequence, acknowledged_ms: Sequence, controller: S
 def claim7(notes: Mapping, outcome: Mapping) -> str:
     """NotEnoughReplicas instead of an acknowledgement.
 
-    >>> print(claim7({"errors": ["KafkaTimeoutError"], "failed": 5}, {"sent": 5, "delivered once": 0, LOST: 0}))
+    >>> print(claim7({"errors": ["KafkaTimeoutError"], "failed": 5}, {"sent": 5, "delivered once": 0, LOST: 0}))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: holds.** The leader answers `NotEnoughReplicas`, the producer retries it (a retriable
     error) until `delivery_timeout_ms`, then all 5 sends fail with `KafkaTimeoutError`; nothing was
     appended, nothing acknowledged.
@@ -180,7 +180,7 @@ def claim7(notes: Mapping, outcome: Mapping) -> str:
 def claim8(retry_duplicates: int, restart_notes: Mapping, restart_duplicates: int) -> str:
     """Idempotence: resending never duplicates?
 
-    >>> print(claim8(0, {"producer_ids": [1000, 1001]}, 1))
+    >>> print(claim8(0, {"producer_ids": [1000, 1001]}, 1))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: holds only for the producer's own retries.** No duplicate from a retried batch; but
     when the application restarts and resends, the new producer id (1001) defeats the check and
     1 message is duplicated. "Resending" by the application is not covered (transactions with a
@@ -201,7 +201,7 @@ def claim8(retry_duplicates: int, restart_notes: Mapping, restart_duplicates: in
 def claim9(rates: Mapping) -> str:
     """Idempotence: exactly-once with zero penalty?
 
-    >>> print(claim9({"acks=all": 8090, "acks=all + idempotence": 2119}))
+    >>> print(claim9({"acks=all": 8090, "acks=all + idempotence": 2119}))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: wrong as stated.** The default part holds (claim 4). "Exactly-once" holds only for
     the producer's retries into one partition (claim 8), not end to end. "Zero penalty" is false:
     in kafka-python (one batch per partition in flight) simulated throughput drops from 8 090 to
@@ -221,7 +221,7 @@ def claim9(rates: Mapping) -> str:
 def claim10(read: Sequence, outcome: Mapping) -> str:
     """Claim 10: a "safe producer" without idempotence.
 
-    >>> print(claim10(["m-0", "m-2", "m-3", "m-1"], {"reordered": 1, DUPLICATED: 0}))
+    >>> print(claim10(["m-0", "m-2", "m-3", "m-1"], {"reordered": 1, DUPLICATED: 0}))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: holds only if idempotence is on.** Without it these settings reorder (`m-1` after
     `m-3`) and can duplicate (claim 5). With `enable_idempotence=True` (the default today) they are safe.
     """
@@ -242,7 +242,7 @@ def _seq(value: str) -> int:
 def claim11(outcome: Mapping) -> str:
     """``acks=all``: unacknowledged writes resent to the new leader.
 
-    >>> print(claim11({"sent": 13, "delivered once": 13, LOST: 0, DUPLICATED: 0}))
+    >>> print(claim11({"sent": 13, "delivered once": 13, LOST: 0, DUPLICATED: 0}))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: holds.** All 13 messages are delivered once: the producer resent the unacknowledged
     ones to the new leader. (Without idempotence the resend *can* duplicate, when the old leader had
     replicated a batch before dying - the `acks=all` duplicates in notebook 02's trade-off chart.)
@@ -263,7 +263,7 @@ def claim11(outcome: Mapping) -> str:
 def claim12(runs: Mapping) -> str:
     """Committed data survives while one replica lives: ``runs[unclean] = (notes, outcome)``.
 
-    >>> print(claim12({True: ({"leader_while_old_down": 2}, {LOST: 5}), False: ({"leader_while_old_down": None}, {LOST: 0})}))
+    >>> print(claim12({True: ({"leader_while_old_down": 2}, {LOST: 5}), False: ({"leader_while_old_down": None}, {LOST: 0})}))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: holds only if** unclean leader election is off (the default) - then the partition
     goes offline (leader `None`) instead of losing data - and `min.insync.replicas >= 2` if you want
     the acknowledged write to be on two brokers when the leader dies. With unclean election a broker
@@ -291,7 +291,7 @@ def claim12(runs: Mapping) -> str:
 def claim13(error: str | None, in_log: Sequence) -> str:
     """After a network error the producer cannot know.
 
-    >>> print(claim13("RequestTimedOutError", ["m-0"]))
+    >>> print(claim13("RequestTimedOutError", ["m-0"]))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: holds.** The application gets `RequestTimedOutError` although `m-0` is committed. This
     is also how at-most-once is built on the producer side ("disabling retries", in Kafka’s
     documentation): no duplicates, at the price of such ambiguous errors and of losses when the
@@ -311,7 +311,7 @@ def claim13(error: str | None, in_log: Sequence) -> str:
 def claim14(defaults_allow: Mapping, acks0_allow: Mapping) -> str:
     """At-most-once is the default?
 
-    >>> print(claim14({}, {"lost": "acks=0: ..."}))
+    >>> print(claim14({}, {"lost": "acks=0: ..."}))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: wrong (for the producer).** With today's defaults (`acks="all"`, retries, idempotence)
     the producer allows none of the anomalies: no loss, no duplicates from retries. At-most-once
     takes effort: `acks=0` (which allows: lost) or `retries=0`. (Kafka’s documentation, “Message
@@ -332,7 +332,7 @@ def claim15(trials: int, by_setting: Mapping) -> str:
     """Lost ACK + retry duplicates; idempotence prevents it. ``by_setting``: (trials with
     duplicates, messages duplicated) per setting.
 
-    >>> print(claim15(100, {"idempotence off": (100, 273), "idempotence on": (0, 0)}))
+    >>> print(claim15(100, {"idempotence off": (100, 273), "idempotence on": (0, 0)}))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: holds.** Duplicates in 100 of 100 trials (273 messages) without idempotence, none with it.
     """
     (off_trials, off_dups), (on_trials, _) = by_setting["idempotence off"], by_setting["idempotence on"]
@@ -348,7 +348,7 @@ def claim16(perf: Mapping) -> str:
     """acks trades latency and throughput for durability.
 
     >>> perf = {"acks=0": (0.0, 77507), "acks=1": (2.53, 17756), "acks=all": (5.09, 8090)}
-    >>> print(claim16(perf))
+    >>> print(claim16(perf))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: holds (in shape).** 0, 2.53 and 5.09 ms; 77 507, 17 756 and 8 090 records/s. The
     `acks=all` latency is set by the slowest ISR member (a frozen one stalls writes for seconds:
     claim 6), so "max(replica latency)" is the right intuition. Kafka’s documentation's "on the
@@ -375,7 +375,7 @@ def _list(items: Sequence[str]) -> str:
 def claim17(acknowledged: int, leader_line: str, read_while_lagging: Sequence, read_after: Sequence) -> str:
     """Consumers read only what the ISR has.
 
-    >>> print(claim17(4, "  broker 1 (leader): LEO 4  HW 1", [], ["m-1", "m-2", "m-3"]))
+    >>> print(claim17(4, "  broker 1 (leader): LEO 4  HW 1", [], ["m-1", "m-2", "m-3"]))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: holds.** The 3 writes are acknowledged (4 with m-0), but the HW stays at 1 and the
     consumer reads nothing new until the followers fetch them; consumers read only below the high
     watermark, whatever `acks` the producer used. (And since Kafka 3.7 the HW does not advance at
@@ -402,7 +402,7 @@ NEVER, TWICE = "never processed", "processed twice or more"
 def claim18(counts: Mapping) -> str:
     """At-most-once: commit first, a crash loses.
 
-    >>> print(claim18({NEVER: 5, TWICE: 0}))
+    >>> print(claim18({NEVER: 5, TWICE: 0}))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: holds.** 5 messages (the committed, unprocessed batch) are never processed, and none
     twice.
     """
@@ -417,7 +417,7 @@ def claim18(counts: Mapping) -> str:
 def claim19(counts: Mapping) -> str:
     """At-least-once: process first, a crash redelivers.
 
-    >>> print(claim19({NEVER: 0, TWICE: 5}))
+    >>> print(claim19({NEVER: 0, TWICE: 5}))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: holds.** 5 messages are processed twice, none lost. (With `enable_auto_commit=True`
     the same application can also *lose* messages - notebook 05 - so "at-least-once by default"
     needs processing to finish before the next `poll()`.)
@@ -434,7 +434,7 @@ def claim19(counts: Mapping) -> str:
 def claim20(table: Mapping) -> str:
     """Exactly-once: output and offset in one transaction (``semantics_matrix``).
 
-    >>> print(claim20({"exactly-once-external": {"p": (0, 0)}, "exactly-once-kafka": {"p": (0, 0)}}))
+    >>> print(claim20({"exactly-once-external": {"p": (0, 0)}, "exactly-once-kafka": {"p": (0, 0)}}))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: holds** (the throughput part is not measured here): (0, 0) at every crash point, for
     both designs.
     """
@@ -453,7 +453,7 @@ def claim21(seen: Mapping, failed_send: Mapping) -> str:
 
     >>> seen = {"read_committed": ["a-0", "c-0"], "read_uncommitted": ["a-0", "b-0", "b-1", "c-0"]}
     >>> probe = {"x": "ok", "y": "KafkaTimeoutError", "commit": "ok", "read_committed_a": [b"x"], "read_committed_b": []}
-    >>> print(claim21(seen, probe))
+    >>> print(claim21(seen, probe))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: holds only for `read_committed` consumers, and with kafka-python only if the
     application checks its sends before committing.** A `read_uncommitted` consumer (the default
     `isolation_level` of kafka-python and of Java) also reads the aborted b-0..b-1. And in the last
@@ -484,7 +484,7 @@ def claim21(seen: Mapping, failed_send: Mapping) -> str:
 def claim22(zombie_error: str | None, valid: bool) -> str:
     """The coordinator fences zombies.
 
-    >>> print(claim22("ProducerFencedError", True))
+    >>> print(claim22("ProducerFencedError", True))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: holds** (keyed by `transactional.id`, whose epoch the new instance bumps): the zombie's
     commit fails with `ProducerFencedError`; every input is processed exactly once.
     """
@@ -499,7 +499,7 @@ def claim22(zombie_error: str | None, valid: bool) -> str:
 def claim23(counts: Mapping) -> str:
     """Transactions span partitions: consume-transform-produce over 2 partitions, crashed mid-batch.
 
-    >>> print(claim23({"input messages": 20, "processed once": 20, NEVER: 0, TWICE: 0}))
+    >>> print(claim23({"input messages": 20, "processed once": 20, NEVER: 0, TWICE: 0}))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: holds.** With transactions (outputs and consumed offsets in one transaction, inputs
     read `read_committed`) all 20 inputs are processed once despite the crash.
     """
@@ -547,10 +547,10 @@ def summary(predictions: Mapping) -> str:
     >>> from course_lib.viz.predict import Prediction
     >>> p = Prediction("Claim 1?", choices=VERDICTS)
     >>> _ = p.reveal(HOLDS)
-    >>> print(summary({1: p}).splitlines()[2])
+    >>> print(summary({1: p}).splitlines()[2])  # doctest: +NORMALIZE_WHITESPACE
     | 1 | acks=0: no guarantee, fastest | - | not predicted yet |
     >>> p.choice.value = WRONG; p.lock_in()
-    >>> print(summary({1: p}).splitlines()[2])
+    >>> print(summary({1: p}).splitlines()[2])  # doctest: +NORMALIZE_WHITESPACE
     | 1 | acks=0: no guarantee, fastest | wrong or outdated | holds |
     """
     rows = ["| # | claim (short) | your prediction | verdict |", "|---|---|---|---|"]
