@@ -249,7 +249,7 @@ def given_away(nb, reveals: list[dict], stored: dict[int, str] | None = None) ->
             continue
         explanation = r["explanation"] or ""
         givens = premise_numbers(nb, made, stored) | set(r["choices"] or [])
-        values = set(re.findall(NUMBER, explanation)) - givens
+        values = set(re.findall(NUMBER, re.sub(r"(?<=\d) (?=\d{3}\b)", "", explanation))) - givens  # 8 090: one
         if r["kind"] != "choice" and r["actual"] not in givens:
             values.add(r["actual"])
         said = phrases(explanation) + ([_normal(r["actual"])] if r["kind"] == "note" else [])
