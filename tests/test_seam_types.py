@@ -8,9 +8,19 @@ from __future__ import annotations
 
 from course_lib.backend import Backend, ComposedBackend, SimBackend
 from course_lib.backends.base import ClientsRole, ClockRole, FinalPhaseRole, NemesisRole, TopologyRole
+from course_lib.broker.simulated_cluster import SimulatedCluster
 from course_lib.client_adapters import CLIENTS, ClientSide
 from course_lib.client_adapters.kafka_python import KafkaPythonClients
-from course_lib.clusters import BrokerFaults, FaultSchedules, MessageFaults, Part, Topology
+from course_lib.client_adapters.simulated import SimulatedClients
+from course_lib.clusters import (
+    BrokerFaults,
+    FaultSchedules,
+    MessageFaults,
+    NetworkPartitions,
+    Part,
+    Topology,
+    VirtualTime,
+)
 from course_lib.real.cluster import LocalCluster
 from course_lib.real.connect import RemoteCluster, connect
 from course_lib.wire.cluster import WireCluster
@@ -29,8 +39,18 @@ def wire_cluster_parts(c: WireCluster) -> tuple[Topology, BrokerFaults, MessageF
     return c, c, c, c
 
 
+def simulated_cluster_parts(
+    c: SimulatedCluster,
+) -> tuple[Topology, BrokerFaults, MessageFaults, FaultSchedules, NetworkPartitions, VirtualTime]:
+    return c, c, c, c, c, c
+
+
 # ---- the client side -----------------------------------------------------------------------------
 def kafka_python_client(c: KafkaPythonClients) -> ClientSide:
+    return c
+
+
+def simulated_clients(c: SimulatedClients) -> ClientSide:
     return c
 
 
@@ -63,6 +83,15 @@ def test_the_parts_a_cluster_claims_are_the_parts_it_does_not_say_are_missing():
         assert set(wire.missing_parts()) == {Part.NETWORK_PARTITIONS, Part.VIRTUAL_TIME}
     finally:
         wire.stop()
+
+
+def test_the_simulated_cluster_has_every_part_itself():
+    sim = SimulatedCluster(seed=1)
+    assert simulated_cluster_parts(sim) == (sim,) * 6 and sim.missing_parts() == {}
+    clients = SimulatedClients()
+    assert simulated_clients(clients) is clients
+    backend = SimBackend(sim, clients)  # the simulator's backend: exactly this pair
+    assert backend.cluster is sim and backend.clients is clients and backend.history is sim.history
 
 
 def test_every_client_adapter_is_registered_and_conforms():

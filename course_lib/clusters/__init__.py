@@ -1,7 +1,8 @@
 """The cluster side of the seam: what a backend may ask of a cluster, in parts.
 
 A scenario runs on a *client* side (:mod:`course_lib.client_adapters`: how applications are
-built and called) composed with a *cluster* side (this package): the simulated ``Cluster``, the
+built and called) composed with a *cluster* side (this package): the
+:class:`~course_lib.broker.simulated_cluster.SimulatedCluster`, the
 :class:`~course_lib.wire.cluster.WireCluster`, the :class:`~course_lib.real.cluster.LocalCluster`
 and :class:`~course_lib.real.connect.RemoteCluster`. Each cluster implements its parts itself
 (:mod:`.parts`); :mod:`.lab` holds the lab's broker profile every cluster's preset derives from.
@@ -15,9 +16,11 @@ from .parts import (
     CreatesTopics,
     FaultSchedules,
     MessageFaults,
+    NetworkPartitions,
     Part,
     TopicSpec,
     Topology,
+    VirtualTime,
     cluster_faults,
     missing_why,
 )
@@ -28,9 +31,11 @@ __all__ = [
     "CreatesTopics",
     "FaultSchedules",
     "MessageFaults",
+    "NetworkPartitions",
     "Part",
     "TopicSpec",
     "Topology",
+    "VirtualTime",
     "cluster_faults",
     "missing_why",
 ]

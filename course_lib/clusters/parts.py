@@ -11,8 +11,9 @@ clients use). The other parts are optional, and each cluster says which it lacks
 - :class:`MessageFaults` (``lose_next_ack``, ``lose_next_request``): a produce answer or request
   lost on its way (a proxy in front of real brokers, the simulated network);
 - :class:`FaultSchedules`: the simulator's seeded random fault schedules, started now;
-- network partitions and faults timed against an application's steps: the simulator's own
-  (:data:`Part.NETWORK_PARTITIONS`, :data:`Part.VIRTUAL_TIME`).
+- :class:`NetworkPartitions` and :class:`VirtualTime` (faults timed against an application's
+  steps): the simulated cluster's own
+  (:class:`~course_lib.broker.simulated_cluster.SimulatedCluster`).
 
 Each cluster implements its parts itself; a typed test (``tests/test_seam_types.py``, checked
 by mypy) assigns each cluster to each part it claims.
@@ -222,3 +223,22 @@ class FaultSchedules(Protocol):
     ) -> list: ...
     def cancel_schedules(self) -> None: ...
     def heal_network(self) -> None: ...
+
+
+class NetworkPartitions(Protocol):
+    """A network this program simulates: a node cut off from everyone until the network heals."""
+
+    def isolate(self, node: int | str) -> None: ...
+    def heal_network(self) -> None: ...
+
+
+class VirtualTime(Protocol):
+    """A clock this program moves (the simulator's): time passes only when asked, so a fault can
+    be timed exactly against an application's steps."""
+
+    @property
+    def now_ms(self) -> float: ...
+    def run_for(self, ms: float) -> None: ...
+    def run_until(self, predicate: Callable[[], bool], timeout_ms: float = 60_000) -> bool: ...
+    def at(self, delay_ms: float, action: Callable, *args) -> Any: ...
+    def lose_next_coordinator_response(self) -> None: ...
