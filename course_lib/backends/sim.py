@@ -1,7 +1,7 @@
 """The simulator's backend: the simulator's clients (:mod:`course_lib.client_adapters.simulated`)
 composed with the simulated cluster (:class:`~course_lib.broker.simulated_cluster.SimulatedCluster`),
-seeded, on the cluster's virtual clock. Its faults are those of the cluster's parts (it has every
-part), as a :class:`~course_lib.backends.composed.ComposedBackend`'s are.
+seeded, on the cluster's virtual clock. Its faults are those of the cluster's parts, as a
+:class:`~course_lib.backends.composed.ComposedBackend`'s are.
 
 Its timing profile holds the virtual milliseconds the golden traces were recorded with: on a
 virtual clock a fixed wait is exact and repeatable, and a condition wait would move the clock
@@ -15,6 +15,7 @@ from typing import Any, Callable
 from ..broker.simulated_cluster import SimulatedCluster
 from ..client_adapters.simulated import SimulatedClients
 from ..clusters.parts import TopicSpec, cluster_faults
+from ..history import Nemesis
 from .base import CLIENT_FAULTS, Common, Provenance, Timing
 
 #: virtual time: the simulator's network moves a request in well under a millisecond
@@ -33,7 +34,7 @@ SIM_TIMING = Timing(
 
 
 class SimBackend(Common):
-    """The simulator's clients on the simulated cluster: seeded, virtual time, every fault."""
+    """The simulator's clients on the simulated cluster: seeded, on virtual time."""
 
     kind = "simulator"
     timing = SIM_TIMING
@@ -43,7 +44,7 @@ class SimBackend(Common):
         self.clients = clients or SimulatedClients()
         self.history = cluster.history  # the simulated cluster writes the run's history itself
         self.created_topics: dict[str, dict] = {}  # names are used as asked: nothing to record
-        #: the parts the simulated cluster lacks (none): its faults follow
+        #: the parts the simulated cluster lacks, and why: its faults follow
         self.missing_parts = cluster.missing_parts()
         self.faults = CLIENT_FAULTS | cluster_faults(self.missing_parts)
 
@@ -175,6 +176,9 @@ class SimBackend(Common):
 
     def lose_next_request(self, producer, topic, partition=0):
         self.cluster.lose_next_request(topic, partition, client_id=producer.node_id)
+
+    def refuse_next_request(self, producer, topic, partition=0):
+        self.require(Nemesis.REFUSE_NEXT_REQUEST, Nemesis.REFUSE_NEXT_REQUEST)  # MissingFault: says why
 
     def crash_client(self, client):
         client.crash()  # the simulated client records crash_client itself

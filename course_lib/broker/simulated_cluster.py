@@ -1,12 +1,13 @@
-"""The simulated :class:`~course_lib.broker.cluster.Cluster` as a cluster of the seam: every part
+"""The simulated :class:`~course_lib.broker.cluster.Cluster` as a cluster of the seam: its parts
 (:mod:`course_lib.clusters.parts`) implemented on the simulator itself, in-process and on its
-virtual clock.
+virtual clock - every part but refused requests (its brokers check no CRC; its network loses a
+request instead).
 
 >>> sim = SimulatedCluster(brokers=3, seed=1)
 >>> sim.create_topic("orders", min_insync_replicas=2)
 'orders'
->>> sim.partition_info("orders")["isr_nodes"], sim.missing_parts()
-([1, 2, 3], {})
+>>> sim.partition_info("orders")["isr_nodes"], [str(part) for part in sim.missing_parts()]
+([1, 2, 3], ['refused requests'])
 >>> sim.crash(1)
 >>> sim.run_for(10_000)  # the controller fences broker 1 after broker_session_timeout_ms
 >>> sim.leader_of("orders"), sim.stopped_brokers(), sim.revive(), sim.stopped_brokers()
@@ -24,7 +25,7 @@ from typing import Callable
 
 from kafka import errors as Errors
 
-from ..clusters.parts import MIN_ISR, UNCLEAN, CreatesTopics, TopicSpec
+from ..clusters.parts import MIN_ISR, UNCLEAN, CreatesTopics, Part, TopicSpec
 from ..history import History, Op, OpName
 from .cluster import Cluster, PartitionView
 
@@ -47,7 +48,7 @@ def partition_info(view: PartitionView) -> dict:
 
 class SimulatedCluster(CreatesTopics):
     """A seeded simulated cluster (``options``: :class:`~course_lib.broker.options.ClusterOptions`)
-    with every part of a cluster: topology, broker faults, message faults, fault schedules,
+    with the parts topology, broker faults, message faults, lost requests, fault schedules,
     network partitions and virtual time. ``cluster`` is the simulation itself."""
 
     #: the backend's kind on this cluster, and how messages name it
@@ -79,7 +80,11 @@ class SimulatedCluster(CreatesTopics):
         return {"bootstrap_servers": self.cluster}
 
     def missing_parts(self) -> dict[str, str]:
-        return {}
+        return {
+            Part.REFUSED_REQUESTS: "the simulated brokers check no batch CRC, so none refuses a "
+            "request as the lab proxy makes Kafka do; the simulated network loses one instead "
+            "(lose_next_request)"
+        }
 
     def record_events_into(self, history: History) -> None:
         """The simulated cluster writes its events into its own history; a run on it reads that

@@ -334,7 +334,7 @@ class WireCluster(CreatesTopics):
             self.wait_registered(down)
         return down
 
-    # message faults: the lab proxy's, on the simulated network
+    # message faults: the simulated network's, and the lab proxy's refused request
     def _leader(self, topic: str, partition: int) -> int:
         leader = self.leader_of(topic, partition)
         if leader < 0:
@@ -349,10 +349,18 @@ class WireCluster(CreatesTopics):
         return leader
 
     def lose_next_request(self, topic: str, partition: int = 0) -> int:
-        """The leader's next produce request arrives spoiled and is refused (as the lab proxy
-        does). Returns the leader's id."""
+        """The leader's next produce request never reaches it (dropped on the simulated network,
+        as on the simulator); the client's connection stalls until its request timeout. Returns
+        the leader's id."""
         leader = self._leader(topic, partition)
-        self.nemesis.spoil_next_request(leader)
+        self.nemesis.lose_next_request(broker_id=leader)
+        return leader
+
+    def refuse_next_request(self, topic: str, partition: int = 0) -> int:
+        """The leader refuses its next produce request with a retriable error answered late (as
+        the lab proxy does). Returns the leader's id."""
+        leader = self._leader(topic, partition)
+        self.nemesis.refuse_next_request(leader)
         return leader
 
     # fault schedules: the simulator's, on the simulation thread at wall-clock ms
