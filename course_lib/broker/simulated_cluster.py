@@ -25,7 +25,7 @@ from typing import Callable
 
 from kafka import errors as Errors
 
-from ..clusters.parts import MIN_ISR, UNCLEAN, CreatesTopics, Part, TopicSpec
+from ..clusters.parts import MIN_ISR, UNCLEAN, CreatesTopics, NamesAsGiven, Part, TopicSpec
 from ..history import History, Op, OpName
 from .cluster import Cluster, PartitionView
 
@@ -46,7 +46,7 @@ def partition_info(view: PartitionView) -> dict:
     }
 
 
-class SimulatedCluster(CreatesTopics):
+class SimulatedCluster(CreatesTopics, NamesAsGiven):
     """A seeded simulated cluster (``options``: :class:`~course_lib.broker.options.ClusterOptions`)
     with the parts topology, broker faults, message faults, lost requests, fault schedules,
     network partitions and virtual time. ``cluster`` is the simulation itself."""
@@ -115,13 +115,6 @@ class SimulatedCluster(CreatesTopics):
         except ValueError:
             raise Errors.UnknownTopicOrPartitionError(f"no topic {name!r} to delete") from None
         self.cluster.delete_topic(name)
-
-    # names: one learner, one process - used as given
-    def group_id(self, name: str) -> str:
-        return name
-
-    def transactional_id(self, name: str) -> str:
-        return name
 
     def broker_ids(self) -> list[int]:
         return list(self.cluster.broker_ids)

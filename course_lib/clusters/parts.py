@@ -133,6 +133,20 @@ class CreatesTopics:
     create_topic = _create_topic(TopicSpec.of)
 
 
+class NamesAsGiven:
+    """A cluster of one learner in one process: topics, group ids and transactional ids are used
+    as given (a shared cluster prefixes them instead)."""
+
+    def topic(self, name: str) -> str:
+        return name
+
+    def group_id(self, name: str) -> str:
+        return name
+
+    def transactional_id(self, name: str) -> str:
+        return name
+
+
 class Part(StrEnum):
     """The optional parts of a cluster (the topology is not optional)."""
 
