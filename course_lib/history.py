@@ -73,10 +73,13 @@ class Nemesis:
     ISOLATE = "isolate"
     HEAL = "heal"
     LOSE_NEXT_ACK = "lose_next_ack"
+    #: the request never reaches the broker (lost on the network: the client hears nothing)
     LOSE_NEXT_REQUEST = "lose_next_request"
     #: the next ShareAcknowledge answer is lost (share groups): the consumer does not know
     #: whether its acknowledgements counted
     LOSE_NEXT_SHARE_ACK = "lose_next_share_ack"
+    #: the broker refuses the request with a retriable error, answered late (the lab proxy's)
+    REFUSE_NEXT_REQUEST = "refuse_next_request"
     CRASH_CLIENT = "crash_client"
     FREEZE_CLIENT = "freeze"
     WAKE_CLIENT = "wake"

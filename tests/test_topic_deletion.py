@@ -223,7 +223,7 @@ def test_the_simulator_backend_deletes_a_topic_it_created():
     backend = SimBackend.start(seed=1)
     name = backend.create_topic("orders", partitions=2)
     backend.delete_topic(name)
-    assert all(not held for held in replicas(backend.cluster).values())
+    assert all(not held for held in replicas(backend.cluster.cluster).values())
     with pytest.raises(Errors.UnknownTopicOrPartitionError):  # as the Kafka backends raise
         backend.delete_topic(name)
 

@@ -253,9 +253,10 @@ class Cluster:
     def run_until(self, predicate: Callable[[], bool], timeout_ms: float = 60_000) -> bool:
         return self.sim.run_until(predicate, timeout_ms)
 
-    def at(self, delay_ms: float, action: Callable, *args) -> None:
-        """Schedule a fault (or anything) ``delay_ms`` from now: ``cluster.at(50, cluster.crash, 1)``."""
-        self.sim.schedule(delay_ms, action, *args)
+    def at(self, delay_ms: float, action: Callable, *args) -> int:
+        """Schedule a fault (or anything) ``delay_ms`` from now: ``cluster.at(50, cluster.crash, 1)``;
+        returns the handle ``cluster.sim.cancel`` takes."""
+        return self.sim.schedule(delay_ms, action, *args)
 
     # ---- faults (the nemesis) ------------------------------------------------------------------
     def broker(self, broker_id: int) -> Broker:

@@ -11,7 +11,7 @@ from .common import _reply, code, log, log_start_offset
 from .topic_ids import names_by_uuid
 
 
-#: course_lib.real.proxy.SPOILED_ANSWER_DELAY_S: how late the answer to a spoiled request comes
+#: course_lib.real.proxy.SPOILED_ANSWER_DELAY_S: how late the answer to a refused request comes
 SPOILED_ANSWER_DELAY_MS = 300
 
 
@@ -35,8 +35,8 @@ def produce(gw, req) -> None:
             except InvalidRecords as exc:
                 log.warning("wire: %s sent invalid records for %s: %s", gw.node_id, tp, exc)
                 refused[tp] = exc.error
-    if batches and gw.wire.nemesis.take_spoiled(gw.broker_id):
-        # the lab proxy's spoiled request: refused with a retriable error whose answer comes late
+    if batches and gw.wire.nemesis.take_refused(gw.broker_id):
+        # refuse_next_request, as the lab proxy does: a retriable error whose answer comes late
         refused.update({tp: Errors.NotEnoughReplicasError for tp in batches})
         batches = {}
         gw.hold_answers(SPOILED_ANSWER_DELAY_MS)
