@@ -15,7 +15,7 @@ def _state(cluster) -> dict:
 def leo_hw(cluster) -> str:
     """Each replica's LEO and HW, in a line (a note's measured answer).
 
-    >>> print(leo_hw(_three_sent()))
+    >>> print(leo_hw(_three_sent()))  # doctest: +NORMALIZE_WHITESPACE
     broker 1 (leader): LEO 3, HW 3; broker 2: LEO 3, HW 0; broker 3: LEO 3, HW 0
     """
     return "; ".join(

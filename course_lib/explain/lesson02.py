@@ -205,7 +205,7 @@ def loss_rates(loss: dict) -> str:
     """Loss and duplicates per ``acks`` setting over many seeded crash schedules.
 
     >>> t = lambda trials, lost, dup: {"trials with loss": trials, "trials": 100, "lost": lost, "sent": 3000, "duplicated": dup}
-    >>> print(loss_rates({"acks=0": t(79, 510, 0), "acks=1": t(10, 42, 22), "acks=all": t(0, 0, 332)}))
+    >>> print(loss_rates({"acks=0": t(79, 510, 0), "acks=1": t(10, 42, 22), "acks=all": t(0, 0, 332)}))  # doctest: +NORMALIZE_WHITESPACE
     ... # doctest: +NORMALIZE_WHITESPACE
     `acks=0` lost acknowledged writes in 79 of 100 trials (510 of 3000 messages), `acks=1` in 10 (42
     messages), `acks=all` in none. **`acks=all` has the most duplicates** (332 of 3000), although
@@ -249,7 +249,7 @@ def costs(perf: dict) -> str:
     """Latency and throughput per ``acks`` setting, in simulated time.
 
     >>> m = lambda ms, rate: {"mean ack latency ms": ms, "records per simulated s": rate}
-    >>> print(costs({"acks=0": m(0.0, 77507), "acks=1": m(2.53, 17756), "acks=all": m(5.09, 8090)}))
+    >>> print(costs({"acks=0": m(0.0, 77507), "acks=1": m(2.53, 17756), "acks=all": m(5.09, 8090)}))  # doctest: +NORMALIZE_WHITESPACE
     ... # doctest: +NORMALIZE_WHITESPACE
     `acks=0` waits 0.00 ms (it never waits for an answer), `acks=1` 2.53 ms (one round trip to the
     leader), `acks=all` 5.09 ms (it also waits for the followers' next fetch). Throughput falls in the

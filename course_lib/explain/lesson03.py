@@ -74,7 +74,7 @@ def reordered(run) -> str:
     """Retries with 5 requests in flight and no idempotence.
 
     >>> from course_lib.scenarios import run_scenario
-    >>> print(reordered(run_scenario("retries_reorder", seed=1, idempotent=False, max_in_flight=5)))
+    >>> print(reordered(run_scenario("retries_reorder", seed=1, idempotent=False, max_in_flight=5)))  # doctest: +NORMALIZE_WHITESPACE
     ... # doctest: +NORMALIZE_WHITESPACE
     The log holds **m-0, m-2, m-3, m-1**: the retry of m-1 landed behind the batches sent after it.
     The checker counts 1 reordered message and says this configuration allows it: retries with
