@@ -71,6 +71,11 @@ def idle_workers(result) -> str:
     )
 
 
+def _are(n: int) -> str:
+    """'3 records are', '1 record is': the subject of a measured sentence."""
+    return f"{_records(n)} {'is' if n == 1 else 'are'}"
+
+
 def crash_twice(result) -> str:
     """A worker crashes holding records it has partly processed.
 
@@ -78,24 +83,20 @@ def crash_twice(result) -> str:
     >>> print(crash_twice(run_share_scenario("worker_crash", seed=1)))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** 3 records are processed twice. The crashed worker held 5 records and had
     finished 3; it acknowledged none of them. 29 673 ms after the crash - when the acquisition
-    locks taken at its poll expire (`share.record.lock.duration.ms` = 30 000) - the broker
-    makes all 5 available again and the other worker gets them: 5 records delivered twice, the 3
-    finished ones processed twice. No offset, no rebalance: the lock alone decides.
+    locks taken at its poll run out - the broker makes all 5 available again and the other
+    worker gets them: 5 records delivered twice, the 3 finished ones processed twice. No offset,
+    no rebalance: the lock alone decides.
     """
     n, s = result.numbers, result.settings
     after = n["redelivery_after_crash_ms"]
     when = f"{_thousands(after)} ms after the crash" if after is not None else "Never"
     return (
-        (
-            f"**Measured:** {_records(n['processed_twice'])} processed twice. The crashed worker held "
-            f"{_records(n['held_at_crash'])} and had\nfinished {s['processed_before_crash']}; it acknowledged none "
-            f"of them. {when} - when the acquisition\nlocks taken at its poll expire (`share.record.lock.duration.ms` "
-            f"= {_thousands(s['lock_ms'])}) - the broker\nmakes all {n['redelivered']} available again and the other "
-            f"worker gets them: {_records(n['redelivered'])} delivered twice, the {n['processed_twice']}\n"
-            "finished ones processed twice. No offset, no rebalance: the lock alone decides."
-        )
-        .replace(" are processed twice", " processed twice")
-        .replace(" processed twice.", " are processed twice.", 1)
+        f"**Measured:** {_are(n['processed_twice'])} processed twice. The crashed worker held "
+        f"{_records(n['held_at_crash'])} and had\nfinished {s['processed_before_crash']}; it acknowledged none "
+        f"of them. {when} - when the acquisition\nlocks taken at its poll run out - the broker makes all "
+        f"{n['redelivered']} available again and the other\nworker gets them: {_records(n['redelivered'])} "
+        f"delivered twice, the {n['processed_twice']} finished ones processed twice. No offset,\n"
+        "no rebalance: the lock alone decides."
     )
 
 
@@ -126,19 +127,19 @@ def crash_wait(result) -> str:
 
     >>> from course_lib.share_scenarios import run_share_scenario
     >>> print(crash_wait(run_share_scenario("worker_crash", seed=1, lock_ms=5_000)))  # doctest: +NORMALIZE_WHITESPACE
-    **Measured:** the other worker gets the 5 held records 4 655 ms after the crash, with
-    `share.record.lock.duration.ms` = 5 000: the wait follows the lock, not the crash. The broker
-    does not see a crash; it sees a lock run out. Still 3 records are processed twice: a
-    shorter lock only makes the duplicates come sooner - and leaves less time to a slow handler.
+    **Measured:** the other worker gets the 5 held records 4 655 ms after the crash: the wait
+    follows the lock, not the crash. The broker does not see a crash; it sees a lock run out.
+    Still 3 records are processed twice: a shorter lock only makes the duplicates come sooner -
+    and leaves less time to a slow handler.
     """
-    n, s = result.numbers, result.settings
+    n = result.numbers
     return (
         f"**Measured:** the other worker gets the {n['held_at_crash']} held records "
-        f"{_thousands(n['redelivery_after_crash_ms'])} ms after the crash, with\n`share.record.lock.duration.ms` = "
-        f"{_thousands(s['lock_ms'])}: the wait follows the lock, not the crash. The broker\ndoes not see a crash; "
-        f"it sees a lock run out. Still {_records(n['processed_twice'])} processed twice: a\nshorter lock only "
-        "makes the duplicates come sooner - and leaves less time to a slow handler."
-    ).replace(" records processed twice", " records are processed twice")
+        f"{_thousands(n['redelivery_after_crash_ms'])} ms after the crash: the wait\nfollows the lock, not the "
+        f"crash. The broker does not see a crash; it sees a lock run out.\nStill {_are(n['processed_twice'])} "
+        "processed twice: a shorter lock only makes the duplicates come sooner -\nand leaves less time to a "
+        "slow handler."
+    )
 
 
 def times_processed(result) -> int:
