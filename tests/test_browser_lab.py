@@ -206,7 +206,8 @@ def test_lesson_widgets_answer_clicks_and_show_whole_labels(lab, browser):
 
 
 PREDICTION_LESSONS = sorted(
-    [p.name for p in (ROOT / "notebooks").glob("0[0-8]_*.ipynb")] + ["05b_consumer_groups.ipynb"]
+    [p.name for p in (ROOT / "notebooks").glob("0[0-8]_*.ipynb")]
+    + ["05b_consumer_groups.ipynb", "05c_share_groups.ipynb"]
 )
 
 

@@ -1,5 +1,5 @@
 """Predict, then measure, as a learner sees it in Chromium: for each lesson with predictions
-(00-08, 05b), opened fresh and run with *Run All*, the text rendered above each *lock in* shows
+(00-08, 05b, 05c), opened fresh and run with *Run All*, the text rendered above each *lock in* shows
 none of the values its reveal prints; once locked in, the reveal shows the explanation with the
 measured numbers. The same for two lessons of the static site (JupyterLite, Python in Pyodide).
 

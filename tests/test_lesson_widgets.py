@@ -17,7 +17,9 @@ from tests import spoilers
 
 ROOT = Path(__file__).resolve().parents[1]
 LESSONS = sorted(p for p in (ROOT / "notebooks").glob("0[0-8]_*.ipynb"))
-WITH_PREDICTIONS = sorted([*LESSONS, ROOT / "notebooks" / "05b_consumer_groups.ipynb"])
+WITH_PREDICTIONS = sorted(
+    [*LESSONS, *(ROOT / "notebooks" / n for n in ("05b_consumer_groups.ipynb", "05c_share_groups.ipynb"))]
+)
 APPS = {
     "DeliverySimulator": PRESETS,
     "ConsumerCrashDemo": CRASH_PRESETS,
@@ -54,7 +56,11 @@ def test_a_prediction_is_locked_in_before_a_checked_experiment_and_revealed_afte
             assert "NBVAL_CHECK_OUTPUT" not in widget_cell
 
 
-@pytest.mark.parametrize("lesson", WITH_PREDICTIONS, ids=lambda p: p.stem)
+# 05c's share-group app (issue 32: crash a worker, handler time vs lock, poison rate) is not built yet
+NO_APP_YET = {"05c_share_groups"}
+
+
+@pytest.mark.parametrize("lesson", [p for p in WITH_PREDICTIONS if p.stem not in NO_APP_YET], ids=lambda p: p.stem)
 def test_a_try_it_yourself_app_uses_an_existing_preset(lesson):
     apps = [(app, m) for c in _code(lesson) for app in APPS if (m := re.search(rf"\b{app}\((.*)\)", c))]
     assert apps, f"{lesson.name}: no app to try"

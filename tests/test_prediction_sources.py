@@ -2,7 +2,7 @@
 
 A measured statement is output, never source: it is made by an explanation function
 (``course_lib.explain.lessonNN``) from the run's values and shown under the reveal once the
-learner locks in. So, in lessons 00-08 and 05b:
+learner locks in. So, in lessons 00-08, 05b and 05c:
 
 - no markdown paragraph states a measured result ("**Measured:**", a verdict) or carries the
   static "lock in your prediction above" hint (the widget says it, and stops at lock-in);
@@ -29,7 +29,12 @@ from tools.notebook_outputs import load_expectations, load_reveals
 from tests import spoilers
 
 ROOT = Path(__file__).resolve().parents[1]
-LESSONS = sorted([*(ROOT / "notebooks").glob("0[0-8]_*.ipynb"), ROOT / "notebooks" / "05b_consumer_groups.ipynb"])
+LESSONS = sorted(
+    [
+        *(ROOT / "notebooks").glob("0[0-8]_*.ipynb"),
+        *(ROOT / "notebooks" / name for name in ("05b_consumer_groups.ipynb", "05c_share_groups.ipynb")),
+    ]
+)
 FIXTURES = ROOT / "tests" / "fixtures"
 
 # Lessons still being converted on another branch (h-predict-b): expected to fail here; the

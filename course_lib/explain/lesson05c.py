@@ -1,0 +1,291 @@
+"""What lesson 05c says about its share-group runs, written from the runs themselves (a
+:class:`~course_lib.share_scenarios.ShareScenarioResult`), for
+``prediction.reveal(actual, explanation=...)``.
+
+>>> from course_lib.share_scenarios import run_share_scenario
+>>> r = run_share_scenario("poison_message", seed=1)
+>>> print(poison(r))  # doctest: +NORMALIZE_WHITESPACE
+**Measured:** `job-3` is delivered 5 times (delivery counts 1, 2, 3, 4 and 5), each time
+released by the handler that failed on it; then the broker archives it (released at the delivery
+count limit). The other 9 records are processed once each. No error reaches the application: the
+record is given up on purpose, and only the broker's state says so - keep a copy (a dead-letter
+topic) in the handler if it must not vanish.
+
+Used in notebooks/05c_share_groups.
+"""
+
+from __future__ import annotations
+
+
+def _and(items) -> str:
+    items = [str(i) for i in items]
+    if not items:
+        return "nothing"
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _records(n: int) -> str:
+    return f"{n} record{'' if n == 1 else 's'}"
+
+
+def measured(result) -> str:
+    """The run's settings and measured numbers, one per line: what an experiment cell prints.
+
+    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> print(measured(run_share_scenario("ordering_across_workers", seed=1, workers=1)))
+    ordering_across_workers, seed 1
+      settings: workers=1, records=30, fastest_ms=10, slowest_ms=300
+      records                   30
+      deliveries                30
+      redelivered               0
+      processed_twice           0
+      archived                  0
+      reordered                 0
+    """
+    settings = ", ".join(f"{k}={v}" for k, v in result.settings.items())
+    rows = [f"  {k:<25} {v}" for k, v in result.numbers.items()]
+    return "\n".join([f"{result.name}, seed {result.seed}", f"  settings: {settings}", *rows])
+
+
+def idle_workers(result) -> str:
+    """More workers than partitions: who got records.
+
+    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> r = run_share_scenario("more_workers_than_partitions", seed=1, workers=4, partitions=2)
+    >>> print(idle_workers(r))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** 0 of the 4 workers are idle: they process 12, 8, 12 and 8 of the 40 records.
+    Partition 0 is read by 2 workers at once and partition 1 by 3. A consumer group gives each
+    partition to exactly one member, so 2 of its 4 members would get nothing; a share group hands
+    out *records*, not partitions, to whoever asks.
+    """
+    n = result.numbers
+    counts = list(n["per_worker"].values())
+    workers, partitions = result.settings["workers"], result.settings["partitions"]
+    read = [f"partition {p} by {k}" for p, k in n["workers_per_partition"].items()]
+    first = read[0].replace(" by ", " is read by ", 1) + " workers at once"
+    return (
+        f"**Measured:** {n['idle_workers']} of the {workers} workers are idle: they process {_and(counts)} of the "
+        f"{n['records']} records.\n{_and([first, *read[1:]]).capitalize()}. A consumer group gives each\n"
+        f"partition to exactly one member, so {max(workers - partitions, 0)} of its {workers} members would get "
+        "nothing; a share group hands\nout *records*, not partitions, to whoever asks."
+    )
+
+
+def _are(n: int) -> str:
+    """'3 records are', '1 record is': the subject of a measured sentence."""
+    return f"{_records(n)} {'is' if n == 1 else 'are'}"
+
+
+def crash_twice(result) -> str:
+    """A worker crashes holding records it has partly processed.
+
+    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> print(crash_twice(run_share_scenario("worker_crash", seed=1)))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** 3 records are processed twice. The crashed worker held 5 records and had
+    finished 3; it acknowledged none of them. 29 673 ms after the crash - when the acquisition
+    locks taken at its poll run out - the broker makes all 5 available again and the other
+    worker gets them: 5 records delivered twice, the 3 finished ones processed twice. No offset,
+    no rebalance: the lock alone decides.
+    """
+    n, s = result.numbers, result.settings
+    after = n["redelivery_after_crash_ms"]
+    when = f"{_thousands(after)} ms after the crash" if after is not None else "Never"
+    return (
+        f"**Measured:** {_are(n['processed_twice'])} processed twice. The crashed worker held "
+        f"{_records(n['held_at_crash'])} and had\nfinished {s['processed_before_crash']}; it acknowledged none "
+        f"of them. {when} - when the acquisition\nlocks taken at its poll run out - the broker makes all "
+        f"{n['redelivered']} available again and the other\nworker gets them: {_records(n['redelivered'])} "
+        f"delivered twice, the {n['processed_twice']} finished ones processed twice. No offset,\n"
+        "no rebalance: the lock alone decides."
+    )
+
+
+def _thousands(ms: float) -> str:
+    """30 000, as the lessons write thousands (tests read '30 000' as one number)."""
+    return f"{round(ms):,}".replace(",", " ")
+
+
+def crash_wait_answer(result) -> str:
+    """When the other worker got the crashed worker's records, as one of the lesson's choices.
+
+    >>> class R:
+    ...     numbers = {"redelivery_after_crash_ms": 4_650}
+    ...     settings = {"lock_ms": 5_000}
+    >>> crash_wait_answer(R())
+    'after about the lock duration'
+    """
+    after, lock = result.numbers["redelivery_after_crash_ms"], result.settings["lock_ms"]
+    if after is None:
+        return "never: they are lost"
+    if after < 0.2 * lock:
+        return "at once"
+    return "after about the lock duration"
+
+
+def crash_wait(result) -> str:
+    """The crash again with a shorter lock.
+
+    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> print(crash_wait(run_share_scenario("worker_crash", seed=1, lock_ms=5_000)))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** the other worker gets the 5 held records 4 655 ms after the crash: the wait
+    follows the lock, not the crash. The broker does not see a crash; it sees a lock run out.
+    Still 3 records are processed twice: a shorter lock only makes the duplicates come sooner -
+    and leaves less time to a slow handler.
+    """
+    n = result.numbers
+    return (
+        f"**Measured:** the other worker gets the {n['held_at_crash']} held records "
+        f"{_thousands(n['redelivery_after_crash_ms'])} ms after the crash: the wait\nfollows the lock, not the "
+        f"crash. The broker does not see a crash; it sees a lock run out.\nStill {_are(n['processed_twice'])} "
+        "processed twice: a shorter lock only makes the duplicates come sooner -\nand leaves less time to a "
+        "slow handler."
+    )
+
+
+def times_processed(result) -> int:
+    """How many times the most-processed record went through the handler.
+
+    >>> class R:
+    ...     numbers = {"times_processed": {"job-0": 5, "job-1": 4}}
+    >>> times_processed(R())
+    5
+    """
+    return max(result.numbers["times_processed"].values(), default=0)
+
+
+def slow_handler(result) -> str:
+    """A handler slower than the lock, without RENEW.
+
+    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> print(slow_handler(run_share_scenario("slow_handler", seed=1)))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** every record is processed 5 times (job-0: 5, job-1: 5, job-2: 5), and all 3
+    are archived at the end. Each time the lock runs out while the handler is still busy, the
+    broker gives the record to the other worker; the first one's ACCEPT then comes back refused
+    (15 refused acknowledgements in all). At delivery 5 - the delivery count limit - the broker
+    gives up: the records were processed every time, yet the broker never saw one accepted.
+    """
+    n = result.numbers
+    times = n["times_processed"]
+    each = ", ".join(f"{m}: {k}" for m, k in times.items())
+    all_same = len(set(times.values())) == 1
+    how = f"every record is processed {times_processed(result)} times" if all_same else "the records are processed"
+    return (
+        f"**Measured:** {how} ({each}), and all {n['archived']}\nare archived at the end. "
+        "Each time the lock runs out while the handler is still busy, the\nbroker gives the record to the other "
+        "worker; the first one's ACCEPT then comes back refused\n"
+        f"({n['refused_acks']} refused acknowledgements in all). At delivery "
+        f"{result.settings['delivery_count_limit']} - the delivery count limit - the broker\ngives up: the records "
+        "were processed every time, yet the broker never saw one accepted."
+    )
+
+
+def renew(result) -> str:
+    """The slow handler with RENEW every half lock.
+
+    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> print(renew(run_share_scenario("slow_handler", seed=1, renew=True)))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** each record is processed 1 time (job-0: 1, job-1: 1, job-2: 1); 3 deliveries
+    for 3 records, 0 refused acknowledgements, 0 archived. Each RENEW restarts the lock's clock,
+    so the record stays with the worker that is processing it. RENEW is the fix when a handler
+    is slow *by design*; a lock longer than the slowest handler is the other one.
+    """
+    n = result.numbers
+    times = n["times_processed"]
+    each = ", ".join(f"{m}: {k}" for m, k in times.items())
+    return (
+        f"**Measured:** each record is processed {times_processed(result)} time"
+        f"{'' if times_processed(result) == 1 else 's'} ({each}); {n['deliveries']} deliveries\n"
+        f"for {n['records']} records, {n['refused_acks']} refused acknowledgements, {n['archived']} archived. "
+        "Each RENEW restarts the lock's clock,\nso the record stays with the worker that is processing it. "
+        "RENEW is the fix when a handler\nis slow *by design*; a lock longer than the slowest handler is the other one."
+    )
+
+
+def poison(result) -> str:
+    """A record on which the handler always fails (see the module's doctest)."""
+    n, s = result.numbers, result.settings
+    bad = f"job-{s['poison']}"
+    why = _and(sorted(set(n["archived_why"])))
+    return (
+        f"**Measured:** `{bad}` is delivered {n['poison_deliveries']} times (delivery counts "
+        f"{_and(n['poison_delivery_counts'])}), each time\nreleased by the handler that failed on it; then the "
+        f"broker archives it ({why}). The other {s['records'] - n['archived']} records are processed once "
+        "each. No error reaches the application: the\nrecord is given up on purpose, and only the broker's state "
+        "says so - keep a copy (a dead-letter\ntopic) in the handler if it must not vanish."
+    )
+
+
+def ordering_answer(runs: dict) -> str:
+    """``runs[k]``: ``ordering_across_workers`` with k workers. The lesson's choice for 3 workers.
+
+    >>> class R:
+    ...     def __init__(self, k): self.numbers = {"reordered": k}
+    >>> ordering_answer({1: R(0), 3: R(12)})
+    'some are processed out of order'
+    """
+    return "some are processed out of order" if runs[max(runs)].numbers["reordered"] else "in offset order"
+
+
+def ordering(runs: dict) -> str:
+    """One partition, 1 worker and several: how many records are processed after a later one.
+
+    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> runs = {k: run_share_scenario("ordering_across_workers", seed=1, workers=k) for k in (1, 3)}
+    >>> print(ordering(runs))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** with 3 workers 12 of the 30 records are processed after a later record of
+    the same partition; with 1 worker, 0. Nothing was redelivered (0 deliveries beyond the first):
+    the order is lost simply because workers of different speed finish in a different order.
+    A share group promises no order at all - not even within a partition.
+    """
+    many, one = runs[max(runs)], runs[min(runs)]
+    extra = many.numbers["deliveries"] - many.numbers["records"]
+    return (
+        f"**Measured:** with {max(runs)} workers {many.numbers['reordered']} of the {many.numbers['records']} records "
+        f"are processed after a later record of\nthe same partition; with {min(runs)} worker"
+        f"{'' if min(runs) == 1 else 's'}, {one.numbers['reordered']}. Nothing was redelivered ({extra} deliveries "
+        "beyond the first):\nthe order is lost simply because workers of different speed finish in a different "
+        "order.\nA share group promises no order at all - not even within a partition."
+    )
+
+
+def faster_answer(result) -> str:
+    """Which finished the same work first, as one of the lesson's choices.
+
+    >>> class R:
+    ...     numbers = {"share_group_ms": 1406, "consumer_group_ms": 2123}
+    >>> faster_answer(R())
+    'the share group'
+    """
+    share, group = result.numbers["share_group_ms"], result.numbers["consumer_group_ms"]
+    if abs(share - group) < 0.05 * max(share, group):
+        return "about the same"
+    return "the share group" if share < group else "the consumer group"
+
+
+def share_vs_group(result) -> str:
+    """The same work as a share group and as a consumer group.
+
+    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> print(share_vs_group(run_share_scenario("share_group_vs_consumer_group", seed=1)))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** the share group finishes in 1 406 ms, the consumer group in 2 123 ms. The
+    consumer group's workers process 20, 20, 0 and 0 records: 2 idle, since it has 2 partitions;
+    the share group's process 12, 8, 12 and 8. The costs: the share group writes 42 state records
+    to the share coordinator (`__share_group_state`) against the consumer group's 20 offset
+    commits, and 14 records are processed after a later one of their partition, where the
+    consumer group keeps each partition in order.
+    """
+    n = result.numbers
+    group = list(n["consumer_group_per_worker"].values())
+    share = list(n["share_group_per_worker"].values())
+    idle = sum(1 for k in group if k == 0)
+    partitions = result.settings["partitions"]
+    return (
+        f"**Measured:** the share group finishes in {_thousands(n['share_group_ms'])} ms, the consumer group in "
+        f"{_thousands(n['consumer_group_ms'])} ms. The\nconsumer group's workers process {_and(group)} records: "
+        f"{idle} idle, since it has {partitions} partitions;\nthe share group's process {_and(share)}. The costs: "
+        f"the share group writes {n['share_state_writes']} state records\nto the share coordinator "
+        f"(`__share_group_state`) against the consumer group's {n['consumer_group_commits']} offset\ncommits, and "
+        f"{n['reordered']} records are processed after a later one of their partition, where the\nconsumer group "
+        "keeps each partition in order."
+    )
