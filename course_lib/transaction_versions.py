@@ -160,13 +160,14 @@ def late_write(transaction_version: int = 2, seed: int = 0, next_transaction: bo
         p.send(TOPIC, b"t2-a", partition=1)
         p.commit_transaction()
     cluster.run_for(1_000)
-    partition = cluster.brokers[cluster.leader_of(TOPIC, 0)].partitions[tp]
+    view = cluster.inspect(TOPIC, 0)  # the leader's last stable offset and log end, read-only
+    assert view.leader is not None and view.lso is not None, "the partition lost its leader"
     error = None if result is None or result.error is None else result.error.__name__
     return LateWriteResult(
         transaction_version,
         next_transaction,
         error,
         _read_committed(cluster),
-        partition.readable_end(True),
-        partition.log.leo,
+        view.lso,
+        view.replica(view.leader).leo,
     )

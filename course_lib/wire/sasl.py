@@ -7,7 +7,7 @@ the course's workshop cluster is (:mod:`course_lib.real.security`), so a learner
 >>> from kafka import KafkaProducer
 >>> from course_lib.wire import WireCluster
 >>> with WireCluster(brokers=1, users={"ann": "ann-pw"}) as wire:
-...     wire.create_topic("orders")
+...     topic = wire.create_topic("orders")
 ...     settings = wire.sasl.client_config("ann")
 ...     producer = KafkaProducer(bootstrap_servers=wire.bootstrap_servers, **settings)
 ...     producer.send("orders", b"hello").get(timeout=10).offset
