@@ -12,7 +12,7 @@ b-0..b-2, which were aborted, and the checker calls that an *aborted read*. 9 re
 log end offset 12: the 3 markers took offsets 3, 7 and 11, so offsets have gaps. "All or
 nothing" is a promise to `read_committed` readers only.
 
-Used in notebooks/06_transactions.
+Used in notebooks/06_transactions (the last three: its "Kafka 4's transactions").
 """
 
 from __future__ import annotations
@@ -171,3 +171,112 @@ def crashed_anywhere(counts: Mapping) -> str:
 def bad_points(counts: Mapping) -> int:
     """How many crash points left a message never processed or processed twice."""
     return sum(1 for c in counts.values() if c["never processed"] or c["processed twice or more"])
+
+
+def epoch_bumps(runs: Mapping) -> str:
+    """``runs``: :func:`~course_lib.transaction_versions.epochs_per_transaction` per transaction
+    version (1 and 2), same seed and number of transactions.
+
+    >>> from course_lib.transaction_versions import epochs_per_transaction
+    >>> runs = {tv: epochs_per_transaction(tv, seed=1) for tv in (1, 2)}
+    >>> print(epoch_bumps(runs))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** under v1 the producer keeps epoch 0 through all 3 transactions, and sends
+    AddPartitionsToTxn 5 times; under v2 its epoch goes 0, 1, 2, 3 - one bump at the end of every
+    transaction, commit or abort (EndTxn v5 answers the new epoch) - and it sends no
+    AddPartitionsToTxn: the partition leaders add the partitions from its produce requests. A
+    `read_committed` consumer reads the same records under both: the bump changes what a broker
+    accepts from an *old* epoch, not what a consumer sees.
+    """
+    v1, v2 = runs[1], runs[2]
+    transactions = len(v1.epochs) - 1
+    kept = (
+        f"keeps epoch {v1.epochs[0]} through all {transactions} transactions"
+        if len(set(v1.epochs)) == 1
+        else f"goes through epochs {_and(v1.epochs)}"
+    )
+    added = (
+        f"sends AddPartitionsToTxn {v2.add_partitions_sent_by_producer} times"
+        if v2.add_partitions_sent_by_producer
+        else "sends no\nAddPartitionsToTxn"
+    )
+    same = "the same records under both" if v1.read_committed == v2.read_committed else "different records"
+    return (
+        f"**Measured:** under v1 the producer {kept}, and sends\n"
+        f"AddPartitionsToTxn {v1.add_partitions_sent_by_producer} times; under v2 its epoch goes "
+        f"{', '.join(map(str, v2.epochs))} - one bump at the end of every\ntransaction, commit or abort "
+        f"(EndTxn v5 answers the new epoch) - and it {added}: the partition leaders add the partitions "
+        f"from its produce requests. A\n`read_committed` consumer reads {same}: the bump changes what a "
+        "broker\naccepts from an *old* epoch, not what a consumer sees."
+    )
+
+
+def _landed(result) -> str:
+    """Where the late write ``t1-late`` ended up in a :class:`~course_lib.transaction_versions.LateWriteResult`."""
+    if result.late_write_error:
+        return "refused"
+    if result.landed_in_next_transaction:
+        return "in transaction 2"
+    return "left hanging" if result.hanging else "appended"
+
+
+def late_write_answer(runs: Mapping) -> str:
+    """``runs``: :func:`~course_lib.transaction_versions.late_write` per transaction version (1, 2),
+    with ``next_transaction=True``: 'in transaction 2 under v1, refused under v2', or '... under both'.
+
+    >>> from course_lib.transaction_versions import late_write
+    >>> late_write_answer({tv: late_write(tv, seed=1) for tv in (1, 2)})
+    'in transaction 2 under v1, refused under v2'
+    """
+    v1, v2 = _landed(runs[1]), _landed(runs[2])
+    return f"{v1} under both" if v1 == v2 else f"{v1} under v1, {v2} under v2"
+
+
+def late_write_landing(runs: Mapping, hanging: Mapping) -> str:
+    """``runs`` as for :func:`late_write_answer`; ``hanging``: the same per version with
+    ``next_transaction=False`` (no transaction 2 to carry the late write).
+
+    >>> from course_lib.transaction_versions import late_write
+    >>> runs = {tv: late_write(tv, seed=1) for tv in (1, 2)}
+    >>> hanging = {tv: late_write(tv, seed=1, next_transaction=False) for tv in (1, 2)}
+    >>> print(late_write_landing(runs, hanging))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** under v1 the late request carries the producer's current epoch, so partition 0's
+    leader takes it, and `t1-late` is committed as part of transaction 2: a `read_committed`
+    consumer reads t1-a, t1-late, t2-a - a write of a transaction that had already committed,
+    now inside another one. Under v2 transaction 1's end bumped the epoch, and the leader answers
+    `InvalidProducerEpochError`: read_committed reads t1-a, t2-first, t2-a, nothing late.
+    <BLANKLINE>
+    With no transaction 2, v1's late write opens a transaction nobody ends: the last stable offset
+    stays at 2 below the log end offset 3, a *hanging transaction* that holds every
+    `read_committed` consumer of the partition back. v2 refuses it too
+    (`InvalidProducerEpochError`).
+    """
+    v1, v2 = runs[1], runs[2]
+    if v1.landed_in_next_transaction:
+        first = (
+            "under v1 the late request carries the producer's current epoch, so partition 0's\nleader takes it, "
+            "and `t1-late` is committed as part of transaction 2: a `read_committed`\nconsumer reads "
+            f"{', '.join(v1.read_committed)} - a write of a transaction that had already committed,\n"
+            "now inside another one."
+        )
+    else:
+        first = f"under v1 the late write is {_landed(v1)}; `read_committed` reads {', '.join(v1.read_committed)}."
+    second = (
+        f"Under v2 transaction 1's end bumped the epoch, and the leader answers\n`{v2.late_write_error}`: "
+        if v2.late_write_error
+        else f"Under v2 the late write is {_landed(v2)}: "
+    )
+    second += f"read_committed reads {', '.join(v2.read_committed)}"
+    second += ", nothing late." if not v2.landed_in_next_transaction else "."
+    h1, h2 = hanging[1], hanging[2]
+    if h1.hanging:
+        third = (
+            "With no transaction 2, v1's late write opens a transaction nobody ends: the last stable offset\n"
+            f"stays at {h1.last_stable_offset} below the log end offset {h1.log_end_offset}, a *hanging "
+            "transaction* that holds every\n`read_committed` consumer of the partition back."
+        )
+    else:
+        third = f"With no transaction 2, v1's late write is {_landed(h1)}."
+    third += (
+        f" v2 refuses it too\n(`{h2.late_write_error}`)." if h2.late_write_error else f" Under v2 it is {_landed(h2)}."
+    )
+    return f"**Measured:** {first} {second}\n\n{third}"

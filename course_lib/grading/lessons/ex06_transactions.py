@@ -127,3 +127,34 @@ def _ex06_q3(process_batch, seeds):
             detail += f"; first: {(lost or dup)[0].explanation}"
         parts.append(Part(f"crash run, seed {s}", not (lost or dup), detail, s))
     return parts
+
+
+@exercise(
+    id="ex06_q5",
+    notebook="06_transactions",
+    kind="predict",
+    expect=expect_int,
+    public_seeds=(0, 1),
+    question="Kafka 4's transactions: a producer with transaction_version=2 runs the same five transactions "
+    "(commit, abort, commit, abort, commit). init_transactions() gives it epoch 0: what is its epoch afterwards?",
+    hint="Under v2 the coordinator bumps the epoch at every transaction's end - does an abort end one too?",
+    copied=lambda: _epoch_after(3, seed=1),
+    copied_from="lesson 06's transactions v2 run (3 transactions)",
+)
+def _ex06_q5(answer, seeds):
+    return predicted(
+        "producer epoch",
+        answer,
+        Experiment(
+            "epochs_per_transaction(2, seed={seed}, transactions=5).epochs[-1]",
+            "from course_lib.transaction_versions import epochs_per_transaction",
+        ),
+        seeds,
+    )
+
+
+def _epoch_after(transactions: int, seed: int) -> int:
+    """The v2 producer's epoch after ``transactions`` transactions (what lesson 06 prints for 3)."""
+    from ...transaction_versions import epochs_per_transaction
+
+    return epochs_per_transaction(2, seed=seed, transactions=transactions).epochs[-1]
