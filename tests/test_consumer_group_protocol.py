@@ -169,8 +169,19 @@ def test_heartbeats_reach_the_coordinator_and_describe_answers(cluster):
     with pytest.raises(Errors.StaleMemberEpochError):
         client._call_coordinator(OffsetCommitRequest(group="g", member_id="a", generation=0, offsets={("t", 0): 1}))
     client._call_coordinator(OffsetCommitRequest(group="g", member_id="a", generation=1, offsets={("t", 0): 1}))
-    with pytest.raises(Errors.GroupIdNotFoundError):
+    # a group the coordinator does not know: UNKNOWN_MEMBER_ID, rejoin (Kafka: GROUP_ID_NOT_FOUND,
+    # which cannot follow a failover there - see consumer_group_requests)
+    with pytest.raises(Errors.UnknownMemberIdError):
         client._call_coordinator(ConsumerGroupHeartbeatRequest(group="other", member_id="a", member_epoch=3))
+    # a classic group with members is not a consumer group
+    classic = client._call_coordinator(
+        JoinGroupRequest(group="classic", member_id="", client_id="c", topics=["t"], session_timeout_ms=10_000)
+    )
+    assert classic["generation"] == 1
+    with pytest.raises(Errors.GroupIdNotFoundError):
+        client._call_coordinator(
+            ConsumerGroupHeartbeatRequest(group="classic", member_id="x", member_epoch=0, topics=("t",))
+        )
     # a silent member is fenced after the session timeout, in virtual time
     cluster.run_for(46_000)
     with pytest.raises(Errors.UnknownMemberIdError):
@@ -185,3 +196,45 @@ def test_group_version_0_refuses_the_protocol():
     with pytest.raises(Errors.UnsupportedVersionError):
         client._call_coordinator(ConsumerGroupHeartbeatRequest(group="g", member_id="a", member_epoch=0, topics=("t",)))
     client.close()
+
+
+def test_invariants_hold_on_the_cluster_through_a_coordinator_crash():
+    """ConsumerGroupInvariants as a simulator observer (checked after every event): three members
+    heartbeat through the network, revoke what they are told to, and the coordinator crashes -
+    the members rejoin on the new one (the simulator keeps groups in memory)."""
+    from course_lib.broker.consumer_group_invariants import ConsumerGroupInvariants
+
+    cluster = Cluster(brokers=3, seed=4, group_initial_rebalance_delay_ms=0)
+    cluster.create_topic("t", partitions=6)
+    checker = ConsumerGroupInvariants.attach(cluster)
+    client = KafkaConsumer(bootstrap_servers=cluster)
+    members = {m: {"epoch": 0, "owned": set(), "assigned": set()} for m in ("a", "b", "c")}
+    crashed = None
+    for round_ in range(12):
+        if round_ == 6:
+            crashed = next(b.broker_id for b in cluster.brokers.values() if b.groups.consumer_groups)
+            cluster.crash(crashed)
+        for name, m in members.items():
+            m["owned"] &= m["assigned"] or m["owned"]  # revoke what the last answer took away
+            request = ConsumerGroupHeartbeatRequest(
+                group="g",
+                member_id=name,
+                member_epoch=m["epoch"],
+                topics=("t",) if m["epoch"] == 0 else None,
+                owned=tuple(sorted(m["owned"])),
+            )
+            try:
+                answer = client._call_coordinator(request)
+            except (Errors.UnknownMemberIdError, Errors.FencedMemberEpochError):
+                m.update(epoch=0, owned=set(), assigned=set())
+                continue
+            m["epoch"] = answer.member_epoch
+            if answer.assignment is not None:
+                m["assigned"] = tps(answer.assignment)
+                m["owned"] |= m["assigned"]
+        cluster.run_for(1_000)
+    client.close()
+    assert crashed is not None and checker.checks > 100
+    owned = [p for m in members.values() for p in m["owned"]]
+    assert sorted(owned) == [("t", p) for p in range(6)], members
+    assert all(len(m["owned"]) == 2 for m in members.values())

@@ -10,7 +10,11 @@ time, and puts what the group did into the cluster's trace.
   which the simulator does not model). The other way round, a JoinGroup to a consumer group
   with members answers ``INCONSISTENT_GROUP_PROTOCOL``; an empty one is replaced.
 - A heartbeat with epoch > 0 for a group the coordinator does not know answers
-  ``GROUP_ID_NOT_FOUND`` (``getOrMaybeCreateConsumerGroup`` creates only on a join).
+  ``UNKNOWN_MEMBER_ID``, where Kafka's ``getOrMaybeCreateConsumerGroup`` answers
+  ``GROUP_ID_NOT_FOUND`` - deliberately: Kafka replays its groups from ``__consumer_offsets``
+  after a coordinator failover, the simulator keeps them in memory, so here an unknown group is
+  almost always one a failover lost, and the Java client treats GROUP_ID_NOT_FOUND as fatal
+  (``AbstractHeartbeatRequestManager``) but UNKNOWN_MEMBER_ID as "rejoin".
 - ``group.version`` 0 (``ClusterOptions(features={"group.version": 0})``): the API is not
   enabled - ``UNSUPPORTED_VERSION``.
 """
@@ -30,8 +34,14 @@ def consumer_group_heartbeat(coord, src: str, req: ConsumerGroupHeartbeatRequest
     group = coord.consumer_groups.get(req.group)
     if group is None:
         classic = coord.groups.get(req.group)
-        if req.member_epoch != 0 or (classic is not None and classic.members):
-            answer = HeartbeatAnswer(Errors.GroupIdNotFoundError, req.member_id, req.member_epoch, 0)
+        if classic is not None and classic.members:
+            error: type | None = Errors.GroupIdNotFoundError
+        elif req.member_epoch != 0:
+            error = Errors.UnknownMemberIdError  # a group a failover lost (see above)
+        else:
+            error = None
+        if error is not None:
+            answer = HeartbeatAnswer(error, req.member_id, req.member_epoch, 0)
             return coord.respond(src, req, answer.error, answer)
         coord.groups.pop(req.group, None)  # an empty classic group gives way
         group = coord.consumer_groups[req.group] = ConsumerGroup(
