@@ -7,6 +7,8 @@ tests/java_client/test_consumer_group_protocol_wire.py."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from kafka.protocol.api_key import ApiKey
 
@@ -62,3 +64,30 @@ def test_librdkafka_join_split_leave(wire_cluster):
     # join, join, leave, and the last one's leave on close: four group epochs, no member left
     described = describe(wire_cluster, "kip848-rdkafka-")
     assert (described["state"], described["group_epoch"], described["members"]) == ("Empty", 4, [])
+
+
+@pytest.mark.timeout(120)
+def test_librdkafka_admin_describes_a_consumer_group(wire_cluster):
+    """ConsumerGroupDescribe over the wire: librdkafka's admin client reads type, state, assignor
+    and each member's assignment (a classic DescribeGroups answer cannot say "consumer")."""
+    from confluent_kafka import Consumer
+    from confluent_kafka.admin import AdminClient
+
+    wire_cluster.create_topic("t", partitions=4)
+    servers = wire_cluster.bootstrap_servers
+    member = Consumer({"bootstrap.servers": servers, "group.id": "described", "group.protocol": "consumer"})
+    try:
+        member.subscribe(["t"])
+        deadline = time.monotonic() + 30
+        while not member.assignment() and time.monotonic() < deadline:
+            member.poll(0.1)
+        admin = AdminClient({"bootstrap.servers": servers})  # kept: its futures die with it
+        described = admin.describe_consumer_groups(["described"])["described"].result(timeout=30)
+    finally:
+        member.close()
+    assert (described.type.name, described.state.name, described.partition_assignor) == (
+        "CONSUMER",
+        "STABLE",
+        "uniform",
+    )
+    assert [sorted(tp.partition for tp in m.assignment.topic_partitions) for m in described.members] == [[0, 1, 2, 3]]
