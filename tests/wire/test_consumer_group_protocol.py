@@ -12,6 +12,7 @@ import time
 import pytest
 from kafka.protocol.api_key import ApiKey
 
+from course_lib.broker.consumer_group_invariants import ConsumerGroupInvariants
 from course_lib.wire.apis import SUPPORTED
 from course_lib.wire.apis.common import build
 from course_lib.wire.apis.schemas import (
@@ -57,13 +58,16 @@ def describe(wire, group_prefix: str) -> dict:
 
 @pytest.mark.timeout(120)
 def test_librdkafka_join_split_leave(wire_cluster):
-    """The same observations as on Kafka 4.3.1 (tests/real/test_consumer_group_protocol.py)."""
+    """The same observations as on Kafka 4.3.1 (tests/real/test_consumer_group_protocol.py), with
+    the consumer group invariants checked after every simulator event."""
+    checker = wire_cluster.call(lambda: ConsumerGroupInvariants.attach(wire_cluster.cluster))
     got = kip848.librdkafka(wire_cluster.bootstrap_servers, wire_cluster.create_topic("t", partitions=4))
     print("wire librdkafka:", got.pop("seconds"))
     assert got == kip848.EXPECTED
     # join, join, leave, and the last one's leave on close: four group epochs, no member left
     described = describe(wire_cluster, "kip848-rdkafka-")
     assert (described["state"], described["group_epoch"], described["members"]) == ("Empty", 4, [])
+    assert wire_cluster.call(lambda: checker.checks) > 100
 
 
 @pytest.mark.timeout(120)
