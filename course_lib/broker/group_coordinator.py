@@ -38,8 +38,12 @@ from typing import Any, Callable, ClassVar
 
 from kafka import errors as Errors
 
+from . import consumer_group_requests as kip848
+from .consumer_group import ConsumerGroup
 from .coordinator_log import CoordinatorLog
 from .protocol import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupHeartbeatRequest,
     GroupRequest,
     HeartbeatRequest,
     JoinGroupRequest,
@@ -95,6 +99,8 @@ class GroupCoordinator(CoordinatorLog):
         self.offsets: dict[str, dict] = {}  # group -> {tp: offset}
         self.pending: dict[int, dict] = {}  # producer id -> {group: {tp: offset}}
         self.groups = {}
+        #: KIP-848 consumer groups (:mod:`.consumer_group_requests`); a group id is in one of the two
+        self.consumer_groups: dict[str, ConsumerGroup] = {}
 
     def apply(self, stored) -> None:
         batch = stored.batch
@@ -145,6 +151,9 @@ class GroupCoordinator(CoordinatorLog):
         group, member_id, client_id, topics = req.group, req.member_id, req.client_id, req.topics
         session_timeout_ms, rebalance_timeout_ms = req.session_timeout_ms, req.rebalance_timeout_ms
         group_instance_id = req.group_instance_id
+        refused = kip848.refuse_classic_join(self, group)
+        if refused is not None:
+            return self.respond(src, req, refused)
         self._expire_offsets(group)
         g = self._group(group)
         now = self.broker.sim.now
@@ -354,6 +363,9 @@ class GroupCoordinator(CoordinatorLog):
             self._ensure_checking()
 
     def _check_generation(self, group: str, member_id: str, generation: int, transactional: bool = False):
+        handled, error = kip848.validate_commit(self, group, member_id, generation)
+        if handled:
+            return error
         g = self.groups.get(group)
         if g is None or not g.members:
             return None if generation < 0 else Errors.IllegalGenerationError  # a standalone consumer
@@ -449,4 +461,6 @@ class GroupCoordinator(CoordinatorLog):
         OffsetCommitRequest: _offset_commit,
         OffsetFetchRequest: _offset_fetch,
         TxnOffsetCommitRequest: _txn_offset_commit,
+        ConsumerGroupHeartbeatRequest: kip848.consumer_group_heartbeat,
+        ConsumerGroupDescribeRequest: kip848.consumer_group_describe,
     }

@@ -52,6 +52,9 @@ class ClusterOptions:
     jitter_ms: float = 0.5
     #: a new consumer group waits this long for more members before its first assignment
     group_initial_rebalance_delay_ms: float = 3000
+    #: consumer groups (KIP-848): a member silent this long is fenced; members heartbeat this often
+    group_consumer_session_timeout_ms: float = 45000
+    group_consumer_heartbeat_interval_ms: float = 5000
     #: committed offsets of a group left without members expire after this long (Kafka: 7 days)
     offsets_retention_minutes: float = 10080
     #: how often the transaction coordinator aborts transactions older than their timeout

@@ -449,6 +449,27 @@ class TxnOffsetCommitRequest(GroupRequest):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ConsumerGroupHeartbeatRequest(GroupRequest):
+    """KIP-848's one request of a consumer group member (join: epoch 0, leave: -1). ``None``
+    fields are "unchanged since my last heartbeat", as on the wire."""
+
+    api: ClassVar[str] = "consumer_group_heartbeat"
+    member_id: str
+    member_epoch: int
+    client_id: str = ""
+    topics: tuple | None = None
+    owned: tuple | None = None  # ((topic, partition), ...)
+    assignor: str | None = None
+    rebalance_timeout_ms: float = -1
+    instance_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConsumerGroupDescribeRequest(GroupRequest):
+    api: ClassVar[str] = "consumer_group_describe"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TxnRequest(CoordinatorRequest):
     """A request to the coordinator of ``transactional_id`` (the leader of ``__transaction_state``)."""
 

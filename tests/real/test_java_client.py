@@ -28,7 +28,7 @@ def make_topic(cluster):
 
 @pytest.mark.parametrize("group_protocol", ["classic", "consumer"])
 def test_produce_and_consume_round_trip(driver, cluster, make_topic, group_protocol):
-    """Both group protocols: Kafka 4.3.1 runs KIP-848's (the wire cluster refuses it by name)."""
+    """Both group protocols: Kafka 4.3.1 runs KIP-848's (so does the wire cluster: tests/java_client/test_driver_wire.py)."""
     got = support.round_trip(driver, cluster.bootstrap_servers, make_topic, group_protocol=group_protocol)
     committed = got.pop("committed")
     assert got == support.expected_round_trip()

@@ -29,6 +29,8 @@ from kafka.protocol.api_key import ApiKey
 
 from .admin import create_topics, describe_configs
 from .api_versions import REQUEST_CLASSES, SASL_VERSIONS, SUPPORTED_VERSIONS, api_versions
+from .consumer_group_describe import consumer_group_describe
+from .consumer_group_heartbeat import consumer_group_heartbeat
 from .coordinators import find_coordinator
 from .create_partitions import create_partitions
 from .delete_groups import delete_groups
@@ -90,6 +92,8 @@ HANDLERS = {
     ApiKey.DeleteGroups: delete_groups,
     ApiKey.IncrementalAlterConfigs: incremental_alter_configs,
     ApiKey.DescribeCluster: describe_cluster,
+    ApiKey.ConsumerGroupHeartbeat: consumer_group_heartbeat,
+    ApiKey.ConsumerGroupDescribe: consumer_group_describe,
 }
 
 #: api key -> (min version, max version, handler): what ApiVersions advertises, with who answers

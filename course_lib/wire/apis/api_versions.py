@@ -37,6 +37,7 @@ from kafka.protocol.producer import (
 from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
 
 from ...broker.options import SUPPORTED_FEATURES
+from .schemas import ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest
 from .common import _reply
 
 #: request class -> (min version, max version): what ApiVersions advertises (here, not beside the
@@ -71,6 +72,9 @@ _VERSIONS = {
     DeleteGroupsRequest: (0, 2),
     IncrementalAlterConfigsRequest: (0, 1),
     DescribeClusterRequest: (0, 2),
+    # the consumer group protocol (KIP-848), our own schemas (course_lib.wire.apis.schemas)
+    ConsumerGroupHeartbeatRequest: (0, 1),
+    ConsumerGroupDescribeRequest: (0, 1),
 }
 
 #: SaslHandshake, SaslAuthenticate: advertised by a cluster with users only (``WireCluster(users=...)``)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import uuid
+
 from kafka import errors as Errors
 from kafka.protocol.metadata import MetadataResponse
 
 from ...broker import protocol as sim
 from .common import INTERNAL_TOPICS, _reply
-from .topic_ids import topic_uuid
+from .topic_ids import topic_number, topic_uuid
 
 
 CLUSTER_ID = "course-sim-wire"
@@ -17,6 +19,15 @@ def metadata(gw, req) -> None:
     gw.ask(sim.MetadataRequest(gw.next_corr()), lambda resp: _metadata_answer(gw, req, resp))
 
 
+def _name_of(topic, resp: sim.MetadataResponse):
+    """A requested topic's name; Metadata v12+ may name it by id only (librdkafka does, for the
+    topic ids a ConsumerGroupHeartbeat assigned) - an unknown id comes back as the id."""
+    if topic.name is not None:
+        return topic.name
+    number = topic_number(topic.topic_id)
+    return next((n for n, i in resp.topic_ids.items() if i == number and number), topic.topic_id)
+
+
 def _metadata_answer(gw, req, resp: sim.MetadataResponse) -> None:
     wire = gw.wire
     live = tuple(resp.brokers)
@@ -24,9 +35,14 @@ def _metadata_answer(gw, req, resp: sim.MetadataResponse) -> None:
     if req.topics is None or (gw.version == 0 and not req.topics):
         names = sorted(resp.topics)
     else:
-        names = [t.name for t in req.topics]
+        names = [_name_of(t, resp) for t in req.topics]
     topics = []
     for name in names:
+        if isinstance(name, uuid.UUID):  # asked by an id no topic has (Metadata v12+)
+            topics.append(
+                {"error_code": Errors.UnknownTopicIdError.errno, "name": None, "topic_id": name, "partitions": []}
+            )
+            continue
         if name not in resp.topics:
             topics.append({"error_code": Errors.UnknownTopicOrPartitionError.errno, "name": name, "partitions": []})
             continue

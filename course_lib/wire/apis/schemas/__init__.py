@@ -1,0 +1,38 @@
+"""Message schemas kafka-python 3 does not ship, in the JSON shape its ``kafka.protocol``
+machinery builds request/response classes from (``ApiMessage`` loads ``<ClassName>.json``
+from the package its ``load_json`` names): our own field lists of Kafka's ConsumerGroupHeartbeat
+(api key 68) and ConsumerGroupDescribe (69), as Kafka 4.3.1 speaks them (flexible versions
+throughout). Data, not code; tests/wire/test_consumer_group_protocol.py round-trips them.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from kafka.protocol.api_message import ApiMessage
+
+_HERE = sys.modules[__name__]
+
+
+class ConsumerGroupHeartbeatRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]  # kafka-python's metaclass reads it
+    pass
+
+
+class ConsumerGroupHeartbeatResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]  # kafka-python's metaclass reads it
+    pass
+
+
+class ConsumerGroupDescribeRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]  # kafka-python's metaclass reads it
+    pass
+
+
+class ConsumerGroupDescribeResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]  # kafka-python's metaclass reads it
+    pass
+
+
+__all__ = [
+    "ConsumerGroupDescribeRequest",
+    "ConsumerGroupDescribeResponse",
+    "ConsumerGroupHeartbeatRequest",
+    "ConsumerGroupHeartbeatResponse",
+]

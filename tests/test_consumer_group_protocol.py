@@ -1,0 +1,240 @@
+"""KIP-848's consumer group state machine (course_lib/broker/consumer_group.py), one transition
+per test, each checked against what Kafka's group coordinator does - the method named in each
+docstring is in apache/kafka group-coordinator/src/main/java/org/apache/kafka/coordinator/group/
+(GroupMetadataManager.java, modern/consumer/CurrentAssignmentBuilder.java)."""
+
+from __future__ import annotations
+
+import pytest
+from kafka import errors as Errors
+
+from course_lib.broker import Cluster
+from course_lib.broker.assignors import range_, uniform
+from course_lib.broker.consumer_group import STABLE, UNRELEASED, UNREVOKED, ConsumerGroup, Heartbeat
+from course_lib.broker.protocol import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupHeartbeatRequest,
+    JoinGroupRequest,
+    OffsetCommitRequest,
+)
+from course_lib.clients import KafkaConsumer
+
+
+def tps(assignment) -> set:
+    return {(t, p) for t, ps in (assignment or {}).items() for p in ps}
+
+
+def join(g, member, now=0, topics=("t",), assignor=None):
+    return g.heartbeat(now, Heartbeat(member, 0, topics=topics, owned=(), assignor=assignor))
+
+
+def test_a_join_bumps_the_group_epoch_and_gets_the_target_at_once():
+    """consumerGroupHeartbeat: a new member changes the subscription -> groupEpoch + 1, target
+    computed for that epoch; free partitions are assigned immediately (computeNextAssignment)."""
+    g = ConsumerGroup("g", {"t": 3}.get)
+    a = join(g, "a")
+    assert (a.error, a.member_epoch, g.group_epoch, g.assignment_epoch) == (None, 1, 1, 1)
+    assert tps(a.assignment) == {("t", 0), ("t", 1), ("t", 2)}
+    assert g.members["a"].state == STABLE and g.state == "Stable"
+
+
+def test_a_second_member_waits_for_partitions_the_first_still_owns():
+    """Pending partitions: a partition whose currentPartitionEpoch is not -1 is unreleased; the
+    owner is asked to revoke (UNREVOKED_PARTITIONS, its epoch stays), the joiner gets it later."""
+    g = ConsumerGroup("g", {"t": 4}.get)
+    join(g, "a")
+    b = join(g, "b", 1)
+    assert (b.member_epoch, tps(b.assignment), g.members["b"].state) == (2, set(), UNRELEASED)
+    a = g.heartbeat(2, Heartbeat("a", 1, owned=(("t", 0), ("t", 1), ("t", 2), ("t", 3))))
+    assert a.member_epoch == 1 and g.members["a"].state == UNREVOKED
+    assert tps(a.assignment) == {("t", 0), ("t", 1)}  # it keeps what it is not asked to give up
+    assert tps(g.members["a"].revoking) == {("t", 2), ("t", 3)}
+    # still owned: b gets nothing yet
+    assert tps(g.heartbeat(3, Heartbeat("b", 2)).assignment) == set()
+    a = g.heartbeat(4, Heartbeat("a", 1, owned=(("t", 0), ("t", 1))))
+    assert (a.member_epoch, g.members["a"].state) == (2, STABLE)
+    b = g.heartbeat(5, Heartbeat("b", 2))
+    assert tps(b.assignment) == {("t", 2), ("t", 3)} and g.members["b"].state == STABLE
+
+
+def test_a_member_that_does_not_report_its_partitions_still_owns_them():
+    """ownsRevokedPartitions: ownedTopicPartitions null -> assume still owned; stay UNREVOKED."""
+    g = ConsumerGroup("g", {"t": 2}.get)
+    join(g, "a")
+    join(g, "b", 1)
+    g.heartbeat(2, Heartbeat("a", 1, owned=(("t", 0), ("t", 1))))
+    g.heartbeat(3, Heartbeat("a", 1))
+    assert g.members["a"].state == UNREVOKED
+
+
+@pytest.mark.parametrize(
+    "epoch, owned, error",
+    [(5, None, Errors.FencedMemberEpochError), (0, (("t", 0),), None), (0, (("t", 1),), Errors.FencedMemberEpochError)],
+)
+def test_member_epoch_fencing(epoch, owned, error):
+    """throwIfConsumerGroupMemberEpochIsInvalid: an epoch ahead is fenced; the previous epoch is
+    accepted while the owned partitions are a subset of the assignment (a lost answer)."""
+    g = ConsumerGroup("g", {"t": 2}.get)
+    join(g, "a")
+    join(g, "b", 1)
+    g.heartbeat(2, Heartbeat("a", 1, owned=(("t", 0), ("t", 1))))
+    g.heartbeat(3, Heartbeat("a", 1, owned=(("t", 0),)))  # a revoked: now epoch 2, previous 1
+    assert (g.members["a"].member_epoch, g.members["a"].previous_epoch) == (2, 1)
+    answer = g.heartbeat(4, Heartbeat("a", epoch + 1 if epoch else 1, owned=owned))
+    assert answer.error is error
+
+
+def test_unknown_member_and_leave():
+    """An unknown member id with epoch > 0: UNKNOWN_MEMBER_ID; epoch -1 leaves, the group epoch
+    grows and the others get the partitions (consumerGroupLeave)."""
+    g = ConsumerGroup("g", {"t": 2}.get)
+    assert g.heartbeat(0, Heartbeat("x", 3)).error is Errors.UnknownMemberIdError
+    join(g, "a")
+    join(g, "b", 1)
+    g.heartbeat(2, Heartbeat("a", 1, owned=()))
+    epoch = g.group_epoch
+    left = g.heartbeat(3, Heartbeat("a", -1))
+    assert (left.error, left.member_epoch, g.group_epoch) == (None, -1, epoch + 1)
+    b = g.heartbeat(4, Heartbeat("b", 2, owned=(("t", 1),)))
+    assert tps(b.assignment) == {("t", 0), ("t", 1)} and b.member_epoch == epoch + 1
+
+
+def test_session_timeout_and_rebalance_timeout_fence_in_virtual_time():
+    """scheduleConsumerGroupSessionTimeout / scheduleConsumerGroupRebalanceTimeout."""
+    g = ConsumerGroup("g", {"t": 2}.get, session_timeout_ms=45_000)
+    join(g, "a")
+    join(g, "b", 1_000)
+    assert g.expire(44_999) == []
+    assert g.expire(45_000) == ["a"]
+    g = ConsumerGroup("g", {"t": 2}.get)
+    join(g, "a")
+    g.heartbeat(0, Heartbeat("a", 1, rebalance_timeout_ms=10_000))
+    join(g, "b", 1)
+    g.heartbeat(2, Heartbeat("a", 1, owned=(("t", 0), ("t", 1))))  # must revoke one now
+    assert g.members["a"].state == UNREVOKED and g.next_deadline() == 10_002
+    g.heartbeat(5_000, Heartbeat("b", 2))
+    assert g.expire(10_002) == ["a"]
+
+
+def test_offset_commits_are_checked_against_the_member_epoch():
+    """ConsumerGroup.validateOffsetCommit: STALE_MEMBER_EPOCH for another epoch, epoch < 0 only
+    while the group is empty."""
+    g = ConsumerGroup("g", {"t": 1}.get)
+    assert g.validate_commit("", -1) is None
+    join(g, "a")
+    assert g.validate_commit("a", 1) is None
+    assert g.validate_commit("a", 0) is Errors.StaleMemberEpochError
+    assert g.validate_commit("", -1) is Errors.UnknownMemberIdError
+
+
+def test_uniform_is_sticky_and_range_is_by_member_order():
+    members = {m: ("t",) for m in "abc"}
+    current = {"a": {"t": frozenset({0, 1, 2})}, "b": {"t": frozenset({3, 4, 5})}}
+    out = uniform(members, {"t": 6}, current)
+    assert all(len(out[m]["t"]) == 2 for m in "abc")
+    assert out["a"]["t"] <= current["a"]["t"] and out["b"]["t"] <= current["b"]["t"]
+    assert range_(members, {"t": 6}, current) == {m: {"t": frozenset({2 * i, 2 * i + 1})} for i, m in enumerate("abc")}
+    # different subscriptions: a topic only goes to its subscribers
+    mixed = uniform({"a": ("t",), "b": ("t", "u")}, {"t": 2, "u": 2}, {})
+    assert tps(mixed["b"]) >= {("u", 0), ("u", 1)}
+
+
+def test_an_assignor_kafka_does_not_have_is_refused():
+    g = ConsumerGroup("g", {"t": 1}.get)
+    assert join(g, "a", assignor="sticky").error is Errors.UnsupportedAssignorError
+    assert join(g, "a", assignor="range").error is None and g.assignor_name() == "range"
+
+
+# ---- through the simulated cluster's coordinator ---------------------------------------------
+@pytest.fixture
+def cluster():
+    c = Cluster(brokers=3, seed=1, group_initial_rebalance_delay_ms=0)
+    c.create_topic("t", partitions=4)
+    return c
+
+
+def test_heartbeats_reach_the_coordinator_and_describe_answers(cluster):
+    client = KafkaConsumer(bootstrap_servers=cluster)
+    a = client._call_coordinator(
+        ConsumerGroupHeartbeatRequest(group="g", member_id="a", member_epoch=0, topics=("t",), owned=())
+    )
+    assert a.member_epoch == 1 and tps(a.assignment) == {("t", p) for p in range(4)}
+    described = client._call_coordinator(ConsumerGroupDescribeRequest(group="g"))
+    assert described["state"] == "Stable" and described["members"][0]["member_epoch"] == 1
+    # classic and consumer groups side by side: one id is one kind
+    with pytest.raises(Errors.InconsistentGroupProtocolError):
+        client._call_coordinator(
+            JoinGroupRequest(group="g", member_id="", client_id="c", topics=["t"], session_timeout_ms=10_000)
+        )
+    with pytest.raises(Errors.StaleMemberEpochError):
+        client._call_coordinator(OffsetCommitRequest(group="g", member_id="a", generation=0, offsets={("t", 0): 1}))
+    client._call_coordinator(OffsetCommitRequest(group="g", member_id="a", generation=1, offsets={("t", 0): 1}))
+    # a group the coordinator does not know: UNKNOWN_MEMBER_ID, rejoin (Kafka: GROUP_ID_NOT_FOUND,
+    # which cannot follow a failover there - see consumer_group_requests)
+    with pytest.raises(Errors.UnknownMemberIdError):
+        client._call_coordinator(ConsumerGroupHeartbeatRequest(group="other", member_id="a", member_epoch=3))
+    # a classic group with members is not a consumer group
+    classic = client._call_coordinator(
+        JoinGroupRequest(group="classic", member_id="", client_id="c", topics=["t"], session_timeout_ms=10_000)
+    )
+    assert classic["generation"] == 1
+    with pytest.raises(Errors.GroupIdNotFoundError):
+        client._call_coordinator(
+            ConsumerGroupHeartbeatRequest(group="classic", member_id="x", member_epoch=0, topics=("t",))
+        )
+    # a silent member is fenced after the session timeout, in virtual time
+    cluster.run_for(46_000)
+    with pytest.raises(Errors.UnknownMemberIdError):
+        client._call_coordinator(ConsumerGroupHeartbeatRequest(group="g", member_id="a", member_epoch=1))
+    client.close()
+
+
+def test_group_version_0_refuses_the_protocol():
+    c = Cluster(brokers=1, seed=1, features={"group.version": 0})
+    c.create_topic("t", partitions=1)
+    client = KafkaConsumer(bootstrap_servers=c)
+    with pytest.raises(Errors.UnsupportedVersionError):
+        client._call_coordinator(ConsumerGroupHeartbeatRequest(group="g", member_id="a", member_epoch=0, topics=("t",)))
+    client.close()
+
+
+def test_invariants_hold_on_the_cluster_through_a_coordinator_crash():
+    """ConsumerGroupInvariants as a simulator observer (checked after every event): three members
+    heartbeat through the network, revoke what they are told to, and the coordinator crashes -
+    the members rejoin on the new one (the simulator keeps groups in memory)."""
+    from course_lib.broker.consumer_group_invariants import ConsumerGroupInvariants
+
+    cluster = Cluster(brokers=3, seed=4, group_initial_rebalance_delay_ms=0)
+    cluster.create_topic("t", partitions=6)
+    checker = ConsumerGroupInvariants.attach(cluster)
+    client = KafkaConsumer(bootstrap_servers=cluster)
+    members = {m: {"epoch": 0, "owned": set(), "assigned": set()} for m in ("a", "b", "c")}
+    crashed = None
+    for round_ in range(12):
+        if round_ == 6:
+            crashed = next(b.broker_id for b in cluster.brokers.values() if b.groups.consumer_groups)
+            cluster.crash(crashed)
+        for name, m in members.items():
+            m["owned"] &= m["assigned"] or m["owned"]  # revoke what the last answer took away
+            request = ConsumerGroupHeartbeatRequest(
+                group="g",
+                member_id=name,
+                member_epoch=m["epoch"],
+                topics=("t",) if m["epoch"] == 0 else None,
+                owned=tuple(sorted(m["owned"])),
+            )
+            try:
+                answer = client._call_coordinator(request)
+            except (Errors.UnknownMemberIdError, Errors.FencedMemberEpochError):
+                m.update(epoch=0, owned=set(), assigned=set())
+                continue
+            m["epoch"] = answer.member_epoch
+            if answer.assignment is not None:
+                m["assigned"] = tps(answer.assignment)
+                m["owned"] |= m["assigned"]
+        cluster.run_for(1_000)
+    client.close()
+    assert crashed is not None and checker.checks > 100
+    owned = [p for m in members.values() for p in m["owned"]]
+    assert sorted(owned) == [("t", p) for p in range(6)], members
+    assert all(len(m["owned"]) == 2 for m in members.values())
