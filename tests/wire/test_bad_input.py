@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka import KafkaProducer
 from kafka.protocol.admin import UpdateFeaturesResponse
-from kafka.protocol.consumer import FetchRequest, FetchResponse
+from kafka.protocol.consumer import FetchRequest
 from kafka.protocol.metadata import ApiVersionsResponse, MetadataRequest, MetadataResponse
 
 from course_lib.wire import WireCluster
@@ -21,13 +21,9 @@ from .conftest import RawClient, open_fds, wire_threads
 
 
 def test_unsupported_api_version_answers_unsupported_version_and_logs_once(wire, caplog):
-    raw = RawClient(wire.bootstrap_servers)
+    raw, other = RawClient(wire.bootstrap_servers), RawClient(wire.bootstrap_servers)
     try:
         with caplog.at_level(logging.WARNING, logger="course_lib.wire"):
-            # Fetch v13 needs topic ids, which are not advertised
-            frame = raw.request(FetchRequest(max_wait_ms=0, min_bytes=1, topics=[]), 13)
-            response = FetchResponse.decode(frame, version=13, header=True)
-            assert response.error_code == 35  # UNSUPPORTED_VERSION
             # ApiVersions at a version from the future: a v0 answer listing what is supported,
             # so the client can retry at a version both know (KIP-511)
             raw.send_bytes(struct.pack(">hhih", 18, 9, 5, -1))
@@ -37,10 +33,23 @@ def test_unsupported_api_version_answers_unsupported_version_and_logs_once(wire,
             # the connection still works after the refusal
             frame = raw.request(MetadataRequest(topics=None), 1)
             assert MetadataResponse.decode(frame, version=1, header=True).brokers
+            # Fetch above the highest version advertised (18): no answer can be built in a format
+            # the server does not know, so that connection (only) is closed
+            request = FetchRequest(max_wait_ms=0, min_bytes=1, topics=[])
+            request.API_VERSION = 18
+            request.with_header(correlation_id=7, client_id="raw")
+            payload = bytearray(request.encode(header=True, framed=False))
+            payload[2:4] = struct.pack(">h", 19)
+            other.send_bytes(bytes(payload))
+            with pytest.raises((ConnectionError, OSError)):
+                other.read_frame()
+            frame = raw.request(MetadataRequest(topics=None), 1)
+            assert MetadataResponse.decode(frame, version=1, header=True).brokers
     finally:
         raw.close()
+        other.close()
     lines = [r.getMessage() for r in caplog.records if "unsupported" in r.getMessage()]
-    assert len(lines) == 2 and "FetchRequest v13" in lines[0] and "ApiVersionsRequest v9" in lines[1]
+    assert len(lines) == 2 and "ApiVersionsRequest v9" in lines[0] and "FetchRequest v19" in lines[1]
 
 
 def test_unknown_api_key_closes_only_that_connection(wire, caplog):
