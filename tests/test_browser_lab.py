@@ -246,6 +246,13 @@ def _above(cells, made: int) -> str:
     return readable("\n".join(cells.nth(i).inner_text() for i in range(made + 1)))
 
 
+def _where(text: str, found: list[str]) -> list[str]:
+    """Each line of ``text`` that shows one of ``found`` (what a failure message quotes)."""
+    from tests import spoilers
+
+    return [line.strip()[:160] for line in text.splitlines() if any(spoilers.shows(line, v) for v in found)][:5]
+
+
 @pytest.mark.parametrize("lesson", list(_prediction_lessons()))
 def test_run_all_gives_no_prediction_away_and_lock_in_reveals_it(lab, browser, lesson):
     """The lesson opened fresh, then Run All (one run per lesson for all these checks). Before each
@@ -275,8 +282,9 @@ def test_run_all_gives_no_prediction_away_and_lock_in_reveals_it(lab, browser, l
         status = box.locator(".pr-status")
         status.filter(has_text="lock in your prediction").wait_for()  # the reveal cell has run
         assert "measured:" not in box.inner_text() and "measured:" not in outcomes.nth(i).inner_text()
-        leaked = leaks(_above(cells, made_at), expected, name, secret, phrases)
-        assert not leaked, f"{lesson}: above {name}'s lock-in a learner reads {leaked}"
+        above = _above(cells, made_at)
+        leaked = leaks(above, expected, name, secret, phrases)
+        assert not leaked, f"{lesson}: above {name}'s lock-in a learner reads {leaked}: {_where(above, leaked)}"
         mine = [e for e in experiments if e.prediction == name]
         before = {e.cell: _outputs(cells.nth(e.cell)) for e in mine}
         for e in mine:
