@@ -1,9 +1,12 @@
 """What the browser tests share: Debian's chromium under Playwright, free ports on 127.0.0.1,
-and starting/stopping a Jupyter server (Voila or JupyterLab) with everything it started."""
+starting/stopping a Jupyter server (Voila or JupyterLab) with everything it started, and what a
+lesson's predictions must not show before lock-in (read in JupyterLab by tests/test_browser_lab.py,
+in the static site by tests/test_browser_predictions.py)."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -86,3 +89,69 @@ class Server:
 
 def launch_chromium(playwright):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+
+
+# --- predict, then measure: what each reveal prints is what ``tools/notebook_outputs.py --execute``
+# recorded (the values the source check, tests/test_prediction_sources.py, looks for); the browser
+# tests look for it in the rendered page, hidden outputs left out (``innerText``).
+
+
+class Expected:
+    """One lesson's predictions, in notebook order: where each is made and revealed, and what its
+    reveal prints (the values a learner must not read above its lock-in)."""
+
+    def __init__(self, lesson: Path):
+        import nbformat
+        from tools.notebook_outputs import load_expectations, load_reveals
+
+        from tests import spoilers
+
+        nb = nbformat.read(lesson, as_version=4)
+        stored = {e["cell"]: spoilers.output_text(e["outputs"]) for e in load_expectations(lesson)}
+        reveals = {r["name"]: r for r in load_reveals(lesson) or []}
+        self.predictions = []
+        self.choices: dict[str, list[str] | None] = {}
+        for name, made, reveal in spoilers.predictions(nb):
+            assert name in reveals, (
+                f"{lesson.name}: no reveal recorded for {name} (tools/notebook_outputs.py --execute)"
+            )
+            r = reveals[name]
+            explanation = r["explanation"] or ""
+            givens = spoilers.premise_numbers(nb, made, stored) | set(r["choices"] or [])
+            numbers = set(re.findall(spoilers.NUMBER, joined(explanation)))
+            secret = numbers - givens
+            if r["kind"] != "choice" and r["actual"] not in givens:
+                secret.add(r["actual"])
+            phrases = spoilers.phrases(explanation)
+            self.predictions.append((name, made, reveal, sorted(secret), phrases, numbers))
+            self.choices[name] = r["choices"]
+
+
+def joined(text: str) -> str:
+    """Numbers as the explanations print them, thousands not split ("10 000" -> "10000")."""
+    return re.sub(r"(?<=\d) (?=\d{3}\b)", "", text)
+
+
+def _normal(text: str) -> str:
+    return " ".join(re.sub(r"[*_`]", "", text).lower().split())
+
+
+def readable(text: str) -> str:
+    """Rendered text without the cells' execution counts ("[12]:", not a measured 12)."""
+    return re.sub(r"\[\s*\d*\s*\]:", " ", text)
+
+
+def leaks(text: str, expected: Expected, name: str, secret, phrases) -> list[str]:
+    """What of prediction ``name``'s reveal (its secret values, its explanation's phrases) ``text``
+    shows, its own choices left out."""
+    from tests import spoilers
+
+    text = spoilers.without_choices(text, expected.choices[name])
+    return [v for v in secret if spoilers.shows(joined(text), v)] + [p for p in phrases if p in _normal(text)]
+
+
+def missing_numbers(shown: str, numbers) -> list[str]:
+    """The numbers of an explanation that ``shown`` (its rendered reveal) does not show."""
+    from tests import spoilers
+
+    return sorted(n for n in numbers if not spoilers.shows(joined(shown), n))

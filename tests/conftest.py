@@ -175,3 +175,19 @@ def browser():
             yield b
         finally:
             b.close()
+
+
+@pytest.fixture(scope="session")
+def offline_site(tmp_path_factory):
+    """The offline copy of the static site (``make site-offline``: the Pyodide runtime inside it),
+    built once per test run for every test that serves it (tests/test_site.py,
+    tests/test_browser_predictions.py): a build takes minutes. Tests read it, never change it.
+    Skipped, with the reason, without node and npm."""
+    from tools import site_build
+    from tools.pyodide_local import missing_tools
+
+    reason = missing_tools()
+    if reason:
+        print(f"skipping site tests: {reason}")
+        pytest.skip(reason)
+    return site_build.build(tmp_path_factory.mktemp("site") / "_site", offline=True)

@@ -18,10 +18,21 @@ import subprocess
 import sys
 from pathlib import Path
 
-import nbformat
 import pytest
 from tests import spoilers
-from tests.browser_support import ARTIFACTS, ROOT, TIMEOUT_MS, Server, free_port, skip_reason
+from tests.browser_support import (
+    ARTIFACTS,
+    ROOT,
+    TIMEOUT_MS,
+    Expected,
+    Server,
+    free_port,
+    leaks,
+    missing_numbers,
+    readable,
+    skip_reason,
+)
+from tests.test_prediction_sources import NOT_YET_CONVERTED
 
 from course_lib.viz.predict import HELD
 
@@ -205,10 +216,15 @@ def test_lesson_widgets_answer_clicks_and_show_whole_labels(lab, browser):
     page.close()
 
 
-PREDICTION_LESSONS = sorted(
-    [p.name for p in (ROOT / "notebooks").glob("0[0-8]_*.ipynb")]
-    + ["05b_consumer_groups.ipynb", "05c_share_groups.ipynb"]
-)
+# every lesson a learner predicts in (00-08 and lettered ones such as 05b), from the lessons on disk
+PREDICTION_LESSONS = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb") if re.match(r"0[0-8][a-z]?_", p.name))
+
+
+def _prediction_lessons():
+    for name in PREDICTION_LESSONS:
+        todo = name.removesuffix(".ipynb") in NOT_YET_CONVERTED
+        marks = [pytest.mark.xfail(run=False, reason="being converted on h-predict-b")] if todo else []
+        yield pytest.param(name, id=name, marks=marks)
 
 
 def _run_all(page, notebook):
@@ -225,12 +241,31 @@ def _run_all(page, notebook):
     )
 
 
-@pytest.mark.parametrize("lesson", PREDICTION_LESSONS)
-def test_run_all_leaves_each_prediction_open_and_lock_in_reveals_it(lab, browser, lesson):
-    """After Run All every prediction is still open (not greyed out) and no measured value shows:
-    not in its box, not in its reveal cell, not under its experiment cell (which says its result
-    is hidden); locking in then shows the measurement in all three, the experiment's output being
-    exactly what nbval checks."""
+def _above(cells, made: int) -> str:
+    """The text rendered from the top of the notebook down to the prediction's own box."""
+    return readable("\n".join(cells.nth(i).inner_text() for i in range(made + 1)))
+
+
+def _where(text: str, found: list[str]) -> list[str]:
+    """Each line of ``text`` that shows one of ``found`` (what a failure message quotes)."""
+    from tests import spoilers
+
+    return [line.strip()[:160] for line in text.splitlines() if any(spoilers.shows(line, v) for v in found)][:5]
+
+
+@pytest.mark.parametrize("lesson", list(_prediction_lessons()))
+def test_run_all_gives_no_prediction_away_and_lock_in_reveals_it(lab, browser, lesson):
+    """The lesson opened fresh, then Run All (one run per lesson for all these checks). Before each
+    prediction is locked in: it is still open (not greyed out); no measured value shows in its box,
+    its reveal cell or under its experiment cell (which says its result is hidden); and the text
+    rendered from the top of the notebook down to its box shows none of the values and phrases its
+    reveal prints (earlier predictions already locked in, as a learner goes down the lesson).
+    Locking in then shows the measurement in all three, the experiment's output being exactly
+    what nbval checks, and the explanation with every number it was recorded with.
+    Screenshots: ``lab_run_all_<NN>*.png``, ``predictions_<lesson>_{before,after}_lock_in.png``."""
+    stem = lesson.removesuffix(".ipynb")
+    expected = Expected(ROOT / "notebooks" / lesson)
+    predictions = {p[0]: p for p in expected.predictions}
     page, notebook = _open_lesson(lab, browser, lesson)
     _run_all(page, notebook)
     boxes = notebook.locator(".prediction")
@@ -239,24 +274,30 @@ def test_run_all_leaves_each_prediction_open_and_lock_in_reveals_it(lab, browser
     cells = notebook.locator(".jp-Notebook .jp-Cell")
     experiments = spoilers.experiments(ROOT / "notebooks" / lesson)
     made = list(dict.fromkeys(e.prediction for e in experiments))  # in notebook order, as the boxes
-    reveals = {name: reveal for name, _, reveal in spoilers.predictions(nbformat.read(ROOT / "notebooks" / lesson, 4))}
-    assert boxes.count() == len(made) and outcomes.count() == boxes.count()
+    assert boxes.count() == len(made) == len(predictions), f"{lesson}: a prediction box is missing"
+    assert outcomes.count() == boxes.count()
     for i, name in enumerate(made):
+        _, made_at, reveal, secret, phrases, numbers = predictions[name]
         box = boxes.nth(i)
         status = box.locator(".pr-status")
         status.filter(has_text="lock in your prediction").wait_for()  # the reveal cell has run
         assert "measured:" not in box.inner_text() and "measured:" not in outcomes.nth(i).inner_text()
+        above = _above(cells, made_at)
+        leaked = leaks(above, expected, name, secret, phrases)
+        assert not leaked, f"{lesson}: above {name}'s lock-in a learner reads {leaked}: {_where(above, leaked)}"
         mine = [e for e in experiments if e.prediction == name]
         before = {e.cell: _outputs(cells.nth(e.cell)) for e in mine}
         for e in mine:
             spoiled = spoilers.spoiled_lines(before[e.cell], e.printed)
             assert not spoiled, f"{lesson}: cell {e.cell} shows before lock-in: {spoiled}"
             assert HELD in before[e.cell], f"{lesson}: cell {e.cell} does not say its result is hidden"
-        explained = cells.nth(reveals[name])  # the lesson's text on the measurement: after lock-in only
+        explained = cells.nth(reveal)  # the lesson's text on the measurement: after lock-in only
         assert not EXPLANATION.search(_outputs(explained)), f"{lesson}: {name}'s explanation shows before lock-in"
         if i == 0:
             cells.nth(mine[0].cell).scroll_into_view_if_needed()
             page.screenshot(path=str(ARTIFACTS / f"lab_run_all_{lesson.split('_')[0]}_before_lock_in.png"))
+            cells.nth(made_at).scroll_into_view_if_needed()
+            page.screenshot(path=str(ARTIFACTS / f"predictions_{stem}_before_lock_in.png"))
         lock = box.get_by_role("button", name="lock in")
         assert lock.is_enabled(), f"{lesson}: prediction {i + 1} greyed out by Run All"
         choices = box.locator(".widget-toggle-button")
@@ -274,7 +315,16 @@ def test_run_all_leaves_each_prediction_open_and_lock_in_reveals_it(lab, browser
             assert not spoilers.shows(before[e.cell], measured), f"{lesson}: cell {e.cell} showed {measured}"
             _wait_for_output(cells.nth(e.cell), e.printed)
             assert HELD not in _outputs(cells.nth(e.cell))
-        explained.locator(".jp-Cell-outputArea").filter(has_text=EXPLANATION).wait_for()
+        explanation = explained.locator(".jp-Cell-outputArea")
+        explanation.filter(has_text=EXPLANATION).wait_for()
+        explanation.filter(has_text="Measured:").wait_for()
+        missing = missing_numbers(explanation.inner_text(), numbers)
+        assert not missing, (
+            f"{lesson}: {name}'s explanation shows without {missing}: {explanation.inner_text()[:300]!r}"
+        )
+        if i == 0:
+            explained.scroll_into_view_if_needed()
+            page.screenshot(path=str(ARTIFACTS / f"predictions_{stem}_after_lock_in.png"))
     cells.nth(experiments[0].cell).scroll_into_view_if_needed()
     page.screenshot(path=str(ARTIFACTS / f"lab_run_all_{lesson.split('_')[0]}.png"))
     page.close()

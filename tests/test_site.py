@@ -257,15 +257,17 @@ def _parity_wheels(wheels):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    """The offline copy (``make site-offline``): the runtime inside it, every URL relative."""
+def site(request):
+    """The offline copy (``make site-offline``): the runtime inside it, every URL relative. Built
+    once per run (``offline_site``, tests/conftest.py: tests/test_browser_predictions.py serves it
+    too), once this machine can show it."""
     from tools.site_server import CHROMIUM
 
     _skip_without_node()
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} not found (apt-get install -y chromium)")
     pytest.importorskip("playwright.sync_api", reason="pip install -e '.[browser]'")
-    out = site_build.build(tmp_path_factory.mktemp("site") / "_site", offline=True)
+    out = request.getfixturevalue("offline_site")
     for root, page in (("", "../pyodide/pyodide.js"), ("demos", "../../../pyodide/pyodide.js")):  # lessons', demos'
         kernel = json.loads((out / root / "jupyter-lite.json").read_text())["jupyter-config-data"][
             "litePluginSettings"
