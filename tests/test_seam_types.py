@@ -9,6 +9,8 @@ from __future__ import annotations
 from course_lib.backend import Backend, ComposedBackend, SimBackend
 from course_lib.backends.base import ClientsRole, ClockRole, FinalPhaseRole, NemesisRole, TopologyRole
 from course_lib.client_adapters import CLIENTS, ClientSide
+from course_lib.client_adapters.confluent_kafka import ConfluentKafkaClients
+from course_lib.client_adapters.java import JavaClients
 from course_lib.client_adapters.kafka_python import KafkaPythonClients
 from course_lib.clusters import BrokerFaults, FaultSchedules, MessageFaults, Part, Topology
 from course_lib.real.cluster import LocalCluster
@@ -31,6 +33,14 @@ def wire_cluster_parts(c: WireCluster) -> tuple[Topology, BrokerFaults, MessageF
 
 # ---- the client side -----------------------------------------------------------------------------
 def kafka_python_client(c: KafkaPythonClients) -> ClientSide:
+    return c
+
+
+def confluent_kafka_client(c: ConfluentKafkaClients) -> ClientSide:
+    return c
+
+
+def java_client(c: JavaClients) -> ClientSide:
     return c
 
 
@@ -66,9 +76,15 @@ def test_the_parts_a_cluster_claims_are_the_parts_it_does_not_say_are_missing():
 
 
 def test_every_client_adapter_is_registered_and_conforms():
-    assert set(CLIENTS) == {"kafka-python"}
+    assert set(CLIENTS) == {"kafka-python", "confluent-kafka", "java"}
     clients = CLIENTS["kafka-python"]()
     assert isinstance(clients, KafkaPythonClients) and kafka_python_client(clients).name == "kafka-python"
+    librdkafka = CLIENTS["confluent-kafka"]()  # builds nothing until a client is asked for
+    assert (
+        isinstance(librdkafka, ConfluentKafkaClients) and confluent_kafka_client(librdkafka).name == "confluent-kafka"
+    )
+    java = CLIENTS["java"]()  # starts no JVM until a client is asked for
+    assert isinstance(java, JavaClients) and java_client(java).name == "java"
 
 
 def test_both_backends_fill_every_role():
