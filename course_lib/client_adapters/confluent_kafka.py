@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import time
+import zlib
 from typing import Any
 
 import confluent_kafka as ck
@@ -102,6 +103,11 @@ class ConfluentProducer(RecordedProducer):
                 return
             except BufferError:  # the client's queue is full: serve deliveries, as kafka-python blocks
                 self._p.poll(0.1)
+
+    def _keyed_partition(self, key: bytes, partitions: int) -> int:
+        """librdkafka's ``consistent_random`` partitioner: CRC-32 of the key (not kafka-python's
+        and Java's murmur2: the same keys land on other partitions)."""
+        return zlib.crc32(key) % partitions
 
     def _serve(self, seconds: float) -> None:
         if self._p is not None:

@@ -116,6 +116,12 @@ class JavaRecordedProducer(RecordedProducer):
         with self._lock:
             self._pending.append((java_future, future))
 
+    def _keyed_partition(self, key: bytes, partitions: int) -> int:
+        """Java's default partitioner: murmur2 of the key, as kafka-python's."""
+        from kafka.partitioner.default import murmur2
+
+        return (murmur2(key) & 0x7FFFFFFF) % partitions
+
     def _serve(self, seconds: float) -> None:
         with self._lock:
             pending, self._pending = self._pending, []

@@ -221,16 +221,28 @@ class RecordedProducer:
         """``exc`` as a kafka-python error (its native name kept)."""
         return exc
 
+    def _keyed_partition(self, key: bytes, partitions: int) -> int:
+        """The partition this client's default partitioner gives a keyed record."""
+        raise NotImplementedError
+
+    #: the producer id is the client's own (neither librdkafka nor the Java client shows it)
+    producer_id = -1
+
     # ---- kafka-python's API
     def partitions_for(self, topic: str) -> set[int]:
         return self._native_partitions(topic)
 
     def send(self, topic: str, value: bytes | None = None, key: bytes | None = None, partition: int | None = None):
-        """Recorded at invocation with the partition when it is known before the send (given, or
-        the topic has one); otherwise the client's own partitioner picks it (librdkafka's default
-        is not kafka-python's murmur2: its keyed split differs, and the completion says where)."""
-        if partition is None and len(self._native_partitions(topic)) == 1:
-            partition = 0
+        """Recorded at invocation with the partition the record goes to when it is known before
+        the send (given, the topic has one, or keyed: the client's default partitioner, computed
+        here as the simulator records it at invocation, so order is judged per partition);
+        None for an unkeyed record of a multi-partition topic (the client picks it later)."""
+        if partition is None:
+            n = len(self._native_partitions(topic))
+            if n == 1:
+                partition = 0
+            elif key is not None and n > 1:
+                partition = self._keyed_partition(key, n)
         op = self.history.invoke(self.node_id, OpName.SEND, _text(value), topic=topic, partition=partition)
         no_offsets = self.config.get("acks") in (0, "0")
         future = SendFuture(self._serve)
