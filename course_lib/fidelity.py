@@ -27,6 +27,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -62,6 +63,10 @@ FIDELITY_CASES: list[tuple[str, dict]] = [
     ("transaction_timeout", {}),
 ]
 assert {name for name, _ in FIDELITY_CASES} == set(SCENARIOS), "every scenario needs a fidelity case"
+
+#: the :func:`~course_lib.shared_results.once_per_test_run` key of ``fidelity_table(a LocalCluster)``
+#: (every case, seed 0, every client): tests/real computes it, notebook 09 under test reads it back
+LOCAL_TABLE = "fidelity matrix, every case and client on a local cluster, seed 0"
 
 
 class Column(NamedTuple):
@@ -250,6 +255,7 @@ def fidelity_table(
     wire=True,
     real_why_not: str | None = None,
     clients=MATRIX_CLIENTS,
+    on_row: Callable[[dict], object] | None = None,
 ) -> list[dict]:
     """Run each case in the simulator and with each of ``clients`` on the simulated cluster over
     TCP (``wire``) and on the real ``cluster``: the fidelity matrix, one row per case.
@@ -265,13 +271,14 @@ def fidelity_table(
     (for kafka-python; every other client gets a lab of its own, so the wire columns run side by
     side), False leaves the wire columns out. ``reuse``: kafka-python's real results already run
     (``run_scenario(..., backend=cluster)``) for some cases. ``row["seconds"]`` holds each run's
-    wall-clock time (:func:`column_seconds` sums a column's).
+    wall-clock time (:func:`column_seconds` sums a column's). ``on_row(row)`` is called as each
+    row is done, in order (the lab prints it: the first rows show within seconds).
     """
     from tqdm.auto import tqdm
 
     if wire is True:
         with WireCluster.lab(seed=seed) as lab:
-            return fidelity_table(cluster, cases, seed, reuse, lab, real_why_not, clients)
+            return fidelity_table(cluster, cases, seed, reuse, lab, real_why_not, clients, on_row)
     done = {_key(getattr(r, "name", ""), r.parameters): r for r in reuse}
     no_real = real_why_not or "no real Kafka cluster in this run"
     missing = {c: client_missing(c) for c in clients}
@@ -311,6 +318,8 @@ def fidelity_table(
             if not wire:
                 runs["wire"] = (None, "the wire column was not asked for", 0.0)
             rows.append(_row(name, params, sim, {c.key: runs[c.key] for c in MATRIX if c.key in runs}))
+            if on_row is not None:
+                on_row(rows[-1])
     return rows
 
 
@@ -368,38 +377,56 @@ def _why_not(row: dict, key: str) -> str | None:
     return why or (None if row.get(key) is not None else "not run")
 
 
+#: the width of a column of :func:`fidelity_text` (fixed: the lab prints the head before any row)
+_WIDTH = 23
+
+
 def fidelity_text(rows: list[dict]) -> str:
     """The fidelity matrix as aligned text: scenario, parameters, the anomalies in each column,
     whether every column that ran the case agrees; below it, which neighbouring pair disagrees
-    and which layer that points at, and why a column did not run a case (one line per reason)."""
+    and which layer that points at, and why a column did not run a case (one line per reason).
+    The lab prints the same in three parts, each row as soon as it is done:
+    :func:`fidelity_head`, :func:`fidelity_line`, :func:`fidelity_foot`."""
     columns = _columns(rows)
-    cells_of = []
+    return "\n".join([fidelity_head(columns), *(fidelity_line(r, columns) for r in rows), fidelity_foot(rows, columns)])
+
+
+def fidelity_head(columns: list[Column] | None = None) -> str:
+    """The column titles of :func:`fidelity_text` (default: every column of the matrix) and the
+    rule under them."""
+    columns = MATRIX if columns is None else columns
+    head = f"{'scenario':<29}{'parameters':<53}" + "".join(f"{c.key:<{_WIDTH}}" for c in columns) + "agree"
+    return f"{head}\n{'-' * len(head)}"
+
+
+def _params(row: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in row["parameters"].items())
+
+
+def fidelity_line(row: dict, columns: list[Column] | None = None) -> str:
+    """One case of :func:`fidelity_text`: what each column found (``not run (*)``: the foot
+    says why), and whether they agree."""
+    columns = MATRIX if columns is None else columns
+    cells = [("not run (*)" if _why_not(row, c.key) else _fmt(row.get(c.key))) for c in columns]
+    agree = "-" if row.get("agree") is None else "yes" if row["agree"] else "NO"
+    return f"{row['scenario']:<29}{_params(row):<52} " + "".join(f"{c:<{_WIDTH - 1}} " for c in cells) + agree
+
+
+def fidelity_foot(rows: list[dict], columns: list[Column] | None = None) -> str:
+    """Below the rows of :func:`fidelity_text`: how many cases agree, what each column is, which
+    neighbouring pairs disagree and what that points at, why a column did not run a case."""
+    columns = MATRIX if columns is None else columns
     why_not: dict[tuple[str, str], list[str]] = {}
+    disagree = []
     for r in rows:
-        cells = []
         for col in columns:
             why = _why_not(r, col.key)
-            if why:
-                names = why_not.setdefault((col.key, why), [])
-                if r["scenario"] not in names:
-                    names.append(r["scenario"])
-                cells.append("not run (*)")
-            else:
-                cells.append(_fmt(r[col.key]))
-        cells_of.append(cells)
-    widths = [max([len(c.key), *(len(cells[j]) for cells in cells_of)]) + 2 for j, c in enumerate(columns)]
-    head = f"{'scenario':<29}{'parameters':<53}" + "".join(f"{c.key:<{w}}" for c, w in zip(columns, widths)) + "agree"
-    lines = [head, "-" * len(head)]
-    disagree = []
-    for r, cells in zip(rows, cells_of):
-        params = ", ".join(f"{k}={v}" for k, v in r["parameters"].items())
-        agree = "-" if r.get("agree") is None else "yes" if r["agree"] else "NO"
-        lines.append(f"{r['scenario']:<29}{params:<52} " + "".join(f"{c:<{w}}" for c, w in zip(cells, widths)) + agree)
+            if why and r["scenario"] not in why_not.setdefault((col.key, why), []):
+                why_not[(col.key, why)].append(r["scenario"])
         if r.get("agree") is False:
-            for pair in r.get("disagree") or disagreements(r):
-                disagree.append(f"- {r['scenario']} {params}: {pair}")
+            disagree += [f"- {r['scenario']} {_params(r)}: {pair}" for pair in r.get("disagree") or disagreements(r)]
     ran = [r for r in rows if r.get("agree") is not None]
-    lines.append(f"{sum(bool(r['agree']) for r in ran)} of {len(ran)} cases agree on every backend that ran them")
+    lines = [f"{sum(bool(r['agree']) for r in ran)} of {len(ran)} cases agree on every backend that ran them"]
     lines += [f"{c.key}: {c.title}" for c in columns]
     if disagree:
         lines += ["disagreements (which pair, what it points at):", *disagree]

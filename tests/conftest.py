@@ -4,6 +4,8 @@ the rule that a test stops the kafka-python clients it starts."""
 import gc
 import os
 import re
+import shutil
+import tempfile
 import threading
 import time
 import warnings
@@ -44,6 +46,22 @@ def missing_part(reason: str) -> str | None:
 
 def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("true", "1", "yes")
+
+
+def pytest_configure(config):
+    """One directory of shared results per test run (:mod:`course_lib.shared_results`): an
+    expensive result - the real fidelity table - is computed by the first test or notebook that
+    asks for it and read back by the others (nbval's kernels inherit the variable)."""
+    from course_lib.shared_results import ENV
+
+    if not os.environ.get(ENV):
+        folder = os.environ[ENV] = tempfile.mkdtemp(prefix="course-shared-results-")
+
+        def cleanup():
+            os.environ.pop(ENV, None)
+            shutil.rmtree(folder, ignore_errors=True)
+
+        config.add_cleanup(cleanup)
 
 
 def _jvm_missing_reason() -> str | None:

@@ -86,7 +86,7 @@ def test_run_all_leaves_every_prediction_open_until_it_is_locked_in(lesson):
     """Run All reaches each reveal before anybody answered: the widget stays open and shows no
     measurement (neither does the reveal cell); locking in then shows it (no browser: see
     tests/test_browser_lab.py for the same in JupyterLab)."""
-    from nbclient import NotebookClient
+    from tools.notebook_client import NotebookClient  # nbclient's, without its 300 s stall
 
     nb = nbformat.read(lesson, as_version=4)
     made = [

@@ -134,8 +134,15 @@ def _coalesce(outputs: list) -> list:
 
 
 def problems(path: Path) -> list[str]:
-    """What is wrong with a committed notebook and its stored outputs (empty list: fine)."""
-    nb = nbformat.read(path, as_version=4)
+    """What is wrong with a committed notebook and its stored outputs (empty list: fine). Read as
+    git stores it: a learner's autosaved outputs, stripped by the checkout's filter, are no fault
+    of the notebook."""
+    try:
+        from tools.notebook_filter import as_committed
+    except ModuleNotFoundError:  # run as a script: tools/ itself is on the path
+        from notebook_filter import as_committed  # type: ignore[no-redef]
+
+    nb = nbformat.reads(as_committed(path), as_version=4)
     found = []
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "code" and (cell.outputs or cell.execution_count is not None):
@@ -167,7 +174,10 @@ def execute(nb, path: Path):
     """Run ``nb`` and keep every output in its cell, as nbval sees it. nbclient, like a browser,
     would move output captured by an ``ipywidgets.Output`` (a prediction's experiment, held until
     lock-in) into the widget; nbval knows no widgets and compares it as the cell's own."""
-    from nbclient import NotebookClient
+    try:
+        from tools.notebook_client import NotebookClient
+    except ModuleNotFoundError:  # run as a script: tools/ itself is on the path
+        from notebook_client import NotebookClient  # type: ignore[no-redef]
 
     class AsNbvalSees(NotebookClient):
         def on_comm_open_jupyter_widget(self, msg):

@@ -29,7 +29,7 @@ from .protocol import LogBatch, RecordBatch
 
 
 class PartitionLog:
-    __slots__ = ("batches", "base_offsets", "leo", "hw", "epochs")
+    __slots__ = ("batches", "base_offsets", "leo", "hw", "epochs", "start_offset")
 
     def __init__(self):
         self.batches: list[LogBatch] = []
@@ -37,6 +37,14 @@ class PartitionLog:
         self.leo = 0
         self.hw = 0
         self.epochs: list[tuple[int, int]] = []
+        #: the log start offset: nothing below it can be read (DeleteRecords moves it,
+        #: course_lib/broker/record_deletion.py); the batches stay, as Kafka keeps a segment
+        #: until all of it lies below the start
+        self.start_offset = 0
+
+    def advance_start(self, offset: int) -> None:
+        """Move the log start offset up to ``offset`` (never down, never past the LEO)."""
+        self.start_offset = max(self.start_offset, min(offset, self.leo))
 
     @property
     def last_epoch(self) -> int:

@@ -337,7 +337,10 @@ class Partition:
 
     def _answer_fetch(self, src: str, req: FetchRequest) -> None:
         batches = self.log.read(req.fetch_offset, FETCH_MAX_BATCHES)
-        self.broker.send(src, FetchResponse(self.tp, req.generation, None, batches, self.log.hw))
+        self.broker.send(
+            src,
+            FetchResponse(self.tp, req.generation, None, batches, self.log.hw, log_start_offset=self.log.start_offset),
+        )
 
     def _expire_parked(self) -> None:
         """replica.fetch.wait.max.ms passed: answer the parked fetches, empty."""
@@ -444,6 +447,7 @@ class Partition:
         hw = min(resp.high_watermark, log.leo)
         if hw > log.hw:
             log.hw = hw
+        log.advance_start(resp.log_start_offset)  # Kafka's follower: maybeIncrementLogStartOffset
         self.send_fetch()
 
     # ---- leader: consumers -----------------------------------------------------------------------
@@ -454,7 +458,7 @@ class Partition:
     def handle_consumer_fetch(self, src: str, req) -> None:
         if not self.is_leader:
             return self.broker.send(src, ConsumerFetchResponse(req.corr, self.tp, Errors.NotLeaderForPartitionError))
-        if req.fetch_offset > self.log.leo or req.fetch_offset < 0:
+        if req.fetch_offset > self.log.leo or req.fetch_offset < self.log.start_offset:
             return self.broker.send(src, ConsumerFetchResponse(req.corr, self.tp, Errors.OffsetOutOfRangeError))
         if req.fetch_offset >= self.readable_end(req.read_committed) and req.max_wait_ms > 0:
             self.consumers_waiting.append((src, req, self.sim.now + req.max_wait_ms))
@@ -490,7 +494,7 @@ class Partition:
     def list_offsets(self, src: str, req) -> None:
         if not self.is_leader:
             return self.broker.send(src, ListOffsetsResponse(req.corr, self.tp, Errors.NotLeaderForPartitionError, -1))
-        offset = self.readable_end(req.read_committed) if req.latest else 0
+        offset = self.readable_end(req.read_committed) if req.latest else self.log.start_offset
         self.broker.send(src, ListOffsetsResponse(req.corr, self.tp, None, offset))
 
     def offsets_for_leader_epoch(self, src: str, req) -> None:

@@ -174,6 +174,7 @@ class FetchResponse:
     batches: list = field(default_factory=list)
     high_watermark: int = 0
     diverging: tuple | None = None  # (epoch, end_offset): truncate before fetching again
+    log_start_offset: int = 0  # the leader's: a follower moves its own up to it (DeleteRecords)
     kind: ClassVar[str] = "fetch_response"
 
     def describe(self) -> str:

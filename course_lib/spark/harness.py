@@ -176,6 +176,12 @@ class ExperimentResult:
             print(" | ".join(f"{str(r[c]):>12}" for c in cols))
 
 
+def shared_key(opts: ExperimentOptions) -> str:
+    """The :func:`~course_lib.shared_results.once_per_test_run` key of :func:`run_experiment`
+    with ``opts`` on a fresh local cluster: tests/spark runs it, notebook 10 under test reads it."""
+    return f"spark kill experiment on a local cluster, {opts!r}"
+
+
 def run_experiment(
     bootstrap_servers: str,
     workdir: str | Path,

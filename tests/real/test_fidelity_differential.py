@@ -3,10 +3,9 @@ on real Kafka 4.3.1 through kafka-python 3.0.12, both through the Backend protoc
 the same observable outcome - what was acknowledged, what a consumer could read, which error
 the application saw.
 
-Every experiment kills or pauses brokers; the cluster is revived after each one. The session's
-LocalCluster (conftest.py) serves the experiments that need at most one dead broker; ELR and the
-unclean election need a controller that survives two, so they share one module cluster with a
-separate KRaft controller.
+Every experiment kills or pauses brokers; the cluster is revived after each one. All of them run
+on the session's LocalCluster (conftest.py): its KRaft controller is a process of its own, so ELR
+and the unclean election, which kill two brokers, still have a controller.
 """
 
 import warnings
@@ -15,7 +14,6 @@ import pytest
 
 from course_lib import behaviour_probes as probes
 from course_lib.backend import ComposedBackend, SimBackend
-from course_lib.real.cluster import LocalCluster
 
 pytestmark = pytest.mark.real_kafka
 
@@ -91,12 +89,11 @@ def test_zombie_send_and_commit(both):
     assert real == sim == {"late": "InvalidProducerEpochError", "commit": "KafkaError", "read_committed": []}
 
 
-@pytest.fixture(scope="module")
-def separate():
-    """A second cluster with its own KRaft controller: ELR and unclean elections need the
-    controller to survive two dead brokers, which three combined broker+controller nodes cannot."""
-    with LocalCluster(progress=False, controllers=1) as cluster:
-        yield cluster
+@pytest.fixture
+def separate(cluster):
+    """The session cluster, whose KRaft controller survives two dead brokers (ELR and unclean
+    elections need that): no second cluster to start (it cost a cluster start per run)."""
+    return cluster
 
 
 def _differential(cluster, experiment):

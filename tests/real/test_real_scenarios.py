@@ -11,15 +11,17 @@ import pytest
 
 from course_lib.backend import ComposedBackend
 from course_lib.client_adapters import CLIENTS
-from course_lib.fidelity import BY_DESIGN, FIDELITY_CASES, MATRIX, column_seconds, fidelity_table
+from course_lib.fidelity import BY_DESIGN, FIDELITY_CASES, LOCAL_TABLE, MATRIX, column_seconds, fidelity_table
 from course_lib.scenarios import run_scenario
+from course_lib.shared_results import once_per_test_run
 
 pytestmark = pytest.mark.real_kafka
 
 
 @pytest.fixture(scope="module")
 def table(cluster):
-    rows = fidelity_table(cluster)
+    # once per test run: notebook 09, run by nbval later in the same run, reads this table back
+    rows = once_per_test_run(LOCAL_TABLE, lambda: fidelity_table(cluster))
     print("the fidelity matrix's columns, seconds:", column_seconds(rows))
     return rows
 

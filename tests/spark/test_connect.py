@@ -309,7 +309,8 @@ def _run_lab_notebook(name: str, server_url: str, bootstrap: str, base: Path, ou
     """Notebook 10 as a workshop learner runs it: parameters injected into its parameters cell
     (as papermill would), the learner's prefix in the kernel's environment."""
     import nbformat
-    from nbclient import NotebookClient
+
+    from tools.notebook_client import NotebookClient  # nbclient's, without its lost-wake-up stall
 
     nb = nbformat.read(ROOT / "notebooks" / "10_pyspark_exactly_once_lab.ipynb", as_version=4)
     params = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))

@@ -165,7 +165,7 @@ def test_the_notebook_s_widget_line_is_where_the_notebook_run_says_it_is(no_work
 # ---- the notebook against an authenticated cluster ------------------------------------------------
 def _run_notebook(env_file: Path, monkeypatch) -> tuple[nbformat.NotebookNode, list[str]]:
     """Execute the preflight notebook as a learner whose kernel has ``env_file``; its text lines."""
-    from nbclient import NotebookClient
+    from tools.notebook_client import NotebookClient  # no stall on a lost ZMQ wake-up
 
     for var in (*KAFKA_VARS, "SPARK_REMOTE", "COURSE_LEARNER_PREFIX"):
         monkeypatch.delenv(var, raising=False)

@@ -12,6 +12,12 @@ the registry: :data:`SUPPORTED` is what ApiVersions advertises (the versions are
 :data:`.api_versions.SUPPORTED_VERSIONS`): only what is implemented, at Kafka 4.3.1's versions
 capped where a later version needs what the simulator has not (topic ids: Produce v13, Fetch
 v13 and DeleteTopics v6; transactions v2, KIP-890: AddPartitionsToTxn v4).
+
+Every answer's error codes are those its request version knows (:mod:`course_lib.wire.version_errors`,
+applied in ``common._reply``). The admin APIs librdkafka's and Java's admin clients call
+(CreatePartitions, DeleteRecords, DeleteGroups, IncrementalAlterConfigs, DescribeCluster) are
+answered by the broker itself with the simulator's mechanisms (``course_lib.broker``'s
+partition_creation, record_deletion, group_deletion, topic_config_changes).
 """
 
 from __future__ import annotations
@@ -21,9 +27,14 @@ from kafka.protocol.api_key import ApiKey
 from .admin import create_topics, describe_configs
 from .api_versions import REQUEST_CLASSES, SASL_VERSIONS, SUPPORTED_VERSIONS, api_versions
 from .coordinators import find_coordinator
+from .create_partitions import create_partitions
+from .delete_groups import delete_groups
+from .delete_records import delete_records
 from .delete_topics import delete_topics
+from .describe_cluster import describe_cluster
 from .fetch import fetch
 from .groups import GroupDirectory, describe_groups, heartbeat, join_group, leave_group, list_groups, sync_group
+from .incremental_alter_configs import incremental_alter_configs
 from .list_offsets import list_offsets
 from .metadata import metadata
 from .offset_for_leader_epoch import offset_for_leader_epoch
@@ -71,6 +82,11 @@ HANDLERS = {
     ApiKey.DescribeConfigs: describe_configs,
     ApiKey.SaslHandshake: sasl_handshake,
     ApiKey.SaslAuthenticate: sasl_authenticate,
+    ApiKey.CreatePartitions: create_partitions,
+    ApiKey.DeleteRecords: delete_records,
+    ApiKey.DeleteGroups: delete_groups,
+    ApiKey.IncrementalAlterConfigs: incremental_alter_configs,
+    ApiKey.DescribeCluster: describe_cluster,
 }
 
 #: api key -> (min version, max version, handler): what ApiVersions advertises, with who answers
@@ -90,6 +106,11 @@ ANSWERED_BY_THE_BROKER_ITSELF = frozenset(
         list_groups,
         sasl_handshake,
         sasl_authenticate,
+        create_partitions,
+        delete_records,
+        delete_groups,
+        incremental_alter_configs,
+        describe_cluster,
     }
 )
 

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from kafka.protocol.admin import (
+    CreatePartitionsRequest,
     CreateTopicsRequest,
+    DeleteGroupsRequest,
+    DeleteRecordsRequest,
     DeleteTopicsRequest,
+    DescribeClusterRequest,
     DescribeConfigsRequest,
     DescribeGroupsRequest,
+    IncrementalAlterConfigsRequest,
     ListGroupsRequest,
 )
 from kafka.protocol.consumer import (
@@ -59,6 +64,12 @@ _VERSIONS = {
     EndTxnRequest: (0, 4),  # v5: transactions v2
     TxnOffsetCommitRequest: (0, 4),  # v5: transactions v2
     DescribeConfigsRequest: (1, 4),
+    # the admin APIs librdkafka's and Java's admin clients call, at Kafka 4.3.1's versions
+    CreatePartitionsRequest: (0, 3),
+    DeleteRecordsRequest: (0, 2),
+    DeleteGroupsRequest: (0, 2),
+    IncrementalAlterConfigsRequest: (0, 1),
+    DescribeClusterRequest: (0, 2),
 }
 
 #: SaslHandshake, SaslAuthenticate: advertised by a cluster with users only (``WireCluster(users=...)``)

@@ -9,6 +9,7 @@ from kafka import errors as Errors
 
 from ...broker.group_coordinator import OFFSETS_TOPIC
 from ...broker.txn_coordinator import TXN_TOPIC
+from ..version_errors import downgrade_codes
 
 log = logging.getLogger("course_lib.wire")
 
@@ -36,11 +37,18 @@ def code(error) -> int:
         return 0
     if isinstance(error, type) and issubclass(error, Errors.BrokerResponseError):
         return error.errno  # type: ignore[attr-defined]  # every broker error class has one
-    return Errors.UnknownServerError.errno
+    return Errors.UnknownError.errno
 
 
 def _reply(gw, cls, **values) -> None:
-    gw.reply(build(cls, gw.version, **values))
+    """Answer with ``cls`` at the request's version, its error codes as that version knows them."""
+    gw.reply(build(cls, gw.version, **downgrade_codes(cls.API_KEY, gw.version, values)))
+
+
+def log_start_offset(gw, tp) -> int:
+    """The log start offset of ``tp`` on the answering broker (DeleteRecords moves it)."""
+    partition = gw.wire.cluster.brokers[gw.broker_id].partitions.get(tp)
+    return partition.log.start_offset if partition is not None else 0
 
 
 def _grouped(rows, name_key: str = "name", list_key: str = "partitions") -> list:

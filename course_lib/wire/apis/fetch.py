@@ -9,7 +9,7 @@ from kafka.protocol.consumer import FetchResponse
 
 from ...broker import protocol as sim
 from ..records import encode_batches
-from .common import _reply, code
+from .common import _reply, code, log_start_offset
 
 
 def fetch(gw, req) -> None:
@@ -61,7 +61,7 @@ def fetch(gw, req) -> None:
                     "error_code": code(resp.error),
                     "high_watermark": resp.high_watermark if resp.error is None else -1,
                     "last_stable_offset": resp.last_stable_offset if resp.error is None else -1,
-                    "log_start_offset": 0 if resp.error is None else -1,
+                    "log_start_offset": log_start_offset(gw, (topic, partition)) if resp.error is None else -1,
                     "aborted_transactions": (
                         [{"producer_id": pid, "first_offset": first} for pid, first in resp.aborted]
                         if read_committed and resp.error is None
@@ -115,7 +115,12 @@ def _diverging_epoch(gw, tp, fetch_offset: int, last_fetched_epoch: int, resp) -
         return None
     epoch, end = partition.log.end_offset_for_epoch(last_fetched_epoch)
     hw, lso = partition.log.hw, partition.readable_end(True)
-    base = {"partition_index": tp[1], "high_watermark": hw, "last_stable_offset": lso, "log_start_offset": 0}
+    base = {
+        "partition_index": tp[1],
+        "high_watermark": hw,
+        "last_stable_offset": lso,
+        "log_start_offset": partition.log.start_offset,
+    }
     base["records"] = b""
     if epoch < 0 or end < 0:
         return {**base, "error_code": Errors.OffsetOutOfRangeError.errno, "high_watermark": -1}

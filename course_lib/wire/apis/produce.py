@@ -7,7 +7,7 @@ from kafka.protocol.producer import ProduceResponse
 
 from ...broker import protocol as sim
 from ..records import InvalidRecords, decode_produce
-from .common import _reply, code, log
+from .common import _reply, code, log_start_offset, log
 
 
 #: course_lib.real.proxy.SPOILED_ANSWER_DELAY_S: how late the answer to a spoiled request comes
@@ -21,10 +21,10 @@ def produce(gw, req) -> None:
         for part in topic.partition_data:
             tp = (topic.name, part.index)
             try:
-                batches[tp] = decode_produce(part.records)
+                batches[tp] = decode_produce(part.records, gw.version)
             except InvalidRecords as exc:
                 log.warning("wire: %s sent invalid records for %s: %s", gw.node_id, tp, exc)
-                refused[tp] = Errors.CorruptRecordError
+                refused[tp] = exc.error
     if batches and gw.wire.nemesis.take_spoiled(gw.broker_id):
         # the lab proxy's spoiled request: refused with a retriable error whose answer comes late
         refused.update({tp: Errors.NotEnoughReplicasError for tp in batches})
@@ -36,6 +36,10 @@ def produce(gw, req) -> None:
     if req.acks == 0:
         if batches:
             gw.tell(sim.ProduceRequest(gw.next_corr(), 0, req.timeout_ms, batches, req.transactional_id))
+        if refused:
+            # KafkaApis.handleProduceRequest: an acks=0 request with an error has no answer to
+            # carry it, so the connection is closed (the producer reconnects and refreshes)
+            return gw.close()
         return gw.no_reply()
 
     def answer(results: dict) -> None:
@@ -50,7 +54,7 @@ def produce(gw, req) -> None:
                     "error_code": code(error),
                     "base_offset": base if error is None else -1,
                     "log_append_time_ms": -1,
-                    "log_start_offset": 0,
+                    "log_start_offset": log_start_offset(gw, (t, p)) if error is None else -1,
                     "record_errors": [],
                     "error_message": None,
                 }

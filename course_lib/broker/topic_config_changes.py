@@ -1,0 +1,81 @@
+"""IncrementalAlterConfigs of a topic as Kafka's controller applies it
+(``ConfigurationControlManager.incrementalAlterConfigs``): SET or DELETE (back to the broker
+default) of the settings the simulator honours - ``min.insync.replicas`` (what acks=all needs)
+and ``unclean.leader.election.enable`` (what the controller may elect). The new configuration
+reaches every broker with the next metadata update, as a ConfigRecord does.
+
+>>> from course_lib.broker import Cluster
+>>> from course_lib.broker.topic_requests import create_topic_request
+>>> cluster = Cluster(brokers=3, seed=1)
+>>> create_topic_request(cluster, "orders", 1, 3, {})
+(None, None)
+>>> alter_topic_configs_request(cluster, "orders", [("min.insync.replicas", SET, "3")])
+(None, None)
+>>> cluster.controller.configs["orders"].min_insync_replicas
+3
+>>> alter_topic_configs_request(cluster, "orders", [("min.insync.replicas", DELETE, None)])
+(None, None)
+>>> cluster.controller.configs["orders"].min_insync_replicas == cluster.options.min_insync_replicas
+True
+>>> alter_topic_configs_request(cluster, "orders", [("min.insync.replicas", SET, "0")])[0].__name__
+'InvalidConfigurationError'
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from kafka import errors as Errors
+
+from .topic_requests import UNKNOWN_TOPIC_MESSAGE
+
+#: IncrementalAlterConfigs' operations (AlterConfigOp.OpType)
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+#: the topic settings the simulator honours -> TopicConfig field
+HONOURED = {
+    "min.insync.replicas": "min_insync_replicas",
+    "unclean.leader.election.enable": "unclean_leader_election_enable",
+}
+
+
+def alter_topic_configs_request(cluster, topic: str, ops: list, validate_only: bool = False):
+    """Apply ``[(name, operation, value)]`` to ``topic``; ``(error class or None, message)``."""
+    controller, defaults = cluster.controller, cluster.options
+    config = controller.configs.get(topic)
+    if config is None:
+        return Errors.UnknownTopicOrPartitionError, UNKNOWN_TOPIC_MESSAGE
+    changes: dict = {}
+    for name, operation, value in ops:
+        if name not in HONOURED:
+            return Errors.InvalidConfigurationError, f"the simulator does not model the topic config {name!r}"
+        if operation in (APPEND, SUBTRACT):
+            return (
+                Errors.InvalidConfigurationError,
+                f"A {('APPEND', 'SUBTRACT')[operation - 2]} operation on {name} (not a list).",
+            )
+        if operation == DELETE:
+            value = getattr(defaults, HONOURED[name])
+        elif operation != SET:
+            return Errors.InvalidRequestError, f"unknown config operation {operation}"
+        try:
+            changes[HONOURED[name]] = _parse(name, value)
+        except ValueError as exc:
+            return Errors.InvalidConfigurationError, str(exc)
+    if validate_only:
+        return None, None
+    controller.configs[topic] = dataclasses.replace(config, **changes)
+    cluster.record("controller", "alter_topic_configs", {"topic": topic, **changes})
+    controller._broadcast([(t, p) for t, p in sorted(controller.partitions) if t == topic])
+    return None, None
+
+
+def _parse(name: str, value):
+    if name == "min.insync.replicas":
+        number = int(value)
+        if number < 1:
+            raise ValueError(f"Invalid value {value} for configuration min.insync.replicas: Value must be at least 1")
+        return number
+    text = str(value).lower()
+    if text not in ("true", "false"):
+        raise ValueError(f"Invalid value {value} for configuration {name}: Expected value to be either true or false")
+    return text == "true"
