@@ -7,11 +7,22 @@ scenario real Kafka cannot run (``random_faults``: a schedule replayed on a virt
 say why.
 """
 
+import os
+from pathlib import Path
+
 import pytest
 
 from course_lib.backend import ComposedBackend
 from course_lib.client_adapters import CLIENTS
-from course_lib.fidelity import BY_DESIGN, FIDELITY_CASES, LOCAL_TABLE, MATRIX, column_seconds, fidelity_table
+from course_lib.fidelity import (
+    BY_DESIGN,
+    FIDELITY_CASES,
+    LOCAL_TABLE,
+    MATRIX,
+    column_seconds,
+    fidelity_table,
+    readme_with_matrix,
+)
 from course_lib.scenarios import run_scenario
 from course_lib.shared_results import once_per_test_run
 
@@ -122,3 +133,19 @@ def test_every_client_column_ran_every_case_and_agrees_or_differs_by_design(tabl
         assert why is None, f"{column} did not run {row['scenario']} {row['parameters']}: {why}"
         if (row["scenario"], col.client) not in BY_DESIGN:
             assert row[column] == row["expected"], (row["scenario"], row["parameters"], row["disagree"])
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_the_readme_shows_this_matrix(table):
+    """The README's matrix is generated from a run's matrix, never written by hand: it must be
+    what this run measured (FIDELITY_README=write rewrites it from this run)."""
+    text = README.read_text()
+    wanted = readme_with_matrix(text, table)
+    if os.environ.get("FIDELITY_README") == "write":
+        README.write_text(wanted)
+    assert text == wanted or os.environ.get("FIDELITY_README") == "write", (
+        "README.md's fidelity matrix is not this run's: rerun "
+        "`FIDELITY_README=write pytest tests/real/test_real_scenarios.py -k readme` and review the diff"
+    )
