@@ -1,17 +1,20 @@
-"""Every named scenario on every backend, side by side: the fidelity table (notebooks/09).
+"""Every named scenario on every client x cluster, side by side: the fidelity matrix (notebooks/09).
 
 This module sits above the seam: it composes the scenarios (:mod:`course_lib.scenarios`) with
-each client x cluster pair (:mod:`course_lib.backend`) - the simulator's own clients, kafka-python
-on the simulated cluster over TCP (:class:`~course_lib.wire.cluster.WireCluster`) and kafka-python
-on a real cluster - so no cluster package needs to know another. (Single behaviours are probed
-by :mod:`course_lib.behaviour_probes`.)
+each client x cluster pair (:mod:`course_lib.backend`) - the simulator's own clients on the
+simulated cluster, and kafka-python, confluent-kafka (librdkafka) and the Java client
+(:data:`~course_lib.client_adapters.CLIENTS`) each on the simulated cluster over TCP
+(:class:`~course_lib.wire.cluster.WireCluster`) and on a real cluster - so no cluster package
+needs to know another. (Single behaviours are probed by :mod:`course_lib.behaviour_probes`.)
 
 :func:`fidelity_table` runs every case of :data:`FIDELITY_CASES` - every name in ``SCENARIOS``,
-some with two settings - on each column and compares which anomaly classes appeared. Where they
-agree, the simulator's explanation (offsets, high watermark, epochs) is trustworthy for the real
-thing; where they do not, the pair that differs says where the bug is: the first two differ only
-in the client, the last two only in the brokers. A backend that cannot run a scenario says why
-in the row (``why not``, ``wire why not``), never silently.
+some with two settings - in each column of :data:`MATRIX` and compares which anomaly classes
+appeared. Where they agree, the simulator's explanation (offsets, high watermark, epochs) is
+trustworthy for the real thing; where two neighbouring columns do not, the layer between them is
+where the difference is (:data:`PAIR_MEANING`): simulator vs kafka-python on the simulated
+cluster differ only in the client, one client on the two clusters only in the brokers, two
+clients on one cluster only in the client - by design or not (:data:`BY_DESIGN`). A column that
+cannot run a case says why in the row (``not run``), never silently.
 
     >>> with LocalCluster(controllers=1) as kafka:              # doctest: +SKIP
     ...     rows = fidelity_table(kafka)
