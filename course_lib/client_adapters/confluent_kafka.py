@@ -227,8 +227,11 @@ def _reader(cluster: Any, isolation_level: str) -> Any:
 def _settled_end(c: Any, tp: Any) -> int:
     end = -1
     for _ in range(50):
-        now = c.get_watermark_offsets(tp, timeout=10, cached=False)[1]
-        if now == end:
+        try:
+            now = c.get_watermark_offsets(tp, timeout=10, cached=False)[1]
+        except ck.KafkaException:  # after a broker crash librdkafka replaces its handle: ask again
+            now = -1
+        if now >= 0 and now == end:
             break
         end = now
         time.sleep(0.1)
