@@ -102,3 +102,23 @@ def test_plot_has_a_column_per_backend():
     labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     plt.close(fig)
     assert labels == ["simulator clients", "kafka-python on\nthe simulated cluster", "kafka-python on\nKafka 4.3.1"]
+
+
+def test_the_readme_matrix_is_replaced_whole_and_timing_dependent_rows_are_left_out_of_the_check():
+    from course_lib.fidelity import README_END, README_START, readme_matrix, readme_with_matrix, timing_free
+
+    rows = [
+        {
+            "scenario": "lost_ack_retry",
+            "parameters": {"idempotent": False},
+            "simulator": ["duplicate"],
+            "wire": ["duplicate"],
+        },
+        {"scenario": "leader_crash_after_ack", "parameters": {"acks": "all"}, "simulator": [], "wire": ["duplicate"]},
+    ]
+    readme = f"before\n{README_START}\nold\n{README_END}\nafter\n"
+    new = readme_with_matrix(readme, rows)
+    assert new.startswith("before\n") and new.endswith("\nafter\n") and "old" not in new
+    kept = "\n".join(timing_free(readme_matrix(new)))
+    assert "| lost_ack_retry | idempotent=False | duplicate | duplicate |" in kept
+    assert "leader_crash_after_ack" in readme_matrix(new) and "leader_crash_after_ack" not in kept
