@@ -6,9 +6,9 @@ about 4 minutes) and ``real`` are opt-in; ``real`` starts a 3-broker Kafka clust
 and Maven, ~2-3 minutes) and runs :mod:`bench.real_kafka`. ``site`` (opt-in, needs node and npm)
 compares Pyodide with CPython and times a cold load of the static site's first demo
 (:mod:`bench.site`). ``wire`` (opt-in) starts a simulated cluster that speaks the Kafka protocol
-and compares it with ``LocalCluster`` (start, kafka-python throughput, the scenario suite on the
-three backends; :mod:`bench.wire`; then the Java client's producer throughput through its
-driver process, :mod:`bench.java_client`). Spark benchmarks are a separate command (see README).
+and compares it with ``LocalCluster`` (start; kafka-python's, confluent-kafka's and the Java
+client's producer throughput into one wire cluster and one LocalCluster; the scenario suite;
+the client differential, ``--sequences N``; :mod:`bench.wire`). Spark benchmarks are a separate command (see README).
 
 ``--quick``: every part as a smoke run of seconds (``real`` about a minute) that prints the same
 tables from less work; ``make test`` runs each so that none rots unseen (tests/test_bench.py).
@@ -21,7 +21,10 @@ CHOICES = ("sim", "widgets", "grading", "invariants", "real", "site", "wire")
 
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
-    names = [a for a in argv if not a.startswith("-")]
+    # an option's value (``--sequences 200``) is no benchmark name
+    values = {i + 1 for i, a in enumerate(argv) if a in ("--sequences", "--records")}
+    names = [a for i, a in enumerate(argv) if not a.startswith("-") and i not in values]
+    options = [a for i, a in enumerate(argv) if a not in names or i in values]
     unknown = sorted(set(names) - set(CHOICES))
     if unknown:
         print(f"unknown benchmark(s) {unknown}; choose from {', '.join(CHOICES)}", file=sys.stderr)
@@ -52,10 +55,7 @@ def main(argv: list[str]) -> int:
     if "wire" in chosen:
         from . import wire
 
-        wire.main(quick=quick, argv=[])
-        from . import java_client
-
-        java_client.main(quick=quick)  # the Java client's producer into the same two kinds of cluster
+        wire.main(quick=quick, argv=[o for o in options if o != "--quick"])  # kafka-python, confluent-kafka, Java
     if "real" in chosen:
         from course_lib.real import jars
 

@@ -1,8 +1,9 @@
 """Benchmark: the Java client 4.3.1's producer throughput into the simulated cluster over the wire
 vs into a real local Kafka (``LocalCluster``), in one run.
 
-    python -m bench wire [--quick]          (this section follows bench.wire's tables)
-    python -m bench.java_client [--quick] [--records N]
+    python -m bench wire [--quick]          (the Java rows beside kafka-python's and confluent-kafka's,
+                                             into bench.wire's one wire cluster and one LocalCluster)
+    python -m bench.java_client [--quick] [--records N]   (the Java client alone, its own clusters)
 
 The producer runs in the Java driver process (:mod:`course_lib.java_client`): ``acks=all``,
 idempotent, the client's default ``linger.ms``, 1 KB records into one RF=3 partition with

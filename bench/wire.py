@@ -3,7 +3,7 @@
     python -m bench wire [--quick]      (registered in bench/__main__.py)
     python -m bench.wire [--quick]
 
-Side by side in one run, with the same unmodified kafka-python 3.0.12 client:
+Side by side in one run:
 
 - start time of a 3-broker cluster: :class:`course_lib.wire.WireCluster` vs
   :class:`course_lib.real.cluster.LocalCluster` (cached jars, KRaft);
@@ -14,10 +14,12 @@ Side by side in one run, with the same unmodified kafka-python 3.0.12 client:
   (:mod:`course_lib.wire.differential`; ``make test`` runs a hundred-odd), with the differences
   found, each with its seed;
 - producer throughput, ``acks=all``, idempotent, 1 KB records, one RF=3 partition with
-  ``min.insync.replicas=2``, into each. The simulated cluster runs twice: with the simulator's
-  default network latency (1 ms + up to 0.5 ms jitter per message, a LAN) and with 0.1 ms
-  (loopback, what LocalCluster's brokers have between them). Virtual ms = wall ms, so the
-  simulated latency is real waiting.
+  ``min.insync.replicas=2``, into each, by three clients: kafka-python 3.0.12, confluent-kafka
+  (librdkafka) and the Java client 4.3.1 (its driver process, :mod:`bench.java_client`) - each
+  into its own topic of ONE wire cluster and ONE LocalCluster. kafka-python also runs into a
+  second wire cluster with 0.1 ms latency (loopback, what LocalCluster's brokers have between
+  them) instead of the simulator's default 1 ms + up to 0.5 ms jitter per message (a LAN).
+  Virtual ms = wall ms, so the simulated latency is real waiting.
 
 Without Java the LocalCluster rows say why they are missing. Numbers from a 2-core machine
 running the brokers and the client at once: compare rows, not absolute values.
@@ -65,21 +67,108 @@ def produce_throughput(bootstrap_servers: str, topic: str, records: int, budget_
     }
 
 
-def wire_numbers(records: int, budget_s: float, **options) -> dict:
+def confluent_throughput(bootstrap_servers: str, topic: str, records: int, budget_s: float) -> dict:
+    """The same measurement through confluent-kafka (librdkafka): ``records`` 1 KB produces (or as
+    many as fit in ``budget_s``), acks=all, idempotent, linger 5 ms (librdkafka's default), the
+    clock stopped when the last delivery report came."""
+    from confluent_kafka import KafkaException, Producer
+
+    payload = b"x" * RECORD_BYTES
+    failed: list = []
+
+    def report(err, _msg) -> None:
+        if err is not None:
+            failed.append(err)
+
+    producer = Producer(
+        {"bootstrap.servers": bootstrap_servers, "acks": "all", "enable.idempotence": True, "linger.ms": 5}
+    )
+    producer.produce(topic, payload, partition=0, on_delivery=report)  # warm-up: connections, metadata
+    if producer.flush(30) or failed:
+        raise KafkaException(f"confluent-kafka's warm-up produce failed: {failed or 'no delivery report in 30 s'}")
+    sent = 0
+    t0 = time.perf_counter()
+    deadline = t0 + budget_s
+    while sent < records and time.perf_counter() < deadline:
+        try:
+            producer.produce(topic, payload, partition=0, on_delivery=report)
+            sent += 1
+        except BufferError:  # librdkafka's queue is full: serve delivery reports, then go on
+            producer.poll(0.01)
+        producer.poll(0)
+    left = producer.flush(60)
+    elapsed = time.perf_counter() - t0
+    if left or failed:
+        raise KafkaException(f"confluent-kafka: {left} records undelivered, {len(failed)} failed: {failed[:1]}")
+    return {
+        "records": sent,
+        "seconds": elapsed,
+        "records_per_s": sent / elapsed,
+        "mb_per_s": sent * RECORD_BYTES / elapsed / 1e6,
+    }
+
+
+def _client_versions() -> dict[str, str]:
+    import kafka
+
+    labels = {"kafka-python": f"kafka-python {kafka.__version__}"}
+    try:
+        import confluent_kafka
+    except ImportError:
+        labels["confluent-kafka"] = "confluent-kafka"
+    else:
+        labels["confluent-kafka"] = (
+            f"confluent-kafka {confluent_kafka.__version__} (librdkafka {confluent_kafka.libversion()[0]})"
+        )
+    labels["java"] = "Java client 4.3.1 (driver process)"
+    return labels
+
+
+def clients_into(make_topic, servers: str, records: int, budget_s: float, driver) -> dict:
+    """kafka-python's, confluent-kafka's and (``driver``) the Java client's throughput into one
+    cluster, each into its own topic; a client that cannot run says why."""
+    from . import java_client
+
+    out: dict = {"kafka-python": produce_throughput(servers, make_topic("bench-kafka-python"), records, budget_s)}
+    try:
+        import confluent_kafka  # noqa: F401 - installed with the lab extra
+    except ImportError:
+        out["confluent-kafka"] = {"missing": "confluent-kafka is not installed (pip install -e '.[lab]')"}
+    else:
+        out["confluent-kafka"] = confluent_throughput(servers, make_topic("bench-confluent"), records, budget_s)
+    if isinstance(driver, str):
+        out["java"] = {"missing": driver}
+    else:
+        out["java"] = java_client.produce_throughput(driver, servers, make_topic("bench-java"), records)
+    return out
+
+
+def wire_numbers(records: int, budget_s: float, driver=None, **options) -> dict:
+    """Start a wire cluster (timed) and measure each client into it (``driver`` None: only
+    kafka-python)."""
     from course_lib.wire import WireCluster
 
     t0 = time.perf_counter()
     wire = WireCluster(brokers=3, seed=1, **options).start()
     start_s = time.perf_counter() - t0
+
+    def make_topic(name: str) -> str:
+        wire.create_topic(name, partitions=1, replication_factor=3, min_insync_replicas=2)
+        return name
+
     try:
-        wire.create_topic("bench", partitions=1, replication_factor=3, min_insync_replicas=2)
-        produce = produce_throughput(wire.bootstrap_servers, "bench", records, budget_s)
+        if driver is None:
+            clients = {
+                "kafka-python": produce_throughput(wire.bootstrap_servers, make_topic("bench"), records, budget_s)
+            }
+        else:
+            clients = clients_into(make_topic, wire.bootstrap_servers, records, budget_s, driver)
     finally:
         wire.stop()
-    return {"start_s": start_s, "produce": produce}
+    return {"start_s": start_s, "produce": clients["kafka-python"], "clients": clients}
 
 
-def local_numbers(records: int, budget_s: float) -> dict:
+def local_numbers(records: int, budget_s: float, driver=None) -> dict:
     from course_lib.real import jars
     from course_lib.real.cluster import LocalCluster
 
@@ -90,9 +179,41 @@ def local_numbers(records: int, budget_s: float) -> dict:
     t0 = time.perf_counter()
     with LocalCluster(proxies=False, progress=False) as cluster:
         start_s = time.perf_counter() - t0
-        topic = cluster.create_topic("wire-bench", partitions=1, replication_factor=3, min_insync_replicas=2)
-        produce = produce_throughput(cluster.bootstrap_servers, topic, records, budget_s)
-    return {"start_s": start_s, "produce": produce}
+
+        def make_topic(name: str) -> str:
+            return cluster.create_topic(name, partitions=1, replication_factor=3, min_insync_replicas=2)
+
+        clients = clients_into(make_topic, cluster.bootstrap_servers, records, budget_s, driver)
+    return {"start_s": start_s, "produce": clients["kafka-python"], "clients": clients}
+
+
+def java_driver():
+    """One Java driver process for every Java row, or the reason there is none."""
+    from course_lib.java_client import DriverProcess
+    from course_lib.real import jars
+
+    try:
+        return DriverProcess()
+    except jars.JvmToolMissing as exc:
+        return str(exc).splitlines()[0]
+
+
+def print_clients(wire: dict, local: dict) -> None:
+    """Each client into the wire cluster and into LocalCluster, side by side."""
+    labels = _client_versions()
+    print(f"\nproducer throughput by client, acks=all, idempotent, {RECORD_BYTES} B records (records/s)")
+    print(f"{'client':52} {'wire (1 ms)':>12} {'LocalCluster':>13} {'wire/local':>11}")
+    for key, label in labels.items():
+        w = wire.get("clients", {}).get(key, {"missing": "not run"})
+        loc = local.get("clients", {}).get(key, {"missing": local.get("missing", "not run")})
+        cells = [f"{r['records_per_s']:12.0f}" if "missing" not in r else f"{'-':>12}" for r in (w, loc)]
+        ratio = (
+            f"{w['records_per_s'] / loc['records_per_s']:10.2f}x" if "missing" not in w and "missing" not in loc else ""
+        )
+        print(f"{label:52} {cells[0]} {cells[1]:>13} {ratio:>11}")
+        for where, r in (("wire", w), ("LocalCluster", loc)):
+            if "missing" in r:
+                print(f"  ({where}: {r['missing']})")
 
 
 def suite_times(local: bool, limit: int | None = None) -> dict:
@@ -141,6 +262,16 @@ def differential_numbers(sequences: int) -> dict:
             t0 = time.perf_counter()
             found = [d for seed in range(sequences) for d in runner.run(seed)]
             out[runner.kind] = {"sequences": sequences, "seconds": time.perf_counter() - t0, "differences": found}
+        from course_lib.wire import config_differential as configs
+
+        t0 = time.perf_counter()
+        found_configs = configs.config_differences(wire.bootstrap_servers)
+        out["configuration"] = {
+            "cases": len(configs.PRODUCER_CASES) + len(configs.CONSUMER_CASES),
+            "seconds": time.perf_counter() - t0,
+            "differences": found_configs,
+            "known": sum(f[:2] in configs.KNOWN_CONFIG_DIFFERENCES for f in found_configs),
+        }
     finally:
         wire.stop()
     return out
@@ -161,9 +292,14 @@ def main(quick: bool = False, argv: list[str] | None = None) -> dict:
     # quick: a smoke run (tests/test_bench.py) - every row printed, none of them a measurement
     records = args.records or (500 if quick else 20000)
     budget_s = 3.0 if quick else 30.0
-    wire = wire_numbers(records, budget_s)
-    loopback = wire_numbers(records, budget_s, latency_ms=0.1, jitter_ms=0.05)
-    local: dict = {"missing": "--no-local"} if args.no_local else local_numbers(records, budget_s)
+    driver = java_driver()
+    try:
+        wire = wire_numbers(records, budget_s, driver)
+        loopback = wire_numbers(records, budget_s, latency_ms=0.1, jitter_ms=0.05)
+        local: dict = {"missing": "--no-local"} if args.no_local else local_numbers(records, budget_s, driver)
+    finally:
+        if not isinstance(driver, str):
+            driver.close()
     rows = [
         ("simulated, wire (latency 1 ms, the default)", wire),
         ("simulated, wire (latency 0.1 ms, loopback)", loopback),
@@ -185,6 +321,7 @@ def main(quick: bool = False, argv: list[str] | None = None) -> dict:
             f"start: simulated is {speedup:.0f}x faster; throughput simulated/LocalCluster: "
             f"{ratio:.2f}x (1 ms), {ratio_loop:.2f}x (0.1 ms)"
         )
+    print_clients(wire, local)
     suites = {} if args.no_suite else suite_times(local=args.suite_local, limit=2 if quick else None)
     if suites:
         print(f"\n{'scenario suite (seed 1)':44} {'wall s':>9} {'scenarios':>10}")
@@ -196,14 +333,22 @@ def main(quick: bool = False, argv: list[str] | None = None) -> dict:
         print(
             f"\n{'client differential (simulator vs kafka-python)':44} {'sequences':>9} {'wall s':>9} {'seq/s':>7} {'differences':>11}"
         )
+        configs = diff.pop("configuration", None)
         for kind, r in diff.items():
             known = sum(d.known for d in r["differences"])
             print(
                 f"{kind + ' call sequences':44} {r['sequences']:9d} {r['seconds']:9.1f} "
                 f"{r['sequences'] / r['seconds']:7.1f} {len(r['differences']):5d} ({known} known)"
             )
+        if configs is not None:
+            print(
+                f"{'configuration cases (accepted/refused values)':44} {configs['cases']:9d} {configs['seconds']:9.1f} "
+                f"{'':7} {len(configs['differences']):5d} ({configs['known']} known)"
+            )
         for d in (d for r in diff.values() for d in r["differences"]):
             print(f"  {'known' if d.known else 'NEW'}: {d}")
+        if configs is not None:
+            diff["configuration"] = configs
     return {"wire": wire, "loopback": loopback, "local": local, "suites": suites, "differential": diff}
 
 

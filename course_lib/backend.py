@@ -48,11 +48,11 @@ Two axes: a backend is a *client* side composed with a *cluster* side.
   :class:`~course_lib.clusters.FaultSchedules`) on the cluster class itself, and say in
   ``missing_parts()`` which parts it lacks and why: the backend's ``faults`` follow, and
   :class:`MissingFault` names the missing part. :func:`open_backend` then takes it as it is.
-- A cluster on a clock of its own (the simulator: virtual time, its own clients in-process) is
-  an adapter of its own: subclass :class:`~course_lib.backends.base.Common` and fulfil the five
-  roles of :class:`Backend` (topology, clients, clock, nemesis, final phase), overriding the
-  intents (``settle``, ``until_*``...) with the fixed virtual times its recorded traces assume
-  (see :mod:`course_lib.backends.sim`).
+- The simulator is the same two sides on a clock of its own: :class:`SimBackend` composes the
+  simulator's clients (:mod:`course_lib.client_adapters.simulated`) with the simulated cluster
+  (:class:`~course_lib.broker.simulated_cluster.SimulatedCluster`, which has every part, virtual
+  time and network partitions too), and overrides the intents (``settle``, ``until_*``...) with
+  the fixed virtual times its recorded traces assume (see :mod:`course_lib.backends.sim`).
 
 Each adapter has a typed conformance line in ``tests/test_seam_types.py`` (checked by mypy),
 and ``tests/test_layers.py`` runs scenarios on every client x cluster pair it supports.
@@ -88,7 +88,7 @@ def open_backend(target=None, seed: int = 0, **sim_options) -> SimBackend | Comp
     if target is None or target == "simulator":
         return SimBackend.start(seed=seed, **sim_options)
     if isinstance(target, SimBackend):
-        return SimBackend.start(seed=seed, **sim_options)
+        return target.fresh(seed, **sim_options)
     if isinstance(target, ComposedBackend):
         return target.fresh()
     if isinstance(target, Topology):

@@ -22,6 +22,12 @@ ANOMALIES = {
     "uncommitted_read": "a consumer read a record before its transaction committed",
     "poll_skip": "a consumer's polls jumped over committed records of a partition",
     "nonmonotonic_poll": "a consumer's polls went backwards in a partition without a seek or rebalance",
+    # share groups (KIP-932)
+    "redelivered": "a share group delivered the record more than once",
+    "redelivered_after_ack": "a share group delivered the record again after its ACCEPT was acknowledged",
+    "archived": "a share group gave the record up (archived) without it being accepted",
+    "never_delivered": "in the input, above the share group's start offset, yet never delivered nor archived",
+    "reordered_across_workers": "processed after a later record of the same partition",
 }
 
 FATES = ("delivered", "lost", "duplicated", "undelivered", "unacknowledged but present", "phantom")
@@ -198,6 +204,11 @@ def _verb(kind: str, n: int) -> str:
         "uncommitted_read": "read before their commit",
         "poll_skip": "skipped by a poll",
         "nonmonotonic_poll": "polled out of order",
+        "redelivered": "delivered more than once by the share group",
+        "redelivered_after_ack": "delivered again after their ACCEPT was acknowledged",
+        "archived": "given up (archived)",
+        "never_delivered": "never delivered by the share group",
+        "reordered_across_workers": "processed out of partition order",
     }[kind]
 
 

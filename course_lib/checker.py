@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from .check_result import ANOMALIES, Anomaly, CheckResult, Message
-from .guarantees import allowed_anomalies, allowed_consumer_anomalies
+from .guarantees import allowed_anomalies, allowed_consumer_anomalies, allowed_share_anomalies
 from .history import FAIL, INFO, INVOKE, OK, History, Nemesis, OpName
 
 
@@ -354,3 +354,229 @@ def _explain_duplicate(m: Message) -> str:
             f"appended, and nothing told the broker it was a retry (no idempotence)"
         )
     return "an attempt whose answer never arrived had been appended, and the retry appended it again"
+
+
+# ---- share groups (KIP-932) ----------------------------------------------------------------------
+@dataclass
+class Delivery:
+    worker: str
+    time_ms: float
+    delivery_count: int
+    message: str
+
+
+@dataclass
+class ShareObserved:
+    """What a history says about one topic read by a share group, record by record
+    (``(partition, offset)``): every delivery, acknowledgement and archiving, and the processing."""
+
+    topic: str
+    deliveries: dict  # (partition, offset) -> [Delivery] in time order
+    accepted: dict  # (partition, offset) -> time its ACCEPT was acknowledged (ok)
+    archived: dict  # (partition, offset) -> (why, time)
+    processed: dict  # message -> [(worker, time)]
+    start_offsets: dict  # partition -> the share group's start offset (share.auto.offset.reset)
+    events: list  # what explains a redelivery: lock expiries, releases, closes, crashes, elections
+
+    @property
+    def redelivered(self) -> int:
+        """Records delivered more than once."""
+        return sum(1 for d in self.deliveries.values() if len(d) > 1)
+
+    @property
+    def extra_deliveries(self) -> int:
+        return sum(len(d) - 1 for d in self.deliveries.values())
+
+    @property
+    def processed_twice(self) -> int:
+        """Messages processed more than once."""
+        return sum(1 for p in self.processed.values() if len(p) > 1)
+
+    def archived_by(self, why: str) -> int:
+        return sum(1 for w, _ in self.archived.values() if w.startswith(why))
+
+    def delivery_counts(self) -> dict:
+        """message -> the delivery counts it was handed out with, in order."""
+        return {d[0].message: [x.delivery_count for x in d] for d in self.deliveries.values()}
+
+
+def observe_share(history: History, topic: str) -> ShareObserved:
+    deliveries: dict = defaultdict(list)
+    accepted: dict = {}
+    archived: dict = {}
+    processed: dict = defaultdict(list)
+    starts: dict = {}
+    events = []
+    for op in history:
+        f, value = op.f, op.value
+        if f == OpName.SHARE_POLL and op.type == OK and op.topic == topic:
+            for partition, offset, message, count in value:
+                deliveries[(partition, offset)].append(Delivery(op.process, op.time_ms, count, message))
+        elif f == OpName.SHARE_ACK and op.type != INVOKE and op.topic == topic:
+            events.append(op)
+            if op.type == OK:
+                for partition, offset, kind in value:
+                    if kind == "accept":
+                        accepted.setdefault((partition, offset), op.time_ms)
+        elif f == OpName.PROCESS and op.topic == topic:
+            processed[value].append((op.process, op.time_ms))
+        elif f.startswith("share_") and isinstance(value, dict) and value.get("topic") == topic:
+            partition = value["partition"]
+            if f == "share_start":
+                starts.setdefault(partition, value["start_offset"])
+            elif f == "share_archived":
+                for offset in value["rejected"]:
+                    archived.setdefault((partition, offset), ("rejected by its worker", op.time_ms))
+                for offset in value["delivery_limit"]:
+                    archived.setdefault((partition, offset), ("released at the delivery count limit", op.time_ms))
+            else:  # share_lock_expired, share_released_on_close
+                events.append(op)
+                for offset in value.get("archived", ()):
+                    archived.setdefault((partition, offset), ("its last allowed delivery's lock expired", op.time_ms))
+        elif op.type == INFO and op.process in ("nemesis", "controller"):
+            events.append(op)
+    for d in deliveries.values():
+        d.sort(key=lambda x: x.time_ms)
+    return ShareObserved(topic, dict(deliveries), accepted, archived, dict(processed), starts, events)
+
+
+def _why_redelivered(obs: ShareObserved, key, before: Delivery, after: Delivery) -> str | None:
+    """What, between two deliveries of a record, explains the second; None if nothing does."""
+    partition, offset = key
+    for op in obs.events:
+        if not before.time_ms - 1e-9 <= op.time_ms <= after.time_ms + 1e-9:
+            continue
+        v = op.value
+        if op.f == "share_lock_expired" and v["partition"] == partition and offset in v["offsets"]:
+            held = op.time_ms - before.time_ms
+            return f"{before.worker}'s lock on it expired after {held:g} ms without an acknowledgement"
+        if op.f == "share_released_on_close" and v["partition"] == partition and offset in v["offsets"]:
+            return f"{before.worker} closed holding it, which released it"
+        if (
+            op.f == OpName.SHARE_ACK
+            and op.process == before.worker
+            and op.type == OK
+            and [partition, offset, "release"] in [list(x) for x in v]
+        ):
+            return f"{before.worker} released it"
+        if op.f == OpName.ELECT and v.get("topic") == obs.topic and v.get("partition") == partition:
+            return (
+                f"the partition's leader changed (broker {v['leader']}, epoch {v['leader_epoch']}) while "
+                f"{before.worker} held it: acquisitions are not persisted"
+            )
+    return None
+
+
+def check_share(
+    history: History,
+    topic: str,
+    acknowledgement_mode: str = "implicit",
+    delivery_count_limit: int = 5,
+    producer_config: dict | None = None,
+) -> CheckResult:
+    """Judge a share group's run on ``topic``: every redelivery (with what caused it), records
+    delivered again after an acknowledged ACCEPT, archived records (and why), records never
+    delivered, processing twice and out of order - each against :func:`allowed_share_anomalies`.
+    Records are judged against the final read of ``topic`` when there is one."""
+    allowed = allowed_anomalies(producer_config)
+    allowed.update(allowed_share_anomalies(acknowledgement_mode, delivery_count_limit))
+    producer_side = check(history, producer_config, allowed=allowed)
+    obs = observe_share(history, topic)
+    out: list[Anomaly] = [a for a in producer_side.anomalies if a.kind in ("lost", "phantom", "duplicate")]
+
+    def add(kind, message, text, t, reason=None):
+        out.append(Anomaly(kind, message, text, reason if reason is not None else allowed.get(kind), t))
+
+    for key, ds in sorted(obs.deliveries.items()):
+        partition, offset = key
+        acked = obs.accepted.get(key)
+        steps, unexplained = [], False
+        for before, after in zip(ds, ds[1:]):
+            if acked is not None and after.time_ms > acked:
+                add(
+                    "redelivered_after_ack",
+                    after.message,
+                    f"{after.message} (partition {partition}, offset {offset}) was delivered to {after.worker} "
+                    f"at {after.time_ms:g} ms, after its ACCEPT was acknowledged at {acked:g} ms",
+                    after.time_ms,
+                )
+                continue
+            why = _why_redelivered(obs, key, before, after)
+            unexplained |= why is None
+            steps.append(
+                f"delivery {after.delivery_count} to {after.worker} at {after.time_ms:g} ms because "
+                + (why or "nothing released it - the broker handed out a held record")
+            )
+        if steps:
+            first = ds[0]
+            text = (
+                f"{first.message} (partition {partition}, offset {offset}) was delivered {len(ds)} times: first to "
+                f"{first.worker} at {first.time_ms:g} ms; " + "; ".join(steps)
+            )
+            out.append(
+                Anomaly(
+                    "redelivered", first.message, text, None if unexplained else allowed["redelivered"], ds[1].time_ms
+                )
+            )
+    for key, (why, t) in sorted(obs.archived.items()):
+        ds = obs.deliveries.get(key, [])
+        message = ds[0].message if ds else f"offset {key[1]}"
+        add(
+            "archived",
+            message,
+            f"{message} (partition {key[0]}, offset {key[1]}) was archived at {t:g} ms after {len(ds)} "
+            f"deliver{'y' if len(ds) == 1 else 'ies'}: {why}",
+            t,
+        )
+    for message, runs in sorted(obs.processed.items()):
+        if len(runs) > 1:
+            who = ", ".join(f"{w} at {t:g} ms" for w, t in runs)
+            add("duplicate_processing", message, f"{message} was processed {len(runs)} times ({who})", runs[1][1])
+    for message, earlier, t in _reordered(obs):
+        add(
+            "reordered_across_workers",
+            message,
+            f"{message} was processed after {earlier}, a later record of its partition",
+            t,
+        )
+    final = [op for op in history if op.f == OpName.FINAL_READ and op.type == OK and op.topic == topic]
+    if final:
+        for partition, offset, message in final[-1].value:
+            start = obs.start_offsets.get(partition)
+            if (
+                start is None
+                or offset < start
+                or (partition, offset) in obs.deliveries
+                or (partition, offset) in obs.archived
+            ):
+                continue
+            add(
+                "never_delivered",
+                message,
+                f"{message} (partition {partition}, offset {offset}) is above the share group's start offset "
+                f"{start} but was never delivered",
+                0.0,
+            )
+    out.sort(key=lambda a: (list(ANOMALIES).index(a.kind), a.time_ms))
+    spec = {"share_group": topic, "acknowledgement_mode": acknowledgement_mode}
+    return CheckResult(producer_side.messages, out, allowed, bool(final), producer_side.notes, spec)
+
+
+def _reordered(obs: ShareObserved) -> Iterator[tuple[str, str, float]]:
+    """Messages processed (first time) after a higher offset of their partition was."""
+    first: dict = {}
+    for key, ds in obs.deliveries.items():
+        runs = obs.processed.get(ds[0].message)
+        if runs:
+            first[key] = (runs[0][1], ds[0].message)
+    by_partition: dict = defaultdict(list)
+    for (partition, offset), (t, message) in first.items():
+        by_partition[partition].append((t, offset, message))
+    for rows in by_partition.values():
+        rows.sort()
+        highest = None
+        for t, offset, message in rows:
+            if highest is not None and offset < highest[0]:
+                yield message, highest[1], t
+            if highest is None or offset > highest[0]:
+                highest = (offset, message)

@@ -32,8 +32,14 @@ from kafka.producer.kafka import KafkaProducer as _KafkaPythonProducer
 
 PRODUCER_DEFAULTS = dict(_KafkaPythonProducer.DEFAULT_CONFIG)
 PRODUCER_DEFAULTS.update(bootstrap_servers=None, partitioner=None, kafka_client=None)
+#: not kafka-python's: the transaction protocol the simulated producer speaks. 1 (the default) is
+#: kafka-python's, which keeps transactions v1 on any cluster; 2 is the Java client 4.x's on a
+#: cluster whose ``transaction.version`` is 2 (KIP-890: partitions join by the produce request,
+#: the epoch is bumped at every transaction's end). On a cluster finalizing 1, 2 falls back to 1.
+PRODUCER_DEFAULTS["transaction_version"] = 1
 
 _ACKS = {0: 0, 1: 1, -1: -1, "all": -1, "0": 0, "1": 1, "-1": -1}
+COMPRESSION_TYPES = (None, "gzip", "snappy", "lz4", "zstd")
 _NON_NEGATIVE_MS = (
     "retry_backoff_ms",
     "request_timeout_ms",
@@ -81,6 +87,11 @@ def resolve_producer_config(**user) -> dict:
         if key not in PRODUCER_DEFAULTS:
             raise unknown_key_error("producer", key, PRODUCER_DEFAULTS)
     config = {**PRODUCER_DEFAULTS, **user}
+    # kafka-python checks the codec name right after the keys (a ValueError), before any other rule
+    if config["compression_type"] not in COMPRESSION_TYPES:
+        raise ConfigurationError(
+            f"compression_type must be one of {COMPRESSION_TYPES}, got {config['compression_type']!r}"
+        )
 
     acks = config["acks"]
     if isinstance(acks, bool) or acks not in _ACKS:
@@ -103,6 +114,11 @@ def resolve_producer_config(**user) -> dict:
             raise ConfigurationError(f"{key} must be a positive integer, got {value!r}")
     if not isinstance(config["enable_idempotence"], bool):
         raise ConfigurationError(f"enable_idempotence must be True or False, got {config['enable_idempotence']!r}")
+    if config["transaction_version"] not in (1, 2) or isinstance(config["transaction_version"], bool):
+        raise ConfigurationError(
+            f"transaction_version must be 1 (kafka-python's) or 2 (KIP-890, the Java client 4.x's), "
+            f"got {config['transaction_version']!r}"
+        )
     tid = config["transactional_id"]
     if tid is not None and (not isinstance(tid, str) or not tid):
         raise ConfigurationError(f"transactional_id must be a non-empty string or None, got {tid!r}")

@@ -9,7 +9,7 @@ kafka-python, so a busy instance stays in the group - until it exceeds ``max_pol
 >>> run = GroupRun(seed=1, messages=20)
 >>> _ = run.start("a", commit_every=1)
 >>> print(run.run(until_ms=5000).summary())
-20 of 20 messages processed; processed more than once: 0 (0 extra runs); never processed: 0; rebalances: 1; failed commits: 0
+20 of 20 messages processed; processed more than once: 0 (0 extra runs); never processed: 0; group formed 1, rebalanced 0 times; failed commits: 0
 
 The instance's loop is the at-least-once loop of lesson 05: poll, process every record, commit
 the processed offsets (every ``commit_every`` batches), poll again. ``commit_on_revoke=True``
@@ -352,6 +352,31 @@ class GroupRun:
         """Completed rebalances (new generations) after ``after_ms``; the first assignment counts."""
         return sum(1 for op in self.backend.history if op.f == "rebalance" and op.time_ms >= self.t0 + after_ms)
 
+    def generations(self) -> list[tuple[float, int, str]]:
+        """``(time_ms, generation, how)`` of each generation of the group, ``how`` one of
+        ``"formed"`` (the first members of a group that had none), ``"rebalanced"`` (partitions
+        handed out again among members) or ``"emptied"`` (the last member left: Kafka's coordinator
+        starts a new, empty generation, which is why the next one is numbered two higher)."""
+        found: list[tuple[float, int, str]] = []
+        members: set = set()
+        generation = 0
+        for op in self.backend.history:
+            if not isinstance(op.value, dict) or op.value.get("group") not in (None, self.group):
+                continue
+            if op.f == "rebalance":
+                generation, was_empty = op.value["generation"], not members
+                members = set(op.value["assignment"])
+                how = "emptied" if not members else "formed" if was_empty else "rebalanced"
+                found.append((op.time_ms - self.t0, generation, how))
+            elif op.f == "static_member_replaced":
+                members.add(op.value["member"])  # the same instance under a new member id
+            elif op.f == "member_removed" and op.value["member"] in members:
+                members.discard(op.value["member"])
+                if not members:
+                    generation += 1
+                    found.append((op.time_ms - self.t0, generation, "emptied"))
+        return found
+
     def assignment(self) -> dict:
         """Partitions of each running instance, ``{name: [partition, ...]}``."""
         return {
@@ -363,14 +388,23 @@ class GroupRun:
     def summary(self) -> str:
         return (
             f"{len(self.processed)} of {len(self.sent)} messages processed; processed more than once: "
-            f"{self.duplicates()} ({self.extra_runs()} extra runs); never processed: {len(self.never_processed())}; rebalances: "
-            f"{self.rebalances()}; failed commits: {len(self.failed_commits)}"
+            f"{self.duplicates()} ({self.extra_runs()} extra runs); never processed: {len(self.never_processed())}; "
+            f"{self._group_count()}; failed commits: {len(self.failed_commits)}"
         )
+
+    def _group_count(self) -> str:
+        """'group formed 1, rebalanced 1 time': forming the group is not a rebalance (the
+        summary once said "rebalances: 2" for one rebalance, counting the first assignment)."""
+        hows = Counter(how for _, _, how in self.generations())
+        rebalanced = hows["rebalanced"]
+        return f"group formed {hows['formed']}, rebalanced {rebalanced} time{'' if rebalanced == 1 else 's'}"
 
     def timeline(self) -> str:
         """What happened to the group, in time order: starts and stops, rebalances (who got
         which partitions), members thrown out, failed commits."""
         rows = [(t, who, what) for t, who, what in self.events]
+        # the generation an emptied group moves to has no rebalance of its own: say where it went
+        emptied = {round(t + self.t0, 6): g for t, g, how in self.generations() if how == "emptied"}
         rows += [(t, who, f"commit failed: {what}") for t, who, what in self.failed_commits]
         for op in self.backend.history:
             if op.f not in GROUP_EVENTS:
@@ -382,7 +416,9 @@ class GroupRun:
             elif op.f == OpName.LEFT_GROUP:
                 rows.append((op.time_ms, op.process, f"left the group: {v['reason']}"))
             elif op.f == "member_removed":
-                rows.append((op.time_ms, "group", f"removed {v['member'].rsplit('-', 1)[0]}: {v['reason']}"))
+                empty = emptied.pop(round(op.time_ms, 6), None)
+                then = f"; no members left: generation {empty}, empty" if empty is not None else ""
+                rows.append((op.time_ms, "group", f"removed {v['member'].rsplit('-', 1)[0]}: {v['reason']}{then}"))
             elif op.f == "static_member_replaced":
                 rows.append(
                     (op.time_ms, "group", f"static member {v['instance']} came back: same partitions, no rebalance")

@@ -110,3 +110,33 @@ def allowed_consumer_anomalies(semantics: str | None, isolation_level: str | Non
         allowed["aborted_read"] = "read_uncommitted consumers see records of open and aborted transactions"
         allowed["uncommitted_read"] = allowed["aborted_read"]
     return allowed
+
+
+def allowed_share_anomalies(acknowledgement_mode: str = "implicit", delivery_count_limit: int = 5) -> dict:
+    """What a share group (KIP-932) allows: one semantic for every configuration - at least once
+    per record, up to ``group.share.delivery.count.limit`` deliveries, in no particular order.
+
+    >>> sorted(allowed_share_anomalies("explicit"))
+    ['archived', 'duplicate_processing', 'redelivered', 'reordered_across_workers']
+    >>> "lost_in_processing" in allowed_share_anomalies("implicit")
+    True
+    """
+    if acknowledgement_mode not in ("implicit", "explicit"):
+        raise ValueError(f"acknowledgement_mode must be 'implicit' or 'explicit', got {acknowledgement_mode!r}")
+    allowed = {
+        "redelivered": "share groups deliver each record at least once: a record whose lock expires (a slow "
+        "or crashed worker), that a worker releases, or that was held when its leader failed over is "
+        "delivered again",
+        "duplicate_processing": "share groups are at-least-once per record: a worker that processed a record "
+        "but did not get its ACCEPT to the broker before the lock expired sees another worker process it again",
+        "archived": f"after group.share.delivery.count.limit ({delivery_count_limit}) deliveries a record is "
+        f"archived - given up on purpose, so a poison message cannot block the others; REJECT archives at once",
+        "reordered_across_workers": "share groups promise no order: several workers take records of one "
+        "partition at once, and a redelivered record comes after later ones",
+    }
+    if acknowledgement_mode == "implicit":
+        allowed["lost_in_processing"] = (
+            "implicit acknowledgement accepts every record of a poll at the next poll(): a record whose "
+            "handler failed is accepted all the same"
+        )
+    return allowed

@@ -57,6 +57,10 @@ class OpName:
     TRUNCATION_DETECTED = "truncation_detected"
     ELECT = "elect"
     TRUNCATE = "truncate"
+    #: share groups (KIP-932): a share consumer's poll (value: ``[partition, offset, message,
+    #: delivery count]`` per record) and the acknowledgements it sent (``[partition, offset, type]``)
+    SHARE_POLL = "share_poll"
+    SHARE_ACK = "share_ack"
 
 
 class Nemesis:
@@ -69,7 +73,13 @@ class Nemesis:
     ISOLATE = "isolate"
     HEAL = "heal"
     LOSE_NEXT_ACK = "lose_next_ack"
+    #: the request never reaches the broker (lost on the network: the client hears nothing)
     LOSE_NEXT_REQUEST = "lose_next_request"
+    #: the next ShareAcknowledge answer is lost (share groups): the consumer does not know
+    #: whether its acknowledgements counted
+    LOSE_NEXT_SHARE_ACK = "lose_next_share_ack"
+    #: the broker refuses the request with a retriable error, answered late (the lab proxy's)
+    REFUSE_NEXT_REQUEST = "refuse_next_request"
     CRASH_CLIENT = "crash_client"
     FREEZE_CLIENT = "freeze"
     WAKE_CLIENT = "wake"
@@ -85,6 +95,8 @@ class Op(NamedTuple):
     ``f`` names the operation: ``send`` (value = message id), ``poll`` (value = list of
     ``[partition, offset, message]``), ``commit`` (value = ``{partition: next offset}``),
     ``final_read`` (value = list of ``[partition, offset, message]`` read after healing),
+    ``share_poll`` (value = list of ``[partition, offset, message, delivery count]`` a share
+    consumer acquired), ``share_ack`` (value = list of ``[partition, offset, type]`` sent),
     ``crash`` / ``restart`` / ``fault`` (nemesis operations, value = what was done).
     ``evidence`` carries backend facts that explain the outcome (leader, epoch, high watermark).
     (A NamedTuple: a simulator run records hundreds of thousands of these.)

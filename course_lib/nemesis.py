@@ -98,19 +98,24 @@ def random_schedule(
 
 def apply_schedule(
     cluster, schedule: list[Fault], topic: str | None, client_id: str | None = None, origin_ms: float = 0.0
-) -> None:
+) -> list:
     """Schedule every fault (and its healing) on the cluster's event loop, ``at_ms`` after
     ``origin_ms`` of its clock (0: its start, as the simulator's seeded trials count; a cluster
     that has been running for a while passes its ``now``). ``cluster`` is a simulated
     :class:`~course_lib.broker.Cluster` or anything with the same nemesis methods
-    (:class:`course_lib.wire.nemesis.ScheduleTarget`: the same schedule over TCP)."""
+    (:class:`course_lib.wire.nemesis.ScheduleTarget`: the same schedule over TCP). Returns what
+    ``cluster.at`` returned for each fault's start (the simulator's: a handle to cancel it)."""
     if topic is None and any(fault.kind in NEEDS_TOPIC for fault in schedule):
         raise ValueError(
             f"faults of the kinds {sorted(str(k) for k in NEEDS_TOPIC)} aim at the leader of a topic: pass topic="
         )
+    starts = []
     for fault in schedule:
         due = origin_ms + fault.at_ms
-        cluster.at(due - cluster.now if due > cluster.now else 0, _start, cluster, fault, topic, client_id)
+        starts.append(
+            cluster.at(due - cluster.now if due > cluster.now else 0, _start, cluster, fault, topic, client_id)
+        )
+    return starts
 
 
 def _start(cluster, fault: Fault, topic: str, client_id) -> None:

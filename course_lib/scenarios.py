@@ -177,10 +177,13 @@ def retries_reorder(seed: int = 0, backend=None, idempotent: bool = False, max_i
     appended, and the first is retried behind it. Idempotence (kafka-python keeps one batch per
     partition in flight) or max_in_flight_requests_per_connection=1 keep the order.
 
-    On Kafka the proxy spoils the first request so the broker refuses it (a retriable error) while
-    the requests behind it on the connection are appended."""
+    The first request fails retriably while the ones behind it are appended: refused, answered
+    late (``refuse_next_request``: the lab proxy on Kafka, the wire cluster's gateway), or where
+    no broker refuses one, lost on the simulated network (``lose_next_request``: the simulator),
+    which the simulated producer notices at its request timeout without losing the others."""
     b = open_backend(backend, seed)
-    b.require("retries_reorder", Nemesis.LOSE_NEXT_REQUEST)
+    refuse = Nemesis.REFUSE_NEXT_REQUEST in b.faults
+    b.require("retries_reorder", Nemesis.REFUSE_NEXT_REQUEST if refuse else Nemesis.LOSE_NEXT_REQUEST)
     topic_cfg: dict[str, Any] = {"replication_factor": 3, "min_insync_replicas": 2}
     config = {
         "acks": "all",
@@ -193,7 +196,10 @@ def retries_reorder(seed: int = 0, backend=None, idempotent: bool = False, max_i
     producer = b.producer(**config)
     _send_all(producer, topic, "m", 1)
     producer.flush()
-    b.lose_next_request(producer, topic)
+    if refuse:
+        b.refuse_next_request(producer, topic)
+    else:
+        b.lose_next_request(producer, topic)
     for i in range(1, 4):  # one request per message: each goes out before the next send
         producer.send(topic, f"m-{i}".encode())
         b.until_sent(producer)

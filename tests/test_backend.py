@@ -73,8 +73,8 @@ def test_a_shared_cluster_offers_client_faults_only_and_says_why():
     b = ComposedBackend(connect("kafka.example:9092", prefix="alice"))
     assert not (b.faults & {Nemesis.CRASH, Nemesis.RESTART, Nemesis.PAUSE, Nemesis.RESUME})
     assert Nemesis.CRASH_CLIENT in b.faults
-    # lost ACKs and requests happen in the learner's own proxy: no broker is touched
-    assert {Nemesis.LOSE_NEXT_ACK, Nemesis.LOSE_NEXT_REQUEST} <= b.faults
+    # lost ACKs and requests, refused requests happen in the learner's own proxy: no broker is touched
+    assert {Nemesis.LOSE_NEXT_ACK, Nemesis.LOSE_NEXT_REQUEST, Nemesis.REFUSE_NEXT_REQUEST} <= b.faults
     with pytest.raises(MissingFault) as e:
         b.require("unclean_election", Nemesis.CRASH, Nemesis.RESTART)
     text = str(e.value)

@@ -10,6 +10,7 @@ from course_lib.broker import Cluster, protocol
 from course_lib.broker.broker import HANDLERS as BROKER_HANDLERS
 from course_lib.broker.controller import Controller
 from course_lib.broker.group_coordinator import GroupCoordinator
+from course_lib.broker.share_group import ShareGroupCoordinator
 from course_lib.broker.txn_coordinator import TxnCoordinator
 
 #: what each message family's base class is for: never sent itself
@@ -43,12 +44,15 @@ def test_every_request_has_exactly_one_handling_node(request_class):
 
 def test_each_coordinator_request_reaches_the_coordinator_whose_table_names_it():
     assert not set(GroupCoordinator.HANDLERS) & set(TxnCoordinator.HANDLERS)
-    for cls in GroupCoordinator.HANDLERS:
+    assert not set(GroupCoordinator.HANDLERS) & set(ShareGroupCoordinator.HANDLERS)
+    for cls in [*GroupCoordinator.HANDLERS, *ShareGroupCoordinator.HANDLERS]:
         assert issubclass(cls, protocol.GroupRequest), cls
     for cls in TxnCoordinator.HANDLERS:
         assert issubclass(cls, protocol.TxnRequest), cls
     coordinator_requests = {cls for cls in _requests() if issubclass(cls, protocol.CoordinatorRequest)}
-    assert coordinator_requests == set(GroupCoordinator.HANDLERS) | set(TxnCoordinator.HANDLERS)
+    assert coordinator_requests == (
+        set(GroupCoordinator.HANDLERS) | set(TxnCoordinator.HANDLERS) | set(ShareGroupCoordinator.HANDLERS)
+    )
 
 
 def test_a_coordinator_request_names_the_coordinator_to_find():

@@ -22,8 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.backend import ComposedBackend
+from course_lib.backend import ComposedBackend, SimBackend
+from course_lib.broker.simulated_cluster import SimulatedCluster
 from course_lib.client_adapters import CLIENTS, java_missing
+from course_lib.client_adapters.simulated import SimulatedClients
 from course_lib.scenarios import run_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -240,8 +242,8 @@ def test_every_cluster_and_client_adapter_has_a_typed_conformance_test():
         for arg in fn.args.args:
             if isinstance(arg.annotation, ast.Name):
                 typed[arg.annotation.id] = typed.get(arg.annotation.id, "") + " " + ast.unparse(fn.returns)
-    clusters = {"LocalCluster", "RemoteCluster", "WireCluster"}
-    clients = {type(make()).__name__ for make in CLIENTS.values()}
+    clusters = {"LocalCluster", "RemoteCluster", "WireCluster", "SimulatedCluster"}
+    clients = {type(make()).__name__ for make in CLIENTS.values()} | {"SimulatedClients"}
     for adapter in clusters:
         assert "Topology" in typed.get(adapter, ""), f"{adapter} has no typed conformance line"
     for adapter in clients:
@@ -263,7 +265,10 @@ def wire_cluster():
 
 @pytest.mark.parametrize("scenario", COMPOSED_SCENARIOS)
 def test_the_simulators_clients_on_the_simulated_cluster_run_the_scenarios(scenario):
-    result = run_scenario(scenario, seed=1)
+    # the simulator's pair: its clients on its cluster (one process, one virtual clock)
+    pair = SimBackend(SimulatedCluster(seed=1), SimulatedClients())
+    result = run_scenario(scenario, backend=pair, seed=1)
+    assert result.backend == "simulator" and result.history.ops == run_scenario(scenario, seed=1).history.ops
     assert result.anomalies == result.expected, result.result.summary()
 
 

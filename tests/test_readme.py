@@ -18,3 +18,36 @@ def test_readme_wire_example_runs(capsys):
     example = re.search(r"## The simulated cluster over the wire.*?```python\n(.*?)```", text, re.S).group(1)
     exec(compile(example, "README.md", "exec"), {})
     assert capsys.readouterr().out.strip() == "[(0, None, b'hello'), (1, None, b'again')]"
+
+
+def test_readme_confluent_kafka_fixture_example_runs():
+    """The plugin section's confluent-kafka test, run with the plugin's fixture (the one it names)."""
+    import gc
+
+    import pytest
+
+    pytest.importorskip("confluent_kafka")
+    from course_lib.wire.pytest_plugin import wire_cluster
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    example = re.search(
+        r"## The simulated cluster over the wire.*?With confluent-kafka.*?```python\n(.*?)```", text, re.S
+    )
+    namespace: dict = {}
+    exec(compile(example.group(1), "README.md", "exec"), namespace)
+    fixture = wire_cluster.__wrapped__(_NoOptions())
+    wire = next(fixture)
+    try:
+        namespace["test_orders_round_trip_with_librdkafka"](wire)
+        gc.collect()  # librdkafka's producer handle goes with its last reference
+    finally:
+        fixture.close()
+
+
+class _NoOptions:
+    """A request without the plugin's options (it falls back to its defaults)."""
+
+    class config:
+        @staticmethod
+        def getoption(name):
+            raise ValueError(name)

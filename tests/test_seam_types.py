@@ -8,27 +8,49 @@ from __future__ import annotations
 
 from course_lib.backend import Backend, ComposedBackend, SimBackend
 from course_lib.backends.base import ClientsRole, ClockRole, FinalPhaseRole, NemesisRole, TopologyRole
+from course_lib.broker.simulated_cluster import SimulatedCluster
 from course_lib.client_adapters import CLIENTS, ClientSide
 from course_lib.client_adapters.confluent_kafka import ConfluentKafkaClients
 from course_lib.client_adapters.java import JavaClients
 from course_lib.client_adapters.kafka_python import KafkaPythonClients
-from course_lib.clusters import BrokerFaults, FaultSchedules, MessageFaults, Part, Topology
+from course_lib.client_adapters.simulated import SimulatedClients
+from course_lib.clusters import (
+    BrokerFaults,
+    FaultSchedules,
+    LostRequests,
+    MessageFaults,
+    NetworkPartitions,
+    Part,
+    RefusedRequests,
+    Topology,
+    VirtualTime,
+)
 from course_lib.real.cluster import LocalCluster
 from course_lib.real.connect import RemoteCluster, connect
 from course_lib.wire.cluster import WireCluster
 
 
 # ---- the cluster side: each cluster, each part it has --------------------------------------------
-def local_cluster_parts(c: LocalCluster) -> tuple[Topology, BrokerFaults, MessageFaults]:
-    return c, c, c
+def local_cluster_parts(
+    c: LocalCluster,
+) -> tuple[Topology, BrokerFaults, MessageFaults, LostRequests, RefusedRequests]:
+    return c, c, c, c, c
 
 
-def remote_cluster_parts(c: RemoteCluster) -> tuple[Topology, MessageFaults]:
-    return c, c
-
-
-def wire_cluster_parts(c: WireCluster) -> tuple[Topology, BrokerFaults, MessageFaults, FaultSchedules]:
+def remote_cluster_parts(c: RemoteCluster) -> tuple[Topology, MessageFaults, LostRequests, RefusedRequests]:
     return c, c, c, c
+
+
+def wire_cluster_parts(
+    c: WireCluster,
+) -> tuple[Topology, BrokerFaults, MessageFaults, LostRequests, RefusedRequests, FaultSchedules]:
+    return c, c, c, c, c, c
+
+
+def simulated_cluster_parts(
+    c: SimulatedCluster,
+) -> tuple[Topology, BrokerFaults, MessageFaults, LostRequests, FaultSchedules, NetworkPartitions, VirtualTime]:
+    return c, c, c, c, c, c, c
 
 
 # ---- the client side -----------------------------------------------------------------------------
@@ -41,6 +63,10 @@ def confluent_kafka_client(c: ConfluentKafkaClients) -> ClientSide:
 
 
 def java_client(c: JavaClients) -> ClientSide:
+    return c
+
+
+def simulated_clients(c: SimulatedClients) -> ClientSide:
     return c
 
 
@@ -61,18 +87,28 @@ def whole_backends(a: ComposedBackend, b: SimBackend) -> tuple[Backend, Backend]
 
 def test_the_parts_a_cluster_claims_are_the_parts_it_does_not_say_are_missing():
     shared = connect("kafka.example:9092", prefix="alice")  # nothing listens there: nothing may be asked
-    assert remote_cluster_parts(shared) == (shared, shared)
+    assert remote_cluster_parts(shared) == (shared,) * 4
     assert Part.BROKER_FAULTS in shared.missing_parts() and Part.MESSAGE_FAULTS not in shared.missing_parts()
     local = LocalCluster()  # not started: no JVM, no port
-    assert local_cluster_parts(local) == (local, local, local)
-    assert not {Part.BROKER_FAULTS, Part.MESSAGE_FAULTS} & set(local.missing_parts())
-    assert Part.MESSAGE_FAULTS in LocalCluster(proxies=False).missing_parts()
+    assert local_cluster_parts(local) == (local,) * 5
+    messages = {Part.MESSAGE_FAULTS, Part.LOST_REQUESTS, Part.REFUSED_REQUESTS}
+    assert not ({Part.BROKER_FAULTS} | messages) & set(local.missing_parts())
+    assert messages <= set(LocalCluster(proxies=False).missing_parts())
     wire = WireCluster.lab(seed=1)  # not started: no thread, no listener
     try:
-        assert wire_cluster_parts(wire) == (wire, wire, wire, wire)
+        assert wire_cluster_parts(wire) == (wire,) * 6
         assert set(wire.missing_parts()) == {Part.NETWORK_PARTITIONS, Part.VIRTUAL_TIME}
     finally:
         wire.stop()
+
+
+def test_the_simulated_cluster_has_every_part_itself():
+    sim = SimulatedCluster(seed=1)
+    assert simulated_cluster_parts(sim) == (sim,) * 7 and set(sim.missing_parts()) == {Part.REFUSED_REQUESTS}
+    clients = SimulatedClients()
+    assert simulated_clients(clients) is clients
+    backend = SimBackend(sim, clients)  # the simulator's backend: exactly this pair
+    assert backend.cluster is sim and backend.clients is clients and backend.history is sim.history
 
 
 def test_every_client_adapter_is_registered_and_conforms():

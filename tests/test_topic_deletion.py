@@ -12,7 +12,9 @@ from kafka import TopicPartition
 from kafka import errors as Errors
 
 from course_lib.broker import Cluster
+from course_lib.broker import broker as broker_module
 from course_lib.broker.broker import Broker
+from course_lib.broker.protocol import FetchResponse
 from course_lib.broker.invariants import InvariantViolation, ReplicationInvariants
 from course_lib.clients import KafkaConsumer, KafkaProducer
 
@@ -150,7 +152,7 @@ def test_a_broker_down_while_the_topic_is_created_again_deletes_the_old_log():
     assert checker.checks > 0
 
 
-def test_a_cut_off_follower_of_the_old_topic_is_refused_by_the_new_leader():
+def test_a_cut_off_follower_of_the_old_topic_is_refused_by_the_new_leader(monkeypatch):
     """An isolated broker keeps the old replica and may fetch with the old topic id once the
     network heals; the new leader refuses it (INCONSISTENT_TOPIC_ID, Fetch v13's topic ids) and
     the broker's next snapshot makes it delete the stray and start again."""
@@ -164,7 +166,15 @@ def test_a_cut_off_follower_of_the_old_topic_is_refused_by_the_new_leader():
     stale = cluster.brokers[3].partitions[("orders", 0)]
     assert stale.topic_id == 1 and stale.log.leo == 3
     answers = []
-    stale.on_fetch_response = lambda src, resp: answers.append(resp.error)  # type: ignore[method-assign]
+    # the broker dispatches through its handler table: watch the answers there, then pass them on
+    handle = broker_module.HANDLERS[FetchResponse]
+
+    def watch(broker, src, resp):
+        if broker is cluster.brokers[3] and resp.tp == ("orders", 0):
+            answers.append(resp.error)
+        handle(broker, src, resp)
+
+    monkeypatch.setitem(broker_module.HANDLERS, FetchResponse, watch)
     cluster.heal()
     stale.send_fetch()  # before its heartbeat brings the snapshot
     cluster.run_until(lambda: answers, 1000)
@@ -213,7 +223,7 @@ def test_the_simulator_backend_deletes_a_topic_it_created():
     backend = SimBackend.start(seed=1)
     name = backend.create_topic("orders", partitions=2)
     backend.delete_topic(name)
-    assert all(not held for held in replicas(backend.cluster).values())
+    assert all(not held for held in replicas(backend.cluster.cluster).values())
     with pytest.raises(Errors.UnknownTopicOrPartitionError):  # as the Kafka backends raise
         backend.delete_topic(name)
 

@@ -90,10 +90,21 @@ def load_expectations(path: Path) -> list[dict]:
     return body["cells"] if body["notebook"] == mine else []
 
 
-def save_expectations(path: Path, expectations: list[dict]) -> None:
+def load_reveals(path: Path) -> list[dict] | None:
+    """What each prediction of the lesson at ``path`` shows once locked in (its measured value and
+    explanation), as the last ``--execute`` recorded it (None: never recorded)."""
+    stored = expectations_path(path)
+    return json.loads(stored.read_text()).get("reveals") if stored.exists() else None
+
+
+def save_expectations(path: Path, expectations: list[dict], reveals: list[dict] | None = None) -> None:
+    """Store the checked outputs, and the reveals if given (else keep those stored)."""
     stored = expectations_path(path)
     stored.parent.mkdir(parents=True, exist_ok=True)
+    reveals = reveals if reveals is not None else load_reveals(path)
     body = {"notebook": str(Path(path).resolve().relative_to(ROOT)), "cells": expectations}
+    if reveals:
+        body["reveals"] = reveals
     stored.write_text(json.dumps(body, indent=1, ensure_ascii=False, sort_keys=True) + "\n")  # stable diffs
 
 
@@ -170,10 +181,15 @@ def problems(path: Path) -> list[str]:
     return found
 
 
-def execute(nb, path: Path):
+# run after the lesson: what its predictions reveal once locked in (course_lib.viz.predict.revealed_in)
+_REVEALS_PROBE = "import json as _j, course_lib.viz.predict as _pr\nprint(_j.dumps(_pr.revealed_in(globals())))"
+
+
+def execute(nb, path: Path, reveals: list | None = None):
     """Run ``nb`` and keep every output in its cell, as nbval sees it. nbclient, like a browser,
     would move output captured by an ``ipywidgets.Output`` (a prediction's experiment, held until
-    lock-in) into the widget; nbval knows no widgets and compares it as the cell's own."""
+    lock-in) into the widget; nbval knows no widgets and compares it as the cell's own. What the
+    predictions reveal is appended to ``reveals`` (if given)."""
     try:
         from tools.notebook_client import NotebookClient
     except ModuleNotFoundError:  # run as a script: tools/ itself is on the path
@@ -183,7 +199,16 @@ def execute(nb, path: Path):
         def on_comm_open_jupyter_widget(self, msg):
             return None  # no stand-in for the Output widget: its captured output stays in the cell
 
-    AsNbvalSees(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}).execute()
+    probe = nbformat.v4.new_code_cell(_REVEALS_PROBE)
+    nb.cells.append(probe)
+    try:
+        AsNbvalSees(
+            nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+        ).execute()
+    finally:
+        nb.cells.remove(probe)
+    if reveals is not None:
+        reveals.extend(json.loads("".join(o.get("text", "") for o in probe.outputs if o.output_type == "stream")))
     return nb
 
 
@@ -200,11 +225,13 @@ def main(argv: list[str]) -> int:
         return 1 if bad else 0
     for p in paths:
         nb = nbformat.read(p, as_version=4)
+        reveals: list[dict] | None = None
         if "--execute" in argv and "demos" not in p.parts:
-            execute(nb, p)
+            reveals = []
+            execute(nb, p, reveals)
         expectations = strip(nb)
         if "demos" not in p.parts and expectations:  # a strip of an unrun notebook keeps what is stored
-            save_expectations(p, expectations)
+            save_expectations(p, expectations, reveals)
             print(f"wrote {expectations_path(p).relative_to(ROOT)}")
         nbformat.write(nb, p)
         print(f"wrote {p}")

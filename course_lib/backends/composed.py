@@ -21,7 +21,17 @@ from functools import partial
 from typing import Any, Callable, cast
 
 from ..client_adapters import ClientSide, kafka_python
-from ..clusters import BrokerFaults, FaultSchedules, MessageFaults, Part, TopicSpec, Topology, cluster_faults
+from ..clusters import (
+    BrokerFaults,
+    FaultSchedules,
+    LostRequests,
+    MessageFaults,
+    Part,
+    RefusedRequests,
+    TopicSpec,
+    Topology,
+    cluster_faults,
+)
 from ..history import INFO, Nemesis, OpName
 from .base import CLIENT_FAULTS, Provenance, Timing
 from .wallclock import WallClock
@@ -213,12 +223,20 @@ class ComposedBackend(WallClock):
         self.history.record("nemesis", INFO, Nemesis.LOSE_NEXT_ACK, {"client": producer.node_id, "broker": leader})
 
     def lose_next_request(self, producer, topic, partition=0):
-        """The leader's next produce request arrives spoiled, so the broker refuses it (a
-        retriable CORRUPT_MESSAGE); requests behind it on the connection go through - as a lost
-        request followed by its retry does."""
+        """The leader's next produce request never reaches it (the client hears nothing until
+        its request timeout, or a proxy cuts the connection)."""
         self.require(Nemesis.LOSE_NEXT_REQUEST, Nemesis.LOSE_NEXT_REQUEST)
-        leader = cast(MessageFaults, self.cluster).lose_next_request(topic, partition)
+        leader = cast(LostRequests, self.cluster).lose_next_request(topic, partition)
         self.history.record("nemesis", INFO, Nemesis.LOSE_NEXT_REQUEST, {"client": producer.node_id, "broker": leader})
+
+    def refuse_next_request(self, producer, topic, partition=0):
+        """The leader refuses its next produce request with a retriable error answered late;
+        requests behind it on the connection go through first."""
+        self.require(Nemesis.REFUSE_NEXT_REQUEST, Nemesis.REFUSE_NEXT_REQUEST)
+        leader = cast(RefusedRequests, self.cluster).refuse_next_request(topic, partition)
+        self.history.record(
+            "nemesis", INFO, Nemesis.REFUSE_NEXT_REQUEST, {"client": producer.node_id, "broker": leader}
+        )
 
     def crash_client(self, client):
         client.crash()  # the recording client records crash_client itself

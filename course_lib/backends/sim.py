@@ -1,4 +1,7 @@
-"""The simulator's adapter: :class:`course_lib.broker.Cluster`, seeded, on a virtual clock.
+"""The simulator's backend: the simulator's clients (:mod:`course_lib.client_adapters.simulated`)
+composed with the simulated cluster (:class:`~course_lib.broker.simulated_cluster.SimulatedCluster`),
+seeded, on the cluster's virtual clock. Its faults are those of the cluster's parts, as a
+:class:`~course_lib.backends.composed.ComposedBackend`'s are.
 
 Its timing profile holds the virtual milliseconds the golden traces were recorded with: on a
 virtual clock a fixed wait is exact and repeatable, and a condition wait would move the clock
@@ -7,12 +10,12 @@ differently (so every seeded number a notebook quotes would change).
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Callable
 
-from kafka import errors as Errors
-
-from ..clusters.parts import MIN_ISR, UNCLEAN, TopicSpec, cluster_faults
+from ..broker.simulated_cluster import SimulatedCluster
+from ..client_adapters.simulated import SimulatedClients
+from ..clusters.parts import TopicSpec, cluster_faults
+from ..history import Nemesis
 from .base import CLIENT_FAULTS, Common, Provenance, Timing
 
 #: virtual time: the simulator's network moves a request in well under a millisecond
@@ -31,111 +34,89 @@ SIM_TIMING = Timing(
 
 
 class SimBackend(Common):
-    """The simulated cluster (:class:`course_lib.broker.Cluster`): seeded, virtual time, every fault."""
+    """The simulator's clients on the simulated cluster: seeded, on virtual time."""
 
     kind = "simulator"
-    #: the simulated cluster has every part (course_lib.clusters.parts)
-    faults = CLIENT_FAULTS | cluster_faults({})
     timing = SIM_TIMING
 
-    def __init__(self, cluster) -> None:
+    def __init__(self, cluster: SimulatedCluster, clients: SimulatedClients | None = None) -> None:
         self.cluster = cluster
-        self.history = cluster.history
+        self.clients = clients or SimulatedClients()
+        self.history = cluster.history  # the simulated cluster writes the run's history itself
         self.created_topics: dict[str, dict] = {}  # names are used as asked: nothing to record
+        #: the parts the simulated cluster lacks, and why: its faults follow
+        self.missing_parts = cluster.missing_parts()
+        self.faults = CLIENT_FAULTS | cluster_faults(self.missing_parts)
 
     @classmethod
     def start(cls, seed: int = 0, brokers: int = 3, **options) -> SimBackend:
         """A fresh 3-broker simulated cluster (``options``: :class:`~course_lib.broker.ClusterOptions`)."""
-        from ..broker import Cluster
+        return cls(SimulatedCluster(brokers=brokers, seed=seed, **options))
 
-        return cls(Cluster(brokers=brokers, seed=seed, **options))
+    def fresh(self, seed: int = 0, brokers: int = 3, **options) -> SimBackend:
+        """A new run with the same clients on a fresh simulated cluster (as :meth:`start`)."""
+        return type(self)(SimulatedCluster(brokers=brokers, seed=seed, **options), self.clients)
 
     def describe(self) -> str:
-        return "the simulator"
+        return self.cluster.description
 
     def __repr__(self) -> str:
-        return f"<SimBackend {self.cluster!r}>"
+        return f"<SimBackend {self.cluster.cluster!r}>"
 
     def provenance(self) -> Provenance:
-        return Provenance(self.kind, self.cluster, "", {})
+        # the simulation itself, for a learner who wants to look further (inspect, partition_state)
+        return Provenance(self.kind, self.cluster.cluster, "", {})
 
     # names: one learner, one process: names are used as given
     def create_from(self, spec: TopicSpec) -> str:
-        """The spec in the simulated cluster's terms (the topic configs it models)."""
-        unmodelled = sorted(set(spec.config) - {MIN_ISR, UNCLEAN})
-        if unmodelled:
-            raise ValueError(f"the simulator models the topic configs {MIN_ISR} and {UNCLEAN} only, not {unmodelled}")
-        self.cluster.create_topic(
-            spec.name,
-            partitions=spec.partitions,
-            replication_factor=spec.replication_factor,
-            min_insync_replicas=spec.min_insync_replicas,
-            unclean_leader_election_enable=spec.unclean_leader_election_enable,
-        )
-        return spec.name
+        return self.cluster.create_from(spec)
 
     def delete_topic(self, name: str) -> None:
         """Delete ``name`` (as :meth:`create_topic` returned it); every live broker has dropped it
         on return. ``UnknownTopicOrPartitionError`` if there is none, as from Kafka."""
-        try:
-            self.cluster.topic_config(name)
-        except ValueError:
-            raise Errors.UnknownTopicOrPartitionError(f"no topic {name!r} to delete") from None
         self.cluster.delete_topic(name)
 
     def group_id(self, name: str) -> str:
-        return name
+        return self.cluster.group_id(name)
 
     def transactional_id(self, name: str) -> str:
-        return name
+        return self.cluster.transactional_id(name)
 
     def producer(self, *, purpose: Any = None, **config):
-        from ..clients import KafkaProducer
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # scenarios set enable_idempotence explicitly when it matters
-            return KafkaProducer(bootstrap_servers=self.cluster, **self._producer_config(purpose, config))
+        return self.clients.producer(self, "", self._producer_config(purpose, config))
 
     def consumer(self, *topics, **config):
-        from ..clients import KafkaConsumer
-
-        return KafkaConsumer(*topics, bootstrap_servers=self.cluster, **config)
+        return self.clients.consumer(self, "", topics, config)
 
     @property
     def brokers(self) -> list[int]:
-        return list(self.cluster.broker_ids)
+        return self.cluster.broker_ids()
 
     def leader_of(self, topic, partition=0):
         return self.cluster.leader_of(topic, partition)
 
     def isr_of(self, topic, partition=0):
-        return sorted(self.cluster.partition_state(topic, partition)["isr"])
+        return sorted(self.cluster.partition_info(topic, partition)["isr_nodes"])
 
     def replicas_of(self, topic, partition=0) -> list[int]:
-        return list(self.cluster.partition_state(topic, partition)["replicas"])  # the controller's order
+        return self.cluster.partition_info(topic, partition)["replica_nodes"]  # the controller's order
 
     def partitions_of(self, topic) -> int:
-        return self.cluster.topic_config(topic).partitions
+        return len(self.cluster.partitions_of(topic))
 
     def evidence(self, topic, partition=0) -> dict:
-        s = self.cluster.partition_state(topic, partition)
-        leader = s["leader"]
-        hw = s["replicas"][leader]["hw"] if leader is not None else None
-        return {"leader": leader, "leader_epoch": s["leader_epoch"], "isr": sorted(s["isr"]), "hw": hw}
+        view = self.cluster.inspect(topic, partition)
+        leader = view.leader
+        hw = view.replica(leader).hw if leader is not None else None
+        return {"leader": leader, "leader_epoch": view.leader_epoch, "isr": sorted(view.isr), "hw": hw}
 
     def end_offset(self, topic, partition=0, read_committed=False) -> int:
-        view = self.cluster.inspect(topic, partition)
-        end = view.lso if read_committed else view.hw
-        if end is None:
-            raise RuntimeError(
-                f"{topic}-{partition} is offline (no live leader): restart a broker or call heal() first"
-            )
-        return end
+        return self.clients.end_offset(self.cluster, topic, partition, read_committed)
 
-    # ---- time: virtual
+    # ---- time: the cluster's virtual clock
     @property
     def now_ms(self) -> float:
-        return self.cluster.now
+        return self.cluster.now_ms
 
     def wait(self, ms) -> None:
         """Advance the virtual clock ``ms``."""
@@ -177,12 +158,12 @@ class SimBackend(Common):
     def until_transaction_aborted(self, topic: str, transaction_timeout_ms: float, partition: int = 0) -> None:
         self.wait(transaction_timeout_ms + self.timing.abort_margin_ms)
 
-    # ---- the nemesis
+    # ---- the nemesis: the cluster's parts (each records its fault in the run's history)
     def crash(self, broker):
         self.cluster.crash(broker)
 
     def restart(self, broker):
-        self.cluster.restart(broker)
+        self.cluster.restart(broker, wait=False)  # the scenario says what it waits for next
 
     def pause(self, broker):
         self.cluster.pause(broker)
@@ -191,36 +172,36 @@ class SimBackend(Common):
         self.cluster.resume(broker)
 
     def lose_next_ack(self, producer, topic, partition=0, close=False):
-        self.cluster.lose_next_ack(producer.node_id, close=close)
+        self.cluster.lose_next_ack(topic, partition, client_id=producer.node_id, close=close)
 
     def lose_next_request(self, producer, topic, partition=0):
-        self.cluster.lose_next_request(producer.node_id)
+        self.cluster.lose_next_request(topic, partition, client_id=producer.node_id)
+
+    def refuse_next_request(self, producer, topic, partition=0):
+        self.require(Nemesis.REFUSE_NEXT_REQUEST, Nemesis.REFUSE_NEXT_REQUEST)  # MissingFault: says why
 
     def crash_client(self, client):
         client.crash()  # the simulated client records crash_client itself
 
     def freeze_client(self, consumer):
-        consumer.freeze()  # the simulated client records freeze_client itself
+        self.clients.freeze(self, consumer)
 
     def schedule_faults(self, rng, duration_ms, kinds, faults, topic, producer) -> list:
         """Draw ``faults`` faults of ``kinds`` (None: every kind) over ``duration_ms`` from ``rng``
         and schedule them, with their healing, on the virtual clock; returns the schedule."""
-        from ..nemesis import FAULT_KINDS, apply_schedule, random_schedule
+        from ..nemesis import FAULT_KINDS, random_schedule
 
         schedule = random_schedule(rng, duration_ms, self.brokers, FAULT_KINDS if kinds is None else kinds, faults)
-        apply_schedule(self.cluster, schedule, topic, producer.node_id)
-        return schedule
+        return self.cluster.run_schedule(schedule, topic, producer.node_id)
 
     def lose_next_coordinator_response(self) -> None:
-        """The next response of any group or transaction coordinator is lost (unrecorded: part of
-        a timed fault plan, as the schedule's own steps are)."""
-        self.cluster.network.drop_next(None, None, "coordinator_response")
+        self.cluster.lose_next_coordinator_response()
 
     def heal(self, timeout_ms: float = 60_000) -> None:
-        self.cluster.heal_all(timeout_ms)
+        self.cluster.revive(timeout_ms)
 
     def final_read(self, topic, isolation_level="read_uncommitted"):
-        return self.cluster.final_read(topic, isolation_level=isolation_level)
+        return self.clients.final_read(self, topic, isolation_level)
 
     def close_clients(self) -> None:
         """Nothing to release: simulated clients end with the simulation."""

@@ -5,8 +5,10 @@ Taught in notebooks/01_replicated_log and notebooks/02_acks_and_durability.
 Messages are typed: every request and answer is a frozen dataclass in :mod:`.protocol` (its
 ``kind`` is its name in the network's trace and drop rules), and every node dispatches on the
 message's class through one handler table: ``HANDLERS`` in :mod:`.broker` (the broker and its
-partition replicas), ``Controller.HANDLERS``, ``GroupCoordinator.HANDLERS`` and ``TxnCoordinator.HANDLERS``
-(the broker hands a coordinator every request class its table names). There is no dispatch on
+partition replicas), ``Controller.HANDLERS``, ``GroupCoordinator.HANDLERS``, ``TxnCoordinator.HANDLERS``,
+and for share groups ``ShareGroupCoordinator.HANDLERS`` and ``ShareCoordinator.HANDLERS`` (the
+broker hands a coordinator every request class its table names; ShareFetch and ShareAcknowledge
+go to the partition leader's :class:`.share_partition.SharePartitionManager`). There is no dispatch on
 strings. Adding an API (say one of Kafka 4's) is:
 
 1. its request (and answer) dataclass in :mod:`.protocol` - a coordinator request subclasses

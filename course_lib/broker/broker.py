@@ -21,6 +21,7 @@ from .protocol import (
     AlterPartitionResponse,
     BrokerHeartbeat,
     ConsumerFetchRequest,
+    CoordinatorResponse,
     ConsumerFetchResponse,
     FetchRequest,
     FetchResponse,
@@ -38,12 +39,19 @@ from .protocol import (
     PartitionUpdate,
     ProduceRequest,
     ProduceResponse,
+    ShareAcknowledgeRequest,
+    ShareFetchRequest,
+    ShareGroupStateResponse,
     TopicConfig,
     WriteTxnMarker,
     WriteTxnMarkerResponse,
     node_name,
 )
+from .share_coordinator import ShareCoordinator
+from .share_group import ShareGroupCoordinator
+from .share_partition import SharePartitionManager
 from .txn_coordinator import TXN_TOPIC, TxnCoordinator
+from .txn_verification import TxnVerifier, produce_v2
 
 #: how a node handles one kind of message: ``handler(node, src, message)``
 Handler = Callable[[Any, str, Any], None]
@@ -128,6 +136,11 @@ class Broker:
         self.network.add(self)
         self.groups = GroupCoordinator(self)
         self.txns = TxnCoordinator(self)
+        self.verifier = TxnVerifier(self)
+        # share groups (KIP-932): nothing runs or is scheduled until a share consumer shows up
+        self.share_groups = ShareGroupCoordinator(self)
+        self.shares = SharePartitionManager(self)
+        self.share_state = ShareCoordinator(self)
         self._heartbeat()
 
     def __repr__(self) -> str:
@@ -183,6 +196,8 @@ class Broker:
         self._held = []
         for partition in self.partitions.values():
             partition.crash()
+        self.shares.crash()
+        self.share_groups.groups.clear()
         self.metadata.clear()
         self.metadata_version = 0
         self.live_brokers = None
@@ -263,13 +278,18 @@ class Broker:
 
     def _handle_produce(self, src: str, req: ProduceRequest) -> None:
         pending = _FireAndForget(self, src) if req.acks == 0 else _PendingProduce(self, src, req.corr, len(req.batches))
-        for tp, batch in req.batches.items():
+
+        def append(tp, batch) -> None:
             done = pending.done_for(tp)
             partition = self.partitions.get(tp)
             if partition is None:
-                done(PartitionResult(self.no_replica_error(tp, produce=True)))
-                continue
+                return done(PartitionResult(self.no_replica_error(tp, produce=True)))
             partition.append(batch, req.acks, req.timeout_ms, done)
+
+        if req.transaction_version >= 2:  # KIP-890: partitions join the transaction here
+            return produce_v2(self, req, append, lambda tp, result: pending.done_for(tp)(result))
+        for tp, batch in req.batches.items():
+            append(tp, batch)
 
     def no_replica_error(self, tp, produce: bool = False):
         """What a request for a partition this broker holds no replica of gets (Kafka's
@@ -358,7 +378,16 @@ HANDLERS: dict[type, Handler] = {
     ),
     WriteTxnMarker: Broker._write_txn_marker,
     WriteTxnMarkerResponse: lambda broker, src, msg: broker.txns.on_marker_response(msg),
+    # the coordinator's answer to a leader's AddPartitionsToTxn (transactions v2: txn_verification)
+    CoordinatorResponse: lambda broker, src, msg: broker.verifier.on_response(msg),
     # every coordinator request goes to the coordinator whose table names it
     **{cls: lambda broker, src, msg: broker.groups.handle(src, msg) for cls in GroupCoordinator.HANDLERS},
     **{cls: lambda broker, src, msg: broker.txns.handle(src, msg) for cls in TxnCoordinator.HANDLERS},
+    # share groups: membership at the group coordinator, records at the partition leader, their
+    # state at the share coordinator
+    **{cls: lambda broker, src, msg: broker.share_groups.handle(src, msg) for cls in ShareGroupCoordinator.HANDLERS},
+    ShareFetchRequest: lambda broker, src, msg: broker.shares.share_fetch(src, msg),
+    ShareAcknowledgeRequest: lambda broker, src, msg: broker.shares.share_acknowledge(src, msg),
+    **{cls: lambda broker, src, msg: broker.share_state.handle(src, msg) for cls in ShareCoordinator.HANDLERS},
+    ShareGroupStateResponse: lambda broker, src, msg: broker.shares.on_state_response(msg),
 }

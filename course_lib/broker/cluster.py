@@ -43,6 +43,7 @@ from .broker import Broker, node_name
 from .controller import Controller
 from .options import ClusterOptions
 from .protocol import TopicConfig
+from .share_config import check_group_config
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,31 @@ class BatchView:
 
 
 @dataclass(frozen=True)
+class InFlightView:
+    """One record of a share-partition: its state, delivery count, holder and lock."""
+
+    offset: int
+    state: str  # AVAILABLE / ACQUIRED / ACKNOWLEDGED / ARCHIVED
+    delivery_count: int
+    member: str | None  # who holds it (ACQUIRED)
+    lock_remaining_ms: float | None  # until its acquisition lock expires (ACQUIRED)
+
+
+@dataclass(frozen=True)
+class SharePartitionView:
+    """A share group's state on one partition, as its leader holds it now (KIP-932)."""
+
+    group: str
+    topic: str
+    partition: int
+    leader: int
+    start_offset: int  # everything below is acknowledged or archived
+    high_watermark: int
+    records: tuple[InFlightView, ...]  # the in-flight records, from the start offset up
+    time_ms: float
+
+
+@dataclass(frozen=True)
 class BrokerView:
     broker_id: int
     up: bool  # the process runs (False after crash())
@@ -122,6 +148,8 @@ class Cluster:
         for broker_id in range(1, brokers + 1):
             self.brokers[broker_id] = Broker(self, broker_id, self.options)
         self._client_ids: dict[str, int] = {}
+        #: share group -> its group configs (``share.auto.offset.reset``, ...)
+        self.share_group_configs: dict[str, dict] = {}
 
     def __repr__(self) -> str:
         up = [b for b, broker in self.brokers.items() if broker.alive]
@@ -192,6 +220,22 @@ class Cluster:
             lambda: all(name not in b.topic_configs for b in self.brokers.values() if b.alive and not b.paused), 1000
         )
 
+    def alter_share_group_config(self, group: str, configs: dict) -> None:
+        """Set share group configs, as ``kafka-configs --alter --entity-type groups`` does:
+        ``share.auto.offset.reset``, ``share.record.lock.duration.ms``, ``share.delivery.count.limit``,
+        ``share.partition.max.record.locks``, ``share.session.timeout.ms``, ``share.heartbeat.interval.ms``.
+
+        >>> cluster = Cluster(brokers=1)
+        >>> cluster.alter_share_group_config("workers", {"share.auto.offset.reset": "earliest"})
+        >>> cluster.alter_share_group_config("workers", {"share.delivery.count.limit": 1})
+        Traceback (most recent call last):
+        ...
+        ValueError: share.delivery.count.limit must be a number in [2, 10], got 1
+        """
+        for name, value in configs.items():
+            check_group_config(name, value)
+        self.share_group_configs.setdefault(group, {}).update(configs)
+
     def topic_config(self, topic: str) -> TopicConfig:
         try:
             return self.controller.configs[topic]
@@ -209,9 +253,10 @@ class Cluster:
     def run_until(self, predicate: Callable[[], bool], timeout_ms: float = 60_000) -> bool:
         return self.sim.run_until(predicate, timeout_ms)
 
-    def at(self, delay_ms: float, action: Callable, *args) -> None:
-        """Schedule a fault (or anything) ``delay_ms`` from now: ``cluster.at(50, cluster.crash, 1)``."""
-        self.sim.schedule(delay_ms, action, *args)
+    def at(self, delay_ms: float, action: Callable, *args) -> int:
+        """Schedule a fault (or anything) ``delay_ms`` from now: ``cluster.at(50, cluster.crash, 1)``;
+        returns the handle ``cluster.sim.cancel`` takes."""
+        return self.sim.schedule(delay_ms, action, *args)
 
     # ---- faults (the nemesis) ------------------------------------------------------------------
     def broker(self, broker_id: int) -> Broker:
@@ -254,6 +299,15 @@ class Cluster:
             src=None if broker_id is None else node_name(broker_id), dst=client_id, kind="produce_response", close=close
         )
         self.record("nemesis", Nemesis.LOSE_NEXT_ACK, {"client": client_id, "broker": broker_id})
+
+    def lose_next_share_ack(self, client_id: str | None = None, broker_id: int | None = None) -> None:
+        """Drop the next ShareAcknowledge answer (to ``client_id`` / from ``broker_id``): the
+        acknowledgements were applied, the share consumer hears nothing (its commit_sync reports
+        a timeout, the history an ``info`` outcome)."""
+        self.network.drop_next(
+            src=None if broker_id is None else node_name(broker_id), dst=client_id, kind="share_acknowledge_response"
+        )
+        self.record("nemesis", Nemesis.LOSE_NEXT_SHARE_ACK, {"client": client_id, "broker": broker_id})
 
     def lose_next_request(self, client_id: str | None = None, broker_id: int | None = None) -> None:
         self.network.drop_next(
@@ -353,6 +407,38 @@ class Cluster:
             hw=None if leader is None else leader.log.hw,
             lso=None if leader is None else leader.readable_end(True),
             time_ms=self.sim.now,
+        )
+
+    def inspect_share_partition(self, group: str, topic: str, partition: int = 0) -> SharePartitionView | None:
+        """A read-only snapshot of share group ``group``'s state on ``topic``-``partition`` at its
+        leader; None while no leader holds one (no share consumer has fetched it yet, or the
+        leader just changed and has not read the state back)."""
+        self.inspect(topic, partition)  # a clear error for a wrong topic or partition
+        state = self.controller.partitions[(topic, partition)]
+        if state.leader is None or not self.brokers[state.leader].alive:
+            return None
+        sp = self.brokers[state.leader].shares.partitions.get((group, (topic, partition)))
+        if sp is None or not sp.ready or not sp.current:
+            return None
+        now = self.sim.now
+        return SharePartitionView(
+            group,
+            topic,
+            partition,
+            state.leader,
+            sp.start,
+            sp.partition.log.hw,
+            tuple(
+                InFlightView(
+                    o,
+                    r.state,
+                    r.count,
+                    r.member,
+                    max(r.deadline - now, 0.0) if r.state == "ACQUIRED" else None,
+                )
+                for o, r in sorted(sp.records.items())
+            ),
+            now,
         )
 
     def partition_state(self, topic: str, partition: int = 0) -> dict:

@@ -40,11 +40,16 @@ class CoordinatorLog:
         if p is None:
             self._epoch = None
             return False
+        hw = p.log.hw
         if self._epoch != p.leader_epoch:
             self._epoch = p.leader_epoch
             self._applied = 0
             self.reset()
-        hw = p.log.hw
+            # a new coordinator loads its partition to the log end, as Kafka's do
+            # (TransactionStateManager / GroupMetadataManager load until the log end offset): a
+            # leader elected a moment ago may not have learnt the high watermark yet, and its
+            # whole log is what the followers will hold
+            hw = p.log.leo
         if self._applied < hw:
             for stored in p.log.read(self._applied, below=hw):
                 if stored.base_offset >= self._applied:

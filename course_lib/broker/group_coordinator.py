@@ -385,6 +385,21 @@ class GroupCoordinator(CoordinatorLog):
         error = self._check_generation(req.group, req.member_id, req.generation, transactional=True)
         if error is not None:
             return self.respond(src, req, error)
+        if req.transaction_version >= 2:
+            # TxnOffsetCommit v5 (KIP-890): no AddOffsetsToTxn came first - the offsets partition
+            # joins the transaction now, with the producer's current epoch only
+            def added(err) -> None:
+                if err is not None:
+                    return self.respond(src, req, err)
+                self._write_txn_offsets(src, req)
+
+            self.broker.verifier.add_then(
+                req.transactional_id, req.producer_id, req.producer_epoch, [self.tp], 30_000, added
+            )
+            return
+        self._write_txn_offsets(src, req)
+
+    def _write_txn_offsets(self, src: str, req: TxnOffsetCommitRequest) -> None:
         records = [(("offset", req.group, t, p), o) for (t, p), o in sorted(req.offsets.items())]
         self.write(
             records,

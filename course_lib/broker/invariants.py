@@ -240,6 +240,12 @@ def _epoch_at(epochs: list, offset: int) -> int:
 
 
 def _records(log, start: int, end: int) -> list:
-    return [
-        (stored.leader_epoch, stored.batch.producer_id, record.value) for _, record, stored in log.records(start, end)
-    ]
+    """One entry per offset in ``[start, end)``: transaction markers too, since they take offsets
+    (``log.records`` skips them, which would shift every later record's place)."""
+    out = []
+    for stored in log.read(start, below=end):
+        batch = stored.batch
+        for i, record in enumerate(batch.records):
+            if start <= stored.base_offset + i < end:
+                out.append((stored.leader_epoch, batch.producer_id, batch.control or record.value))
+    return out

@@ -6,7 +6,29 @@ defaults are Kafka 4.x's own, so what a learner sees matches a real cluster's ti
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
+
+#: the broker features a freshly formatted Kafka 4.3.1 cluster finalizes (``kafka-features
+#: describe``; ``Feature.defaultLevel(MetadataVersion.LATEST_PRODUCTION)`` in
+#: kafka-server-common 4.3.1): metadata.version 30 is 4.3-IV0. (``eligible.leader.replicas.version``
+#: is :attr:`ClusterOptions.eligible_leader_replicas_enable`; ``kraft.version`` is the quorum's.)
+KAFKA_4_3_FEATURES = {
+    "metadata.version": 30,
+    "transaction.version": 2,
+    "group.version": 1,
+    "share.version": 1,
+    "streams.version": 1,
+}
+#: feature -> (min, max) level a Kafka 4.3.1 broker supports (ApiVersions' SupportedFeatures)
+SUPPORTED_FEATURES = {
+    "metadata.version": (7, 30),
+    "kraft.version": (0, 1),
+    "transaction.version": (0, 2),
+    "group.version": (0, 1),
+    "eligible.leader.replicas.version": (0, 1),
+    "share.version": (0, 1),
+    "streams.version": (0, 1),
+}
 
 
 @dataclass
@@ -41,6 +63,19 @@ class ClusterOptions:
     #: KIP-966 Eligible Leader Replicas: on in Kafka >= 4.1 clusters (feature
     #: ``eligible.leader.replicas.version=1``); False gives the pre-4.1 election rules
     eligible_leader_replicas_enable: bool = True
+    #: finalized broker features by Kafka's names (``kafka-storage format --feature NAME=LEVEL``,
+    #: ``kafka-features upgrade/downgrade``), advertised in ApiVersions so each client negotiates
+    #: what it negotiates with Kafka: ``{"transaction.version": 1}`` keeps every client on
+    #: transactions v1 (KIP-890 off), ``{"group.version": 0}`` refuses the consumer group
+    #: protocol (KIP-848). Features not named keep Kafka 4.3.1's levels (``KAFKA_4_3_FEATURES``).
+    features: dict = field(default_factory=dict)
+    #: share groups (KIP-932), Kafka 4.3's broker defaults (``ShareGroupConfig``); a group may
+    #: override them with group configs (``cluster.alter_share_group_config``)
+    group_share_record_lock_duration_ms: float = 30000
+    group_share_delivery_count_limit: int = 5
+    group_share_partition_max_record_locks: int = 2000
+    group_share_session_timeout_ms: float = 45000
+    group_share_heartbeat_interval_ms: float = 5000
     #: record every message on the wire for the space-time diagram (costs memory)
     trace: bool = False
 
@@ -61,4 +96,41 @@ class ClusterOptions:
             )
         if options.min_insync_replicas < 1 or options.default_replication_factor < 1:
             raise ValueError("min_insync_replicas and default_replication_factor must be >= 1")
+        unknown_features = sorted(
+            set(options.features) - (set(SUPPORTED_FEATURES) - {"eligible.leader.replicas.version"})
+        )
+        if unknown_features:
+            raise ValueError(
+                f"unknown feature(s) {unknown_features}; known: {sorted(KAFKA_4_3_FEATURES)}"
+                " (eligible.leader.replicas.version is the option eligible_leader_replicas_enable)"
+            )
+        for name, level in options.features.items():
+            lo, hi = SUPPORTED_FEATURES[name]
+            if not isinstance(level, int) or not (lo if name == "metadata.version" else 0) <= level <= hi:
+                raise ValueError(f"feature {name} must be a level from {lo} to {hi}, got {level!r}")
         return options
+
+    def finalized_features(self) -> dict:
+        """feature -> finalized level, as ApiVersions reports them (levels of 0 are not finalized).
+
+        >>> ClusterOptions().finalized_features()["transaction.version"]
+        2
+        >>> ClusterOptions.from_kwargs(features={"transaction.version": 1}).finalized_features()["transaction.version"]
+        1
+        """
+        levels = {
+            **KAFKA_4_3_FEATURES,
+            "eligible.leader.replicas.version": int(self.eligible_leader_replicas_enable),
+            **self.features,
+        }
+        return {name: level for name, level in sorted(levels.items()) if level > 0}
+
+    @property
+    def transaction_version(self) -> int:
+        """The finalized ``transaction.version``: 2 lets a client that speaks it run KIP-890."""
+        return self.finalized_features().get("transaction.version", 0)
+
+    @property
+    def group_version(self) -> int:
+        """The finalized ``group.version``: 1 enables the consumer group protocol (KIP-848)."""
+        return self.finalized_features().get("group.version", 0)

@@ -287,6 +287,8 @@ class Partition:
             self.log.hw = hw
             if self.consumers_waiting:
                 self._wake_consumers()
+            if self.broker.shares.parked:  # share fetches waiting for records (share groups only)
+                self.broker.shares.wake(self.tp)
             if self.delayed:
                 waiting = []
                 for d in self.delayed:

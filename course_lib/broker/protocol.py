@@ -89,6 +89,9 @@ class ProduceRequest:
     timeout_ms: float
     batches: dict  # tp -> RecordBatch
     transactional_id: str | None = None
+    #: 2: a transactions-v2 producer's request (Produce v12+, KIP-890): the leader adds each
+    #: partition to the transaction at the coordinator before it appends (txn_verification)
+    transaction_version: int = 1
     kind: ClassVar[str] = "produce_request"
 
     def describe(self) -> str:
@@ -441,6 +444,8 @@ class TxnOffsetCommitRequest(GroupRequest):
     producer_id: int
     producer_epoch: int
     transactional_id: str | None = None
+    #: 2: TxnOffsetCommit v5 (KIP-890): the coordinator adds the offsets partition itself
+    transaction_version: int = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -470,6 +475,10 @@ class AddPartitionsToTxnRequest(TxnRequest):
     producer_id: int
     producer_epoch: int
     partitions: list  # [topic, partition] pairs
+    #: 2: sent by a partition leader for a transactions-v2 produce (AddPartitionsToTxn v5 from
+    #: broker to coordinator): the epoch must be the current one, and a finished transaction's
+    #: producer starts the next one by it
+    transaction_version: int = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -478,6 +487,8 @@ class EndTxnRequest(TxnRequest):
     producer_id: int
     producer_epoch: int
     commit: bool
+    #: 2: EndTxn v5 (KIP-890): the coordinator bumps the epoch and answers the new one
+    transaction_version: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -513,3 +524,124 @@ class WriteTxnMarkerResponse:
     tp: TopicPartition
     error: Any
     kind: ClassVar[str] = "write_txn_marker_response"
+
+
+# ---- share groups (KIP-932) ---------------------------------------------------------------------
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShareGroupHeartbeatRequest(GroupRequest):
+    """A share group member's heartbeat (ShareGroupHeartbeat, API 76): joins with epoch 0, leaves
+    with epoch -1, and gets the member's assignment back each time. The member id is the
+    client's own (KIP-848/932: the client generates it), so a rejoin keeps it."""
+
+    api: ClassVar[str] = "share_group_heartbeat"
+    member_id: str
+    member_epoch: int
+    client_id: str = ""
+    topics: tuple | None = None  # the subscription (None: unchanged)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShareGroupDescribeRequest(GroupRequest):
+    """ShareGroupDescribe (API 77): the group's members and their assignments."""
+
+    api: ClassVar[str] = "share_group_describe"
+
+
+@dataclass(frozen=True, slots=True)
+class ShareFetchRequest:
+    """ShareFetch (API 78) for one partition: acknowledge ``acknowledgements`` (``(offset,
+    ack type)`` pairs) first, then acquire up to ``max_records`` records for ``member_id``."""
+
+    corr: int
+    group: str
+    member_id: str
+    tp: TopicPartition
+    max_records: int
+    max_wait_ms: float
+    acknowledgements: tuple = ()
+    kind: ClassVar[str] = "share_fetch_request"
+
+    def describe(self) -> str:
+        acks = f", ack {len(self.acknowledgements)}" if self.acknowledgements else ""
+        return f"share fetch p{self.tp[1]}{acks}"
+
+
+@dataclass(frozen=True, slots=True)
+class ShareFetchResponse:
+    corr: int
+    tp: TopicPartition
+    error: Any = None
+    records: tuple = ()  # (offset, Record, delivery count) the member now holds under a lock
+    ack_error: Any = None  # the piggybacked acknowledgements' outcome
+    kind: ClassVar[str] = "share_fetch_response"
+
+    def describe(self) -> str:
+        if self.error is not None:
+            return f"share fetch error {self.error.__name__}"
+        return f"{len(self.records)} acquired"
+
+
+@dataclass(frozen=True, slots=True)
+class ShareAcknowledgeRequest:
+    """ShareAcknowledge (API 79) for one partition; ``close`` ends the member's share session:
+    what it still holds is released at once (``SharePartition.releaseAcquiredRecords``)."""
+
+    corr: int
+    group: str
+    member_id: str
+    tp: TopicPartition
+    acknowledgements: tuple  # (offset, ack type)
+    close: bool = False
+    kind: ClassVar[str] = "share_acknowledge_request"
+
+    def describe(self) -> str:
+        return f"share ack p{self.tp[1]} x{len(self.acknowledgements)}" + (" close" if self.close else "")
+
+
+@dataclass(frozen=True, slots=True)
+class ShareAcknowledgeResponse:
+    corr: int
+    tp: TopicPartition
+    error: Any = None
+    kind: ClassVar[str] = "share_acknowledge_response"
+
+    def describe(self) -> str:
+        return "share ack " + ("ok" if self.error is None else self.error.__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadShareGroupStateRequest:
+    """Share-partition leader -> share coordinator: the persisted state of (group, tp)."""
+
+    corr: int
+    group: str
+    tp: TopicPartition
+    leader_epoch: int
+    kind: ClassVar[str] = "read_share_group_state"
+
+
+@dataclass(frozen=True, slots=True)
+class WriteShareGroupStateRequest:
+    """Share-partition leader -> share coordinator: the new start offset and the records whose
+    state changed, ``(offset, state, delivery count)``. A write from an older leader epoch than
+    one already seen is fenced (``FENCED_LEADER_EPOCH``)."""
+
+    corr: int
+    group: str
+    tp: TopicPartition
+    leader_epoch: int
+    start_offset: int
+    updates: tuple
+    kind: ClassVar[str] = "write_share_group_state"
+
+    def describe(self) -> str:
+        return f"persist p{self.tp[1]} start {self.start_offset} x{len(self.updates)}"
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupStateResponse:
+    corr: int
+    error: Any = None
+    start_offset: int = -1  # -1: nothing persisted yet
+    states: tuple = ()  # (offset, state, delivery count)
+    kind: ClassVar[str] = "share_group_state_response"

@@ -13,6 +13,14 @@ the open transaction, and the two-phase protocol that ends it.
   transaction, and the transaction is complete.
 - A transaction open longer than ``transaction_timeout_ms`` is aborted (and its producer fenced).
 
+Transactions v2 (KIP-890, ``transaction.version=2``, chosen per request by the client's versions
+as on Kafka: a kafka-python producer keeps v1 on a v2 cluster): the partition leaders add the
+partitions (:mod:`.txn_verification`) with the producer's *current* epoch only, and EndTxn v5
+bumps the epoch at every transaction's end - the markers carry the new epoch, so a late write of
+the finished transaction is refused at its partition, and the producer is answered the new epoch
+for its next transaction. (Kafka: ``TransactionCoordinator.endTransaction`` with
+``clientTransactionVersion.supportsEpochBump()``, ``TransactionMetadata.prepareAbortOrCommit``.)
+
 Taught in notebooks/06_transactions.
 """
 
@@ -135,12 +143,23 @@ class TxnCoordinator(CoordinatorLog):
             ),
         )
 
+    def _fenced_v2(self, tid, producer_id, producer_epoch):
+        """Transactions v2's strict check: only the current epoch may act (Kafka 4.2+)."""
+        error = self._fenced(tid, producer_id, producer_epoch)
+        if error is None and producer_epoch != self.txns[tid].producer_epoch:
+            return Errors.ProducerFencedError
+        return error
+
     def _add_partitions(self, src: str, req: AddPartitionsToTxnRequest) -> None:
         transactional_id = req.transactional_id
-        error = self._fenced(transactional_id, req.producer_id, req.producer_epoch)
+        v2 = req.transaction_version >= 2
+        fenced = self._fenced_v2 if v2 else self._fenced
+        error = fenced(transactional_id, req.producer_id, req.producer_epoch)
         if error is not None:
             return self.respond(src, req, error)
         meta = self.txns[transactional_id]
+        if v2 and meta.state == "Ongoing" and {tuple(tp) for tp in req.partitions} <= meta.partitions:
+            return self.respond(src, req)  # already in the transaction: nothing to write
         started = meta.started_ms if meta.state == "Ongoing" else self.broker.sim.now
         new = replace(
             meta, state="Ongoing", partitions=meta.partitions | {tuple(tp) for tp in req.partitions}, started_ms=started
@@ -150,6 +169,8 @@ class TxnCoordinator(CoordinatorLog):
         )
 
     def _end_txn(self, src: str, req: EndTxnRequest) -> None:
+        if req.transaction_version >= 2:
+            return self._end_txn_v2(src, req)
         transactional_id, commit = req.transactional_id, req.commit
         producer_id, producer_epoch = req.producer_id, req.producer_epoch
         meta = self.txns.get(transactional_id)
@@ -174,6 +195,36 @@ class TxnCoordinator(CoordinatorLog):
             self._write_markers(transactional_id, prepared)
 
         self._change(transactional_id, prepared, decided)
+
+    def _end_txn_v2(self, src: str, req: EndTxnRequest) -> None:
+        """EndTxn v5: the decision is written with the epoch bumped, and answered with it."""
+        tid, commit = req.transactional_id, req.commit
+        meta = self.txns.get(tid)
+        if meta is None or meta.producer_id != req.producer_id:
+            return self.respond(src, req, Errors.InvalidProducerIdMappingError)
+        wanted, complete = ("PrepareCommit", "CompleteCommit") if commit else ("PrepareAbort", "CompleteAbort")
+
+        def new_id(m: TxnMetadata) -> dict:
+            return {"producer_id": m.producer_id, "producer_epoch": m.producer_epoch}
+
+        if req.producer_epoch == meta.producer_epoch - 1 and meta.state in (wanted, complete):
+            return self.respond(src, req, None, new_id(meta))  # a retry of the request that ended it
+        if req.producer_epoch != meta.producer_epoch:
+            return self.respond(src, req, Errors.ProducerFencedError)
+        if meta.state in ("PrepareCommit", "PrepareAbort"):
+            return self.respond(src, req, Errors.ConcurrentTransactionsError)
+        if meta.state != "Ongoing" and commit:
+            return self.respond(src, req, Errors.InvalidTxnStateError)
+        # Ongoing, or an abort with nothing ongoing: v2 still bumps, fencing writes in flight
+        prepared = replace(meta, producer_epoch=meta.producer_epoch + 1, state=wanted)
+
+        def decided(err):
+            if err is not None:
+                return self.respond(src, req, Errors.CoordinatorNotAvailableError)
+            self.respond(src, req, None, new_id(prepared))
+            self._write_markers(tid, prepared)
+
+        self._change(tid, prepared, decided)
 
     #: request class -> its handler (the broker sends this coordinator every class named here)
     HANDLERS: ClassVar[dict[type, Callable[[Any, str, Any], None]]] = {

@@ -8,11 +8,14 @@ from .future import Future, FutureRecordMetadata, RecordMetadata
 from .admin import KafkaAdminClient
 from .consumer import KafkaConsumer
 from .producer import KafkaProducer
+from .share_consumer import AcknowledgeType, ShareConsumer
 
 __all__ = [
     "KafkaProducer",
     "KafkaConsumer",
     "KafkaAdminClient",
+    "ShareConsumer",
+    "AcknowledgeType",
     "ConfigurationError",
     "IdempotenceDisabledWarning",
     "Future",

@@ -40,6 +40,7 @@ def _consumer_defaults() -> dict:
 
 
 CONSUMER_DEFAULTS = _consumer_defaults()
+_OLD_OFFSET_RESETS = {"smallest": "earliest", "largest": "latest"}
 
 
 def resolve_consumer_config(**user) -> dict:
@@ -49,6 +50,8 @@ def resolve_consumer_config(**user) -> dict:
         if key not in CONSUMER_DEFAULTS:
             raise unknown_key_error("consumer", key, CONSUMER_DEFAULTS)
     config = {**CONSUMER_DEFAULTS, **user}
+    # kafka-python still takes the old names (with a log line)
+    config["auto_offset_reset"] = _OLD_OFFSET_RESETS.get(config["auto_offset_reset"], config["auto_offset_reset"])
     choices = {
         "auto_offset_reset": ("earliest", "latest", "none"),
         "isolation_level": ("read_uncommitted", "read_committed"),
@@ -73,11 +76,21 @@ def resolve_consumer_config(**user) -> dict:
         raise ConfigurationError(f"max_poll_records must be a positive integer, got {config['max_poll_records']!r}")
     if not isinstance(config["enable_auto_commit"], bool):
         raise ConfigurationError(f"enable_auto_commit must be True or False, got {config['enable_auto_commit']!r}")
+    if not config["fetch_max_wait_ms"] < config["request_timeout_ms"] < config["connections_max_idle_ms"]:
+        # kafka-python's rule: a fetch may wait fetch_max_wait_ms on the broker, so a shorter
+        # request timeout would fail every empty fetch
+        raise ConfigurationError(
+            f"connections_max_idle_ms ({config['connections_max_idle_ms']}) must be larger than "
+            f"request_timeout_ms ({config['request_timeout_ms']}) which must be larger than "
+            f"fetch_max_wait_ms ({config['fetch_max_wait_ms']})"
+        )
     if config["heartbeat_interval_ms"] >= config["session_timeout_ms"]:
         raise ConfigurationError("heartbeat_interval_ms must be lower than session_timeout_ms (Kafka suggests a third)")
     group = config["group_id"]
     if group is not None and (not isinstance(group, str) or not group):
         raise ConfigurationError(f"group_id must be a non-empty string or None, got {group!r}")
+    if group is None and config["group_instance_id"] is not None:
+        raise ConfigurationError("group_instance_id requires group_id (static membership is a group's)")
     if group is None and config["enable_auto_commit"]:
         config["enable_auto_commit"] = False  # kafka-python: "group_id is None: disabling auto-commit"
     return config

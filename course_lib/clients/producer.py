@@ -436,6 +436,7 @@ class KafkaProducer(Requests, Transactions):
             self.config["request_timeout_ms"],
             {tp: b.record_batch for tp, b in batches.items()},
             self.config["transactional_id"],
+            2 if self._transactional and self._transactions_v2 else 1,
         )
         self._network.send(self.node_id, node, req)
         if self._acks == 0:

@@ -15,6 +15,12 @@ A fenced producer gets ``ProducerFencedError`` from the call that learnt it, and
 ``KafkaError("Cannot execute transactional method because we are in an error state: ...")``
 from every later one; it can only be closed.
 
+With ``transaction_version=2`` (and a cluster whose ``transaction.version`` is 2) the producer
+speaks transactions v2 (KIP-890) as the Java client 4.3.1 does: no AddPartitionsToTxn (the
+partition leaders add the partitions by the produce request), no AddOffsetsToTxn (TxnOffsetCommit
+v5 adds the offsets partition), and EndTxn v5 answers a bumped epoch that the next transaction
+uses (sequence numbers start again at 0).
+
 Taught in notebooks/06_transactions.
 """
 
@@ -50,12 +56,22 @@ class Transactions:
     # provided by the producer (and its Requests mixin); declared for the type checker
     config: dict
     node_id: str
+    _cluster: Any
+    _next_sequence: dict
+    producer_id: int
+    producer_epoch: int
     _history: Any
     _accumulator: dict
     _fail: Callable[..., Any]
     flush: Callable[..., Any]
     _call_coordinator: Callable[..., Any]
     _ask_coordinator: Callable[..., Any]
+
+    @property
+    def _transactions_v2(self) -> bool:
+        """KIP-890 for this producer: asked for, and finalized by the cluster (as Java reads
+        ``transaction.version`` in ApiVersions)."""
+        return self.config["transaction_version"] >= 2 and self._cluster.options.transaction_version >= 2
 
     def _init_transactions_state(self) -> None:
         self.transaction_state = UNINITIALIZED
@@ -156,7 +172,11 @@ class Transactions:
         if not isinstance(offsets, dict):
             raise TypeError("offsets must be dict[TopicPartition, OffsetAndMetadata]")
         plain = {tuple(tp): (m.offset if isinstance(m, OffsetAndMetadata) else m) for tp, m in offsets.items()}
-        self._add_to_transaction([(OFFSETS_TOPIC, 0)])
+        v2 = self._transactions_v2
+        if v2:  # TxnOffsetCommit v5 adds the offsets partition itself
+            self._txn_partitions.add((OFFSETS_TOPIC, 0))
+        else:
+            self._add_to_transaction([(OFFSETS_TOPIC, 0)])
         request = TxnOffsetCommitRequest(
             transactional_id=tid,
             producer_id=self.producer_id,
@@ -165,6 +185,7 @@ class Transactions:
             member_id=group_metadata.member_id,
             generation=group_metadata.generation_id,
             offsets=plain,
+            transaction_version=2 if v2 else 1,
         )
         try:
             self._call_coordinator(request, self.config["max_block_ms"])
@@ -216,14 +237,19 @@ class Transactions:
             raise Errors.KafkaError(f"Cannot commit: a send in this transaction failed ({self._txn_error}); abort it")
         try:
             if self._txn_partitions:
-                self._txn_call(
+                v2 = self._transactions_v2
+                ended = self._txn_call(
                     EndTxnRequest(
                         transactional_id=tid,
                         producer_id=self.producer_id,
                         producer_epoch=self.producer_epoch,
                         commit=commit,
+                        transaction_version=2 if v2 else 1,
                     )
                 )
+                if v2 and ended:  # EndTxn v5: the next transaction runs under the bumped epoch
+                    self.producer_id, self.producer_epoch = ended["producer_id"], ended["producer_epoch"]
+                    self._next_sequence.clear()
         except Exception as exc:
             self._history.complete(op, INFO, error=type(exc).__name__)
             raise
@@ -268,6 +294,9 @@ class Transactions:
         """Partitions whose batches may be sent now; starts adding the others (non-blocking)."""
         if self.config["transactional_id"] is None:
             return None
+        if self._transactions_v2:  # KIP-890: the produce request adds them (txn_verification)
+            self._txn_partitions.update(tp for tp, dq in self._accumulator.items() if dq)
+            return self._txn_partitions
         waiting = [tp for tp, dq in self._accumulator.items() if dq and tp not in self._txn_partitions]
         if waiting and not self._txn_adding:
             self._txn_adding = True

@@ -1,7 +1,8 @@
 """The cluster side of the seam: what a backend may ask of a cluster, in parts.
 
 A scenario runs on a *client* side (:mod:`course_lib.client_adapters`: how applications are
-built and called) composed with a *cluster* side (this package): the simulated ``Cluster``, the
+built and called) composed with a *cluster* side (this package): the
+:class:`~course_lib.broker.simulated_cluster.SimulatedCluster`, the
 :class:`~course_lib.wire.cluster.WireCluster`, the :class:`~course_lib.real.cluster.LocalCluster`
 and :class:`~course_lib.real.connect.RemoteCluster`. Each cluster implements its parts itself
 (:mod:`.parts`); :mod:`.lab` holds the lab's broker profile every cluster's preset derives from.
@@ -14,10 +15,15 @@ from .parts import (
     BrokerFaults,
     CreatesTopics,
     FaultSchedules,
+    LostRequests,
     MessageFaults,
+    NamesAsGiven,
+    NetworkPartitions,
     Part,
+    RefusedRequests,
     TopicSpec,
     Topology,
+    VirtualTime,
     cluster_faults,
     missing_why,
 )
@@ -27,10 +33,15 @@ __all__ = [
     "BrokerFaults",
     "CreatesTopics",
     "FaultSchedules",
+    "LostRequests",
     "MessageFaults",
+    "NamesAsGiven",
+    "NetworkPartitions",
     "Part",
+    "RefusedRequests",
     "TopicSpec",
     "Topology",
+    "VirtualTime",
     "cluster_faults",
     "missing_why",
 ]

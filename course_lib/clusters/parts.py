@@ -8,11 +8,20 @@ clients use). The other parts are optional, and each cluster says which it lacks
 - :class:`BrokerFaults` (``crash``, ``restart``, ``pause``, ``resume``): broker processes this
   program runs (a :class:`~course_lib.real.cluster.LocalCluster`, a
   :class:`~course_lib.wire.cluster.WireCluster`);
-- :class:`MessageFaults` (``lose_next_ack``, ``lose_next_request``): a produce answer or request
-  lost on its way (a proxy in front of real brokers, the simulated network);
+- :class:`MessageFaults` (``lose_next_ack``): a produce answer lost on its way (a proxy in front
+  of real brokers, the simulated network);
+- :class:`LostRequests` (``lose_next_request``): a produce request that never reaches the broker
+  (the simulated network drops it; over TCP a connection cannot lose one request and carry on, so
+  it stalls until the client's request timeout - the wire cluster - or the proxy in front of a
+  real broker cuts it);
+- :class:`RefusedRequests` (``refuse_next_request``): the broker refuses a produce request with
+  a retriable error answered late, while the requests behind it are appended (the proxy in front
+  of a real broker corrupts the batch's CRC; the wire cluster's gateway refuses it the same way;
+  the simulated brokers check no CRC, so the simulator lacks it);
 - :class:`FaultSchedules`: the simulator's seeded random fault schedules, started now;
-- network partitions and faults timed against an application's steps: the simulator's own
-  (:data:`Part.NETWORK_PARTITIONS`, :data:`Part.VIRTUAL_TIME`).
+- :class:`NetworkPartitions` and :class:`VirtualTime` (faults timed against an application's
+  steps): the simulated cluster's own
+  (:class:`~course_lib.broker.simulated_cluster.SimulatedCluster`).
 
 Each cluster implements its parts itself; a typed test (``tests/test_seam_types.py``, checked
 by mypy) assigns each cluster to each part it claims.
@@ -23,7 +32,7 @@ by mypy) assigns each cluster to each part it claims.
 >>> spec.min_insync_replicas, spec.unclean_leader_election_enable
 (2, False)
 >>> sorted(cluster_faults({Part.BROKER_FAULTS: "its brokers run elsewhere"}))
-['isolate', 'lose_next_ack', 'lose_next_request', 'schedule', 'timed_faults']
+['isolate', 'lose_next_ack', 'lose_next_request', 'refuse_next_request', 'schedule', 'timed_faults']
 """
 
 from __future__ import annotations
@@ -124,11 +133,27 @@ class CreatesTopics:
     create_topic = _create_topic(TopicSpec.of)
 
 
+class NamesAsGiven:
+    """A cluster of one learner in one process: topics, group ids and transactional ids are used
+    as given (a shared cluster prefixes them instead)."""
+
+    def topic(self, name: str) -> str:
+        return name
+
+    def group_id(self, name: str) -> str:
+        return name
+
+    def transactional_id(self, name: str) -> str:
+        return name
+
+
 class Part(StrEnum):
     """The optional parts of a cluster (the topology is not optional)."""
 
     BROKER_FAULTS = "broker faults"
     MESSAGE_FAULTS = "message faults"
+    LOST_REQUESTS = "lost requests"
+    REFUSED_REQUESTS = "refused requests"
     FAULT_SCHEDULES = "fault schedules"
     NETWORK_PARTITIONS = "network partitions"
     VIRTUAL_TIME = "virtual time"
@@ -137,7 +162,9 @@ class Part(StrEnum):
 #: the nemesis operations each part makes possible
 PART_FAULTS: dict[Part, frozenset[str]] = {
     Part.BROKER_FAULTS: frozenset({Nemesis.CRASH, Nemesis.RESTART, Nemesis.PAUSE, Nemesis.RESUME}),
-    Part.MESSAGE_FAULTS: frozenset({Nemesis.LOSE_NEXT_ACK, Nemesis.LOSE_NEXT_REQUEST}),
+    Part.MESSAGE_FAULTS: frozenset({Nemesis.LOSE_NEXT_ACK}),
+    Part.LOST_REQUESTS: frozenset({Nemesis.LOSE_NEXT_REQUEST}),
+    Part.REFUSED_REQUESTS: frozenset({Nemesis.REFUSE_NEXT_REQUEST}),
     Part.FAULT_SCHEDULES: frozenset({Nemesis.SCHEDULE}),
     Part.NETWORK_PARTITIONS: frozenset({Nemesis.ISOLATE}),
     Part.VIRTUAL_TIME: frozenset({Nemesis.TIMED_FAULTS}),
@@ -203,11 +230,25 @@ class BrokerFaults(Protocol):
 
 
 class MessageFaults(Protocol):
-    """A produce answer or request lost on its way to or from the partition's leader; each
-    returns the leader's id."""
+    """The partition leader's next produce answer is lost on its way (the batch is appended, the
+    client never hears so); returns the leader's id."""
 
     def lose_next_ack(self, topic: str, partition: int = 0) -> int: ...
+
+
+class LostRequests(Protocol):
+    """The next produce request to the partition's leader never reaches it: the client hears
+    nothing until its request timeout; returns the leader's id."""
+
     def lose_next_request(self, topic: str, partition: int = 0) -> int: ...
+
+
+class RefusedRequests(Protocol):
+    """The partition leader refuses the next produce request with a retriable error
+    (``NOT_ENOUGH_REPLICAS``) answered late, and appends the requests behind it first; returns
+    the leader's id."""
+
+    def refuse_next_request(self, topic: str, partition: int = 0) -> int: ...
 
 
 class FaultSchedules(Protocol):
@@ -222,3 +263,22 @@ class FaultSchedules(Protocol):
     ) -> list: ...
     def cancel_schedules(self) -> None: ...
     def heal_network(self) -> None: ...
+
+
+class NetworkPartitions(Protocol):
+    """A network this program simulates: a node cut off from everyone until the network heals."""
+
+    def isolate(self, node: int | str) -> None: ...
+    def heal_network(self) -> None: ...
+
+
+class VirtualTime(Protocol):
+    """A clock this program moves (the simulator's): time passes only when asked, so a fault can
+    be timed exactly against an application's steps."""
+
+    @property
+    def now_ms(self) -> float: ...
+    def run_for(self, ms: float) -> None: ...
+    def run_until(self, predicate: Callable[[], bool], timeout_ms: float = 60_000) -> bool: ...
+    def at(self, delay_ms: float, action: Callable, *args) -> Any: ...
+    def lose_next_coordinator_response(self) -> None: ...

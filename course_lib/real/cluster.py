@@ -245,9 +245,8 @@ class LocalCluster(CreatesTopics, Namespaced, ClusterMetadata):
             for part in (Part.FAULT_SCHEDULES, Part.NETWORK_PARTITIONS, Part.VIRTUAL_TIME)
         }
         if not self.use_proxies:
-            missing[Part.MESSAGE_FAULTS] = (
-                "this LocalCluster runs without proxies (proxies=False): no message can be lost"
-            )
+            no_proxies = "this LocalCluster runs without proxies (proxies=False): no message can be lost"
+            missing.update(dict.fromkeys((Part.MESSAGE_FAULTS, Part.LOST_REQUESTS, Part.REFUSED_REQUESTS), no_proxies))
         return missing
 
     def broker_ids(self) -> list[int]:
@@ -310,19 +309,30 @@ class LocalCluster(CreatesTopics, Namespaced, ClusterMetadata):
 
         Returns the leader's id. The broker appends the batch; the client never hears so.
         """
-        leader = self.leader_of(topic, partition)
-        if leader is None or leader < 0:
-            raise ClusterError(f"{topic}-{partition} has no leader right now")
+        leader = self._leader(topic, partition)
         self.proxy(leader).drop_next_produce_response(count)
         return leader
 
-    def lose_next_request(self, topic: str, partition: int = 0) -> int:
-        """Arm the proxy of the partition's current leader to corrupt the next produce request, so
-        the broker refuses it (CORRUPT_MESSAGE, retriable) while later requests on the same
-        connection are appended. Returns the leader's id."""
+    def _leader(self, topic: str, partition: int) -> int:
         leader = self.leader_of(topic, partition)
         if leader is None or leader < 0:
             raise ClusterError(f"{topic}-{partition} has no leader right now")
+        return leader
+
+    def lose_next_request(self, topic: str, partition: int = 0) -> int:
+        """Arm the proxy of the partition's current leader to swallow the next produce request:
+        the broker never sees it, and the proxy cuts the connection (a TCP connection cannot lose
+        one request and carry on), so the client retries at once. Returns the leader's id."""
+        leader = self._leader(topic, partition)
+        self.proxy(leader).drop_next_request()  # a produce request
+        return leader
+
+    def refuse_next_request(self, topic: str, partition: int = 0) -> int:
+        """Arm the proxy of the partition's current leader to corrupt the next produce request, so
+        the broker refuses it (the proxy passes CORRUPT_MESSAGE on as the retriable
+        NOT_ENOUGH_REPLICAS, 300 ms late) while later requests on the same connection are
+        appended. Returns the leader's id."""
+        leader = self._leader(topic, partition)
         self.proxy(leader).spoil_next_produce_request()
         return leader
 

@@ -301,7 +301,7 @@ class RemoteCluster(CreatesTopics, Namespaced, ClusterMetadata):
             for part in (Part.BROKER_FAULTS, Part.FAULT_SCHEDULES, Part.NETWORK_PARTITIONS, Part.VIRTUAL_TIME)
         }
         if not self.message_faults:
-            missing[Part.MESSAGE_FAULTS] = elsewhere
+            missing.update(dict.fromkeys((Part.MESSAGE_FAULTS, Part.LOST_REQUESTS, Part.REFUSED_REQUESTS), elsewhere))
         return missing
 
     def broker_ids(self) -> list[int]:
@@ -347,8 +347,17 @@ class RemoteCluster(CreatesTopics, Namespaced, ClusterMetadata):
         return leader
 
     def lose_next_request(self, topic: str, partition: int = 0) -> int:
-        """The next produce request of this learner is refused by the broker (retriable), the
-        ones behind it on the connection are appended first. Returns the partition's leader."""
+        """The next produce request of this learner never reaches the broker: the proxy swallows
+        it and cuts the connection, so the client retries at once. Returns the partition's leader."""
+        proxy = self.fault_proxy()
+        leader = self.leader_of(topic, partition)
+        proxy.drop_next_request()  # a produce request
+        return leader
+
+    def refuse_next_request(self, topic: str, partition: int = 0) -> int:
+        """The next produce request of this learner is refused by the broker (retriable, answered
+        late), the ones behind it on the connection are appended first. Returns the partition's
+        leader."""
         proxy = self.fault_proxy()
         leader = self.leader_of(topic, partition)
         proxy.spoil_next_produce_request()

@@ -2,6 +2,21 @@
 **lock in**; a later cell, after the experiment, hands the measurement to the widget, which shows
 it only once a prediction is locked in.
 
+The contract the lessons are written against (tests/test_prediction_sources.py checks their side):
+
+- ``Prediction(question, choices=None, note=False)``: with ``choices`` the learner picks one;
+  without, types a whole number; with ``note=True`` (an open question) types a short free-text
+  note (non-empty once trimmed, at most :data:`NOTE_LIMIT` characters), and the reveal shows
+  "You noted: ..." beside the measured explanation instead of a right/wrong verdict.
+- ``prediction.reveal(actual, explanation=...)`` hands over the measurement; ``explanation`` is
+  markdown made from the run's values by a function of ``course_lib.explain.lessonNN`` (a string
+  it returned, or a callable returning one, called at once so errors show under the cell): never a
+  literal in the notebook, whose source a learner reads before locking in.
+- Everything that answers the question (the held experiment output, the explanation, the
+  comparison) shows only once the prediction is locked in, whether that happens before the
+  experiment runs or after Run All; the "lock in your prediction" hints go at lock-in, so the
+  lesson's markdown carries no such hint (it could not go away).
+
 >>> p = Prediction("How many of the 7 messages are duplicated?", choices=[0, 3, 7])
 >>> p.choice.value = 3
 >>> p.lock_button.click()
@@ -52,14 +67,35 @@ lost: no
 
 What a lesson says about the measurement (the numbers, and why) is an answer too: it is handed to
 :meth:`Prediction.reveal` as ``explanation`` (markdown) and shown under the reveal once locked
-in; a later cell whose output gives the answer away runs inside ``with prediction.after_lock_in():``.
+in (headed **Measured:**, unless it starts with its own heading); any other cell whose output gives
+the answer away (a message's explanation, a diagram of the run, a progress bar labelled with a
+choice) runs inside ``with prediction.after_lock_in():``.
 
 >>> f = Prediction("Lost?", choices=["yes", "no"])
->>> shown = f.reveal("no", explanation="**Measured:** nothing is lost.")
->>> f.explanation.layout.display
-'none'
+>>> shown = f.reveal("no", explanation="nothing is lost.")
+>>> f.explained, f.explanation.layout.display
+('**Measured:** nothing is lost.', 'none')
 >>> f.choice.value = "yes"; f.lock_in(); f.explanation.layout.display
 'block'
+
+An open question takes a note; the reveal sets it beside the measurement and its explanation:
+
+>>> o = Prediction("What are the HW and LEO of each replica?", note=True)
+>>> o.choice.value = "   "; o.lock_in(); o.locked
+False
+>>> o.choice.value = "x" * (NOTE_LIMIT + 1); o.lock_in(); o.locked
+False
+>>> o.choice.value = " all LEO 3, HW 3 everywhere "; o.lock_in(); o.predicted
+'all LEO 3, HW 3 everywhere'
+>>> o.reveal("leader HW 3, followers HW 0", explanation=lambda: "The followers learn the HW later.")
+You noted: all LEO 3, HW 3 everywhere; measured: leader HW 3, followers HW 0.
+>>> "You noted: all LEO 3" in o.outcome.value  # the reveal cell's line, right above the explanation
+True
+
+After lock-in no hint to lock in is left anywhere in the widget:
+
+>>> "lock in" in (o.status.value + o.outcome.value).lower()
+False
 
 Nothing needs a browser: nbval and the tests run these cells with no frontend, so nobody presses
 a button and every reveal stays waiting.
@@ -70,7 +106,8 @@ Used in notebooks/00_start_here to notebooks/08_claims_tested.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 
@@ -83,19 +120,25 @@ class Reveal:
 
     predicted: object  # None: nothing was locked in
     actual: object
+    noted: bool = False  # a free-text note: compared by the learner, not by equality
 
     @property
     def right(self) -> bool:
-        return self.predicted is not None and self.predicted == self.actual
+        return not self.noted and self.predicted is not None and self.predicted == self.actual
 
     def __str__(self) -> str:
         if self.predicted is None:
             return f"No prediction was locked in; measured: {self.actual}."
+        if self.noted:
+            return f"You noted: {self.predicted}; measured: {self.actual}."
         verdict = "Right." if self.right else "Not this time: read on to see why."
         return f"You predicted {self.predicted}; measured: {self.actual}. {verdict}"
 
     __repr__ = __str__
 
+
+#: the longest note an open question takes (a sentence or two: a guess, not an essay)
+NOTE_LIMIT = 300
 
 _NOTHING = object()
 WAITING = "Measured. Lock in your prediction above to see how it compares."
@@ -111,13 +154,17 @@ SHOWN = "block"
 class Prediction:
     """A question, an answer control, a **lock in** button and a status line."""
 
-    def __init__(self, question: str, choices: Sequence | None = None):
+    def __init__(self, question: str, choices: Sequence | None = None, note: bool = False):
         if choices is not None and len(choices) < 2:
             raise ValueError("a prediction needs at least two choices (or none: then a number is typed)")
+        if choices is not None and note:
+            raise ValueError("a prediction takes choices or a note, not both: drop one")
         self.question, self.choices = question, list(choices) if choices is not None else None
+        self.note = note
         self.predicted: object = None
         self.locked = False
         self._measured: object = _NOTHING  # what reveal() was handed; shown only after lock-in
+        self.explained: str | None = None  # the explanation's markdown, once revealed
         self._held: list[tuple[widgets.HTML, widgets.Output]] = []  # experiment outputs, hidden until lock-in
         # the lesson's text on the measurement (given to reveal()), hidden until lock-in
         self.explanation = widgets.Output(layout=widgets.Layout(display="none"))
@@ -128,6 +175,8 @@ class Prediction:
             self.choice: widgets.ValueWidget = widgets.ToggleButtons(
                 options=[(str(c), c) for c in self.choices], value=None, style={"button_width": "auto"}
             )
+        elif note:
+            self.choice = widgets.Text(placeholder="your answer, in a few words", layout=widgets.Layout(width="32em"))
         else:
             self.choice = widgets.Text(placeholder="a whole number", layout=widgets.Layout(width="9em"))
         self.lock_button = widgets.Button(description="lock in", icon="lock", button_style="info")
@@ -153,6 +202,14 @@ class Prediction:
             if answer is None:
                 self._say("Pick an answer first.")
                 return
+        elif self.note:
+            answer = " ".join(self.choice.value.split())
+            if not answer:
+                self._say("Type your answer in a few words first.")
+                return
+            if len(answer) > NOTE_LIMIT:
+                self._say(f"Keep it under {NOTE_LIMIT} characters (this is {len(answer)}): a guess, not an essay.")
+                return
         else:
             try:
                 answer = int(self.choice.value.strip())
@@ -174,15 +231,24 @@ class Prediction:
         """The prediction next to the measurement, once both exist (None before)."""
         if not self.locked or self._measured is _NOTHING:
             return None
-        return Reveal(self.predicted, self._measured)
+        return Reveal(self.predicted, self._measured, noted=self.note)
 
-    def reveal(self, actual, explanation: str | None = None) -> Revealed:
+    def reveal(self, actual, explanation: str | Callable[[], str] | None = None) -> Revealed:
         """Hand over the measured ``actual``: shown at once if a prediction is locked in, else held
-        (controls stay open) until the learner locks one in. ``explanation``: the lesson's markdown
-        on what was measured and why, shown under the reveal with the result (never before)."""
+        (controls stay open) until the learner locks one in. ``explanation``: markdown on what was
+        measured and why, from a ``course_lib.explain`` function (its text, or a callable returning
+        it, called now), shown under the reveal with the result (never before)."""
         if self.choices is not None and actual not in self.choices:
             raise ValueError(f"measured {actual!r} is none of the choices {self.choices}: fix the choices")
-        self._measured = actual
+        if callable(explanation):
+            explanation = explanation()
+        if explanation is not None and not isinstance(explanation, str):
+            raise TypeError(
+                f"explanation is markdown text (or a callable returning it), not {type(explanation).__name__}"
+            )
+        if explanation is not None and not re.match(r"\s*\*\*(Measured|Verdict)", explanation):
+            explanation = f"**Measured:** {explanation}"  # what it is, at a glance (and for the browser tests)
+        self._measured, self.explained = actual, explanation
         if explanation is not None:
             from IPython.display import Markdown
 
@@ -205,8 +271,9 @@ class Prediction:
         return self._held_output(HELD)
 
     def after_lock_in(self) -> AbstractContextManager[widgets.Output]:
-        """The same for a cell after the reveal whose output gives the answer away (a message's
-        explanation, a diagram of the experiment): hidden until the prediction is locked in."""
+        """The same for any other cell whose output gives the answer away (a message's
+        explanation, a diagram of the experiment, a progress bar or chart): hidden until the
+        prediction is locked in. The checked experiment cell uses :meth:`experiment`."""
         return self._held_output(HELD_AFTER)
 
     @contextmanager
@@ -232,7 +299,7 @@ class Prediction:
     def _show_result(self) -> None:
         result = self.result
         assert result is not None
-        colour = "#2e7d32" if result.right else "#c62828"
+        colour = "inherit" if self.note else "#2e7d32" if result.right else "#c62828"
         self._say(html.escape(str(result)), colour=colour)
         self.outcome.value = f"<span class='pr-outcome' style='color:{colour}'>{html.escape(str(result))}</span>"
 
@@ -243,6 +310,34 @@ class Prediction:
         from IPython.display import display
 
         display(self.widget)
+
+
+def revealed_in(namespace: dict) -> list[dict]:
+    """What each prediction in ``namespace`` (a kernel's ``globals()`` after Run All) would show
+    once locked in: its measured value and explanation. tools/notebook_outputs.py stores it beside
+    the checked outputs, so tests/test_prediction_sources.py can look for it in the lesson's
+    source without running the lesson.
+
+    >>> p = Prediction("Lost?", choices=["yes", "no"])
+    >>> shown = p.reveal("no", explanation="Nothing is lost: 5 of 5 are in the log.")
+    >>> revealed_in({"p": p, "_p": p, "x": 1})
+    [{'name': 'p', 'question': 'Lost?', 'kind': 'choice', 'choices': ['yes', 'no'], 'actual': 'no', 'explanation': '**Measured:** Nothing is lost: 5 of 5 are in the log.'}]
+    """
+    found = []
+    for name, p in namespace.items():
+        if not isinstance(p, Prediction) or name.startswith("_"):  # "_": IPython's output history
+            continue
+        found.append(
+            {
+                "name": name,
+                "question": p.question,
+                "kind": "note" if p.note else "number" if p.choices is None else "choice",
+                "choices": [str(c) for c in p.choices] if p.choices is not None else None,
+                "actual": None if p._measured is _NOTHING else str(p._measured),
+                "explanation": p.explained,
+            }
+        )
+    return found
 
 
 def _show_figures() -> None:

@@ -46,6 +46,24 @@ BUTTONS = ("send", "crash", "lose_ack", "restart", "step", "run", "check", "rese
 
 # One per lesson; every step's `expect` is asserted by tests/test_viz_presets.py.
 PRESETS = {
+    "start_here": Preset(
+        "the checker's words, one run each (lesson 00)",
+        {"idempotence": False, "acks": "all"},
+        (
+            Step(("send", "check"), "Nothing goes wrong: what does the checker say?", ("No anomalies",)),
+            Step(
+                ("lose_ack", "send", "check"),
+                "An ACK is lost: lost, duplicated or reordered?",
+                ("5 messages duplicated",),
+            ),
+            Step(
+                ("send", "crash", "check"),
+                "The leader acknowledges alone and crashes: which word now?",
+                ("5 messages lost",),
+                {"acks": "1", "lagging_followers": True},
+            ),
+        ),
+    ),
     "replicated_log": Preset(
         "leaders, followers, LEO and HW (lesson 01)",
         {"acks": "all"},

@@ -9,7 +9,8 @@ Then it reads one command a line:
 
     crash 1 | restart 1 | pause 1 | resume 1        a broker process
     isolate 1                                        a network partition around broker 1
-    lose_next_ack [broker] | lose_next_request [broker]
+    lose_next_ack [broker] | lose_next_request [broker]   a produce answer / request lost
+    refuse_next_request [broker]                     a produce request refused, retriable
     heal | heal_all                                  undo network faults / everything
     schedule SECONDS [SEED] [TOPIC]                  seeded random faults from now on (the
                                                      simulator's schedules, course_lib.nemesis;
@@ -154,7 +155,7 @@ def run_command(wire: WireCluster, words: list[str]) -> str:
             raise ValueError(f"usage: {command} BROKER (one of {sorted(wire.ports)})")
         getattr(nemesis, command)(int(args[0]))
         return f"ok {command} {args[0]}"
-    if command in ("lose_next_ack", "lose_next_request"):
+    if command in ("lose_next_ack", "lose_next_request", "refuse_next_request"):
         broker = int(args[0]) if args else None
         getattr(nemesis, command)(broker_id=broker)
         return f"ok {command}" + (f" {broker}" if broker is not None else "")
@@ -182,7 +183,8 @@ def run_command(wire: WireCluster, words: list[str]) -> str:
     if command == "state":
         return json.dumps(wire.call(wire.cluster.state), default=str)
     raise ValueError(
-        f"unknown command {command!r}: crash|restart|pause|resume|isolate BROKER, lose_next_ack|lose_next_request [BROKER], "
+        f"unknown command {command!r}: crash|restart|pause|resume|isolate BROKER, "
+        "lose_next_ack|lose_next_request|refuse_next_request [BROKER], "
         "heal, heal_all, schedule SECONDS [SEED] [TOPIC], topic NAME [PARTITIONS] [MIN_ISR], delete_topic NAME, state, quit"
     )
 

@@ -33,7 +33,8 @@ from typing import Any, Callable
 
 from ..broker.cluster import Cluster
 from ..broker.topic_requests import create_topic_request, delete_topic_request
-from ..clusters import CreatesTopics, Part, TopicSpec
+from ..broker.simulated_cluster import partition_info
+from ..clusters import CreatesTopics, NamesAsGiven, Part, TopicSpec
 from ..clusters.lab import simulator_options
 from ..history import History, Op, OpName
 from . import apis
@@ -56,7 +57,7 @@ def _explains(op: Op) -> bool:
     return op.process == "controller" or op.f == OpName.TRUNCATE
 
 
-class WireCluster(CreatesTopics):
+class WireCluster(CreatesTopics, NamesAsGiven):
     """A seeded simulated cluster with one 127.0.0.1 listener per broker.
 
     ``options`` are :class:`~course_lib.broker.options.ClusterOptions` (e.g.
@@ -244,16 +245,6 @@ class WireCluster(CreatesTopics):
         names (the cluster's nemesis lines are the backend's to record)."""
         self.call(lambda: self.cluster.history.copy_into(history, _explains))
 
-    # names: one learner, one process - used as given
-    def topic(self, name: str) -> str:
-        return name
-
-    def group_id(self, name: str) -> str:
-        return name
-
-    def transactional_id(self, name: str) -> str:
-        return name
-
     def broker_ids(self) -> list[int]:
         return list(self.cluster.broker_ids)
 
@@ -267,14 +258,7 @@ class WireCluster(CreatesTopics):
 
     def partition_info(self, topic: str, partition: int = 0) -> dict:
         """The controller's view, in kafka-python's ``describe_topics`` shape (ValueError: unknown)."""
-        s = self.call(lambda: self.cluster.inspect(topic, partition))
-        return {
-            "partition_index": partition,
-            "leader_id": -1 if s.leader is None else s.leader,
-            "leader_epoch": s.leader_epoch,
-            "replica_nodes": list(s.replicas),
-            "isr_nodes": list(s.isr),
-        }
+        return partition_info(self.call(lambda: self.cluster.inspect(topic, partition)))
 
     def leader_of(self, topic: str, partition: int = 0) -> int:
         """The partition's leader as the controller sees it now (-1 if none)."""
@@ -334,7 +318,7 @@ class WireCluster(CreatesTopics):
             self.wait_registered(down)
         return down
 
-    # message faults: the lab proxy's, on the simulated network
+    # message faults: the simulated network's, and the lab proxy's refused request
     def _leader(self, topic: str, partition: int) -> int:
         leader = self.leader_of(topic, partition)
         if leader < 0:
@@ -349,10 +333,18 @@ class WireCluster(CreatesTopics):
         return leader
 
     def lose_next_request(self, topic: str, partition: int = 0) -> int:
-        """The leader's next produce request arrives spoiled and is refused (as the lab proxy
-        does). Returns the leader's id."""
+        """The leader's next produce request never reaches it (dropped on the simulated network,
+        as on the simulator); the client's connection stalls until its request timeout. Returns
+        the leader's id."""
         leader = self._leader(topic, partition)
-        self.nemesis.spoil_next_request(leader)
+        self.nemesis.lose_next_request(broker_id=leader)
+        return leader
+
+    def refuse_next_request(self, topic: str, partition: int = 0) -> int:
+        """The leader refuses its next produce request with a retriable error answered late (as
+        the lab proxy does). Returns the leader's id."""
+        leader = self._leader(topic, partition)
+        self.nemesis.refuse_next_request(leader)
         return leader
 
     # fault schedules: the simulator's, on the simulation thread at wall-clock ms

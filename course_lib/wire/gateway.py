@@ -87,7 +87,7 @@ class Gateway:
 
     def hold_answers(self, ms: float) -> None:
         """Answers from now on wait ``ms`` before they are written (in order): the lab proxy's
-        spoiled request, whose answer comes late while the requests behind it are handled."""
+        refused request, whose answer comes late while the requests behind it are handled."""
         if self._held is None:
             self._held = []
             self.wire.cluster.sim.schedule(ms, self._release)

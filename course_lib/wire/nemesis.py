@@ -7,7 +7,11 @@
 - ``pause(b)`` / ``resume(b)``: SIGSTOP / SIGCONT - sockets stay open, nothing is answered;
 - ``lose_next_ack(broker_id=None, close=False)``: the next produce is appended but its answer is
   never sent (``close=True``: the connection closes instead, as the real lab's proxy does);
-- ``lose_next_request(broker_id=None)``: the next produce request vanishes on its way;
+- ``lose_next_request(broker_id=None)``: the next produce request vanishes on its way, as on the
+  simulator (the broker never sees it; over TCP the connection stalls until the client's request
+  timeout);
+- ``refuse_next_request(broker_id=None)``: the broker refuses the next produce request with a
+  retriable error answered late, the requests behind it go through (the real lab proxy's fault);
 - ``isolate(b)``: a network partition around the broker (its sockets stay open, nothing gets
   through); ``heal()`` undoes it and the network faults above;
 - ``random_schedule(duration_s, ...)`` / ``run_schedule(schedule, ...)``: the simulator's seeded
@@ -28,7 +32,7 @@ class WireNemesis:
     def __init__(self, wire):
         self.wire = wire
         self._targets: list[ScheduleTarget] = []  # the schedules started, to cancel
-        self.spoiled: dict[int, int] = {}  # broker -> produce requests still to refuse as corrupt
+        self.refused: dict[int | None, int] = {}  # broker (None: any) -> produce requests still to refuse
 
     # ---- processes --------------------------------------------------------------------------------
     def crash(self, broker_id: int) -> None:
@@ -82,28 +86,29 @@ class WireNemesis:
         leaves it (requests in flight are lost; clients find out by their request timeout)."""
         self.wire.call(self.wire.cluster.isolate, broker_id)
 
-    def spoil_next_request(self, broker_id: int) -> None:
-        """The next produce request to ``broker_id`` arrives corrupted: the broker refuses it and
-        later requests on the connection go through while its (retriable) answer comes 300 ms
-        late - exactly what the real lab's proxy does for a lost request
-        (``course_lib.real.proxy``), without waiting for the client's request timeout."""
+    def refuse_next_request(self, broker_id: int | None = None) -> None:
+        """The broker (``broker_id``; None: any) refuses the next produce request with a retriable
+        error, and later requests on the connection go through while that answer comes 300 ms
+        late - what the real lab's proxy does (``course_lib.real.proxy``: it corrupts the batch's
+        CRC and passes the refusal on as NOT_ENOUGH_REPLICAS)."""
 
         def arm() -> None:
-            self.spoiled[broker_id] = self.spoiled.get(broker_id, 0) + 1
-            self.wire.cluster.record("nemesis", "lose_next_request", {"broker": broker_id, "spoiled": True})
+            self.refused[broker_id] = self.refused.get(broker_id, 0) + 1
+            self.wire.cluster.record("nemesis", Nemesis.REFUSE_NEXT_REQUEST, {"broker": broker_id})
 
         self.wire.call(arm)
 
-    def take_spoiled(self, broker_id: int) -> bool:
-        """On the simulation thread: whether this produce to ``broker_id`` is the spoiled one."""
-        if self.spoiled.get(broker_id):
-            self.spoiled[broker_id] -= 1
-            return True
+    def take_refused(self, broker_id: int) -> bool:
+        """On the simulation thread: whether this produce to ``broker_id`` is one to refuse."""
+        for key in (broker_id, None):
+            if self.refused.get(key):
+                self.refused[key] -= 1
+                return True
         return False
 
     def heal(self) -> None:
         self.wire.call(self.wire.cluster.heal)
-        self.wire.call(self.spoiled.clear)
+        self.wire.call(self.refused.clear)
 
     def heal_all(self) -> None:
         """Heal the network, resume paused and restart crashed brokers."""

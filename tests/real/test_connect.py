@@ -28,7 +28,7 @@ def test_connect_reads_env(monkeypatch):
     assert k.transactional_id("tx") == "alice.tx"
 
 
-@pytest.mark.parametrize("fault", ["kill", "pause", "restart"])
+@pytest.mark.parametrize("fault", ["crash", "pause", "restart"])
 def test_local_only_faults_say_so(fault):
     k = connect("kafka.example:9092", prefix="alice")
     with pytest.raises(NeedsLocalCluster, match="LocalCluster"):

@@ -11,9 +11,13 @@ and the unclean election, which kill two brokers, still have a controller.
 import warnings
 
 import pytest
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from course_lib import behaviour_probes as probes
 from course_lib.backend import ComposedBackend, SimBackend
+from course_lib.broker import Cluster
+from course_lib.clients import KafkaProducer as SimProducer
+from course_lib.wire import differential
 
 pytestmark = pytest.mark.real_kafka
 
@@ -133,3 +137,88 @@ def test_a_consumer_that_knows_only_the_dead_leader_waits_for_it_then_seeks_to_t
             "read_after_it_is_back": [(3 + i, f"new{i}".encode()) for i in range(6)],
         }
     )
+
+
+# ---- what the client differential's new observables found, on Kafka 4.3.1 --------------------------
+# (course_lib/wire/differential.py lists both; these show they are kafka-python's, not the wire's)
+class _LocalTarget:
+    """The differential's faults on the LocalCluster (the same roles: the topic's leader)."""
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+
+    def fault(self, name, topic):
+        assert name == "crash_leader", name
+        self.cluster.crash(self.cluster.leader_of(topic))
+        return "ok"
+
+    def heal(self, topic):
+        self.cluster.revive()
+
+    def idle(self, producer):
+        differential.kafka_python_idle(producer, timeout_s=60)  # Kafka elects after its session timeout
+
+
+def _sequence(producer, target, topic, calls):
+    run = differential.ProducerRun(producer, target, topic, wait=True)
+    try:
+        for name in calls:
+            run.call(name)
+    finally:
+        run.finish()
+    return [differential.future_outcome(f) for f in run.futures]
+
+
+def _sim_sequence(config_name, calls):
+    sim = Cluster(3, seed=1, **differential.FAULT_OPTIONS)
+    sim.create_topic("t", min_insync_replicas=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        producer = SimProducer(bootstrap_servers=sim, **differential.ProducerDifferential.config(0, config_name))
+    return _sequence(producer, differential.SimTarget(sim), "t", calls)
+
+
+def _kafka_sequence(cluster, config_name, calls, name):
+    topic = cluster.create_topic(name, partitions=1, replication_factor=3, min_insync_replicas=2)
+    config = differential.ProducerDifferential.config(0, config_name)
+    producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, **{**config, "max_block_ms": 60_000})
+    try:
+        return _sequence(producer, _LocalTarget(cluster), topic, calls)
+    finally:
+        differential._stop_sender(producer)
+
+
+def test_with_retries_0_kafka_python_waits_out_a_crashed_leader_where_the_simulator_fails(cluster):
+    """kafka-python sends a batch only over a connection it has: after the leader is killed its
+    retries=0 records wait for the new leader and are written. The simulator, without a connect
+    step, spends the only attempt on the dead leader (listed in KNOWN_PRODUCER_SEQUENCES)."""
+    calls = ("send", "crash_leader", "send", "send")
+    real = _kafka_sequence(cluster, "retries=0", calls, "diff-retries0-crash")
+    sim = _sim_sequence("retries=0", calls)
+    assert real == ["ok offset 0", "ok offset 1", "ok offset 2"]
+    assert sim[0] == "ok offset 0" and sim[1] == "KafkaConnectionError"
+
+
+def test_kafka_python_reports_an_acks0_records_index_in_its_batch_as_its_offset(cluster):
+    """acks=0 on Kafka 4.3.1: kafka-python's futures say offsets 0, 1 for records written at 2 and
+    3 (its synthesized answer has base offset 0); the simulator says -1, as Java does."""
+    topic = cluster.create_topic("diff-acks0-offsets", partitions=1, replication_factor=3, min_insync_replicas=2)
+    first = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks="all")
+    for value in (b"a", b"b"):
+        first.send(topic, value).get(timeout=30)
+    first.close()
+    acks0 = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, acks=0, enable_idempotence=False, linger_ms=200)
+    futures = [acks0.send(topic, value) for value in (b"c", b"d")]  # one batch: the linger holds both
+    acks0.flush()
+    acks0.close()
+    consumer = KafkaConsumer(
+        bootstrap_servers=cluster.bootstrap_servers, auto_offset_reset="earliest", consumer_timeout_ms=10_000
+    )
+    try:
+        consumer.assign([TopicPartition(topic, 0)])
+        written = {r.value: r.offset for r in consumer if r.value in (b"c", b"d") or len(r.value) == 1}
+    finally:
+        consumer.close()
+    assert [f.get(timeout=10).offset for f in futures] == [0, 1]
+    assert written == {b"a": 0, b"b": 1, b"c": 2, b"d": 3}
+    assert _sim_sequence("acks=0", ("send", "send"))[:2] == ["ok offset -1", "ok offset -1"]

@@ -1,17 +1,21 @@
-"""The client differential, producer side: seeded sequences of transactional calls in right and
-wrong orders, sends and flushes through the simulator's own KafkaProducer and kafka-python
-3.0.12's, on the same simulated brokers (course_lib/wire/differential.py). A difference not listed
-in its ``KNOWN_*`` table fails with the seed that shows it; ``python -m bench wire --sequences N``
-runs thousands."""
+"""The client differential, producer side: seeded sequences through the simulator's own
+KafkaProducer and kafka-python 3.0.12's, on the same simulated brokers
+(course_lib/wire/differential.py): transactional calls in right and wrong orders, sends and
+flushes under varied configurations (acks, idempotence, retries, in-flight, timeouts, linger),
+with a leader crash, a lost ACK or a paused follower between calls and a close(timeout) at the
+end. Compared: each call's outcome, each send future's, the final close's and the whole log as
+read_uncommitted sees it; and every configuration setting's accepted and refused values
+(course_lib/wire/config_differential.py). A difference not listed with its reason fails with the
+seed that shows it; ``python -m bench wire --sequences N`` runs thousands."""
 
 import os
 
 import pytest
 
-from course_lib.wire import differential
+from course_lib.wire import config_differential, differential
 from course_lib.wire.differential import Difference, ProducerDifferential
 
-SEQUENCES = int(os.environ.get("WIRE_DIFF_SEQUENCES", "120"))
+SEQUENCES = int(os.environ.get("WIRE_DIFF_SEQUENCES", "60"))
 
 
 @pytest.fixture(scope="module")
@@ -25,17 +29,41 @@ def unexplained(runner, sequences: int) -> list[str]:
     return [str(d) for seed in range(sequences) for d in runner.run(seed) if not d.known]
 
 
-def test_transactional_call_sequences_match_kafka_python(shared_wire, no_leaks):
+def test_producer_call_sequences_with_faults_match_kafka_python(shared_wire, no_leaks):
     found = unexplained(ProducerDifferential(shared_wire), SEQUENCES)
     assert not found, "new client differences (rerun one with WIRE_DIFF_SEQUENCES):\n" + "\n".join(found)
 
 
+def test_the_sequences_cover_every_configuration_fault_and_close():
+    """What the generator draws in SEQUENCES seeds: each configuration, fault and close at least once."""
+    drawn = {call for seed in range(SEQUENCES) for call in ProducerDifferential.calls(seed)}
+    wanted = {f"config:{name}" for name in differential.PRODUCER_CONFIGS}
+    wanted |= set(differential.FAULTS) | set(differential.CLOSES) | set(differential.TRANSACTIONAL_CALLS)
+    assert wanted <= drawn, f"never drawn: {sorted(wanted - drawn)}"
+
+
+def test_configuration_validation_matches_kafka_python(shared_wire):
+    found = config_differential.config_differences(shared_wire.bootstrap_servers)
+    new = [f for f in found if f[:2] not in config_differential.KNOWN_CONFIG_DIFFERENCES]
+    assert not new, "configuration outcomes that differ (kind, case, simulator, kafka-python):\n" + "\n".join(
+        map(str, new)
+    )
+    # each listed difference is still one (a fix on either side removes it from the list)
+    stale = set(config_differential.KNOWN_CONFIG_DIFFERENCES) - {f[:2] for f in found}
+    assert not stale, f"listed configuration differences no longer found: {sorted(stale)}"
+
+
 def test_a_difference_is_reported_with_its_seed_and_calls(monkeypatch):
     """The report a failure prints names the seed and the calls, and a listed difference is not
-    reported (the tables are empty today, so a fake entry shows both ways)."""
-    d = Difference("producer", 7, ("init_transactions", "send"), "send", "ok", "KafkaError")
-    assert str(d) == "producer seed 7: ['init_transactions', 'send']: send: simulator ok, kafka-python KafkaError"
+    reported (a fake entry shows both ways), by exact outcome, by pattern or by sequence."""
+    d = Difference("producer", 7, ("config:idempotent", "send"), "send", "ok", "KafkaError")
+    assert str(d) == ("producer seed 7: ['config:idempotent', 'send']: send: simulator ok, kafka-python KafkaError")
     assert not d.known
     monkeypatch.setitem(differential.KNOWN_PRODUCER_DIFFERENCES, ("send", "ok", "KafkaError"), "why")
     assert d.known
+    acks0 = Difference("producer", 7, ("config:acks=0", "send"), "send #3's future", "ok offset -1", "ok offset 2")
+    assert acks0.known
+    assert not Difference("producer", 7, (), "send #3's future", "ok offset -1", "KafkaError").known
+    crashed = Difference("producer", 7, ("config:retries=0", "crash_leader"), "send #1's future", "x", "y")
+    assert crashed.known and not Difference("producer", 7, ("config:retries=0",), "send #1's future", "x", "y").known
     assert ProducerDifferential.calls(7) == ProducerDifferential.calls(7)

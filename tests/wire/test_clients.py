@@ -31,8 +31,9 @@ def test_api_versions_advertises_only_what_is_implemented(wire):
     assert resp.error_code == 0
     advertised = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
     assert advertised == {key: (lo, hi) for key, (lo, hi, _) in apis.SUPPORTED.items()}
-    # topic ids and transactions v2 are not advertised: clients stay below them
-    assert advertised[0][1] == 11 and advertised[1][1] == 12 and advertised[24][1] == 3
+    # transactions v2 and Produce by topic id as Kafka 4.3.1: clients choose them by the broker
+    # features (tests/wire/test_broker_features.py); Produce 13 and Fetch 13+ by topic id
+    assert advertised[0][1] == 13 and advertised[1][1] == 18 and advertised[26][1] == 5
 
 
 def test_idempotent_producer_and_assigned_consumer_round_trip(wire):

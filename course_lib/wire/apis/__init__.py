@@ -10,8 +10,11 @@ One module per Kafka API or tight family of APIs (franz-go kfake's shape): :mod:
 what they share, :mod:`.unsupported` the answer to what is not implemented. This package holds
 the registry: :data:`SUPPORTED` is what ApiVersions advertises (the versions are
 :data:`.api_versions.SUPPORTED_VERSIONS`): only what is implemented, at Kafka 4.3.1's versions
-capped where a later version needs what the simulator has not (topic ids: Produce v13, Fetch
-v13 and DeleteTopics v6; transactions v2, KIP-890: AddPartitionsToTxn v4).
+capped where a later version needs what the simulator has not (DeleteTopics v6 by topic id;
+AddPartitionsToTxn v4+, which only brokers send). Topic ids (Produce v13, Fetch v13+: the wire ids
+of :mod:`.topic_ids`) and transactions v2 (KIP-890: Produce v12+, EndTxn v5, TxnOffsetCommit v5)
+are Kafka 4.3.1's; ApiVersions also finalizes Kafka 4.3.1's broker features
+(``ClusterOptions.features``), from which each client chooses as it does on Kafka.
 
 Every answer's error codes are those its request version knows (:mod:`course_lib.wire.version_errors`,
 applied in ``common._reply``). The admin APIs librdkafka's and Java's admin clients call

@@ -36,15 +36,16 @@ from kafka.protocol.producer import (
 )
 from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
 
+from ...broker.options import SUPPORTED_FEATURES
 from .common import _reply
 
 #: request class -> (min version, max version): what ApiVersions advertises (here, not beside the
 #: handlers in ``course_lib.wire.apis.SUPPORTED``, because this handler answers with it)
 _VERSIONS = {
-    ProduceRequest: (3, 11),  # v12+: transactions v2 (KIP-890), v13: topic ids
-    FetchRequest: (4, 12),  # v13+: topic ids
+    ProduceRequest: (3, 13),  # v12+: transactions v2 (KIP-890), v13: topic ids
+    FetchRequest: (4, 18),  # v13+: topic ids; v15 replica state, v17-18 follower fields (unused here)
     ListOffsetsRequest: (1, 11),
-    MetadataRequest: (0, 12),  # v13 adds a top-level error code only
+    MetadataRequest: (0, 13),  # v13 adds a top-level error code only
     OffsetCommitRequest: (2, 9),  # v10: topic ids
     OffsetFetchRequest: (1, 9),  # v10: topic ids
     FindCoordinatorRequest: (0, 6),
@@ -59,10 +60,10 @@ _VERSIONS = {
     DeleteTopicsRequest: (1, 5),  # v6: topics by id
     InitProducerIdRequest: (0, 5),
     OffsetForLeaderEpochRequest: (2, 4),
-    AddPartitionsToTxnRequest: (0, 3),  # v4+: transactions v2
+    AddPartitionsToTxnRequest: (0, 3),  # v4+: broker to coordinator only (Kafka: 0-5); no client sends it
     AddOffsetsToTxnRequest: (0, 4),
-    EndTxnRequest: (0, 4),  # v5: transactions v2
-    TxnOffsetCommitRequest: (0, 4),  # v5: transactions v2
+    EndTxnRequest: (0, 5),  # v5: transactions v2 (answers the bumped producer id and epoch)
+    TxnOffsetCommitRequest: (0, 5),  # v5: transactions v2 (adds the offsets partition itself)
     DescribeConfigsRequest: (1, 4),
     # the admin APIs librdkafka's and Java's admin clients call, at Kafka 4.3.1's versions
     CreatePartitionsRequest: (0, 3),
@@ -88,6 +89,12 @@ def advertised(wire) -> dict:
 
 
 def api_versions(gw, req) -> None:
+    """The versions, and (v3+) the broker features: a client that speaks a feature (the Java client
+    and ``transaction.version`` >= 2, ``group.version`` >= 1) reads it here, so it negotiates
+    with the simulated cluster what it negotiates with Kafka. The features epoch is the answering
+    broker's metadata version, as KRaft's is the offset of its metadata image."""
+    broker = gw.wire.cluster.brokers[gw.broker_id]
+    finalized = broker.options.finalized_features()
     _reply(
         gw,
         ApiVersionsResponse,
@@ -97,4 +104,13 @@ def api_versions(gw, req) -> None:
             for key, (lo, hi) in sorted(advertised(gw.wire).items())
         ],
         throttle_time_ms=0,
+        supported_features=[
+            {"name": name, "min_version": lo, "max_version": hi}
+            for name, (lo, hi) in sorted(SUPPORTED_FEATURES.items())
+        ],
+        finalized_features_epoch=max(broker.metadata_version, 0),
+        finalized_features=[
+            {"name": name, "max_version_level": level, "min_version_level": level}
+            for name, level in sorted(finalized.items())
+        ],
     )

@@ -1,6 +1,7 @@
 """Fetch: records read from the partition leaders, fenced by leader epoch (KIP-320), with the
 diverging epoch of Fetch v12+ (KIP-595): a fetch whose last fetched epoch ended earlier in the
-leader's log gets no records but where that epoch ended, so the client truncates there."""
+leader's log gets no records but where that epoch ended, so the client truncates there. Fetch
+v13+ names topics by id (the Java client 4.x uses it once Metadata gives topic ids)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from kafka.protocol.consumer import FetchResponse
 from ...broker import protocol as sim
 from ..records import encode_batches
 from .common import _reply, code, log_start_offset
+from .topic_ids import names_by_uuid
 
 
 def fetch(gw, req) -> None:
@@ -17,12 +19,24 @@ def fetch(gw, req) -> None:
     long-polls per partition. So every partition is asked with the full wait, and once one answers
     with data or an error the others are asked again without waiting."""
     read_committed = bool(req.isolation_level)
-    wanted = [(t.topic, p.partition, p.fetch_offset) for t in req.topics for p in t.partitions]
-    epochs = {(t.topic, p.partition): p.current_leader_epoch for t in req.topics for p in t.partitions}
+    # v13+ names topics by id (topic_ids): resolved in the answering broker's metadata; an id it
+    # does not know is answered UNKNOWN_TOPIC_ID
+    by_id = names_by_uuid(gw.wire.cluster.brokers[gw.broker_id]) if gw.version >= 13 else {}
+    names = {id(t): t.topic if gw.version < 13 else by_id.get(t.topic_id, str(t.topic_id)) for t in req.topics}
+    wire_ids = {names[id(t)]: t.topic_id for t in req.topics} if gw.version >= 13 else {}
+    unknown = [
+        (names[id(t)], p.partition)
+        for t in req.topics
+        for p in t.partitions
+        if gw.version >= 13 and t.topic_id not in by_id
+    ]
+    topics = [t for t in req.topics if gw.version < 13 or t.topic_id in by_id]
+    wanted = [(names[id(t)], p.partition, p.fetch_offset) for t in topics for p in t.partitions]
+    epochs = {(names[id(t)], p.partition): p.current_leader_epoch for t in topics for p in t.partitions}
     # v12+: the epoch of the record before fetch_offset, as the client saw it (-1: unknown)
     last_epochs = {
-        (t.topic, p.partition): getattr(p, "last_fetched_epoch", -1) if gw.version >= 12 else -1
-        for t in req.topics
+        (names[id(t)], p.partition): getattr(p, "last_fetched_epoch", -1) if gw.version >= 12 else -1
+        for t in topics
         for p in t.partitions
     }
     answers: dict = {}
@@ -71,13 +85,27 @@ def fetch(gw, req) -> None:
                     "records": encode_batches(resp.batches) if resp.batches else b"",
                 }
             )
+        for topic, partition in unknown:
+            by_topic.setdefault(topic, []).append(
+                {
+                    "partition_index": partition,
+                    "error_code": Errors.UnknownTopicIdError.errno,
+                    "high_watermark": -1,
+                    "last_stable_offset": -1,
+                    "log_start_offset": -1,
+                    "records": b"",
+                }
+            )
         _reply(
             gw,
             FetchResponse,
             throttle_time_ms=0,
             error_code=0,
             session_id=0,  # no incremental fetch sessions: clients send full fetches
-            responses=[{"topic": t, "partitions": parts} for t, parts in by_topic.items()],
+            responses=[
+                {"topic": t, "partitions": parts} if gw.version < 13 else {"topic_id": wire_ids[t], "partitions": parts}
+                for t, parts in by_topic.items()
+            ],
         )
 
     if not wanted:

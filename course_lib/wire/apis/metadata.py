@@ -6,7 +6,8 @@ from kafka import errors as Errors
 from kafka.protocol.metadata import MetadataResponse
 
 from ...broker import protocol as sim
-from .common import INTERNAL_TOPICS, NO_TOPIC_ID, _reply
+from .common import INTERNAL_TOPICS, _reply
+from .topic_ids import topic_uuid
 
 
 CLUSTER_ID = "course-sim-wire"
@@ -50,7 +51,7 @@ def _metadata_answer(gw, req, resp: sim.MetadataResponse) -> None:
             {
                 "error_code": 0,
                 "name": name,
-                "topic_id": NO_TOPIC_ID,
+                "topic_id": topic_uuid(resp.topic_ids.get(name, 0)),
                 "is_internal": name in INTERNAL_TOPICS,
                 "partitions": partitions,
             }

@@ -7,35 +7,48 @@ from kafka.protocol.producer import ProduceResponse
 
 from ...broker import protocol as sim
 from ..records import InvalidRecords, decode_produce
-from .common import _reply, code, log_start_offset, log
+from .common import _reply, code, log, log_start_offset
+from .topic_ids import names_by_uuid
 
 
-#: course_lib.real.proxy.SPOILED_ANSWER_DELAY_S: how late the answer to a spoiled request comes
+#: course_lib.real.proxy.SPOILED_ANSWER_DELAY_S: how late the answer to a refused request comes
 SPOILED_ANSWER_DELAY_MS = 300
 
 
 def produce(gw, req) -> None:
     batches: dict = {}
     refused: dict = {}
+    by_id = names_by_uuid(gw.wire.cluster.brokers[gw.broker_id]) if gw.version >= 13 else {}
+    wire_ids: dict = {}  # v13+: topic name -> the id the client named it by (answered with it)
     for topic in req.topic_data:
+        name = topic.name if gw.version < 13 else by_id.get(topic.topic_id)
+        if name is None:  # an id this broker does not know (Kafka: UNKNOWN_TOPIC_ID)
+            name = str(topic.topic_id)
+            refused.update({(name, part.index): Errors.UnknownTopicIdError for part in topic.partition_data})
+            wire_ids[name] = topic.topic_id
+            continue
+        wire_ids[name] = getattr(topic, "topic_id", None)
         for part in topic.partition_data:
-            tp = (topic.name, part.index)
+            tp = (name, part.index)
             try:
                 batches[tp] = decode_produce(part.records, gw.version)
             except InvalidRecords as exc:
                 log.warning("wire: %s sent invalid records for %s: %s", gw.node_id, tp, exc)
                 refused[tp] = exc.error
-    if batches and gw.wire.nemesis.take_spoiled(gw.broker_id):
-        # the lab proxy's spoiled request: refused with a retriable error whose answer comes late
+    if batches and gw.wire.nemesis.take_refused(gw.broker_id):
+        # refuse_next_request, as the lab proxy does: a retriable error whose answer comes late
         refused.update({tp: Errors.NotEnoughReplicasError for tp in batches})
         batches = {}
         gw.hold_answers(SPOILED_ANSWER_DELAY_MS)
     if req.acks not in (-1, 0, 1):
         refused = {tp: Errors.InvalidRequiredAcksError for tp in [*batches, *refused]}
         batches = {}
+    # Produce v12+ is a transactions-v2 producer's (KIP-890): its partitions join the transaction
+    # by this request, the leader adding them at the coordinator before it appends
+    version_tv = 2 if gw.version >= 12 else 1
     if req.acks == 0:
         if batches:
-            gw.tell(sim.ProduceRequest(gw.next_corr(), 0, req.timeout_ms, batches, req.transactional_id))
+            gw.tell(sim.ProduceRequest(gw.next_corr(), 0, req.timeout_ms, batches, req.transactional_id, version_tv))
         if refused:
             # KafkaApis.handleProduceRequest: an acks=0 request with an error has no answer to
             # carry it, so the connection is closed (the producer reconnects and refreshes)
@@ -62,13 +75,18 @@ def produce(gw, req) -> None:
         _reply(
             gw,
             ProduceResponse,
-            responses=[{"name": t, "partition_responses": parts} for t, parts in by_topic.items()],
+            responses=[
+                {"name": t, "partition_responses": parts}
+                if gw.version < 13
+                else {"topic_id": wire_ids[t], "partition_responses": parts}
+                for t, parts in by_topic.items()
+            ],
             throttle_time_ms=0,
         )
 
     if not batches:
         return answer(refused)
     gw.ask(
-        sim.ProduceRequest(gw.next_corr(), req.acks, req.timeout_ms, batches, req.transactional_id),
+        sim.ProduceRequest(gw.next_corr(), req.acks, req.timeout_ms, batches, req.transactional_id, version_tv),
         lambda resp: answer({**refused, **resp.results}),
     )

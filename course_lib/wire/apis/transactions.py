@@ -81,13 +81,20 @@ def add_offsets_to_txn(gw, req) -> None:
 
 
 def end_txn(gw, req) -> None:
+    """v5 is transactions v2's (KIP-890): the coordinator bumps the epoch and answers it."""
     request = sim.EndTxnRequest(
         transactional_id=req.transactional_id,
         producer_id=req.producer_id,
         producer_epoch=req.producer_epoch,
         commit=bool(req.committed),
+        transaction_version=2 if gw.version >= 5 else 1,
     )
-    _coordinator(gw, request, lambda e, r: _reply(gw, EndTxnResponse, throttle_time_ms=0, error_code=code(e)))
+
+    def answer(error, result) -> None:
+        ids = result if error is None and result else {"producer_id": -1, "producer_epoch": -1}
+        _reply(gw, EndTxnResponse, throttle_time_ms=0, error_code=code(error), **ids)
+
+    _coordinator(gw, request, answer)
 
 
 def txn_offset_commit(gw, req) -> None:
@@ -100,5 +107,7 @@ def txn_offset_commit(gw, req) -> None:
         producer_id=req.producer_id,
         producer_epoch=req.producer_epoch,
         transactional_id=req.transactional_id,
+        # v5 is transactions v2's (KIP-890): no AddOffsetsToTxn came first
+        transaction_version=2 if gw.version >= 5 else 1,
     )
     _coordinator(gw, request, _commit_answer(gw, TxnOffsetCommitResponse, offsets))

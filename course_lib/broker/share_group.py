@@ -1,0 +1,191 @@
+"""Share group membership and assignment: the group coordinator's share-group part
+(``GroupMetadataManager.shareGroupHeartbeat``, KIP-932).
+
+- A member joins with a ShareGroupHeartbeat of epoch 0 and its subscription; it heartbeats
+  every ``group.share.heartbeat.interval.ms`` (5 s) and is removed after
+  ``group.share.session.timeout.ms`` (45 s) of silence; epoch -1 leaves.
+- Every change of membership or subscription bumps the group epoch and recomputes the
+  assignment at once, server-side. Partitions may be *shared*: there is no revocation to wait
+  for, because a partition's records are handed out one by one under locks, never owned. With
+  more members than partitions every member still gets a partition (Kafka's ``SimpleAssignor``
+  spreads the members over the partitions); with fewer, the partitions are dealt round-robin.
+- Membership is kept in memory, like the consumer groups of :mod:`.group_coordinator`: after a
+  coordinator failover the members rejoin (with the member ids they generated, so the records
+  they hold stay theirs).
+
+The coordinator of a share group is the one of a consumer group of the same name: the leader of
+``__consumer_offsets``. Nothing here runs, and nothing is scheduled, until a share group exists.
+
+Taught in notebooks/05c_share_groups.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
+
+from kafka import errors as Errors
+
+from .protocol import ShareGroupDescribeRequest, ShareGroupHeartbeatRequest
+
+
+@dataclass
+class ShareMember:
+    member_id: str
+    client_id: str
+    topics: tuple
+    last_heartbeat_ms: float
+    epoch: int = 0
+    assignment: list = field(default_factory=list)
+
+
+@dataclass
+class ShareGroup:
+    group_id: str
+    epoch: int = 0
+    members: dict = field(default_factory=dict)
+
+
+def assign(members: list[str], partitions: list[tuple]) -> dict[str, list[tuple]]:
+    """Every member gets at least one partition when there is one; each partition goes to at
+    least one member.
+
+    >>> assign(["a", "b", "c"], [("t", 0)])
+    {'a': [('t', 0)], 'b': [('t', 0)], 'c': [('t', 0)]}
+    >>> assign(["a", "b"], [("t", 0), ("t", 1), ("t", 2)])
+    {'a': [('t', 0), ('t', 2)], 'b': [('t', 1)]}
+    """
+    out: dict[str, list[tuple]] = {m: [] for m in members}
+    if not members or not partitions:
+        return out
+    for i in range(max(len(members), len(partitions))):
+        member, tp = members[i % len(members)], partitions[i % len(partitions)]
+        if tp not in out[member]:
+            out[member].append(tp)
+    return {m: sorted(tps) for m, tps in out.items()}
+
+
+class ShareGroupCoordinator:
+    def __init__(self, broker):
+        self.broker = broker
+        self.groups: dict[str, ShareGroup] = {}
+        self._checking = False
+        self._epoch = None
+
+    def handle(self, src: str, req) -> None:
+        groups = self.broker.groups
+        if not groups.refresh():
+            return groups.respond(src, req, Errors.NotCoordinatorError)
+        epoch = groups.partition().leader_epoch
+        if epoch != self._epoch:  # a new coordinator term: membership starts again
+            self._epoch, self.groups = epoch, {}
+        self.HANDLERS[type(req)](self, src, req)
+
+    def settings(self, group: str):
+        return self.broker.shares.settings(group)
+
+    def _heartbeat(self, src: str, req: ShareGroupHeartbeatRequest) -> None:
+        g = self.groups.setdefault(req.group, ShareGroup(req.group))
+        now = self.broker.sim.now
+        member = g.members.get(req.member_id)
+        if req.member_epoch == -1:
+            if member is not None:
+                self._remove(g, req.member_id, "left the group")
+            return self.broker.groups.respond(src, req, None, {"member_id": req.member_id, "member_epoch": -1})
+        if member is None:
+            if req.member_epoch != 0:
+                return self.broker.groups.respond(src, req, Errors.UnknownMemberIdError)
+            member = g.members[req.member_id] = ShareMember(req.member_id, req.client_id, tuple(req.topics or ()), now)
+            self._rebalance(g, f"{req.member_id} joined")
+        elif req.topics is not None and tuple(req.topics) != member.topics:
+            member.topics = tuple(req.topics)
+            self._rebalance(g, f"{req.member_id} changed its subscription")
+        member.last_heartbeat_ms = now
+        self._ensure_checking()
+        self.broker.groups.respond(
+            src,
+            req,
+            None,
+            {
+                "member_id": member.member_id,
+                "member_epoch": member.epoch,
+                "assignment": list(member.assignment),
+                "heartbeat_interval_ms": self.settings(req.group).heartbeat_interval_ms,
+            },
+        )
+
+    def _rebalance(self, g: ShareGroup, why: str) -> None:
+        g.epoch += 1
+        topics = sorted({t for m in g.members.values() for t in m.topics})
+        for m in g.members.values():
+            m.assignment = []
+        for topic in topics:
+            config = self.broker.topic_configs.get(topic)
+            if config is None:
+                continue
+            subscribed = sorted(m for m, mem in g.members.items() if topic in mem.topics)
+            for member_id, tps in assign(subscribed, [(topic, p) for p in range(config.partitions)]).items():
+                g.members[member_id].assignment += tps
+        for m in g.members.values():
+            m.epoch = g.epoch
+        self.broker.cluster.record(
+            f"coordinator-{self.broker.broker_id}",
+            "share_assignment",
+            {
+                "group": g.group_id,
+                "epoch": g.epoch,
+                "why": why,
+                "assignment": {m: [list(tp) for tp in mem.assignment] for m, mem in sorted(g.members.items())},
+            },
+        )
+
+    def _remove(self, g: ShareGroup, member_id: str, reason: str) -> None:
+        del g.members[member_id]
+        self.broker.cluster.record(
+            f"coordinator-{self.broker.broker_id}",
+            "member_removed",
+            {"group": g.group_id, "member": member_id, "reason": reason},
+        )
+        self._rebalance(g, f"{member_id} {reason}")
+
+    def _ensure_checking(self) -> None:
+        if not self._checking:
+            self._checking = True
+            self.broker.schedule_timer(1000, self._check_sessions)
+
+    def _check_sessions(self) -> None:
+        self._checking = False
+        if self.broker.groups.partition() is None:
+            return
+        now = self.broker.sim.now
+        for g in list(self.groups.values()):
+            timeout = self.settings(g.group_id).session_timeout_ms
+            for member_id, m in sorted(g.members.items()):
+                if now - m.last_heartbeat_ms > timeout:
+                    self._remove(g, member_id, f"no heartbeat for {timeout:g} ms")
+        if any(g.members for g in self.groups.values()):
+            self._ensure_checking()
+
+    def _describe(self, src: str, req: ShareGroupDescribeRequest) -> None:
+        g = self.groups.get(req.group)
+        if g is None:
+            return self.broker.groups.respond(src, req, Errors.GroupIdNotFoundError)
+        self.broker.groups.respond(
+            src,
+            req,
+            None,
+            {
+                "group_epoch": g.epoch,
+                "state": "Stable" if g.members else "Empty",
+                "members": {
+                    m: {"client_id": mem.client_id, "assignment": list(mem.assignment)}
+                    for m, mem in sorted(g.members.items())
+                },
+            },
+        )
+
+    #: request class -> its handler (the broker hands this coordinator every class named here)
+    HANDLERS: ClassVar[dict[type, Callable[[Any, str, Any], None]]] = {
+        ShareGroupHeartbeatRequest: _heartbeat,
+        ShareGroupDescribeRequest: _describe,
+    }

@@ -1,0 +1,481 @@
+"""Share-partition state on the partition leader: who holds which record, for how long, and
+how many times it was delivered (Kafka's ``SharePartition`` and ``SharePartitionManager``).
+
+For each (share group, partition) the leader keeps:
+
+- the *start offset*: every record below it is done with (acknowledged or archived);
+- the in-flight records at or above it, each ``AVAILABLE``, ``ACQUIRED`` (by one member, under
+  an acquisition lock), ``ACKNOWLEDGED`` or ``ARCHIVED``, with its *delivery count*.
+
+Transitions (``SharePartition.RecordState.validateTransition``, ``InFlightState.tryUpdateState``):
+
+- ShareFetch *acquires* AVAILABLE records (delivery count + 1) for ``group.share.record.lock.duration.ms``;
+- ACCEPT: ACQUIRED -> ACKNOWLEDGED;  REJECT: ACQUIRED -> ARCHIVED (given up on purpose);
+- RELEASE, an expired lock, or the member closing: ACQUIRED -> AVAILABLE - or ARCHIVED when
+  the delivery count has reached ``group.share.delivery.count.limit`` (a poison record gives up);
+- RENEW (KIP-1222): the holder gets a fresh lock, the delivery count stays;
+- ACKNOWLEDGED and ARCHIVED are final.
+
+Every acknowledgement, release and lock expiry is written to the share coordinator
+(:mod:`.share_coordinator`) before it is answered; a write that fails is rolled back, as
+``SharePartition`` rolls back its in-flight state. Acquisitions are not written. A new leader reads
+the persisted state before handing out anything (``maybeInitialize``); a share-partition nobody
+persisted yet starts at ``share.auto.offset.reset``: the high watermark (*latest*, the default)
+or the log's start (*earliest*).
+
+State lives in the leader's memory: it goes with a crash or with leadership (the next leader
+reads it back), and every lock timer dies with the broker process.
+
+Taught in notebooks/05c_share_groups.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+from kafka import errors as Errors
+
+from .protocol import (
+    ReadShareGroupStateRequest,
+    ShareAcknowledgeRequest,
+    ShareAcknowledgeResponse,
+    ShareFetchRequest,
+    ShareFetchResponse,
+    WriteShareGroupStateRequest,
+    node_name,
+)
+from .share_config import ShareGroupSettings
+from .share_coordinator import SHARE_STATE_TOPIC
+
+AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVED = "AVAILABLE", "ACQUIRED", "ACKNOWLEDGED", "ARCHIVED"
+FINAL = (ACKNOWLEDGED, ARCHIVED)
+#: AcknowledgeType ids on the wire (``org.apache.kafka.clients.consumer.AcknowledgeType``)
+ACCEPT, RELEASE, REJECT, RENEW = 1, 2, 3, 4
+ACK_NAMES = {ACCEPT: "accept", RELEASE: "release", REJECT: "reject", RENEW: "renew"}
+#: how long a share-partition leader waits for the share coordinator
+STATE_RPC_TIMEOUT_MS = 5_000
+STATE_RETRY_MS = 100
+
+
+@dataclass
+class InFlight:
+    state: str
+    count: int = 0  # delivery count
+    member: str | None = None
+    lock: int = 0  # the acquisition whose lock covers it (0: none)
+    deadline: float = 0.0
+    #: a state change waiting for the share coordinator: not acquirable until it is persisted
+    #: (``InFlightState.rollbackState`` set: ``acquire`` skips records with an ongoing transition)
+    pending: bool = False
+
+
+class SharePartition:
+    """One share group's view of one partition, on its leader."""
+
+    _serials = itertools.count(1)  # names each share-partition object (a leader's term) for the invariants
+
+    def __init__(self, manager: "SharePartitionManager", group: str, partition):
+        self.manager, self.group, self.partition = manager, group, partition
+        self.serial = next(self._serials)
+        self.tp = partition.tp
+        self.leader_epoch = partition.leader_epoch
+        self.settings: ShareGroupSettings = manager.settings(group)
+        self.ready = False
+        self.start = 0
+        self.records: dict[int, InFlight] = {}
+        self.persisted: dict[int, tuple] = {}  # offset -> (state, count) as last written
+        self.waiting: list = []  # (src, request) arrived before the state was read
+        self._writes: list = []  # queued (updates, done) - one write in flight at a time
+        self.writes_confirmed = 0  # (for the invariant checker: ``persisted`` changed)
+        self.version = 0  # bumped by every change of ``records`` (the invariant checker skips the rest)
+        self._writing = False
+        self._initialize()
+
+    @property
+    def broker(self):
+        return self.manager.broker
+
+    @property
+    def current(self) -> bool:
+        p = self.partition
+        return self.broker.alive and p.is_leader and p.leader_epoch == self.leader_epoch
+
+    # ---- initialisation: read what the share coordinator persisted ---------------------------------
+    def _initialize(self) -> None:
+        def answered(resp) -> None:
+            if not self.current:
+                return
+            if isinstance(resp, type) or resp.error is not None:
+                return self.broker.schedule_timer(STATE_RETRY_MS, self._initialize)
+            if resp.start_offset < 0:  # a new share group on this partition
+                hw = self.partition.log.hw
+                self.start = hw if self.settings.auto_offset_reset == "latest" else 0
+                self.manager.note(
+                    "share_start",
+                    {
+                        "group": self.group,
+                        "topic": self.tp[0],
+                        "partition": self.tp[1],
+                        "start_offset": self.start,
+                        "share.auto.offset.reset": self.settings.auto_offset_reset,
+                    },
+                )
+                self._persist([], lambda error: None)  # the start offset survives a failover
+            else:
+                self.start = resp.start_offset
+                for offset, state, count in resp.states:
+                    self.records[offset] = InFlight(state, count)
+                    self.persisted[offset] = (state, count)
+            self.ready = True
+            self.version += 1
+            self._advance_start()
+            waiting, self.waiting = self.waiting, []
+            for src, req in waiting:
+                self.manager.dispatch(src, req)
+
+        self.manager.ask_share_coordinator(
+            ReadShareGroupStateRequest(0, self.group, self.tp, self.leader_epoch), answered
+        )
+
+    # ---- acquisition ----------------------------------------------------------------------------
+    def acquire(self, member: str, max_records: int) -> list:
+        """Acquire up to ``max_records`` available records below the high watermark:
+        ``[(offset, Record, delivery count)]``, each under a new lock."""
+        log = self.partition.log
+        held = sum(1 for r in self.records.values() if r.state == ACQUIRED)
+        room = min(max_records, self.settings.partition_max_record_locks - held)
+        if room <= 0 or self.start >= log.hw:
+            return []
+        lock = self.manager.next_lock()
+        deadline = self.broker.sim.now + self.settings.record_lock_duration_ms
+        out = []
+        for offset, record, _ in log.records(self.start, log.hw):
+            r = self.records.get(offset)
+            if r is None:
+                r = self.records[offset] = InFlight(AVAILABLE)
+            if r.state != AVAILABLE or r.pending:
+                continue
+            r.state, r.member, r.lock, r.deadline = ACQUIRED, member, lock, deadline
+            r.count += 1
+            out.append((offset, record, r.count))
+            if len(out) >= room:
+                break
+        if out:
+            self.version += 1
+            self.broker.schedule_timer(self.settings.record_lock_duration_ms, self._lock_expired, lock)
+        return out
+
+    def _lock_expired(self, lock: int) -> None:
+        """The acquisition lock timed out: the records go back (or are archived at the limit)."""
+        if not self.current or self.manager.partitions.get((self.group, self.tp)) is not self:
+            return
+        expired = [o for o, r in sorted(self.records.items()) if r.state == ACQUIRED and r.lock == lock]
+        if expired:
+            self._release(expired, "lock_expired")
+
+    def _release(self, offsets: list, why: str) -> None:
+        self.version += 1
+        changed, archived = [], []
+        for offset in offsets:
+            r = self.records[offset]
+            r.state = ARCHIVED if r.count >= self.settings.delivery_count_limit else AVAILABLE
+            r.member, r.lock, r.pending = None, 0, True
+            changed.append(offset)
+            if r.state == ARCHIVED:
+                archived.append(offset)
+        self.manager.note(
+            "share_" + why,
+            {
+                "group": self.group,
+                "topic": self.tp[0],
+                "partition": self.tp[1],
+                "offsets": offsets,
+                "archived": archived,
+            },
+        )
+        self._persist(changed, lambda error: self._settled(changed))
+
+    def _settled(self, offsets: list) -> None:
+        for offset in offsets:
+            r = self.records.get(offset)
+            if r is not None:
+                r.pending = False
+        if self.manager.parked:  # released records may be acquired now
+            self.manager.wake(self.tp)
+
+    # ---- acknowledgements --------------------------------------------------------------------------
+    def acknowledge(self, member: str, acks: tuple, done) -> None:
+        """Apply ``(offset, type)`` acknowledgements of ``member``; ``done(error)`` once persisted.
+        Any record not ACQUIRED by this member fails the whole batch with INVALID_RECORD_STATE and
+        nothing changes (``SharePartition.acknowledge`` rolls back)."""
+        for offset, kind in acks:
+            r = self.records.get(offset)
+            if r is None or r.state != ACQUIRED or r.member != member or kind not in ACK_NAMES:
+                return done(Errors.InvalidRecordStateError)
+        before = {
+            o: (r.state, r.count, r.member, r.lock, r.deadline) for o, r in self.records.items() if o in dict(acks)
+        }
+        self.version += 1
+        changed, renewed = [], []
+        for offset, kind in acks:
+            r = self.records[offset]
+            if kind == RENEW:
+                renewed.append(offset)
+                continue
+            if kind == ACCEPT:
+                r.state = ACKNOWLEDGED
+            elif kind == REJECT:
+                r.state = ARCHIVED
+            else:  # RELEASE: another delivery, unless this was the last one allowed
+                r.state = ARCHIVED if r.count >= self.settings.delivery_count_limit else AVAILABLE
+            r.member, r.lock, r.pending = None, 0, True
+            changed.append(offset)
+        if renewed:
+            self._renew(renewed)
+        rejected = [o for o, k in acks if k == REJECT]
+        limited = [o for o, k in acks if k == RELEASE and self.records[o].state == ARCHIVED]
+        if rejected or limited:
+            self.manager.note(
+                "share_archived",
+                {
+                    "group": self.group,
+                    "topic": self.tp[0],
+                    "partition": self.tp[1],
+                    "rejected": rejected,
+                    "delivery_limit": limited,
+                },
+            )
+        if not changed:
+            return done(None)
+
+        def persisted(error) -> None:
+            self._settled(changed)
+            self.version += 1
+            if error is not None:  # roll back, as SharePartition does when the write fails
+                expired = []
+                for offset in changed:
+                    r = self.records.get(offset)
+                    if r is not None:
+                        r.state, r.count, r.member, r.lock, r.deadline = before[offset]
+                        if r.deadline <= self.broker.sim.now:  # its lock ran out meanwhile
+                            expired.append(offset)
+                if expired and self.current:
+                    self._release(expired, "lock_expired")
+            done(error)
+
+        self._persist(changed, persisted)
+
+    def _renew(self, offsets: list) -> None:
+        """RENEW (KIP-1222): a new lock for records still being processed; no new delivery."""
+        lock = self.manager.next_lock()
+        deadline = self.broker.sim.now + self.settings.record_lock_duration_ms
+        for offset in offsets:
+            r = self.records[offset]
+            r.lock, r.deadline = lock, deadline
+        self.broker.schedule_timer(self.settings.record_lock_duration_ms, self._lock_expired, lock)
+
+    def release_member(self, member: str) -> None:
+        """The member closed its share session: what it holds is available again at once."""
+        held = [o for o, r in sorted(self.records.items()) if r.state == ACQUIRED and r.member == member]
+        if held:
+            self._release(held, "released_on_close")
+
+    # ---- persistence -------------------------------------------------------------------------------
+    def _advance_start(self) -> None:
+        """Move the start offset over records that are done (and over transaction markers)."""
+        log = self.partition.log
+        data = {o for o, _, _ in log.records(self.start, log.hw)}
+        while self.start < log.hw:
+            r = self.records.get(self.start)
+            # only over what is persisted: a write that fails is rolled back
+            if r is not None and r.state in FINAL and self.persisted.get(self.start, (None,))[0] == r.state:
+                del self.records[self.start]
+            elif r is not None or self.start in data:
+                break
+            self.start += 1
+
+    def _persist(self, offsets: list, done) -> None:
+        self._writes.append((list(offsets), done))
+        if not self._writing:
+            self._write_next()
+
+    def _write_next(self) -> None:
+        if not self._writes or not self.current:
+            self._writing = False
+            for _, done in self._writes:
+                done(Errors.NotLeaderForPartitionError)
+            self._writes = []
+            return
+        self._writing = True
+        batch, self._writes = self._writes, []
+        offsets = sorted({o for offsets, _ in batch for o in offsets})
+        updates = []
+        for offset in offsets:
+            r = self.records.get(offset)
+            # an ACQUIRED record is written as it was last persisted: acquisitions are not written
+            value = (r.state, r.count) if r is not None and r.state != ACQUIRED else self.persisted.get(offset)
+            if value is not None:
+                updates.append((offset, *value))
+        request = WriteShareGroupStateRequest(0, self.group, self.tp, self.leader_epoch, self.start, tuple(updates))
+
+        def answered(resp) -> None:
+            error = resp if isinstance(resp, type) else resp.error
+            if error is None:
+                self.writes_confirmed += 1
+                for offset, state, count in updates:
+                    self.persisted[offset] = (state, count)
+                for offset in [o for o in self.persisted if o < request.start_offset]:
+                    del self.persisted[offset]
+                self._advance_start()
+            for _, done in batch:
+                done(error)
+            self._write_next()
+
+        self.manager.ask_share_coordinator(request, answered)
+
+
+class SharePartitionManager:
+    """A broker's share-partitions (created on the first ShareFetch of a group for a partition
+    it leads) and its requests to the share coordinator. Nothing exists, and nothing is
+    scheduled, until a share group fetches."""
+
+    def __init__(self, broker):
+        self.broker = broker
+        self.partitions: dict[tuple, SharePartition] = {}  # (group, tp) -> state
+        self._pending: dict[int, Callable[[Any], None]] = {}
+        #: ShareFetches waiting for records (long poll): tp -> [[src, request, share-partition, ack error]]
+        self.parked: dict[tuple, list] = {}
+        self._corr = 0
+        self._locks = 0
+
+    def crash(self) -> None:
+        self.partitions.clear()
+        self._pending.clear()
+        self.parked.clear()
+
+    def settings(self, group: str) -> ShareGroupSettings:
+        cluster = self.broker.cluster
+        return ShareGroupSettings.resolve(self.broker.options, cluster.share_group_configs.get(group))
+
+    def next_lock(self) -> int:
+        self._locks += 1
+        return self._locks
+
+    def note(self, f: str, value: dict) -> None:
+        self.broker.cluster.record(f"share-{self.broker.broker_id}", f, value)
+
+    def share_partition(self, group: str, tp):
+        """The current share-partition of (group, tp), or None if this broker does not lead tp;
+        a share-partition of an earlier leadership is dropped and read again."""
+        partition = self.broker.partitions.get(tp)
+        if partition is None or not partition.is_leader:
+            return None
+        sp = self.partitions.get((group, tp))
+        if sp is None or sp.leader_epoch != partition.leader_epoch:
+            sp = self.partitions[(group, tp)] = SharePartition(self, group, partition)
+        return sp
+
+    # ---- requests from share consumers ---------------------------------------------------------------
+    def dispatch(self, src: str, req) -> None:
+        if isinstance(req, ShareFetchRequest):
+            self.share_fetch(src, req)
+        else:
+            self.share_acknowledge(src, req)
+
+    def share_fetch(self, src: str, req: ShareFetchRequest) -> None:
+        sp = self.share_partition(req.group, req.tp)
+        if sp is None:
+            return self.broker.send(src, ShareFetchResponse(req.corr, req.tp, self.broker.no_replica_error(req.tp)))
+        if not sp.ready:
+            sp.waiting.append((src, req))
+            return
+        box: dict = {}
+
+        def acknowledged(error) -> None:
+            box["ack_error"] = error
+            records = sp.acquire(req.member_id, req.max_records) if sp.current else []
+            if records or not req.max_wait_ms:
+                return self._answer(src, req, sp, records, error)
+            # nothing to hand out: wait (long poll) until records are written or released, at
+            # most max_wait_ms (Kafka's share fetch purgatory)
+            entry = [src, req, sp, error]
+            self.parked.setdefault(req.tp, []).append(entry)
+            self.broker.schedule_timer(req.max_wait_ms, self._wait_over, entry)
+
+        if req.acknowledgements:
+            sp.acknowledge(req.member_id, req.acknowledgements, acknowledged)
+        else:
+            acknowledged(None)
+
+    def _wait_over(self, entry: list) -> None:
+        waiting = self.parked.get(entry[1].tp, [])
+        if entry not in waiting:
+            return  # answered already
+        waiting.remove(entry)
+        if not waiting:
+            del self.parked[entry[1].tp]
+        src, req, sp, ack_error = entry
+        records = sp.acquire(req.member_id, req.max_records) if sp.current else []
+        self._answer(src, req, sp, records, ack_error)
+
+    def wake(self, tp) -> None:
+        """New records below the high watermark, or released ones: answer the parked fetches
+        that can now acquire something."""
+        waiting = self.parked.pop(tp, [])
+        still = []
+        for entry in waiting:
+            src, req, sp, ack_error = entry
+            records = sp.acquire(req.member_id, req.max_records) if sp.current else []
+            if records or not sp.current:
+                self._answer(src, req, sp, records, ack_error)
+            else:
+                still.append(entry)
+        if still:
+            self.parked[tp] = still
+
+    def _answer(self, src, req, sp, records, ack_error) -> None:
+        error = None if sp.current else Errors.NotLeaderForPartitionError
+        self.broker.send(src, ShareFetchResponse(req.corr, req.tp, error, tuple(records), ack_error))
+
+    def share_acknowledge(self, src: str, req: ShareAcknowledgeRequest) -> None:
+        sp = self.share_partition(req.group, req.tp)
+        if sp is None:
+            return self.broker.send(
+                src, ShareAcknowledgeResponse(req.corr, req.tp, self.broker.no_replica_error(req.tp))
+            )
+        if not sp.ready:
+            sp.waiting.append((src, req))
+            return
+
+        def done(error) -> None:
+            if req.close:
+                sp.release_member(req.member_id)
+            self.broker.send(src, ShareAcknowledgeResponse(req.corr, req.tp, error))
+
+        sp.acknowledge(req.member_id, req.acknowledgements, done)
+
+    # ---- the share coordinator ---------------------------------------------------------------------
+    def ask_share_coordinator(self, request, on_answer) -> None:
+        """Send a Read/WriteShareGroupState to the leader of ``__share_group_state`` (created on
+        first use); ``on_answer(response)``, or an error class if it never came."""
+        self.broker.cluster.controller.ensure_internal_topic(SHARE_STATE_TOPIC)
+        state = self.broker.metadata.get((SHARE_STATE_TOPIC, 0))
+        if state is None or state.leader is None:
+            return on_answer(Errors.CoordinatorNotAvailableError)
+        self._corr += 1
+        corr = self._corr
+        self._pending[corr] = on_answer
+        self.broker.send(node_name(state.leader), replace(request, corr=corr))
+        self.broker.schedule_timer(STATE_RPC_TIMEOUT_MS, self._expired, corr)
+
+    def _expired(self, corr: int) -> None:
+        on_answer = self._pending.pop(corr, None)
+        if on_answer is not None:
+            on_answer(Errors.RequestTimedOutError)
+
+    def on_state_response(self, resp) -> None:
+        on_answer = self._pending.pop(resp.corr, None)
+        if on_answer is not None:
+            on_answer(resp)

@@ -1,0 +1,316 @@
+"""What lesson 05b says about its consumer-group runs, written from the runs themselves (a
+:class:`~course_lib.consumer_groups.GroupRun` after ``run()``), for
+``prediction.reveal(actual, explanation=...)``.
+
+>>> from course_lib.consumer_groups import GroupRun
+>>> run = GroupRun(seed=1, messages=40)
+>>> _ = run.start("a", handler_ms=100, commit_every=4).start("b", at_ms=5000, handler_ms=100, commit_every=4)
+>>> print(rebalance_replays(run.run(30_000)))  # doctest: +NORMALIZE_WHITESPACE
+**Measured:** 10 messages are processed twice. At 6.20 s generation 2 gives partition 1 to `b`,
+which starts at the group's committed offset for it - but `a` had processed those 10 records
+since its last commit. Nothing crashed; a rebalance is enough. (kafka-python uses the *eager*
+protocol: every member gives up every partition, then gets its new share; a partition it keeps
+also restarts from the committed offset.)
+
+Used in notebooks/05b_consumer_groups.
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def _s(ms: float) -> str:
+    return f"{ms / 1000:.2f} s"
+
+
+def _messages(n: int, verb: str = "are") -> str:
+    if n == 0:
+        return "no message is" if verb == "are" else "no message"
+    return f"{n} message{'' if n == 1 else 's'}" + (f" {verb if n != 1 else 'is'}" if verb else "")
+
+
+def _rebalances(run) -> list[tuple[float, int, str]]:
+    return [g for g in run.generations() if g[2] == "rebalanced"]
+
+
+def rebalance_replays(run) -> str:
+    """A second instance joins; the moved partition restarts at the committed offset."""
+    dups = run.duplicates()
+    first = _rebalances(run)[0] if _rebalances(run) else None
+    when = (
+        f"At {_s(first[0])} generation {first[1]} gives a partition to `b`"
+        if first
+        else "The rebalance gives a partition to `b`"
+    )
+    return (
+        f"**Measured:** {_messages(dups)} processed twice. {when.replace('a partition', 'partition 1')},\n"
+        f"which starts at the group's committed offset for it - but `a` had processed those {dups} records\n"
+        "since its last commit. Nothing crashed; a rebalance is enough. (kafka-python uses the *eager*\n"
+        "protocol: every member gives up every partition, then gets its new share; a partition it keeps\n"
+        "also restarts from the committed offset.)"
+    )
+
+
+REVOKE_COMMIT = re.compile(r"committed p(\d+)@(\d+) \(on_partitions_revoked\)")
+
+
+def commit_on_revoke(run) -> str:
+    """The same run with ``commit_on_revoke=True``.
+
+    >>> from course_lib.consumer_groups import GroupRun
+    >>> run = GroupRun(seed=1, messages=40)
+    >>> for name, at in (("a", 0), ("b", 5000)):
+    ...     _ = run.start(name, at_ms=at, handler_ms=100, commit_every=4, commit_on_revoke=True)
+    >>> print(commit_on_revoke(run.run(30_000)))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** no message is processed twice. At 6.20 s, in `on_partitions_revoked`, `a` commits
+    offset 10 of partition 1 (the next record to read: it had processed 10), and `b` starts
+    partition 1 at offset 10. The listener only helps a member that is still *in* the group,
+    though. The next experiment is about one that is not.
+    """
+    commits = [(t, m) for t, who, what in run.events if (m := REVOKE_COMMIT.search(what))]
+    said = f"**Measured:** {_messages(run.duplicates())} processed twice."
+    if commits:
+        t, m = commits[0]
+        partition, offset = m.groups()
+        said += (
+            f" At {_s(t - run.t0)}, in `on_partitions_revoked`, `a` commits\n"
+            f"offset {offset} of partition {partition} (the next record to read: it had processed {offset}), "
+            f"and `b` starts\npartition {partition} at offset {offset}."
+        )
+    return said + (
+        " The listener only helps a member that is still *in* the group,\n"
+        "though. The next experiment is about one that is not."
+    )
+
+
+THROWN_OUT = "left the group: no poll()"
+
+
+def slow_fate(run, name: str = "slow") -> str:
+    """What happened to the slow member: "keeps its partition", "thrown out once", "thrown out again and again".
+
+    >>> from course_lib.consumer_groups import GroupRun
+    >>> run = GroupRun(seed=1, messages=40)
+    >>> for name, ms in (("fast", 20), ("slow", 800)):
+    ...     _ = run.start(name, handler_ms=ms, max_poll_records=10, max_poll_interval_ms=5000)
+    >>> slow_fate(run.run(60_000))
+    'thrown out again and again'
+    """
+    times = len(_thrown_out(run, name))
+    return "keeps its partition" if times == 0 else "thrown out once" if times == 1 else "thrown out again and again"
+
+
+def _thrown_out(run, name: str) -> list[float]:
+    return [t for t, line in _timeline(run) if line.startswith(name) and THROWN_OUT in line]
+
+
+def _timeline(run) -> list[tuple[float, str]]:
+    """(seconds, 'who what') of each timeline row."""
+    rows = []
+    for row in run.timeline().splitlines():
+        seconds, rest = row.strip().split(" s ", 1)
+        rows.append((float(seconds), " ".join(rest.split())))
+    return rows
+
+
+def slow_handler(run, name: str = "slow") -> str:
+    """Two members, one of them slower than ``max_poll_interval_ms`` per batch.
+
+    >>> from course_lib.consumer_groups import GroupRun
+    >>> run = GroupRun(seed=1, messages=40)
+    >>> for name, ms in (("fast", 20), ("slow", 800)):
+    ...     _ = run.start(name, handler_ms=ms, max_poll_records=10, max_poll_interval_ms=5000)
+    >>> print(slow_handler(run.run(60_000)))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** 10 messages are processed more than once, 20 extra runs of the handler in all, and
+    2 commits fail. `slow` is thrown out of the group at 9.10 s and 18.20 s (each time about 5.9 s
+    after its last `poll()`); its commits fail with `CommitFailedError` at 11.20 s and 20.30 s.
+    Each time its next `poll()` rejoins - and gets its partition back *at the committed offset*: the
+    same records, the same time in the handler, thrown out again. Meanwhile the other member owns
+    both partitions for a while and processes the slow one's partition too. A consumer stuck in
+    this loop never makes progress and duplicates every batch it touches.
+    """
+    out = _thrown_out(run, name)
+    gaps = sorted({m.group(1) for _, line in _timeline(run) if (m := re.search(r"no poll\(\) for ([\d.]+) ms", line))})
+    failed = [t - run.t0 for t, who, _ in run.failed_commits if who == name]
+    when = " and ".join(f"{t:.2f} s" for t in out)
+    about = f" (each time about {float(gaps[0]) / 1000:.1f} s\nafter its last `poll()`)" if gaps else ""
+    commits = " and ".join(_s(t) for t in failed)
+    return (
+        f"**Measured:** {_messages(run.duplicates())} processed more than once, {run.extra_runs()} extra runs of "
+        f"the handler in all, and\n{len(run.failed_commits)} commits fail. `{name}` is thrown out of the group at "
+        f"{when}{about}; its commits fail with `CommitFailedError` at {commits}.\n"
+        "Each time its next `poll()` rejoins - and gets its partition back *at the committed offset*: the\n"
+        "same records, the same time in the handler, thrown out again. Meanwhile the other member owns\n"
+        "both partitions for a while and processes the slow one's partition too. A consumer stuck in\n"
+        "this loop never makes progress and duplicates every batch it touches."
+    )
+
+
+def smaller_batches(run) -> str:
+    """The same members with fewer records per poll.
+
+    >>> from course_lib.consumer_groups import GroupRun
+    >>> run = GroupRun(seed=1, messages=40)
+    >>> for name, ms in (("fast", 20), ("slow", 800)):
+    ...     _ = run.start(name, handler_ms=ms, max_poll_records=4, max_poll_interval_ms=5000)
+    >>> print(smaller_batches(run.run(60_000)))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** 0 processed more than once, 0 failed commits, and the group formed once and never
+    rebalanced (generation 1 at 3.10 s). Same work, same handler: only the batch size changed.
+    """
+    gens = run.generations()
+    formed = [g for g in gens if g[2] == "formed"]
+    rebalanced = len(_rebalances(run))
+    shape = (
+        f"the group formed once and never\nrebalanced (generation {formed[0][1]} at {_s(formed[0][0])})"
+        if len(formed) == 1 and not rebalanced
+        else f"the group rebalanced {rebalanced} times"
+    )
+    return (
+        f"**Measured:** {run.duplicates()} processed more than once, {len(run.failed_commits)} failed commits, and "
+        f"{shape}. Same work, same handler: only the batch size changed."
+    )
+
+
+def static_membership(runs: dict) -> str:
+    """A restart of `a`, ``runs[False]`` dynamic and ``runs[True]`` static (``group_instance_id``).
+
+    >>> from course_lib.consumer_groups import GroupRun
+    >>> runs = {}
+    >>> for static in (False, True):
+    ...     run = GroupRun(seed=1, messages=40)
+    ...     for name in ("a", "b"):
+    ...         _ = run.start(name, handler_ms=500, **({"group_instance_id": name} if static else {}))
+    ...     runs[static] = run.restart("a", at_ms=6000, down_ms=3000).run(30_000)
+    >>> print(static_membership(runs))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** without static membership the restart causes 2 rebalances (generation 2 at
+    10.71 s, generation 3 at 15.81 s), and the whole group stops each time. In the timeline `a#2`
+    is the restarted `a`: a new member, unknown to the group. With `group_instance_id` it causes 0:
+    at 11.21 s the static member comes back and gets its partitions again, with no new generation.
+    The price: while `a` is down, *nobody* processes its partition - and if it never comes back,
+    the group notices only after `session_timeout_ms`. Static membership trades rebalances for that delay.
+    """
+    dynamic, static = runs[False], runs[True]
+    after = [g for g in dynamic.generations() if g[0] >= 5000]
+    gens = ", ".join(f"generation {g} at {_s(t)}" for t, g, _ in after)
+    back = [t for t, line in _timeline(static) if "came back" in line]
+    came = f"at {back[0]:.2f} s the static member comes back and gets its partitions again, with no new generation"
+    return (
+        f"**Measured:** without static membership the restart causes {dynamic.rebalances(after_ms=5000)} rebalances "
+        f"({gens}), and the whole group stops each time. In the timeline `a#2`\n"
+        "is the restarted `a`: a new member, unknown to the group. "
+        f"With `group_instance_id` it causes {static.rebalances(after_ms=5000)}:\n"
+        f"{came if back else 'the static member comes back'}.\n"
+        "The price: while `a` is down, *nobody* processes its partition - and if it never comes back,\n"
+        "the group notices only after `session_timeout_ms`. Static membership trades rebalances for that delay."
+    )
+
+
+def latest_reset(run) -> str:
+    """A new group with ``auto_offset_reset="latest"`` on a topic that already has messages.
+
+    >>> from course_lib.consumer_groups import GroupRun
+    >>> run = GroupRun(seed=1, messages=40)
+    >>> _ = run.start("a", auto_offset_reset="latest").produce(10, at_ms=8000)
+    >>> print(latest_reset(run.run(20_000)))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** 40 messages are never processed (`msg-0` ... `msg-39`): every message written
+    before the group first joined; the 10 later ones are. No error, no warning - the application
+    looks healthy. `auto_offset_reset="earliest"` reads them; it is the right choice for a new
+    application that must see the topic's history.
+    """
+    never = run.never_processed()
+    later = len(run.sent) - len(never)
+    names = f" (`{never[0]}` ... `{never[-1]}`)" if len(never) > 1 else ""
+    return (
+        f"**Measured:** {_messages(len(never))} never processed{names}: every message written\n"
+        f"before the group first joined; the {later} later ones are. No error, no warning - the application\n"
+        'looks healthy. `auto_offset_reset="earliest"` reads them; it is the right choice for a new\n'
+        "application that must see the topic's history."
+    )
+
+
+def expired_offsets_answer(run, arrived: int) -> str:
+    """Which messages ``auto_offset_reset="latest"`` loses after the offsets expired (a choice).
+
+    >>> class Run:
+    ...     def never_processed(self): return [f"msg-{i}" for i in range(40, 50)]
+    ...     sent = [f"msg-{i}" for i in range(50)]
+    >>> expired_offsets_answer(Run(), arrived=10)
+    'the ones that arrived while it was away'
+    """
+    never = len(run.never_processed())
+    if never == 0:
+        return "none"
+    return "the ones that arrived while it was away" if never == arrived else "all of them"
+
+
+def expired_offsets(runs: dict) -> str:
+    """``runs["latest"]`` and ``runs["earliest"]``: the group comes back after its offsets expired.
+
+    >>> from course_lib.consumer_groups import GroupRun
+    >>> runs = {}
+    >>> for reset in ("latest", "earliest"):
+    ...     run = GroupRun(seed=1, messages=40, offsets_retention_minutes=1)
+    ...     _ = run.start("a").stop("a", at_ms=10_000).produce(10, at_ms=30_000)
+    ...     runs[reset] = run.start("a2", at_ms=90_000, auto_offset_reset=reset).run(110_000)
+    >>> print(expired_offsets(runs))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** at 90.00 s the coordinator finds the group empty for 80 s and drops its offsets.
+    With `"latest"` 10 messages that arrived while the application was away are never processed;
+    with `"earliest"` 40 messages are processed a second time. Either way the committed offset - the
+    one thing at-least-once relies on - is gone. Keep `offsets.retention.minutes` longer than any
+    pause a group can have (a weekend, a holiday freeze), or store offsets with the output (lesson 07).
+    """
+    expired = [(t, line) for t, line in _timeline(runs["latest"]) if "committed offsets expired" in line]
+    found = re.search(r"empty for (\d+) s", expired[0][1]) if expired else None
+    empty = found.group(1) if found else "?"
+    when = f"at {expired[0][0]:.2f} s the coordinator finds the group empty for {empty} s and drops its offsets"
+    return (
+        f"**Measured:** {when if expired else 'the offsets did not expire'}.\n"
+        f'With `"latest"` {_messages(len(runs["latest"].never_processed()), "")} '
+        "that arrived while the application was away are never processed;\n"
+        f'with `"earliest"` {_messages(runs["earliest"].duplicates())} processed a second time. '
+        "Either way the committed offset - the\none thing at-least-once relies on - is gone. "
+        "Keep `offsets.retention.minutes` longer than any\npause a group can have (a weekend, a holiday "
+        "freeze), or store offsets with the output (lesson 07)."
+    )
+
+
+def _names_list(values) -> str:
+    values = [f"`{v}`" for v in values]
+    if not values:
+        return "nothing"
+    return values[0] if len(values) == 1 else ", ".join(values[:-1]) + " and " + values[-1]
+
+
+def real_kafka(slow: dict, restarts: dict, deleted: dict) -> str:
+    """The optional real-cluster part: ``slow`` from ``slow_handler(kafka)``, ``restarts[static]``
+    from ``groups.restart_rebalances``, ``deleted`` from ``groups.deleted_before_read``. Real timing
+    varies, so this is this machine's run, made into text only once it has run.
+
+    >>> slow = {"commit_error": "CommitFailedError", "other_owns": 2, "slow_rejoined_with": 1}
+    >>> restarts = {False: {"generation_before": 1, "generation_after": 3, "same_partition": True},
+    ...             True: {"generation_before": 2, "generation_after": 2, "same_partition": True}}
+    >>> deleted = {"committed_before": 4, "read_after": ["msg-8", "msg-9"],
+    ...            "never_processed": ["msg-4", "msg-5", "msg-6", "msg-7"]}
+    >>> print(real_kafka(slow, restarts, deleted))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured on this machine:** the slow member's commit raises `CommitFailedError`, the other
+    member owns 2 partitions meanwhile, and the slow one rejoins with 1. A dynamic restart moves the
+    group from generation 1 to 3 (2 rebalances); a static one from 2 to 2 (0 rebalances), with the
+    same partition. After the deletion the group reads `msg-8` and `msg-9`: `msg-4`, `msg-5`,
+    `msg-6` and `msg-7` were never processed, and no error reached the application.
+    """
+    error = f"raises `{slow['commit_error']}`" if slow["commit_error"] else "succeeds"
+    moves = []
+    for static in (False, True):
+        r = restarts[static]
+        gens = r["generation_after"] - r["generation_before"]
+        moves.append((r["generation_before"], r["generation_after"], gens, r["same_partition"]))
+    (d0, d1, dn, _), (s0, s1, sn, same) = moves
+    return (
+        f"**Measured on this machine:** the slow member's commit {error}, the other\nmember owns "
+        f"{slow['other_owns']} partition{'s' if slow['other_owns'] != 1 else ''} meanwhile, and the slow one "
+        f"rejoins with {slow['slow_rejoined_with']}. A dynamic restart moves the\ngroup from generation {d0} to {d1} "
+        f"({dn} rebalances); a static one from {s0} to {s1} ({sn} rebalances), {'with' if same else 'without'} the\n"
+        f"same partition. After the deletion the group reads {_names_list(deleted['read_after'])}: "
+        f"{_names_list(deleted['never_processed'])} were never processed, and no error reached the application."
+    )

@@ -1,0 +1,173 @@
+"""What lesson 06 says about its transactions, written from the measured runs, for
+``prediction.reveal(actual, explanation=...)``.
+
+>>> from course_lib.scenarios import run_scenario
+>>> runs = {iso: run_scenario("aborted_transaction", seed=1, isolation_level=iso)
+...         for iso in ("read_committed", "read_uncommitted")}
+>>> transactions_seen(runs["read_uncommitted"])
+'a, b and c'
+>>> print(isolation_levels(runs))  # doctest: +NORMALIZE_WHITESPACE
+**Measured:** `read_committed` sees a-0..a-2 and c-0..c-2; `read_uncommitted` also sees
+b-0..b-2, which were aborted, and the checker calls that an *aborted read*. 9 records end at
+log end offset 12: the 3 markers took offsets 3, 7 and 11, so offsets have gaps. "All or
+nothing" is a promise to `read_committed` readers only.
+
+Used in notebooks/06_transactions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+
+def _names(values) -> str:
+    """'a, b and c' for the transactions a list of values like 'a-0' belongs to."""
+    names = sorted({v.split("-")[0] for v in values})
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def transactions_seen(run) -> str:
+    """Whose records a consumer of the aborted-transaction run saw: 'a and c', 'a, b and c'."""
+    return _names(v for _, v in run.notes["seen"])
+
+
+def _ranges(values) -> str:
+    """'a-0..a-2 and c-0..c-2'."""
+    by: dict[str, list[str]] = {}
+    for v in values:
+        by.setdefault(v.split("-")[0], []).append(v)
+    spans = [f"{vs[0]}..{vs[-1]}" if len(vs) > 1 else vs[0] for vs in by.values()]
+    return spans[0] if len(spans) == 1 else ", ".join(spans[:-1]) + " and " + spans[-1]
+
+
+def isolation_levels(runs: Mapping) -> str:
+    """``runs``: the aborted-transaction run per isolation level."""
+    committed = [v for _, v in runs["read_committed"].notes["seen"]]
+    everything = runs["read_uncommitted"].notes["seen"]
+    extra = [v for _, v in everything if v not in committed]
+    end = runs["read_uncommitted"].notes["log_end_offset"]
+    markers = sorted(set(range(end)) - {o for o, _ in everything})
+    aborted = runs["read_uncommitted"].result.by_kind("aborted_read")
+    called = ", and the checker calls that an *aborted read*" if aborted else ""
+    return (
+        f"**Measured:** `read_committed` sees {_ranges(committed)}; `read_uncommitted` also sees\n"
+        f"{_ranges(extra)}, which were aborted{called}. {len(everything)} records end at\n"
+        f'log end offset {end}: the {len(markers)} markers took offsets {_and(markers)}, so offsets have gaps. "All or\n'
+        'nothing" is a promise to `read_committed` readers only.'
+    )
+
+
+def _and(items) -> str:
+    items = [str(i) for i in items]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def open_transaction(view: Mapping, read: list[str]) -> str:
+    """The hand-built log (``log_view``) with an open transaction, and what ``read_committed`` read.
+
+    >>> view = {"entries": [{"offset": 0, "text": "a-0", "state": "committed"},
+    ...     {"offset": 1, "text": "COMMIT", "state": "marker"}, {"offset": 2, "text": "c-0", "state": "open"},
+    ...     {"offset": 3, "text": "x-0", "state": "plain"}], "hw": 4, "lso": 2}
+    >>> print(open_transaction(view, ["a-0"]))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** the COMMIT marker takes offset 1. The HW is 4: every replica has `x-0`, and a
+    `read_uncommitted` consumer reads it. The LSO is 2, the first offset of the open transaction:
+    `read_committed` consumers stop there and read only `a-0` - `x-0` waits behind someone
+    else's open transaction.
+    """
+    markers = [e for e in view["entries"] if e["state"] == "marker"]
+    plain = [e["text"] for e in view["entries"] if e["state"] == "plain"]
+    kinds = " and ".join(dict.fromkeys(e["text"] for e in markers))
+    taking = f"the {kinds} marker{'s' if len(markers) > 1 else ''} take{'' if len(markers) > 1 else 's'}"
+    where = f"offset{'s' if len(markers) > 1 else ''} {_and([e['offset'] for e in markers])}"
+    other = f"`{plain[-1]}`" if plain else "the last record"
+    waits = f" - {other} waits behind someone\nelse's open transaction" if plain and plain[-1] not in read else ""
+    return (
+        f"**Measured:** {taking} {where}. The HW is {view['hw']}: every replica has {other}, and a\n"
+        f"`read_uncommitted` consumer reads it. The LSO is {view['lso']}, the first offset of the open transaction:\n"
+        f"`read_committed` consumers stop there and read only {', '.join(f'`{v}`' for v in read) or 'nothing'}{waits}."
+    )
+
+
+def hung_transaction(run) -> str:
+    """A transaction left open past ``transaction_timeout_ms``, committed late.
+
+    >>> from course_lib.scenarios import run_scenario
+    >>> r = run_scenario("transaction_timeout", seed=1, transaction_timeout_ms=5000)
+    >>> print(hung_transaction(r).split("What the late")[0])  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** while it is open the last stable offset stays at 0, so `read_committed` consumers
+    read nothing past it - not only this producer's records: records *other* producers write and
+    commit after the hung transaction's first record are held back too, because the LSO is the first
+    offset of the oldest open transaction. After the timeout the coordinator aborts the transaction
+    and bumps the producer epoch, and the late commit fails with `ProducerFencedError`: the 3 records
+    are never visible to `read_committed` consumers.
+    <BLANKLINE>
+    <BLANKLINE>
+    """
+    error = run.notes["late_commit_error"]
+    hidden = run.result.outcome_table()["not delivered (producer told)"]
+    late = f"the late commit fails with `{error}`" if error else "the late commit succeeds"
+    return (
+        f"**Measured:** while it is open the last stable offset stays at {run.notes['lso_while_open']}, "
+        "so `read_committed` consumers\nread nothing past it - not only this producer's records: records *other* "
+        "producers write and\ncommit after the hung transaction's first record are held back too, because the LSO "
+        "is the first\noffset of the oldest open transaction. After the timeout the coordinator aborts the "
+        f"transaction\nand bumps the producer epoch, and {late}: the {hidden} records\n"
+        "are never visible to `read_committed` consumers.\n\n"
+        "What the late producer sees depends on the client. kafka-python 3.0.12 (the course's client):\n"
+        "the commit fails with `ProducerFencedError` and the producer can only be closed. The Java client\n"
+        "since Kafka 2.7 (KIP-588) gets `InvalidProducerEpochException`, aborts, and carries on with the\n"
+        "same producer. A send of the zombie itself is answered `INVALID_PRODUCER_EPOCH` by the broker in\n"
+        "both cases; only the transaction coordinator says `PRODUCER_FENCED`."
+    )
+
+
+def zombie_answer(run) -> str:
+    """'yes' if the zombie's commit left any input processed twice, else 'no'."""
+    return "yes" if run.result.by_kind("duplicate_processing") or run.result.by_kind("duplicate") else "no"
+
+
+def zombie(run) -> str:
+    """A frozen instance wakes up after its replacement took over.
+
+    >>> from course_lib.scenarios import run_scenario
+    >>> r = run_scenario("zombie_fencing", seed=1)
+    >>> zombie_answer(r)
+    'no'
+    >>> print(zombie(r))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** B's `init_transactions()` fenced A and aborted its open transaction; A's commit fails
+    with `ProducerFencedError`, and every input is processed exactly once in the output.
+    """
+    error = run.notes["zombie_error"]
+    outcome = (
+        "every input is processed exactly once in the output"
+        if zombie_answer(run) == "no" and run.result.valid
+        else "some inputs are processed twice"
+    )
+    fails = f"A's commit fails\nwith `{error}`" if error else "A's commit succeeds"
+    return f"**Measured:** B's `init_transactions()` fenced A and aborted its open transaction; {fails}, and {outcome}."
+
+
+def crashed_anywhere(counts: Mapping) -> str:
+    """``counts``: :func:`~course_lib.viz.processing_counts` per crash point.
+
+    >>> c = {"input messages": 20, "processed once": 20, "never processed": 0, "processed twice or more": 0}
+    >>> print(crashed_anywhere({"after_poll": c, "mid_batch": c}))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** 20 inputs, 20 processed once, at every crash point: the crashed instance's
+    transaction is aborted, so its partial output is invisible and its offsets uncommitted.
+    >>> bad_points({"after_poll": c, "mid_batch": dict(c, **{"never processed": 1})})
+    1
+    """
+    bad = bad_points(counts)
+    first = next(iter(counts.values()))
+    if bad:
+        return f"**Measured:** an anomaly at {bad} of the {len(counts)} crash points."
+    return (
+        f"**Measured:** {first['input messages']} inputs, {first['processed once']} processed once, at every "
+        "crash point: the crashed instance's\ntransaction is aborted, so its partial output is invisible and its "
+        "offsets uncommitted."
+    )
+
+
+def bad_points(counts: Mapping) -> int:
+    """How many crash points left a message never processed or processed twice."""
+    return sum(1 for c in counts.values() if c["never processed"] or c["processed twice or more"])

@@ -1,0 +1,726 @@
+"""Seeded experiments with share groups (KIP-932, "queues for Kafka"), for lesson 05c.
+
+Each function runs workers - :class:`course_lib.clients.ShareConsumer` s with confluent-kafka's
+names - against a seeded simulated cluster, judges the history with
+:func:`course_lib.checker.check_share`, and returns a :class:`ShareScenarioResult` whose
+``numbers`` a lesson can explain (and whose ``expected`` anomaly classes a test can demand):
+
+================================  ==========================================================
+``more_workers_than_partitions``  ``workers`` > ``partitions``: every worker gets work;
+                                  ``per_worker`` processed counts, ``workers_per_partition``
+``worker_crash``                  a worker crashes holding ``max_poll_records`` records after
+                                  processing ``processed_before_crash`` of them:
+                                  ``redelivered``, ``processed_twice``,
+                                  ``redelivery_after_crash_ms`` (about the lock duration)
+``paused_worker``                 a worker freezes longer than the lock after processing:
+                                  the others process its ``held_when_paused`` records again,
+                                  its late ACCEPTs are refused (``refused_acks``, in records)
+``slow_handler``                  a handler slower than ``group.share.record.lock.duration.ms``
+                                  (``renew=False``: locks expire, records are processed several
+                                  times and archived at the delivery limit; ``renew=True``:
+                                  RENEW keeps each lock, once each)
+``poison_message``                a handler that always fails on one record RELEASEs it:
+                                  ``poison_deliveries`` = the delivery count limit, then
+                                  ``archived`` with ``archived_why``
+``ordering_across_workers``       handlers of varying speed on one partition:
+                                  ``reordered`` (0 with ``workers=1``)
+``leader_failover``               the partition's leader crashes mid-run: ``accepted_before``
+                                  stay accepted (``redelivered_after_ack`` = 0),
+                                  ``held_at_failover`` records are delivered again
+``share_group_vs_consumer_group`` the same work as a share group and as a consumer group:
+                                  ``share_group_ms`` vs ``consumer_group_ms``, the per-worker
+                                  counts (a consumer group leaves ``workers - partitions``
+                                  idle), ``share_state_writes`` vs ``consumer_group_commits``
+================================  ==========================================================
+
+Every result also has ``records``, ``deliveries``, ``redelivered`` (records delivered more than
+once), ``processed_twice``, ``archived`` and ``reordered`` (records processed after a later one
+of their partition) in ``numbers``.
+
+Every scenario takes ``seed`` and returns the same numbers for the same seed. Settings use
+Kafka's names: ``lock_ms`` is ``share.record.lock.duration.ms``, ``delivery_count_limit`` is
+``share.delivery.count.limit`` (group configs); the group starts at ``earliest`` so that records
+written before the workers joined are delivered (Kafka's default, *latest*, would skip them:
+``start_latest=True`` shows it).
+
+For the lesson, the demo, the exercises and the real-Kafka part: ``run_share_scenario(name,
+seed=..., **settings)`` runs one by name; ``result.numbers`` are the measured values (never
+write them into markdown: show them after the learner's prediction), ``result.check`` the
+verdict (``.anomalies``, ``.explain(message)``), ``result.history`` the operations,
+``result.timeline()`` one row per delivery, ``result.observed`` the per-record fold
+(:class:`course_lib.checker.ShareObserved`: deliveries, acceptances, archivings and why).
+During a run, ``cluster.inspect_share_partition(group, topic, partition)`` shows the leader's
+share-partition (start offset; each in-flight record's state, delivery count, holder, lock time
+left) for a picture of the mechanism. On real Kafka the same scenario needs
+confluent-kafka's ShareConsumer against Kafka 4.3.1 (RENEW only from the Java client: confluent-
+kafka 2.16.1 has no ``AcknowledgeType.RENEW``).
+
+(The scenarios drive the simulator directly; once :mod:`course_lib.backend` offers share
+consumers they should go through it like :mod:`course_lib.consumer_scenarios`.)
+
+Taught in notebooks/05c_share_groups.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .broker import Cluster
+from .broker.share_config import DELIVERY_COUNT_LIMIT, RECORD_LOCK_DURATION_MS
+from .check_result import CheckResult
+from .checker import ShareObserved, check_share, observe_share
+from .clients import KafkaProducer
+from .clients.share_consumer import AcknowledgeType, IllegalStateException, Message, ShareConsumer
+from .history import History, OpName
+
+TOPIC, GROUP = "jobs", "workers"
+#: a worker's poll blocks the (single-threaded) simulation for at most this long, so the
+#: other workers' steps are not held up; an idle worker looks again after IDLE_MS
+POLL_S, IDLE_MS = 0.01, 20
+
+
+@dataclass
+class ShareScenarioResult:
+    name: str
+    seed: int
+    description: str
+    settings: dict
+    numbers: dict
+    check: CheckResult
+    observed: ShareObserved
+    history: History
+    cluster: Any
+    expected: set = field(default_factory=set)
+
+    @property
+    def anomalies(self) -> set[str]:
+        return self.check.found
+
+    def timeline(self) -> list[dict]:
+        """One row per delivery: which record, to which worker, when, which delivery it was."""
+        return [
+            {
+                "partition": p,
+                "offset": o,
+                "message": d.message,
+                "worker": d.worker,
+                "time_ms": d.time_ms,
+                "delivery": d.delivery_count,
+            }
+            for (p, o), ds in sorted(self.observed.deliveries.items())
+            for d in ds
+        ]
+
+    def __repr__(self) -> str:
+        return f"<ShareScenarioResult {self.name} seed={self.seed}: {self.numbers}>"
+
+
+SHARE_SCENARIOS: dict[str, Callable[..., ShareScenarioResult]] = {}
+
+
+def share_scenario(fn):
+    SHARE_SCENARIOS[fn.__name__] = fn
+    return fn
+
+
+def run_share_scenario(name: str, seed: int = 0, **settings) -> ShareScenarioResult:
+    try:
+        fn = SHARE_SCENARIOS[name]
+    except KeyError:
+        raise ValueError(f"no share scenario {name!r}; choose one of {sorted(SHARE_SCENARIOS)}") from None
+    return fn(seed=seed, **settings)
+
+
+# ---- the workers ---------------------------------------------------------------------------------
+class Worker:
+    """An application instance: polls, processes its records one after the other (``handler(m)``
+    says how long one takes, in ms, and whether it succeeds), acknowledges each as it finishes -
+    ACCEPT on success, RELEASE on failure (or the AcknowledgeType the handler returns) - and,
+    with ``renew_every_ms``, RENEWs what it still holds while it works. Its steps run in virtual
+    time (:func:`run_workers`)."""
+
+    def __init__(
+        self,
+        cluster,
+        handler,
+        max_poll_records: int,
+        renew_every_ms: float | None = None,
+        poll_s: float = POLL_S,
+        idle_ms: float = IDLE_MS,
+    ):
+        self.cluster = cluster
+        self.poll_s, self.idle_ms = poll_s, idle_ms
+        self.consumer = ShareConsumer(
+            {
+                "bootstrap.servers": cluster,
+                "group.id": GROUP,
+                "share.acknowledgement.mode": "explicit",
+                "max.poll.records": max_poll_records,
+            }
+        )
+        self.consumer.subscribe([TOPIC])
+        self.name = self.consumer.node_id
+        self.handler = handler
+        self.renew_every_ms = renew_every_ms
+        self.queue: list[tuple[float, Message, bool]] = []  # (finishes at, message, succeeds)
+        self.next_ms = cluster.now
+        self.next_renew = None
+        self.crashed = False
+
+    def step(self) -> None:
+        """Do what is due now; a crash (a scheduled fault) may strike in the middle."""
+        if self.crashed:
+            return
+        try:
+            self._step()
+        except IllegalStateException:
+            if not self.crashed:
+                raise
+
+    def _step(self) -> None:
+        self._finish_done()
+        if self.queue:
+            if self.renew_every_ms is not None and self.next_renew is not None and self.cluster.now >= self.next_renew:
+                for _, m, _ in self.queue:
+                    self.consumer.acknowledge(m, AcknowledgeType.RENEW)
+                self.consumer.commit_sync()
+                self.next_renew = self.cluster.now + self.renew_every_ms
+            wake = self.queue[0][0]
+            if self.renew_every_ms is not None and self.next_renew is not None:
+                wake = min(wake, self.next_renew)
+            self.next_ms = max(wake, self.cluster.now)
+            return
+        messages = self.consumer.poll(self.poll_s)
+        t = self.cluster.now
+        for m in messages:
+            ms, ok = self.handler(m)
+            t += ms
+            self.queue.append((t, m, ok))
+        self.next_renew = self.cluster.now + self.renew_every_ms if self.renew_every_ms is not None else None
+        self.next_ms = self.queue[0][0] if self.queue else self.cluster.now + self.idle_ms
+        if self.queue and self.next_renew is not None:
+            self.next_ms = min(self.next_ms, self.next_renew)
+
+    def finish(self) -> None:
+        """The run is over: finish what is in hand (no more polls)."""
+        while self.queue and not self.crashed:
+            self.cluster.run_for(max(self.queue[0][0] - self.cluster.now, 0))
+            self._finish_done()
+
+    def _finish_done(self) -> None:
+        """Record and acknowledge what is finished by now."""
+        now = self.cluster.now
+        done = [q for q in self.queue if q[0] <= now]
+        if done:
+            for _, m, ok in done:
+                if ok is True:
+                    self.cluster.history.record(
+                        self.name,
+                        "ok",
+                        OpName.PROCESS,
+                        m.value().decode(),
+                        topic=m.topic(),
+                        partition=m.partition(),
+                        offset=m.offset(),
+                    )
+                self.consumer.acknowledge(m, _ack_type(ok))
+            self.queue = self.queue[len(done) :]
+            self.consumer.commit_sync()
+
+    def crash(self) -> None:
+        """Dies where it is: what it finished is recorded as processed, nothing is acknowledged."""
+        now = self.cluster.now
+        for finish, m, ok in self.queue:
+            if finish <= now and ok is True:
+                self.cluster.history.record(
+                    self.name,
+                    "ok",
+                    OpName.PROCESS,
+                    m.value().decode(),
+                    topic=m.topic(),
+                    partition=m.partition(),
+                    offset=m.offset(),
+                )
+        self.queue = []
+        self.consumer.crash()
+        self.crashed = True
+
+
+def _ack_type(ok) -> AcknowledgeType:
+    """A handler's outcome: True - ACCEPT, False - RELEASE, or an AcknowledgeType."""
+    if isinstance(ok, AcknowledgeType):
+        return ok
+    return AcknowledgeType.ACCEPT if ok else AcknowledgeType.RELEASE
+
+
+def run_workers(cluster, workers: list[Worker], until: Callable[[], bool], max_ms: float, faults=()) -> None:
+    """Step the workers in virtual time until ``until()`` (or ``max_ms``). ``faults``:
+    ``(at_ms, action)`` pairs run once the clock passes ``at_ms`` (from the start)."""
+    start = cluster.now
+    pending = sorted(faults, key=lambda f: f[0])
+    while cluster.now - start < max_ms and not until():
+        live = [w for w in workers if not w.crashed]
+        if not live:
+            return
+        w = min(live, key=lambda w: w.next_ms)
+        target = w.next_ms
+        if pending and start + pending[0][0] <= target:
+            at, action = pending.pop(0)
+            cluster.run_for(max(start + at - cluster.now, 0))
+            action()
+            continue
+        if target > cluster.now:
+            cluster.run_for(target - cluster.now)
+        w.step()
+    for w in sorted(workers, key=lambda w: w.queue[-1][0] if w.queue else 0):
+        w.finish()
+
+
+# ---- building blocks ------------------------------------------------------------------------------
+def _cluster(seed: int, partitions: int, records: int, lock_ms, limit, start_latest=False) -> Cluster:
+    cluster = Cluster(3, seed=seed, group_initial_rebalance_delay_ms=0)
+    cluster.create_topic(TOPIC, partitions=partitions, replication_factor=3, min_insync_replicas=2)
+    configs: dict = {
+        "share.auto.offset.reset": "latest" if start_latest else "earliest",
+        "share.record.lock.duration.ms": lock_ms,
+        "share.delivery.count.limit": limit,
+    }
+    cluster.alter_share_group_config(GROUP, configs)
+    _produce(cluster, records, partitions)
+    return cluster
+
+
+def _produce(cluster, records: int, partitions: int, start: int = 0) -> None:
+    if not records:
+        return
+    producer = KafkaProducer(bootstrap_servers=cluster, client_id="loader")
+    for i in range(start, start + records):
+        producer.send(TOPIC, f"job-{i}".encode(), partition=i % partitions)
+    producer.flush()
+    producer.close()
+
+
+def _drained(cluster, records: int) -> Callable[[], bool]:
+    """Every record accepted or archived, as the history says (read incrementally)."""
+    finished: set = set()
+    seen = [0]
+
+    def done() -> bool:
+        ops = cluster.history.ops
+        for op in ops[seen[0] :]:
+            if op.f == OpName.SHARE_ACK and op.type == "ok":
+                finished.update((p, o) for p, o, k in op.value if k in ("accept", "reject"))
+            elif op.f in ("share_archived", "share_lock_expired", "share_released_on_close"):
+                v = op.value
+                for name in ("archived", "rejected", "delivery_limit"):
+                    finished.update((v["partition"], o) for o in v.get(name, ()))
+        seen[0] = len(ops)
+        return len(finished) >= records
+
+    return done
+
+
+def _finish(
+    name, seed, fn, cluster, workers, settings, numbers, expected, mode="explicit", limit=DELIVERY_COUNT_LIMIT
+) -> ShareScenarioResult:
+    for w in workers:
+        if not w.crashed:
+            w.consumer.close()
+    cluster.final_read(TOPIC)
+    result = check_share(cluster.history, TOPIC, mode, limit)
+    observed = observe_share(cluster.history, TOPIC)
+    numbers = {
+        "records": settings.get("records"),
+        "deliveries": sum(len(d) for d in observed.deliveries.values()),
+        "redelivered": observed.redelivered,
+        "processed_twice": observed.processed_twice,
+        "archived": len(observed.archived),
+        "reordered": len(result.by_kind("reordered_across_workers")),
+        **numbers,
+    }
+    return ShareScenarioResult(
+        name,
+        seed,
+        (fn.__doc__ or "").strip(),
+        settings,
+        numbers,
+        result,
+        observed,
+        cluster.history,
+        cluster,
+        set(expected),
+    )
+
+
+def _fixed(ms: float) -> Callable[[Message], tuple[float, bool]]:
+    return lambda m: (ms, True)
+
+
+# ---- the scenarios -------------------------------------------------------------------------------
+@share_scenario
+def more_workers_than_partitions(
+    seed: int = 0, workers: int = 4, partitions: int = 2, records: int = 40, handler_ms: float = 50
+) -> ShareScenarioResult:
+    """More workers than partitions: a consumer group would leave some idle; a share group
+    gives every worker records, several workers sharing a partition."""
+    cluster = _cluster(seed, partitions, records, RECORD_LOCK_DURATION_MS, DELIVERY_COUNT_LIMIT)
+    ws = [Worker(cluster, _fixed(handler_ms), max_poll_records=2) for _ in range(workers)]
+    run_workers(cluster, ws, _drained(cluster, records), 120_000)
+    history = cluster.history
+    per_worker = {w.name: sum(1 for op in history if op.f == OpName.PROCESS and op.process == w.name) for w in ws}
+    sharing: dict = {}
+    for op in history:
+        if op.f == OpName.PROCESS:
+            sharing.setdefault(op.partition, set()).add(op.process)
+    settings = {"workers": workers, "partitions": partitions, "records": records, "handler_ms": handler_ms}
+    numbers = {
+        "per_worker": per_worker,
+        "idle_workers": sum(1 for n in per_worker.values() if n == 0),
+        "workers_per_partition": {p: len(s) for p, s in sorted(sharing.items())},
+    }
+    return _finish(
+        "more_workers_than_partitions",
+        seed,
+        more_workers_than_partitions,
+        cluster,
+        ws,
+        settings,
+        numbers,
+        {"reordered_across_workers"} if workers > partitions else set(),
+    )
+
+
+@share_scenario
+def worker_crash(
+    seed: int = 0,
+    records: int = 20,
+    max_poll_records: int = 5,
+    processed_before_crash: int = 3,
+    handler_ms: float = 100,
+    lock_ms: float = RECORD_LOCK_DURATION_MS,
+) -> ShareScenarioResult:
+    """A worker crashes holding records it has partly processed. Nobody acknowledged them: after
+    the lock duration the broker hands them to the other worker - those already processed are
+    processed twice."""
+    cluster = _cluster(seed, 1, records, lock_ms, DELIVERY_COUNT_LIMIT)
+    doomed = Worker(cluster, _fixed(handler_ms), max_poll_records)
+    survivor = Worker(cluster, _fixed(handler_ms), max_poll_records)
+    while not doomed.queue:  # it polls first: it holds the first records
+        doomed.step()
+    held = [m for _, m, _ in doomed.queue]
+    crash_at = cluster.now + processed_before_crash * handler_ms + handler_ms / 2
+    cluster.run_for(crash_at - cluster.now)
+    doomed.crash()
+    crashed_ms = cluster.now
+    run_workers(cluster, [survivor], _drained(cluster, records), 10 * lock_ms + 60_000)
+    history = cluster.history
+    again = [
+        op.time_ms
+        for op in history
+        if op.f == OpName.SHARE_POLL and op.process == survivor.name
+        for _, o, _, count in op.value
+        if count > 1 and o in {m.offset() for m in held}
+    ]
+    settings = {
+        "records": records,
+        "max_poll_records": max_poll_records,
+        "processed_before_crash": processed_before_crash,
+        "handler_ms": handler_ms,
+        "lock_ms": lock_ms,
+    }
+    numbers = {
+        "held_at_crash": len(held),
+        "redelivery_after_crash_ms": round(min(again) - crashed_ms) if again else None,
+    }
+    expected = {"redelivered"} | ({"duplicate_processing"} if processed_before_crash else set())
+    return _finish("worker_crash", seed, worker_crash, cluster, [doomed, survivor], settings, numbers, expected)
+
+
+@share_scenario
+def paused_worker(
+    seed: int = 0,
+    records: int = 10,
+    max_poll_records: int = 3,
+    handler_ms: float = 100,
+    pause_ms: float = 40_000,
+    lock_ms: float = RECORD_LOCK_DURATION_MS,
+) -> ShareScenarioResult:
+    """A worker processes what it polled, then freezes (a long GC pause) before acknowledging.
+    Its locks expire meanwhile and another worker processes the same records; when the paused
+    one wakes up its ACCEPTs are refused (INVALID_RECORD_STATE) - a zombie cannot acknowledge
+    what is no longer its own, but it has processed it."""
+    cluster = _cluster(seed, 1, records, lock_ms, DELIVERY_COUNT_LIMIT)
+    zombie = Worker(cluster, _fixed(handler_ms), max_poll_records)
+    other = Worker(cluster, _fixed(handler_ms), max_poll_records)
+    while not zombie.queue:
+        zombie.step()
+    held = len(zombie.queue)
+    zombie.consumer.freeze()
+    frozen_until = zombie.queue[-1][0] + pause_ms  # it finishes its batch, then stops
+    zombie.next_ms = frozen_until
+    run_workers(cluster, [other], lambda: cluster.now >= frozen_until, pause_ms + 60_000)
+    zombie.consumer.wake()
+    zombie.step()  # records what it processed, sends its ACCEPTs
+    refused = sum(len(op.value) for op in cluster.history if op.f == OpName.SHARE_ACK and op.type == "fail")
+    run_workers(cluster, [zombie, other], _drained(cluster, records), 120_000)
+    settings = {
+        "records": records,
+        "max_poll_records": max_poll_records,
+        "handler_ms": handler_ms,
+        "pause_ms": pause_ms,
+        "lock_ms": lock_ms,
+    }
+    slower = pause_ms > lock_ms
+    expected = {"redelivered", "duplicate_processing"} if slower else set()
+    return _finish(
+        "paused_worker",
+        seed,
+        paused_worker,
+        cluster,
+        [zombie, other],
+        settings,
+        {"held_when_paused": held, "refused_acks": refused},
+        expected,
+    )
+
+
+@share_scenario
+def slow_handler(
+    seed: int = 0,
+    records: int = 3,
+    handler_ms: float = 40_000,
+    lock_ms: float = RECORD_LOCK_DURATION_MS,
+    renew: bool = False,
+    workers: int = 2,
+    delivery_count_limit: int = DELIVERY_COUNT_LIMIT,
+) -> ShareScenarioResult:
+    """A handler slower than the acquisition lock. Without RENEW the lock expires while the
+    worker is still busy: another worker gets the record, the first one's ACCEPT is refused, and
+    after the delivery count limit the record is archived although it was processed every time.
+    With RENEW (every half lock) each record is processed once."""
+    cluster = _cluster(seed, 1, records, lock_ms, delivery_count_limit)
+    ws = [Worker(cluster, _fixed(handler_ms), 1, lock_ms / 2 if renew else None) for _ in range(workers)]
+    budget = (delivery_count_limit + 2) * (handler_ms + lock_ms) * records
+    run_workers(cluster, ws, _drained(cluster, records), budget)
+    refused = sum(1 for op in cluster.history if op.f == OpName.SHARE_ACK and op.type == "fail")
+    processed = observe_share(cluster.history, TOPIC).processed
+    settings = {
+        "records": records,
+        "handler_ms": handler_ms,
+        "lock_ms": lock_ms,
+        "renew": renew,
+        "workers": workers,
+        "delivery_count_limit": delivery_count_limit,
+    }
+    slower = handler_ms > lock_ms and not renew
+    expected = {"redelivered", "duplicate_processing", "archived"} if slower else set()
+    return _finish(
+        "slow_handler",
+        seed,
+        slow_handler,
+        cluster,
+        ws,
+        settings,
+        {"refused_acks": refused, "times_processed": {m: len(r) for m, r in sorted(processed.items())}},
+        expected,
+        limit=delivery_count_limit,
+    )
+
+
+@share_scenario
+def poison_message(
+    seed: int = 0,
+    records: int = 10,
+    poison: int = 3,
+    delivery_count_limit: int = DELIVERY_COUNT_LIMIT,
+    workers: int = 2,
+) -> ShareScenarioResult:
+    """One record makes the handler fail every time: the worker RELEASEs it, the broker hands it
+    out again - ``share.delivery.count.limit`` times - then archives it. The other records are
+    processed once each; the poison one never."""
+    cluster = _cluster(seed, 1, records, RECORD_LOCK_DURATION_MS, delivery_count_limit)
+    bad = f"job-{poison}".encode()
+    ws = [Worker(cluster, lambda m: (20, m.value() != bad), 2) for _ in range(workers)]
+    run_workers(cluster, ws, _drained(cluster, records), 120_000)
+    observed = observe_share(cluster.history, TOPIC)
+    counts = observed.delivery_counts().get(bad.decode(), [])
+    why = [w for (p, o), (w, _) in observed.archived.items()]
+    settings = {"records": records, "poison": poison, "delivery_count_limit": delivery_count_limit}
+    numbers = {"poison_deliveries": len(counts), "poison_delivery_counts": counts, "archived_why": why}
+    return _finish(
+        "poison_message",
+        seed,
+        poison_message,
+        cluster,
+        ws,
+        settings,
+        numbers,
+        {"redelivered", "archived"},
+        limit=delivery_count_limit,
+    )
+
+
+@share_scenario
+def ordering_across_workers(
+    seed: int = 0, workers: int = 3, records: int = 30, fastest_ms: float = 10, slowest_ms: float = 300
+) -> ShareScenarioResult:
+    """One partition, several workers whose handlers take varying time: the records are
+    processed in another order than the partition's. (A consumer group would process one
+    partition in order, on one consumer.)"""
+    cluster = _cluster(seed, 1, records, RECORD_LOCK_DURATION_MS, DELIVERY_COUNT_LIMIT)
+    rng = random.Random(seed)
+    durations = {f"job-{i}".encode(): rng.uniform(fastest_ms, slowest_ms) for i in range(records)}
+    ws = [Worker(cluster, lambda m: (durations[m.value()], True), 1) for _ in range(workers)]
+    run_workers(cluster, ws, _drained(cluster, records), 300_000)
+    settings = {"workers": workers, "records": records, "fastest_ms": fastest_ms, "slowest_ms": slowest_ms}
+    return _finish(
+        "ordering_across_workers",
+        seed,
+        ordering_across_workers,
+        cluster,
+        ws,
+        settings,
+        {},
+        {"reordered_across_workers"} if workers > 1 else set(),
+    )
+
+
+@share_scenario
+def leader_failover(
+    seed: int = 0, records: int = 20, crash_after_ms: float = 1_000, handler_ms: float = 100, workers: int = 2
+) -> ShareScenarioResult:
+    """The partition's leader crashes while workers are busy. The new leader reads the share
+    coordinator's state: what was accepted stays accepted; what workers held at the crash is
+    delivered again (acquisitions are not persisted), with the delivery count last persisted."""
+    cluster = _cluster(seed, 1, records, RECORD_LOCK_DURATION_MS, DELIVERY_COUNT_LIMIT)
+    ws = [Worker(cluster, _fixed(handler_ms), 3) for _ in range(workers)]
+    box: dict = {}
+
+    def crash_leader() -> None:
+        leader = cluster.leader_of(TOPIC)
+        obs = observe_share(cluster.history, TOPIC)
+        box["accepted_before"] = len(obs.accepted)
+        box["held"] = sum(len(w.queue) for w in ws)
+        box["leader"] = leader
+        if leader is not None:
+            cluster.crash(leader)
+
+    run_workers(cluster, ws, _drained(cluster, records), 180_000, faults=[(crash_after_ms, crash_leader)])
+    settings = {"records": records, "crash_after_ms": crash_after_ms, "handler_ms": handler_ms, "workers": workers}
+    numbers = {
+        "crashed_leader": box.get("leader"),
+        "accepted_before": box.get("accepted_before"),
+        "held_at_failover": box.get("held"),
+    }
+    return _finish("leader_failover", seed, leader_failover, cluster, ws, settings, numbers, {"redelivered"})
+
+
+class GroupWorker:
+    """The same application on a *consumer group* (kafka-python's KafkaConsumer): processes what
+    it polls in partition order, commits after each batch. Stepped like :class:`Worker`."""
+
+    def __init__(self, cluster, handler_ms: float, max_poll_records: int):
+        from .clients import KafkaConsumer
+
+        self.cluster, self.handler_ms = cluster, handler_ms
+        self.consumer = KafkaConsumer(
+            TOPIC,
+            bootstrap_servers=cluster,
+            group_id="group-workers",
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            max_poll_records=max_poll_records,
+        )
+        self.name = self.consumer.node_id
+        self.queue: list = []
+        self.next_ms = cluster.now
+        self.crashed = False
+
+    def step(self) -> None:
+        now = self.cluster.now
+        done = [q for q in self.queue if q[0] <= now]
+        for _, record in done:
+            self.cluster.history.record(
+                self.name,
+                "ok",
+                OpName.PROCESS,
+                record.value.decode(),
+                topic=TOPIC,
+                partition=record.partition,
+                offset=record.offset,
+            )
+        self.queue = self.queue[len(done) :]
+        if done and not self.queue:
+            self.consumer.commit()
+        if self.queue:
+            self.next_ms = self.queue[0][0]
+            return
+        batches = self.consumer.poll(timeout_ms=POLL_S * 1000)
+        t = self.cluster.now
+        for records in batches.values():
+            for record in records:
+                t += self.handler_ms
+                self.queue.append((t, record))
+        self.next_ms = self.queue[0][0] if self.queue else self.cluster.now + IDLE_MS
+
+    def finish(self) -> None:
+        while self.queue:
+            self.cluster.run_for(max(self.queue[0][0] - self.cluster.now, 0))
+            self.step()
+
+
+@share_scenario
+def share_group_vs_consumer_group(
+    seed: int = 0, workers: int = 4, partitions: int = 2, records: int = 40, handler_ms: float = 100
+) -> ShareScenarioResult:
+    """The same work - ``records`` records taking ``handler_ms`` each - on ``workers`` instances,
+    once as a share group and once as a consumer group (on a twin cluster, same seed). With more
+    workers than partitions the consumer group leaves workers idle and takes longer; the share
+    group keeps everyone busy, at the price of a state write to the share coordinator for the
+    acknowledgements and of order within a partition. Timing starts when every worker has its
+    assignment and the records are written."""
+    cluster = _cluster(seed, partitions, 0, RECORD_LOCK_DURATION_MS, DELIVERY_COUNT_LIMIT)
+    ws = [Worker(cluster, _fixed(handler_ms), max_poll_records=2) for _ in range(workers)]
+    cluster.run_until(lambda: all(w.consumer.assignment() for w in ws), 30_000)
+    _produce(cluster, records, partitions)
+    start = cluster.now
+    run_workers(cluster, ws, _drained(cluster, records), 600_000)
+    share_ms = cluster.now - start
+    state_writes = cluster.inspect("__share_group_state").hw
+
+    twin = _cluster(seed, partitions, 0, RECORD_LOCK_DURATION_MS, DELIVERY_COUNT_LIMIT)
+    gws = [GroupWorker(twin, handler_ms, 2) for _ in range(workers)]
+    for _ in range(200):  # everyone polls until the group is stable with all of them
+        for w in gws:
+            w.consumer.poll(timeout_ms=50)
+        if all(w.consumer._generation > 0 and not w.consumer._needs_join for w in gws):
+            break
+    _produce(twin, records, partitions)
+    begin = twin.now
+    run_workers(
+        twin,
+        gws,  # type: ignore[arg-type]
+        lambda: sum(1 for op in twin.history.ops if op.f == OpName.PROCESS) >= records,
+        600_000,
+    )
+    group_ms = twin.now - begin
+    per_share = {
+        w.name: sum(1 for op in cluster.history if op.f == OpName.PROCESS and op.process == w.name) for w in ws
+    }
+    per_group = {w.name: sum(1 for op in twin.history if op.f == OpName.PROCESS and op.process == w.name) for w in gws}
+    for w in gws:
+        w.consumer.close()
+    settings = {"workers": workers, "partitions": partitions, "records": records, "handler_ms": handler_ms}
+    numbers = {
+        "share_group_ms": round(share_ms),
+        "consumer_group_ms": round(group_ms),
+        "share_group_per_worker": per_share,
+        "consumer_group_per_worker": per_group,
+        "share_state_writes": state_writes,
+        "consumer_group_commits": sum(1 for op in twin.history if op.f == OpName.COMMIT and op.type == "ok"),
+    }
+    return _finish(
+        "share_group_vs_consumer_group", seed, share_group_vs_consumer_group, cluster, ws, settings, numbers, set()
+    )

@@ -1,0 +1,205 @@
+"""The transactions-v2 differential: seeded sequences of transactional calls, with broker
+crashes between calls, through the simulator's own producer with ``transaction_version=2`` (on a
+simulated :class:`~course_lib.broker.Cluster`) and through the Java client 4.3.1 (its driver
+process, :mod:`course_lib.java_client`, on the same simulated brokers over TCP, where it speaks
+transactions v2: Produce 13, EndTxn 5).
+
+What is compared after every call: whether it succeeded, and the transaction coordinator's record
+of the transactional id (producer epoch and state) once the transactions settled - so an epoch
+bump the simulated producer misses or adds, a partition it adds differently, a transaction left
+open, shows at the call that caused it; at the end, the ``read_committed`` records of each
+partition. Exception classes are not compared (the simulated producer raises kafka-python's).
+
+The sequences keep the calls in a valid order (wrong orders are kafka-python's API, compared in
+:mod:`.differential`); a fault is a broker - the coordinator or a partition leader - crashed and
+restarted between two calls, the next call made once the cluster is whole again.
+"""
+
+from __future__ import annotations
+
+import random
+import warnings
+from dataclasses import dataclass
+
+from ..broker import Cluster
+from ..broker.txn_coordinator import TXN_TOPIC
+from ..clients import KafkaProducer as SimProducer
+from .cluster import WireCluster
+from .differential import transactions_settled
+
+FAULTS = ("none", "none", "crash_coordinator", "crash_leader_p0", "crash_leader_p1")
+
+
+@dataclass(frozen=True)
+class V2Difference:
+    seed: int
+    steps: tuple
+    step: str
+    simulated: str
+    java: str
+
+    def __str__(self) -> str:
+        return (
+            f"transactions v2 seed {self.seed}: {list(self.steps)}: at {self.step}: "
+            f"simulator {self.simulated}, Java {self.java}"
+        )
+
+
+def steps(seed: int) -> tuple[str, ...]:
+    """init, then 2-4 transactions of 0-3 sends each ending in a commit or an abort, with a fault
+    drawn before every call."""
+    rng = random.Random(seed)
+    out = ["init_transactions"]
+    for _ in range(rng.randint(2, 4)):
+        out.append("begin_transaction")
+        for _ in range(rng.randint(0, 3)):
+            out += [f"fault:{rng.choice(FAULTS)}", f"send:p{rng.randint(0, 1)}"]
+        out += [f"fault:{rng.choice(FAULTS)}", rng.choice(("commit_transaction", "commit_transaction", "abort"))]
+    return tuple(s for s in out if s != "fault:none")
+
+
+def _whole(cluster: Cluster, topic: str) -> bool:
+    """Every broker up and every partition of ``topic`` and of the coordinator's topic led, with
+    its full ISR."""
+    if not all(b.alive for b in cluster.brokers.values()):
+        return False
+    for tp, state in cluster.controller.partitions.items():
+        if tp[0] in (topic, TXN_TOPIC) and (state.leader is None or len(state.isr) < len(state.replicas)):
+            return False
+    return True
+
+
+def _settled(cluster: Cluster, topic: str) -> bool:
+    """The transactions decided are complete and ``__transaction_state`` is fully replicated.
+
+    A broker that became the coordinator finishes what the old one decided (writes the pending
+    markers) when it is first asked (Kafka: as soon as it is elected); the differential asks it
+    here, the same way on both sides, so a settled state does not wait for the client's next call."""
+    if not _whole(cluster, topic):
+        return False
+    leader_id = cluster.leader_of(TXN_TOPIC, 0) if (TXN_TOPIC, 0) in cluster.controller.partitions else None
+    if leader_id is not None:
+        leader = cluster.brokers[leader_id]
+        leader.txns.refresh()
+        log = leader.partitions[(TXN_TOPIC, 0)].log
+        if log.hw < log.leo:
+            return False
+    return transactions_settled(cluster, topic)
+
+
+def _victim(cluster: Cluster, fault: str, topic: str) -> int | None:
+    if fault == "crash_coordinator":
+        return cluster.leader_of(TXN_TOPIC, 0) if (TXN_TOPIC, 0) in cluster.controller.partitions else None
+    return cluster.leader_of(topic, int(fault[-1]))
+
+
+def _coordinator_view(cluster: Cluster, tid: str) -> str:
+    """The last state of ``tid`` committed to ``__transaction_state`` (read from its leader's
+    log up to the high watermark, as a new coordinator replays it: not from a coordinator's
+    cache, which a broker that lost and regained leadership refreshes only when asked)."""
+    if (TXN_TOPIC, 0) not in cluster.controller.partitions:
+        return "none"
+    # the replica that knows the most of what is committed (a leader elected a moment ago may
+    # not have learnt the high watermark yet)
+    replicas = [b.partitions[(TXN_TOPIC, 0)] for b in cluster.brokers.values() if (TXN_TOPIC, 0) in b.partitions]
+    replica = max(replicas, key=lambda r: r.log.hw)
+    meta = None
+    for stored in replica.log.read(0, below=replica.log.hw):
+        for record in stored.batch.records:
+            if record.key == tid:
+                meta = record.value
+    return "none" if meta is None else f"epoch {meta.producer_epoch} {meta.state}"
+
+
+class _Side:
+    """One client on one cluster: the calls, the faults, and what the coordinator says."""
+
+    def __init__(self, cluster_call, fault, settle, producer, kind: str):
+        self.call_on_cluster, self.fault, self.settle = cluster_call, fault, settle
+        self.producer, self.kind = producer, kind
+        self.errors: list[str] = []  # what each failed call raised (reported, not compared)
+
+    def step(self, step: str, topic: str, tid: str) -> str:
+        if step.startswith("fault:"):
+            self.fault(step[6:])
+            return "ok"
+        p = self.producer
+        try:
+            if step.startswith("send:"):
+                future = p.send(topic, b"v", partition=int(step[-1]))
+                future.get(30) if self.kind == "sim" else future.get(timeout=30)
+            elif step == "abort":
+                p.abort_transaction()
+            else:
+                getattr(p, step)()
+            outcome = "ok"
+        except Exception as exc:  # noqa: BLE001 - success or failure is compared, not the class
+            outcome = "failed"
+            self.errors.append(f"{step}: {type(exc).__name__}: {exc}"[:300])
+        self.settle()
+        return outcome + " / " + self.call_on_cluster(lambda c: _coordinator_view(c, tid))
+
+
+class TransactionsV2Differential:
+    def __init__(self, wire: WireCluster, driver):
+        self.wire, self.driver = wire, driver
+
+    def run(self, seed: int) -> list[V2Difference]:
+        from ..java_client import JavaProducer
+
+        plan = steps(seed)
+        topic, tid = f"v2t{seed}", f"v2tx-{seed}"
+        cluster = Cluster(3, seed=seed, group_initial_rebalance_delay_ms=0)
+        cluster.create_topic(topic, partitions=2, min_insync_replicas=2)
+
+        def sim_fault(fault: str) -> None:
+            victim = _victim(cluster, fault, topic)
+            if victim is not None:
+                cluster.crash(victim)
+                cluster.run_for(100)
+                cluster.restart(victim)
+            cluster.run_until(lambda: _whole(cluster, topic), 60_000)
+
+        def sim_settle() -> None:
+            if not cluster.run_until(lambda: _settled(cluster, topic), 30_000):
+                raise AssertionError(f"seed {seed}: the simulator's transactions did not settle")
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sim_producer = SimProducer(bootstrap_servers=cluster, transactional_id=tid, transaction_version=2)
+        simulated = _Side(lambda f: f(cluster), sim_fault, sim_settle, sim_producer, "sim")
+        sim_out = [simulated.step(s, topic, tid) for s in plan]
+        sim_read = [len(cluster.committed_records(topic, p, read_committed=True)) for p in (0, 1)]
+
+        wire = self.wire
+        wire.create_topic(topic, partitions=2, min_insync_replicas=2)
+
+        def wire_fault(fault: str) -> None:
+            victim = wire.call(lambda: _victim(wire.cluster, fault, topic))
+            if victim is not None:
+                wire.nemesis.crash(victim)
+                wire.nemesis.restart(victim)
+            if not wire.wait_until(lambda: _whole(wire.cluster, topic), 60):
+                raise AssertionError(f"seed {seed}: the wire cluster did not heal after {fault}")
+
+        def wire_settle() -> None:
+            if not wire.wait_until(lambda: _settled(wire.cluster, topic), 30):
+                raise AssertionError(f"seed {seed}: the wire cluster's transactions did not settle")
+
+        java_producer = JavaProducer(
+            self.driver,
+            {"bootstrap.servers": wire.bootstrap_servers, "transactional.id": tid, "max.block.ms": "30000"},
+        )
+        try:
+            java = _Side(lambda f: wire.call(lambda: f(wire.cluster)), wire_fault, wire_settle, java_producer, "java")
+            java_out = [java.step(s, topic, tid) for s in plan]
+        finally:
+            java_producer.close(timeout=10)
+        java_read = wire.call(
+            lambda: [len(wire.cluster.committed_records(topic, p, read_committed=True)) for p in (0, 1)]
+        )
+        errors = f" (simulator raised {simulated.errors}, Java raised {java.errors})"
+        found = [V2Difference(seed, plan, s + errors, a, b) for s, a, b in zip(plan, sim_out, java_out) if a != b]
+        if sim_read != java_read:
+            found.append(V2Difference(seed, plan, "read_committed records", str(sim_read), str(java_read)))
+        return found[:1]  # after the first difference the two sides have parted

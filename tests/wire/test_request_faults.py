@@ -1,0 +1,43 @@
+"""One name, one meaning per request fault, on every cluster that offers it (through a backend,
+as a scenario calls it):
+
+- ``lose_next_request``: the produce request never reaches the broker - the client gets no
+  answer (its request times out) and nothing is appended - on the simulator and over the wire;
+- ``refuse_next_request``: the broker refuses it with the retriable NOT_ENOUGH_REPLICAS and
+  appends nothing - over the wire as behind the real lab's proxy (tests/real/test_request_faults.py);
+  the simulator lacks it and says why.
+"""
+
+import pytest
+from kafka import errors as Errors
+from request_fault_support import one_send_under
+
+from course_lib.backend import ComposedBackend, MissingFault, SimBackend
+from course_lib.history import Nemesis
+from course_lib.wire.cluster import WireCluster
+
+
+@pytest.fixture(scope="module")
+def lab():
+    with WireCluster.lab(seed=1) as lab:
+        yield lab
+
+
+def test_a_lost_request_never_reaches_the_broker_on_the_simulator_and_over_the_wire(lab):
+    simulated = one_send_under(SimBackend.start(seed=1), Nemesis.LOSE_NEXT_REQUEST)
+    over_wire = one_send_under(ComposedBackend(lab), Nemesis.LOSE_NEXT_REQUEST)
+    assert simulated == over_wire == (Errors.RequestTimedOutError, 1, [Nemesis.LOSE_NEXT_REQUEST])
+
+
+def test_a_refused_request_is_answered_with_a_retriable_error_over_the_wire(lab):
+    error, appended, nemesis = one_send_under(ComposedBackend(lab), Nemesis.REFUSE_NEXT_REQUEST)
+    assert (error, appended, nemesis) == (Errors.NotEnoughReplicasError, 1, [Nemesis.REFUSE_NEXT_REQUEST])
+    assert error.retriable
+
+
+def test_the_simulator_lacks_the_refused_request_and_says_why():
+    b = SimBackend.start(seed=1)
+    topic = b.create_topic("t")
+    with pytest.raises(MissingFault, match="refused requests are missing: the simulated brokers check no batch CRC"):
+        b.refuse_next_request(b.producer(), topic)
+    assert Nemesis.LOSE_NEXT_REQUEST in b.faults and Nemesis.REFUSE_NEXT_REQUEST not in b.faults
