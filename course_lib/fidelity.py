@@ -1,17 +1,20 @@
-"""Every named scenario on every backend, side by side: the fidelity table (notebooks/09).
+"""Every named scenario on every client x cluster, side by side: the fidelity matrix (notebooks/09).
 
 This module sits above the seam: it composes the scenarios (:mod:`course_lib.scenarios`) with
-each client x cluster pair (:mod:`course_lib.backend`) - the simulator's own clients, kafka-python
-on the simulated cluster over TCP (:class:`~course_lib.wire.cluster.WireCluster`) and kafka-python
-on a real cluster - so no cluster package needs to know another. (Single behaviours are probed
-by :mod:`course_lib.behaviour_probes`.)
+each client x cluster pair (:mod:`course_lib.backend`) - the simulator's own clients on the
+simulated cluster, and kafka-python, confluent-kafka (librdkafka) and the Java client
+(:data:`~course_lib.client_adapters.CLIENTS`) each on the simulated cluster over TCP
+(:class:`~course_lib.wire.cluster.WireCluster`) and on a real cluster - so no cluster package
+needs to know another. (Single behaviours are probed by :mod:`course_lib.behaviour_probes`.)
 
 :func:`fidelity_table` runs every case of :data:`FIDELITY_CASES` - every name in ``SCENARIOS``,
-some with two settings - on each column and compares which anomaly classes appeared. Where they
-agree, the simulator's explanation (offsets, high watermark, epochs) is trustworthy for the real
-thing; where they do not, the pair that differs says where the bug is: the first two differ only
-in the client, the last two only in the brokers. A backend that cannot run a scenario says why
-in the row (``why not``, ``wire why not``), never silently.
+some with two settings - in each column of :data:`MATRIX` and compares which anomaly classes
+appeared. Where they agree, the simulator's explanation (offsets, high watermark, epochs) is
+trustworthy for the real thing; where two neighbouring columns do not, the layer between them is
+where the difference is (:data:`PAIR_MEANING`): simulator vs kafka-python on the simulated
+cluster differ only in the client, one client on the two clusters only in the brokers, two
+clients on one cluster only in the client - by design or not (:data:`BY_DESIGN`). A column that
+cannot run a case says why in the row (``not run``), never silently.
 
     >>> with LocalCluster(controllers=1) as kafka:              # doctest: +SKIP
     ...     rows = fidelity_table(kafka)
@@ -25,10 +28,14 @@ cluster in its place. Taught in notebooks/09_real_kafka_lab.
 from __future__ import annotations
 
 import atexit
+import contextlib
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
 
 from course_lib.backend import ComposedBackend, MissingFault
+from course_lib.client_adapters import CLIENTS
 from course_lib.clusters import Part
 from course_lib.real import lab as real_lab
 from course_lib.scenarios import SCENARIOS, run_scenario
@@ -61,23 +68,81 @@ FIDELITY_CASES: list[tuple[str, dict]] = [
 assert {name for name, _ in FIDELITY_CASES} == set(SCENARIOS), "every scenario needs a fidelity case"
 
 #: the :func:`~course_lib.shared_results.once_per_test_run` key of ``fidelity_table(a LocalCluster)``
-#: (every case, seed 0): tests/real computes it, notebook 09 under test reads it back
-LOCAL_TABLE = "fidelity table, every case on a local cluster, seed 0"
+#: (every case, seed 0, every client): tests/real computes it, notebook 09 under test reads it back
+LOCAL_TABLE = "fidelity matrix, every case and client on a local cluster, seed 0"
 
 
-#: the table's columns: (row key, title). The same scenario code runs on each; the clients
-#: change between the first two, the brokers between the last two.
-COLUMNS: list[tuple[str, str]] = [
-    ("simulator", "simulator clients"),
-    ("wire", "kafka-python on the simulated cluster"),
-    ("real Kafka", "kafka-python on Kafka 4.3.1"),
+class Column(NamedTuple):
+    """One column of the matrix: which clients on which cluster."""
+
+    key: str  #: the row key of its anomalies
+    client: str  #: a name of CLIENTS ("": the simulator's own clients)
+    cluster: str  #: "simulated", "wire" (the simulated cluster over TCP) or "kafka" (Kafka 4.3.1)
+    title: str  #: what it is, in words
+
+
+#: the clients of the matrix besides the simulator's own, kafka-python first (its columns keep
+#: their old keys, "wire" and "real Kafka")
+MATRIX_CLIENTS = ("kafka-python", "confluent-kafka", "java")
+#: what the clients are called in titles
+CLIENT_TITLES = {
+    "kafka-python": "kafka-python 3.0.12",
+    "confluent-kafka": "confluent-kafka 2.16.1",
+    "java": "Java 4.3.1",
+}
+CLUSTER_TITLES = {"wire": "the simulated cluster over TCP", "kafka": "Kafka 4.3.1"}
+
+
+def _column(client: str, cluster: str) -> Column:
+    if client == "kafka-python":
+        key = "wire" if cluster == "wire" else "real Kafka"
+    else:
+        key = f"{'wire' if cluster == 'wire' else 'Kafka'} {client}"
+    return Column(key, client, cluster, f"{CLIENT_TITLES[client]} on {CLUSTER_TITLES[cluster]}")
+
+
+#: the matrix's columns, left to right: the simulator, then each client on the simulated
+#: cluster, then each client on Kafka
+MATRIX: list[Column] = [
+    Column("simulator", "", "simulated", "the simulator's own clients"),
+    *(_column(c, "wire") for c in MATRIX_CLIENTS),
+    *(_column(c, "kafka") for c in MATRIX_CLIENTS),
 ]
+#: the table's columns: (row key, title) - the same scenario code runs on each
+COLUMNS: list[tuple[str, str]] = [(c.key, c.title) for c in MATRIX]
+_BY_KEY = {c.key: c for c in MATRIX}
 
-#: what a disagreement between two columns points at
-PAIR_MEANING = {
-    ("simulator", "wire"): "a bug of the simulated client (same brokers, other client)",
-    ("wire", "real Kafka"): "a bug of the simulated broker (same client, other brokers)",
-    ("simulator", "real Kafka"): "simulator vs Kafka (no wire run to tell client from broker)",
+
+def _pair_meaning() -> dict[tuple[str, str], str]:
+    """Each pair of neighbouring columns and the one layer in which they differ."""
+    pairs = {
+        ("simulator", "wire"): "a bug of the simulated client (same brokers, other client)",
+        ("wire", "real Kafka"): "a bug of the simulated broker (same client, other brokers)",
+        ("simulator", "real Kafka"): "simulator vs Kafka (no wire run to tell client from broker)",
+    }
+    for client in MATRIX_CLIENTS[1:]:
+        for cluster, base in (("wire", "wire"), ("kafka", "real Kafka")):
+            pairs[(base, _column(client, cluster).key)] = (
+                f"the clients differ (kafka-python vs {client}, same brokers: {CLUSTER_TITLES[cluster]})"
+            )
+        pairs[(_column(client, "wire").key, _column(client, "kafka").key)] = (
+            f"the simulated broker differs from Kafka under {client} (same client, other brokers)"
+        )
+    return pairs
+
+
+#: what a disagreement between two neighbouring columns points at
+PAIR_MEANING = _pair_meaning()
+
+#: where clients differ by design (their documented behaviour, not a bug of either): (scenario,
+#: client) -> what differs. A disagreement of that client's column says so.
+BY_DESIGN: dict[tuple[str, str], str] = {
+    ("random_faults", "confluent-kafka"): "librdkafka's enable.idempotence defaults to false (kafka-python's "
+    "and Java's to true), and the scenario leaves it at the client's default: a batch retried after a "
+    "lost ACK is written twice",
+    ("leader_crash_after_ack", "confluent-kafka"): "librdkafka's enable.idempotence defaults to false "
+    "(kafka-python's and Java's to true), and acks=all leaves it at the client's default: a batch retried "
+    "during the failover can be appended twice; whether it is depends on the failover's timing",
 }
 
 
@@ -86,20 +151,23 @@ def _key(name: str, params: dict) -> tuple:
 
 
 def disagreements(row: dict) -> list[str]:
-    """Which pairs of columns that ran disagree in ``row``, and what each points at (the pair
-    simulator/real Kafka is named only when the wire column did not run to split it).
+    """Which neighbouring columns that ran disagree in ``row``, and what each points at (the
+    pair simulator/real Kafka is named only when the wire column did not run to split it).
 
     >>> disagreements({"simulator": ["lost"], "wire": [], "real Kafka": []})
     ['simulator vs wire: a bug of the simulated client (same brokers, other client)']
     >>> disagreements({"simulator": [], "wire": None, "real Kafka": ["lost"]})
     ['simulator vs real Kafka: simulator vs Kafka (no wire run to tell client from broker)']
+    >>> disagreements({"simulator": [], "wire": [], "wire java": ["duplicate"]})
+    ['wire vs wire java: the clients differ (kafka-python vs java, same brokers: the simulated cluster over TCP)']
     """
     out = []
     for (a, b), meaning in PAIR_MEANING.items():
         if a == "simulator" and b == "real Kafka" and row.get("wire") is not None:
             continue  # split into the two pairs above
         if row.get(a) is not None and row.get(b) is not None and row[a] != row[b]:
-            out.append(f"{a} vs {b}: {meaning}")
+            why = BY_DESIGN.get((row.get("scenario", ""), _BY_KEY[b].client))
+            out.append(f"{a} vs {b}: {meaning}" + (f"; by design: {why}" if why else ""))
     return out
 
 
@@ -109,43 +177,80 @@ def _agree(row: dict):
     return None if len(ran) < 2 else all(found == ran[0] for found in ran)
 
 
-def _run_wire(name: str, params: dict, lab, seed: int):
-    """One case with kafka-python on the simulated cluster; the lab is healed afterwards so the
-    next case starts with every broker up (as LocalCluster's scenarios leave theirs)."""
-    try:
-        return run_scenario(name, backend=ComposedBackend(lab), seed=seed, **params)
-    finally:
-        lab.revive()
+def client_missing(client: str) -> str | None:
+    """Why ``client`` cannot run here (None: it can)."""
+    if client == "java":
+        from course_lib.client_adapters import java_missing
+
+        missing = java_missing()
+        return None if missing is None else f"the Java client needs a JVM: {missing}"
+    if client == "confluent-kafka":
+        try:
+            import confluent_kafka  # noqa: F401
+        except ImportError:
+            return "confluent-kafka is not installed (pip install .[lab])"
+    return None
 
 
-def _attempt(run, *args, **kwargs):
-    """``(run(...), None)``, or ``(None, why)`` when the backend cannot inject a fault the case needs."""
+def _run_on(name: str, params: dict, cluster, client: str, clients, seed: int | None):
+    """One case with ``client`` on ``cluster``: ``(result, why not, seconds)``. A case the
+    cluster cannot run says why (MissingFault); a client adapter that fails says how (the cell
+    shows "not run" and the reason - never skipped silently). The cluster is healed afterwards,
+    so the next case starts with every broker up."""
+    t0 = time.monotonic()
+    result, why = None, None
     try:
-        return run(*args, **kwargs), None
+        seeded = {} if seed is None else {"seed": seed}
+        result = run_scenario(name, backend=ComposedBackend(cluster, clients), **seeded, **params)
     except MissingFault as e:
-        return None, str(e)
+        why = str(e)
+    except Exception as e:
+        if client == "kafka-python":
+            raise
+        why = f"{client} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    finally:
+        revive = getattr(cluster, "revive", None)
+        if revive is not None and (client != "kafka-python" or seed is not None):
+            revive()
+    return result, why, round(time.monotonic() - t0, 1)
 
 
-def _row(name: str, params: dict, sim, real_run: tuple, wire_run: tuple) -> dict:
-    """One case's row: each column's anomaly classes, the runs, and why a column did not run."""
-    (real, why), (over_wire, wire_why) = real_run, wire_run
-    row = {
+def _row(name: str, params: dict, sim, runs: dict[str, tuple]) -> dict:
+    """One case's row: each column's anomaly classes, the runs, why a column did not run and
+    how long each took."""
+    row: dict = {
         "scenario": name,
         "parameters": params,
         "expected": sorted(sim.expected),
         "simulator": sorted(sim.result.found),
-        "wire": None if over_wire is None else sorted(over_wire.result.found),
-        "real Kafka": None if real is None else sorted(real.result.found),
-        "real outcome": None if real is None else real.result.outcome_table(),
-        "why not": why,
-        "wire why not": wire_why,
-        "real": real,
-        "wire run": over_wire,
-        "sim": sim,
     }
+    row["runs"], row["not run"], row["seconds"] = {"simulator": sim}, {}, {}
+    for key, (result, why, seconds) in runs.items():
+        row[key] = None if result is None else sorted(result.result.found)
+        row["runs"][key], row["not run"][key], row["seconds"][key] = result, why, seconds
+    real = row["runs"].get("real Kafka")
+    row.update(
+        {
+            "real outcome": None if real is None else real.result.outcome_table(),
+            "why not": row["not run"].get("real Kafka"),
+            "wire why not": row["not run"].get("wire"),
+            "real": real,
+            "wire run": row["runs"].get("wire"),
+            "sim": sim,
+        }
+    )
     row["agree"] = _agree(row)
     row["disagree"] = disagreements(row)
     return row
+
+
+def column_seconds(rows: list[dict]) -> dict[str, float]:
+    """Each column's wall-clock seconds over ``rows`` (the matrix's cost, column by column)."""
+    out: dict[str, float] = {}
+    for r in rows:
+        for key, seconds in r.get("seconds", {}).items():
+            out[key] = round(out.get(key, 0.0) + seconds, 1)
+    return out
 
 
 def fidelity_table(
@@ -155,52 +260,72 @@ def fidelity_table(
     reuse=(),
     wire=True,
     real_why_not: str | None = None,
+    clients=MATRIX_CLIENTS,
     on_row: Callable[[dict], object] | None = None,
 ) -> list[dict]:
-    """Run each case in the simulator, with kafka-python on the simulated cluster over TCP
-    (``wire``) and on the real ``cluster``; one row per case.
+    """Run each case in the simulator and with each of ``clients`` on the simulated cluster over
+    TCP (``wire``) and on the real ``cluster``: the fidelity matrix, one row per case.
 
-    A row ``agrees`` when every backend that ran it found the same anomaly classes;
-    ``disagree`` names the pairs that did not (simulator vs wire: a client bug of the simulator;
-    wire vs real Kafka: a broker bug). ``why not`` / ``wire why not`` say why the real / wire
-    backend could not run a case (e.g. broker faults on a shared cluster, a fault schedule in
-    virtual time). ``cluster=None``: no real column (``real_why_not`` says why, e.g. no Java).
-    ``wire``: True starts a lab :class:`~course_lib.wire.cluster.WireCluster` for the call, a
-    WireCluster is used as given, False leaves the column out. ``reuse``: real results already run
-    (``run_scenario(..., backend=cluster)``) for some cases. ``on_row(row)`` is called as each
+    A row ``agrees`` when every column that ran it found the same anomaly classes; ``disagree``
+    names the neighbouring pairs that did not and the layer between them (simulator vs wire: a
+    client bug of the simulator; wire vs real Kafka: a broker bug; one client vs another on one
+    cluster: the clients differ). ``not run`` says why a column could not run a case (broker
+    faults on a shared cluster, a fault schedule in virtual time, no JVM for the Java client);
+    ``why not`` / ``wire why not`` are kafka-python's. ``cluster=None``: no Kafka columns
+    (``real_why_not`` says why, e.g. no Java). ``wire``: True starts a lab
+    :class:`~course_lib.wire.cluster.WireCluster` for the call, a WireCluster is used as given
+    (for kafka-python; every other client gets a lab of its own, so the wire columns run side by
+    side), False leaves the wire columns out. ``reuse``: kafka-python's real results already run
+    (``run_scenario(..., backend=cluster)``) for some cases. ``row["seconds"]`` holds each run's
+    wall-clock time (:func:`column_seconds` sums a column's). ``on_row(row)`` is called as each
     row is done, in order (the lab prints it: the first rows show within seconds).
     """
     from tqdm.auto import tqdm
 
     if wire is True:
         with WireCluster.lab(seed=seed) as lab:
-            return fidelity_table(cluster, cases, seed, reuse, wire=lab, real_why_not=real_why_not, on_row=on_row)
+            return fidelity_table(cluster, cases, seed, reuse, lab, real_why_not, clients, on_row)
     done = {_key(getattr(r, "name", ""), r.parameters): r for r in reuse}
     no_real = real_why_not or "no real Kafka cluster in this run"
+    missing = {c: client_missing(c) for c in clients}
     cases = list(cases)
+    wire_columns = [c for c in MATRIX if c.cluster == "wire" and c.client in clients] if wire else []
+    kafka_columns = [c for c in MATRIX if c.cluster == "kafka" and c.client in clients]
     rows = []
-    # Both columns mostly wait (the simulated cluster's wall-clock timeouts: ~5 s of CPU in 100 s;
-    # the JVMs'), each on its own cluster: the wire column runs its cases one after another in a
-    # thread of its own while this one runs the real column, so the table takes the longer of the
-    # two instead of their sum.
-    with ThreadPoolExecutor(1, thread_name_prefix="wire-column") as pool:
-        wire_runs = [
-            pool.submit(_attempt, _run_wire, name, params, wire, seed) if wire else None for name, params in cases
-        ]
-        try:
-            for (name, params), wire_run in tqdm(
-                list(zip(cases, wire_runs)), desc="simulator, wire, real Kafka", leave=False
-            ):
-                sim = run_scenario(name, seed=seed, **params)
-                real, why = done.get(_key(name, params)), None if cluster is not None else no_real
-                if real is None and cluster is not None:
-                    real, why = _attempt(run_scenario, name, backend=cluster, **params)
-                over_wire = wire_run.result() if wire_run else (None, "the wire column was not asked for")
-                rows.append(_row(name, params, sim, (real, why), over_wire))
-                if on_row is not None:
-                    on_row(rows[-1])
-        finally:
-            pool.shutdown(cancel_futures=True)  # a failed real run does not wait for the wire column
+    # The wire columns mostly wait (the simulated cluster's wall-clock timeouts: ~5 s of CPU in
+    # 100 s), each client on a simulated cluster of its own, in a thread of its own, while this
+    # thread runs the Kafka columns (one cluster: one client after another): the matrix takes
+    # about the longest column instead of the sum of them.
+    with contextlib.ExitStack() as stack:
+        pools = {}
+        for col in wire_columns:
+            if missing[col.client]:
+                continue
+            lab = wire if col.client == "kafka-python" else stack.enter_context(WireCluster.lab(seed=seed))
+            pool = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix=f"{col.key}-column"))
+            adapter = CLIENTS[col.client]()
+            pools[col.key] = [pool.submit(_run_on, n, p, lab, col.client, adapter, seed) for n, p in cases]
+            stack.callback(pool.shutdown, cancel_futures=True)  # a failed Kafka run does not wait
+        adapters = {col.client: CLIENTS[col.client]() for col in kafka_columns if not missing[col.client]}
+        for i, (name, params) in enumerate(tqdm(cases, desc="the fidelity matrix", leave=False)):
+            t0 = time.monotonic()
+            sim = run_scenario(name, seed=seed, **params)
+            runs: dict[str, tuple] = {"simulator": (sim, None, round(time.monotonic() - t0, 1))}
+            for col in kafka_columns:
+                if cluster is None or missing[col.client]:
+                    runs[col.key] = (None, no_real if cluster is None else missing[col.client], 0.0)
+                elif col.client == "kafka-python" and _key(name, params) in done:
+                    runs[col.key] = (done[_key(name, params)], None, 0.0)
+                else:
+                    runs[col.key] = _run_on(name, params, cluster, col.client, adapters[col.client], None)
+            for col in wire_columns:
+                why = missing[col.client]
+                runs[col.key] = pools[col.key][i].result() if why is None else (None, why, 0.0)
+            if not wire:
+                runs["wire"] = (None, "the wire column was not asked for", 0.0)
+            rows.append(_row(name, params, sim, {c.key: runs[c.key] for c in MATRIX if c.key in runs}))
+            if on_row is not None:
+                on_row(rows[-1])
     return rows
 
 
@@ -242,36 +367,41 @@ def _fmt(values) -> str:
     return ", ".join(values) if values else "-"
 
 
-#: (row key, short title, what it is) of the fidelity table's columns, left to right
-_FIDELITY_COLUMNS = [
-    ("simulator", "simulator", "the simulator's own clients"),
-    ("wire", "wire", "kafka-python on the simulated cluster over TCP (course_lib.wire)"),
-    ("real Kafka", "real Kafka", "kafka-python on Kafka 4.3.1"),
-]
+def _columns(rows: list[dict]) -> list[Column]:
+    """The matrix columns ``rows`` have (rows of the three-column table, or of the two-column
+    table before it, have fewer keys; a column asked for and not run is there with None)."""
+    keys = {k for r in rows for k in r}
+    return [c for c in MATRIX if c.key in keys] or [c for c in MATRIX if c.key in ("simulator", "real Kafka")]
 
 
 def _why_not(row: dict, key: str) -> str | None:
-    """Why ``key``'s column did not run this row (None: it ran). Rows of the two-column table
-    (no ``wire`` key) say the wire column was not run."""
+    """Why ``key``'s column did not run this row (None: it ran)."""
     if key == "simulator":
         return None
-    if key == "wire":
-        return row.get("wire why not") or (None if row.get("wire") is not None else "the wire column was not run")
-    return row.get("why not") or (None if row.get("real Kafka") is not None else "not run")
+    legacy = {"wire": "wire why not", "real Kafka": "why not"}.get(key)
+    why = row.get("not run", {}).get(key) or (row.get(legacy) if legacy else None)
+    return why or (None if row.get(key) is not None else "not run")
+
+
+#: the width of a column of :func:`fidelity_text` (fixed: the lab prints the head before any row)
+_WIDTH = 23
 
 
 def fidelity_text(rows: list[dict]) -> str:
-    """The fidelity table as aligned text: scenario, parameters, the anomalies on each backend,
-    whether every backend that ran the case agrees; below it, which pair disagrees and what that
-    points at, and why a backend did not run a case (one line per reason). The lab prints the
-    same in three parts, each row as soon as it is done: :func:`fidelity_head`,
-    :func:`fidelity_line`, :func:`fidelity_foot`."""
-    return "\n".join([fidelity_head(), *(fidelity_line(r) for r in rows), fidelity_foot(rows)])
+    """The fidelity matrix as aligned text: scenario, parameters, the anomalies in each column,
+    whether every column that ran the case agrees; below it, which neighbouring pair disagrees
+    and which layer that points at, and why a column did not run a case (one line per reason).
+    The lab prints the same in three parts, each row as soon as it is done:
+    :func:`fidelity_head`, :func:`fidelity_line`, :func:`fidelity_foot`."""
+    columns = _columns(rows)
+    return "\n".join([fidelity_head(columns), *(fidelity_line(r, columns) for r in rows), fidelity_foot(rows, columns)])
 
 
-def fidelity_head() -> str:
-    """The column titles of :func:`fidelity_text` and the rule under them."""
-    head = f"{'scenario':<29}{'parameters':<53}" + "".join(f"{t:<22}" for _, t, _ in _FIDELITY_COLUMNS) + "agree"
+def fidelity_head(columns: list[Column] | None = None) -> str:
+    """The column titles of :func:`fidelity_text` (default: every column of the matrix) and the
+    rule under them."""
+    columns = MATRIX if columns is None else columns
+    head = f"{'scenario':<29}{'parameters':<53}" + "".join(f"{c.key:<{_WIDTH}}" for c in columns) + "agree"
     return f"{head}\n{'-' * len(head)}"
 
 
@@ -279,65 +409,163 @@ def _params(row: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in row["parameters"].items())
 
 
-def fidelity_line(row: dict) -> str:
-    """One case of :func:`fidelity_text`: what each backend found (``not run (*)``: the foot
+def fidelity_line(row: dict, columns: list[Column] | None = None) -> str:
+    """One case of :func:`fidelity_text`: what each column found (``not run (*)``: the foot
     says why), and whether they agree."""
-    cells = [("not run (*)" if _why_not(row, key) else _fmt(row[key])) for key, _, _ in _FIDELITY_COLUMNS]
+    columns = MATRIX if columns is None else columns
+    cells = [("not run (*)" if _why_not(row, c.key) else _fmt(row.get(c.key))) for c in columns]
     agree = "-" if row.get("agree") is None else "yes" if row["agree"] else "NO"
-    return f"{row['scenario']:<29}{_params(row):<52} " + "".join(f"{c:<21} " for c in cells) + agree
+    return f"{row['scenario']:<29}{_params(row):<52} " + "".join(f"{c:<{_WIDTH - 1}} " for c in cells) + agree
 
 
-def fidelity_foot(rows: list[dict]) -> str:
+def fidelity_foot(rows: list[dict], columns: list[Column] | None = None) -> str:
     """Below the rows of :func:`fidelity_text`: how many cases agree, what each column is, which
-    pairs disagree, why a backend did not run a case."""
+    neighbouring pairs disagree and what that points at, why a column did not run a case."""
+    columns = MATRIX if columns is None else columns
     why_not: dict[tuple[str, str], list[str]] = {}
     disagree = []
     for r in rows:
-        for key, title, _ in _FIDELITY_COLUMNS:
-            why = _why_not(r, key)
-            if why and r["scenario"] not in why_not.setdefault((title, why), []):
-                why_not[(title, why)].append(r["scenario"])
+        for col in columns:
+            why = _why_not(r, col.key)
+            if why and r["scenario"] not in why_not.setdefault((col.key, why), []):
+                why_not[(col.key, why)].append(r["scenario"])
         if r.get("agree") is False:
             disagree += [f"- {r['scenario']} {_params(r)}: {pair}" for pair in r.get("disagree") or disagreements(r)]
     ran = [r for r in rows if r.get("agree") is not None]
     lines = [f"{sum(bool(r['agree']) for r in ran)} of {len(ran)} cases agree on every backend that ran them"]
-    lines += [f"{title}: {what}" for _, title, what in _FIDELITY_COLUMNS]
+    lines += [f"{c.key}: {c.title}" for c in columns]
     if disagree:
         lines += ["disagreements (which pair, what it points at):", *disagree]
     if why_not:
         lines.append("(*) not run:")
-        lines += [f"- {title}, {', '.join(names)}: {why}" for (title, why), names in why_not.items()]
+        lines += [f"- {key}, {', '.join(names)}: {why}" for (key, why), names in why_not.items()]
     return "\n".join(lines)
 
 
 def plot_fidelity(rows: list[dict]):
-    """One line per case, one column per backend; each cell names the anomalies found."""
+    """One line per case, one column per client x cluster; each cell names the anomalies found."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(10, 0.38 * len(rows) + 1))
+    columns = _columns(rows)
+    fig, ax = plt.subplots(figsize=(2.2 * len(columns) + 4, 0.38 * len(rows) + 1))
     for i, r in enumerate(rows):
-        for j, (key, _, _) in enumerate(_FIDELITY_COLUMNS):
-            found = r.get(key)
-            if found is None:  # this backend could not run it (fidelity_text says why)
+        for j, col in enumerate(columns):
+            found = r.get(col.key)
+            if found is None:  # this column could not run it (fidelity_text says why)
                 colour, label = "#eeeeee", "not run"
             else:
                 colour = ("#f4cccc" if found else "#d9ead3") if r.get("agree") is not False else "#ffe599"
                 label = _fmt(found)
             ax.add_patch(plt.Rectangle((j, i), 1, 1, facecolor=colour, edgecolor="white"))
             ax.text(j + 0.5, i + 0.5, label, ha="center", va="center", fontsize=8)
-    ax.set_xlim(0, len(_FIDELITY_COLUMNS))
+    ax.set_xlim(0, len(columns))
     ax.set_ylim(len(rows), 0)
-    ax.set_xticks(
-        [j + 0.5 for j in range(len(_FIDELITY_COLUMNS))],
-        ["simulator clients", "kafka-python on\nthe simulated cluster", "kafka-python on\nKafka 4.3.1"],
-        fontsize=8,
-    )
+    ax.set_xticks([j + 0.5 for j in range(len(columns))], [_tick(c) for c in columns], fontsize=8)
     ax.set_yticks(
         [i + 0.5 for i in range(len(rows))],
         [f"{r['scenario']} {' '.join(f'{k}={v}' for k, v in r['parameters'].items())}" for r in rows],
         fontsize=8,
     )
     ax.tick_params(length=0)
-    ax.set_title("anomalies found (red: anomaly, green: none; yellow: backends disagree; grey: not run)", fontsize=9)
+    ax.set_title("anomalies found (red: anomaly, green: none; yellow: columns disagree; grey: not run)", fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def _tick(col: Column) -> str:
+    if not col.client:
+        return "simulator clients"
+    where = "the simulated cluster" if col.cluster == "wire" else "Kafka 4.3.1"
+    return f"{col.client} on\n{where}"
+
+
+def client_differences(rows: list[dict]) -> str:
+    """For each client beside kafka-python: on each cluster, the cases where its anomalies differ
+    from kafka-python's (the clients differ) and where they differ between the two clusters under
+    it (the brokers differ), each with the reason when the clients differ by design."""
+    lines = []
+    for client in MATRIX_CLIENTS[1:]:
+        for cluster, base in (("wire", "wire"), ("kafka", "real Kafka")):
+            key = _column(client, cluster).key
+            ran = [r for r in rows if r.get(key) is not None and r.get(base) is not None]
+            if not any(key in r for r in rows):
+                continue  # a table without this column
+            if not ran:
+                why = next((_why_not(r, key) for r in rows if _why_not(r, key)), "not run")
+                lines.append(f"{client} on {CLUSTER_TITLES[cluster]}: not run ({why})")
+                continue
+            differ = [r for r in ran if r[key] != r[base]]
+            lines.append(
+                f"{client} on {CLUSTER_TITLES[cluster]}: the same anomalies as kafka-python in "
+                f"{len(ran) - len(differ)} of {len(ran)} cases"
+            )
+            for r in differ:
+                why = BY_DESIGN.get(
+                    (r["scenario"], client), "not explained: a bug of one of the two clients or the adapter"
+                )
+                lines.append(
+                    f"  - {r['scenario']} {_params(r)}: {client} {_fmt(r[key])}, kafka-python {_fmt(r[base])} ({why})"
+                )
+        wire, kafka = _column(client, "wire").key, _column(client, "kafka").key
+        split = [r for r in rows if r.get(wire) is not None and r.get(kafka) is not None and r[wire] != r[kafka]]
+        lines += [
+            f"  - {r['scenario']} {_params(r)}: under {client} the simulated cluster found {_fmt(r[wire])}, "
+            f"Kafka {_fmt(r[kafka])} (the brokers differ)"
+            for r in split
+        ]
+    return "\n".join(lines)
+
+
+#: the markers of the generated matrix in README.md
+README_START = "<!-- fidelity-matrix: generated by tests/real/test_real_scenarios.py, do not edit -->"
+README_END = "<!-- /fidelity-matrix -->"
+
+
+def fidelity_markdown(rows: list[dict]) -> str:
+    """The matrix as the README shows it (between :data:`README_START` and :data:`README_END`):
+    a Markdown table of every column's anomalies, then each disagreement named with its layer,
+    and why a column did not run a case. No time or count is in it that a run could change
+    without the matrix changing."""
+    columns = _columns(rows)
+    out = [
+        README_START,
+        "",
+        "| scenario | parameters | " + " | ".join(c.key for c in columns) + " |",
+        "|---|---|" + "---|" * len(columns),
+    ]
+    for r in rows:
+        cells = ["not run" if _why_not(r, c.key) else _fmt(r.get(c.key)) for c in columns]
+        out.append(f"| {r['scenario']} | {_params(r) or '-'} | " + " | ".join(cells) + " |")
+    out += ["", *(f"- **{c.key}**: {c.title}" for c in columns)]
+    disagree = [f"- {r['scenario']} {_params(r)}: {pair}" for r in rows for pair in r.get("disagree") or []]
+    out += ["", "Disagreements (the neighbouring pair, and the layer between them):", ""]
+    out += disagree or ["- none: every column that ran a case found the same anomalies"]
+    why_not: dict[tuple[str, str], list[str]] = {}
+    for r in rows:
+        for c in columns:
+            why = _why_not(r, c.key)
+            if why and r["scenario"] not in why_not.setdefault((c.key, why), []):
+                why_not[(c.key, why)].append(r["scenario"])
+    if why_not:
+        out += ["", "Not run:", ""]
+        out += [f"- {key}, {', '.join(names)}: {why}" for (key, why), names in why_not.items()]
+    return "\n".join([*out, "", README_END])
+
+
+def timing_free(markdown: str) -> list[str]:
+    """The lines of :func:`fidelity_markdown` no timing can change: without the rows and
+    disagreements of the cases whose outcome for some client depends on timing by design
+    (:data:`BY_DESIGN`: a retry without idempotence may or may not be appended twice)."""
+    timed = {scenario for scenario, _ in BY_DESIGN}
+    return [line for line in markdown.splitlines() if not any(f"| {s} |" in line or f"- {s} " in line for s in timed)]
+
+
+def readme_matrix(readme: str) -> str:
+    """The generated matrix in ``readme``."""
+    return readme[readme.index(README_START) : readme.index(README_END) + len(README_END)]
+
+
+def readme_with_matrix(readme: str, rows: list[dict]) -> str:
+    """``readme`` with its generated matrix replaced by ``rows``'."""
+    start, end = readme.index(README_START), readme.index(README_END) + len(README_END)
+    return readme[:start] + fidelity_markdown(rows) + readme[end:]

@@ -24,7 +24,7 @@ import pytest
 
 from course_lib.backend import ComposedBackend, SimBackend
 from course_lib.broker.simulated_cluster import SimulatedCluster
-from course_lib.client_adapters import CLIENTS
+from course_lib.client_adapters import CLIENTS, java_missing
 from course_lib.client_adapters.simulated import SimulatedClients
 from course_lib.scenarios import run_scenario
 
@@ -258,6 +258,9 @@ def wire_cluster():
 
     with WireCluster.lab(seed=1) as wire:
         yield wire
+    from course_lib.client_adapters.java import stop_driver
+
+    stop_driver()  # the Java client's driver process, if a test started it
 
 
 @pytest.mark.parametrize("scenario", COMPOSED_SCENARIOS)
@@ -272,6 +275,8 @@ def test_the_simulators_clients_on_the_simulated_cluster_run_the_scenarios(scena
 @pytest.mark.parametrize("client", sorted(CLIENTS))
 @pytest.mark.parametrize("scenario", COMPOSED_SCENARIOS)
 def test_each_client_composed_with_the_wire_cluster_runs_the_scenarios(wire_cluster, client, scenario):
+    if client == "java" and java_missing():
+        pytest.skip(f"the Java client needs a JVM: {java_missing()}")
     backend = ComposedBackend(wire_cluster, CLIENTS[client]())
     try:
         result = run_scenario(scenario, backend=backend, seed=1)

@@ -10,6 +10,8 @@ from course_lib.backend import Backend, ComposedBackend, SimBackend
 from course_lib.backends.base import ClientsRole, ClockRole, FinalPhaseRole, NemesisRole, TopologyRole
 from course_lib.broker.simulated_cluster import SimulatedCluster
 from course_lib.client_adapters import CLIENTS, ClientSide
+from course_lib.client_adapters.confluent_kafka import ConfluentKafkaClients
+from course_lib.client_adapters.java import JavaClients
 from course_lib.client_adapters.kafka_python import KafkaPythonClients
 from course_lib.client_adapters.simulated import SimulatedClients
 from course_lib.clusters import (
@@ -53,6 +55,14 @@ def simulated_cluster_parts(
 
 # ---- the client side -----------------------------------------------------------------------------
 def kafka_python_client(c: KafkaPythonClients) -> ClientSide:
+    return c
+
+
+def confluent_kafka_client(c: ConfluentKafkaClients) -> ClientSide:
+    return c
+
+
+def java_client(c: JavaClients) -> ClientSide:
     return c
 
 
@@ -102,9 +112,15 @@ def test_the_simulated_cluster_has_every_part_itself():
 
 
 def test_every_client_adapter_is_registered_and_conforms():
-    assert set(CLIENTS) == {"kafka-python"}
+    assert set(CLIENTS) == {"kafka-python", "confluent-kafka", "java"}
     clients = CLIENTS["kafka-python"]()
     assert isinstance(clients, KafkaPythonClients) and kafka_python_client(clients).name == "kafka-python"
+    librdkafka = CLIENTS["confluent-kafka"]()  # builds nothing until a client is asked for
+    assert (
+        isinstance(librdkafka, ConfluentKafkaClients) and confluent_kafka_client(librdkafka).name == "confluent-kafka"
+    )
+    java = CLIENTS["java"]()  # starts no JVM until a client is asked for
+    assert isinstance(java, JavaClients) and java_client(java).name == "java"
 
 
 def test_both_backends_fill_every_role():

@@ -52,5 +52,27 @@ def kafka_python() -> ClientSide:
     return KafkaPythonClients()
 
 
+def confluent_kafka() -> ClientSide:
+    """librdkafka's clients through confluent-kafka 2.16.1 (the ``lab`` extra installs it)."""
+    from .confluent_kafka import ConfluentKafkaClients
+
+    return ConfluentKafkaClients()
+
+
+def java() -> ClientSide:
+    """The Java client 4.3.1 through a driver process (:mod:`course_lib.java_client`; needs a
+    JDK and Maven, :func:`java_missing` says what is missing)."""
+    from .java import JavaClients
+
+    return JavaClients()
+
+
+def java_missing() -> str | None:
+    """Why the Java client cannot run here (None: it can)."""
+    from course_lib.real.lab import jvm_missing
+
+    return jvm_missing()
+
+
 #: every client adapter, by name: what tests/test_layers.py composes with each cluster
-CLIENTS = {"kafka-python": kafka_python}
+CLIENTS = {"kafka-python": kafka_python, "confluent-kafka": confluent_kafka, "java": java}

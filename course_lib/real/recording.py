@@ -361,21 +361,22 @@ def partitions_of(cluster, topic: str) -> int:
     return len(cluster.partitions_of(topic)) if hasattr(cluster, "partitions_of") else 1
 
 
-def final_read(backend, topic: str, isolation_level: str = "read_uncommitted") -> list:
+def final_read(backend, topic: str, isolation_level: str = "read_uncommitted", read=read_partition) -> list:
     """Jepsen's final read: every partition in full, recorded as ``final_read``. Read
     ``read_committed``, the aborted records (present read_uncommitted, absent read_committed) are
-    listed as evidence, as the simulator's final read lists them."""
+    listed as evidence, as the simulator's final read lists them. ``read``: how one partition is
+    read (:func:`read_partition`'s signature; another client adapter reads with its own client)."""
     if isolation_level not in ("read_uncommitted", "read_committed"):
         raise ValueError(f"isolation_level must be 'read_uncommitted' or 'read_committed', got {isolation_level!r}")
     cluster = backend.cluster
     rows: list = []
     aborted: list = []
     for p in range(partitions_of(cluster, topic)):
-        got = read_partition(cluster, topic, p, isolation_level)
+        got = read(cluster, topic, p, isolation_level)
         rows += got
         if isolation_level == "read_committed":
             offsets, values = {o for _, o, _ in got}, {v for _, _, v in got}
-            aborted += [v for _, o, v in read_partition(cluster, topic, p) if o not in offsets and v not in values]
+            aborted += [v for _, o, v in read(cluster, topic, p) if o not in offsets and v not in values]
     evidence = {"isolation_level": isolation_level, **({"aborted": aborted} if aborted else {})}
     backend.history.record("final-reader", OK, OpName.FINAL_READ, rows, topic=topic, evidence=evidence)
     return rows

@@ -7,11 +7,25 @@ scenario real Kafka cannot run (``random_faults``: a schedule replayed on a virt
 say why.
 """
 
+import os
+from pathlib import Path
+
 import pytest
 
 from course_lib.backend import ComposedBackend
 from course_lib.client_adapters import CLIENTS
-from course_lib.fidelity import FIDELITY_CASES, LOCAL_TABLE, fidelity_table
+from course_lib.fidelity import (
+    BY_DESIGN,
+    FIDELITY_CASES,
+    LOCAL_TABLE,
+    MATRIX,
+    column_seconds,
+    fidelity_markdown,
+    fidelity_table,
+    readme_matrix,
+    readme_with_matrix,
+    timing_free,
+)
 from course_lib.scenarios import run_scenario
 from course_lib.shared_results import once_per_test_run
 
@@ -21,7 +35,9 @@ pytestmark = pytest.mark.real_kafka
 @pytest.fixture(scope="module")
 def table(cluster):
     # once per test run: notebook 09, run by nbval later in the same run, reads this table back
-    return once_per_test_run(LOCAL_TABLE, lambda: fidelity_table(cluster))
+    rows = once_per_test_run(LOCAL_TABLE, lambda: fidelity_table(cluster))
+    print("the fidelity matrix's columns, seconds:", column_seconds(rows))
+    return rows
 
 
 @pytest.mark.parametrize(
@@ -99,11 +115,41 @@ def test_each_client_composed_with_the_local_cluster_runs_the_scenarios(table, c
     # kafka-python x LocalCluster is the table's real column (reused: a run costs real-cluster
     # seconds); any other client adapter runs here, composed with the same cluster
     (row, *_) = [r for r in table if r["scenario"] == scenario]
-    if client == "kafka-python":
-        result = row["real"]
-    else:
+    (column,) = [c for c in MATRIX if c.cluster == "kafka" and c.client == client]
+    result = row["runs"].get(column.key)
+    if result is None:  # a client the matrix did not run: composed here with the same cluster
         try:
             result = run_scenario(scenario, backend=ComposedBackend(cluster, CLIENTS[client]()), **row["parameters"])
         finally:
             cluster.revive()
     assert result.backend == "kafka" and result.anomalies == result.expected, result.result.summary()
+
+
+@pytest.mark.parametrize("column", [c.key for c in MATRIX if c.client not in ("", "kafka-python")])
+def test_every_client_column_ran_every_case_and_agrees_or_differs_by_design(table, column):
+    (col,) = [c for c in MATRIX if c.key == column]
+    for row in table:
+        why = row["not run"][column]
+        if row["scenario"] == "random_faults" and col.cluster == "kafka":
+            assert "simulator replays fault schedules" in why
+            continue
+        assert why is None, f"{column} did not run {row['scenario']} {row['parameters']}: {why}"
+        if (row["scenario"], col.client) not in BY_DESIGN:
+            assert row[column] == row["expected"], (row["scenario"], row["parameters"], row["disagree"])
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_the_readme_shows_this_matrix(table):
+    """The README's matrix is generated from a run's matrix, never written by hand: it must be
+    what this run measured, but for the cells whose outcome depends on timing by design
+    (fidelity.BY_DESIGN); FIDELITY_README=write rewrites it from this run."""
+    text = README.read_text()
+    if os.environ.get("FIDELITY_README") == "write":
+        README.write_text(readme_with_matrix(text, table))
+        return
+    assert timing_free(readme_matrix(text)) == timing_free(fidelity_markdown(table)), (
+        "README.md's fidelity matrix is not this run's: rerun "
+        "`FIDELITY_README=write pytest tests/real/test_real_scenarios.py -k readme` and review the diff"
+    )
