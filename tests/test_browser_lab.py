@@ -242,8 +242,17 @@ def _run_all(page, notebook):
 
 
 def _above(cells, made: int) -> str:
-    """The text rendered from the top of the notebook down to the prediction's own box."""
-    return readable("\n".join(cells.nth(i).inner_text() for i in range(made + 1)))
+    """The text rendered from the top of the notebook down to the prediction's own box. The
+    labels of an app's buttons ("step 10 ms") are controls the learner works, not results: left
+    out, as the choices of the prediction itself are."""
+    texts = []
+    for i in range(made + 1):
+        text = cells.nth(i).inner_text()
+        for label in cells.nth(i).locator("button").all_inner_texts():
+            if label.strip():
+                text = text.replace(label.strip(), " ")
+        texts.append(text)
+    return readable("\n".join(texts))
 
 
 def _where(text: str, found: list[str]) -> list[str]:
