@@ -45,7 +45,9 @@ def _run(cluster, action: str, broker: int | None) -> str:
         raise ControlError(f"'{action}' needs a broker id: one of {sorted(cluster.nodes)}")
     if broker not in cluster.nodes:
         raise ControlError(f"no broker {broker}; brokers are {sorted(cluster.nodes)}")
-    getattr(cluster, action)(broker)  # kill / stop / restart (waits until it rejoined) / pause / resume
+    # the instructor's word "kill" is the cluster's crash (SIGKILL); stop / restart (waits until it
+    # rejoined) / pause / resume are the cluster's own names
+    getattr(cluster, {"kill": "crash"}.get(action, action))(broker)
     past = {"kill": "killed (SIGKILL)", "stop": "stopped (controlled shutdown)", "restart": "restarted and registered"}
     return f"broker {broker} {past.get(action, action + 'd')}"
 
