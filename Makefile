@@ -33,8 +33,11 @@ lab: $(LAB_STAMP)  ## open the course in JupyterLab (in-memory broker: no Java o
 	  --LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb \
 	  $(foreach g,$(HIDE),--ContentsManager.hide_globs=$(g))
 
+# Two processes: most of the suite waits (on timeouts, JVMs, browsers), so a second one fills the
+# other core; tests/xdist_groups.py keeps what shares a fixture or a notebook kernel together.
+TEST_PROCESSES ?= 2
 test: $(STAMP)  ## run the whole test suite (and list its 25 slowest tests)
-	$(PY) -m pytest --durations=25 $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_PROCESSES) --durations=25 $(PYTEST_ARGS)
 
 # The fast loop while changing the simulator, the checker, the scenarios on the simulator, the
 # exercises or the grader, and the lint: their tests and course_lib's doctests, no notebooks, no

@@ -14,6 +14,7 @@ import pytest
 
 from course_lib.broker import Cluster
 from course_lib.clients import KafkaProducer
+from tests.xdist_groups import run_long_groups_first
 
 TOPIC = "t"
 
@@ -74,9 +75,19 @@ def _jvm_missing_reason() -> str | None:
     return None
 
 
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: plain `pytest` runs without it
+def pytest_xdist_make_scheduler(config, log):
+    """``make test``'s two processes take the suite's groups (tests/xdist_groups.py) one by one."""
+    from tests.xdist_groups import GroupScheduling
+
+    return GroupScheduling(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
-    """Without Java 17+ or Maven every ``real_kafka`` test (tests/real, tests/workshop, the real
-    benchmark) is skipped with the reason, rather than failing to start a cluster."""
+    """Groups the tests for ``make test``'s two processes (tests/xdist_groups.py); without Java 17+ or
+    Maven every ``real_kafka`` test (tests/real, tests/workshop, the real benchmark) is skipped
+    with the reason, rather than failing to start a cluster."""
+    run_long_groups_first(items)
     if not any("real_kafka" in item.keywords for item in items):
         return
     reason = _jvm_missing_reason()

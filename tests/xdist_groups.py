@@ -1,0 +1,68 @@
+"""How ``make test`` splits the suite between its two processes (pytest-xdist, ``--dist loadgroup``).
+
+Most of the suite's time is spent waiting - on Kafka's and the wire cluster's timeouts, on JVMs
+and browsers starting - so a second process fills the machine's other core. A group runs whole,
+in collection order, in one process: a test file (its module fixtures start once), a notebook (its
+cells share one kernel), or the files that share a session fixture or a shared result
+(:mod:`course_lib.shared_results`), listed in :data:`SHARED_GROUPS`.
+
+:class:`GroupScheduling` is xdist's scope scheduler with these groups as its scopes, taking them in
+collection order, which :func:`run_long_groups_first` sets. (xdist's own ``xdist_group`` mark does
+not work with pytest 9: it renames ``item._nodeid``, which pytest 9 no longer reads.)
+"""
+
+from xdist.scheduler import LoadScopeScheduling
+
+SHARED_GROUPS = {
+    # the session's 3-broker Kafka cluster (tests/real/conftest.py) and the fidelity matrix that
+    # tests/real computes and notebook 09 shows
+    "real-kafka": ("tests/real/", "notebooks/09_"),
+    # the Spark session, its Kafka cluster and the kill experiment that notebook 10 shows
+    "spark": ("tests/spark/", "notebooks/10_"),
+    # the offline site's build (``offline_site``, tests/conftest.py)
+    "site": ("tests/test_site.py", "tests/test_browser_predictions.py"),
+}
+
+#: the longest groups start first, so neither process is left with a long one at the end
+LONG_GROUPS_FIRST = ("real-kafka", "spark", "site", "tests/test_browser_lab.py", "tests/workshop/")
+
+
+def group_of(nodeid: str) -> str:
+    """The group a test runs in: a shared group, else its notebook or test file.
+
+    >>> group_of("tests/real/test_real_scenarios.py::test_x[a]")
+    'real-kafka'
+    >>> group_of("notebooks/10_pyspark_exactly_once_lab.ipynb::Cell 3")
+    'spark'
+    >>> group_of("notebooks/02_acks_and_durability.ipynb::Cell 3")
+    'notebooks/02_acks_and_durability.ipynb'
+    >>> group_of("tests/test_log.py::test_append[1]")
+    'tests/test_log.py'
+    """
+    path = nodeid.split("::", 1)[0]
+    for group, prefixes in SHARED_GROUPS.items():
+        if path.startswith(prefixes):
+            return group
+    return path
+
+
+def _rank(group: str) -> int:
+    return next((i for i, g in enumerate(LONG_GROUPS_FIRST) if group.startswith(g)), len(LONG_GROUPS_FIRST))
+
+
+def run_long_groups_first(items: list) -> None:
+    """Puts the long groups first, in place; sorted() is stable, so the rest keeps its order. The
+    order is the same in every process (xdist checks that each one collected the same list)."""
+    items[:] = sorted(items, key=lambda item: _rank(group_of(item.nodeid)))
+
+
+class GroupScheduling(LoadScopeScheduling):
+    """Each group (:func:`group_of`) to one process, whole, in collection order: a process that
+    is nearly done with its group is given the next one."""
+
+    def __init__(self, config, log=None):
+        config.option.loadscopereorder = False  # xdist would put the groups with most tests first
+        super().__init__(config, log)
+
+    def _split_scope(self, nodeid: str) -> str:
+        return group_of(nodeid)
