@@ -14,9 +14,9 @@ not work with pytest 9: it renames ``item._nodeid``, which pytest 9 no longer re
 from xdist.scheduler import LoadScopeScheduling
 
 SHARED_GROUPS = {
-    # the session's 3-broker Kafka cluster (tests/real/conftest.py) and the fidelity matrix that
-    # tests/real computes and notebook 09 shows
-    "real-kafka": ("tests/real/", "notebooks/09_"),
+    # the fidelity matrix that tests/real computes and notebook 09 shows (the other files of
+    # tests/real share its session cluster only: a process that runs one starts its own)
+    "real-kafka": ("tests/real/test_real_scenarios.py", "notebooks/09_"),
     # the Spark session, its Kafka cluster and the kill experiment that notebook 10 shows
     "spark": ("tests/spark/", "notebooks/10_"),
     # the offline site's build (``offline_site``, tests/conftest.py)
@@ -24,7 +24,7 @@ SHARED_GROUPS = {
 }
 
 #: the longest groups start first, so neither process is left with a long one at the end
-LONG_GROUPS_FIRST = ("real-kafka", "spark", "site", "tests/test_browser_lab.py", "tests/workshop/")
+LONG_GROUPS_FIRST = ("real-kafka", "spark", "site", "tests/test_browser_lab.py", "tests/workshop/", "tests/real/")
 
 
 def group_of(nodeid: str) -> str:
@@ -32,6 +32,8 @@ def group_of(nodeid: str) -> str:
 
     >>> group_of("tests/real/test_real_scenarios.py::test_x[a]")
     'real-kafka'
+    >>> group_of("tests/real/test_lab.py::test_x")
+    'tests/real/test_lab.py'
     >>> group_of("notebooks/10_pyspark_exactly_once_lab.ipynb::Cell 3")
     'spark'
     >>> group_of("notebooks/02_acks_and_durability.ipynb::Cell 3")
