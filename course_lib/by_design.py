@@ -12,9 +12,9 @@ matrix prints (:func:`course_lib.fidelity.fidelity_text`). Each row's ``by desig
 the clients differ; :func:`by_design_markdown` is the README's list, generated from a run.
 
 The Kafka columns run only when a cluster is given: each probe kills brokers and waits out a
-client's timeouts (about 20 s per client on Kafka 4.3.1), so ``make test`` runs them on the wire
-only; kafka-python's outcome of the first two on Kafka is checked by
-tests/real/test_fidelity_differential.py.
+client's timeouts (10-40 s per client on Kafka 4.3.1), so ``make test`` runs them on the wire
+only; tests/real/test_fidelity_differential.py checks kafka-python's outcome of the first two
+on Kafka and Java's rebootstrap.
 
     >>> print(OBSERVATIONS[0].outcome({"commit": "ok"}))
     commits what was sent
@@ -126,7 +126,9 @@ def _on_wire(obs: Observation, client: str, seed: int):
         return _observe(obs, ComposedBackend(lab, CLIENTS[client]()))
 
 
-def _on_kafka(obs: Observation, client: str, cluster):
+def on_cluster(obs: Observation, client: str, cluster) -> tuple[dict | None, str | None, float]:
+    """``obs`` with ``client`` on ``cluster`` (one with broker faults: a LocalCluster, a wire
+    cluster): ``(the probe's result, why it did not run, seconds)``; the cluster revived after."""
     try:
         return _observe(obs, ComposedBackend(cluster, CLIENTS[client]()))
     finally:
@@ -144,7 +146,7 @@ def by_design_table(
     missing = {c: client_missing(c) for c in clients}
     no_kafka = kafka_why_not or (
         "wire only in make test: each probe kills brokers and waits out the client's timeouts "
-        "(~20 s per client on Kafka; by_design_table(kafka=cluster) runs it)"
+        "(10-40 s per client on Kafka; by_design_table(kafka=cluster) runs it)"
     )
     wire = [c for c in MATRIX if c.cluster == "wire" and c.client in clients]
     on_kafka = [c for c in MATRIX if c.cluster == "kafka" and c.client in clients]
@@ -159,7 +161,7 @@ def by_design_table(
             runs = {"simulator": _observe(obs, SimBackend.start(seed=1, **probes.SIM_TIMING))}
             for col in on_kafka:
                 why = missing[col.client] if kafka is not None else no_kafka
-                runs[col.key] = (None, why, 0.0) if why else _on_kafka(obs, col.client, kafka)
+                runs[col.key] = (None, why, 0.0) if why else on_cluster(obs, col.client, kafka)
             for col in wire:
                 runs[col.key] = futures[col.key][i].result() if col.key in futures else (None, missing[col.client], 0.0)
             rows.append(_row(obs, {c.key: runs[c.key] for c in MATRIX if c.key in runs}))
