@@ -331,6 +331,49 @@ def consumer_after_unclean_election(b) -> dict:
     }
 
 
+def consumer_whose_known_brokers_died(b) -> dict:
+    """A consumer that knows only one broker, which dies while the other two run: does it find them?
+
+    Two followers are down when the consumer starts, so the metadata it gets lists the leader
+    alone - though its ``bootstrap_servers`` name all three brokers. The followers come back and
+    rejoin the ISR, the leader dies, a follower leads, three new records are written. kafka-python
+    3.0.12 asks only the brokers its last metadata listed (it never goes back to
+    ``bootstrap_servers``): it reads nothing until the old leader is back. Java (4.0+:
+    ``metadata.recovery.strategy=rebootstrap``, KIP-899) goes back to its bootstrap addresses
+    when every broker it knows is unreachable, learns the new leader and reads the three records.
+    The simulator's clients model kafka-python's."""
+    topic = b.create_topic("rebootstrap", replication_factor=3, min_insync_replicas=1)
+    producer = b.producer(acks="all")
+    producer.send(topic, b"before").get(timeout=30)
+    b.until_replicated(topic)
+    leader = b.leader_of(topic)
+    followers = [_follower(b, topic, 0), _follower(b, topic, 1)]
+    for f in followers:
+        b.crash(f)
+    b.wait_until(lambda: b.isr_of(topic) == [leader], timeout_ms=60_000)
+    # every broker's address, dead ones too (a wall-clock cluster's backend otherwise gives the
+    # live ones; the simulator's clients start knowing every broker); a short reconnect backoff,
+    # so kafka-python's bootstrap does not wait long on a dead one
+    config = {} if b.kind == "simulator" else {"bootstrap_servers": b.cluster.bootstrap_servers}
+    consumer = b.consumer(
+        auto_offset_reset="earliest", enable_auto_commit=False, reconnect_backoff_max_ms=1000, **config
+    )
+    consumer.assign([TopicPartition(topic, 0)])
+    before = _poll_until(b, consumer, 1, 20_000)
+    for f in followers:
+        b.restart(f)
+    b.wait_until(lambda: len(b.isr_of(topic)) == 3, timeout_ms=60_000)
+    b.crash(leader)
+    b.wait_until(lambda: b.leader_of(topic) not in (None, leader), timeout_ms=60_000)
+    for i in range(3):
+        producer.send(topic, f"new{i}".encode())
+    producer.flush()
+    producer.close()
+    while_down = _poll_until(b, consumer, 3, 15_000)
+    consumer.close()
+    return {"read_before": len(before), "read_while_its_known_broker_is_down": len(while_down)}
+
+
 def _poll_until(b, consumer, n: int, ms: float) -> list:
     rows: list = []
     end = b.now_ms + ms

@@ -166,7 +166,7 @@ def disagreements(row: dict) -> list[str]:
         if a == "simulator" and b == "real Kafka" and row.get("wire") is not None:
             continue  # split into the two pairs above
         if row.get(a) is not None and row.get(b) is not None and row[a] != row[b]:
-            why = BY_DESIGN.get((row.get("scenario", ""), _BY_KEY[b].client))
+            why = BY_DESIGN.get((row.get("scenario", ""), _BY_KEY[b].client)) or row.get("by design")
             out.append(f"{a} vs {b}: {meaning}" + (f"; by design: {why}" if why else ""))
     return out
 
@@ -436,10 +436,29 @@ def fidelity_foot(rows: list[dict], columns: list[Column] | None = None) -> str:
     lines += [f"{c.key}: {c.title}" for c in columns]
     if disagree:
         lines += ["disagreements (which pair, what it points at):", *disagree]
+    by_design = by_design_lines(rows, columns)
+    if by_design:
+        lines += ["clients differ, by design (what each did in this run):", *by_design]
     if why_not:
         lines.append("(*) not run:")
         lines += [f"- {key}, {', '.join(names)}: {why}" for (key, why), names in why_not.items()]
     return "\n".join(lines)
+
+
+def by_design_lines(rows: list[dict], columns: list[Column] | None = None) -> list[str]:
+    """One line per row of :mod:`course_lib.by_design` in ``rows``: what each column's client did
+    in this run, and why the clients differ.
+
+    >>> by_design_lines([{"scenario": "p", "by design": "why", "simulator": ["a"], "wire java": ["b"]}])
+    ['- p: simulator: a; wire java: b - clients differ, by design: why']
+    """
+    columns = MATRIX if columns is None else columns
+    out = []
+    for r in rows:
+        if r.get("by design"):
+            done = "; ".join(f"{c.key}: {_fmt(r[c.key])}" for c in columns if r.get(c.key) is not None)
+            out.append(f"- {r['scenario']}: {done} - clients differ, by design: {r['by design']}")
+    return out
 
 
 def plot_fidelity(rows: list[dict]):

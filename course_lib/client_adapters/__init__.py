@@ -54,17 +54,17 @@ def kafka_python() -> ClientSide:
 
 def confluent_kafka() -> ClientSide:
     """librdkafka's clients through confluent-kafka 2.16.1 (the ``lab`` extra installs it)."""
-    from .confluent_kafka import ConfluentKafkaClients
+    from .confluent_kafka import clients
 
-    return ConfluentKafkaClients()
+    return clients()
 
 
 def java() -> ClientSide:
     """The Java client 4.3.1 through a driver process (:mod:`course_lib.java_client`; needs a
     JDK and Maven, :func:`java_missing` says what is missing)."""
-    from .java import JavaClients
+    from .java import clients
 
-    return JavaClients()
+    return clients()
 
 
 def java_missing() -> str | None:

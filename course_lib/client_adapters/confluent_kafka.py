@@ -34,13 +34,14 @@ from kafka import errors as Errors
 from .recorded import (
     GROUP_MOVED_ON,
     Record,
+    RecordedClients,
     RecordedConsumer,
     RecordedProducer,
     RecordMetadata,
     SendFuture,
     _text,
-    freeze,
     kafka_python_error,
+    settled_end,
     translate,
 )
 
@@ -224,18 +225,15 @@ def _reader(cluster: Any, isolation_level: str) -> Any:
     return ck.Consumer(_config(cluster, settings))
 
 
+def _high_watermark(c: Any, tp: Any) -> int:
+    try:
+        return c.get_watermark_offsets(tp, timeout=10, cached=False)[1]
+    except ck.KafkaException:  # after a broker crash librdkafka replaces its handle: ask again
+        return -1
+
+
 def _settled_end(c: Any, tp: Any) -> int:
-    end = -1
-    for _ in range(50):
-        try:
-            now = c.get_watermark_offsets(tp, timeout=10, cached=False)[1]
-        except ck.KafkaException:  # after a broker crash librdkafka replaces its handle: ask again
-            now = -1
-        if now >= 0 and now == end:
-            break
-        end = now
-        time.sleep(0.1)
-    return end
+    return settled_end(lambda: _high_watermark(c, tp))
 
 
 def end_offset(cluster: Any, topic: str, partition: int = 0, read_committed: bool = False) -> int:
@@ -276,24 +274,6 @@ def read_partition(
     return rows
 
 
-class ConfluentKafkaClients:
+def clients() -> RecordedClients:
     """librdkafka's producer and consumer (confluent-kafka 2.16.1), kafka-python's API."""
-
-    name = "confluent-kafka"
-
-    def producer(self, backend: Any, process: str, config: dict) -> Any:
-        return ConfluentProducer(backend, process, config)
-
-    def consumer(self, backend: Any, process: str, topics: tuple[str, ...], config: dict) -> Any:
-        return ConfluentConsumer(backend, process, topics, config)
-
-    def freeze(self, backend: Any, consumer: Any) -> None:
-        freeze(backend, consumer)
-
-    def end_offset(self, cluster: Any, topic: str, partition: int = 0, read_committed: bool = False) -> int:
-        return end_offset(cluster, topic, partition, read_committed)
-
-    def final_read(self, backend: Any, topic: str, isolation_level: str = "read_uncommitted") -> list:
-        from ..real.recording import final_read
-
-        return final_read(backend, topic, isolation_level, read=read_partition)
+    return RecordedClients("confluent-kafka", ConfluentProducer, ConfluentConsumer, end_offset, read_partition)

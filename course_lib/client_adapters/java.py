@@ -17,8 +17,9 @@ How Java's API is made kafka-python's, and where it cannot be:
   client and stays unknown in the history;
 - differences kept, not hidden: Java refuses to commit a transaction one of whose sends failed
   (kafka-python commits it); an idempotent producer whose sequence broke bumps its epoch (where
-  kafka-python's stays wedged); Java re-bootstraps when every known broker is gone; its
-  exception names are in the history (the kafka-python class is raised).
+  kafka-python's stays wedged); Java re-bootstraps when every known broker is gone (each
+  measured with every client by :mod:`course_lib.by_design`); its exception names are in the
+  history (the kafka-python class is raised).
 """
 
 from __future__ import annotations
@@ -32,13 +33,14 @@ from ..java_client import DriverProcess, JavaConsumer, JavaException, JavaProduc
 from ..java_client import TopicPartition as JavaTopicPartition
 from .recorded import (
     Record,
+    RecordedClients,
     RecordedConsumer,
     RecordedProducer,
     RecordMetadata,
     SendFuture,
     _text,
-    freeze,
     kafka_python_error,
+    settled_end,
     translate,
 )
 
@@ -229,14 +231,7 @@ def _reader(cluster: Any, isolation_level: str) -> JavaConsumer:
 
 
 def _settled_end(c: JavaConsumer, tp: JavaTopicPartition) -> int:
-    end = -1
-    for _ in range(50):
-        now = c.end_offsets([tp])[tp]
-        if now == end:
-            break
-        end = now
-        time.sleep(0.1)
-    return end
+    return settled_end(lambda: c.end_offsets([tp])[tp])
 
 
 def end_offset(cluster: Any, topic: str, partition: int = 0, read_committed: bool = False) -> int:
@@ -267,24 +262,6 @@ def read_partition(
     return rows
 
 
-class JavaClients:
+def clients() -> RecordedClients:
     """The Java client's producer and consumer (kafka-clients 4.3.1), kafka-python's API."""
-
-    name = "java"
-
-    def producer(self, backend: Any, process: str, config: dict) -> Any:
-        return JavaRecordedProducer(backend, process, config)
-
-    def consumer(self, backend: Any, process: str, topics: tuple[str, ...], config: dict) -> Any:
-        return JavaRecordedConsumer(backend, process, topics, config)
-
-    def freeze(self, backend: Any, consumer: Any) -> None:
-        freeze(backend, consumer)
-
-    def end_offset(self, cluster: Any, topic: str, partition: int = 0, read_committed: bool = False) -> int:
-        return end_offset(cluster, topic, partition, read_committed)
-
-    def final_read(self, backend: Any, topic: str, isolation_level: str = "read_uncommitted") -> list:
-        from ..real.recording import final_read
-
-        return final_read(backend, topic, isolation_level, read=read_partition)
+    return RecordedClients("java", JavaRecordedProducer, JavaRecordedConsumer, end_offset, read_partition)

@@ -455,3 +455,58 @@ def _text(value: Any) -> Any:
         except UnicodeDecodeError:
             return bytes(value).hex()
     return value
+
+
+def settled_end(ask: Callable[[], int]) -> int:
+    """The end offset ``ask()`` reads, once two reads 0.1 s apart agree (at most 50 reads): right
+    after a write or a crash a client's answer may still move. -1: no read succeeded.
+
+    >>> answers = iter([-1, 3, 4, 4])
+    >>> settled_end(lambda: next(answers))
+    4
+    """
+    end = -1
+    for _ in range(50):
+        now = ask()
+        if now >= 0 and now == end:
+            break
+        end = now
+        time.sleep(0.1)
+    return end
+
+
+class RecordedClients:
+    """A client adapter (:class:`~course_lib.client_adapters.ClientSide`) made of one adapter
+    module's parts: its producer and consumer classes (subclasses of :class:`RecordedProducer`
+    and :class:`RecordedConsumer`), its ``end_offset(cluster, topic, partition, read_committed)``
+    and its ``read_partition(cluster, topic, partition, isolation_level)`` (the final read's
+    reader). Every adapter but kafka-python's is one (:mod:`.confluent_kafka`, :mod:`.java`)."""
+
+    def __init__(
+        self,
+        name: str,
+        producer: Callable[[Any, str, dict], Any],
+        consumer: Callable[[Any, str, tuple[str, ...], dict], Any],
+        end_offset: Callable[[Any, str, int, bool], int],
+        read_partition: Callable[..., list],
+    ) -> None:
+        self.name = name
+        self._producer, self._consumer = producer, consumer
+        self._end_offset, self._read_partition = end_offset, read_partition
+
+    def producer(self, backend: Any, process: str, config: dict) -> Any:
+        return self._producer(backend, process, config)
+
+    def consumer(self, backend: Any, process: str, topics: tuple[str, ...], config: dict) -> Any:
+        return self._consumer(backend, process, topics, config)
+
+    def freeze(self, backend: Any, consumer: Any) -> None:
+        freeze(backend, consumer)
+
+    def end_offset(self, cluster: Any, topic: str, partition: int = 0, read_committed: bool = False) -> int:
+        return self._end_offset(cluster, topic, partition, read_committed)
+
+    def final_read(self, backend: Any, topic: str, isolation_level: str = "read_uncommitted") -> list:
+        from ..real.recording import final_read
+
+        return final_read(backend, topic, isolation_level, read=self._read_partition)

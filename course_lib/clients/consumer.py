@@ -237,6 +237,10 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
             raise Errors.IllegalStateError(
                 f"Partition is not assigned: {tuple(partition)}; assigned: {sorted(self._partitions)}"
             )
+        if any(s.position is None or s.early for s in self._partitions.values()):
+            # kafka-python's position() first looks up every assigned partition's missing
+            # position (committed offset, reset) over its network loop, which close() stopped
+            self._check_network()
         self._in_position = True  # a seek_to_beginning/_end may be looked up now
         self._positions_looked_up()  # kafka-python's position() updates every partition's
         try:

@@ -9,11 +9,12 @@ Two kinds of sequence:
 
 - **producer**: transactions in right and wrong orders, sends, flushes under one of eight
   configurations (acks, idempotence, retries, in-flight, timeouts, linger), with a leader crash,
-  a lost ACK or a paused follower between calls and a ``close(timeout)`` at the end; compared
+  a lost ACK or a paused follower between calls (a lost request, a lost ACK or a leader crash
+  inside a transaction: :data:`TXN_FAULTS`) and a ``close(timeout)`` at the end; compared
   also: every send future's outcome, the final close and the whole log as read_uncommitted sees
   it (records, aborted flags, markers, offsets) (:class:`ProducerDifferential`);
-- **consumer**: assign, seek, poll, position, commit, committed, end offsets
-  (:class:`ConsumerDifferential`).
+- **consumer**: assign, seek, poll, position, commit, committed, end offsets, and maybe a
+  ``close(timeout_ms)`` with calls after it (:class:`ConsumerDifferential`).
 
 Configuration validation, the third kind, is :mod:`course_lib.wire.config_differential`.
 ``make test`` runs hundreds (tests/wire/test_client_differential.py,
@@ -101,6 +102,10 @@ KNOWN_PRODUCER_SEQUENCES: dict[tuple[str, str], str] = {
 #: offset lookup applied after a newer seek) are fixed.
 KNOWN_CONSUMER_DIFFERENCES: dict[tuple[str, str, str], str] = {}
 
+#: closes a consumer sequence may have (after its first call): close(timeout_ms=...) with 0 and
+#: 5 s; the calls after it show what a closed consumer does
+CONSUMER_CLOSES = ("close_0", "close_5")
+
 RECORDS = 6  # per partition of the consumer sequences' topic
 P0, P1 = TopicPartition("t", 0), TopicPartition("t", 1)
 
@@ -176,6 +181,12 @@ PLAIN_CALLS = ("send", "send", "send", "flush")
 #: a second crash would leave the topic under min.insync.replicas until the delivery timeout);
 #: healed before the final close
 FAULTS = ("crash_leader", "lose_ack", "pause_follower")
+#: faults put between the calls of a transactional sequence (begin, send, flush, commit, abort):
+#: its produce request lost on the way, its ACK lost, the topic's leader killed. Such a sequence
+#: runs on a wire cluster of its own, seeded as the simulated one (see ProducerDifferential.run).
+#: Not refuse_next_request: the simulated cluster has no refusing gateway (the wire cluster's and
+#: the lab proxy's fault), so there is no simulator side to compare it with.
+TXN_FAULTS = ("crash_leader", "lose_ack", "lose_next_request")
 #: closes that may end a sequence: close(timeout=0) with records pending raises in kafka-python
 #: 3.0.12 and leaves the producer open (the final close(timeout=5) then finishes it)
 CLOSES = ("close_0", "close_5")
@@ -211,6 +222,8 @@ class SimTarget:
             cluster.crash(broker)
         elif name == "pause_follower":
             cluster.pause(broker)
+        elif name == "lose_next_request":
+            cluster.lose_next_request(broker_id=broker)
         else:
             cluster.lose_next_ack(broker_id=broker, close=True)
         return "ok"
@@ -226,6 +239,9 @@ class SimTarget:
 
     def read(self, fn, *args):
         return fn(self.cluster, *args)
+
+    def markers_written(self) -> None:
+        self.cluster.run_until(lambda: markers_written(self.cluster), 5_000)
 
     def idle(self, producer) -> None:
         """Let virtual time pass until every send so far has its outcome (see ProducerRun)."""
@@ -256,6 +272,8 @@ class _WireTarget:
             wire.crash(broker)
         elif name == "pause_follower":
             wire.pause(broker)
+        elif name == "lose_next_request":
+            wire.nemesis.lose_next_request(broker_id=broker)
         else:
             wire.nemesis.lose_next_ack(broker_id=broker, close=True)
         return "ok"
@@ -270,6 +288,9 @@ class _WireTarget:
 
     def read(self, fn, *args):
         return self.wire.call(lambda: fn(self.wire.cluster, *args))
+
+    def markers_written(self) -> None:
+        self.wire.wait_until(lambda: markers_written(self.wire.cluster), 5)
 
     def idle(self, producer) -> None:
         kafka_python_idle(producer)
@@ -320,7 +341,13 @@ class ProducerRun:
             # clients' rules. So each call starts when every earlier send has its outcome (at
             # most 5 s: a send may wait for a paused follower to leave the ISR).
             self.target.idle(producer)
-        if name in FAULTS:
+        if name in FAULTS or name in TXN_FAULTS:
+            if producer.config.get("transactional_id"):
+                # a fault after a commit or abort hits a broker still writing its markers or not,
+                # as the two clocks fall: the coordinator's retried marker write is then appended
+                # twice on one cluster and once on the other (found by seed 668) - brokers'
+                # timing, not the clients'. An application's next call comes later: markers first.
+                self.target.markers_written()
             self.outcomes.append(self.target.fault(name, self.topic))
             return
         if name == "send":
@@ -358,17 +385,42 @@ def _stop_sender(producer) -> None:
         sender.join(5)
 
 
-def transactions_settled(cluster: Cluster, topic: str) -> bool:
-    """Every decided transaction has its markers written and replicated (Kafka writes them after
-    EndTxn is answered: reading at once would compare timing, not outcomes)."""
+def markers_written(cluster: Cluster) -> bool:
+    """Every decided transaction has its markers written (Kafka writes them after EndTxn is
+    answered)."""
     for broker in cluster.brokers.values():
         txns = broker.txns
         if broker.alive and (
             txns.markers_pending or any(m.state in ("PrepareCommit", "PrepareAbort") for m in txns.txns.values())
         ):
             return False
+    return True
+
+
+def transactions_settled(cluster: Cluster, topic: str) -> bool:
+    """Every decided transaction has its markers written and replicated (reading at once would
+    compare timing, not outcomes)."""
+    if not markers_written(cluster):
+        return False
     leader = cluster._leader_replica(topic, 0)
     return leader.log.hw == leader.log.leo
+
+
+def _faulted_transactions(rng: random.Random) -> list[str]:
+    """A transaction in the right order with one of :data:`TXN_FAULTS` somewhere after its
+    begin_transaction() - between sends, before the flush, before or after the commit or abort -
+    and maybe a second transaction after it: does the producer go on? (A fault among calls in a
+    wrong order hits no transaction.)
+
+    >>> calls = _faulted_transactions(random.Random(3))
+    >>> calls[:2], sum(c in TXN_FAULTS for c in calls)
+    (['init_transactions', 'begin_transaction'], 1)
+    """
+    body = ["send"] * rng.randint(1, 3) + (["flush"] if rng.random() < 0.5 else [])
+    txn = ["begin_transaction", *body, rng.choice(("commit_transaction", "abort_transaction"))]
+    txn.insert(rng.randrange(1, len(txn) + 1), rng.choice(TXN_FAULTS))
+    again = ["begin_transaction", "send", "commit_transaction"] if rng.random() < 0.5 else []
+    return ["init_transactions", *txn, *again]
 
 
 class ProducerDifferential:
@@ -388,13 +440,13 @@ class ProducerDifferential:
         """``("config:<name>", call, ...)``: the configuration, then the calls."""
         rng = random.Random(seed)
         config = rng.choice(sorted(PRODUCER_CONFIGS))
-        menu = TRANSACTIONAL_CALLS if config == "transactional" else PLAIN_CALLS
-        calls = [rng.choice(menu) for _ in range(rng.randint(3, 10))]
-        # Faults only without transactions: the fresh simulated cluster and the shared wire
-        # cluster (whose leaders moved with earlier seeds' crashes) put the transaction
-        # coordinator on brokers of different roles, so the same fault would hit different things
-        if config != "transactional" and rng.random() < 0.35:
-            calls.insert(rng.randrange(len(calls) + 1), rng.choice(FAULTS))
+        if config == "transactional" and rng.random() < 0.35:
+            calls = _faulted_transactions(rng)
+        else:
+            menu = TRANSACTIONAL_CALLS if config == "transactional" else PLAIN_CALLS
+            calls = [rng.choice(menu) for _ in range(rng.randint(3, 10))]
+            if config != "transactional" and rng.random() < 0.35:
+                calls.insert(rng.randrange(len(calls) + 1), rng.choice(FAULTS))
         if rng.random() < 0.2:
             calls.append(rng.choice(CLOSES))
         return (f"config:{config}", *calls)
@@ -430,13 +482,27 @@ class ProducerDifferential:
             simulated = SimProducer(bootstrap_servers=cluster, **config)
         sim = self._through(simulated, SimTarget(cluster), topic, calls)
 
-        wire = self.wire
-        wire.create_topic(topic, min_insync_replicas=2)
-        producer = RealProducer(bootstrap_servers=wire.bootstrap_servers, **config)
+        # A fault in a transaction hits a broker by its role (the topic's leader), which may also
+        # be the transaction coordinator: on the shared wire cluster, whose leaders moved with
+        # earlier seeds' crashes, it is so where on the fresh simulated cluster it is not. So
+        # such a sequence gets a wire cluster of its own, seeded as the simulated one: the same
+        # leaders, the same coordinator (a start costs well under a second).
+        own = labelled[0] == "config:transactional" and any(c in TXN_FAULTS for c in calls)
+        wire = WireCluster(brokers=3, seed=seed, **FAULT_OPTIONS).start() if own else self.wire
         try:
-            real = self._through(producer, _WireTarget(wire), topic, calls)
+            wire.create_topic(topic, min_insync_replicas=2)
+            producer = RealProducer(bootstrap_servers=wire.bootstrap_servers, **config)
+            try:
+                real = self._through(producer, _WireTarget(wire), topic, calls)
+            finally:
+                _stop_sender(producer)
+            return self._compare(seed, labelled, calls, cluster, sim, wire, real, topic)
         finally:
-            _stop_sender(producer)
+            if own:
+                wire.stop()
+
+    def _compare(self, seed, labelled, calls, cluster, sim, wire, real, topic) -> list[Difference]:
+        """Every difference between the two runs of one sequence."""
 
         def differs(call: str, s, r) -> Difference:
             return Difference(self.kind, seed, labelled, call, str(s), str(r))
@@ -485,6 +551,8 @@ _CONSUMER_ACTIONS = {
     "commit": lambda c: c.commit(),
     "committed_p0": lambda c: c.committed(P0),
     "end_offsets": lambda c: dict(sorted((tp.partition, o) for tp, o in c.end_offsets([P0, P1]).items())),
+    "close_0": lambda c: c.close(timeout_ms=0),
+    "close_5": lambda c: c.close(timeout_ms=5000),
 }
 
 
@@ -515,7 +583,10 @@ class ConsumerDifferential:
     def calls(seed: int) -> tuple[str, ...]:
         rng = random.Random(seed)
         first = "assign_both" if rng.random() < 0.5 else "assign_p0"
-        return (first, *(rng.choice(CONSUMER_CALLS) for _ in range(rng.randint(2, 7))))
+        calls = [first, *(rng.choice(CONSUMER_CALLS) for _ in range(rng.randint(2, 7)))]
+        if rng.random() < 0.3:  # drawn last: the sequences before it are the same
+            calls.insert(rng.randrange(1, len(calls) + 1), rng.choice(CONSUMER_CLOSES))
+        return tuple(calls)
 
     def _through(self, consumer, calls) -> list[str]:
         try:

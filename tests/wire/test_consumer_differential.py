@@ -24,3 +24,31 @@ def runner():
 def test_consumer_call_sequences_match_kafka_python(runner):
     found = unexplained(runner, SEQUENCES)
     assert not found, "new client differences (rerun one with WIRE_DIFF_SEQUENCES):\n" + "\n".join(found)
+
+
+def test_the_sequences_close_the_consumer_and_call_it_after():
+    drawn = [ConsumerDifferential.calls(seed) for seed in range(SEQUENCES)]
+    closes = {c for calls in drawn for c in calls if c in differential.CONSUMER_CLOSES}
+    assert closes == set(differential.CONSUMER_CLOSES)
+    assert any(calls[-1] not in differential.CONSUMER_CLOSES for calls in drawn if closes & set(calls))
+
+
+def test_a_closed_consumer_looks_up_missing_positions_over_its_closed_network(runner):
+    """Found by the close(timeout) sequences (seed 4): kafka-python's position() first looks up
+    every assigned partition without a position, and close() stopped its network loop, so it
+    raises RuntimeError; with every position known it answers. The simulator answered both."""
+    assert runner.run(4) == []  # ['assign_both', 'close_0', 'position_p0', 'commit']
+    from course_lib.clients import KafkaConsumer
+
+    def closed(*steps):
+        consumer = KafkaConsumer(bootstrap_servers=runner.cluster, group_id="closed", enable_auto_commit=False)
+        consumer.assign([differential.P0, differential.P1])
+        for step in steps:
+            step(consumer)
+        consumer.close(timeout_ms=0)
+        return consumer
+
+    with pytest.raises(RuntimeError, match="closed"):
+        closed(lambda c: c.seek(differential.P0, 2)).position(differential.P0)  # P1's is missing
+    both = closed(lambda c: c.seek(differential.P0, 2), lambda c: c.seek(differential.P1, 1))
+    assert both.position(differential.P0) == 2
