@@ -178,7 +178,7 @@ class ShareGroupCoordinator:
                 "group_epoch": g.epoch,
                 "state": "Stable" if g.members else "Empty",
                 "members": {
-                    m: {"client_id": mem.client_id, "assignment": list(mem.assignment)}
+                    m: {"client_id": mem.client_id, "topics": list(mem.topics), "assignment": list(mem.assignment)}
                     for m, mem in sorted(g.members.items())
                 },
             },
