@@ -1,0 +1,140 @@
+"""Share group experiments (KIP-932) shared by the wire cluster's tests and the Java client's:
+workers share one partition, acknowledge each record explicitly (ACCEPT, RELEASE, REJECT), a
+stalled worker's lock times out, and a record released every time reaches the delivery count
+limit and is archived. Every cluster must give :data:`EXPECTED`.
+
+The share group is set up first (``share.auto.offset.reset=earliest``, a lock of
+:data:`LOCK_MS`, a limit of :data:`DELIVERY_LIMIT`), then :data:`RECORDS` records are written.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+RECORDS = 24
+LOCK_MS = 2000
+DELIVERY_LIMIT = 3
+#: what a worker does with each value (every other value: ACCEPT)
+POISON, REJECTED, RELEASED_ONCE = b"poison", b"reject", b"release-once"
+SPECIAL = {10: POISON, 12: REJECTED, 14: RELEASED_ONCE}
+#: records the stalled worker takes and never acknowledges (its max.poll.records)
+STALLED_TAKES = 4
+
+EXPECTED = {
+    "accepted": RECORDS - 2,  # all but the rejected and the poison record
+    "accepted_twice": 0,
+    "poison_deliveries": DELIVERY_LIMIT,  # then archived
+    "reject_deliveries": 1,  # archived at once
+    "release_once_deliveries": 2,
+    "stalled_taken": STALLED_TAKES,
+    "stalled_redelivered_count": [2] * STALLED_TAKES,  # after the lock ran out, delivery count 2
+    "several_workers": True,
+}
+
+GROUP_CONFIGS = {
+    "share.auto.offset.reset": "earliest",
+    "share.record.lock.duration.ms": LOCK_MS,
+    "share.delivery.count.limit": DELIVERY_LIMIT,
+}
+
+
+def values() -> list[bytes]:
+    return [SPECIAL.get(i, b"r%d" % i) for i in range(RECORDS)]
+
+
+def new_group() -> str:
+    return f"share-{uuid.uuid4().hex[:8]}"
+
+
+def librdkafka(servers: str, topic: str, group: str, produce, timeout_s: float = 60) -> dict:
+    """confluent-kafka's ShareConsumer (explicit acknowledgement); ``produce()`` writes
+    :func:`values` to ``topic`` once the group is set up."""
+    from confluent_kafka import AcknowledgeType, ShareConsumer
+
+    kinds = {"accept": AcknowledgeType.ACCEPT, "release": AcknowledgeType.RELEASE, "reject": AcknowledgeType.REJECT}
+
+    def make(max_records: int):
+        c = ShareConsumer(
+            {
+                "bootstrap.servers": servers,
+                "group.id": group,
+                "share.acknowledgement.mode": "explicit",
+                "max.poll.records": str(max_records),
+            }
+        )
+        c.subscribe([topic])
+        return c
+
+    stalled = make(STALLED_TAKES)
+    workers = [make(3) for _ in range(3)]
+    try:
+        produce()
+        start = time.monotonic()
+        taken: list = []
+        while not taken:
+            assert time.monotonic() - start < timeout_s, "the stalled worker got nothing"
+            taken = [m.offset() for m in stalled.poll(0.2) if m.error() is None]
+        log = []  # (worker, offset, value, delivery count)
+
+        def acknowledge(c, i, m) -> None:
+            action = decide(m.value(), m.delivery_count())
+            log.append((i, m.offset(), m.value(), m.delivery_count()))
+            c.acknowledge(m, kinds[action])
+
+        def done() -> bool:
+            return observed(log, taken)["accepted"] >= EXPECTED["accepted"] and any(
+                v == POISON and n == DELIVERY_LIMIT for _, _, v, n in log
+            )
+
+        while not done():
+            assert time.monotonic() - start < timeout_s, f"not within {timeout_s} s: {observed(log, taken)}"
+            for i, c in enumerate(workers):
+                got = [m for m in c.poll(0.1) if m.error() is None]
+                for m in got:
+                    acknowledge(c, i, m)
+                if got:
+                    c.commit_sync()
+        # a moment more: nothing else may come (the archived records stay archived)
+        settle = time.monotonic() + LOCK_MS / 1000
+        while time.monotonic() < settle:
+            for i, c in enumerate(workers):
+                got = [m for m in c.poll(0.1) if m.error() is None]
+                for m in got:
+                    acknowledge(c, i, m)
+                if got:
+                    c.commit_sync()
+        out = observed(log, taken)
+        out["seconds"] = round(time.monotonic() - start, 1)
+        return out
+    finally:
+        for c in [stalled, *workers]:
+            c.close()
+
+
+def decide(value: bytes, delivery_count: int) -> str:
+    if value == POISON:
+        return "release"
+    if value == REJECTED:
+        return "reject"
+    if value == RELEASED_ONCE and delivery_count == 1:
+        return "release"
+    return "accept"
+
+
+def observed(log: list, taken: list) -> dict:
+    """The counts of :data:`EXPECTED` from ``(worker, offset, value, delivery count)`` rows."""
+    accepted: dict = {}
+    for _, offset, value, count in log:
+        if decide(value, count) == "accept":
+            accepted[offset] = accepted.get(offset, 0) + 1
+    return {
+        "accepted": len(accepted),
+        "accepted_twice": sum(1 for n in accepted.values() if n > 1),
+        "poison_deliveries": sum(1 for _, _, v, _ in log if v == POISON),
+        "reject_deliveries": sum(1 for _, _, v, _ in log if v == REJECTED),
+        "release_once_deliveries": sum(1 for _, _, v, _ in log if v == RELEASED_ONCE),
+        "stalled_taken": len(taken),
+        "stalled_redelivered_count": sorted(c for _, o, _, c in log if o in taken),
+        "several_workers": len({w for w, *_ in log}) > 1,
+    }
