@@ -47,25 +47,10 @@ def new_group() -> str:
     return f"share-{uuid.uuid4().hex[:8]}"
 
 
-def librdkafka(servers: str, topic: str, group: str, produce, timeout_s: float = 60) -> dict:
-    """confluent-kafka's ShareConsumer (explicit acknowledgement); ``produce()`` writes
-    :func:`values` to ``topic`` once the group is set up."""
-    from confluent_kafka import AcknowledgeType, ShareConsumer
-
-    kinds = {"accept": AcknowledgeType.ACCEPT, "release": AcknowledgeType.RELEASE, "reject": AcknowledgeType.REJECT}
-
-    def make(max_records: int):
-        c = ShareConsumer(
-            {
-                "bootstrap.servers": servers,
-                "group.id": group,
-                "share.acknowledgement.mode": "explicit",
-                "max.poll.records": str(max_records),
-            }
-        )
-        c.subscribe([topic])
-        return c
-
+def run(make, produce, timeout_s: float = 60) -> dict:
+    """``make(max_records)`` -> a worker: ``poll(seconds)`` -> ``[(offset, value, delivery count,
+    record)]``, ``acknowledge(record, "accept" | "release" | "reject")``, ``commit()``, ``close()``.
+    One worker takes records and stalls; three others work (see the module's docstring)."""
     stalled = make(STALLED_TAKES)
     workers = [make(3) for _ in range(3)]
     try:
@@ -74,13 +59,17 @@ def librdkafka(servers: str, topic: str, group: str, produce, timeout_s: float =
         taken: list = []
         while not taken:
             assert time.monotonic() - start < timeout_s, "the stalled worker got nothing"
-            taken = [m.offset() for m in stalled.poll(0.2) if m.error() is None]
-        log = []  # (worker, offset, value, delivery count)
+            taken = [offset for offset, *_ in stalled.poll(0.2)]
+        log: list = []  # (worker, offset, value, delivery count)
 
-        def acknowledge(c, i, m) -> None:
-            action = decide(m.value(), m.delivery_count())
-            log.append((i, m.offset(), m.value(), m.delivery_count()))
-            c.acknowledge(m, kinds[action])
+        def work_once() -> None:
+            for i, c in enumerate(workers):
+                got = c.poll(0.1)
+                for offset, value, count, record in got:
+                    log.append((i, offset, value, count))
+                    c.acknowledge(record, decide(value, count))
+                if got:
+                    c.commit()
 
         def done() -> bool:
             return observed(log, taken)["accepted"] >= EXPECTED["accepted"] and any(
@@ -89,27 +78,83 @@ def librdkafka(servers: str, topic: str, group: str, produce, timeout_s: float =
 
         while not done():
             assert time.monotonic() - start < timeout_s, f"not within {timeout_s} s: {observed(log, taken)}"
-            for i, c in enumerate(workers):
-                got = [m for m in c.poll(0.1) if m.error() is None]
-                for m in got:
-                    acknowledge(c, i, m)
-                if got:
-                    c.commit_sync()
-        # a moment more: nothing else may come (the archived records stay archived)
+            work_once()
+        # a lock's time more: nothing else may come (archived records stay archived)
         settle = time.monotonic() + LOCK_MS / 1000
         while time.monotonic() < settle:
-            for i, c in enumerate(workers):
-                got = [m for m in c.poll(0.1) if m.error() is None]
-                for m in got:
-                    acknowledge(c, i, m)
-                if got:
-                    c.commit_sync()
+            work_once()
         out = observed(log, taken)
         out["seconds"] = round(time.monotonic() - start, 1)
         return out
     finally:
         for c in [stalled, *workers]:
             c.close()
+
+
+def librdkafka(servers: str, topic: str, group: str, produce) -> dict:
+    """confluent-kafka's ShareConsumer (``share.acknowledgement.mode=explicit``)."""
+    from confluent_kafka import AcknowledgeType, ShareConsumer
+
+    kinds = {"accept": AcknowledgeType.ACCEPT, "release": AcknowledgeType.RELEASE, "reject": AcknowledgeType.REJECT}
+
+    class Worker:
+        def __init__(self, max_records: int):
+            self.c = ShareConsumer(
+                {
+                    "bootstrap.servers": servers,
+                    "group.id": group,
+                    "share.acknowledgement.mode": "explicit",
+                    "max.poll.records": str(max_records),
+                }
+            )
+            self.c.subscribe([topic])
+
+        def poll(self, seconds):
+            return [(m.offset(), m.value(), m.delivery_count(), m) for m in self.c.poll(seconds) if m.error() is None]
+
+        def acknowledge(self, m, kind):
+            self.c.acknowledge(m, kinds[kind])
+
+        def commit(self):
+            self.c.commit_sync()
+
+        def close(self):
+            self.c.close()
+
+    return run(Worker, produce)
+
+
+def java(driver, servers: str, topic: str, group: str, produce) -> dict:
+    """The Java client's KafkaShareConsumer (``share.acknowledgement.mode=explicit``)."""
+    from course_lib.java_client import JavaShareConsumer
+
+    class Worker:
+        def __init__(self, max_records: int):
+            self.c = JavaShareConsumer(
+                driver,
+                {
+                    "bootstrap.servers": servers,
+                    "group.id": group,
+                    "share.acknowledgement.mode": "explicit",
+                    "max.poll.records": max_records,
+                },
+            )
+            self.c.subscribe([topic])
+
+        def poll(self, seconds):
+            return [(r.offset, r.value, r.delivery_count, r) for r in self.c.poll(seconds)]
+
+        def acknowledge(self, r, kind):
+            self.c.acknowledge(r, kind.upper())
+
+        def commit(self):
+            errors = {tp: e for tp, e in self.c.commit_sync(10).items() if e}
+            assert not errors, errors
+
+        def close(self):
+            self.c.close(10)
+
+    return run(Worker, produce)
 
 
 def decide(value: bytes, delivery_count: int) -> str:

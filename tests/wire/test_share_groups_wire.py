@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from kafka.protocol.api_key import ApiKey
 
+import course_lib.wire.apis as apis
 from course_lib.broker.share_invariants import ShareInvariants
 from course_lib.wire.apis import SUPPORTED
 from course_lib.wire.apis.common import build
@@ -67,7 +68,15 @@ def test_share_schemas_round_trip_at_kafka_4_3_1_versions():
 
 
 @pytest.mark.timeout(120)
-def test_librdkafka_share_consumers_on_the_wire(wire_cluster):
+def test_librdkafka_share_consumers_on_the_wire(wire_cluster, monkeypatch):
+    seen: dict = {}
+    dispatch = apis.dispatch
+
+    def recording(gw, header, request):
+        seen.setdefault(header.request_api_key, set()).add(header.request_api_version)
+        return dispatch(gw, header, request)
+
+    monkeypatch.setattr(apis, "dispatch", recording)
     checker = wire_cluster.call(lambda: ShareInvariants.attach(wire_cluster.cluster))
     topic = wire_cluster.create_topic("work", partitions=1)
     group = share.new_group()
@@ -82,6 +91,12 @@ def test_librdkafka_share_consumers_on_the_wire(wire_cluster):
         assert p.flush(30) == 0
 
     got = share.librdkafka(wire_cluster.bootstrap_servers, topic, group, produce)
-    print("wire librdkafka share:", got.pop("seconds"), "s")
+    print(
+        "wire librdkafka share:",
+        got.pop("seconds"),
+        "s; versions:",
+        {int(k): sorted(v) for k, v in seen.items() if k >= 76},
+    )
     assert got == share.EXPECTED
+    assert seen[ApiKey.ShareGroupHeartbeat] == {1} and ApiKey.ShareFetch in seen
     assert wire_cluster.call(lambda: checker.checks) > 100
