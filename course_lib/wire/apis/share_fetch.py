@@ -112,7 +112,8 @@ def _endpoints(gw, broker, tps) -> list:
 def _acquired(broker, tp, records) -> tuple[bytes, list]:
     """The records a member now holds as v2 batches (one per run of consecutive offsets) and
     AcquiredRecords ranges (one per run of the same delivery count)."""
-    batches, ranges = [], []
+    batches: list = []
+    ranges: list[dict] = []
     epoch = _leader(broker, tp)["leader_epoch"]
     for offset, record, count in sorted(records, key=lambda r: r[0]):
         if batches and batches[-1].next_offset == offset:
