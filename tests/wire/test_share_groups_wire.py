@@ -5,15 +5,25 @@ The simulator's share group invariants are checked after every event."""
 
 from __future__ import annotations
 
+import struct
+
 import pytest
+from kafka import errors as Errors
 from kafka.protocol.api_key import ApiKey
 
 import course_lib.wire.apis as apis
 from course_lib.broker.share_invariants import ShareInvariants
 from course_lib.wire.apis import SUPPORTED
 from course_lib.wire.apis.common import build
-from course_lib.wire.apis.schemas import ShareFetchRequest, ShareFetchResponse
-from course_lib.wire.apis.topic_ids import topic_uuid
+from course_lib.wire.apis.schemas import (
+    ShareAcknowledgeRequest,
+    ShareAcknowledgeResponse,
+    ShareFetchRequest,
+    ShareFetchResponse,
+    ShareGroupHeartbeatRequest,
+    ShareGroupHeartbeatResponse,
+)
+from course_lib.wire.apis.topic_ids import names_by_uuid, topic_uuid
 from tests import share_protocol_support as share
 
 
@@ -100,3 +110,78 @@ def test_librdkafka_share_consumers_on_the_wire(wire_cluster, monkeypatch):
     assert got == share.EXPECTED
     assert seen[ApiKey.ShareGroupHeartbeat] == {1} and ApiKey.ShareFetch in seen
     assert wire_cluster.call(lambda: checker.checks) > 100
+
+
+def test_share_sessions_and_bad_requests_get_kafkas_errors(wire):
+    """Share session epochs as Kafka's ``SharePartitionManager`` checks them, a malformed
+    acknowledgement batch and a join without a subscription: each a clear error code; a truncated
+    ShareFetch frame closes that connection only."""
+    from .conftest import RawClient
+
+    topic = wire.create_topic("work", partitions=1)
+    topic_id = wire.call(lambda: next(iter(names_by_uuid(wire.cluster.brokers[1]))))
+    raw, other = RawClient(wire.bootstrap_servers), RawClient(wire.bootstrap_servers)
+
+    def fetch(epoch: int, acks=(), version: int = 1):
+        req = ShareFetchRequest(
+            version=version,
+            group_id="g",
+            member_id="m",
+            share_session_epoch=epoch,
+            max_wait_ms=0,
+            min_bytes=1,
+            max_bytes=1 << 20,
+            max_records=5,
+            batch_size=5,
+            topics=[
+                ShareFetchRequest.FetchTopic(
+                    version=version,
+                    topic_id=topic_id,
+                    partitions=[
+                        ShareFetchRequest.FetchTopic.FetchPartition(
+                            version=version,
+                            partition_index=0,
+                            acknowledgement_batches=[
+                                ShareFetchRequest.FetchTopic.FetchPartition.AcknowledgementBatch(
+                                    version=version, first_offset=f, last_offset=last, acknowledge_types=list(types)
+                                )
+                                for f, last, types in acks
+                            ],
+                        )
+                    ],
+                )
+            ],
+            forgotten_topics_data=[],
+        )
+        return ShareFetchResponse.decode(raw.request(req, version), version=version, header=True)
+
+    def acknowledge(epoch: int):
+        req = ShareAcknowledgeRequest(version=1, group_id="g", member_id="m", share_session_epoch=epoch, topics=[])
+        return ShareAcknowledgeResponse.decode(raw.request(req, 1), version=1, header=True)
+
+    try:
+        assert topic and fetch(3).error_code == Errors.ShareSessionNotFoundError.errno
+        assert fetch(0, acks=[(0, 0, [1])]).error_code == Errors.InvalidRequestError.errno  # acks when opening
+        assert acknowledge(0).error_code == Errors.InvalidShareSessionEpochError.errno
+        assert fetch(0).error_code == 0  # opened: the next epoch is 1
+        assert fetch(5).error_code == Errors.InvalidShareSessionEpochError.errno
+        # 3 offsets, 2 types: that partition's acknowledgements are refused, the fetch goes on
+        refused = fetch(1, acks=[(0, 2, [1, 1])])
+        assert refused.error_code == 0
+        assert refused.responses[0].partitions[0].acknowledge_error_code == Errors.InvalidRequestError.errno
+        assert fetch(2, acks=[(0, 0, [4])]).responses[0].partitions[0].acknowledge_error_code == (
+            Errors.InvalidRequestError.errno  # RENEW needs version 2
+        )
+        assert acknowledge(3).error_code == 0 and acknowledge(-1).error_code == 0  # closed
+        assert acknowledge(4).error_code == Errors.ShareSessionNotFoundError.errno
+        join = ShareGroupHeartbeatRequest(version=1, group_id="g", member_id="m", member_epoch=0)
+        answer = ShareGroupHeartbeatResponse.decode(raw.request(join, 1), version=1, header=True)
+        assert answer.error_code == Errors.InvalidRequestError.errno  # a join names its topics
+        # a ShareFetch cut short: that connection closes, the other keeps working
+        other.send_bytes(struct.pack(">hhih", 78, 1, 9, -1) + b"\x00\x01g")
+        with pytest.raises((ConnectionError, OSError)):
+            other.read_frame()
+        assert fetch(0).error_code == 0
+    finally:
+        raw.close()
+        other.close()

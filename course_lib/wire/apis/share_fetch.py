@@ -21,6 +21,7 @@ from __future__ import annotations
 from kafka import errors as Errors
 
 from ...broker import protocol as sim
+from ...broker.share_partition import REJECT, RENEW
 from ..records import encode_batches
 from .common import _join, _reply, code
 from .schemas import ShareAcknowledgeResponse, ShareFetchResponse
@@ -61,32 +62,40 @@ class ShareSessions:
         return None, list(session[1])
 
 
-def _acknowledgements(batches) -> tuple:
+def _acknowledgements(batches, highest_type: int) -> tuple | None:
     """Kafka's AcknowledgementBatches as ``(offset, type)`` pairs: one type for the whole range,
-    or one per offset; gaps (type 0) name no record."""
+    or one per offset; gaps (type 0) name no record. None for batches Kafka refuses
+    (``KafkaApis.validateAcknowledgementBatches``: a range backwards or overlapping the one before,
+    no types, as many types as neither 1 nor the range, a type it does not know): that partition's
+    acknowledgements are INVALID_REQUEST, the rest of the request goes on."""
     out = []
+    end = -1
     for b in batches or ():
         types = list(b.acknowledge_types)
-        if not types or b.last_offset < b.first_offset:
-            raise ValueError(f"acknowledgement batch {b.first_offset}-{b.last_offset} with types {types}")
+        if b.first_offset > b.last_offset or b.first_offset < end or not types:
+            return None
+        if len(types) > 1 and len(types) != b.last_offset - b.first_offset + 1:
+            return None
+        if any(not 0 <= t <= highest_type for t in types):
+            return None
         for i, offset in enumerate(range(b.first_offset, b.last_offset + 1)):
-            kind = types[0] if len(types) == 1 else types[i] if i < len(types) else None
-            if kind is None:
-                raise ValueError(f"acknowledgement batch {b.first_offset}-{b.last_offset}: {len(types)} types")
+            kind = types[0] if len(types) == 1 else types[i]
             if kind != GAP:
                 out.append((offset, kind))
+        end = b.last_offset
     return tuple(out)
 
 
-def _requested(gw, broker, topics, batches_of):
-    """``(known tp -> acknowledgements, unknown (topic id, partition))`` of a request's topics."""
+def _requested(gw, broker, topics) -> tuple[dict, list]:
+    """``(known tp -> acknowledgements or None, unknown (topic id, partition))`` of a request."""
     by_id = names_by_uuid(broker)
+    highest = RENEW if gw.version >= 2 else REJECT  # RENEW (KIP-1222) from version 2
     known: dict = {}
     unknown = []
     for t in topics:
-        for p in batches_of(t):
+        for p in t.partitions:
             if t.topic_id in by_id:
-                known[(by_id[t.topic_id], p.partition_index)] = _acknowledgements(p.acknowledgement_batches)
+                known[(by_id[t.topic_id], p.partition_index)] = _acknowledgements(p.acknowledgement_batches, highest)
             else:
                 unknown.append((t.topic_id, p.partition_index))
     return known, unknown
@@ -168,14 +177,12 @@ def share_fetch(gw, req) -> None:
             node_endpoints=[],
         )
 
-    try:
-        acks, unknown = _requested(gw, broker, req.topics, lambda t: t.partitions)
-    except ValueError:
-        return top_error(Errors.InvalidRequestError)
+    acks, unknown = _requested(gw, broker, req.topics)
     if not group or not member:
         return top_error(Errors.InvalidRequestError)
     acking = {tp: a for tp, a in acks.items() if a}
-    if (epoch == INITIAL_EPOCH and acking) or (epoch == FINAL_EPOCH and len(acking) < len(acks)):
+    refused = {tp for tp, a in acks.items() if a is None}
+    if (epoch == INITIAL_EPOCH and (acking or refused)) or (epoch == FINAL_EPOCH and len(acking) < len(acks)):
         return top_error(Errors.InvalidRequestError)  # acks in an opening fetch; a fetch in a closing one
     by_id = names_by_uuid(broker)
     forgotten = [(by_id[t.topic_id], p) for t in req.forgotten_topics_data if t.topic_id in by_id for p in t.partitions]
@@ -198,7 +205,7 @@ def share_fetch(gw, req) -> None:
             rows[tp] = {
                 "error_code": code(resp.error),
                 "error_message": None,
-                "acknowledge_error_code": code(resp.ack_error) if tp in acking else 0,
+                "acknowledge_error_code": code(resp.ack_error) if tp in acking else _refused(tp in refused),
                 "acknowledge_error_message": None,
                 "current_leader": _leader(broker, tp),
                 "records": records,
@@ -250,6 +257,10 @@ def share_fetch(gw, req) -> None:
     ask_all(True, 0)
 
 
+def _refused(refused: bool) -> int:
+    return Errors.InvalidRequestError.errno if refused else 0
+
+
 def _merged(before, after):
     """A later poll of a partition: its records and error, the first poll's acknowledgement outcome."""
     return sim.ShareFetchResponse(after.corr, after.tp, after.error, after.records, before.ack_error)
@@ -278,10 +289,7 @@ def share_acknowledge(gw, req) -> None:
             node_endpoints=[],
         )
 
-    try:
-        acks, unknown = _requested(gw, broker, req.topics, lambda t: t.partitions)
-    except ValueError:
-        return top_error(Errors.InvalidRequestError)
+    acks, unknown = _requested(gw, broker, req.topics)
     if not group or not member:
         return top_error(Errors.InvalidRequestError)
     if epoch == INITIAL_EPOCH:
@@ -298,6 +306,8 @@ def share_acknowledge(gw, req) -> None:
             tp: {"error_code": code(resp.error), "error_message": None, "current_leader": _leader(broker, tp)}
             for tp, resp in answers.items()
         }
+        for tp in (tp for tp, a in acks.items() if a is None):
+            rows[tp] = {"error_code": _refused(True), "error_message": None, "current_leader": _leader(broker, tp)}
         _reply(
             gw,
             ShareAcknowledgeResponse,
@@ -309,8 +319,9 @@ def share_acknowledge(gw, req) -> None:
             node_endpoints=_endpoints(gw, broker, [tp for tp, r in rows.items() if r["error_code"]]),
         )
 
-    one = _join(len(acks), finish)
-    for tp, pairs in acks.items():
+    valid = {tp: a for tp, a in acks.items() if a is not None}
+    one = _join(len(valid), finish)
+    for tp, pairs in valid.items():
 
         def got(resp, tp=tp) -> None:
             answers[tp] = resp
