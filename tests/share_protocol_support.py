@@ -39,7 +39,25 @@ GROUP_CONFIGS = {
 }
 
 
+def configure_with_admin(servers: str, group: str) -> None:
+    """:data:`GROUP_CONFIGS` as an operator sets them on Kafka (``kafka-configs --entity-type
+    groups``: IncrementalAlterConfigs of a GROUP resource), with confluent-kafka's admin client."""
+    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    entries = [
+        ConfigEntry(name, str(value), incremental_operation=AlterConfigOpType.SET)
+        for name, value in GROUP_CONFIGS.items()
+    ]
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
+    admin = AdminClient({"bootstrap.servers": servers})  # kept: its futures fail once it is gone
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(30)
+
+
 def values() -> list[bytes]:
+    """The records' values. Written one batch each: Kafka hands out whole batches (a fetch's
+    MaxRecords "can be exceeded for alignment of batch boundaries"), so 24 records in one batch
+    all go to the first fetch; the simulator acquires record by record."""
     return [SPECIAL.get(i, b"r%d" % i) for i in range(RECORDS)]
 
 
@@ -122,6 +140,29 @@ def librdkafka(servers: str, topic: str, group: str, produce) -> dict:
             self.c.close()
 
     return run(Worker, produce)
+
+
+def librdkafka_produce(servers: str, topic: str) -> None:
+    """:func:`values` with confluent-kafka's Producer, one batch each."""
+    from confluent_kafka import Producer
+
+    p = Producer({"bootstrap.servers": servers})
+    for v in values():
+        p.produce(topic, value=v)
+        assert p.flush(30) == 0
+
+
+def java_produce(driver, servers: str, topic: str) -> None:
+    """:func:`values` with the Java client's KafkaProducer, one batch each."""
+    from course_lib.java_client import JavaProducer
+
+    p = JavaProducer(driver, {"bootstrap.servers": servers})
+    try:
+        for v in values():
+            p.send(topic, value=v)
+            p.flush(30)
+    finally:
+        p.close(10)
 
 
 def java(driver, servers: str, topic: str, group: str, produce) -> dict:

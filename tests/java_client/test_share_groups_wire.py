@@ -14,8 +14,6 @@ from tests import share_protocol_support as share
 
 @pytest.mark.timeout(180)
 def test_java_share_consumers_on_the_wire(driver, wire_cluster, monkeypatch):
-    from course_lib.java_client import JavaProducer
-
     seen: dict = {}
     dispatch = apis.dispatch
 
@@ -28,16 +26,8 @@ def test_java_share_consumers_on_the_wire(driver, wire_cluster, monkeypatch):
     group = share.new_group()
     wire_cluster.call(lambda: wire_cluster.cluster.alter_share_group_config(group, share.GROUP_CONFIGS))
 
-    def produce() -> None:
-        p = JavaProducer(driver, {"bootstrap.servers": wire_cluster.bootstrap_servers})
-        try:
-            for v in share.values():
-                p.send(topic, value=v)
-            p.flush(30)
-        finally:
-            p.close(10)
-
-    got = share.java(driver, wire_cluster.bootstrap_servers, topic, group, produce)
+    servers = wire_cluster.bootstrap_servers
+    got = share.java(driver, servers, topic, group, lambda: share.java_produce(driver, servers, topic))
     print(
         "wire java share:", got.pop("seconds"), "s; versions:", {int(k): sorted(v) for k, v in seen.items() if k >= 76}
     )

@@ -92,15 +92,8 @@ def test_librdkafka_share_consumers_on_the_wire(wire_cluster, monkeypatch):
     group = share.new_group()
     wire_cluster.call(lambda: wire_cluster.cluster.alter_share_group_config(group, share.GROUP_CONFIGS))
 
-    def produce() -> None:
-        from confluent_kafka import Producer
-
-        p = Producer({"bootstrap.servers": wire_cluster.bootstrap_servers})
-        for v in share.values():
-            p.produce(topic, value=v)
-        assert p.flush(30) == 0
-
-    got = share.librdkafka(wire_cluster.bootstrap_servers, topic, group, produce)
+    servers = wire_cluster.bootstrap_servers
+    got = share.librdkafka(servers, topic, group, lambda: share.librdkafka_produce(servers, topic))
     print(
         "wire librdkafka share:",
         got.pop("seconds"),

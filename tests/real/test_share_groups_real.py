@@ -1,0 +1,46 @@
+"""Share groups (KIP-932) on Kafka 4.3.1 (the session's LocalCluster): the experiment the wire
+cluster runs with confluent-kafka (tests/wire/test_share_groups_wire.py) and Java
+(tests/java_client/test_share_groups_wire.py), with the same expected counts
+(tests/share_protocol_support.py). The group's lock (2 s) is below Kafka's default floor for a
+group config (``group.share.min.record.lock.duration.ms`` = 15 s): the lab lowers that floor."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from tests import share_protocol_support as share
+from tests.java_client import support
+
+pytestmark = pytest.mark.real_kafka
+
+
+@pytest.fixture(scope="module")
+def driver():
+    yield from support.module_driver()
+
+
+def _setup(cluster) -> tuple[str, str]:
+    topic = cluster.create_topic(f"share-{uuid.uuid4().hex[:8]}", partitions=1)
+    group = share.new_group()
+    share.configure_with_admin(cluster.bootstrap_servers, group)
+    return topic, group
+
+
+@pytest.mark.timeout(240)
+def test_librdkafka_share_consumers_on_kafka(cluster):
+    topic, group = _setup(cluster)
+    servers = cluster.bootstrap_servers
+    got = share.librdkafka(servers, topic, group, lambda: share.librdkafka_produce(servers, topic))
+    print("kafka 4.3.1 librdkafka share:", got.pop("seconds"), "s")
+    assert got == share.EXPECTED
+
+
+@pytest.mark.timeout(240)
+def test_java_share_consumers_on_kafka(driver, cluster):
+    topic, group = _setup(cluster)
+    servers = cluster.bootstrap_servers
+    got = share.java(driver, servers, topic, group, lambda: share.java_produce(driver, servers, topic))
+    print("kafka 4.3.1 java share:", got.pop("seconds"), "s")
+    assert got == share.EXPECTED
