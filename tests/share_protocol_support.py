@@ -65,10 +65,12 @@ def new_group() -> str:
     return f"share-{uuid.uuid4().hex[:8]}"
 
 
-def run(make, produce, timeout_s: float = 60) -> dict:
+def run(make, produce, timeout_s: float = 60, during=None) -> dict:
     """``make(max_records)`` -> a worker: ``poll(seconds)`` -> ``[(offset, value, delivery count,
     record)]``, ``acknowledge(record, "accept" | "release" | "reject")``, ``commit()``, ``close()``.
-    One worker takes records and stalls; three others work (see the module's docstring)."""
+    One worker takes records and stalls; three others work (see the module's docstring).
+    ``during()``, if given, runs once the work is done, all four still members; its answer is
+    ``["during"]``."""
     stalled = make(STALLED_TAKES)
     workers = [make(3) for _ in range(3)]
     try:
@@ -97,12 +99,15 @@ def run(make, produce, timeout_s: float = 60) -> dict:
         while not done():
             assert time.monotonic() - start < timeout_s, f"not within {timeout_s} s: {observed(log, taken)}"
             work_once()
+        seen_during = during() if during is not None else None
         # a lock's time more: nothing else may come (archived records stay archived)
         settle = time.monotonic() + LOCK_MS / 1000
         while time.monotonic() < settle:
             work_once()
         out = observed(log, taken)
         out["seconds"] = round(time.monotonic() - start, 1)
+        if during is not None:
+            out["during"] = seen_during
         return out
     finally:
         for c in [stalled, *workers]:
@@ -165,7 +170,29 @@ def java_produce(driver, servers: str, topic: str) -> None:
         p.close(10)
 
 
-def java(driver, servers: str, topic: str, group: str, produce) -> dict:
+#: what ``Admin.describeShareGroups`` shows while the four workers are members: one partition
+#: shared by all four
+DESCRIBED = {"state": "Stable", "members": 4, "partitions": [[0]] * 4}
+
+
+def java_describe(driver, servers: str, group: str) -> dict:
+    """The Java admin client's ``describeShareGroups`` (ShareGroupDescribe), summed up as :data:`DESCRIBED`."""
+    from course_lib.java_client import JavaAdmin
+
+    admin = JavaAdmin(driver, {"bootstrap.servers": servers})
+    try:
+        d = admin.describe_share_groups([group])[group]
+    finally:
+        admin.close(10)
+    assert isinstance(d, dict), d
+    return {
+        "state": d["state"],
+        "members": len(d["members"]),
+        "partitions": sorted(sorted(tp["partition"] for tp in m["assignment"]) for m in d["members"]),
+    }
+
+
+def java(driver, servers: str, topic: str, group: str, produce, during=None) -> dict:
     """The Java client's KafkaShareConsumer (``share.acknowledgement.mode=explicit``)."""
     from course_lib.java_client import JavaShareConsumer
 
@@ -195,7 +222,7 @@ def java(driver, servers: str, topic: str, group: str, produce) -> dict:
         def close(self):
             self.c.close(10)
 
-    return run(Worker, produce)
+    return run(Worker, produce, during=during)
 
 
 def decide(value: bytes, delivery_count: int) -> str:

@@ -27,6 +27,8 @@
 //     -> future | seek {topic, partition, offset} | seekToBeginning / seekToEnd {partitions} |
 //     position {topic, partition} | committed {partitions} | groupMetadata | endOffsets /
 //     beginningOffsets {partitions}
+//   admin.describeShareGroups {groups} -> {group: {groupId, state, groupEpoch, members: [{memberId,
+//     clientId, memberEpoch, assignment: partitions}]}}
 //   admin.create {config}; admin.createTopics {topics: [{name, partitions?, replication_factor?,
 //     configs?}]} | deleteTopics {topics} | describeTopics {topics} | listOffsets {partitions:
 //     [{topic, partition, spec: earliest|latest|max_timestamp|<ms>}], isolation_level}
@@ -66,6 +68,8 @@ import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.ShareGroupDescription;
+import org.apache.kafka.clients.admin.ShareMemberDescription;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.CloseOptions;
@@ -582,6 +586,11 @@ public final class Driver {
                 r.path("topics").forEach(t -> names.add(t.asText()));
                 return perKey(a.deleteTopics(names).topicNameValues(), timeoutMs);
             }
+            case "describeShareGroups": {
+                List<String> names = new ArrayList<>();
+                r.path("groups").forEach(g -> names.add(g.asText()));
+                return perKey(a.describeShareGroups(names).describedGroups(), timeoutMs);
+            }
             case "describeTopics": {
                 List<String> names = new ArrayList<>();
                 r.path("topics").forEach(t -> names.add(t.asText()));
@@ -663,6 +672,20 @@ public final class Driver {
             OffsetAndMetadata o = (OffsetAndMetadata) v;
             return NODES.objectNode().put("offset", o.offset()).put("metadata", o.metadata())
                     .put("leaderEpoch", o.leaderEpoch().orElse(null));
+        }
+        if (v instanceof ShareGroupDescription) {
+            ShareGroupDescription d = (ShareGroupDescription) v;
+            ObjectNode n = NODES.objectNode();
+            n.put("groupId", d.groupId());
+            n.put("state", d.groupState().toString());
+            n.put("groupEpoch", d.groupEpoch());
+            ArrayNode ms = n.putArray("members");
+            for (ShareMemberDescription m : d.members()) {
+                ObjectNode mn = ms.addObject().put("memberId", m.consumerId()).put("clientId", m.clientId())
+                        .put("memberEpoch", m.memberEpoch());
+                mn.set("assignment", partitions(m.assignment().topicPartitions()));
+            }
+            return n;
         }
         if (v instanceof TopicDescription) {
             TopicDescription d = (TopicDescription) v;

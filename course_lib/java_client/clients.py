@@ -371,6 +371,12 @@ class JavaAdmin(_JavaClient):
         got = self._call("deleteTopics", topics=list(names), timeout_ms=_ms(timeout), timeout=_wait(timeout))
         return {name: _part(v, lambda _: None) for name, v in got.items()}
 
+    def describe_share_groups(self, groups: Iterable[str], timeout: float = 30.0) -> dict[str, dict | JavaException]:
+        """group -> ``{"groupId", "state", "groupEpoch", "members": [{"memberId", "clientId",
+        "memberEpoch", "assignment": [{"topic", "partition"}]}]}`` (``Admin.describeShareGroups``)."""
+        got = self._call("describeShareGroups", groups=list(groups), timeout_ms=_ms(timeout), timeout=_wait(timeout))
+        return {name: _part(v, lambda x: x) for name, v in got.items()}
+
     def describe_topics(self, names: Iterable[str], timeout: float = 30.0) -> dict[str, dict | JavaException]:
         """name -> ``{"name", "internal", "topicId", "partitions": [{"partition", "leader", "replicas", "isr"}]}``"""
         got = self._call("describeTopics", topics=list(names), timeout_ms=_ms(timeout), timeout=_wait(timeout))

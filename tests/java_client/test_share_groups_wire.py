@@ -27,10 +27,18 @@ def test_java_share_consumers_on_the_wire(driver, wire_cluster, monkeypatch):
     wire_cluster.call(lambda: wire_cluster.cluster.alter_share_group_config(group, share.GROUP_CONFIGS))
 
     servers = wire_cluster.bootstrap_servers
-    got = share.java(driver, servers, topic, group, lambda: share.java_produce(driver, servers, topic))
+    got = share.java(
+        driver,
+        servers,
+        topic,
+        group,
+        lambda: share.java_produce(driver, servers, topic),
+        during=lambda: share.java_describe(driver, servers, group),
+    )
     print(
         "wire java share:", got.pop("seconds"), "s; versions:", {int(k): sorted(v) for k, v in seen.items() if k >= 76}
     )
+    assert got.pop("during") == share.DESCRIBED  # Admin.describeShareGroups
     assert got == share.EXPECTED
     assert seen[ApiKey.ShareGroupHeartbeat] == {1} and seen[ApiKey.ShareFetch] == {2}
     assert ApiKey.JoinGroup not in seen and ApiKey.ConsumerGroupHeartbeat not in seen

@@ -41,6 +41,14 @@ def test_librdkafka_share_consumers_on_kafka(cluster):
 def test_java_share_consumers_on_kafka(driver, cluster):
     topic, group = _setup(cluster)
     servers = cluster.bootstrap_servers
-    got = share.java(driver, servers, topic, group, lambda: share.java_produce(driver, servers, topic))
+    got = share.java(
+        driver,
+        servers,
+        topic,
+        group,
+        lambda: share.java_produce(driver, servers, topic),
+        during=lambda: share.java_describe(driver, servers, group),
+    )
     print("kafka 4.3.1 java share:", got.pop("seconds"), "s")
+    assert got.pop("during") == share.DESCRIBED  # Admin.describeShareGroups
     assert got == share.EXPECTED
