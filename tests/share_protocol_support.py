@@ -251,3 +251,28 @@ def observed(log: list, taken: list) -> dict:
         "stalled_redelivered_count": sorted(c for _, o, _, c in log if o in taken),
         "several_workers": len({w for w, *_ in log}) > 1,
     }
+
+
+def wire_setup(wire) -> tuple[str, str]:
+    """A one-partition topic and a new share group with :data:`GROUP_CONFIGS` on a WireCluster."""
+    topic = wire.create_topic("work", partitions=1)
+    group = new_group()
+    wire.call(lambda: wire.cluster.alter_share_group_config(group, GROUP_CONFIGS))
+    return topic, group
+
+
+def librdkafka_run(servers: str, topic: str, group: str) -> dict:
+    """:func:`librdkafka` with :func:`librdkafka_produce`."""
+    return librdkafka(servers, topic, group, lambda: librdkafka_produce(servers, topic))
+
+
+def java_run(driver, servers: str, topic: str, group: str) -> dict:
+    """:func:`java` with :func:`java_produce`; ``["during"]`` is :func:`java_describe`'s summary."""
+    return java(
+        driver,
+        servers,
+        topic,
+        group,
+        lambda: java_produce(driver, servers, topic),
+        during=lambda: java_describe(driver, servers, group),
+    )

@@ -414,12 +414,9 @@ public final class Driver {
     // ---- consumer ---------------------------------------------------------------------------
     private JsonNode consumer(String op, KafkaConsumer<byte[], byte[]> c, JsonNode r) throws Exception {
         switch (op) {
-            case "subscribe": {
-                List<String> topics = new ArrayList<>();
-                r.path("topics").forEach(t -> topics.add(t.asText()));
-                c.subscribe(topics);
+            case "subscribe":
+                c.subscribe(texts(r.path("topics")));
                 return null;
-            }
             case "assign":
                 c.assign(partitions(r.path("partitions")));
                 return null;
@@ -521,12 +518,9 @@ public final class Driver {
 
     private JsonNode shareConsumer(String op, KafkaShareConsumer<byte[], byte[]> c, JsonNode r) throws Exception {
         switch (op) {
-            case "subscribe": {
-                List<String> topics = new ArrayList<>();
-                r.path("topics").forEach(t -> topics.add(t.asText()));
-                c.subscribe(topics);
+            case "subscribe":
+                c.subscribe(texts(r.path("topics")));
                 return null;
-            }
             case "poll": {
                 ArrayNode a = NODES.arrayNode();
                 Map<String, ConsumerRecord<byte[], byte[]>> polled = new HashMap<>();
@@ -587,9 +581,7 @@ public final class Driver {
                 return perKey(a.deleteTopics(names).topicNameValues(), timeoutMs);
             }
             case "describeShareGroups": {
-                List<String> names = new ArrayList<>();
-                r.path("groups").forEach(g -> names.add(g.asText()));
-                return perKey(a.describeShareGroups(names).describedGroups(), timeoutMs);
+                return perKey(a.describeShareGroups(texts(r.path("groups"))).describedGroups(), timeoutMs);
             }
             case "describeTopics": {
                 List<String> names = new ArrayList<>();
@@ -723,6 +715,13 @@ public final class Driver {
 
     private static ObjectNode tp(TopicPartition tp) {
         return NODES.objectNode().put("topic", tp.topic()).put("partition", tp.partition());
+    }
+
+    /** A JSON array of strings (topic names, group ids) as Java's list. */
+    private static List<String> texts(JsonNode array) {
+        List<String> out = new ArrayList<>();
+        array.forEach(t -> out.add(t.asText()));
+        return out;
     }
 
     private static ArrayNode partitions(Collection<TopicPartition> tps) {

@@ -30,25 +30,14 @@ def _setup(cluster) -> tuple[str, str]:
 
 @pytest.mark.timeout(240)
 def test_librdkafka_share_consumers_on_kafka(cluster):
-    topic, group = _setup(cluster)
-    servers = cluster.bootstrap_servers
-    got = share.librdkafka(servers, topic, group, lambda: share.librdkafka_produce(servers, topic))
+    got = share.librdkafka_run(cluster.bootstrap_servers, *_setup(cluster))
     print("kafka 4.3.1 librdkafka share:", got.pop("seconds"), "s")
     assert got == share.EXPECTED
 
 
 @pytest.mark.timeout(240)
 def test_java_share_consumers_on_kafka(driver, cluster):
-    topic, group = _setup(cluster)
-    servers = cluster.bootstrap_servers
-    got = share.java(
-        driver,
-        servers,
-        topic,
-        group,
-        lambda: share.java_produce(driver, servers, topic),
-        during=lambda: share.java_describe(driver, servers, group),
-    )
+    got = share.java_run(driver, cluster.bootstrap_servers, *_setup(cluster))
     print("kafka 4.3.1 java share:", got.pop("seconds"), "s")
     assert got.pop("during") == share.DESCRIBED  # Admin.describeShareGroups
     assert got == share.EXPECTED

@@ -11,7 +11,6 @@ import pytest
 from kafka import errors as Errors
 from kafka.protocol.api_key import ApiKey
 
-import course_lib.wire.apis as apis
 from course_lib.broker.share_invariants import ShareInvariants
 from course_lib.wire.apis import SUPPORTED
 from course_lib.wire.apis.common import build
@@ -25,6 +24,8 @@ from course_lib.wire.apis.schemas import (
 )
 from course_lib.wire.apis.topic_ids import names_by_uuid, topic_uuid
 from tests import share_protocol_support as share
+
+from .conftest import RawClient, versions_sent
 
 
 def test_share_schemas_round_trip_at_kafka_4_3_1_versions():
@@ -79,29 +80,14 @@ def test_share_schemas_round_trip_at_kafka_4_3_1_versions():
 
 @pytest.mark.timeout(120)
 def test_librdkafka_share_consumers_on_the_wire(wire_cluster, monkeypatch):
-    seen: dict = {}
-    dispatch = apis.dispatch
-
-    def recording(gw, header, request):
-        seen.setdefault(header.request_api_key, set()).add(header.request_api_version)
-        return dispatch(gw, header, request)
-
-    monkeypatch.setattr(apis, "dispatch", recording)
     checker = wire_cluster.call(lambda: ShareInvariants.attach(wire_cluster.cluster))
-    topic = wire_cluster.create_topic("work", partitions=1)
-    group = share.new_group()
-    wire_cluster.call(lambda: wire_cluster.cluster.alter_share_group_config(group, share.GROUP_CONFIGS))
-
-    servers = wire_cluster.bootstrap_servers
-    got = share.librdkafka(servers, topic, group, lambda: share.librdkafka_produce(servers, topic))
-    print(
-        "wire librdkafka share:",
-        got.pop("seconds"),
-        "s; versions:",
-        {int(k): sorted(v) for k, v in seen.items() if k >= 76},
-    )
+    topic, group = share.wire_setup(wire_cluster)
+    with versions_sent(monkeypatch) as seen:
+        got = share.librdkafka_run(wire_cluster.bootstrap_servers, topic, group)
+    versions = {int(k): sorted(v) for k, v in seen.items() if k >= 76}
+    print("wire librdkafka share:", got.pop("seconds"), "s; versions:", versions)
     assert got == share.EXPECTED
-    assert seen[ApiKey.ShareGroupHeartbeat] == {1} and ApiKey.ShareFetch in seen
+    assert seen[ApiKey.ShareGroupHeartbeat] == {1} and seen[ApiKey.ShareFetch] == {1}
     assert wire_cluster.call(lambda: checker.checks) > 100
 
 
@@ -109,8 +95,6 @@ def test_share_sessions_and_bad_requests_get_kafkas_errors(wire):
     """Share session epochs as Kafka's ``SharePartitionManager`` checks them, a malformed
     acknowledgement batch and a join without a subscription: each a clear error code; a truncated
     ShareFetch frame closes that connection only."""
-    from .conftest import RawClient
-
     topic = wire.create_topic("work", partitions=1)
     topic_id = wire.call(lambda: next(iter(names_by_uuid(wire.cluster.brokers[1]))))
     raw, other = RawClient(wire.bootstrap_servers), RawClient(wire.bootstrap_servers)

@@ -160,26 +160,27 @@ def _unknown_rows(unknown, **extra) -> list:
     return [{"topic_id": t, "partitions": ps} for t, ps in by_id.items()]
 
 
-def share_fetch(gw, req) -> None:
+def _begin(gw, req, response_cls):
+    """What both requests start with: the broker, the group's lock duration, a top-level refusal
+    and the request's acknowledgements; None once refused for a missing group or member id."""
     broker = gw.wire.cluster.brokers[gw.broker_id]
-    group, member, epoch = req.group_id, req.member_id, req.share_session_epoch
-    lock_ms = int(broker.shares.settings(group).record_lock_duration_ms) if group else 0
+    lock_ms = int(broker.shares.settings(req.group_id).record_lock_duration_ms) if req.group_id else 0
 
     def top_error(error) -> None:
-        _reply(
-            gw,
-            ShareFetchResponse,
-            throttle_time_ms=0,
-            error_code=code(error),
-            error_message=error.__name__,
-            acquisition_lock_timeout_ms=lock_ms,
-            responses=[],
-            node_endpoints=[],
-        )
+        _top_error(gw, response_cls, error, lock_ms)
 
-    acks, unknown = _requested(gw, broker, req.topics)
-    if not group or not member:
+    if not req.group_id or not req.member_id:
         return top_error(Errors.InvalidRequestError)
+    acks, unknown = _requested(gw, broker, req.topics)
+    return broker, lock_ms, top_error, acks, unknown
+
+
+def share_fetch(gw, req) -> None:
+    begun = _begin(gw, req, ShareFetchResponse)
+    if begun is None:
+        return
+    broker, lock_ms, top_error, acks, unknown = begun
+    group, member, epoch = req.group_id, req.member_id, req.share_session_epoch
     acking = {tp: a for tp, a in acks.items() if a}
     refused = {tp for tp, a in acks.items() if a is None}
     if (epoch == INITIAL_EPOCH and (acking or refused)) or (epoch == FINAL_EPOCH and len(acking) < len(acks)):
@@ -257,6 +258,20 @@ def share_fetch(gw, req) -> None:
     ask_all(True, 0)
 
 
+def _top_error(gw, response_cls, error, lock_ms: int) -> None:
+    """The whole request refused: ``error`` and nothing else (a session or validation error)."""
+    _reply(
+        gw,
+        response_cls,
+        throttle_time_ms=0,
+        error_code=code(error),
+        error_message=error.__name__,
+        acquisition_lock_timeout_ms=lock_ms,
+        responses=[],
+        node_endpoints=[],
+    )
+
+
 def _refused(refused: bool) -> int:
     return Errors.InvalidRequestError.errno if refused else 0
 
@@ -273,25 +288,11 @@ def _release(gw, group, member, tps) -> None:
 
 
 def share_acknowledge(gw, req) -> None:
-    broker = gw.wire.cluster.brokers[gw.broker_id]
+    begun = _begin(gw, req, ShareAcknowledgeResponse)
+    if begun is None:
+        return
+    broker, lock_ms, top_error, acks, unknown = begun
     group, member, epoch = req.group_id, req.member_id, req.share_session_epoch
-    lock_ms = int(broker.shares.settings(group).record_lock_duration_ms) if group else 0
-
-    def top_error(error) -> None:
-        _reply(
-            gw,
-            ShareAcknowledgeResponse,
-            throttle_time_ms=0,
-            error_code=code(error),
-            error_message=error.__name__,
-            acquisition_lock_timeout_ms=lock_ms,
-            responses=[],
-            node_endpoints=[],
-        )
-
-    acks, unknown = _requested(gw, broker, req.topics)
-    if not group or not member:
-        return top_error(Errors.InvalidRequestError)
     if epoch == INITIAL_EPOCH:
         return top_error(Errors.InvalidShareSessionEpochError)  # acknowledging needs an open session
     error, session = gw.wire.share_sessions.update(broker, group, member, epoch)

@@ -13,13 +13,11 @@ from __future__ import annotations
 from kafka import errors as Errors
 
 from ...broker import protocol as sim
-from .common import _join, _reply, code
+from .consumer_group_describe import describe_at_coordinator
+from .consumer_group_heartbeat import heartbeat_answer
 from .coordinators import _coordinator
 from .schemas import ShareGroupDescribeResponse, ShareGroupHeartbeatResponse
 from .topic_ids import topic_ids, topic_uuid
-
-#: AuthorizedOperations when the client did not ask for them (Kafka's Integer.MIN_VALUE)
-_NOT_ASKED = -(2**31)
 
 
 def share_group_heartbeat(gw, req) -> None:
@@ -59,80 +57,40 @@ def _by_topic(tps) -> dict:
 
 
 def _heartbeat_answer(gw, broker, error, member_id, member_epoch, interval_ms, assignment) -> None:
-    ids = topic_ids(broker)
-    _reply(
-        gw,
-        ShareGroupHeartbeatResponse,
-        throttle_time_ms=0,
-        error_code=code(error),
-        error_message=None if error is None else error.__name__,
-        member_id=member_id,
-        member_epoch=member_epoch,
-        heartbeat_interval_ms=int(interval_ms),
-        assignment=None
-        if error is not None or assignment is None
-        else {
-            "topic_partitions": [
-                {"topic_id": topic_uuid(ids.get(t, 0)), "partitions": ps} for t, ps in _by_topic(assignment).items()
-            ]
-        },
-    )
+    assigned = None if assignment is None else _by_topic(assignment)
+    heartbeat_answer(gw, broker, error, member_id, member_epoch, interval_ms, assigned, ShareGroupHeartbeatResponse)
 
 
 def share_group_describe(gw, req) -> None:
     """What ``Admin.describeShareGroups`` and ``kafka-share-groups --describe`` show: the epoch,
     the state and every member with its assignment. An unknown group is GROUP_ID_NOT_FOUND."""
-    names = list(dict.fromkeys(req.group_ids))
-    results: dict = {}
     broker = gw.wire.cluster.brokers[gw.broker_id]
 
-    def row(group_id: str) -> dict:
-        error, found = results[group_id]
-        out: dict = {
-            "error_code": code(error),
-            "error_message": None if error is None else error.__name__,
-            "group_id": group_id,
-            "group_state": "Dead",
-            "group_epoch": -1,
-            "assignment_epoch": -1,
-            "assignor_name": "",
-            "members": [],
-            "authorized_operations": _NOT_ASKED,
+    def described(found: dict) -> dict:
+        ids = topic_ids(broker)
+        return {
+            "group_state": found["state"],
+            "group_epoch": found["group_epoch"],
+            "assignment_epoch": found["group_epoch"],  # assigned at once, server-side
+            "assignor_name": "simple",  # Kafka's share group assignor (SimpleAssignor)
+            "members": [
+                {
+                    "member_id": member_id,
+                    "member_epoch": found["group_epoch"],
+                    "client_id": m["client_id"],
+                    "client_host": "/127.0.0.1",
+                    "subscribed_topic_names": list(m.get("topics", ())),
+                    "assignment": {
+                        "topic_partitions": [
+                            {"topic_id": topic_uuid(ids.get(t, 0)), "topic_name": t, "partitions": ps}
+                            for t, ps in _by_topic(m["assignment"]).items()
+                        ]
+                    },
+                }
+                for member_id, m in found["members"].items()
+            ],
         }
-        if error is None and found is not None:
-            ids = topic_ids(broker)
-            out.update(
-                group_state=found["state"],
-                group_epoch=found["group_epoch"],
-                assignment_epoch=found["group_epoch"],  # assigned at once, server-side
-                assignor_name="simple",  # Kafka's share group assignor (SimpleAssignor)
-                members=[
-                    {
-                        "member_id": member_id,
-                        "member_epoch": found["group_epoch"],
-                        "client_id": m["client_id"],
-                        "client_host": "/127.0.0.1",
-                        "subscribed_topic_names": list(m.get("topics", ())),
-                        "assignment": {
-                            "topic_partitions": [
-                                {"topic_id": topic_uuid(ids.get(t, 0)), "topic_name": t, "partitions": ps}
-                                for t, ps in _by_topic(m["assignment"]).items()
-                            ]
-                        },
-                    }
-                    for member_id, m in found["members"].items()
-                ],
-            )
-        return out
 
-    def finish() -> None:
-        _reply(gw, ShareGroupDescribeResponse, throttle_time_ms=0, groups=[row(g) for g in names])
-
-    one = _join(len(names), finish)
-    for group in names:
-
-        def done(error, result, group=group) -> None:
-            results[group] = (error, result)
-            one()
-
-        _coordinator(gw, sim.ShareGroupDescribeRequest(group=group), done)
+    describe_at_coordinator(
+        gw, req.group_ids, lambda g: sim.ShareGroupDescribeRequest(group=g), ShareGroupDescribeResponse, described
+    )
