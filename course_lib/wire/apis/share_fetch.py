@@ -44,7 +44,21 @@ class ShareSessions:
         self._sessions: dict = {}
 
     def update(self, broker, group, member, epoch: int, added=(), forgotten=()):
-        """The session after a request of ``epoch``: ``(error, partitions)``."""
+        """The session after a request of ``epoch``: ``(error, partitions)``.
+
+        >>> from types import SimpleNamespace
+        >>> sessions, broker = ShareSessions(), SimpleNamespace(broker_id=1, incarnation=0)
+        >>> sessions.update(broker, "g", "m", 1)[0].__name__
+        'ShareSessionNotFoundError'
+        >>> sessions.update(broker, "g", "m", 0, added=[("t", 0)])
+        (None, [('t', 0)])
+        >>> sessions.update(broker, "g", "m", 2)[0].__name__  # 1 comes next
+        'InvalidShareSessionEpochError'
+        >>> sessions.update(broker, "g", "m", 1, added=[("t", 1)], forgotten=[("t", 0)])
+        (None, [('t', 1)])
+        >>> sessions.update(broker, "g", "m", -1), sessions.update(broker, "g", "m", 2)[1]
+        ((None, [('t', 1)]), [])
+        """
         key = (broker.broker_id, broker.incarnation, group, member)
         if epoch == INITIAL_EPOCH:
             self._sessions[key] = [1, list(dict.fromkeys(added))]
