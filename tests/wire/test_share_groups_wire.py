@@ -12,6 +12,7 @@ from kafka import errors as Errors
 from kafka.protocol.api_key import ApiKey
 
 from course_lib.broker.share_invariants import ShareInvariants
+from course_lib.wire import WireCluster
 from course_lib.wire.apis import SUPPORTED
 from course_lib.wire.apis.common import build
 from course_lib.wire.apis.schemas import (
@@ -162,3 +163,33 @@ def test_share_sessions_and_bad_requests_get_kafkas_errors(wire):
     finally:
         raw.close()
         other.close()
+
+
+def test_share_version_0_refuses_share_groups():
+    """``share.version`` 0 (Kafka before 4.2 by default): share groups are not enabled, and the
+    share group heartbeat and fetch answer UNSUPPORTED_VERSION, as Kafka's KafkaApis does."""
+    with WireCluster(brokers=1, seed=1, features={"share.version": 0}) as wire:
+        wire.create_topic("work", partitions=1)
+        raw = RawClient(wire.bootstrap_servers)
+        try:
+            join = ShareGroupHeartbeatRequest(
+                version=1, group_id="g", member_id="m", member_epoch=0, subscribed_topic_names=["work"]
+            )
+            answer = ShareGroupHeartbeatResponse.decode(raw.request(join, 1), version=1, header=True)
+            fetch = ShareFetchRequest(
+                version=1,
+                group_id="g",
+                member_id="m",
+                share_session_epoch=0,
+                max_wait_ms=0,
+                min_bytes=1,
+                max_bytes=1 << 20,
+                max_records=5,
+                batch_size=5,
+                topics=[],
+                forgotten_topics_data=[],
+            )
+            fetched = ShareFetchResponse.decode(raw.request(fetch, 1), version=1, header=True)
+        finally:
+            raw.close()
+    assert answer.error_code == fetched.error_code == Errors.UnsupportedVersionError.errno

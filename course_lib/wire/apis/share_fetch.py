@@ -7,7 +7,8 @@ group: the partitions a member fetches from, so a fetch names only what changed.
 one (acknowledgements in it are INVALID_REQUEST), every later request carries the next epoch
 (another is INVALID_SHARE_SESSION_EPOCH, none open SHARE_SESSION_NOT_FOUND), -1 closes it after
 its acknowledgements and releases what the member still holds (``releaseSession``). A session
-lives in the broker's memory: it dies with the broker's process (its incarnation).
+lives in the broker's memory: it dies with the broker's process (its incarnation). With
+``share.version`` 0 (share groups not enabled) every share request is UNSUPPORTED_VERSION.
 
 A fetch answers when any partition acquired records or after ``max_wait_ms``. The simulator
 long-polls one partition at a time and a parked share fetch *acquires* when it wakes, so a
@@ -183,6 +184,8 @@ def _begin(gw, req, response_cls):
     def top_error(error) -> None:
         _top_error(gw, response_cls, error, lock_ms)
 
+    if broker.options.share_version < 1:  # share groups not enabled: Kafka refuses the request
+        return top_error(Errors.UnsupportedVersionError)
     if not req.group_id or not req.member_id:
         return top_error(Errors.InvalidRequestError)
     acks, unknown = _requested(gw, broker, req.topics)
