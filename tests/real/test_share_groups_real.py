@@ -28,6 +28,27 @@ def _setup(cluster) -> tuple[str, str]:
     return topic, group
 
 
+def test_the_wire_advertises_kafkas_share_api_versions(cluster):
+    """ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge: the versions Kafka
+    4.3.1 advertises are the wire cluster's, and share.version is finalized at the same level."""
+    from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
+
+    from course_lib.broker.options import KAFKA_4_3_FEATURES
+    from course_lib.wire.apis import SUPPORTED
+    from tests.wire.conftest import RawClient
+
+    raw = RawClient(cluster.bootstrap_servers)
+    try:
+        frame = raw.request(ApiVersionsRequest(client_software_name="raw", client_software_version="0"), 3)
+    finally:
+        raw.close()
+    resp = ApiVersionsResponse.decode(frame, version=3, header=True)
+    kafka = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys if 76 <= k.api_key <= 79}
+    assert kafka == {key: SUPPORTED[key][:2] for key in range(76, 80)}
+    finalized = {f.name: f.max_version_level for f in resp.finalized_features}
+    assert finalized["share.version"] == KAFKA_4_3_FEATURES["share.version"]
+
+
 @pytest.mark.timeout(240)
 def test_librdkafka_share_consumers_on_kafka(cluster):
     got = share.librdkafka_run(cluster.bootstrap_servers, *_setup(cluster))
