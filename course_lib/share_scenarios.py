@@ -203,6 +203,11 @@ class Worker:
         if self.queue and self.next_renew is not None:
             self.next_ms = min(self.next_ms, self.next_renew)
 
+    def take_first(self) -> None:
+        """Poll, alone, until it holds records: the first ones, before any other worker polls."""
+        while not self.queue:
+            self.step()
+
     def finish(self) -> None:
         """The run is over: finish what is in hand (no more polls)."""
         while self.queue and not self.crashed:
@@ -216,15 +221,7 @@ class Worker:
         if done:
             for _, m, ok in done:
                 if ok is True:
-                    self.cluster.history.record(
-                        self.name,
-                        "ok",
-                        OpName.PROCESS,
-                        m.value().decode(),
-                        topic=m.topic(),
-                        partition=m.partition(),
-                        offset=m.offset(),
-                    )
+                    _processed(self.cluster, self.name, m.value(), m.partition(), m.offset())
                 self.consumer.acknowledge(m, _ack_type(ok))
             self.queue = self.queue[len(done) :]
             self.consumer.commit_sync()
@@ -234,18 +231,22 @@ class Worker:
         now = self.cluster.now
         for finish, m, ok in self.queue:
             if finish <= now and ok is True:
-                self.cluster.history.record(
-                    self.name,
-                    "ok",
-                    OpName.PROCESS,
-                    m.value().decode(),
-                    topic=m.topic(),
-                    partition=m.partition(),
-                    offset=m.offset(),
-                )
+                _processed(self.cluster, self.name, m.value(), m.partition(), m.offset())
         self.queue = []
         self.consumer.crash()
         self.crashed = True
+
+
+def _processed(cluster, worker: str, value: bytes, partition: int, offset: int) -> None:
+    """The history's record that ``worker`` finished processing a record of :data:`TOPIC`."""
+    cluster.history.record(
+        worker, "ok", OpName.PROCESS, value.decode(), topic=TOPIC, partition=partition, offset=offset
+    )
+
+
+def _per_worker(history, workers) -> dict:
+    """worker name -> how many records it processed."""
+    return {w.name: sum(1 for op in history if op.f == OpName.PROCESS and op.process == w.name) for w in workers}
 
 
 def _ack_type(ok) -> AcknowledgeType:
@@ -369,7 +370,7 @@ def more_workers_than_partitions(
     ws = [Worker(cluster, _fixed(handler_ms), max_poll_records=2) for _ in range(workers)]
     run_workers(cluster, ws, _drained(cluster, records), 120_000)
     history = cluster.history
-    per_worker = {w.name: sum(1 for op in history if op.f == OpName.PROCESS and op.process == w.name) for w in ws}
+    per_worker = _per_worker(history, ws)
     sharing: dict = {}
     for op in history:
         if op.f == OpName.PROCESS:
@@ -407,8 +408,7 @@ def worker_crash(
     cluster = _cluster(seed, 1, records, lock_ms, DELIVERY_COUNT_LIMIT)
     doomed = Worker(cluster, _fixed(handler_ms), max_poll_records)
     survivor = Worker(cluster, _fixed(handler_ms), max_poll_records)
-    while not doomed.queue:  # it polls first: it holds the first records
-        doomed.step()
+    doomed.take_first()  # it polls first: it holds the first records
     held = [m for _, m, _ in doomed.queue]
     crash_at = cluster.now + processed_before_crash * handler_ms + handler_ms / 2
     cluster.run_for(crash_at - cluster.now)
@@ -454,8 +454,7 @@ def paused_worker(
     cluster = _cluster(seed, 1, records, lock_ms, DELIVERY_COUNT_LIMIT)
     zombie = Worker(cluster, _fixed(handler_ms), max_poll_records)
     other = Worker(cluster, _fixed(handler_ms), max_poll_records)
-    while not zombie.queue:
-        zombie.step()
+    zombie.take_first()
     held = len(zombie.queue)
     zombie.consumer.freeze()
     frozen_until = zombie.queue[-1][0] + pause_ms  # it finishes its batch, then stops
@@ -642,15 +641,7 @@ class GroupWorker:
         now = self.cluster.now
         done = [q for q in self.queue if q[0] <= now]
         for _, record in done:
-            self.cluster.history.record(
-                self.name,
-                "ok",
-                OpName.PROCESS,
-                record.value.decode(),
-                topic=TOPIC,
-                partition=record.partition,
-                offset=record.offset,
-            )
+            _processed(self.cluster, self.name, record.value, record.partition, record.offset)
         self.queue = self.queue[len(done) :]
         if done and not self.queue:
             self.consumer.commit()
@@ -706,10 +697,8 @@ def share_group_vs_consumer_group(
         600_000,
     )
     group_ms = twin.now - begin
-    per_share = {
-        w.name: sum(1 for op in cluster.history if op.f == OpName.PROCESS and op.process == w.name) for w in ws
-    }
-    per_group = {w.name: sum(1 for op in twin.history if op.f == OpName.PROCESS and op.process == w.name) for w in gws}
+    per_share = _per_worker(cluster.history, ws)
+    per_group = _per_worker(twin.history, gws)
     for w in gws:
         w.consumer.close()
     settings = {"workers": workers, "partitions": partitions, "records": records, "handler_ms": handler_ms}

@@ -134,6 +134,11 @@ class ClusterOptions:
         return self.finalized_features().get("transaction.version", 0)
 
     @property
+    def share_version(self) -> int:
+        """The finalized ``share.version``: 1 enables share groups (KIP-932; Kafka 4.2+ default)."""
+        return self.finalized_features().get("share.version", 0)
+
+    @property
     def group_version(self) -> int:
         """The finalized ``group.version``: 1 enables the consumer group protocol (KIP-848)."""
         return self.finalized_features().get("group.version", 0)

@@ -74,6 +74,8 @@ class ShareGroupCoordinator:
 
     def handle(self, src: str, req) -> None:
         groups = self.broker.groups
+        if self.broker.options.share_version < 1:  # share groups not enabled (``share.version`` 0)
+            return groups.respond(src, req, Errors.UnsupportedVersionError)
         if not groups.refresh():
             return groups.respond(src, req, Errors.NotCoordinatorError)
         epoch = groups.partition().leader_epoch
@@ -178,7 +180,7 @@ class ShareGroupCoordinator:
                 "group_epoch": g.epoch,
                 "state": "Stable" if g.members else "Empty",
                 "members": {
-                    m: {"client_id": mem.client_id, "assignment": list(mem.assignment)}
+                    m: {"client_id": mem.client_id, "topics": list(mem.topics), "assignment": list(mem.assignment)}
                     for m, mem in sorted(g.members.items())
                 },
             },

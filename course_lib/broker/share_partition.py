@@ -385,6 +385,8 @@ class SharePartitionManager:
             self.share_acknowledge(src, req)
 
     def share_fetch(self, src: str, req: ShareFetchRequest) -> None:
+        if self.broker.options.share_version < 1:  # share groups not enabled (``share.version`` 0)
+            return self.broker.send(src, ShareFetchResponse(req.corr, req.tp, Errors.UnsupportedVersionError))
         sp = self.share_partition(req.group, req.tp)
         if sp is None:
             return self.broker.send(src, ShareFetchResponse(req.corr, req.tp, self.broker.no_replica_error(req.tp)))
@@ -440,6 +442,8 @@ class SharePartitionManager:
         self.broker.send(src, ShareFetchResponse(req.corr, req.tp, error, tuple(records), ack_error))
 
     def share_acknowledge(self, src: str, req: ShareAcknowledgeRequest) -> None:
+        if self.broker.options.share_version < 1:
+            return self.broker.send(src, ShareAcknowledgeResponse(req.corr, req.tp, Errors.UnsupportedVersionError))
         sp = self.share_partition(req.group, req.tp)
         if sp is None:
             return self.broker.send(

@@ -26,6 +26,9 @@ LAB_BROKER_CONFIG: dict[str, object] = {
     "share.coordinator.state.topic.replication.factor": 3,
     "share.coordinator.state.topic.min.isr": 2,
     "share.coordinator.state.topic.num.partitions": 1,
+    # a share group may set its lock as short as 1 s (default floor 15 s), as the simulator and
+    # lesson 05c do (share.record.lock.duration.ms is a group config)
+    "group.share.min.record.lock.duration.ms": 1000,
     "group.initial.rebalance.delay.ms": 0,
     # A follower that stops fetching leaves the ISR after replica.lag.time.max.ms (the leader
     # shrinks it) - but a *paused* or killed broker also stops heartbeating, and in KRaft the

@@ -27,9 +27,14 @@
 //     -> future | seek {topic, partition, offset} | seekToBeginning / seekToEnd {partitions} |
 //     position {topic, partition} | committed {partitions} | groupMetadata | endOffsets /
 //     beginningOffsets {partitions}
+//   admin.describeShareGroups {groups} -> {group: {groupId, state, groupEpoch, members: [{memberId,
+//     clientId, memberEpoch, assignment: partitions}]}}
 //   admin.create {config}; admin.createTopics {topics: [{name, partitions?, replication_factor?,
 //     configs?}]} | deleteTopics {topics} | describeTopics {topics} | listOffsets {partitions:
 //     [{topic, partition, spec: earliest|latest|max_timestamp|<ms>}], isolation_level}
+//   shareConsumer.create {config} (KafkaShareConsumer, KIP-932); shareConsumer.subscribe {topics} |
+//     poll {timeout_ms} (records with deliveryCount) | acknowledge {topic, partition, offset,
+//     type: ACCEPT|RELEASE|REJECT|RENEW} | commitSync {timeout_ms?} -> [{topic, partition, error?}]
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -63,12 +68,16 @@ import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.ShareGroupDescription;
+import org.apache.kafka.clients.admin.ShareMemberDescription;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -210,6 +219,9 @@ public final class Driver {
             case "consumer.create":
                 return NODES.textNode(register("c", new KafkaConsumer<byte[], byte[]>(
                         props(r, "org.apache.kafka.common.serialization.ByteArrayDeserializer", "deserializer"))));
+            case "shareConsumer.create":
+                return NODES.textNode(register("s", new KafkaShareConsumer<byte[], byte[]>(
+                        props(r, "org.apache.kafka.common.serialization.ByteArrayDeserializer", "deserializer"))));
             case "admin.create":
                 return NODES.textNode(register("a", Admin.create(props(r, null, null))));
             case "close": {
@@ -220,6 +232,9 @@ public final class Driver {
                 if (c instanceof KafkaProducer) {
                     if (timeout == null) ((KafkaProducer<?, ?>) c).close();
                     else ((KafkaProducer<?, ?>) c).close(timeout);
+                } else if (c instanceof KafkaShareConsumer) {
+                    if (timeout == null) ((KafkaShareConsumer<?, ?>) c).close();
+                    else ((KafkaShareConsumer<?, ?>) c).close(timeout);
                 } else if (c instanceof KafkaConsumer) {
                     if (timeout == null) ((KafkaConsumer<?, ?>) c).close();
                     else ((KafkaConsumer<?, ?>) c).close(CloseOptions.timeout(timeout));
@@ -244,6 +259,7 @@ public final class Driver {
         }
         if (op.startsWith("producer.")) return producer(op.substring(9), producer(r), r);
         if (op.startsWith("consumer.")) return consumer(op.substring(9), consumer(r), r);
+        if (op.startsWith("shareConsumer.")) return shareConsumer(op.substring(14), shareConsumer(r), r);
         if (op.startsWith("admin.")) return admin(op.substring(6), (Admin) client(r, Admin.class), r);
         throw new IllegalArgumentException("unknown op " + op);
     }
@@ -270,6 +286,11 @@ public final class Driver {
     @SuppressWarnings("unchecked")
     private KafkaConsumer<byte[], byte[]> consumer(JsonNode r) {
         return (KafkaConsumer<byte[], byte[]>) client(r, KafkaConsumer.class);
+    }
+
+    @SuppressWarnings("unchecked")
+    private KafkaShareConsumer<byte[], byte[]> shareConsumer(JsonNode r) {
+        return (KafkaShareConsumer<byte[], byte[]>) client(r, KafkaShareConsumer.class);
     }
 
     private Future<?> future(JsonNode r) {
@@ -393,12 +414,9 @@ public final class Driver {
     // ---- consumer ---------------------------------------------------------------------------
     private JsonNode consumer(String op, KafkaConsumer<byte[], byte[]> c, JsonNode r) throws Exception {
         switch (op) {
-            case "subscribe": {
-                List<String> topics = new ArrayList<>();
-                r.path("topics").forEach(t -> topics.add(t.asText()));
-                c.subscribe(topics);
+            case "subscribe":
+                c.subscribe(texts(r.path("topics")));
                 return null;
-            }
             case "assign":
                 c.assign(partitions(r.path("partitions")));
                 return null;
@@ -489,6 +507,58 @@ public final class Driver {
         return n;
     }
 
+    // ---- share consumer (KIP-932) --------------------------------------------------------------
+    /** Each share consumer's records of its last poll: Java acknowledges the record objects it
+     * returned (by offset only those whose delivery failed), so acknowledge finds them here. */
+    private final Map<Object, Map<String, ConsumerRecord<byte[], byte[]>>> lastPolled = new ConcurrentHashMap<>();
+
+    private static String recordKey(String topic, int partition, long offset) {
+        return topic + "/" + partition + "/" + offset;
+    }
+
+    private JsonNode shareConsumer(String op, KafkaShareConsumer<byte[], byte[]> c, JsonNode r) throws Exception {
+        switch (op) {
+            case "subscribe":
+                c.subscribe(texts(r.path("topics")));
+                return null;
+            case "poll": {
+                ArrayNode a = NODES.arrayNode();
+                Map<String, ConsumerRecord<byte[], byte[]>> polled = new HashMap<>();
+                for (ConsumerRecord<byte[], byte[]> rec : c.poll(Duration.ofMillis(r.path("timeout_ms").asLong(0)))) {
+                    polled.put(recordKey(rec.topic(), rec.partition(), rec.offset()), rec);
+                    ObjectNode n = consumerRecord(rec);
+                    n.put("deliveryCount", rec.deliveryCount().map(Short::intValue).orElse(null));
+                    a.add(n);
+                }
+                lastPolled.put(c, polled);
+                return a;
+            }
+            case "acknowledge": {
+                String topic = r.path("topic").asText();
+                int partition = r.path("partition").asInt();
+                long offset = r.path("offset").asLong();
+                AcknowledgeType type = AcknowledgeType.valueOf(r.path("type").asText());
+                ConsumerRecord<byte[], byte[]> rec = lastPolled.getOrDefault(c, Map.of())
+                        .get(recordKey(topic, partition, offset));
+                if (rec != null) c.acknowledge(rec, type);
+                else c.acknowledge(topic, partition, offset, type); // not polled: Java's own refusal
+                return null;
+            }
+            case "commitSync": {
+                ArrayNode a = NODES.arrayNode();
+                var result = r.hasNonNull("timeout_ms")
+                        ? c.commitSync(Duration.ofMillis(r.get("timeout_ms").asLong())) : c.commitSync();
+                result.forEach((tip, error) -> {
+                    ObjectNode n = a.addObject().put("topic", tip.topic()).put("partition", tip.partition());
+                    error.ifPresent(e -> n.set("error", error(e)));
+                });
+                return a;
+            }
+            default:
+                throw new IllegalArgumentException("unknown share consumer op " + op);
+        }
+    }
+
     // ---- admin ------------------------------------------------------------------------------
     private JsonNode admin(String op, Admin a, JsonNode r) throws Exception {
         long timeoutMs = r.path("timeout_ms").asLong(30000);
@@ -509,6 +579,9 @@ public final class Driver {
                 List<String> names = new ArrayList<>();
                 r.path("topics").forEach(t -> names.add(t.asText()));
                 return perKey(a.deleteTopics(names).topicNameValues(), timeoutMs);
+            }
+            case "describeShareGroups": {
+                return perKey(a.describeShareGroups(texts(r.path("groups"))).describedGroups(), timeoutMs);
             }
             case "describeTopics": {
                 List<String> names = new ArrayList<>();
@@ -592,6 +665,20 @@ public final class Driver {
             return NODES.objectNode().put("offset", o.offset()).put("metadata", o.metadata())
                     .put("leaderEpoch", o.leaderEpoch().orElse(null));
         }
+        if (v instanceof ShareGroupDescription) {
+            ShareGroupDescription d = (ShareGroupDescription) v;
+            ObjectNode n = NODES.objectNode();
+            n.put("groupId", d.groupId());
+            n.put("state", d.groupState().toString());
+            n.put("groupEpoch", d.groupEpoch());
+            ArrayNode ms = n.putArray("members");
+            for (ShareMemberDescription m : d.members()) {
+                ObjectNode mn = ms.addObject().put("memberId", m.consumerId()).put("clientId", m.clientId())
+                        .put("memberEpoch", m.memberEpoch());
+                mn.set("assignment", partitions(m.assignment().topicPartitions()));
+            }
+            return n;
+        }
         if (v instanceof TopicDescription) {
             TopicDescription d = (TopicDescription) v;
             ObjectNode n = NODES.objectNode();
@@ -628,6 +715,13 @@ public final class Driver {
 
     private static ObjectNode tp(TopicPartition tp) {
         return NODES.objectNode().put("topic", tp.topic()).put("partition", tp.partition());
+    }
+
+    /** A JSON array of strings (topic names, group ids) as Java's list. */
+    private static List<String> texts(JsonNode array) {
+        List<String> out = new ArrayList<>();
+        array.forEach(t -> out.add(t.asText()));
+        return out;
     }
 
     private static ArrayNode partitions(Collection<TopicPartition> tps) {

@@ -115,6 +115,17 @@ def _consumer_record(r: dict) -> ConsumerRecord:
     )
 
 
+class ShareRecord(NamedTuple):
+    """A record a KafkaShareConsumer acquired: ``deliveryCount()`` is how many times it was handed out."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+    delivery_count: int | None
+
+
 # ---- futures --------------------------------------------------------------------------------
 class JavaFuture:
     """A Java future held by the driver (a send's, a commitAsync's callback)."""
@@ -317,6 +328,34 @@ def _committed_from_callback(v: list[dict]) -> dict[TopicPartition, OffsetAndMet
     return _committed(v)
 
 
+class JavaShareConsumer(_JavaClient):
+    """``KafkaShareConsumer<byte[], byte[]>`` (KIP-932): records acquired under a lock and
+    acknowledged one by one (``share.acknowledgement.mode=explicit``) or all at the next poll."""
+
+    kind = "shareConsumer"
+
+    def subscribe(self, topics: Iterable[str]) -> None:
+        self._call("subscribe", topics=list(topics))
+
+    def poll(self, timeout: float = 0.0) -> list[ShareRecord]:
+        recs = self._call("poll", timeout_ms=_ms(timeout), timeout=_wait(timeout), what=f"{self.handle}.poll")
+        return [
+            ShareRecord(
+                r["topic"], r["partition"], r["offset"], _unb64(r["key"]), _unb64(r["value"]), r["deliveryCount"]
+            )
+            for r in recs
+        ]
+
+    def acknowledge(self, record: ShareRecord, kind: str = "ACCEPT") -> None:
+        """``acknowledge(topic, partition, offset, AcknowledgeType.valueOf(kind))``."""
+        self._call("acknowledge", topic=record.topic, partition=record.partition, offset=record.offset, type=kind)
+
+    def commit_sync(self, timeout: float | None = None) -> dict:
+        """``commitSync()``: (topic, partition) -> None, or that partition's error (Java's class and message)."""
+        rows = self._call("commitSync", timeout_ms=_ms(timeout), timeout=_wait(timeout))
+        return {TopicPartition(r["topic"], r["partition"]): r.get("error") for r in rows}
+
+
 class JavaAdmin(_JavaClient):
     """``Admin``: each topic (partition) of a call succeeds or fails alone; a failed part is a
     :class:`JavaException` in the returned dict, as Java's per-key futures fail alone."""
@@ -331,6 +370,12 @@ class JavaAdmin(_JavaClient):
     def delete_topics(self, names: Iterable[str], timeout: float = 30.0) -> dict[str, None | JavaException]:
         got = self._call("deleteTopics", topics=list(names), timeout_ms=_ms(timeout), timeout=_wait(timeout))
         return {name: _part(v, lambda _: None) for name, v in got.items()}
+
+    def describe_share_groups(self, groups: Iterable[str], timeout: float = 30.0) -> dict[str, dict | JavaException]:
+        """group -> ``{"groupId", "state", "groupEpoch", "members": [{"memberId", "clientId",
+        "memberEpoch", "assignment": [{"topic", "partition"}]}]}`` (``Admin.describeShareGroups``)."""
+        got = self._call("describeShareGroups", groups=list(groups), timeout_ms=_ms(timeout), timeout=_wait(timeout))
+        return {name: _part(v, lambda x: x) for name, v in got.items()}
 
     def describe_topics(self, names: Iterable[str], timeout: float = 30.0) -> dict[str, dict | JavaException]:
         """name -> ``{"name", "internal", "topicId", "partitions": [{"partition", "leader", "replicas", "isr"}]}``"""

@@ -86,6 +86,7 @@ class WireCluster(CreatesTopics, NamesAsGiven):
         self.seed = seed
         self.ports: dict[int, int] = {}
         self.groups = apis.GroupDirectory()
+        self.share_sessions = apis.ShareSessions()
         self.reactor = Reactor(host, self._on_frame, self._on_open, self._on_close)
         self._inbox: queue.SimpleQueue = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="wire-sim", daemon=True)

@@ -4,28 +4,12 @@ AddPartitionsToTxn - what it sends to Kafka 4.3.1) and v1 where it is 1 (Produce
 AddPartitionsToTxn 3 - what it sends to Kafka 4.3.1 with ``transaction.version=1``), with the same
 outcomes; kafka-python keeps v1 on a v2 cluster."""
 
-import contextlib
-
 import pytest
 from kafka.protocol.api_key import ApiKey
 
-import course_lib.wire.apis as apis
 from course_lib.wire.cluster import WireCluster
 from tests.java_client import support, txn_v2_support
-
-
-@contextlib.contextmanager
-def versions_sent(monkeypatch):
-    """api key -> the set of versions clients sent, while the block runs."""
-    seen: dict = {}
-    dispatch = apis.dispatch
-
-    def recording(gw, header, request):
-        seen.setdefault(header.request_api_key, set()).add(header.request_api_version)
-        return dispatch(gw, header, request)
-
-    monkeypatch.setattr(apis, "dispatch", recording)
-    yield seen
+from tests.wire.conftest import versions_sent
 
 
 @pytest.fixture(params=[2, 1], ids=["transaction.version=2", "transaction.version=1"])

@@ -1,6 +1,7 @@
 """Fixtures for the wire front end: a seeded wire cluster per test, a check that it leaves no
 thread or socket behind, and a raw client for what kafka-python would never send."""
 
+import contextlib
 import gc
 import logging
 import os
@@ -11,6 +12,7 @@ import time
 
 import pytest
 
+import course_lib.wire.apis as apis
 from course_lib.wire import WireCluster
 from course_lib.wire.pytest_plugin import wire_cluster  # noqa: F401 - the plugin's fixture, tested here
 
@@ -106,3 +108,22 @@ class RawClient:
 
     def close(self) -> None:
         self.sock.close()
+
+
+def record_versions(monkeypatch) -> dict:
+    """api key -> the set of versions clients sent from now on (until the test ends)."""
+    seen: dict = {}
+    dispatch = apis.dispatch
+
+    def recording(gw, header, request):
+        seen.setdefault(header.request_api_key, set()).add(header.request_api_version)
+        return dispatch(gw, header, request)
+
+    monkeypatch.setattr(apis, "dispatch", recording)
+    return seen
+
+
+@contextlib.contextmanager
+def versions_sent(monkeypatch):
+    """:func:`record_versions` for a block."""
+    yield record_versions(monkeypatch)

@@ -7,8 +7,9 @@ from kafka import KafkaConsumer, KafkaProducer
 from kafka.protocol.api_key import ApiKey
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
-import course_lib.wire.apis as apis
 from course_lib.broker.options import ClusterOptions
+
+from .conftest import record_versions
 
 
 def api_versions(wire) -> ApiVersionsResponse:
@@ -62,14 +63,7 @@ def test_a_feature_level_kafka_does_not_have_is_refused(features, error):
 
 
 def test_kafka_python_keeps_transactions_v1_on_a_v2_cluster(wire, monkeypatch):
-    seen: dict = {}
-    dispatch = apis.dispatch
-
-    def recording(gw, header, request):
-        seen.setdefault(header.request_api_key, set()).add(header.request_api_version)
-        return dispatch(gw, header, request)
-
-    monkeypatch.setattr(apis, "dispatch", recording)
+    seen = record_versions(monkeypatch)
     wire.create_topic("tx", partitions=1)
     producer = KafkaProducer(bootstrap_servers=wire.bootstrap_servers, transactional_id="tid-v1")
     try:

@@ -37,7 +37,14 @@ from kafka.protocol.producer import (
 from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
 
 from ...broker.options import SUPPORTED_FEATURES
-from .schemas import ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest
+from .schemas import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupHeartbeatRequest,
+    ShareAcknowledgeRequest,
+    ShareFetchRequest,
+    ShareGroupDescribeRequest,
+    ShareGroupHeartbeatRequest,
+)
 from .common import _reply
 
 #: request class -> (min version, max version): what ApiVersions advertises (here, not beside the
@@ -75,6 +82,12 @@ _VERSIONS = {
     # the consumer group protocol (KIP-848), our own schemas (course_lib.wire.apis.schemas)
     ConsumerGroupHeartbeatRequest: (0, 1),
     ConsumerGroupDescribeRequest: (0, 1),
+    # share groups (KIP-932), our own schemas too: Kafka 4.3.1's versions (v0, the 4.0 early
+    # access, is gone since 4.1; v2 of the fetch and acknowledge adds RENEW, KIP-1222)
+    ShareGroupHeartbeatRequest: (1, 1),
+    ShareGroupDescribeRequest: (1, 1),
+    ShareFetchRequest: (1, 2),
+    ShareAcknowledgeRequest: (1, 2),
 }
 
 #: SaslHandshake, SaslAuthenticate: advertised by a cluster with users only (``WireCluster(users=...)``)

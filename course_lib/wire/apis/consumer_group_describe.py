@@ -15,8 +15,6 @@ _NOT_ASKED = -(2**31)
 
 
 def consumer_group_describe(gw, req) -> None:
-    names = list(dict.fromkeys(req.group_ids))
-    results: dict = {}
     broker = gw.wire.cluster.brokers[gw.broker_id]
 
     def assignment(tps: dict) -> dict:
@@ -27,6 +25,38 @@ def consumer_group_describe(gw, req) -> None:
                 for t, ps in sorted(tps.items())
             ]
         }
+
+    def described(found: dict) -> dict:
+        return {
+            "group_state": found["state"],
+            "group_epoch": found["group_epoch"],
+            "assignment_epoch": found["assignment_epoch"],
+            "assignor_name": found["assignor"],
+            "members": [
+                {
+                    "member_id": m["member_id"],
+                    "member_epoch": m["member_epoch"],
+                    "client_id": m["client_id"],
+                    "client_host": "/127.0.0.1",
+                    "subscribed_topic_names": m["topics"],
+                    "assignment": assignment(m["assignment"]),
+                    "target_assignment": assignment(m["target"]),
+                    "member_type": 1,  # the consumer protocol (0: classic)
+                }
+                for m in found["members"]
+            ],
+        }
+
+    describe_at_coordinator(
+        gw, req.group_ids, lambda g: sim.ConsumerGroupDescribeRequest(group=g), ConsumerGroupDescribeResponse, described
+    )
+
+
+def describe_at_coordinator(gw, group_ids, ask, response_cls, described) -> None:
+    """Ask the coordinator about each group (``ask(group)``: the simulator's request) and answer
+    one row each: Kafka's row of an error (state Dead, epochs -1), or ``described(found)`` over it."""
+    names = list(dict.fromkeys(group_ids))
+    results: dict = {}
 
     def row(group_id: str) -> dict:
         error, found = results[group_id]
@@ -42,29 +72,11 @@ def consumer_group_describe(gw, req) -> None:
             "authorized_operations": _NOT_ASKED,
         }
         if error is None and found is not None:
-            out.update(
-                group_state=found["state"],
-                group_epoch=found["group_epoch"],
-                assignment_epoch=found["assignment_epoch"],
-                assignor_name=found["assignor"],
-                members=[
-                    {
-                        "member_id": m["member_id"],
-                        "member_epoch": m["member_epoch"],
-                        "client_id": m["client_id"],
-                        "client_host": "/127.0.0.1",
-                        "subscribed_topic_names": m["topics"],
-                        "assignment": assignment(m["assignment"]),
-                        "target_assignment": assignment(m["target"]),
-                        "member_type": 1,  # the consumer protocol (0: classic)
-                    }
-                    for m in found["members"]
-                ],
-            )
+            out.update(described(found))
         return out
 
     def finish() -> None:
-        _reply(gw, ConsumerGroupDescribeResponse, throttle_time_ms=0, groups=[row(g) for g in names])
+        _reply(gw, response_cls, throttle_time_ms=0, groups=[row(g) for g in names])
 
     one = _join(len(names), finish)
     for group in names:
@@ -73,4 +85,4 @@ def consumer_group_describe(gw, req) -> None:
             results[group] = (error, result)
             one()
 
-        _coordinator(gw, sim.ConsumerGroupDescribeRequest(group=group), done)
+        _coordinator(gw, ask(group), done)

@@ -26,7 +26,7 @@ def consumer_group_heartbeat(gw, req) -> None:
     if not member_id and req.member_epoch == 0 and gw.version == 0:
         member_id = str(uuid.UUID(int=gw.wire.cluster.sim.rng.getrandbits(128), version=4))
     if not member_id:
-        return _answer(gw, broker, Errors.InvalidRequestError, req.member_id, req.member_epoch, 0, None)
+        return heartbeat_answer(gw, broker, Errors.InvalidRequestError, req.member_id, req.member_epoch, 0, None)
     names = {number: name for name, number in topic_ids(broker).items()}
     owned = None
     if req.topic_partitions is not None:
@@ -50,19 +50,23 @@ def consumer_group_heartbeat(gw, req) -> None:
 
     def answered(error, result) -> None:
         if result is None:  # not the coordinator, or the API is off: the error alone
-            return _answer(gw, broker, error, member_id, req.member_epoch, 0, None)
-        _answer(
+            return heartbeat_answer(gw, broker, error, member_id, req.member_epoch, 0, None)
+        heartbeat_answer(
             gw, broker, error, result.member_id, result.member_epoch, result.heartbeat_interval_ms, result.assignment
         )
 
     _coordinator(gw, request, answered)
 
 
-def _answer(gw, broker, error, member_id, member_epoch, interval_ms, assignment) -> None:
+def heartbeat_answer(
+    gw, broker, error, member_id, member_epoch, interval_ms, assignment, response_cls=ConsumerGroupHeartbeatResponse
+) -> None:
+    """A heartbeat's answer (``assignment``: topic -> partitions, or None); the share group
+    heartbeat's has the same fields."""
     ids = topic_ids(broker)
     _reply(
         gw,
-        ConsumerGroupHeartbeatResponse,
+        response_cls,
         throttle_time_ms=0,
         error_code=code(error),
         error_message=None if error is None else error.__name__,

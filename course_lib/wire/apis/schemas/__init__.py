@@ -1,8 +1,10 @@
 """Message schemas kafka-python 3 does not ship, in the JSON shape its ``kafka.protocol``
 machinery builds request/response classes from (``ApiMessage`` loads ``<ClassName>.json``
 from the package its ``load_json`` names): our own field lists of Kafka's ConsumerGroupHeartbeat
-(api key 68) and ConsumerGroupDescribe (69), as Kafka 4.3.1 speaks them (flexible versions
-throughout). Data, not code; tests/wire/test_consumer_group_protocol.py round-trips them.
+(api key 68) and ConsumerGroupDescribe (69), and of the share group APIs (KIP-932):
+ShareGroupHeartbeat (76), ShareGroupDescribe (77), ShareFetch (78) and ShareAcknowledge (79), as
+Kafka 4.3.1 speaks them (flexible versions throughout; the share APIs' versions and fields are
+those of the 4.3.1 client jar's ``*Data.SCHEMAS``). Data, not code; tests/wire/test_consumer_group_protocol.py round-trips them.
 """
 
 from __future__ import annotations
@@ -30,9 +32,49 @@ class ConsumerGroupDescribeResponse(ApiMessage, load_json=_HERE):  # type: ignor
     pass
 
 
+class ShareGroupHeartbeatRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]  # kafka-python's metaclass reads it
+    pass
+
+
+class ShareGroupHeartbeatResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]  # kafka-python's metaclass reads it
+    pass
+
+
+class ShareGroupDescribeRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]  # kafka-python's metaclass reads it
+    pass
+
+
+class ShareGroupDescribeResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]  # kafka-python's metaclass reads it
+    pass
+
+
+class ShareFetchRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]  # kafka-python's metaclass reads it
+    pass
+
+
+class ShareFetchResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]  # kafka-python's metaclass reads it
+    pass
+
+
+class ShareAcknowledgeRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]  # kafka-python's metaclass reads it
+    pass
+
+
+class ShareAcknowledgeResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]  # kafka-python's metaclass reads it
+    pass
+
+
 __all__ = [
     "ConsumerGroupDescribeRequest",
     "ConsumerGroupDescribeResponse",
     "ConsumerGroupHeartbeatRequest",
     "ConsumerGroupHeartbeatResponse",
+    "ShareAcknowledgeRequest",
+    "ShareAcknowledgeResponse",
+    "ShareFetchRequest",
+    "ShareFetchResponse",
+    "ShareGroupDescribeRequest",
+    "ShareGroupDescribeResponse",
+    "ShareGroupHeartbeatRequest",
+    "ShareGroupHeartbeatResponse",
 ]

@@ -1,0 +1,96 @@
+"""ShareGroupHeartbeat (76) and ShareGroupDescribe (77): share group membership (KIP-932),
+answered by the simulator's share group coordinator (course_lib/broker/share_group.py).
+Topics travel by id (:mod:`.topic_ids`), as on Kafka.
+
+Since Kafka 4.1 (version 1, the only one 4.3.1 speaks) the client names itself: an empty member
+id is INVALID_REQUEST, and so is a join (epoch 0) without a subscription, as Kafka's
+``ShareGroupHeartbeatRequest`` validation (``GroupMetadataManager.throwIfShareGroupHeartbeatRequestIsInvalid``)
+answers.
+"""
+
+from __future__ import annotations
+
+from kafka import errors as Errors
+
+from ...broker import protocol as sim
+from .consumer_group_describe import describe_at_coordinator
+from .consumer_group_heartbeat import heartbeat_answer
+from .coordinators import _coordinator
+from .schemas import ShareGroupDescribeResponse, ShareGroupHeartbeatResponse
+from .topic_ids import topic_ids, topic_uuid
+
+
+def share_group_heartbeat(gw, req) -> None:
+    broker = gw.wire.cluster.brokers[gw.broker_id]
+    joining = req.member_epoch == 0
+    if not req.member_id or (joining and not req.subscribed_topic_names):
+        return _heartbeat_answer(gw, broker, Errors.InvalidRequestError, req.member_id, req.member_epoch, 0, None)
+    request = sim.ShareGroupHeartbeatRequest(
+        group=req.group_id,
+        member_id=req.member_id,
+        member_epoch=req.member_epoch,
+        client_id=gw.client_id or "wire",
+        topics=tuple(req.subscribed_topic_names) if req.subscribed_topic_names is not None else None,
+    )
+
+    def answered(error, result) -> None:
+        if result is None:  # not the coordinator, an unknown member: the error alone
+            return _heartbeat_answer(gw, broker, error, req.member_id, req.member_epoch, 0, None)
+        _heartbeat_answer(
+            gw,
+            broker,
+            error,
+            result["member_id"],
+            result["member_epoch"],
+            result.get("heartbeat_interval_ms", 0),
+            result.get("assignment"),
+        )
+
+    _coordinator(gw, request, answered)
+
+
+def _by_topic(tps) -> dict:
+    out: dict = {}
+    for topic, partition in tps:
+        out.setdefault(topic, []).append(partition)
+    return {t: sorted(ps) for t, ps in sorted(out.items())}
+
+
+def _heartbeat_answer(gw, broker, error, member_id, member_epoch, interval_ms, assignment) -> None:
+    assigned = None if assignment is None else _by_topic(assignment)
+    heartbeat_answer(gw, broker, error, member_id, member_epoch, interval_ms, assigned, ShareGroupHeartbeatResponse)
+
+
+def share_group_describe(gw, req) -> None:
+    """What ``Admin.describeShareGroups`` and ``kafka-share-groups --describe`` show: the epoch,
+    the state and every member with its assignment. An unknown group is GROUP_ID_NOT_FOUND."""
+    broker = gw.wire.cluster.brokers[gw.broker_id]
+
+    def described(found: dict) -> dict:
+        ids = topic_ids(broker)
+        return {
+            "group_state": found["state"],
+            "group_epoch": found["group_epoch"],
+            "assignment_epoch": found["group_epoch"],  # assigned at once, server-side
+            "assignor_name": "simple",  # Kafka's share group assignor (SimpleAssignor)
+            "members": [
+                {
+                    "member_id": member_id,
+                    "member_epoch": found["group_epoch"],
+                    "client_id": m["client_id"],
+                    "client_host": "/127.0.0.1",
+                    "subscribed_topic_names": list(m.get("topics", ())),
+                    "assignment": {
+                        "topic_partitions": [
+                            {"topic_id": topic_uuid(ids.get(t, 0)), "topic_name": t, "partitions": ps}
+                            for t, ps in _by_topic(m["assignment"]).items()
+                        ]
+                    },
+                }
+                for member_id, m in found["members"].items()
+            ],
+        }
+
+    describe_at_coordinator(
+        gw, req.group_ids, lambda g: sim.ShareGroupDescribeRequest(group=g), ShareGroupDescribeResponse, described
+    )

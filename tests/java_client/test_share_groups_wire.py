@@ -1,0 +1,25 @@
+"""The Java client 4.3.1's KafkaShareConsumer (KIP-932) on the simulated cluster: the same
+workers, acknowledgements, lock timeout and delivery count limit as confluent-kafka's
+(tests/wire/test_share_groups_wire.py, tests/share_protocol_support.py), over
+ShareGroupHeartbeat v1, ShareFetch and ShareAcknowledge at the versions Java chooses."""
+
+from __future__ import annotations
+
+import pytest
+from kafka.protocol.api_key import ApiKey
+
+from tests import share_protocol_support as share
+from tests.wire.conftest import versions_sent
+
+
+@pytest.mark.timeout(180)
+def test_java_share_consumers_on_the_wire(driver, wire_cluster, monkeypatch):
+    topic, group = share.wire_setup(wire_cluster)
+    with versions_sent(monkeypatch) as seen:
+        got = share.java_run(driver, wire_cluster.bootstrap_servers, topic, group)
+    versions = {int(k): sorted(v) for k, v in seen.items() if k >= 76}
+    print("wire java share:", got.pop("seconds"), "s; versions:", versions)
+    assert got.pop("during") == share.DESCRIBED  # Admin.describeShareGroups
+    assert got == share.EXPECTED
+    assert seen[ApiKey.ShareGroupHeartbeat] == {1} and seen[ApiKey.ShareFetch] == {2}
+    assert ApiKey.JoinGroup not in seen and ApiKey.ConsumerGroupHeartbeat not in seen

@@ -1,0 +1,64 @@
+"""Share groups (KIP-932) on Kafka 4.3.1 (the session's LocalCluster): the experiment the wire
+cluster runs with confluent-kafka (tests/wire/test_share_groups_wire.py) and Java
+(tests/java_client/test_share_groups_wire.py), with the same expected counts
+(tests/share_protocol_support.py). The group's lock (2 s) is below Kafka's default floor for a
+group config (``group.share.min.record.lock.duration.ms`` = 15 s): the lab lowers that floor."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from tests import share_protocol_support as share
+from tests.java_client import support
+
+pytestmark = pytest.mark.real_kafka
+
+
+@pytest.fixture(scope="module")
+def driver():
+    yield from support.module_driver()
+
+
+def _setup(cluster) -> tuple[str, str]:
+    topic = cluster.create_topic(f"share-{uuid.uuid4().hex[:8]}", partitions=1)
+    group = share.new_group()
+    share.configure_with_admin(cluster.bootstrap_servers, group)
+    return topic, group
+
+
+def test_the_wire_advertises_kafkas_share_api_versions(cluster):
+    """ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge: the versions Kafka
+    4.3.1 advertises are the wire cluster's, and share.version is finalized at the same level."""
+    from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
+
+    from course_lib.broker.options import KAFKA_4_3_FEATURES
+    from course_lib.wire.apis import SUPPORTED
+    from tests.wire.conftest import RawClient
+
+    raw = RawClient(cluster.bootstrap_servers)
+    try:
+        frame = raw.request(ApiVersionsRequest(client_software_name="raw", client_software_version="0"), 3)
+    finally:
+        raw.close()
+    resp = ApiVersionsResponse.decode(frame, version=3, header=True)
+    kafka = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys if 76 <= k.api_key <= 79}
+    assert kafka == {key: SUPPORTED[key][:2] for key in range(76, 80)}
+    finalized = {f.name: f.max_version_level for f in resp.finalized_features}
+    assert finalized["share.version"] == KAFKA_4_3_FEATURES["share.version"]
+
+
+@pytest.mark.timeout(240)
+def test_librdkafka_share_consumers_on_kafka(cluster):
+    got = share.librdkafka_run(cluster.bootstrap_servers, *_setup(cluster))
+    print("kafka 4.3.1 librdkafka share:", got.pop("seconds"), "s")
+    assert got == share.EXPECTED
+
+
+@pytest.mark.timeout(240)
+def test_java_share_consumers_on_kafka(driver, cluster):
+    got = share.java_run(driver, cluster.bootstrap_servers, *_setup(cluster))
+    print("kafka 4.3.1 java share:", got.pop("seconds"), "s")
+    assert got.pop("during") == share.DESCRIBED  # Admin.describeShareGroups
+    assert got == share.EXPECTED

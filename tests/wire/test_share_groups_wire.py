@@ -1,0 +1,195 @@
+"""Share groups (KIP-932) over the wire with confluent-kafka's ShareConsumer: workers share one
+partition and acknowledge explicitly; a stalled worker's records come back when the lock runs
+out; a poison record is archived at the delivery count limit (tests/share_protocol_support.py).
+The simulator's share group invariants are checked after every event."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from kafka import errors as Errors
+from kafka.protocol.api_key import ApiKey
+
+from course_lib.broker.share_invariants import ShareInvariants
+from course_lib.wire import WireCluster
+from course_lib.wire.apis import SUPPORTED
+from course_lib.wire.apis.common import build
+from course_lib.wire.apis.schemas import (
+    ShareAcknowledgeRequest,
+    ShareAcknowledgeResponse,
+    ShareFetchRequest,
+    ShareFetchResponse,
+    ShareGroupHeartbeatRequest,
+    ShareGroupHeartbeatResponse,
+)
+from course_lib.wire.apis.topic_ids import names_by_uuid, topic_uuid
+from tests import share_protocol_support as share
+
+from .conftest import RawClient, versions_sent
+
+
+def test_share_schemas_round_trip_at_kafka_4_3_1_versions():
+    assert {k: SUPPORTED[k][:2] for k in range(76, 80)} == {
+        ApiKey.ShareGroupHeartbeat: (1, 1),
+        ApiKey.ShareGroupDescribe: (1, 1),
+        ApiKey.ShareFetch: (1, 2),
+        ApiKey.ShareAcknowledge: (1, 2),
+    }
+    req = ShareFetchRequest(
+        version=2,
+        group_id="g",
+        member_id="m",
+        share_session_epoch=1,
+        max_wait_ms=500,
+        min_bytes=1,
+        max_bytes=1 << 20,
+        max_records=5,
+        batch_size=5,
+        share_acquire_mode=0,
+        is_renew_ack=False,
+        topics=[],
+        forgotten_topics_data=[],
+    )
+    assert ShareFetchRequest.decode(req.encode(), version=2).max_records == 5
+    resp = build(
+        ShareFetchResponse,
+        1,
+        throttle_time_ms=0,
+        error_code=0,
+        acquisition_lock_timeout_ms=30000,
+        responses=[
+            {
+                "topic_id": topic_uuid(1),
+                "partitions": [
+                    {
+                        "partition_index": 0,
+                        "error_code": 0,
+                        "acknowledge_error_code": 0,
+                        "current_leader": {"leader_id": 1, "leader_epoch": 0},
+                        "records": b"",
+                        "acquired_records": [{"first_offset": 3, "last_offset": 4, "delivery_count": 2}],
+                    }
+                ],
+            }
+        ],
+        node_endpoints=[],
+    )
+    back = ShareFetchResponse.decode(resp.encode(), version=1)
+    assert back.responses[0].partitions[0].acquired_records[0].delivery_count == 2
+
+
+@pytest.mark.timeout(120)
+def test_librdkafka_share_consumers_on_the_wire(wire_cluster, monkeypatch):
+    checker = wire_cluster.call(lambda: ShareInvariants.attach(wire_cluster.cluster))
+    topic, group = share.wire_setup(wire_cluster)
+    with versions_sent(monkeypatch) as seen:
+        got = share.librdkafka_run(wire_cluster.bootstrap_servers, topic, group)
+    versions = {int(k): sorted(v) for k, v in seen.items() if k >= 76}
+    print("wire librdkafka share:", got.pop("seconds"), "s; versions:", versions)
+    assert got == share.EXPECTED
+    assert seen[ApiKey.ShareGroupHeartbeat] == {1} and seen[ApiKey.ShareFetch] == {1}
+    assert wire_cluster.call(lambda: checker.checks) > 100
+
+
+def test_share_sessions_and_bad_requests_get_kafkas_errors(wire):
+    """Share session epochs as Kafka's ``SharePartitionManager`` checks them, a malformed
+    acknowledgement batch and a join without a subscription: each a clear error code; a truncated
+    ShareFetch frame closes that connection only."""
+    topic = wire.create_topic("work", partitions=1)
+    topic_id = wire.call(lambda: next(iter(names_by_uuid(wire.cluster.brokers[1]))))
+    raw, other = RawClient(wire.bootstrap_servers), RawClient(wire.bootstrap_servers)
+
+    def fetch(epoch: int, acks=(), version: int = 1):
+        req = ShareFetchRequest(
+            version=version,
+            group_id="g",
+            member_id="m",
+            share_session_epoch=epoch,
+            max_wait_ms=0,
+            min_bytes=1,
+            max_bytes=1 << 20,
+            max_records=5,
+            batch_size=5,
+            topics=[
+                ShareFetchRequest.FetchTopic(
+                    version=version,
+                    topic_id=topic_id,
+                    partitions=[
+                        ShareFetchRequest.FetchTopic.FetchPartition(
+                            version=version,
+                            partition_index=0,
+                            acknowledgement_batches=[
+                                ShareFetchRequest.FetchTopic.FetchPartition.AcknowledgementBatch(
+                                    version=version, first_offset=f, last_offset=last, acknowledge_types=list(types)
+                                )
+                                for f, last, types in acks
+                            ],
+                        )
+                    ],
+                )
+            ],
+            forgotten_topics_data=[],
+        )
+        return ShareFetchResponse.decode(raw.request(req, version), version=version, header=True)
+
+    def acknowledge(epoch: int):
+        req = ShareAcknowledgeRequest(version=1, group_id="g", member_id="m", share_session_epoch=epoch, topics=[])
+        return ShareAcknowledgeResponse.decode(raw.request(req, 1), version=1, header=True)
+
+    try:
+        assert topic and fetch(3).error_code == Errors.ShareSessionNotFoundError.errno
+        assert fetch(0, acks=[(0, 0, [1])]).error_code == Errors.InvalidRequestError.errno  # acks when opening
+        assert acknowledge(0).error_code == Errors.InvalidShareSessionEpochError.errno
+        assert fetch(0).error_code == 0  # opened: the next epoch is 1
+        assert fetch(5).error_code == Errors.InvalidShareSessionEpochError.errno
+        # 3 offsets, 2 types: that partition's acknowledgements are refused, the fetch goes on
+        refused = fetch(1, acks=[(0, 2, [1, 1])])
+        assert refused.error_code == 0
+        assert refused.responses[0].partitions[0].acknowledge_error_code == Errors.InvalidRequestError.errno
+        assert fetch(2, acks=[(0, 0, [4])]).responses[0].partitions[0].acknowledge_error_code == (
+            Errors.InvalidRequestError.errno  # RENEW needs version 2
+        )
+        assert acknowledge(3).error_code == 0 and acknowledge(-1).error_code == 0  # closed
+        assert acknowledge(4).error_code == Errors.ShareSessionNotFoundError.errno
+        join = ShareGroupHeartbeatRequest(version=1, group_id="g", member_id="m", member_epoch=0)
+        answer = ShareGroupHeartbeatResponse.decode(raw.request(join, 1), version=1, header=True)
+        assert answer.error_code == Errors.InvalidRequestError.errno  # a join names its topics
+        # a ShareFetch cut short: that connection closes, the other keeps working
+        other.send_bytes(struct.pack(">hhih", 78, 1, 9, -1) + b"\x00\x01g")
+        with pytest.raises((ConnectionError, OSError)):
+            other.read_frame()
+        assert fetch(0).error_code == 0
+    finally:
+        raw.close()
+        other.close()
+
+
+def test_share_version_0_refuses_share_groups():
+    """``share.version`` 0 (Kafka before 4.2 by default): share groups are not enabled, and the
+    share group heartbeat and fetch answer UNSUPPORTED_VERSION, as Kafka's KafkaApis does."""
+    with WireCluster(brokers=1, seed=1, features={"share.version": 0}) as wire:
+        wire.create_topic("work", partitions=1)
+        raw = RawClient(wire.bootstrap_servers)
+        try:
+            join = ShareGroupHeartbeatRequest(
+                version=1, group_id="g", member_id="m", member_epoch=0, subscribed_topic_names=["work"]
+            )
+            answer = ShareGroupHeartbeatResponse.decode(raw.request(join, 1), version=1, header=True)
+            fetch = ShareFetchRequest(
+                version=1,
+                group_id="g",
+                member_id="m",
+                share_session_epoch=0,
+                max_wait_ms=0,
+                min_bytes=1,
+                max_bytes=1 << 20,
+                max_records=5,
+                batch_size=5,
+                topics=[],
+                forgotten_topics_data=[],
+            )
+            fetched = ShareFetchResponse.decode(raw.request(fetch, 1), version=1, header=True)
+        finally:
+            raw.close()
+    assert answer.error_code == fetched.error_code == Errors.UnsupportedVersionError.errno
