@@ -19,6 +19,8 @@ SHARED_GROUPS = {
     "real-kafka": ("tests/real/test_real_scenarios.py", "notebooks/09_"),
     # the Spark session, its Kafka cluster and the kill experiment that notebook 10 shows
     "spark": ("tests/spark/", "notebooks/10_"),
+    # the by-design client differences on the wire (course_lib/by_design.py's shared table)
+    "by-design": ("tests/wire/test_by_design.py", "tests/wire/test_behaviour_probes_wire.py"),
     # the offline site's build (``offline_site``, tests/conftest.py)
     "site": ("tests/test_site.py", "tests/test_browser_predictions.py"),
 }
