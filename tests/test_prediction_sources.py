@@ -2,7 +2,7 @@
 
 A measured statement is output, never source: it is made by an explanation function
 (``course_lib.explain.lessonNN``) from the run's values and shown under the reveal once the
-learner locks in. So, in lessons 00-08, 05b and 05c:
+learner locks in. So, in lessons 00-08, 05b, 05c and lab 09:
 
 - no markdown paragraph states a measured result ("**Measured:**", a verdict) or carries the
   static "lock in your prediction above" hint (the widget says it, and stops at lock-in);
@@ -32,7 +32,10 @@ ROOT = Path(__file__).resolve().parents[1]
 LESSONS = sorted(
     [
         *(ROOT / "notebooks").glob("0[0-8]_*.ipynb"),
-        *(ROOT / "notebooks" / name for name in ("05b_consumer_groups.ipynb", "05c_share_groups.ipynb")),
+        *(
+            ROOT / "notebooks" / name
+            for name in ("05b_consumer_groups.ipynb", "05c_share_groups.ipynb", "09_real_kafka_lab.ipynb")
+        ),
     ]
 )
 FIXTURES = ROOT / "tests" / "fixtures"

@@ -10,42 +10,26 @@ KIP-848's groups, which this branch does not have yet.)"""
 
 import dataclasses
 import os
-import warnings
 
 import pytest
 
 from bench.transaction_trials import checked_transaction_trial
 from course_lib.broker import producer_state as producer_state_module
 from course_lib.broker import txn_coordinator as txn_coordinator_module
-from course_lib.broker.invariants import InvariantViolation
+from tests import invariant_support
 
 SEEDS = int(os.environ.get("TXN_INVARIANT_SEEDS", "1000"))
 
-
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
+pytestmark = pytest.mark.filterwarnings("ignore")  # the trials' clients warn by design
 
 
-def first_violation(seeds=range(40)) -> str | None:
-    for seed in seeds:
-        try:
-            checked_transaction_trial(seed)
-        except InvariantViolation as e:
-            return str(e)
-    return None
+def first_violation() -> str | None:
+    return invariant_support.first_violation(checked_transaction_trial, range(40))
 
 
 def test_epochs_only_grow_at_every_step_of_1000_seeded_transactional_schedules():
     bumped = 0
-    for seed in range(SEEDS):
-        try:
-            trial = checked_transaction_trial(seed)
-        except InvariantViolation as e:
-            pytest.fail(f"seed {seed}: {e}  (replay: bench.transaction_trials.checked_transaction_trial({seed}))")
-        assert trial.checks == trial.events, f"seed {seed}: the checker missed events"
+    for trial in invariant_support.checked_trials(checked_transaction_trial, range(SEEDS)):
         bumped += trial.transaction_version == 2 and trial.final_epoch > 0
     # the v2 schedules do bump epochs (otherwise the invariants check little)
     assert bumped > SEEDS // 4, bumped

@@ -5,7 +5,6 @@ invariant fails with the seed that broke it; ``checked_trial(seed)`` replays it.
 The mutation tests prove each invariant can fail: they break the simulator the way a wrong
 model of Kafka would and expect the checker to notice."""
 
-import warnings
 from dataclasses import replace
 
 import pytest
@@ -16,34 +15,20 @@ from course_lib.broker.controller import Controller
 from course_lib.broker.invariants import InvariantViolation, ReplicationInvariants
 from course_lib.broker.partition import Partition
 from bench.replication_trials import checked_trial
+from tests import invariant_support
 
 SEEDS = 1000
 
-
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
+pytestmark = pytest.mark.filterwarnings("ignore")  # the trials' clients warn by design
 
 
-def first_violation(seeds=range(100)) -> str | None:
-    for seed in seeds:
-        try:
-            checked_trial(seed)
-        except InvariantViolation as e:
-            return str(e)
-    return None
+def first_violation() -> str | None:
+    return invariant_support.first_violation(checked_trial, range(100))
 
 
 def test_invariants_hold_at_every_step_of_1000_seeded_schedules():
     totals = {"events": 0, "clean": 0, "unclean": 0}
-    for seed in range(SEEDS):
-        try:
-            trial = checked_trial(seed)
-        except InvariantViolation as e:
-            pytest.fail(f"seed {seed}: {e}  (replay: bench.replication_trials.checked_trial({seed}))")
-        assert trial.checks == trial.events, f"seed {seed}: the checker missed events"
+    for trial in invariant_support.checked_trials(checked_trial, range(SEEDS)):
         totals["events"] += trial.events
         totals["clean"] += trial.clean_elections
         totals["unclean"] += trial.unclean_elections

@@ -9,41 +9,24 @@ model of KIP-932 would and expect the checker to notice."""
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 
 from bench.share_trials import checked_share_trial
-from course_lib.broker.invariants import InvariantViolation
 from course_lib.broker.share_partition import ACQUIRED, AVAILABLE, SharePartition
+from tests import invariant_support
 
 SEEDS = 1000
 
-
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
+pytestmark = pytest.mark.filterwarnings("ignore")  # the trials' clients warn by design
 
 
-def first_violation(seeds=range(60)) -> str | None:
-    for seed in seeds:
-        try:
-            checked_share_trial(seed)
-        except InvariantViolation as e:
-            return str(e)
-    return None
+def first_violation() -> str | None:
+    return invariant_support.first_violation(checked_share_trial, range(60))
 
 
 def test_share_invariants_hold_at_every_step_of_1000_seeded_schedules():
     totals = {"events": 0, "failovers": 0, "redelivered": 0, "deliveries": 0}
-    for seed in range(SEEDS):
-        try:
-            trial = checked_share_trial(seed)
-        except InvariantViolation as e:
-            pytest.fail(f"seed {seed}: {e}  (replay: bench.share_trials.checked_share_trial({seed}))")
-        assert trial.checks == trial.events, f"seed {seed}: the checker missed events"
+    for trial in invariant_support.checked_trials(checked_share_trial, range(SEEDS)):
         for name in totals:
             totals[name] += getattr(trial, name)
     # the schedules exercise what the invariants are about: leader changes and redeliveries

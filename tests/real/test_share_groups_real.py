@@ -35,7 +35,7 @@ def test_the_wire_advertises_kafkas_share_api_versions(cluster):
 
     from course_lib.broker.options import KAFKA_4_3_FEATURES
     from course_lib.wire.apis import SUPPORTED
-    from tests.wire.conftest import RawClient
+    from tests.wire.client_probes import RawClient
 
     raw = RawClient(cluster.bootstrap_servers)
     try:

@@ -24,18 +24,26 @@ from course_lib.wire.apis.common import build
 CODECS = ("gzip", "snappy", "lz4", "zstd")
 
 
-class RawConnection:
-    """One socket to one broker: framed kafka-python requests in, raw answer frames out."""
+class RawClient:
+    """A bare Kafka client on one socket to one broker: framed kafka-python requests in, raw answer
+    frames out, and bytes no library would send (tests/wire's bad-input and nemesis tests)."""
 
-    def __init__(self, host: str, port: int):
-        self.sock = socket.create_connection((host, port), timeout=15)
-        self.corr = 0
+    def __init__(self, address: str, client_id: str = "raw", timeout: float = 10):
+        host, port = address.split(",")[0].rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=timeout)
+        self.corr, self.client_id = 0, client_id
+
+    def send_bytes(self, payload: bytes) -> None:
+        self.sock.sendall(struct.pack(">i", len(payload)) + payload)
 
     def request(self, request, version: int) -> bytes:
         self.corr += 1
         request.API_VERSION = version
-        request.with_header(correlation_id=self.corr, client_id="probe")
+        request.with_header(correlation_id=self.corr, client_id=self.client_id)
         self.sock.sendall(bytes(request.encode(header=True, framed=True)))
+        return self.read_frame()
+
+    def read_frame(self) -> bytes:
         size = struct.unpack(">i", self._exactly(4))[0]
         return self._exactly(size)
 
@@ -52,10 +60,15 @@ class RawConnection:
         self.sock.close()
 
 
-def leader_connection(bootstrap: str, topic: str, partition: int = 0) -> RawConnection:
+def connect(host: str, port: int) -> RawClient:
+    """A probe's connection to one broker (a slow broker under load gets 15 s)."""
+    return RawClient(f"{host}:{port}", client_id="probe", timeout=15)
+
+
+def leader_connection(bootstrap: str, topic: str, partition: int = 0) -> RawClient:
     """A raw connection to the leader of ``topic``-``partition`` (found with Metadata v1)."""
     host, port = bootstrap.split(",")[0].rsplit(":", 1)
-    first = RawConnection(host, int(port))
+    first = connect(host, int(port))
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -63,7 +76,7 @@ def leader_connection(bootstrap: str, topic: str, partition: int = 0) -> RawConn
             brokers = {b.node_id: (b.host, b.port) for b in answer.brokers}
             leaders = [p.leader_id for t in answer.topics for p in t.partitions if p.partition_index == partition]
             if leaders and leaders[0] in brokers:
-                return RawConnection(*brokers[leaders[0]])
+                return connect(*brokers[leaders[0]])
             if time.monotonic() > deadline:
                 raise AssertionError(f"{topic}-{partition} has no leader: {answer}")
             time.sleep(0.1)
@@ -194,19 +207,19 @@ def kafka_python_codec_roundtrip(bootstrap: str, topic: str, codec: str, count: 
     return consume_values(bootstrap, topic, count)
 
 
-def _coordinator(bootstrap: str, key: str, key_type: int) -> RawConnection:
+def _coordinator(bootstrap: str, key: str, key_type: int) -> RawClient:
     """A raw connection to the coordinator of a group (``key_type`` 0) or transactional id (1)."""
     from kafka.protocol.metadata import FindCoordinatorRequest, FindCoordinatorResponse
 
     host, port = bootstrap.split(",")[0].rsplit(":", 1)
-    first = RawConnection(host, int(port))
+    first = connect(host, int(port))
     try:
         deadline = time.monotonic() + 30
         while True:
             frame = first.request(FindCoordinatorRequest(key=key, key_type=key_type), 1)
             answer = FindCoordinatorResponse.decode(frame, version=1, header=True)
             if answer.error_code == 0:
-                return RawConnection(answer.host, answer.port)
+                return connect(answer.host, answer.port)
             if time.monotonic() > deadline:
                 raise AssertionError(f"no coordinator for {key!r}: {answer}")
             time.sleep(0.2)

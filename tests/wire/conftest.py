@@ -1,12 +1,10 @@
 """Fixtures for the wire front end: a seeded wire cluster per test, a check that it leaves no
-thread or socket behind, and a raw client for what kafka-python would never send."""
+thread or socket behind."""
 
 import contextlib
 import gc
 import logging
 import os
-import socket
-import struct
 import threading
 import time
 
@@ -73,41 +71,6 @@ def wire(no_leaks):
         yield w
     finally:
         w.stop()
-
-
-class RawClient:
-    """A bare Kafka client: frames in, frames out, for requests no library would send."""
-
-    def __init__(self, address: str):
-        host, port = address.split(",")[0].rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)), timeout=10)
-        self.corr = 0
-
-    def send_bytes(self, payload: bytes) -> None:
-        self.sock.sendall(struct.pack(">i", len(payload)) + payload)
-
-    def request(self, request, version: int):
-        self.corr += 1
-        request.API_VERSION = version
-        request.with_header(correlation_id=self.corr, client_id="raw")
-        self.sock.sendall(bytes(request.encode(header=True, framed=True)))
-        return self.read_frame()
-
-    def read_frame(self) -> bytes:
-        size = struct.unpack(">i", self._exactly(4))[0]
-        return self._exactly(size)
-
-    def _exactly(self, n: int) -> bytes:
-        buf = b""
-        while len(buf) < n:
-            chunk = self.sock.recv(n - len(buf))
-            if not chunk:
-                raise ConnectionError("closed by the server")
-            buf += chunk
-        return buf
-
-    def close(self) -> None:
-        self.sock.close()
 
 
 def record_versions(monkeypatch) -> dict:

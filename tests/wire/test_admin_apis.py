@@ -97,7 +97,7 @@ def test_kafka_python_describe_cluster_at_every_version(wire2):
     from kafka import KafkaAdminClient
     from kafka.protocol.admin import DescribeClusterRequest, DescribeClusterResponse
 
-    from .client_probes import RawConnection
+    from .client_probes import connect
 
     admin = KafkaAdminClient(bootstrap_servers=wire2.bootstrap_servers)
     try:
@@ -105,7 +105,7 @@ def test_kafka_python_describe_cluster_at_every_version(wire2):
     finally:
         admin.close()
     host, port = wire2.bootstrap_servers.split(",")[0].rsplit(":", 1)
-    raw = RawConnection(host, int(port))
+    raw = connect(host, int(port))
     try:
         for version in (0, 1, 2):
             frame = raw.request(DescribeClusterRequest(include_cluster_authorized_operations=False), version)

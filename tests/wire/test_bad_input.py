@@ -17,7 +17,8 @@ from kafka.protocol.metadata import ApiVersionsResponse, MetadataRequest, Metada
 
 from course_lib.wire import WireCluster
 
-from .conftest import RawClient, open_fds, wire_threads
+from .client_probes import RawClient
+from .conftest import open_fds, wire_threads
 
 
 def test_unsupported_api_version_answers_unsupported_version_and_logs_once(wire, caplog):

@@ -7,7 +7,7 @@ from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, Met
 
 from course_lib.wire import apis
 
-from .conftest import RawClient
+from .client_probes import RawClient
 
 
 def poll_all(consumer, count: int, timeout_s: float = 20.0) -> list:

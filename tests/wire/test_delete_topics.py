@@ -17,7 +17,7 @@ from course_lib.broker import Cluster
 from course_lib.clients import KafkaAdminClient as SimAdmin
 from course_lib.wire import WireCluster, apis
 
-from .conftest import RawClient
+from .client_probes import RawClient
 
 SEQUENCES = int(os.environ.get("WIRE_ADMIN_DIFF_SEQUENCES", "40"))
 NAMES = ("a", "b", "c")

@@ -15,7 +15,7 @@ from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, Met
 
 from course_lib.wire import WireCluster
 
-from .conftest import RawClient
+from .client_probes import RawClient
 
 FAST_FAILOVER = {
     "broker_session_timeout_ms": 1500,

@@ -33,7 +33,7 @@ from tests.real.helpers import (
     wrong_login,
 )
 
-from .conftest import RawClient
+from .client_probes import RawClient
 
 USERS = {"ann": "ann-pw", "bob": "bob-pw"}
 SASL_KEYS = {SaslHandshakeRequest.API_KEY, SaslAuthenticateRequest.API_KEY}

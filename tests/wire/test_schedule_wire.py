@@ -16,7 +16,8 @@ from course_lib.scenarios import run_scenario
 from course_lib.backend import ComposedBackend
 from course_lib.wire.cluster import WireCluster
 
-from .conftest import RawClient, wire_threads
+from .client_probes import RawClient
+from .conftest import wire_threads
 
 SAFE_PRODUCER = {"acks": "all", "enable_idempotence": True}
 SAFE_TOPIC = {"replication_factor": 3, "min_insync_replicas": 2, "unclean_leader_election_enable": False}

@@ -26,7 +26,8 @@ from course_lib.wire.apis.schemas import (
 from course_lib.wire.apis.topic_ids import names_by_uuid, topic_uuid
 from tests import share_protocol_support as share
 
-from .conftest import RawClient, versions_sent
+from .client_probes import RawClient
+from .conftest import versions_sent
 
 
 def test_share_schemas_round_trip_at_kafka_4_3_1_versions():
