@@ -153,7 +153,7 @@ def test_the_demos_kernel_starts_without_jedi_or_package_manager(tmp_path):
 
 
 @pytest.mark.site
-def test_the_sites_wheels_carry_the_bytecode_pyodide_imports(tmp_path):
+def test_the_sites_wheels_carry_the_bytecode_pyodide_imports(wheels):
     """What tools/pyodide_bytecode.py compiles is used as it is: importing traitlets from the
     compiled wheel compiles no source, and the standard library's zip has the pycs zipimport reads
     (unchecked-hash, not compared with the source)."""
@@ -162,8 +162,7 @@ def test_the_sites_wheels_carry_the_bytecode_pyodide_imports(tmp_path):
     from tools.pyodide_bytecode import STDLIB
     from tools.pyodide_local import local_distribution, run_python
 
-    _skip_without_node()
-    compiled = site_build.compile_for_the_site(site_build.wheels(tmp_path))
+    compiled = site_build.compile_for_the_site(wheels)  # the module's wheels: built once
     traitlets = compiled / next(local_distribution().glob("traitlets-*.whl")).name
     probe = """
 import importlib.machinery as m
