@@ -17,8 +17,9 @@ SHARED_GROUPS = {
     # the fidelity matrix that tests/real computes and notebook 09 shows (the other files of
     # tests/real share its session cluster only: a process that runs one starts its own)
     "real-kafka": ("tests/real/test_real_scenarios.py", "notebooks/09_"),
-    # the Spark session, its Kafka cluster and the kill experiment that notebook 10 shows
-    "spark": ("tests/spark/", "notebooks/10_"),
+    # the Spark session and the kill experiment that notebook 10 shows (tests/spark/test_connect.py
+    # has a Spark Connect server of its own: it shares only the session's Kafka cluster)
+    "spark": ("tests/spark/test_harness.py", "tests/spark/test_pipeline_rules.py", "notebooks/10_"),
     # the by-design client differences on the wire (course_lib/by_design.py's shared table)
     "by-design": ("tests/wire/test_by_design.py", "tests/wire/test_behaviour_probes_wire.py"),
     # the offline site's build (``offline_site``, tests/conftest.py)
@@ -26,7 +27,15 @@ SHARED_GROUPS = {
 }
 
 #: the longest groups start first, so neither process is left with a long one at the end
-LONG_GROUPS_FIRST = ("real-kafka", "spark", "site", "tests/test_browser_lab.py", "tests/workshop/", "tests/real/")
+LONG_GROUPS_FIRST = (
+    "real-kafka",
+    "spark",
+    "tests/spark/test_connect.py",
+    "site",
+    "tests/test_browser_lab.py",
+    "tests/workshop/",
+    "tests/real/",
+)
 
 
 def group_of(nodeid: str) -> str:
