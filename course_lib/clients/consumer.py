@@ -51,11 +51,11 @@ from ..broker.protocol import ConsumerFetchRequest, MetadataRequest, OffsetFetch
 from ..history import FAIL, INFO, Nemesis, OK, OpName
 from .config import resolve_consumer_config
 from .fetching import Fetching, _Partition
-from .group_membership import GroupMembership
+from .consumer_protocol import ConsumerGroupMembership
 from .offset_lookup import EARLIEST, LATEST, OffsetLookup
 
 
-class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
+class KafkaConsumer(ConsumerGroupMembership, Fetching, OffsetLookup):
     def __init__(self, *topics, **configs):
         self.config = resolve_consumer_config(**configs)
         self._attach("consumer")
@@ -86,6 +86,7 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
         self._in_position = False
         self._left_group = False  # left after max_poll_interval_ms; rejoin only from poll()
         self._next_auto_commit = self._sim.now + self.config["auto_commit_interval_ms"]
+        self._init_consumer_protocol()
         if topics:
             self.subscribe(topics)
 
@@ -121,7 +122,12 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
         self._subscribed = True
         self._pattern = re.compile(pattern) if pattern else None
         self._subscription = self._matching_topics(self._pattern) if self._pattern else tuple(sorted(topics))
-        self._needs_join = True
+        if self._kip848 and self._generation > 0:
+            # a consumer group member sends its new subscription with a heartbeat and stays a member
+            if not self._heartbeat_in_flight:
+                self._send_heartbeat()
+        else:
+            self._needs_join = True
         self._advance()
 
     def subscription(self):
@@ -148,7 +154,9 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
         self._set_assignment([])
         if self._member_id and self._coordinator is not None and self.config["group_instance_id"] is None:
             self._leave_group()
-        self._member_id, self._generation = "", -1
+        if not self._kip848:  # a consumer group member keeps its own member id (KIP-1082)
+            self._member_id = ""
+        self._generation = -1
         self._needs_join = False
         self._heartbeat_gen += 1  # no member, no heartbeats
 
@@ -184,6 +192,8 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
             self._last_poll_ms = self._sim.now
 
     def _poll(self, timeout_ms, max_records) -> dict:
+        if self._fatal is not None:  # the Java client's poll() throws what the heartbeat got
+            raise self._fatal
         if self._needs_join and self._partitions and self._subscription:
             self._on_revoke()
         if self.config["enable_auto_commit"] and self._sim.now >= self._next_auto_commit:
