@@ -264,7 +264,7 @@ class ConsumerGroupMembership(GroupMembership):
             raise self._fatal
         if not self._subscription or self._generation > 0:
             return
-        if self._joining or self._needs_join:
+        if (self._joining or self._needs_join) and not self._left_group:
             raise Errors.RebalanceInProgressError(
                 "the consumer is joining its consumer group: poll() until it has partitions, then commit"
             )

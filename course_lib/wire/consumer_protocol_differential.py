@@ -154,16 +154,37 @@ class _Side:
         self.raced = False  # a coordinator crash happened: the rejoin order is a race from then on
 
     # what a subclass provides
-    def make(self, name: str): ...
-    def poll(self, consumer) -> int: ...
-    def commit(self, consumer) -> None: ...
-    def close(self, consumer) -> None: ...
-    def crash(self, consumer) -> None: ...
-    def produce(self) -> None: ...
-    def fault_coordinator(self) -> None: ...
-    def view(self) -> dict: ...
-    def client(self, consumer) -> tuple: ...  # (member id, member epoch, sorted partitions, positions)
-    def settle_loop(self, settled) -> bool: ...
+    def make(self, name: str):
+        raise NotImplementedError
+
+    def poll(self, consumer) -> int:
+        raise NotImplementedError
+
+    def commit(self, consumer) -> None:
+        raise NotImplementedError
+
+    def close(self, consumer) -> None:
+        raise NotImplementedError
+
+    def crash(self, consumer) -> None:
+        raise NotImplementedError
+
+    def produce(self) -> None:
+        raise NotImplementedError
+
+    def fault_coordinator(self) -> None:
+        raise NotImplementedError
+
+    def view(self) -> dict:
+        raise NotImplementedError
+
+    def client(self, consumer) -> tuple:
+        """(member id, member epoch, sorted partitions, {partition: position})"""
+        raise NotImplementedError
+
+    def settle_loop(self, settled) -> bool:
+        """Poll the live members until ``settled()`` (False: it never was)."""
+        raise NotImplementedError
 
     def step(self, step: str) -> str:
         verb, _, name = step.partition(":")
@@ -188,10 +209,10 @@ class _Side:
         if not self.settle_loop(self._settled):
             return f"{outcome} / not settled: {self._last}"
         if verb == "join" and name in self.members:
-            self.member_ids.append(self._last[1][name][0])  # type: ignore[index]
+            self.member_ids.append(self._last[1][name][0])
         return f"{outcome} / {self.observe()}"
 
-    _last: object = None
+    _last: tuple = ({}, {})  # (group view, {name: client view}) at the last settle check
 
     def _settled(self) -> bool:
         view = self.view()
@@ -207,7 +228,7 @@ class _Side:
         return True
 
     def observe(self) -> str:
-        view, clients = self._last  # type: ignore[misc]
+        view, clients = self._last
         owners = {p: name for name, (_, _, parts, _) in clients.items() for p in parts}
         moved = sum(1 for p, name in owners.items() if p in self.owners and self.owners[p] != name)
         self.owners = owners
