@@ -221,14 +221,8 @@ public final class Driver {
                     if (timeout == null) ((KafkaProducer<?, ?>) c).close();
                     else ((KafkaProducer<?, ?>) c).close(timeout);
                 } else if (c instanceof KafkaConsumer) {
-                    CloseOptions options = timeout == null ? null : CloseOptions.timeout(timeout);
-                    if (r.path("remain_in_group").asBoolean(false)) {
-                        // KIP-1092: no leave - the group sees a crash (the session timeout removes the member)
-                        options = (options == null ? CloseOptions.timeout(Duration.ofSeconds(30)) : options)
-                                .withGroupMembershipOperation(CloseOptions.GroupMembershipOperation.REMAIN_IN_GROUP);
-                    }
-                    if (options == null) ((KafkaConsumer<?, ?>) c).close();
-                    else ((KafkaConsumer<?, ?>) c).close(options);
+                    if (timeout == null) ((KafkaConsumer<?, ?>) c).close();
+                    else ((KafkaConsumer<?, ?>) c).close(CloseOptions.timeout(timeout));
                 } else {
                     if (timeout == null) ((Admin) c).close();
                     else ((Admin) c).close(timeout);

@@ -247,18 +247,6 @@ class JavaConsumer(_JavaClient):
 
     kind = "consumer"
 
-    def close(self, timeout: float | None = None, remain_in_group: bool = False) -> None:
-        """``close()``; ``remain_in_group=True``: ``CloseOptions.groupMembershipOperation(REMAIN_IN_GROUP)``
-        (KIP-1092) - no leave, so the group sees a crash until the session timeout removes the member."""
-        self._driver.request(
-            "close",
-            handle=self.handle,
-            timeout_ms=_ms(timeout),
-            remain_in_group=remain_in_group,
-            what=f"{self.handle}.close",
-            timeout=_wait(timeout),
-        )
-
     def subscribe(self, topics: Iterable[str]) -> None:
         self._call("subscribe", topics=list(topics))
 

@@ -5,8 +5,8 @@ simulated :class:`~course_lib.broker.Cluster`) and through the Java client 4.3.1
 simulated brokers over TCP).
 
 Members ``A``, ``B``, ``C`` of one group subscribe to a 4-partition topic; a sequence joins,
-commits, closes (leave, epoch -1), crashes (no leave: Java's ``close`` with ``REMAIN_IN_GROUP``,
-KIP-1092; the coordinator removes the member after its session timeout), produces, and crashes
+commits, closes (leave, epoch -1), crashes (no leave: a Java member that will crash runs in a
+driver process of its own, killed; the coordinator removes it after its session timeout), produces, and crashes
 the group coordinator's broker (the simulator keeps groups in memory: members get
 ``UNKNOWN_MEMBER_ID`` and rejoin with epoch 0). After every call both sides poll their live
 members until the group is settled - the coordinator's group ``Stable``, every live member
@@ -314,19 +314,34 @@ class _SimulatedSide(_Side):
 
 
 class _JavaSide(_Side):
-    def __init__(self, wire: WireCluster, driver, topic: str, group: str):
+    def __init__(self, wire: WireCluster, driver, topic: str, group: str, plan: tuple):
         from ..java_client import JavaProducer
 
         super().__init__(topic, group)
         self.wire, self.driver = wire, driver
+        self.plan, self.at = plan, 0
+        self.own_drivers: dict = {}  # id(consumer) -> the driver process it alone runs in
         wire.create_topic(topic, partitions=PARTITIONS)
         self.producer = JavaProducer(driver, {"bootstrap.servers": wire.bootstrap_servers, "acks": "all"})
 
-    def make(self, name):
-        from ..java_client import JavaConsumer
+    def step(self, step: str) -> str:
+        self.at += 1
+        return super().step(step)
 
+    def _will_crash(self, name: str) -> bool:
+        for later in self.plan[self.at :]:
+            if later in (f"crash:{name}", f"join:{name}", f"close:{name}"):
+                return later == f"crash:{name}"
+        return False
+
+    def make(self, name):
+        from ..java_client import DriverProcess, JavaConsumer
+
+        # a member that will crash runs alone in a driver process, so that killing it is a crash
+        # (close() with REMAIN_IN_GROUP is not: a dynamic member still leaves)
+        driver = DriverProcess() if self._will_crash(name) else self.driver
         c = JavaConsumer(
-            self.driver,
+            driver,
             {
                 "bootstrap.servers": self.wire.bootstrap_servers,
                 "group.id": self.group,
@@ -335,6 +350,8 @@ class _JavaSide(_Side):
                 "enable.auto.commit": "false",
             },
         )
+        if driver is not self.driver:
+            self.own_drivers[id(c)] = driver
         c.subscribe([self.topic])
         return c
 
@@ -348,7 +365,7 @@ class _JavaSide(_Side):
         consumer.close(timeout=10)
 
     def crash(self, consumer) -> None:
-        consumer.close(timeout=10, remain_in_group=True)
+        self.own_drivers.pop(id(consumer)).kill()
 
     def produce(self) -> None:
         for p in range(PARTITIONS):
@@ -395,6 +412,8 @@ class _JavaSide(_Side):
             except Exception:  # noqa: BLE001 - best effort at the end
                 pass
         self.producer.close(timeout=5)
+        for driver in self.own_drivers.values():
+            driver.close()
 
 
 class ConsumerProtocolDifferential:
@@ -404,7 +423,7 @@ class ConsumerProtocolDifferential:
     def run(self, seed: int) -> list[ConsumerProtocolDifference]:
         plan = steps(seed)
         topic, group = f"cgp{seed}", f"cgp-{seed}"
-        java = _JavaSide(self.wire, self.driver, topic, group)
+        java = _JavaSide(self.wire, self.driver, topic, group, plan)
         try:
             java.produce()
             java.produce()

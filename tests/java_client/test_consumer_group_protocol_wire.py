@@ -49,10 +49,11 @@ def test_java_crashed_member(driver, short_session_wire):
     wire = short_session_wire
     topic = wire.create_topic("t", partitions=4)
     got = kip848.crashed_member(
-        kip848.java_members(driver, wire.bootstrap_servers, topic), kip848.producer(wire.bootstrap_servers, topic)
+        kip848.java_members(driver, wire.bootstrap_servers, topic, crash_b=True),
+        kip848.producer(wire.bootstrap_servers, topic),
     )
     print("wire java crash:", got["seconds"])
-    kip848.check(got, kip848.CRASH_EXPECTED, kip848.JAVA_CRASH_EPOCHS)
+    assert not kip848.check(got, kip848.CRASH_EXPECTED, kip848.JAVA_CRASH_EPOCHS)
 
 
 @pytest.mark.timeout(180)
@@ -65,4 +66,4 @@ def test_java_slow_handler(driver, wire_cluster):
         max_poll_s=5,
     )
     print("wire java slow handler:", got["seconds"])
-    kip848.check(got, kip848.SLOW_EXPECTED, kip848.JAVA_SLOW_EPOCHS)
+    assert not kip848.check(got, kip848.SLOW_EXPECTED, kip848.JAVA_SLOW_EPOCHS)
