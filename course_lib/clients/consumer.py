@@ -23,6 +23,11 @@
   restart - it sends no LeaveGroup on ``close()``, and rejoining with the same instance id gets
   the same assignment without a rebalance; only ``session_timeout_ms`` of silence removes it.
 
+- ``group_protocol="consumer"`` (the Java client's ``group.protocol``; kafka-python has only the
+  classic protocol): the consumer joins a *consumer group* (KIP-848) as the Java client 4.3.1
+  does - ConsumerGroupHeartbeat, the coordinator's assignor (``group_remote_assignor``),
+  incremental reconciliation, member epochs: :mod:`.consumer_protocol`.
+
 - The rest of kafka-python's API, with its exception classes in its order: ``pause``/``resume``/
   ``paused``, ``highwater`` (from the last fetch; None before one), ``seek_to_beginning``/
   ``seek_to_end`` (looked up inside the next ``poll()`` or ``position()``, as an
