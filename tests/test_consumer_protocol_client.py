@@ -124,6 +124,10 @@ def test_slow_handler_leaves_and_rejoins_at_the_next_poll():
     # a's handler takes 15 s: past max_poll_interval_ms it leaves (epoch -1), b gets everything
     _poll_until(cluster, [b], lambda: _owned(b) == [0, 1, 2, 3], timeout_ms=30_000)
     assert a.group_metadata().generation_id == -1
+    # as the Java client's poll timer: it leaves the moment max_poll_interval_ms has passed, not
+    # at its next heartbeat
+    left = [op.evidence["reason"] for op in cluster.history if op.f == "left_group" and op.process == a.node_id]
+    assert left == ["no poll() for 10000 ms > max_poll_interval_ms=10000"], left
     with pytest.raises(Errors.CommitFailedError):
         a.commit({tp: 1 for tp in a.assignment()} or None)
     _poll_until(cluster, [a, b], lambda: len(_owned(a)) == 2 and len(_owned(b)) == 2)

@@ -195,6 +195,7 @@ class KafkaConsumer(ConsumerGroupMembership, Fetching, OffsetLookup):
         finally:
             self._polling = False
             self._last_poll_ms = self._sim.now
+            self._arm_poll_timer()
 
     def _poll(self, timeout_ms, max_records) -> dict:
         if self._fatal is not None:  # the Java client's poll() throws what the heartbeat got

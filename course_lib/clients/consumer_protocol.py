@@ -93,6 +93,18 @@ class ConsumerGroupMembership(GroupMembership):
             self._send_heartbeat()
         self._sim.schedule(self._heartbeat_interval_ms, self._heartbeat, gen)
 
+    def _arm_poll_timer(self) -> None:
+        """After each ``poll()``: the Java client's background thread leaves the group as soon as
+        ``max_poll_interval_ms`` has passed without another (its poll timer), not at the next
+        heartbeat - so the simulated consumer checks at that moment too."""
+        if self._kip848:
+            self._sim.schedule(self.config["max_poll_interval_ms"], self._poll_timer_expired, self._last_poll_ms)
+
+    def _poll_timer_expired(self, armed_at: float) -> None:
+        if not self.alive or self._polling or self._last_poll_ms != armed_at or self._generation <= 0:
+            return  # polled since, or not a member
+        self._leave_after_poll_timeout(self._sim.now - self._last_poll_ms)
+
     def _heartbeat_request(self, epoch: int) -> ConsumerGroupHeartbeatRequest:
         """``HeartbeatState.buildRequestData``: a field is sent when joining or when it changed."""
         fields = {
