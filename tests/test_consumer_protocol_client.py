@@ -152,3 +152,18 @@ def test_a_cluster_without_the_protocol_fails_the_poll():
     with pytest.raises(Errors.UnsupportedVersionError):
         for _ in range(50):
             a.poll(timeout_ms=100)
+
+
+def test_lesson_05b_side_by_side_the_others_stop_only_on_a_classic_group():
+    """notebooks/05b's "the consumer protocol" section: the slow handler on both kinds of group.
+    The classic group's rebalances stop fast; the consumer group moves only slow's partition -
+    and the slow handler itself fares the same on both (thrown out, records processed twice)."""
+    from course_lib.consumer_groups import protocols_side_by_side
+    from course_lib.explain.lesson05b import _thrown_out
+
+    runs = protocols_side_by_side(seed=1)
+    classic, consumer = runs["classic"], runs["consumer"]
+    assert classic.stopped_ms("fast") > 0 and consumer.stopped_ms("fast") == 0
+    assert len(_thrown_out(classic, "slow")) >= 2 and len(_thrown_out(consumer, "slow")) >= 2
+    assert classic.duplicates() == consumer.duplicates() > 0
+    assert not consumer.never_processed() and not classic.never_processed()
