@@ -365,7 +365,9 @@ class _JavaSide(_Side):
         consumer.close(timeout=10)
 
     def crash(self, consumer) -> None:
-        self.own_drivers.pop(id(consumer)).kill()
+        driver = self.own_drivers.pop(id(consumer))
+        driver.kill()  # SIGKILL: the member sends nothing more
+        driver.close()  # its pipes and reader threads
 
     def produce(self) -> None:
         for p in range(PARTITIONS):
