@@ -134,6 +134,7 @@ class GroupRun:
         self.failed_commits: list[tuple] = []
         self._incarnations = Incarnations()
         self.events: list[tuple] = []  # (time_ms, who, what) of the plan itself
+        self.owned: list[tuple] = []  # (time_ms, name, partitions owned) after each poll
         self._plan: list[tuple] = []  # (time_ms, order, action, args)
         self._send(messages)
         self.t0 = self.backend.now_ms  # plan times and the timeline count from here
@@ -250,6 +251,9 @@ class GroupRun:
             "max_poll_records": 5,
             **settings,
         }
+        if config.get("group_protocol") == "consumer":
+            # a consumer group's coordinator sets both (group.consumer.*): the client may not
+            del config["session_timeout_ms"], config["heartbeat_interval_ms"]
         consumer = self.backend.consumer(**config)
         app = App(
             name,
@@ -323,6 +327,7 @@ class GroupRun:
                 return self._shutdown(app)
         records = [r for rs in app.consumer.poll(timeout_ms=0).values() for r in rs]
         app.reached("poll")
+        self.owned.append((now, app.name, len(app.consumer.assignment())))
         app.in_handler = records
         app.next_ms = now + (len(records) * app.handler_ms if records else self.idle_poll_ms)
 
@@ -344,6 +349,15 @@ class GroupRun:
     def extra_runs(self) -> int:
         """How many times the handler ran on a message it had already processed."""
         return sum(n - 1 for n in self.processed.values() if n > 1)
+
+    def stopped_ms(self, name: str) -> float:
+        """How long ``name`` owned no partition between its first assignment and its last poll
+        (sampled at its polls): the time a rebalance stopped it."""
+        samples = [(t, n) for t, who, n in self.owned if who == name]
+        first = next((i for i, (_, n) in enumerate(samples) if n), None)
+        if first is None:
+            return 0.0
+        return 0.0 + sum(t1 - t0 for (t0, n), (t1, _) in zip(samples[first:], samples[first + 1 :]) if n == 0)
 
     def never_processed(self) -> list[str]:
         return [m for m in self.sent if not self.processed[m]]
@@ -517,3 +531,24 @@ def slow_handler(target=None, seed: int = 1) -> dict:
 def simulated_slow_handler(seed: int = 1) -> dict:
     """:func:`slow_handler_outcome` on the simulator."""
     return slow_handler(None, seed)
+
+
+# ---- classic and consumer groups side by side (KIP-848) ----------------------------------------
+def protocols_side_by_side(seed: int = 1) -> dict:
+    """Lesson 05b's slow handler on a classic group (kafka-python's eager protocol) and on a
+    consumer group (``group_protocol="consumer"``, as the Java client 4.3.1 with
+    ``group.protocol=consumer``): ``fast`` spends 20 ms per record, ``slow`` 800 ms, both take
+    10 records per poll with ``max_poll_interval_ms=5000``. ``{"classic": run, "consumer": run}``.
+
+    >>> runs = protocols_side_by_side()
+    >>> sorted(runs), runs["consumer"].stopped_ms("fast")
+    (['classic', 'consumer'], 0.0)
+    """
+    runs = {}
+    for protocol in ("classic", "consumer"):
+        run = GroupRun(seed=seed, messages=40)
+        extra = {} if protocol == "classic" else {"group_protocol": "consumer"}
+        for name, handler_ms in (("fast", 20), ("slow", 800)):
+            run.start(name, handler_ms=handler_ms, max_poll_records=10, max_poll_interval_ms=5000, **extra)
+        runs[protocol] = run.run(60_000)
+    return runs

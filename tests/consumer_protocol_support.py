@@ -74,3 +74,307 @@ def java(driver, servers: str, topic: str) -> dict:
         return c
 
     return join_split_leave(make, lambda c: sorted(tp.partition for tp in c.assignment()), topic)
+
+
+# ---- a crashed member and a slow handler (KIP-848) ----------------------------------------------
+#: 5 records in each of the 4 partitions, produced once both members own two partitions each
+PER_PARTITION = 5
+#: what both clusters give, for both clients. Crash: b's partitions go to a, which reads them again
+#: from the start (nothing was committed): 10 records processed twice. Slow handler: a stops
+#: polling past max.poll.interval.ms, leaves; b reads a's partitions again (10 twice); a's next
+#: poll rejoins, gets two partitions back and reads them again (10 more twice).
+CRASH_EXPECTED = {"split": [2, 2], "after": [0, 1, 2, 3], "seen": {"a": 20, "b": 10}, "twice": 10}
+SLOW_EXPECTED = {
+    "split": [2, 2],
+    "b_while_a_slow": [0, 1, 2, 3],
+    "split_again": [2, 2],
+    "seen": {"a": 20, "b": 20},
+    "twice": 20,
+}
+#: the Java members' epochs (groupMetadata().generationId) at each point, counted from a's epoch
+#: when it owns everything alone: b joins (+1), b crashes (+2) / a leaves (+2 for b), a rejoins
+#: (+3). A member that left after max.poll.interval.ms still shows its last epoch (+1):
+#: groupMetadata() is the application thread's view, refreshed only by its next poll()
+JAVA_CRASH_EPOCHS = {"a_alone": 0, "a_split": 1, "a_after": 2}
+JAVA_SLOW_EPOCHS = {"a_alone": 0, "b_split": 1, "a_left": 1, "b_while_a_slow": 2, "a_back": 3, "b_back": 3}
+#: a's epoch alone: Kafka 4.3.1 gives the first member of a new group epoch 2 (measured with the
+#: Java client: 2 alone, then 3 and 3 after a second member joins), the simulated coordinator 1 -
+#: one group-epoch bump at a group's creation it does not model; the steps after are the same
+FIRST_EPOCH = {"kafka": 2, "wire": 1}
+
+
+class Member:
+    """One group member of a client library: ``poll()`` -> records, ``owned()``, ``epoch()``
+    (None where the client does not show it), ``crash()``, ``close()``."""
+
+    seen = 0
+
+    def poll_count(self) -> int:
+        got = self.poll()
+        self.seen += got
+        return got
+
+
+def _until(members, condition: Callable[[], bool], timeout_s: float, what: str) -> float:
+    start = time.monotonic()
+    while not condition():
+        if time.monotonic() - start > timeout_s:
+            raise AssertionError(f"{what}: not within {timeout_s} s: {[(m.owned(), m.seen) for m in members]}")
+        for m in members:
+            m.poll_count()
+    return time.monotonic() - start
+
+
+def _join_then_split(make: Callable, timeout_s: float) -> tuple:
+    """a joins and owns every partition, then b joins and they split: (a, b, [2, 2], a's epoch alone)."""
+    a = make("a")
+    try:
+        _until([a], lambda: a.owned() == [0, 1, 2, 3], timeout_s, "a owns every partition")
+        alone = a.epoch()
+        b = make("b")
+    except BaseException:
+        a.close()
+        raise
+    try:
+        _until([a, b], lambda: len(a.owned()) == 2 and len(b.owned()) == 2, timeout_s, "a and b split")
+    except BaseException:
+        a.close()
+        b.close()
+        raise
+    return a, b, [len(a.owned()), len(b.owned())], alone
+
+
+def crashed_member(make: Callable, produce: Callable, timeout_s: float = 120) -> dict:
+    """``make(name)`` -> a subscribed :class:`Member`; ``produce(n)`` writes n records to every partition."""
+    a, b, split, alone = _join_then_split(make, timeout_s)
+    try:
+        out: dict = {"split": split}
+        epochs = {"a_alone": alone, "a_split": a.epoch()}
+        produce(PER_PARTITION)
+        _until([a, b], lambda: a.seen == b.seen == 2 * PER_PARTITION, timeout_s, "each reads its partitions")
+        b.crash()
+        seconds = _until([a], lambda: a.owned() == [0, 1, 2, 3] and a.seen == 4 * PER_PARTITION, timeout_s, "a")
+        epochs["a_after"] = a.epoch()
+        out |= {"after": a.owned(), "seen": {"a": a.seen, "b": b.seen}, "twice": a.seen + b.seen - 4 * PER_PARTITION}
+        return {**out, "epochs": epochs, "seconds": seconds}
+    finally:
+        a.close()
+        b.close()
+
+
+def slow_handler(make: Callable, produce: Callable, max_poll_s: float, timeout_s: float = 120) -> dict:
+    """``make(name)`` members with ``max.poll.interval.ms`` = ``max_poll_s``; a stops polling."""
+    a, b, split, alone = _join_then_split(make, timeout_s)
+    try:
+        out: dict = {"split": split}
+        epochs = {"a_alone": alone, "b_split": b.epoch()}
+        produce(PER_PARTITION)
+        _until([a, b], lambda: a.seen == b.seen == 2 * PER_PARTITION, timeout_s, "each reads its partitions")
+        # a's handler is slow: b alone polls; a leaves after max_poll_s and b gets (and rereads) a's partitions
+        moved_s = _until(
+            [b], lambda: b.owned() == [0, 1, 2, 3] and b.seen == 4 * PER_PARTITION, timeout_s, "b takes a's"
+        )
+        out["b_while_a_slow"] = b.owned()
+        epochs |= {"a_left": a.epoch(), "b_while_a_slow": b.epoch()}
+        # a's handler returns: its next poll rejoins, and it reads the partitions it gets back again
+        out["split_again"] = _split_again(a, b, timeout_s)
+        _until([a, b], lambda: a.seen == 4 * PER_PARTITION, timeout_s, "a rereads what it got back")
+        epochs |= {"a_back": a.epoch(), "b_back": b.epoch()}
+        out |= {"seen": {"a": a.seen, "b": b.seen}, "twice": a.seen + b.seen - 4 * PER_PARTITION}
+        return {**out, "epochs": epochs, "seconds": moved_s + max_poll_s}
+    finally:
+        a.close()
+        b.close()
+
+
+def _split_again(a, b, timeout_s) -> list:
+    _until([a, b], lambda: len(a.owned()) == 2 and len(b.owned()) == 2, timeout_s, "a back, split again")
+    return [len(a.owned()), len(b.owned())]
+
+
+class JavaMember(Member):
+    """``own_driver``: in a driver process of its own, which :meth:`crash` kills (SIGKILL: no
+    leave heartbeat; ``close(REMAIN_IN_GROUP)`` is no crash - a dynamic member still leaves, measured
+    on Kafka 4.3.1: its partitions moved in 4 s, not the session's 45)."""
+
+    def __init__(self, driver, servers: str, group: str, topic: str, own_driver: bool = False, **config):
+        from course_lib.java_client import DriverProcess, JavaConsumer
+
+        self.own = DriverProcess() if own_driver else None
+        self.c = JavaConsumer(
+            self.own or driver,
+            {
+                "bootstrap.servers": servers,
+                "group.id": group,
+                "group.protocol": "consumer",
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": "false",
+                **config,
+            },
+        )
+        self.c.subscribe([topic])
+
+    def poll(self) -> int:
+        return len(self.c.poll(0.1))
+
+    def owned(self) -> list:
+        return sorted(tp.partition for tp in self.c.assignment())
+
+    def epoch(self):
+        return self.c.group_metadata()["generationId"]
+
+    def crash(self) -> None:
+        assert self.own is not None, "a crash needs the member's own driver process (own_driver=True)"
+        self.own.kill()
+        self.closed = True
+
+    def close(self) -> None:
+        if not getattr(self, "closed", False):
+            self.closed = True
+            self.c.close(timeout=10)
+        if self.own is not None:
+            self.own.close()
+
+
+class RdkafkaMember(Member):
+    def __init__(self, servers: str, group: str, topic: str, **config):
+        from confluent_kafka import Consumer
+
+        self.c = Consumer(
+            {
+                "bootstrap.servers": servers,
+                "group.id": group,
+                "group.protocol": "consumer",
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": False,
+                **config,
+            }
+        )
+        self.c.subscribe([topic])
+        self.closed = False
+
+    def poll(self) -> int:
+        m = self.c.poll(0.1)
+        return int(m is not None and m.error() is None)
+
+    def owned(self) -> list:
+        return sorted(p.partition for p in self.c.assignment())
+
+    def epoch(self):
+        return None  # librdkafka does not show its member epoch
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.c.close()
+
+
+class RdkafkaProcessMember(Member):
+    """A librdkafka member in a child process, so that it can crash (SIGKILL: no leave - librdkafka
+    has no "close without leaving" in confluent-kafka); it prints its assignment and count."""
+
+    SCRIPT = (
+        "import json, sys\n"
+        "from confluent_kafka import Consumer\n"
+        "c = Consumer(json.loads(sys.argv[1])); c.subscribe([sys.argv[2]]); seen = 0; last = None\n"
+        "while True:\n"
+        "    m = c.poll(0.1)\n"
+        "    seen += int(m is not None and m.error() is None)\n"
+        "    now = (sorted(p.partition for p in c.assignment()), seen)\n"
+        "    if now != last: print(json.dumps(now), flush=True); last = now\n"
+    )
+
+    def __init__(self, servers: str, group: str, topic: str):
+        import json
+        import subprocess
+        import sys
+        import threading
+
+        config = {
+            "bootstrap.servers": servers,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", self.SCRIPT, json.dumps(config), topic], stdout=subprocess.PIPE, text=True
+        )
+        self.state: list = [[], 0]
+
+        def read() -> None:
+            assert self.proc.stdout is not None
+            for line in self.proc.stdout:
+                self.state = json.loads(line)
+
+        self.reader = threading.Thread(target=read, name="rdkafka-child-reader", daemon=True)
+        self.reader.start()
+
+    def poll(self) -> int:
+        time.sleep(0.02)  # the child polls by itself
+        return 0
+
+    def poll_count(self) -> int:
+        self.poll()
+        self.seen = self.state[1]
+        return 0
+
+    def owned(self) -> list:
+        return self.state[0]
+
+    def epoch(self):
+        return None
+
+    def crash(self) -> None:
+        self.proc.kill()
+        self.close()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=10)
+        self.reader.join(timeout=10)
+
+
+def producer(servers: str, topic: str) -> Callable:
+    def produce(n: int) -> None:
+        from confluent_kafka import Producer
+
+        p = Producer({"bootstrap.servers": servers, "acks": "all"})
+        for part in range(4):
+            for _ in range(n):
+                p.produce(topic, b"v", partition=part)
+        assert p.flush(30) == 0, "records left unsent"
+
+    return produce
+
+
+def java_members(driver, servers: str, topic: str, crash_b: bool = False, **config) -> Callable:
+    group = f"kip848-java-{uuid.uuid4().hex[:8]}"
+    return lambda name: JavaMember(driver, servers, group, topic, own_driver=crash_b and name == "b", **config)
+
+
+def rdkafka_members(servers: str, topic: str, crash_b: bool = False, **config) -> Callable:
+    group = f"kip848-rdkafka-{uuid.uuid4().hex[:8]}"
+
+    def make(name: str):
+        if crash_b and name == "b":
+            return RdkafkaProcessMember(servers, group, topic)
+        return RdkafkaMember(servers, group, topic, **config)
+
+    return make
+
+
+def check(got: dict, expected: dict, java_epochs: dict | None = None, cluster: str = "wire") -> list[str]:
+    """What differs from the observations both clusters must give (the epochs for the Java client
+    only, counted from :data:`FIRST_EPOCH`): [] when nothing does."""
+    got = dict(got)
+    epochs = got.pop("epochs")
+    got.pop("seconds")
+    wrong = [] if got == expected else [f"observed {got}, expected {expected}"]
+    if java_epochs is not None:
+        first = epochs["a_alone"]
+        relative = {k: (v - first if v is not None else None) for k, v in epochs.items()}
+        if first != FIRST_EPOCH[cluster] or relative != java_epochs:
+            wrong.append(f"member epochs {epochs}, expected {java_epochs} counted from {FIRST_EPOCH[cluster]}")
+    return wrong

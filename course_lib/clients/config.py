@@ -36,11 +36,18 @@ def _consumer_defaults() -> dict:
 
     defaults = dict(_KafkaPythonConsumer.DEFAULT_CONFIG)
     defaults.update(bootstrap_servers=None, request_timeout_ms=30000)
+    # the Java client's group.protocol and group.remote.assignor (kafka-python has neither): the
+    # simulated consumer can join a consumer group (KIP-848) as the Java client 4.3.1 does
+    defaults.update(group_protocol="classic", group_remote_assignor=None)
     return defaults
 
 
 CONSUMER_DEFAULTS = _consumer_defaults()
 _OLD_OFFSET_RESETS = {"smallest": "earliest", "largest": "latest"}
+#: what the Java client 4.3.1 refuses with group.protocol=consumer (ConsumerConfig's
+#: CONSUMER_PROTOCOL_UNSUPPORTED_CONFIGS, in its order): the coordinator assigns partitions and
+#: sets the session timeout and heartbeat interval (group.consumer.* broker settings)
+CONSUMER_PROTOCOL_UNSUPPORTED = ("partition_assignment_strategy", "heartbeat_interval_ms", "session_timeout_ms")
 
 
 def resolve_consumer_config(**user) -> dict:
@@ -59,6 +66,7 @@ def resolve_consumer_config(**user) -> dict:
     for key, allowed in choices.items():
         if config[key] not in allowed:
             raise ConfigurationError(f"{key} must be one of {allowed}, got {config[key]!r}")
+    _check_group_protocol(config, user)
     for key in (
         "auto_commit_interval_ms",
         "session_timeout_ms",
@@ -94,3 +102,37 @@ def resolve_consumer_config(**user) -> dict:
     if group is None and config["enable_auto_commit"]:
         config["enable_auto_commit"] = False  # kafka-python: "group_id is None: disabling auto-commit"
     return config
+
+
+def _check_group_protocol(config: dict, user: dict) -> None:
+    """The Java client's rules (measured on 4.3.1: ConfigException at construction, group_id or
+    not): ``group_protocol`` is ``classic`` or ``consumer`` (any case); with ``consumer`` the
+    settings the coordinator now owns must not be set; with ``classic`` no
+    ``group_remote_assignor``.
+
+    >>> resolve_consumer_config(group_protocol="consumer", session_timeout_ms=10000)
+    Traceback (most recent call last):
+    ...
+    course_lib.client_config.ConfigurationError: session_timeout_ms cannot be set when group_protocol='consumer': the group coordinator sets the session timeout and heartbeat interval (group.consumer.session.timeout.ms, group.consumer.heartbeat.interval.ms) and assigns the partitions (group_remote_assignor picks its assignor). Remove it, or use group_protocol='classic'.
+    """
+    protocol = config["group_protocol"]
+    if not isinstance(protocol, str) or protocol.lower() not in ("classic", "consumer"):
+        raise ConfigurationError(f"group_protocol must be 'classic' or 'consumer' (any case), got {protocol!r}")
+    config["group_protocol"] = protocol = protocol.lower()
+    if protocol == "consumer":
+        refused = [k for k in CONSUMER_PROTOCOL_UNSUPPORTED if user.get(k) not in (None, "")]
+        if refused:
+            raise ConfigurationError(
+                f"{', '.join(refused)} cannot be set when group_protocol='consumer': the group coordinator sets the "
+                "session timeout and heartbeat interval (group.consumer.session.timeout.ms, "
+                "group.consumer.heartbeat.interval.ms) and assigns the partitions (group_remote_assignor picks its "
+                "assignor). Remove it, or use group_protocol='classic'."
+            )
+    elif config["group_remote_assignor"] not in (None, ""):
+        raise ConfigurationError(
+            "group_remote_assignor cannot be set when group_protocol='classic': it names the coordinator's "
+            "assignor of a consumer group (KIP-848). Set group_protocol='consumer', or remove it."
+        )
+    assignor = config["group_remote_assignor"]
+    if assignor is not None and not isinstance(assignor, str):
+        raise ConfigurationError(f"group_remote_assignor must be an assignor's name (str) or None, got {assignor!r}")

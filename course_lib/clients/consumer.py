@@ -23,6 +23,11 @@
   restart - it sends no LeaveGroup on ``close()``, and rejoining with the same instance id gets
   the same assignment without a rebalance; only ``session_timeout_ms`` of silence removes it.
 
+- ``group_protocol="consumer"`` (the Java client's ``group.protocol``; kafka-python has only the
+  classic protocol): the consumer joins a *consumer group* (KIP-848) as the Java client 4.3.1
+  does - ConsumerGroupHeartbeat, the coordinator's assignor (``group_remote_assignor``),
+  incremental reconciliation, member epochs: :mod:`.consumer_protocol`.
+
 - The rest of kafka-python's API, with its exception classes in its order: ``pause``/``resume``/
   ``paused``, ``highwater`` (from the last fetch; None before one), ``seek_to_beginning``/
   ``seek_to_end`` (looked up inside the next ``poll()`` or ``position()``, as an
@@ -51,11 +56,11 @@ from ..broker.protocol import ConsumerFetchRequest, MetadataRequest, OffsetFetch
 from ..history import FAIL, INFO, Nemesis, OK, OpName
 from .config import resolve_consumer_config
 from .fetching import Fetching, _Partition
-from .group_membership import GroupMembership
+from .consumer_protocol import ConsumerGroupMembership
 from .offset_lookup import EARLIEST, LATEST, OffsetLookup
 
 
-class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
+class KafkaConsumer(ConsumerGroupMembership, Fetching, OffsetLookup):
     def __init__(self, *topics, **configs):
         self.config = resolve_consumer_config(**configs)
         self._attach("consumer")
@@ -86,6 +91,7 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
         self._in_position = False
         self._left_group = False  # left after max_poll_interval_ms; rejoin only from poll()
         self._next_auto_commit = self._sim.now + self.config["auto_commit_interval_ms"]
+        self._init_consumer_protocol()
         if topics:
             self.subscribe(topics)
 
@@ -121,7 +127,12 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
         self._subscribed = True
         self._pattern = re.compile(pattern) if pattern else None
         self._subscription = self._matching_topics(self._pattern) if self._pattern else tuple(sorted(topics))
-        self._needs_join = True
+        if self._kip848 and self._generation > 0:
+            # a consumer group member sends its new subscription with a heartbeat and stays a member
+            if not self._heartbeat_in_flight:
+                self._send_heartbeat()
+        else:
+            self._needs_join = True
         self._advance()
 
     def subscription(self):
@@ -148,7 +159,9 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
         self._set_assignment([])
         if self._member_id and self._coordinator is not None and self.config["group_instance_id"] is None:
             self._leave_group()
-        self._member_id, self._generation = "", -1
+        if not self._kip848:  # a consumer group member keeps its own member id (KIP-1082)
+            self._member_id = ""
+        self._generation = -1
         self._needs_join = False
         self._heartbeat_gen += 1  # no member, no heartbeats
 
@@ -182,8 +195,11 @@ class KafkaConsumer(GroupMembership, Fetching, OffsetLookup):
         finally:
             self._polling = False
             self._last_poll_ms = self._sim.now
+            self._arm_poll_timer()
 
     def _poll(self, timeout_ms, max_records) -> dict:
+        if self._fatal is not None:  # the Java client's poll() throws what the heartbeat got
+            raise self._fatal
         if self._needs_join and self._partitions and self._subscription:
             self._on_revoke()
         if self.config["enable_auto_commit"] and self._sim.now >= self._next_auto_commit:

@@ -36,3 +36,57 @@ def test_java_join_split_leave(driver, cluster):
     got = kip848.java(driver, cluster.bootstrap_servers, _topic(cluster))
     print("kafka 4.3.1 java:", got.pop("seconds"))
     assert got == kip848.EXPECTED
+
+
+@pytest.mark.timeout(300)
+def test_crashed_member_java_and_librdkafka(driver, cluster):
+    """Kafka removes a crashed member after group.consumer.session.timeout.ms (45 s, also its
+    minimum): both clients' experiments run at once, each in its own group and topic. The wire
+    cluster gives the same (tests/java_client/test_consumer_group_protocol_wire.py,
+    tests/wire/test_consumer_group_protocol.py)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    servers = cluster.bootstrap_servers
+    java_topic, rdkafka_topic = _topic(cluster), _topic(cluster)
+    with ThreadPoolExecutor(2, thread_name_prefix="kip848-crash") as pool:
+        java = pool.submit(
+            kip848.crashed_member,
+            kip848.java_members(driver, servers, java_topic, crash_b=True),
+            kip848.producer(servers, java_topic),
+        )
+        rdkafka = pool.submit(
+            kip848.crashed_member,
+            kip848.rdkafka_members(servers, rdkafka_topic, crash_b=True),
+            kip848.producer(servers, rdkafka_topic),
+        )
+        java_got, rdkafka_got = java.result(timeout=280), rdkafka.result(timeout=280)
+    print("kafka 4.3.1 crash: java", java_got["seconds"], "librdkafka", rdkafka_got["seconds"])
+    wrong = kip848.check(java_got, kip848.CRASH_EXPECTED, kip848.JAVA_CRASH_EPOCHS, "kafka")
+    wrong += kip848.check(rdkafka_got, kip848.CRASH_EXPECTED, cluster="kafka")
+    assert not wrong, wrong
+
+
+@pytest.mark.timeout(240)
+def test_slow_handler_java_and_librdkafka(driver, cluster):
+    from concurrent.futures import ThreadPoolExecutor
+
+    servers = cluster.bootstrap_servers
+    java_topic, rdkafka_topic = _topic(cluster), _topic(cluster)
+    with ThreadPoolExecutor(2, thread_name_prefix="kip848-slow") as pool:
+        java = pool.submit(
+            kip848.slow_handler,
+            kip848.java_members(driver, servers, java_topic, **{"max.poll.interval.ms": "5000"}),
+            kip848.producer(servers, java_topic),
+            5,
+        )
+        rdkafka = pool.submit(
+            kip848.slow_handler,
+            kip848.rdkafka_members(servers, rdkafka_topic, **{"max.poll.interval.ms": 5000}),
+            kip848.producer(servers, rdkafka_topic),
+            5,
+        )
+        java_got, rdkafka_got = java.result(timeout=220), rdkafka.result(timeout=220)
+    print("kafka 4.3.1 slow handler: java", java_got["seconds"], "librdkafka", rdkafka_got["seconds"])
+    wrong = kip848.check(java_got, kip848.SLOW_EXPECTED, kip848.JAVA_SLOW_EPOCHS, "kafka")
+    wrong += kip848.check(rdkafka_got, kip848.SLOW_EXPECTED, cluster="kafka")
+    assert not wrong, wrong

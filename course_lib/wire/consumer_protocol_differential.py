@@ -1,0 +1,445 @@
+"""The consumer-protocol differential (KIP-848): seeded sequences of consumer calls with faults
+between them, through the simulator's own consumer with ``group_protocol="consumer"`` (on a
+simulated :class:`~course_lib.broker.Cluster`) and through the Java client 4.3.1 with
+``group.protocol=consumer`` (its driver process, :mod:`course_lib.java_client`, on the same
+simulated brokers over TCP).
+
+Members ``A``, ``B``, ``C`` of one group subscribe to a 4-partition topic; a sequence joins,
+commits, closes (leave, epoch -1), crashes (no leave: a Java member that will crash runs in a
+driver process of its own, killed; the coordinator removes it after its session timeout), produces, and crashes
+the group coordinator's broker (the simulator keeps groups in memory: members get
+``UNKNOWN_MEMBER_ID`` and rejoin with epoch 0). After every call both sides poll their live
+members until the group is settled - the coordinator's group ``Stable``, every live member
+holding exactly what the coordinator assigned it at the epoch it has, and every member caught up
+to the end of its partitions - and then compare:
+
+- each member's partition count and member epoch (the client's own view, ``groupMetadata()``),
+  the group epoch, and the partitions that moved between members since the last call;
+- the committed offsets, and how many records each member has seen (records seen twice show as
+  more records).
+
+The assignors order members by member id, and the Java client draws its ids at random (KIP-1082):
+so the Java side runs first and the simulated consumers take the ids the Java members drew, join
+by join - then which member gets the odd partition is decided alike, and the comparison is exact
+(each member's partitions, the committed offset of each partition, the records each member saw).
+
+Except after a crash of the coordinator: then the members rejoin in whatever order their
+heartbeats reach the new coordinator, which is a race on both sides (the first to rejoin gets every
+partition, and how many records are read twice depends on what it polled before the others came
+back). From that call on only what no race decides is compared: the members' (partition count,
+epoch) pairs, the group epoch, the committed offsets as a sorted list.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import warnings
+from dataclasses import dataclass
+
+from ..broker import Cluster
+from ..broker.group_coordinator import OFFSETS_TOPIC
+from ..clients import KafkaConsumer as SimConsumer
+from ..clients import KafkaProducer as SimProducer
+from .cluster import WireCluster
+
+PARTITIONS = 4
+#: the group coordinator's timers, short so that a crashed member is removed in seconds (the wire
+#: cluster runs in real time); the same on both sides
+OPTIONS = {
+    "group_initial_rebalance_delay_ms": 0,
+    "group_consumer_session_timeout_ms": 6000,
+    "group_consumer_heartbeat_interval_ms": 500,
+}
+NAMES = ("A", "B", "C")
+
+
+@dataclass(frozen=True)
+class ConsumerProtocolDifference:
+    seed: int
+    steps: tuple
+    step: str
+    simulated: str
+    java: str
+
+    def __str__(self) -> str:
+        return (
+            f"consumer protocol seed {self.seed}: {list(self.steps)}: after {self.step}: "
+            f"simulator {self.simulated}, Java {self.java}"
+        )
+
+
+def steps(seed: int) -> tuple[str, ...]:
+    """``join:A``, then 5-8 calls drawn among join, commit, close, crash, produce and a crash of
+    the group coordinator, each valid for the members live at that point."""
+    rng = random.Random(seed)
+    out = ["join:A"]
+    live = ["A"]
+    for _ in range(rng.randint(5, 8)):
+        idle = [n for n in NAMES if n not in live]
+        choices = ["produce", "fault:coordinator"]
+        choices += [f"commit:{n}" for n in live] * 2
+        choices += [f"join:{n}" for n in idle] * 3
+        choices += [f"{verb}:{n}" for n in live if len(live) > 1 for verb in ("close", "crash")]
+        step = rng.choice(choices)
+        verb, _, name = step.partition(":")
+        if verb == "join":
+            live.append(name)
+        elif verb in ("close", "crash"):
+            live.remove(name)
+        out.append(step)
+    return tuple(out)
+
+
+# ---- what both sides read from the simulated cluster -------------------------------------------
+def coordinator(cluster: Cluster, group: str):
+    """The live broker leading the group's ``__consumer_offsets`` partition (its coordinator), or None."""
+    for broker in cluster.brokers.values():
+        coord = broker.groups
+        if broker.alive and coord.partition() is not None and group in coord.consumer_groups:
+            return coord
+    return None
+
+
+def _end(cluster: Cluster, topic: str, partition: int) -> int:
+    leader = cluster.leader_of(topic, partition)
+    return -1 if leader is None else cluster.brokers[leader].partitions[(topic, partition)].log.hw
+
+
+def group_view(cluster: Cluster, group: str, topic: str) -> dict:
+    """The coordinator's group (state, epochs, members' assignments) and the committed offsets;
+    ``state`` ``None`` while no coordinator knows the group."""
+    coord = coordinator(cluster, group)
+    ends = [_end(cluster, topic, p) for p in range(PARTITIONS)]
+    if coord is None:
+        return {"state": None, "ends": ends, "committed": {}}
+    g = coord.consumer_groups[group]
+    return {
+        "state": g.state,
+        "group_epoch": g.group_epoch,
+        "members": {
+            m.member_id: (m.member_epoch, sorted(p for t, ps in m.assigned.items() for p in ps))
+            for m in g.members.values()
+        },
+        "ends": ends,
+        "committed": {p: o for (t, p), o in coord.offsets.get(group, {}).items() if t == topic},
+    }
+
+
+def _whole(cluster: Cluster, topic: str) -> bool:
+    if not all(b.alive for b in cluster.brokers.values()):
+        return False
+    for tp, state in cluster.controller.partitions.items():
+        if tp[0] in (topic, OFFSETS_TOPIC) and (state.leader is None or len(state.isr) < len(state.replicas)):
+            return False
+    return True
+
+
+def _coordinator_broker(cluster: Cluster, group: str) -> int | None:
+    coord = coordinator(cluster, group)
+    return None if coord is None else coord.broker.broker_id
+
+
+# ---- one client on one cluster -----------------------------------------------------------------
+class _Side:
+    """The calls of a sequence on one client library; subclasses say how each is made."""
+
+    def __init__(self, topic: str, group: str):
+        self.topic, self.group = topic, group
+        self.members: dict = {}  # name -> consumer (live ones)
+        self.seen: dict = {n: 0 for n in NAMES}
+        self.owners: dict = {}  # partition -> name, at the last observation
+        self.errors: list[str] = []
+        self.member_ids: list[str] = []  # the member id of each join, in order
+        self.raced = False  # a coordinator crash happened: the rejoin order is a race from then on
+
+    # what a subclass provides
+    def make(self, name: str):
+        raise NotImplementedError
+
+    def poll(self, consumer) -> int:
+        raise NotImplementedError
+
+    def commit(self, consumer) -> None:
+        raise NotImplementedError
+
+    def close(self, consumer) -> None:
+        raise NotImplementedError
+
+    def crash(self, consumer) -> None:
+        raise NotImplementedError
+
+    def produce(self) -> None:
+        raise NotImplementedError
+
+    def fault_coordinator(self) -> None:
+        raise NotImplementedError
+
+    def view(self) -> dict:
+        raise NotImplementedError
+
+    def client(self, consumer) -> tuple:
+        """(member id, member epoch, sorted partitions, {partition: position})"""
+        raise NotImplementedError
+
+    def settle_loop(self, settled) -> bool:
+        """Poll the live members until ``settled()`` (False: it never was)."""
+        raise NotImplementedError
+
+    def step(self, step: str) -> str:
+        verb, _, name = step.partition(":")
+        outcome = "ok"
+        try:
+            if verb == "join":
+                self.members[name] = self.make(name)
+            elif verb == "commit":
+                self.commit(self.members[name])
+            elif verb == "close":
+                self.close(self.members.pop(name))
+            elif verb == "crash":
+                self.crash(self.members.pop(name))
+            elif verb == "produce":
+                self.produce()
+            elif verb == "fault":
+                self.raced = True
+                self.fault_coordinator()
+        except Exception as exc:  # noqa: BLE001 - success or failure is compared, not the class
+            outcome = "failed"
+            self.errors.append(f"{step}: {type(exc).__name__}: {exc}"[:300])
+        if not self.settle_loop(self._settled):
+            return f"{outcome} / not settled: {self._last}"
+        if verb == "join" and name in self.members:
+            self.member_ids.append(self._last[1][name][0])
+        return f"{outcome} / {self.observe()}"
+
+    _last: tuple = ({}, {})  # (group view, {name: client view}) at the last settle check
+
+    def _settled(self) -> bool:
+        view = self.view()
+        clients = {name: self.client(c) for name, c in sorted(self.members.items())}
+        self._last = (view, clients)
+        if view["state"] not in ("Stable", "Empty") or len(view.get("members", {})) != len(clients):
+            return False
+        for member_id, epoch, partitions, positions in clients.values():
+            if view["members"].get(member_id) != (epoch, partitions):
+                return False
+            if any(positions.get(p) != view["ends"][p] for p in partitions):
+                return False
+        return True
+
+    def observe(self) -> str:
+        view, clients = self._last
+        owners = {p: name for name, (_, _, parts, _) in clients.items() for p in parts}
+        moved = sum(1 for p, name in owners.items() if p in self.owners and self.owners[p] != name)
+        self.owners = owners
+        if self.raced:
+            pairs = sorted((len(parts), epoch) for _, epoch, parts, _ in clients.values())
+            committed = sorted(view["committed"].values())
+            return f"(partitions, epoch) {pairs} group epoch {view.get('group_epoch')} committed {committed}"
+        members = {name: (parts, epoch) for name, (_, epoch, parts, _) in clients.items()}
+        seen = {n: s for n, s in self.seen.items() if s}
+        return (
+            f"members {members} group epoch {view.get('group_epoch')} moved {moved} "
+            f"committed {dict(sorted(view['committed'].items()))} seen {seen}"
+        )
+
+
+class _SimulatedSide(_Side):
+    def __init__(self, seed: int, topic: str, group: str, member_ids: list[str]):
+        super().__init__(topic, group)
+        self.borrowed = list(member_ids)
+        self.cluster = Cluster(3, seed=seed, **OPTIONS)
+        self.cluster.create_topic(topic, partitions=PARTITIONS)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.producer = SimProducer(bootstrap_servers=self.cluster, acks="all")
+
+    def make(self, name):
+        c = SimConsumer(
+            bootstrap_servers=self.cluster,
+            group_id=self.group,
+            group_protocol="consumer",
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+        )
+        if self.borrowed:
+            # the Java member's id (see the module docstring): set before subscribe() joins
+            c._member_id = self.borrowed.pop(0)
+        c.subscribe([self.topic])
+        return c
+
+    def poll(self, consumer) -> int:
+        return sum(len(rs) for rs in consumer.poll(timeout_ms=50).values())
+
+    def commit(self, consumer) -> None:
+        consumer.commit()
+
+    def close(self, consumer) -> None:
+        consumer.close()
+
+    def crash(self, consumer) -> None:
+        consumer.crash()
+
+    def produce(self) -> None:
+        for p in range(PARTITIONS):
+            self.producer.send(self.topic, b"v", partition=p)
+        self.producer.flush()
+
+    def fault_coordinator(self) -> None:
+        victim = _coordinator_broker(self.cluster, self.group)
+        if victim is not None:
+            self.cluster.crash(victim)
+            self.cluster.run_for(100)
+            self.cluster.restart(victim)
+        self.cluster.run_until(lambda: _whole(self.cluster, self.topic), 60_000)
+
+    def view(self) -> dict:
+        return group_view(self.cluster, self.group, self.topic)
+
+    def client(self, c) -> tuple:
+        parts = sorted(tp.partition for tp in c.assignment())
+        positions = {tp[1]: pos for tp, pos in c.positions.items()}
+        return c._member_id, c.group_metadata().generation_id, parts, positions
+
+    def settle_loop(self, settled) -> bool:
+        deadline = self.cluster.now + 120_000
+        while self.cluster.now < deadline:
+            for name, c in sorted(self.members.items()):
+                self.seen[name] += self.poll(c)
+            if settled():
+                return True
+            if not self.members:
+                self.cluster.run_for(50)
+        return False
+
+
+class _JavaSide(_Side):
+    def __init__(self, wire: WireCluster, driver, topic: str, group: str, plan: tuple):
+        from ..java_client import JavaProducer
+
+        super().__init__(topic, group)
+        self.wire, self.driver = wire, driver
+        self.plan, self.at = plan, 0
+        self.own_drivers: dict = {}  # id(consumer) -> the driver process it alone runs in
+        wire.create_topic(topic, partitions=PARTITIONS)
+        self.producer = JavaProducer(driver, {"bootstrap.servers": wire.bootstrap_servers, "acks": "all"})
+
+    def step(self, step: str) -> str:
+        self.at += 1
+        return super().step(step)
+
+    def _will_crash(self, name: str) -> bool:
+        for later in self.plan[self.at :]:
+            if later in (f"crash:{name}", f"join:{name}", f"close:{name}"):
+                return later == f"crash:{name}"
+        return False
+
+    def make(self, name):
+        from ..java_client import DriverProcess, JavaConsumer
+
+        # a member that will crash runs alone in a driver process, so that killing it is a crash
+        # (close() with REMAIN_IN_GROUP is not: a dynamic member still leaves)
+        driver = DriverProcess() if self._will_crash(name) else self.driver
+        c = JavaConsumer(
+            driver,
+            {
+                "bootstrap.servers": self.wire.bootstrap_servers,
+                "group.id": self.group,
+                "group.protocol": "consumer",
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": "false",
+            },
+        )
+        if driver is not self.driver:
+            self.own_drivers[id(c)] = driver
+        c.subscribe([self.topic])
+        return c
+
+    def poll(self, consumer) -> int:
+        return len(consumer.poll(0.05))
+
+    def commit(self, consumer) -> None:
+        consumer.commit_sync(timeout=10)
+
+    def close(self, consumer) -> None:
+        consumer.close(timeout=10)
+
+    def crash(self, consumer) -> None:
+        driver = self.own_drivers.pop(id(consumer))
+        driver.kill()  # SIGKILL: the member sends nothing more
+        driver.close()  # its pipes and reader threads
+
+    def produce(self) -> None:
+        for p in range(PARTITIONS):
+            self.producer.send(self.topic, b"v", partition=p)
+        self.producer.flush()
+
+    def fault_coordinator(self) -> None:
+        victim = self.wire.call(lambda: _coordinator_broker(self.wire.cluster, self.group))
+        if victim is not None:
+            self.wire.nemesis.crash(victim)
+            self.wire.nemesis.restart(victim)
+        if not self.wire.wait_until(lambda: _whole(self.wire.cluster, self.topic), 60):
+            raise AssertionError("the wire cluster did not heal after the coordinator's crash")
+
+    def view(self) -> dict:
+        return self.wire.call(lambda: group_view(self.wire.cluster, self.group, self.topic))
+
+    def client(self, c) -> tuple:
+        meta = c.group_metadata()
+        parts = sorted(tp.partition for tp in c.assignment())
+        positions = {}
+        for p in parts:
+            try:
+                positions[p] = c.position((self.topic, p), timeout=0.5)
+            except Exception:  # noqa: BLE001 - not known yet: not caught up
+                positions[p] = None
+        return meta["memberId"], meta["generationId"], parts, positions
+
+    def settle_loop(self, settled) -> bool:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            for name, c in sorted(self.members.items()):
+                self.seen[name] += self.poll(c)
+            if settled():
+                return True
+            if not self.members:
+                time.sleep(0.05)
+        return False
+
+    def stop(self) -> None:
+        for c in self.members.values():
+            try:
+                c.close(timeout=5)
+            except Exception:  # noqa: BLE001 - best effort at the end
+                pass
+        self.producer.close(timeout=5)
+        for driver in self.own_drivers.values():
+            driver.close()
+
+
+class ConsumerProtocolDifferential:
+    def __init__(self, wire: WireCluster, driver):
+        self.wire, self.driver = wire, driver
+
+    def run(self, seed: int) -> list[ConsumerProtocolDifference]:
+        plan = steps(seed)
+        topic, group = f"cgp{seed}", f"cgp-{seed}"
+        java = _JavaSide(self.wire, self.driver, topic, group, plan)
+        try:
+            java.produce()
+            java.produce()
+            java_out = [java.step(s) for s in plan]
+        finally:
+            java.stop()
+        simulated = _SimulatedSide(seed, topic, group, java.member_ids)
+        simulated.produce()
+        simulated.produce()
+        sim_out = [simulated.step(s) for s in plan]
+        errors = f" (simulator raised {simulated.errors}, Java raised {java.errors})"
+        found = [
+            ConsumerProtocolDifference(seed, plan, s + errors, a, b)
+            for s, a, b in zip(plan, sim_out, java_out)
+            if a != b
+        ]
+        return found[:1]  # after the first difference the two sides have parted

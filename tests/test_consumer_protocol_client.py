@@ -1,0 +1,169 @@
+"""The simulated consumer with ``group_protocol="consumer"`` (KIP-848, course_lib/clients/
+consumer_protocol.py): the Java client's config rules, the join/split/leave the Java client and
+librdkafka show on both clusters (tests/consumer_protocol_support.py), incremental
+reconciliation, fencing, a slow handler and a crash. Checked call by call against the Java
+client in tests/java_client/test_consumer_protocol_differential.py."""
+
+from __future__ import annotations
+
+import pytest
+from kafka import errors as Errors
+
+from course_lib.broker import Cluster
+from course_lib.clients import KafkaConsumer, KafkaProducer
+from course_lib.clients.config import ConfigurationError
+from course_lib.wire.consumer_protocol_differential import coordinator
+from tests import consumer_protocol_support as kip848
+
+SEED = 7
+
+
+def _cluster(**options) -> Cluster:
+    cluster = Cluster(3, seed=SEED, group_initial_rebalance_delay_ms=0, **options)
+    cluster.create_topic("t", partitions=4)
+    producer = KafkaProducer(bootstrap_servers=cluster, acks="all")
+    for i in range(20):
+        producer.send("t", b"v", partition=i % 4)
+    producer.flush()
+    return cluster
+
+
+def _member(cluster, **configs) -> KafkaConsumer:
+    settings = dict(group_id="g", group_protocol="consumer", auto_offset_reset="earliest", enable_auto_commit=False)
+    return KafkaConsumer("t", bootstrap_servers=cluster, **{**settings, **configs})
+
+
+def _owned(c) -> list:
+    return sorted(tp.partition for tp in c.assignment())
+
+
+def _poll_until(cluster, consumers, condition, timeout_ms=60_000) -> dict:
+    seen: dict = {}
+    deadline = cluster.now + timeout_ms
+    while not condition():
+        assert cluster.now < deadline, f"seed {SEED}: not within {timeout_ms} ms: {[_owned(c) for c in consumers]}"
+        for c in consumers:
+            seen[c.node_id] = seen.get(c.node_id, 0) + sum(len(r) for r in c.poll(timeout_ms=100).values())
+    return seen
+
+
+@pytest.mark.parametrize(
+    "settings, refused",
+    [
+        ({"session_timeout_ms": 10000}, "session_timeout_ms cannot be set"),
+        ({"heartbeat_interval_ms": 1000}, "heartbeat_interval_ms cannot be set"),
+        (
+            {"partition_assignment_strategy": ("range",), "session_timeout_ms": 10000},
+            "partition_assignment_strategy, session_timeout_ms cannot be set",
+        ),
+        ({"group_protocol": "classic", "group_remote_assignor": "range"}, "group_remote_assignor cannot be set"),
+        ({"group_protocol": "bogus"}, "must be 'classic' or 'consumer'"),
+    ],
+)
+def test_config_refused_as_the_java_client_refuses_it(settings, refused):
+    """Measured on the Java client 4.3.1: ConfigException at construction, with or without a group."""
+    cluster = Cluster(1, seed=SEED)
+    with pytest.raises(ConfigurationError, match=refused):
+        KafkaConsumer(bootstrap_servers=cluster, **{"group_protocol": "consumer", **settings})
+    # what it accepts: any case, a remote assignor, the default settings
+    KafkaConsumer(bootstrap_servers=cluster, group_id="g", group_protocol="CONSUMER", group_remote_assignor="range")
+
+
+def test_join_split_leave_as_on_both_clusters():
+    cluster = _cluster()
+    a = _member(cluster)
+    _poll_until(cluster, [a], lambda: _owned(a) == [0, 1, 2, 3])
+    first = _owned(a)
+    b = _member(cluster)
+    moved_at = cluster.now
+    # incremental: a keeps fetching 0 and 1 all along, and is never without them
+    kept = []
+    _poll_until(cluster, [a, b], lambda: kept.append(_owned(a)[:2] == [0, 1]) or len(_owned(b)) == 2)
+    assert all(kept)
+    split, union = [len(_owned(a)), len(_owned(b))], sorted(_owned(a) + _owned(b))
+    moved_ms = cluster.now - moved_at
+    a.close()  # a heartbeat with epoch -1: b gets everything without a session timeout
+    left_at = cluster.now
+    _poll_until(cluster, [b], lambda: _owned(b) == [0, 1, 2, 3])
+    got = {"first": first, "split": split, "union": union, "after_leave": _owned(b)}
+    assert got == kip848.EXPECTED
+    assert moved_ms < 10_000 and cluster.now - left_at < 10_000, (moved_ms, cluster.now - left_at)
+    assert b.group_metadata().generation_id == 3  # epochs 1 (a joins), 2 (b joins), 3 (a leaves)
+
+
+def test_auto_commit_before_revoking_means_no_record_read_twice():
+    cluster = _cluster()
+    a = _member(cluster, enable_auto_commit=True)
+    seen_a = _poll_until(cluster, [a], lambda: all(p == 5 for p in a.positions.values()) and len(a.positions) == 4)
+    b = _member(cluster, enable_auto_commit=True)
+    seen = _poll_until(cluster, [a, b], lambda: len(_owned(b)) == 2 and all(p == 5 for p in b.positions.values()))
+    assert sum(seen_a.values()) == 20 and seen.get(b.node_id, 0) == 0, (seen_a, seen)
+
+
+def test_a_lost_group_fences_the_member_which_rejoins_at_epoch_0():
+    cluster = _cluster()
+    a = _member(cluster)
+    _poll_until(cluster, [a], lambda: _owned(a) == [0, 1, 2, 3])
+    a.commit()
+    victim = coordinator(cluster, "g").broker.broker_id
+    cluster.crash(victim)
+    cluster.run_for(100)
+    cluster.restart(victim)
+    # the new coordinator does not know the group: UNKNOWN_MEMBER_ID, partitions lost, a new join
+    _poll_until(cluster, [a], lambda: coordinator(cluster, "g") is not None and _owned(a) == [0, 1, 2, 3])
+    assert a.group_metadata().generation_id == 1
+    assert coordinator(cluster, "g").consumer_groups["g"].group_epoch == 1
+
+
+def test_slow_handler_leaves_and_rejoins_at_the_next_poll():
+    cluster = _cluster()
+    a = _member(cluster, max_poll_interval_ms=10_000)
+    b = _member(cluster, max_poll_interval_ms=10_000)
+    _poll_until(cluster, [a, b], lambda: len(_owned(a)) == 2 and len(_owned(b)) == 2)
+    epoch = b.group_metadata().generation_id
+    # a's handler takes 15 s: past max_poll_interval_ms it leaves (epoch -1), b gets everything
+    _poll_until(cluster, [b], lambda: _owned(b) == [0, 1, 2, 3], timeout_ms=30_000)
+    assert a.group_metadata().generation_id == -1
+    # as the Java client's poll timer: it leaves the moment max_poll_interval_ms has passed, not
+    # at its next heartbeat
+    left = [op.evidence["reason"] for op in cluster.history if op.f == "left_group" and op.process == a.node_id]
+    assert left == ["no poll() for 10000 ms > max_poll_interval_ms=10000"], left
+    with pytest.raises(Errors.CommitFailedError):
+        a.commit({tp: 1 for tp in a.assignment()} or None)
+    _poll_until(cluster, [a, b], lambda: len(_owned(a)) == 2 and len(_owned(b)) == 2)
+    assert b.group_metadata().generation_id == epoch + 2  # a left, a came back
+
+
+def test_a_crashed_member_is_removed_after_the_session_timeout():
+    cluster = _cluster(group_consumer_session_timeout_ms=6000)
+    a, b = _member(cluster), _member(cluster)
+    _poll_until(cluster, [a, b], lambda: len(_owned(a)) == 2 and len(_owned(b)) == 2)
+    a.crash()
+    crashed_at = cluster.now
+    _poll_until(cluster, [b], lambda: _owned(b) == [0, 1, 2, 3])
+    # removed 6 s after its last heartbeat (sent up to one 5 s interval before the crash); b hears
+    # of it at its next heartbeat (up to one interval later)
+    assert 1000 <= cluster.now - crashed_at <= 6000 + 5000 + 500, cluster.now - crashed_at
+
+
+def test_a_cluster_without_the_protocol_fails_the_poll():
+    cluster = _cluster(features={"group.version": 0})
+    a = _member(cluster)
+    with pytest.raises(Errors.UnsupportedVersionError):
+        for _ in range(50):
+            a.poll(timeout_ms=100)
+
+
+def test_lesson_05b_side_by_side_the_others_stop_only_on_a_classic_group():
+    """notebooks/05b's "the consumer protocol" section: the slow handler on both kinds of group.
+    The classic group's rebalances stop fast; the consumer group moves only slow's partition -
+    and the slow handler itself fares the same on both (thrown out, records processed twice)."""
+    from course_lib.consumer_groups import protocols_side_by_side
+    from course_lib.explain.lesson05b import _thrown_out
+
+    runs = protocols_side_by_side(seed=1)
+    classic, consumer = runs["classic"], runs["consumer"]
+    assert classic.stopped_ms("fast") > 0 and consumer.stopped_ms("fast") == 0
+    assert len(_thrown_out(classic, "slow")) >= 2 and len(_thrown_out(consumer, "slow")) >= 2
+    assert classic.duplicates() == consumer.duplicates() > 0
+    assert not consumer.never_processed() and not classic.never_processed()
