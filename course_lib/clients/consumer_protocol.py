@@ -239,18 +239,7 @@ class ConsumerGroupMembership(GroupMembership):
     def _leave_after_poll_timeout(self, idle_ms: float) -> None:
         if not self._kip848:
             return super()._leave_after_poll_timeout(idle_ms)
-        self._history.record(
-            self.node_id,
-            INFO,
-            OpName.LEFT_GROUP,
-            sorted([list(tp) for tp in self._partitions]),
-            evidence={
-                "reason": f"no poll() for {idle_ms:g} ms > max_poll_interval_ms="
-                f"{self.config['max_poll_interval_ms']:g}",
-                "generation": self._generation,
-                "member_id": self._member_id,
-            },
-        )
+        self._record_poll_timeout(idle_ms)
         self._leave_group()
         self._generation = LEAVE_EPOCH
         self._needs_join = True

@@ -167,10 +167,8 @@ class GroupMembership(Requests):
         )
         self._sim.schedule(self.config["heartbeat_interval_ms"], self._heartbeat, gen)
 
-    def _leave_after_poll_timeout(self, idle_ms: float) -> None:
-        """kafka-python's heartbeat thread: "Consumer poll timeout has expired" - leave the group
-        (a static member sends no LeaveGroup, it only forgets its membership) and stop heartbeating
-        until the next poll."""
+    def _record_poll_timeout(self, idle_ms: float) -> None:
+        """The history's note that this member left for want of a poll(), with its generation."""
         self._history.record(
             self.node_id,
             INFO,
@@ -183,6 +181,12 @@ class GroupMembership(Requests):
                 "member_id": self._member_id,
             },
         )
+
+    def _leave_after_poll_timeout(self, idle_ms: float) -> None:
+        """kafka-python's heartbeat thread: "Consumer poll timeout has expired" - leave the group
+        (a static member sends no LeaveGroup, it only forgets its membership) and stop heartbeating
+        until the next poll."""
+        self._record_poll_timeout(idle_ms)
         if self.config["group_instance_id"] is None:
             self._leave_group()
         # kafka-python's reset_generation(): member id and generation are forgotten either way; a

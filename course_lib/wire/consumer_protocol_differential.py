@@ -35,13 +35,13 @@ from __future__ import annotations
 import random
 import time
 import warnings
-from dataclasses import dataclass
 
 from ..broker import Cluster
 from ..broker.group_coordinator import OFFSETS_TOPIC
 from ..clients import KafkaConsumer as SimConsumer
 from ..clients import KafkaProducer as SimProducer
 from .cluster import WireCluster
+from .java_differential import JavaDifference
 
 PARTITIONS = 4
 #: the group coordinator's timers, short so that a crashed member is removed in seconds (the wire
@@ -54,19 +54,8 @@ OPTIONS = {
 NAMES = ("A", "B", "C")
 
 
-@dataclass(frozen=True)
-class ConsumerProtocolDifference:
-    seed: int
-    steps: tuple
-    step: str
-    simulated: str
-    java: str
-
-    def __str__(self) -> str:
-        return (
-            f"consumer protocol seed {self.seed}: {list(self.steps)}: after {self.step}: "
-            f"simulator {self.simulated}, Java {self.java}"
-        )
+class ConsumerProtocolDifference(JavaDifference):
+    WHAT = "consumer protocol"
 
 
 def steps(seed: int) -> tuple[str, ...]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import random
 import warnings
 from dataclasses import dataclass
+from typing import ClassVar
 
 from ..broker import Cluster
 from ..broker.txn_coordinator import TXN_TOPIC
@@ -31,18 +32,26 @@ FAULTS = ("none", "none", "crash_coordinator", "crash_leader_p0", "crash_leader_
 
 
 @dataclass(frozen=True)
-class V2Difference:
+class JavaDifference:
+    """What the simulated client and the Java client answered differently at one step of a
+    seeded sequence (:data:`WHAT` names the differential)."""
+
     seed: int
     steps: tuple
     step: str
     simulated: str
     java: str
+    WHAT: ClassVar[str] = "Java differential"
 
     def __str__(self) -> str:
         return (
-            f"transactions v2 seed {self.seed}: {list(self.steps)}: at {self.step}: "
+            f"{self.WHAT} seed {self.seed}: {list(self.steps)}: at {self.step}: "
             f"simulator {self.simulated}, Java {self.java}"
         )
+
+
+class V2Difference(JavaDifference):
+    WHAT = "transactions v2"
 
 
 def steps(seed: int) -> tuple[str, ...]:
