@@ -8,6 +8,7 @@ on the session's LocalCluster (conftest.py): its KRaft controller is a process o
 and the unclean election, which kill two brokers, still have a controller.
 """
 
+import time
 import warnings
 
 import pytest
@@ -19,6 +20,7 @@ from course_lib.backend import ComposedBackend, SimBackend
 from course_lib.broker import Cluster
 from course_lib.clients import KafkaProducer as SimProducer
 from course_lib.wire import differential
+from tests.wire.client_probes import leaders_seen
 
 pytestmark = pytest.mark.real_kafka
 
@@ -160,8 +162,18 @@ class _LocalTarget:
         self.cluster = cluster
 
     def fault(self, name, topic):
+        """The leader crashes; this returns once every live broker names the same new leader, so
+        the client meets the election's outcome and not the brokers' race to apply it
+        (:func:`~tests.wire.client_probes.leaders_seen`)."""
         assert name == "crash_leader", name
-        self.cluster.crash(self.cluster.leader_of(topic))
+        old = self.cluster.leader_of(topic)
+        self.cluster.crash(old)
+        self.cluster.wait_for_leader(topic, not_in=(old,))
+        live = self.cluster.live_bootstrap_servers().split(",")
+        deadline = time.monotonic() + 60
+        while len(set(seen := leaders_seen(live, topic).values())) != 1 or old in seen or -1 in seen:
+            assert time.monotonic() < deadline, f"the brokers disagree on {topic}'s leader: {seen}"
+            time.sleep(0.1)
         return "ok"
 
     def heal(self, topic):
