@@ -207,7 +207,7 @@ def consumer_group_twice(seed: int, slow_ms: float, max_poll_records: int, commi
     kind="predict",
     expect=expect_int,
     public_seeds=(0, 1, 2),
-    question="Lesson 05b's two instances on a consumer group (group_protocol=\"consumer\"), but slow spends "
+    question='Lesson 05b\'s two instances on a consumer group (group_protocol="consumer"), but slow spends '
     "500 ms per record, both take 15 records per poll and commit only every 4 batches (commit_every=4); "
     "max_poll_interval_ms=5000. How many messages are processed more than once?",
     hint="Which member re-reads what it had not committed: the one thrown out, or also the one that "
