@@ -67,3 +67,11 @@ def test_java_slow_handler(driver, wire_cluster):
     )
     print("wire java slow handler:", got["seconds"])
     assert not kip848.check(got, kip848.SLOW_EXPECTED, kip848.JAVA_SLOW_EPOCHS)
+
+
+@pytest.mark.timeout(180)
+def test_java_first_member_epochs(driver, wire_cluster):
+    """Kafka 4.3.1 gives the same (tests/real/test_consumer_group_protocol.py)."""
+    got = kip848.first_epochs(driver, wire_cluster)
+    print("wire first epochs:", got.pop("trails"))
+    assert got == kip848.FIRST_EPOCHS
