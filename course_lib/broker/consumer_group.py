@@ -123,11 +123,14 @@ class ConsumerGroup:
         partitions: Callable[[str], int | None],
         session_timeout_ms: float = 45_000,
         heartbeat_interval_ms: float = 5_000,
+        assignment_interval_ms: float = 0,
     ):
         self.group_id = group_id
         self.partitions = partitions
         self.session_timeout_ms = session_timeout_ms
         self.heartbeat_interval_ms = heartbeat_interval_ms
+        self.assignment_interval_ms = assignment_interval_ms
+        self.last_assignment_ms = float("-inf")  # when the target was last computed
         self.group_epoch = INITIAL_EPOCH
         self.assignment_epoch = INITIAL_EPOCH
         self.members: dict[str, ConsumerMember] = {}
@@ -199,7 +202,7 @@ class ConsumerGroup:
             self._record(now, "member_joined", {"member": member.member_id, "topics": list(member.topics)})
         if subscription_changed or self._metadata() != self.subscription_metadata:
             self._bump(now, "subscription changed" if subscription_changed else "topic metadata changed")
-        if self.group_epoch > self.assignment_epoch:
+        if self.group_epoch > self.assignment_epoch and now >= self.last_assignment_ms + self.assignment_interval_ms:
             self._compute_target(now)
         self._reconcile(now, member, hb.owned)
         full = hb.member_epoch == JOIN_EPOCH or (
@@ -234,7 +237,24 @@ class ConsumerGroup:
         self.group_epoch += 1
         self._record(now, "group_epoch", {"epoch": self.group_epoch, "reason": reason})
 
+    def assignment_deadline(self) -> float | None:
+        """When a delayed target assignment is due (KIP-1263's batching: at most one per
+        ``assignment_interval_ms``); None: none is waiting."""
+        if self.members and self.group_epoch > self.assignment_epoch:
+            return self.last_assignment_ms + self.assignment_interval_ms
+        return None
+
+    def assign_delayed(self, now: float) -> bool:
+        """The batching timer: compute the target the interval held back (Kafka skips it for an
+        empty group). Members get it on their next heartbeat. Whether it computed one."""
+        deadline = self.assignment_deadline()
+        if deadline is None or now < deadline:
+            return False
+        self._compute_target(now)
+        return True
+
     def _compute_target(self, now: float) -> None:
+        self.last_assignment_ms = now
         self.subscription_metadata = self._metadata()
         assign = ASSIGNORS[self.assignor_name()]
         subscriptions = {m: member.topics for m, member in self.members.items()}

@@ -55,6 +55,9 @@ class ClusterOptions:
     #: consumer groups (KIP-848): a member silent this long is fenced; members heartbeat this often
     group_consumer_session_timeout_ms: float = 45000
     group_consumer_heartbeat_interval_ms: float = 5000
+    #: KIP-1263's assignment batching (Kafka 4.3 ``group.consumer.assignment.interval.ms``): a
+    #: consumer group computes a new target assignment at most this often; 0: at every change
+    group_consumer_assignment_interval_ms: float = 0
     #: committed offsets of a group left without members expire after this long (Kafka: 7 days)
     offsets_retention_minutes: float = 10080
     #: how often the transaction coordinator aborts transactions older than their timeout
