@@ -14,6 +14,11 @@ and ``modern/consumer/CurrentAssignmentBuilder``), without the network - the coo
   epoch to 2 and that member reaches epoch 2, not 1. (Kafka starts there so that a member joining
   a new group whose first assignment is not computed yet - KIP-1263's assignment batching and
   offload - can be given epoch 1: above 0, which means "joining", and below the group epoch.)
+- **Assignment batching** (KIP-1263, Kafka 4.3: ``assignment_interval_ms``, Kafka's
+  ``group.consumer.assignment.interval.ms``). A target is computed only at a heartbeat at least
+  that long after the last one (no timer: Kafka 4.3.1's consumer groups compute it lazily); until
+  then the group epoch runs ahead (state ``Assigning``) and a member joining reconciles towards
+  the last target, where it has nothing, at that target's epoch.
 - **Incremental reconciliation.** A member moves towards its target one heartbeat at a time and
   keeps every partition it is not asked to give up (no stop-the-world rebalance). If it owns
   partitions it must give up, it is told to revoke them first (state ``unrevoked_partitions``,
@@ -236,22 +241,6 @@ class ConsumerGroup:
     def _bump(self, now: float, reason: str) -> None:
         self.group_epoch += 1
         self._record(now, "group_epoch", {"epoch": self.group_epoch, "reason": reason})
-
-    def assignment_deadline(self) -> float | None:
-        """When a delayed target assignment is due (KIP-1263's batching: at most one per
-        ``assignment_interval_ms``); None: none is waiting."""
-        if self.members and self.group_epoch > self.assignment_epoch:
-            return self.last_assignment_ms + self.assignment_interval_ms
-        return None
-
-    def assign_delayed(self, now: float) -> bool:
-        """The batching timer: compute the target the interval held back (Kafka skips it for an
-        empty group). Members get it on their next heartbeat. Whether it computed one."""
-        deadline = self.assignment_deadline()
-        if deadline is None or now < deadline:
-            return False
-        self._compute_target(now)
-        return True
 
     def _compute_target(self, now: float) -> None:
         self.last_assignment_ms = now

@@ -66,7 +66,6 @@ def consumer_group_heartbeat(coord, src: str, req: ConsumerGroupHeartbeatRequest
     )
     _trace(coord, group)
     _schedule_expiry(coord, group)
-    _schedule_assignment(coord, group)
     coord.respond(src, req, answer.error, answer)
 
 
@@ -103,27 +102,12 @@ def _schedule_expiry(coord, group: ConsumerGroup) -> None:
         coord.broker.schedule_timer(max(0.0, deadline - coord.broker.sim.now), _expire, coord, group.group_id)
 
 
-def _schedule_assignment(coord, group: ConsumerGroup) -> None:
-    deadline = group.assignment_deadline()
-    if deadline is not None and deadline > coord.broker.sim.now:
-        coord.broker.schedule_timer(deadline - coord.broker.sim.now, _assign_delayed, coord, group.group_id)
-
-
-def _assign_delayed(coord, group_id: str) -> None:
-    group = coord.consumer_groups.get(group_id)
-    if group is None or coord.partition() is None:
-        return
-    if group.assign_delayed(coord.broker.sim.now):
-        _trace(coord, group)
-
-
 def _expire(coord, group_id: str) -> None:
     group = coord.consumer_groups.get(group_id)
     if group is None or coord.partition() is None:
         return
     if group.expire(coord.broker.sim.now):
         _trace(coord, group)
-        _schedule_assignment(coord, group)
 
 
 def _trace(coord, group: ConsumerGroup) -> None:
