@@ -91,16 +91,13 @@ SLOW_EXPECTED = {
     "seen": {"a": 20, "b": 20},
     "twice": 20,
 }
-#: the Java members' epochs (groupMetadata().generationId) at each point, counted from a's epoch
-#: when it owns everything alone: b joins (+1), b crashes (+2) / a leaves (+2 for b), a rejoins
-#: (+3). A member that left after max.poll.interval.ms still shows its last epoch (+1):
-#: groupMetadata() is the application thread's view, refreshed only by its next poll()
-JAVA_CRASH_EPOCHS = {"a_alone": 0, "a_split": 1, "a_after": 2}
-JAVA_SLOW_EPOCHS = {"a_alone": 0, "b_split": 1, "a_left": 1, "b_while_a_slow": 2, "a_back": 3, "b_back": 3}
-#: a's epoch alone: Kafka 4.3.1 gives the first member of a new group epoch 2 (measured with the
-#: Java client: 2 alone, then 3 and 3 after a second member joins), the simulated coordinator 1 -
-#: one group-epoch bump at a group's creation it does not model; the steps after are the same
-FIRST_EPOCH = {"kafka": 2, "wire": 1}
+#: the Java members' epochs (groupMetadata().generationId) at each point, the same on both
+#: clusters: a new group is at epoch 1 (Kafka 4.3's KAFKA-20268, course_lib/broker/consumer_group),
+#: so a alone has 2; b joins (3), b crashes (4) / a leaves (4 for b), a rejoins (5). A member that
+#: left after max.poll.interval.ms still shows its last epoch (3): groupMetadata() is the
+#: application thread's view, refreshed only by its next poll()
+JAVA_CRASH_EPOCHS = {"a_alone": 2, "a_split": 3, "a_after": 4}
+JAVA_SLOW_EPOCHS = {"a_alone": 2, "b_split": 3, "a_left": 3, "b_while_a_slow": 4, "a_back": 5, "b_back": 5}
 
 
 class Member:
@@ -365,16 +362,124 @@ def rdkafka_members(servers: str, topic: str, crash_b: bool = False, **config) -
     return make
 
 
-def check(got: dict, expected: dict, java_epochs: dict | None = None, cluster: str = "wire") -> list[str]:
-    """What differs from the observations both clusters must give (the epochs for the Java client
-    only, counted from :data:`FIRST_EPOCH`): [] when nothing does."""
+def check(got: dict, expected: dict, java_epochs: dict | None = None) -> list[str]:
+    """What differs from the observations both clusters must give (the member epochs for the Java
+    client only: librdkafka does not show them): [] when nothing does."""
     got = dict(got)
     epochs = got.pop("epochs")
     got.pop("seconds")
     wrong = [] if got == expected else [f"observed {got}, expected {expected}"]
-    if java_epochs is not None:
-        first = epochs["a_alone"]
-        relative = {k: (v - first if v is not None else None) for k, v in epochs.items()}
-        if first != FIRST_EPOCH[cluster] or relative != java_epochs:
-            wrong.append(f"member epochs {epochs}, expected {java_epochs} counted from {FIRST_EPOCH[cluster]}")
+    if java_epochs is not None and epochs != java_epochs:
+        wrong.append(f"member epochs {epochs}, expected {java_epochs}")
     return wrong
+
+
+# ---- the first member epochs of a new group (Java: groupMetadata().generationId) ----------------
+#: what both clusters give (measured on Kafka 4.3.1): a new group is at epoch 1, so its first
+#: member is at 2 whatever it subscribes to; a topic created after the join is a metadata change
+#: (+1, at the member's next heartbeat); an emptied group keeps its epoch (a left: 3, the next
+#: member joins: 4); two members joining at once end at 3 and 3 - and with assignment batching
+#: (``group.consumer.assignment.interval.ms``, 1 s) the second first reconciles to the target of
+#: epoch 2, where it has nothing, at member epoch 2, until a heartbeat computes epoch 3's
+FIRST_EPOCHS = {
+    "topic_first": 2,
+    "two_topics": 2,
+    "topic_later": {"before": 2, "after": 3},
+    "rejoin_empty": 4,
+    "two_at_once": [3, 3],
+    "second_joiner_first": 2,
+}
+
+
+def _trail(members: list, condition: Callable[[], bool], timeout_s: float, trail: list) -> None:
+    """Poll ``members`` until ``condition()``; ``trail`` gets each new (epochs, owned counts)."""
+    start = time.monotonic()
+    while True:
+        for m in members:
+            m.poll()
+        now = ([m.epoch() for m in members], [len(m.owned()) for m in members])
+        if not trail or trail[-1] != now:
+            trail.append(now)
+        if condition():
+            return
+        if time.monotonic() - start > timeout_s:
+            raise AssertionError(f"not within {timeout_s} s: {trail}")
+
+
+def first_epochs(driver, cluster, timeout_s: float = 60) -> dict:
+    """On ``cluster`` (a wire cluster or Kafka's: ``create_topic``, ``topic``), each variant's
+    member epochs (:data:`FIRST_EPOCHS`) and, under "trails", what the members went through."""
+    servers = cluster.bootstrap_servers
+
+    def make_topic(name: str, partitions: int) -> str:
+        return cluster.create_topic(name, partitions=partitions)
+
+    run = uuid.uuid4().hex[:8]
+    out: dict = {}
+    trails: dict = {}
+
+    def member(group: str, topics: list):
+        return JavaListMember(driver, servers, f"kip848-first-{run}-{group}", topics)
+
+    def alone(name: str, topics: list, group: str | None = None):
+        m = member(group or name, topics)
+        trails[name] = []
+        try:
+            _trail([m], lambda: len(m.owned()) == 4, timeout_s, trails[name])
+            return m.epoch()
+        finally:
+            m.close()
+
+    t = make_topic(f"kip848-first-{run}", 4)
+    out["topic_first"] = alone("topic_first", [t])
+    out["rejoin_empty"] = alone("rejoin_empty", [t], group="topic_first")  # the group a left
+    halves = [make_topic(f"kip848-first-{run}-{i}", 2) for i in (0, 1)]
+    out["two_topics"] = alone("two_topics", halves)
+    later = f"kip848-first-{run}-later"
+    m = member("topic_later", [cluster.topic(later)])
+    trails["topic_later"] = []
+    try:
+        _trail([m], lambda: m.epoch() > 0, timeout_s, trails["topic_later"])
+        deadline = time.monotonic() + 3  # joined on a topic that does not exist: nothing to own
+        while time.monotonic() < deadline:
+            m.poll()
+        before = m.epoch()
+        make_topic(later, 4)
+        _trail([m], lambda: len(m.owned()) == 4, timeout_s, trails["topic_later"])
+        out["topic_later"] = {"before": before, "after": m.epoch()}
+    finally:
+        m.close()
+    a, b = member("two_at_once", [t]), member("two_at_once", [t])
+    trails["two_at_once"] = []
+    try:
+        _trail(
+            [a, b],
+            lambda: len(a.owned()) == len(b.owned()) == 2 and a.epoch() == b.epoch(),
+            timeout_s,
+            trails["two_at_once"],
+        )
+        out["two_at_once"] = [a.epoch(), b.epoch()]
+        out["second_joiner_first"] = next(epochs[1] for epochs, _ in trails["two_at_once"] if epochs[1] > 0)
+    finally:
+        a.close()
+        b.close()
+    return {**out, "trails": trails}
+
+
+class JavaListMember(JavaMember):
+    """A Java member subscribed to a list of topics, which never creates one by subscribing."""
+
+    def __init__(self, driver, servers: str, group: str, topics: list):
+        from course_lib.java_client import JavaConsumer
+
+        self.own = None
+        self.c = JavaConsumer(
+            driver,
+            {
+                "bootstrap.servers": servers,
+                "group.id": group,
+                "group.protocol": "consumer",
+                "allow.auto.create.topics": "false",
+            },
+        )
+        self.c.subscribe(topics)

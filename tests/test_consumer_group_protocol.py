@@ -30,10 +30,12 @@ def join(g, member, now=0, topics=("t",), assignor=None):
 
 def test_a_join_bumps_the_group_epoch_and_gets_the_target_at_once():
     """consumerGroupHeartbeat: a new member changes the subscription -> groupEpoch + 1, target
-    computed for that epoch; free partitions are assigned immediately (computeNextAssignment)."""
+    computed for that epoch; free partitions are assigned immediately (computeNextAssignment).
+    A new group is at epoch 1 with an empty target (KAFKA-20268): the first join makes it 2."""
     g = ConsumerGroup("g", {"t": 3}.get)
+    assert (g.group_epoch, g.assignment_epoch, g.state) == (1, 1, "Empty")
     a = join(g, "a")
-    assert (a.error, a.member_epoch, g.group_epoch, g.assignment_epoch) == (None, 1, 1, 1)
+    assert (a.error, a.member_epoch, g.group_epoch, g.assignment_epoch) == (None, 2, 2, 2)
     assert tps(a.assignment) == {("t", 0), ("t", 1), ("t", 2)}
     assert g.members["a"].state == STABLE and g.state == "Stable"
 
@@ -44,16 +46,16 @@ def test_a_second_member_waits_for_partitions_the_first_still_owns():
     g = ConsumerGroup("g", {"t": 4}.get)
     join(g, "a")
     b = join(g, "b", 1)
-    assert (b.member_epoch, tps(b.assignment), g.members["b"].state) == (2, set(), UNRELEASED)
-    a = g.heartbeat(2, Heartbeat("a", 1, owned=(("t", 0), ("t", 1), ("t", 2), ("t", 3))))
-    assert a.member_epoch == 1 and g.members["a"].state == UNREVOKED
+    assert (b.member_epoch, tps(b.assignment), g.members["b"].state) == (3, set(), UNRELEASED)
+    a = g.heartbeat(2, Heartbeat("a", 2, owned=(("t", 0), ("t", 1), ("t", 2), ("t", 3))))
+    assert a.member_epoch == 2 and g.members["a"].state == UNREVOKED
     assert tps(a.assignment) == {("t", 0), ("t", 1)}  # it keeps what it is not asked to give up
     assert tps(g.members["a"].revoking) == {("t", 2), ("t", 3)}
     # still owned: b gets nothing yet
-    assert tps(g.heartbeat(3, Heartbeat("b", 2)).assignment) == set()
-    a = g.heartbeat(4, Heartbeat("a", 1, owned=(("t", 0), ("t", 1))))
-    assert (a.member_epoch, g.members["a"].state) == (2, STABLE)
-    b = g.heartbeat(5, Heartbeat("b", 2))
+    assert tps(g.heartbeat(3, Heartbeat("b", 3)).assignment) == set()
+    a = g.heartbeat(4, Heartbeat("a", 2, owned=(("t", 0), ("t", 1))))
+    assert (a.member_epoch, g.members["a"].state) == (3, STABLE)
+    b = g.heartbeat(5, Heartbeat("b", 3))
     assert tps(b.assignment) == {("t", 2), ("t", 3)} and g.members["b"].state == STABLE
 
 
@@ -62,8 +64,8 @@ def test_a_member_that_does_not_report_its_partitions_still_owns_them():
     g = ConsumerGroup("g", {"t": 2}.get)
     join(g, "a")
     join(g, "b", 1)
-    g.heartbeat(2, Heartbeat("a", 1, owned=(("t", 0), ("t", 1))))
-    g.heartbeat(3, Heartbeat("a", 1))
+    g.heartbeat(2, Heartbeat("a", 2, owned=(("t", 0), ("t", 1))))
+    g.heartbeat(3, Heartbeat("a", 2))
     assert g.members["a"].state == UNREVOKED
 
 
@@ -77,10 +79,10 @@ def test_member_epoch_fencing(epoch, owned, error):
     g = ConsumerGroup("g", {"t": 2}.get)
     join(g, "a")
     join(g, "b", 1)
-    g.heartbeat(2, Heartbeat("a", 1, owned=(("t", 0), ("t", 1))))
-    g.heartbeat(3, Heartbeat("a", 1, owned=(("t", 0),)))  # a revoked: now epoch 2, previous 1
-    assert (g.members["a"].member_epoch, g.members["a"].previous_epoch) == (2, 1)
-    answer = g.heartbeat(4, Heartbeat("a", epoch + 1 if epoch else 1, owned=owned))
+    g.heartbeat(2, Heartbeat("a", 2, owned=(("t", 0), ("t", 1))))
+    g.heartbeat(3, Heartbeat("a", 2, owned=(("t", 0),)))  # a revoked: now epoch 3, previous 2
+    assert (g.members["a"].member_epoch, g.members["a"].previous_epoch) == (3, 2)
+    answer = g.heartbeat(4, Heartbeat("a", epoch + 2 if epoch else 2, owned=owned))
     assert answer.error is error
 
 
@@ -91,11 +93,11 @@ def test_unknown_member_and_leave():
     assert g.heartbeat(0, Heartbeat("x", 3)).error is Errors.UnknownMemberIdError
     join(g, "a")
     join(g, "b", 1)
-    g.heartbeat(2, Heartbeat("a", 1, owned=()))
+    g.heartbeat(2, Heartbeat("a", 2, owned=()))
     epoch = g.group_epoch
     left = g.heartbeat(3, Heartbeat("a", -1))
     assert (left.error, left.member_epoch, g.group_epoch) == (None, -1, epoch + 1)
-    b = g.heartbeat(4, Heartbeat("b", 2, owned=(("t", 1),)))
+    b = g.heartbeat(4, Heartbeat("b", 3, owned=(("t", 1),)))
     assert tps(b.assignment) == {("t", 0), ("t", 1)} and b.member_epoch == epoch + 1
 
 
@@ -108,11 +110,11 @@ def test_session_timeout_and_rebalance_timeout_fence_in_virtual_time():
     assert g.expire(45_000) == ["a"]
     g = ConsumerGroup("g", {"t": 2}.get)
     join(g, "a")
-    g.heartbeat(0, Heartbeat("a", 1, rebalance_timeout_ms=10_000))
+    g.heartbeat(0, Heartbeat("a", 2, rebalance_timeout_ms=10_000))
     join(g, "b", 1)
-    g.heartbeat(2, Heartbeat("a", 1, owned=(("t", 0), ("t", 1))))  # must revoke one now
+    g.heartbeat(2, Heartbeat("a", 2, owned=(("t", 0), ("t", 1))))  # must revoke one now
     assert g.members["a"].state == UNREVOKED and g.next_deadline() == 10_002
-    g.heartbeat(5_000, Heartbeat("b", 2))
+    g.heartbeat(5_000, Heartbeat("b", 3))
     assert g.expire(10_002) == ["a"]
 
 
@@ -122,9 +124,26 @@ def test_offset_commits_are_checked_against_the_member_epoch():
     g = ConsumerGroup("g", {"t": 1}.get)
     assert g.validate_commit("", -1) is None
     join(g, "a")
-    assert g.validate_commit("a", 1) is None
-    assert g.validate_commit("a", 0) is Errors.StaleMemberEpochError
+    assert g.validate_commit("a", 2) is None
+    assert g.validate_commit("a", 1) is Errors.StaleMemberEpochError
     assert g.validate_commit("", -1) is Errors.UnknownMemberIdError
+
+
+def test_assignment_batching_holds_a_new_target_back_for_the_interval():
+    """KIP-1263 (Kafka 4.3, group.consumer.assignment.interval.ms): a target is computed only at a
+    heartbeat at least the interval after the last one; meanwhile the group epoch moves on (state
+    Assigning) and a joining member reconciles towards the last target, where it has nothing, at
+    that target's epoch (measured on Kafka 4.3.1: tests/real/test_consumer_group_protocol.py)."""
+    g = ConsumerGroup("g", {"t": 2}.get, assignment_interval_ms=1000)
+    a = join(g, "a", 0)
+    assert (a.member_epoch, tps(a.assignment)) == (2, {("t", 0), ("t", 1)})  # the first: at once
+    b = join(g, "b", 10)
+    assert (g.group_epoch, g.assignment_epoch, g.state) == (3, 2, "Assigning")
+    assert (b.member_epoch, tps(b.assignment)) == (2, set())
+    g.heartbeat(999, Heartbeat("b", 2))
+    assert g.assignment_epoch == 2  # not yet: no timer either, only a heartbeat computes it
+    a = g.heartbeat(1000, Heartbeat("a", 2, owned=(("t", 0), ("t", 1))))
+    assert g.assignment_epoch == 3 and (a.member_epoch, g.members["a"].state) == (2, UNREVOKED)
 
 
 def test_uniform_is_sticky_and_range_is_by_member_order():
@@ -158,17 +177,17 @@ def test_heartbeats_reach_the_coordinator_and_describe_answers(cluster):
     a = client._call_coordinator(
         ConsumerGroupHeartbeatRequest(group="g", member_id="a", member_epoch=0, topics=("t",), owned=())
     )
-    assert a.member_epoch == 1 and tps(a.assignment) == {("t", p) for p in range(4)}
+    assert a.member_epoch == 2 and tps(a.assignment) == {("t", p) for p in range(4)}
     described = client._call_coordinator(ConsumerGroupDescribeRequest(group="g"))
-    assert described["state"] == "Stable" and described["members"][0]["member_epoch"] == 1
+    assert described["state"] == "Stable" and described["members"][0]["member_epoch"] == 2
     # classic and consumer groups side by side: one id is one kind
     with pytest.raises(Errors.InconsistentGroupProtocolError):
         client._call_coordinator(
             JoinGroupRequest(group="g", member_id="", client_id="c", topics=["t"], session_timeout_ms=10_000)
         )
     with pytest.raises(Errors.StaleMemberEpochError):
-        client._call_coordinator(OffsetCommitRequest(group="g", member_id="a", generation=0, offsets={("t", 0): 1}))
-    client._call_coordinator(OffsetCommitRequest(group="g", member_id="a", generation=1, offsets={("t", 0): 1}))
+        client._call_coordinator(OffsetCommitRequest(group="g", member_id="a", generation=1, offsets={("t", 0): 1}))
+    client._call_coordinator(OffsetCommitRequest(group="g", member_id="a", generation=2, offsets={("t", 0): 1}))
     # a group the coordinator does not know: UNKNOWN_MEMBER_ID, rejoin (Kafka: GROUP_ID_NOT_FOUND,
     # which cannot follow a failover there - see consumer_group_requests)
     with pytest.raises(Errors.UnknownMemberIdError):
@@ -185,7 +204,7 @@ def test_heartbeats_reach_the_coordinator_and_describe_answers(cluster):
     # a silent member is fenced after the session timeout, in virtual time
     cluster.run_for(46_000)
     with pytest.raises(Errors.UnknownMemberIdError):
-        client._call_coordinator(ConsumerGroupHeartbeatRequest(group="g", member_id="a", member_epoch=1))
+        client._call_coordinator(ConsumerGroupHeartbeatRequest(group="g", member_id="a", member_epoch=2))
     client.close()
 
 

@@ -88,7 +88,8 @@ def test_join_split_leave_as_on_both_clusters():
     got = {"first": first, "split": split, "union": union, "after_leave": _owned(b)}
     assert got == kip848.EXPECTED
     assert moved_ms < 10_000 and cluster.now - left_at < 10_000, (moved_ms, cluster.now - left_at)
-    assert b.group_metadata().generation_id == 3  # epochs 1 (a joins), 2 (b joins), 3 (a leaves)
+    # a new group is at epoch 1 (KAFKA-20268): 2 (a joins), 3 (b joins), 4 (a leaves)
+    assert b.group_metadata().generation_id == 4
 
 
 def test_auto_commit_before_revoking_means_no_record_read_twice():
@@ -111,8 +112,8 @@ def test_a_lost_group_fences_the_member_which_rejoins_at_epoch_0():
     cluster.restart(victim)
     # the new coordinator does not know the group: UNKNOWN_MEMBER_ID, partitions lost, a new join
     _poll_until(cluster, [a], lambda: coordinator(cluster, "g") is not None and _owned(a) == [0, 1, 2, 3])
-    assert a.group_metadata().generation_id == 1
-    assert coordinator(cluster, "g").consumer_groups["g"].group_epoch == 1
+    assert a.group_metadata().generation_id == 2
+    assert coordinator(cluster, "g").consumer_groups["g"].group_epoch == 2
 
 
 def test_slow_handler_leaves_and_rejoins_at_the_next_poll():

@@ -9,7 +9,16 @@ and ``modern/consumer/CurrentAssignmentBuilder``), without the network - the coo
   leave, a subscription or topic-size change, a fenced member). The coordinator then computes a
   *target assignment* for that epoch (``assignmentEpoch = groupEpoch``) with the group's
   server-side assignor (:mod:`.assignors`). Each member has a *member epoch*: the target epoch it
-  has reconciled to.
+  has reconciled to. A new group starts at group epoch 1 with an empty target assignment of
+  epoch 1 (:data:`INITIAL_EPOCH`, Kafka 4.3's KAFKA-20268), so its first member's join bumps the
+  epoch to 2 and that member reaches epoch 2, not 1. (Kafka starts there so that a member joining
+  a new group whose first assignment is not computed yet - KIP-1263's assignment batching and
+  offload - can be given epoch 1: above 0, which means "joining", and below the group epoch.)
+- **Assignment batching** (KIP-1263, Kafka 4.3: ``assignment_interval_ms``, Kafka's
+  ``group.consumer.assignment.interval.ms``). A target is computed only at a heartbeat at least
+  that long after the last one (no timer: Kafka 4.3.1's consumer groups compute it lazily); until
+  then the group epoch runs ahead (state ``Assigning``) and a member joining reconciles towards
+  the last target, where it has nothing, at that target's epoch.
 - **Incremental reconciliation.** A member moves towards its target one heartbeat at a time and
   keeps every partition it is not asked to give up (no stop-the-world rebalance). If it owns
   partitions it must give up, it is told to revoke them first (state ``unrevoked_partitions``,
@@ -32,17 +41,17 @@ failover members get ``UNKNOWN_MEMBER_ID`` and rejoin (Kafka replays the group f
 
 >>> g = ConsumerGroup("g", {"t": 4}.get)
 >>> a = g.heartbeat(0, Heartbeat("a", 0, topics=("t",), owned=()))
->>> a.member_epoch, a.assignment
-(1, {'t': frozenset({0, 1, 2, 3})})
+>>> a.member_epoch, a.assignment   # a new group is at epoch 1: the first join makes it 2
+(2, {'t': frozenset({0, 1, 2, 3})})
 >>> b = g.heartbeat(10, Heartbeat("b", 0, topics=("t",), owned=()))
 >>> b.member_epoch, b.assignment   # partitions 2, 3 are still a's: pending
-(2, {})
->>> r = g.heartbeat(20, Heartbeat("a", 1, owned=(("t", 0), ("t", 1), ("t", 2), ("t", 3))))
+(3, {})
+>>> r = g.heartbeat(20, Heartbeat("a", 2, owned=(("t", 0), ("t", 1), ("t", 2), ("t", 3))))
 >>> r.member_epoch, r.assignment   # revoke 2 and 3 first, keep 0 and 1
-(1, {'t': frozenset({0, 1})})
->>> g.heartbeat(30, Heartbeat("a", 1, owned=(("t", 0), ("t", 1)))).member_epoch
-2
->>> g.heartbeat(40, Heartbeat("b", 2, owned=())).assignment
+(2, {'t': frozenset({0, 1})})
+>>> g.heartbeat(30, Heartbeat("a", 2, owned=(("t", 0), ("t", 1)))).member_epoch
+3
+>>> g.heartbeat(40, Heartbeat("b", 3, owned=())).assignment
 {'t': frozenset({2, 3})}
 """
 
@@ -59,6 +68,10 @@ from .assignors import ASSIGNORS
 JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH = 0, -1, -2
 
 STABLE, UNREVOKED, UNRELEASED = "stable", "unrevoked_partitions", "unreleased_partitions"
+
+#: a new group's group epoch and assignment epoch (its target: nobody owns anything). Kafka 4.3
+#: (KAFKA-20268) creates groups at 1, not 0, so the first computed assignment is epoch 2
+INITIAL_EPOCH = 1
 
 
 @dataclass(frozen=True)
@@ -115,13 +128,16 @@ class ConsumerGroup:
         partitions: Callable[[str], int | None],
         session_timeout_ms: float = 45_000,
         heartbeat_interval_ms: float = 5_000,
+        assignment_interval_ms: float = 0,
     ):
         self.group_id = group_id
         self.partitions = partitions
         self.session_timeout_ms = session_timeout_ms
         self.heartbeat_interval_ms = heartbeat_interval_ms
-        self.group_epoch = 0
-        self.assignment_epoch = 0
+        self.assignment_interval_ms = assignment_interval_ms
+        self.last_assignment_ms = float("-inf")  # when the target was last computed
+        self.group_epoch = INITIAL_EPOCH
+        self.assignment_epoch = INITIAL_EPOCH
         self.members: dict[str, ConsumerMember] = {}
         self.target: dict = {}  # member id -> {topic: frozenset}
         self.subscription_metadata: dict = {}  # topic -> partition count, as last assigned
@@ -191,7 +207,7 @@ class ConsumerGroup:
             self._record(now, "member_joined", {"member": member.member_id, "topics": list(member.topics)})
         if subscription_changed or self._metadata() != self.subscription_metadata:
             self._bump(now, "subscription changed" if subscription_changed else "topic metadata changed")
-        if self.group_epoch > self.assignment_epoch:
+        if self.group_epoch > self.assignment_epoch and now >= self.last_assignment_ms + self.assignment_interval_ms:
             self._compute_target(now)
         self._reconcile(now, member, hb.owned)
         full = hb.member_epoch == JOIN_EPOCH or (
@@ -227,6 +243,7 @@ class ConsumerGroup:
         self._record(now, "group_epoch", {"epoch": self.group_epoch, "reason": reason})
 
     def _compute_target(self, now: float) -> None:
+        self.last_assignment_ms = now
         self.subscription_metadata = self._metadata()
         assign = ASSIGNORS[self.assignor_name()]
         subscriptions = {m: member.topics for m, member in self.members.items()}

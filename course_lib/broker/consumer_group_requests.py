@@ -49,6 +49,7 @@ def consumer_group_heartbeat(coord, src: str, req: ConsumerGroupHeartbeatRequest
             lambda topic: getattr(broker.topic_configs.get(topic), "partitions", None),
             broker.options.group_consumer_session_timeout_ms,
             broker.options.group_consumer_heartbeat_interval_ms,
+            broker.options.group_consumer_assignment_interval_ms,
         )
     answer = group.heartbeat(
         broker.sim.now,

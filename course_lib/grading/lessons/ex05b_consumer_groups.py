@@ -180,3 +180,45 @@ def _ex05b_q5(answer, seeds):
     return predicted(
         "failed commits", answer, Experiment("slow_handler({seed}, 10, 800, 9000)[0]", _IMPORT + "slow_handler"), seeds
     )
+
+
+@functools.lru_cache(maxsize=None)
+def consumer_group_twice(seed: int, slow_ms: float, max_poll_records: int, commit_every: int) -> int:
+    """Lesson 05b's `fast` (20 ms per record) and `slow` instances on a consumer group
+    (``group_protocol="consumer"``, KIP-848), ``max_poll_interval_ms=5000``: messages processed
+    more than once."""
+    run = _quiet_run(seed)
+    for name, ms in (("fast", 20), ("slow", slow_ms)):
+        run.start(
+            name,
+            handler_ms=ms,
+            max_poll_records=max_poll_records,
+            max_poll_interval_ms=5000,
+            commit_every=commit_every,
+            group_protocol="consumer",
+        )
+    run.run(60_000)
+    return run.duplicates()
+
+
+@exercise(
+    id="ex05b_q6",
+    notebook=NOTEBOOK,
+    kind="predict",
+    expect=expect_int,
+    public_seeds=(0, 1, 2),
+    question='Lesson 05b\'s two instances on a consumer group (group_protocol="consumer"), but slow spends '
+    "500 ms per record, both take 15 records per poll and commit only every 4 batches (commit_every=4); "
+    "max_poll_interval_ms=5000. How many messages are processed more than once?",
+    hint="Which member re-reads what it had not committed: the one thrown out, or also the one that "
+    "keeps its partitions?",
+    copied=lambda: consumer_group_twice(1, 800, 10, 1),
+    copied_from="lesson 05b's consumer-group run (800 ms per record, 10 per poll, a commit per batch)",
+)
+def _ex05b_q6(answer, seeds):
+    return predicted(
+        "messages processed twice or more",
+        answer,
+        Experiment("consumer_group_twice({seed}, 500, 15, 4)", _IMPORT + "consumer_group_twice"),
+        seeds,
+    )
