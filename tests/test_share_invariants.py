@@ -36,11 +36,11 @@ def test_share_invariants_hold_at_every_step_of_1000_seeded_schedules():
 def test_a_leader_that_hands_out_locked_records_is_caught(monkeypatch):
     acquire = SharePartition.acquire
 
-    def acquire_held_too(self, member, max_records):
+    def acquire_held_too(self, member, max_records, *mode):
         for r in self.records.values():
             if r.state == ACQUIRED and r.member != member:
                 r.state = AVAILABLE  # forgets the other member's lock
-        return acquire(self, member, max_records)
+        return acquire(self, member, max_records, *mode)
 
     monkeypatch.setattr(SharePartition, "acquire", acquire_held_too)
     assert "single_holder" in (first_violation() or "")
@@ -62,8 +62,8 @@ def test_a_new_leader_that_ignores_the_persisted_state_is_caught(monkeypatch):
 def test_a_delivery_count_that_restarts_is_caught(monkeypatch):
     acquire = SharePartition.acquire
 
-    def recount(self, member, max_records):
-        got = acquire(self, member, max_records)
+    def recount(self, member, max_records, *mode):
+        got = acquire(self, member, max_records, *mode)
         for offset, _, _ in got:
             if self.records[offset].count > 2:
                 self.records[offset].count = 1
