@@ -185,7 +185,7 @@ class SharePartition:
                 if first.state == AVAILABLE and not first.pending:
                     take.all(offsets)
                 continue
-            if self._acquire_subset(offsets, left, record_limit, throttle, take) and throttled:
+            if self._acquire_subset(batch, offsets, left, record_limit, throttle, take) and throttled:
                 break
         if take.out:
             self.version += 1
@@ -254,9 +254,10 @@ class SharePartition:
             self._add_batch(lo, hi, [o for o, _, _ in new if lo <= o <= hi])
         take.all([o for o, _, _ in new])
 
-    def _acquire_subset(self, offsets: list, left: int, record_limit: bool, throttle: int, take) -> int:
+    def _acquire_subset(self, batch, offsets: list, left: int, record_limit: bool, throttle: int, take) -> int:
         """``acquireSubsetBatchRecords``: a split batch's available records, one by one; a record
-        due for its last delivery goes alone; a throttled batch gives ``size >> k`` at a time."""
+        due for its last delivery goes alone; a throttled batch gives ``size >> k`` at a time
+        (its size as acquired, records below the start offset included)."""
         limit = self.settings.delivery_count_limit
         taken, cap = 0, None
         for offset in offsets:
@@ -266,7 +267,7 @@ class SharePartition:
             if limit > 2 and r.count == limit - 1 and taken:
                 break
             if r.count >= throttle and cap is None:
-                cap = max(1, len(offsets) >> (r.count - throttle + 1))
+                cap = max(1, (batch.last - batch.first + 1) >> (r.count - throttle + 1))
             take.all([offset])
             taken += 1
             if (limit > 2 and r.count == limit) or (record_limit and taken == left) or taken == cap:

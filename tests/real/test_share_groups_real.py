@@ -53,6 +53,7 @@ def test_the_wire_advertises_kafkas_share_api_versions(cluster):
 def test_librdkafka_share_consumers_on_kafka(cluster):
     got = share.librdkafka_run(cluster.bootstrap_servers, *_setup(cluster))
     print("kafka 4.3.1 librdkafka share:", got.pop("seconds"), "s")
+    assert got.pop("stalled_returned") == share.RETURNED["librdkafka"]
     assert got == share.EXPECTED
 
 
@@ -61,4 +62,5 @@ def test_java_share_consumers_on_kafka(driver, cluster):
     got = share.java_run(driver, cluster.bootstrap_servers, *_setup(cluster))
     print("kafka 4.3.1 java share:", got.pop("seconds"), "s")
     assert got.pop("during") == share.DESCRIBED  # Admin.describeShareGroups
+    assert got.pop("stalled_returned") == share.RETURNED["java"]
     assert got == share.EXPECTED
