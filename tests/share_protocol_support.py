@@ -54,14 +54,13 @@ GROUP_CONFIGS = {
 }
 
 
-def configure_with_admin(servers: str, group: str) -> None:
-    """:data:`GROUP_CONFIGS` as an operator sets them on Kafka (``kafka-configs --entity-type
-    groups``: IncrementalAlterConfigs of a GROUP resource), with confluent-kafka's admin client."""
+def configure_with_admin(servers: str, group: str, configs: dict = GROUP_CONFIGS) -> None:
+    """``configs`` as an operator sets them on Kafka (``kafka-configs --entity-type groups``:
+    IncrementalAlterConfigs of a GROUP resource), with confluent-kafka's admin client."""
     from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
     entries = [
-        ConfigEntry(name, str(value), incremental_operation=AlterConfigOpType.SET)
-        for name, value in GROUP_CONFIGS.items()
+        ConfigEntry(name, str(value), incremental_operation=AlterConfigOpType.SET) for name, value in configs.items()
     ]
     resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
     admin = AdminClient({"bootstrap.servers": servers})  # kept: its futures fail once it is gone
@@ -296,6 +295,52 @@ def java(driver, servers: str, topic: str, group: str, produce, during=None) -> 
             self.c.close(10)
 
     return run(Worker, produce, during=during)
+
+
+#: the throttling experiment: one batch of 8, a worker that RELEASEs all it gets, limit 5
+THROTTLE_CONFIGS = {"share.auto.offset.reset": "earliest", "share.delivery.count.limit": 5}
+THROTTLE_BATCH = 8
+#: what each poll brings (``SharePartition.acquireSubsetBatchRecords``): the whole batch until
+#: its delivery count reaches max(2, ceil(5 / 2)) = 3, then half of it, then each record alone
+#: for its last delivery; 8 x 5 deliveries, then everything is archived
+THROTTLE_SIZES = [8, 8, 8, 4, 1, 1, 1, 1, 4, 1, 1, 1, 1]
+
+
+def librdkafka_throttle(servers: str, topic: str, group: str, timeout_s: float = 60) -> list[int]:
+    """The sizes of a confluent-kafka ShareConsumer's polls (``max.poll.records`` 8) that RELEASEs
+    every record, over one batch of :data:`THROTTLE_BATCH` records, until every delivery is
+    spent; then one more poll, which must bring nothing (``[-1]`` if it did)."""
+    from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
+
+    c = ShareConsumer(
+        {
+            "bootstrap.servers": servers,
+            "group.id": group,
+            "share.acknowledgement.mode": "explicit",
+            "max.poll.records": str(THROTTLE_BATCH),
+        }
+    )
+    try:
+        c.subscribe([topic])
+        p = Producer({"bootstrap.servers": servers, "linger.ms": LINGER_MS})
+        for i in range(THROTTLE_BATCH):
+            p.produce(topic, value=b"t%d" % i)
+        assert p.flush(30) == 0
+        sizes: list = []
+        start = time.monotonic()
+        while sum(sizes) < THROTTLE_BATCH * THROTTLE_CONFIGS["share.delivery.count.limit"]:
+            assert time.monotonic() - start < timeout_s, f"not within {timeout_s} s: {sizes}"
+            got = [m for m in c.poll(1) if m.error() is None]
+            if got:
+                sizes.append(len(got))
+            for m in got:
+                c.acknowledge(m, AcknowledgeType.RELEASE)
+        c.commit_sync()
+        if [m for m in c.poll(1) if m.error() is None]:
+            sizes.append(-1)
+        return sizes
+    finally:
+        c.close()
 
 
 def decide(value: bytes, delivery_count: int) -> str:
