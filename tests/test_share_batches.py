@@ -59,7 +59,6 @@ def worker(cluster, max_records: int) -> ShareConsumer:
 def test_the_experiment_gives_kafka_4_3_1_s_counts_on_the_simulator(seed):
     got = share.simulator_run(seed)
     got.pop("seconds")
-    assert got.pop("stalled_returned") == share.RETURNED["simulator"], seed
     assert got == share.EXPECTED, seed
 
 
@@ -92,8 +91,10 @@ def test_record_limit_mode_acquires_exactly_max_records_and_splits_the_batch():
 
 def test_near_the_delivery_limit_a_batch_is_handed_out_in_halves_then_record_by_record():
     """A worker that RELEASEs everything it gets, delivery count limit 5 (throttle limit 3): the
-    batch of 8 goes whole three times, then half of it (delivery 4), then each record alone for
-    its last delivery - a poison record cannot drag its batch to the limit with it."""
+    batch of 8 goes whole three times, then in halves (delivery 4), then each record alone for
+    its last delivery - a poison record cannot drag its batch to the limit with it. The second
+    half comes before the first half's 5th delivery: the RELEASE travels with the next fetch,
+    which skips records whose new state is still being written."""
     cluster = setup([share.THROTTLE_BATCH], **{"share.delivery.count.limit": 5})
     c = worker(cluster, max_records=share.THROTTLE_BATCH)
     sizes, deliveries = [], 0

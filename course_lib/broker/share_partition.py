@@ -61,6 +61,8 @@ ACK_NAMES = {ACCEPT: "accept", RELEASE: "release", REJECT: "reject", RENEW: "ren
 #: how long a share-partition leader waits for the share coordinator
 STATE_RPC_TIMEOUT_MS = 5_000
 STATE_RETRY_MS = 100
+#: an answer's part not known yet
+_WAITING = object()
 
 
 @dataclass
@@ -536,34 +538,29 @@ class SharePartitionManager:
         if not sp.ready:
             sp.waiting.append((src, req))
             return
-        box: dict = {}
-
-        def acknowledged(error) -> None:
-            box["ack_error"] = error
-            records = _acquire(sp, req)
-            if records or not req.max_wait_ms:
-                return self._answer(src, req, sp, records, error)
-            # nothing to hand out: wait (long poll) until records are written or released, at
-            # most max_wait_ms (Kafka's share fetch purgatory)
-            entry = [src, req, sp, error]
-            self.parked.setdefault(req.tp, []).append(entry)
-            self.broker.schedule_timer(req.max_wait_ms, self._wait_over, entry)
-
+        # the piggybacked acknowledgements and the fetch go on side by side, as in Kafka's
+        # KafkaApis.handleShareFetchRequest: records just released are still being written to the
+        # share coordinator, so this fetch skips them (a later one gets them); the answer waits
+        # for both
+        entry = [src, req, sp, {"ack": _WAITING if req.acknowledgements else None, "records": _WAITING}]
         if req.acknowledgements:
-            sp.acknowledge(req.member_id, req.acknowledgements, acknowledged)
-        else:
-            acknowledged(None)
+            sp.acknowledge(req.member_id, req.acknowledgements, lambda error: self._done(entry, "ack", error))
+        records = _acquire(sp, req)
+        if records or not req.max_wait_ms:
+            return self._done(entry, "records", records)
+        # nothing to hand out: wait (long poll) until records are written or released, at most
+        # max_wait_ms (Kafka's share fetch purgatory)
+        self.parked.setdefault(req.tp, []).append(entry)
+        self.broker.schedule_timer(req.max_wait_ms, self._wait_over, entry)
 
     def _wait_over(self, entry: list) -> None:
         waiting = self.parked.get(entry[1].tp, [])
-        if entry not in waiting:
+        if not any(e is entry for e in waiting):
             return  # answered already
         waiting.remove(entry)
         if not waiting:
             del self.parked[entry[1].tp]
-        src, req, sp, ack_error = entry
-        records = _acquire(sp, req)
-        self._answer(src, req, sp, records, ack_error)
+        self._done(entry, "records", _acquire(entry[2], entry[1]))
 
     def wake(self, tp) -> None:
         """New records below the high watermark, or released ones: answer the parked fetches
@@ -571,18 +568,24 @@ class SharePartitionManager:
         waiting = self.parked.pop(tp, [])
         still = []
         for entry in waiting:
-            src, req, sp, ack_error = entry
-            records = _acquire(sp, req)
+            sp = entry[2]
+            records = _acquire(sp, entry[1])
             if records or not sp.current:
-                self._answer(src, req, sp, records, ack_error)
+                self._done(entry, "records", records)
             else:
                 still.append(entry)
         if still:
             self.parked[tp] = still
 
-    def _answer(self, src, req, sp, records, ack_error) -> None:
+    def _done(self, entry: list, part: str, value) -> None:
+        """One part of a ShareFetch's answer is known (its acknowledgements' outcome or its
+        records): answer once both are."""
+        src, req, sp, box = entry
+        box[part] = value
+        if box["ack"] is _WAITING or box["records"] is _WAITING:
+            return
         error = None if sp.current else Errors.NotLeaderForPartitionError
-        self.broker.send(src, ShareFetchResponse(req.corr, req.tp, error, tuple(records), ack_error))
+        self.broker.send(src, ShareFetchResponse(req.corr, req.tp, error, tuple(box["records"]), box["ack"]))
 
     def share_acknowledge(self, src: str, req: ShareAcknowledgeRequest) -> None:
         if self.broker.options.share_version < 1:

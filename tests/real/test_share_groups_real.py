@@ -53,7 +53,6 @@ def test_the_wire_advertises_kafkas_share_api_versions(cluster):
 def test_librdkafka_share_consumers_on_kafka(cluster):
     got = share.librdkafka_run(cluster.bootstrap_servers, *_setup(cluster))
     print("kafka 4.3.1 librdkafka share:", got.pop("seconds"), "s")
-    assert got.pop("stalled_returned") == share.RETURNED["librdkafka"]
     assert got == share.EXPECTED
 
 
@@ -62,7 +61,6 @@ def test_java_share_consumers_on_kafka(driver, cluster):
     got = share.java_run(driver, cluster.bootstrap_servers, *_setup(cluster))
     print("kafka 4.3.1 java share:", got.pop("seconds"), "s")
     assert got.pop("during") == share.DESCRIBED  # Admin.describeShareGroups
-    assert got.pop("stalled_returned") == share.RETURNED["java"]
     assert got == share.EXPECTED
 
 
@@ -73,4 +71,6 @@ def test_kafka_throttles_a_batch_near_the_delivery_limit(cluster):
     topic = cluster.create_topic(f"share-{uuid.uuid4().hex[:8]}", partitions=1)
     group = share.new_group()
     share.configure_with_admin(cluster.bootstrap_servers, group, share.THROTTLE_CONFIGS)
-    assert share.librdkafka_throttle(cluster.bootstrap_servers, topic, group) == share.THROTTLE_SIZES
+    sizes = share.librdkafka_throttle(cluster.bootstrap_servers, topic, group)
+    print("kafka 4.3.1 throttled poll sizes:", sizes)
+    assert sizes == share.THROTTLE_SIZES
