@@ -320,6 +320,9 @@ def librdkafka_throttle(servers: str, topic: str, group: str, timeout_s: float =
             "group.id": group,
             "share.acknowledgement.mode": "explicit",
             "max.poll.records": str(THROTTLE_BATCH),
+            # a fetch that finds only records whose RELEASE is still being written waits at
+            # most this long (500 ms by default) before the next one asks again
+            "fetch.wait.max.ms": 100,
         }
     )
     try:
