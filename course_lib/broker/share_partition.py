@@ -21,7 +21,8 @@ Transitions (``SharePartition.RecordState.validateTransition``, ``InFlightState.
 
 Every acknowledgement, release and lock expiry is written to the share coordinator
 (:mod:`.share_coordinator`) before it is answered; a write that fails is rolled back, as
-``SharePartition`` rolls back its in-flight state. Acquisitions are not written. A new leader reads
+``SharePartition`` rolls back its in-flight state. Until written, a record is not acquirable: a
+ShareFetch that carries a RELEASE acquires meanwhile, so it does not get that record back. Acquisitions are not written. A new leader reads
 the persisted state before handing out anything (``maybeInitialize``); a share-partition nobody
 persisted yet starts at ``share.auto.offset.reset``: the high watermark (*latest*, the default)
 or the log's start (*earliest*).
