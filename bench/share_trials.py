@@ -65,7 +65,9 @@ def checked_share_trial(seed: int, duration_ms: float = 10_000, records: int = 1
     checker = ShareInvariants.attach(cluster)
     cluster.create_topic(TOPIC, partitions=partitions, replication_factor=3, min_insync_replicas=2)
     cluster.alter_share_group_config(GROUP, settings)
-    _produce(cluster, records, partitions)
+    # records in producer batches of 1 to all of them: Kafka hands out whole batches, splits
+    # them once acknowledged piecemeal and throttles them near the delivery count limit
+    _produce(cluster, records, partitions, per_batch=rng.choice((1, 2, 3, records)))
     lock = settings["share.record.lock.duration.ms"]
 
     def handler(m):

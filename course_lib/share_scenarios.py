@@ -280,7 +280,9 @@ def run_workers(cluster, workers: list[Worker], until: Callable[[], bool], max_m
 
 
 # ---- building blocks ------------------------------------------------------------------------------
-def _cluster(seed: int, partitions: int, records: int, lock_ms, limit, start_latest=False) -> Cluster:
+def _cluster(
+    seed: int, partitions: int, records: int, lock_ms, limit, start_latest=False, per_batch: int = 1
+) -> Cluster:
     cluster = Cluster(3, seed=seed, group_initial_rebalance_delay_ms=0)
     cluster.create_topic(TOPIC, partitions=partitions, replication_factor=3, min_insync_replicas=2)
     configs: dict = {
@@ -289,16 +291,21 @@ def _cluster(seed: int, partitions: int, records: int, lock_ms, limit, start_lat
         "share.delivery.count.limit": limit,
     }
     cluster.alter_share_group_config(GROUP, configs)
-    _produce(cluster, records, partitions)
+    _produce(cluster, records, partitions, per_batch=per_batch)
     return cluster
 
 
-def _produce(cluster, records: int, partitions: int, start: int = 0) -> None:
+def _produce(cluster, records: int, partitions: int, start: int = 0, per_batch: int = 1) -> None:
+    """Write the jobs, ``per_batch`` of them at a time (a flush after each group): Kafka hands
+    a share consumer whole record batches, so one batch of all jobs would go to one worker.
+    The default, one job per batch, is a queue fed one job at a time."""
     if not records:
         return
     producer = KafkaProducer(bootstrap_servers=cluster, client_id="loader")
     for i in range(start, start + records):
         producer.send(TOPIC, f"job-{i}".encode(), partition=i % partitions)
+        if (i - start + 1) % (per_batch * partitions) == 0:
+            producer.flush()
     producer.flush()
     producer.close()
 

@@ -571,7 +571,10 @@ class ShareGroupDescribeRequest(GroupRequest):
 @dataclass(frozen=True, slots=True)
 class ShareFetchRequest:
     """ShareFetch (API 78) for one partition: acknowledge ``acknowledgements`` (``(offset,
-    ack type)`` pairs) first, then acquire up to ``max_records`` records for ``member_id``."""
+    ack type)`` pairs) first, then acquire about ``max_records`` records for ``member_id``:
+    whole record batches, so possibly more (``acquire_mode`` 0, *batch_optimized*, Kafka's
+    default), or at most ``max_records`` (1, *record_limit*, KIP-1206); ``batch_size`` (0: as
+    ``max_records``) is how many records one acquired batch (one lock) should hold."""
 
     corr: int
     group: str
@@ -580,6 +583,8 @@ class ShareFetchRequest:
     max_records: int
     max_wait_ms: float
     acknowledgements: tuple = ()
+    batch_size: int = 0
+    acquire_mode: int = 0
     kind: ClassVar[str] = "share_fetch_request"
 
     def describe(self) -> str:

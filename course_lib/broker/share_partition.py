@@ -9,7 +9,10 @@ For each (share group, partition) the leader keeps:
 
 Transitions (``SharePartition.RecordState.validateTransition``, ``InFlightState.tryUpdateState``):
 
-- ShareFetch *acquires* AVAILABLE records (delivery count + 1) for ``group.share.record.lock.duration.ms``;
+- ShareFetch *acquires* AVAILABLE records (delivery count + 1) for ``group.share.record.lock.duration.ms``
+  - whole record batches, as Kafka 4.3 does: possibly more than the fetch's ``max_records``,
+  split record by record once acknowledged piecemeal, throttled near the delivery count limit
+  (:mod:`.share_batches`);
 - ACCEPT: ACQUIRED -> ACKNOWLEDGED;  REJECT: ACQUIRED -> ARCHIVED (given up on purpose);
 - RELEASE, an expired lock, or the member closing: ACQUIRED -> AVAILABLE - or ARCHIVED when
   the delivery count has reached ``group.share.delivery.count.limit`` (a poison record gives up);
@@ -18,7 +21,8 @@ Transitions (``SharePartition.RecordState.validateTransition``, ``InFlightState.
 
 Every acknowledgement, release and lock expiry is written to the share coordinator
 (:mod:`.share_coordinator`) before it is answered; a write that fails is rolled back, as
-``SharePartition`` rolls back its in-flight state. Acquisitions are not written. A new leader reads
+``SharePartition`` rolls back its in-flight state. Until written, a record is not acquirable: a
+ShareFetch that carries a RELEASE acquires meanwhile, so it does not get that record back. Acquisitions are not written. A new leader reads
 the persisted state before handing out anything (``maybeInitialize``); a share-partition nobody
 persisted yet starts at ``share.auto.offset.reset``: the high watermark (*latest*, the default)
 or the log's start (*earliest*).
@@ -46,6 +50,7 @@ from .protocol import (
     WriteShareGroupStateRequest,
     node_name,
 )
+from .share_batches import RECORD_LIMIT, InFlightBatch, cut_new, throttle_limit, whole_runs
 from .share_config import ShareGroupSettings
 from .share_coordinator import SHARE_STATE_TOPIC
 
@@ -57,6 +62,8 @@ ACK_NAMES = {ACCEPT: "accept", RELEASE: "release", REJECT: "reject", RENEW: "ren
 #: how long a share-partition leader waits for the share coordinator
 STATE_RPC_TIMEOUT_MS = 5_000
 STATE_RETRY_MS = 100
+#: an answer's part not known yet
+_WAITING = object()
 
 
 @dataclass
@@ -69,6 +76,8 @@ class InFlight:
     #: a state change waiting for the share coordinator: not acquirable until it is persisted
     #: (``InFlightState.rollbackState`` set: ``acquire`` skips records with an ongoing transition)
     pending: bool = False
+    #: the first offset of its in-flight batch (:attr:`SharePartition.batches`)
+    batch: int = -1
 
 
 class SharePartition:
@@ -85,6 +94,8 @@ class SharePartition:
         self.ready = False
         self.start = 0
         self.records: dict[int, InFlight] = {}
+        #: first offset -> the in-flight batch: records acquired together (share_batches.py)
+        self.batches: dict[int, InFlightBatch] = {}
         self.persisted: dict[int, tuple] = {}  # offset -> (state, count) as last written
         self.waiting: list = []  # (src, request) arrived before the state was read
         self._writes: list = []  # queued (updates, done) - one write in flight at a time
@@ -128,6 +139,7 @@ class SharePartition:
                 for offset, state, count in resp.states:
                     self.records[offset] = InFlight(state, count)
                     self.persisted[offset] = (state, count)
+                self._batches_from_persisted()
             self.ready = True
             self.version += 1
             self._advance_start()
@@ -140,32 +152,151 @@ class SharePartition:
         )
 
     # ---- acquisition ----------------------------------------------------------------------------
-    def acquire(self, member: str, max_records: int) -> list:
-        """Acquire up to ``max_records`` available records below the high watermark:
-        ``[(offset, Record, delivery count)]``, each under a new lock."""
+    def acquire(self, member: str, max_records: int, batch_size: int = 0, mode: int = 0) -> list:
+        """Acquire records below the high watermark for ``member``, as ``SharePartition.acquire``
+        does (:mod:`.share_batches`): about ``max_records`` - whole batches, so possibly more
+        (``mode`` 0, batch_optimized) - or at most that many (``mode`` 1, record_limit);
+        ``[(offset, Record, delivery count)]``, all under one new lock."""
         log = self.partition.log
         held = sum(1 for r in self.records.values() if r.state == ACQUIRED)
         room = min(max_records, self.settings.partition_max_record_locks - held)
         if room <= 0 or self.start >= log.hw:
             return []
-        lock = self.manager.next_lock()
-        deadline = self.broker.sim.now + self.settings.record_lock_duration_ms
-        out = []
-        for offset, record, _ in log.records(self.start, log.hw):
+        fetch_offset = self._next_fetch_offset()
+        if fetch_offset is None:
+            return []
+        record_limit = mode == RECORD_LIMIT
+        take = _Taker(self, member)
+        throttle = throttle_limit(self.settings.delivery_count_limit)
+        for kind, segment in self._segments(fetch_offset, room):
+            left = room - take.count
+            if left <= 0:
+                break
+            if kind == "new":
+                self._acquire_new(segment, left, batch_size or max_records, record_limit, take)
+                continue
+            batch, offsets = segment, self._offsets(segment)
+            throttled = self._throttled(batch, offsets, throttle)
+            if throttled and take.count:
+                break  # a batch near the limit goes in a fetch of its own
+            first = self.records[offsets[0]]
+            if not batch.split and (throttled or (record_limit and len(offsets) > left)):
+                if first.state != AVAILABLE or first.pending:
+                    continue
+                batch.split = True
+            if not batch.split:
+                if first.state == AVAILABLE and not first.pending:
+                    take.all(offsets)
+                continue
+            if self._acquire_subset(batch, offsets, left, record_limit, throttle, take) and throttled:
+                break
+        if take.out:
+            self.version += 1
+            self.broker.schedule_timer(self.settings.record_lock_duration_ms, self._lock_expired, take.lock)
+        return take.out
+
+    def _next_fetch_offset(self) -> int | None:
+        """Where the next read starts: the first available record, or the first never acquired."""
+        for offset, _, _ in self.partition.log.records(self.start, self.partition.log.hw):
+            r = self.records.get(offset)
+            if r is None or r.state == AVAILABLE:
+                return offset
+        return None
+
+    def _segments(self, fetch_offset: int, room: int):
+        """The in-flight batches and the runs of never acquired records (``[(offset, record,
+        log batch)]``) from ``fetch_offset`` to the high watermark, in offset order."""
+        log = self.partition.log
+        r = self.records.get(fetch_offset)
+        begin = max(self.batches[r.batch].first, self.start) if r is not None else fetch_offset
+        new: list = []
+        last_batch = None
+        for offset, record, stored in log.records(begin, log.hw):
+            r = self.records.get(offset)
+            if r is None:
+                # enough: the rest of the log batch that holds the room-th record is all a fetch takes
+                if len(new) >= room and stored is not new[room - 1][2]:
+                    break
+                new.append((offset, record, stored))
+                continue
+            if new:
+                yield "new", new
+                new = []
+            if r.batch != last_batch:
+                last_batch = r.batch
+                yield "batch", self.batches[r.batch]
+        if new:
+            yield "new", new
+
+    def _offsets(self, batch: InFlightBatch) -> list:
+        return [o for o in range(batch.first, batch.last + 1) if o in self.records]
+
+    def _throttled(self, batch: InFlightBatch, offsets: list, throttle: int) -> bool:
+        """``shouldThrottleRecordsDelivery``: the batch's (or an available record's) delivery
+        count reached the throttle limit."""
+        if not batch.split:
+            return self.records[offsets[0]].count >= throttle
+        counts = [self.records[o].count for o in offsets if self.records[o].state == AVAILABLE]
+        return max(counts, default=0) >= throttle
+
+    def _acquire_new(self, new: list, left: int, batch_size: int, record_limit: bool, take) -> None:
+        """``acquireNewBatchRecords``: ``left`` records, rounded up to the end of a log batch."""
+        if left < len(new):
+            end = new[left - 1][2].next_offset  # the log batch holding the left-th record
+            new = [x for x in new if x[0] < end]
+        first, last = new[0][0], new[-1][0]
+        if record_limit and len(new) > left:  # one batch; only ``left`` of it acquired
+            self._add_batch(first, last, [o for o, _, _ in new], split=True)
+            take.all([o for o, _, _ in new[:left]])
+            return
+        spans: list[tuple[int, int]] = []
+        for _, _, stored in new:
+            if not spans or spans[-1][0] != stored.base_offset:
+                spans.append((stored.base_offset, stored.next_offset))
+        for lo, hi in cut_new(spans, first, last, batch_size):
+            self._add_batch(lo, hi, [o for o, _, _ in new if lo <= o <= hi])
+        take.all([o for o, _, _ in new])
+
+    def _acquire_subset(self, batch, offsets: list, left: int, record_limit: bool, throttle: int, take) -> int:
+        """``acquireSubsetBatchRecords``: a split batch's available records, one by one; a record
+        due for its last delivery goes alone; a throttled batch gives ``size >> k`` at a time
+        (its size as acquired, records below the start offset included)."""
+        limit = self.settings.delivery_count_limit
+        taken, cap = 0, None
+        for offset in offsets:
+            r = self.records[offset]
+            if r.state != AVAILABLE or r.pending:
+                continue
+            if limit > 2 and r.count == limit - 1 and taken:
+                break
+            if r.count >= throttle and cap is None:
+                cap = max(1, (batch.last - batch.first + 1) >> (r.count - throttle + 1))
+            take.all([offset])
+            taken += 1
+            if (limit > 2 and r.count == limit) or (record_limit and taken == left) or taken == cap:
+                break
+        return taken
+
+    def _add_batch(self, first: int, last: int, offsets: list, split: bool = False) -> None:
+        self.batches[first] = InFlightBatch(first, last, split)
+        for offset in offsets:
             r = self.records.get(offset)
             if r is None:
                 r = self.records[offset] = InFlight(AVAILABLE)
-            if r.state != AVAILABLE or r.pending:
-                continue
-            r.state, r.member, r.lock, r.deadline = ACQUIRED, member, lock, deadline
-            r.count += 1
-            out.append((offset, record, r.count))
-            if len(out) >= room:
-                break
-        if out:
-            self.version += 1
-            self.broker.schedule_timer(self.settings.record_lock_duration_ms, self._lock_expired, lock)
-        return out
+            r.batch = first
+
+    def _batches_from_persisted(self) -> None:
+        """A new leader's in-flight batches: runs of consecutive offsets read back in one state
+        and delivery count (the share coordinator keeps state batches, not records)."""
+        run: list = []
+        for offset in sorted(self.records):
+            r = self.records[offset]
+            if run and (offset != run[-1] + 1 or (r.state, r.count) != self.persisted[run[0]]):
+                self._add_batch(run[0], run[-1], run)
+                run = []
+            run.append(offset)
+        if run:
+            self._add_batch(run[0], run[-1], run)
 
     def _lock_expired(self, lock: int) -> None:
         """The acquisition lock timed out: the records go back (or are archived at the limit)."""
@@ -217,6 +348,7 @@ class SharePartition:
         before = {
             o: (r.state, r.count, r.member, r.lock, r.deadline) for o, r in self.records.items() if o in dict(acks)
         }
+        self._split_acknowledged(acks)
         self.version += 1
         changed, renewed = [], []
         for offset, kind in acks:
@@ -267,6 +399,18 @@ class SharePartition:
 
         self._persist(changed, persisted)
 
+    def _split_acknowledged(self, acks: tuple) -> None:
+        """An in-flight batch not acknowledged whole, with one type, keeps per-record states from
+        now on (``acknowledgeBatchRecords`` -> ``maybeInitializeOffsetStateUpdate``)."""
+        runs = whole_runs(acks)
+        for first in {self.records[o].batch for o, _ in acks}:
+            batch = self.batches[first]
+            if batch.split:
+                continue
+            offsets = self._offsets(batch)
+            if not any(k is not None and lo <= offsets[0] and offsets[-1] <= hi for lo, hi, k in runs):
+                batch.split = True
+
     def _renew(self, offsets: list) -> None:
         """RENEW (KIP-1222): a new lock for records still being processed; no new delivery."""
         lock = self.manager.next_lock()
@@ -295,6 +439,8 @@ class SharePartition:
             elif r is not None or self.start in data:
                 break
             self.start += 1
+        for first in [f for f, b in self.batches.items() if b.last < self.start]:
+            del self.batches[first]
 
     def _persist(self, offsets: list, done) -> None:
         self._writes.append((list(offsets), done))
@@ -393,34 +539,29 @@ class SharePartitionManager:
         if not sp.ready:
             sp.waiting.append((src, req))
             return
-        box: dict = {}
-
-        def acknowledged(error) -> None:
-            box["ack_error"] = error
-            records = sp.acquire(req.member_id, req.max_records) if sp.current else []
-            if records or not req.max_wait_ms:
-                return self._answer(src, req, sp, records, error)
-            # nothing to hand out: wait (long poll) until records are written or released, at
-            # most max_wait_ms (Kafka's share fetch purgatory)
-            entry = [src, req, sp, error]
-            self.parked.setdefault(req.tp, []).append(entry)
-            self.broker.schedule_timer(req.max_wait_ms, self._wait_over, entry)
-
+        # the piggybacked acknowledgements and the fetch go on side by side, as in Kafka's
+        # KafkaApis.handleShareFetchRequest: records just released are still being written to the
+        # share coordinator, so this fetch skips them (a later one gets them); the answer waits
+        # for both
+        entry = [src, req, sp, {"ack": _WAITING if req.acknowledgements else None, "records": _WAITING}]
         if req.acknowledgements:
-            sp.acknowledge(req.member_id, req.acknowledgements, acknowledged)
-        else:
-            acknowledged(None)
+            sp.acknowledge(req.member_id, req.acknowledgements, lambda error: self._done(entry, "ack", error))
+        records = _acquire(sp, req)
+        if records or not req.max_wait_ms:
+            return self._done(entry, "records", records)
+        # nothing to hand out: wait (long poll) until records are written or released, at most
+        # max_wait_ms (Kafka's share fetch purgatory)
+        self.parked.setdefault(req.tp, []).append(entry)
+        self.broker.schedule_timer(req.max_wait_ms, self._wait_over, entry)
 
     def _wait_over(self, entry: list) -> None:
         waiting = self.parked.get(entry[1].tp, [])
-        if entry not in waiting:
+        if not any(e is entry for e in waiting):
             return  # answered already
         waiting.remove(entry)
         if not waiting:
             del self.parked[entry[1].tp]
-        src, req, sp, ack_error = entry
-        records = sp.acquire(req.member_id, req.max_records) if sp.current else []
-        self._answer(src, req, sp, records, ack_error)
+        self._done(entry, "records", _acquire(entry[2], entry[1]))
 
     def wake(self, tp) -> None:
         """New records below the high watermark, or released ones: answer the parked fetches
@@ -428,18 +569,24 @@ class SharePartitionManager:
         waiting = self.parked.pop(tp, [])
         still = []
         for entry in waiting:
-            src, req, sp, ack_error = entry
-            records = sp.acquire(req.member_id, req.max_records) if sp.current else []
+            sp = entry[2]
+            records = _acquire(sp, entry[1])
             if records or not sp.current:
-                self._answer(src, req, sp, records, ack_error)
+                self._done(entry, "records", records)
             else:
                 still.append(entry)
         if still:
             self.parked[tp] = still
 
-    def _answer(self, src, req, sp, records, ack_error) -> None:
+    def _done(self, entry: list, part: str, value) -> None:
+        """One part of a ShareFetch's answer is known (its acknowledgements' outcome or its
+        records): answer once both are."""
+        src, req, sp, box = entry
+        box[part] = value
+        if box["ack"] is _WAITING or box["records"] is _WAITING:
+            return
         error = None if sp.current else Errors.NotLeaderForPartitionError
-        self.broker.send(src, ShareFetchResponse(req.corr, req.tp, error, tuple(records), ack_error))
+        self.broker.send(src, ShareFetchResponse(req.corr, req.tp, error, tuple(box["records"]), box["ack"]))
 
     def share_acknowledge(self, src: str, req: ShareAcknowledgeRequest) -> None:
         if self.broker.options.share_version < 1:
@@ -483,3 +630,34 @@ class SharePartitionManager:
         on_answer = self._pending.pop(resp.corr, None)
         if on_answer is not None:
             on_answer(resp)
+
+
+def _acquire(sp: SharePartition, req: ShareFetchRequest) -> list:
+    """What a ShareFetch acquires at its share-partition (nothing once it lost the leadership)."""
+    return sp.acquire(req.member_id, req.max_records, req.batch_size, req.acquire_mode) if sp.current else []
+
+
+class _Taker:
+    """Acquires records for one fetch: each ACQUIRED by ``member`` under one new lock, its
+    delivery count + 1, and listed as ``(offset, Record, delivery count)`` in offset order."""
+
+    def __init__(self, sp: SharePartition, member: str):
+        self.sp, self.member = sp, member
+        self.lock = sp.manager.next_lock()
+        self.deadline = sp.broker.sim.now + sp.settings.record_lock_duration_ms
+        self.out: list = []
+
+    @property
+    def count(self) -> int:
+        return len(self.out)
+
+    def all(self, offsets: list) -> None:
+        if not offsets:
+            return
+        log = self.sp.partition.log
+        values = {o: rec for o, rec, _ in log.records(offsets[0], offsets[-1] + 1)}
+        for offset in offsets:
+            r = self.sp.records[offset]
+            r.state, r.member, r.lock, r.deadline = ACQUIRED, self.member, self.lock, self.deadline
+            r.count += 1
+            self.out.append((offset, values[offset], r.count))

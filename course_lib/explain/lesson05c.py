@@ -82,7 +82,7 @@ def crash_twice(result) -> str:
     >>> from course_lib.share_scenarios import run_share_scenario
     >>> print(crash_twice(run_share_scenario("worker_crash", seed=1)))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** 3 records are processed twice. The crashed worker held 5 records and had
-    finished 3; it acknowledged none of them. 29 673 ms after the crash - when the acquisition
+    finished 3; it acknowledged none of them. 29 672 ms after the crash - when the acquisition
     locks taken at its poll run out - the broker makes all 5 available again and the other
     worker gets them: 5 records delivered twice, the 3 finished ones processed twice. No offset,
     no rebalance: the lock alone decides.
@@ -268,10 +268,10 @@ def share_vs_group(result) -> str:
     >>> from course_lib.share_scenarios import run_share_scenario
     >>> print(share_vs_group(run_share_scenario("share_group_vs_consumer_group", seed=1)))
     ... # doctest: +NORMALIZE_WHITESPACE
-    **Measured:** the share group finishes in 1 406 ms, the consumer group in 2 123 ms. The
+    **Measured:** the share group finishes in 1 407 ms, the consumer group in 2 134 ms. The
     consumer group's workers process 20, 20, 0 and 0 records: 2 idle, since it has 2 partitions;
     the share group's process 12, 8, 12 and 8. The costs: the share group writes 42 state records
-    to the share coordinator (`__share_group_state`) against the consumer group's 20 offset
+    to the share coordinator (`__share_group_state`) against the consumer group's 22 offset
     commits, and 14 records are processed after a later one of their partition, where the
     consumer group keeps each partition in order.
     """

@@ -62,3 +62,15 @@ def test_java_share_consumers_on_kafka(driver, cluster):
     print("kafka 4.3.1 java share:", got.pop("seconds"), "s")
     assert got.pop("during") == share.DESCRIBED  # Admin.describeShareGroups
     assert got == share.EXPECTED
+
+
+@pytest.mark.timeout(120)
+def test_kafka_throttles_a_batch_near_the_delivery_limit(cluster):
+    """One batch of 8, every record RELEASEd: whole three times, then halves, then one by one
+    (the simulator's share_batches.py; tests/test_share_batches.py runs it on the simulator)."""
+    topic = cluster.create_topic(f"share-{uuid.uuid4().hex[:8]}", partitions=1)
+    group = share.new_group()
+    share.configure_with_admin(cluster.bootstrap_servers, group, share.THROTTLE_CONFIGS)
+    sizes = share.librdkafka_throttle(cluster.bootstrap_servers, topic, group)
+    print("kafka 4.3.1 throttled poll sizes:", sizes)
+    assert sizes == share.THROTTLE_SIZES

@@ -194,3 +194,12 @@ def test_share_version_0_refuses_share_groups():
         finally:
             raw.close()
     assert answer.error_code == fetched.error_code == Errors.UnsupportedVersionError.errno
+
+
+@pytest.mark.timeout(60)
+def test_librdkafka_sees_a_batch_throttled_near_the_limit_on_the_wire(wire_cluster):
+    """One batch of 8, every record RELEASEd: the wire's polls have Kafka 4.3.1's sizes."""
+    topic = wire_cluster.create_topic("throttled", partitions=1)
+    group = share.new_group()
+    wire_cluster.call(lambda: wire_cluster.cluster.alter_share_group_config(group, share.THROTTLE_CONFIGS))
+    assert share.librdkafka_throttle(wire_cluster.bootstrap_servers, topic, group) == share.THROTTLE_SIZES

@@ -256,6 +256,8 @@ def share_fetch(gw, req) -> None:
                 (req.max_records if req.max_records > 0 else DEFAULT_MAX_RECORDS) if tp in fetching else 0,
                 wait if first else 0,
                 acking.get(tp, ()) if first else (),
+                batch_size=req.batch_size if req.batch_size > 0 else 0,
+                acquire_mode=req.share_acquire_mode if gw.version >= 2 else 0,  # v1: batch_optimized
             )
 
             def got(resp, tp=tp) -> None:
