@@ -84,7 +84,7 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Groups the tests for ``make test``'s two processes (tests/xdist_groups.py); without Java 17+ or
+    """Puts the long groups first for ``make test``'s two processes (tests/xdist_groups.py); without Java 17+ or
     Maven every ``real_kafka`` test (tests/real, tests/workshop, the real benchmark) is skipped
     with the reason, rather than failing to start a cluster."""
     run_long_groups_first(items)

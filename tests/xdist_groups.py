@@ -1,4 +1,4 @@
-"""How ``make test`` splits the suite between its two processes (pytest-xdist, ``--dist loadgroup``).
+"""How ``make test`` splits the suite between its two processes (pytest-xdist, ``-n 2``).
 
 Most of the suite's time is spent waiting - on Kafka's and the wire cluster's timeouts, on JVMs
 and browsers starting - so a second process fills the machine's other core. A group runs whole,
