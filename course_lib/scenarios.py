@@ -149,7 +149,16 @@ def lost_ack_retry(
     b = open_backend(backend, seed)
     b.require("lost_ack_retry", Nemesis.LOSE_NEXT_ACK)
     topic_cfg: dict[str, Any] = {"replication_factor": 3, "min_insync_replicas": 2}
-    config = {"acks": "all", "enable_idempotence": idempotent, "request_timeout_ms": 2000, "delivery_timeout_ms": 30000}
+    # linger: the three sends after the lost ACK travel as one batch on every client and machine.
+    # With none, a busy machine lets kafka-python's sender thread take m-2 alone; its retry then
+    # lands after m-3 and m-4 - a reordering, which is retries_reorder's experiment, not this one.
+    config = {
+        "acks": "all",
+        "enable_idempotence": idempotent,
+        "request_timeout_ms": 2000,
+        "delivery_timeout_ms": 30000,
+        "linger_ms": 1000,
+    }
     topic = b.create_topic(TOPIC, **topic_cfg)
     producer = b.producer(**config)
     _send_all(producer, topic, "m", 2)
