@@ -1,6 +1,6 @@
 """1,000 seeded schedules of KIP-848 consumer group members - joins, heartbeats with lost
 answers, slow revocations, leaves, crashes, subscription changes, topics growing, time passing
-past session and rebalance timeouts - with the invariants of
+past session and rebalance timeouts, static members away (epoch -2) and replaced - with the invariants of
 course_lib/broker/consumer_group_invariants.py checked after every event, plus the clients'
 side: a live member processes only partitions the coordinator counts as its own, so no two
 live members process one partition."""
@@ -23,8 +23,9 @@ class ModelMember:
     """What a KIP-848 client does: report owned partitions, take new ones at once, give up
     revoked ones when its handler lets it (a separate, later event), rejoin when fenced."""
 
-    def __init__(self, name: str, topics: tuple):
+    def __init__(self, name: str, topics: tuple, static: bool = False):
         self.name, self.topics, self.incarnation = name, topics, 0
+        self.instance_id = name if static else None
         self.crashed = False
         self._reset()
 
@@ -40,10 +41,14 @@ class ModelMember:
             topics=self.topics if self.epoch == 0 else None,
             owned=tuple(sorted(self.owned)),
             rebalance_timeout_ms=30_000,
+            instance_id=self.instance_id,
         )
         answer = g.heartbeat(now, hb)
         if answer.error in (Errors.FencedMemberEpochError, Errors.UnknownMemberIdError):
             return self._reset()  # onPartitionsLost, rejoin with epoch 0
+        if answer.error in (Errors.UnreleasedInstanceIdError, Errors.FencedInstanceIdError):
+            self.crashed = True  # fatal in the Java client: the application stops
+            return
         assert answer.error is None, answer.error
         if lose_answer:
             return
@@ -55,9 +60,11 @@ class ModelMember:
     def revoke(self) -> None:
         self.owned &= self.assigned
 
-    def leave(self, g: ConsumerGroup, now: float) -> None:
+    def leave(self, g: ConsumerGroup, now: float, away: bool) -> None:
+        """``away``: a static member's temporary leave (-2); its next incarnation replaces it."""
         if self.epoch > 0:
-            g.heartbeat(now, Heartbeat(self.member_id, -1))
+            epoch = -2 if away and self.instance_id is not None else -1
+            g.heartbeat(now, Heartbeat(self.member_id, epoch, instance_id=self.instance_id))
         self._reset()
 
 
@@ -66,7 +73,10 @@ def run_schedule(seed: int) -> int:
     topics = {"t": rng.randint(1, 6), "u": rng.randint(1, 4)}
     g = ConsumerGroup("g", topics.get, session_timeout_ms=45_000)
     checker = ConsumerGroupInvariants()
-    members = [ModelMember(f"m{i}", rng.choice([("t",), ("t", "u")])) for i in range(rng.randint(1, 5))]
+    members = [
+        ModelMember(f"m{i}", rng.choice([("t",), ("t", "u")]), static=rng.random() < 0.4)
+        for i in range(rng.randint(1, 5))
+    ]
     now = 0.0
     for _ in range(rng.randint(20, 120)):
         m = rng.choice(members)
@@ -83,13 +93,16 @@ def run_schedule(seed: int) -> int:
         elif action == "revoke":
             m.revoke()
         elif action == "leave":
-            m.leave(g, now)
+            m.leave(g, now, away=rng.random() < 0.7)
         elif action == "crash":
             m.crashed = True
         elif action == "subscribe":
             m.topics = rng.choice([("t",), ("u",), ("t", "u")])
             if m.epoch > 0:
-                g.heartbeat(now, Heartbeat(m.member_id, m.epoch, topics=m.topics, owned=tuple(sorted(m.owned))))
+                owned = tuple(sorted(m.owned))
+                g.heartbeat(
+                    now, Heartbeat(m.member_id, m.epoch, topics=m.topics, owned=owned, instance_id=m.instance_id)
+                )
         elif action == "grow":
             topics["t"] += 1
         checker.check_group(g)
@@ -103,6 +116,17 @@ def run_schedule(seed: int) -> int:
                 assert tp not in processing, f"seed={seed}: {tp} processed by {processing[tp]} and {other.member_id}"
                 processing[tp] = other.member_id
     return checker.checks
+
+
+def test_the_schedules_have_static_members_away_and_replaced(monkeypatch):
+    """The schedules reach the static paths (not just have the flag): some -2 leave is followed by
+    a replacement under a new member id."""
+    replaced: list = []
+    original = ConsumerGroup._replace
+    monkeypatch.setattr(ConsumerGroup, "_replace", lambda g, *a: replaced.append(a) or original(g, *a))
+    for seed in range(100):
+        run_schedule(seed)
+    assert len(replaced) > 10, len(replaced)
 
 
 def test_invariants_hold_over_seeded_schedules_with_crashes():

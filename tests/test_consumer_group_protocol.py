@@ -118,6 +118,45 @@ def test_session_timeout_and_rebalance_timeout_fence_in_virtual_time():
     assert g.expire(10_002) == ["a"]
 
 
+def test_a_static_member_away_keeps_its_partitions_and_a_replacement_takes_them_back():
+    """getOrMaybeSubscribeStaticConsumerGroupMember / consumerGroupStaticMemberGroupLeave /
+    replaceMember: epoch -2 keeps the member and its partitions (no group epoch bump, nobody else
+    gets them); a join with its instance id replaces it - same partitions, the target's epoch,
+    still no bump; the replaced id is fenced; a second live member with the id is refused; the
+    session timeout finally removes an absent one."""
+    g = ConsumerGroup("g", {"t": 4}.get, session_timeout_ms=45_000)
+
+    def static_join(member, instance, now):
+        return g.heartbeat(now, Heartbeat(member, 0, topics=("t",), owned=(), instance_id=instance))
+
+    static_join("a", "i-a", 0)
+    static_join("b", "i-b", 1)
+    g.heartbeat(2, Heartbeat("a", 2, owned=tuple(("t", p) for p in range(4)), instance_id="i-a"))
+    g.heartbeat(3, Heartbeat("a", 2, owned=(("t", 0), ("t", 1)), instance_id="i-a"))
+    b = g.heartbeat(4, Heartbeat("b", 3, owned=(), instance_id="i-b"))
+    assert tps(b.assignment) == {("t", 2), ("t", 3)} and b.member_epoch == 3
+    epoch = g.group_epoch
+
+    away = g.heartbeat(5, Heartbeat("b", -2, instance_id="i-b"))
+    assert (away.error, away.member_epoch, g.group_epoch) == (None, -2, epoch)
+    assert g.members["b"].member_epoch == -2 and g.state == "Reconciling"
+    assert g.owners[("t", 2)] == "b"  # not free for a
+    assert g.heartbeat(6, Heartbeat("a", 3, owned=(("t", 0), ("t", 1)), instance_id="i-a")).assignment is None
+
+    back = static_join("b2", "i-b", 10_000)
+    assert (back.error, back.member_epoch, g.group_epoch) == (None, 3, epoch)
+    assert tps(back.assignment) == {("t", 2), ("t", 3)} and "b" not in g.members
+    assert g.heartbeat(10_001, Heartbeat("b", 3, instance_id="i-b")).error is Errors.FencedInstanceIdError
+    assert static_join("b3", "i-b", 10_002).error is Errors.UnreleasedInstanceIdError
+    assert g.describe()["members"][1]["instance_id"] == "i-b"
+
+    # away for longer than the session timeout: removed, and the group rebalances
+    g.heartbeat(20_000, Heartbeat("b2", -2, instance_id="i-b"))
+    g.heartbeat(40_000, Heartbeat("a", 3, owned=(("t", 0), ("t", 1)), instance_id="i-a"))
+    assert g.expire(20_000 + 45_000) == ["b2"] and g.group_epoch == epoch + 1
+    assert g.heartbeat(70_000, Heartbeat("b2", 0, topics=("t",), owned=(), instance_id="i-b")).error is None
+
+
 def test_offset_commits_are_checked_against_the_member_epoch():
     """ConsumerGroup.validateOffsetCommit: STALE_MEMBER_EPOCH for another epoch, epoch < 0 only
     while the group is empty."""
@@ -257,3 +296,12 @@ def test_invariants_hold_on_the_cluster_through_a_coordinator_crash():
     owned = [p for m in members.values() for p in m["owned"]]
     assert sorted(owned) == [("t", p) for p in range(6)], members
     assert all(len(m["owned"]) == 2 for m in members.values())
+
+
+def test_the_simulated_consumer_bounces_as_a_static_member_as_java_does_on_kafka(cluster):
+    """tests/static_member_support.py's experiment, which the Java client runs on the wire cluster
+    and on Kafka 4.3.1, with the simulated consumer in virtual time: the same observations."""
+    from tests import static_member_support as static
+
+    cluster.create_topic("static", partitions=4, replication_factor=3)
+    assert static.static_bounce(static.sim_static_members(cluster, "static")) == static.STATIC_EXPECTED

@@ -32,8 +32,15 @@ and ``modern/consumer/CurrentAssignmentBuilder``), without the network - the coo
   client drops its partitions and rejoins with epoch 0. A member silent for
   ``group.consumer.session.timeout.ms`` is removed; one that does not revoke within its
   rebalance timeout (``max.poll.interval.ms``) too.
-- **Leave** is a heartbeat with epoch -1 (-2 for a static member's temporary leave; the
-  simulator has no static consumer-group members and treats it as a leave).
+- **Leave** is a heartbeat with epoch -1.
+- **Static members** (``group.instance.id``; ``getOrMaybeSubscribeStaticConsumerGroupMember``).
+  A static member's leave with epoch -2 is temporary: it stays in the group at epoch -2 and keeps
+  its partitions (nobody else gets them, the group epoch stays, the group is ``Reconciling``)
+  until its session timeout removes it. A member joining with that instance id meanwhile
+  *replaces* it: a copy under the new member id, at epoch 0, with the same target - it reconciles
+  at once to the same partitions, with no rebalance. While the instance id's member is active, a
+  join with it is refused (``UNRELEASED_INSTANCE_ID``); a heartbeat from a member the instance id
+  no longer names is ``FENCED_INSTANCE_ID``. A leave with -2 and no instance id is a leave.
 
 Group state is kept in memory, like the simulator's classic groups: after a coordinator
 failover members get ``UNKNOWN_MEMBER_ID`` and rejoin (Kafka replays the group from
@@ -57,7 +64,7 @@ failover members get ``UNKNOWN_MEMBER_ID`` and rejoin (Kafka replays the group f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from kafka import errors as Errors
@@ -113,6 +120,7 @@ class ConsumerMember:
     revoking: dict = field(default_factory=dict)  # topic -> frozenset (still owned, to give up)
     last_heartbeat_ms: float = 0.0
     revoke_deadline_ms: float | None = None
+    instance_id: str | None = None
 
     def owned(self) -> set:
         """Partitions the coordinator counts as this member's: assigned or pending revocation."""
@@ -143,6 +151,7 @@ class ConsumerGroup:
         self.subscription_metadata: dict = {}  # topic -> partition count, as last assigned
         self.partition_epochs: dict = {}  # (topic, partition) -> epoch of the member owning it
         self.owners: dict = {}  # (topic, partition) -> member id
+        self.static: dict[str, str] = {}  # group.instance.id -> member id
         self.log: list = []  # (time, event, detail): what the coordinator did, for traces
 
     # ---- state ---------------------------------------------------------------------------------
@@ -176,21 +185,8 @@ class ConsumerGroup:
         if hb.assignor is not None and hb.assignor not in ASSIGNORS:
             raise _Refused(Errors.UnsupportedAssignorError)
         if hb.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
-            if hb.member_id not in self.members:
-                raise _Refused(Errors.UnknownMemberIdError)
-            self.remove(now, hb.member_id, "left the group")
-            return HeartbeatAnswer(None, hb.member_id, hb.member_epoch, self.heartbeat_interval_ms)
-        member = self.members.get(hb.member_id)
-        if member is None:
-            if hb.member_epoch != JOIN_EPOCH:
-                raise _Refused(Errors.UnknownMemberIdError)
-            if not hb.topics:
-                raise _Refused(Errors.InvalidRequestError)  # a join must name its subscription
-            member = ConsumerMember(hb.member_id)
-            new = True
-        else:
-            self._check_epoch(member, hb)
-            new = False
+            return self._leave(now, hb)
+        member, new = self._member(now, hb)
         before = (dict(member.assigned), member.member_epoch)
         subscription_changed = new or (hb.topics is not None and tuple(sorted(hb.topics)) != member.topics)
         subscription_changed |= hb.assignor is not None and hb.assignor != member.assignor
@@ -204,6 +200,9 @@ class ConsumerGroup:
         member.last_heartbeat_ms = now
         if new:
             self.members[member.member_id] = member
+            if hb.instance_id is not None:
+                member.instance_id = hb.instance_id
+                self.static[hb.instance_id] = member.member_id
             self._record(now, "member_joined", {"member": member.member_id, "topics": list(member.topics)})
         if subscription_changed or self._metadata() != self.subscription_metadata:
             self._bump(now, "subscription changed" if subscription_changed else "topic metadata changed")
@@ -221,6 +220,66 @@ class ConsumerGroup:
             self.heartbeat_interval_ms,
             dict(member.assigned) if full or changed else None,
         )
+
+    def _member(self, now: float, hb: Heartbeat) -> tuple[ConsumerMember, bool]:
+        """The member a heartbeat is from, and whether it is new (``getOrMaybeSubscribe...``)."""
+        static = self.members.get(self.static.get(hb.instance_id, "")) if hb.instance_id is not None else None
+        if hb.member_epoch == JOIN_EPOCH and static is not None:
+            if static.member_epoch != STATIC_LEAVE_EPOCH:
+                raise _Refused(Errors.UnreleasedInstanceIdError)  # its member has not left
+            return self._replace(now, static, hb.member_id), False
+        if hb.instance_id is not None and hb.member_epoch != JOIN_EPOCH:
+            if static is None:
+                raise _Refused(Errors.UnknownMemberIdError)
+            if static.member_id != hb.member_id:
+                raise _Refused(Errors.FencedInstanceIdError)  # another member took the instance id
+        member = self.members.get(hb.member_id)
+        if member is None:
+            if hb.member_epoch != JOIN_EPOCH:
+                raise _Refused(Errors.UnknownMemberIdError)
+            if not hb.topics:
+                raise _Refused(Errors.InvalidRequestError)  # a join must name its subscription
+            return ConsumerMember(hb.member_id), True
+        self._check_epoch(member, hb)
+        return member, False
+
+    def _replace(self, now: float, old: ConsumerMember, member_id: str) -> ConsumerMember:
+        """``replaceMember``: the static member that left comes back under a new member id with
+        the old one's subscription, partitions and target, at epoch 0 (no group epoch bump)."""
+        new = replace(old, member_id=member_id, member_epoch=JOIN_EPOCH, previous_epoch=JOIN_EPOCH)
+        self._release(old)
+        del self.members[old.member_id]
+        if old.member_id in self.target:
+            self.target[member_id] = self.target.pop(old.member_id)
+        self.members[member_id] = new
+        self.static[old.instance_id or ""] = member_id
+        self._record(
+            now, "static_member_replaced", {"instance": old.instance_id, "old": old.member_id, "member": member_id}
+        )
+        return new
+
+    def _leave(self, now: float, hb: Heartbeat) -> HeartbeatAnswer:
+        """``consumerGroupLeave``: -1 (or a dynamic member's -2) removes the member; a static
+        member's -2 keeps it, at epoch -2, with its assigned partitions."""
+        if hb.instance_id is None:
+            if hb.member_id not in self.members:
+                raise _Refused(Errors.UnknownMemberIdError)
+            self.remove(now, hb.member_id, "left the group")
+            return HeartbeatAnswer(None, hb.member_id, hb.member_epoch, self.heartbeat_interval_ms)
+        static = self.members.get(self.static.get(hb.instance_id, ""))
+        if static is None:
+            raise _Refused(Errors.UnknownMemberIdError)
+        if static.member_id != hb.member_id:
+            raise _Refused(Errors.FencedInstanceIdError)
+        if hb.member_epoch == LEAVE_EPOCH:
+            self.remove(now, static.member_id, "left the group")
+            return HeartbeatAnswer(None, hb.member_id, hb.member_epoch, self.heartbeat_interval_ms)
+        # consumerGroupStaticMemberGroupLeave: partitions pending revocation are let go
+        self._release(static)
+        static.member_epoch, static.revoking, static.revoke_deadline_ms = STATIC_LEAVE_EPOCH, {}, None
+        self._claim(static)
+        self._record(now, "static_member_left", {"member": static.member_id, "instance": hb.instance_id})
+        return HeartbeatAnswer(None, static.member_id, STATIC_LEAVE_EPOCH, self.heartbeat_interval_ms)
 
     def _check_epoch(self, member: ConsumerMember, hb: Heartbeat) -> None:
         """``throwIfConsumerGroupMemberEpochIsInvalid``: ahead is fenced; behind is fenced unless
@@ -325,6 +384,8 @@ class ConsumerGroup:
         target assignment is recomputed on the next heartbeat (``consumerGroupFenceMember``)."""
         member = self.members.pop(member_id)
         self._release(member)
+        if member.instance_id is not None and self.static.get(member.instance_id) == member_id:
+            del self.static[member.instance_id]
         self.target.pop(member_id, None)
         self._record(now, "member_removed", {"member": member_id, "reason": reason})
         self._bump(now, f"{member_id} {reason}")
@@ -375,6 +436,7 @@ class ConsumerGroup:
                     "member_id": m.member_id,
                     "client_id": m.client_id,
                     "member_epoch": m.member_epoch,
+                    "instance_id": m.instance_id,
                     "topics": list(m.topics),
                     "assignment": {t: sorted(ps) for t, ps in m.assigned.items()},
                     "target": {t: sorted(ps) for t, ps in self.target.get(m.member_id, {}).items()},

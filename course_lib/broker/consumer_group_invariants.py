@@ -2,7 +2,8 @@
 invariants (:mod:`.invariants`):
 
 1. ``member_epoch_grows``: a member's epoch never goes back (a member removed and joining again
-   with its id gets the group's newer epoch);
+   with its id gets the group's newer epoch; a static member away at epoch -2 comes back at the
+   group's current epoch);
 2. ``single_owner``: no partition is owned - assigned, or pending revocation - by two members of
    one consumer group at once (Kafka's ``ConsumerGroup.addPartitionEpochs`` refuses it too), and
    the group's partition-epoch index says the same as its members.
@@ -20,6 +21,7 @@ epochs are tracked per coordinator incarnation (broker, coordinator partition le
 
 from __future__ import annotations
 
+from .consumer_group import STATIC_LEAVE_EPOCH
 from .invariants import InvariantViolation
 
 
@@ -51,11 +53,14 @@ class ConsumerGroupInvariants:
         for member_id, member in sorted(group.members.items()):
             key = (where, group.group_id, member_id)
             seen = self._epochs.get(key, -1)
-            if member.member_epoch < seen:
+            if member.member_epoch == STATIC_LEAVE_EPOCH:
+                pass  # a static member's temporary leave: not an epoch it reconciled to
+            elif member.member_epoch < seen:
                 self._fail(
                     "member_epoch_grows", f"{group.group_id}/{member_id} at epoch {member.member_epoch} after {seen}"
                 )
-            self._epochs[key] = member.member_epoch
+            else:
+                self._epochs[key] = member.member_epoch
             for tp in sorted(member.owned()):
                 if tp in owners:
                     self._fail(

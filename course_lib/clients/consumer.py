@@ -355,9 +355,7 @@ class KafkaConsumer(ConsumerGroupMembership, Fetching, OffsetLookup):
                 self.commit()
             except Errors.KafkaError:
                 pass
-        # a static member (group_instance_id) sends no LeaveGroup: it keeps its partitions until
-        # session_timeout_ms passes, so a quick restart does not rebalance the group
-        if self._member_id and self._coordinator is not None and self.config["group_instance_id"] is None:
+        if self._member_id and self._coordinator is not None and self._leaves_on_close():
             self._leave_group()
             self._sim.run_for(2 * self._network.latency_ms + self._network.jitter_ms)
         self._closed = True

@@ -18,7 +18,9 @@ as the Java client 4.3.1 does it with ``group.protocol=consumer`` (``ConsumerMem
   ``on_partitions_lost``) and the member rejoins at once with epoch 0.
 - No ``poll()`` for ``max_poll_interval_ms``: the member leaves (epoch -1, its partitions go to
   the others) and its partitions are lost; the next ``poll()`` rejoins.
-- ``close()`` / ``unsubscribe()``: commit (auto-commit), then a heartbeat with epoch -1.
+- ``close()`` / ``unsubscribe()``: commit (auto-commit), then a heartbeat with epoch -1; a static
+  member's (``group_instance_id``) with epoch -2: the coordinator keeps it and its partitions until
+  its session timeout, and a consumer joining with its instance id meanwhile takes them back.
 - A commit carries the member epoch; the coordinator refuses an old one (``STALE_MEMBER_EPOCH``).
 
 tests/java_client/test_consumer_protocol_differential.py checks this against the Java client over
@@ -245,6 +247,11 @@ class ConsumerGroupMembership(GroupMembership):
         self._needs_join = True
         self._left_group = True
         self._heartbeat_gen += 1
+
+    def _leaves_on_close(self) -> bool:
+        """Every member of a consumer group says so when it closes: a static one with epoch -2,
+        "away, back soon" (it keeps its partitions until its session timeout)."""
+        return self._kip848 or super()._leaves_on_close()
 
     def _leave_group(self) -> None:
         if not self._kip848:

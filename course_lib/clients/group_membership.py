@@ -218,6 +218,11 @@ class GroupMembership(Requests):
             group=self._group, member_id=self._member_id, generation=self._generation, offsets=offsets
         )
 
+    def _leaves_on_close(self) -> bool:
+        """A static member (group_instance_id) sends no LeaveGroup: it keeps its partitions until
+        session_timeout_ms passes, so a quick restart does not rebalance the group."""
+        return self.config["group_instance_id"] is None
+
     def _leave_group(self) -> None:
         """LeaveGroup, unanswered (kafka-python does not wait for it either)."""
         self._send_coordinator(LeaveGroupRequest(group=self._group, member_id=self._member_id), None)

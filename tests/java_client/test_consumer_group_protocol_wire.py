@@ -88,3 +88,14 @@ def test_java_first_member_epochs(driver, batching_wire):
     got = kip848.first_epochs(driver, batching_wire)
     print("wire first epochs:", got.pop("trails"))
     assert got == kip848.FIRST_EPOCHS
+
+
+@pytest.mark.timeout(120)
+def test_java_static_member_bounce(driver, wire_cluster):
+    """A static member's close (epoch -2) and its replacement: b's partitions wait for it and go
+    back to it with no rebalance, as on Kafka 4.3.1 (tests/real/test_consumer_group_protocol.py)."""
+    from tests import static_member_support as static
+
+    topic = wire_cluster.create_topic("static", partitions=4)
+    got = static.static_bounce(static.java_static_members(driver, wire_cluster.bootstrap_servers, topic))
+    assert got == static.STATIC_EXPECTED

@@ -99,3 +99,13 @@ def test_java_first_member_epochs(driver, cluster):
     got = kip848.first_epochs(driver, cluster)
     print("kafka 4.3.1 first epochs:", got.pop("trails"))
     assert got == kip848.FIRST_EPOCHS
+
+
+@pytest.mark.timeout(180)
+def test_java_static_member_bounce(driver, cluster):
+    """A static member's close (epoch -2) and its replacement within the session timeout; the wire
+    cluster gives the same (tests/java_client/test_consumer_group_protocol_wire.py)."""
+    from tests import static_member_support as static
+
+    got = static.static_bounce(static.java_static_members(driver, cluster.bootstrap_servers, _topic(cluster)))
+    assert got == static.STATIC_EXPECTED

@@ -36,6 +36,7 @@ def consumer_group_describe(gw, req) -> None:
                 {
                     "member_id": m["member_id"],
                     "member_epoch": m["member_epoch"],
+                    "instance_id": m["instance_id"],
                     "client_id": m["client_id"],
                     "client_host": "/127.0.0.1",
                     "subscribed_topic_names": m["topics"],

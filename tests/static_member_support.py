@@ -1,0 +1,92 @@
+"""A static member (``group.instance.id``) of a consumer group (KIP-848) bounces: the experiment the
+wire cluster (tests/java_client/test_consumer_group_protocol_wire.py) and Kafka 4.3.1
+(tests/real/test_consumer_group_protocol.py) run with the Java client, with the same expected
+observations.
+
+Members a and b (instance ids ``i-a``, ``i-b``) split four partitions; b closes - a static
+member's close is a heartbeat with epoch -2, "away, back soon" - and a new consumer, b2, joins
+with b's instance id. Kafka gives b2 b's partitions at the group's current epoch, with no
+rebalance: the group epoch never moves, a never owns more than its two partitions. (A dynamic
+b's leave would have bumped the group epoch and handed b's partitions to a.)"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Callable
+
+from tests.consumer_protocol_support import JavaMember, _join_then_split, _until
+
+#: the Java members' epochs (groupMetadata().generationId), the same on both clusters: a alone 2,
+#: b's join 3, and 3 for everyone after b's bounce
+STATIC_EXPECTED = {
+    "split": [2, 2],
+    "b2_has_bs_partitions": True,
+    "a_most": 2,
+    "epochs": {"a_alone": 2, "a_split": 3, "b_split": 3, "b2": 3, "a_after": 3},
+}
+
+
+def static_bounce(make: Callable, timeout_s: float = 60) -> dict:
+    """``make(name)`` -> a subscribed member with instance id ``i-<name's first letter>``."""
+    a, b, split, alone = _join_then_split(make, timeout_s)
+    b2 = None
+    try:
+        b_partitions = b.owned()
+        epochs = {"a_alone": alone, "a_split": a.epoch(), "b_split": b.epoch()}
+        b.close()
+        b2 = make("b2")
+        most = [len(a.owned())]
+
+        def back() -> bool:
+            most.append(len(a.owned()))
+            return b2.owned() == b_partitions
+
+        _until([a, b2], back, timeout_s, "b2 takes b's partitions")
+        epochs |= {"b2": b2.epoch(), "a_after": a.epoch()}
+        return {"split": split, "b2_has_bs_partitions": True, "a_most": max(most), "epochs": epochs}
+    finally:
+        for m in (a, b, b2):
+            if m is not None:
+                m.close()
+
+
+def java_static_members(driver, servers: str, topic: str) -> Callable:
+    group = f"static-java-{uuid.uuid4().hex[:8]}"
+    return lambda name: JavaMember(driver, servers, group, topic, **{"group.instance.id": f"i-{name[0]}"})
+
+
+class SimMember:
+    """The simulated consumer (``group_protocol="consumer"``) in the Member shape static_bounce uses."""
+
+    seen = 0
+
+    def __init__(self, cluster, group: str, topic: str, instance_id: str):
+        from course_lib.clients import KafkaConsumer
+
+        self.c = KafkaConsumer(
+            topic,
+            bootstrap_servers=cluster,
+            group_id=group,
+            group_protocol="consumer",
+            group_instance_id=instance_id,
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+        )
+
+    def poll_count(self) -> int:
+        got = sum(len(records) for records in self.c.poll(timeout_ms=100).values())
+        self.seen += got
+        return got
+
+    def owned(self) -> list:
+        return sorted(tp.partition for tp in self.c.assignment())
+
+    def epoch(self) -> int:
+        return self.c.group_metadata().generation_id
+
+    def close(self) -> None:
+        self.c.close()
+
+
+def sim_static_members(cluster, topic: str) -> Callable:
+    return lambda name: SimMember(cluster, "static-sim", topic, f"i-{name[0]}")
