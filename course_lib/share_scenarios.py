@@ -139,7 +139,11 @@ class Worker:
     says how long one takes, in ms, and whether it succeeds), acknowledges each as it finishes -
     ACCEPT on success, RELEASE on failure (or the AcknowledgeType the handler returns) - and,
     with ``renew_every_ms``, RENEWs what it still holds while it works. Its steps run in virtual
-    time (:func:`run_workers`)."""
+    time (:func:`run_workers`).
+
+    ``acknowledgement="implicit"`` (confluent-kafka's default mode) acknowledges nothing itself:
+    its next poll ACCEPTs the whole previous batch - a record its handler failed on too (it
+    cannot RELEASE or RENEW)."""
 
     def __init__(
         self,
@@ -149,14 +153,18 @@ class Worker:
         renew_every_ms: float | None = None,
         poll_s: float = POLL_S,
         idle_ms: float = IDLE_MS,
+        acknowledgement: str = "explicit",
     ):
+        if acknowledgement == "implicit" and renew_every_ms is not None:
+            raise ValueError("RENEW needs share.acknowledgement.mode=explicit: choose explicit, or no RENEW")
         self.cluster = cluster
         self.poll_s, self.idle_ms = poll_s, idle_ms
+        self.explicit = acknowledgement == "explicit"
         self.consumer = ShareConsumer(
             {
                 "bootstrap.servers": cluster,
                 "group.id": GROUP,
-                "share.acknowledgement.mode": "explicit",
+                "share.acknowledgement.mode": acknowledgement,
                 "max.poll.records": max_poll_records,
             }
         )
@@ -222,9 +230,11 @@ class Worker:
             for _, m, ok in done:
                 if ok is True:
                     _processed(self.cluster, self.name, m.value(), m.partition(), m.offset())
-                self.consumer.acknowledge(m, _ack_type(ok))
+                if self.explicit:
+                    self.consumer.acknowledge(m, _ack_type(ok))
             self.queue = self.queue[len(done) :]
-            self.consumer.commit_sync()
+            if self.explicit:  # implicit: the next poll (or close) accepts the batch
+                self.consumer.commit_sync()
 
     def crash(self) -> None:
         """Dies where it is: what it finished is recorded as processed, nothing is acknowledged."""
@@ -719,4 +729,86 @@ def share_group_vs_consumer_group(
     }
     return _finish(
         "share_group_vs_consumer_group", seed, share_group_vs_consumer_group, cluster, ws, settings, numbers, set()
+    )
+
+
+@share_scenario
+def job_queue(
+    seed: int = 0,
+    workers: int = 3,
+    records: int = 20,
+    handler_ms: float = 100,
+    lock_ms: float = RECORD_LOCK_DURATION_MS,
+    renew: bool = False,
+    poison_rate: float = 0.0,
+    crash: bool = False,
+    acknowledgement: str = "explicit",
+    delivery_count_limit: int = DELIVERY_COUNT_LIMIT,
+    max_poll_records: int = 3,
+) -> ShareScenarioResult:
+    """A queue of jobs on one partition, every knob of the lesson at once (the "try it yourself"
+    app and the demo): ``workers`` workers, a handler of ``handler_ms`` against a lock of
+    ``lock_ms`` (with or without RENEW), a share ``poison_rate`` of jobs that always fail, the
+    first worker crashing in the middle of the last job of its first batch, and explicit
+    acknowledgement (each job ACCEPTed or RELEASEd as it ends) or implicit (the next poll
+    ACCEPTs the whole batch: a crash loses the acknowledgement of every job finished since,
+    and a failed job is accepted - never processed, never retried)."""
+    if not 0 <= poison_rate <= 1:
+        raise ValueError(f"poison_rate is a share of the jobs, from 0 to 1; got {poison_rate!r}")
+    if acknowledgement not in ("explicit", "implicit"):
+        raise ValueError(f"acknowledgement must be 'explicit' or 'implicit', got {acknowledgement!r}")
+    if workers < 1 + bool(crash):
+        raise ValueError(f"{workers} worker(s): a crash needs another worker to take over")
+    cluster = _cluster(seed, 1, records, lock_ms, delivery_count_limit)
+    rng = random.Random(seed)
+    poison = set(rng.sample([f"job-{i}".encode() for i in range(records)], round(poison_rate * records)))
+    ws = [
+        Worker(
+            cluster,
+            lambda m: (handler_ms, m.value() not in poison),
+            max_poll_records,
+            lock_ms / 2 if renew else None,
+            acknowledgement=acknowledgement,
+        )
+        for _ in range(workers)
+    ]
+    faults = []
+    held = 0
+    if crash:
+        ws[0].take_first()  # it polls first: it holds the first records
+        held = len(ws[0].queue)
+        faults.append(((held - 0.5) * handler_ms, ws[0].crash))  # in the middle of its last job
+    budget = (delivery_count_limit + 2) * (handler_ms + lock_ms) * records + 60_000
+    run_workers(cluster, ws, _drained(cluster, records), budget, faults=faults)
+    observed = observe_share(cluster.history, TOPIC)
+    settings = {
+        "workers": workers,
+        "records": records,
+        "handler_ms": handler_ms,
+        "lock_ms": lock_ms,
+        "renew": renew,
+        "poison_rate": poison_rate,
+        "crash": crash,
+        "acknowledgement": acknowledgement,
+        "delivery_count_limit": delivery_count_limit,
+        "max_poll_records": max_poll_records,
+    }
+    jobs = [f"job-{i}" for i in range(records)]
+    numbers = {
+        "poison": sorted((p.decode() for p in poison), key=jobs.index),
+        "held_at_crash": held,
+        "never_processed": [j for j in jobs if j not in observed.processed],
+        "per_worker": _per_worker(cluster.history, ws),
+    }
+    # a lock starts at the poll: a batch's last job ends max_poll_records handler runs later
+    batch_expires = not renew and handler_ms * min(max_poll_records, records) > lock_ms
+    expected = set()
+    if crash:  # explicit ACCEPTs each job as it ends: only the one in progress comes back
+        expected |= {"redelivered"} | ({"duplicate_processing"} if not ws[0].explicit and held > 1 else set())
+    if batch_expires:
+        expected |= {"redelivered", "duplicate_processing"}
+    if (not renew and handler_ms > lock_ms) or (poison and acknowledgement == "explicit"):
+        expected |= {"redelivered", "archived"}
+    return _finish(
+        "job_queue", seed, job_queue, cluster, ws, settings, numbers, expected, acknowledgement, delivery_count_limit
     )

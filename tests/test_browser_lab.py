@@ -405,21 +405,46 @@ def test_the_cheat_sheet_fits_1366_pixels(lab, browser):
     assert count >= 3 and too_wide == [], f"tables wider than the page (first header, right, limit): {too_wide}"
 
 
-def test_lesson_05b_group_app_runs_its_first_step(lab, browser):
-    """05b's "Now try it yourself" app: step 1 as its text says (press run the group) shows the
-    duplicates the lesson measured; the controls fit their row at 1366x768."""
-    page, notebook = _open_lesson(lab, browser, "05b_consumer_groups.ipynb")
-    app_cell = notebook.locator(".jp-CodeCell", has_text='GroupDemo(seed=1, preset="rebalance")')
+# the lettered lessons' "Now try it yourself" apps: the app's cell, the checkbox step 1 ticks (if
+# any), its run button, and the words step 1 promises in its summary
+GROUP_APPS = [
+    (
+        "05b_consumer_groups.ipynb",
+        'GroupDemo(seed=1, preset="rebalance")',
+        None,
+        "run the group",
+        ".gr-summary",
+        "processed more than once: 10",
+    ),
+    (
+        "05c_share_groups.ipynb",
+        'ShareDemo(seed=1, preset="queue")',
+        "crash worker 1",
+        "run the workers",
+        ".sg-summary",
+        "processed twice: 0; delivered again: 1",
+    ),
+]
+
+
+@pytest.mark.parametrize(("lesson", "app", "tick", "button", "summary", "expect"), GROUP_APPS, ids=["05b", "05c"])
+def test_lettered_lesson_app_runs_its_first_step(lab, browser, lesson, app, tick, button, summary, expect):
+    """05b's and 05c's "Now try it yourself" apps: step 1 as its text says (tick, press run) shows
+    what the lesson's preset promises; the controls fit their row at 1366x768."""
+    page, notebook = _open_lesson(lab, browser, lesson)
+    app_cell = notebook.locator(".jp-CodeCell", has_text=app)
     _run(app_cell)
     app_cell.locator(".app-try", has_text="Try it").wait_for()
-    app_cell.get_by_role("button", name="run the group").click()
-    verdict = app_cell.locator(".gr-summary", has_text="processed more than once")
+    if tick:
+        app_cell.get_by_label(tick).check()
+    app_cell.get_by_role("button", name=button).click()
+    verdict = app_cell.locator(summary, has_text=expect.split(":")[0])
     verdict.wait_for()
-    assert "processed more than once: 10" in verdict.inner_text()
+    assert expect in verdict.inner_text()
     clipped = app_cell.locator("button, select, .widget-checkbox span, .widget-checkbox label").evaluate_all(
         "els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText || e.value)"
     )
     assert clipped == [], f"controls cut off: {clipped}"
     app_cell.locator(".app-try").evaluate("e => e.scrollIntoView({block: 'start'})")
-    page.screenshot(path=str(ARTIFACTS / "lab_lesson05b_group_app_1366x768.png"))
+    page.screenshot(path=str(ARTIFACTS / f"lab_lesson{lesson[:3]}_app_1366x768.png"))
     page.close()

@@ -143,6 +143,11 @@ def test_guessing_a_configuration_fails_somewhere():
         == "failed"
     )
     assert evaluate("ex03_q2", {"enable_idempotence": False, "acks": "all"}).status == "failed"
+    # 05c's slow handler: more deliveries allowed only means more duplicates; the lock must outlast
+    # the handler (or be renewed), and a lock just over the default is still too short for 40 s
+    for settings in ({"delivery_count_limit": 10}, {"lock_ms": 35_000}):
+        assert evaluate("ex05c_q4", settings).status == "failed", settings
+    assert evaluate("ex05c_q4", {"lock_ms": 45_000}).status == "passed"
 
 
 def test_broken_implementations_fail_with_their_seed():

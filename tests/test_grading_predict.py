@@ -38,7 +38,7 @@ def _solution_answer(exercise_id: str):
 def test_there_are_predict_questions_and_35_questions_in_all():
     assert len(EXERCISES) >= 35 and len(PREDICT) >= 10
     lessons = {ex.notebook.split("_", 1)[0] for ex in EXERCISES.values()}
-    assert {"01", "02", "03", "04", "05", "05b", "06", "07", "08", "09", "10", "11"} <= lessons
+    assert {"01", "02", "03", "04", "05", "05b", "05c", "06", "07", "08", "09", "10", "11"} <= lessons
 
 
 @pytest.mark.parametrize("exercise_id", PREDICT)
@@ -264,6 +264,8 @@ def test_a_setting_the_experiment_fixes_is_refused_with_a_reason():
     report = evaluate("ex05b_q2", {"handler_ms": 100})
     assert report.status == FAILED and "multiple values" not in report.text()
     assert "handler_ms is part of the experiment" in report.text(), report.text()
+    report = evaluate("ex05c_q4", {"renew": True, "handler_ms": 1})
+    assert report.status == FAILED and "'handler_ms': not among the settings to choose" in report.text()
 
 
 def test_an_answer_cell_with_a_syntax_error_says_so_with_its_line(tmp_path):

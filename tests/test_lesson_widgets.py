@@ -12,6 +12,7 @@ import pytest
 from course_lib.viz.consumers import CRASH_PRESETS, TX_PRESETS
 from course_lib.viz.groups import GROUP_PRESETS
 from course_lib.viz.predict import SHOWN
+from course_lib.viz.shares import SHARE_PRESETS
 from course_lib.viz.simulator import PRESETS
 from tests import spoilers
 
@@ -25,6 +26,7 @@ APPS = {
     "ConsumerCrashDemo": CRASH_PRESETS,
     "TransactionsDemo": TX_PRESETS,
     "GroupDemo": GROUP_PRESETS,
+    "ShareDemo": SHARE_PRESETS,
 }
 
 
@@ -56,11 +58,7 @@ def test_a_prediction_is_locked_in_before_a_checked_experiment_and_revealed_afte
             assert "NBVAL_CHECK_OUTPUT" not in widget_cell
 
 
-# 05c's share-group app (issue 32: crash a worker, handler time vs lock, poison rate) is not built yet
-NO_APP_YET = {"05c_share_groups"}
-
-
-@pytest.mark.parametrize("lesson", [p for p in WITH_PREDICTIONS if p.stem not in NO_APP_YET], ids=lambda p: p.stem)
+@pytest.mark.parametrize("lesson", WITH_PREDICTIONS, ids=lambda p: p.stem)
 def test_a_try_it_yourself_app_uses_an_existing_preset(lesson):
     apps = [(app, m) for c in _code(lesson) for app in APPS if (m := re.search(rf"\b{app}\((.*)\)", c))]
     assert apps, f"{lesson.name}: no app to try"

@@ -173,3 +173,20 @@ def test_a_worker_paused_past_its_locks_is_a_zombie_whose_acks_are_refused(seed)
     assert r.numbers["refused_acks"] == held and r.numbers["processed_twice"] == held, where
     short, where = judged("paused_worker", seed, pause_ms=10_000)  # shorter than the lock: harmless
     assert short.numbers["refused_acks"] == 0 and short.numbers["processed_twice"] == 0, where
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_job_queue_implicit_acknowledgement_costs_a_crash_its_batch_and_accepts_failures(seed):
+    """The app's scenario: explicit ACCEPTs each job as it ends (a crash brings back only the one
+    in progress); implicit accepts a batch at the next poll (a crash brings back the whole batch,
+    its finished jobs processed twice) and accepts a failed job (never processed, not archived)."""
+    explicit, _ = judged("job_queue", seed, records=12, crash=True)
+    implicit, where = judged("job_queue", seed, records=12, crash=True, acknowledgement="implicit")
+    assert (explicit.numbers["redelivered"], explicit.numbers["processed_twice"]) == (1, 0), where
+    held = implicit.numbers["held_at_crash"]
+    assert (implicit.numbers["redelivered"], implicit.numbers["processed_twice"]) == (held, held - 1), where
+    poisoned, where = judged("job_queue", seed, records=12, poison_rate=0.25, acknowledgement="implicit")
+    assert poisoned.numbers["never_processed"] == poisoned.numbers["poison"] and len(poisoned.numbers["poison"]) == 3
+    assert poisoned.numbers["archived"] == 0 and poisoned.numbers["redelivered"] == 0, where
+    with pytest.raises(ValueError, match="RENEW needs share.acknowledgement.mode=explicit"):
+        run_share_scenario("job_queue", seed=seed, renew=True, acknowledgement="implicit")

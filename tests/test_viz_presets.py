@@ -6,6 +6,7 @@ import pytest
 from course_lib.viz.consumers import CRASH_PRESETS, TX_PRESETS, ConsumerCrashDemo, TransactionsDemo
 from course_lib.viz.groups import GROUP_PRESETS, GroupDemo
 from course_lib.viz.predict import Prediction, Reveal
+from course_lib.viz.shares import SHARE_PRESETS, ShareDemo
 from course_lib.viz.simulator import PRESETS, DeliverySimulator
 
 APPS = (
@@ -13,6 +14,7 @@ APPS = (
     + [(ConsumerCrashDemo, name, p) for name, p in CRASH_PRESETS.items()]
     + [(TransactionsDemo, name, p) for name, p in TX_PRESETS.items()]
     + [(GroupDemo, name, p) for name, p in GROUP_PRESETS.items()]
+    + [(ShareDemo, name, p) for name, p in SHARE_PRESETS.items()]
 )
 
 

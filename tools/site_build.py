@@ -141,7 +141,7 @@ def _numbered(p: Path, href: str) -> str:
     return f'<li><span class="num">{html.escape(number_of(p))}</span> <a href="{href}">{html.escape(title)}</a></li>'
 
 
-DEMO_ORDER = ("delivery_simulator", "consumer_crash", "transactions")
+DEMO_ORDER = ("delivery_simulator", "consumer_crash", "transactions", "share_groups")
 
 
 def demos() -> list[Path]:

@@ -61,3 +61,27 @@ def commit_first_crash(run) -> str:
         "Processing first, then committing\n(at-least-once) turns that into messages processed twice; storing the "
         "output and the offset\ntogether (exactly-once) into neither."
     )
+
+
+def share_crash_implicit(result) -> str:
+    """The share-group demo: worker 1 crashes in its first poll's last job, implicit
+    acknowledgement (``run_share_scenario("job_queue", crash=True, acknowledgement="implicit")``).
+
+    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> r = run_share_scenario("job_queue", seed=1, records=12, crash=True, acknowledgement="implicit")
+    >>> print(share_crash_implicit(r))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** 2 jobs are processed twice. Worker 1 held 3 jobs and crashed in the middle of
+    the last one. In implicit mode a batch is accepted by the next poll, which never came: when
+    the locks ran out the broker handed all 3 to the others, and the 2 it had finished went through
+    a handler again. With explicit acknowledgement each job is ACCEPTed as it ends: only the one in
+    progress comes back, and nothing is processed twice.
+    """
+    n = result.numbers
+    held, twice = n["held_at_crash"], n["processed_twice"]
+    return (
+        f"**Measured:** {twice} job{'s are' if twice != 1 else ' is'} processed twice. Worker 1 held {held} jobs "
+        "and crashed in the middle of\nthe last one. In implicit mode a batch is accepted by the next poll, which "
+        f"never came: when\nthe locks ran out the broker handed all {n['redelivered']} to the others, and the "
+        f"{held - 1} it had finished went through\na handler again. With explicit acknowledgement each job is "
+        "ACCEPTed as it ends: only the one in\nprogress comes back, and nothing is processed twice."
+    )

@@ -16,8 +16,8 @@ from .report import Report
 __all__ = ["EXERCISES", "LESSONS", "MISSING", "evaluate"]
 
 #: the lesson modules under :mod:`course_lib.grading.lessons`, written once; this order is the
-#: order of EXERCISES and so of the grader's score columns (05b and 11 were added after 01-10 and
-#: keep their place at the end)
+#: order of EXERCISES and so of the grader's score columns (05b, 11 and 05c were added after 01-10
+#: and keep their place at the end)
 LESSON_MODULES = (
     "ex01_replicated_log",
     "ex02_acks_and_durability",
@@ -31,6 +31,7 @@ LESSON_MODULES = (
     "ex10_pyspark_exactly_once_lab",
     "ex11_capstone",
     "ex05b_consumer_groups",
+    "ex05c_share_groups",
 )
 LESSONS = tuple(import_module(f"{__package__}.lessons.{name}") for name in LESSON_MODULES)
 
