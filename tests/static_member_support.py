@@ -60,7 +60,7 @@ class SimMember:
 
     seen = 0
 
-    def __init__(self, cluster, group: str, topic: str, instance_id: str):
+    def __init__(self, cluster, group: str, topic: str, instance_id: str | None = None):
         from course_lib.clients import KafkaConsumer
 
         self.c = KafkaConsumer(

@@ -227,9 +227,9 @@ def test_heartbeats_reach_the_coordinator_and_describe_answers(cluster):
     with pytest.raises(Errors.StaleMemberEpochError):
         client._call_coordinator(OffsetCommitRequest(group="g", member_id="a", generation=1, offsets={("t", 0): 1}))
     client._call_coordinator(OffsetCommitRequest(group="g", member_id="a", generation=2, offsets={("t", 0): 1}))
-    # a group the coordinator does not know: UNKNOWN_MEMBER_ID, rejoin (Kafka: GROUP_ID_NOT_FOUND,
-    # which cannot follow a failover there - see consumer_group_requests)
-    with pytest.raises(Errors.UnknownMemberIdError):
+    # a group the coordinator does not know: GROUP_ID_NOT_FOUND, as Kafka (a failover cannot lose
+    # one: groups are restored from __consumer_offsets - see consumer_group_requests)
+    with pytest.raises(Errors.GroupIdNotFoundError):
         client._call_coordinator(ConsumerGroupHeartbeatRequest(group="other", member_id="a", member_epoch=3))
     # a classic group with members is not a consumer group
     classic = client._call_coordinator(
@@ -305,3 +305,21 @@ def test_the_simulated_consumer_bounces_as_a_static_member_as_java_does_on_kafka
 
     cluster.create_topic("static", partitions=4, replication_factor=3)
     assert static.static_bounce(static.sim_static_members(cluster, "static")) == static.STATIC_EXPECTED
+
+
+def test_a_coordinator_failover_moves_nothing_as_on_kafka(cluster):
+    """tests/coordinator_failover_support.py with the simulated consumer: the new coordinator
+    restores the group from __consumer_offsets, as Kafka 4.3.1 does (the wire cluster and Kafka
+    run the same with the Java client)."""
+    from tests import coordinator_failover_support as failover
+
+    cluster.create_topic("failover", partitions=4, replication_factor=3)
+    crashed = []
+
+    def crash():
+        crashed.append(failover.sim_coordinator(cluster, "failover-sim"))
+        cluster.crash(crashed[0])
+
+    got = failover.coordinator_failover(failover.sim_members(cluster, "failover"), crash)
+    assert got == failover.FAILOVER_EXPECTED
+    assert failover.sim_coordinator(cluster, "failover-sim") != crashed[0]

@@ -42,9 +42,12 @@ and ``modern/consumer/CurrentAssignmentBuilder``), without the network - the coo
   join with it is refused (``UNRELEASED_INSTANCE_ID``); a heartbeat from a member the instance id
   no longer names is ``FENCED_INSTANCE_ID``. A leave with -2 and no instance id is a leave.
 
-Group state is kept in memory, like the simulator's classic groups: after a coordinator
-failover members get ``UNKNOWN_MEMBER_ID`` and rejoin (Kafka replays the group from
-``__consumer_offsets`` instead).
+- **Persistence.** What the group is - epochs, members, targets, current assignments - is
+  :meth:`ConsumerGroup.snapshot`; the coordinator writes it to ``__consumer_offsets`` whenever it
+  changes and answers the heartbeat once the write is replicated, and a new coordinator restores
+  it (:mod:`.consumer_group_requests`). So a coordinator failover moves nothing: members carry on
+  at their epochs, as on Kafka. Timers are not persisted: a new coordinator gives every member a
+  fresh session timeout, as Kafka's ``onLoaded`` does.
 
 >>> g = ConsumerGroup("g", {"t": 4}.get)
 >>> a = g.heartbeat(0, Heartbeat("a", 0, topics=("t",), owned=()))
@@ -64,6 +67,7 @@ failover members get ``UNKNOWN_MEMBER_ID`` and rejoin (Kafka replays the group f
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -155,6 +159,40 @@ class ConsumerGroup:
         self.log: list = []  # (time, event, detail): what the coordinator did, for traces
 
     # ---- state ---------------------------------------------------------------------------------
+    #: what Kafka's records in __consumer_offsets hold of a group (not its timers)
+    PERSISTED = (
+        "group_epoch",
+        "assignment_epoch",
+        "last_assignment_ms",
+        "members",
+        "target",
+        "subscription_metadata",
+        "partition_epochs",
+        "owners",
+        "static",
+    )
+    #: a member's timers, kept in memory only
+    TIMERS = ("last_heartbeat_ms", "revoke_deadline_ms")
+
+    def snapshot(self) -> dict:
+        """The group's persisted state, a copy (equal snapshots: nothing to write)."""
+        state = {name: copy.deepcopy(getattr(self, name)) for name in self.PERSISTED}
+        state["members"] = {
+            m: {k: v for k, v in vars(member).items() if k not in self.TIMERS} for m, member in state["members"].items()
+        }
+        return state
+
+    def restore(self, state: dict, now: float) -> None:
+        """A coordinator's replay: the snapshot's state, every member's session starting ``now``
+        and a member still revoking given its whole rebalance timeout again."""
+        state = copy.deepcopy(state)
+        for name in self.PERSISTED:
+            setattr(self, name, state[name])
+        self.members = {m: ConsumerMember(**fields, last_heartbeat_ms=now) for m, fields in state["members"].items()}
+        for member in self.members.values():
+            if member.state == UNREVOKED:
+                member.revoke_deadline_ms = now + member.rebalance_timeout_ms
+
     @property
     def state(self) -> str:
         """ConsumerGroupDescribe's GroupState (Kafka's ``ConsumerGroup.ConsumerGroupState``)."""

@@ -1,7 +1,19 @@
 """The group coordinator's side of ConsumerGroupHeartbeat and ConsumerGroupDescribe (KIP-848):
 the state machine is :mod:`.consumer_group`; this module finds or creates the group, keeps
 classic and consumer groups apart as Kafka's ``GroupMetadataManager`` does, fences members on
-time, and puts what the group did into the cluster's trace.
+time, writes the group to ``__consumer_offsets``, and puts what the group did into the cluster's
+trace.
+
+- **The group lives in ``__consumer_offsets``.** When a heartbeat (or a timer) changes the group,
+  the coordinator appends its :meth:`~.consumer_group.ConsumerGroup.snapshot` (key
+  ``("consumer_group", group id)``) and answers only once the append is replicated - Kafka's
+  coordinator runtime does the same with its records. Should the append fail, the group goes
+  back to what it was and the member is told ``NOT_COORDINATOR`` (and retries where the
+  coordinator now is). A new coordinator replays the partition and restores every group, so a
+  coordinator failover rebalances nothing; Kafka 4.3.1 measured the same (Java members' epochs and
+  partitions unchanged across a SIGKILL of the coordinator, tests/coordinator_failover_support.py).
+  Kafka writes one record per member and aspect; one snapshot per change keeps the simulation
+  small without changing what survives.
 
 - A group id is either a classic group or a consumer group. A consumer member joining (epoch 0)
   an *empty* classic group replaces it (``maybeDeleteEmptyClassicGroup``; committed offsets
@@ -10,11 +22,7 @@ time, and puts what the group did into the cluster's trace.
   which the simulator does not model). The other way round, a JoinGroup to a consumer group
   with members answers ``INCONSISTENT_GROUP_PROTOCOL``; an empty one is replaced.
 - A heartbeat with epoch > 0 for a group the coordinator does not know answers
-  ``UNKNOWN_MEMBER_ID``, where Kafka's ``getOrMaybeCreateConsumerGroup`` answers
-  ``GROUP_ID_NOT_FOUND`` - deliberately: Kafka replays its groups from ``__consumer_offsets``
-  after a coordinator failover, the simulator keeps them in memory, so here an unknown group is
-  almost always one a failover lost, and the Java client treats GROUP_ID_NOT_FOUND as fatal
-  (``AbstractHeartbeatRequestManager``) but UNKNOWN_MEMBER_ID as "rejoin".
+  ``GROUP_ID_NOT_FOUND`` (``getOrMaybeCreateConsumerGroup``; fatal in the Java client).
 - ``group.version`` 0 (``ClusterOptions(features={"group.version": 0})``): the API is not
   enabled - ``UNSUPPORTED_VERSION``.
 """
@@ -25,6 +33,20 @@ from kafka import errors as Errors
 
 from .consumer_group import ConsumerGroup, Heartbeat, HeartbeatAnswer
 from .protocol import ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest
+
+#: the key of a consumer group's snapshot in ``__consumer_offsets``
+RECORD = "consumer_group"
+
+
+def new_group(coord, group_id: str) -> ConsumerGroup:
+    broker = coord.broker
+    return ConsumerGroup(
+        group_id,
+        lambda topic: getattr(broker.topic_configs.get(topic), "partitions", None),
+        broker.options.group_consumer_session_timeout_ms,
+        broker.options.group_consumer_heartbeat_interval_ms,
+        broker.options.group_consumer_assignment_interval_ms,
+    )
 
 
 def consumer_group_heartbeat(coord, src: str, req: ConsumerGroupHeartbeatRequest) -> None:
@@ -37,20 +59,15 @@ def consumer_group_heartbeat(coord, src: str, req: ConsumerGroupHeartbeatRequest
         if classic is not None and classic.members:
             error: type | None = Errors.GroupIdNotFoundError
         elif req.member_epoch != 0:
-            error = Errors.UnknownMemberIdError  # a group a failover lost (see above)
+            error = Errors.GroupIdNotFoundError
         else:
             error = None
         if error is not None:
             answer = HeartbeatAnswer(error, req.member_id, req.member_epoch, 0)
             return coord.respond(src, req, answer.error, answer)
         coord.groups.pop(req.group, None)  # an empty classic group gives way
-        group = coord.consumer_groups[req.group] = ConsumerGroup(
-            req.group,
-            lambda topic: getattr(broker.topic_configs.get(topic), "partitions", None),
-            broker.options.group_consumer_session_timeout_ms,
-            broker.options.group_consumer_heartbeat_interval_ms,
-            broker.options.group_consumer_assignment_interval_ms,
-        )
+        group = coord.consumer_groups[req.group] = new_group(coord, req.group)
+    before = group.snapshot()
     answer = group.heartbeat(
         broker.sim.now,
         Heartbeat(
@@ -66,7 +83,51 @@ def consumer_group_heartbeat(coord, src: str, req: ConsumerGroupHeartbeatRequest
     )
     _trace(coord, group)
     _schedule_expiry(coord, group)
-    coord.respond(src, req, answer.error, answer)
+    _persist(coord, group, before, lambda error: coord.respond(src, req, error or answer.error, answer))
+
+
+def _persist(coord, group: ConsumerGroup, before: dict, done=None) -> None:
+    """Write ``group`` if it changed since ``before``; ``done(error)`` once replicated (at once if
+    unchanged). A failed write puts the group back, unless something changed it meanwhile."""
+    after = group.snapshot()
+    if after == before:
+        if done:
+            done(None)
+        return
+
+    def written(error) -> None:
+        if error is not None and group.snapshot() == after:
+            group.restore(before, coord.broker.sim.now)
+        if done:
+            done(error and Errors.NotCoordinatorError)
+
+    coord.write([((RECORD, group.group_id), after)], written)
+
+
+def apply_record(coord, key: tuple, value) -> None:
+    """A snapshot read back from ``__consumer_offsets``: restored while a new coordinator loads
+    (the current one's memory is already at or ahead of it); ``None`` deletes the group."""
+    if not coord.loading:
+        return
+    _, group_id = key
+    if value is None:
+        coord.consumer_groups.pop(group_id, None)
+        return
+    group = coord.consumer_groups.get(group_id) or new_group(coord, group_id)
+    group.restore(value, coord.broker.sim.now)
+    coord.consumer_groups[group_id] = group
+
+
+def loaded(coord) -> None:
+    """A new coordinator restored its groups: their (fresh) session timeouts start now."""
+    for group in coord.consumer_groups.values():
+        _schedule_expiry(coord, group)
+
+
+def delete(coord, group_id: str) -> None:
+    """An empty consumer group goes, with a tombstone so a later coordinator does not restore it."""
+    if coord.consumer_groups.pop(group_id, None) is not None:
+        coord.write([((RECORD, group_id), None)], lambda error: None)
 
 
 def consumer_group_describe(coord, src: str, req: ConsumerGroupDescribeRequest) -> None:
@@ -83,7 +144,7 @@ def refuse_classic_join(coord, group_id: str):
         return None
     if group.members:
         return Errors.InconsistentGroupProtocolError
-    del coord.consumer_groups[group_id]  # an empty consumer group gives way
+    delete(coord, group_id)  # an empty consumer group gives way
     return None
 
 
@@ -106,8 +167,10 @@ def _expire(coord, group_id: str) -> None:
     group = coord.consumer_groups.get(group_id)
     if group is None or coord.partition() is None:
         return
+    before = group.snapshot()
     if group.expire(coord.broker.sim.now):
         _trace(coord, group)
+        _persist(coord, group, before)
 
 
 def _trace(coord, group: ConsumerGroup) -> None:

@@ -25,6 +25,9 @@ class CoordinatorLog:
         self.broker = broker
         self._epoch = None
         self._applied = 0
+        #: True while a new coordinator replays its partition (``apply`` may restore state it
+        #: already holds in memory otherwise: the current coordinator's memory is ahead of its log)
+        self.loading = False
 
     @property
     def tp(self):
@@ -41,7 +44,8 @@ class CoordinatorLog:
             self._epoch = None
             return False
         hw = p.log.hw
-        if self._epoch != p.leader_epoch:
+        self.loading = self._epoch != p.leader_epoch
+        if self.loading:
             self._epoch = p.leader_epoch
             self._applied = 0
             self.reset()
@@ -50,11 +54,16 @@ class CoordinatorLog:
             # leader elected a moment ago may not have learnt the high watermark yet, and its
             # whole log is what the followers will hold
             hw = p.log.leo
-        if self._applied < hw:
-            for stored in p.log.read(self._applied, below=hw):
-                if stored.base_offset >= self._applied:
-                    self.apply(stored)
-            self._applied = hw
+        try:
+            if self._applied < hw:
+                for stored in p.log.read(self._applied, below=hw):
+                    if stored.base_offset >= self._applied:
+                        self.apply(stored)
+                self._applied = hw
+        finally:
+            loaded, self.loading = self.loading, False
+        if loaded:
+            self.loaded()
         return True
 
     def write(
@@ -83,3 +92,6 @@ class CoordinatorLog:
 
     def apply(self, stored) -> None:
         raise NotImplementedError
+
+    def loaded(self) -> None:
+        """After a new coordinator's replay: restart what is kept in memory only (timers)."""

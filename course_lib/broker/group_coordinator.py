@@ -26,7 +26,9 @@
   (10 min); the simulator looks when a member joins or the offsets are fetched - what a
   returning member observes is the same, minus Kafka's up-to-10-minute delay.
 
-Group membership is kept in memory: after a coordinator failover members simply rejoin.
+Classic group membership is kept in memory: after a coordinator failover members simply rejoin
+(Kafka persists a classic group's assignment too; the simulator does not). KIP-848 consumer
+groups are persisted (:mod:`.consumer_group_requests`): a failover moves none of their partitions.
 
 Taught in notebooks/05_consumer_delivery_semantics and notebooks/05b_consumer_groups.
 """
@@ -111,6 +113,9 @@ class GroupCoordinator(CoordinatorLog):
                     self.offsets.setdefault(group, {}).update(offsets)
             return
         for record in batch.records:
+            if record.key[0] == kip848.RECORD:
+                kip848.apply_record(self, record.key, record.value)
+                continue
             _, group, topic, partition = record.key
             if record.value is None:  # a tombstone: the offset expired
                 self.offsets.get(group, {}).pop((topic, partition), None)
@@ -118,6 +123,9 @@ class GroupCoordinator(CoordinatorLog):
                 self.pending.setdefault(batch.producer_id, {}).setdefault(group, {})[(topic, partition)] = record.value
             else:
                 self.offsets.setdefault(group, {})[(topic, partition)] = record.value
+
+    def loaded(self) -> None:
+        kip848.loaded(self)
 
     def on_topics_deleted(self, topics: set) -> None:
         """Committed offsets of a deleted topic go (``GroupCoordinator.onPartitionsDeleted``: the

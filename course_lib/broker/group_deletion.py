@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from kafka import errors as Errors
 
+from . import consumer_group_requests as kip848
+
 
 def delete_group(coordinator, group_id: str, done) -> None:
     """Delete ``group_id`` on ``coordinator`` (a broker's GroupCoordinator); ``done(error or None)``
@@ -36,12 +38,14 @@ def delete_group(coordinator, group_id: str, done) -> None:
         return done(Errors.NotCoordinatorError)
     coordinator.refresh()
     group = coordinator.groups.get(group_id)
+    consumer_group = coordinator.consumer_groups.get(group_id)
     committed = coordinator.offsets.get(group_id)
-    if group is None and not committed:
+    if group is None and consumer_group is None and not committed:
         return done(Errors.GroupIdNotFoundError)
-    if group is not None and (group.members or group.joining):
+    if (group is not None and (group.members or group.joining)) or (consumer_group and consumer_group.members):
         return done(Errors.NonEmptyGroupError)
     coordinator.groups.pop(group_id, None)
+    kip848.delete(coordinator, group_id)
     tombstones = [(("offset", group_id, t, p), None) for t, p in sorted(committed or {})]
     coordinator.broker.cluster.record(
         f"coordinator-{coordinator.broker.broker_id}", "group_deleted", {"group": group_id, "offsets": len(tombstones)}

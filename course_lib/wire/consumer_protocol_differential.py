@@ -7,8 +7,8 @@ simulated brokers over TCP).
 Members ``A``, ``B``, ``C`` of one group subscribe to a 4-partition topic; a sequence joins,
 commits, closes (leave, epoch -1), crashes (no leave: a Java member that will crash runs in a
 driver process of its own, killed; the coordinator removes it after its session timeout), produces, and crashes
-the group coordinator's broker (the simulator keeps groups in memory: members get
-``UNKNOWN_MEMBER_ID`` and rejoin with epoch 0). After every call both sides poll their live
+the group coordinator's broker (the new coordinator restores the group from ``__consumer_offsets``:
+nobody rejoins). After every call both sides poll their live
 members until the group is settled - the coordinator's group ``Stable``, every live member
 holding exactly what the coordinator assigned it at the epoch it has, and every member caught up
 to the end of its partitions - and then compare:
@@ -22,12 +22,6 @@ The assignors order members by member id, and the Java client draws its ids at r
 so the Java side runs first and the simulated consumers take the ids the Java members drew, join
 by join - then which member gets the odd partition is decided alike, and the comparison is exact
 (each member's partitions, the committed offset of each partition, the records each member saw).
-
-Except after a crash of the coordinator: then the members rejoin in whatever order their
-heartbeats reach the new coordinator, which is a race on both sides (the first to rejoin gets every
-partition, and how many records are read twice depends on what it polled before the others came
-back). From that call on only what no race decides is compared: the members' (partition count,
-epoch) pairs, the group epoch, the committed offsets as a sorted list.
 """
 
 from __future__ import annotations
@@ -140,7 +134,6 @@ class _Side:
         self.owners: dict = {}  # partition -> name, at the last observation
         self.errors: list[str] = []
         self.member_ids: list[str] = []  # the member id of each join, in order
-        self.raced = False  # a coordinator crash happened: the rejoin order is a race from then on
 
     # what a subclass provides
     def make(self, name: str):
@@ -190,7 +183,6 @@ class _Side:
             elif verb == "produce":
                 self.produce()
             elif verb == "fault":
-                self.raced = True
                 self.fault_coordinator()
         except Exception as exc:  # noqa: BLE001 - success or failure is compared, not the class
             outcome = "failed"
@@ -221,10 +213,6 @@ class _Side:
         owners = {p: name for name, (_, _, parts, _) in clients.items() for p in parts}
         moved = sum(1 for p, name in owners.items() if p in self.owners and self.owners[p] != name)
         self.owners = owners
-        if self.raced:
-            pairs = sorted((len(parts), epoch) for _, epoch, parts, _ in clients.values())
-            committed = sorted(view["committed"].values())
-            return f"(partitions, epoch) {pairs} group epoch {view.get('group_epoch')} committed {committed}"
         members = {name: (parts, epoch) for name, (_, epoch, parts, _) in clients.items()}
         seen = {n: s for n, s in self.seen.items() if s}
         return (

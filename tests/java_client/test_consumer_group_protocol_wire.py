@@ -99,3 +99,21 @@ def test_java_static_member_bounce(driver, wire_cluster):
     topic = wire_cluster.create_topic("static", partitions=4)
     got = static.static_bounce(static.java_static_members(driver, wire_cluster.bootstrap_servers, topic))
     assert got == static.STATIC_EXPECTED
+
+
+@pytest.mark.timeout(120)
+def test_java_members_carry_on_across_a_coordinator_failover(driver, wire_cluster):
+    """The coordinator's broker is killed: the new one restores the group from __consumer_offsets,
+    nothing moves and the epochs stay, as on Kafka 4.3.1 (tests/real/test_consumer_group_protocol.py)."""
+    from tests import coordinator_failover_support as failover
+
+    wire = wire_cluster
+    group, make = failover.java_members(driver, wire.bootstrap_servers, wire.create_topic("failover", partitions=4))
+    crashed = []
+
+    def crash():
+        crashed.append(wire.call(lambda: failover.sim_coordinator(wire.cluster, group)))
+        wire.nemesis.crash(crashed[0])
+
+    assert failover.coordinator_failover(make, crash) == failover.FAILOVER_EXPECTED
+    assert wire.call(lambda: failover.sim_coordinator(wire.cluster, group)) != crashed[0]

@@ -109,3 +109,22 @@ def test_java_static_member_bounce(driver, cluster):
 
     got = static.static_bounce(static.java_static_members(driver, cluster.bootstrap_servers, _topic(cluster)))
     assert got == static.STATIC_EXPECTED
+
+
+@pytest.mark.timeout(180)
+def test_java_members_carry_on_across_a_coordinator_failover(driver, healthy):
+    """The group's coordinator is killed (SIGKILL); the wire cluster gives the same
+    (tests/java_client/test_consumer_group_protocol_wire.py)."""
+    from tests import coordinator_failover_support as failover
+
+    cluster = healthy
+    servers = cluster.bootstrap_servers
+    group, make = failover.java_members(driver, servers, _topic(cluster))
+    crashed = []
+
+    def crash():
+        crashed.append(failover.kafka_coordinator(servers, group))
+        cluster.crash(crashed[0])
+
+    assert failover.coordinator_failover(make, crash) == failover.FAILOVER_EXPECTED
+    assert failover.kafka_coordinator(servers, group) != crashed[0]
