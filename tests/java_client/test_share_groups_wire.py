@@ -23,3 +23,12 @@ def test_java_share_consumers_on_the_wire(driver, wire_cluster, monkeypatch):
     assert got == share.EXPECTED
     assert seen[ApiKey.ShareGroupHeartbeat] == {1} and seen[ApiKey.ShareFetch] == {2}
     assert ApiKey.JoinGroup not in seen and ApiKey.ConsumerGroupHeartbeat not in seen
+
+
+@pytest.mark.timeout(120)
+def test_a_share_partition_leader_failover_with_java_on_the_wire(driver):
+    """tests/share_failover_support.py with KafkaShareConsumer: the same as confluent-kafka's."""
+    from tests import share_failover_support as failover
+
+    for wire in failover.wire_like_the_lab():
+        assert failover.wire_run(wire, "java", driver) == failover.EXPECTED
