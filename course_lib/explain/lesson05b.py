@@ -377,9 +377,10 @@ def consumer_protocol(runs) -> str:
     (1.00 s) and only in a heartbeat: the target of epoch 3 came with the next heartbeat, at 5.11 s.
     Then incremental reconciliation revokes before it assigns: `fast` gave up partition 1 at 5.11 s,
     and `slow` got it only with its own next heartbeat, at 10.11 s. So `slow` owned nothing for
-    10.11 s, while `fast` processed all 40 messages: `slow`'s handler never ran, it is never thrown
-    out, and no message is processed twice. A consumer group does not stop for a rebalance; the
-    member whose partitions move waits instead, here 2.0 heartbeat intervals (5.00 s each) - and a
+    10.11 s. `fast` processed all 40 messages before `slow` had a record to read, so `slow`'s handler
+    never ran: it is never thrown out, and no message is processed twice. A consumer group does not
+    stop for a rebalance; the member a partition moves to waits instead, here 2.0 heartbeat
+    intervals (5.00 s each) - and a
     handler slower than `max_poll_interval_ms` is still thrown out once it has records to process.
     """
     classic, consumer = runs["classic"], runs["consumer"]
@@ -401,13 +402,14 @@ def consumer_protocol(runs) -> str:
     if story:
         first, second, moved = story["first"], story["second"], story["moved"]
         what = f"partition{'s' if len(moved) > 1 else ''} {_names_list([str(p) for p in moved]).replace('`', '')}"
+        came = f"with `{second}`'s join itself" if story["computed"] == story["joined"] else "with the next heartbeat"
         text += "It" if first == "fast" else f"`{first}`"
         text += (
             " joined first and got both partitions at\nonce (a consumer group has no initial rebalance delay). "
             f"`{second}` joined {_ms(story['joined'] - story['first_joined'])} later, but the\ncoordinator computes "
             "a target assignment at most once per `group.consumer.assignment.interval.ms`\n"
             f"({_s(options.group_consumer_assignment_interval_ms)}) and only in a heartbeat: the target of epoch "
-            f"{story['epoch']} came with the next heartbeat, at {_s(story['computed'] - consumer.t0)}.\n"
+            f"{story['epoch']} came {came}, at {_s(story['computed'] - consumer.t0)}.\n"
             "Then incremental reconciliation revokes before it assigns: "
         )
         if story["gave_up"] is not None and story["got"] is not None:
@@ -415,26 +417,23 @@ def consumer_protocol(runs) -> str:
             text += (
                 f"`{first}` gave up {what} at {_s(story['gave_up'] - consumer.t0)},\nand `{second}` got "
                 f"{'them' if len(moved) > 1 else 'it'} only with its own next heartbeat, at {_s(waited)}. "
-                f"So `{second}` owned nothing for\n{_s(waited)}"
+                f"So `{second}` owned nothing for\n{_s(waited)}. "
             )
         else:
-            text += f"`{first}` must give up {what} before `{second}` gets {'them' if len(moved) > 1 else 'it'}"
-    slow, fast = consumer.apps["slow"], consumer.apps["fast"]
+            text += f"`{first}` must give up {what} before `{second}` gets {'them' if len(moved) > 1 else 'it'}. "
     times = len(_thrown_out(consumer, "slow"))
     thrown = f"thrown out {_times(times)}" if times else "never thrown out"
     twice = f"{_messages(consumer.duplicates())} processed twice"
-    if slow.handled == 0:
-        drained = (
-            f", while `fast` processed all {len(consumer.sent)} messages: "
-            if fast.handled >= len(consumer.sent)
-            else ": "
+    if consumer.apps["slow"].handled == 0:
+        text += (
+            f"`fast` processed all {len(consumer.sent)} messages before `slow` had a record to read, so `slow`'s\n"
+            f"handler never ran: it is {thrown}, and {twice}.\n"
         )
-        text += f"{'' if story else 'And `slow`'}{drained}`slow`'s handler never ran, it is {thrown},\nand {twice}. "
     else:
-        text += f". `slow` is {thrown}, and {twice}. "
+        text += f"`slow` is {thrown}, and {twice}.\n"
     hb = options.group_consumer_heartbeat_interval_ms
     here = f", here {waited / hb:.1f} heartbeat intervals ({_s(hb)} each)" if waited is not None else ""
     return text + (
-        "A consumer group does not stop for a rebalance; the\nmember whose partitions move waits instead"
+        "A consumer group does not stop for a rebalance; the member a partition moves to waits\ninstead"
         f"{here} - and a\nhandler slower than `max_poll_interval_ms` is still thrown out once it has records to process."
     )
