@@ -70,6 +70,7 @@ class App:
     commit_every: int
     next_ms: float = 0.0
     in_handler: list = field(default_factory=list)  # the batch being processed
+    handled: int = 0  # records its handler has finished, repeats included
     done: dict = field(default_factory=dict)  # (topic, partition) -> next offset, processed, not committed
     batches_since_commit: int = 0
     stop_at_ms: float | None = None
@@ -135,6 +136,7 @@ class GroupRun:
         self._incarnations = Incarnations()
         self.events: list[tuple] = []  # (time_ms, who, what) of the plan itself
         self.owned: list[tuple] = []  # (time_ms, name, partitions owned) after each poll
+        self.member_names: dict[str, str] = {}  # a consumer group's member id -> instance name
         self._plan: list[tuple] = []  # (time_ms, order, action, args)
         self._send(messages)
         self.t0 = self.backend.now_ms  # plan times and the timeline count from here
@@ -255,6 +257,9 @@ class GroupRun:
             # a consumer group's coordinator sets both (group.consumer.*): the client may not
             del config["session_timeout_ms"], config["heartbeat_interval_ms"]
         consumer = self.backend.consumer(**config)
+        if config.get("group_protocol") == "consumer":
+            # KIP-1082: the client makes its member id, so the coordinator's trace can be named
+            self.member_names[consumer._member_id] = name
         app = App(
             name,
             consumer,
@@ -316,6 +321,7 @@ class GroupRun:
         if app.in_handler:  # the handler finished its batch
             for r in app.in_handler:
                 self.processed[r.value.decode()] += 1
+                app.handled += 1
                 app.done[(r.topic, r.partition)] = r.offset + 1
             app.in_handler = []
             app.batches_since_commit += 1
@@ -358,6 +364,26 @@ class GroupRun:
         if first is None:
             return 0.0
         return 0.0 + sum(t1 - t0 for (t0, n), (t1, _) in zip(samples[first:], samples[first + 1 :]) if n == 0)
+
+    def waited_ms(self, name: str) -> float | None:
+        """How long ``name`` owned no partition from its start to its first assignment (sampled at
+        its polls); None if it never got one."""
+        started = next(t for t, who, what in self.events if who == name and what == "started")
+        first = next((t for t, who, n in self.owned if who == name and n), None)
+        return None if first is None else first - started
+
+    def consumer_group_trace(self) -> list:
+        """What the coordinator of a consumer group (``group_protocol="consumer"``) did: the
+        history's ``consumer_group_*`` operations of this run's group, in time order."""
+        return [
+            op
+            for op in self.backend.history
+            if op.f.startswith("consumer_group_") and isinstance(op.value, dict) and op.value.get("group") == self.group
+        ]
+
+    def member_name(self, member_id: str) -> str:
+        """The instance a consumer group's member id belongs to (the id itself if none)."""
+        return self.member_names.get(member_id, member_id)
 
     def never_processed(self) -> list[str]:
         return [m for m in self.sent if not self.processed[m]]
@@ -408,14 +434,21 @@ class GroupRun:
 
     def _group_count(self) -> str:
         """'group formed 1, rebalanced 1 time': forming the group is not a rebalance (the
-        summary once said "rebalances: 2" for one rebalance, counting the first assignment)."""
+        summary once said "rebalances: 2" for one rebalance, counting the first assignment). A
+        consumer group has no generations: its group epoch and the target assignments it computed."""
+        trace = self.consumer_group_trace()
+        if trace:
+            epochs = [op.value["epoch"] for op in trace if op.f == "consumer_group_group_epoch"]
+            targets = sum(1 for op in trace if op.f == "consumer_group_target_assignment")
+            return f"consumer group at epoch {max(epochs)}, {targets} target assignment{'' if targets == 1 else 's'}"
         hows = Counter(how for _, _, how in self.generations())
         rebalanced = hows["rebalanced"]
         return f"group formed {hows['formed']}, rebalanced {rebalanced} time{'' if rebalanced == 1 else 's'}"
 
     def timeline(self) -> str:
         """What happened to the group, in time order: starts and stops, rebalances (who got
-        which partitions), members thrown out, failed commits."""
+        which partitions), members thrown out, failed commits; for a consumer group its epochs,
+        target assignments and each member's reconciliations instead of rebalances."""
         rows = [(t, who, what) for t, who, what in self.events]
         # the generation an emptied group moves to has no rebalance of its own: say where it went
         emptied = {round(t + self.t0, 6): g for t, g, how in self.generations() if how == "emptied"}
@@ -445,9 +478,49 @@ class GroupRun:
                         f"committed offsets expired (group empty for {v['empty_for_ms'] / 1000:.0f} s)",
                     )
                 )
+        rows += self._consumer_group_rows()
         return "\n".join(
             f"{(t - self.t0) / 1000:6.2f} s  {who:<8} {what}" for t, who, what in sorted(rows, key=lambda r: r[0])
         )
+
+    def _consumer_group_rows(self) -> list[tuple]:
+        """A consumer group's side of :meth:`timeline` (none for a classic group): the group epoch
+        and why it grew, each target assignment the coordinator computed, and the partitions each
+        member owns after each reconciliation."""
+        rows: list[tuple] = []
+        cause = ""
+        for op in self.consumer_group_trace():
+            v = op.value
+            if op.f == "consumer_group_member_joined":
+                cause = f"{self.member_name(v['member'])} joined"
+            elif op.f == "consumer_group_member_removed":
+                cause = f"removed {self.member_name(v['member'])}: {v['reason']}"
+            elif op.f == "consumer_group_group_epoch":
+                rows.append((op.time_ms, "group", f"group epoch {v['epoch']}: {cause or v['reason']}"))
+                cause = ""
+            elif op.f == "consumer_group_target_assignment":
+                parts = ", ".join(
+                    f"{self.member_name(m)}={tps.get(self.topic, [])}" for m, tps in sorted(v["assignment"].items())
+                )
+                rows.append((op.time_ms, "group", f"target assignment of epoch {v['epoch']}: {parts or 'no members'}"))
+        owned: dict[str, set] = {}
+        for op in self.backend.history:
+            member = op.evidence.get("member_id") if isinstance(op.evidence, dict) else None
+            if op.f == OpName.LEFT_GROUP:
+                owned.pop(member, None)  # its partitions are lost, not revoked
+            if op.f != OpName.ASSIGNED or member not in self.member_names:
+                continue
+            now, before = {p for _, p in op.value}, owned.get(member, set())
+            owned[member] = now
+            moves = [f"{verb} {sorted(ps)}" for verb, ps in (("gave up", before - now), ("got", now - before)) if ps]
+            rows.append(
+                (
+                    op.time_ms,
+                    self.member_names[member],
+                    f"owns {sorted(now)}: {', '.join(moves) or 'no change'} (member epoch {op.evidence['generation']})",
+                )
+            )
+        return rows
 
 
 # ---- the same experiment on any backend ---------------------------------------------------------
@@ -534,19 +607,22 @@ def simulated_slow_handler(seed: int = 1) -> dict:
 
 
 # ---- classic and consumer groups side by side (KIP-848) ----------------------------------------
-def protocols_side_by_side(seed: int = 1) -> dict:
+def protocols_side_by_side(seed: int = 1, **cluster_options) -> dict:
     """Lesson 05b's slow handler on a classic group (kafka-python's eager protocol) and on a
     consumer group (``group_protocol="consumer"``, as the Java client 4.3.1 with
     ``group.protocol=consumer``): ``fast`` spends 20 ms per record, ``slow`` 800 ms, both take
-    10 records per poll with ``max_poll_interval_ms=5000``. ``{"classic": run, "consumer": run}``.
+    10 records per poll with ``max_poll_interval_ms=5000``. ``{"classic": run, "consumer": run}``;
+    ``cluster_options`` are :class:`~course_lib.broker.options.ClusterOptions` for both clusters.
 
     >>> runs = protocols_side_by_side()
     >>> sorted(runs), runs["consumer"].stopped_ms("fast")
     (['classic', 'consumer'], 0.0)
+    >>> print(runs["consumer"].summary())  # Kafka's 1 s assignment interval: slow gets partition 1 too late
+    40 of 40 messages processed; processed more than once: 0 (0 extra runs); never processed: 0; consumer group at epoch 3, 2 target assignments; failed commits: 0
     """
     runs = {}
     for protocol in ("classic", "consumer"):
-        run = GroupRun(seed=seed, messages=40)
+        run = GroupRun(seed=seed, messages=40, **cluster_options)
         extra = {} if protocol == "classic" else {"group_protocol": "consumer"}
         for name, handler_ms in (("fast", 20), ("slow", 800)):
             run.start(name, handler_ms=handler_ms, max_poll_records=10, max_poll_interval_ms=5000, **extra)

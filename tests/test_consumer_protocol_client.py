@@ -157,14 +157,39 @@ def test_a_cluster_without_the_protocol_fails_the_poll():
 
 def test_lesson_05b_side_by_side_the_others_stop_only_on_a_classic_group():
     """notebooks/05b's "the consumer protocol" section: the slow handler on both kinds of group.
-    The classic group's rebalances stop fast; the consumer group moves only slow's partition -
-    and the slow handler itself fares the same on both (thrown out, records processed twice)."""
+    The classic group's rebalances stop fast, and slow is thrown out again and again. On the
+    consumer group (Kafka's 1 s assignment interval) fast joins first and takes both partitions;
+    slow's share is computed only at a heartbeat at least an interval later, fast revokes it, and
+    slow gets it only with its own next heartbeat - after fast has processed everything."""
     from course_lib.consumer_groups import protocols_side_by_side
-    from course_lib.explain.lesson05b import _thrown_out
+    from course_lib.explain.lesson05b import _consumer_group_story, _thrown_out
 
     runs = protocols_side_by_side(seed=1)
     classic, consumer = runs["classic"], runs["consumer"]
     assert classic.stopped_ms("fast") > 0 and consumer.stopped_ms("fast") == 0
-    assert len(_thrown_out(classic, "slow")) >= 2 and len(_thrown_out(consumer, "slow")) >= 2
-    assert classic.duplicates() == consumer.duplicates() > 0
+    assert len(_thrown_out(classic, "slow")) >= 2 and classic.duplicates() > 0
+    options = consumer.backend.cluster.cluster.options
+    story = _consumer_group_story(consumer)
+    assert (story["first"], story["second"], story["moved"]) == ("fast", "slow", [1]), story
+    assert story["computed"] - story["joined"] >= options.group_consumer_assignment_interval_ms
+    assert story["computed"] <= story["gave_up"] < story["got"]  # revoked before it is assigned
+    assert story["got"] - story["joined"] > options.group_consumer_heartbeat_interval_ms  # two heartbeats
+    assert consumer.apps["fast"].handled == len(consumer.sent) and consumer.apps["slow"].handled == 0
+    assert not _thrown_out(consumer, "slow") and consumer.duplicates() == 0
     assert not consumer.never_processed() and not classic.never_processed()
+
+
+def test_without_assignment_batching_slow_gets_its_partition_at_once_and_is_thrown_out():
+    """The contrast that shows the interval is the cause: at 0 ms (every change computes a target,
+    the simulator's default before issue 31) slow's join makes fast give up partition 1 at once,
+    before it read it; slow gets it one heartbeat later, runs its handler, is thrown out and its
+    records are processed twice - as on the classic group."""
+    from course_lib.consumer_groups import protocols_side_by_side
+    from course_lib.explain.lesson05b import _consumer_group_story, _thrown_out
+
+    consumer = protocols_side_by_side(seed=1, group_consumer_assignment_interval_ms=0)["consumer"]
+    heartbeat = consumer.backend.cluster.cluster.options.group_consumer_heartbeat_interval_ms
+    story = _consumer_group_story(consumer)
+    assert story["computed"] == story["joined"] and story["gave_up"] - story["joined"] < heartbeat, story
+    assert consumer.stopped_ms("fast") == 0 and consumer.waited_ms("slow") < 2 * heartbeat
+    assert len(_thrown_out(consumer, "slow")) >= 2 and consumer.duplicates() > 0

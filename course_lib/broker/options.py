@@ -57,10 +57,9 @@ class ClusterOptions:
     group_consumer_heartbeat_interval_ms: float = 5000
     #: KIP-1263's assignment batching (Kafka 4.3 ``group.consumer.assignment.interval.ms``): a
     #: consumer group computes a new target assignment only at a heartbeat at least this long after
-    #: its last one; 0: at every change. Kafka 4.3.1's default is 1000 (measured: a member joining
-    #: 0.1 s after another waited 5.3 s, for a heartbeat, tests/real/test_consumer_group_protocol.py);
-    #: 0 here until lesson 05b's side-by-side run, whose two members join together, is reworked
-    group_consumer_assignment_interval_ms: float = 0
+    #: its last one; 0: at every change. Kafka 4.3.1's default, 1000: a member joining 0.1 s after
+    #: another waits for a heartbeat (5.3 s measured, tests/real/test_consumer_group_protocol.py)
+    group_consumer_assignment_interval_ms: float = 1000
     #: committed offsets of a group left without members expire after this long (Kafka: 7 days)
     offsets_retention_minutes: float = 10080
     #: how often the transaction coordinator aborts transactions older than their timeout

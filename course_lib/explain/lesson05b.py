@@ -320,43 +320,120 @@ def _times(n: int) -> str:
     return "once" if n == 1 else f"{n} times"
 
 
-def protocol_fate(runs) -> str:
-    """Who stops while ``slow`` is thrown out and comes back: "fast stops on both groups", "fast
-    stops on the classic group only" or "fast never stops".
+def _ms(ms: float) -> str:
+    """A short gap in the unit that reads best: '0.15 ms', '5.00 s'."""
+    return f"{ms:.2f} ms" if ms < 1000 else _s(ms)
 
-    >>> from course_lib.consumer_groups import protocols_side_by_side
-    >>> protocol_fate(protocols_side_by_side())
-    'fast stops on the classic group only'
-    """
-    stops = {p: run.stopped_ms("fast") > 0 for p, run in runs.items()}
-    if stops["classic"] and stops["consumer"]:
-        return "fast stops on both groups"
-    return "fast stops on the classic group only" if stops["classic"] else "fast never stops"
+
+def _consumer_group_story(run) -> dict:
+    """The steps of a consumer group's run that lesson 05b tells: who got every partition first,
+    when the other joined, when the coordinator computed the target that gives it its share, when
+    the first member gave those partitions up and when the other got them (times in ms of the run)."""
+    trace = run.consumer_group_trace()
+    targets = [op for op in trace if op.f == "consumer_group_target_assignment"]
+    joins = [op for op in trace if op.f == "consumer_group_member_joined"]
+    first_target = targets[0].value["assignment"] if targets else {}
+    if len(first_target) != 1 or len(joins) < 2:
+        return {}  # no "one member first, the other later" in this run
+    first = next(iter(first_target))
+    second = next(op.value["member"] for op in joins if op.value["member"] != first)
+    joined = next(op.time_ms for op in joins if op.value["member"] == second)
+    shared = next((op for op in targets if op.value["assignment"].get(second)), None)
+    if shared is None:
+        return {}
+    moved = sorted(shared.value["assignment"][second][run.topic])
+    assigned = [
+        (op.time_ms, op.evidence["member_id"], {p for _, p in op.value})
+        for op in run.backend.history
+        if op.f == "assigned" and isinstance(op.evidence, dict) and op.time_ms >= shared.time_ms
+    ]
+    gave_up = next((t for t, m, owns in assigned if m == first and not owns & set(moved)), None)
+    got = next((t for t, m, owns in assigned if m == second and owns), None)
+    return {
+        "first": run.member_name(first),
+        "second": run.member_name(second),
+        "first_joined": joins[0].time_ms,
+        "joined": joined,
+        "epoch": shared.value["epoch"],
+        "computed": shared.time_ms,
+        "moved": moved,
+        "gave_up": gave_up,
+        "got": got,
+    }
 
 
 def consumer_protocol(runs) -> str:
-    """The slow handler on a classic and on a consumer group, side by side.
+    """The slow handler on a classic and on a consumer group, side by side: who stops, for how
+    long, and why (the assignment interval, revocation before assignment).
 
     >>> from course_lib.consumer_groups import protocols_side_by_side
     >>> print(consumer_protocol(protocols_side_by_side()))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** on the classic group `fast` owns no partition for 0.30 s in all, across 3
     rebalances: each time `slow` leaves or comes back, every member gives up everything and waits
-    for the new assignment. On the consumer group `fast` never stops (0.00 s): the coordinator
-    moves only `slow`'s partition, to `fast` and back, one heartbeat at a time. `slow` itself
-    is thrown out 2 times on the classic group and 2 times on the consumer group, and
-    10 messages are processed twice on the classic group, 10 on the consumer group: the protocol
-    changes who waits, not what a handler slower than `max_poll_interval_ms` does.
+    for the new assignment; `slow` is thrown out 2 times and 10 messages are processed twice.
+    On the consumer group `fast` never stops (0.00 s). It joined first and got both partitions at
+    once (a consumer group has no initial rebalance delay). `slow` joined 0.15 ms later, but the
+    coordinator computes a target assignment at most once per `group.consumer.assignment.interval.ms`
+    (1.00 s) and only in a heartbeat: the target of epoch 3 came with the next heartbeat, at 5.11 s.
+    Then incremental reconciliation revokes before it assigns: `fast` gave up partition 1 at 5.11 s,
+    and `slow` got it only with its own next heartbeat, at 10.11 s. So `slow` owned nothing for
+    10.11 s. `fast` processed all 40 messages before `slow` had a record to read, so `slow`'s handler
+    never ran: it is never thrown out, and no message is processed twice. A consumer group does not
+    stop for a rebalance; the member a partition moves to waits instead, here 2.0 heartbeat
+    intervals (5.00 s each) - and a
+    handler slower than `max_poll_interval_ms` is still thrown out once it has records to process.
     """
     classic, consumer = runs["classic"], runs["consumer"]
     rebalances = len(_rebalances(classic))
-    return (
+    options = consumer.backend.cluster.cluster.options
+    stopped = consumer.stopped_ms("fast")
+    text = (
         f"**Measured:** on the classic group `fast` owns no partition for {_s(classic.stopped_ms('fast'))} in all, "
         f"across {rebalances}\nrebalance{'' if rebalances == 1 else 's'}: each time `slow` leaves or comes back, "
-        "every member gives up everything and waits\nfor the new assignment. On the consumer group `fast` "
-        f"{'never stops' if consumer.stopped_ms('fast') == 0 else 'stops too'} ({_s(consumer.stopped_ms('fast'))}): "
-        "the coordinator\nmoves only `slow`'s partition, to `fast` and back, one heartbeat at a time. `slow` itself\n"
-        f"is thrown out {_times(len(_thrown_out(classic, 'slow')))} on the classic group and "
-        f"{_times(len(_thrown_out(consumer, 'slow')))} on the consumer group, and\n"
-        f"{_messages(classic.duplicates())} processed twice on the classic group, {consumer.duplicates()} on the "
-        "consumer group: the protocol\nchanges who waits, not what a handler slower than `max_poll_interval_ms` does."
+        "every member gives up everything and waits\nfor the new assignment; "
+        f"`slow` is thrown out {_times(len(_thrown_out(classic, 'slow')))} and "
+        f"{_messages(classic.duplicates())} processed twice.\n"
+    )
+    story = _consumer_group_story(consumer)
+    late = story.get("second") == "fast"  # then fast waited for its first partition (told below)
+    never = "never stops once it owns a partition" if late else "never stops"
+    text += f"On the consumer group `fast` {never if stopped == 0 else 'stops too'} ({_s(stopped)}). "
+    waited = None
+    if story:
+        first, second, moved = story["first"], story["second"], story["moved"]
+        what = f"partition{'s' if len(moved) > 1 else ''} {_names_list([str(p) for p in moved]).replace('`', '')}"
+        came = f"with `{second}`'s join itself" if story["computed"] == story["joined"] else "with the next heartbeat"
+        text += "It" if first == "fast" else f"`{first}`"
+        text += (
+            " joined first and got both partitions at\nonce (a consumer group has no initial rebalance delay). "
+            f"`{second}` joined {_ms(story['joined'] - story['first_joined'])} later, but the\ncoordinator computes "
+            "a target assignment at most once per `group.consumer.assignment.interval.ms`\n"
+            f"({_s(options.group_consumer_assignment_interval_ms)}) and only in a heartbeat: the target of epoch "
+            f"{story['epoch']} came {came}, at {_s(story['computed'] - consumer.t0)}.\n"
+            "Then incremental reconciliation revokes before it assigns: "
+        )
+        if story["gave_up"] is not None and story["got"] is not None:
+            waited = story["got"] - consumer.t0  # both instances start at 0
+            text += (
+                f"`{first}` gave up {what} at {_s(story['gave_up'] - consumer.t0)},\nand `{second}` got "
+                f"{'them' if len(moved) > 1 else 'it'} only with its own next heartbeat, at {_s(waited)}. "
+                f"So `{second}` owned nothing for\n{_s(waited)}. "
+            )
+        else:
+            text += f"`{first}` must give up {what} before `{second}` gets {'them' if len(moved) > 1 else 'it'}. "
+    times = len(_thrown_out(consumer, "slow"))
+    thrown = f"thrown out {_times(times)}" if times else "never thrown out"
+    twice = f"{_messages(consumer.duplicates())} processed twice"
+    if consumer.apps["slow"].handled == 0:
+        text += (
+            f"`fast` processed all {len(consumer.sent)} messages before `slow` had a record to read, so `slow`'s\n"
+            f"handler never ran: it is {thrown}, and {twice}.\n"
+        )
+    else:
+        text += f"`slow` is {thrown}, and {twice}.\n"
+    hb = options.group_consumer_heartbeat_interval_ms
+    here = f", here {waited / hb:.1f} heartbeat intervals ({_s(hb)} each)" if waited is not None else ""
+    return text + (
+        "A consumer group does not stop for a rebalance; the member a partition moves to waits\ninstead"
+        f"{here} - and a\nhandler slower than `max_poll_interval_ms` is still thrown out once it has records to process."
     )

@@ -69,23 +69,11 @@ def test_java_slow_handler(driver, wire_cluster):
     assert not kip848.check(got, kip848.SLOW_EXPECTED, kip848.JAVA_SLOW_EPOCHS)
 
 
-@pytest.fixture
-def batching_wire():
-    """The wire cluster with Kafka 4.3.1's assignment batching (1 s; the simulator's default is 0)."""
-    from course_lib.wire.cluster import WireCluster
-
-    wire = WireCluster(
-        brokers=3, seed=1, group_initial_rebalance_delay_ms=0, group_consumer_assignment_interval_ms=1000
-    )
-    wire.start()
-    yield wire
-    wire.stop()
-
-
 @pytest.mark.timeout(180)
-def test_java_first_member_epochs(driver, batching_wire):
-    """Kafka 4.3.1 gives the same (tests/real/test_consumer_group_protocol.py)."""
-    got = kip848.first_epochs(driver, batching_wire)
+def test_java_first_member_epochs(driver, wire_cluster):
+    """Kafka 4.3.1 gives the same (tests/real/test_consumer_group_protocol.py), at Kafka's assignment
+    batching (``group.consumer.assignment.interval.ms`` 1 s), the wire cluster's default too."""
+    got = kip848.first_epochs(driver, wire_cluster)
     print("wire first epochs:", got.pop("trails"))
     assert got == kip848.FIRST_EPOCHS
 
