@@ -524,7 +524,9 @@ def run_on(experiment: str, client: str, cluster, driver=None) -> dict:
         config = {} if crash else {"max.poll.interval.ms": str(MAX_POLL_S * 1000)}
         make = java_members(driver, servers, topic, crash_b=crash, **config)
     elif client == "confluent-kafka":
-        make = rdkafka_members(servers, topic, crash_b=crash, **({} if crash else {"max.poll.interval.ms": MAX_POLL_S * 1000}))
+        make = rdkafka_members(
+            servers, topic, crash_b=crash, **({} if crash else {"max.poll.interval.ms": MAX_POLL_S * 1000})
+        )
     else:
         raise ValueError(f"client must be 'java' or 'confluent-kafka', got {client!r}")
     if crash:
