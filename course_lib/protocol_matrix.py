@@ -209,17 +209,45 @@ def protocol_rows(runs: dict[tuple[str, str], tuple[dict | None, str | None]]) -
     return rows
 
 
+def wrong_cells(rows: list[dict]) -> list[str]:
+    """Each cell that shows another count than its experiment must give (:data:`EXPECTED`),
+    unless it is a :data:`KNOWN` difference: [] when every cell that ran is right.
+
+    >>> runs = {("share group", "wire java"): ({**share_group_experiments.EXPECTED, "accepted_twice": 1}, None)}
+    >>> wrong_cells(protocol_rows(runs))
+    ['share: accepted, of 24: wire java shows 22 once, 1 twice, expected 22 once, 0 twice']
+    """
+    return [
+        f"{r['row']}: {c.key} shows {r[c.key]}, expected {r['expected']}"
+        for r in rows
+        for c in COLUMNS
+        if _shown(r, c.key) and r[c.key] != r["expected"] and (r["row"], c.key) not in KNOWN
+    ]
+
+
+def unexplained(rows: list[dict]) -> list[str]:
+    """The disagreements that are not :data:`KNOWN` differences, each with its row."""
+    return [f"{r['row']}: {pair}" for r in rows for pair in r["disagree"] if "; known: " not in pair]
+
+
 def _first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
 
 
+class NotRun(Exception):
+    """A run that cannot be computed here (the cell says why); one stored earlier in the test run
+    is read back all the same."""
+
+
 def _column_runs(col: Column, kafka, why: str | None) -> dict:
     """Every experiment in ``col``: (experiment, key) -> (result or None, why not). A Java driver
-    starts only if a run is computed here, not read back."""
+    starts only if a run is computed here, not read back; with ``why``, a run is only read back."""
     out: dict = {}
     drivers: list = []
 
     def compute(experiment: str) -> dict:
+        if why is not None:
+            raise NotRun(why)
         if col.client == "java" and not drivers:
             from course_lib.java_client import DriverProcess
 
@@ -228,11 +256,10 @@ def _column_runs(col: Column, kafka, why: str | None) -> dict:
 
     try:
         for experiment in EXPERIMENTS:
-            if why is not None:
-                out[(experiment, col.key)] = (None, why)
-                continue
             try:
                 out[(experiment, col.key)] = (measure(experiment, col.key, lambda e=experiment: compute(e)), None)
+            except NotRun as e:
+                out[(experiment, col.key)] = (None, str(e))
             except Exception as e:  # noqa: BLE001 - the cell says how it failed, never silently
                 out[(experiment, col.key)] = (None, f"{col.client or 'the simulator'} failed: {_first_line(e)}")
     finally:
@@ -241,15 +268,19 @@ def _column_runs(col: Column, kafka, why: str | None) -> dict:
     return out
 
 
-def protocol_table(kafka=None, kafka_why: str | None = None) -> list[dict]:
+def protocol_table(kafka=None, kafka_why: str | None = None, read_only: str | None = None) -> list[dict]:
     """Run (or, in a test run, read back) every experiment in every column and return the rows
     (:func:`protocol_rows`). ``kafka``: a LocalCluster for the Kafka columns (None: they say
-    ``kafka_why``). The columns run side by side (each mostly waits on its cluster's timeouts);
-    a column whose client is missing says why."""
+    ``kafka_why``, unless a run of this test run is read back). ``read_only``: the client
+    columns only read back what this test run stored, and say this where nothing was. The
+    columns run side by side (each mostly waits on its cluster's timeouts); a column whose client
+    is missing says why."""
     jobs = {}
     with ThreadPoolExecutor(len(COLUMNS), thread_name_prefix="protocol-matrix") as pool:
         for col in COLUMNS:
             why = client_missing(col.client) if col.client else None
+            if why is None and col.client and read_only:
+                why = read_only
             if why is None and col.cluster == "kafka" and kafka is None:
                 why = kafka_why or "no Kafka 4.3.1 cluster in this run"
             jobs[col.key] = pool.submit(_column_runs, col, kafka, why)
