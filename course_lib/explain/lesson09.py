@@ -555,8 +555,8 @@ def protocols(rows: list[dict]) -> str:
     """The protocol matrix read: how many counts agree, what the counts say, where columns differ
     and why, and which columns did not run.
 
-    >>> from course_lib.protocol_matrix import protocol_table
-    >>> rows = protocol_table(read_only="not run in this doctest")
+    >>> from course_lib.protocol_matrix import COLUMNS, EXPERIMENTS, compute_run, protocol_rows
+    >>> rows = protocol_rows({(e, "simulator"): (compute_run(e, COLUMNS[0]), None) for e in EXPERIMENTS})
     >>> print(protocols(rows))  # doctest: +NORMALIZE_WHITESPACE
     **9 of 9 counts** show no disagreement between the columns that ran them (simulator). A crashed
     member's partitions go to the other member, which reads them again from the start (nothing was
@@ -566,7 +566,7 @@ def protocols(rows: list[dict]) -> str:
     In the share group the stalled worker's lock ran out and its records went to the others (**6
     held, 6 redelivered**), a poison record was delivered **2 more, then archived** - given up on
     purpose - and nothing accepted was processed twice (**22 once, 0 twice**). Not run here:
-    wire java, wire confluent-kafka, Kafka java and Kafka confluent-kafka (not run in this doctest).
+    wire java, wire confluent-kafka, Kafka java and Kafka confluent-kafka (not asked for).
     """
     agree = sum(1 for r in rows if not r["disagree"])
     ran = [
@@ -577,9 +577,11 @@ def protocols(rows: list[dict]) -> str:
     text = f"**{agree} of {len(rows)} counts** show no disagreement between the columns that ran them ({listing(ran)})."
     crash, slow = _cell_of(rows, "KIP-848: a member crashes"), _cell_of(rows, "KIP-848: a slow handler")
     if crash and slow:
+        ratio = int(slow.split()[0]) / max(1, int(crash.split()[0]))
+        than = "twice that" if ratio == 2 else f"{ratio:g} times that" if ratio > 1 else "no more"
         text += (
             " A crashed member's partitions go to the other member, which reads them again from the start "
-            f"(nothing was committed): **{crash}**. A handler slower than max.poll.interval.ms costs twice that: "
+            f"(nothing was committed): **{crash}**. A handler slower than max.poll.interval.ms costs {than}: "
             f"**{slow}** - its member leaves, the other reads its partitions again, then it rejoins at its next "
             "poll and reads what it gets back again; only the partitions that move stop."
         )
