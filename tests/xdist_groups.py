@@ -15,15 +15,28 @@ from xdist.scheduler import LoadScopeScheduling
 
 SHARED_GROUPS = {
     # the fidelity matrix that tests/real computes and notebook 09 shows (the other files of
-    # tests/real share its session cluster only: a process that runs one starts its own)
-    "real-kafka": ("tests/real/test_real_scenarios.py", "notebooks/09_"),
+    # tests/real share its session cluster only: a process that runs one starts its own), and
+    # the runs of its second part (course_lib/protocol_matrix.py: KIP-848 and share groups with
+    # Java and librdkafka), which the tests of both clusters compute and tests/test_protocol_matrix.py
+    # and notebook 09 read back - the readers last
+    "real-kafka": (
+        "tests/java_client/test_consumer_group_protocol_wire.py",
+        "tests/java_client/test_share_groups_wire.py",
+        "tests/real/test_consumer_group_protocol.py",
+        "tests/real/test_real_scenarios.py",
+        "tests/real/test_share_groups_real.py",
+        "tests/wire/test_consumer_group_protocol.py",
+        "tests/wire/test_share_groups_wire.py",
+        "tests/test_protocol_matrix.py",
+        "notebooks/09_",
+    ),
     # the Spark session and the kill experiment that notebook 10 shows (tests/spark/test_connect.py
     # has a Spark Connect server of its own: it shares only the session's Kafka cluster)
     "spark": ("tests/spark/test_harness.py", "tests/spark/test_pipeline_rules.py", "notebooks/10_"),
     # the by-design client differences on the wire (course_lib/by_design.py's shared table)
-    "by-design": ("tests/wire/test_by_design.py", "tests/wire/test_behaviour_probes_wire.py"),
+    "by-design": ("tests/wire/test_behaviour_probes_wire.py", "tests/wire/test_by_design.py"),
     # the offline site's build (``offline_site``, tests/conftest.py)
-    "site": ("tests/test_site.py", "tests/test_browser_predictions.py"),
+    "site": ("tests/test_browser_predictions.py", "tests/test_site.py"),
 }
 
 #: the longest groups start first, so neither process is left with a long one at the end
@@ -63,10 +76,33 @@ def _rank(group: str) -> int:
     return next((i for i, g in enumerate(LONG_GROUPS_FIRST) if group.startswith(g)), len(LONG_GROUPS_FIRST))
 
 
+def place_in_group(nodeid: str) -> int:
+    """Where a test runs within its shared group: in the order :data:`SHARED_GROUPS` lists its
+    files (the computers of a shared result before its readers); 0 outside a shared group.
+
+    >>> place_in_group("tests/wire/test_share_groups_wire.py::test_x") < place_in_group("notebooks/09_lab.ipynb::Cell 1")
+    True
+    >>> place_in_group("tests/test_log.py::test_append")
+    0
+    """
+    path = nodeid.split("::", 1)[0]
+    for prefixes in SHARED_GROUPS.values():
+        for i, prefix in enumerate(prefixes):
+            if path.startswith(prefix):
+                return i
+    return 0
+
+
 def run_long_groups_first(items: list) -> None:
-    """Puts the long groups first, in place; sorted() is stable, so the rest keeps its order. The
-    order is the same in every process (xdist checks that each one collected the same list)."""
+    """Puts the long groups first, and each shared group's files in their listed order, in place;
+    sorted() is stable, so the rest keeps its order. The order is the same in every process (xdist
+    checks that each one collected the same list)."""
     items[:] = sorted(items, key=lambda item: _rank(group_of(item.nodeid)))
+    for group in SHARED_GROUPS:  # within the slots the group's tests already hold
+        slots = [i for i, item in enumerate(items) if group_of(item.nodeid) == group]
+        ordered = sorted((items[i] for i in slots), key=lambda item: place_in_group(item.nodeid))
+        for i, item in zip(slots, ordered):
+            items[i] = item
 
 
 class GroupScheduling(LoadScopeScheduling):

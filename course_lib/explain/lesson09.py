@@ -509,3 +509,99 @@ SAMPLE_COSTS = [
     {"configuration": "transactions of 10", "msg/s": 1500, "p50 ms": 120.0},
     {"configuration": "transactions of 100", "msg/s": 6000, "p50 ms": 90.0},
 ]
+
+
+# ---- clients kafka-python does not have: KIP-848 and share groups (course_lib/protocol_matrix.py) ----
+
+#: what a learner can answer: which layer the protocol matrix's disagreements point at
+PROTOCOL_CHOICES = [
+    "none: every column shows the same counts",
+    "the simulator's own clients",
+    "the brokers: the simulated cluster vs Kafka 4.3.1",
+    "the clients: Java vs librdkafka",
+    "several of these",
+]
+
+
+def _layer(pair: str) -> int:
+    """The :data:`PROTOCOL_CHOICES` index a disagreement (``"a vs b: ..."``) points at."""
+    a, b = pair.split(":", 1)[0].split(" vs ")
+    if a == "simulator":
+        return 1
+    return 2 if a.split(" ", 1)[1] == b.split(" ", 1)[1] else 3
+
+
+def protocol_differs(rows: list[dict]) -> str:
+    """Which layer the protocol matrix's disagreements point at (one of :data:`PROTOCOL_CHOICES`).
+
+    >>> protocol_differs([{"disagree": []}])
+    'none: every column shows the same counts'
+    >>> protocol_differs([{"disagree": ["wire java vs Kafka java: the simulated broker differs"]}])
+    'the brokers: the simulated cluster vs Kafka 4.3.1'
+    """
+    layers = {_layer(pair) for r in rows for pair in r["disagree"]}
+    return PROTOCOL_CHOICES[0 if not layers else layers.pop() if len(layers) == 1 else 4]
+
+
+def _cell_of(rows: list[dict], title: str) -> str | None:
+    """The row's count where every column that shows it agrees (None: they do not, or no row)."""
+    row = next((r for r in rows if r["row"] == title), None)
+    if row is None or row["disagree"] or row.get("simulator") is None:
+        return None
+    return row["simulator"]
+
+
+def protocols(rows: list[dict]) -> str:
+    """The protocol matrix read: how many counts agree, what the counts say, where columns differ
+    and why, and which columns did not run.
+
+    >>> from course_lib.protocol_matrix import COLUMNS, EXPERIMENTS, compute_run, protocol_rows
+    >>> rows = protocol_rows({(e, "simulator"): (compute_run(e, COLUMNS[0]), None) for e in EXPERIMENTS})
+    >>> print(protocols(rows))  # doctest: +NORMALIZE_WHITESPACE
+    **9 of 9 counts** show no disagreement between the columns that ran them (simulator). A crashed
+    member's partitions go to the other member, which reads them again from the start (nothing was
+    committed): **10 twice (20 + 10 read)**. A handler slower than max.poll.interval.ms costs twice
+    that: **20 twice (20 + 20 read)** - its member leaves, the other reads its partitions again, then
+    it rejoins at its next poll and reads what it gets back again; only the partitions that move stop.
+    In the share group the stalled worker's lock ran out and its records went to the others (**6
+    held, 6 redelivered**), a poison record was delivered **2 more, then archived** - given up on
+    purpose - and nothing accepted was processed twice (**22 once, 0 twice**). Not run here:
+    wire java, wire confluent-kafka, Kafka java and Kafka confluent-kafka (not asked for).
+    """
+    agree = sum(1 for r in rows if not r["disagree"])
+    ran = [
+        k
+        for k in ("simulator", "wire java", "wire confluent-kafka", "Kafka java", "Kafka confluent-kafka")
+        if any(r.get(k) is not None for r in rows)
+    ]
+    text = f"**{agree} of {len(rows)} counts** show no disagreement between the columns that ran them ({listing(ran)})."
+    crash, slow = _cell_of(rows, "KIP-848: a member crashes"), _cell_of(rows, "KIP-848: a slow handler")
+    if crash and slow:
+        ratio = int(slow.split()[0]) / max(1, int(crash.split()[0]))
+        than = "twice that" if ratio == 2 else f"{ratio:g} times that" if ratio > 1 else "no more"
+        text += (
+            " A crashed member's partitions go to the other member, which reads them again from the start "
+            f"(nothing was committed): **{crash}**. A handler slower than max.poll.interval.ms costs {than}: "
+            f"**{slow}** - its member leaves, the other reads its partitions again, then it rejoins at its next "
+            "poll and reads what it gets back again; only the partitions that move stop."
+        )
+    lock = _cell_of(rows, "share: a stalled worker's lock expires")
+    poison = _cell_of(rows, "share: a poison record (limit 3)")
+    once = _cell_of(rows, "share: accepted, of 24")
+    if lock and poison and once:
+        text += (
+            f" In the share group the stalled worker's lock ran out and its records went to the others (**{lock}**), "
+            f"a poison record was delivered **{poison}** - given up on purpose - and nothing accepted was "
+            f"processed twice (**{once}**)."
+        )
+    differ = [f"{r['row']}: {pair}" for r in rows for pair in r["disagree"]]
+    if differ:
+        text += f" Where columns differ: {'; '.join(differ)}."
+    missing: dict[str, list[str]] = {}
+    for r in rows:
+        for key, why in r["not run"].items():
+            if key not in missing.setdefault(why, []):
+                missing[why].append(key)
+    if missing:
+        text += " Not run here: " + "; ".join(f"{listing(keys)} ({why})" for why, keys in missing.items()) + "."
+    return text

@@ -10,6 +10,7 @@ import pytest
 from kafka.protocol.api_key import ApiKey
 
 import course_lib.wire.apis as apis
+from course_lib import protocol_matrix as matrix
 from tests import consumer_protocol_support as kip848
 
 
@@ -31,40 +32,20 @@ def test_java_join_split_leave(driver, wire_cluster, monkeypatch):
     assert ApiKey.ConsumerGroupHeartbeat in seen and ApiKey.JoinGroup not in seen
 
 
-@pytest.fixture
-def short_session_wire():
-    """The wire cluster with a 6 s consumer-group session (Kafka's is 45 s, and its minimum): a
-    crashed member is removed sooner; assignments, epochs and counts are the same."""
-    from course_lib.wire.cluster import WireCluster
-
-    wire = WireCluster(brokers=3, seed=1, group_initial_rebalance_delay_ms=0, group_consumer_session_timeout_ms=6000)
-    wire.start()
-    yield wire
-    wire.stop()
-
-
 @pytest.mark.timeout(180)
-def test_java_crashed_member(driver, short_session_wire):
-    """tests/real/test_consumer_group_protocol.py runs the same on Kafka 4.3.1."""
-    wire = short_session_wire
-    topic = wire.create_topic("t", partitions=4)
-    got = kip848.crashed_member(
-        kip848.java_members(driver, wire.bootstrap_servers, topic, crash_b=True),
-        kip848.producer(wire.bootstrap_servers, topic),
-    )
+def test_java_crashed_member(driver):
+    """On a wire cluster with a 6 s consumer-group session (Kafka's is 45 s, and its minimum): a
+    crashed member is removed sooner; assignments, epochs and counts are the same.
+    tests/real/test_consumer_group_protocol.py runs the same on Kafka 4.3.1; once per test run
+    (notebook 09's protocol matrix reads it back)."""
+    got = matrix.measured("consumer group: crashed member", "wire java", driver=driver)
     print("wire java crash:", got["seconds"])
     assert not kip848.check(got, kip848.CRASH_EXPECTED, kip848.JAVA_CRASH_EPOCHS)
 
 
 @pytest.mark.timeout(180)
-def test_java_slow_handler(driver, wire_cluster):
-    topic = wire_cluster.create_topic("t", partitions=4)
-    servers = wire_cluster.bootstrap_servers
-    got = kip848.slow_handler(
-        kip848.java_members(driver, servers, topic, **{"max.poll.interval.ms": "5000"}),
-        kip848.producer(servers, topic),
-        max_poll_s=5,
-    )
+def test_java_slow_handler(driver):
+    got = matrix.measured("consumer group: slow handler", "wire java", driver=driver)
     print("wire java slow handler:", got["seconds"])
     assert not kip848.check(got, kip848.SLOW_EXPECTED, kip848.JAVA_SLOW_EPOCHS)
 

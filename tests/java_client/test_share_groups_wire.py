@@ -8,17 +8,18 @@ from __future__ import annotations
 import pytest
 from kafka.protocol.api_key import ApiKey
 
+from course_lib import protocol_matrix as matrix
 from tests import share_protocol_support as share
-from tests.wire.conftest import versions_sent
+from tests.wire.conftest import with_versions
 
 
 @pytest.mark.timeout(180)
-def test_java_share_consumers_on_the_wire(driver, wire_cluster, monkeypatch):
-    topic, group = share.wire_setup(wire_cluster)
-    with versions_sent(monkeypatch) as seen:
-        got = share.java_run(driver, wire_cluster.bootstrap_servers, topic, group)
-    versions = {int(k): sorted(v) for k, v in seen.items() if k >= 76}
-    print("wire java share:", got.pop("seconds"), "s; versions:", versions)
+def test_java_share_consumers_on_the_wire(driver, monkeypatch):
+    """Once per test run, with the versions Java sent (notebook 09's protocol matrix reads it back)."""
+    got = dict(matrix.measure("share group", "wire java", lambda: with_versions(monkeypatch, "java", driver)))
+    seen = {k: set(v) for k, v in got.pop("versions").items()}
+    print("wire java share:", got.pop("seconds"), "s; versions:", {k: v for k, v in seen.items() if k >= 76})
+    assert got.pop("invariant checks") > 100
     assert got.pop("during") == share.DESCRIBED  # Admin.describeShareGroups
     assert got == share.EXPECTED
     assert seen[ApiKey.ShareGroupHeartbeat] == {1} and seen[ApiKey.ShareFetch] == {2}

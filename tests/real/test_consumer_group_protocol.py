@@ -9,6 +9,7 @@ import uuid
 
 import pytest
 
+from course_lib import protocol_matrix as matrix
 from tests import consumer_protocol_support as kip848
 from tests.java_client import support
 
@@ -38,54 +39,33 @@ def test_java_join_split_leave(driver, cluster):
     assert got == kip848.EXPECTED
 
 
+def _both_clients(experiment: str, driver, cluster) -> tuple[dict, dict]:
+    """``experiment`` with Java and librdkafka at once, each in its own group and topic; each
+    run once per test run (notebook 09's protocol matrix reads them back: course_lib/protocol_matrix.py)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2, thread_name_prefix="kip848-kafka") as pool:
+        java = pool.submit(matrix.measured, experiment, "Kafka java", cluster, driver)
+        rdkafka = pool.submit(matrix.measured, experiment, "Kafka confluent-kafka", cluster)
+        return java.result(timeout=280), rdkafka.result(timeout=280)
+
+
 @pytest.mark.timeout(300)
 def test_crashed_member_java_and_librdkafka(driver, cluster):
     """Kafka removes a crashed member after group.consumer.session.timeout.ms (45 s, also its
     minimum): both clients' experiments run at once, each in its own group and topic. The wire
     cluster gives the same (tests/java_client/test_consumer_group_protocol_wire.py,
     tests/wire/test_consumer_group_protocol.py)."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    servers = cluster.bootstrap_servers
-    java_topic, rdkafka_topic = _topic(cluster), _topic(cluster)
-    with ThreadPoolExecutor(2, thread_name_prefix="kip848-crash") as pool:
-        java = pool.submit(
-            kip848.crashed_member,
-            kip848.java_members(driver, servers, java_topic, crash_b=True),
-            kip848.producer(servers, java_topic),
-        )
-        rdkafka = pool.submit(
-            kip848.crashed_member,
-            kip848.rdkafka_members(servers, rdkafka_topic, crash_b=True),
-            kip848.producer(servers, rdkafka_topic),
-        )
-        java_got, rdkafka_got = java.result(timeout=280), rdkafka.result(timeout=280)
+    java_got, rdkafka_got = _both_clients("consumer group: crashed member", driver, cluster)
     print("kafka 4.3.1 crash: java", java_got["seconds"], "librdkafka", rdkafka_got["seconds"])
     wrong = kip848.check(java_got, kip848.CRASH_EXPECTED, kip848.JAVA_CRASH_EPOCHS)
     wrong += kip848.check(rdkafka_got, kip848.CRASH_EXPECTED)
     assert not wrong, wrong
 
 
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(300)
 def test_slow_handler_java_and_librdkafka(driver, cluster):
-    from concurrent.futures import ThreadPoolExecutor
-
-    servers = cluster.bootstrap_servers
-    java_topic, rdkafka_topic = _topic(cluster), _topic(cluster)
-    with ThreadPoolExecutor(2, thread_name_prefix="kip848-slow") as pool:
-        java = pool.submit(
-            kip848.slow_handler,
-            kip848.java_members(driver, servers, java_topic, **{"max.poll.interval.ms": "5000"}),
-            kip848.producer(servers, java_topic),
-            5,
-        )
-        rdkafka = pool.submit(
-            kip848.slow_handler,
-            kip848.rdkafka_members(servers, rdkafka_topic, **{"max.poll.interval.ms": 5000}),
-            kip848.producer(servers, rdkafka_topic),
-            5,
-        )
-        java_got, rdkafka_got = java.result(timeout=220), rdkafka.result(timeout=220)
+    java_got, rdkafka_got = _both_clients("consumer group: slow handler", driver, cluster)
     print("kafka 4.3.1 slow handler: java", java_got["seconds"], "librdkafka", rdkafka_got["seconds"])
     wrong = kip848.check(java_got, kip848.SLOW_EXPECTED, kip848.JAVA_SLOW_EPOCHS)
     wrong += kip848.check(rdkafka_got, kip848.SLOW_EXPECTED)

@@ -10,6 +10,7 @@ import uuid
 
 import pytest
 
+from course_lib import protocol_matrix as matrix
 from tests import share_protocol_support as share
 from tests.java_client import support
 
@@ -19,13 +20,6 @@ pytestmark = pytest.mark.real_kafka
 @pytest.fixture(scope="module")
 def driver():
     yield from support.module_driver()
-
-
-def _setup(cluster) -> tuple[str, str]:
-    topic = cluster.create_topic(f"share-{uuid.uuid4().hex[:8]}", partitions=1)
-    group = share.new_group()
-    share.configure_with_admin(cluster.bootstrap_servers, group)
-    return topic, group
 
 
 def test_the_wire_advertises_kafkas_share_api_versions(cluster):
@@ -51,14 +45,15 @@ def test_the_wire_advertises_kafkas_share_api_versions(cluster):
 
 @pytest.mark.timeout(240)
 def test_librdkafka_share_consumers_on_kafka(cluster):
-    got = share.librdkafka_run(cluster.bootstrap_servers, *_setup(cluster))
+    # once per test run: notebook 09's protocol matrix reads it back (course_lib/protocol_matrix.py)
+    got = matrix.measured("share group", "Kafka confluent-kafka", cluster)
     print("kafka 4.3.1 librdkafka share:", got.pop("seconds"), "s")
     assert got == share.EXPECTED
 
 
 @pytest.mark.timeout(240)
 def test_java_share_consumers_on_kafka(driver, cluster):
-    got = share.java_run(driver, cluster.bootstrap_servers, *_setup(cluster))
+    got = matrix.measured("share group", "Kafka java", cluster, driver)
     print("kafka 4.3.1 java share:", got.pop("seconds"), "s")
     assert got.pop("during") == share.DESCRIBED  # Admin.describeShareGroups
     assert got == share.EXPECTED

@@ -22,6 +22,7 @@ from course_lib.wire.apis.schemas import (
     ConsumerGroupHeartbeatResponse,
 )
 from course_lib.wire.apis.topic_ids import topic_uuid
+from course_lib import protocol_matrix as matrix
 from tests import consumer_protocol_support as kip848
 
 
@@ -101,29 +102,15 @@ def test_librdkafka_admin_describes_a_consumer_group(wire_cluster):
 @pytest.mark.timeout(180)
 def test_librdkafka_crashed_member():
     """A member killed (a child process, SIGKILL) is removed after the session timeout - 6 s here
-    (Kafka's is 45 s, tests/real/test_consumer_group_protocol.py); the same assignments and counts."""
-    from course_lib.wire.cluster import WireCluster
-
-    with WireCluster(
-        brokers=3, seed=1, group_initial_rebalance_delay_ms=0, group_consumer_session_timeout_ms=6000
-    ) as wire:
-        topic = wire.create_topic("t", partitions=4)
-        got = kip848.crashed_member(
-            kip848.rdkafka_members(wire.bootstrap_servers, topic, crash_b=True),
-            kip848.producer(wire.bootstrap_servers, topic),
-        )
+    (Kafka's is 45 s, tests/real/test_consumer_group_protocol.py); the same assignments and counts.
+    Once per test run: notebook 09's protocol matrix reads it back."""
+    got = matrix.measured("consumer group: crashed member", "wire confluent-kafka")
     print("wire librdkafka crash:", got["seconds"])
     assert not kip848.check(got, kip848.CRASH_EXPECTED)
 
 
 @pytest.mark.timeout(180)
-def test_librdkafka_slow_handler(wire_cluster):
-    topic = wire_cluster.create_topic("t", partitions=4)
-    servers = wire_cluster.bootstrap_servers
-    got = kip848.slow_handler(
-        kip848.rdkafka_members(servers, topic, **{"max.poll.interval.ms": 5000}),
-        kip848.producer(servers, topic),
-        max_poll_s=5,
-    )
+def test_librdkafka_slow_handler():
+    got = matrix.measured("consumer group: slow handler", "wire confluent-kafka")
     print("wire librdkafka slow handler:", got["seconds"])
     assert not kip848.check(got, kip848.SLOW_EXPECTED)

@@ -11,7 +11,6 @@ import pytest
 from kafka import errors as Errors
 from kafka.protocol.api_key import ApiKey
 
-from course_lib.broker.share_invariants import ShareInvariants
 from course_lib.wire import WireCluster
 from course_lib.wire.apis import SUPPORTED
 from course_lib.wire.apis.common import build
@@ -24,10 +23,11 @@ from course_lib.wire.apis.schemas import (
     ShareGroupHeartbeatResponse,
 )
 from course_lib.wire.apis.topic_ids import names_by_uuid, topic_uuid
+from course_lib import protocol_matrix as matrix
 from tests import share_protocol_support as share
 
 from .client_probes import RawClient
-from .conftest import versions_sent
+from .conftest import with_versions
 
 
 def test_share_schemas_round_trip_at_kafka_4_3_1_versions():
@@ -81,16 +81,17 @@ def test_share_schemas_round_trip_at_kafka_4_3_1_versions():
 
 
 @pytest.mark.timeout(120)
-def test_librdkafka_share_consumers_on_the_wire(wire_cluster, monkeypatch):
-    checker = wire_cluster.call(lambda: ShareInvariants.attach(wire_cluster.cluster))
-    topic, group = share.wire_setup(wire_cluster)
-    with versions_sent(monkeypatch) as seen:
-        got = share.librdkafka_run(wire_cluster.bootstrap_servers, topic, group)
-    versions = {int(k): sorted(v) for k, v in seen.items() if k >= 76}
-    print("wire librdkafka share:", got.pop("seconds"), "s; versions:", versions)
+def test_librdkafka_share_consumers_on_the_wire(monkeypatch):
+    """The share group invariants are checked after every simulator event (on_the_wire); once
+    per test run, with the versions the client sent (notebook 09's protocol matrix reads it back)."""
+    got = dict(
+        matrix.measure("share group", "wire confluent-kafka", lambda: with_versions(monkeypatch, "confluent-kafka"))
+    )
+    versions = got.pop("versions")
+    print("wire librdkafka share:", got.pop("seconds"), "s; versions:", {k: v for k, v in versions.items() if k >= 76})
+    assert got.pop("invariant checks") > 100
     assert got == share.EXPECTED
-    assert seen[ApiKey.ShareGroupHeartbeat] == {1} and seen[ApiKey.ShareFetch] == {1}
-    assert wire_cluster.call(lambda: checker.checks) > 100
+    assert versions[ApiKey.ShareGroupHeartbeat] == [1] and versions[ApiKey.ShareFetch] == [1]
 
 
 def test_share_sessions_and_bad_requests_get_kafkas_errors(wire):

@@ -1,0 +1,609 @@
+"""KIP-848 experiments shared by the wire cluster's tests and Kafka 4.3.1's (tests/real), and by
+the protocol matrix of notebook 09 (:mod:`course_lib.protocol_matrix`): a member with
+``group.protocol=consumer`` joins a 4-partition topic, a second joins, the first leaves - what
+each member owns at each step; a member crashes; a handler is slower than
+``max.poll.interval.ms``. Both clusters and both clients (the Java client, librdkafka) must give
+the same observations, and the simulator's own ``group_protocol="consumer"`` consumer the same
+counts (:func:`on_the_simulator`)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Callable
+
+#: what Kafka 4.3.1 and the wire cluster both give: all four, then two and two, then all four
+EXPECTED = {"first": [0, 1, 2, 3], "split": [2, 2], "union": [0, 1, 2, 3], "after_leave": [0, 1, 2, 3]}
+
+
+def _poll_until(consumers, owned: Callable, condition: Callable[[], bool], timeout_s: float) -> float:
+    start = time.monotonic()
+    while time.monotonic() - start < timeout_s:
+        if condition():
+            return time.monotonic() - start
+        for c in consumers:
+            c.poll(0.1)
+    raise AssertionError(f"not within {timeout_s} s: {[owned(c) for c in consumers]}")
+
+
+def join_split_leave(make_consumer: Callable, owned: Callable, topic: str, timeout_s: float = 60) -> dict:
+    """``make_consumer()`` -> a consumer subscribed to ``topic``; ``owned(c)`` -> its sorted partitions."""
+    a = make_consumer()
+    b = None
+    try:
+        _poll_until([a], owned, lambda: owned(a) == [0, 1, 2, 3], timeout_s)
+        first = owned(a)
+        b = make_consumer()
+        moved_s = _poll_until([a, b], owned, lambda: len(owned(a)) == 2 and len(owned(b)) == 2, timeout_s)
+        split = [len(owned(a)), len(owned(b))]
+        union = sorted(owned(a) + owned(b))
+        a.close()
+        a = None
+        left_s = _poll_until([b], owned, lambda: owned(b) == [0, 1, 2, 3], timeout_s)
+        return {
+            "first": first,
+            "split": split,
+            "union": union,
+            "after_leave": owned(b),
+            "seconds": {"join_moved": moved_s, "leave_moved": left_s},
+        }
+    finally:
+        if a is not None:
+            a.close()
+        if b is not None:
+            b.close()
+
+
+def librdkafka(servers: str, topic: str) -> dict:
+    from confluent_kafka import Consumer
+
+    group = f"kip848-rdkafka-{uuid.uuid4().hex[:8]}"
+
+    def make():
+        c = Consumer({"bootstrap.servers": servers, "group.id": group, "group.protocol": "consumer"})
+        c.subscribe([topic])
+        return c
+
+    return join_split_leave(make, lambda c: sorted(p.partition for p in c.assignment()), topic)
+
+
+def java(driver, servers: str, topic: str) -> dict:
+    from course_lib.java_client import JavaConsumer
+
+    group = f"kip848-java-{uuid.uuid4().hex[:8]}"
+
+    def make():
+        c = JavaConsumer(driver, {"bootstrap.servers": servers, "group.id": group, "group.protocol": "consumer"})
+        c.subscribe([topic])
+        return c
+
+    return join_split_leave(make, lambda c: sorted(tp.partition for tp in c.assignment()), topic)
+
+
+# ---- a crashed member and a slow handler (KIP-848) ----------------------------------------------
+#: 5 records in each of the 4 partitions, produced once both members own two partitions each
+PER_PARTITION = 5
+#: what both clusters give, for both clients. Crash: b's partitions go to a, which reads them again
+#: from the start (nothing was committed): 10 records processed twice. Slow handler: a stops
+#: polling past max.poll.interval.ms, leaves; b reads a's partitions again (10 twice); a's next
+#: poll rejoins, gets two partitions back and reads them again (10 more twice).
+CRASH_EXPECTED = {"split": [2, 2], "after": [0, 1, 2, 3], "seen": {"a": 20, "b": 10}, "twice": 10}
+SLOW_EXPECTED = {
+    "split": [2, 2],
+    "b_while_a_slow": [0, 1, 2, 3],
+    "split_again": [2, 2],
+    "seen": {"a": 20, "b": 20},
+    "twice": 20,
+}
+#: the Java members' epochs (groupMetadata().generationId) at each point, the same on both
+#: clusters: a new group is at epoch 1 (Kafka 4.3's KAFKA-20268, course_lib/broker/consumer_group),
+#: so a alone has 2; b joins (3), b crashes (4) / a leaves (4 for b), a rejoins (5). A member that
+#: left after max.poll.interval.ms still shows its last epoch (3): groupMetadata() is the
+#: application thread's view, refreshed only by its next poll()
+JAVA_CRASH_EPOCHS = {"a_alone": 2, "a_split": 3, "a_after": 4}
+JAVA_SLOW_EPOCHS = {"a_alone": 2, "b_split": 3, "a_left": 3, "b_while_a_slow": 4, "a_back": 5, "b_back": 5}
+
+
+class Member:
+    """One group member of a client library: ``poll()`` -> records, ``owned()``, ``epoch()``
+    (None where the client does not show it), ``crash()``, ``close()``."""
+
+    seen = 0
+
+    def poll_count(self) -> int:
+        got = self.poll()
+        self.seen += got
+        return got
+
+
+def _until(members, condition: Callable[[], bool], timeout_s: float, what: str) -> float:
+    start = time.monotonic()
+    while not condition():
+        if time.monotonic() - start > timeout_s:
+            raise AssertionError(f"{what}: not within {timeout_s} s: {[(m.owned(), m.seen) for m in members]}")
+        for m in members:
+            m.poll_count()
+    return time.monotonic() - start
+
+
+def _join_then_split(make: Callable, timeout_s: float) -> tuple:
+    """a joins and owns every partition, then b joins and they split: (a, b, [2, 2], a's epoch alone)."""
+    a = make("a")
+    try:
+        _until([a], lambda: a.owned() == [0, 1, 2, 3], timeout_s, "a owns every partition")
+        alone = a.epoch()
+        b = make("b")
+    except BaseException:
+        a.close()
+        raise
+    try:
+        _until([a, b], lambda: len(a.owned()) == 2 and len(b.owned()) == 2, timeout_s, "a and b split")
+    except BaseException:
+        a.close()
+        b.close()
+        raise
+    return a, b, [len(a.owned()), len(b.owned())], alone
+
+
+def crashed_member(make: Callable, produce: Callable, timeout_s: float = 120) -> dict:
+    """``make(name)`` -> a subscribed :class:`Member`; ``produce(n)`` writes n records to every partition."""
+    a, b, split, alone = _join_then_split(make, timeout_s)
+    try:
+        out: dict = {"split": split}
+        epochs = {"a_alone": alone, "a_split": a.epoch()}
+        produce(PER_PARTITION)
+        _until([a, b], lambda: a.seen == b.seen == 2 * PER_PARTITION, timeout_s, "each reads its partitions")
+        b.crash()
+        seconds = _until([a], lambda: a.owned() == [0, 1, 2, 3] and a.seen == 4 * PER_PARTITION, timeout_s, "a")
+        epochs["a_after"] = a.epoch()
+        out |= {"after": a.owned(), "seen": {"a": a.seen, "b": b.seen}, "twice": a.seen + b.seen - 4 * PER_PARTITION}
+        return {**out, "epochs": epochs, "seconds": seconds}
+    finally:
+        a.close()
+        b.close()
+
+
+def slow_handler(make: Callable, produce: Callable, max_poll_s: float, timeout_s: float = 120) -> dict:
+    """``make(name)`` members with ``max.poll.interval.ms`` = ``max_poll_s``; a stops polling."""
+    a, b, split, alone = _join_then_split(make, timeout_s)
+    try:
+        out: dict = {"split": split}
+        epochs = {"a_alone": alone, "b_split": b.epoch()}
+        produce(PER_PARTITION)
+        _until([a, b], lambda: a.seen == b.seen == 2 * PER_PARTITION, timeout_s, "each reads its partitions")
+        # a's handler is slow: b alone polls; a leaves after max_poll_s and b gets (and rereads) a's partitions
+        moved_s = _until(
+            [b], lambda: b.owned() == [0, 1, 2, 3] and b.seen == 4 * PER_PARTITION, timeout_s, "b takes a's"
+        )
+        out["b_while_a_slow"] = b.owned()
+        epochs |= {"a_left": a.epoch(), "b_while_a_slow": b.epoch()}
+        # a's handler returns: its next poll rejoins, and it reads the partitions it gets back again
+        out["split_again"] = _split_again(a, b, timeout_s)
+        _until([a, b], lambda: a.seen == 4 * PER_PARTITION, timeout_s, "a rereads what it got back")
+        epochs |= {"a_back": a.epoch(), "b_back": b.epoch()}
+        out |= {"seen": {"a": a.seen, "b": b.seen}, "twice": a.seen + b.seen - 4 * PER_PARTITION}
+        return {**out, "epochs": epochs, "seconds": moved_s + max_poll_s}
+    finally:
+        a.close()
+        b.close()
+
+
+def _split_again(a, b, timeout_s) -> list:
+    _until([a, b], lambda: len(a.owned()) == 2 and len(b.owned()) == 2, timeout_s, "a back, split again")
+    return [len(a.owned()), len(b.owned())]
+
+
+class JavaMember(Member):
+    """``own_driver``: in a driver process of its own, which :meth:`crash` kills (SIGKILL: no
+    leave heartbeat; ``close(REMAIN_IN_GROUP)`` is no crash - a dynamic member still leaves, measured
+    on Kafka 4.3.1: its partitions moved in 4 s, not the session's 45)."""
+
+    def __init__(self, driver, servers: str, group: str, topic: str, own_driver: bool = False, **config):
+        from course_lib.java_client import DriverProcess, JavaConsumer
+
+        self.own = DriverProcess() if own_driver else None
+        self.c = JavaConsumer(
+            self.own or driver,
+            {
+                "bootstrap.servers": servers,
+                "group.id": group,
+                "group.protocol": "consumer",
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": "false",
+                **config,
+            },
+        )
+        self.c.subscribe([topic])
+
+    def poll(self) -> int:
+        return len(self.c.poll(0.1))
+
+    def owned(self) -> list:
+        return sorted(tp.partition for tp in self.c.assignment())
+
+    def epoch(self):
+        return self.c.group_metadata()["generationId"]
+
+    def crash(self) -> None:
+        assert self.own is not None, "a crash needs the member's own driver process (own_driver=True)"
+        self.own.kill()
+        self.closed = True
+
+    def close(self) -> None:
+        if not getattr(self, "closed", False):
+            self.closed = True
+            self.c.close(timeout=10)
+        if self.own is not None:
+            self.own.close()
+
+
+class RdkafkaMember(Member):
+    def __init__(self, servers: str, group: str, topic: str, **config):
+        from confluent_kafka import Consumer
+
+        self.c = Consumer(
+            {
+                "bootstrap.servers": servers,
+                "group.id": group,
+                "group.protocol": "consumer",
+                "auto.offset.reset": "earliest",
+                "enable.auto.commit": False,
+                **config,
+            }
+        )
+        self.c.subscribe([topic])
+        self.closed = False
+
+    def poll(self) -> int:
+        m = self.c.poll(0.1)
+        return int(m is not None and m.error() is None)
+
+    def owned(self) -> list:
+        return sorted(p.partition for p in self.c.assignment())
+
+    def epoch(self):
+        return None  # librdkafka does not show its member epoch
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.c.close()
+
+
+class RdkafkaProcessMember(Member):
+    """A librdkafka member in a child process, so that it can crash (SIGKILL: no leave - librdkafka
+    has no "close without leaving" in confluent-kafka); it prints its assignment and count."""
+
+    SCRIPT = (
+        "import json, sys\n"
+        "from confluent_kafka import Consumer\n"
+        "c = Consumer(json.loads(sys.argv[1])); c.subscribe([sys.argv[2]]); seen = 0; last = None\n"
+        "while True:\n"
+        "    m = c.poll(0.1)\n"
+        "    seen += int(m is not None and m.error() is None)\n"
+        "    now = (sorted(p.partition for p in c.assignment()), seen)\n"
+        "    if now != last: print(json.dumps(now), flush=True); last = now\n"
+    )
+
+    def __init__(self, servers: str, group: str, topic: str):
+        import json
+        import subprocess
+        import sys
+        import threading
+
+        config = {
+            "bootstrap.servers": servers,
+            "group.id": group,
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", self.SCRIPT, json.dumps(config), topic], stdout=subprocess.PIPE, text=True
+        )
+        self.state: list = [[], 0]
+
+        def read() -> None:
+            assert self.proc.stdout is not None
+            for line in self.proc.stdout:
+                self.state = json.loads(line)
+
+        self.reader = threading.Thread(target=read, name="rdkafka-child-reader", daemon=True)
+        self.reader.start()
+
+    def poll(self) -> int:
+        time.sleep(0.02)  # the child polls by itself
+        return 0
+
+    def poll_count(self) -> int:
+        self.poll()
+        self.seen = self.state[1]
+        return 0
+
+    def owned(self) -> list:
+        return self.state[0]
+
+    def epoch(self):
+        return None
+
+    def crash(self) -> None:
+        self.proc.kill()
+        self.close()
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=10)
+        self.reader.join(timeout=10)
+
+
+def producer(servers: str, topic: str) -> Callable:
+    def produce(n: int) -> None:
+        from confluent_kafka import Producer
+
+        p = Producer({"bootstrap.servers": servers, "acks": "all"})
+        for part in range(4):
+            for _ in range(n):
+                p.produce(topic, b"v", partition=part)
+        assert p.flush(30) == 0, "records left unsent"
+
+    return produce
+
+
+def java_members(driver, servers: str, topic: str, crash_b: bool = False, **config) -> Callable:
+    group = f"kip848-java-{uuid.uuid4().hex[:8]}"
+    return lambda name: JavaMember(driver, servers, group, topic, own_driver=crash_b and name == "b", **config)
+
+
+def rdkafka_members(servers: str, topic: str, crash_b: bool = False, **config) -> Callable:
+    group = f"kip848-rdkafka-{uuid.uuid4().hex[:8]}"
+
+    def make(name: str):
+        if crash_b and name == "b":
+            return RdkafkaProcessMember(servers, group, topic)
+        return RdkafkaMember(servers, group, topic, **config)
+
+    return make
+
+
+def check(got: dict, expected: dict, java_epochs: dict | None = None) -> list[str]:
+    """What differs from the observations both clusters must give (the member epochs for the Java
+    client only: librdkafka does not show them): [] when nothing does."""
+    got = dict(got)
+    epochs = got.pop("epochs")
+    got.pop("seconds")
+    wrong = [] if got == expected else [f"observed {got}, expected {expected}"]
+    if java_epochs is not None and epochs != java_epochs:
+        wrong.append(f"member epochs {epochs}, expected {java_epochs}")
+    return wrong
+
+
+# ---- the first member epochs of a new group (Java: groupMetadata().generationId) ----------------
+#: what both clusters give (measured on Kafka 4.3.1): a new group is at epoch 1, so its first
+#: member is at 2 whatever it subscribes to; a topic created after the join is a metadata change
+#: (+1, at the member's next heartbeat); an emptied group keeps its epoch (a left: 3, the next
+#: member joins: 4); two members joining at once end at 3 and 3 - and with assignment batching
+#: (``group.consumer.assignment.interval.ms``, 1 s) the second first reconciles to the target of
+#: epoch 2, where it has nothing, at member epoch 2, until a heartbeat computes epoch 3's
+FIRST_EPOCHS = {
+    "topic_first": 2,
+    "two_topics": 2,
+    "topic_later": {"before": 2, "after": 3},
+    "rejoin_empty": 4,
+    "two_at_once": [3, 3],
+    "second_joiner_first": 2,
+}
+
+
+def _trail(members: list, condition: Callable[[], bool], timeout_s: float, trail: list) -> None:
+    """Poll ``members`` until ``condition()``; ``trail`` gets each new (epochs, owned counts)."""
+    start = time.monotonic()
+    while True:
+        for m in members:
+            m.poll()
+        now = ([m.epoch() for m in members], [len(m.owned()) for m in members])
+        if not trail or trail[-1] != now:
+            trail.append(now)
+        if condition():
+            return
+        if time.monotonic() - start > timeout_s:
+            raise AssertionError(f"not within {timeout_s} s: {trail}")
+
+
+def first_epochs(driver, cluster, timeout_s: float = 60) -> dict:
+    """On ``cluster`` (a wire cluster or Kafka's: ``create_topic``, ``topic``), each variant's
+    member epochs (:data:`FIRST_EPOCHS`) and, under "trails", what the members went through."""
+    servers = cluster.bootstrap_servers
+
+    def make_topic(name: str, partitions: int) -> str:
+        return cluster.create_topic(name, partitions=partitions)
+
+    run = uuid.uuid4().hex[:8]
+    out: dict = {}
+    trails: dict = {}
+
+    def member(group: str, topics: list):
+        return JavaListMember(driver, servers, f"kip848-first-{run}-{group}", topics)
+
+    def alone(name: str, topics: list, group: str | None = None):
+        m = member(group or name, topics)
+        trails[name] = []
+        try:
+            _trail([m], lambda: len(m.owned()) == 4, timeout_s, trails[name])
+            return m.epoch()
+        finally:
+            m.close()
+
+    t = make_topic(f"kip848-first-{run}", 4)
+    out["topic_first"] = alone("topic_first", [t])
+    out["rejoin_empty"] = alone("rejoin_empty", [t], group="topic_first")  # the group a left
+    halves = [make_topic(f"kip848-first-{run}-{i}", 2) for i in (0, 1)]
+    out["two_topics"] = alone("two_topics", halves)
+    later = f"kip848-first-{run}-later"
+    m = member("topic_later", [cluster.topic(later)])
+    trails["topic_later"] = []
+    try:
+        _trail([m], lambda: m.epoch() > 0, timeout_s, trails["topic_later"])
+        deadline = time.monotonic() + 3  # joined on a topic that does not exist: nothing to own
+        while time.monotonic() < deadline:
+            m.poll()
+        before = m.epoch()
+        make_topic(later, 4)
+        _trail([m], lambda: len(m.owned()) == 4, timeout_s, trails["topic_later"])
+        out["topic_later"] = {"before": before, "after": m.epoch()}
+    finally:
+        m.close()
+    a, b = member("two_at_once", [t]), member("two_at_once", [t])
+    trails["two_at_once"] = []
+    try:
+        _trail(
+            [a, b],
+            lambda: len(a.owned()) == len(b.owned()) == 2 and a.epoch() == b.epoch(),
+            timeout_s,
+            trails["two_at_once"],
+        )
+        out["two_at_once"] = [a.epoch(), b.epoch()]
+        out["second_joiner_first"] = next(epochs[1] for epochs, _ in trails["two_at_once"] if epochs[1] > 0)
+    finally:
+        a.close()
+        b.close()
+    return {**out, "trails": trails}
+
+
+class JavaListMember(JavaMember):
+    """A Java member subscribed to a list of topics, which never creates one by subscribing."""
+
+    def __init__(self, driver, servers: str, group: str, topics: list):
+        from course_lib.java_client import JavaConsumer
+
+        self.own = None
+        self.c = JavaConsumer(
+            driver,
+            {
+                "bootstrap.servers": servers,
+                "group.id": group,
+                "group.protocol": "consumer",
+                "allow.auto.create.topics": "false",
+            },
+        )
+        self.c.subscribe(topics)
+
+
+# ---- one experiment on one cluster, as the protocol matrix runs it ------------------------------
+#: the crash and slow-handler experiments, by the name the protocol matrix gives them
+EXPERIMENTS = ("crashed member", "slow handler")
+#: the wire cluster each experiment runs on: a 6 s consumer-group session for the crash (Kafka's
+#: is 45 s, also its minimum: assignments, epochs and counts are the same, the wait shorter)
+WIRE_SETTINGS = {
+    "crashed member": {
+        "brokers": 3,
+        "seed": 1,
+        "group_initial_rebalance_delay_ms": 0,
+        "group_consumer_session_timeout_ms": 6000,
+    },
+    "slow handler": {"brokers": 3, "seed": 1, "group_initial_rebalance_delay_ms": 0},
+}
+#: the slow handler's max.poll.interval.ms, in seconds
+MAX_POLL_S = 5
+
+
+def _check_experiment(experiment: str) -> None:
+    if experiment not in EXPERIMENTS:
+        raise ValueError(f"unknown KIP-848 experiment {experiment!r}: one of {', '.join(EXPERIMENTS)}")
+
+
+def run_on(experiment: str, client: str, cluster, driver=None) -> dict:
+    """``experiment`` with ``client`` ("java" or "confluent-kafka") on ``cluster`` (a started
+    WireCluster or a LocalCluster: ``bootstrap_servers``, ``create_topic``), on a new topic and
+    group; ``driver``: the Java client's (a crashed Java member gets a driver of its own)."""
+    _check_experiment(experiment)
+    servers = cluster.bootstrap_servers
+    topic = cluster.create_topic(f"kip848-{uuid.uuid4().hex[:8]}", partitions=4)
+    crash = experiment == "crashed member"
+    if client == "java":
+        config = {} if crash else {"max.poll.interval.ms": str(MAX_POLL_S * 1000)}
+        make = java_members(driver, servers, topic, crash_b=crash, **config)
+    elif client == "confluent-kafka":
+        make = rdkafka_members(
+            servers, topic, crash_b=crash, **({} if crash else {"max.poll.interval.ms": MAX_POLL_S * 1000})
+        )
+    else:
+        raise ValueError(f"client must be 'java' or 'confluent-kafka', got {client!r}")
+    if crash:
+        return crashed_member(make, producer(servers, topic))
+    return slow_handler(make, producer(servers, topic), MAX_POLL_S)
+
+
+def on_the_wire(experiment: str, client: str, driver=None) -> dict:
+    """:func:`run_on` on a WireCluster of :data:`WIRE_SETTINGS`, started and stopped here."""
+    from course_lib.wire.cluster import WireCluster
+
+    _check_experiment(experiment)
+    with WireCluster(**WIRE_SETTINGS[experiment]) as wire:
+        return run_on(experiment, client, wire, driver)
+
+
+class SimulatedMember(Member):
+    """A member with the simulator's own ``KafkaConsumer(group_protocol="consumer")``: each
+    ``poll()`` moves the simulated cluster's clock by up to 100 ms."""
+
+    def __init__(self, cluster, group: str, topic: str, **config):
+        from course_lib.clients import KafkaConsumer
+
+        self.closed = False
+        self.c = KafkaConsumer(
+            topic,
+            bootstrap_servers=cluster,
+            group_id=group,
+            group_protocol="consumer",
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            **config,
+        )
+
+    def poll(self) -> int:
+        return sum(len(records) for records in self.c.poll(timeout_ms=100).values())
+
+    def owned(self) -> list:
+        return sorted(tp.partition for tp in self.c.assignment())
+
+    def epoch(self):
+        return self.c.group_metadata().generation_id
+
+    def crash(self) -> None:
+        self.c.crash()  # no leave heartbeat: removed after the session timeout
+        self.closed = True
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.c.close()
+
+
+def on_the_simulator(experiment: str, seed: int = 1) -> dict:
+    """``experiment`` with the simulator's own consumer (``group_protocol="consumer"``) on a
+    seeded simulated cluster, in virtual time (Kafka's 45 s session: virtual seconds).
+
+    >>> got = on_the_simulator("crashed member")
+    >>> got["twice"], got["seen"]
+    (10, {'a': 20, 'b': 10})
+    """
+    from course_lib.broker import Cluster
+    from course_lib.clients import KafkaProducer
+
+    _check_experiment(experiment)
+    cluster = Cluster(3, seed=seed, group_initial_rebalance_delay_ms=0)
+    cluster.create_topic("t", partitions=4)
+
+    def produce(n: int) -> None:
+        p = KafkaProducer(bootstrap_servers=cluster, acks="all")
+        for part in range(4):
+            for _ in range(n):
+                p.send("t", b"v", partition=part)
+        p.flush()
+        p.close()
+
+    if experiment == "crashed member":
+        return crashed_member(lambda name: SimulatedMember(cluster, "kip848-sim", "t"), produce)
+    config = {"max_poll_interval_ms": MAX_POLL_S * 1000}
+    return slow_handler(lambda name: SimulatedMember(cluster, "kip848-sim", "t", **config), produce, MAX_POLL_S)

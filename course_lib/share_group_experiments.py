@@ -1,0 +1,443 @@
+"""Share group experiments (KIP-932) shared by the simulator's, the wire cluster's and Kafka
+4.3.1's tests, and by the protocol matrix of notebook 09 (:mod:`course_lib.protocol_matrix`): workers share one partition, acknowledge each record explicitly (ACCEPT, RELEASE,
+REJECT), a stalled worker's lock times out, and a record released every time reaches the
+delivery count limit and is archived. Every cluster must give :data:`EXPECTED`.
+
+The share group is set up first (``share.auto.offset.reset=earliest``, a lock of
+:data:`LOCK_MS`, a limit of :data:`DELIVERY_LIMIT`), then :data:`RECORDS` records are written in
+producer batches of :data:`BATCH`. Kafka hands out whole record batches: the stalled worker asks
+for :data:`STALLED_ASKS` records and gets the whole first batch, the poison record and a
+release-once record with it - so the working consumers see each of them once less than the
+delivery count limit would suggest (Kafka 4.3.1 measured it; ``SharePartition.acquire``).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+RECORDS = 24
+#: records per producer batch: the stalled worker's fetch is rounded up to the first one
+BATCH = 6
+LOCK_MS = 2000
+DELIVERY_LIMIT = 3
+#: what a worker does with each value (every other value: ACCEPT)
+POISON, REJECTED, RELEASED_ONCE = b"poison", b"reject", b"release-once"
+#: offsets 4 and 5 are in the first batch but past the stalled worker's max.poll.records
+SPECIAL = {4: RELEASED_ONCE, 5: POISON, 12: REJECTED, 14: RELEASED_ONCE}
+#: the stalled worker's max.poll.records: it takes records and never acknowledges them
+STALLED_ASKS = 4
+
+EXPECTED = {
+    "accepted": RECORDS - 2,  # all but the rejected and the poison record
+    "accepted_twice": 0,
+    # its first delivery went to the stalled worker, in the first batch; the workers get the
+    # other two (the last one alone), then it is archived
+    "poison_deliveries": DELIVERY_LIMIT - 1,
+    "reject_deliveries": 1,  # archived at once
+    # per release-once record: the one in the stalled batch is accepted on its first delivery to
+    # a worker (its second), the other is released once, then accepted
+    "release_once_deliveries": [1, 2],
+    # the stalled worker held the whole first batch; after its lock ran out the workers got each
+    # of its records with delivery count 2
+    "stalled_held": BATCH,
+    "several_workers": True,
+    # what the stalled worker's one poll() returned: the whole batch, past its max.poll.records -
+    # confluent-kafka 2.16.1 and the Java client 4.3.1 alike (share.acquire.mode batch_optimized:
+    # a poll "may exceed max.poll.records to align with batch boundaries")
+    "stalled_returned": BATCH,
+}
+
+GROUP_CONFIGS = {
+    "share.auto.offset.reset": "earliest",
+    "share.record.lock.duration.ms": LOCK_MS,
+    "share.delivery.count.limit": DELIVERY_LIMIT,
+}
+
+
+def configure_with_admin(servers: str, group: str, configs: dict = GROUP_CONFIGS) -> None:
+    """``configs`` as an operator sets them on Kafka (``kafka-configs --entity-type groups``:
+    IncrementalAlterConfigs of a GROUP resource), with confluent-kafka's admin client."""
+    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    entries = [
+        ConfigEntry(name, str(value), incremental_operation=AlterConfigOpType.SET) for name, value in configs.items()
+    ]
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
+    admin = AdminClient({"bootstrap.servers": servers})  # kept: its futures fail once it is gone
+    for future in admin.incremental_alter_configs([resource]).values():
+        future.result(30)
+
+
+def values() -> list[bytes]:
+    """The records' values, :data:`BATCH` to a producer batch."""
+    return [SPECIAL.get(i, b"r%d" % i) for i in range(RECORDS)]
+
+
+def batches() -> list[list[bytes]]:
+    v = values()
+    return [v[i : i + BATCH] for i in range(0, RECORDS, BATCH)]
+
+
+def new_group() -> str:
+    return f"share-{uuid.uuid4().hex[:8]}"
+
+
+def run(make, produce, timeout_s: float = 60, during=None, clock=time.monotonic) -> dict:
+    """``make(max_records)`` -> a worker: ``poll(seconds)`` -> ``[(offset, value, delivery count,
+    record)]``, ``acknowledge(record, "accept" | "release" | "reject")``, ``commit()``, ``close()``.
+    One worker takes records and stalls; three others work (see the module's docstring).
+    ``during()``, if given, runs once the work is done, all four still members; its answer is
+    ``["during"]``. ``clock()``: seconds (the simulator's virtual clock for simulated workers)."""
+    stalled = make(STALLED_ASKS)
+    workers = [make(3) for _ in range(3)]
+    try:
+        produce()
+        start = clock()
+        taken: list = []
+        while not taken:
+            assert clock() - start < timeout_s, "the stalled worker got nothing"
+            taken = [offset for offset, *_ in stalled.poll(0.2)]
+        log: list = []  # (worker, offset, value, delivery count)
+
+        def work_once() -> None:
+            for i, c in enumerate(workers):
+                got = c.poll(0.1)
+                for offset, value, count, record in got:
+                    log.append((i, offset, value, count))
+                    c.acknowledge(record, decide(value, count))
+                if got:
+                    c.commit()
+
+        def done() -> bool:
+            return observed(log, taken)["accepted"] >= EXPECTED["accepted"] and any(
+                v == POISON and n == DELIVERY_LIMIT for _, _, v, n in log
+            )
+
+        while not done():
+            assert clock() - start < timeout_s, f"not within {timeout_s} s: {observed(log, taken)}"
+            work_once()
+        seen_during = during() if during is not None else None
+        # a lock's time more: nothing else may come (archived records stay archived)
+        settle = clock() + LOCK_MS / 1000
+        while clock() < settle:
+            work_once()
+        out = observed(log, taken)
+        out["seconds"] = round(clock() - start, 1)
+        if during is not None:
+            out["during"] = seen_during
+        return out
+    finally:
+        for c in [stalled, *workers]:
+            c.close()
+
+
+def librdkafka(servers: str, topic: str, group: str, produce) -> dict:
+    """confluent-kafka's ShareConsumer (``share.acknowledgement.mode=explicit``)."""
+    from confluent_kafka import AcknowledgeType, ShareConsumer
+
+    kinds = {"accept": AcknowledgeType.ACCEPT, "release": AcknowledgeType.RELEASE, "reject": AcknowledgeType.REJECT}
+
+    class Worker:
+        def __init__(self, max_records: int):
+            self.c = ShareConsumer(
+                {
+                    "bootstrap.servers": servers,
+                    "group.id": group,
+                    "share.acknowledgement.mode": "explicit",
+                    "max.poll.records": str(max_records),
+                }
+            )
+            self.c.subscribe([topic])
+
+        def poll(self, seconds):
+            return [(m.offset(), m.value(), m.delivery_count(), m) for m in self.c.poll(seconds) if m.error() is None]
+
+        def acknowledge(self, m, kind):
+            self.c.acknowledge(m, kinds[kind])
+
+        def commit(self):
+            self.c.commit_sync()
+
+        def close(self):
+            self.c.close()
+
+    return run(Worker, produce)
+
+
+#: long enough that only flush() sends a batch: each holds the records produced since the last
+LINGER_MS = 5_000
+
+
+def librdkafka_produce(servers: str, topic: str) -> None:
+    """:func:`batches` with confluent-kafka's Producer: one flush (one producer batch) each."""
+    from confluent_kafka import Producer
+
+    p = Producer({"bootstrap.servers": servers, "linger.ms": LINGER_MS})
+    for batch in batches():
+        for v in batch:
+            p.produce(topic, value=v)
+        assert p.flush(30) == 0
+
+
+def java_produce(driver, servers: str, topic: str) -> None:
+    """:func:`batches` with the Java client's KafkaProducer: one flush (one producer batch) each."""
+    from course_lib.java_client import JavaProducer
+
+    p = JavaProducer(driver, {"bootstrap.servers": servers, "linger.ms": LINGER_MS})
+    try:
+        for batch in batches():
+            for v in batch:
+                p.send(topic, value=v)
+            p.flush(30)
+    finally:
+        p.close(10)
+
+
+def simulator_run(seed: int = 0) -> dict:
+    """The experiment on the simulator itself, seeded, in virtual time: the simulated
+    ShareConsumer (confluent-kafka's names), batches written by the simulated producer."""
+    from course_lib.broker import Cluster
+    from course_lib.clients import KafkaProducer
+    from course_lib.clients.share_consumer import AcknowledgeType, ShareConsumer
+
+    cluster = Cluster(3, seed=seed)
+    topic, group = "work", new_group()
+    cluster.create_topic(topic, partitions=1, min_insync_replicas=2)
+    cluster.alter_share_group_config(group, GROUP_CONFIGS)
+    kinds = {"accept": AcknowledgeType.ACCEPT, "release": AcknowledgeType.RELEASE, "reject": AcknowledgeType.REJECT}
+
+    class Worker:
+        def __init__(self, max_records: int):
+            self.c = ShareConsumer(
+                {
+                    "bootstrap.servers": cluster,
+                    "group.id": group,
+                    "share.acknowledgement.mode": "explicit",
+                    "max.poll.records": max_records,
+                }
+            )
+            self.c.subscribe([topic])
+
+        def poll(self, seconds):
+            return [(m.offset(), m.value(), m.delivery_count(), m) for m in self.c.poll(seconds)]
+
+        def acknowledge(self, m, kind):
+            self.c.acknowledge(m, kinds[kind])
+
+        def commit(self):
+            assert set(self.c.commit_sync().values()) <= {None}
+
+        def close(self):
+            self.c.close()
+
+    def produce() -> None:
+        p = KafkaProducer(bootstrap_servers=cluster)
+        for batch in batches():
+            for v in batch:
+                p.send(topic, v)
+            p.flush()
+        p.close()
+
+    return run(Worker, produce, clock=lambda: cluster.now / 1000)
+
+
+#: what ``Admin.describeShareGroups`` shows while the four workers are members: one partition
+#: shared by all four
+DESCRIBED = {"state": "Stable", "members": 4, "partitions": [[0]] * 4}
+
+
+def java_describe(driver, servers: str, group: str) -> dict:
+    """The Java admin client's ``describeShareGroups`` (ShareGroupDescribe), summed up as :data:`DESCRIBED`."""
+    from course_lib.java_client import JavaAdmin
+
+    admin = JavaAdmin(driver, {"bootstrap.servers": servers})
+    try:
+        d = admin.describe_share_groups([group])[group]
+    finally:
+        admin.close(10)
+    assert isinstance(d, dict), d
+    return {
+        "state": d["state"],
+        "members": len(d["members"]),
+        "partitions": sorted(sorted(tp["partition"] for tp in m["assignment"]) for m in d["members"]),
+    }
+
+
+def java(driver, servers: str, topic: str, group: str, produce, during=None) -> dict:
+    """The Java client's KafkaShareConsumer (``share.acknowledgement.mode=explicit``)."""
+    from course_lib.java_client import JavaShareConsumer
+
+    class Worker:
+        def __init__(self, max_records: int):
+            self.c = JavaShareConsumer(
+                driver,
+                {
+                    "bootstrap.servers": servers,
+                    "group.id": group,
+                    "share.acknowledgement.mode": "explicit",
+                    "max.poll.records": max_records,
+                },
+            )
+            self.c.subscribe([topic])
+
+        def poll(self, seconds):
+            return [(r.offset, r.value, r.delivery_count, r) for r in self.c.poll(seconds)]
+
+        def acknowledge(self, r, kind):
+            self.c.acknowledge(r, kind.upper())
+
+        def commit(self):
+            errors = {tp: e for tp, e in self.c.commit_sync(10).items() if e}
+            assert not errors, errors
+
+        def close(self):
+            self.c.close(10)
+
+    return run(Worker, produce, during=during)
+
+
+#: the throttling experiment: one batch of 8, a worker that RELEASEs all it gets, limit 5
+THROTTLE_CONFIGS = {"share.auto.offset.reset": "earliest", "share.delivery.count.limit": 5}
+THROTTLE_BATCH = 8
+#: what each poll brings, measured on Kafka 4.3.1 (``SharePartition.acquireSubsetBatchRecords``):
+#: the whole batch until its delivery count reaches max(2, ceil(5 / 2)) = 3, then half of it -
+#: and the other half in the next fetch, since the first half's RELEASE, sent with that fetch, is
+#: still being written - then each record alone for its last delivery; 8 x 5 deliveries, then
+#: everything is archived
+THROTTLE_SIZES = [8, 8, 8, 4, 4, 1, 1, 1, 1, 1, 1, 1, 1]
+
+
+def librdkafka_throttle(servers: str, topic: str, group: str, timeout_s: float = 60) -> list[int]:
+    """The sizes of a confluent-kafka ShareConsumer's polls (``max.poll.records`` 8) that RELEASEs
+    every record, over one batch of :data:`THROTTLE_BATCH` records, until every delivery is
+    spent; then one more poll, which must bring nothing (``[-1]`` if it did)."""
+    from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
+
+    c = ShareConsumer(
+        {
+            "bootstrap.servers": servers,
+            "group.id": group,
+            "share.acknowledgement.mode": "explicit",
+            "max.poll.records": str(THROTTLE_BATCH),
+            # a fetch that finds only records whose RELEASE is still being written waits at
+            # most this long (500 ms by default) before the next one asks again
+            "fetch.wait.max.ms": 100,
+        }
+    )
+    try:
+        c.subscribe([topic])
+        p = Producer({"bootstrap.servers": servers, "linger.ms": LINGER_MS})
+        for i in range(THROTTLE_BATCH):
+            p.produce(topic, value=b"t%d" % i)
+        assert p.flush(30) == 0
+        sizes: list = []
+        start = time.monotonic()
+        while sum(sizes) < THROTTLE_BATCH * THROTTLE_CONFIGS["share.delivery.count.limit"]:
+            assert time.monotonic() - start < timeout_s, f"not within {timeout_s} s: {sizes}"
+            got = [m for m in c.poll(1) if m.error() is None]
+            if got:
+                sizes.append(len(got))
+            for m in got:
+                c.acknowledge(m, AcknowledgeType.RELEASE)
+        c.commit_sync()
+        if [m for m in c.poll(1) if m.error() is None]:
+            sizes.append(-1)
+        return sizes
+    finally:
+        c.close()
+
+
+def decide(value: bytes, delivery_count: int) -> str:
+    if value == POISON:
+        return "release"
+    if value == REJECTED:
+        return "reject"
+    if value == RELEASED_ONCE and delivery_count == 1:
+        return "release"
+    return "accept"
+
+
+def observed(log: list, taken: list) -> dict:
+    """The counts of :data:`EXPECTED` from the workers' ``(worker, offset, value, delivery
+    count)`` rows and the offsets the stalled worker's poll returned."""
+    accepted: dict = {}
+    first: dict = {}  # offset -> delivery count of its first delivery to a worker
+    for _, offset, value, count in log:
+        first.setdefault(offset, count)
+        if decide(value, count) == "accept":
+            accepted[offset] = accepted.get(offset, 0) + 1
+    return {
+        "accepted": len(accepted),
+        "accepted_twice": sum(1 for n in accepted.values() if n > 1),
+        "poison_deliveries": sum(1 for _, _, v, _ in log if v == POISON),
+        "reject_deliveries": sum(1 for _, _, v, _ in log if v == REJECTED),
+        "release_once_deliveries": [
+            sum(1 for _, o, _, _ in log if o == offset) for offset, v in sorted(SPECIAL.items()) if v == RELEASED_ONCE
+        ],
+        "stalled_held": sum(1 for count in first.values() if count == 2),
+        "several_workers": len({w for w, *_ in log}) > 1,
+        "stalled_returned": len(taken),
+    }
+
+
+def wire_setup(wire) -> tuple[str, str]:
+    """A one-partition topic and a new share group with :data:`GROUP_CONFIGS` on a WireCluster."""
+    topic = wire.create_topic("work", partitions=1)
+    group = new_group()
+    wire.call(lambda: wire.cluster.alter_share_group_config(group, GROUP_CONFIGS))
+    return topic, group
+
+
+def librdkafka_run(servers: str, topic: str, group: str) -> dict:
+    """:func:`librdkafka` with :func:`librdkafka_produce`."""
+    return librdkafka(servers, topic, group, lambda: librdkafka_produce(servers, topic))
+
+
+def java_run(driver, servers: str, topic: str, group: str) -> dict:
+    """:func:`java` with :func:`java_produce`; ``["during"]`` is :func:`java_describe`'s summary."""
+    return java(
+        driver,
+        servers,
+        topic,
+        group,
+        lambda: java_produce(driver, servers, topic),
+        during=lambda: java_describe(driver, servers, group),
+    )
+
+
+# ---- the experiment on one cluster, as the protocol matrix runs it ------------------------------
+#: the wire cluster it runs on (the tests' ``wire_cluster``: 3 brokers, seed 1)
+WIRE_SETTINGS = {"brokers": 3, "seed": 1, "group_initial_rebalance_delay_ms": 0}
+
+
+def run_on(client: str, cluster, driver=None) -> dict:
+    """:func:`librdkafka_run` (``client`` "confluent-kafka") or :func:`java_run` ("java") on a
+    LocalCluster (Kafka 4.3.1): a new topic and share group, set up with the admin client as an
+    operator would (the lab lowers Kafka's floor under the group's 2 s lock)."""
+    topic = cluster.create_topic(f"share-{uuid.uuid4().hex[:8]}", partitions=1)
+    group = new_group()
+    configure_with_admin(cluster.bootstrap_servers, group)
+    return _run(client, cluster.bootstrap_servers, topic, group, driver)
+
+
+def _run(client: str, servers: str, topic: str, group: str, driver) -> dict:
+    if client == "confluent-kafka":
+        return librdkafka_run(servers, topic, group)
+    if client == "java":
+        return java_run(driver, servers, topic, group)
+    raise ValueError(f"client must be 'java' or 'confluent-kafka', got {client!r}")
+
+
+def on_the_wire(client: str, driver=None) -> dict:
+    """The experiment with ``client`` on a WireCluster of :data:`WIRE_SETTINGS`, started and
+    stopped here, with the share group invariants checked after every simulator event (their
+    count under ``"invariant checks"``)."""
+    from course_lib.broker.share_invariants import ShareInvariants
+    from course_lib.wire.cluster import WireCluster
+
+    with WireCluster(**WIRE_SETTINGS) as wire:
+        checker = wire.call(lambda: ShareInvariants.attach(wire.cluster))
+        topic, group = wire_setup(wire)
+        got = _run(client, wire.bootstrap_servers, topic, group, driver)
+        return {**got, "invariant checks": wire.call(lambda: checker.checks)}
