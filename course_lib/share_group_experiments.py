@@ -134,35 +134,7 @@ def run(make, produce, timeout_s: float = 60, during=None, clock=time.monotonic)
 
 def librdkafka(servers: str, topic: str, group: str, produce) -> dict:
     """confluent-kafka's ShareConsumer (``share.acknowledgement.mode=explicit``)."""
-    from confluent_kafka import AcknowledgeType, ShareConsumer
-
-    kinds = {"accept": AcknowledgeType.ACCEPT, "release": AcknowledgeType.RELEASE, "reject": AcknowledgeType.REJECT}
-
-    class Worker:
-        def __init__(self, max_records: int):
-            self.c = ShareConsumer(
-                {
-                    "bootstrap.servers": servers,
-                    "group.id": group,
-                    "share.acknowledgement.mode": "explicit",
-                    "max.poll.records": str(max_records),
-                }
-            )
-            self.c.subscribe([topic])
-
-        def poll(self, seconds):
-            return [(m.offset(), m.value(), m.delivery_count(), m) for m in self.c.poll(seconds) if m.error() is None]
-
-        def acknowledge(self, m, kind):
-            self.c.acknowledge(m, kinds[kind])
-
-        def commit(self):
-            self.c.commit_sync()
-
-        def close(self):
-            self.c.close()
-
-    return run(Worker, produce)
+    return run(lambda max_records: RdkafkaWorker(servers, topic, group, max_records), produce)
 
 
 #: long enough that only flush() sends a batch: each holds the records produced since the last
@@ -199,37 +171,11 @@ def simulator_run(seed: int = 0) -> dict:
     ShareConsumer (confluent-kafka's names), batches written by the simulated producer."""
     from course_lib.broker import Cluster
     from course_lib.clients import KafkaProducer
-    from course_lib.clients.share_consumer import AcknowledgeType, ShareConsumer
 
     cluster = Cluster(3, seed=seed)
     topic, group = "work", new_group()
     cluster.create_topic(topic, partitions=1, min_insync_replicas=2)
     cluster.alter_share_group_config(group, GROUP_CONFIGS)
-    kinds = {"accept": AcknowledgeType.ACCEPT, "release": AcknowledgeType.RELEASE, "reject": AcknowledgeType.REJECT}
-
-    class Worker:
-        def __init__(self, max_records: int):
-            self.c = ShareConsumer(
-                {
-                    "bootstrap.servers": cluster,
-                    "group.id": group,
-                    "share.acknowledgement.mode": "explicit",
-                    "max.poll.records": max_records,
-                }
-            )
-            self.c.subscribe([topic])
-
-        def poll(self, seconds):
-            return [(m.offset(), m.value(), m.delivery_count(), m) for m in self.c.poll(seconds)]
-
-        def acknowledge(self, m, kind):
-            self.c.acknowledge(m, kinds[kind])
-
-        def commit(self):
-            assert set(self.c.commit_sync().values()) <= {None}
-
-        def close(self):
-            self.c.close()
 
     def produce() -> None:
         p = KafkaProducer(bootstrap_servers=cluster)
@@ -239,7 +185,7 @@ def simulator_run(seed: int = 0) -> dict:
             p.flush()
         p.close()
 
-    return run(Worker, produce, clock=lambda: cluster.now / 1000)
+    return run(lambda n: SimWorker(cluster, topic, group, n), produce, clock=lambda: cluster.now / 1000)
 
 
 #: what ``Admin.describeShareGroups`` shows while the four workers are members: one partition
@@ -266,35 +212,7 @@ def java_describe(driver, servers: str, group: str) -> dict:
 
 def java(driver, servers: str, topic: str, group: str, produce, during=None) -> dict:
     """The Java client's KafkaShareConsumer (``share.acknowledgement.mode=explicit``)."""
-    from course_lib.java_client import JavaShareConsumer
-
-    class Worker:
-        def __init__(self, max_records: int):
-            self.c = JavaShareConsumer(
-                driver,
-                {
-                    "bootstrap.servers": servers,
-                    "group.id": group,
-                    "share.acknowledgement.mode": "explicit",
-                    "max.poll.records": max_records,
-                },
-            )
-            self.c.subscribe([topic])
-
-        def poll(self, seconds):
-            return [(r.offset, r.value, r.delivery_count, r) for r in self.c.poll(seconds)]
-
-        def acknowledge(self, r, kind):
-            self.c.acknowledge(r, kind.upper())
-
-        def commit(self):
-            errors = {tp: e for tp, e in self.c.commit_sync(10).items() if e}
-            assert not errors, errors
-
-        def close(self):
-            self.c.close(10)
-
-    return run(Worker, produce, during=during)
+    return run(lambda n: JavaWorker(driver, servers, topic, group, n), produce, during=during)
 
 
 #: the throttling experiment: one batch of 8, a worker that RELEASEs all it gets, limit 5
@@ -441,3 +359,85 @@ def on_the_wire(client: str, driver=None) -> dict:
         topic, group = wire_setup(wire)
         got = _run(client, wire.bootstrap_servers, topic, group, driver)
         return {**got, "invariant checks": wire.call(lambda: checker.checks)}
+
+
+# ---- the workers: one per client, the same calls ----------------------------------------------
+def worker_config(servers, group: str, max_records: int) -> dict:
+    """A worker's settings: explicit acknowledgement (``servers``: a simulated Cluster or a string)."""
+    return {
+        "bootstrap.servers": servers,
+        "group.id": group,
+        "share.acknowledgement.mode": "explicit",
+        "max.poll.records": max_records,
+    }
+
+
+class SimWorker:
+    """The simulated ShareConsumer (confluent-kafka's names) on a simulated Cluster:
+    ``poll(seconds)`` -> ``[(offset, value, delivery count, record)]``, ``acknowledge(record,
+    "accept" | "release" | "reject")``, ``commit()``, ``close()``."""
+
+    def __init__(self, cluster, topic: str, group: str, max_records: int):
+        from course_lib.clients.share_consumer import ShareConsumer
+
+        self.c = ShareConsumer(worker_config(cluster, group, max_records))
+        self.c.subscribe([topic])
+
+    def poll(self, seconds: float) -> list:
+        return [(m.offset(), m.value(), m.delivery_count(), m) for m in self.c.poll(seconds)]
+
+    def acknowledge(self, m, kind: str) -> None:
+        from course_lib.clients.share_consumer import AcknowledgeType
+
+        self.c.acknowledge(m, AcknowledgeType[kind.upper()])
+
+    def commit(self) -> None:
+        errors = {tp: e for tp, e in self.c.commit_sync().items() if e}
+        assert not errors, errors
+
+    def close(self) -> None:
+        self.c.close()
+
+
+class RdkafkaWorker(SimWorker):
+    """confluent-kafka's ShareConsumer over TCP."""
+
+    def __init__(self, servers: str, topic: str, group: str, max_records: int):
+        from confluent_kafka import ShareConsumer
+
+        self.c = ShareConsumer({**worker_config(servers, group, max_records), "max.poll.records": str(max_records)})
+        self.c.subscribe([topic])
+
+    def poll(self, seconds: float) -> list:
+        return [(m.offset(), m.value(), m.delivery_count(), m) for m in self.c.poll(seconds) if m.error() is None]
+
+    def acknowledge(self, m, kind: str) -> None:
+        from confluent_kafka import AcknowledgeType
+
+        self.c.acknowledge(m, AcknowledgeType[kind.upper()])
+
+    def commit(self) -> None:
+        self.c.commit_sync()
+
+
+class JavaWorker(SimWorker):
+    """The Java client's KafkaShareConsumer, in the driver process."""
+
+    def __init__(self, driver, servers: str, topic: str, group: str, max_records: int):
+        from course_lib.java_client import JavaShareConsumer
+
+        self.c = JavaShareConsumer(driver, worker_config(servers, group, max_records))
+        self.c.subscribe([topic])
+
+    def poll(self, seconds: float) -> list:
+        return [(r.offset, r.value, r.delivery_count, r) for r in self.c.poll(seconds)]
+
+    def acknowledge(self, r, kind: str) -> None:
+        self.c.acknowledge(r, kind.upper())
+
+    def commit(self) -> None:
+        errors = {tp: e for tp, e in self.c.commit_sync(10).items() if e}
+        assert not errors, errors
+
+    def close(self) -> None:
+        self.c.close(10)

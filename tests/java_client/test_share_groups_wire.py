@@ -28,8 +28,8 @@ def test_java_share_consumers_on_the_wire(driver, monkeypatch):
 
 @pytest.mark.timeout(120)
 def test_a_share_partition_leader_failover_with_java_on_the_wire(driver):
-    """tests/share_failover_support.py with KafkaShareConsumer: the same as confluent-kafka's."""
-    from tests import share_failover_support as failover
+    """course_lib/share_leader_failover.py with KafkaShareConsumer: the same as confluent-kafka's."""
+    from course_lib import share_leader_failover as failover
 
     for wire in failover.wire_like_the_lab():
         assert failover.wire_run(wire, "java", driver) == failover.EXPECTED

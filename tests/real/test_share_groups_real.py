@@ -73,10 +73,10 @@ def test_kafka_throttles_a_batch_near_the_delivery_limit(cluster):
 
 @pytest.mark.timeout(180)
 def test_a_share_partition_leader_failover_on_kafka(healthy):
-    """tests/share_failover_support.py on Kafka 4.3.1 with confluent-kafka; the wire cluster (both
+    """course_lib/share_leader_failover.py on Kafka 4.3.1 with confluent-kafka; the wire cluster (both
     clients) and the simulator give the same (tests/wire/test_share_groups_wire.py,
     tests/java_client/test_share_groups_wire.py). Java on Kafka gives the same too (measured:
     ``kafka_run(cluster, "java", driver)``), 25 s more than make test's budget keeps."""
-    from tests import share_failover_support as failover
+    from course_lib import share_leader_failover as failover
 
     assert failover.kafka_run(healthy, "confluent-kafka") == failover.EXPECTED

@@ -208,10 +208,10 @@ def test_librdkafka_sees_a_batch_throttled_near_the_limit_on_the_wire(wire_clust
 
 @pytest.mark.timeout(120)
 def test_a_share_partition_leader_failover_with_librdkafka_on_the_wire():
-    """tests/share_failover_support.py: what a worker acknowledged stays acknowledged; what it held
+    """course_lib/share_leader_failover.py: what a worker acknowledged stays acknowledged; what it held
     comes to the next worker with delivery count 1 again - as the simulator and Kafka 4.3.1 give
     (Java: tests/java_client/test_share_groups_wire.py)."""
-    from tests import share_failover_support as failover
+    from course_lib import share_leader_failover as failover
 
     for wire in failover.wire_like_the_lab():
         assert failover.wire_run(wire, "confluent-kafka") == failover.EXPECTED
@@ -219,7 +219,7 @@ def test_a_share_partition_leader_failover_with_librdkafka_on_the_wire():
 
 def test_a_share_partition_leader_failover_on_the_simulator():
     """The same, seeded, in virtual time, on three seeds."""
-    from tests import share_failover_support as failover
+    from course_lib import share_leader_failover as failover
 
     for seed in range(3):
         assert failover.simulator_run(seed) == failover.EXPECTED, f"seed={seed}"

@@ -9,13 +9,19 @@ state: what was acknowledged stays acknowledged (never delivered again), while a
 not persisted - the records a held come to b *with delivery count 1 again*, at once, not after
 a's lock (:data:`LOCK_MS`, long on purpose) would have run out. Kafka 4.3.1 measured exactly that
 with confluent-kafka: b got offsets 3, 4, 5, each with delivery count 1, 0.3 s after the new
-leader was elected."""
+leader was elected.
+
+>>> simulator_run(seed=0)["b_got"]    # (offset, delivery count): what a held, delivered afresh
+[[3, 1], [4, 1], [5, 1]]
+"""
 
 from __future__ import annotations
 
 import time
 import uuid
 from typing import Callable
+
+from .share_group_experiments import JavaWorker, RdkafkaWorker, SimWorker, configure_with_admin
 
 RECORDS, ACCEPTED = 6, 3
 #: long, so that only the failover (not a's lock running out) can hand a's records to b
@@ -46,9 +52,9 @@ def new_group() -> str:
 def leader_failover(
     make: Callable, produce: Callable, crash_leader: Callable, clock=time.monotonic, timeout_s: float = 60
 ) -> dict:
-    """``make()`` -> a worker (``poll(seconds)`` -> ``[(offset, delivery count, record)]``,
-    ``accept(record)``, ``commit()``, ``close()``); ``produce()`` writes :func:`values` as one
-    producer batch; ``crash_leader()`` kills the partition's leader."""
+    """``make()`` -> a worker (:class:`~course_lib.share_group_experiments.SimWorker`'s calls);
+    ``produce()`` writes :func:`values` as one producer batch; ``crash_leader()`` kills the
+    partition's leader."""
     a = make()
     b = None
     try:
@@ -58,8 +64,8 @@ def leader_failover(
         while not got:
             assert clock() - start < timeout_s, "a got nothing"
             got = a.poll(0.5)
-        for _, _, record in got[:ACCEPTED]:
-            a.accept(record)
+        for *_, record in got[:ACCEPTED]:
+            a.acknowledge(record, "accept")
         a.commit()
         crash_leader()
         b = make()
@@ -67,8 +73,8 @@ def leader_failover(
 
         def work(seconds: float) -> None:
             got = b.poll(seconds)
-            for _, _, record in got:
-                b.accept(record)  # explicit mode: every record of a poll before the next poll
+            for *_, record in got:
+                b.acknowledge(record, "accept")  # explicit mode: every record of a poll before the next poll
             if got:
                 b.commit()
             seen.extend(got)
@@ -80,94 +86,18 @@ def leader_failover(
         settle = clock() + SETTLE_S
         while clock() < settle:
             work(0.2)
-        return {"a_got": [[o, n] for o, n, _ in got], "b_got": sorted([o, n] for o, n, _ in seen)}
+        return {"a_got": [[o, n] for o, _, n, _ in got], "b_got": sorted([o, n] for o, _, n, _ in seen)}
     finally:
         for w in (a, b):
             if w is not None:
                 w.close()
 
 
-# ---- the workers, one per client -----------------------------------------------------------
-class SimWorker:
-    """The simulated ShareConsumer (confluent-kafka's names), on a simulated Cluster."""
-
-    def __init__(self, cluster, topic: str, group: str, max_records: int = RECORDS):
-        from course_lib.clients.share_consumer import ShareConsumer
-
-        self.c = ShareConsumer(_config(cluster, group, max_records))
-        self.c.subscribe([topic])
-
-    def poll(self, seconds: float) -> list:
-        return [(m.offset(), m.delivery_count(), m) for m in self.c.poll(seconds)]
-
-    def accept(self, m) -> None:
-        from course_lib.clients.share_consumer import AcknowledgeType
-
-        self.c.acknowledge(m, AcknowledgeType.ACCEPT)
-
-    def commit(self) -> None:
-        errors = {tp: e for tp, e in self.c.commit_sync().items() if e}
-        assert not errors, errors
-
-    def close(self) -> None:
-        self.c.close()
-
-
-class RdkafkaWorker(SimWorker):
-    """confluent-kafka's ShareConsumer over TCP."""
-
-    def __init__(self, servers: str, topic: str, group: str, max_records: int = RECORDS):
-        from confluent_kafka import ShareConsumer
-
-        self.c = ShareConsumer({**_config(servers, group, max_records), "max.poll.records": str(max_records)})
-        self.c.subscribe([topic])
-
-    def poll(self, seconds: float) -> list:
-        return [(m.offset(), m.delivery_count(), m) for m in self.c.poll(seconds) if m.error() is None]
-
-    def accept(self, m) -> None:
-        from confluent_kafka import AcknowledgeType
-
-        self.c.acknowledge(m, AcknowledgeType.ACCEPT)
-
-
-class JavaWorker:
-    """The Java client's KafkaShareConsumer, in the driver process."""
-
-    def __init__(self, driver, servers: str, topic: str, group: str, max_records: int = RECORDS):
-        from course_lib.java_client import JavaShareConsumer
-
-        self.c = JavaShareConsumer(driver, _config(servers, group, max_records))
-        self.c.subscribe([topic])
-
-    def poll(self, seconds: float) -> list:
-        return [(r.offset, r.delivery_count, r) for r in self.c.poll(seconds)]
-
-    def accept(self, r) -> None:
-        self.c.acknowledge(r, "ACCEPT")
-
-    def commit(self) -> None:
-        errors = {tp: e for tp, e in self.c.commit_sync(10).items() if e}
-        assert not errors, errors
-
-    def close(self) -> None:
-        self.c.close(10)
-
-
-def _config(servers, group: str, max_records: int) -> dict:
-    return {
-        "bootstrap.servers": servers,
-        "group.id": group,
-        "share.acknowledgement.mode": "explicit",
-        "max.poll.records": max_records,
-    }
-
-
 # ---- the experiment on each cluster -----------------------------------------------------------
 def simulator_run(seed: int = 0) -> dict:
     """Seeded, in virtual time, with the simulated producer and ShareConsumer."""
-    from course_lib.broker import Cluster
-    from course_lib.clients import KafkaProducer
+    from .broker import Cluster
+    from .clients import KafkaProducer
 
     cluster = Cluster(3, seed=seed)
     topic, group = "work", new_group()
@@ -182,7 +112,7 @@ def simulator_run(seed: int = 0) -> dict:
         p.close()
 
     return leader_failover(
-        lambda: SimWorker(cluster, topic, group),
+        lambda: SimWorker(cluster, topic, group, RECORDS),
         produce,
         lambda: cluster.crash(cluster.leader_of(topic, 0)),
         clock=lambda: cluster.now / 1000,
@@ -204,9 +134,9 @@ def tcp_run(cluster, topic: str, group: str, client: str, driver=None) -> dict:
     ``client`` is ``"confluent-kafka"`` or ``"java"``; records written by confluent-kafka."""
     servers = cluster.bootstrap_servers
     if client == "java":
-        make: Callable = lambda: JavaWorker(driver, servers, topic, group)  # noqa: E731
+        make: Callable = lambda: JavaWorker(driver, servers, topic, group, RECORDS)  # noqa: E731
     else:
-        make = lambda: RdkafkaWorker(servers, topic, group)  # noqa: E731
+        make = lambda: RdkafkaWorker(servers, topic, group, RECORDS)  # noqa: E731
     return leader_failover(
         make, lambda: rdkafka_produce(servers, topic), lambda: cluster.crash(cluster.leader_of(topic, 0))
     )
@@ -216,7 +146,7 @@ def wire_like_the_lab():
     """A WireCluster that fences a killed broker after 3 s, as the lab's Kafka does (its
     broker.session.timeout.ms; the simulator's default is Kafka's 9 s); stopped after the loop
     over this generator."""
-    from course_lib.wire.cluster import WireCluster
+    from .wire.cluster import WireCluster
 
     wire = WireCluster(brokers=3, seed=1, broker_session_timeout_ms=3000).start()
     try:
@@ -234,7 +164,5 @@ def wire_run(wire, client: str, driver=None) -> dict:
 def kafka_run(cluster, client: str, driver=None) -> dict:
     """On a real cluster (the session's LocalCluster; the caller revives the killed broker)."""
     topic, group = cluster.create_topic(f"share-failover-{uuid.uuid4().hex[:8]}", partitions=1), new_group()
-    from tests.share_protocol_support import configure_with_admin
-
     configure_with_admin(cluster.bootstrap_servers, group, CONFIGS)
     return tcp_run(cluster, topic, group, client, driver)
