@@ -98,8 +98,8 @@ SLOW_EXPECTED = {
 #: the Java members' epochs (groupMetadata().generationId) at each point, the same on both
 #: clusters: a new group is at epoch 1 (Kafka 4.3's KAFKA-20268, course_lib/broker/consumer_group),
 #: so a alone has 2; b joins (3), b crashes (4) / a leaves (4 for b), a rejoins (5). A member that
-#: left after max.poll.interval.ms still shows its last epoch (3): groupMetadata() is the
-#: application thread's view, refreshed only by its next poll()
+#: left after max.poll.interval.ms still shows its last epoch (3): groupMetadata() follows only
+#: epochs above 0 (``AbstractMembershipManager.updateMemberEpoch``); the simulated consumer too
 JAVA_CRASH_EPOCHS = {"a_alone": 2, "a_split": 3, "a_after": 4}
 JAVA_SLOW_EPOCHS = {"a_alone": 2, "b_split": 3, "a_left": 3, "b_while_a_slow": 4, "a_back": 5, "b_back": 5}
 

@@ -148,11 +148,8 @@ EXPECTED: dict[str, dict] = {
 NOT_SHOWN = {"confluent-kafka": "librdkafka does not show its member epoch"}
 
 #: differences understood, not fixed yet: (row title, column) -> why that column differs
-KNOWN: dict[tuple[str, str], str] = {
-    ("KIP-848: slow handler, member epochs", "simulator"): "a member that left after max.poll.interval.ms: "
-    "the simulated consumer's group_metadata() says -1 at once; the Java client's groupMetadata() is the "
-    "application thread's view, refreshed only by its next poll(), so it still shows its last epoch",
-}
+#: (none now: the last one - group_metadata() of a member that left - was mended)
+KNOWN: dict[tuple[str, str], str] = {}
 
 #: each pair of neighbouring columns and the one layer in which they differ
 PAIR_MEANING: dict[tuple[str, str], str] = {

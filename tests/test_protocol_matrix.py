@@ -21,33 +21,50 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def _runs(**doctored) -> dict:
-    """Every run of every column as its experiment must give it (librdkafka shows no epochs, the
-    simulator's slow-handler epochs as KNOWN says), ``doctored``: column key -> changes to its
-    share group run."""
+    """Every run of every column as its experiment must give it (librdkafka shows no epochs),
+    ``doctored``: column key -> changes to its share group run."""
     runs = {}
     for col in matrix.COLUMNS:
         for experiment in matrix.EXPERIMENTS:
             result = dict(matrix.EXPECTED[experiment])
             if "epochs" in result and col.client == "confluent-kafka":
                 result["epochs"] = dict.fromkeys(result["epochs"])
-            if experiment == "consumer group: slow handler" and col.key == "simulator":
-                result["epochs"] = {**result["epochs"], "a_left": -1}
             if experiment == "share group":
                 result.update(doctored.get(col.key, {}))
             runs[(experiment, col.key)] = (result, None)
     return runs
 
 
-def test_runs_as_expected_agree_but_for_the_known_difference():
+def test_runs_as_expected_agree():
     rows = matrix.protocol_rows(_runs())
     assert matrix.wrong_cells(rows) == [] and matrix.unexplained(rows) == []
-    (epochs,) = [r for r in rows if r["agree"] is False]
-    assert epochs["row"] == "KIP-848: slow handler, member epochs"
-    assert epochs["disagree"][0].startswith("simulator vs wire java: the simulator's client differs")
+    assert all(r["agree"] for r in rows)
+    (epochs,) = [r for r in rows if r["row"] == "KIP-848: slow handler, member epochs"]
     assert epochs["not shown"] == {
         "wire confluent-kafka": "librdkafka does not show its member epoch",
         "Kafka confluent-kafka": "librdkafka does not show its member epoch",
     }
+
+
+def test_a_known_difference_disagrees_but_is_explained(monkeypatch):
+    """A difference understood and not mended yet (:data:`KNOWN`): the row disagrees and names the
+    pair, yet the cell is not wrong (here: the simulated consumer's group_metadata() after a leave
+    said -1, before it followed the Java client)."""
+    row = "KIP-848: slow handler, member epochs"
+    monkeypatch.setitem(matrix.KNOWN, (row, "simulator"), "group_metadata() says -1 after a leave")
+    runs = _runs()
+    result, _ = runs[("consumer group: slow handler", "simulator")]
+    runs[("consumer group: slow handler", "simulator")] = (
+        {**result, "epochs": {**result["epochs"], "a_left": -1}},
+        None,
+    )
+    rows = matrix.protocol_rows(runs)
+    assert matrix.wrong_cells(rows) == [] and matrix.unexplained(rows) == []
+    (epochs,) = [r for r in rows if r["agree"] is False]
+    assert epochs["row"] == row
+    assert epochs["disagree"][0].startswith("simulator vs wire java: the simulator's client differs")
+    monkeypatch.delitem(matrix.KNOWN, (row, "simulator"))
+    assert matrix.wrong_cells(matrix.protocol_rows(runs)) != []
 
 
 def test_a_doctored_cell_is_wrong_and_names_the_pairs():
@@ -64,7 +81,7 @@ def test_a_doctored_cell_is_wrong_and_names_the_pairs():
         "brokers: Kafka 4.3.1)",
     ]
     text = matrix.protocol_text(rows)
-    assert "7 of 9 rows agree" in text and "3 more, then archived" in text
+    assert "8 of 9 rows agree" in text and "3 more, then archived" in text
 
 
 def test_a_column_that_did_not_run_says_why():
@@ -102,10 +119,7 @@ def test_the_simulator_gives_each_experiments_counts():
     """The simulator's runs, seeded, in virtual time: the counts every cluster must give."""
     assert not kip848.check(kip848.on_the_simulator("crashed member"), kip848.CRASH_EXPECTED, kip848.JAVA_CRASH_EPOCHS)
     slow = kip848.on_the_simulator("slow handler")
-    assert kip848.check(slow, kip848.SLOW_EXPECTED, kip848.JAVA_SLOW_EPOCHS) == [
-        f"member epochs {slow['epochs']}, expected {kip848.JAVA_SLOW_EPOCHS}"  # matrix.KNOWN: a_left
-    ]
-    assert slow["epochs"] == {**kip848.JAVA_SLOW_EPOCHS, "a_left": -1}
+    assert not kip848.check(slow, kip848.SLOW_EXPECTED, kip848.JAVA_SLOW_EPOCHS)
     got = share.simulator_run(seed=0)
     got.pop("seconds")
     assert got == share.EXPECTED

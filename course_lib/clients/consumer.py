@@ -170,7 +170,7 @@ class KafkaConsumer(ConsumerGroupMembership, Fetching, OffsetLookup):
             return ConsumerGroupMetadata(group_id=None)
         return ConsumerGroupMetadata(
             self._group,
-            self._generation,
+            self._metadata_generation(),
             self._member_id,
             None,
             "<stable>" if self._generation >= 0 and not self._needs_join else "<rebalancing>",

@@ -53,6 +53,7 @@ class ConsumerGroupMembership(GroupMembership):
     _heartbeat_in_flight: bool
     _heartbeat_interval_ms: float
     _fatal: BaseException | None
+    _last_epoch: int  # the last member epoch above 0: what group_metadata() shows
 
     def _init_consumer_protocol(self) -> None:
         self._kip848 = self.config["group_protocol"] == "consumer"
@@ -62,6 +63,7 @@ class ConsumerGroupMembership(GroupMembership):
         self._heartbeat_in_flight = False
         self._heartbeat_interval_ms = 5000.0
         self._fatal = None
+        self._last_epoch = -1
         if self._kip848 and self._group is not None:
             # KIP-1082: the client makes its member id (a UUID) and keeps it across rejoins
             self._member_id = "%032x" % self._sim.rng.getrandbits(128)
@@ -149,6 +151,8 @@ class ConsumerGroupMembership(GroupMembership):
         self._joining = self._needs_join = False
         if result.member_epoch != self._generation:
             self._generation = result.member_epoch
+        if result.member_epoch > 0:
+            self._last_epoch = result.member_epoch
         self._heartbeat_interval_ms = result.heartbeat_interval_ms or self._heartbeat_interval_ms
         if first:
             self._start_heartbeats()
@@ -247,6 +251,12 @@ class ConsumerGroupMembership(GroupMembership):
         self._needs_join = True
         self._left_group = True
         self._heartbeat_gen += 1
+
+    def _metadata_generation(self) -> int:
+        """The Java client's ``groupMetadata().generationId``: the last member epoch above 0. A
+        member that leaves, is fenced or rejoins keeps showing it until it gets a new one
+        (``AbstractMembershipManager.updateMemberEpoch`` notifies only epochs above 0)."""
+        return self._last_epoch if self._kip848 else super()._metadata_generation()
 
     def _leaves_on_close(self) -> bool:
         """Every member of a consumer group says so when it closes: a static one with epoch -2,

@@ -218,6 +218,10 @@ class GroupMembership(Requests):
             group=self._group, member_id=self._member_id, generation=self._generation, offsets=offsets
         )
 
+    def _metadata_generation(self) -> int:
+        """The generation ``group_metadata()`` shows: kafka-python's current one."""
+        return self._generation
+
     def _leaves_on_close(self) -> bool:
         """A static member (group_instance_id) sends no LeaveGroup: it keeps its partitions until
         session_timeout_ms passes, so a quick restart does not rebalance the group."""
