@@ -5,7 +5,9 @@ returns the numbers the simulator's scenario of the same name has
 
 - :func:`worker_crash` - a worker takes records, processes some of them and dies (SIGKILL of its
   own process, as a crash does: its connections close). When does the other worker get them,
-  and how many are processed twice?
+  and how many are processed twice? (Kafka 4.3.1: at once - the closed connection ends the
+  share session and its records are released, ``SharePartitionManager.releaseSession`` - where
+  the simulator's crashed worker waits for the lock; tests/real/test_share_groups_real.py.)
 - :func:`poison_message` - a handler always fails on one record and RELEASEs it: how many
   deliveries before the broker archives it?
 
@@ -50,9 +52,8 @@ time.sleep(3600)  # in the middle of the next record: killed here
 """
 
 
-def _setup(kafka, records: int, group_configs: dict) -> tuple[str, str]:
-    """A one-partition topic with ``records`` jobs, one batch each, and a new share group."""
-    from confluent_kafka import Producer
+def _setup(kafka, group_configs: dict) -> tuple[str, str]:
+    """A one-partition topic and a new share group with ``group_configs``."""
     from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
     topic = kafka.create_topic(f"{TOPIC_STEM}-{uuid.uuid4().hex[:8]}", partitions=1)
@@ -62,16 +63,21 @@ def _setup(kafka, records: int, group_configs: dict) -> tuple[str, str]:
         for k, v in {"share.auto.offset.reset": "earliest", **group_configs}.items()
     ]
     admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
-    for future in admin.incremental_alter_configs(
-        [ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)]
-    ).values():
+    resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
+    for future in admin.incremental_alter_configs([resource]).values():
         future.result(30)
-    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
-    for i in range(records):
-        producer.produce(topic, value=f"job-{i}".encode())
-        if producer.flush(30):  # one batch per job
-            raise RuntimeError(f"the lab cluster did not take job-{i} within 30 s")
     return topic, group
+
+
+def _produce(kafka, topic: str, values: list[str]) -> None:
+    """Each value in a producer batch of its own."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+    for value in values:
+        producer.produce(topic, value=value.encode())
+        if producer.flush(30):
+            raise RuntimeError(f"the lab cluster did not take {value} within 30 s")
 
 
 def _consumer(kafka, group: str, max_poll_records: int) -> dict:
@@ -111,24 +117,40 @@ def worker_crash(
     from confluent_kafka import AcknowledgeType, ShareConsumer
 
     started = time.monotonic()
-    topic, group = _setup(kafka, records, {"share.record.lock.duration.ms": lock_ms})
-    config = {
-        "consumer": _consumer(kafka, group, max_poll_records),
-        "topic": topic,
-        "processed": processed_before_crash,
-        "handler_ms": handler_ms,
-        "timeout_s": timeout_s,
-    }
-    doomed = subprocess.Popen([sys.executable, "-c", _DOOMED, json.dumps(config)], stdout=subprocess.PIPE, text=True)
-    survivor = None
+    topic, group = _setup(kafka, {"share.record.lock.duration.ms": lock_ms})
+    # The other worker joins first and polls until it has a warm-up record: then it is a member
+    # with the partition, and what it sees after the crash depends on the locks alone (a member
+    # joining later waits for its partition, up to a heartbeat interval: 5 s). It then stops
+    # polling until the crash, as in the simulator.
+    survivor = ShareConsumer(_consumer(kafka, group, max_poll_records))
+    doomed = None
     try:
+        survivor.subscribe([topic])
+        _produce(kafka, topic, ["warm-up"])
+        warmed = []
+        deadline = time.monotonic() + timeout_s
+        while not warmed:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the worker got no warm-up record within {timeout_s} s")
+            warmed = [m for m in survivor.poll(0.2) if m.error() is None]
+        for m in warmed:
+            survivor.acknowledge(m, AcknowledgeType.ACCEPT)
+        survivor.commit_sync()
+        _produce(kafka, topic, [f"job-{i}" for i in range(records)])
+        config = {
+            "consumer": _consumer(kafka, group, max_poll_records),
+            "topic": topic,
+            "processed": processed_before_crash,
+            "handler_ms": handler_ms,
+            "timeout_s": timeout_s,
+        }
+        doomed = subprocess.Popen(
+            [sys.executable, "-c", _DOOMED, json.dumps(config)], stdout=subprocess.PIPE, text=True
+        )
         lines, reader = _lines(doomed)
         held = lines.get(timeout=timeout_s)["held"]
         if not held:
             raise RuntimeError(f"the first worker got no record within {timeout_s} s")
-        # the other worker joins now (it polls only after the crash, as in the simulator)
-        survivor = ShareConsumer(_consumer(kafka, group, max_poll_records))
-        survivor.subscribe([topic])
         done_first = [lines.get(timeout=timeout_s)["processed"] for _ in range(min(processed_before_crash, len(held)))]
         doomed.kill()  # mid-record: what it finished is processed, nothing acknowledged
         doomed.wait(30)
@@ -159,13 +181,13 @@ def worker_crash(
             "seconds": round(time.monotonic() - started, 1),
         }
     finally:
-        if doomed.poll() is None:
-            doomed.kill()
-            doomed.wait(30)
-        if doomed.stdout is not None:
-            doomed.stdout.close()
-        if survivor is not None:
-            survivor.close()
+        if doomed is not None:
+            if doomed.poll() is None:
+                doomed.kill()
+                doomed.wait(30)
+            if doomed.stdout is not None:
+                doomed.stdout.close()
+        survivor.close()
 
 
 def poison_message(
@@ -180,8 +202,9 @@ def poison_message(
     started = time.monotonic()
     lock_ms = 2_000  # only for the check that nothing comes back: every record is acknowledged
     topic, group = _setup(
-        kafka, records, {"share.delivery.count.limit": delivery_count_limit, "share.record.lock.duration.ms": lock_ms}
+        kafka, {"share.delivery.count.limit": delivery_count_limit, "share.record.lock.duration.ms": lock_ms}
     )
+    _produce(kafka, topic, [f"job-{i}" for i in range(records)])
     bad = f"job-{poison}".encode()
     consumers = [ShareConsumer(_consumer(kafka, group, 2)) for _ in range(workers)]
     try:
