@@ -58,10 +58,10 @@ def _setup(kafka, group_configs: dict) -> tuple[str, str]:
 
     topic = kafka.create_topic(f"{TOPIC_STEM}-{uuid.uuid4().hex[:8]}", partitions=1)
     group = f"share-lab-{uuid.uuid4().hex[:8]}"
-    entries = [
-        ConfigEntry(k, str(v), incremental_operation=AlterConfigOpType.SET)
-        for k, v in {"share.auto.offset.reset": "earliest", **group_configs}.items()
-    ]
+    # members heartbeat every second: one joining gets its partition within a second, not five
+    # (the lab lowers the floor: group.share.min.heartbeat.interval.ms)
+    configs = {"share.auto.offset.reset": "earliest", "share.heartbeat.interval.ms": 1000, **group_configs}
+    entries = [ConfigEntry(k, str(v), incremental_operation=AlterConfigOpType.SET) for k, v in configs.items()]
     admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
     resource = ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)
     for future in admin.incremental_alter_configs([resource]).values():
@@ -120,8 +120,8 @@ def worker_crash(
     topic, group = _setup(kafka, {"share.record.lock.duration.ms": lock_ms})
     # The other worker joins first and polls until it has a warm-up record: then it is a member
     # with the partition, and what it sees after the crash depends on the locks alone (a member
-    # joining later waits for its partition, up to a heartbeat interval: 5 s). It then stops
-    # polling until the crash, as in the simulator.
+    # joining later waits for its partition, up to a heartbeat interval). It then stops polling
+    # until the crash, as in the simulator.
     survivor = ShareConsumer(_consumer(kafka, group, max_poll_records))
     doomed = None
     try:
