@@ -30,6 +30,8 @@ CONFIGS = {
     "share.auto.offset.reset": "earliest",
     "share.record.lock.duration.ms": LOCK_MS,
     "share.delivery.count.limit": 5,
+    # b gets the partition at its first heartbeat after joining: every second, not every 5 s
+    "share.heartbeat.interval.ms": 1000,
 }
 #: the same on every cluster and client: (offset, delivery count) of what a and b got
 EXPECTED = {

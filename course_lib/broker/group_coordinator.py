@@ -103,6 +103,9 @@ class GroupCoordinator(CoordinatorLog):
         self.groups = {}
         #: KIP-848 consumer groups (:mod:`.consumer_group_requests`); a group id is in one of the two
         self.consumer_groups: dict[str, ConsumerGroup] = {}
+        #: share group -> {(topic, partition)} whose share-partition state is initialized
+        #: (Kafka's ShareGroupStatePartitionMetadata records; :mod:`.share_group` writes them)
+        self.share_initialized: dict[str, set] = {}
 
     def apply(self, stored) -> None:
         batch = stored.batch
@@ -116,8 +119,14 @@ class GroupCoordinator(CoordinatorLog):
             if record.key[0] == kip848.RECORD:
                 kip848.apply_record(self, record.key, record.value)
                 continue
-            _, group, topic, partition = record.key
-            if record.value is None:  # a tombstone: the offset expired
+            kind, group, topic, partition = record.key
+            if kind == "share_initialized":
+                initialized = self.share_initialized.setdefault(group, set())
+                if record.value is None:
+                    initialized.discard((topic, partition))
+                else:
+                    initialized.add((topic, partition))
+            elif record.value is None:  # a tombstone: the offset expired
                 self.offsets.get(group, {}).pop((topic, partition), None)
             elif batch.is_transactional:
                 self.pending.setdefault(batch.producer_id, {}).setdefault(group, {})[(topic, partition)] = record.value
@@ -137,6 +146,11 @@ class GroupCoordinator(CoordinatorLog):
             (("offset", group, t, p), None)
             for group, committed in sorted(self.offsets.items())
             for t, p in sorted(committed)
+            if t in topics
+        ] + [
+            (("share_initialized", group, t, p), None)
+            for group, initialized in sorted(self.share_initialized.items())
+            for t, p in sorted(initialized)
             if t in topics
         ]
         if gone:

@@ -4,9 +4,21 @@
 - A member joins with a ShareGroupHeartbeat of epoch 0 and its subscription; it heartbeats
   every ``group.share.heartbeat.interval.ms`` (5 s) and is removed after
   ``group.share.session.timeout.ms`` (45 s) of silence; epoch -1 leaves.
-- Every change of membership or subscription bumps the group epoch and recomputes the
-  assignment at once, server-side. Partitions may be *shared*: there is no revocation to wait
-  for, because a partition's records are handed out one by one under locks, never owned. With
+- **Epochs** (measured on Kafka 4.3.1, tests/real/test_share_groups_real.py). A new group starts
+  at epoch 1 (:data:`~.consumer_group.INITIAL_EPOCH`, as consumer groups since KAFKA-20268), so
+  its first member joins at epoch 2. Every change of membership or subscription bumps the group
+  epoch and recomputes the assignment at once, server-side.
+- **Share-partition initialization.** Only partitions whose share-partition state the group has
+  *initialized* are assigned. The first join to a topic finds none: the member gets epoch 2 and
+  nothing; the coordinator then initializes them (Kafka: InitializeShareGroupState to the share
+  coordinator, then a ShareGroupStatePartitionMetadata record in ``__consumer_offsets``; here
+  that record alone) and bumps the epoch again, so the member gets its partitions - and epoch
+  3 - at its next heartbeat, up to ``group.share.heartbeat.interval.ms`` later. The record
+  survives a coordinator failover; a second member, a rejoin, a new group member need nothing
+  initialized. (Kafka 4.3.1 also batches assignments, ``group.share.assignment.interval.ms``
+  1 s, so a member joining right after another briefly sees the previous epoch with nothing;
+  the simulator assigns at every change, as it does for consumer groups.)
+- Partitions may be *shared*: there is no revocation to wait for, because a partition's records are handed out one by one under locks, never owned. With
   more members than partitions every member still gets a partition (Kafka's ``SimpleAssignor``
   spreads the members over the partitions); with fewer, the partitions are dealt round-robin.
 - Membership is kept in memory, like the consumer groups of :mod:`.group_coordinator`: after a
@@ -26,6 +38,7 @@ from typing import Any, Callable, ClassVar
 
 from kafka import errors as Errors
 
+from .consumer_group import INITIAL_EPOCH
 from .protocol import ShareGroupDescribeRequest, ShareGroupHeartbeatRequest
 
 
@@ -42,8 +55,10 @@ class ShareMember:
 @dataclass
 class ShareGroup:
     group_id: str
-    epoch: int = 0
+    epoch: int = INITIAL_EPOCH
     members: dict = field(default_factory=dict)
+    #: partitions whose initialization is being written (not asked for again meanwhile)
+    initializing: set = field(default_factory=set)
 
 
 def assign(members: list[str], partitions: list[tuple]) -> dict[str, list[tuple]]:
@@ -103,6 +118,7 @@ class ShareGroupCoordinator:
             member.topics = tuple(req.topics)
             self._rebalance(g, f"{req.member_id} changed its subscription")
         member.last_heartbeat_ms = now
+        self._maybe_initialize(g)
         self._ensure_checking()
         self.broker.groups.respond(
             src,
@@ -116,18 +132,46 @@ class ShareGroupCoordinator:
             },
         )
 
+    def _subscribed(self, g: ShareGroup) -> dict[str, list[tuple]]:
+        """topic -> its partitions, for every existing topic a member subscribes to."""
+        out = {}
+        for topic in sorted({t for m in g.members.values() for t in m.topics}):
+            config = self.broker.topic_configs.get(topic)
+            if config is not None:
+                out[topic] = [(topic, p) for p in range(config.partitions)]
+        return out
+
+    def _initialized(self, group: str) -> set:
+        return self.broker.groups.share_initialized.get(group, set())
+
+    def _maybe_initialize(self, g: ShareGroup) -> None:
+        """Initialize the subscribed partitions not yet initialized; once written, bump the
+        epoch so that the next heartbeats hand them out."""
+        done = self._initialized(g.group_id)
+        wanted = [tp for tps in self._subscribed(g).values() for tp in tps if tp not in done | g.initializing]
+        if not wanted:
+            return
+        g.initializing.update(wanted)
+        term = self._epoch
+
+        def written(error) -> None:
+            g.initializing.difference_update(wanted)
+            # a failed write is asked for again at the next heartbeat; a new term has new groups
+            if error is None and term == self._epoch and self.groups.get(g.group_id) is g:
+                self._rebalance(g, f"share-partitions initialized: {sorted(wanted)}")
+
+        records = [(("share_initialized", g.group_id, t, p), True) for t, p in wanted]
+        self.broker.groups.write(records, written)
+
     def _rebalance(self, g: ShareGroup, why: str) -> None:
         g.epoch += 1
-        topics = sorted({t for m in g.members.values() for t in m.topics})
         for m in g.members.values():
             m.assignment = []
-        for topic in topics:
-            config = self.broker.topic_configs.get(topic)
-            if config is None:
-                continue
+        initialized = self._initialized(g.group_id)
+        for topic, tps in self._subscribed(g).items():
             subscribed = sorted(m for m, mem in g.members.items() if topic in mem.topics)
-            for member_id, tps in assign(subscribed, [(topic, p) for p in range(config.partitions)]).items():
-                g.members[member_id].assignment += tps
+            for member_id, got in assign(subscribed, [tp for tp in tps if tp in initialized]).items():
+                g.members[member_id].assignment += got
         for m in g.members.values():
             m.epoch = g.epoch
         self.broker.cluster.record(

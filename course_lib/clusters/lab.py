@@ -29,6 +29,10 @@ LAB_BROKER_CONFIG: dict[str, object] = {
     # a share group may set its lock as short as 1 s (default floor 15 s), as the simulator and
     # lesson 05c do (share.record.lock.duration.ms is a group config)
     "group.share.min.record.lock.duration.ms": 1000,
+    # and heartbeat every second (share.heartbeat.interval.ms, a group config; floor 5 s): a
+    # member joining a share group gets its partitions at its next heartbeat, not 5 s later
+    # (course_lib/real/share_groups.py; the default stays 5 s)
+    "group.share.min.heartbeat.interval.ms": 1000,
     "group.initial.rebalance.delay.ms": 0,
     # A follower that stops fetching leaves the ISR after replica.lag.time.max.ms (the leader
     # shrinks it) - but a *paused* or killed broker also stops heartbeating, and in KRaft the

@@ -268,7 +268,7 @@ def share_vs_group(result) -> str:
     >>> from course_lib.share_scenarios import run_share_scenario
     >>> print(share_vs_group(run_share_scenario("share_group_vs_consumer_group", seed=1)))
     ... # doctest: +NORMALIZE_WHITESPACE
-    **Measured:** the share group finishes in 1 407 ms, the consumer group in 2 134 ms. The
+    **Measured:** the share group finishes in 1 406 ms, the consumer group in 2 134 ms. The
     consumer group's workers process 20, 20, 0 and 0 records: 2 idle, since it has 2 partitions;
     the share group's process 12, 8, 12 and 8. The costs: the share group writes 42 state records
     to the share coordinator (`__share_group_state`) against the consumer group's 22 offset
@@ -288,4 +288,147 @@ def share_vs_group(result) -> str:
         f"(`__share_group_state`) against the consumer group's {n['consumer_group_commits']} offset\ncommits, and "
         f"{n['reordered']} records are processed after a later one of their partition, where the\nconsumer group "
         "keeps each partition in order."
+    )
+
+
+# ---- the real-Kafka part: the simulator's runs and Kafka 4.3.1's, side by side --------------------
+#: (label, the simulator's number, Kafka's number), for :func:`side_by_side`
+_CRASH_ROWS = [
+    ("crash: records the crashed worker held", "held_at_crash"),
+    ("crash: delivered again", "redelivered"),
+    ("crash: processed twice", "processed_twice"),
+    ("crash: ms from the crash to the redelivery", "redelivery_after_crash_ms"),
+]
+_POISON_ROWS = [
+    ("poison: deliveries of the poison record", "poison_deliveries"),
+    ("poison: its delivery counts", "poison_delivery_counts"),
+    ("poison: records archived", "archived"),
+]
+
+
+def side_by_side(sim_crash, real_crash: dict | None, sim_poison, real_poison: dict | None) -> str:
+    """The simulator's ``worker_crash`` and ``poison_message`` results and the numbers
+    :mod:`course_lib.real.share_groups` measured on Kafka, one row per number (the simulator's
+    alone while Kafka's are None).
+
+    >>> class Sim:
+    ...     def __init__(self, **numbers): self.numbers = numbers
+    >>> print(side_by_side(Sim(held_at_crash=5, redelivered=5, processed_twice=3, redelivery_after_crash_ms=4655),
+    ...     {"held_at_crash": 5, "redelivered": 5, "processed_twice": 3, "redelivery_after_crash_ms": 4726},
+    ...     Sim(poison_deliveries=5, poison_delivery_counts=[1, 2], archived=1),
+    ...     {"poison_deliveries": 5, "poison_delivery_counts": [1, 2], "archived": 1}))
+                                                      simulator    Kafka 4.3.1
+    crash: records the crashed worker held                    5              5
+    crash: delivered again                                    5              5
+    crash: processed twice                                    3              3
+    crash: ms from the crash to the redelivery             4655           4726
+    poison: deliveries of the poison record                   5              5
+    poison: its delivery counts                            1, 2           1, 2
+    poison: records archived                                  1              1
+    """
+
+    def cell(v) -> str:
+        return _and(v).replace(" and ", ", ") if isinstance(v, list) else str(v)
+
+    kafka = real_crash is not None and real_poison is not None
+    rows = [(label, sim_crash.numbers[k], real_crash[k] if kafka else "") for label, k in _CRASH_ROWS]  # type: ignore[index]
+    rows += [(label, sim_poison.numbers[k], real_poison[k] if kafka else "") for label, k in _POISON_ROWS]  # type: ignore[index]
+    width = 15 if kafka else 0
+    lines = [f"{'':<44}{'simulator':>15}{'Kafka 4.3.1' if kafka else '':>{width}}"]
+    lines += [f"{label:<44}{cell(s):>15}{cell(r):>{width}}" for label, s, r in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def real_crash_answer(real_crash: dict | None, sim_crash) -> str:
+    """When Kafka's other worker got the crashed worker's records, as one of the lesson's choices
+    (the simulator's answer while Kafka did not run: ``real_crash`` None).
+
+    >>> class Sim:
+    ...     numbers, settings = {"redelivery_after_crash_ms": 4655}, {"lock_ms": 5_000}
+    >>> real_crash_answer({"redelivery_after_crash_ms": 180}, Sim())
+    'at once'
+    >>> real_crash_answer(None, Sim())
+    'after about the lock duration'
+    """
+    if real_crash is None:
+        return crash_wait_answer(sim_crash)
+
+    class Run:
+        numbers, settings = real_crash, sim_crash.settings
+
+    return crash_wait_answer(Run())
+
+
+def real_kafka(sim_crash, real_crash: dict | None, sim_poison, real_poison: dict | None, skipped: str = "") -> str:
+    """What the side-by-side runs say, each number from the runs; while Kafka did not run
+    (``real_crash`` None, ``skipped`` says why), what the simulator answers.
+
+    >>> class Sim:
+    ...     def __init__(self, settings, **numbers): self.settings, self.numbers = settings, numbers
+    >>> crash = Sim({"lock_ms": 5000}, held_at_crash=5, redelivered=5, processed_twice=3, redelivery_after_crash_ms=4655)
+    >>> poisoned = Sim({"poison": 3}, poison_deliveries=5, poison_delivery_counts=[1, 2, 3, 4, 5], archived=1)
+    >>> print(real_kafka(crash, {"held_at_crash": 5, "redelivered": 5, "processed_twice": 3,
+    ...     "redelivery_after_crash_ms": 275, "delivery_counts": [2, 2, 2, 2, 2]},
+    ...     poisoned, {"poison_deliveries": 5, "poison_delivery_counts": [1, 2, 3, 4, 5], "archived": 1}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    **Measured on Kafka 4.3.1:** the other worker got the crashed worker's 5 records 275 ms after
+    the crash (the simulator: 4 655 ms, with a lock of 5 000 ms), with delivery count 2: the broker
+    handed them back when the process died, before the lock ran out. 3 records were processed
+    twice (the simulator: 3). `job-3` was delivered 5 times (delivery counts 1, 2, 3, 4 and 5),
+    then archived (the simulator: 5 times, then archived). The counts agree; the wait does not.
+    When a process dies its connections close, and Kafka ends its share session and releases
+    what it held at once (`SharePartitionManager.releaseSession`). The simulator's crashed
+    worker keeps its connections, so its records wait for the lock: what Kafka does when a
+    machine freezes or is cut off without closing them. Either way the finished records are
+    processed twice.
+    """
+    sim_after = sim_crash.numbers["redelivery_after_crash_ms"]
+    lock = sim_crash.settings["lock_ms"]
+    if real_crash is None or real_poison is None:
+        return (
+            f"**Not run on Kafka here** ({skipped.rstrip('.')}). The simulator's answer, with the same settings: the "
+            f"other worker gets the\ncrashed worker's {sim_crash.numbers['redelivered']} records "
+            f"{_thousands(sim_after) + ' ms' if sim_after is not None else 'never'} after the crash, with a lock of "
+            f"{_thousands(lock)} ms. Set `REAL_KAFKA = True`\nabove (with Java 17+ and Maven) to see whether Kafka "
+            "4.3.1 agrees."
+        )
+    after = real_crash["redelivery_after_crash_ms"]
+    counts = sorted(set(real_crash.get("delivery_counts", [])))
+    if after is None:
+        crash = "the other worker never got the crashed worker's records back"
+    else:
+        how = (
+            "killing\nthe process did not hand them back; the lock ran out"
+            if real_crash_answer(real_crash, sim_crash) != "at once"
+            else "the broker\nhanded them back when the process died, before the lock ran out"
+        )
+        crash = (
+            f"the other worker got the crashed worker's {real_crash['redelivered']} records {_thousands(after)} ms after\n"
+            f"the crash (the simulator: {_thousands(sim_after) + ' ms' if sim_after is not None else 'never'}, "
+            f"with a lock of {_thousands(lock)} ms), with delivery count {_and(counts)}: {how}"
+        )
+    archived = "then\narchived" if real_poison["archived"] else "and it\nwas not archived"
+    sim_archived = "then archived" if sim_poison.numbers["archived"] else "not archived"
+    same = all(sim_crash.numbers[k] == real_crash[k] for _, k in _CRASH_ROWS[:3]) and all(
+        sim_poison.numbers[k] == real_poison[k] for _, k in _POISON_ROWS
+    )
+    verdict = (
+        "The counts agree" if same else "Where the counts differ, Kafka is right: the simulator has a gap to close"
+    )
+    if real_crash_answer(real_crash, sim_crash) == crash_wait_answer(sim_crash):
+        verdict += "; so does\nthe wait (the times differ by when each worker happened to poll)."
+    elif after is not None and real_crash_answer(real_crash, sim_crash) == "at once":
+        verdict += (
+            "; the wait does not.\nWhen a process dies its connections close, and Kafka ends its share session and "
+            "releases\nwhat it held at once (`SharePartitionManager.releaseSession`). The simulator's crashed\n"
+            "worker keeps its connections, so its records wait for the lock: what Kafka does when a\nmachine "
+            "freezes or is cut off without closing them. Either way the finished records are\nprocessed twice."
+        )
+    else:
+        verdict += "; the wait does not: Kafka is right, and the simulator has a gap to close."
+    return (
+        f"**Measured on Kafka 4.3.1:** {crash}. {_are(real_crash['processed_twice']).replace(' are', ' were').replace(' is', ' was')} "
+        f"processed twice (the\nsimulator: {sim_crash.numbers['processed_twice']}). `job-{sim_poison.settings['poison']}` was "
+        f"delivered {real_poison['poison_deliveries']} times (delivery counts {_and(real_poison['poison_delivery_counts'])}), "
+        f"{archived} (the simulator: {sim_poison.numbers['poison_deliveries']} times, {sim_archived}). {verdict}"
     )

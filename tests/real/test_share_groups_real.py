@@ -43,6 +43,16 @@ def test_the_wire_advertises_kafkas_share_api_versions(cluster):
     assert finalized["share.version"] == KAFKA_4_3_FEATURES["share.version"]
 
 
+@pytest.mark.timeout(60)
+def test_share_member_epochs_on_kafka(cluster):
+    """Two members joining and leaving by raw ShareGroupHeartbeat (the wire cluster's test asserts
+    the same): a new group at epoch 1, its first member joining at 2 with nothing."""
+    topic = cluster.create_topic(f"share-{uuid.uuid4().hex[:8]}", partitions=1)
+    group = share.new_group()
+    share.configure_with_admin(cluster.bootstrap_servers, group)
+    assert share.heartbeat_epochs(cluster.bootstrap_servers, topic, group) == share.EPOCHS
+
+
 @pytest.mark.timeout(240)
 def test_librdkafka_share_consumers_on_kafka(cluster):
     # once per test run: notebook 09's protocol matrix reads it back (course_lib/protocol_matrix.py)
@@ -80,3 +90,29 @@ def test_a_share_partition_leader_failover_on_kafka(healthy):
     from course_lib import share_leader_failover as failover
 
     assert failover.kafka_run(healthy, "confluent-kafka") == failover.EXPECTED
+
+
+@pytest.mark.timeout(120)
+def test_a_killed_share_consumer_process_gives_its_records_back_at_once(cluster):
+    """Lesson 05c's real-Kafka part (:mod:`course_lib.real.share_groups`), small: a worker's
+    process is SIGKILLed holding records, 3 of them processed. The counts are the simulator's,
+    the wait is not: Kafka 4.3.1 releases the records as soon as the killed process's connection
+    closes (its share session ends: ``SharePartitionManager.releaseSession``), long before the
+    lock runs out; the simulator's crashed worker keeps its connections and its records wait for
+    the lock - what Kafka does for a frozen or cut-off machine. (A gap of the simulator: when it
+    closes, the second assertion changes.)"""
+    from course_lib.explain import lesson05c
+    from course_lib.real import share_groups
+    from course_lib.share_scenarios import run_share_scenario
+
+    settings = dict(records=10, max_poll_records=5, processed_before_crash=3, handler_ms=50, lock_ms=10_000)
+    sim = run_share_scenario("worker_crash", seed=1, **settings)
+    real = share_groups.worker_crash(cluster, **settings)
+    print("kafka 4.3.1 worker crash:", real, "simulator:", sim.numbers)
+    counts = ("held_at_crash", "redelivered", "processed_twice")
+    assert {k: real[k] for k in counts} == {k: sim.numbers[k] for k in counts}
+    assert (lesson05c.real_crash_answer(real, sim), lesson05c.crash_wait_answer(sim)) == (
+        "at once",
+        "after about the lock duration",
+    )
+    assert real["delivery_counts"] == [2] * real["redelivered"]  # a release keeps the delivery count

@@ -94,6 +94,14 @@ def test_librdkafka_share_consumers_on_the_wire(monkeypatch):
     assert versions[ApiKey.ShareGroupHeartbeat] == [1] and versions[ApiKey.ShareFetch] == [1]
 
 
+@pytest.mark.timeout(60)
+def test_share_member_epochs_on_the_wire(wire_cluster):
+    """Two members joining and leaving by raw ShareGroupHeartbeat: Kafka 4.3.1's member epochs
+    (tests/real/test_share_groups_real.py), a new group starting at epoch 1."""
+    topic, group = share.wire_setup(wire_cluster)
+    assert share.heartbeat_epochs(wire_cluster.bootstrap_servers, topic, group) == share.EPOCHS
+
+
 def test_share_sessions_and_bad_requests_get_kafkas_errors(wire):
     """Share session epochs as Kafka's ``SharePartitionManager`` checks them, a malformed
     acknowledgement batch and a join without a subscription: each a clear error code; a truncated
