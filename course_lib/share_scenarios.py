@@ -175,6 +175,7 @@ class Worker:
         self.queue: list[tuple[float, Message, bool]] = []  # (finishes at, message, succeeds)
         self.next_ms = cluster.now
         self.next_renew = None
+        self.lost: set[tuple] = set()  # (partition, offset) whose RENEW the broker refused
         self.crashed = False
 
     def step(self) -> None:
@@ -194,6 +195,11 @@ class Worker:
                 for _, m, _ in self.queue:
                     self.consumer.acknowledge(m, AcknowledgeType.RENEW)
                 self.consumer.commit_sync()
+                # as with the Java client: the renewed records come back from the next poll(),
+                # to be acknowledged when their handler is done; one whose RENEW failed is no
+                # longer this worker's to acknowledge (its handler still runs to the end)
+                back = {(m.partition(), m.offset()) for m in self.consumer.poll(self.poll_s)}
+                self.lost |= {(m.partition(), m.offset()) for _, m, _ in self.queue} - back
                 self.next_renew = self.cluster.now + self.renew_every_ms
             wake = self.queue[0][0]
             if self.renew_every_ms is not None and self.next_renew is not None:
@@ -230,7 +236,7 @@ class Worker:
             for _, m, ok in done:
                 if ok is True:
                     _processed(self.cluster, self.name, m.value(), m.partition(), m.offset())
-                if self.explicit:
+                if self.explicit and (m.partition(), m.offset()) not in self.lost:
                     self.consumer.acknowledge(m, _ack_type(ok))
             self.queue = self.queue[len(done) :]
             if self.explicit:  # implicit: the next poll (or close) accepts the batch

@@ -38,6 +38,11 @@ What it does, as confluent-kafka and the Java ``KafkaShareConsumer`` do:
   or the next ``poll()`` does.
 - ACCEPT: done. RELEASE: deliver it again (to anyone). REJECT: give up on it (archived).
   RENEW (KIP-1222, Java 4.3's ``AcknowledgeType.RENEW``): keep holding it, with a fresh lock.
+  As in the Java client 4.3.1 (``ShareInFlightBatch``, ``ShareConsumerImpl.collect``), a RENEWed
+  record leaves the application's hands until the broker has renewed its lock: the next
+  ``poll()`` hands back just the renewed records (no new ones), to be acknowledged again;
+  acknowledging it before that is refused. (Measured on Kafka 4.3.1 with Java:
+  course_lib/share_renew.py.)
   confluent-kafka 2.16.1 has no RENEW (its ``AcknowledgeType`` stops at REJECT); the simulator
   offers it so the lesson can show what the Java client can do.
 - Nothing is committed by offset: there is no ``commit(offsets)``, ``seek`` or ``position``.
@@ -187,6 +192,9 @@ class ShareConsumer(Requests):
         self._fetching: set = set()
         self._buffer: list[Message] = []
         self._delivered: dict[tuple, Message] = {}  # (topic, partition, offset) -> not yet acknowledged
+        #: RENEWed records: waiting for the broker's answer, then handed back by the next poll()
+        self._renewing: dict[tuple, Message] = {}
+        self._renewed: list[Message] = []
         self._acks: dict[tuple, list] = {}  # tp -> [(offset, type)] to send
         self._acks_in_flight = 0
         self._results: list = []  # commit results for the callback: (offsets, exception)
@@ -231,6 +239,8 @@ class ShareConsumer(Requests):
                 f"acknowledged (e.g. {first!r}); call acknowledge(msg, AcknowledgeType.X) for each first"
             )
         timeout_ms = 60_000 if timeout is None or timeout < 0 else timeout * 1000
+        if self._renewing or self._renewed:
+            return self._poll_renewed(timeout_ms)
         self._accept_delivered()
         self._polling = True
         try:
@@ -251,6 +261,24 @@ class ShareConsumer(Requests):
                 [[m.partition(), m.offset(), _text(m.value()), m.delivery_count()] for m in messages],
                 topic=messages[0].topic(),
             )
+        return messages
+
+    def _poll_renewed(self, timeout_ms: float) -> list:
+        """poll() while RENEWs are pending: send them, wait for the answers, return the renewed
+        records. Only while an answer is still awaited does a fetch go out (what it brings waits
+        for a later poll, its locks running): ``ShareConsumerImpl.collect``."""
+        self._polling = True
+        try:
+            self._send_pending_acks()
+            if self._renewing:
+                self._advance()
+            self._sim.run_until(lambda: not self._renewing, timeout_ms)
+        finally:
+            self._polling = False
+        self._run_callbacks()
+        messages, self._renewed = self._renewed, []
+        for m in messages:
+            self._delivered[(m.topic(), m.partition(), m.offset())] = m
         return messages
 
     def consume(self, num_messages=1, timeout=-1):
@@ -278,8 +306,9 @@ class ShareConsumer(Requests):
             raise IllegalStateException(
                 f"{topic}-{partition}@{offset} is not in flight: it was never polled or is acknowledged"
             )
-        if ack_type != AcknowledgeType.RENEW:
-            del self._delivered[key]
+        message = self._delivered.pop(key)
+        if ack_type == AcknowledgeType.RENEW:
+            self._renewing[key] = message
         self._acks.setdefault((topic, partition), []).append((offset, int(ack_type)))
 
     def commit_sync(self, timeout=60):
@@ -530,6 +559,10 @@ class ShareConsumer(Requests):
         else:
             outcome = INFO  # lost answer, timeout, leader gone: maybe applied, maybe not
         self._history.complete(op, outcome, error=None if error is None else _name(error))
+        for _, o, k in op.value:
+            renewed = self._renewing.pop((tp[0], tp[1], o), None) if k == "renew" else None
+            if renewed is not None and error is None:
+                self._renewed.append(renewed)
         offsets = {o for _, o, k in op.value if k != "renew"}
         self._results.append(({TopicPartition(*tp): offsets}, None if error is None else KafkaException(_name(error))))
 

@@ -33,3 +33,12 @@ def test_a_share_partition_leader_failover_with_java_on_the_wire(driver):
 
     for wire in failover.wire_like_the_lab():
         assert failover.wire_run(wire, "java", driver) == failover.EXPECTED
+
+
+@pytest.mark.timeout(90)
+def test_java_renews_a_lock_on_the_wire(driver, wire_cluster):
+    """course_lib/share_renew.py: RENEW keeps the record the holder's, and the next poll() hands it
+    back, as on Kafka 4.3.1 (tests/real/test_share_groups_real.py) and in the simulator."""
+    from course_lib import share_renew
+
+    assert share_renew.java_run(wire_cluster, driver, renew=True, wire=True) == share_renew.EXPECTED[True]

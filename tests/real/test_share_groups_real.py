@@ -116,3 +116,12 @@ def test_a_killed_share_consumer_process_gives_its_records_back_at_once(cluster)
         "after about the lock duration",
     )
     assert real["delivery_counts"] == [2] * real["redelivered"]  # a release keeps the delivery count
+
+
+@pytest.mark.timeout(90)
+def test_java_renews_a_lock_on_kafka(driver, cluster):
+    """course_lib/share_renew.py with the Java client 4.3.1 (confluent-kafka has no RENEW); the
+    wire cluster and the simulator give the same."""
+    from course_lib import share_renew
+
+    assert share_renew.java_run(cluster, driver, renew=True, wire=False) == share_renew.EXPECTED[True]
