@@ -5,6 +5,7 @@ observations (tests/consumer_protocol_support.py)."""
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -76,7 +77,17 @@ def test_slow_handler_java_and_librdkafka(driver, cluster):
 def test_java_first_member_epochs(driver, cluster):
     """A new group's first member is at epoch 2 on Kafka 4.3.1 (KAFKA-20268), whatever it
     subscribes to; the wire cluster gives the same (tests/java_client/test_consumer_group_protocol_wire.py)."""
-    got = kip848.first_epochs(driver, cluster)
+    from tests.wire.client_probes import leaders_seen
+
+    def known_to_all(topic: str) -> None:
+        """Every broker's own Metadata answer has a leader for the topic (the coordinator too)."""
+        brokers = cluster.bootstrap_servers.split(",")
+        deadline = time.monotonic() + 30
+        while -1 in leaders_seen(brokers, topic).values():
+            assert time.monotonic() < deadline, f"{topic}: not on every broker within 30 s"
+            time.sleep(0.05)
+
+    got = kip848.first_epochs(driver, cluster, known_to_all=known_to_all)
     print("kafka 4.3.1 first epochs:", got.pop("trails"))
     assert got == kip848.FIRST_EPOCHS
 
