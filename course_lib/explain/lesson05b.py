@@ -375,9 +375,9 @@ def consumer_protocol(runs) -> str:
     once (a consumer group has no initial rebalance delay). `slow` joined 0.15 ms later, but the
     coordinator computes a target assignment at most once per `group.consumer.assignment.interval.ms`
     (1.00 s) and only in a heartbeat: the target of epoch 3 came with the next heartbeat, at 5.11 s.
-    Then incremental reconciliation revokes before it assigns: `fast` gave up partition 1 at 5.11 s,
-    and `slow` got it only with its own next heartbeat, at 10.11 s. So `slow` owned nothing for
-    10.11 s. `fast` processed all 40 messages before `slow` had a record to read, so `slow`'s handler
+    Then incremental reconciliation revokes before it assigns: `fast` gave up partition 1 at 5.12 s,
+    and `slow` got it only with its own next heartbeat, at 10.12 s. So `slow` owned nothing for
+    10.12 s. `fast` processed all 40 messages before `slow` had a record to read, so `slow`'s handler
     never ran: it is never thrown out, and no message is processed twice. A consumer group does not
     stop for a rebalance; the member a partition moves to waits instead, here 2.0 heartbeat
     intervals (5.00 s each) - and a

@@ -359,9 +359,9 @@ def real_crash_answer(real_crash: dict | None, sim_crash) -> str:
     return crash_wait_answer(Run())
 
 
-def real_kafka(sim_crash, real_crash: dict | None, sim_poison, real_poison: dict | None, skipped: str = "") -> str:
+def real_kafka(sim_crash, real_crash: dict | None, sim_poison, real_poison: dict | None) -> str:
     """What the side-by-side runs say, each number from the runs; while Kafka did not run
-    (``real_crash`` None, ``skipped`` says why), what the simulator answers.
+    (``real_crash`` None: the cell above printed why), what the simulator answers.
 
     >>> class Sim:
     ...     def __init__(self, settings, **numbers): self.settings, self.numbers = settings, numbers
@@ -374,7 +374,7 @@ def real_kafka(sim_crash, real_crash: dict | None, sim_poison, real_poison: dict
     **Measured on Kafka 4.3.1:** the other worker got the crashed worker's 5 records 275 ms after
     the crash (the simulator: 4 655 ms, with a lock of 5 000 ms), with delivery count 2: the broker
     handed them back when the process died, before the lock ran out. 3 records were processed
-    twice (the simulator: 3). `job-3` was delivered 5 times (delivery counts 1, 2, 3, 4 and 5),
+    twice (the simulator: 3). `job-3` was delivered 5 times (the simulator's delivery counts),
     then archived (the simulator: 5 times, then archived). The counts agree; the wait does not.
     When a process dies its connections close, and Kafka ends its share session and releases
     what it held at once (`SharePartitionManager.releaseSession`). The simulator's crashed
@@ -385,12 +385,13 @@ def real_kafka(sim_crash, real_crash: dict | None, sim_poison, real_poison: dict
     sim_after = sim_crash.numbers["redelivery_after_crash_ms"]
     lock = sim_crash.settings["lock_ms"]
     if real_crash is None or real_poison is None:
+        # (why it did not run is printed above the lock-in, so it is not repeated here)
         return (
-            f"**Not run on Kafka here** ({skipped.rstrip('.')}). The simulator's answer, with the same settings: the "
+            "**Not run on Kafka here.** The simulator's answer, with the same settings: the "
             f"other worker gets the\ncrashed worker's {sim_crash.numbers['redelivered']} records "
             f"{_thousands(sim_after) + ' ms' if sim_after is not None else 'never'} after the crash, with a lock of "
-            f"{_thousands(lock)} ms. Set `REAL_KAFKA = True`\nabove (with Java 17+ and Maven) to see whether Kafka "
-            "4.3.1 agrees."
+            f"{_thousands(lock)} ms. Whether Kafka 4.3.1 agrees\nis for the run on Kafka (Java 17+ and Maven): "
+            "turn the real-Kafka part on and run this section again."
         )
     after = real_crash["redelivery_after_crash_ms"]
     counts = sorted(set(real_crash.get("delivery_counts", [])))
@@ -408,6 +409,13 @@ def real_kafka(sim_crash, real_crash: dict | None, sim_poison, real_poison: dict
             f"with a lock of {_thousands(lock)} ms), with delivery count {_and(counts)}: {how}"
         )
     archived = "then\narchived" if real_poison["archived"] else "and it\nwas not archived"
+    # the simulator's counts are on the page above (its poison run): say whether Kafka's match
+    real_counts = real_poison["poison_delivery_counts"]
+    poison_counts = (
+        "the simulator's delivery counts"
+        if real_counts == sim_poison.numbers["poison_delivery_counts"]
+        else f"delivery counts {_and(real_counts)}"
+    )
     sim_archived = "then archived" if sim_poison.numbers["archived"] else "not archived"
     same = all(sim_crash.numbers[k] == real_crash[k] for _, k in _CRASH_ROWS[:3]) and all(
         sim_poison.numbers[k] == real_poison[k] for _, k in _POISON_ROWS
@@ -429,6 +437,6 @@ def real_kafka(sim_crash, real_crash: dict | None, sim_poison, real_poison: dict
     return (
         f"**Measured on Kafka 4.3.1:** {crash}. {_are(real_crash['processed_twice']).replace(' are', ' were').replace(' is', ' was')} "
         f"processed twice (the\nsimulator: {sim_crash.numbers['processed_twice']}). `job-{sim_poison.settings['poison']}` was "
-        f"delivered {real_poison['poison_deliveries']} times (delivery counts {_and(real_poison['poison_delivery_counts'])}), "
+        f"delivered {real_poison['poison_deliveries']} times ({poison_counts}), "
         f"{archived} (the simulator: {sim_poison.numbers['poison_deliveries']} times, {sim_archived}). {verdict}"
     )
