@@ -23,8 +23,9 @@ from typing import Callable
 from .share_group_experiments import JavaWorker, SimWorker, configure_with_admin
 
 LOCK_MS = 2000
-#: the holder works for this many half-locks: twice its lock
-HALF_LOCKS = 4
+#: the holder works for this many quarter-locks - one and a half locks - and renews at each: a
+#: renewal a whole quarter late (a busy machine) still comes before the lock runs out
+QUARTERS = 6
 CONFIGS = {
     "share.auto.offset.reset": "earliest",
     "share.record.lock.duration.ms": LOCK_MS,
@@ -34,7 +35,7 @@ CONFIGS = {
 #: (offset, delivery count): what the holder's polls after each RENEW gave back, and what the
 #: other worker got while the holder worked
 EXPECTED = {
-    True: {"renewed": [[0, 1]] * HALF_LOCKS, "other_got": []},
+    True: {"renewed": [[0, 1]] * QUARTERS, "other_got": []},
     False: {"renewed": [], "other_got": [[0, 2]]},
 }
 
@@ -42,7 +43,7 @@ EXPECTED = {
 def renew_run(make: Callable, produce: Callable, renew: bool, clock=time.monotonic, timeout_s: float = 60) -> dict:
     """``make()`` -> a worker (:class:`~course_lib.share_group_experiments.SimWorker`'s calls);
     ``produce()`` writes one record. Both workers poll until one holds it; that one works for
-    :data:`HALF_LOCKS` half-locks (renewing at each when ``renew``) while the other polls on."""
+    :data:`QUARTERS` quarter-locks (renewing at each when ``renew``) while the other polls on."""
     workers = [make(), make()]
     try:
         produce()
@@ -59,8 +60,8 @@ def renew_run(make: Callable, produce: Callable, renew: bool, clock=time.monoton
         (_, _, count, record) = held[0]
         renewed: list = []
         other_got: list = []
-        for _ in range(HALF_LOCKS):
-            until = clock() + LOCK_MS / 2000
+        for _ in range(QUARTERS):
+            until = clock() + LOCK_MS / 4000
             while clock() < until:
                 for offset, _, n, r in other.poll(0.2):
                     other_got.append([offset, n])
