@@ -5,7 +5,6 @@ observations (tests/consumer_protocol_support.py)."""
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import pytest
@@ -13,6 +12,7 @@ import pytest
 from course_lib import protocol_matrix as matrix
 from tests import consumer_protocol_support as kip848
 from tests.java_client import support
+from tests.wire.client_probes import known_to_all
 
 pytestmark = pytest.mark.real_kafka
 
@@ -23,7 +23,9 @@ def driver():
 
 
 def _topic(cluster) -> str:
-    return cluster.create_topic(f"kip848-{uuid.uuid4().hex[:8]}", partitions=4)
+    topic = cluster.create_topic(f"kip848-{uuid.uuid4().hex[:8]}", partitions=4)
+    known_to_all(cluster.bootstrap_servers, topic)  # else the first epochs may be one more
+    return topic
 
 
 @pytest.mark.timeout(240)
@@ -77,17 +79,9 @@ def test_slow_handler_java_and_librdkafka(driver, cluster):
 def test_java_first_member_epochs(driver, cluster):
     """A new group's first member is at epoch 2 on Kafka 4.3.1 (KAFKA-20268), whatever it
     subscribes to; the wire cluster gives the same (tests/java_client/test_consumer_group_protocol_wire.py)."""
-    from tests.wire.client_probes import leaders_seen
-
-    def known_to_all(topic: str) -> None:
-        """Every broker's own Metadata answer has a leader for the topic (the coordinator too)."""
-        brokers = cluster.bootstrap_servers.split(",")
-        deadline = time.monotonic() + 30
-        while -1 in leaders_seen(brokers, topic).values():
-            assert time.monotonic() < deadline, f"{topic}: not on every broker within 30 s"
-            time.sleep(0.05)
-
-    got = kip848.first_epochs(driver, cluster, known_to_all=known_to_all)
+    got = kip848.first_epochs(
+        driver, cluster, known_to_all=lambda topic: known_to_all(cluster.bootstrap_servers, topic)
+    )
     print("kafka 4.3.1 first epochs:", got.pop("trails"))
     assert got == kip848.FIRST_EPOCHS
 
