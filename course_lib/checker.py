@@ -429,7 +429,7 @@ def observe_share(history: History, topic: str) -> ShareObserved:
                     archived.setdefault((partition, offset), ("rejected by its worker", op.time_ms))
                 for offset in value["delivery_limit"]:
                     archived.setdefault((partition, offset), ("released at the delivery count limit", op.time_ms))
-            else:  # share_lock_expired, share_released_on_close
+            else:  # share_lock_expired, share_released_on_close, share_released_on_disconnect
                 events.append(op)
                 for offset in value.get("archived", ()):
                     archived.setdefault((partition, offset), ("its last allowed delivery's lock expired", op.time_ms))
@@ -452,6 +452,8 @@ def _why_redelivered(obs: ShareObserved, key, before: Delivery, after: Delivery)
             return f"{before.worker}'s lock on it expired after {held:g} ms without an acknowledgement"
         if op.f == "share_released_on_close" and v["partition"] == partition and offset in v["offsets"]:
             return f"{before.worker} closed holding it, which released it"
+        if op.f == "share_released_on_disconnect" and v["partition"] == partition and offset in v["offsets"]:
+            return f"{before.worker}'s connection closed while it held it (a killed process, a dropped connection), which released it"
         if (
             op.f == OpName.SHARE_ACK
             and op.process == before.worker

@@ -11,7 +11,8 @@ names - against a seeded simulated cluster, judges the history with
 ``worker_crash``                  a worker crashes holding ``max_poll_records`` records after
                                   processing ``processed_before_crash`` of them:
                                   ``redelivered``, ``processed_twice``,
-                                  ``redelivery_after_crash_ms`` (about the lock duration)
+                                  ``redelivery_after_crash_ms`` (at once when its process
+                                  is killed; about the lock duration with ``host_lost``)
 ``paused_worker``                 a worker freezes longer than the lock after processing:
                                   the others process its ``held_when_paused`` records again,
                                   its late ACCEPTs are refused (``refused_acks``, in records)
@@ -242,14 +243,15 @@ class Worker:
             if self.explicit:  # implicit: the next poll (or close) accepts the batch
                 self.consumer.commit_sync()
 
-    def crash(self) -> None:
-        """Dies where it is: what it finished is recorded as processed, nothing is acknowledged."""
+    def crash(self, host: bool = False) -> None:
+        """Dies where it is: what it finished is recorded as processed, nothing is acknowledged
+        (``host``: its machine is gone, not just its process: ``ShareConsumer.crash``)."""
         now = self.cluster.now
         for finish, m, ok in self.queue:
             if finish <= now and ok is True:
                 _processed(self.cluster, self.name, m.value(), m.partition(), m.offset())
         self.queue = []
-        self.consumer.crash()
+        self.consumer.crash(host=host)
         self.crashed = True
 
 
@@ -336,7 +338,12 @@ def _drained(cluster, records: int) -> Callable[[], bool]:
         for op in ops[seen[0] :]:
             if op.f == OpName.SHARE_ACK and op.type == "ok":
                 finished.update((p, o) for p, o, k in op.value if k in ("accept", "reject"))
-            elif op.f in ("share_archived", "share_lock_expired", "share_released_on_close"):
+            elif op.f in (
+                "share_archived",
+                "share_lock_expired",
+                "share_released_on_close",
+                "share_released_on_disconnect",
+            ):
                 v = op.value
                 for name in ("archived", "rejected", "delivery_limit"):
                     finished.update((v["partition"], o) for o in v.get(name, ()))
@@ -424,10 +431,12 @@ def worker_crash(
     processed_before_crash: int = 3,
     handler_ms: float = 100,
     lock_ms: float = RECORD_LOCK_DURATION_MS,
+    host_lost: bool = False,
 ) -> ShareScenarioResult:
-    """A worker crashes holding records it has partly processed. Nobody acknowledged them: after
-    the lock duration the broker hands them to the other worker - those already processed are
-    processed twice."""
+    """A worker crashes holding records it has partly processed. Nobody acknowledged them, so the
+    broker hands them to the other worker - those already processed are processed twice. When?
+    A killed process's connections close, and the broker releases its records at once; a lost
+    machine (``host_lost``) closes nothing, and they wait for their locks to expire."""
     cluster = _cluster(seed, 1, records, lock_ms, DELIVERY_COUNT_LIMIT)
     doomed = Worker(cluster, _fixed(handler_ms), max_poll_records)
     survivor = Worker(cluster, _fixed(handler_ms), max_poll_records)
@@ -435,7 +444,7 @@ def worker_crash(
     held = [m for _, m, _ in doomed.queue]
     crash_at = cluster.now + processed_before_crash * handler_ms + handler_ms / 2
     cluster.run_for(crash_at - cluster.now)
-    doomed.crash()
+    doomed.crash(host=host_lost)
     crashed_ms = cluster.now
     run_workers(cluster, [survivor], _drained(cluster, records), 10 * lock_ms + 60_000)
     history = cluster.history
@@ -452,6 +461,7 @@ def worker_crash(
         "processed_before_crash": processed_before_crash,
         "handler_ms": handler_ms,
         "lock_ms": lock_ms,
+        "host_lost": host_lost,
     }
     numbers = {
         "held_at_crash": len(held),

@@ -118,16 +118,36 @@ def test_reject_archives_it_at_once():
 
 
 def test_an_expired_lock_hands_the_record_to_another_member():
-    """AcquisitionLockTimerTask: after group.share.record.lock.duration.ms the record is AVAILABLE."""
+    """AcquisitionLockTimerTask: after group.share.record.lock.duration.ms the record is AVAILABLE
+    (a machine that is gone: no connection closes)."""
     cluster = setup(records=1)
     a, b = worker(cluster), worker(cluster)
     (m,) = a.poll(5)
     acquired = cluster.now
-    a.crash()
+    a.crash(host=True)
     again = poll_until(b, lambda ms: True, cluster)
     assert values(again) == [("m-0", 2)]
     waited = cluster.now - acquired
     assert RECORD_LOCK_DURATION_MS <= waited <= RECORD_LOCK_DURATION_MS + 2_000, (waited, cluster.seed)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_killed_process_gives_its_records_back_when_its_connections_close(seed):
+    """A SIGKILLed consumer's operating system closes its connections; the broker ends its share
+    session and releases what it held (measured on Kafka 4.3.1: within a second, whatever the
+    lock), each delivery counted."""
+    cluster = setup(records=4, seed=seed)
+    a, b = worker(cluster), worker(cluster)
+    held = poll_until(a, lambda ms: True, cluster)
+    t = cluster.now
+    a.crash()
+    again = []
+    while len(again) < len(held):
+        again += b.poll(0.1)
+        assert cluster.now - t < 1_000, (values(again), cluster.seed)
+    assert values(again) == [(v, 2) for v, _ in values(held)]
+    released = [op.value for op in cluster.history if op.f == "share_released_on_disconnect"]
+    assert len(released) == 1, released
 
 
 def test_a_shorter_group_lock_duration_expires_sooner():
@@ -135,7 +155,7 @@ def test_a_shorter_group_lock_duration_expires_sooner():
     a, b = worker(cluster), worker(cluster)
     a.poll(5)
     t = cluster.now
-    a.crash()
+    a.crash(host=True)
     poll_until(b, lambda ms: True, cluster)
     assert 5_000 <= cluster.now - t <= 7_000
 

@@ -50,8 +50,20 @@ def test_more_workers_than_partitions_leaves_none_idle(seed):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_a_crashed_worker_s_records_come_back_after_the_lock(seed):
+def test_a_killed_worker_s_records_come_back_at_once(seed):
+    """Its process dies, its connections close: the broker releases what it held (Kafka 4.3.1:
+    within a second of a SIGKILL), each delivery counted."""
     r, where = judged("worker_crash", seed, processed_before_crash=3, max_poll_records=5)
+    assert r.numbers["held_at_crash"] == 5 and r.numbers["redelivered"] == 5, where
+    assert r.numbers["processed_twice"] == 3, where
+    assert r.numbers["redelivery_after_crash_ms"] < 1_000, where
+    causes = [a.explanation for a in r.check.by_kind("redelivered")]
+    assert all("connection closed while it held it" in c for c in causes), causes
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_lost_machine_s_records_come_back_after_the_lock(seed):
+    r, where = judged("worker_crash", seed, processed_before_crash=3, max_poll_records=5, host_lost=True)
     assert r.numbers["held_at_crash"] == 5 and r.numbers["redelivered"] == 5, where
     assert r.numbers["processed_twice"] == 3, where
     # the lock started at the poll, ~3.5 handler runs before the crash

@@ -271,7 +271,9 @@ class Broker:
         self.send(src, FindCoordinatorResponse(msg.corr, None, state.leader))
 
     def on_disconnect(self, peer: str) -> None:
-        """A connection closed: followers fetching from that peer back off and retry."""
+        """A connection closed: the share sessions it carried end; followers fetching from that
+        peer back off and retry."""
+        self.shares.disconnected(peer)
         for partition in self.partitions.values():
             if not partition.is_leader and partition.leader_id is not None and node_name(partition.leader_id) == peer:
                 partition.retry_fetch_later()

@@ -420,11 +420,12 @@ class SharePartition:
             r.lock, r.deadline = lock, deadline
         self.broker.schedule_timer(self.settings.record_lock_duration_ms, self._lock_expired, lock)
 
-    def release_member(self, member: str) -> None:
-        """The member closed its share session: what it holds is available again at once."""
+    def release_member(self, member: str, why: str = "released_on_close") -> None:
+        """The member's share session ended (it closed it, or its connection closed: ``why``
+        "released_on_disconnect"): what it holds is available again at once."""
         held = [o for o, r in sorted(self.records.items()) if r.state == ACQUIRED and r.member == member]
         if held:
-            self._release(held, "released_on_close")
+            self._release(held, why)
 
     # ---- persistence -------------------------------------------------------------------------------
     def _advance_start(self) -> None:
@@ -495,11 +496,24 @@ class SharePartitionManager:
         self.parked: dict[tuple, list] = {}
         self._corr = 0
         self._locks = 0
+        #: connection (the client's node) -> the (group, member)s whose share sessions it carries
+        self.sessions: dict[str, set[tuple[str, str]]] = {}
 
     def crash(self) -> None:
         self.partitions.clear()
         self._pending.clear()
         self.parked.clear()
+        self.sessions.clear()
+
+    def disconnected(self, src: str) -> None:
+        """A client's connection closed (it closed it, or its process died and its operating
+        system did): the share sessions it carried end, and what their members hold here is
+        available again at once (Kafka's ``SharePartitionManager``, on a disconnect: measured on
+        4.3.1, a SIGKILLed consumer's records come back within a second, whatever the lock)."""
+        for group, member in sorted(self.sessions.pop(src, ())):
+            for (g, _), sp in sorted(self.partitions.items()):
+                if g == group and sp.current and sp.ready:
+                    sp.release_member(member, "released_on_disconnect")
 
     def settings(self, group: str) -> ShareGroupSettings:
         cluster = self.broker.cluster
@@ -531,6 +545,7 @@ class SharePartitionManager:
             self.share_acknowledge(src, req)
 
     def share_fetch(self, src: str, req: ShareFetchRequest) -> None:
+        self.sessions.setdefault(src, set()).add((req.group, req.member_id))
         if self.broker.options.share_version < 1:  # share groups not enabled (``share.version`` 0)
             return self.broker.send(src, ShareFetchResponse(req.corr, req.tp, Errors.UnsupportedVersionError))
         sp = self.share_partition(req.group, req.tp)
@@ -589,6 +604,8 @@ class SharePartitionManager:
         self.broker.send(src, ShareFetchResponse(req.corr, req.tp, error, tuple(box["records"]), box["ack"]))
 
     def share_acknowledge(self, src: str, req: ShareAcknowledgeRequest) -> None:
+        if req.close:
+            self.sessions.get(src, set()).discard((req.group, req.member_id))
         if self.broker.options.share_version < 1:
             return self.broker.send(src, ShareAcknowledgeResponse(req.corr, req.tp, Errors.UnsupportedVersionError))
         sp = self.share_partition(req.group, req.tp)

@@ -360,13 +360,19 @@ class ShareConsumer(Requests):
         self.close()
 
     # ---- simulator-only ----------------------------------------------------------------------------
-    def crash(self):
-        """The application dies holding its records: no acknowledgement, no release, no leave.
-        They come back when their locks expire; the member is removed after the session timeout."""
+    def crash(self, host: bool = False):
+        """The application dies holding its records: no acknowledgement, no leave. Its operating
+        system closes its connections, and each broker it fetched from ends its share session:
+        what it held is available again at once, each record's delivery counted (Kafka 4.3.1 on a
+        SIGKILL). ``host=True``: the whole machine is gone (power cut, cable pulled): no
+        connection closes, so what it held comes back only when the locks expire. Either way the
+        member is removed after the session timeout."""
         self._closed = True
         self.alive = False
         self._heartbeat_gen += 1
-        self._cluster.record("nemesis", Nemesis.CRASH_CLIENT, {"client": self.node_id})
+        self._cluster.record("nemesis", Nemesis.CRASH_CLIENT, {"client": self.node_id, "host": host})
+        if not host:
+            self._network.connections_closed(self.node_id)
 
     def freeze(self):
         """The process stops (a long GC pause): no heartbeats; the locks of what it holds run out."""

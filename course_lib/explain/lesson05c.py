@@ -82,21 +82,27 @@ def crash_twice(result) -> str:
     >>> from course_lib.share_scenarios import run_share_scenario
     >>> print(crash_twice(run_share_scenario("worker_crash", seed=1)))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** 3 records are processed twice. The crashed worker held 5 records and had
-    finished 3; it acknowledged none of them. 29 672 ms after the crash - when the acquisition
-    locks taken at its poll run out - the broker makes all 5 available again and the other
-    worker gets them: 5 records delivered twice, the 3 finished ones processed twice. No offset,
-    no rebalance: the lock alone decides.
+    finished 3; it acknowledged none of them. 515 ms after the crash - its process died, its
+    operating system closed its connections, and the broker ended its share session - the broker
+    makes all 5 available again and the other worker gets them: 5 records delivered twice, the 3
+    finished ones processed twice. No offset, no rebalance: a record comes back when its holder's
+    connection closes or its lock runs out.
     """
     n, s = result.numbers, result.settings
     after = n["redelivery_after_crash_ms"]
     when = f"{_thousands(after)} ms after the crash" if after is not None else "Never"
+    why = (
+        "when the acquisition\nlocks taken at its poll run out"
+        if crash_wait_answer(result) != "at once"
+        else "its process died, its\noperating system closed its connections, and the broker ended its share session"
+    )
     return (
         f"**Measured:** {_are(n['processed_twice'])} processed twice. The crashed worker held "
         f"{_records(n['held_at_crash'])} and had\nfinished {s['processed_before_crash']}; it acknowledged none "
-        f"of them. {when} - when the acquisition\nlocks taken at its poll run out - the broker makes all "
-        f"{n['redelivered']} available again and the other\nworker gets them: {_records(n['redelivered'])} "
-        f"delivered twice, the {n['processed_twice']} finished ones processed twice. No offset,\n"
-        "no rebalance: the lock alone decides."
+        f"of them. {when} - {why} - the broker makes all\n"
+        f"{n['redelivered']} available again and the other worker gets them: {_records(n['redelivered'])} "
+        f"delivered twice, the {n['processed_twice']}\nfinished ones processed twice. No offset, no rebalance: "
+        "a record comes back when its holder's\nconnection closes or its lock runs out."
     )
 
 
@@ -122,23 +128,28 @@ def crash_wait_answer(result) -> str:
     return "after about the lock duration"
 
 
-def crash_wait(result) -> str:
-    """The crash again with a shorter lock.
+def crash_wait(result, killed=None) -> str:
+    """The crash again, of the worker's machine (``host_lost``), with a shorter lock; ``killed``:
+    the run where only its process died, for comparison.
 
     >>> from course_lib.share_scenarios import run_share_scenario
-    >>> print(crash_wait(run_share_scenario("worker_crash", seed=1, lock_ms=5_000)))  # doctest: +NORMALIZE_WHITESPACE
-    **Measured:** the other worker gets the 5 held records 4 655 ms after the crash: the wait
-    follows the lock, not the crash. The broker does not see a crash; it sees a lock run out.
-    Still 3 records are processed twice: a shorter lock only makes the duplicates come sooner -
-    and leaves less time to a slow handler.
+    >>> lost = run_share_scenario("worker_crash", seed=1, lock_ms=5_000, host_lost=True)
+    >>> print(crash_wait(lost, run_share_scenario("worker_crash", seed=1)))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** the other worker gets the 5 held records 4 655 ms after the crash (515 ms when
+    only the process died): the wait follows the lock, not the crash. A machine that is gone
+    closes no connection: the broker does not see a crash; it sees a lock run out. Still 3 records
+    are processed twice: a shorter lock only makes the duplicates come sooner - and leaves less
+    time to a slow handler.
     """
     n = result.numbers
+    after = killed.numbers["redelivery_after_crash_ms"] if killed is not None else None
+    then = f" ({_thousands(after)} ms when\nonly the process died)" if after is not None else ""
     return (
         f"**Measured:** the other worker gets the {n['held_at_crash']} held records "
-        f"{_thousands(n['redelivery_after_crash_ms'])} ms after the crash: the wait\nfollows the lock, not the "
-        f"crash. The broker does not see a crash; it sees a lock run out.\nStill {_are(n['processed_twice'])} "
-        "processed twice: a shorter lock only makes the duplicates come sooner -\nand leaves less time to a "
-        "slow handler."
+        f"{_thousands(n['redelivery_after_crash_ms'])} ms after the crash{then}: the wait\nfollows the lock, not the "
+        "crash. A machine that is gone closes no connection: the broker does not see a crash; it\nsees a lock run "
+        f"out. Still {_are(n['processed_twice'])} processed twice: a shorter lock only makes the duplicates come "
+        "sooner -\nand leaves less time to a slow handler."
     )
 
 
@@ -365,22 +376,19 @@ def real_kafka(sim_crash, real_crash: dict | None, sim_poison, real_poison: dict
 
     >>> class Sim:
     ...     def __init__(self, settings, **numbers): self.settings, self.numbers = settings, numbers
-    >>> crash = Sim({"lock_ms": 5000}, held_at_crash=5, redelivered=5, processed_twice=3, redelivery_after_crash_ms=4655)
+    >>> crash = Sim({"lock_ms": 5000}, held_at_crash=5, redelivered=5, processed_twice=3, redelivery_after_crash_ms=515)
     >>> poisoned = Sim({"poison": 3}, poison_deliveries=5, poison_delivery_counts=[1, 2, 3, 4, 5], archived=1)
     >>> print(real_kafka(crash, {"held_at_crash": 5, "redelivered": 5, "processed_twice": 3,
     ...     "redelivery_after_crash_ms": 275, "delivery_counts": [2, 2, 2, 2, 2]},
     ...     poisoned, {"poison_deliveries": 5, "poison_delivery_counts": [1, 2, 3, 4, 5], "archived": 1}))
     ... # doctest: +NORMALIZE_WHITESPACE
     **Measured on Kafka 4.3.1:** the other worker got the crashed worker's 5 records 275 ms after
-    the crash (the simulator: 4 655 ms, with a lock of 5 000 ms), with delivery count 2: the broker
-    handed them back when the process died, before the lock ran out. 3 records were processed
-    twice (the simulator: 3). `job-3` was delivered 5 times (the simulator's delivery counts),
-    then archived (the simulator: 5 times, then archived). The counts agree; the wait does not.
-    When a process dies its connections close, and Kafka ends its share session and releases
-    what it held at once (`SharePartitionManager.releaseSession`). The simulator's crashed
-    worker keeps its connections, so its records wait for the lock: what Kafka does when a
-    machine freezes or is cut off without closing them. Either way the finished records are
-    processed twice.
+    the crash (the simulator: 515 ms, with a lock of 5 000 ms), with delivery count 2: the broker
+    handed them back when the process died, before the lock ran out. 3 records were processed twice (the
+    simulator: 3). `job-3` was delivered 5 times (the simulator's delivery counts), then
+    archived (the simulator: 5 times, then archived). The counts agree; so does
+    the wait: when a process dies its connections close, and the broker ends its share session and
+    releases what it held (`SharePartitionManager`, on a disconnect), long before the lock runs out.
     """
     sim_after = sim_crash.numbers["redelivery_after_crash_ms"]
     lock = sim_crash.settings["lock_ms"]
@@ -424,13 +432,9 @@ def real_kafka(sim_crash, real_crash: dict | None, sim_poison, real_poison: dict
         "The counts agree" if same else "Where the counts differ, Kafka is right: the simulator has a gap to close"
     )
     if real_crash_answer(real_crash, sim_crash) == crash_wait_answer(sim_crash):
-        verdict += "; so does\nthe wait (the times differ by when each worker happened to poll)."
-    elif after is not None and real_crash_answer(real_crash, sim_crash) == "at once":
         verdict += (
-            "; the wait does not.\nWhen a process dies its connections close, and Kafka ends its share session and "
-            "releases\nwhat it held at once (`SharePartitionManager.releaseSession`). The simulator's crashed\n"
-            "worker keeps its connections, so its records wait for the lock: what Kafka does when a\nmachine "
-            "freezes or is cut off without closing them. Either way the finished records are\nprocessed twice."
+            "; so does\nthe wait: when a process dies its connections close, and the broker ends its share session "
+            "and\nreleases what it held (`SharePartitionManager`, on a disconnect), long before the lock runs out."
         )
     else:
         verdict += "; the wait does not: Kafka is right, and the simulator has a gap to close."

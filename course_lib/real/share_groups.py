@@ -4,10 +4,11 @@ returns the numbers the simulator's scenario of the same name has
 (:mod:`course_lib.share_scenarios`), so the lesson prints the two side by side.
 
 - :func:`worker_crash` - a worker takes records, processes some of them and dies (SIGKILL of its
-  own process, as a crash does: its connections close). When does the other worker get them,
-  and how many are processed twice? (Kafka 4.3.1: at once - the closed connection ends the
-  share session and its records are released, ``SharePartitionManager.releaseSession`` - where
-  the simulator's crashed worker waits for the lock; tests/real/test_share_groups_real.py.)
+  own process, as a crash does: its connections close; or SIGSTOP, ``host_lost``: they stay
+  open, as for a machine that is gone). When does the other worker get them, and how many are
+  processed twice? (Kafka 4.3.1: at once after a SIGKILL - the closed connection ends the share
+  session and its records are released - after the lock otherwise, as on the simulator and the
+  wire cluster; tests/real/test_share_groups_real.py, tests/wire/test_share_groups_wire.py.)
 - :func:`poison_message` - a handler always fails on one record and RELEASEs it: how many
   deliveries before the broker archives it?
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import json
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -109,11 +111,14 @@ def worker_crash(
     processed_before_crash: int = 3,
     handler_ms: float = 100,
     lock_ms: float = 5_000,
+    host_lost: bool = False,
     timeout_s: float = 90,
 ) -> dict:
     """The simulator's ``worker_crash`` on Kafka: the numbers it measures (``held_at_crash``,
     ``redelivered``, ``processed_twice``, ``redelivery_after_crash_ms``), ``delivery_counts``:
-    what the other worker saw as the held records' delivery counts, and ``seconds``."""
+    what the other worker saw as the held records' delivery counts, and ``seconds``.
+    ``host_lost``: the worker's process is stopped (SIGSTOP), not killed: its connections stay
+    open, as they do for the brokers when a machine is gone (until long after the lock)."""
     from confluent_kafka import AcknowledgeType, ShareConsumer
 
     started = time.monotonic()
@@ -123,7 +128,7 @@ def worker_crash(
     # joining later waits for its partition, up to a heartbeat interval). It then stops polling
     # until the crash, as in the simulator.
     survivor = ShareConsumer(_consumer(kafka, group, max_poll_records))
-    doomed = None
+    doomed = reader = None
     try:
         survivor.subscribe([topic])
         _produce(kafka, topic, ["warm-up"])
@@ -152,10 +157,14 @@ def worker_crash(
         if not held:
             raise RuntimeError(f"the first worker got no record within {timeout_s} s")
         done_first = [lines.get(timeout=timeout_s)["processed"] for _ in range(min(processed_before_crash, len(held)))]
-        doomed.kill()  # mid-record: what it finished is processed, nothing acknowledged
-        doomed.wait(30)
+        # mid-record: what it finished is processed, nothing acknowledged
+        if host_lost:
+            doomed.send_signal(signal.SIGSTOP)  # (killed in the end; its pipe stays open until then)
+        else:
+            doomed.kill()
+            doomed.wait(30)
+            reader.join(30)
         crashed = time.monotonic()
-        reader.join(30)
         accepted: set = set()
         again: dict = {}  # held offset -> (seconds after the crash, delivery count)
         deadline = crashed + timeout_s + lock_ms / 1000
@@ -185,9 +194,59 @@ def worker_crash(
             if doomed.poll() is None:
                 doomed.kill()
                 doomed.wait(30)
+            if reader is not None:
+                reader.join(30)  # the pipe closed with the process
             if doomed.stdout is not None:
                 doomed.stdout.close()
         survivor.close()
+
+
+#: the two crashes every cluster is checked on: the process killed (a lock long enough to tell "at
+#: once" from the lock) and the machine gone (a short lock: a quick test)
+CRASHES = {
+    "process killed": {"host_lost": False, "lock_ms": 10_000},
+    "machine gone": {"host_lost": True, "lock_ms": 5_000},
+}
+#: what stays the same in both: 10 jobs, 5 per poll, 3 finished before the crash, 50 ms each
+CRASH_SETTINGS = {"records": 10, "max_poll_records": 5, "processed_before_crash": 3, "handler_ms": 50}
+#: what the two must agree on (the wait as the lesson's answer: "at once", "after about the lock duration")
+CRASH_COUNTS = ("held_at_crash", "redelivered", "processed_twice")
+
+
+def crashes_compared(cluster) -> dict:
+    """Each of :data:`CRASHES` on ``cluster`` (Kafka's, or a started WireCluster) and on the
+    simulator (seed 1): ``{crash: {"simulator": numbers, "cluster": numbers, "wait": (the
+    simulator's answer, the cluster's)}}``."""
+    from ..explain.lesson05c import crash_wait_answer, real_crash_answer
+    from ..share_scenarios import run_share_scenario
+
+    compared = {}
+    for name, crash in CRASHES.items():
+        sim = run_share_scenario("worker_crash", seed=1, **CRASH_SETTINGS, **crash)
+        measured = worker_crash(cluster, **CRASH_SETTINGS, **crash)
+        compared[name] = {
+            "simulator": sim.numbers,
+            "cluster": measured,
+            "wait": (crash_wait_answer(sim), real_crash_answer(measured, sim)),
+        }
+    return compared
+
+
+def crash_disagreements(compared: dict) -> list[str]:
+    """What :func:`crashes_compared` found differing: [] when the cluster and the simulator agree
+    on the counts and the wait, and each release counted a delivery (delivery count 2)."""
+    wrong = []
+    for name, c in compared.items():
+        sim, measured = c["simulator"], c["cluster"]
+        if any(sim[k] != measured[k] for k in CRASH_COUNTS):
+            wrong.append(
+                f"{name}: counts {[measured[k] for k in CRASH_COUNTS]}, simulator {[sim[k] for k in CRASH_COUNTS]}"
+            )
+        if c["wait"][0] != c["wait"][1]:
+            wrong.append(f"{name}: the wait {c['wait'][1]!r}, simulator {c['wait'][0]!r} ({measured}, {sim})")
+        if set(measured["delivery_counts"]) != {2}:
+            wrong.append(f"{name}: delivery counts {measured['delivery_counts']}, expected 2 each")
+    return wrong
 
 
 def poison_message(

@@ -233,6 +233,13 @@ class Network:
         """``node_id`` closes its connection to ``peer``: ``peer`` sees it close."""
         self._notify_disconnect(peer, node_id)
 
+    def connections_closed(self, node_id: str) -> None:
+        """``node_id``'s process died, or its program closed its sockets: every node it opened a
+        connection to sees that connection close (its operating system sends the FIN)."""
+        for dst in sorted(dst for dst, srcs in self._peers.items() if node_id in srcs):
+            self._peers[dst].discard(node_id)
+            self._notify_disconnect(dst, node_id)
+
     def node_down(self, node_id: str) -> None:
         """``node_id``'s process died: everyone connected to it sees the connection close."""
         for peer in sorted(self._peers.get(node_id, ())):

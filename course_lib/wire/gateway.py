@@ -150,7 +150,11 @@ class Gateway:
         self.close(last_words=data)
 
     def socket_closed(self) -> None:
-        """The client went away: forget everything in progress."""
+        """The client went away (closed its socket, or its process died and its operating system
+        did): forget everything in progress; the share sessions it carried end, and the brokers
+        release what their members held."""
         self.alive = False
         self._pending.clear()
         self._queue.clear()
+        self.wire.share_sessions.closed(self.node_id)
+        self.wire.cluster.network.connections_closed(self.node_id)

@@ -231,3 +231,17 @@ def test_a_share_partition_leader_failover_on_the_simulator():
 
     for seed in range(3):
         assert failover.simulator_run(seed) == failover.EXPECTED, f"seed={seed}"
+
+
+@pytest.mark.timeout(120)
+def test_a_killed_or_frozen_share_consumer_on_the_wire_as_on_kafka():
+    """tests/real/test_share_groups_real.py's crashes on the wire cluster: a killed librdkafka
+    process's closed connections end its share session and its records come back at once (before
+    the wire released share sessions on a disconnect: 9 852 ms, the lock); a frozen one's wait
+    for the lock."""
+    from course_lib.real import share_groups
+
+    with WireCluster(brokers=3, seed=1, group_initial_rebalance_delay_ms=0) as wire:
+        compared = share_groups.crashes_compared(wire)
+    assert share_groups.crash_disagreements(compared) == []
+    assert [c["wait"][1] for c in compared.values()] == ["at once", "after about the lock duration"]

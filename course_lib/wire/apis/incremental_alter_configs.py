@@ -1,6 +1,8 @@
 """IncrementalAlterConfigs: topic settings the simulator honours, changed through the controller
-(course_lib/broker/topic_config_changes.py). Broker settings are the cluster's options, fixed
-for its life: refused with INVALID_REQUEST and the reason.
+(course_lib/broker/topic_config_changes.py), and a share group's settings (a GROUP resource, as
+``kafka-configs --entity-type groups`` sends them; SET and DELETE, checked against Kafka's names
+and bounds: INVALID_CONFIG and the reason). Broker settings are the cluster's options, fixed for
+its life: refused with INVALID_REQUEST and the reason.
 
 The answer waits (a bounded while) until this broker has applied the change, so a produce or
 DescribeConfigs right after it sees the new value."""
@@ -10,10 +12,13 @@ from __future__ import annotations
 from kafka import errors as Errors
 from kafka.protocol.admin import IncrementalAlterConfigsResponse
 
+from ...broker.share_config import check_group_config
 from ...broker.topic_config_changes import alter_topic_configs_request
 from .common import _reply, code
 
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, GROUP = 2, 4, 32
+#: AlterConfigOp types a group config takes (APPEND and SUBTRACT are for list configs)
+SET, DELETE = 0, 1
 #: how long (simulated ms) the answer waits for this broker to apply the change
 APPLY_WAIT_MS = 5_000
 
@@ -27,6 +32,9 @@ def incremental_alter_configs(gw, req) -> None:
             error, message = alter_topic_configs_request(wire.cluster, res.resource_name, ops, req.validate_only)
             if error is None and not req.validate_only:
                 changed.append(res.resource_name)
+        elif res.resource_type == GROUP:
+            ops = [(c.name, c.config_operation, c.value) for c in res.configs]
+            error, message = alter_group_configs(wire.cluster, res.resource_name, ops, req.validate_only)
         elif res.resource_type == BROKER:
             error, message = (
                 Errors.InvalidRequestError,
@@ -53,3 +61,49 @@ def incremental_alter_configs(gw, req) -> None:
         wire.cluster.sim.schedule(1, answer_when_applied, waited_ms + 1)
 
     answer_when_applied()
+
+
+def alter_group_configs(cluster, group: str, ops: list, validate_only: bool) -> tuple:
+    """(error, message) of altering ``group``'s configs by ``ops`` [(name, op, value)]; all or nothing.
+
+    >>> from course_lib.broker.cluster import Cluster
+    >>> cluster = Cluster(brokers=1)
+    >>> alter_group_configs(cluster, "g", [("share.delivery.count.limit", SET, "4")], False)
+    (None, None)
+    >>> cluster.share_group_configs["g"]
+    {'share.delivery.count.limit': 4}
+    >>> error, message = alter_group_configs(cluster, "g", [("share.delivery.count.limit", SET, "1")], False)
+    >>> error.__name__, message
+    ('InvalidConfigurationError', 'share.delivery.count.limit must be a number in [2, 10], got 1')
+    >>> alter_group_configs(cluster, "g", [("share.delivery.count.limit", DELETE, None)], False)
+    (None, None)
+    >>> cluster.share_group_configs["g"]
+    {}
+    """
+    sets, deletes = {}, []
+    try:
+        for name, op, value in ops:
+            if op == DELETE:
+                check_group_config(name, "earliest" if name == "share.auto.offset.reset" else 2)  # the name only
+                deletes.append(name)
+            elif op == SET:
+                typed = value if name == "share.auto.offset.reset" else _number(name, value)
+                check_group_config(name, typed)
+                sets[name] = typed
+            else:
+                raise ValueError(f"{name}: a group config takes SET or DELETE, not operation {op}")
+    except ValueError as e:
+        return Errors.InvalidConfigurationError, str(e)
+    if not validate_only:
+        configs = cluster.share_group_configs.setdefault(group, {})
+        for name in deletes:
+            configs.pop(name, None)
+        cluster.alter_share_group_config(group, sets)
+    return None, None
+
+
+def _number(name: str, value: str | None) -> int:
+    try:
+        return int(value or "")
+    except ValueError:
+        raise ValueError(f"{name} must be a number, got {value!r}") from None

@@ -7,7 +7,9 @@ group: the partitions a member fetches from, so a fetch names only what changed.
 one (acknowledgements in it are INVALID_REQUEST), every later request carries the next epoch
 (another is INVALID_SHARE_SESSION_EPOCH, none open SHARE_SESSION_NOT_FOUND), -1 closes it after
 its acknowledgements and releases what the member still holds (``releaseSession``). A session
-lives in the broker's memory: it dies with the broker's process (its incarnation). With
+lives in the broker's memory: it dies with the broker's process (its incarnation), and with the
+connection that opened it (a killed client's records come back at once, not when their locks
+expire: measured on Kafka 4.3.1). With
 ``share.version`` 0 (share groups not enabled) every share request is UNSUPPORTED_VERSION.
 
 A fetch answers when any partition acquired records or after ``max_wait_ms``. The simulator
@@ -39,12 +41,28 @@ GAP = 0
 
 
 class ShareSessions:
-    """(broker id, broker incarnation, group, member) -> [next epoch, partitions]."""
+    """(broker id, broker incarnation, group, member) -> [next epoch, partitions, connection]."""
 
     def __init__(self):
         self._sessions: dict = {}
 
-    def update(self, broker, group, member, epoch: int, added=(), forgotten=()):
+    def closed(self, conn: str) -> None:
+        """The connection ``conn`` (a gateway's node id) closed: the sessions it opened end (the
+        broker releases what their members held: ``SharePartitionManager.disconnected``).
+
+        >>> from types import SimpleNamespace
+        >>> sessions, broker = ShareSessions(), SimpleNamespace(broker_id=1, incarnation=0)
+        >>> sessions.update(broker, "g", "m", 0, added=[("t", 0)], conn="wire-1-1")
+        (None, [('t', 0)])
+        >>> sessions.closed("wire-1-2"); sessions.update(broker, "g", "m", 1)
+        (None, [('t', 0)])
+        >>> sessions.closed("wire-1-1"); sessions.update(broker, "g", "m", 2)[0].__name__
+        'ShareSessionNotFoundError'
+        """
+        for key in [k for k, session in self._sessions.items() if session[2] == conn]:
+            del self._sessions[key]
+
+    def update(self, broker, group, member, epoch: int, added=(), forgotten=(), conn: str | None = None):
         """The session after a request of ``epoch``: ``(error, partitions)``.
 
         >>> from types import SimpleNamespace
@@ -62,7 +80,7 @@ class ShareSessions:
         """
         key = (broker.broker_id, broker.incarnation, group, member)
         if epoch == INITIAL_EPOCH:
-            self._sessions[key] = [1, list(dict.fromkeys(added))]
+            self._sessions[key] = [1, list(dict.fromkeys(added)), conn]
             return None, list(self._sessions[key][1])
         session = self._sessions.get(key)
         if session is None:
@@ -204,7 +222,7 @@ def share_fetch(gw, req) -> None:
         return top_error(Errors.InvalidRequestError)  # acks in an opening fetch; a fetch in a closing one
     by_id = names_by_uuid(broker)
     forgotten = [(by_id[t.topic_id], p) for t in req.forgotten_topics_data if t.topic_id in by_id for p in t.partitions]
-    error, session = gw.wire.share_sessions.update(broker, group, member, epoch, list(acks), forgotten)
+    error, session = gw.wire.share_sessions.update(broker, group, member, epoch, list(acks), forgotten, gw.node_id)
     if error is not None:
         return top_error(error)
     renewing = gw.version >= 2 and req.is_renew_ack
