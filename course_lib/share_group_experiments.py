@@ -1,7 +1,8 @@
 """Share group experiments (KIP-932) shared by the simulator's, the wire cluster's and Kafka
-4.3.1's tests, and by the protocol matrix of notebook 09 (:mod:`course_lib.protocol_matrix`): workers share one partition, acknowledge each record explicitly (ACCEPT, RELEASE,
-REJECT), a stalled worker's lock times out, and a record released every time reaches the
-delivery count limit and is archived. Every cluster must give :data:`EXPECTED`.
+4.3.1's tests, and by the protocol matrix of notebook 09 (:mod:`course_lib.protocol_matrix`):
+workers share one partition, acknowledge each record explicitly (ACCEPT, RELEASE, REJECT), a
+stalled worker's lock times out, and a record released every time reaches the delivery count
+limit and is archived. Every cluster must give :data:`EXPECTED`.
 
 The share group is set up first (``share.auto.offset.reset=earliest``, a lock of
 :data:`LOCK_MS`, a limit of :data:`DELIVERY_LIMIT`), then :data:`RECORDS` records are written in
