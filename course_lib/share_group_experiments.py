@@ -1,7 +1,8 @@
 """Share group experiments (KIP-932) shared by the simulator's, the wire cluster's and Kafka
-4.3.1's tests, and by the protocol matrix of notebook 09 (:mod:`course_lib.protocol_matrix`): workers share one partition, acknowledge each record explicitly (ACCEPT, RELEASE,
-REJECT), a stalled worker's lock times out, and a record released every time reaches the
-delivery count limit and is archived. Every cluster must give :data:`EXPECTED`.
+4.3.1's tests, and by the protocol matrix of notebook 09 (:mod:`course_lib.protocol_matrix`):
+workers share one partition, acknowledge each record explicitly (ACCEPT, RELEASE, REJECT), a
+stalled worker's lock times out, and a record released every time reaches the delivery count
+limit and is archived. Every cluster must give :data:`EXPECTED`.
 
 The share group is set up first (``share.auto.offset.reset=earliest``, a lock of
 :data:`LOCK_MS`, a limit of :data:`DELIVERY_LIMIT`), then :data:`RECORDS` records are written in
@@ -48,14 +49,29 @@ EXPECTED = {
     "stalled_returned": BATCH,
 }
 
-GROUP_CONFIGS = {
-    "share.auto.offset.reset": "earliest",
-    "share.record.lock.duration.ms": LOCK_MS,
-    "share.delivery.count.limit": DELIVERY_LIMIT,
-    # (Kafka's heartbeat interval, 5 s, kept: the four workers join together and get the partition
-    # at the same heartbeat once it is initialized. At 1 s, Kafka 4.3.1 assigned them at different
-    # heartbeats and one worker did all the work before the others had the partition.)
-}
+
+def group_configs(lock_ms: int, limit: int, heartbeat_ms: int | None = None) -> dict:
+    """A share group's configs for an experiment: read from the start, records locked for
+    ``lock_ms``, archived after ``limit`` deliveries; ``heartbeat_ms`` (when given) instead of
+    Kafka's 5 s ``share.heartbeat.interval.ms``.
+
+    >>> group_configs(2000, 5, heartbeat_ms=1000)["share.heartbeat.interval.ms"]
+    1000
+    """
+    configs: dict = {
+        "share.auto.offset.reset": "earliest",
+        "share.record.lock.duration.ms": lock_ms,
+        "share.delivery.count.limit": limit,
+    }
+    if heartbeat_ms is not None:
+        configs["share.heartbeat.interval.ms"] = heartbeat_ms
+    return configs
+
+
+#: (Kafka's heartbeat interval, 5 s, kept: the four workers join together and get the partition at
+#: the same heartbeat once it is initialized. At 1 s, Kafka 4.3.1 assigned them at different
+#: heartbeats and one worker did all the work before the others had the partition.)
+GROUP_CONFIGS = group_configs(LOCK_MS, DELIVERY_LIMIT)
 
 
 def configure_with_admin(servers: str, group: str, configs: dict = GROUP_CONFIGS) -> None:

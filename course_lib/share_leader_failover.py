@@ -21,18 +21,13 @@ import time
 import uuid
 from typing import Callable
 
-from .share_group_experiments import JavaWorker, RdkafkaWorker, SimWorker, configure_with_admin
+from .share_group_experiments import JavaWorker, RdkafkaWorker, SimWorker, configure_with_admin, group_configs
 
 RECORDS, ACCEPTED = 6, 3
 #: long, so that only the failover (not a's lock running out) can hand a's records to b
 LOCK_MS = 30_000
-CONFIGS = {
-    "share.auto.offset.reset": "earliest",
-    "share.record.lock.duration.ms": LOCK_MS,
-    "share.delivery.count.limit": 5,
-    # b gets the partition at its first heartbeat after joining: every second, not every 5 s
-    "share.heartbeat.interval.ms": 1000,
-}
+#: b gets the partition at its first heartbeat after joining: every second, not every 5 s
+CONFIGS = group_configs(LOCK_MS, 5, heartbeat_ms=1000)
 #: the same on every cluster and client: (offset, delivery count) of what a and b got
 EXPECTED = {
     "a_got": [[offset, 1] for offset in range(RECORDS)],

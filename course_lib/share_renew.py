@@ -20,18 +20,13 @@ import time
 import uuid
 from typing import Callable
 
-from .share_group_experiments import JavaWorker, SimWorker, configure_with_admin
+from .share_group_experiments import JavaWorker, SimWorker, configure_with_admin, group_configs
 
 LOCK_MS = 2000
 #: the holder works for this many quarter-locks - one and a half locks - and renews at each: a
 #: renewal a whole quarter late (a busy machine) still comes before the lock runs out
 QUARTERS = 6
-CONFIGS = {
-    "share.auto.offset.reset": "earliest",
-    "share.record.lock.duration.ms": LOCK_MS,
-    "share.delivery.count.limit": 5,
-    "share.heartbeat.interval.ms": 1000,
-}
+CONFIGS = group_configs(LOCK_MS, 5, heartbeat_ms=1000)
 #: (offset, delivery count): what the holder's polls after each RENEW gave back, and what the
 #: other worker got while the holder worked
 EXPECTED = {

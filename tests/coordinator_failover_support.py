@@ -13,8 +13,7 @@ from __future__ import annotations
 import uuid
 from typing import Callable
 
-from tests.consumer_protocol_support import JavaMember, _join_then_split
-from tests.static_member_support import SimMember
+from tests.consumer_protocol_support import JavaMember, SimulatedMember, _join_then_split
 
 #: the same on every cluster
 FAILOVER_EXPECTED = {"split": [2, 2], "epochs": [3, 3], "epochs_after": [3, 3], "changes": []}
@@ -47,7 +46,7 @@ def java_members(driver, servers: str, topic: str) -> tuple[str, Callable]:
 
 
 def sim_members(cluster, topic: str) -> Callable:
-    return lambda name: SimMember(cluster, "failover-sim", topic)
+    return lambda name: SimulatedMember(cluster, "failover-sim", topic)
 
 
 def sim_coordinator(cluster, group: str) -> int:

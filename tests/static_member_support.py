@@ -14,7 +14,7 @@ from __future__ import annotations
 import uuid
 from typing import Callable
 
-from tests.consumer_protocol_support import JavaMember, _join_then_split, _until
+from tests.consumer_protocol_support import JavaMember, SimulatedMember, _join_then_split, _until
 
 #: the Java members' epochs (groupMetadata().generationId), the same on both clusters: a alone 2,
 #: b's join 3, and 3 for everyone after b's bounce
@@ -55,38 +55,5 @@ def java_static_members(driver, servers: str, topic: str) -> Callable:
     return lambda name: JavaMember(driver, servers, group, topic, **{"group.instance.id": f"i-{name[0]}"})
 
 
-class SimMember:
-    """The simulated consumer (``group_protocol="consumer"``) in the Member shape static_bounce uses."""
-
-    seen = 0
-
-    def __init__(self, cluster, group: str, topic: str, instance_id: str | None = None):
-        from course_lib.clients import KafkaConsumer
-
-        self.c = KafkaConsumer(
-            topic,
-            bootstrap_servers=cluster,
-            group_id=group,
-            group_protocol="consumer",
-            group_instance_id=instance_id,
-            auto_offset_reset="earliest",
-            enable_auto_commit=False,
-        )
-
-    def poll_count(self) -> int:
-        got = sum(len(records) for records in self.c.poll(timeout_ms=100).values())
-        self.seen += got
-        return got
-
-    def owned(self) -> list:
-        return sorted(tp.partition for tp in self.c.assignment())
-
-    def epoch(self) -> int:
-        return self.c.group_metadata().generation_id
-
-    def close(self) -> None:
-        self.c.close()
-
-
 def sim_static_members(cluster, topic: str) -> Callable:
-    return lambda name: SimMember(cluster, "static-sim", topic, f"i-{name[0]}")
+    return lambda name: SimulatedMember(cluster, "static-sim", topic, group_instance_id=f"i-{name[0]}")

@@ -44,10 +44,11 @@ and ``modern/consumer/CurrentAssignmentBuilder``), without the network - the coo
 
 - **Persistence.** What the group is - epochs, members, targets, current assignments - is
   :meth:`ConsumerGroup.snapshot`; the coordinator writes it to ``__consumer_offsets`` whenever it
-  changes and answers the heartbeat once the write is replicated, and a new coordinator restores
-  it (:mod:`.consumer_group_requests`). So a coordinator failover moves nothing: members carry on
-  at their epochs, as on Kafka. Timers are not persisted: a new coordinator gives every member a
-  fresh session timeout, as Kafka's ``onLoaded`` does.
+  changes (:attr:`ConsumerGroup.version` moved) and answers the heartbeat once the write is
+  replicated, and a new coordinator restores it (:mod:`.consumer_group_requests`). So a
+  coordinator failover moves nothing: members carry on at their epochs, as on Kafka. Timers are
+  not persisted: a new coordinator gives every member a fresh session timeout, as Kafka's
+  ``onLoaded`` does.
 
 >>> g = ConsumerGroup("g", {"t": 4}.get)
 >>> a = g.heartbeat(0, Heartbeat("a", 0, topics=("t",), owned=()))
@@ -157,6 +158,12 @@ class ConsumerGroup:
         self.owners: dict = {}  # (topic, partition) -> member id
         self.static: dict[str, str] = {}  # group.instance.id -> member id
         self.log: list = []  # (time, event, detail): what the coordinator did, for traces
+        #: grows with every change of the persisted state (:data:`PERSISTED`; a restore counts as
+        #: one) and only then, so the coordinator knows whether a heartbeat changed the group
+        #: without copying it before and after: an unchanged version is an unchanged
+        #: :meth:`snapshot`. So the group changes only through its methods, which keep it.
+        self.version = 0
+        self._persisted: tuple[int, dict] | None = None  # (version, its snapshot)
 
     # ---- state ---------------------------------------------------------------------------------
     #: what Kafka's records in __consumer_offsets hold of a group (not its timers)
@@ -182,9 +189,19 @@ class ConsumerGroup:
         }
         return state
 
+    def persisted(self) -> dict:
+        """:meth:`snapshot`, copied only once per :attr:`version` (do not modify it)."""
+        if self._persisted is None or self._persisted[0] != self.version:
+            self._persisted = (self.version, self.snapshot())
+        return self._persisted[1]
+
+    def _changed(self) -> None:
+        self.version += 1
+
     def restore(self, state: dict, now: float) -> None:
         """A coordinator's replay: the snapshot's state, every member's session starting ``now``
         and a member still revoking given its whole rebalance timeout again."""
+        self._changed()
         state = copy.deepcopy(state)
         for name in self.PERSISTED:
             setattr(self, name, state[name])
@@ -226,6 +243,7 @@ class ConsumerGroup:
             return self._leave(now, hb)
         member, new = self._member(now, hb)
         before = (dict(member.assigned), member.member_epoch)
+        described = (member.topics, member.assignor, member.rebalance_timeout_ms, member.client_id)
         subscription_changed = new or (hb.topics is not None and tuple(sorted(hb.topics)) != member.topics)
         subscription_changed |= hb.assignor is not None and hb.assignor != member.assignor
         if hb.topics is not None:
@@ -235,7 +253,9 @@ class ConsumerGroup:
         if hb.rebalance_timeout_ms != -1:
             member.rebalance_timeout_ms = hb.rebalance_timeout_ms
         member.client_id = hb.client_id or member.client_id
-        member.last_heartbeat_ms = now
+        member.last_heartbeat_ms = now  # a timer: not persisted
+        if new or (member.topics, member.assignor, member.rebalance_timeout_ms, member.client_id) != described:
+            self._changed()
         if new:
             self.members[member.member_id] = member
             if hb.instance_id is not None:
@@ -285,6 +305,7 @@ class ConsumerGroup:
         """``replaceMember``: the static member that left comes back under a new member id with
         the old one's subscription, partitions and target, at epoch 0 (no group epoch bump)."""
         new = replace(old, member_id=member_id, member_epoch=JOIN_EPOCH, previous_epoch=JOIN_EPOCH)
+        self._changed()  # old is at STATIC_LEAVE_EPOCH: the epoch moves, if not the member id
         self._release(old)
         del self.members[old.member_id]
         if old.member_id in self.target:
@@ -313,6 +334,8 @@ class ConsumerGroup:
             self.remove(now, static.member_id, "left the group")
             return HeartbeatAnswer(None, hb.member_id, hb.member_epoch, self.heartbeat_interval_ms)
         # consumerGroupStaticMemberGroupLeave: partitions pending revocation are let go
+        if (static.member_epoch, static.revoking) != (STATIC_LEAVE_EPOCH, {}):
+            self._changed()  # (a repeated leave changes nothing)
         self._release(static)
         static.member_epoch, static.revoking, static.revoke_deadline_ms = STATIC_LEAVE_EPOCH, {}, None
         self._claim(static)
@@ -336,10 +359,12 @@ class ConsumerGroup:
         return {t: n for t in topics if (n := self.partitions(t)) is not None}
 
     def _bump(self, now: float, reason: str) -> None:
+        self._changed()
         self.group_epoch += 1
         self._record(now, "group_epoch", {"epoch": self.group_epoch, "reason": reason})
 
     def _compute_target(self, now: float) -> None:
+        self._changed()  # (the assignment epoch reaches the group epoch, which was ahead)
         self.last_assignment_ms = now
         self.subscription_metadata = self._metadata()
         assign = ASSIGNORS[self.assignor_name()]
@@ -368,6 +393,9 @@ class ConsumerGroup:
         else:  # STABLE behind the target, or UNRELEASED: look again
             nxt = self._next(member, member.member_epoch, owned)
         state, member_epoch, assigned, revoking = nxt
+        # owners and partition_epochs follow from these: the member's owned() at its epoch
+        if nxt != (member.state, member.member_epoch, member.assigned, member.revoking):
+            self._changed()
         self._release(member)
         if member_epoch != member.member_epoch:
             member.previous_epoch, member.member_epoch = member.member_epoch, member_epoch
@@ -420,6 +448,7 @@ class ConsumerGroup:
     def remove(self, now: float, member_id: str, reason: str) -> None:
         """A member leaves or is fenced: its partitions are free, the group epoch grows, and the
         target assignment is recomputed on the next heartbeat (``consumerGroupFenceMember``)."""
+        self._changed()
         member = self.members.pop(member_id)
         self._release(member)
         if member.instance_id is not None and self.static.get(member.instance_id) == member_id:

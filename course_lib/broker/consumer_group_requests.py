@@ -67,7 +67,7 @@ def consumer_group_heartbeat(coord, src: str, req: ConsumerGroupHeartbeatRequest
             return coord.respond(src, req, answer.error, answer)
         coord.groups.pop(req.group, None)  # an empty classic group gives way
         group = coord.consumer_groups[req.group] = new_group(coord, req.group)
-    before = group.snapshot()
+    before, version = group.persisted(), group.version
     answer = group.heartbeat(
         broker.sim.now,
         Heartbeat(
@@ -83,20 +83,21 @@ def consumer_group_heartbeat(coord, src: str, req: ConsumerGroupHeartbeatRequest
     )
     _trace(coord, group)
     _schedule_expiry(coord, group)
-    _persist(coord, group, before, lambda error: coord.respond(src, req, error or answer.error, answer))
+    _persist(coord, group, before, version, lambda error: coord.respond(src, req, error or answer.error, answer))
 
 
-def _persist(coord, group: ConsumerGroup, before: dict, done=None) -> None:
-    """Write ``group`` if it changed since ``before``; ``done(error)`` once replicated (at once if
+def _persist(coord, group: ConsumerGroup, before: dict, version: int, done=None) -> None:
+    """Write ``group`` if it changed since ``before`` (its snapshot at ``version``: a version that
+    did not move is a group that did not change); ``done(error)`` once replicated (at once if
     unchanged). A failed write puts the group back, unless something changed it meanwhile."""
-    after = group.snapshot()
-    if after == before:
+    if group.version == version:
         if done:
             done(None)
         return
+    after = group.persisted()
 
     def written(error) -> None:
-        if error is not None and group.snapshot() == after:
+        if error is not None and group.persisted() == after:
             group.restore(before, coord.broker.sim.now)
         if done:
             done(error and Errors.NotCoordinatorError)
@@ -167,10 +168,10 @@ def _expire(coord, group_id: str) -> None:
     group = coord.consumer_groups.get(group_id)
     if group is None or coord.partition() is None:
         return
-    before = group.snapshot()
+    before, version = group.persisted(), group.version
     if group.expire(coord.broker.sim.now):
         _trace(coord, group)
-        _persist(coord, group, before)
+        _persist(coord, group, before, version)
 
 
 def _trace(coord, group: ConsumerGroup) -> None:

@@ -18,9 +18,10 @@
   initialized. (Kafka 4.3.1 also batches assignments, ``group.share.assignment.interval.ms``
   1 s, so a member joining right after another briefly sees the previous epoch with nothing;
   the simulator assigns at every change, as it does for consumer groups.)
-- Partitions may be *shared*: there is no revocation to wait for, because a partition's records are handed out one by one under locks, never owned. With
-  more members than partitions every member still gets a partition (Kafka's ``SimpleAssignor``
-  spreads the members over the partitions); with fewer, the partitions are dealt round-robin.
+- Partitions may be *shared*: there is no revocation to wait for, because a partition's records
+  are handed out one by one under locks, never owned. With more members than partitions every
+  member still gets a partition (Kafka's ``SimpleAssignor`` spreads the members over the
+  partitions); with fewer, the partitions are dealt round-robin.
 - Membership is kept in memory, like the consumer groups of :mod:`.group_coordinator`: after a
   coordinator failover the members rejoin (with the member ids they generated, so the records
   they hold stay theirs).
