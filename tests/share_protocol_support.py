@@ -101,3 +101,144 @@ def heartbeat_epochs(servers: str, topic: str, group: str, timeout_s: float = 30
         return out
     finally:
         raw[0].close()
+
+
+#: share group configs as ``kafka-configs --entity-type groups --alter`` sets them, one per case
+GROUP_CONFIG_CASES = {
+    "a valid delivery limit": {"share.delivery.count.limit": "4"},
+    "a delivery limit of 1": {"share.delivery.count.limit": "1"},
+    "a delivery limit of 11": {"share.delivery.count.limit": "11"},
+    "a lock below the broker's floor": {"share.record.lock.duration.ms": "500"},
+    "a valid lock": {"share.record.lock.duration.ms": "20000"},
+    "an unknown name": {"share.no.such.config": "1"},
+    "a limit that is no number": {"share.delivery.count.limit": "many"},
+    "reset: latest": {"share.auto.offset.reset": "latest"},
+    "reset: by_duration": {"share.auto.offset.reset": "by_duration:PT1H"},
+    "reset: middle": {"share.auto.offset.reset": "middle"},
+    "isolation: read_committed": {"share.isolation.level": "read_committed"},
+}
+
+
+def group_config_outcomes(servers: str) -> dict:
+    """Each of :data:`GROUP_CONFIG_CASES` on a new group with confluent-kafka's admin client
+    (IncrementalAlterConfigs of a GROUP resource): "ok" or the error's name."""
+    from confluent_kafka import KafkaException
+
+    outcomes = {}
+    for case, configs in GROUP_CONFIG_CASES.items():
+        try:
+            configure_with_admin(servers, f"configs-{uuid.uuid4().hex[:8]}", configs)  # noqa: F405
+            outcomes[case] = "ok"
+        except KafkaException as e:
+            outcomes[case] = e.args[0].name()
+    return outcomes
+
+
+#: what a share group of each ``share.isolation.level`` gets in :func:`isolation_probe` (measured
+#: on Kafka 4.3.1): read_uncommitted everything, the aborted transaction too, as it comes;
+#: read_committed nothing aborted, and nothing from the open transaction on until it commits
+ISOLATION_EXPECTED = {
+    "read_uncommitted": {"while_open": ["a1", "a2", "c1", "c2", "p1", "o1", "p2"], "after_commit": []},
+    "read_committed": {"while_open": ["c1", "c2", "p1"], "after_commit": ["o1", "p2"]},
+}
+
+
+def isolation_probe(servers: str, topic: str, quiet_s: float = 3, timeout_s: float = 30) -> dict:
+    """What a share group of each ``share.isolation.level`` gets from ``topic`` (one partition,
+    new), a group and a confluent-kafka ShareConsumer each: a transaction aborted (a1, a2), one
+    committed (c1, c2), a plain p1, then an open transaction (o1) and a plain p2 after it:
+    ``while_open`` (until ``quiet_s`` pass with nothing more), then ``after_commit`` once o1's
+    transaction commits; each a list of values (every delivery count 1, or the probe fails)."""
+    from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
+
+    consumers = {}
+    for level in ISOLATION_EXPECTED:
+        group = f"isolation-{uuid.uuid4().hex[:8]}"
+        configure_with_admin(servers, group, {"share.auto.offset.reset": "earliest", "share.isolation.level": level})  # noqa: F405
+        consumers[level] = ShareConsumer(
+            {"bootstrap.servers": servers, "group.id": group, "share.acknowledgement.mode": "explicit"}
+        )
+    plain = Producer({"bootstrap.servers": servers})
+    txn = Producer({"bootstrap.servers": servers, "transactional.id": f"iso-{uuid.uuid4().hex[:8]}"})
+    txn.init_transactions(30)
+    for values, commit in ((["a1", "a2"], False), (["c1", "c2"], True)):
+        txn.begin_transaction()
+        for v in values:
+            txn.produce(topic, value=v.encode(), partition=0)
+        txn.flush(30)  # in the log before the abort (an abort purges what is still queued)
+        txn.commit_transaction(30) if commit else txn.abort_transaction(30)
+    plain.produce(topic, value=b"p1", partition=0)
+    plain.flush(30)
+    txn.begin_transaction()
+    txn.produce(topic, value=b"o1", partition=0)
+    txn.flush(30)
+    plain.produce(topic, value=b"p2", partition=0)
+    plain.flush(30)
+
+    def drain(joined: bool) -> dict:
+        """What comes until ``quiet_s`` pass with nothing more (once each consumer got a first
+        record, unless ``joined``: a member gets the partition at a heartbeat, 5 s apart)."""
+        got: dict = {level: [] for level in consumers}
+        deadline, quiet = time.monotonic() + timeout_s, time.monotonic() + quiet_s
+        while time.monotonic() < deadline and (time.monotonic() < quiet or not (joined or all(got.values()))):
+            for level, consumer in consumers.items():
+                batch = [m for m in consumer.poll(0.1) if m.error() is None]
+                for m in batch:
+                    assert m.delivery_count() == 1, (level, m.value(), m.delivery_count())
+                    got[level].append(m.value().decode())
+                    consumer.acknowledge(m, AcknowledgeType.ACCEPT)
+                if batch:
+                    consumer.commit_sync()
+                    quiet = time.monotonic() + quiet_s
+        return got
+
+    try:
+        for consumer in consumers.values():
+            consumer.subscribe([topic])
+        while_open = drain(joined=False)
+        txn.commit_transaction(30)
+        after_commit = drain(joined=True)
+        return {level: {"while_open": while_open[level], "after_commit": after_commit[level]} for level in consumers}
+    finally:
+        for consumer in consumers.values():
+            consumer.close()
+
+
+#: what :func:`group_config_outcomes` gives on Kafka 4.3.1 (the lab's floor for the lock: 1 s)
+GROUP_CONFIG_OUTCOMES = {
+    "a valid delivery limit": "ok",
+    "a delivery limit of 1": "INVALID_CONFIG",
+    "a delivery limit of 11": "INVALID_CONFIG",
+    "a lock below the broker's floor": "INVALID_CONFIG",
+    "a valid lock": "ok",
+    "an unknown name": "INVALID_CONFIG",
+    "a limit that is no number": "INVALID_CONFIG",
+    "reset: latest": "ok",
+    "reset: by_duration": "ok",
+    "reset: middle": "INVALID_CONFIG",
+    "isolation: read_committed": "ok",
+}
+
+
+def by_duration_probe(servers: str, topic: str, timeout_s: float = 30) -> list[str]:
+    """A new share group with ``share.auto.offset.reset`` = ``by_duration:PT1H`` on ``topic`` (one
+    partition) holding two records stamped two hours ago and two ten minutes ago: what it gets."""
+    from confluent_kafka import Producer, ShareConsumer
+
+    now_ms = int(time.time() * 1000)
+    producer = Producer({"bootstrap.servers": servers})
+    for value, ago_ms in (("old-1", 7_200_000), ("old-2", 7_200_000), ("new-1", 600_000), ("new-2", 600_000)):
+        producer.produce(topic, value=value.encode(), partition=0, timestamp=now_ms - ago_ms)
+    producer.flush(30)
+    group = f"by-duration-{uuid.uuid4().hex[:8]}"
+    configure_with_admin(servers, group, {"share.auto.offset.reset": "by_duration:PT1H"})  # noqa: F405
+    consumer = ShareConsumer({"bootstrap.servers": servers, "group.id": group})
+    got: list = []
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + timeout_s
+        while len(got) < 2 and time.monotonic() < deadline:
+            got += [m.value().decode() for m in consumer.poll(0.2) if m.error() is None]
+        return got
+    finally:
+        consumer.close()

@@ -368,3 +368,73 @@ def test_a_silent_member_is_removed_after_the_session_timeout():
     assert removed and "no heartbeat" in removed[0].value["reason"]
     assert SESSION_TIMEOUT_MS <= removed[0].time_ms - t <= SESSION_TIMEOUT_MS + 6_000
     assert b.assignment() == [("jobs", 0)]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_isolation_levels_hand_out_what_kafka_does(seed):
+    """``share.isolation.level``: read_uncommitted hands out an aborted transaction's records too;
+    read_committed archives them and stops at the last stable offset until the open transaction
+    commits - tests/share_protocol_support.isolation_probe's sequence, with what Kafka 4.3.1 gave."""
+    from tests.share_protocol_support import ISOLATION_EXPECTED
+
+    cluster = Cluster(3, seed=seed)
+    cluster.create_topic("iso", partitions=1)
+    consumers = {}
+    for level in ISOLATION_EXPECTED:
+        cluster.alter_share_group_config(level, {"share.auto.offset.reset": "earliest", "share.isolation.level": level})
+        consumers[level] = ShareConsumer({"bootstrap.servers": cluster, "group.id": level})
+        consumers[level].subscribe(["iso"])
+    txn, plain = (
+        KafkaProducer(bootstrap_servers=cluster, transactional_id="iso"),
+        KafkaProducer(bootstrap_servers=cluster),
+    )
+    txn.init_transactions()
+    for values, commit in ((["a1", "a2"], False), (["c1", "c2"], True)):
+        txn.begin_transaction()
+        for v in values:
+            txn.send("iso", v.encode(), partition=0)
+        txn.commit_transaction() if commit else txn.abort_transaction()
+    plain.send("iso", b"p1", partition=0).get()
+    txn.begin_transaction()
+    txn.send("iso", b"o1", partition=0)
+    txn.flush()
+    plain.send("iso", b"p2", partition=0).get()
+
+    def drain() -> dict:
+        got: dict = {level: [] for level in consumers}
+        for _ in range(100):  # 10 s of the simulated clock: two heartbeat intervals
+            for level, c in consumers.items():
+                got[level] += [(m.value().decode(), m.delivery_count()) for m in c.poll(0.05)]
+        return got
+
+    while_open = drain()
+    txn.commit_transaction()
+    after = drain()
+    got = {
+        level: {"while_open": [v for v, _ in while_open[level]], "after_commit": [v for v, _ in after[level]]}
+        for level in consumers
+    }
+    assert got == ISOLATION_EXPECTED, cluster.seed
+    assert {n for w in (while_open, after) for ms in w.values() for _, n in ms} == {1}
+    aborted = [op.value["offsets"] for op in cluster.history if op.f == "share_aborted_archived"]
+    assert aborted == [[0, 1]], aborted
+
+
+def test_by_duration_starts_a_new_group_within_the_window():
+    """share.auto.offset.reset = by_duration:PT1H: the first record stamped within the last hour."""
+    cluster = Cluster(3, seed=1)
+    cluster.create_topic("dur", partitions=1)
+    producer = KafkaProducer(bootstrap_servers=cluster)
+    now = cluster.now
+    for value, ago in (("old-1", 7_200_000), ("old-2", 7_200_000), ("new-1", 600_000), ("new-2", 600_000)):
+        producer.send("dur", value.encode(), partition=0, timestamp_ms=now - ago)
+    producer.flush()
+    cluster.alter_share_group_config("d", {"share.auto.offset.reset": "by_duration:PT1H"})
+    c = ShareConsumer({"bootstrap.servers": cluster, "group.id": "d"})
+    c.subscribe(["dur"])
+    got: list = []
+    for _ in range(100):
+        got += [m.value().decode() for m in c.poll(0.1)]
+    assert got == ["new-1", "new-2"]
+    with pytest.raises(ValueError, match="by_duration"):
+        cluster.alter_share_group_config("d", {"share.auto.offset.reset": "by_duration:1h"})

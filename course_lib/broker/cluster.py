@@ -150,6 +150,9 @@ class Cluster:
         self._client_ids: dict[str, int] = {}
         #: share group -> its group configs (``share.auto.offset.reset``, ...)
         self.share_group_configs: dict[str, dict] = {}
+        #: the brokers' wall clock minus the simulated one: 0 (records carry simulated ms); the wire
+        #: cluster sets it, its clients stamping records with the epoch ms
+        self.wall_clock_offset_ms = 0.0
 
     def __repr__(self) -> str:
         up = [b for b, broker in self.brokers.items() if broker.alive]

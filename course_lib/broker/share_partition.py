@@ -24,8 +24,10 @@ Every acknowledgement, release and lock expiry is written to the share coordinat
 ``SharePartition`` rolls back its in-flight state. Until written, a record is not acquirable: a
 ShareFetch that carries a RELEASE acquires meanwhile, so it does not get that record back. Acquisitions are not written. A new leader reads
 the persisted state before handing out anything (``maybeInitialize``); a share-partition nobody
-persisted yet starts at ``share.auto.offset.reset``: the high watermark (*latest*, the default)
-or the log's start (*earliest*).
+persisted yet starts at ``share.auto.offset.reset``: the high watermark (*latest*, the default),
+the log's start (*earliest*) or the first record of the last ``by_duration:<duration>``. With
+``share.isolation.level`` read_committed, records are handed out up to the last stable offset,
+and an aborted transaction's are archived instead.
 
 State lives in the leader's memory: it goes with a crash or with leadership (the next leader
 reads it back), and every lock timer dies with the broker process.
@@ -51,7 +53,7 @@ from .protocol import (
     node_name,
 )
 from .share_batches import RECORD_LIMIT, InFlightBatch, cut_new, throttle_limit, whole_runs
-from .share_config import ShareGroupSettings
+from .share_config import ShareGroupSettings, by_duration_ms
 from .share_coordinator import SHARE_STATE_TOPIC
 
 AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVED = "AVAILABLE", "ACQUIRED", "ACKNOWLEDGED", "ARCHIVED"
@@ -113,7 +115,30 @@ class SharePartition:
         p = self.partition
         return self.broker.alive and p.is_leader and p.leader_epoch == self.leader_epoch
 
+    @property
+    def end(self) -> int:
+        """Where records stop being handed out: the high watermark, or with
+        ``share.isolation.level`` read_committed the last stable offset (an open transaction's
+        records, and all after them, wait for its end)."""
+        log = self.partition.log
+        if self.settings.isolation_level == "read_committed":
+            return self.partition.txn.last_stable_offset(log.hw)
+        return log.hw
+
     # ---- initialisation: read what the share coordinator persisted ---------------------------------
+    def _reset_offset(self) -> int:
+        """Where a new share group starts (``share.auto.offset.reset``): the high watermark
+        (latest), the log's start (earliest), or the first record stamped within the last
+        ``by_duration`` on the brokers' clock (the high watermark if none is)."""
+        log, reset = self.partition.log, self.settings.auto_offset_reset
+        if reset == "latest":
+            return log.hw
+        window = by_duration_ms(reset)
+        if window is None:
+            return 0
+        since = self.broker.sim.now + self.broker.cluster.wall_clock_offset_ms - window
+        return next((o for o, record, _ in log.records(0, log.hw) if record.timestamp_ms >= since), log.hw)
+
     def _initialize(self) -> None:
         def answered(resp) -> None:
             if not self.current:
@@ -121,8 +146,7 @@ class SharePartition:
             if isinstance(resp, type) or resp.error is not None:
                 return self.broker.schedule_timer(STATE_RETRY_MS, self._initialize)
             if resp.start_offset < 0:  # a new share group on this partition
-                hw = self.partition.log.hw
-                self.start = hw if self.settings.auto_offset_reset == "latest" else 0
+                self.start = self._reset_offset()
                 self.manager.note(
                     "share_start",
                     {
@@ -157,10 +181,9 @@ class SharePartition:
         does (:mod:`.share_batches`): about ``max_records`` - whole batches, so possibly more
         (``mode`` 0, batch_optimized) - or at most that many (``mode`` 1, record_limit);
         ``[(offset, Record, delivery count)]``, all under one new lock."""
-        log = self.partition.log
         held = sum(1 for r in self.records.values() if r.state == ACQUIRED)
         room = min(max_records, self.settings.partition_max_record_locks - held)
-        if room <= 0 or self.start >= log.hw:
+        if room <= 0 or self.start >= self.end:
             return []
         fetch_offset = self._next_fetch_offset()
         if fetch_offset is None:
@@ -197,7 +220,7 @@ class SharePartition:
 
     def _next_fetch_offset(self) -> int | None:
         """Where the next read starts: the first available record, or the first never acquired."""
-        for offset, _, _ in self.partition.log.records(self.start, self.partition.log.hw):
+        for offset, _, _ in self.partition.log.records(self.start, self.end):
             r = self.records.get(offset)
             if r is None or r.state == AVAILABLE:
                 return offset
@@ -211,7 +234,7 @@ class SharePartition:
         begin = max(self.batches[r.batch].first, self.start) if r is not None else fetch_offset
         new: list = []
         last_batch = None
-        for offset, record, stored in log.records(begin, log.hw):
+        for offset, record, stored in log.records(begin, self.end):
             r = self.records.get(offset)
             if r is None:
                 # enough: the rest of the log batch that holds the room-th record is all a fetch takes
@@ -671,10 +694,27 @@ class _Taker:
     def all(self, offsets: list) -> None:
         if not offsets:
             return
-        log = self.sp.partition.log
-        values = {o: rec for o, rec, _ in log.records(offsets[0], offsets[-1] + 1)}
+        sp = self.sp
+        log, txn = sp.partition.log, sp.partition.txn
+        stored = {o: (rec, b.batch) for o, rec, b in log.records(offsets[0], offsets[-1] + 1)}
+        committed_only = sp.settings.isolation_level == "read_committed"
+        aborted = []
         for offset in offsets:
-            r = self.sp.records[offset]
-            r.state, r.member, r.lock, r.deadline = ACQUIRED, self.member, self.lock, self.deadline
+            r = sp.records[offset]
             r.count += 1
-            self.out.append((offset, values[offset], r.count))
+            record, batch = stored[offset]
+            if committed_only and batch.is_transactional and txn.is_aborted(batch.producer_id, offset):
+                # read_committed: an aborted transaction's record is archived, never handed out
+                # (SharePartition's filterAbortedTransactionalAcquiredRecords)
+                r.state, r.member, r.lock, r.pending = ARCHIVED, None, 0, True
+                aborted.append(offset)
+                continue
+            r.state, r.member, r.lock, r.deadline = ACQUIRED, self.member, self.lock, self.deadline
+            self.out.append((offset, record, r.count))
+        if aborted:
+            sp.version += 1
+            sp.manager.note(
+                "share_aborted_archived",
+                {"group": sp.group, "topic": sp.tp[0], "partition": sp.tp[1], "offsets": aborted},
+            )
+            sp._persist(aborted, lambda error: sp._settled(aborted))

@@ -363,6 +363,7 @@ class WireCluster(CreatesTopics, NamesAsGiven):
         sim = self.cluster.sim
         start_wall = time.monotonic()
         start_virtual = sim.now
+        self.cluster.wall_clock_offset_ms = time.time() * 1000.0 - start_virtual
         inbox = self._inbox
         while not self._stopping:
             now = start_virtual + (time.monotonic() - start_wall) * 1000.0

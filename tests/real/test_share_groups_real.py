@@ -107,6 +107,22 @@ def test_a_killed_or_frozen_share_consumer_on_kafka_as_on_the_simulator(cluster)
     assert [c["wait"][1] for c in compared.values()] == ["at once", "after about the lock duration"]
 
 
+@pytest.mark.timeout(120)
+def test_share_group_configs_isolation_and_reset_on_kafka(cluster):
+    """``kafka-configs --entity-type groups`` on Kafka 4.3.1: which share group configs it takes,
+    what ``share.isolation.level`` hands out around aborted and open transactions, where
+    ``by_duration`` starts; the wire cluster gives the same (tests/wire/test_share_groups_wire.py)
+    and the simulator too (tests/test_share_partition.py)."""
+    servers = cluster.bootstrap_servers
+    assert share.group_config_outcomes(servers) == share.GROUP_CONFIG_OUTCOMES
+    isolation = share.isolation_probe(servers, cluster.create_topic(f"iso-{uuid.uuid4().hex[:8]}", partitions=1))
+    assert isolation == share.ISOLATION_EXPECTED
+    assert share.by_duration_probe(servers, cluster.create_topic(f"dur-{uuid.uuid4().hex[:8]}", partitions=1)) == [
+        "new-1",
+        "new-2",
+    ]
+
+
 @pytest.mark.timeout(90)
 def test_java_renews_a_lock_on_kafka(driver, cluster):
     """course_lib/share_renew.py with the Java client 4.3.1 (confluent-kafka has no RENEW); the

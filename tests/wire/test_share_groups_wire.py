@@ -245,3 +245,16 @@ def test_a_killed_or_frozen_share_consumer_on_the_wire_as_on_kafka():
         compared = share_groups.crashes_compared(wire)
     assert share_groups.crash_disagreements(compared) == []
     assert [c["wait"][1] for c in compared.values()] == ["at once", "after about the lock duration"]
+
+
+@pytest.mark.timeout(120)
+def test_share_group_configs_isolation_and_reset_on_the_wire():
+    """tests/real/test_share_groups_real.py's group configs, isolation levels and by_duration
+    reset on the wire cluster, with the same expectations (measured on Kafka 4.3.1). Before the
+    wire took GROUP resources every case was INVALID_REQUEST; before the simulator knew
+    share.isolation.level and by_duration, they were INVALID_CONFIG."""
+    with WireCluster(brokers=3, seed=1, group_initial_rebalance_delay_ms=0) as wire:
+        servers = wire.bootstrap_servers
+        assert share.group_config_outcomes(servers) == share.GROUP_CONFIG_OUTCOMES
+        assert share.isolation_probe(servers, wire.create_topic("iso", partitions=1)) == share.ISOLATION_EXPECTED
+        assert share.by_duration_probe(servers, wire.create_topic("dur", partitions=1)) == ["new-1", "new-2"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from kafka import errors as Errors
 from kafka.protocol.admin import IncrementalAlterConfigsResponse
 
-from ...broker.share_config import check_group_config
+from ...broker.share_config import WORD_CONFIGS, check_group_config, check_group_config_name
 from ...broker.topic_config_changes import alter_topic_configs_request
 from .common import _reply, code
 
@@ -84,10 +84,10 @@ def alter_group_configs(cluster, group: str, ops: list, validate_only: bool) -> 
     try:
         for name, op, value in ops:
             if op == DELETE:
-                check_group_config(name, "earliest" if name == "share.auto.offset.reset" else 2)  # the name only
+                check_group_config_name(name)
                 deletes.append(name)
             elif op == SET:
-                typed = value if name == "share.auto.offset.reset" else _number(name, value)
+                typed = value if name in WORD_CONFIGS else _number(name, value)
                 check_group_config(name, typed)
                 sets[name] = typed
             else:
