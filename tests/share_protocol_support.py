@@ -242,3 +242,63 @@ def by_duration_probe(servers: str, topic: str, timeout_s: float = 30) -> list[s
         return got
     finally:
         consumer.close()
+
+
+#: :func:`record_locks_probe`: the records a share group may have in flight (the group config's
+#: floor) and what the fast worker got, measured on Kafka 4.3.1: offsets 1 to 99, the span from
+#: the stuck offset 0 capped at 100, not 149 (all but the stuck one), as a count of acquired would
+RECORD_LOCKS = 100
+RECORD_LOCKS_EXPECTED = {"held": [0], "got": 99, "first": 1, "last": 99}
+
+
+def record_locks_probe(servers: str, topic: str, records: int = 150, quiet_s: float = 3, timeout_s: float = 30) -> dict:
+    """``share.partition.max.record.locks`` = :data:`RECORD_LOCKS` on a one-partition ``topic``
+    of ``records`` records, one batch each: a worker takes offset 0 and never acknowledges it (a
+    60 s lock); a second worker ACCEPTs whatever it gets until ``quiet_s`` pass with nothing."""
+    from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
+
+    group = f"locks-{uuid.uuid4().hex[:8]}"
+    configs = {
+        "share.auto.offset.reset": "earliest",
+        "share.partition.max.record.locks": RECORD_LOCKS,
+        "share.record.lock.duration.ms": 60_000,
+        "share.heartbeat.interval.ms": 1000,
+    }
+    configure_with_admin(servers, group, configs)  # noqa: F405
+    producer = Producer({"bootstrap.servers": servers, "linger.ms": 0})
+    for i in range(records):
+        producer.produce(topic, value=f"r{i}".encode(), partition=0)
+        producer.flush(30)  # one batch each: Kafka acquires whole batches
+
+    def worker(max_records: int):
+        c = ShareConsumer(
+            {
+                "bootstrap.servers": servers,
+                "group.id": group,
+                "share.acknowledgement.mode": "explicit",
+                "max.poll.records": str(max_records),
+            }
+        )
+        c.subscribe([topic])
+        return c
+
+    stuck, fast = worker(1), worker(50)
+    try:
+        held: list = []
+        deadline = time.monotonic() + timeout_s
+        while not held and time.monotonic() < deadline:
+            held = [m.offset() for m in stuck.poll(0.2) if m.error() is None]
+        got: list = []
+        quiet = None
+        while time.monotonic() < deadline and (quiet is None or time.monotonic() < quiet):
+            batch = [m for m in fast.poll(0.2) if m.error() is None]
+            for m in batch:
+                got.append(m.offset())
+                fast.acknowledge(m, AcknowledgeType.ACCEPT)
+            if batch:
+                fast.commit_sync()
+                quiet = time.monotonic() + quiet_s
+        return {"held": held, "got": len(got), "first": min(got, default=None), "last": max(got, default=None)}
+    finally:
+        stuck.close()
+        fast.close()

@@ -438,3 +438,34 @@ def test_by_duration_starts_a_new_group_within_the_window():
     assert got == ["new-1", "new-2"]
     with pytest.raises(ValueError, match="by_duration"):
         cluster.alter_share_group_config("d", {"share.auto.offset.reset": "by_duration:1h"})
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_stuck_record_caps_the_span_in_flight(seed):
+    """``share.partition.max.record.locks`` caps the span from the start offset to the last record
+    in flight (SharePartition.numInFlightRecords), not the records acquired: with offset 0 stuck,
+    the other worker gets offsets 1 to 99 of 150 (Kafka 4.3.1: tests/share_protocol_support.py's
+    record_locks_probe); once 0 is accepted, the rest."""
+    from tests.share_protocol_support import RECORD_LOCKS, RECORD_LOCKS_EXPECTED
+
+    cluster = setup(seed=seed, records=0, **{"share.partition.max.record.locks": RECORD_LOCKS})
+    producer = KafkaProducer(bootstrap_servers=cluster)
+    for i in range(150):
+        producer.send(TOPIC, f"m-{i}".encode(), partition=0).get()  # one batch each
+    stuck, fast = worker(cluster, **{"max.poll.records": 1}), worker(cluster, **{"max.poll.records": 50})
+    (m,) = poll_until(stuck, lambda ms: True, cluster)
+    got: list = []
+    for _ in range(100):
+        batch = fast.poll(0.1)
+        for x in batch:
+            got.append(x.offset())
+            fast.acknowledge(x, AcknowledgeType.ACCEPT)
+    seen = {"held": [m.offset()], "got": len(got), "first": min(got), "last": max(got)}
+    assert seen == RECORD_LOCKS_EXPECTED, (seen, cluster.seed)
+    stuck.acknowledge(m, AcknowledgeType.ACCEPT)
+    stuck.commit_sync()
+    for _ in range(100):
+        for x in fast.poll(0.1):
+            got.append(x.offset())
+            fast.acknowledge(x, AcknowledgeType.ACCEPT)
+    assert sorted(got) == list(range(1, 150)), cluster.seed

@@ -181,17 +181,18 @@ class SharePartition:
         does (:mod:`.share_batches`): about ``max_records`` - whole batches, so possibly more
         (``mode`` 0, batch_optimized) - or at most that many (``mode`` 1, record_limit);
         ``[(offset, Record, delivery count)]``, all under one new lock."""
-        held = sum(1 for r in self.records.values() if r.state == ACQUIRED)
-        room = min(max_records, self.settings.partition_max_record_locks - held)
-        if room <= 0 or self.start >= self.end:
+        if self.start >= self.end:
             return []
         fetch_offset = self._next_fetch_offset()
         if fetch_offset is None:
             return []
+        room, last = self._window(fetch_offset, max_records)
+        if room <= 0:
+            return []
         record_limit = mode == RECORD_LIMIT
         take = _Taker(self, member)
         throttle = throttle_limit(self.settings.delivery_count_limit)
-        for kind, segment in self._segments(fetch_offset, room):
+        for kind, segment in self._segments(fetch_offset, room, last):
             left = room - take.count
             if left <= 0:
                 break
@@ -218,6 +219,22 @@ class SharePartition:
             self.broker.schedule_timer(self.settings.record_lock_duration_ms, self._lock_expired, take.lock)
         return take.out
 
+    def _window(self, fetch_offset: int, max_records: int) -> tuple[int, int | None]:
+        """(records this fetch may acquire, the last offset it may reach or None): Kafka limits
+        the *span* in flight - from the start offset to the last in-flight record, whatever their
+        states - to ``share.partition.max.record.locks``, not the records acquired. A record
+        stuck at the start offset (a slow or crashed worker's, until its lock runs out) caps how
+        far past it the group gets, however fast the others are. At the cap, a fetch may still
+        take released records inside the span (``lastOffsetAndMaxRecordsToAcquire``)."""
+        end = max(self.records) if self.records else None
+        in_flight = end - self.start + 1 if end is not None else 0
+        room = min(max_records, self.settings.partition_max_record_locks - in_flight)
+        if room > 0:
+            return room, None
+        if end is not None and fetch_offset <= end:
+            return min(max_records, end - fetch_offset + 1), end
+        return 0, None
+
     def _next_fetch_offset(self) -> int | None:
         """Where the next read starts: the first available record, or the first never acquired."""
         for offset, _, _ in self.partition.log.records(self.start, self.end):
@@ -226,15 +243,15 @@ class SharePartition:
                 return offset
         return None
 
-    def _segments(self, fetch_offset: int, room: int):
+    def _segments(self, fetch_offset: int, room: int, last: int | None = None):
         """The in-flight batches and the runs of never acquired records (``[(offset, record,
-        log batch)]``) from ``fetch_offset`` to the high watermark, in offset order."""
+        log batch)]``) from ``fetch_offset`` to the high watermark (or to ``last``), in offset order."""
         log = self.partition.log
         r = self.records.get(fetch_offset)
         begin = max(self.batches[r.batch].first, self.start) if r is not None else fetch_offset
         new: list = []
         last_batch = None
-        for offset, record, stored in log.records(begin, self.end):
+        for offset, record, stored in log.records(begin, self.end if last is None else min(self.end, last + 1)):
             r = self.records.get(offset)
             if r is None:
                 # enough: the rest of the log batch that holds the room-th record is all a fetch takes

@@ -111,7 +111,8 @@ def test_a_killed_or_frozen_share_consumer_on_kafka_as_on_the_simulator(cluster)
 def test_share_group_configs_isolation_and_reset_on_kafka(cluster):
     """``kafka-configs --entity-type groups`` on Kafka 4.3.1: which share group configs it takes,
     what ``share.isolation.level`` hands out around aborted and open transactions, where
-    ``by_duration`` starts; the wire cluster gives the same (tests/wire/test_share_groups_wire.py)
+    ``by_duration`` starts, how far ``share.partition.max.record.locks`` lets a group get past a
+    stuck record; the wire cluster gives the same (tests/wire/test_share_groups_wire.py)
     and the simulator too (tests/test_share_partition.py)."""
     servers = cluster.bootstrap_servers
     assert share.group_config_outcomes(servers) == share.GROUP_CONFIG_OUTCOMES
@@ -121,6 +122,8 @@ def test_share_group_configs_isolation_and_reset_on_kafka(cluster):
         "new-1",
         "new-2",
     ]
+    locks = cluster.create_topic(f"locks-{uuid.uuid4().hex[:8]}", partitions=1)
+    assert share.record_locks_probe(servers, locks) == share.RECORD_LOCKS_EXPECTED
 
 
 @pytest.mark.timeout(90)
