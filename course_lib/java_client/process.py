@@ -18,6 +18,7 @@ from __future__ import annotations
 import collections
 import itertools
 import json
+import signal
 import subprocess
 import threading
 import weakref
@@ -206,6 +207,11 @@ class DriverProcess:
         """Kill the JVM at once (SIGKILL), as a crash would: calls under way fail with DriverDied."""
         self._proc.kill()
         self._proc.wait(timeout=30)
+
+    def stop_process(self) -> None:
+        """Stop the JVM (SIGSTOP), as a machine that is gone looks to the brokers: nothing runs,
+        nothing closes; :meth:`kill` or :meth:`close` ends it."""
+        self._proc.send_signal(signal.SIGSTOP)
 
     def __enter__(self) -> DriverProcess:
         return self

@@ -1,6 +1,7 @@
 """Share-group experiments (KIP-932) on the real lab cluster, with confluent-kafka's
-``ShareConsumer`` (2.16.1, preview) - the real-Kafka half of notebooks/05c_share_groups. Each
-returns the numbers the simulator's scenario of the same name has
+``ShareConsumer`` (2.16.1, preview; :func:`worker_crash` also with the Java client's
+``KafkaShareConsumer``) - the real-Kafka half of notebooks/05c_share_groups, and the tests' probes
+on the wire cluster. Each returns the numbers the simulator's scenario of the same name has
 (:mod:`course_lib.share_scenarios`), so the lesson prints the two side by side.
 
 - :func:`worker_crash` - a worker takes records, processes some of them and dies (SIGKILL of its
@@ -12,9 +13,9 @@ returns the numbers the simulator's scenario of the same name has
 - :func:`poison_message` - a handler always fails on one record and RELEASEs it: how many
   deliveries before the broker archives it?
 
-Both need the local lab cluster (:func:`course_lib.real.lab.start_lab`): it lets a group's
-``share.record.lock.duration.ms`` go down to 1 s (Kafka's floor is 15 s), and the crash kills a
-process of this machine.
+Both need the local lab cluster (:func:`course_lib.real.lab.start_lab`) or a wire cluster: the
+lab lets a group's ``share.record.lock.duration.ms`` go down to 1 s (Kafka's floor is 15 s), and
+the crash kills a process of this machine.
 
 Taught in notebooks/05c_share_groups.
 """
@@ -82,9 +83,9 @@ def _produce(kafka, topic: str, values: list[str]) -> None:
             raise RuntimeError(f"the lab cluster did not take {value} within 30 s")
 
 
-def _consumer(kafka, group: str, max_poll_records: int) -> dict:
+def _consumer(servers: str, group: str, max_poll_records: int) -> dict:
     return {
-        "bootstrap.servers": kafka.bootstrap_servers,
+        "bootstrap.servers": servers,
         "group.id": group,
         "share.acknowledgement.mode": "explicit",
         "max.poll.records": str(max_poll_records),
@@ -113,57 +114,46 @@ def worker_crash(
     lock_ms: float = 5_000,
     host_lost: bool = False,
     timeout_s: float = 90,
+    driver=None,
 ) -> dict:
     """The simulator's ``worker_crash`` on Kafka: the numbers it measures (``held_at_crash``,
     ``redelivered``, ``processed_twice``, ``redelivery_after_crash_ms``), ``delivery_counts``:
     what the other worker saw as the held records' delivery counts, and ``seconds``.
     ``host_lost``: the worker's process is stopped (SIGSTOP), not killed: its connections stay
-    open, as they do for the brokers when a machine is gone (until long after the lock)."""
-    from confluent_kafka import AcknowledgeType, ShareConsumer
+    open, as they do for the brokers when a machine is gone (until long after the lock).
+    ``driver``: both workers are the Java client's (the crashing one in a JVM of its own, the
+    other in ``driver``'s); else confluent-kafka's (the crashing one in a Python process)."""
+    from ..share_group_experiments import JavaWorker, RdkafkaWorker
 
     started = time.monotonic()
     topic, group = _setup(kafka, {"share.record.lock.duration.ms": lock_ms})
+    servers = kafka.bootstrap_servers
     # The other worker joins first and polls until it has a warm-up record: then it is a member
     # with the partition, and what it sees after the crash depends on the locks alone (a member
     # joining later waits for its partition, up to a heartbeat interval). It then stops polling
     # until the crash, as in the simulator.
-    survivor = ShareConsumer(_consumer(kafka, group, max_poll_records))
-    doomed = reader = None
+    if driver is not None:
+        survivor = JavaWorker(driver, servers, topic, group, max_poll_records)
+    else:
+        survivor = RdkafkaWorker(servers, topic, group, max_poll_records)
+    doomed = None
     try:
-        survivor.subscribe([topic])
         _produce(kafka, topic, ["warm-up"])
-        warmed = []
+        warmed: list = []
         deadline = time.monotonic() + timeout_s
         while not warmed:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the worker got no warm-up record within {timeout_s} s")
-            warmed = [m for m in survivor.poll(0.2) if m.error() is None]
-        for m in warmed:
-            survivor.acknowledge(m, AcknowledgeType.ACCEPT)
-        survivor.commit_sync()
+            warmed = survivor.poll(0.2)
+        for *_, m in warmed:
+            survivor.acknowledge(m, "accept")
+        survivor.commit()
         _produce(kafka, topic, [f"job-{i}" for i in range(records)])
-        config = {
-            "consumer": _consumer(kafka, group, max_poll_records),
-            "topic": topic,
-            "processed": processed_before_crash,
-            "handler_ms": handler_ms,
-            "timeout_s": timeout_s,
-        }
-        doomed = subprocess.Popen(
-            [sys.executable, "-c", _DOOMED, json.dumps(config)], stdout=subprocess.PIPE, text=True
-        )
-        lines, reader = _lines(doomed)
-        held = lines.get(timeout=timeout_s)["held"]
-        if not held:
-            raise RuntimeError(f"the first worker got no record within {timeout_s} s")
-        done_first = [lines.get(timeout=timeout_s)["processed"] for _ in range(min(processed_before_crash, len(held)))]
-        # mid-record: what it finished is processed, nothing acknowledged
-        if host_lost:
-            doomed.send_signal(signal.SIGSTOP)  # (killed in the end; its pipe stays open until then)
-        else:
-            doomed.kill()
-            doomed.wait(30)
-            reader.join(30)
+        crashing = _JavaDoomed if driver is not None else _RdkafkaDoomed
+        doomed = crashing(servers, topic, group, max_poll_records, processed_before_crash, handler_ms, timeout_s)
+        held = doomed.held()
+        done_first = doomed.finished()
+        doomed.crash(host_lost)  # mid-record: what it finished is processed, nothing acknowledged
         crashed = time.monotonic()
         accepted: set = set()
         again: dict = {}  # held offset -> (seconds after the crash, delivery count)
@@ -171,16 +161,16 @@ def worker_crash(
         while len(accepted) < records:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"only {len(accepted)} of {records} jobs accepted within {timeout_s} s")
-            got = [m for m in survivor.poll(0.1) if m.error() is None]
+            got = survivor.poll(0.1)
             polled = time.monotonic()
-            for m in got:
-                if m.offset() in held:
-                    again.setdefault(m.offset(), (polled - crashed, m.delivery_count()))
+            for offset, _, count, m in got:
+                if offset in held:
+                    again.setdefault(offset, (polled - crashed, count))
                 time.sleep(handler_ms / 1000)
-                survivor.acknowledge(m, AcknowledgeType.ACCEPT)
-                accepted.add(m.offset())
+                survivor.acknowledge(m, "accept")
+                accepted.add(offset)
             if got:
-                survivor.commit_sync()
+                survivor.commit()
         return {
             "held_at_crash": len(held),
             "redelivered": len(again),
@@ -191,14 +181,91 @@ def worker_crash(
         }
     finally:
         if doomed is not None:
-            if doomed.poll() is None:
-                doomed.kill()
-                doomed.wait(30)
-            if reader is not None:
-                reader.join(30)  # the pipe closed with the process
-            if doomed.stdout is not None:
-                doomed.stdout.close()
+            doomed.reap()
         survivor.close()
+
+
+class _RdkafkaDoomed:
+    """The crashing worker as a Python process of its own (confluent-kafka): it prints what it
+    holds, then each record it finishes, then waits in the middle of the next one;
+    :meth:`crash` kills (SIGKILL) or stops (SIGSTOP) it."""
+
+    def __init__(self, servers, topic, group, max_records: int, processed: int, handler_ms: float, timeout_s: float):
+        config = {
+            "consumer": _consumer(servers, group, max_records),
+            "topic": topic,
+            "processed": processed,
+            "handler_ms": handler_ms,
+            "timeout_s": timeout_s,
+        }
+        self.processed, self.timeout_s = processed, timeout_s
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _DOOMED, json.dumps(config)], stdout=subprocess.PIPE, text=True
+        )
+        self.lines, self.reader = _lines(self.proc)
+
+    def held(self) -> list:
+        self._held = self.lines.get(timeout=self.timeout_s)["held"]
+        if not self._held:
+            raise RuntimeError(f"the first worker got no record within {self.timeout_s} s")
+        return self._held
+
+    def finished(self) -> list:
+        return [self.lines.get(timeout=self.timeout_s)["processed"] for _ in self._held[: self.processed]]
+
+    def crash(self, host_lost: bool) -> None:
+        if host_lost:
+            self.proc.send_signal(signal.SIGSTOP)  # (killed in the end; its pipe stays open until then)
+        else:
+            self.proc.kill()
+            self.proc.wait(30)
+
+    def reap(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(30)
+        self.reader.join(30)  # the pipe closed with the process
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+class _JavaDoomed:
+    """The crashing worker as the Java client's KafkaShareConsumer in a JVM of its own (the
+    handler's time passes here: the JVM just holds the records); :meth:`crash` kills (SIGKILL)
+    or stops (SIGSTOP) the JVM."""
+
+    def __init__(self, servers, topic, group, max_records: int, processed: int, handler_ms: float, timeout_s: float):
+        from ..java_client import DriverProcess
+        from ..share_group_experiments import JavaWorker
+
+        self.processed, self.handler_ms, self.timeout_s = processed, handler_ms, timeout_s
+        self.jvm = DriverProcess()
+        self.worker = JavaWorker(self.jvm, servers, topic, group, max_records)
+
+    def held(self) -> list:
+        deadline = time.monotonic() + self.timeout_s
+        got: list = []
+        while not got:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the first worker got no record within {self.timeout_s} s")
+            got = self.worker.poll(0.2)
+        self._held = [offset for offset, *_ in got]
+        return self._held
+
+    def finished(self) -> list:
+        done = self._held[: self.processed]
+        time.sleep(len(done) * self.handler_ms / 1000)
+        return done
+
+    def crash(self, host_lost: bool) -> None:
+        if host_lost:
+            self.jvm.stop_process()
+        else:
+            self.jvm.kill()
+
+    def reap(self) -> None:
+        self.jvm.kill()
+        self.jvm.close()
 
 
 #: the two crashes every cluster is checked on: the process killed (a lock long enough to tell "at
@@ -213,17 +280,17 @@ CRASH_SETTINGS = {"records": 10, "max_poll_records": 5, "processed_before_crash"
 CRASH_COUNTS = ("held_at_crash", "redelivered", "processed_twice")
 
 
-def crashes_compared(cluster) -> dict:
+def crashes_compared(cluster, driver=None) -> dict:
     """Each of :data:`CRASHES` on ``cluster`` (Kafka's, or a started WireCluster) and on the
     simulator (seed 1): ``{crash: {"simulator": numbers, "cluster": numbers, "wait": (the
-    simulator's answer, the cluster's)}}``."""
+    simulator's answer, the cluster's)}}``; ``driver``: with the Java client (else confluent-kafka)."""
     from ..explain.lesson05c import crash_wait_answer, real_crash_answer
     from ..share_scenarios import run_share_scenario
 
     compared = {}
     for name, crash in CRASHES.items():
         sim = run_share_scenario("worker_crash", seed=1, **CRASH_SETTINGS, **crash)
-        measured = worker_crash(cluster, **CRASH_SETTINGS, **crash)
+        measured = worker_crash(cluster, **CRASH_SETTINGS, **crash, driver=driver)
         compared[name] = {
             "simulator": sim.numbers,
             "cluster": measured,
@@ -265,7 +332,7 @@ def poison_message(
     )
     _produce(kafka, topic, [f"job-{i}" for i in range(records)])
     bad = f"job-{poison}".encode()
-    consumers = [ShareConsumer(_consumer(kafka, group, 2)) for _ in range(workers)]
+    consumers = [ShareConsumer(_consumer(kafka.bootstrap_servers, group, 2)) for _ in range(workers)]
     try:
         for c in consumers:
             c.subscribe([topic])

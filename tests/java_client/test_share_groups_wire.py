@@ -42,3 +42,15 @@ def test_java_renews_a_lock_on_the_wire(driver, wire_cluster):
     from course_lib import share_renew
 
     assert share_renew.java_run(wire_cluster, driver, renew=True, wire=True) == share_renew.EXPECTED[True]
+
+
+@pytest.mark.timeout(120)
+def test_a_killed_or_frozen_java_share_consumer_on_the_wire(driver, wire_cluster):
+    """tests/wire/test_share_groups_wire.py's crashes with KafkaShareConsumer: the crashing worker
+    in a JVM of its own, SIGKILLed (its records come back at once) or SIGSTOPped (after the lock),
+    as on the simulator and on Kafka 4.3.1 (tests/real/test_share_groups_real.py)."""
+    from course_lib.real import share_groups
+
+    compared = share_groups.crashes_compared(wire_cluster, driver)
+    assert share_groups.crash_disagreements(compared) == []
+    assert [c["wait"][1] for c in compared.values()] == ["at once", "after about the lock duration"]

@@ -93,16 +93,18 @@ def test_a_share_partition_leader_failover_on_kafka(healthy):
 
 
 @pytest.mark.timeout(180)
-def test_a_killed_or_frozen_share_consumer_on_kafka_as_on_the_simulator(cluster):
+@pytest.mark.parametrize("client", ["confluent-kafka", "java"])
+def test_a_killed_or_frozen_share_consumer_on_kafka_as_on_the_simulator(client, driver, cluster):
     """Lesson 05c's real-Kafka part (:mod:`course_lib.real.share_groups`), small: a worker holding
     records, 3 of them processed, is SIGKILLed - Kafka 4.3.1 releases them as soon as its
     connections close - or SIGSTOPped, its connections open as for a machine that is gone - they
-    wait for the lock. The simulator gives the same counts and the same wait; so does the wire
-    cluster (tests/wire/test_share_groups_wire.py)."""
+    wait for the lock. The simulator gives the same counts and the same wait, with either client;
+    so does the wire cluster (tests/wire/test_share_groups_wire.py,
+    tests/java_client/test_share_groups_wire.py)."""
     from course_lib.real import share_groups
 
-    compared = share_groups.crashes_compared(cluster)
-    print("kafka 4.3.1 worker crashes:", compared)
+    compared = share_groups.crashes_compared(cluster, driver if client == "java" else None)
+    print(f"kafka 4.3.1 worker crashes, {client}:", compared)
     assert share_groups.crash_disagreements(compared) == []
     assert [c["wait"][1] for c in compared.values()] == ["at once", "after about the lock duration"]
 
