@@ -302,3 +302,82 @@ def record_locks_probe(servers: str, topic: str, records: int = 150, quiet_s: fl
     finally:
         stuck.close()
         fast.close()
+
+
+#: what :func:`share_offsets_probe` gives on Kafka 4.3.1: the persisted start offset trails the
+#: leader's (3 while offset 3 is accepted and 4 held: the write that moved past 3 was the one
+#: that accepted it); the lag counts what is neither acknowledged nor archived from it on (10 - 3
+#: - 1, then 10 - 4 - 5); a group that does not exist: no partitions, no error
+SHARE_OFFSETS_EXPECTED = {
+    "held": 4,
+    "holding": {0: {"startOffset": 3, "leaderEpoch": "set", "lag": 6}},
+    "rest_accepted": {0: {"startOffset": 4, "leaderEpoch": "set", "lag": 1}},
+    "unknown": {},
+}
+
+
+def share_offsets_probe(driver, servers: str, topic: str, timeout_s: float = 30) -> dict:
+    """What ``Admin.listShareGroupOffsets`` (Java 4.3.1: DescribeShareGroupOffsets) answers for a
+    share group on ``topic`` (one partition, 10 records, one batch each): ``holding``: worker a
+    accepted offsets 0-3 and holds 4; ``rest_accepted``: worker b then accepted 5-9; ``unknown``:
+    for a group that does not exist. Each ``{"startOffset", "leaderEpoch" (None or a number: kept
+    as "set"), "lag"}``, or the error's class name."""
+    from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
+
+    from course_lib.java_client import JavaAdmin
+
+    group = f"offsets-{uuid.uuid4().hex[:8]}"
+    configure_with_admin(servers, group, {"share.auto.offset.reset": "earliest", "share.heartbeat.interval.ms": 1000})  # noqa: F405
+    producer = Producer({"bootstrap.servers": servers, "linger.ms": 0})
+    for i in range(10):
+        producer.produce(topic, value=f"r{i}".encode(), partition=0)
+        producer.flush(30)
+
+    def worker():
+        c = ShareConsumer(
+            {
+                "bootstrap.servers": servers,
+                "group.id": group,
+                "share.acknowledgement.mode": "explicit",
+                "max.poll.records": "1",
+            }
+        )
+        c.subscribe([topic])
+        return c
+
+    def next_record(c):
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            got = [m for m in c.poll(0.2) if m.error() is None]
+            if got:
+                return got[0]
+        raise AssertionError(f"no record within {timeout_s} s")
+
+    admin = JavaAdmin(driver, {"bootstrap.servers": servers})
+
+    def offsets(g: str):
+        got = admin.list_share_group_offsets([g])[g]
+        if not isinstance(got, dict):
+            return got.java_class.rsplit(".", 1)[-1]
+        return {p: {**o, "leaderEpoch": None if o["leaderEpoch"] is None else "set"} for (_, p), o in got.items()}
+
+    a, b = worker(), worker()
+    try:
+        for _ in range(4):
+            m = next_record(a)
+            a.acknowledge(m, AcknowledgeType.ACCEPT)
+            a.commit_sync()
+        held = next_record(a)
+        holding = offsets(group)
+        accepted = 0
+        while accepted < 5:
+            m = next_record(b)
+            b.acknowledge(m, AcknowledgeType.ACCEPT)
+            b.commit_sync()
+            accepted += 1
+        rest = offsets(group)
+        return {"held": held.offset(), "holding": holding, "rest_accepted": rest, "unknown": offsets(f"{group}-none")}
+    finally:
+        a.close()
+        b.close()
+        admin.close()

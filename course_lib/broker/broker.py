@@ -42,6 +42,7 @@ from .protocol import (
     ShareAcknowledgeRequest,
     ShareFetchRequest,
     ShareGroupStateResponse,
+    ShareGroupStateSummaryResponse,
     TopicConfig,
     WriteTxnMarker,
     WriteTxnMarkerResponse,
@@ -392,4 +393,5 @@ HANDLERS: dict[type, Handler] = {
     ShareAcknowledgeRequest: lambda broker, src, msg: broker.shares.share_acknowledge(src, msg),
     **{cls: lambda broker, src, msg: broker.share_state.handle(src, msg) for cls in ShareCoordinator.HANDLERS},
     ShareGroupStateResponse: lambda broker, src, msg: broker.shares.on_state_response(msg),
+    ShareGroupStateSummaryResponse: lambda broker, src, msg: broker.shares.on_state_response(msg),
 }

@@ -647,6 +647,25 @@ class ReadShareGroupStateRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class ReadShareGroupStateSummaryRequest:
+    """Group coordinator -> share coordinator: each share-partition of ``group`` it holds state
+    for (Kafka's ReadShareGroupStateSummary, for DescribeShareGroupOffsets)."""
+
+    corr: int
+    group: str
+    kind: ClassVar[str] = "read_share_group_state_summary"
+
+
+@dataclass(frozen=True, slots=True)
+class ShareGroupStateSummaryResponse:
+    corr: int
+    error: Any = None
+    #: (topic, partition, leader epoch, start offset, records acknowledged or archived from it on)
+    partitions: tuple = ()
+    kind: ClassVar[str] = "share_group_state_summary_response"
+
+
+@dataclass(frozen=True, slots=True)
 class WriteShareGroupStateRequest:
     """Share-partition leader -> share coordinator: the new start offset and the records whose
     state changed, ``(offset, state, delivery count)``. A write from an older leader epoch than

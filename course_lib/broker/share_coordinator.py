@@ -27,9 +27,17 @@ from typing import Any, Callable, ClassVar
 from kafka import errors as Errors
 
 from .coordinator_log import CoordinatorLog
-from .protocol import ReadShareGroupStateRequest, ShareGroupStateResponse, WriteShareGroupStateRequest
+from .protocol import (
+    ReadShareGroupStateRequest,
+    ReadShareGroupStateSummaryRequest,
+    ShareGroupStateResponse,
+    ShareGroupStateSummaryResponse,
+    WriteShareGroupStateRequest,
+)
 
 SHARE_STATE_TOPIC = "__share_group_state"
+#: the states a record is done in (share_partition.FINAL: that module imports this one)
+_DONE = ("ACKNOWLEDGED", "ARCHIVED")
 
 
 class ShareCoordinator(CoordinatorLog):
@@ -64,7 +72,7 @@ class ShareCoordinator(CoordinatorLog):
         if not self.refresh():
             return self.broker.send(src, ShareGroupStateResponse(req.corr, Errors.NotCoordinatorError))
         log = self.partition().log
-        if isinstance(req, ReadShareGroupStateRequest) and log.hw < log.leo:
+        if isinstance(req, (ReadShareGroupStateRequest, ReadShareGroupStateSummaryRequest)) and log.hw < log.leo:
             # a new coordinator answers once everything in its log counts (Kafka loads the whole
             # log before serving: COORDINATOR_LOAD_IN_PROGRESS): a state read never misses a write
             # that was confirmed to the old leader
@@ -93,6 +101,16 @@ class ShareCoordinator(CoordinatorLog):
         else:
             answer(None)
 
+    def _summary(self, src: str, req: ReadShareGroupStateSummaryRequest) -> None:
+        """Each share-partition of the group: its leader epoch, start offset and how many records
+        from the start offset on are done (Kafka's deliveryCompleteCount: the lag leaves them out)."""
+        rows = tuple(
+            (topic, partition, epoch, start, sum(1 for o, (s, _) in states.items() if o >= start and s in _DONE))
+            for (group, topic, partition), (epoch, start, states) in sorted(self.state.items())
+            if group == req.group
+        )
+        self.broker.send(src, ShareGroupStateSummaryResponse(req.corr, None, rows))
+
     def _write(self, src: str, req: WriteShareGroupStateRequest) -> None:
         key = (req.group, req.tp[0], req.tp[1])
         entry = self.state.get(key)
@@ -109,5 +127,6 @@ class ShareCoordinator(CoordinatorLog):
     #: request class -> its handler (the broker hands this coordinator every class named here)
     HANDLERS: ClassVar[dict[type, Callable[[Any, str, Any], None]]] = {
         ReadShareGroupStateRequest: _read,
+        ReadShareGroupStateSummaryRequest: _summary,
         WriteShareGroupStateRequest: _write,
     }

@@ -27,6 +27,8 @@
 //     -> future | seek {topic, partition, offset} | seekToBeginning / seekToEnd {partitions} |
 //     position {topic, partition} | committed {partitions} | groupMetadata | endOffsets /
 //     beginningOffsets {partitions}
+//   admin.listShareGroupOffsets {groups} -> {group: {value: [{topic, partition, offsets: {startOffset,
+//       leaderEpoch, lag}}]} or {error}}
 //   admin.describeShareGroups {groups} -> {group: {groupId, state, groupEpoch, members: [{memberId,
 //     clientId, memberEpoch, assignment: partitions}]}}
 //   admin.create {config}; admin.createTopics {topics: [{name, partitions?, replication_factor?,
@@ -68,7 +70,10 @@ import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsResult;
+import org.apache.kafka.clients.admin.ListShareGroupOffsetsSpec;
 import org.apache.kafka.clients.admin.ShareGroupDescription;
+import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.admin.ShareMemberDescription;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
@@ -583,6 +588,15 @@ public final class Driver {
             case "describeShareGroups": {
                 return perKey(a.describeShareGroups(texts(r.path("groups"))).describedGroups(), timeoutMs);
             }
+            case "listShareGroupOffsets": {
+                // all the group's partitions (no spec); kafka-share-groups --describe --offsets
+                Map<String, ListShareGroupOffsetsSpec> specs = new HashMap<>();
+                for (String g : texts(r.path("groups"))) specs.put(g, new ListShareGroupOffsetsSpec());
+                ListShareGroupOffsetsResult result = a.listShareGroupOffsets(specs);
+                Map<String, KafkaFuture<?>> futures = new HashMap<>();
+                for (String g : specs.keySet()) futures.put(g, result.partitionsToOffsetInfo(g));
+                return perKey(futures, timeoutMs);
+            }
             case "describeTopics": {
                 List<String> names = new ArrayList<>();
                 r.path("topics").forEach(t -> names.add(t.asText()));
@@ -695,11 +709,16 @@ public final class Driver {
             }
             return n;
         }
-        if (v instanceof Map) { // TopicPartition -> OffsetAndMetadata (committed, commitAsync)
+        if (v instanceof SharePartitionOffsetInfo) {
+            SharePartitionOffsetInfo o = (SharePartitionOffsetInfo) v;
+            return NODES.objectNode().put("startOffset", o.startOffset())
+                    .put("leaderEpoch", o.leaderEpoch().orElse(null)).put("lag", o.lag().orElse(null));
+        }
+        if (v instanceof Map) { // TopicPartition -> OffsetAndMetadata (committed, commitAsync) or SharePartitionOffsetInfo
             ArrayNode a = NODES.arrayNode();
             for (Map.Entry<Object, Object> e : ((Map<Object, Object>) v).entrySet()) {
                 ObjectNode n = tp((TopicPartition) e.getKey());
-                n.set("committed", value(e.getValue()));
+                n.set(e.getValue() instanceof SharePartitionOffsetInfo ? "offsets" : "committed", value(e.getValue()));
                 a.add(n);
             }
             return a;

@@ -377,6 +377,16 @@ class JavaAdmin(_JavaClient):
         got = self._call("describeShareGroups", groups=list(groups), timeout_ms=_ms(timeout), timeout=_wait(timeout))
         return {name: _part(v, lambda x: x) for name, v in got.items()}
 
+    def list_share_group_offsets(self, groups: Iterable[str], timeout: float = 30.0) -> dict[str, dict | JavaException]:
+        """group -> {(topic, partition): ``{"startOffset", "leaderEpoch", "lag"}``} of every
+        partition the group has share state for (``Admin.listShareGroupOffsets``, what
+        ``kafka-share-groups --describe --offsets`` shows; DescribeShareGroupOffsets)."""
+        got = self._call("listShareGroupOffsets", groups=list(groups), timeout_ms=_ms(timeout), timeout=_wait(timeout))
+        return {
+            name: _part(v, lambda rows: {(r["topic"], r["partition"]): r["offsets"] for r in rows})
+            for name, v in got.items()
+        }
+
     def describe_topics(self, names: Iterable[str], timeout: float = 30.0) -> dict[str, dict | JavaException]:
         """name -> ``{"name", "internal", "topicId", "partitions": [{"partition", "leader", "replicas", "isr"}]}``"""
         got = self._call("describeTopics", topics=list(names), timeout_ms=_ms(timeout), timeout=_wait(timeout))

@@ -54,3 +54,14 @@ def test_a_killed_or_frozen_java_share_consumer_on_the_wire(driver, wire_cluster
     compared = share_groups.crashes_compared(wire_cluster, driver)
     assert share_groups.crash_disagreements(compared) == []
     assert [c["wait"][1] for c in compared.values()] == ["at once", "after about the lock duration"]
+
+
+@pytest.mark.timeout(90)
+def test_java_admin_lists_share_group_offsets_on_the_wire(driver, wire_cluster):
+    """Admin.listShareGroupOffsets (DescribeShareGroupOffsets v1): start offset, leader epoch and
+    lag as Kafka 4.3.1 gives them (tests/real/test_share_groups_real.py); before the wire had
+    API 90, Java's admin failed with UnsupportedVersionException."""
+    got = share.share_offsets_probe(
+        driver, wire_cluster.bootstrap_servers, wire_cluster.create_topic("offsets", partitions=1)
+    )
+    assert got == share.SHARE_OFFSETS_EXPECTED

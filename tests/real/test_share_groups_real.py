@@ -23,8 +23,8 @@ def driver():
 
 
 def test_the_wire_advertises_kafkas_share_api_versions(cluster):
-    """ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge: the versions Kafka
-    4.3.1 advertises are the wire cluster's, and share.version is finalized at the same level."""
+    """ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge,
+    DescribeShareGroupOffsets: the versions Kafka 4.3.1 advertises are the wire cluster's, and share.version is finalized at the same level."""
     from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
     from course_lib.broker.options import KAFKA_4_3_FEATURES
@@ -37,8 +37,9 @@ def test_the_wire_advertises_kafkas_share_api_versions(cluster):
     finally:
         raw.close()
     resp = ApiVersionsResponse.decode(frame, version=3, header=True)
-    kafka = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys if 76 <= k.api_key <= 79}
-    assert kafka == {key: SUPPORTED[key][:2] for key in range(76, 80)}
+    share_apis = (76, 77, 78, 79, 90)  # ShareGroupHeartbeat ... ShareAcknowledge, DescribeShareGroupOffsets
+    kafka = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys if k.api_key in share_apis}
+    assert kafka == {key: SUPPORTED[key][:2] for key in share_apis}
     finalized = {f.name: f.max_version_level for f in resp.finalized_features}
     assert finalized["share.version"] == KAFKA_4_3_FEATURES["share.version"]
 
@@ -126,6 +127,14 @@ def test_share_group_configs_isolation_and_reset_on_kafka(cluster):
     ]
     locks = cluster.create_topic(f"locks-{uuid.uuid4().hex[:8]}", partitions=1)
     assert share.record_locks_probe(servers, locks) == share.RECORD_LOCKS_EXPECTED
+
+
+@pytest.mark.timeout(90)
+def test_java_admin_lists_share_group_offsets_on_kafka(driver, cluster):
+    """Admin.listShareGroupOffsets on Kafka 4.3.1; the wire cluster gives the same
+    (tests/java_client/test_share_groups_wire.py)."""
+    topic = cluster.create_topic(f"offsets-{uuid.uuid4().hex[:8]}", partitions=1)
+    assert share.share_offsets_probe(driver, cluster.bootstrap_servers, topic) == share.SHARE_OFFSETS_EXPECTED
 
 
 @pytest.mark.timeout(90)

@@ -18,8 +18,9 @@ are Kafka 4.3.1's; ApiVersions also finalizes Kafka 4.3.1's broker features
 
 Every answer's error codes are those its request version knows (:mod:`course_lib.wire.version_errors`,
 applied in ``common._reply``). Share groups (KIP-932: ShareGroupHeartbeat, ShareGroupDescribe,
-ShareFetch, ShareAcknowledge; :mod:`.share_groups`, :mod:`.share_fetch`) are the simulator's
-share group coordinator and share-partitions; the wire keeps only the share sessions. The admin APIs librdkafka's and Java's admin clients call
+ShareFetch, ShareAcknowledge, DescribeShareGroupOffsets; :mod:`.share_groups`, :mod:`.share_fetch`,
+:mod:`.share_group_offsets`) are the simulator's share group coordinator, share-partitions and
+share coordinator; the wire keeps only the share sessions. The admin APIs librdkafka's and Java's admin clients call
 (CreatePartitions, DeleteRecords, DeleteGroups, IncrementalAlterConfigs, DescribeCluster) are
 answered by the broker itself with the simulator's mechanisms (``course_lib.broker``'s
 partition_creation, record_deletion, group_deletion, topic_config_changes).
@@ -49,6 +50,7 @@ from .offsets import offset_commit, offset_fetch
 from .produce import produce
 from .sasl import sasl_authenticate, sasl_handshake
 from .share_fetch import ShareSessions, share_acknowledge, share_fetch
+from .share_group_offsets import describe_share_group_offsets
 from .share_groups import share_group_describe, share_group_heartbeat
 from .transactions import add_offsets_to_txn, add_partitions_to_txn, end_txn, init_producer_id, txn_offset_commit
 from .unsupported import Unsupported, loose_header, unsupported_answer
@@ -103,6 +105,7 @@ HANDLERS = {
     ApiKey.ShareGroupDescribe: share_group_describe,
     ApiKey.ShareFetch: share_fetch,
     ApiKey.ShareAcknowledge: share_acknowledge,
+    ApiKey.DescribeShareGroupOffsets: describe_share_group_offsets,
 }
 
 #: api key -> (min version, max version, handler): what ApiVersions advertises, with who answers

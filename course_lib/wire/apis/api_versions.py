@@ -42,6 +42,7 @@ from .schemas import (
     ConsumerGroupHeartbeatRequest,
     ShareAcknowledgeRequest,
     ShareFetchRequest,
+    DescribeShareGroupOffsetsRequest,
     ShareGroupDescribeRequest,
     ShareGroupHeartbeatRequest,
 )
@@ -86,6 +87,7 @@ _VERSIONS = {
     # access, is gone since 4.1; v2 of the fetch and acknowledge adds RENEW, KIP-1222)
     ShareGroupHeartbeatRequest: (1, 1),
     ShareGroupDescribeRequest: (1, 1),
+    DescribeShareGroupOffsetsRequest: (0, 1),
     ShareFetchRequest: (1, 2),
     ShareAcknowledgeRequest: (1, 2),
 }

@@ -2,7 +2,8 @@
 machinery builds request/response classes from (``ApiMessage`` loads ``<ClassName>.json``
 from the package its ``load_json`` names): our own field lists of Kafka's ConsumerGroupHeartbeat
 (api key 68) and ConsumerGroupDescribe (69), and of the share group APIs (KIP-932):
-ShareGroupHeartbeat (76), ShareGroupDescribe (77), ShareFetch (78) and ShareAcknowledge (79), as
+ShareGroupHeartbeat (76), ShareGroupDescribe (77), ShareFetch (78), ShareAcknowledge (79) and
+DescribeShareGroupOffsets (90), as
 Kafka 4.3.1 speaks them (flexible versions throughout; the share APIs' versions and fields are
 those of the 4.3.1 client jar's ``*Data.SCHEMAS``). Data, not code; tests/wire/test_consumer_group_protocol.py round-trips them.
 """
@@ -40,6 +41,14 @@ class ShareGroupHeartbeatResponse(ApiMessage, load_json=_HERE):  # type: ignore[
     pass
 
 
+class DescribeShareGroupOffsetsRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]  # kafka-python's metaclass reads it
+    pass
+
+
+class DescribeShareGroupOffsetsResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]  # kafka-python's metaclass reads it
+    pass
+
+
 class ShareGroupDescribeRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]  # kafka-python's metaclass reads it
     pass
 
@@ -73,6 +82,8 @@ __all__ = [
     "ShareAcknowledgeResponse",
     "ShareFetchRequest",
     "ShareFetchResponse",
+    "DescribeShareGroupOffsetsRequest",
+    "DescribeShareGroupOffsetsResponse",
     "ShareGroupDescribeRequest",
     "ShareGroupDescribeResponse",
     "ShareGroupHeartbeatRequest",

@@ -1,0 +1,97 @@
+"""DescribeShareGroupOffsets (90): where a share group stands on each partition (KIP-932) - what
+``Admin.listShareGroupOffsets`` and ``kafka-share-groups --describe --offsets`` show.
+
+Asked at the group's coordinator, which reads the share coordinator's summary of the group
+(:class:`~course_lib.broker.protocol.ReadShareGroupStateSummaryRequest`): per share-partition
+the start offset and leader epoch *as persisted* - the start offset moves on the write after
+the one that finished the records below it, so it may trail the leader's by a record or so, as
+on Kafka 4.3.1 - and, from v1, the lag: the records from that start offset up to the partition's
+high watermark not yet acknowledged or archived. A group that does not exist has no partitions
+and no error (measured on Kafka 4.3.1)."""
+
+from __future__ import annotations
+
+from kafka import errors as Errors
+
+from ...broker import protocol as sim
+from .common import _join, _reply, code
+from .coordinators import _coordinator
+from .schemas import DescribeShareGroupOffsetsResponse
+from .topic_ids import topic_ids, topic_uuid
+
+#: what the group's coordinator answers for a group it does not have: no partitions, no error
+_NO_GROUP = Errors.GroupIdNotFoundError
+
+
+def describe_share_group_offsets(gw, req) -> None:
+    broker = gw.wire.cluster.brokers[gw.broker_id]
+    names = list(dict.fromkeys(g.group_id for g in req.groups))
+    asked = {
+        g.group_id: None if g.topics is None else {(t.topic_name, p) for t in g.topics for p in t.partitions}
+        for g in req.groups
+    }
+    results: dict = {}
+
+    def finish() -> None:
+        _reply(
+            gw,
+            DescribeShareGroupOffsetsResponse,
+            throttle_time_ms=0,
+            groups=[_row(gw, g, asked[g], *results[g]) for g in names],
+        )
+
+    one = _join(len(names), finish)
+    for group in names:
+
+        def summarized(resp, group=group) -> None:
+            error = resp if isinstance(resp, type) else resp.error
+            results[group] = (error, () if error is not None else resp.partitions)
+            one()
+
+        def at_coordinator(error, _, group=group) -> None:
+            if error is not None:
+                results[group] = (None if error is _NO_GROUP else error, ())
+                return one()
+            broker.shares.ask_share_coordinator(sim.ReadShareGroupStateSummaryRequest(0, group), summarized)
+
+        _coordinator(gw, sim.ShareGroupDescribeRequest(group=group), at_coordinator)
+
+
+def _row(gw, group: str, asked: set | None, error, partitions: tuple) -> dict:
+    """The group's answer: each share-partition asked for (None: all) with its start offset,
+    leader epoch and lag (-1 when the high watermark is not known here)."""
+    broker = gw.wire.cluster.brokers[gw.broker_id]
+    ids = topic_ids(broker)
+    topics: dict = {}
+    for topic, partition, epoch, start, done in partitions:
+        if asked is not None and (topic, partition) not in asked:
+            continue
+        hw = _high_watermark(gw, (topic, partition))
+        topics.setdefault(topic, []).append(
+            {
+                "partition_index": partition,
+                "start_offset": start,
+                "leader_epoch": epoch,
+                "lag": hw - start - done if hw is not None and start >= 0 else -1,
+                "error_code": 0,
+                "error_message": None,
+            }
+        )
+    return {
+        "group_id": group,
+        "topics": [
+            {"topic_name": t, "topic_id": topic_uuid(ids.get(t, 0)), "partitions": ps}
+            for t, ps in sorted(topics.items())
+        ],
+        "error_code": code(error),
+        "error_message": None if error is None else error.__name__,
+    }
+
+
+def _high_watermark(gw, tp) -> int | None:
+    """The partition's high watermark at its leader (Kafka asks the leader for the latest offset)."""
+    cluster = gw.wire.cluster
+    state = cluster.brokers[gw.broker_id].metadata.get(tp)
+    leader = None if state is None or state.leader is None else cluster.brokers.get(state.leader)
+    partition = None if leader is None or not leader.alive else leader.partitions.get(tp)
+    return None if partition is None else partition.log.hw
