@@ -371,7 +371,11 @@ class ShareConsumer(Requests):
         self.alive = False
         self._heartbeat_gen += 1
         self._cluster.record("nemesis", Nemesis.CRASH_CLIENT, {"client": self.node_id, "host": host})
-        if not host:
+        if host:
+            # nothing answers for a machine that is gone: what the brokers still send it is lost
+            # on the way, not refused (a refusal would tell them the connection closed)
+            self._network.isolate(self.node_id)
+        else:
             self._network.connections_closed(self.node_id)
 
     def freeze(self):
