@@ -240,7 +240,11 @@ class _JavaDoomed:
 
         self.processed, self.handler_ms, self.timeout_s = processed, handler_ms, timeout_s
         self.jvm = DriverProcess()
-        self.worker = JavaWorker(self.jvm, servers, topic, group, max_records)
+        try:
+            self.worker = JavaWorker(self.jvm, servers, topic, group, max_records)
+        except BaseException:
+            self.jvm.close()  # not reaped by the caller: it never got this worker
+            raise
 
     def held(self) -> list:
         deadline = time.monotonic() + self.timeout_s
