@@ -410,19 +410,16 @@ def _trail(members: list, condition: Callable[[], bool], timeout_s: float, trail
             raise AssertionError(f"not within {timeout_s} s: {trail}")
 
 
-def first_epochs(driver, cluster, timeout_s: float = 60, known_to_all: Callable[[str], None] | None = None) -> dict:
+def first_epochs(driver, cluster, timeout_s: float = 60) -> dict:
     """On ``cluster`` (a wire cluster or Kafka's: ``create_topic``, ``topic``), each variant's
     member epochs (:data:`FIRST_EPOCHS`) and, under "trails", what the members went through.
-    ``known_to_all(topic)``: returns once every broker's metadata has the new topic (on Kafka each
-    broker applies it at its own pace: a coordinator that has not yet counts a member's join
-    before the topic, and the first epoch with partitions is one more)."""
+    (On Kafka ``create_topic`` returns once every broker knows the topic: a coordinator that did
+    not yet would count a member's join before the topic, and the first epoch with partitions
+    would be one more: course_lib/real/broker_metadata.py.)"""
     servers = cluster.bootstrap_servers
 
     def make_topic(name: str, partitions: int) -> str:
-        name = cluster.create_topic(name, partitions=partitions)
-        if known_to_all is not None:
-            known_to_all(name)
-        return name
+        return cluster.create_topic(name, partitions=partitions)
 
     run = uuid.uuid4().hex[:8]
     out: dict = {}

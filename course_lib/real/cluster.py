@@ -47,6 +47,7 @@ from course_lib.clusters.lab import LAB_BROKER_CONFIG
 from course_lib.clusters.parts import MIN_ISR
 from course_lib.real import jars
 from course_lib.real.admin import ClusterAdmin, ClusterMetadata
+from course_lib.real.broker_metadata import wait_known_everywhere
 from course_lib.real.connect import Namespaced
 from course_lib.real.errors import ClusterError, PortInUse, StaleDataDir
 from course_lib.real.processes import JVM_OPTS, KafkaProcesses, Node, accepts, new_cluster_id
@@ -379,7 +380,14 @@ class LocalCluster(CreatesTopics, Namespaced, ClusterMetadata):
         rf = spec.replication_factor or int(self.config["default.replication.factor"])
         min_isr = spec.min_insync_replicas or int(self.config["min.insync.replicas"])
         full = TopicSpec(self.topic(spec.name), spec.partitions, rf, {**spec.config, MIN_ISR: str(min_isr)})
-        return self.metadata.create_from(full, timeout_s)
+        name = self.metadata.create_from(full, timeout_s)
+        if not self.auth:  # (a secured listener would want a login first: the admin's answer must do)
+            # every running broker knows its leaders, the group coordinators too (broker_metadata)
+            live = [n for n in self.nodes.values() if n.running() and not n.paused]
+            host = "127.0.0.1" if self.processes.advertise_proxies else self._local_host  # the broker itself
+            addresses = [f"{host}:{n.client_port}" for n in live]
+            wait_known_everywhere(addresses, name, full.partitions, timeout_s)
+        return name
 
     def wait_for_leader(
         self, topic: str, partition: int = 0, *, not_in: tuple[int, ...] = (), timeout_s: float = 60.0

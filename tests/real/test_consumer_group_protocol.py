@@ -12,7 +12,6 @@ import pytest
 from course_lib import protocol_matrix as matrix
 from tests import consumer_protocol_support as kip848
 from tests.java_client import support
-from tests.wire.client_probes import known_to_all
 
 pytestmark = pytest.mark.real_kafka
 
@@ -23,9 +22,8 @@ def driver():
 
 
 def _topic(cluster) -> str:
-    topic = cluster.create_topic(f"kip848-{uuid.uuid4().hex[:8]}", partitions=4)
-    known_to_all(cluster.bootstrap_servers, topic)  # else the first epochs may be one more
-    return topic
+    # (create_topic returns once every broker knows the topic: course_lib/real/broker_metadata.py)
+    return cluster.create_topic(f"kip848-{uuid.uuid4().hex[:8]}", partitions=4)
 
 
 @pytest.mark.timeout(240)
@@ -79,9 +77,7 @@ def test_slow_handler_java_and_librdkafka(driver, cluster):
 def test_java_first_member_epochs(driver, cluster):
     """A new group's first member is at epoch 2 on Kafka 4.3.1 (KAFKA-20268), whatever it
     subscribes to; the wire cluster gives the same (tests/java_client/test_consumer_group_protocol_wire.py)."""
-    got = kip848.first_epochs(
-        driver, cluster, known_to_all=lambda topic: known_to_all(cluster.bootstrap_servers, topic)
-    )
+    got = kip848.first_epochs(driver, cluster)
     print("kafka 4.3.1 first epochs:", got.pop("trails"))
     assert got == kip848.FIRST_EPOCHS
 

@@ -102,17 +102,6 @@ def leaders_seen(addresses: list[str], topic: str, partition: int = 0) -> dict[s
     return seen
 
 
-def known_to_all(bootstrap_servers: str, topic: str, timeout_s: float = 30) -> None:
-    """Returns once every broker's own Metadata answer has a leader for ``topic``: on Kafka a
-    group coordinator that has not yet replayed a new topic gives a joining member an empty
-    assignment, and the topic's arrival then costs the group one more epoch."""
-    brokers = bootstrap_servers.split(",")
-    deadline = time.monotonic() + timeout_s
-    while -1 in leaders_seen(brokers, topic).values():
-        assert time.monotonic() < deadline, f"{topic}: not on every broker within {timeout_s} s"
-        time.sleep(0.05)
-
-
 def _batch(compression: int = 0) -> bytearray:
     builder = DefaultRecordBatchBuilder(2, compression, False, -1, -1, -1, 1 << 20)
     builder.append(0, int(time.time() * 1000), b"k", b"value-" + b"x" * 64, [])
