@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # `make lab` and `make demo` only need the [lab] extra (a fast first run); `make test` needs them all.
 LAB_STAMP := $(VENV)/.installed-lab
 
-.PHONY: lab test check bench demo clean strip exercises grade site site-offline
+.PHONY: lab test test-fresh prepare check bench demo clean strip exercises grade site site-offline
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("Python >= 3.11 is required (found %s)" % sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -38,6 +38,17 @@ lab: $(LAB_STAMP)  ## open the course in JupyterLab (in-memory broker: no Java o
 TEST_PROCESSES ?= 2
 test: $(STAMP)  ## run the whole test suite (and list its 25 slowest tests)
 	$(PY) -m pytest -n $(TEST_PROCESSES) --durations=25 $(PYTEST_ARGS)
+
+# Every download the labs and the tests use, into the course cache, once (tools/prepare.py): the
+# Kafka and Spark jars, the Java client's driver, Pyodide, the slides' and the site's npm packages.
+prepare: $(STAMP)  ## download everything the labs and tests use into the course cache (.ci/run does)
+	$(PY) -m tools.prepare
+
+# What a fresh machine sees: .ci/run on a new clone of HEAD with an empty course cache and an empty
+# Maven repository (both in a temporary folder), so nothing cached here hides a missing step. Run it
+# before pushing a change to installs, caches, fixtures or .ci/run.
+test-fresh:  ## run .ci/run on a clean clone of HEAD with empty caches (~45 min)
+	bash .ci/run --fresh
 
 # The fast loop while changing the simulator, the checker, the scenarios on the simulator, the
 # exercises or the grader, and the lint: their tests and course_lib's doctests, no notebooks, no

@@ -27,7 +27,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from tools.pyodide_local import CACHE, missing_tools, npm_install
+from course_lib.cache import npm_packages
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTES_DIR = ROOT / "workshop" / "notes"
@@ -43,17 +43,14 @@ class NotesError(ValueError):
     """The notes do not fit the lesson (a section for a heading the lesson does not have)."""
 
 
+#: the cache entry of the slides' npm packages (tools/prepare.py prepares it before the tests)
+NPM_ENTRY = f"npm-reveal-{REVEAL_VERSION}-requirejs-{REQUIREJS_VERSION}"
+
+
 def npm_assets() -> Path:
-    """reveal.js and require.js from npm, installed into the course cache on first use."""
-    prefix = CACHE / f"npm-reveal-{REVEAL_VERSION}"
-    modules = prefix / "node_modules"
-    if not (modules / "reveal.js" / "dist" / "reveal.js").exists() or not (modules / "requirejs").exists():
-        reason = missing_tools()
-        if reason:
-            raise RuntimeError(f"the slides need reveal.js from npm: {reason}")
-        npm_install(prefix, f"reveal.js@{REVEAL_VERSION}")
-        npm_install(prefix, f"requirejs@{REQUIREJS_VERSION}")
-    return modules
+    """reveal.js and require.js from npm, installed together (one ``npm install``) into the course
+    cache on first use; returns their ``node_modules``."""
+    return npm_packages(NPM_ENTRY, f"reveal.js@{REVEAL_VERSION}", f"requirejs@{REQUIREJS_VERSION}")
 
 
 def _key(heading: str) -> str:

@@ -17,7 +17,7 @@ compiled (the download grows by what is compiled, about half again). The bytecod
 "unchecked hash" kind (PEP 552): the importer uses it without comparing it with the source's time
 stamp, which a wheel unpacked in the browser does not keep. It is compiled by the very Pyodide
 version the site runs, so its format is the one that version reads. Results are cached by the
-inputs' content (:data:`tools.pyodide_local.CACHE`).
+inputs' content, in the course cache (:mod:`course_lib.cache`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ import json
 import shutil
 from pathlib import Path
 
-from tools.pyodide_local import CACHE, PYODIDE_VERSION, run_python
+from course_lib.cache import STAMP, cache_dir, is_complete, prepared
+from tools.pyodide_local import PYODIDE_VERSION, run_python
 
 STDLIB = "python_stdlib.zip"
 # What a kernel imports while it starts (piplite, pyodide_kernel: IPython...), what the demos and
@@ -114,9 +115,7 @@ KEPT = 4  # compiled sets kept in the cache (each course change makes a new one,
 
 def _prune(keep: int) -> None:
     """Remove all but the ``keep`` most recently used compiled sets from the cache."""
-    sets = sorted(
-        CACHE.glob("bytecode-*"), key=lambda d: (d / ".complete").stat().st_mtime if (d / ".complete").exists() else 0
-    )
+    sets = sorted(cache_dir().glob("bytecode-*"), key=lambda d: (d / STAMP).stat().st_mtime if is_complete(d) else 0)
     for old in sets[: max(0, len(sets) - keep)]:
         shutil.rmtree(old, ignore_errors=True)
 
@@ -135,13 +134,17 @@ def precompile(wheels: list[Path], stdlib: Path) -> Path:
     names = [w.name for w in wheels]
     if len(set(names)) != len(names) or STDLIB in names:
         raise ValueError(f"precompile: file names must differ: {sorted(names)}")
-    folder = CACHE / f"bytecode-{_key([*wheels, stdlib])}"
-    if (folder / ".complete").exists():
-        (folder / ".complete").touch()  # recently used: kept by _prune
-        return folder
+    name = f"bytecode-{_key([*wheels, stdlib])}"
+    if is_complete(cache_dir() / name):
+        (cache_dir() / name / STAMP).touch()  # recently used: kept by _prune
+        return cache_dir() / name
     _prune(keep=KEPT - 1)
-    shutil.rmtree(folder, ignore_errors=True)
-    (folder / "in").mkdir(parents=True)
+    # built from the course's own wheels, not downloaded: made even in a frozen cache
+    return prepared(name, lambda folder: _compile(folder, wheels, stdlib), frozen_ok=True)
+
+
+def _compile(folder: Path, wheels: list[Path], stdlib: Path) -> None:
+    (folder / "in").mkdir()
     (folder / "out").mkdir()
     for f in [*wheels, stdlib]:
         shutil.copy2(f, folder / "in" / f.name)
@@ -163,5 +166,4 @@ def precompile(wheels: list[Path], stdlib: Path) -> Path:
         f.rename(folder / f.name)
     shutil.rmtree(folder / "in")
     (folder / "out").rmdir()
-    (folder / ".complete").write_text(json.dumps(report["compiled"], indent=1))
-    return folder
+    (folder / "compiled.json").write_text(json.dumps(report["compiled"], indent=1))

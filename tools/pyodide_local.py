@@ -29,7 +29,8 @@ import sys
 import zipfile
 from pathlib import Path
 
-CACHE = Path(os.environ.get("COURSE_CACHE_DIR", Path.home() / ".cache" / "kafka-delivery-course"))
+from course_lib.cache import cache_dir, npm_packages, prepared
+
 # The site pins this Pyodide (tools/site_build.py points the kernel at it on the CDN). It is the
 # one the JupyterLite kernel (0.7.x) is built for: Pyodide 314 needs module workers, which that
 # kernel does not start.
@@ -57,25 +58,7 @@ def _norm(name: str) -> str:
 def npm_pyodide(version: str | None = None) -> Path:
     """The npm package ``pyodide`` (core runtime), installed into the cache on first use."""
     version = version or PYODIDE_VERSION
-    prefix = CACHE / f"npm-pyodide-{version}"
-    package = prefix / "node_modules" / "pyodide"
-    if not (package / "pyodide.asm.wasm").exists():
-        reason = missing_tools()
-        if reason:
-            raise RuntimeError(reason)
-        npm_install(prefix, f"pyodide@{version}")
-    return package
-
-
-def npm_install(prefix: Path, spec: str) -> None:
-    """``npm install spec`` into its own cache folder (no package.json, no audit): the site and the
-    tests take files from there, so nothing is fetched at run time."""
-    prefix.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        ["npm", "install", "--loglevel=error", "--no-save", "--no-audit", "--no-fund", "--prefix", str(prefix), spec],
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
+    return npm_packages(f"npm-pyodide-{version}", f"pyodide@{version}") / "pyodide"
 
 
 def _closure(packages: dict, roots) -> list[str]:
@@ -149,13 +132,13 @@ def _wheel(folder: Path, name: str, version: str, files: dict[str, bytes]) -> Pa
 
 def local_distribution(version: str | None = None) -> Path:
     """A folder to serve as ``pyodideUrl``'s parent: the npm core, the kernel's pure-Python
-    packages from PyPI and a lock file that lists exactly those."""
+    packages from PyPI and a lock file that lists exactly those (a cache entry, made once)."""
     version = version or PYODIDE_VERSION
-    dist = CACHE / f"pyodide-local-{version}"
-    if (dist / ".complete").exists():
-        return dist
     core = npm_pyodide(version)
-    dist.mkdir(parents=True, exist_ok=True)
+    return prepared(f"pyodide-local-{version}", lambda dist: _assemble(core, dist), what=f"the local Pyodide {version}")
+
+
+def _assemble(core: Path, dist: Path) -> None:
     for f in core.iterdir():
         if f.is_file():
             shutil.copy2(f, dist / f.name)
@@ -172,9 +155,7 @@ def local_distribution(version: str | None = None) -> Path:
         elif entry["package_type"] != "package" or not entry["file_name"].endswith("-none-any.whl"):
             continue  # compiled (openssl...): only in the full distribution
         else:
-            wheel = _pypi_wheel(entry["name"], entry["version"], CACHE / "pyodide-pypi-wheels", python)
-        if wheel.parent != dist:
-            shutil.copy2(wheel, dist / wheel.name)
+            wheel = _pypi_wheel(entry["name"], entry["version"], dist, python)
         entry["file_name"] = wheel.name
         entry["sha256"] = hashlib.sha256(wheel.read_bytes()).hexdigest()
         kept[key] = entry
@@ -182,8 +163,6 @@ def local_distribution(version: str | None = None) -> Path:
         entry["depends"] = [d for d in entry["depends"] if any(_norm(d) == _norm(k) for k in kept)]
     lock["packages"] = kept
     (dist / "pyodide-lock.json").write_text(json.dumps(lock, indent=1))
-    (dist / ".complete").write_text(version)
-    return dist
 
 
 _NODE_RUNNER = r"""
@@ -210,9 +189,10 @@ def run_python(
     returns the finished process (stdout: what the code printed; stderr has ``pyodide-startup-ms N``).
     ``mount``: a folder of this machine the code sees as ``/host`` (read and write)."""
     core = npm_pyodide(version)
-    work = CACHE / "node-run"
+    work = cache_dir() / "node-run"
     work.mkdir(parents=True, exist_ok=True)
-    runner = work / "run.js"
+    # per process: another process writing the same file at once would hand node half a script
+    runner = work / f"run-{os.getpid()}.js"
     runner.write_text(_NODE_RUNNER)
     script = work / f"script-{os.getpid()}.py"
     script.write_text(code)
@@ -232,6 +212,7 @@ def run_python(
         )
     finally:
         script.unlink(missing_ok=True)
+        runner.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":  # python -m tools.pyodide_local: fill the cache (.ci/run does, before the tests)

@@ -47,7 +47,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tools.pyodide_local import CACHE, PYODIDE_VERSION, npm_install, npm_pyodide  # noqa: E402
+from course_lib.cache import npm_packages, prepared  # noqa: E402
+from tools.pyodide_local import PYODIDE_VERSION, npm_pyodide  # noqa: E402
 from tools.pyodide_bytecode import STDLIB, precompile  # noqa: E402
 
 CDN_PYODIDE_URL = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/pyodide.js"
@@ -204,37 +205,50 @@ def wheels(folder: Path) -> list[Path]:
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(folder), str(ROOT)],
         check=True,
     )
-    cache = CACHE / "site-wheels"
+    for wheel in bundled_wheels():
+        shutil.copy2(wheel, folder / wheel.name)
+    return sorted(folder.glob("*.whl"))
+
+
+def bundled_wheels() -> list[Path]:
+    """The installed versions of :data:`BUNDLED` as pure-Python wheels from PyPI: a cache entry
+    per set of versions (tools/prepare.py prepares it before the tests)."""
     pins = [f"{name}=={metadata.version(name)}" for name in BUNDLED]
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--quiet",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--python-version",
-            "3.14",
-            "--implementation",
-            "py",
-            "--platform",
-            "any",
-            "--dest",
-            str(cache),
-            *pins,
-        ],
-        check=True,
-    )
+    key = hashlib.sha256(" ".join(pins).encode()).hexdigest()[:12]
+
+    def download(folder: Path) -> None:
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--python-version",
+                "3.14",
+                "--implementation",
+                "py",
+                "--platform",
+                "any",
+                "--dest",
+                str(folder),
+                *pins,
+            ],
+            check=True,
+        )
+
+    entry = prepared(f"site-wheels-{key}", download, what=f"the site's wheels ({', '.join(pins)})")
+    found = []
     for pin in pins:
         name, version = pin.split("==")
         prefix = re.sub(r"[-_.]+", "_", name).lower() + "-" + version + "-"
-        found = [p for p in cache.glob("*.whl") if p.name.lower().startswith(prefix)]
-        if not found:
-            raise RuntimeError(f"pip downloaded no wheel for {pin} into {cache}")
-        shutil.copy2(found[0], folder / found[0].name)
-    return sorted(folder.glob("*.whl"))
+        matches = [p for p in entry.glob("*.whl") if p.name.lower().startswith(prefix)]
+        if not matches:
+            raise RuntimeError(f"pip downloaded no wheel for {pin} into {entry}")
+        found.append(matches[0])
+    return found
 
 
 def landing_page(lessons: list[Path], exercises: list[Path], demo_list: list[Path], source_url: str | None) -> str:
@@ -296,16 +310,19 @@ only: download a notebook (File → Download) to keep it.</p>
 """
 
 
+def fontawesome_package() -> Path:
+    """The npm package of Font Awesome, in the course cache."""
+    modules = npm_packages(f"npm-fontawesome-{FONTAWESOME}", f"@fortawesome/fontawesome-free@{FONTAWESOME}")
+    return modules / "@fortawesome" / "fontawesome-free"
+
+
 def vendor_fontawesome(out: Path) -> bool:
     """Copy Font Awesome into ``out/static/fontawesome`` and point Voici's pages at it. Without
     npm the pages keep the CDN links (the icons then need the internet); returns whether it did."""
     if shutil.which("npm") is None:
         print("warning: npm not found; the demos load Font Awesome from its CDN", file=sys.stderr)
         return False
-    prefix = CACHE / f"npm-fontawesome-{FONTAWESOME}"
-    package = prefix / "node_modules" / "@fortawesome" / "fontawesome-free"
-    if not (package / "css" / "all.min.css").exists():
-        npm_install(prefix, f"@fortawesome/fontawesome-free@{FONTAWESOME}")
+    package = fontawesome_package()
     target = out / "static" / "fontawesome"
     shutil.copytree(package / "css", target / "css", dirs_exist_ok=True)
     shutil.copytree(package / "webfonts", target / "webfonts", dirs_exist_ok=True)

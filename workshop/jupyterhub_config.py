@@ -25,6 +25,7 @@ Then open http://127.0.0.1:8000 and log in with any roster name and the shared p
 import importlib.util
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -42,19 +43,23 @@ STATE.mkdir(parents=True, exist_ok=True)
 # (datasets: the data sets and their cards, where lesson 10 says they are; the library reads its
 # own copy, shipped in the installed package)
 COURSE_FILES = ("notebooks", "exercises", "datasets", "workshop/preflight.ipynb")
-PROXY_CACHE = Path.home() / ".cache" / "kafka-delivery-course" / "npm-configurable-http-proxy-5.3.0"
 
 
 def find_proxy() -> str:
-    """configurable-http-proxy: $COURSE_HUB_PROXY, the PATH, or the course's npm cache."""
-    cached = PROXY_CACHE / "node_modules" / ".bin" / "configurable-http-proxy"
-    found = env.get("COURSE_HUB_PROXY") or shutil.which("configurable-http-proxy") or (cached.is_file() and str(cached))
-    if not found:
+    """configurable-http-proxy: $COURSE_HUB_PROXY, the PATH, or the course's npm cache (installed
+    there from npm on first use)."""
+    found = env.get("COURSE_HUB_PROXY") or shutil.which("configurable-http-proxy")
+    if found:
+        return found
+    from course_lib.workshop.hub_proxy import proxy_executable
+
+    try:
+        return str(proxy_executable())
+    except (RuntimeError, subprocess.CalledProcessError) as e:
         sys.exit(
-            "configurable-http-proxy not found: `npm install -g configurable-http-proxy`, or set "
+            f"configurable-http-proxy not found ({e}): `npm install -g configurable-http-proxy`, or set "
             "COURSE_HUB_PROXY to its path"
         )
-    return str(found)
 
 
 def copy_course(home: Path) -> None:

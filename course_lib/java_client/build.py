@@ -2,9 +2,9 @@
 
 The classes go to ``<cache>/java-client-driver/<key>/`` where ``<key>`` hashes the source, the
 classpath (its jar names carry the Kafka version) and the ``javac`` version: editing the driver or
-moving to other jars builds anew, everything else reuses the classes. Two processes building at
-once each compile into a private directory and rename it into place; the rename is atomic, the
-loser of the race discards its copy. Nothing compiled is committed: only ``Driver.java`` ships
+moving to other jars builds anew, everything else reuses the classes. It is an entry of the course
+cache (:func:`course_lib.cache.prepared`): a second process asking for it while the first compiles
+waits for that build and reuses it. Nothing compiled is committed: only ``Driver.java`` ships
 (package data).
 
 With a JDK and the cached Kafka jars (so skipped as a doctest; tests/java_client/test_build.py
@@ -22,11 +22,11 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
+from course_lib import cache
 from course_lib.real import jars
 
 #: shipped as package data next to this module (pyproject.toml), found without a repository path
@@ -92,32 +92,22 @@ def driver_build(root: Path | None = None, source: str | None = None, progress: 
     version = subprocess.run([javac, "-version"], capture_output=True, text=True, timeout=60)
     digest = hashlib.sha256("\0".join([text, classpath, version.stdout + version.stderr]).encode())
     key = digest.hexdigest()[:20]
-    root = build_root() if root is None else root
-    final = root / key
-    if (final / f"{MAIN_CLASS}.class").exists():
-        return DriverBuild(final, classpath, key, built_now=False)
-    root.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=root))
-    try:
-        src = work / "src" / f"{MAIN_CLASS}.java"
+    built: list[bool] = []
+
+    def compile_into(folder: Path) -> None:
+        src = folder / "src" / f"{MAIN_CLASS}.java"
         src.parent.mkdir()
         src.write_text(text)
-        out = work / key
-        out.mkdir()
         run = subprocess.run(
-            [javac, "-nowarn", "-encoding", "UTF-8", "-cp", classpath, "-d", str(out), str(src)],
+            [javac, "-nowarn", "-encoding", "UTF-8", "-cp", classpath, "-d", str(folder), str(src)],
             capture_output=True,
             text=True,
             timeout=300,
         )
         if run.returncode != 0:
             raise BuildFailed(f"javac could not compile the Java client's driver:\n{run.stdout}{run.stderr}")
-        try:
-            os.rename(out, final)  # atomic: a reader sees no directory or a complete one
-        except OSError:
-            if not (final / f"{MAIN_CLASS}.class").exists():
-                raise  # not a lost race: something else is wrong with the cache directory
-            return DriverBuild(final, classpath, key, built_now=False)  # another process won
-        return DriverBuild(final, classpath, key, built_now=True)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        built.append(True)
+
+    # the cache's lock and rename: a second process waits for the first build and reuses it
+    classes = cache.prepared(key, compile_into, root=build_root() if root is None else root, what="the Java driver")
+    return DriverBuild(classes, classpath, key, built_now=bool(built))

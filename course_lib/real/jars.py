@@ -24,13 +24,14 @@ import sys
 from importlib.resources import files
 from pathlib import Path
 
+from course_lib import cache
+
 #: Must equal ``<kafka.version>`` in pom.xml (tests/real/test_jars.py keeps them in sync).
 KAFKA_VERSION = "4.3.1"
 MIN_JAVA = 17
 
 #: shipped as package data next to this module, so a non-editable install can fetch the jars too
 POM = Path(str(files("course_lib.real").joinpath("pom.xml")))
-_STAMP = ".complete"  # written last: a fetch interrupted half-way is redone, not trusted
 
 INSTALL_HINT = (
     "Install Java 17+ and Maven, for example on Debian/Ubuntu:\n"
@@ -50,8 +51,7 @@ class FetchFailed(RuntimeError):
 
 def cache_dir() -> Path:
     """Where jars, broker data and logs live: ``$COURSE_CACHE_DIR`` or ~/.cache/kafka-delivery-course."""
-    env = os.environ.get("COURSE_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "kafka-delivery-course"
+    return cache.cache_dir()
 
 
 def java_executable() -> str:
@@ -91,8 +91,12 @@ def check_jvm_tools() -> None:
 
 
 # ---- Kafka ------------------------------------------------------------------------------
+def _kafka_entry(version: str) -> str:
+    return f"jars/kafka-{version}"
+
+
 def kafka_jar_dir(version: str = KAFKA_VERSION) -> Path:
-    return cache_dir() / "jars" / f"kafka-{version}"
+    return cache_dir() / _kafka_entry(version)
 
 
 def kafka_classpath(fetch: bool = True, progress: bool = True) -> str:
@@ -103,10 +107,14 @@ def kafka_classpath(fetch: bool = True, progress: bool = True) -> str:
     True
     """
     target = kafka_jar_dir()
-    if not (target / _STAMP).exists():
-        if not fetch:
-            raise FetchFailed(f"Kafka jars are not in {target}. Run: python -m course_lib.real fetch")
-        _maven_copy("kafka", target, {"kafka.version": KAFKA_VERSION}, progress, f"Kafka {KAFKA_VERSION} jars")
+    if not fetch and not cache.is_complete(target):
+        raise FetchFailed(f"Kafka jars are not in {target}. Run: python -m course_lib.real fetch")
+    what = f"Kafka {KAFKA_VERSION} jars"
+    target = cache.prepared(
+        _kafka_entry(KAFKA_VERSION),
+        lambda folder: _maven_copy("kafka", folder, {"kafka.version": KAFKA_VERSION}, progress, what),
+        what=what,
+    )
     return os.pathsep.join(str(p) for p in sorted(target.glob("*.jar")))
 
 
@@ -134,16 +142,19 @@ def spark_connector_jars(spark_version: str | None = None) -> list[Path]:
             "Install it with: pip install -e '.[spark]' "
             "(or pass spark_version='4.0.0')."
         )
-    target = cache_dir() / "jars" / f"spark-{version}"
-    if not (target / _STAMP).exists():
-        try:
-            _maven_copy("spark", target, {"spark.version": version}, True, f"spark-sql-kafka-0-10_2.13:{version} jars")
-        except FetchFailed as e:
-            raise FetchFailed(
-                f"{e}\nThe connector must match pyspark ({version}). If Maven Central has no "
-                f"connector for it yet, install a pyspark whose connector exists (e.g. "
-                f"pip install 'pyspark==4.0.0'), or set COURSE_SPARK_CONNECTOR_VERSION."
-            ) from None
+    what = f"spark-sql-kafka-0-10_2.13:{version} jars"
+    try:
+        target = cache.prepared(
+            f"jars/spark-{version}",
+            lambda folder: _maven_copy("spark", folder, {"spark.version": version}, True, what),
+            what=what,
+        )
+    except FetchFailed as e:
+        raise FetchFailed(
+            f"{e}\nThe connector must match pyspark ({version}). If Maven Central has no "
+            f"connector for it yet, install a pyspark whose connector exists (e.g. "
+            f"pip install 'pyspark==4.0.0'), or set COURSE_SPARK_CONNECTOR_VERSION."
+        ) from None
     jars = sorted(target.glob("*.jar"))
     shipped = _pyspark_shipped_artifacts()
     return [j for j in jars if _artifact_name(j.name) not in shipped]
@@ -166,12 +177,13 @@ def _artifact_name(jar_name: str) -> str:
 
 # ---- Maven ------------------------------------------------------------------------------
 def _maven_copy(profile: str, target: Path, props: dict[str, str], progress: bool, what: str) -> None:
+    """Maven's copy-dependencies of the pom's ``profile`` into ``target`` (an empty folder of
+    :func:`course_lib.cache.prepared`). ``$COURSE_MAVEN_REPO``: Maven's local repository instead
+    of ~/.m2/repository (``.ci/run --fresh`` points it at an empty folder)."""
     check_jvm_tools()
     if not POM.exists():
         raise FetchFailed(f"{POM} is missing: reinstall the course package (pom.xml ships with course_lib.real).")
-    if target.exists():
-        shutil.rmtree(target)  # a half-finished earlier fetch: start clean
-    target.mkdir(parents=True)
+    repo = os.environ.get("COURSE_MAVEN_REPO")
     cmd = [
         maven_executable(),
         "-B",
@@ -180,6 +192,7 @@ def _maven_copy(profile: str, target: Path, props: dict[str, str], progress: boo
         f"-P{profile}",
         "dependency:copy-dependencies",
         f"-Dcourse.output.dir={target}",
+        *([f"-Dmaven.repo.local={repo}"] if repo else []),
         *[f"-D{k}={v}" for k, v in props.items()],
     ]
     from tqdm.auto import tqdm
@@ -198,12 +211,10 @@ def _maven_copy(profile: str, target: Path, props: dict[str, str], progress: boo
         bar.close()
     if rc != 0:
         errors = [l for l in log_lines if "ERROR" in l][:6] or log_lines[-15:]
-        shutil.rmtree(target, ignore_errors=True)
         raise FetchFailed(
             f"Maven could not fetch {what} (exit code {rc}). Is Maven Central reachable, and does "
             f"that version exist there?\n" + "\n".join(errors)
         )
-    (target / _STAMP).write_text(" ".join(cmd) + "\n")
 
 
 def main_fetch(spark: bool = False, spark_version: str | None = None) -> int:

@@ -17,7 +17,6 @@ import importlib.util
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -28,12 +27,11 @@ from pathlib import Path
 import pytest
 
 from tests.browser_support import CHROMIUM, CHROMIUM_ARGS, free_port
+from tests.process_support import processes_with, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts"
 BIN = Path(sys.executable).parent
-PROXY_VERSION = "5.3.0"
-PROXY_CACHE = Path.home() / ".cache" / "kafka-delivery-course" / f"npm-configurable-http-proxy-{PROXY_VERSION}"
 PASSWORD = "workshop-day"
 LEARNERS = ("ann", "bob")
 TIMEOUT_MS = 120_000
@@ -160,16 +158,13 @@ def test_nbgitpuller_landing_page(monkeypatch):
 
 # ---- a real hub -----------------------------------------------------------------------------------
 def _proxy() -> str | None:
-    """configurable-http-proxy from the course's npm cache (installed there once if npm exists)."""
-    found = PROXY_CACHE / "node_modules" / ".bin" / "configurable-http-proxy"
-    if not found.is_file() and shutil.which("npm"):
-        from tools.pyodide_local import npm_install
+    """configurable-http-proxy from the course's npm cache (.ci/run prepares it)."""
+    from course_lib.workshop.hub_proxy import proxy_executable
 
-        try:
-            npm_install(PROXY_CACHE, f"configurable-http-proxy@{PROXY_VERSION}")
-        except subprocess.CalledProcessError:
-            return None
-    return str(found) if found.is_file() else None
+    try:
+        return str(proxy_executable())
+    except (RuntimeError, subprocess.CalledProcessError):
+        return None
 
 
 def _skip_reason() -> str | None:
@@ -182,23 +177,13 @@ def _skip_reason() -> str | None:
     except ImportError:
         return "the playwright package is not installed (pip install -e '.[browser]')"
     if _proxy() is None:
-        return f"configurable-http-proxy could not be installed from npm into {PROXY_CACHE}"
+        return "configurable-http-proxy could not be installed from npm into the course cache"
     return None
 
 
 def _hub_processes(api_port: int) -> list[int]:
     """PIDs of the single-user servers this hub started (their environment names its API port)."""
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            environ = (proc / "environ").read_bytes()
-        except OSError:
-            continue
-        if f"JUPYTERHUB_API_URL=http://127.0.0.1:{api_port}/".encode() in environ:
-            pids.append(int(proc.name))
-    return pids
+    return processes_with(f"JUPYTERHUB_API_URL=http://127.0.0.1:{api_port}/", prefix=True)
 
 
 def _environ(pid: int) -> dict[str, str]:
@@ -270,6 +255,9 @@ def hub(tmp_path_factory):
                 os.killpg(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+        # the proxy runs in a session of its own too, and outlives a hub that did not stop it: it
+        # inherited the hub's environment, which names this hub's port
+        stop(processes_with(f"COURSE_HUB_API_PORT={api_port}"))
         log.close()
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from course_lib import cache
 from tools import lesson_slides
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +37,7 @@ def test_notes_for_a_heading_the_lesson_lacks_are_an_error():
 
 
 @pytest.mark.skipif(
-    shutil.which("npm") is None and not (lesson_slides.CACHE / "npm-reveal-4.6.0").exists(),
+    shutil.which("npm") is None and not cache.is_complete(cache.cache_dir() / lesson_slides.NPM_ENTRY),
     reason="reveal.js comes from npm (not installed, not cached)",
 )
 def test_one_lesson_s_slides_build_offline_with_the_notes_in_them(tmp_path):
