@@ -61,7 +61,8 @@ CHECK_TESTS := \
   tests/test_properties.py tests/test_golden.py tests/test_fidelity.py tests/test_backend.py \
   tests/test_checker.py tests/test_scenarios.py tests/test_processing.py \
   tests/test_grading.py tests/test_grading_predict.py tests/test_lint.py tests/test_ci_skips.py \
-  tests/test_layers.py tests/test_import_cycles.py tests/test_inspect.py tests/test_nemesis.py tests/test_consumer_api.py course_lib
+  tests/test_layers.py tests/test_import_cycles.py tests/test_inspect.py tests/test_nemesis.py tests/test_consumer_api.py \
+  tests/test_cache.py course_lib
 check: $(STAMP)  ## the fast loop: simulator, checker, scenarios, exercises and lint (1.5-3 min)
 	$(PY) -m pytest --durations=10 $(CHECK_TESTS) $(PYTEST_ARGS)
 

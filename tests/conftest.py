@@ -49,10 +49,6 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("true", "1", "yes")
 
 
-#: a mark in the environment of every process this test run starts (tests/process_support.py)
-RUN_MARK = "COURSE_TEST_RUN"
-
-
 def pytest_configure(config):
     """One directory of shared results per test run (:mod:`course_lib.shared_results`): an
     expensive result - the real fidelity table - is computed by the first test or notebook that
@@ -64,10 +60,11 @@ def pytest_configure(config):
     finds one missing fails naming it (course_lib.cache.CacheMissing) instead of downloading."""
     from course_lib.shared_results import ENV
 
-    if not hasattr(config, "workerinput"):
-        os.environ[RUN_MARK] = f"{os.getpid()}-{time.time_ns()}"  # a nested run marks its own
-        if in_ci():
-            os.environ.setdefault("COURSE_CACHE_FROZEN", "1")
+    from tests import process_support
+
+    process_support.install(config)
+    if in_ci() and not hasattr(config, "workerinput"):
+        os.environ.setdefault("COURSE_CACHE_FROZEN", "1")
 
     if not os.environ.get(ENV):
         folder = os.environ[ENV] = tempfile.mkdtemp(prefix="course-shared-results-")
@@ -87,31 +84,6 @@ def _jvm_missing_reason() -> str | None:
     except jars.JvmToolMissing as e:
         return str(e).splitlines()[0] + " (apt-get install openjdk-17-jdk-headless maven)"
     return None
-
-
-@pytest.hookimpl(trylast=True)  # after xdist has stopped its workers
-def pytest_sessionfinish(session):
-    """No process this run started is still running: a JVM, a hub's proxy, a Spark worker left
-    behind would outlive the suite (and hold its ports and memory). Each is listed, stopped, and
-    the run fails."""
-    if hasattr(session.config, "workerinput") or RUN_MARK not in os.environ:
-        return
-    from tests.process_support import command_line, processes_with, stop
-
-    mark = f"{RUN_MARK}={os.environ[RUN_MARK]}"
-    deadline = time.monotonic() + 30  # workers and their children winding down on their own
-    while (left := processes_with(mark)) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    if not left:
-        return
-    listed = [f"{pid}: {command_line(pid)}" for pid in left]
-    stop(left)
-    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_sep("=", f"{len(left)} processes started by the tests outlived them (now stopped)", red=True)
-        for line in listed:
-            reporter.write_line(line)
-    session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.hookimpl(optionalhook=True)  # an xdist hook: plain `pytest` runs without it

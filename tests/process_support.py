@@ -1,9 +1,12 @@
 """Processes found by a mark in their environment, which every child inherits - also a child that
 its parent started in a session of its own and that was re-parented to init when the parent died.
 
-The suite marks itself (``COURSE_TEST_RUN``, tests/conftest.py) and checks at its end that no
-process with that mark is still running; fixtures find what they started the same way (the hub's
-proxy by the hub's port)."""
+The suite marks itself (:data:`RUN_MARK`, :func:`install`, called by tests/conftest.py) and
+checks at its end that no process with that mark is still running: a JVM, the hub's proxy, a
+Spark worker left behind is listed, stopped, and the run fails. Fixtures find what they started
+the same way (the hub's proxy by the hub's port). As a plugin of its own (``pytest -p
+tests.process_support``) it checks any run, which is how tests/test_process_support.py tests it.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +14,11 @@ import os
 import signal
 import time
 from pathlib import Path
+
+import pytest
+
+#: a mark in the environment of every process a test run starts
+RUN_MARK = "COURSE_TEST_RUN"
 
 
 def processes_with(mark: str, prefix: bool = False) -> list[int]:
@@ -48,3 +56,38 @@ def stop(pids: list[int], grace_s: float = 10) -> None:
         deadline = time.monotonic() + grace_s
         while time.monotonic() < deadline and any(Path(f"/proc/{pid}/environ").exists() for pid in pids):
             time.sleep(0.1)
+
+
+class OutliveCheck:
+    """At the end of the run, no process it started is still running."""
+
+    @pytest.hookimpl(trylast=True)  # after xdist has stopped its workers
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        mark = f"{RUN_MARK}={os.environ[RUN_MARK]}"
+        deadline = time.monotonic() + 15  # workers and their children winding down on their own
+        while (left := processes_with(mark)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if not left:
+            return
+        listed = [f"{pid}: {command_line(pid)}" for pid in left]
+        stop(left)
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_sep("=", f"{len(left)} processes started by the tests outlived them (now stopped)", red=True)
+            for line in listed:
+                reporter.write_line(line)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def install(config: pytest.Config) -> None:
+    """Mark this run's environment (a nested run marks its own) and check it at the end; in the
+    controlling process only, not in an xdist worker."""
+    if hasattr(config, "workerinput"):
+        return
+    os.environ[RUN_MARK] = f"{os.getpid()}-{time.time_ns()}"
+    config.pluginmanager.register(OutliveCheck(), "course-outlive-check")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Loaded as a plugin (``-p tests.process_support``): check this run."""
+    install(config)

@@ -1,0 +1,48 @@
+"""The check that ends every test run: no process the tests started outlives them
+(tests/process_support.py), tried on runs of a test that leaves one behind and one that does not."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TEST = """
+import subprocess, sys
+
+def test_starts_a_process():
+    # its own session, as a hub starts its proxy: it survives the test's process group
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True)
+    with open({pid_file!r}, "w") as f:
+        f.write(str(child.pid))
+    {ending}
+"""
+
+
+@pytest.mark.parametrize("stops_it", [False, True], ids=["left-behind", "stopped"])
+def test_a_process_left_behind_fails_the_run_and_is_stopped(tmp_path, stops_it):
+    pid_file = tmp_path / "child.pid"
+    ending = "child.kill(); child.wait()" if stops_it else "pass"
+    (tmp_path / "test_leaves.py").write_text(TEST.format(pid_file=str(pid_file), ending=ending))
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tests.process_support", "-p", "no:cacheprovider", "-q", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    child = int(pid_file.read_text())
+    assert not Path(f"/proc/{child}/cmdline").exists() or Path(f"/proc/{child}/stat").read_text().split()[2] == "Z"
+    if stops_it:
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "outlived" not in run.stdout
+    else:
+        assert run.returncode == 1, run.stdout + run.stderr
+        assert "1 passed" in run.stdout  # the test passed; the run did not
+        assert "1 processes started by the tests outlived them (now stopped)" in run.stdout
+        assert f"{child}: {sys.executable} -c import time; time.sleep(600)" in run.stdout
