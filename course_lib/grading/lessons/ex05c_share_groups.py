@@ -54,8 +54,8 @@ def share_crash_twice(seed: int, max_poll_records: int, processed_before_crash: 
     public_seeds=(0, 1, 2),
     question="Lesson 05c's crash, but the worker takes 8 records per poll (max.poll.records=8) and crashes "
     "after finishing 6 of them, before acknowledging any. How many records are processed twice?",
-    hint="Which of the records it held went through the handler before the crash? The broker hands all "
-    "of them out again once their lock expires.",
+    hint="Which of the records it held went through the handler before the crash? None was acknowledged: "
+    "when its process dies its connections close, and the broker hands all of them out again at once.",
     copied=lambda: share_crash_twice(1, 5, 3),
     copied_from="lesson 05c's worker crash (5 records held, 3 finished)",
 )
