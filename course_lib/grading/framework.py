@@ -249,7 +249,41 @@ def _equal(name: str, answer, expected, seed=None, unit="", rerun="") -> list[Pa
         if isinstance(answer, int)
         else (f"{answer!r} is not what the run shows")
     )
-    return [Part(name, False, detail + "; run the experiment and look at the evidence", seed, rerun=rerun)]
+    after = (
+        "; you have predicted now: run the reproduce line to see the run's measurement and its evidence"
+        if rerun
+        else ""
+    )
+    return [Part(name, False, detail + after, seed, rerun=rerun)]
+
+
+class Measured(int):
+    """What an experiment measured, with the run's evidence: equal to the number, and shown (a
+    notebook cell's value, a "reproduce" line) as the number followed by the evidence.
+
+    >>> m = Measured(6, "records processed twice", "worker_crash, seed 1: 8 held, 6 finished")
+    >>> m == 6, m + 1
+    (True, 7)
+    >>> m
+    6 records processed twice
+    the run:
+      worker_crash, seed 1: 8 held, 6 finished
+    """
+
+    evidence: str
+    what: str
+
+    def __new__(cls, value: int, what: str, evidence: str) -> "Measured":
+        self = super().__new__(cls, value)
+        self.what, self.evidence = what, evidence
+        return self
+
+    def __repr__(self) -> str:
+        lines = "\n".join("  " + line for line in self.evidence.splitlines())
+        return f"{int(self)} {self.what}\nthe run:\n{lines}"
+
+    def __reduce__(self):  # pickled (the grader's worker processes) as the plain number
+        return (int, (int(self),))
 
 
 def predicted(name: str, answer, measure: Experiment | Callable[[int], object], seeds) -> list[Part]:
