@@ -124,8 +124,9 @@ lab-css: $(LAB_STAMP)  ## install the course's JupyterLab style sheet into the v
 lab: lab-settings lab-css git-filter
 .PHONY: lab-settings lab-css git-filter update
 
-# Instructor slides: each lesson as reveal.js slides with the facilitator notes (workshop/notes/NN.md and
-# the guide's notes) as speaker notes (press S). reveal.js comes from npm into the course cache once;
+# Instructor slides: each lesson run once and made into reveal.js slides (tools/lesson_slides.py): a
+# question slide per prediction, the run's table or figure, the answer and the talking points of
+# workshop/notes/NN.md as speaker notes (press S). reveal.js comes from npm into the course cache once;
 # the slides then work offline. Generated into artifacts/slides/, never committed.
 slides: $(LAB_STAMP)  ## instructor slides of every lesson, offline, with speaker notes (artifacts/slides/)
 	$(PY) -m tools.lesson_slides $(SLIDES_ARGS)
