@@ -92,6 +92,14 @@ def _short(paragraph: str, limit: int) -> str:
     return text
 
 
+def _context(markdown: str, limit: int = 260) -> str:
+    """What a question slide repeats of its section: the experiment's setup (the paragraph
+    starting "Here"), else the section's first paragraph (a claim, a situation), shortened."""
+    paragraphs = [p for p in _paragraphs(markdown) if not p.startswith(("#", "**Predict:**", "|"))]
+    setup = next((p for p in paragraphs if p.startswith(("Here", "The same"))), paragraphs[0] if paragraphs else "")
+    return _short(setup.lstrip("> "), limit)
+
+
 def _opening(markdown: str, limit: int = 360) -> str:
     """A section's first paragraph and its experiment's setup (the paragraph starting "Here"),
     shortened: what the room needs to know before the question (not the "**Predict:**" line)."""
@@ -163,7 +171,7 @@ def slides_of(kit, nb) -> list[Slide]:
     slot = f"Slot: {kit.minutes} min; Run All {kit.run_all_s} s." if kit.run_all_s is not None else ""
     deck = [Slide("title", title_body, _notes(kit.notes.title, slot), ["title"])]
     by_name = {p.name: p for p in kit.predictions}
-    section, section_notes = "", ""
+    section, section_notes, context = "", "", ""
     i = 1
     while i < len(cells):
         cell = cells[i]
@@ -179,6 +187,7 @@ def slides_of(kit, nb) -> list[Slide]:
                 optional = kit.notes.optional.get(key(section))
                 tag = f"<p class='optional'>optional: {html.escape(optional[1])}</p>" if optional else ""
                 opening = _opening(cell.source.split(h, 1)[1])
+                context = _context(cell.source.split(h, 1)[1])
                 body = f"<h2>{_inline(section)}</h2>{tag}" + (
                     f"<div class='opening'>{_md(opening)}</div>" if opening else ""
                 )
@@ -202,7 +211,7 @@ def slides_of(kit, nb) -> list[Slide]:
         while j + 1 < len(cells) and f"{p.name}.after_lock_in(" in cells[j + 1].source:
             j += 1
             held.append(cells[j])
-        deck += _prediction(p, held, section, section_notes)
+        deck += _prediction(p, held, section, section_notes, context)
         i = j + 1
     return deck
 
@@ -211,7 +220,7 @@ def _inline(markdown: str) -> str:
     return _md(markdown).strip().removeprefix("<p>").removesuffix("</p>")
 
 
-def _prediction(p, held, section: str, talking: str) -> list[Slide]:
+def _prediction(p, held, section: str, talking: str, context: str = "") -> list[Slide]:
     answer = f"**Answer (the run, seed 1):** {p.answer}"
     notes = _notes(answer, p.explanation or "", f"**Talking points:** {talking}" if talking else "")
     if p.choices:
@@ -225,7 +234,9 @@ def _prediction(p, held, section: str, talking: str) -> list[Slide]:
         )
     question = Slide(
         "question",
-        f"<p class='kicker'>{_inline(section)}</p><h2 class='q'>Predict: {html.escape(p.question)}</h2>{ask}",
+        f"<p class='kicker'>{_inline(section)}</p>"
+        + (f"<div class='context'>{_md(context)}</div>" if context else "")
+        + f"<h2 class='q'>Predict: {html.escape(p.question)}</h2>{ask}",
         notes,
         ["question"],
     )
@@ -275,6 +286,9 @@ CSS = """
 .reveal h3 { font-size: 26px; text-transform: none; }
 .reveal .goals, .reveal .opening, .reveal .summary { font-size: 24px; line-height: 1.4; }
 .reveal .goals li, .reveal .summary li { margin-bottom: 8px; }
+.reveal .context { font-size: 20px; line-height: 1.35; color: #37474f; background: #f5f7f8; padding: 8px 16px;
+  border-left: 4px solid #90a4ae; margin-bottom: 16px; }
+.reveal .context p { margin: 0; }
 .reveal .kicker { font-size: 20px; color: #607d8b; margin: 0 0 12px 0; }
 .reveal .optional { font-size: 20px; color: #8d6e63; font-style: italic; }
 .reveal ol.choices { font-size: 30px; line-height: 1.5; margin-top: 24px; }
