@@ -227,9 +227,18 @@ class Experiment:
 
     call: str
     imports: str
+    #: an expression showing the run behind the number (its log, its table), shown after it
+    evidence: str = ""
 
     def code(self, seed: int) -> str:
-        """One line to paste into a cell: its value is the run's measurement."""
+        """One line to paste into a cell: its value is the run's measurement (or, with
+        ``evidence``: the measurement printed, then the run's evidence as the cell's value).
+
+        >>> Experiment("len(log({seed}))", "from m import log", evidence="log({seed})").code(2)
+        'from m import log; print(len(log(2))); log(2)'
+        """
+        if self.evidence:
+            return f"{self.imports}; print({self.call.format(seed=seed)}); {self.evidence.format(seed=seed)}"
         return f"{self.imports}; {self.call.format(seed=seed)}"
 
     def run(self, seed: int):

@@ -66,7 +66,12 @@ def transaction_log(plan: tuple, per_transaction: int, seed: int = 1) -> tuple[i
 )
 def _ex06_q1(answer, seeds):
     return predicted(
-        "log end offset", answer, Experiment("transaction_log(TX_PLAN, 2, seed={seed})[0]", _IMPORT), seeds
+        "log end offset",
+        answer,
+        Experiment(
+            "transaction_log(TX_PLAN, 2, seed={seed})[0]", _IMPORT, evidence="transaction_log(TX_PLAN, 2, seed={seed})"
+        ),
+        seeds,
     )
 
 
@@ -82,7 +87,14 @@ def _ex06_q1(answer, seeds):
     copied_from="lesson 06's read_uncommitted run (3 transactions of 3 records)",
 )
 def _ex06_q4(answer, seeds):
-    return predicted("records read", answer, Experiment("transaction_log(TX_PLAN, 2, seed={seed})[1]", _IMPORT), seeds)
+    return predicted(
+        "records read",
+        answer,
+        Experiment(
+            "transaction_log(TX_PLAN, 2, seed={seed})[1]", _IMPORT, evidence="transaction_log(TX_PLAN, 2, seed={seed})"
+        ),
+        seeds,
+    )
 
 
 @exercise(
@@ -148,6 +160,7 @@ def _ex06_q5(answer, seeds):
         Experiment(
             "epochs_per_transaction(2, seed={seed}, transactions=5).epochs[-1]",
             "from course_lib.transaction_versions import epochs_per_transaction",
+            evidence="epochs_per_transaction(2, seed={seed}, transactions=5).epochs",
         ),
         seeds,
     )
