@@ -170,7 +170,15 @@ def _ex01_q4(answer, seeds):
     parts = []
     for s in seeds:
         hw = paused_follower_state(3000, 4, 6, s, lag_ms=answer)[0]
-        parts.append(Part(f"stopped follower, seed {s}", hw == 10, f"the high watermark is still {hw} after 3 s", s))
+        parts.append(
+            Part(
+                f"stopped follower, seed {s}",
+                hw == 10,
+                f"the high watermark is still {hw} after 3 s",
+                s,
+                rerun=f"{_IMPORT}; " + _STATE.format(args=f"3000, 4, 6, seed={s}, lag_ms={answer}"),
+            )
+        )
         parts.append(
             Part(
                 f"healthy followers, seed {s}",

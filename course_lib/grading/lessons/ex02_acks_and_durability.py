@@ -124,5 +124,11 @@ def _ex02_q4(answer, seeds):
     parts = []
     for s in seeds:
         lost = _scenario("leader_crash_after_ack", s, acks=ACKS_CHOICES[answer]).result.by_kind("lost")
-        parts.append(Part(f"leader crash, seed {s}", not lost, f"acks={answer}: {len(lost)} acknowledged lost", s))
+        rerun = (
+            f'{_IMPORT}; print(run_scenario("leader_crash_after_ack", seed={s}, '
+            f"acks={ACKS_CHOICES[answer]!r}).result.summary())"
+        )
+        parts.append(
+            Part(f"leader crash, seed {s}", not lost, f"acks={answer}: {len(lost)} acknowledged lost", s, rerun=rerun)
+        )
     return parts

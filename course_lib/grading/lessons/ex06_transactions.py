@@ -110,7 +110,11 @@ def _ex06_q2(answer, seeds):
 
     run = run_scenario("aborted_transaction", seed=0, isolation_level=answer)
     seen_aborted = [v for _, v in run.notes["seen"] if v.startswith("b-")]
-    return [Part("consumer run", not seen_aborted, f"with {answer} the consumer read {seen_aborted}", 0)]
+    rerun = (
+        "from course_lib.scenarios import run_scenario; "
+        f'run_scenario("aborted_transaction", seed=0, isolation_level={answer!r}).notes["seen"]'
+    )
+    return [Part("consumer run", not seen_aborted, f"with {answer} the consumer read {seen_aborted}", 0, rerun=rerun)]
 
 
 @exercise(
