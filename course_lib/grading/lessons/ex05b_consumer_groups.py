@@ -100,6 +100,25 @@ def _rebalance_run(seed: int, settings: dict):
     return run.run(30_000)
 
 
+def group_run_shown(experiment: str, seed: int, settings) -> None:
+    """Print one of the 05b checks' runs, the way lesson 05b prints its own: its summary and its
+    timeline. ``experiment``: "b joins" (ex05b_q2, ``settings`` the instances' start settings) or
+    "new group" (ex05b_q4, ``settings`` the auto_offset_reset)."""
+    if experiment == "b joins":
+        run = _rebalance_run(seed, settings)
+    else:
+        run = _new_group_run(seed, settings)
+    print(run.summary())
+    print(run.timeline())
+
+
+def _new_group_run(seed: int, reset: str):
+    run = _quiet_run(seed)
+    run.start("a", auto_offset_reset=reset)
+    run.produce(10, at_ms=8000)
+    return run.run(20_000)
+
+
 @exercise(
     id="ex05b_q2",
     notebook=NOTEBOOK,
@@ -133,7 +152,16 @@ def _ex05b_q2(answer, seeds):
         except (TypeError, ValueError) as exc:
             return [Part("settings", False, f"GroupRun.start refused them: {exc}")]
         dup, lost = run.duplicates(), len(run.never_processed())
-        parts.append(Part(f"b joins, seed {s}", not (dup or lost), f"{dup} processed twice, {lost} never processed", s))
+        rerun = f'{_IMPORT}group_run_shown; group_run_shown("b joins", {s}, {settings!r})'
+        parts.append(
+            Part(
+                f"b joins, seed {s}",
+                not (dup or lost),
+                f"{dup} processed twice, {lost} never processed",
+                s,
+                rerun=rerun,
+            )
+        )
     return parts
 
 
@@ -189,12 +217,18 @@ def _ex05b_q3(answer, seeds):
 def _ex05b_q4(answer, seeds):
     parts = []
     for s in seeds:
-        run = _quiet_run(s)
-        run.start("a", auto_offset_reset=answer)
-        run.produce(10, at_ms=8000)
-        run.run(20_000)
+        run = _new_group_run(s, answer)
         missed = run.never_processed()
-        parts.append(Part(f"new group, seed {s}", not missed, f"{len(missed)} of {len(run.sent)} never processed", s))
+        rerun = f'{_IMPORT}group_run_shown; group_run_shown("new group", {s}, {answer!r})'
+        parts.append(
+            Part(
+                f"new group, seed {s}",
+                not missed,
+                f"{len(missed)} of {len(run.sent)} never processed",
+                s,
+                rerun=rerun,
+            )
+        )
     return parts
 
 
