@@ -5,6 +5,8 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 # `make lab` and `make demo` only need the [lab] extra (a fast first run); `make test` needs them all.
 LAB_STAMP := $(VENV)/.installed-lab
+# `make site` and `make site-offline` only need the [site] extra (JupyterLite), not Spark or the hub.
+SITE_STAMP := $(VENV)/.installed-site
 
 .PHONY: lab test test-fresh prepare check bench demo clean strip exercises grade site site-offline
 
@@ -13,7 +15,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[all]'
-	touch $(STAMP) $(LAB_STAMP)
+	touch $(STAMP) $(LAB_STAMP) $(SITE_STAMP)
 
 $(LAB_STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("Python >= 3.11 is required (found %s)" % sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -21,6 +23,13 @@ $(LAB_STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[lab]'
 	touch $(LAB_STAMP)
+
+$(SITE_STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit("Python >= 3.11 is required (found %s)" % sys.version.split()[0]) if sys.version_info < (3, 11) else None'
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[site]'
+	touch $(SITE_STAMP)
 
 # Jupyter refuses to run as root (containers, some VMs) unless told; only then is the flag passed.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
@@ -92,12 +101,12 @@ grade: $(STAMP)  ## grade submitted notebooks in a sandbox: make grade SUBMISSIO
 	$(PY) -m course_lib.grading grade "$(SUBMISSIONS)" --out "$(or $(OUT),scores.csv)" \
 	  $(if $(SECRET_FILE),--secret-file "$(SECRET_FILE)") $(GRADE_ARGS)
 
-site: $(STAMP)  ## build the course as a static site in _site/ (lessons 00-08, exercises, demos; runs in the browser)
+site: $(SITE_STAMP)  ## build the course as a static site in _site/ (lessons 00-08, exercises, demos; runs in the browser)
 	$(PY) tools/site_build.py --out _site
 
 # The same site with the Pyodide runtime inside (npm's package, cached in ~/.cache/kafka-delivery-course):
 # no internet needed to use it (a USB stick, a workshop without network); plots are skipped there.
-site-offline: $(STAMP)  ## build a self-contained copy of the site in _site_offline/ (needs node and npm to build)
+site-offline: $(SITE_STAMP)  ## build a self-contained copy of the site in _site_offline/ (needs node and npm to build)
 	$(PY) tools/site_build.py --offline --out _site_offline
 
 bench: $(STAMP)  ## print the benchmark tables
@@ -136,8 +145,9 @@ lab-css: $(LAB_STAMP)  ## install the course's JupyterLab style sheet into the v
 lab: lab-settings lab-css git-filter
 .PHONY: lab-settings lab-css git-filter update
 
-# Instructor slides: each lesson as reveal.js slides with the facilitator notes (workshop/notes/NN.md and
-# the guide's notes) as speaker notes (press S). reveal.js comes from npm into the course cache once;
+# Instructor slides: each lesson run once and made into reveal.js slides (tools/lesson_slides.py): a
+# question slide per prediction, the run's table or figure, the answer and the talking points of
+# workshop/notes/NN.md as speaker notes (press S). reveal.js comes from npm into the course cache once;
 # the slides then work offline. Generated into artifacts/slides/, never committed.
 slides: $(LAB_STAMP)  ## instructor slides of every lesson, offline, with speaker notes (artifacts/slides/)
 	$(PY) -m tools.lesson_slides $(SLIDES_ARGS)

@@ -790,10 +790,18 @@ def job_queue(
     ]
     faults = []
     held = 0
+    held_offsets: set = set()
+    crashed_at: list[float] = []
     if crash:
         ws[0].take_first()  # it polls first: it holds the first records
         held = len(ws[0].queue)
-        faults.append(((held - 0.5) * handler_ms, ws[0].crash))  # in the middle of its last job
+        held_offsets = {m.offset() for _, m, _ in ws[0].queue}
+
+        def crash_first() -> None:
+            crashed_at.append(cluster.now)
+            ws[0].crash()
+
+        faults.append(((held - 0.5) * handler_ms, crash_first))  # in the middle of its last job
     budget = (delivery_count_limit + 2) * (handler_ms + lock_ms) * records + 60_000
     run_workers(cluster, ws, _drained(cluster, records), budget, faults=faults)
     observed = observe_share(cluster.history, TOPIC)
@@ -810,9 +818,18 @@ def job_queue(
         "max_poll_records": max_poll_records,
     }
     jobs = [f"job-{i}" for i in range(records)]
+    again = [
+        op.time_ms
+        for op in cluster.history
+        if op.f == OpName.SHARE_POLL and op.process != ws[0].name
+        for _, o, _, count in op.value
+        if count > 1 and o in held_offsets
+    ]
     numbers = {
         "poison": sorted((p.decode() for p in poison), key=jobs.index),
         "held_at_crash": held,
+        # from the crash to the first poll that got one of its records again (None: no crash)
+        "redelivery_after_crash_ms": round(min(again) - crashed_at[0]) if again and crashed_at else None,
         "never_processed": [j for j in jobs if j not in observed.processed],
         "per_worker": _per_worker(cluster.history, ws),
     }

@@ -130,7 +130,12 @@ def test_check_reads_the_notebook_variable_and_gives_hint_and_seed_on_failure():
     ex02_q2 = {"producer": {"acks": 1, "enable_idempotence": False}, "topic": {"min_insync_replicas": 1}}  # noqa: F841
     report = check("ex02_q2")
     assert report.status == "failed"
-    assert 'reproduce: check("ex02_q2", seeds=[' in report.text() and "Hint:" in report.text()
+    # the failing run itself, configuration and seed included (not the check again)
+    assert (
+        'reproduce: from course_lib.scenarios import run_scenario; print(run_scenario("random_faults", seed='
+        in (report.text())
+        and "Hint:" in report.text()
+    )
     assert "acks='all'" not in report.text() and '"all"' not in report.text()  # no solution in the feedback
 
 

@@ -6,6 +6,8 @@ Table-driven over every "predict" exercise: a new one without an anti-copy rule
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import warnings
@@ -160,7 +162,11 @@ def test_a_wrong_prediction_says_neither_too_high_nor_too_low(exercise_id):
 
     def unnumbered(text, n):  # the learner's number in the failure lines, as N
         number = re.compile(rf"(?<![\w.=\[-])(?<!seed ){n}(?![\w.\]])")
-        return "\n".join(number.sub("N", line) if line.startswith("   ✗") else line for line in text.splitlines())
+        seeds = re.compile(r"seeds? \d+(, \d+)*:")  # the runs it failed on ("seeds 1, 2:"), not the learner's
+        return "\n".join(
+            number.sub("N", seeds.sub("seeds:", line)) if line.startswith("   ✗") else line
+            for line in text.splitlines()
+        )
 
     assert unnumbered(below, solution - 1) == unnumbered(above, solution + 1)
 
@@ -182,13 +188,21 @@ def test_a_failing_check_prints_the_call_that_reproduces_it():
     ex02_q2 = {"producer": {"acks": 1, "enable_idempotence": False}, "topic": {"min_insync_replicas": 1}}
     report = check("ex02_q2")
     calls = _reproduce_lines(report.text())
-    assert calls and calls[0].startswith("check("), report.text()
-    again = run_printed(calls[0], {"check": check, "ex02_q2": ex02_q2})  # the printed call, run as printed
-    seed = int(re.search(r"seeds=\[(\d+)\]", calls[0]).group(1))
-    seeded = [p for p in again.parts if p.seed is not None]
-    assert again.status == FAILED and [(p.seed, p.passed) for p in seeded] == [(seed, False)]
-    first = next(p for p in report.parts if p.seed == seed)
-    assert seeded[0].detail == first.detail  # the same run: the same finding
+    # a configuration question reproduces with the failing run itself, and prints what it found
+    assert calls and calls[0].startswith("from course_lib.scenarios import run_scenario"), report.text()
+    assert repr(ex02_q2["producer"]) in calls[0] and repr(ex02_q2["topic"]) in calls[0]
+    seed = int(re.search(r"seed=(\d+)", calls[0]).group(1))
+    first = next(p for p in report.parts if p.seed == seed and not p.passed)
+    shown = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(shown):
+        warnings.simplefilter("ignore")
+        run_printed(calls[0], {})  # the printed call, run as printed
+    lost = int(first.detail.split()[0])
+    assert f"{lost} messages lost after being acknowledged" in shown.getvalue() or (
+        lost == 1 and "1 message lost" in shown.getvalue()
+    ), shown.getvalue()
+    again = check("ex02_q2", seeds=[seed])  # the check on that seed alone still says the same
+    assert [(p.seed, p.passed, p.detail) for p in again.parts if p.seed is not None] == [(seed, False, first.detail)]
     with pytest.raises(ValueError, match="seeds must be a non-empty list"):
         check("ex02_q1", seeds=3)
 
@@ -211,7 +225,13 @@ def test_a_wrong_prediction_prints_the_experiment_and_running_it_measures_the_an
         assert calls and not any(c.startswith("check(") for c in calls), report.text()
         for call in calls:
             assert call.startswith("from course_lib."), call
-            assert run_printed(call, {}) == solution, call
+            shown = io.StringIO()
+            with contextlib.redirect_stdout(shown):
+                value = run_printed(call, {})
+            if "; print(" in call:  # the number printed first, then the run's evidence
+                value = int(shown.getvalue().splitlines()[0])
+                assert len(shown.getvalue().splitlines()) > 1 or value is not None, call
+            assert value == solution, call
     for part in report.parts:
         if not part.passed:
             assert f"seed={part.seed}" in part.rerun or f"({part.seed}," in part.rerun, part.rerun

@@ -79,6 +79,17 @@ def test_the_browser_copy_is_the_lesson_without_outputs_and_without_an_install_c
     assert served["metadata"]["kernelspec"]["name"] == "python"  # JupyterLite's Pyodide kernel
 
 
+def test_an_exercise_set_links_its_lesson_where_the_site_keeps_it_and_no_progress_page():
+    """On the site lessons are in lessons/, beside exercises/; a checkout's ../notebooks/ link
+    opened nothing there, nor did the link to 00_progress.ipynb (not in the site)."""
+    served = site_build.for_the_browser(ROOT / "exercises" / "05c_share_groups.ipynb")
+    header = "".join(served["cells"][0]["source"])
+    assert "](../lessons/05c_share_groups.ipynb)" in header and "../notebooks/" not in header
+    assert "(00_progress.ipynb)" not in header and "make lab" in header
+    for name in re.findall(r"\]\(\.\./lessons/([^)]+)\)", header):
+        assert (ROOT / "notebooks" / name).name in {p.name for p in site_build.browser_notebooks(ROOT / "notebooks")}
+
+
 def test_the_offline_copy_adds_one_collapsed_cell_that_skips_plots():
     lesson = ROOT / "notebooks" / "02_acks_and_durability.ipynb"
     served = site_build.for_the_browser(lesson, offline=True)

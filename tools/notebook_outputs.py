@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -97,14 +98,26 @@ def load_reveals(path: Path) -> list[dict] | None:
     return json.loads(stored.read_text()).get("reveals") if stored.exists() else None
 
 
-def save_expectations(path: Path, expectations: list[dict], reveals: list[dict] | None = None) -> None:
-    """Store the checked outputs, and the reveals if given (else keep those stored)."""
+def load_run_all_s(path: Path) -> float | None:
+    """How long the last ``--execute`` of the lesson at ``path`` took, Run All in a fresh kernel
+    (seconds; None: never recorded). The instructor guide's Run All column comes from it."""
+    stored = expectations_path(path)
+    return json.loads(stored.read_text()).get("run_all_s") if stored.exists() else None
+
+
+def save_expectations(
+    path: Path, expectations: list[dict], reveals: list[dict] | None = None, run_all_s: float | None = None
+) -> None:
+    """Store the checked outputs, and the reveals and Run All time if given (else keep those stored)."""
     stored = expectations_path(path)
     stored.parent.mkdir(parents=True, exist_ok=True)
     reveals = reveals if reveals is not None else load_reveals(path)
-    body = {"notebook": str(Path(path).resolve().relative_to(ROOT)), "cells": expectations}
+    run_all_s = run_all_s if run_all_s is not None else load_run_all_s(path)
+    body: dict = {"notebook": str(Path(path).resolve().relative_to(ROOT)), "cells": expectations}
     if reveals:
         body["reveals"] = reveals
+    if run_all_s is not None:
+        body["run_all_s"] = round(run_all_s, 1)
     stored.write_text(json.dumps(body, indent=1, ensure_ascii=False, sort_keys=True) + "\n")  # stable diffs
 
 
@@ -226,12 +239,15 @@ def main(argv: list[str]) -> int:
     for p in paths:
         nb = nbformat.read(p, as_version=4)
         reveals: list[dict] | None = None
+        run_all_s = None
         if "--execute" in argv and "demos" not in p.parts:
             reveals = []
+            started = time.monotonic()
             execute(nb, p, reveals)
+            run_all_s = time.monotonic() - started  # kernel start included: what a learner waits
         expectations = strip(nb)
         if "demos" not in p.parts and expectations:  # a strip of an unrun notebook keeps what is stored
-            save_expectations(p, expectations, reveals)
+            save_expectations(p, expectations, reveals, run_all_s)
             print(f"wrote {expectations_path(p).relative_to(ROOT)}")
         nbformat.write(nb, p)
         print(f"wrote {p}")

@@ -155,6 +155,25 @@ def demos() -> list[Path]:
     )
 
 
+def site_markdown(text: str) -> str:
+    """A markdown cell's links as the site needs them: its lessons live in ``lessons/`` beside
+    ``exercises/`` (a checkout's ``../notebooks/`` is no folder there, and JupyterLite would open
+    nothing), and it has no progress page (:data:`LOCAL_ONLY`): that link says where it is.
+
+    >>> site_markdown("lesson [05c](../notebooks/05c_share_groups.ipynb)")
+    'lesson [05c](../lessons/05c_share_groups.ipynb)'
+    >>> site_markdown("Your progress: [00_progress.ipynb](00_progress.ipynb).")
+    'Your progress: `exercises/00_progress.ipynb`, in a local copy of the course (`make lab`): this site has no progress page.'
+    """
+    text = text.replace("](../notebooks/", "](../lessons/")
+    for name in LOCAL_ONLY:
+        text = text.replace(
+            f"[{name}]({name})",
+            f"`exercises/{name}`, in a local copy of the course (`make lab`): this site has no progress page",
+        )
+    return text
+
+
 def for_the_browser(notebook: Path, offline: bool = False) -> dict:
     """The notebook as the site serves it: the Pyodide kernel, no stored outputs or prompts (the
     learner sees what ran here, nothing before); the offline copy's lessons get a collapsed first
@@ -164,6 +183,10 @@ def for_the_browser(notebook: Path, offline: bool = False) -> dict:
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
             cell["outputs"], cell["execution_count"] = [], None
+        elif cell["cell_type"] == "markdown":
+            text = "".join(cell["source"])
+            if site_markdown(text) != text:
+                cell["source"] = site_markdown(text).splitlines(keepends=True)
     if offline:
         nb["cells"].insert(
             0,

@@ -362,13 +362,48 @@ def _consumer_group_story(run) -> dict:
     }
 
 
+#: the consumer-protocol question's choices (lesson 05b, "who waits")
+WHO_WAITS = (
+    "both stop, as on the classic group",
+    "fast keeps processing; slow waits for its partition",
+    "nobody waits",
+)
+
+
+def _slow_waited_ms(consumer) -> float | None:
+    """How long the member a partition moved to owned nothing (from the start), or None."""
+    story = _consumer_group_story(consumer)
+    if story and story.get("got") is not None:
+        return story["got"] - consumer.t0
+    return None
+
+
+def who_waits_answer(runs) -> str:
+    """Lesson 05b's consumer-group question, answered from the run: does `fast` stop while
+    `slow` joins, and does `slow` wait for a partition?
+
+    >>> from course_lib.consumer_groups import protocols_side_by_side
+    >>> who_waits_answer(protocols_side_by_side())
+    'fast keeps processing; slow waits for its partition'
+    """
+    consumer = runs["consumer"]
+    fast_stopped, slow_waited = consumer.stopped_ms("fast") > 0, bool(_slow_waited_ms(consumer))
+    if fast_stopped:
+        return WHO_WAITS[0]
+    return WHO_WAITS[1] if slow_waited else WHO_WAITS[2]
+
+
 def consumer_protocol(runs) -> str:
     """The slow handler on a classic and on a consumer group, side by side: who stops, for how
-    long, and why (the assignment interval, revocation before assignment).
+    long, and why (the assignment interval, revocation before assignment). The point first.
 
     >>> from course_lib.consumer_groups import protocols_side_by_side
     >>> print(consumer_protocol(protocols_side_by_side()))  # doctest: +NORMALIZE_WHITESPACE
-    **Measured:** on the classic group `fast` owns no partition for 0.30 s in all, across 3
+    **Measured:** a consumer group does not stop for a rebalance. `fast` processed on without a
+    pause (0.00 s without a partition); the member a partition moves to waits instead: `slow` owned
+    nothing for 10.12 s.
+    <BLANKLINE>
+    On the classic group `fast` owns no partition for 0.30 s in all, across 3
     rebalances: each time `slow` leaves or comes back, every member gives up everything and waits
     for the new assignment; `slow` is thrown out 2 times and 10 messages are processed twice.
     On the consumer group `fast` never stops (0.00 s). It joined first and got both partitions at
@@ -377,18 +412,23 @@ def consumer_protocol(runs) -> str:
     (1.00 s) and only in a heartbeat: the target of epoch 3 came with the next heartbeat, at 5.11 s.
     Then incremental reconciliation revokes before it assigns: `fast` gave up partition 1 at 5.12 s,
     and `slow` got it only with its own next heartbeat, at 10.12 s. So `slow` owned nothing for
-    10.12 s. `fast` processed all 40 messages before `slow` had a record to read, so `slow`'s handler
-    never ran: it is never thrown out, and no message is processed twice. A consumer group does not
-    stop for a rebalance; the member a partition moves to waits instead, here 2.0 heartbeat
-    intervals (5.00 s each) - and a
+    10.12 s. `fast` processed all 40 messages before `slow` had a record to read, so `slow`'s
+    handler never ran: it is never thrown out, and no message is processed twice.
+    The wait: 2.0 heartbeat intervals (5.00 s each) is the consumer group's price; and a
     handler slower than `max_poll_interval_ms` is still thrown out once it has records to process.
     """
     classic, consumer = runs["classic"], runs["consumer"]
     rebalances = len(_rebalances(classic))
     options = consumer.backend.cluster.cluster.options
     stopped = consumer.stopped_ms("fast")
-    text = (
-        f"**Measured:** on the classic group `fast` owns no partition for {_s(classic.stopped_ms('fast'))} in all, "
+    slow_waited = _slow_waited_ms(consumer)
+    point = (
+        f"**Measured:** a consumer group does not stop for a rebalance. `fast` processed on without a pause "
+        f"({_s(consumer.stopped_ms('fast'))} without a partition); the member a partition moves to waits instead: "
+        f"`slow` owned nothing for {_s(slow_waited or 0)}.\n\n"
+    )
+    text = point + (
+        f"On the classic group `fast` owns no partition for {_s(classic.stopped_ms('fast'))} in all, "
         f"across {rebalances}\nrebalance{'' if rebalances == 1 else 's'}: each time `slow` leaves or comes back, "
         "every member gives up everything and waits\nfor the new assignment; "
         f"`slow` is thrown out {_times(len(_thrown_out(classic, 'slow')))} and "
@@ -434,6 +474,6 @@ def consumer_protocol(runs) -> str:
     hb = options.group_consumer_heartbeat_interval_ms
     here = f", here {waited / hb:.1f} heartbeat intervals ({_s(hb)} each)" if waited is not None else ""
     return text + (
-        "A consumer group does not stop for a rebalance; the member a partition moves to waits\ninstead"
-        f"{here} - and a\nhandler slower than `max_poll_interval_ms` is still thrown out once it has records to process."
+        f"The wait{here.replace(', here', ':')} is the consumer group's price; and a\nhandler slower than "
+        "`max_poll_interval_ms` is still thrown out once it has records to process."
     )

@@ -28,6 +28,20 @@ def _records(n: int) -> str:
     return f"{n} record{'' if n == 1 else 's'}"
 
 
+def _value(v) -> str:
+    """A number as a person writes it: ``{'share-consumer-1': 12}`` as ``share-consumer-1: 12``,
+    a list as ``1, 2, 3`` (no raw Python reprs on the page; the lines break at the commas).
+
+    >>> _value({"share-consumer-1": 12, "share-consumer-2": 9}), _value([1, 2]), _value([]), _value(None)
+    ('share-consumer-1: 12, share-consumer-2: 9', '1, 2', '-', '-')
+    """
+    if isinstance(v, dict):
+        return ", ".join(f"{k}: {_value(x)}" for k, x in v.items()) or "-"
+    if isinstance(v, (list, tuple, set)):
+        return ", ".join(map(str, v)) or "-"
+    return "-" if v is None else str(v)
+
+
 def measured(result) -> str:
     """The run's settings and measured numbers, one per line: what an experiment cell prints.
 
@@ -43,7 +57,7 @@ def measured(result) -> str:
       reordered                 0
     """
     settings = ", ".join(f"{k}={v}" for k, v in result.settings.items())
-    rows = [f"  {k:<25} {v}" for k, v in result.numbers.items()]
+    rows = [f"  {k:<25} {_value(v)}" for k, v in result.numbers.items()]
     return "\n".join([f"{result.name}, seed {result.seed}", f"  settings: {settings}", *rows])
 
 
@@ -370,6 +384,18 @@ def real_crash_answer(real_crash: dict | None, sim_crash) -> str:
     return crash_wait_answer(Run())
 
 
+def real_source(real_crash: dict | None) -> str:
+    """What the real-Kafka question's answer is: measured on Kafka, or (Kafka did not run) the
+    simulator's answer - the reveal line must not say "measured" for a run that did not happen.
+
+    >>> real_source(None)
+    "the simulator's answer (Kafka did not run)"
+    >>> real_source({"redelivery_after_crash_ms": 180})
+    'measured on Kafka'
+    """
+    return "measured on Kafka" if real_crash is not None else "the simulator's answer (Kafka did not run)"
+
+
 def real_kafka(sim_crash, real_crash: dict | None, sim_poison, real_poison: dict | None) -> str:
     """What the side-by-side runs say, each number from the runs; while Kafka did not run
     (``real_crash`` None: the cell above printed why), what the simulator answers.
@@ -395,7 +421,7 @@ def real_kafka(sim_crash, real_crash: dict | None, sim_poison, real_poison: dict
     if real_crash is None or real_poison is None:
         # (why it did not run is printed above the lock-in, so it is not repeated here)
         return (
-            "**Not run on Kafka here.** The simulator's answer, with the same settings: the "
+            "**Not measured on Kafka here.** The simulator's answer, with the same settings: the "
             f"other worker gets the\ncrashed worker's {sim_crash.numbers['redelivered']} records "
             f"{_thousands(sim_after) + ' ms' if sim_after is not None else 'never'} after the crash, with a lock of "
             f"{_thousands(lock)} ms. Whether Kafka 4.3.1 agrees\nis for the run on Kafka (Java 17+ and Maven): "

@@ -13,7 +13,7 @@ from ..scenarios import run_scenario
 from .lessons.ex01_replicated_log import paused_follower_state
 from .lessons.ex03_retries_ordering_duplicates import lost_ack_log, smallest_in_flight_that_reorders
 from .lessons.ex05_consumer_delivery_semantics import lossy_crash_points
-from .lessons.ex05b_consumer_groups import consumer_group_twice, restart_rebalances, slow_handler
+from .lessons.ex05b_consumer_groups import consumer_group_twice, group_run_shown, restart_rebalances, slow_handler
 from .lessons.ex05c_share_groups import poison_deliveries, share_crash_twice, slow_handler_processings
 from .lessons.ex06_transactions import TX_PLAN, transaction_log
 from .lessons.ex11_capstone import lossy_history
@@ -21,6 +21,7 @@ from .lessons.ex11_capstone import lossy_history
 __all__ = [
     "TX_PLAN",
     "consumer_group_twice",
+    "group_run_shown",
     "lossy_crash_points",
     "lossy_history",
     "lost_ack_log",

@@ -227,9 +227,18 @@ class Experiment:
 
     call: str
     imports: str
+    #: an expression showing the run behind the number (its log, its table), shown after it
+    evidence: str = ""
 
     def code(self, seed: int) -> str:
-        """One line to paste into a cell: its value is the run's measurement."""
+        """One line to paste into a cell: its value is the run's measurement (or, with
+        ``evidence``: the measurement printed, then the run's evidence as the cell's value).
+
+        >>> Experiment("len(log({seed}))", "from m import log", evidence="log({seed})").code(2)
+        'from m import log; print(len(log(2))); log(2)'
+        """
+        if self.evidence:
+            return f"{self.imports}; print({self.call.format(seed=seed)}); {self.evidence.format(seed=seed)}"
         return f"{self.imports}; {self.call.format(seed=seed)}"
 
     def run(self, seed: int):
@@ -249,7 +258,41 @@ def _equal(name: str, answer, expected, seed=None, unit="", rerun="") -> list[Pa
         if isinstance(answer, int)
         else (f"{answer!r} is not what the run shows")
     )
-    return [Part(name, False, detail + "; run the experiment and look at the evidence", seed, rerun=rerun)]
+    after = (
+        "; you have predicted now: run the reproduce line to see the run's measurement and its evidence"
+        if rerun
+        else ""
+    )
+    return [Part(name, False, detail + after, seed, rerun=rerun)]
+
+
+class Measured(int):
+    """What an experiment measured, with the run's evidence: equal to the number, and shown (a
+    notebook cell's value, a "reproduce" line) as the number followed by the evidence.
+
+    >>> m = Measured(6, "records processed twice", "worker_crash, seed 1: 8 held, 6 finished")
+    >>> m == 6, m + 1
+    (True, 7)
+    >>> m
+    6 records processed twice
+    the run:
+      worker_crash, seed 1: 8 held, 6 finished
+    """
+
+    evidence: str
+    what: str
+
+    def __new__(cls, value: int, what: str, evidence: str) -> "Measured":
+        self = super().__new__(cls, value)
+        self.what, self.evidence = what, evidence
+        return self
+
+    def __repr__(self) -> str:
+        lines = "\n".join("  " + line for line in self.evidence.splitlines())
+        return f"{int(self)} {self.what}\nthe run:\n{lines}"
+
+    def __reduce__(self):  # pickled (the grader's worker processes) as the plain number
+        return (int, (int(self),))
 
 
 def predicted(name: str, answer, measure: Experiment | Callable[[int], object], seeds) -> list[Part]:

@@ -84,6 +84,8 @@ def render(nb, learner: bool, name: str = "notebook"):
                 if learner
                 else "\n".join(line for line in cell.source.split("\n") if not _MD_MARKER.fullmatch(line.strip()))
             )
+            if learner and cell.source.strip() and not text.strip():
+                continue  # an instructor-only note: no empty cell under the learner's check
             new.cells.append(nbformat.v4.new_markdown_cell(text))
         else:
             new.cells.append(nbformat.v4.new_raw_cell(cell.source))

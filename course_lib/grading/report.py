@@ -11,11 +11,11 @@ exact code that reproduces it.
    ✗ producer under faults, seed 3: found ['lost']
      reproduce: check("ex11_q1", seeds=[3])
    consumer: 4 of 4 checks failed
-   ✗ consumer under crashes, seed 2: found ['duplicate_processing']
+   ✗ consumer under crashes, seeds 2, 3, 4, 5: found ['duplicate_processing']
      reproduce: random_processing(2, "at-least-once", messages=12)
-   ✗ consumer under crashes, seed 3: found ['duplicate_processing']
-     reproduce: random_processing(3, "at-least-once", messages=12)
-   ... and 2 more failing consumer checks
+
+Parts that fail the same way on several seeds are one line (``seeds 2, 3, 4, 5``), reproduced by
+the first.
 """
 
 from __future__ import annotations
@@ -63,6 +63,16 @@ class Part:
     rerun: str = ""
 
 
+def _same_failure(parts: list[Part]) -> list[list[Part]]:
+    """Failed parts grouped when only their seed differs (the same experiment, the same verdict):
+    a prediction wrong on 3 seeds is one line, not 3."""
+    groups: dict[tuple, list[Part]] = {}
+    for p in parts:
+        key = (_SEED.sub("", p.name), p.detail, p.side) if p.seed is not None else (id(p),)
+        groups.setdefault(key, []).append(p)
+    return list(groups.values())
+
+
 @dataclass
 class Report:
     exercise: str
@@ -105,10 +115,12 @@ class Report:
             if side:
                 total = sum(1 for p in graded if p.side == side)
                 lines.append(f"   {side}: {len(on_side)} of {total} checks failed")
-            for p in on_side[:shown]:
-                lines.extend(self._failure(p, show_seeds))
-            if len(on_side) > shown:
-                lines.append(f"   ... and {len(on_side) - shown} more failing {side + ' ' if side else ''}checks")
+            groups = _same_failure(on_side)
+            for group in groups[:shown]:
+                lines.extend(self._failure(group, show_seeds))
+            rest = sum(len(g) for g in groups[shown:])
+            if rest:
+                lines.append(f"   ... and {rest} more failing {side + ' ' if side else ''}checks")
         for p in self.parts:
             if p.skipped:
                 lines.append(f"   – {p.name}: {p.detail}")
@@ -116,11 +128,16 @@ class Report:
             lines.append(f"   Hint: {self.hint}")
         return "\n".join(lines)
 
-    def _failure(self, p: Part, show_seeds: bool) -> list[str]:
-        """A failed part, and the code that reproduces it (never a hidden seed)."""
+    def _failure(self, group: list[Part], show_seeds: bool) -> list[str]:
+        """Failed parts that say the same on several seeds: one line, and the code that reproduces
+        the first (never a hidden seed)."""
+        p = group[0]
         if not show_seeds:
             return [f"   ✗ {_unseeded(p.name, p.seed)}: {_unseeded(p.detail, p.seed)}"]
-        lines = [f"   ✗ {p.name}: {p.detail}"]
+        name = p.name
+        if len(group) > 1:
+            name = f"{_SEED.sub('', p.name)}, seeds {', '.join(str(q.seed) for q in group)}"
+        lines = [f"   ✗ {name}: {p.detail}"]
         rerun = p.rerun or (f'check("{self.exercise}", seeds=[{p.seed}])' if p.seed is not None else "")
         if rerun:
             lines.append(f"     reproduce: {rerun}")

@@ -121,6 +121,9 @@ class Reveal:
     predicted: object  # None: nothing was locked in
     actual: object
     noted: bool = False  # a free-text note: compared by the learner, not by equality
+    #: where the answer comes from: "measured", or e.g. "the simulator's answer" when the
+    #: experiment the question is about (on real Kafka) did not run
+    source: str = "measured"
 
     @property
     def right(self) -> bool:
@@ -128,11 +131,11 @@ class Reveal:
 
     def __str__(self) -> str:
         if self.predicted is None:
-            return f"No prediction was locked in; measured: {self.actual}."
+            return f"No prediction was locked in; {self.source}: {self.actual}."
         if self.noted:
-            return f"You noted: {self.predicted}; measured: {self.actual}."
+            return f"You noted: {self.predicted}; {self.source}: {self.actual}."
         verdict = "Right." if self.right else "Not this time: read on to see why."
-        return f"You predicted {self.predicted}; measured: {self.actual}. {verdict}"
+        return f"You predicted {self.predicted}; {self.source}: {self.actual}. {verdict}"
 
     __repr__ = __str__
 
@@ -164,6 +167,7 @@ class Prediction:
         self.predicted: object = None
         self.locked = False
         self._measured: object = _NOTHING  # what reveal() was handed; shown only after lock-in
+        self.source = "measured"  # or what the answer is when nothing was measured (reveal())
         self.explained: str | None = None  # the explanation's markdown, once revealed
         self._held: list[tuple[widgets.HTML, widgets.Output]] = []  # experiment outputs, hidden until lock-in
         # the lesson's text on the measurement (given to reveal()), hidden until lock-in
@@ -231,13 +235,15 @@ class Prediction:
         """The prediction next to the measurement, once both exist (None before)."""
         if not self.locked or self._measured is _NOTHING:
             return None
-        return Reveal(self.predicted, self._measured, noted=self.note)
+        return Reveal(self.predicted, self._measured, noted=self.note, source=self.source)
 
-    def reveal(self, actual, explanation: str | Callable[[], str] | None = None) -> Revealed:
+    def reveal(self, actual, explanation: str | Callable[[], str] | None = None, source: str = "measured") -> Revealed:
         """Hand over the measured ``actual``: shown at once if a prediction is locked in, else held
         (controls stay open) until the learner locks one in. ``explanation``: markdown on what was
         measured and why, from a ``course_lib.explain`` function (its text, or a callable returning
-        it, called now), shown under the reveal with the result (never before)."""
+        it, called now), shown under the reveal with the result (never before). ``source``: what
+        the answer is when it was not measured (the simulator's answer to a question about a real
+        cluster that did not run): the reveal line says so instead of "measured"."""
         if self.choices is not None and actual not in self.choices:
             raise ValueError(f"measured {actual!r} is none of the choices {self.choices}: fix the choices")
         if callable(explanation):
@@ -246,9 +252,9 @@ class Prediction:
             raise TypeError(
                 f"explanation is markdown text (or a callable returning it), not {type(explanation).__name__}"
             )
-        if explanation is not None and not re.match(r"\s*\*\*(Measured|Verdict)", explanation):
+        if explanation is not None and not re.match(r"\s*\*\*(Measured|Verdict|Not measured)", explanation):
             explanation = f"**Measured:** {explanation}"  # what it is, at a glance (and for the browser tests)
-        self._measured, self.explained = actual, explanation
+        self._measured, self.explained, self.source = actual, explanation, source
         if explanation is not None:
             from IPython.display import Markdown
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 PRODUCE = ("produce_request", "produce_response")
 REPLICATION = ("fetch_request", "fetch_response")
+#: up to this many replication arrows in a diagram, each is labelled
+MAX_LABELLED_FETCHES = 24
 _COLOURS = {
     "produce_request": "#1565c0",
     "produce_response": "#2e7d32",
@@ -79,6 +81,9 @@ def space_time(
     x = {n: i for i, n in enumerate(nodes)}
     for i in x.values():
         ax.axvline(i, color="#bbbbbb", lw=1, zorder=0)
+    # replication's arrows carry their labels too while they are few enough to read (a follower's
+    # fetch offset, the leader's records and high watermark: how a follower learns the HW)
+    label_fetches = label and sum(e.kind in REPLICATION for e in chosen) <= MAX_LABELLED_FETCHES
     for e in chosen:
         colour = _COLOURS.get(e.kind, "#6a1b9a")
         y0 = y(e.sent_ms)
@@ -122,6 +127,17 @@ def space_time(
                 va="bottom",
                 bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=1),
             )
+        elif label_fetches and e.kind in REPLICATION:
+            ax.text(
+                x[e.src] + (x[e.dst] - x[e.src]) * 0.3,
+                y0 + (y1 - y0) * 0.3,
+                e.label,
+                fontsize=7,
+                color=colour,
+                ha="center",
+                va="center",
+                bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=0.5),
+            )
     for t, n, text in events:
         ax.plot([x[n]], [y(t)], marker="*", color="#c62828", ms=14)
         ax.text(x[n], y(t), f"  {text}", color="#c62828", fontsize=9, va="center")
@@ -163,7 +179,10 @@ def _legend(ax, chosen) -> None:
     if any(e.delivered_ms is None for e in chosen):
         lines.append("x (dropped) - a message lost on the way: it never arrives")
     if any(e.kind in REPLICATION for e in chosen):
-        lines.append("grey arrows - followers fetching from the leader (replication)")
+        lines.append(
+            "grey arrows - replication: fetch p0 from 3 - a follower asks the leader for partition 0 from offset 3 "
+            "(its LEO);\n    3 records, hw 2 - the leader's answer: the records, and its high watermark"
+        )
     if lines:
         ax.text(0, -0.02, "\n".join(lines), transform=ax.transAxes, fontsize=8, color="#424242", va="top", ha="left")
 

@@ -1,5 +1,7 @@
-"""Instructor slides (tools/lesson_slides.py, `make slides`): built from a lesson, offline (no script
-or style sheet from the network), with the facilitator notes as reveal.js speaker notes."""
+"""Instructor slides (tools/lesson_slides.py, `make slides`), designed as slides from each lesson's
+teaching kit: a question slide per prediction with its choices, the run's table or figure, the
+answer and talking points in the speaker notes, no code; offline. (That every slide fits
+1280x720: tests/workshop/test_slides_browser.py, in Chromium.)"""
 
 from __future__ import annotations
 
@@ -13,27 +15,51 @@ import nbformat
 import pytest
 
 from course_lib import cache
-from tools import lesson_slides
+from tools import lesson_slides, teaching_kit
 
 ROOT = Path(__file__).resolve().parents[2]
-DAY_LESSONS = ("00", "01", "02", "03", "04", "05", "05b", "06", "07", "08")
+#: what plumbing looks like on a slide: code of the lessons, never shown to the room
+CODE = re.compile(r"Prediction\(|\.reveal\(|run_share_scenario\(|run_scenario\(|NBVAL_|^\s*(import|from) \w", re.M)
 
 
-def test_every_lesson_of_the_day_has_notes_that_fit_its_headings():
-    for number in DAY_LESSONS:
-        lesson = next((ROOT / "notebooks").glob(f"{number}_*.ipynb"))
-        notes = (lesson_slides.NOTES_DIR / f"{number}.md").read_text()
-        deck = lesson_slides.slide_notebook(nbformat.read(lesson, as_version=4), notes, number)
-        notes_cells = [c.source for c in deck.cells if c.metadata.get("slideshow", {}).get("slide_type") == "notes"]
-        _, sections = lesson_slides.read_notes(notes)
-        assert len(notes_cells) >= 1 and all(any(t in n for n in notes_cells) for t in sections.values())
-        assert lesson_slides.guide_notes(number) in notes_cells[0]  # the guide's paragraph, on the title slide
+def _deck(number: str):
+    kit = teaching_kit.kit(number)
+    return kit, lesson_slides.slides_of(kit, nbformat.read(kit.lesson, as_version=4))
 
 
-def test_notes_for_a_heading_the_lesson_lacks_are_an_error():
-    lesson = nbformat.read(ROOT / "notebooks" / "01_replicated_log.ipynb", as_version=4)
-    with pytest.raises(lesson_slides.NotesError, match="no such heading|does not have"):
-        lesson_slides.slide_notebook(lesson, "## No such heading\nlost notes\n", "01")
+@pytest.mark.parametrize("number", teaching_kit.KIT_LESSONS)
+def test_every_prediction_and_section_has_its_slides_and_notes(number):
+    kit, deck = _deck(number)
+    questions = [s for s in deck if s.kind == "question"]
+    assert len(questions) == len(kit.predictions) and deck[0].kind == "title"
+    for p, s in zip(kit.predictions, questions):
+        assert html.escape(p.question) in s.body
+        for choice in p.choices or ():
+            assert f"<li>{html.escape(choice)}</li>" in s.body
+        # the answer, the run's explanation and the talking points: in the notes, never on the slide
+        assert f"**Answer (the run, seed 1):** {p.answer}" in s.notes and (p.explanation or "") in s.notes
+    sections = [s for s in deck if s.kind == "section"]
+    shown = [h for h in kit.sections if teaching_kit.key(h) not in teaching_kit.NO_NOTES]
+    assert len(sections) == len(shown)
+    assert all(s.notes for s in sections), "a section slide without talking points"
+    assert any(s.kind == "summary" for s in deck)
+    for s in deck:
+        assert not CODE.search(html.unescape(re.sub(r"<[^>]+>", " ", s.body))), s.body[:300]
+
+
+def test_a_result_slide_shows_the_run_s_table_and_figure():
+    kit = teaching_kit.kit("02")
+    nb = nbformat.read(kit.lesson, as_version=4)
+    p = next(p for p in kit.predictions if p.name == "predict_rates")
+    cell = next(c for c in nb.cells if "predict_rates.experiment()" in c.source)
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="acks=0  trials with loss  79/100\n"),
+        nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo="}),
+    ]
+    deck = lesson_slides.slides_of(kit, nb)
+    i = next(i for i, s in enumerate(deck) if s.kind == "question" and html.escape(p.question) in s.body)
+    assert [s.kind for s in deck[i : i + 3]] == ["question", "result", "figure"]
+    assert "trials with loss" in deck[i + 1].body and "data:image/png;base64,iVBORw0KGgo=" in deck[i + 2].body
 
 
 @pytest.mark.skipif(
@@ -47,17 +73,15 @@ def test_one_lesson_s_slides_build_offline_with_the_notes_in_them(tmp_path):
     loaded = re.findall(r"<script[^>]*\ssrc=\"([^\"]+)\"|<link[^>]*\shref=\"([^\"]+)\"", page)
     urls = [a or b for a, b in loaded]
     assert urls and not [u for u in urls if "://" in u or u.startswith("//")], urls
-    assert not re.search(r"import [^;]+ from '(https?:)?//", page)
     for url in urls:
         assert (tmp_path / url).exists(), url
-    for plugin in ("reveal.js/dist/reveal.js", "reveal.js/plugin/notes/notes.js"):
-        assert f'"{plugin}"' in page and (tmp_path / plugin).exists()
-    asides = re.findall(r'<aside class="notes">(.*?)</aside>', page, re.S)
-    text = html.unescape(re.sub(r"<[^>]+>", "", " ".join(asides)))
-    _, sections = lesson_slides.read_notes((lesson_slides.NOTES_DIR / "01.md").read_text())
-    for notes in sections.values():
-        assert " ".join(notes.split()[:6]).replace("`", "") in " ".join(text.split()), notes
-    assert "NBVAL_CHECK_OUTPUT" not in page and page.count("<section") >= 4
+    assert "reveal.js/plugin/notes/notes.js" in page and "data:image/png;base64," in page  # the run's figure
+    asides = re.findall(r"<aside class='notes'>(.*?)</aside>", page, re.S)
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", " ".join(asides))).split())
+    kit = teaching_kit.kit("01")
+    for notes in kit.notes.sections.values():
+        assert " ".join(notes.split()[:6]).replace("`", "") in text, notes
+    assert "NBVAL_CHECK_OUTPUT" not in page and page.count("<section") >= 2 * len(kit.predictions)
 
 
 def test_make_slides_runs_the_tool(tmp_path):

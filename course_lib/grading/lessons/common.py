@@ -20,6 +20,16 @@ def _fault_trials(producer: dict, topic: dict, seeds, kinds=None) -> list:
     return [(s, random_faults(seed=s, producer_config=producer, topic_config=topic, **kw)) for s in seeds]
 
 
+def _fault_rerun(seed: int, producer: dict, topic: dict, kinds=None) -> str:
+    """The line that reruns one of :func:`_fault_trials`'s runs and prints what its checker found
+    (a failed configuration's evidence, not the check again)."""
+    kw = f", kinds={tuple(str(k) for k in kinds)!r}" if kinds else ""
+    return (
+        f'from course_lib.scenarios import run_scenario; print(run_scenario("random_faults", seed={seed}, '
+        f"producer_config={producer!r}, topic_config={topic!r}{kw}).result.summary())"
+    )
+
+
 def _acked_fraction(results) -> float:
     sent = acked = 0
     for _, r in results:

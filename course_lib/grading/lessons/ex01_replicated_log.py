@@ -18,6 +18,8 @@ from .common import _quiet
 
 #: the import a failed prediction's "reproduce" line needs (course_lib.grading.experiments)
 _IMPORT = "from course_lib.grading.experiments import paused_follower_state"
+#: the run behind a number: (high watermark, ISR size) with its arguments
+_STATE = "('high watermark, ISR size:', paused_follower_state({args}))"
 
 
 @functools.lru_cache(maxsize=None)
@@ -69,7 +71,11 @@ def _ex01_q1(answer, seeds):
     return predicted(
         "high watermark 100 ms after the pause",
         answer,
-        Experiment("paused_follower_state(100, 4, 6, seed={seed})[0]", _IMPORT),
+        Experiment(
+            "paused_follower_state(100, 4, 6, seed={seed})[0]",
+            _IMPORT,
+            evidence=_STATE.format(args="100, 4, 6, seed={seed}"),
+        ),
         seeds,
     )
 
@@ -91,7 +97,11 @@ def _ex01_q2(answer, seeds):
     return predicted(
         "high watermark 15 s after the pause",
         answer,
-        Experiment("paused_follower_state(15_000, 4, 6, seed={seed})[0]", _IMPORT),
+        Experiment(
+            "paused_follower_state(15_000, 4, 6, seed={seed})[0]",
+            _IMPORT,
+            evidence=_STATE.format(args="15_000, 4, 6, seed={seed}"),
+        ),
         seeds,
     )
 
@@ -112,7 +122,11 @@ def _ex01_q3(answer, seeds):
     return predicted(
         "ISR size 15 s after the pause",
         answer,
-        Experiment("paused_follower_state(15_000, 4, 6, seed={seed}, brokers=5, paused=2)[1]", _IMPORT),
+        Experiment(
+            "paused_follower_state(15_000, 4, 6, seed={seed}, brokers=5, paused=2)[1]",
+            _IMPORT,
+            evidence=_STATE.format(args="15_000, 4, 6, seed={seed}, brokers=5, paused=2"),
+        ),
         seeds,
     )
 
@@ -156,7 +170,15 @@ def _ex01_q4(answer, seeds):
     parts = []
     for s in seeds:
         hw = paused_follower_state(3000, 4, 6, s, lag_ms=answer)[0]
-        parts.append(Part(f"stopped follower, seed {s}", hw == 10, f"the high watermark is still {hw} after 3 s", s))
+        parts.append(
+            Part(
+                f"stopped follower, seed {s}",
+                hw == 10,
+                f"the high watermark is still {hw} after 3 s",
+                s,
+                rerun=f"{_IMPORT}; " + _STATE.format(args=f"3000, 4, 6, seed={s}, lag_ms={answer}"),
+            )
+        )
         parts.append(
             Part(
                 f"healthy followers, seed {s}",

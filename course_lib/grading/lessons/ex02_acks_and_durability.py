@@ -15,7 +15,7 @@ from ..framework import (
     expect_int,
     predicted,
 )
-from .common import _acked_fraction, _fault_trials, _scenario
+from .common import _acked_fraction, _fault_rerun, _fault_trials, _scenario
 
 #: the import a failed prediction's "reproduce" line needs (course_lib.grading.experiments)
 _IMPORT = "from course_lib.scenarios import run_scenario"
@@ -41,6 +41,7 @@ def _ex02_q1(answer, seeds):
         Experiment(
             'len(run_scenario("unclean_election", seed={seed}, unclean=True, messages=8).result.by_kind("lost"))',
             _IMPORT,
+            evidence='print(run_scenario("unclean_election", seed={seed}, unclean=True, messages=8).result.summary())',
         ),
         seeds,
     )
@@ -65,6 +66,7 @@ def _ex02_q2(answer, seeds):
             not r.result.by_kind("lost"),
             f"{len(r.result.by_kind('lost'))} acknowledged message(s) lost",
             s,
+            rerun=_fault_rerun(s, answer["producer"], answer["topic"]),
         )
         for s, r in results
     ]
@@ -99,6 +101,7 @@ def _ex02_q3(answer, seeds):
         Experiment(
             'run_scenario("not_enough_replicas", seed={seed}, acks="all", min_insync_replicas=1).notes["failed"]',
             _IMPORT,
+            evidence='print(run_scenario("not_enough_replicas", seed={seed}, acks="all", min_insync_replicas=1).result.summary())',
         ),
         seeds,
     )
@@ -121,5 +124,11 @@ def _ex02_q4(answer, seeds):
     parts = []
     for s in seeds:
         lost = _scenario("leader_crash_after_ack", s, acks=ACKS_CHOICES[answer]).result.by_kind("lost")
-        parts.append(Part(f"leader crash, seed {s}", not lost, f"acks={answer}: {len(lost)} acknowledged lost", s))
+        rerun = (
+            f'{_IMPORT}; print(run_scenario("leader_crash_after_ack", seed={s}, '
+            f"acks={ACKS_CHOICES[answer]!r}).result.summary())"
+        )
+        parts.append(
+            Part(f"leader crash, seed {s}", not lost, f"acks={answer}: {len(lost)} acknowledged lost", s, rerun=rerun)
+        )
     return parts

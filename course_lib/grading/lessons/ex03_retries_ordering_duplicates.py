@@ -15,7 +15,7 @@ from ..framework import (
     expect_int,
     predicted,
 )
-from .common import _acked_fraction, _fault_trials, _quiet, _scenario
+from .common import _acked_fraction, _fault_rerun, _fault_trials, _quiet, _scenario
 
 #: the import a failed prediction's "reproduce" line needs (course_lib.grading.experiments)
 _IMPORT = "from course_lib.grading.experiments import lost_ack_log, smallest_in_flight_that_reorders"
@@ -68,7 +68,11 @@ def _ex03_q1(answer, seeds):
     return predicted(
         "duplicated messages",
         answer,
-        Experiment("(lambda log: len(log) - len(set(log)))(lost_ack_log(6, seed={seed}))", _IMPORT),
+        Experiment(
+            "(lambda log: len(log) - len(set(log)))(lost_ack_log(6, seed={seed}))",
+            _IMPORT,
+            evidence="lost_ack_log(6, seed={seed})",
+        ),
         seeds,
     )
 
@@ -95,6 +99,7 @@ def _ex03_q2(answer, seeds):
             not (r.result.by_kind("lost") or r.result.by_kind("reordered")),
             f"{len(r.result.by_kind('lost'))} lost, {len(r.result.by_kind('reordered'))} reordered",
             s,
+            rerun=_fault_rerun(s, answer, {"min_insync_replicas": 2}),
         )
         for s, r in results
     ]
@@ -155,6 +160,10 @@ def _ex03_q4(answer, seeds):
     return predicted(
         "records of the failed batch in the log",
         answer,
-        Experiment("len(lost_ack_log(5, seed={seed}, retries=0)) - 1", _IMPORT),
+        Experiment(
+            "len(lost_ack_log(5, seed={seed}, retries=0)) - 1",
+            _IMPORT,
+            evidence="lost_ack_log(5, seed={seed}, retries=0)",
+        ),
         seeds,
     )

@@ -17,7 +17,7 @@ from ..framework import (
     predicted,
 )
 from ...nemesis import FaultKind
-from .common import _fault_trials
+from .common import _fault_rerun, _fault_trials
 from .ex03_retries_ordering_duplicates import lost_ack_log
 
 #: the import a failed prediction's "reproduce" line needs (course_lib.grading.experiments)
@@ -75,7 +75,14 @@ def _ex04_q1(answer, seeds):
 )
 def _ex04_q2(answer, seeds):
     return predicted(
-        "log end offset", answer, Experiment("len(lost_ack_log(6, seed={seed}, idempotent=True))", _IMPORT), seeds
+        "log end offset",
+        answer,
+        Experiment(
+            "len(lost_ack_log(6, seed={seed}, idempotent=True))",
+            _IMPORT,
+            evidence="lost_ack_log(6, seed={seed}, idempotent=True)",
+        ),
+        seeds,
     )
 
 
@@ -93,5 +100,12 @@ def _ex04_q3(answer, seeds):
     kinds = (FaultKind.LOSE_NEXT_ACK, FaultKind.LOSE_NEXT_REQUEST, FaultKind.CRASH_LEADER)
     results = _fault_trials(answer, {"min_insync_replicas": 2}, seeds, kinds=kinds)
     return [
-        Part(f"random faults, seed {s}", not r.result.found, f"found {sorted(r.result.found)}", s) for s, r in results
+        Part(
+            f"random faults, seed {s}",
+            not r.result.found,
+            f"found {sorted(r.result.found)}",
+            s,
+            rerun=_fault_rerun(s, answer, {"min_insync_replicas": 2}, kinds),
+        )
+        for s, r in results
     ]

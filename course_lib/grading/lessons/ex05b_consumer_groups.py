@@ -10,12 +10,15 @@ from __future__ import annotations
 import functools
 import warnings
 
-from ..framework import Experiment, Part, exercise, expect_choice, expect_dict, expect_int, predicted
+from ..framework import Experiment, Measured, Part, exercise, expect_choice, expect_dict, expect_int, predicted
 
 #: the import a failed prediction's "reproduce" line needs (course_lib.grading.experiments)
 _IMPORT = "from course_lib.grading.experiments import "
 
 NOTEBOOK = "05b_consumer_groups"
+
+#: ex05b_q1: the slow instance's time per record and its max_poll_interval_ms
+SLOW_RECORD_MS, SLOW_INTERVAL_MS = 900, 5000
 
 
 def _quiet_run(seed: int, messages: int = 40):
@@ -33,7 +36,11 @@ def slow_handler(seed: int, max_poll_records: int, handler_ms: float, max_poll_i
     for name, ms in (("fast", 20), ("slow", handler_ms)):
         run.start(name, handler_ms=ms, max_poll_records=max_poll_records, max_poll_interval_ms=max_poll_interval_ms)
     run.run(60_000)
-    return len(run.failed_commits), run.duplicates()
+    evidence = f"{run.summary()}\n{run.timeline()}"
+    return (
+        Measured(len(run.failed_commits), "failed commits", evidence),
+        Measured(run.duplicates(), "processed more than once", evidence),
+    )
 
 
 @exercise(
@@ -45,16 +52,43 @@ def slow_handler(seed: int, max_poll_records: int, handler_ms: float, max_poll_i
     question="The slow instance spends 900 ms per record and max_poll_interval_ms is 5000. Choose "
     "max_poll_records (at least 3: smaller batches cost throughput) so that it is never thrown out of "
     "the group: no failed commit, nothing processed twice.",
-    hint="The time between two polls is the whole batch in the handler: records x handler time.",
+    hint="The time between two polls is the whole batch in the handler: records x handler time, and it "
+    "must stay under max_poll_interval_ms.",
 )
 def _ex05b_q1(answer, seeds):
     if answer < 3:
         return [Part("batch size", False, f"max_poll_records={answer}: at least 3 records per poll, please")]
+    from ...clients.config import CONSUMER_DEFAULTS
+
+    between_polls = answer * SLOW_RECORD_MS
+    heartbeat_ms = CONSUMER_DEFAULTS["heartbeat_interval_ms"]  # when kafka-python looks at the poll timer
     parts = []
-    for s in seeds:
-        failed, dup = slow_handler(s, answer, 900, 5000)
+    if between_polls > SLOW_INTERVAL_MS:
+        # kafka-python's heartbeat thread looks at the time since the last poll() only when it
+        # wakes to heartbeat: a batch a little over the interval can end between two wake-ups
+        # and go unnoticed on these runs; the Java client looks every retry.backoff.ms
         parts.append(
-            Part(f"slow handler, seed {s}", not (failed or dup), f"{failed} failed commit(s), {dup} processed twice", s)
+            Part(
+                "time between polls",
+                False,
+                f"{answer} x {SLOW_RECORD_MS} ms = {between_polls:,} ms between two polls, over "
+                f"max_poll_interval_ms={SLOW_INTERVAL_MS:,}. If the runs below pass, it is luck: kafka-python "
+                f"checks the interval only when its heartbeat thread wakes (every heartbeat_interval_ms, "
+                f"{heartbeat_ms:,} ms), and no wake-up fell in the {between_polls - SLOW_INTERVAL_MS:,} ms over "
+                "the limit; the Java client checks every retry.backoff.ms (100 ms) and would throw it out",
+            )
+        )
+    for s in seeds:
+        failed, dup = slow_handler(s, answer, SLOW_RECORD_MS, SLOW_INTERVAL_MS)
+        rerun = f"{_IMPORT}slow_handler; slow_handler({s}, {answer}, {SLOW_RECORD_MS}, {SLOW_INTERVAL_MS})"
+        parts.append(
+            Part(
+                f"slow handler, seed {s}",
+                not (failed or dup),
+                f"{failed} failed commit(s), {dup} processed twice",
+                s,
+                rerun=rerun,
+            )
         )
     return parts
 
@@ -64,6 +98,25 @@ def _rebalance_run(seed: int, settings: dict):
     run.start("a", handler_ms=100, **settings)
     run.start("b", at_ms=5000, handler_ms=100, **settings)
     return run.run(30_000)
+
+
+def group_run_shown(experiment: str, seed: int, settings) -> None:
+    """Print one of the 05b checks' runs, the way lesson 05b prints its own: its summary and its
+    timeline. ``experiment``: "b joins" (ex05b_q2, ``settings`` the instances' start settings) or
+    "new group" (ex05b_q4, ``settings`` the auto_offset_reset)."""
+    if experiment == "b joins":
+        run = _rebalance_run(seed, settings)
+    else:
+        run = _new_group_run(seed, settings)
+    print(run.summary())
+    print(run.timeline())
+
+
+def _new_group_run(seed: int, reset: str):
+    run = _quiet_run(seed)
+    run.start("a", auto_offset_reset=reset)
+    run.produce(10, at_ms=8000)
+    return run.run(20_000)
 
 
 @exercise(
@@ -99,7 +152,16 @@ def _ex05b_q2(answer, seeds):
         except (TypeError, ValueError) as exc:
             return [Part("settings", False, f"GroupRun.start refused them: {exc}")]
         dup, lost = run.duplicates(), len(run.never_processed())
-        parts.append(Part(f"b joins, seed {s}", not (dup or lost), f"{dup} processed twice, {lost} never processed", s))
+        rerun = f'{_IMPORT}group_run_shown; group_run_shown("b joins", {s}, {settings!r})'
+        parts.append(
+            Part(
+                f"b joins, seed {s}",
+                not (dup or lost),
+                f"{dup} processed twice, {lost} never processed",
+                s,
+                rerun=rerun,
+            )
+        )
     return parts
 
 
@@ -117,7 +179,7 @@ def restart_rebalances(seed: int, session_timeout_ms: int) -> int:
         )
     run.restart("a", at_ms=6000, down_ms=3000)
     run.run(30_000)
-    return run.rebalances(after_ms=5000)
+    return Measured(run.rebalances(after_ms=5000), "rebalances after 5 s", f"{run.summary()}\n{run.timeline()}")
 
 
 @exercise(
@@ -155,12 +217,18 @@ def _ex05b_q3(answer, seeds):
 def _ex05b_q4(answer, seeds):
     parts = []
     for s in seeds:
-        run = _quiet_run(s)
-        run.start("a", auto_offset_reset=answer)
-        run.produce(10, at_ms=8000)
-        run.run(20_000)
+        run = _new_group_run(s, answer)
         missed = run.never_processed()
-        parts.append(Part(f"new group, seed {s}", not missed, f"{len(missed)} of {len(run.sent)} never processed", s))
+        rerun = f'{_IMPORT}group_run_shown; group_run_shown("new group", {s}, {answer!r})'
+        parts.append(
+            Part(
+                f"new group, seed {s}",
+                not missed,
+                f"{len(missed)} of {len(run.sent)} never processed",
+                s,
+                rerun=rerun,
+            )
+        )
     return parts
 
 
@@ -201,7 +269,7 @@ def consumer_group_twice(
             group_protocol="consumer",
         )
     run.run(60_000)
-    return run.duplicates()
+    return Measured(run.duplicates(), "processed more than once", f"{run.summary()}\n{run.timeline()}")
 
 
 # slow starts 1 s after fast: fast, alone in the group, takes both partitions (when both start at

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import warnings
 
-from ..framework import Experiment, Part, exercise, expect_int, predicted
+from ..framework import Experiment, Measured, Part, exercise, expect_int, predicted
 
 #: the import a failed prediction's "reproduce" line needs (course_lib.grading.experiments)
 _IMPORT = "from course_lib.grading.experiments import "
@@ -37,13 +37,22 @@ def share_crash_twice(seed: int, max_poll_records: int, processed_before_crash: 
     """Lesson 05c's crash (20 records, 100 ms each, 2 workers on one partition): a worker crashes
     holding ``max_poll_records`` records, ``processed_before_crash`` of them finished. Records
     processed twice."""
-    return _run(
+    run = _run(
         "worker_crash",
         seed,
         records=20,
         max_poll_records=max_poll_records,
         processed_before_crash=processed_before_crash,
-    ).numbers["processed_twice"]
+    )
+    return _measured(run, "processed_twice", "records processed twice")
+
+
+def _measured(run, number: str, what: str) -> Measured:
+    """One of the run's numbers, shown with all of them (the block lesson 05c prints)."""
+    from ...explain.lesson05c import measured
+
+    value = run.numbers[number]
+    return Measured(sum(value.values()) if isinstance(value, dict) else value, what, measured(run))
 
 
 @exercise(
@@ -54,8 +63,8 @@ def share_crash_twice(seed: int, max_poll_records: int, processed_before_crash: 
     public_seeds=(0, 1, 2),
     question="Lesson 05c's crash, but the worker takes 8 records per poll (max.poll.records=8) and crashes "
     "after finishing 6 of them, before acknowledging any. How many records are processed twice?",
-    hint="Which of the records it held went through the handler before the crash? The broker hands all "
-    "of them out again once their lock expires.",
+    hint="Which of the records it held went through the handler before the crash? None was acknowledged: "
+    "when its process dies its connections close, and the broker hands all of them out again at once.",
     copied=lambda: share_crash_twice(1, 5, 3),
     copied_from="lesson 05c's worker crash (5 records held, 3 finished)",
 )
@@ -72,9 +81,8 @@ def _ex05c_q1(answer, seeds):
 def poison_deliveries(seed: int, delivery_count_limit: int) -> int:
     """Lesson 05c's poison message (10 records, the handler always fails on job-3 and RELEASEs
     it) with ``share.delivery.count.limit`` = ``delivery_count_limit``: deliveries of job-3."""
-    return _run("poison_message", seed, records=10, poison=3, delivery_count_limit=delivery_count_limit).numbers[
-        "poison_deliveries"
-    ]
+    run = _run("poison_message", seed, records=10, poison=3, delivery_count_limit=delivery_count_limit)
+    return _measured(run, "poison_deliveries", "deliveries of job-3")
 
 
 @exercise(
@@ -110,7 +118,8 @@ def slow_handler_processings(seed: int, delivery_count_limit: int) -> int:
     """Lesson 05c's slow handler (3 records, 2 workers, 40 s per record, a 30 s lock, no RENEW)
     with ``share.delivery.count.limit`` = ``delivery_count_limit``: how many times in all a
     handler finished processing a record."""
-    return sum(_slow_run(seed, delivery_count_limit=delivery_count_limit).numbers["times_processed"].values())
+    run = _slow_run(seed, delivery_count_limit=delivery_count_limit)
+    return _measured(run, "times_processed", "processings in all")
 
 
 @exercise(
@@ -173,12 +182,19 @@ def _ex05c_q4(answer, seeds):
         except (TypeError, ValueError) as exc:
             return [Part("settings", False, f"the share group refused them: {exc}")]
         twice, archived = run.numbers["processed_twice"], run.numbers["archived"]
+        settings = ", ".join(f"{k}={v!r}" for k, v in answer.items())
+        rerun = (
+            "from course_lib.share_scenarios import run_share_scenario; from course_lib.explain.lesson05c import "
+            f'measured; print(measured(run_share_scenario("slow_handler", seed={s}, records={SLOW_RECORDS}, '
+            f"handler_ms={SLOW_HANDLER_MS}, workers={SLOW_WORKERS}{', ' + settings if settings else ''})))"
+        )
         parts.append(
             Part(
                 f"slow handler, seed {s}",
                 not (twice or archived),
                 f"{twice} record(s) processed more than once, {archived} archived",
                 s,
+                rerun=rerun,
             )
         )
     return parts

@@ -66,7 +66,12 @@ def transaction_log(plan: tuple, per_transaction: int, seed: int = 1) -> tuple[i
 )
 def _ex06_q1(answer, seeds):
     return predicted(
-        "log end offset", answer, Experiment("transaction_log(TX_PLAN, 2, seed={seed})[0]", _IMPORT), seeds
+        "log end offset",
+        answer,
+        Experiment(
+            "transaction_log(TX_PLAN, 2, seed={seed})[0]", _IMPORT, evidence="transaction_log(TX_PLAN, 2, seed={seed})"
+        ),
+        seeds,
     )
 
 
@@ -82,7 +87,14 @@ def _ex06_q1(answer, seeds):
     copied_from="lesson 06's read_uncommitted run (3 transactions of 3 records)",
 )
 def _ex06_q4(answer, seeds):
-    return predicted("records read", answer, Experiment("transaction_log(TX_PLAN, 2, seed={seed})[1]", _IMPORT), seeds)
+    return predicted(
+        "records read",
+        answer,
+        Experiment(
+            "transaction_log(TX_PLAN, 2, seed={seed})[1]", _IMPORT, evidence="transaction_log(TX_PLAN, 2, seed={seed})"
+        ),
+        seeds,
+    )
 
 
 @exercise(
@@ -98,7 +110,11 @@ def _ex06_q2(answer, seeds):
 
     run = run_scenario("aborted_transaction", seed=0, isolation_level=answer)
     seen_aborted = [v for _, v in run.notes["seen"] if v.startswith("b-")]
-    return [Part("consumer run", not seen_aborted, f"with {answer} the consumer read {seen_aborted}", 0)]
+    rerun = (
+        "from course_lib.scenarios import run_scenario; "
+        f'run_scenario("aborted_transaction", seed=0, isolation_level={answer!r}).notes["seen"]'
+    )
+    return [Part("consumer run", not seen_aborted, f"with {answer} the consumer read {seen_aborted}", 0, rerun=rerun)]
 
 
 @exercise(
@@ -148,6 +164,7 @@ def _ex06_q5(answer, seeds):
         Experiment(
             "epochs_per_transaction(2, seed={seed}, transactions=5).epochs[-1]",
             "from course_lib.transaction_versions import epochs_per_transaction",
+            evidence="epochs_per_transaction(2, seed={seed}, transactions=5).epochs",
         ),
         seeds,
     )

@@ -88,4 +88,5 @@ def _ex07_q2(answer, seeds):
     for s in seeds:
         lost, dup = _lost_and_twice(run_external_store(STORE_ORDERS[answer], _stored_positions, s))
         parts.append(Part(f"crash run, seed {s}", not (lost or dup), f"{len(lost)} lost, {len(dup)} duplicated", s))
+        # (no one-line rerun: the run needs the exercise's store() of this order; check() reruns it)
     return parts

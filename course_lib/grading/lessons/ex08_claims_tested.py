@@ -34,13 +34,19 @@ def _acks_all(config: dict) -> bool:
 def _refutes(name: str, setting: str, holds: Callable[[dict], bool], anomaly: str) -> list[Part]:
     """Does scenario ``name`` (seed 0, its defaults) run with ``setting`` and still show ``anomaly``?"""
     run = _scenario(name, 0)
+    # the run itself: its producer's settings, and what the checker found in it
+    rerun = (
+        f'from course_lib.scenarios import run_scenario; r = run_scenario("{name}", seed=0); '
+        "print(r.producer_config); print(r.result.summary())"
+    )
     return [
-        Part(f"uses {setting}", holds(run.producer_config), f"{name} runs with {run.producer_config}", 0),
+        Part(f"uses {setting}", holds(run.producer_config), f"{name} runs with {run.producer_config}", 0, rerun=rerun),
         Part(
             f"shows {anomaly}",
             anomaly in run.result.found,
             f"{name} shows {sorted(run.result.found) or 'no anomaly'}",
             0,
+            rerun=rerun,
         ),
     ]
 

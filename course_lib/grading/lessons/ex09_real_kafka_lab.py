@@ -12,7 +12,7 @@ from ..framework import (
     exercise,
     expect_dict,
 )
-from .common import _fault_trials
+from .common import _fault_rerun, _fault_trials
 
 
 @exercise(
@@ -31,7 +31,16 @@ def _ex09_q1(answer, seeds):
     if unknown:
         return [Part("settings exist in kafka-python", False, f"unknown KafkaProducer setting(s) {unknown}")]
     results = _fault_trials(answer, {"min_insync_replicas": 2}, seeds)
-    parts = [Part(f"simulator, seed {s}", not r.result.found, f"found {sorted(r.result.found)}", s) for s, r in results]
+    parts = [
+        Part(
+            f"simulator, seed {s}",
+            not r.result.found,
+            f"found {sorted(r.result.found)}",
+            s,
+            rerun=_fault_rerun(s, answer, {"min_insync_replicas": 2}),
+        )
+        for s, r in results
+    ]
     parts.append(_real_kafka_part(answer))
     return parts
 
