@@ -267,10 +267,10 @@ def _maven_copy(profile: str, target: Path, props: dict[str, str], progress: boo
         )
 
 
-def main_fetch(spark: bool = False, spark_version: str | None = None) -> int:
-    """Entry point of ``python -m course_lib.real fetch [--spark]``."""
+def main_fetch(spark: bool = False, spark_version: str | None = None, version: str | None = None) -> int:
+    """Entry point of ``python -m course_lib.real fetch [--kafka-version V] [--spark]``."""
     try:
-        version = kafka_version()
+        version = check_kafka_version(version) if version else kafka_version()
         cp = kafka_classpath(version=version)
         print(f"Kafka {version}: {len(cp.split(os.pathsep))} jars in {kafka_jar_dir(version)}")
         if spark:
