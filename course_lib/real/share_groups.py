@@ -55,11 +55,11 @@ time.sleep(3600)  # in the middle of the next record: killed here
 """
 
 
-def _setup(kafka, group_configs: dict) -> tuple[str, str]:
-    """A one-partition topic and a new share group with ``group_configs``."""
+def _setup(kafka, group_configs: dict, partitions: int = 1) -> tuple[str, str]:
+    """A topic (one partition unless told) and a new share group with ``group_configs``."""
     from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
-    topic = kafka.create_topic(f"{TOPIC_STEM}-{uuid.uuid4().hex[:8]}", partitions=1)
+    topic = kafka.create_topic(f"{TOPIC_STEM}-{uuid.uuid4().hex[:8]}", partitions=partitions)
     group = f"share-lab-{uuid.uuid4().hex[:8]}"
     # members heartbeat every second: one joining gets its partition within a second, not five
     # (the lab lowers the floor: group.share.min.heartbeat.interval.ms)
@@ -476,9 +476,9 @@ def dead_letter_queue(
     }
 
 
-def _read_topic(kafka, topic: str, at_least: int = 0, timeout_s: float = 30) -> list | None:
-    """Every record of ``topic`` (one partition) once it holds ``at_least`` of them (or
-    ``timeout_s`` passed), or None when it does not exist."""
+def _read_topic(kafka, topic: str, at_least: int = 0, timeout_s: float = 30, partition: int = 0) -> list | None:
+    """Every record of one partition of ``topic`` once it holds ``at_least`` of them (or
+    ``timeout_s`` passed), or None when the topic does not exist."""
     from confluent_kafka import Consumer, TopicPartition
 
     reader = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": f"dlq-reader-{uuid.uuid4().hex[:8]}"})
@@ -488,11 +488,11 @@ def _read_topic(kafka, topic: str, at_least: int = 0, timeout_s: float = 30) -> 
             if not at_least or time.monotonic() > deadline:
                 return None
             time.sleep(0.2)
-        _, end = reader.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+        _, end = reader.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
         while end < at_least and time.monotonic() < deadline:
             time.sleep(0.2)
-            _, end = reader.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
-        reader.assign([TopicPartition(topic, 0, 0)])
+            _, end = reader.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
+        reader.assign([TopicPartition(topic, partition, 0)])
         records: list = []
         deadline = time.monotonic() + 30
         while len(records) < end:

@@ -14,7 +14,10 @@ What these pin, measured on Kafka 4.4.0 (2026-12-02):
   not exist and auto-creation is off, or even the header-only record is over its
   ``max.message.bytes``) the record is archived all the same - nothing is redelivered, nothing is
   written, only the broker logs "Failed to write to DLQ, proceeding to ARCHIVED regardless";
-- ``share.version=1`` (the 4.3 level) keeps the configs but writes nothing.
+- ``share.version=1`` (the 4.3 level) keeps the configs but writes nothing;
+- a record consumers take and never acknowledge is dead-lettered when it reaches the limit, like
+  one RELEASEd to it;
+- a dead letter goes to the DLQ partition numbered like its source partition (not by key).
 """
 
 from __future__ import annotations
@@ -67,10 +70,10 @@ def kafka_tool(cluster, main_class: str, *args: str) -> str:
     return done.stdout
 
 
-def dlq_topic(cluster, stem: str, **config: str) -> str:
-    """A one-partition topic that opted in as a DLQ (unless ``config`` says otherwise)."""
+def dlq_topic(cluster, stem: str, partitions: int = 1, **config: str) -> str:
+    """A topic that opted in as a DLQ (unless ``config`` says otherwise)."""
     settings = {"errors.deadletterqueue.group.enable": "true", **config}
-    name = cluster.create_topic(f"{stem}-{uuid.uuid4().hex[:6]}", partitions=1, config=settings)
+    name = cluster.create_topic(f"{stem}-{uuid.uuid4().hex[:6]}", partitions=partitions, config=settings)
     assert name.startswith(stem.split("-")[0])
     return name
 
@@ -176,3 +179,76 @@ def test_share_version_1_writes_nothing(kip_1191):
     finally:
         kafka_tool(kip_1191, features, "upgrade", "--feature", "share.version=2")
         assert support.until(lambda: finalized_share_version(kip_1191) == 2, 60)
+
+
+def test_each_dead_letter_goes_to_the_partition_numbered_like_its_source(kip_1191):
+    """Not by key: three source partitions, three DLQ partitions, every record REJECTed."""
+    from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
+
+    from course_lib.real.share_groups import _consumer, _read_topic, _setup
+
+    dlq = dlq_topic(kip_1191, "dlq.parts", partitions=3)
+    source, group = _setup(kip_1191, {"errors.deadletterqueue.topic.name": dlq}, partitions=3)
+    producer = Producer({"bootstrap.servers": kip_1191.bootstrap_servers})
+    for partition in range(3):
+        for i in range(3):
+            producer.produce(source, key=b"k%d%d" % (partition, i), value=b"v", partition=partition)
+    assert producer.flush(30) == 0
+    consumer = ShareConsumer(_consumer(kip_1191.bootstrap_servers, group, 10))
+    rejected: list = []
+
+    def reject_what_comes() -> bool:
+        got = [m for m in consumer.poll(0.2) if m.error() is None]
+        for m in got:
+            consumer.acknowledge(m, AcknowledgeType.REJECT)
+            rejected.append(m.offset())
+        if got:
+            consumer.commit_sync()
+        return len(rejected) == 9
+
+    try:
+        consumer.subscribe([source])
+        assert support.until(reject_what_comes, 60), rejected
+    finally:
+        consumer.close()
+    landed = {p: _read_topic(kip_1191, dlq, 3, partition=p) for p in range(3)}
+    assert {p: [r["headers"]["__dlq.errors.partition"] for r in rs] for p, rs in landed.items()} == {
+        p: [str(p)] * 3 for p in range(3)
+    }
+    assert {p: [r["headers"]["__dlq.errors.offset"] for r in rs] for p, rs in landed.items()} == {
+        p: ["0", "1", "2"] for p in range(3)
+    }
+
+
+def test_a_record_never_acknowledged_is_dead_lettered_at_the_limit(kip_1191):
+    """Consumers take it and go away without a word, until the delivery limit (2) is reached."""
+    from confluent_kafka import Producer, ShareConsumer
+
+    from course_lib.real.share_groups import _consumer, _read_topic, _setup
+
+    dlq = dlq_topic(kip_1191, "dlq.silent")
+    source, group = _setup(
+        kip_1191,
+        {
+            "errors.deadletterqueue.topic.name": dlq,
+            "share.delivery.count.limit": 2,
+            "share.record.lock.duration.ms": 1000,
+        },
+    )
+    producer = Producer({"bootstrap.servers": kip_1191.bootstrap_servers})
+    producer.produce(source, key=b"k0", value=b"job-0")
+    assert producer.flush(30) == 0
+    counts = []
+    for _ in range(2):
+        consumer = ShareConsumer(_consumer(kip_1191.bootstrap_servers, group, 10))
+        try:
+            consumer.subscribe([source])
+            got: list = []
+            assert support.until(lambda: got.extend(m for m in consumer.poll(0.2) if m.error() is None) or got, 60)
+            counts.append(got[0].delivery_count())
+        finally:
+            consumer.close()  # never acknowledged: its session ends, the record is released
+    [letter] = _read_topic(kip_1191, dlq, 1)
+    assert counts == [1, 2]
+    assert letter["headers"]["__dlq.errors.delivery.count"] == "2"
+    assert letter["headers"]["__dlq.errors.message"] == OVER_LIMIT
