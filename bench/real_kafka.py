@@ -38,7 +38,7 @@ def producer_performance(cluster: LocalCluster, topic: str, acks: str, records: 
         jars.java_executable(),
         "-Xmx512m",
         "-cp",
-        jars.kafka_classpath(progress=False),
+        jars.kafka_classpath(progress=False, version=cluster.kafka_version),
         "org.apache.kafka.tools.ProducerPerformance",
         "--topic",
         topic,
@@ -120,7 +120,7 @@ def main(argv=None) -> int:
     with LocalCluster(proxies=False, progress=False) as cluster:
         start_s = cluster.timings_s["start"]
         print(
-            f"Kafka {jars.KAFKA_VERSION}, 3 brokers (KRaft combined), cluster start with cached "
+            f"Kafka {cluster.kafka_version}, 3 brokers (KRaft combined), cluster start with cached "
             f"jars: {start_s:.1f} s (format {cluster.timings_s['format']:.1f} s)"
         )
         cluster.create_topic("bench-failover")

@@ -7,7 +7,10 @@ fails naming it (``course_lib.cache.CacheMissing``). Each entry is made once and
 one of them wait for the other. An entry whose tool is missing here (no Java, no npm, no pyspark)
 is reported and skipped, and the exit code says so.
 
-``--only NAME`` prepares the entries whose name contains NAME.
+``--only NAME`` prepares the entries whose name contains NAME. The Kafka jars and the Java
+driver are prepared for the lab's Kafka version (``$COURSE_KAFKA_VERSION``, else the course's
+default, :data:`course_lib.real.jars.KAFKA_VERSION`); ``--kafka-version V`` (repeatable) prepares
+those versions instead, e.g. both before comparing releases.
 """
 
 from __future__ import annotations
@@ -22,10 +25,23 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
+#: the Kafka versions whose jars and Java driver are prepared (main() sets them from the options)
+KAFKA_VERSIONS: list[str] = []
+
+
+def _kafka_versions() -> list[str]:
+    from course_lib.real import jars
+
+    return KAFKA_VERSIONS or [jars.kafka_version()]
+
+
 def _kafka_jars() -> str:
     from course_lib.real import jars
 
-    return f"{len(jars.kafka_classpath(progress=False).split(':'))} jars in {jars.kafka_jar_dir()}"
+    return "; ".join(
+        f"Kafka {v}: {len(jars.kafka_classpath(progress=False, version=v).split(':'))} jars in {jars.kafka_jar_dir(v)}"
+        for v in _kafka_versions()
+    )
 
 
 def _spark_connector() -> str:
@@ -38,7 +54,7 @@ def _spark_connector() -> str:
 def _java_driver() -> str:
     from course_lib.java_client.build import driver_build
 
-    return str(driver_build().classes)
+    return "; ".join(f"Kafka {v}: {driver_build(kafka_version=v).classes}" for v in _kafka_versions())
 
 
 def _pyodide() -> str:
@@ -80,7 +96,20 @@ ENTRIES: dict[str, Callable[[], str]] = {
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", help="prepare only the entries whose name contains this")
+    parser.add_argument(
+        "--kafka-version",
+        action="append",
+        metavar="VERSION",
+        help="prepare the Kafka jars and Java driver of this version (repeatable; default: the lab's version)",
+    )
     args = parser.parse_args(argv)
+    if args.kafka_version:
+        from course_lib.real import jars
+
+        try:
+            KAFKA_VERSIONS[:] = [jars.check_kafka_version(v) for v in args.kafka_version]
+        except ValueError as e:
+            parser.error(str(e))
     failed = []
     for name, prepare in ENTRIES.items():
         if args.only and args.only not in name:

@@ -94,7 +94,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
-import org.apache.kafka.common.utils.AppInfoParser;
 
 public final class Driver {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -209,12 +208,24 @@ public final class Driver {
         return n;
     }
 
+    /** kafka-clients' version, from the properties file its jar carries: AppInfoParser, which
+     *  reads the same file, moved to common.utils.internals in 4.4.0, so naming it would tie the
+     *  driver to one release. */
+    private static String clientsVersion() throws java.io.IOException {
+        java.util.Properties p = new java.util.Properties();
+        try (java.io.InputStream in = KafkaProducer.class.getResourceAsStream("/kafka/kafka-version.properties")) {
+            if (in == null) return "unknown";
+            p.load(in);
+        }
+        return p.getProperty("version", "unknown");
+    }
+
     // ---- dispatch ---------------------------------------------------------------------------
     private JsonNode dispatch(String op, JsonNode r) throws Exception {
         switch (op) {
             case "ping": {
                 ObjectNode n = NODES.objectNode();
-                n.put("kafka_clients", AppInfoParser.getVersion());
+                n.put("kafka_clients", clientsVersion());
                 n.put("java", System.getProperty("java.version"));
                 return n;
             }

@@ -50,7 +50,7 @@ class DriverBuild:
     """Where the compiled driver is and how to run it."""
 
     classes: Path  #: the directory holding Driver.class
-    kafka_classpath: str  #: the cached Kafka 4.3.1 jars (kafka-clients among them)
+    kafka_classpath: str  #: the cached jars of the lab's Kafka version (kafka-clients among them)
     key: str  #: hash of source, classpath and javac version
     built_now: bool  #: False when the classes came from the cache
 
@@ -80,14 +80,19 @@ def build_root() -> Path:
     return jars.cache_dir() / "java-client-driver"
 
 
-def driver_build(root: Path | None = None, source: str | None = None, progress: bool = False) -> DriverBuild:
+def driver_build(
+    root: Path | None = None, source: str | None = None, progress: bool = False, kafka_version: str | None = None
+) -> DriverBuild:
     """Compile the driver unless the cache holds it for this source, classpath and javac.
 
-    ``root`` and ``source`` exist for tests (a private cache, an edited source); missing Java,
-    javac or Maven raise :class:`jars.JvmToolMissing` with what to install."""
+    ``kafka_version``: whose kafka-clients to compile and run against (default:
+    :func:`jars.kafka_version`, so ``$COURSE_KAFKA_VERSION``); each version gets its own build
+    since the key hashes the classpath. ``root`` and ``source`` exist for tests (a private cache,
+    an edited source); missing Java, javac or Maven raise :class:`jars.JvmToolMissing` with what
+    to install."""
     jars.check_jvm_tools()
     javac = javac_executable()
-    classpath = jars.kafka_classpath(progress=progress)
+    classpath = jars.kafka_classpath(progress=progress, version=kafka_version)
     text = SOURCE.read_text() if source is None else source
     version = subprocess.run([javac, "-version"], capture_output=True, text=True, timeout=60)
     digest = hashlib.sha256("\0".join([text, classpath, version.stdout + version.stderr]).encode())

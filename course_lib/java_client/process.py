@@ -80,11 +80,13 @@ class DriverProcess:
     """A running driver: ``request(op, **fields)`` sends one command and returns its result.
 
     ``log_level``: of the Java client's own logging (SLF4J simple, to stderr, kept for failures).
+    ``kafka_version``: whose kafka-clients the driver runs (default: ``$COURSE_KAFKA_VERSION``,
+    see :func:`course_lib.real.jars.kafka_version`).
     Thread-safe: calls from several threads run concurrently in the driver.
     """
 
-    def __init__(self, log_level: str = "warn", heap: str = "256m", build_root=None):
-        self._build = driver_build(root=build_root)
+    def __init__(self, log_level: str = "warn", heap: str = "256m", build_root=None, kafka_version: str | None = None):
+        self._build = driver_build(root=build_root, kafka_version=kafka_version)
         java = jars.java_executable()
         cmd = [
             java,

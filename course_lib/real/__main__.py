@@ -1,4 +1,5 @@
-"""``python -m course_lib.real fetch [--spark [VERSION]]``: download the lab's jars once.
+"""``python -m course_lib.real fetch [--kafka-version V] [--spark [VERSION]]``: download the lab's
+jars once (the Kafka version: ``$COURSE_KAFKA_VERSION``, else the course's default).
 
 Taught in notebooks/09_real_kafka_lab.
 """
@@ -6,7 +7,7 @@ Taught in notebooks/09_real_kafka_lab.
 import argparse
 import sys
 
-from course_lib.real.jars import main_fetch
+from course_lib.real.jars import SUPPORTED_KAFKA_VERSIONS, main_fetch
 
 
 def main(argv=None) -> int:
@@ -21,9 +22,14 @@ def main(argv=None) -> int:
         metavar="VERSION",
         help="also fetch spark-sql-kafka-0-10 (default: the installed pyspark's version)",
     )
+    f.add_argument(
+        "--kafka-version",
+        choices=SUPPORTED_KAFKA_VERSIONS,
+        help="which Kafka release (default: $COURSE_KAFKA_VERSION, else the course's default)",
+    )
     args = p.parse_args(argv)
     if args.cmd == "fetch":
-        return main_fetch(spark=args.spark is not None, spark_version=args.spark or None)
+        return main_fetch(spark=args.spark is not None, spark_version=args.spark or None, version=args.kafka_version)
     return 2
 
 

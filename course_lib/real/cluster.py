@@ -83,6 +83,9 @@ class LocalCluster(CreatesTopics, Namespaced, ClusterMetadata):
     brokers also kills the controller quorum). ``controllers=1`` (or 3): the KRaft controller(s)
     run as process(es) of their own, so metadata - fencing, elections, ISR changes - keeps working
     while brokers die; the lab uses it for the scenarios that kill two brokers.
+    ``kafka_version``: which Apache Kafka release the nodes run, one of
+    :data:`~course_lib.real.jars.SUPPORTED_KAFKA_VERSIONS` (default: ``$COURSE_KAFKA_VERSION``,
+    else :data:`~course_lib.real.jars.KAFKA_VERSION`); fixed when the cluster is made.
     """
 
     def __init__(
@@ -102,6 +105,7 @@ class LocalCluster(CreatesTopics, Namespaced, ClusterMetadata):
         auth: ClusterAuth | None = None,
         listen_host: str = "127.0.0.1",
         advertised_host: str | None = None,
+        kafka_version: str | None = None,
     ) -> None:
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
@@ -109,6 +113,7 @@ class LocalCluster(CreatesTopics, Namespaced, ClusterMetadata):
             raise ValueError(f"controllers must be 0 (combined broker+controller nodes), 1 or 3, got {controllers!r}")
         self.n = brokers
         self.n_controllers = controllers
+        self.kafka_version = jars.check_kafka_version(kafka_version) if kafka_version else jars.kafka_version()
         # Where clients reach the brokers. Replication and the controller quorum stay on 127.0.0.1
         # (every node runs on this machine); only the CLIENT listener (or its proxy) moves.
         if listen_host in ("0.0.0.0", "::", "") and not advertised_host:
@@ -192,7 +197,7 @@ class LocalCluster(CreatesTopics, Namespaced, ClusterMetadata):
             return self
         t0 = time.monotonic()
         java = jars.java_executable()
-        classpath = jars.kafka_classpath(progress=self.progress)
+        classpath = jars.kafka_classpath(progress=self.progress, version=self.kafka_version)
         self.timings_s["jars"] = time.monotonic() - t0
         self.processes.prepare_dirs()
         self.processes.allocate(self.config)

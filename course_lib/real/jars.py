@@ -1,8 +1,26 @@
 """The JVM jars of the real labs: the Apache Kafka broker and Spark's Kafka connector.
 
-Nothing JVM-side is vendored. ``course_lib/real/pom.xml`` pins the versions; Maven
-resolves them from Maven Central into a cache outside the repository (``COURSE_CACHE_DIR``, by
-default ``~/.cache/kafka-delivery-course``), once. Afterwards everything works offline.
+Nothing JVM-side is vendored. ``course_lib/real/pom.xml`` lists the artifacts; Maven resolves
+them from Maven Central into a cache outside the repository (``COURSE_CACHE_DIR``, by default
+``~/.cache/kafka-delivery-course``), once per version. Afterwards everything works offline.
+
+**Which Kafka**: one setting switches the whole lab - the local cluster (``LocalCluster``), the
+Java client's driver, the workshop cluster and ``python -m tools.prepare``::
+
+    COURSE_KAFKA_VERSION=4.4.0 make test        # or export it before starting JupyterLab
+
+:data:`SUPPORTED_KAFKA_VERSIONS` lists the values it takes (unset: :data:`KAFKA_VERSION`, the
+default, which is also ``<kafka.version>`` in pom.xml); each version has its own cache entry,
+``jars/kafka-<version>``, fetched by passing ``-Dkafka.version=<version>`` to Maven.
+
+>>> kafka_version({})
+'4.3.1'
+>>> kafka_version({"COURSE_KAFKA_VERSION": "4.4.0"})
+'4.4.0'
+>>> kafka_version({"COURSE_KAFKA_VERSION": "4.2"})
+Traceback (most recent call last):
+...
+ValueError: COURSE_KAFKA_VERSION='4.2' is not a Kafka version this course measures; use one of 4.3.1, 4.4.0 (or unset it for 4.3.1)
 
 - :func:`kafka_classpath` - the classpath for ``kafka.Kafka``, ``kafka.tools.StorageTool`` and
   ``org.apache.kafka.tools.ProducerPerformance`` (broker, tools, an SLF4J backend);
@@ -21,13 +39,18 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from importlib.resources import files
 from pathlib import Path
 
 from course_lib import cache
 
-#: Must equal ``<kafka.version>`` in pom.xml (tests/real/test_jars.py keeps them in sync).
+#: The default Kafka version. Must equal ``<kafka.version>`` in pom.xml (tests/real/test_jars.py
+#: keeps them in sync); the version actually used is :func:`kafka_version`.
 KAFKA_VERSION = "4.3.1"
+#: The versions the course measures, oldest first; ``$COURSE_KAFKA_VERSION`` picks one of them.
+SUPPORTED_KAFKA_VERSIONS = ("4.3.1", "4.4.0")
+KAFKA_VERSION_ENV = "COURSE_KAFKA_VERSION"
 MIN_JAVA = 17
 
 #: shipped as package data next to this module, so a non-editable install can fetch the jars too
@@ -91,28 +114,55 @@ def check_jvm_tools() -> None:
 
 
 # ---- Kafka ------------------------------------------------------------------------------
+def kafka_version(environ: Mapping[str, str] | None = None) -> str:
+    """The Kafka version the lab runs: ``$COURSE_KAFKA_VERSION`` if set, else :data:`KAFKA_VERSION`.
+
+    Read at each call (like the cache folder), so a process that sets the variable before
+    starting a cluster gets that version everywhere. A value the course does not measure is
+    refused with the values it takes."""
+    env = os.environ if environ is None else environ
+    asked = env.get(KAFKA_VERSION_ENV, "").strip()
+    if not asked:
+        return KAFKA_VERSION
+    return check_kafka_version(asked, source=f"{KAFKA_VERSION_ENV}={asked!r}")
+
+
+def check_kafka_version(version: str, source: str | None = None) -> str:
+    """``version`` if the course measures it, else :class:`ValueError` saying which it does."""
+    if version not in SUPPORTED_KAFKA_VERSIONS:
+        raise ValueError(
+            f"{source or repr(version)} is not a Kafka version this course measures; use one of "
+            f"{', '.join(SUPPORTED_KAFKA_VERSIONS)} (or unset it for {KAFKA_VERSION})"
+        )
+    return version
+
+
 def _kafka_entry(version: str) -> str:
     return f"jars/kafka-{version}"
 
 
-def kafka_jar_dir(version: str = KAFKA_VERSION) -> Path:
-    return cache_dir() / _kafka_entry(version)
+def kafka_jar_dir(version: str | None = None) -> Path:
+    """The cache entry of ``version``'s jars (default: :func:`kafka_version`)."""
+    return cache_dir() / _kafka_entry(version or kafka_version())
 
 
-def kafka_classpath(fetch: bool = True, progress: bool = True) -> str:
+def kafka_classpath(fetch: bool = True, progress: bool = True, version: str | None = None) -> str:
     """The classpath (``os.pathsep``-joined) of the Kafka broker and tools, fetched if missing.
+
+    ``version``: one of :data:`SUPPORTED_KAFKA_VERSIONS` (default: :func:`kafka_version`).
 
     >>> cp = kafka_classpath()                       # doctest: +SKIP
     >>> "kafka_2.13-4.3.1.jar" in cp                 # doctest: +SKIP
     True
     """
-    target = kafka_jar_dir()
+    version = check_kafka_version(version) if version else kafka_version()
+    target = kafka_jar_dir(version)
     if not fetch and not cache.is_complete(target):
-        raise FetchFailed(f"Kafka jars are not in {target}. Run: python -m course_lib.real fetch")
-    what = f"Kafka {KAFKA_VERSION} jars"
+        raise FetchFailed(f"Kafka {version} jars are not in {target}. Run: python -m course_lib.real fetch")
+    what = f"Kafka {version} jars"
     target = cache.prepared(
-        _kafka_entry(KAFKA_VERSION),
-        lambda folder: _maven_copy("kafka", folder, {"kafka.version": KAFKA_VERSION}, progress, what),
+        _kafka_entry(version),
+        lambda folder: _maven_copy("kafka", folder, {"kafka.version": version}, progress, what),
         what=what,
     )
     return os.pathsep.join(str(p) for p in sorted(target.glob("*.jar")))
@@ -217,11 +267,12 @@ def _maven_copy(profile: str, target: Path, props: dict[str, str], progress: boo
         )
 
 
-def main_fetch(spark: bool = False, spark_version: str | None = None) -> int:
-    """Entry point of ``python -m course_lib.real fetch [--spark]``."""
+def main_fetch(spark: bool = False, spark_version: str | None = None, version: str | None = None) -> int:
+    """Entry point of ``python -m course_lib.real fetch [--kafka-version V] [--spark]``."""
     try:
-        cp = kafka_classpath()
-        print(f"Kafka {KAFKA_VERSION}: {len(cp.split(os.pathsep))} jars in {kafka_jar_dir()}")
+        version = check_kafka_version(version) if version else kafka_version()
+        cp = kafka_classpath(version=version)
+        print(f"Kafka {version}: {len(cp.split(os.pathsep))} jars in {kafka_jar_dir(version)}")
         if spark:
             jars = spark_connector_jars(spark_version)
             print(f"Spark Kafka connector: {len(jars)} jars in {jars[0].parent if jars else '-'}")

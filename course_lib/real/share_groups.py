@@ -55,11 +55,11 @@ time.sleep(3600)  # in the middle of the next record: killed here
 """
 
 
-def _setup(kafka, group_configs: dict) -> tuple[str, str]:
-    """A one-partition topic and a new share group with ``group_configs``."""
+def _setup(kafka, group_configs: dict, partitions: int = 1) -> tuple[str, str]:
+    """A topic (one partition unless told) and a new share group with ``group_configs``."""
     from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
-    topic = kafka.create_topic(f"{TOPIC_STEM}-{uuid.uuid4().hex[:8]}", partitions=1)
+    topic = kafka.create_topic(f"{TOPIC_STEM}-{uuid.uuid4().hex[:8]}", partitions=partitions)
     group = f"share-lab-{uuid.uuid4().hex[:8]}"
     # members heartbeat every second: one joining gets its partition within a second, not five
     # (the lab lowers the floor: group.share.min.heartbeat.interval.ms)
@@ -374,3 +374,142 @@ def poison_message(
     finally:
         for c in consumers:
             c.close()
+
+
+#: what :func:`dead_letter_queue` does with each record (the rest are ACCEPTed)
+DLQ_REJECTED, DLQ_RELEASED = "job-1", "job-2"
+#: the source records' timestamps (CreateTime): a copied dead-letter record does not keep them
+DLQ_SOURCE_TIMESTAMP_MS = 1_700_000_000_000
+#: the headers Kafka 4.4.0 writes on every dead-letter record (KIP-1191), measured
+DLQ_HEADERS = (
+    "__dlq.errors.topic",
+    "__dlq.errors.partition",
+    "__dlq.errors.offset",
+    "__dlq.errors.group",
+    "__dlq.errors.delivery.count",
+    "__dlq.errors.message",
+)
+
+
+def dead_letter_queue(
+    kafka,
+    dlq_topic: str | None,
+    group_configs: dict | None = None,
+    delivery_count_limit: int = 2,
+    timeout_s: float = 60,
+    dead_letters: int = 0,
+) -> dict:
+    """KIP-1191 (Kafka 4.4, ``share.version`` 2) on the lab cluster: four records ``job-0`` ..
+    ``job-3`` (key ``k<i>``, header ``h: v<i>``) in a new share group whose
+    ``errors.deadletterqueue.topic.name`` is ``dlq_topic`` (None: no DLQ configured); one worker
+    REJECTs ``job-1``, RELEASEs ``job-2`` at every delivery (so it goes over
+    ``share.delivery.count.limit``) and ACCEPTs the others. Returns ``deliveries`` (value ->
+    delivery counts seen), ``dlq`` (the dead-letter topic read back from the start: key, value,
+    headers, the timestamp as written; None when the topic does not exist), ``group_config``
+    ("ok" or the refusal when the group configs were set), ``topic`` and ``group`` (the source),
+    and ``seconds``. The records carry the timestamps :data:`DLQ_SOURCE_TIMESTAMP_MS` + i.
+
+    The worker stops once every record has had its last delivery and a lock duration passed
+    without another one (a released record would have come back by then). ``dead_letters``: how
+    many DLQ records to wait for (up to 30 s) before reading the topic - a DLQ topic the broker
+    creates itself gets its records after the source records are already archived."""
+    from confluent_kafka import AcknowledgeType, ShareConsumer
+
+    started = time.monotonic()
+    lock_ms = 1_000
+    configs = {
+        "share.delivery.count.limit": delivery_count_limit,
+        "share.record.lock.duration.ms": lock_ms,
+        **({"errors.deadletterqueue.topic.name": dlq_topic} if dlq_topic else {}),
+        **(group_configs or {}),
+    }
+    try:
+        topic, group = _setup(kafka, configs)
+    except Exception as e:  # a broker that does not know the configs refuses them (INVALID_CONFIG)
+        return {"group_config": str(e), "deliveries": {}, "dlq": None, "topic": None, "group": None, "seconds": 0.0}
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+    for i in range(4):
+        producer.produce(
+            topic,
+            key=b"k%d" % i,
+            value=b"job-%d" % i,
+            headers=[("h", b"v%d" % i)],
+            timestamp=DLQ_SOURCE_TIMESTAMP_MS + i,
+        )
+        if producer.flush(30):
+            raise RuntimeError(f"the lab cluster did not take job-{i} within 30 s")
+    deliveries: dict = {}
+    consumer = ShareConsumer(_consumer(kafka.bootstrap_servers, group, 10))
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + timeout_s
+
+        def done() -> bool:
+            return len(deliveries) == 4 and len(deliveries[DLQ_RELEASED]) >= delivery_count_limit
+
+        quiet_since = None
+        while quiet_since is None or time.monotonic() - quiet_since < lock_ms / 1000:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"not within {timeout_s} s: deliveries {deliveries}")
+            got = [m for m in consumer.poll(0.2) if m.error() is None]
+            for m in got:
+                value = m.value().decode()
+                deliveries.setdefault(value, []).append(m.delivery_count())
+                kind = {DLQ_REJECTED: AcknowledgeType.REJECT, DLQ_RELEASED: AcknowledgeType.RELEASE}
+                consumer.acknowledge(m, kind.get(value, AcknowledgeType.ACCEPT))
+            if got:
+                consumer.commit_sync()
+                quiet_since = None
+            elif done() and quiet_since is None:
+                quiet_since = time.monotonic()
+    finally:
+        consumer.close()
+    return {
+        "group_config": "ok",
+        "deliveries": deliveries,
+        "dlq": _read_topic(kafka, dlq_topic, dead_letters) if dlq_topic else None,
+        "topic": topic,
+        "group": group,
+        "seconds": round(time.monotonic() - started, 1),
+    }
+
+
+def _read_topic(kafka, topic: str, at_least: int = 0, timeout_s: float = 30, partition: int = 0) -> list | None:
+    """Every record of one partition of ``topic`` once it holds ``at_least`` of them (or
+    ``timeout_s`` passed), or None when the topic does not exist."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    reader = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": f"dlq-reader-{uuid.uuid4().hex[:8]}"})
+    try:
+        deadline = time.monotonic() + timeout_s
+        while topic not in reader.list_topics(timeout=10).topics:
+            if not at_least or time.monotonic() > deadline:
+                return None
+            time.sleep(0.2)
+        _, end = reader.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
+        while end < at_least and time.monotonic() < deadline:
+            time.sleep(0.2)
+            _, end = reader.get_watermark_offsets(TopicPartition(topic, partition), timeout=10)
+        reader.assign([TopicPartition(topic, partition, 0)])
+        records: list = []
+        deadline = time.monotonic() + 30
+        while len(records) < end:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{topic}: read {len(records)} of {end} records within 30 s")
+            m = reader.poll(0.2)
+            if m is None or m.error():
+                continue
+            records.append(
+                {
+                    "offset": m.offset(),
+                    "key": m.key(),
+                    "value": m.value(),
+                    "headers": {k: v.decode() for k, v in m.headers() or []},
+                    "timestamp": m.timestamp()[1],
+                }
+            )
+        return records
+    finally:
+        reader.close()

@@ -178,6 +178,11 @@ def cluster(argv: list[str]) -> int:
         metavar="HOST",
         help="address the learners' clients connect to (this VM's name or IP as the hub sees it; default: --listen)",
     )
+    ap.add_argument(
+        "--kafka-version",
+        metavar="VERSION",
+        help="the Apache Kafka release the brokers run (default: $COURSE_KAFKA_VERSION, else the course's default)",
+    )
     args = ap.parse_args(argv)
     if args.listen in ("0.0.0.0", "::") and not args.advertise:
         raise CommandError(
@@ -205,6 +210,7 @@ def cluster(argv: list[str]) -> int:
         heap_mb=args.heap_mb,
         listen_host=args.listen,
         advertised_host=args.advertise,
+        kafka_version=args.kafka_version,
     ) as c:
         server = ControlServer(c, root)
         state = write_state(root, c)
