@@ -130,12 +130,20 @@ def run(make, produce, timeout_s: float = 60, during=None, clock=time.monotonic,
         def serve(i: int) -> None:
             """One poll of worker ``i``: each record acknowledged as :func:`decide` says, then committed."""
             c = workers[i]
+            polled_at = clock()
             got = c.poll(0.1)
             for offset, value, count, record in got:
                 log.append((i, offset, value, count))
                 c.acknowledge(record, decide(value, count))
             if got:
-                c.commit()
+                try:
+                    c.commit()
+                except AssertionError as e:  # the Java client's commitSync() answered an error
+                    raise AssertionError(
+                        f"worker {i} could not acknowledge {[o for o, *_ in got]} "
+                        f"{clock() - polled_at:.1f} s after its poll began: its own lock ({LOCK_MS} ms) "
+                        f"ran out, so the run cannot tell its records from the stalled worker's ({e})"
+                    ) from e
 
         def done() -> bool:
             rows = list(log)  # the workers' threads append to it
@@ -301,16 +309,27 @@ def simulator_run(seed: int = 0) -> dict:
 DESCRIBED = {"state": "Stable", "members": 4, "partitions": [[0]] * 4}
 
 
-def java_describe(driver, servers: str, group: str) -> dict:
-    """The Java admin client's ``describeShareGroups`` (ShareGroupDescribe), summed up as :data:`DESCRIBED`."""
+def java_describe(driver, servers: str, group: str, timeout_s: float = 30) -> dict:
+    """The Java admin client's ``describeShareGroups`` (ShareGroupDescribe), summed up as
+    :data:`DESCRIBED`, once every member has an assignment (or after ``timeout_s``, as it is then).
+
+    A Java member joins at its first poll() and Kafka hands it the partition at one of its
+    heartbeats (every 5 s): the workers, joining after the stalled worker has its records, may be
+    done before the last of them has it. Measured on Kafka 4.3.1 under load: two of the four
+    members had no partition yet when the work was done. So the description waits for that state."""
     from course_lib.java_client import JavaAdmin
 
     admin = JavaAdmin(driver, {"bootstrap.servers": servers})
+    deadline = time.monotonic() + timeout_s
     try:
-        d = admin.describe_share_groups([group])[group]
+        while True:
+            d = admin.describe_share_groups([group])[group]
+            assert isinstance(d, dict), d
+            if all(m["assignment"] for m in d["members"]) or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)  # between two descriptions: the next heartbeat is what it waits for
     finally:
         admin.close(10)
-    assert isinstance(d, dict), d
     return {
         "state": d["state"],
         "members": len(d["members"]),
