@@ -43,7 +43,11 @@ EXPECTED = {
     # the stalled worker held the whole first batch; after its lock ran out the workers got each
     # of its records with delivery count 2
     "stalled_held": BATCH,
-    "several_workers": True,
+    # (not counted: how many workers did the work. A Java member joins at its first poll() and
+    # Kafka 4.3.1 hands it the partition at a later heartbeat: one run under load had a single
+    # worker do it all before the two others had the partition, the next two shared it three
+    # ways - which member gets a batch is the broker's choice, and the counts above are the same
+    # either way. That the four share the partition, Admin.describeShareGroups shows: DESCRIBED.)
     # what the stalled worker's one poll() returned: the whole batch, past its max.poll.records -
     # confluent-kafka 2.16.1 and the Java client 4.3.1 alike (share.acquire.mode batch_optimized:
     # a poll "may exceed max.poll.records to align with batch boundaries")
@@ -421,7 +425,6 @@ def observed(log: list, taken: list) -> dict:
             sum(1 for _, o, _, _ in log if o == offset) for offset, v in sorted(SPECIAL.items()) if v == RELEASED_ONCE
         ],
         "stalled_held": sum(1 for count in first.values() if count == 2),
-        "several_workers": len({w for w, *_ in log}) > 1,
         "stalled_returned": len(taken),
     }
 
