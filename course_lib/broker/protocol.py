@@ -418,6 +418,32 @@ class LeaveGroupRequest(GroupRequest):
     member_id: str
 
 
+class CommittedOffset(int):
+    """A committed offset with what its committer attached: OffsetCommit's and TxnOffsetCommit's
+    ``committed_leader_epoch`` and ``committed_metadata``, which Kafka stores in the offset's record
+    (``OffsetAndMetadata``) and OffsetFetch hands back. An int, so every reader of committed
+    offsets (lag, the checker, the simulator's clients) sees the offset and nothing else.
+
+    >>> committed = CommittedOffset(42, leader_epoch=3, metadata="batch 7")
+    >>> committed + 1, committed.leader_epoch, committed.metadata
+    (43, 3, 'batch 7')
+    >>> CommittedOffset(5) == 5 and CommittedOffset(5).leader_epoch == -1
+    True
+    """
+
+    leader_epoch: int
+    metadata: str
+
+    def __new__(cls, offset: int, leader_epoch: int = -1, metadata: str | None = ""):
+        self = super().__new__(cls, offset)
+        self.leader_epoch = leader_epoch
+        self.metadata = metadata or ""
+        return self
+
+    def __repr__(self) -> str:
+        return int.__repr__(self)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OffsetCommitRequest(GroupRequest):
     api: ClassVar[str] = "offset_commit"

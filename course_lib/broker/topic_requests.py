@@ -41,10 +41,10 @@ def create_topic_request(
     o = cluster.options
     if name in cluster.controller.configs:
         return Errors.TopicAlreadyExistsError, f"Topic '{name}' already exists."
-    if not name or len(name) > 249 or any(ch not in TOPIC_CHARS for ch in name):
+    if not valid_topic_name(name):
         return Errors.InvalidTopicError, f"{name!r} is not a valid topic name (letters, digits, '.', '_', '-')"
-    if partitions == -1:
-        partitions = 1
+    if partitions == -1:  # CreateTopics without a count, or an auto-created topic: num.partitions
+        partitions = o.num_partitions
     if replication_factor == -1:
         replication_factor = min(o.default_replication_factor, len(cluster.brokers))
     if partitions < 1:
@@ -68,6 +68,11 @@ def create_topic_request(
         return None, None
     cluster.controller.create_topic(name, TopicConfig(partitions, replication_factor, min_isr, unclean == "true"))
     return None, None
+
+
+def valid_topic_name(name: str) -> bool:
+    """Kafka's ``Topic.validate``: 1-249 of letters, digits, '.', '_', '-', and not '.' or '..'."""
+    return bool(name) and len(name) <= 249 and name not in (".", "..") and all(ch in TOPIC_CHARS for ch in name)
 
 
 def delete_topics_request(cluster, names: list) -> list[tuple]:
