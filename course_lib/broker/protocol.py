@@ -35,6 +35,12 @@ class RecordBatch:
     base_sequence: int = -1
     is_transactional: bool = False
     control: str | None = None  # "commit" / "abort" for transaction markers
+    #: a batch that came over the wire (course_lib.wire.records): the v2 bytes its producer built,
+    #: which Kafka stores and serves as they are (compression, attributes, timestamps) - only the
+    #: base offset and leader epoch, outside the CRC, are the broker's to fill in
+    produced: bytes | None = field(default=None, compare=False, repr=False)
+    #: ... and their compression codec (kafka-python's ids: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd)
+    compression: int = field(default=0, compare=False, repr=False)
 
     @property
     def last_sequence(self) -> int:
