@@ -179,7 +179,9 @@ def wire_cluster(configs: list[str]):
     cmd = [sys.executable, "-m", "course_lib.wire", "--brokers", "3", "--seed", "1"]
     for config in configs:
         cmd += ["--config", config]
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    # this checkout's course_lib unless PYTHONPATH names another (a run "before" a change)
+    env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH") or str(ROOT)}
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
     try:
         line = proc.stdout.readline() if proc.stdout else ""
         if not line.startswith("bootstrap_servers="):

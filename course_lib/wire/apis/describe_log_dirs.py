@@ -1,0 +1,55 @@
+"""DescribeLogDirs: each broker's one log directory and the replicas it holds - their size (the
+bytes of their batches, as fetched) and how far each lags its high watermark. Kafka 4.3
+advertises v5 of it, which is how kafka-python tells a 4.3 broker from a 4.2 one."""
+
+from __future__ import annotations
+
+from kafka.protocol.admin import DescribeLogDirsResponse
+
+from ..records import encode_batch
+from .common import _grouped, _reply
+
+#: DescribeLogDirsResponse.UNKNOWN_VOLUME_BYTES: the simulated disk has no size
+UNKNOWN_VOLUME_BYTES = -1
+
+
+def log_dir(broker_id: int) -> str:
+    """The simulated broker's log directory (Kafka's ``log.dirs``; no such path exists here)."""
+    return f"/var/lib/course-sim/broker-{broker_id}"
+
+
+def describe_log_dirs(gw, req) -> None:
+    broker = gw.wire.cluster.brokers[gw.broker_id]
+    wanted = None if req.topics is None else {(t.topic, p) for t in req.topics for p in t.partitions}
+    rows = []
+    for tp, partition in sorted(broker.partitions.items()):
+        if wanted is not None and tp not in wanted:
+            continue
+        log = partition.log
+        rows.append(
+            (
+                tp[0],
+                {
+                    "partition_index": tp[1],
+                    "partition_size": sum(len(encode_batch(b)) for b in log.batches),
+                    "offset_lag": max(log.hw - log.leo, 0),  # ReplicaManager.getLogEndOffsetLag
+                    "is_future_key": False,
+                },
+            )
+        )
+    _reply(
+        gw,
+        DescribeLogDirsResponse,
+        throttle_time_ms=0,
+        error_code=0,
+        results=[
+            {
+                "error_code": 0,
+                "log_dir": log_dir(gw.broker_id),
+                "topics": _grouped(rows),
+                "total_bytes": UNKNOWN_VOLUME_BYTES,
+                "usable_bytes": UNKNOWN_VOLUME_BYTES,
+                "is_cordoned": False,
+            }
+        ],
+    )
