@@ -85,6 +85,9 @@ class TopicConfig:
     replication_factor: int
     min_insync_replicas: int
     unclean_leader_election_enable: bool
+    #: every topic config set on the topic, by Kafka's name, as given (sorted ``(name, value)``
+    #: pairs): DescribeConfigs reports them; the simulator acts on the two fields above only
+    overrides: tuple = ()
 
 
 # ---- client <-> broker -------------------------------------------------------------------

@@ -27,6 +27,7 @@ from __future__ import annotations
 from kafka import errors as Errors
 
 from .protocol import TopicConfig
+from .topic_configs import MODELLED, note_not_modelled, validate_topic_configs
 
 TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 #: Kafka's ``Errors.UNKNOWN_TOPIC_OR_PARTITION.message()``: what DeleteTopics says of a topic it has not
@@ -54,6 +55,9 @@ def create_topic_request(
             Errors.InvalidReplicationFactorError,
             f"replication factor {replication_factor} is not between 1 and the {len(cluster.brokers)} brokers",
         )
+    invalid = validate_topic_configs(configs)
+    if invalid is not None:
+        return invalid
     try:
         min_isr = int(configs.get("min.insync.replicas", o.min_insync_replicas))
         unclean = str(configs.get("unclean.leader.election.enable", o.unclean_leader_election_enable)).lower()
@@ -66,7 +70,13 @@ def create_topic_request(
         return Errors.InvalidReplicationFactorError, "All brokers are currently fenced."
     if validate_only:
         return None, None
-    cluster.controller.create_topic(name, TopicConfig(partitions, replication_factor, min_isr, unclean == "true"))
+    for config_name in configs:
+        if config_name not in MODELLED:
+            note_not_modelled(config_name)
+    overrides = tuple(sorted((k, str(v)) for k, v in configs.items()))
+    cluster.controller.create_topic(
+        name, TopicConfig(partitions, replication_factor, min_isr, unclean == "true", overrides)
+    )
     return None, None
 
 

@@ -82,6 +82,9 @@ class WireCluster(CreatesTopics, NamesAsGiven):
         **options,
     ):
         from_config = options_from_broker_config(config or {})
+        #: the broker configs given by Kafka's names: DescribeConfigs reports them as set
+        #: (STATIC_BROKER_CONFIG) even where they equal Kafka's default, as server.properties does
+        self.broker_config = {name: str(value) for name, value in (config or {}).items()}
         both = sorted(set(from_config) & set(options))
         if both:
             raise ValueError(f"{both} given twice, as a keyword argument and in config: give each setting once")

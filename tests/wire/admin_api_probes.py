@@ -94,3 +94,30 @@ def _election(response) -> list:
         (r.topic, sorted((p.partition_id, p.error_code, p.error_message) for p in r.partition_result))
         for r in response.replica_election_results
     ]
+
+
+def described_configs(bootstrap: str, topic: str) -> dict:
+    """kafka-python's describe_configs (all) of ``topic`` (created with retention.ms=86400000) and
+    of broker 1: per topic config ``(value, source, read only, type)``; per broker config
+    ``(read only, sensitive, type)``, and advertised.listeners' source."""
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        got = admin.describe_configs(
+            [ConfigResource(ConfigResourceType.TOPIC, topic), ConfigResource(ConfigResourceType.BROKER, 1)],
+            config_filter="all",
+        )
+        modified = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+    finally:
+        admin.close()
+    broker = got["broker"]["1"]
+    return {
+        "topic": {
+            name: (c["value"], c["config_source"], c["read_only"], c["config_type"])
+            for name, c in got["topic"][topic].items()
+        },
+        "topic modified": sorted(modified["topic"][topic]),
+        "broker": {name: (c["read_only"], c["is_sensitive"], c["config_type"]) for name, c in broker.items()},
+        "advertised.listeners": broker["advertised.listeners"]["config_source"],
+    }
