@@ -126,7 +126,7 @@ def note_not_modelled(name: str) -> None:
     )
 
 
-def describe_topic(config, options, given: set = frozenset()) -> list[dict]:
+def describe_topic(config, options, given: frozenset | set = frozenset()) -> list[dict]:
     """DescribeConfigs rows of a topic: its own settings (TOPIC_CONFIG), the broker's where the
     cluster sets one the simulator models - given by name (``given``) or other than Kafka's
     default - (STATIC_BROKER_CONFIG), else Kafka's defaults."""

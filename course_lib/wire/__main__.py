@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
     if args.sasl_mechanism and not users:
         parser.error("--sasl-mechanism needs at least one --user NAME:PASSWORD")
     config = dict(_config(parser, spec) for spec in args.config)
-    config.setdefault("group.initial.rebalance.delay.ms", 0)
+    config.setdefault("group.initial.rebalance.delay.ms", "0")
     try:
         wire = WireCluster(
             brokers=args.brokers,

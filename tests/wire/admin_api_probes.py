@@ -121,3 +121,26 @@ def described_configs(bootstrap: str, topic: str) -> dict:
         "broker": {name: (c["read_only"], c["is_sensitive"], c["config_type"]) for name, c in broker.items()},
         "advertised.listeners": broker["advertised.listeners"]["config_source"],
     }
+
+
+def reassignment_answers(bootstrap: str, topic: str) -> dict:
+    """kafka-python's alter/list_partition_reassignments on partition 0 of ``topic`` (RF 3 on
+    brokers 1-3): to its own replicas, to a broker that does not exist, a cancel with nothing to
+    cancel, and the list afterwards."""
+    from kafka import TopicPartition
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    tp = TopicPartition(topic, 0)
+    out = {}
+    try:
+        replicas = admin.describe_topics([topic])[0]["partitions"][0]["replica_nodes"]
+        for case, target in (("same", replicas), ("unknown broker", [99]), ("cancel", None)):
+            try:
+                result = admin.alter_partition_reassignments({tp: target})[tp]
+                out[case] = None if result is None else getattr(result, "errno", repr(result))
+            except Exception as exc:  # noqa: BLE001 - the error is the answer
+                out[case] = getattr(exc, "errno", type(exc).__name__)
+        out["list"] = admin.list_partition_reassignments([tp])
+    finally:
+        admin.close()
+    return out

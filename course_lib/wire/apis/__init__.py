@@ -25,7 +25,8 @@ share coordinator; the wire keeps only the share sessions. The admin APIs librdk
 answered by the broker itself with the simulator's mechanisms (``course_lib.broker``'s
 partition_creation, record_deletion, group_deletion, topic_config_changes), and so are the admin
 APIs a Kafka 4.3 admin client adds (issue 39): DescribeLogDirs, ElectLeaders (``leader_elections``),
-DescribeTopicPartitions, ListConfigResources, DescribeQuorum.
+DescribeTopicPartitions, ListConfigResources, DescribeQuorum, and partition reassignments
+(``reassignments``).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from .list_offsets import list_offsets
 from .metadata import metadata
 from .offset_for_leader_epoch import offset_for_leader_epoch
 from .offsets import offset_commit, offset_fetch
+from .partition_reassignments import alter_partition_reassignments, list_partition_reassignments
 from .produce import produce
 from .sasl import sasl_authenticate, sasl_handshake
 from .share_fetch import ShareSessions, share_acknowledge, share_fetch
@@ -111,6 +113,8 @@ HANDLERS = {
     ApiKey.DescribeTopicPartitions: describe_topic_partitions,
     ApiKey.ListConfigResources: list_config_resources,
     ApiKey.DescribeQuorum: describe_quorum,
+    ApiKey.AlterPartitionReassignments: alter_partition_reassignments,
+    ApiKey.ListPartitionReassignments: list_partition_reassignments,
     ApiKey.ConsumerGroupHeartbeat: consumer_group_heartbeat,
     ApiKey.ConsumerGroupDescribe: consumer_group_describe,
     ApiKey.ShareGroupHeartbeat: share_group_heartbeat,
@@ -147,6 +151,8 @@ ANSWERED_BY_THE_BROKER_ITSELF = frozenset(
         describe_topic_partitions,
         list_config_resources,
         describe_quorum,
+        alter_partition_reassignments,
+        list_partition_reassignments,
     }
 )
 

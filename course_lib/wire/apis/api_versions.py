@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kafka.protocol.admin import (
+    AlterPartitionReassignmentsRequest,
     CreatePartitionsRequest,
     CreateTopicsRequest,
     DeleteGroupsRequest,
@@ -18,6 +19,7 @@ from kafka.protocol.admin import (
     IncrementalAlterConfigsRequest,
     ListConfigResourcesRequest,
     ListGroupsRequest,
+    ListPartitionReassignmentsRequest,
 )
 from kafka.protocol.consumer import (
     FetchRequest,
@@ -92,6 +94,8 @@ _VERSIONS = {
     DescribeTopicPartitionsRequest: (0, 0),
     ListConfigResourcesRequest: (0, 1),
     DescribeQuorumRequest: (0, 2),
+    AlterPartitionReassignmentsRequest: (0, 1),
+    ListPartitionReassignmentsRequest: (0, 0),
     # the consumer group protocol (KIP-848), our own schemas (course_lib.wire.apis.schemas)
     ConsumerGroupHeartbeatRequest: (0, 1),
     ConsumerGroupDescribeRequest: (0, 1),
