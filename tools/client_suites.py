@@ -30,6 +30,7 @@ import sys
 import tarfile
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -206,13 +207,20 @@ def kafka_cluster():
         cluster.stop()
 
 
-def run_suite(label: str, tests: list[str], suite: Path, timeout_s: float, configs: list[str]) -> list[Outcome]:
+def run_suite(
+    label: str, tests: list[str], suite: Path, timeout_s: float, configs: list[str], jobs: int = 1
+) -> list[Outcome]:
+    """Each test in a process of its own; ``jobs`` at a time (the suite's tests name their topics
+    and groups at random, so they can share the cluster)."""
     opened = wire_cluster(configs) if label == "wire" else kafka_cluster()
-    out = []
-    with opened as address:
-        for i, test in enumerate(tests, 1):
-            result = run_one(suite, test, f"PLAINTEXT://{address}", timeout_s)
-            print(f"[{label} {i}/{len(tests)}] {result.outcome:8} {result.seconds:6.1f}s {test}", file=sys.stderr)
+    with opened as address, ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(run_one, suite, test, f"PLAINTEXT://{address}", timeout_s) for test in tests]
+        out = []
+        for i, future in enumerate(futures, 1):
+            result = future.result()
+            print(
+                f"[{label} {i}/{len(tests)}] {result.outcome:8} {result.seconds:6.1f}s {result.test}", file=sys.stderr
+            )
             out.append(result)
     return out
 
@@ -252,13 +260,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--config", action="append", default=[], metavar="K=V", help="a broker config for the wire cluster"
     )
+    parser.add_argument("--jobs", type=int, default=1, help="tests run at once (default 1)")
     parser.add_argument("--save", type=Path, help="write the outcomes as JSON here")
     parser.add_argument("--compare", type=Path, help="a saved run: print the tests whose outcome changed")
     args = parser.parse_args(argv)
     suite = suite_dir()
     tests = [t for t in collect(suite) if args.keyword in t]
     labels = ["wire", "kafka"] if args.cluster == "both" else [args.cluster]
-    results = {label: run_suite(label, tests, suite, args.timeout, args.config) for label in labels}
+    results = {label: run_suite(label, tests, suite, args.timeout, args.config, args.jobs) for label in labels}
     print(table(results))
     for line in differences(results):
         print(line)
