@@ -144,3 +144,21 @@ def reassignment_answers(bootstrap: str, topic: str) -> dict:
     finally:
         admin.close()
     return out
+
+
+def replica_log_dir_moves(bootstrap: str, topic: str) -> dict:
+    """kafka-python's alter_replica_log_dirs for partition 0 of ``topic`` on the first broker that
+    describe_log_dirs lists: to its current directory, and to one that does not exist."""
+    from kafka.structs import TopicPartitionReplica
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        first = sorted(admin.describe_log_dirs(), key=lambda r: r["broker"])[0]
+        replica = TopicPartitionReplica(topic, 0, first["broker"])
+        out = {}
+        for case, path in (("same dir", first["log_dirs"][0]["log_dir"]), ("no such dir", "/no/such/dir")):
+            result = admin.alter_replica_log_dirs({replica: path})[replica]
+            out[case] = getattr(result, "errno", result)
+        return out
+    finally:
+        admin.close()

@@ -7,7 +7,7 @@ on the deployment (combined or separate controllers), so the probe leaves them o
 
 from course_lib.wire import WireCluster
 
-from .admin_api_probes import admin_api_answers
+from .admin_api_probes import admin_api_answers, replica_log_dir_moves
 
 NOT_NEEDED = "Leader election not needed for topic partition."
 
@@ -80,3 +80,12 @@ def test_unclean_election_elects_a_replica_outside_the_isr(no_leaks):
         assert [p.error_code for r in result for p in r.partition_result] == [0]
         assert wire.leader_of("unclean") == follower
         assert wire.call(lambda: wire.cluster.controller.unclean_elections) == 1
+
+
+#: AlterReplicaLogDirs: to the replica's own directory NONE, to one the broker lacks LOG_DIR_NOT_FOUND
+LOG_DIR_MOVES = {"same dir": 0, "no such dir": 57}
+
+
+def test_replica_log_dir_moves_answer_as_kafka(wire):
+    wire.create_topic("ard", replication_factor=3)
+    assert replica_log_dir_moves(wire.bootstrap_servers, "ard") == LOG_DIR_MOVES

@@ -24,7 +24,7 @@ share coordinator; the wire keeps only the share sessions. The admin APIs librdk
 (CreatePartitions, DeleteRecords, DeleteGroups, IncrementalAlterConfigs, DescribeCluster) are
 answered by the broker itself with the simulator's mechanisms (``course_lib.broker``'s
 partition_creation, record_deletion, group_deletion, topic_config_changes), and so are the admin
-APIs a Kafka 4.3 admin client adds (issue 39): DescribeLogDirs, ElectLeaders (``leader_elections``),
+APIs a Kafka 4.3 admin client adds (issue 39): DescribeLogDirs, AlterReplicaLogDirs, ElectLeaders (``leader_elections``),
 DescribeTopicPartitions, ListConfigResources, DescribeQuorum, and partition reassignments
 (``reassignments``).
 """
@@ -37,6 +37,7 @@ from .admin import create_topics, describe_configs
 from .api_versions import REQUEST_CLASSES, SASL_VERSIONS, SUPPORTED_VERSIONS, api_versions
 from .consumer_group_describe import consumer_group_describe
 from .consumer_group_heartbeat import consumer_group_heartbeat
+from .alter_replica_log_dirs import alter_replica_log_dirs
 from .coordinators import find_coordinator
 from .create_partitions import create_partitions
 from .delete_groups import delete_groups
@@ -109,6 +110,7 @@ HANDLERS = {
     ApiKey.IncrementalAlterConfigs: incremental_alter_configs,
     ApiKey.DescribeCluster: describe_cluster,
     ApiKey.DescribeLogDirs: describe_log_dirs,
+    ApiKey.AlterReplicaLogDirs: alter_replica_log_dirs,
     ApiKey.ElectLeaders: elect_leaders,
     ApiKey.DescribeTopicPartitions: describe_topic_partitions,
     ApiKey.ListConfigResources: list_config_resources,
@@ -147,6 +149,7 @@ ANSWERED_BY_THE_BROKER_ITSELF = frozenset(
         incremental_alter_configs,
         describe_cluster,
         describe_log_dirs,
+        alter_replica_log_dirs,
         elect_leaders,
         describe_topic_partitions,
         list_config_resources,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kafka.protocol.admin import (
     AlterPartitionReassignmentsRequest,
+    AlterReplicaLogDirsRequest,
     CreatePartitionsRequest,
     CreateTopicsRequest,
     DeleteGroupsRequest,
@@ -90,6 +91,7 @@ _VERSIONS = {
     # the admin APIs of issue 39, served from the simulated cluster's state; DescribeLogDirs v5 is
     # what tells kafka-python (broker_version_data) that the broker is a 4.3
     DescribeLogDirsRequest: (1, 5),
+    AlterReplicaLogDirsRequest: (1, 2),
     ElectLeadersRequest: (0, 2),
     DescribeTopicPartitionsRequest: (0, 0),
     ListConfigResourcesRequest: (0, 1),
