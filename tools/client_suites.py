@@ -11,8 +11,8 @@ passed/failed/skipped per cluster and the tests whose outcome differs::
     python tools/client_suites.py --cluster wire -k producer
     python tools/client_suites.py --compare before.json  # what changed since a saved run
 
-The sdist goes into the course cache (``$COURSE_CACHE_DIR`` or ~/.cache/kafka-delivery-course)
-once, atomically, under a lock, and is never committed. The SASL and SSL tests start brokers of
+The sdist's ``test/`` goes into the course cache (``$COURSE_CACHE_DIR`` or
+~/.cache/kafka-delivery-course, :mod:`course_lib.cache`) once, and is never committed. The SASL and SSL tests start brokers of
 their own (a Kafka distribution the suite downloads): they are counted, not run.
 """
 
@@ -20,11 +20,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -65,53 +63,39 @@ class SpawnedService:
 '''
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get("COURSE_CACHE_DIR") or Path.home() / ".cache" / "kafka-delivery-course")
-
-
-@contextlib.contextmanager
-def _locked(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
+def _make_suite(folder: Path) -> None:
+    """Download the sdist into ``folder`` with pip and keep its ``test/`` (plus the two files the
+    sdist lacks for an external cluster)."""
+    print(f"downloading {PACKAGE}=={VERSION}'s source distribution from PyPI ...", file=sys.stderr)
+    with tempfile.TemporaryDirectory() as tmp:
+        pip = [sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps", "--quiet"]
+        got = subprocess.run([*pip, "-d", tmp, f"{PACKAGE}=={VERSION}"], capture_output=True, text=True)
+        sdists = list(Path(tmp).glob("*.tar.gz"))
+        if got.returncode != 0 or not sdists:
+            raise SystemExit(
+                f"pip download {PACKAGE}=={VERSION} failed ({got.stderr.strip()[-500:]}): "
+                "PyPI must be reachable (or set PIP_INDEX_URL to a mirror)"
+            )
+        with tarfile.open(sdists[0]) as tar:
+            top = tar.getnames()[0].split("/")[0]
+            members = [m for m in tar.getmembers() if m.name.startswith(f"{top}/test/")]
+            for m in members:
+                m.name = m.name[len(top) + 1 :]
+            tar.extractall(folder, members=members, filter="data")
+    (folder / "test" / "service.py").write_text(SERVICE_STANDIN)
+    # without it ``import test.testutil`` finds the standard library's ``test`` package
+    (folder / "test" / "__init__.py").touch()
+    # the sdist's pytest options (pyproject) are not ours: an empty ini keeps them out
+    (folder / "pytest.ini").write_text("[pytest]\n")
 
 
 def suite_dir() -> Path:
-    """``<cache>/client-suites/kafka-python-<VERSION>`` with ``test/``, fetched once."""
-    target = cache_dir() / "client-suites" / f"{PACKAGE}-{VERSION}"
-    if (target / ".complete").exists():
-        return target
-    with _locked(target.with_name(target.name + ".lock")):
-        if (target / ".complete").exists():  # another process finished it while we waited
-            return target
-        with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-            print(f"downloading {PACKAGE}=={VERSION}'s source distribution from PyPI ...", file=sys.stderr)
-            pip = [sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps", "--quiet"]
-            got = subprocess.run([*pip, "-d", tmp, f"{PACKAGE}=={VERSION}"], capture_output=True, text=True)
-            sdists = list(Path(tmp).glob("*.tar.gz"))
-            if got.returncode != 0 or not sdists:
-                raise SystemExit(
-                    f"pip download {PACKAGE}=={VERSION} failed ({got.stderr.strip()[-500:]}): "
-                    "PyPI must be reachable (or set PIP_INDEX_URL to a mirror)"
-                )
-            staged = Path(tmp) / "suite"
-            with tarfile.open(sdists[0]) as tar:
-                top = tar.getnames()[0].split("/")[0]
-                members = [m for m in tar.getmembers() if m.name.startswith(f"{top}/test/")]
-                for m in members:
-                    m.name = m.name[len(top) + 1 :]
-                tar.extractall(staged, members=members, filter="data")
-            (staged / "test" / "service.py").write_text(SERVICE_STANDIN)
-            # without it ``import test.testutil`` finds the standard library's ``test`` package
-            (staged / "test" / "__init__.py").touch()
-            # the sdist's pytest options (pyproject) are not ours: an empty ini keeps them out
-            (staged / "pytest.ini").write_text("[pytest]\n")
-            (staged / ".complete").write_text(sdists[0].name + "\n")
-            if target.exists():
-                shutil.rmtree(target)
-            staged.rename(target)
-    return target
+    """``<course cache>/client-suites/kafka-python-<VERSION>`` with ``test/``, fetched once
+    (:func:`course_lib.cache.prepared`: atomically, under a lock)."""
+    sys.path.insert(0, str(ROOT))
+    from course_lib.cache import prepared
+
+    return prepared(f"client-suites/{PACKAGE}-{VERSION}", _make_suite, what=f"{PACKAGE} {VERSION}'s test suite")
 
 
 def collect(suite: Path) -> list[str]:
