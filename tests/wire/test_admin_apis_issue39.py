@@ -89,3 +89,27 @@ LOG_DIR_MOVES = {"same dir": 0, "no such dir": 57}
 def test_replica_log_dir_moves_answer_as_kafka(wire):
     wire.create_topic("ard", replication_factor=3)
     assert replica_log_dir_moves(wire.bootstrap_servers, "ard") == LOG_DIR_MOVES
+
+
+def test_log_dirs_describe_the_coordinators_topics_too(wire):
+    """__consumer_offsets holds the simulator's own records (not Kafka's binary ones): describing
+    its replicas must not fail the request (it did: the answer never came, RequestTimedOut)."""
+    from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+    from kafka.structs import OffsetAndMetadata
+
+    wire.create_topic("logged", replication_factor=3)
+    consumer = KafkaConsumer(bootstrap_servers=wire.bootstrap_servers, group_id="g", enable_auto_commit=False)
+    admin = KafkaAdminClient(bootstrap_servers=wire.bootstrap_servers)
+    try:
+        consumer.commit({TopicPartition("logged", 0): OffsetAndMetadata(1, "", -1)})
+        sizes = {
+            (t["name"], p["partition_index"]): p["partition_size"]
+            for result in admin.describe_log_dirs()
+            for d in result["log_dirs"]
+            for t in d["topics"]
+            for p in t["partitions"]
+        }
+    finally:
+        consumer.close()
+        admin.close()
+    assert sizes[("__consumer_offsets", 0)] > 0 and sizes[("logged", 0)] == 0

@@ -13,6 +13,22 @@ from .common import _grouped, _reply
 UNKNOWN_VOLUME_BYTES = -1
 
 
+def _size(stored) -> int:
+    """A batch's bytes as a fetch carries them. The coordinators' own records (group offsets,
+    transaction states) are the simulator's Python values, not Kafka's binary schemas: their size
+    is an estimate of the same order (the v2 header plus each record's key and value as text)."""
+    if stored.batch.produced is not None:
+        return len(stored.batch.produced)
+    try:
+        return len(encode_batch(stored))
+    except (TypeError, ValueError, AttributeError):
+        return BATCH_HEADER_BYTES + sum(len(repr(r.key)) + len(repr(r.value)) for r in stored.batch.records)
+
+
+#: a v2 record batch's header (DefaultRecordBatch.HEADER_STRUCT)
+BATCH_HEADER_BYTES = 61
+
+
 def log_dir(broker_id: int) -> str:
     """The simulated broker's log directory (Kafka's ``log.dirs``; no such path exists here)."""
     return f"/var/lib/course-sim/broker-{broker_id}"
@@ -31,7 +47,7 @@ def describe_log_dirs(gw, req) -> None:
                 tp[0],
                 {
                     "partition_index": tp[1],
-                    "partition_size": sum(len(encode_batch(b)) for b in log.batches),
+                    "partition_size": sum(_size(b) for b in log.batches),
                     "offset_lag": max(log.hw - log.leo, 0),  # ReplicaManager.getLogEndOffsetLag
                     "is_future_key": False,
                 },
