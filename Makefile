@@ -8,7 +8,7 @@ LAB_STAMP := $(VENV)/.installed-lab
 # `make site` and `make site-offline` only need the [site] extra (JupyterLite), not Spark or the hub.
 SITE_STAMP := $(VENV)/.installed-site
 
-.PHONY: lab test test-fresh prepare check bench demo clean strip exercises grade site site-offline
+.PHONY: lab test test-fresh prepare check bench demo clean strip exercises grade site site-offline client-suites
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit("Python >= 3.11 is required (found %s)" % sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -108,6 +108,14 @@ site: $(SITE_STAMP)  ## build the course as a static site in _site/ (lessons 00-
 # no internet needed to use it (a USB stick, a workshop without network); plots are skipped there.
 site-offline: $(SITE_STAMP)  ## build a self-contained copy of the site in _site_offline/ (needs node and npm to build)
 	$(PY) tools/site_build.py --offline --out _site_offline
+
+# kafka-python's own integration tests (test/integration/ of the pinned release's sdist, fetched
+# into the course cache) against the wire cluster and a LocalCluster (Kafka 4.3.1), one test per
+# process: the passed/failed/skipped table per cluster and the tests that differ (issue 39).
+# Uses .venv as it is (no install step: it needs kafka-python, pytest and pytest-timeout).
+# CLIENT_SUITES_ARGS: e.g. --cluster wire, -k producer, --save run.json, --compare run.json.
+client-suites:  ## run kafka-python's integration suite on the wire cluster and on Kafka, print the table
+	$(PY) tools/client_suites.py $(CLIENT_SUITES_ARGS)
 
 bench: $(STAMP)  ## print the benchmark tables
 	$(PY) -m bench

@@ -321,6 +321,8 @@ class Broker:
                     partition.fetch_generation = self._retired_generations.pop(tp, -1) + 1
                 partition.config = self.topic_configs[tp[0]]
                 partition.apply_state(state)
+            elif tp in self.partitions:  # reassigned away (ReplicaManager.applyDelta deletes it)
+                self._delete_replica(tp)
 
     def _delete_topics(self, update: PartitionUpdate) -> None:
         """Forget deleted topics and delete their replicas (KRaft brokers on a metadata delta:

@@ -45,6 +45,7 @@ from typing import Any, Callable, ClassVar
 from kafka import errors as Errors
 
 from ..history import OpName
+from .reassignments import complete_reassignment
 from .broker import node_name
 from .group_coordinator import OFFSETS_TOPIC
 from .protocol import (
@@ -75,6 +76,8 @@ class Controller:
         self.metadata_version = 0
         self.fenced: set[int] = set()
         self.unclean_elections = 0  # how many times an out-of-sync replica was made leader
+        #: tp -> (target replicas, replicas before) of the ongoing reassignments (.reassignments)
+        self.reassignments: dict[tuple, tuple] = {}
         self.next_producer_id = 1000
         self.producer_epochs: dict[str, tuple[int, int]] = {}  # transactional id -> (pid, epoch)
         self.topic_ids: dict[str, int] = {}
@@ -325,6 +328,7 @@ class Controller:
         self.cluster.network.send(self.node_id, src, AlterPartitionResponse(msg.tp, error, state))
         if error is None:
             self._broadcast([msg.tp])
+            complete_reassignment(self, msg.tp)  # a new replica joined the ISR: maybe the last
 
     # ---- producer ids ---------------------------------------------------------------------------
     def allocate_producer_id(self, transactional_id: str | None = None) -> tuple[int, int]:

@@ -64,7 +64,17 @@ class ClusterOptions:
     offsets_retention_minutes: float = 10080
     #: how often the transaction coordinator aborts transactions older than their timeout
     transaction_abort_timed_out_transaction_cleanup_interval_ms: float = 10000
-    #: topic defaults (overridable per topic)
+    #: classic groups (``GroupCoordinatorService.joinGroup``): a JoinGroup whose session.timeout.ms
+    #: lies outside these bounds gets INVALID_SESSION_TIMEOUT (Kafka's defaults: 6 s, 30 min)
+    group_min_session_timeout_ms: float = 6000
+    group_max_session_timeout_ms: float = 1800000
+    #: a Metadata request naming an unknown topic creates it (``AutoTopicCreationManager``), with
+    #: num.partitions and default.replication.factor, when the client allows it (Kafka: true)
+    auto_create_topics_enable: bool = True
+    #: partitions of a topic created without a count (auto-created, or CreateTopics with -1)
+    num_partitions: int = 1
+    #: topic defaults (overridable per topic); the replication factor is capped at the number of
+    #: brokers (Kafka's default is 1; the course's labs run 3 brokers and want RF=3)
     default_replication_factor: int = 3
     min_insync_replicas: int = 1
     unclean_leader_election_enable: bool = False
@@ -102,8 +112,13 @@ class ClusterOptions:
             raise ValueError(
                 f"offsets_retention_minutes must be a number > 0, got {options.offsets_retention_minutes!r}"
             )
-        if options.min_insync_replicas < 1 or options.default_replication_factor < 1:
-            raise ValueError("min_insync_replicas and default_replication_factor must be >= 1")
+        if options.min_insync_replicas < 1 or options.default_replication_factor < 1 or options.num_partitions < 1:
+            raise ValueError("min_insync_replicas, default_replication_factor and num_partitions must be >= 1")
+        if options.group_min_session_timeout_ms > options.group_max_session_timeout_ms:
+            raise ValueError(
+                f"group_min_session_timeout_ms ({options.group_min_session_timeout_ms:g}) must not exceed "
+                f"group_max_session_timeout_ms ({options.group_max_session_timeout_ms:g})"
+            )
         unknown_features = sorted(
             set(options.features) - (set(SUPPORTED_FEATURES) - {"eligible.leader.replicas.version"})
         )

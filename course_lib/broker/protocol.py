@@ -35,6 +35,12 @@ class RecordBatch:
     base_sequence: int = -1
     is_transactional: bool = False
     control: str | None = None  # "commit" / "abort" for transaction markers
+    #: a batch that came over the wire (course_lib.wire.records): the v2 bytes its producer built,
+    #: which Kafka stores and serves as they are (compression, attributes, timestamps) - only the
+    #: base offset and leader epoch, outside the CRC, are the broker's to fill in
+    produced: bytes | None = field(default=None, compare=False, repr=False)
+    #: ... and their compression codec (kafka-python's ids: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd)
+    compression: int = field(default=0, compare=False, repr=False)
 
     @property
     def last_sequence(self) -> int:
@@ -79,6 +85,9 @@ class TopicConfig:
     replication_factor: int
     min_insync_replicas: int
     unclean_leader_election_enable: bool
+    #: every topic config set on the topic, by Kafka's name, as given (sorted ``(name, value)``
+    #: pairs): DescribeConfigs reports them; the simulator acts on the two fields above only
+    overrides: tuple = ()
 
 
 # ---- client <-> broker -------------------------------------------------------------------
@@ -416,6 +425,32 @@ class HeartbeatRequest(GroupRequest):
 class LeaveGroupRequest(GroupRequest):
     api: ClassVar[str] = "leave_group"
     member_id: str
+
+
+class CommittedOffset(int):
+    """A committed offset with what its committer attached: OffsetCommit's and TxnOffsetCommit's
+    ``committed_leader_epoch`` and ``committed_metadata``, which Kafka stores in the offset's record
+    (``OffsetAndMetadata``) and OffsetFetch hands back. An int, so every reader of committed
+    offsets (lag, the checker, the simulator's clients) sees the offset and nothing else.
+
+    >>> committed = CommittedOffset(42, leader_epoch=3, metadata="batch 7")
+    >>> committed + 1, committed.leader_epoch, committed.metadata
+    (43, 3, 'batch 7')
+    >>> CommittedOffset(5) == 5 and CommittedOffset(5).leader_epoch == -1
+    True
+    """
+
+    leader_epoch: int
+    metadata: str
+
+    def __new__(cls, offset: int, leader_epoch: int = -1, metadata: str | None = ""):
+        self = super().__new__(cls, offset)
+        self.leader_epoch = leader_epoch
+        self.metadata = metadata or ""
+        return self
+
+    def __repr__(self) -> str:
+        return int.__repr__(self)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

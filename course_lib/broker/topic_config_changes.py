@@ -1,7 +1,9 @@
 """IncrementalAlterConfigs of a topic as Kafka's controller applies it
 (``ConfigurationControlManager.incrementalAlterConfigs``): SET or DELETE (back to the broker
-default) of the settings the simulator honours - ``min.insync.replicas`` (what acks=all needs)
-and ``unclean.leader.election.enable`` (what the controller may elect). The new configuration
+default) of any topic config Kafka knows, validated as Kafka does (:mod:`.topic_configs`); the
+simulator acts on ``min.insync.replicas`` (what acks=all needs) and
+``unclean.leader.election.enable`` (what the controller may elect) and keeps the others to
+describe them. The new configuration
 reaches every broker with the next metadata update, as a ConfigRecord does.
 
 >>> from course_lib.broker import Cluster
@@ -27,6 +29,7 @@ import dataclasses
 
 from kafka import errors as Errors
 
+from .topic_configs import catalogue, note_not_modelled, validate_topic_configs
 from .topic_requests import UNKNOWN_TOPIC_MESSAGE
 
 #: IncrementalAlterConfigs' operations (AlterConfigOp.OpType)
@@ -45,9 +48,22 @@ def alter_topic_configs_request(cluster, topic: str, ops: list, validate_only: b
     if config is None:
         return Errors.UnknownTopicOrPartitionError, UNKNOWN_TOPIC_MESSAGE
     changes: dict = {}
+    overrides = dict(config.overrides)
     for name, operation, value in ops:
+        if name not in catalogue()["topic"]:
+            return Errors.InvalidConfigurationError, f"Unknown topic config name: {name}"
+        if operation == SET:
+            invalid = validate_topic_configs({name: value})
+            if invalid is not None:
+                return invalid
+            overrides[name] = str(value)
+        elif operation == DELETE:
+            overrides.pop(name, None)
         if name not in HONOURED:
-            return Errors.InvalidConfigurationError, f"the simulator does not model the topic config {name!r}"
+            if operation in (SET, DELETE):
+                if operation == SET:
+                    note_not_modelled(name)
+                continue
         if operation in (APPEND, SUBTRACT):
             return (
                 Errors.InvalidConfigurationError,
@@ -63,7 +79,7 @@ def alter_topic_configs_request(cluster, topic: str, ops: list, validate_only: b
             return Errors.InvalidConfigurationError, str(exc)
     if validate_only:
         return None, None
-    controller.configs[topic] = dataclasses.replace(config, **changes)
+    controller.configs[topic] = dataclasses.replace(config, **changes, overrides=tuple(sorted(overrides.items())))
     cluster.record("controller", "alter_topic_configs", {"topic": topic, **changes})
     controller._broadcast([(t, p) for t, p in sorted(controller.partitions) if t == topic])
     return None, None

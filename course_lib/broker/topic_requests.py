@@ -27,6 +27,7 @@ from __future__ import annotations
 from kafka import errors as Errors
 
 from .protocol import TopicConfig
+from .topic_configs import MODELLED, note_not_modelled, validate_topic_configs
 
 TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 #: Kafka's ``Errors.UNKNOWN_TOPIC_OR_PARTITION.message()``: what DeleteTopics says of a topic it has not
@@ -41,10 +42,10 @@ def create_topic_request(
     o = cluster.options
     if name in cluster.controller.configs:
         return Errors.TopicAlreadyExistsError, f"Topic '{name}' already exists."
-    if not name or len(name) > 249 or any(ch not in TOPIC_CHARS for ch in name):
+    if not valid_topic_name(name):
         return Errors.InvalidTopicError, f"{name!r} is not a valid topic name (letters, digits, '.', '_', '-')"
-    if partitions == -1:
-        partitions = 1
+    if partitions == -1:  # CreateTopics without a count, or an auto-created topic: num.partitions
+        partitions = o.num_partitions
     if replication_factor == -1:
         replication_factor = min(o.default_replication_factor, len(cluster.brokers))
     if partitions < 1:
@@ -54,6 +55,9 @@ def create_topic_request(
             Errors.InvalidReplicationFactorError,
             f"replication factor {replication_factor} is not between 1 and the {len(cluster.brokers)} brokers",
         )
+    invalid = validate_topic_configs(configs)
+    if invalid is not None:
+        return invalid
     try:
         min_isr = int(configs.get("min.insync.replicas", o.min_insync_replicas))
         unclean = str(configs.get("unclean.leader.election.enable", o.unclean_leader_election_enable)).lower()
@@ -66,8 +70,19 @@ def create_topic_request(
         return Errors.InvalidReplicationFactorError, "All brokers are currently fenced."
     if validate_only:
         return None, None
-    cluster.controller.create_topic(name, TopicConfig(partitions, replication_factor, min_isr, unclean == "true"))
+    for config_name in configs:
+        if config_name not in MODELLED:
+            note_not_modelled(config_name)
+    overrides = tuple(sorted((k, str(v)) for k, v in configs.items()))
+    cluster.controller.create_topic(
+        name, TopicConfig(partitions, replication_factor, min_isr, unclean == "true", overrides)
+    )
     return None, None
+
+
+def valid_topic_name(name: str) -> bool:
+    """Kafka's ``Topic.validate``: 1-249 of letters, digits, '.', '_', '-', and not '.' or '..'."""
+    return bool(name) and len(name) <= 249 and name not in (".", "..") and all(ch in TOPIC_CHARS for ch in name)
 
 
 def delete_topics_request(cluster, names: list) -> list[tuple]:

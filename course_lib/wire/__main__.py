@@ -5,7 +5,10 @@ It prints ``bootstrap_servers=127.0.0.1:P1,...`` first; with ``--user NAME:PASSW
 every listener is SASL_PLAINTEXT and one line per user follows, the kafka-python settings that
 log that user in: ``client_config[ann]={"bootstrap_servers": ..., "security_protocol":
 "SASL_PLAINTEXT", "sasl_mechanism": "SCRAM-SHA-512", ...}`` (``KafkaProducer(**json.loads(...))``).
-Then it reads one command a line:
+``--config NAME=VALUE`` (repeatable) sets a Kafka broker config by Kafka's name
+(``auto.create.topics.enable``, ``num.partitions``, ``default.replication.factor``,
+``group.min.session.timeout.ms``, ...; :mod:`course_lib.broker.broker_config`). Then it reads one
+command a line:
 
     crash 1 | restart 1 | pause 1 | resume 1        a broker process
     isolate 1                                        a network partition around broker 1
@@ -15,7 +18,8 @@ Then it reads one command a line:
     schedule SECONDS [SEED] [TOPIC]                  seeded random faults from now on (the
                                                      simulator's schedules, course_lib.nemesis;
                                                      with a TOPIC also those aimed at its leader)
-    topic NAME [PARTITIONS] [MIN_ISR]                create a topic (RF = min(3, brokers))
+    topic NAME [PARTITIONS] [MIN_ISR]                create a topic (RF = min(3, brokers);
+                                                     partitions: num.partitions)
     delete_topic NAME                                delete a topic (DeleteTopics)
     state                                            leaders, ISR and HW of every partition
     quit                                             stop everything
@@ -60,6 +64,13 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
         choices=MECHANISMS,
         help="an enabled SASL mechanism, repeatable (default: SCRAM-SHA-512 and PLAIN)",
     )
+    parser.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a Kafka broker config, repeatable (e.g. --config num.partitions=4 --config auto.create.topics.enable=false)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="log unsupported requests and faults")
     args = parser.parse_args(argv)
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
@@ -69,14 +80,19 @@ def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
     users = dict(_user(parser, spec) for spec in args.user)
     if args.sasl_mechanism and not users:
         parser.error("--sasl-mechanism needs at least one --user NAME:PASSWORD")
-    wire = WireCluster(
-        brokers=args.brokers,
-        seed=args.seed,
-        base_port=args.base_port,
-        users=users or None,
-        sasl_mechanisms=tuple(args.sasl_mechanism or DEFAULT_MECHANISMS),
-        group_initial_rebalance_delay_ms=0,
-    )
+    config = dict(_config(parser, spec) for spec in args.config)
+    config.setdefault("group.initial.rebalance.delay.ms", "0")
+    try:
+        wire = WireCluster(
+            brokers=args.brokers,
+            seed=args.seed,
+            base_port=args.base_port,
+            users=users or None,
+            sasl_mechanisms=tuple(args.sasl_mechanism or DEFAULT_MECHANISMS),
+            config=config,
+        )
+    except ValueError as exc:  # a config Kafka has no such name or value for
+        parser.error(f"--config: {exc}")
     with wire, _stopped_by_signals():
         for spec in args.topic:
             print(run_command(wire, ["topic", *spec.split(":")]), file=sys.stderr)
@@ -147,6 +163,13 @@ def _user(parser, spec: str) -> tuple[str, str]:
     return name, password
 
 
+def _config(parser, spec: str) -> tuple[str, str]:
+    name, sep, value = spec.partition("=")
+    if not sep or not name.strip():
+        parser.error(f"--config {spec!r}: expected NAME=VALUE, e.g. --config num.partitions=4")
+    return name.strip(), value.strip()
+
+
 def run_command(wire: WireCluster, words: list[str]) -> str:
     command, args = words[0], words[1:]
     nemesis = wire.nemesis
@@ -171,7 +194,7 @@ def run_command(wire: WireCluster, words: list[str]) -> str:
     if command == "topic":
         if not args:
             raise ValueError("usage: topic NAME [PARTITIONS] [MIN_ISR]")
-        partitions = int(args[1]) if len(args) > 1 else 1
+        partitions = int(args[1]) if len(args) > 1 else -1  # -1: the broker's num.partitions
         min_isr = int(args[2]) if len(args) > 2 else None
         wire.create_topic(args[0], partitions, min_insync_replicas=min_isr)
         return f"ok topic {args[0]}"

@@ -28,9 +28,10 @@ import queue
 import threading
 import time
 from concurrent.futures import Future
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 
+from ..broker.broker_config import options_from_broker_config
 from ..broker.cluster import Cluster
 from ..broker.topic_requests import create_topic_request, delete_topic_request
 from ..broker.simulated_cluster import partition_info
@@ -65,6 +66,8 @@ class WireCluster(CreatesTopics, NamesAsGiven):
     :meth:`create_topic` keyword arguments, created before the listeners open. ``users`` (name ->
     password) makes every listener SASL_PLAINTEXT with ``sasl_mechanisms`` enabled
     (:mod:`course_lib.wire.sasl`; ``.sasl.client_config(user)`` is what a client needs).
+    ``config`` takes the same settings by Kafka's broker config names (``{"num.partitions": 4,
+    "auto.create.topics.enable": "false"}``, :mod:`course_lib.broker.broker_config`).
     """
 
     def __init__(
@@ -75,8 +78,17 @@ class WireCluster(CreatesTopics, NamesAsGiven):
         base_port: int | None = None,
         users: dict[str, str] | None = None,
         sasl_mechanisms: tuple[str, ...] = DEFAULT_MECHANISMS,
+        config: Mapping[str, object] | None = None,
         **options,
     ):
+        from_config = options_from_broker_config(config or {})
+        #: the broker configs given by Kafka's names: DescribeConfigs reports them as set
+        #: (STATIC_BROKER_CONFIG) even where they equal Kafka's default, as server.properties does
+        self.broker_config = {name: str(value) for name, value in (config or {}).items()}
+        both = sorted(set(from_config) & set(options))
+        if both:
+            raise ValueError(f"{both} given twice, as a keyword argument and in config: give each setting once")
+        options.update(from_config)
         self.sasl = SaslConfig(users, sasl_mechanisms) if users is not None else None
         #: what the listeners decode (SaslHandshake and SaslAuthenticate with users only)
         self.supported = {**apis.SUPPORTED, **apis.SASL_SUPPORTED} if self.sasl else apis.SUPPORTED

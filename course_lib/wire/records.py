@@ -8,7 +8,12 @@ leader epochs, and transaction markers as *control batches* (attribute bit 5) wh
 says COMMIT or ABORT - which is what read_committed consumers and kafka-python's fetcher skip.
 
 Compression (gzip, snappy, lz4, zstd: kafka-python's ``kafka.codec`` with the ``clients`` extra's
-packages) is undone on the way in - the simulator keeps records - and not redone on the way out.
+packages) is undone on the way in - the simulator reasons about records - but the batch is also kept
+as produced and fetched as stored, as Kafka does with ``compression.type=producer`` (its
+``LogValidator`` fills in only the base offset and partition leader epoch, which lie outside the
+CRC): a consumer sees the producer's codec, attributes and timestamps. That needs the CRC checked
+on the way in (``CHECK_EVERY_CRC``); without a C CRC32C the batch is rebuilt with the producer's
+codec.
 A batch that cannot be taken gets the error Kafka 4.3.1 answers it with, measured with the same
 raw frames (tests/wire/test_codecs.py, tests/real/test_confluent_codecs.py): not one v2 batch is
 INVALID_RECORD (``ProduceRequest.validateRecords``), zstd below Produce v7
@@ -52,8 +57,8 @@ _KNOWN_CODECS = frozenset(
 )
 #: the CRC is checked when a C CRC32C is installed (the ``crc32c`` package, in the clients
 #: extra): kafka-python's pure-Python one costs ~6 ms per 16 KB batch. Without it a batch whose
-#: records still decode is taken (its bytes never leave this process: fetch answers rebuild
-#: batches), and a CRC mismatch is still told apart once decoding fails.
+#: records still decode is taken (and rebuilt for fetch answers: its bytes never leave this
+#: process), and a CRC mismatch is still told apart once decoding fails.
 CHECK_EVERY_CRC = record_util.crc32c_c is not None
 
 
@@ -84,12 +89,15 @@ def decode_produce(data, version: int = ZSTD_MIN_PRODUCE_VERSION) -> RecordBatch
         raise InvalidRecords(f"records cannot be read: {exc!r}", Errors.UnknownError) from exc
     if not recs:
         raise InvalidRecords("empty record batch")
+    size = _BATCH_START + struct.unpack_from(">i", data, _LENGTH_AT)[0]
     return RecordBatch(
         recs,
         producer_id=batch.producer_id,
         producer_epoch=batch.producer_epoch,
         base_sequence=batch.base_sequence,
         is_transactional=batch.is_transactional,
+        produced=bytes(data[:size]) if CHECK_EVERY_CRC else None,
+        compression=batch.compression_type,
     )
 
 
@@ -103,16 +111,29 @@ class _ControlBatchBuilder(DefaultRecordBatchBuilder):
 
 
 _HEADER = DefaultRecordBatch.HEADER_STRUCT
+#: a v2 batch: base offset (int64), batch length (int32, counting the bytes after it), then the
+#: partition leader epoch - the first byte the length counts
+_LENGTH_AT, _BATCH_START = 8, 12
 _CONTROL_KEY = struct.Struct(">hh")  # version 0, type (0 abort, 1 commit)
 _CONTROL_VALUE = struct.Struct(">hi")  # version 0, coordinator epoch
 
 
 def encode_batch(stored: LogBatch) -> bytes:
-    """A stored batch as the v2 bytes a fetch answer carries, offsets and leader epoch included."""
+    """A stored batch as the v2 bytes a fetch answer carries, offsets and leader epoch included:
+    the producer's own bytes when it came over the wire, else built here (the simulator's own
+    producers, transaction markers)."""
     batch = stored.batch
+    if batch.produced is not None:
+        return _with_offsets(bytearray(batch.produced), stored)
     builder_cls = _ControlBatchBuilder if batch.control is not None else DefaultRecordBatchBuilder
     builder = builder_cls(
-        2, 0, batch.is_transactional, batch.producer_id, batch.producer_epoch, batch.base_sequence, 1 << 30
+        2,
+        batch.compression,
+        batch.is_transactional,
+        batch.producer_id,
+        batch.producer_epoch,
+        batch.base_sequence,
+        1 << 30,
     )
     if batch.control is not None:
         key = _CONTROL_KEY.pack(0, 1 if batch.control == "commit" else 0)
@@ -122,10 +143,13 @@ def encode_batch(stored: LogBatch) -> bytes:
     else:
         for delta, rec in enumerate(batch.records):
             builder.append(delta, _timestamp(rec.timestamp_ms), rec.key, rec.value, list(rec.headers))
-    buf = builder.build()
+    return _with_offsets(builder.build(), stored)
+
+
+def _with_offsets(buf: bytearray, stored: LogBatch) -> bytes:
     # base offset and partition leader epoch lie before the CRC'd part: the broker fills them in
     struct.pack_into(">q", buf, 0, stored.base_offset)
-    struct.pack_into(">i", buf, 12, stored.leader_epoch)
+    struct.pack_into(">i", buf, _BATCH_START, stored.leader_epoch)
     return bytes(buf)
 
 

@@ -775,3 +775,58 @@ def acks0_bad_batch_closes_the_connection(bootstrap: str, topic: str) -> bool:
             return True
     finally:
         conn.close()
+
+
+def fetched_batches(bootstrap: str, topic: str, codec: str, count: int = 5) -> list[tuple]:
+    """kafka-python produces ``count`` records with ``codec`` in one batch (a linger holds them
+    together) with create times of its own; a raw Fetch v4 reads partition 0 back. Returns per
+    fetched batch ``(codec id, records, first timestamp - the producer's, max timestamp - the
+    producer's, timestamp type)``: what a consumer sees of the batch as produced."""
+    from kafka import KafkaProducer
+    from kafka.protocol.consumer import FetchRequest, FetchResponse
+    from kafka.record.memory_records import MemoryRecords
+
+    base_ms = int(time.time() * 1000) - 60_000  # a minute back: not the broker's clock
+    compression = None if codec == "none" else codec
+    producer = KafkaProducer(bootstrap_servers=bootstrap, compression_type=compression, acks="all", linger_ms=500)
+    try:
+        futures = [
+            # compressible values: kafka-python sends a batch uncompressed when the codec gains nothing
+            producer.send(topic, f"{codec}-{i} ".encode() * 40, partition=0, timestamp_ms=base_ms + 10 * i)
+            for i in range(count)
+        ]
+        producer.flush(30)
+        for f in futures:
+            f.get(timeout=30)
+    finally:
+        producer.close(timeout=10)
+    leader = leader_connection(bootstrap, topic)
+    try:
+        request = build(
+            FetchRequest,
+            4,
+            replica_id=-1,
+            max_wait_ms=100,
+            min_bytes=1,
+            max_bytes=1 << 20,
+            isolation_level=0,
+            topics=[
+                {"topic": topic, "partitions": [{"partition": 0, "fetch_offset": 0, "partition_max_bytes": 1 << 20}]}
+            ],
+        )
+        answer = FetchResponse.decode(leader.request(request, 4), version=4, header=True)
+    finally:
+        leader.close()
+    records = MemoryRecords(bytes(answer.responses[0].partitions[0].records))
+    out = []
+    while (batch := records.next_batch()) is not None:
+        out.append(
+            (
+                batch.compression_type,
+                len(list(batch)),
+                batch.first_timestamp - base_ms,
+                batch.max_timestamp - base_ms,
+                batch.timestamp_type,
+            )
+        )
+    return out

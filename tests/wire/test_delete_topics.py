@@ -19,6 +19,22 @@ from course_lib.wire import WireCluster, apis
 
 from .client_probes import RawClient
 
+
+@pytest.fixture
+def wire(no_leaks):
+    """The module's wire cluster without topic auto-creation: these tests are about deletion, and
+    with Kafka's default (auto.create.topics.enable=true, tests/wire/test_broker_configs.py) a
+    client asking for the deleted topic's metadata would create it again at once - as on Kafka."""
+    w = WireCluster(
+        brokers=3, seed=1, config={"auto.create.topics.enable": "false"}, group_initial_rebalance_delay_ms=0
+    )
+    w.start()
+    try:
+        yield w
+    finally:
+        w.stop()
+
+
 SEQUENCES = int(os.environ.get("WIRE_ADMIN_DIFF_SEQUENCES", "40"))
 NAMES = ("a", "b", "c")
 

@@ -23,7 +23,10 @@ ShareFetch, ShareAcknowledge, DescribeShareGroupOffsets; :mod:`.share_groups`, :
 share coordinator; the wire keeps only the share sessions. The admin APIs librdkafka's and Java's admin clients call
 (CreatePartitions, DeleteRecords, DeleteGroups, IncrementalAlterConfigs, DescribeCluster) are
 answered by the broker itself with the simulator's mechanisms (``course_lib.broker``'s
-partition_creation, record_deletion, group_deletion, topic_config_changes).
+partition_creation, record_deletion, group_deletion, topic_config_changes), and so are the admin
+APIs a Kafka 4.3 admin client adds (issue 39): DescribeLogDirs, AlterReplicaLogDirs, ElectLeaders (``leader_elections``),
+DescribeTopicPartitions, ListConfigResources, DescribeQuorum, and partition reassignments
+(``reassignments``).
 """
 
 from __future__ import annotations
@@ -34,12 +37,18 @@ from .admin import create_topics, describe_configs
 from .api_versions import REQUEST_CLASSES, SASL_VERSIONS, SUPPORTED_VERSIONS, api_versions
 from .consumer_group_describe import consumer_group_describe
 from .consumer_group_heartbeat import consumer_group_heartbeat
+from .alter_replica_log_dirs import alter_replica_log_dirs
 from .coordinators import find_coordinator
 from .create_partitions import create_partitions
 from .delete_groups import delete_groups
 from .delete_records import delete_records
 from .delete_topics import delete_topics
 from .describe_cluster import describe_cluster
+from .describe_log_dirs import describe_log_dirs
+from .describe_quorum import describe_quorum
+from .describe_topic_partitions import describe_topic_partitions
+from .elect_leaders import elect_leaders
+from .list_config_resources import list_config_resources
 from .fetch import fetch
 from .groups import GroupDirectory, describe_groups, heartbeat, join_group, leave_group, list_groups, sync_group
 from .incremental_alter_configs import incremental_alter_configs
@@ -47,6 +56,7 @@ from .list_offsets import list_offsets
 from .metadata import metadata
 from .offset_for_leader_epoch import offset_for_leader_epoch
 from .offsets import offset_commit, offset_fetch
+from .partition_reassignments import alter_partition_reassignments, list_partition_reassignments
 from .produce import produce
 from .sasl import sasl_authenticate, sasl_handshake
 from .share_fetch import ShareSessions, share_acknowledge, share_fetch
@@ -99,6 +109,14 @@ HANDLERS = {
     ApiKey.DeleteGroups: delete_groups,
     ApiKey.IncrementalAlterConfigs: incremental_alter_configs,
     ApiKey.DescribeCluster: describe_cluster,
+    ApiKey.DescribeLogDirs: describe_log_dirs,
+    ApiKey.AlterReplicaLogDirs: alter_replica_log_dirs,
+    ApiKey.ElectLeaders: elect_leaders,
+    ApiKey.DescribeTopicPartitions: describe_topic_partitions,
+    ApiKey.ListConfigResources: list_config_resources,
+    ApiKey.DescribeQuorum: describe_quorum,
+    ApiKey.AlterPartitionReassignments: alter_partition_reassignments,
+    ApiKey.ListPartitionReassignments: list_partition_reassignments,
     ApiKey.ConsumerGroupHeartbeat: consumer_group_heartbeat,
     ApiKey.ConsumerGroupDescribe: consumer_group_describe,
     ApiKey.ShareGroupHeartbeat: share_group_heartbeat,
@@ -130,6 +148,14 @@ ANSWERED_BY_THE_BROKER_ITSELF = frozenset(
         delete_groups,
         incremental_alter_configs,
         describe_cluster,
+        describe_log_dirs,
+        alter_replica_log_dirs,
+        elect_leaders,
+        describe_topic_partitions,
+        list_config_resources,
+        describe_quorum,
+        alter_partition_reassignments,
+        list_partition_reassignments,
     }
 )
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 from kafka import errors as Errors
 from kafka.protocol.admin import CreateTopicsResponse, DescribeConfigsResponse
 
+from ...broker.broker_config import broker_config_names
+from ...broker.topic_configs import catalogue, describe_broker, describe_topic
 from .common import NO_TOPIC_ID, _reply, code
+from .describe_log_dirs import log_dir
 
 
 def create_topics(gw, req) -> None:
@@ -52,55 +55,89 @@ def create_topics(gw, req) -> None:
 
 
 def describe_configs(gw, req) -> None:
-    controller = gw.wire.cluster.controller
-    options = gw.wire.cluster.options
+    """Every config Kafka 4.3.1 describes for a topic or a broker (the catalogue of
+    :mod:`course_lib.broker.topic_configs`), each with its source and default flag: a topic's own
+    settings, the brokers' settings the cluster was given (its options, its listeners), else
+    Kafka's defaults. kafka-python's admin filters on the source (``config_filter='modified'``)."""
+    wire = gw.wire
+    controller = wire.cluster.controller
     out = []
     for res in req.resources:
-        if res.resource_type == 2:  # topic
+        if res.resource_type == TOPIC:
             config = controller.configs.get(res.resource_name)
             if config is None:
-                out.append(_config_result(res, Errors.UnknownTopicOrPartitionError, {}))
+                out.append(_config_result(gw, req, res, Errors.UnknownTopicOrPartitionError, []))
                 continue
-            values = {
-                "min.insync.replicas": str(config.min_insync_replicas),
-                "unclean.leader.election.enable": str(config.unclean_leader_election_enable).lower(),
-                "cleanup.policy": "delete",
-            }
-        elif res.resource_type == 4:  # broker
-            values = {
-                "min.insync.replicas": str(options.min_insync_replicas),
-                "default.replication.factor": str(options.default_replication_factor),
-                "unclean.leader.election.enable": str(options.unclean_leader_election_enable).lower(),
-                "replica.lag.time.max.ms": str(int(options.replica_lag_time_max_ms)),
-                "group.initial.rebalance.delay.ms": str(int(options.group_initial_rebalance_delay_ms)),
-            }
+            rows = describe_topic(config, wire.cluster.options, set(wire.broker_config))
+        elif res.resource_type == BROKER:
+            if not res.resource_name.isdigit() or int(res.resource_name) not in wire.cluster.brokers:
+                message = (
+                    f"Unexpected broker id, expected {gw.broker_id} or empty string, but received {res.resource_name}"
+                )
+                out.append(_config_result(gw, req, res, Errors.InvalidRequestError, [], message))
+                continue
+            rows = describe_broker(_broker_static(wire, int(res.resource_name)))
         else:
-            out.append(_config_result(res, Errors.InvalidRequestError, {}))
+            out.append(_config_result(gw, req, res, Errors.InvalidRequestError, []))
             continue
         if res.configuration_keys is not None:
-            values = {k: v for k, v in values.items() if k in res.configuration_keys}
-        out.append(_config_result(res, None, values))
+            rows = [r for r in rows if r["name"] in res.configuration_keys]
+        out.append(_config_result(gw, req, res, None, rows))
     _reply(gw, DescribeConfigsResponse, throttle_time_ms=0, results=out)
 
 
-def _config_result(res, error, values: dict) -> dict:
+#: DescribeConfigs' resource types
+TOPIC, BROKER = 2, 4
+
+
+def _broker_static(wire, broker_id: int) -> dict:
+    """What this broker's server.properties would say: its identity and listener, and every
+    cluster option given a value other than Kafka's default (by Kafka's name)."""
+    listener = f"PLAINTEXT://{wire.host}:{wire.ports.get(broker_id, -1)}"
+    static = {
+        "node.id": str(broker_id),
+        "broker.id": str(broker_id),
+        "process.roles": "broker,controller",
+        "listeners": listener,
+        "advertised.listeners": listener,
+        "log.dirs": log_dir(broker_id),
+        "log.dir": log_dir(broker_id),
+    }
+    options, catalogue_broker = wire.cluster.options, catalogue()["broker"]
+    for name, field in broker_config_names().items():
+        spec = catalogue_broker.get(name)
+        if spec is None:
+            continue
+        value = _kafka_text(getattr(options, field))
+        if value != spec["default"] or name in wire.broker_config:
+            static[name] = value
+    return static
+
+
+def _kafka_text(value) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _config_result(gw, req, res, error, rows: list, message: str | None = None) -> dict:
+    synonyms = gw.version >= 1 and req.include_synonyms
     return {
         "error_code": code(error),
-        "error_message": None,
+        "error_message": message,
         "resource_type": res.resource_type,
         "resource_name": res.resource_name,
         "configs": [
             {
-                "name": k,
-                "value": v,
-                "read_only": False,
-                "config_source": 1 if res.resource_type == 2 else 5,
-                "is_default": False,
-                "is_sensitive": False,
-                "synonyms": [],
-                "config_type": 0,
+                **row,
+                # a config's synonyms: its own value at its source, then the default under it
+                "synonyms": [{"name": row["name"], "value": row["value"], "source": row["config_source"]}]
+                if synonyms and not row["is_default"]
+                else [],
                 "documentation": None,
             }
-            for k, v in sorted(values.items())
+            for row in rows
         ],
     }

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from kafka.protocol.admin import (
+    AlterPartitionReassignmentsRequest,
+    AlterReplicaLogDirsRequest,
     CreatePartitionsRequest,
     CreateTopicsRequest,
     DeleteGroupsRequest,
@@ -11,8 +13,14 @@ from kafka.protocol.admin import (
     DescribeClusterRequest,
     DescribeConfigsRequest,
     DescribeGroupsRequest,
+    DescribeLogDirsRequest,
+    DescribeQuorumRequest,
+    DescribeTopicPartitionsRequest,
+    ElectLeadersRequest,
     IncrementalAlterConfigsRequest,
+    ListConfigResourcesRequest,
     ListGroupsRequest,
+    ListPartitionReassignmentsRequest,
 )
 from kafka.protocol.consumer import (
     FetchRequest,
@@ -80,6 +88,16 @@ _VERSIONS = {
     DeleteGroupsRequest: (0, 2),
     IncrementalAlterConfigsRequest: (0, 1),
     DescribeClusterRequest: (0, 2),
+    # the admin APIs of issue 39, served from the simulated cluster's state; DescribeLogDirs v5 is
+    # what tells kafka-python (broker_version_data) that the broker is a 4.3
+    DescribeLogDirsRequest: (1, 5),
+    AlterReplicaLogDirsRequest: (1, 2),
+    ElectLeadersRequest: (0, 2),
+    DescribeTopicPartitionsRequest: (0, 0),
+    ListConfigResourcesRequest: (0, 1),
+    DescribeQuorumRequest: (0, 2),
+    AlterPartitionReassignmentsRequest: (0, 1),
+    ListPartitionReassignmentsRequest: (0, 0),
     # the consumer group protocol (KIP-848), our own schemas (course_lib.wire.apis.schemas)
     ConsumerGroupHeartbeatRequest: (0, 1),
     ConsumerGroupDescribeRequest: (0, 1),

@@ -60,16 +60,6 @@ def _grouped(rows, name_key: str = "name", list_key: str = "partitions") -> list
     return [{name_key: t, list_key: r} for t, r in by_topic.items()]
 
 
-def _commit_answer(gw, response_cls, offsets: dict):
-    """The answer to an offset commit (plain or transactional): one error for every partition."""
-
-    def answer(error, result) -> None:
-        rows = [(t, {"partition_index": p, "error_code": code(error)}) for t, p in offsets]
-        _reply(gw, response_cls, throttle_time_ms=0, topics=_grouped(rows))
-
-    return answer
-
-
 def _join(count: int, done):
     """Call ``done()`` after ``count`` calls of the returned function (at once if ``count`` is 0)."""
     state = {"left": count}

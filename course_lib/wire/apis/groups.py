@@ -73,6 +73,11 @@ def join_group(gw, req) -> None:
             ),
         )
 
+    options = gw.wire.cluster.options
+    if not options.group_min_session_timeout_ms <= req.session_timeout_ms <= options.group_max_session_timeout_ms:
+        # GroupCoordinatorService.joinGroup checks the bounds before the group is looked at; the
+        # simulator's own clients are not held to them (lessons use 2 s sessions on purpose)
+        return joined(Errors.InvalidSessionTimeoutError, None)
     _coordinator(gw, request, joined)
 
 

@@ -8,7 +8,8 @@ from kafka import errors as Errors
 from kafka.protocol.metadata import MetadataResponse
 
 from ...broker import protocol as sim
-from .common import INTERNAL_TOPICS, _reply
+from ...broker.topic_requests import valid_topic_name
+from .common import INTERNAL_TOPICS, _reply, log
 from .topic_ids import topic_number, topic_uuid
 
 
@@ -28,6 +29,25 @@ def _name_of(topic, resp: sim.MetadataResponse):
     return next((n for n, i in resp.topic_ids.items() if i == number and number), topic.topic_id)
 
 
+def _unknown_topic(gw, req, name: str):
+    """What Metadata answers for a topic this broker does not know (``KafkaApis.getTopicMetadata``
+    and ``AutoTopicCreationManager``): an invalid name INVALID_TOPIC_EXCEPTION; with
+    auto.create.topics.enable and a client that allows it (Metadata v4+'s flag; always before)
+    the topic is created with num.partitions and default.replication.factor - and, in KRaft mode,
+    where the creation goes to the controller asynchronously, still answered
+    UNKNOWN_TOPIC_OR_PARTITION (measured on Kafka 4.3.1): the client asks again and finds it."""
+    if not valid_topic_name(name):
+        return Errors.InvalidTopicError
+    allowed = gw.version < 4 or req.allow_auto_topic_creation
+    if not (allowed and gw.wire.cluster.options.auto_create_topics_enable):
+        return Errors.UnknownTopicOrPartitionError
+    error, message = gw.wire.create_topic_now(name, -1, -1, {})
+    if error is not None and error is not Errors.TopicAlreadyExistsError:  # e.g. every broker fenced
+        log.info("wire: auto-creating topic %r failed: %s", name, message)
+        return error if error is Errors.InvalidReplicationFactorError else Errors.UnknownTopicOrPartitionError
+    return Errors.UnknownTopicOrPartitionError
+
+
 def _metadata_answer(gw, req, resp: sim.MetadataResponse) -> None:
     wire = gw.wire
     live = tuple(resp.brokers)
@@ -44,7 +64,8 @@ def _metadata_answer(gw, req, resp: sim.MetadataResponse) -> None:
             )
             continue
         if name not in resp.topics:
-            topics.append({"error_code": Errors.UnknownTopicOrPartitionError.errno, "name": name, "partitions": []})
+            error = _unknown_topic(gw, req, name)
+            topics.append({"error_code": error.errno, "name": name, "partitions": []})
             continue
         partitions = []
         for p in range(resp.topics[name]):

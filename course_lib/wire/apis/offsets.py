@@ -6,16 +6,54 @@ from kafka import errors as Errors
 from kafka.protocol.consumer import OffsetCommitResponse, OffsetFetchResponse
 
 from ...broker import protocol as sim
-from .common import INTERNAL_TOPICS, _commit_answer, _grouped, _join, _reply, code
+from ...broker.protocol import CommittedOffset
+from .common import INTERNAL_TOPICS, _grouped, _join, _reply, code
 from .coordinators import _coordinator
 
 
 def offset_commit(gw, req) -> None:
-    offsets = {(t.name, p.partition_index): p.committed_offset for t in req.topics for p in t.partitions}
-    request = sim.OffsetCommitRequest(
-        group=req.group_id, member_id=req.member_id, generation=req.generation_id_or_member_epoch, offsets=offsets
-    )
-    _coordinator(gw, request, _commit_answer(gw, OffsetCommitResponse, offsets))
+    def request_for(offsets: dict):
+        return sim.OffsetCommitRequest(
+            group=req.group_id, member_id=req.member_id, generation=req.generation_id_or_member_epoch, offsets=offsets
+        )
+
+    commit_offsets(gw, request_for, OffsetCommitResponse, committed_offsets(req))
+
+
+def committed_offsets(req) -> dict:
+    """An OffsetCommit's or TxnOffsetCommit's partitions: ``{(topic, partition): CommittedOffset}``,
+    the committer's leader epoch and metadata kept with each offset (OffsetFetch returns them)."""
+    return {
+        (t.name, p.partition_index): CommittedOffset(p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
+        for t in req.topics
+        for p in t.partitions
+    }
+
+
+def commit_offsets(gw, request_for, response_cls, offsets: dict) -> None:
+    """Send ``request_for(known offsets)`` to the group's coordinator and answer per partition.
+    A partition this broker does not know is UNKNOWN_TOPIC_OR_PARTITION and the rest are committed
+    (``KafkaApis.handleOffsetCommitRequest`` and ``handleTxnOffsetCommitRequest`` check the
+    metadata cache before the coordinator sees the request)."""
+    topics = gw.wire.cluster.brokers[gw.broker_id].topic_configs
+    known = {tp: o for tp, o in offsets.items() if tp[0] in topics and 0 <= tp[1] < topics[tp[0]].partitions}
+
+    def answer(error, result) -> None:
+        rows = [
+            (
+                t,
+                {
+                    "partition_index": p,
+                    "error_code": code(error if (t, p) in known else Errors.UnknownTopicOrPartitionError),
+                },
+            )
+            for t, p in offsets
+        ]
+        _reply(gw, response_cls, throttle_time_ms=0, topics=_grouped(rows))
+
+    if not known:
+        return answer(None, None)
+    _coordinator(gw, request_for(known), answer)
 
 
 def offset_fetch(gw, req) -> None:
@@ -41,7 +79,12 @@ def offset_fetch(gw, req) -> None:
             offset = committed.get((t, p), -1) if committed else -1
             if topics is None and offset < 0:
                 continue
-            row = {"partition_index": p, "committed_offset": offset, "committed_leader_epoch": -1, "metadata": ""}
+            row = {
+                "partition_index": p,
+                "committed_offset": offset,
+                "committed_leader_epoch": getattr(offset, "leader_epoch", -1),
+                "metadata": getattr(offset, "metadata", ""),
+            }
             out.append(
                 (t, {**row, "error_code": code(Errors.UnstableOffsetCommitError if (t, p) in unstable else None)})
             )

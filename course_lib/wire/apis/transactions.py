@@ -12,8 +12,9 @@ from kafka.protocol.producer import (
 
 from ...broker import protocol as sim
 from ...broker.group_coordinator import OFFSETS_TOPIC
-from .common import _commit_answer, _grouped, _reply, code
+from .common import _grouped, _reply, code
 from .coordinators import _coordinator
+from .offsets import commit_offsets, committed_offsets
 
 
 def init_producer_id(gw, req) -> None:
@@ -98,16 +99,17 @@ def end_txn(gw, req) -> None:
 
 
 def txn_offset_commit(gw, req) -> None:
-    offsets = {(t.name, p.partition_index): p.committed_offset for t in req.topics for p in t.partitions}
-    request = sim.TxnOffsetCommitRequest(
-        group=req.group_id,
-        member_id=req.member_id if gw.version >= 3 else "",
-        generation=req.generation_id if gw.version >= 3 else -1,
-        offsets=offsets,
-        producer_id=req.producer_id,
-        producer_epoch=req.producer_epoch,
-        transactional_id=req.transactional_id,
-        # v5 is transactions v2's (KIP-890): no AddOffsetsToTxn came first
-        transaction_version=2 if gw.version >= 5 else 1,
-    )
-    _coordinator(gw, request, _commit_answer(gw, TxnOffsetCommitResponse, offsets))
+    def request_for(offsets: dict):
+        return sim.TxnOffsetCommitRequest(
+            group=req.group_id,
+            member_id=req.member_id if gw.version >= 3 else "",
+            generation=req.generation_id if gw.version >= 3 else -1,
+            offsets=offsets,
+            producer_id=req.producer_id,
+            producer_epoch=req.producer_epoch,
+            transactional_id=req.transactional_id,
+            # v5 is transactions v2's (KIP-890): no AddOffsetsToTxn came first
+            transaction_version=2 if gw.version >= 5 else 1,
+        )
+
+    commit_offsets(gw, request_for, TxnOffsetCommitResponse, committed_offsets(req))

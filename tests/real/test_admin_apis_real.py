@@ -1,0 +1,19 @@
+"""Kafka 4.3.1's answers to the admin APIs of issue 39, with the probe and the expectation of
+tests/wire/test_admin_apis_issue39.py."""
+
+import pytest
+
+from tests.wire.admin_api_probes import admin_api_answers, replica_log_dir_moves
+from tests.wire.test_admin_apis_issue39 import LOG_DIR_MOVES, expected_answers
+
+pytestmark = pytest.mark.real_kafka
+
+
+def test_admin_apis_answer_on_kafka(cluster):
+    topic = cluster.create_topic("adm", partitions=2)
+    assert admin_api_answers(cluster.bootstrap_servers, topic) == expected_answers(topic)
+
+
+def test_replica_log_dir_moves_on_kafka(cluster):
+    topic = cluster.create_topic("ard")
+    assert replica_log_dir_moves(cluster.bootstrap_servers, topic) == LOG_DIR_MOVES

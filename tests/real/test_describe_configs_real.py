@@ -1,0 +1,31 @@
+"""Kafka 4.3.1's DescribeConfigs and topic config validation: the expectations of
+tests/wire/test_describe_configs.py, measured with the same probes on the lab's cluster."""
+
+import pytest
+
+from tests.wire.admin_api_probes import described_configs
+from tests.wire.test_describe_configs import (
+    BAD_TOPIC_CONFIGS,
+    SET_ON_TOPIC,
+    expected_topic,
+    topic_config_errors,
+)
+
+pytestmark = pytest.mark.real_kafka
+
+
+def test_describe_configs_answers_every_config_on_kafka(cluster):
+    from course_lib.broker.topic_configs import catalogue
+
+    topic = cluster.create_topic("cfg", config=SET_ON_TOPIC)
+    got = described_configs(cluster.bootstrap_servers, topic)
+    assert got["topic"] == expected_topic(SET_ON_TOPIC)
+    assert got["broker"] == {
+        name: (spec["read_only"], spec["sensitive"], spec["type"]) for name, spec in catalogue()["broker"].items()
+    }
+    assert got["advertised.listeners"] == "STATIC_BROKER_CONFIG"
+    assert got["topic modified"] == sorted(SET_ON_TOPIC)  # kafka-python's filter: not static, not a default
+
+
+def test_topic_configs_are_validated_on_kafka(cluster):
+    assert topic_config_errors(cluster.bootstrap_servers) == BAD_TOPIC_CONFIGS

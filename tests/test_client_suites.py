@@ -1,0 +1,30 @@
+"""tools/client_suites.py: the table of a client's own integration suite per cluster (issue 39).
+Running the suite itself needs PyPI and a JVM (``make client-suites``); here, how outcomes are
+counted and compared, on made-up outcomes."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+
+import client_suites as cs  # noqa: E402 - a tool, not a package
+
+
+def outcomes(**by_test):
+    return [cs.Outcome(test, outcome, 1.0) for test, outcome in by_test.items()]
+
+
+def test_table_counts_errors_and_timeouts_as_failures():
+    results = {
+        "kafka": outcomes(a="passed", b="failed", c="skipped", d="own brokers"),
+        "wire": outcomes(a="passed", b="error", c="timeout", d="own brokers"),
+    }
+    rows = cs.table(results).splitlines()
+    assert rows[2] == "| Kafka 4.3.1 | 1 | 1 | 1 | 1 |"
+    assert rows[3] == "| wire cluster | 1 | 2 | 0 | 1 |"
+
+
+def test_differences_name_only_the_tests_whose_outcome_differs():
+    results = {"wire": outcomes(a="passed", b="failed"), "kafka": outcomes(a="passed", b="passed")}
+    assert [line.split(":")[0] for line in cs.differences(results)] == ["b"]
+    assert cs.differences({"wire": outcomes(a="failed")}) == []

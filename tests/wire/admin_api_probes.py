@@ -1,0 +1,164 @@
+"""The admin APIs issue 39 adds, through kafka-python's admin client, reduced to what a cluster
+must agree on (not disk sizes, ports or timestamps); run against the wire cluster
+(tests/wire/test_admin_apis_issue39.py) and Kafka 4.3.1 (tests/real/test_admin_apis_real.py)."""
+
+from __future__ import annotations
+
+from kafka import KafkaAdminClient, KafkaProducer
+
+
+def admin_api_answers(bootstrap: str, topic: str) -> dict:
+    """``topic`` has 2 partitions, replication factor 3, on brokers 1-3; 5 records go to
+    partition 0 first."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    for i in range(5):
+        producer.send(topic, f"v{i}".encode(), partition=0)
+    producer.flush(30)
+    producer.close()
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        return {
+            "inferred version": admin._manager.broker_version_data.broker_version[:2],
+            "log dirs": _log_dirs(admin, topic),
+            "quorum": _quorum(admin),
+            "topic partitions": _topic_partitions(admin.describe_topic_partitions([topic, "no-such-topic"]), topic),
+            "paged": admin.describe_topic_partitions([topic], response_partition_limit=1)["next_cursor"],
+            "config resources": _config_resources(admin.list_config_resources(), topic),
+            "preferred": _election(admin.elect_leaders(0, {topic: [0, 1, 7]}, raise_errors=False)),
+            "unclean": _election(admin.elect_leaders(1, {topic: [0]}, raise_errors=False)),
+        }
+    finally:
+        admin.close()
+
+
+def _log_dirs(admin, topic: str) -> dict:
+    out = {}
+    for result in admin.describe_log_dirs():
+        dirs = result["log_dirs"]
+        mine = [p for d in dirs for t in d["topics"] if t["name"] == topic for p in t["partitions"]]
+        out[result["broker"]] = (
+            len(dirs),
+            [d["error_code"] for d in dirs],
+            sorted((p["partition_index"], p["partition_size"] > 0, p["offset_lag"]) for p in mine),
+        )
+    return out
+
+
+def _quorum(admin) -> dict:
+    (t,) = admin.describe_metadata_quorum()["topics"]
+    (p,) = t["partitions"]
+    return {
+        "topic": t["topic_name"],
+        "error": p["error"],
+        "leader is a voter": p["leader_id"] in {v["replica_id"] for v in p["current_voters"]},
+        "high watermark > 0": p["high_watermark"] > 0,
+    }
+
+
+def _topic_partitions(result: dict, topic: str) -> list:
+    return [
+        (
+            t["name"],
+            t["error_code"],
+            t["topic_authorized_operations"],
+            [
+                (
+                    p["partition_index"],
+                    p["leader_id"] in p["replica_nodes"],
+                    sorted(p["replica_nodes"]),
+                    sorted(p["isr_nodes"]),
+                    p["eligible_leader_replicas"],
+                    p["last_known_elr"],
+                    p["offline_replicas"],
+                )
+                for p in t["partitions"]
+            ],
+        )
+        for t in sorted(result["topics"], key=lambda t: t["name"])
+    ] + [result["next_cursor"]]
+
+
+def _config_resources(result: dict, topic: str) -> dict:
+    return {
+        kind: (
+            sorted(names)
+            if kind != "topic"
+            else (topic in names, any(n.startswith("__") and n != "__course_ready" for n in names))
+        )
+        for kind, names in result.items()
+    }
+
+
+def _election(response) -> list:
+    return [
+        (r.topic, sorted((p.partition_id, p.error_code, p.error_message) for p in r.partition_result))
+        for r in response.replica_election_results
+    ]
+
+
+def described_configs(bootstrap: str, topic: str) -> dict:
+    """kafka-python's describe_configs (all) of ``topic`` (created with retention.ms=86400000) and
+    of broker 1: per topic config ``(value, source, read only, type)``; per broker config
+    ``(read only, sensitive, type)``, and advertised.listeners' source."""
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        got = admin.describe_configs(
+            [ConfigResource(ConfigResourceType.TOPIC, topic), ConfigResource(ConfigResourceType.BROKER, 1)],
+            config_filter="all",
+        )
+        modified = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+    finally:
+        admin.close()
+    broker = got["broker"]["1"]
+    return {
+        "topic": {
+            name: (c["value"], c["config_source"], c["read_only"], c["config_type"])
+            for name, c in got["topic"][topic].items()
+        },
+        "topic modified": sorted(modified["topic"][topic]),
+        "broker": {name: (c["read_only"], c["is_sensitive"], c["config_type"]) for name, c in broker.items()},
+        "advertised.listeners": broker["advertised.listeners"]["config_source"],
+    }
+
+
+def reassignment_answers(bootstrap: str, topic: str) -> dict:
+    """kafka-python's alter/list_partition_reassignments on partition 0 of ``topic`` (RF 3 on
+    brokers 1-3): to its own replicas, to a broker that does not exist, a cancel with nothing to
+    cancel, and the list afterwards."""
+    from kafka import TopicPartition
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    tp = TopicPartition(topic, 0)
+    out = {}
+    try:
+        replicas = admin.describe_topics([topic])[0]["partitions"][0]["replica_nodes"]
+        for case, target in (("same", replicas), ("unknown broker", [99]), ("cancel", None)):
+            try:
+                result = admin.alter_partition_reassignments({tp: target})[tp]
+                out[case] = None if result is None else getattr(result, "errno", repr(result))
+            except Exception as exc:  # noqa: BLE001 - the error is the answer
+                out[case] = getattr(exc, "errno", type(exc).__name__)
+        out["list"] = admin.list_partition_reassignments([tp])
+    finally:
+        admin.close()
+    return out
+
+
+def replica_log_dir_moves(bootstrap: str, topic: str) -> dict:
+    """kafka-python's alter_replica_log_dirs for partition 0 of ``topic`` on the first broker that
+    describe_log_dirs lists: to its current directory, and to one that does not exist."""
+    from kafka.structs import TopicPartitionReplica
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        first = sorted(admin.describe_log_dirs(), key=lambda r: r["broker"])[0]
+        replica = TopicPartitionReplica(topic, 0, first["broker"])
+        out = {}
+        for case, path in (("same dir", first["log_dirs"][0]["log_dir"]), ("no such dir", "/no/such/dir")):
+            result = admin.alter_replica_log_dirs({replica: path})[replica]
+            out[case] = getattr(result, "errno", result)
+        return out
+    finally:
+        admin.close()

@@ -1,0 +1,115 @@
+"""The admin APIs a Kafka 4.3 admin client uses (issue 39), served from the simulated cluster's
+state and answered as Kafka 4.3.1 answers them (tests/real/test_admin_apis_real.py, same probe):
+DescribeLogDirs, DescribeQuorum, DescribeTopicPartitions (with paging), ListConfigResources,
+ElectLeaders (preferred and unclean). With DescribeLogDirs v5 advertised, kafka-python infers
+the broker as 4.3 (it inferred 4.2 before). Which voters and observers DescribeQuorum lists depends
+on the deployment (combined or separate controllers), so the probe leaves them out."""
+
+from course_lib.wire import WireCluster
+
+from .admin_api_probes import admin_api_answers, replica_log_dir_moves
+
+NOT_NEEDED = "Leader election not needed for topic partition."
+
+
+def expected_answers(topic: str) -> dict:
+    """What kafka-python's admin sees of a 2-partition, RF=3 topic with 5 records in partition 0."""
+    return {
+        "inferred version": (4, 3),
+        "log dirs": {b: (1, [0], [(0, True, 0), (1, False, 0)]) for b in (1, 2, 3)},
+        "quorum": {"topic": "__cluster_metadata", "error": None, "leader is a voter": True, "high watermark > 0": True},
+        "topic partitions": [
+            (topic, 0, 3576, [(p, True, [1, 2, 3], [1, 2, 3], None, None, []) for p in (0, 1)]),
+            ("no-such-topic", 3, 3576, []),
+            None,
+        ],
+        "paged": {"topic_name": topic, "partition_index": 1},
+        "config resources": {"broker": ["1", "2", "3"], "broker_logger": ["1", "2", "3"], "topic": (True, False)},
+        "preferred": [(topic, [(0, 84, NOT_NEEDED), (1, 84, NOT_NEEDED), (7, 3, f"No such partition as {topic}-7")])],
+        "unclean": [(topic, [(0, 84, NOT_NEEDED)])],
+    }
+
+
+def test_admin_apis_answer_as_kafka(wire):
+    wire.create_topic("adm", partitions=2, replication_factor=3)
+    assert admin_api_answers(wire.bootstrap_servers, "adm") == expected_answers("adm")
+
+
+def test_preferred_election_gives_leadership_back(no_leaks):
+    """After a failover the preferred replica (the first) is back in the ISR but not leader:
+    a preferred election hands it the partition, a second one is not needed."""
+    from kafka import KafkaAdminClient
+
+    with WireCluster(brokers=3, seed=1, broker_session_timeout_ms=3000) as wire:
+        wire.create_topic("pref", replication_factor=3)
+        preferred = wire.partition_info("pref")["replica_nodes"][0]
+        wire.crash(preferred)
+        assert wire.wait_until(lambda: wire.cluster.controller.partitions[("pref", 0)].leader != preferred)
+        wire.restart(preferred)
+        assert wire.wait_until(lambda: preferred in wire.cluster.controller.partitions[("pref", 0)].isr)
+        admin = KafkaAdminClient(bootstrap_servers=wire.bootstrap_servers)
+        try:
+            first = admin.elect_leaders(0, {"pref": [0]}, raise_errors=False).replica_election_results
+            second = admin.elect_leaders(0, {"pref": [0]}, raise_errors=False).replica_election_results
+        finally:
+            admin.close()
+        assert [p.error_code for r in first for p in r.partition_result] == [0]
+        assert wire.leader_of("pref") == preferred
+        assert [p.error_code for r in second for p in r.partition_result] == [84]
+
+
+def test_unclean_election_elects_a_replica_outside_the_isr(no_leaks):
+    """min ISR 1, RF 2: the follower is paused out of the ISR, the leader dies - no leader.
+    An unclean election (ElectLeaders type 1) makes the out-of-sync follower leader; the
+    controller records it as unclean."""
+    from kafka import KafkaAdminClient
+
+    with WireCluster(brokers=3, seed=1, broker_session_timeout_ms=3000, replica_lag_time_max_ms=1000) as wire:
+        wire.create_topic("unclean", replication_factor=2, min_insync_replicas=1)
+        leader, follower = wire.partition_info("unclean")["replica_nodes"]
+        wire.crash(follower)
+        assert wire.wait_until(lambda: wire.cluster.controller.partitions[("unclean", 0)].isr == (leader,))
+        wire.crash(leader)
+        wire.restart(follower)
+        assert wire.wait_until(lambda: wire.cluster.controller.partitions[("unclean", 0)].leader is None)
+        admin = KafkaAdminClient(bootstrap_servers=wire.bootstrap_servers)
+        try:
+            result = admin.elect_leaders(1, {"unclean": [0]}, raise_errors=False).replica_election_results
+        finally:
+            admin.close()
+        assert [p.error_code for r in result for p in r.partition_result] == [0]
+        assert wire.leader_of("unclean") == follower
+        assert wire.call(lambda: wire.cluster.controller.unclean_elections) == 1
+
+
+#: AlterReplicaLogDirs: to the replica's own directory NONE, to one the broker lacks LOG_DIR_NOT_FOUND
+LOG_DIR_MOVES = {"same dir": 0, "no such dir": 57}
+
+
+def test_replica_log_dir_moves_answer_as_kafka(wire):
+    wire.create_topic("ard", replication_factor=3)
+    assert replica_log_dir_moves(wire.bootstrap_servers, "ard") == LOG_DIR_MOVES
+
+
+def test_log_dirs_describe_the_coordinators_topics_too(wire):
+    """__consumer_offsets holds the simulator's own records (not Kafka's binary ones): describing
+    its replicas must not fail the request (it did: the answer never came, RequestTimedOut)."""
+    from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+    from kafka.structs import OffsetAndMetadata
+
+    wire.create_topic("logged", replication_factor=3)
+    consumer = KafkaConsumer(bootstrap_servers=wire.bootstrap_servers, group_id="g", enable_auto_commit=False)
+    admin = KafkaAdminClient(bootstrap_servers=wire.bootstrap_servers)
+    try:
+        consumer.commit({TopicPartition("logged", 0): OffsetAndMetadata(1, "", -1)})
+        sizes = {
+            (t["name"], p["partition_index"]): p["partition_size"]
+            for result in admin.describe_log_dirs()
+            for d in result["log_dirs"]
+            for t in d["topics"]
+            for p in t["partitions"]
+        }
+    finally:
+        consumer.close()
+        admin.close()
+    assert sizes[("__consumer_offsets", 0)] > 0 and sizes[("logged", 0)] == 0
