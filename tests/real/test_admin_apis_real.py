@@ -1,10 +1,10 @@
 """Kafka 4.3.1's answers to the admin APIs of issue 39, with the probe and the expectation of
-tests/wire/test_admin_apis_issue39.py."""
+tests/wire/test_admin_apis_kafka43.py."""
 
 import pytest
 
 from tests.wire.admin_api_probes import admin_api_answers, replica_log_dir_moves
-from tests.wire.test_admin_apis_issue39 import LOG_DIR_MOVES, expected_answers
+from tests.wire.test_admin_apis_kafka43 import LOG_DIR_MOVES, expected_answers
 
 pytestmark = pytest.mark.real_kafka
 

@@ -1,6 +1,6 @@
 """The admin APIs issue 39 adds, through kafka-python's admin client, reduced to what a cluster
 must agree on (not disk sizes, ports or timestamps); run against the wire cluster
-(tests/wire/test_admin_apis_issue39.py) and Kafka 4.3.1 (tests/real/test_admin_apis_real.py)."""
+(tests/wire/test_admin_apis_kafka43.py) and Kafka 4.3.1 (tests/real/test_admin_apis_real.py)."""
 
 from __future__ import annotations
 

@@ -88,7 +88,7 @@ _VERSIONS = {
     DeleteGroupsRequest: (0, 2),
     IncrementalAlterConfigsRequest: (0, 1),
     DescribeClusterRequest: (0, 2),
-    # the admin APIs of issue 39, served from the simulated cluster's state; DescribeLogDirs v5 is
+    # the admin APIs a Kafka 4.3 admin client uses, served from the simulated cluster's state; DescribeLogDirs v5 is
     # what tells kafka-python (broker_version_data) that the broker is a 4.3
     DescribeLogDirsRequest: (1, 5),
     AlterReplicaLogDirsRequest: (1, 2),
