@@ -10,25 +10,24 @@ SITE_STAMP := $(VENV)/.installed-site
 
 .PHONY: lab test test-fresh prepare check bench demo clean strip exercises grade site site-offline client-suites
 
-$(STAMP): pyproject.toml
+# .venv with one extra of pyproject.toml (the editable course package and what the extra needs)
+define install_extra
 	@$(PYTHON) -c 'import sys; sys.exit("Python >= 3.11 is required (found %s)" % sys.version.split()[0]) if sys.version_info < (3, 11) else None'
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[all]'
+	$(PY) -m pip install --quiet -e '.[$(1)]'
+endef
+
+$(STAMP): pyproject.toml
+	$(call install_extra,all)
 	touch $(STAMP) $(LAB_STAMP) $(SITE_STAMP)
 
 $(LAB_STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit("Python >= 3.11 is required (found %s)" % sys.version.split()[0]) if sys.version_info < (3, 11) else None'
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[lab]'
+	$(call install_extra,lab)
 	touch $(LAB_STAMP)
 
 $(SITE_STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit("Python >= 3.11 is required (found %s)" % sys.version.split()[0]) if sys.version_info < (3, 11) else None'
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[site]'
+	$(call install_extra,site)
 	touch $(SITE_STAMP)
 
 # Jupyter refuses to run as root (containers, some VMs) unless told; only then is the flag passed.

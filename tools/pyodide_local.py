@@ -82,29 +82,19 @@ def _pypi_wheel(name: str, version: str, folder: Path, python: str) -> Path:
         if _norm(p.name.split("-")[0]).replace("-", "_") == prefix and p.name.split("-")[1] == version
     ]
     if not found:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--no-deps",
-                "--only-binary=:all:",
-                "--python-version",
-                python,
-                "--implementation",
-                "py",
-                "--platform",
-                "any",
-                "--dest",
-                str(folder),
-                f"{name}=={version}",
-            ],
-            check=True,
-        )
+        pip_download_pure(folder, [f"{name}=={version}"], python)
         return _pypi_wheel(name, version, folder, python)
     return found[0]
+
+
+def pip_download_pure(folder: Path, pins: list[str], python: str) -> None:
+    """pip's ordinary download of pure-Python wheels (``name==version``) for Pyodide's ``python``
+    (``3.13``), whatever this machine runs."""
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:"]
+        + ["--python-version", python, "--implementation", "py", "--platform", "any", "--dest", str(folder), *pins],
+        check=True,
+    )
 
 
 def _ssl_shim() -> dict[str, bytes]:

@@ -48,7 +48,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from course_lib.cache import npm_packages, prepared  # noqa: E402
-from tools.pyodide_local import PYODIDE_VERSION, npm_pyodide  # noqa: E402
+from tools.pyodide_local import PYODIDE_VERSION, npm_pyodide, pip_download_pure  # noqa: E402
 from tools.pyodide_bytecode import STDLIB, precompile  # noqa: E402
 
 CDN_PYODIDE_URL = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/pyodide.js"
@@ -238,31 +238,11 @@ def bundled_wheels() -> list[Path]:
     per set of versions (tools/prepare.py prepares it before the tests)."""
     pins = [f"{name}=={metadata.version(name)}" for name in BUNDLED]
     key = hashlib.sha256(" ".join(pins).encode()).hexdigest()[:12]
-
-    def download(folder: Path) -> None:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--no-deps",
-                "--only-binary=:all:",
-                "--python-version",
-                "3.14",
-                "--implementation",
-                "py",
-                "--platform",
-                "any",
-                "--dest",
-                str(folder),
-                *pins,
-            ],
-            check=True,
-        )
-
-    entry = prepared(f"site-wheels-{key}", download, what=f"the site's wheels ({', '.join(pins)})")
+    entry = prepared(
+        f"site-wheels-{key}",
+        lambda folder: pip_download_pure(folder, pins, "3.14"),
+        what=f"the site's wheels ({', '.join(pins)})",
+    )
     found = []
     for pin in pins:
         name, version = pin.split("==")
