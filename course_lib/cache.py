@@ -41,8 +41,6 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from filelock import FileLock
-
 STAMP = ".complete"  # written last, inside the temporary folder, before the rename
 PREPARE_HINT = "python -m tools.prepare (which .ci/run and `make prepare` run)"
 
@@ -82,6 +80,10 @@ def prepared(
             f"downloading it now. Prepare the cache first: {PREPARE_HINT}."
         )
     entry.parent.mkdir(parents=True, exist_ok=True)
+    # imported here: the browser course (Pyodide) imports this module but never makes an entry,
+    # and filelock is not among its packages
+    from filelock import FileLock
+
     with FileLock(str(entry.parent / f".{entry.name}.lock")):
         if is_complete(entry):
             return entry  # another process made it while this one waited

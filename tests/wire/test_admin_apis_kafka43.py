@@ -24,7 +24,7 @@ def expected_answers(topic: str) -> dict:
             None,
         ],
         "paged": {"topic_name": topic, "partition_index": 1},
-        "config resources": {"broker": ["1", "2", "3"], "broker_logger": ["1", "2", "3"], "topic": (True, False)},
+        "config resources": {"broker": ["1", "2", "3"], "broker_logger": ["1", "2", "3"], "topic": True},
         "preferred": [(topic, [(0, 84, NOT_NEEDED), (1, 84, NOT_NEEDED), (7, 3, f"No such partition as {topic}-7")])],
         "unclean": [(topic, [(0, 84, NOT_NEEDED)])],
     }

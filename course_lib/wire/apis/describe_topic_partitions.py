@@ -56,9 +56,10 @@ def describe_topic_partitions(gw, req) -> None:
                     "leader_epoch": state.leader_epoch,
                     "replica_nodes": list(state.replicas),
                     "isr_nodes": list(state.isr),
-                    # empty lists are null, as Kafka 4.3.1 answers them
-                    "eligible_leader_replicas": list(state.elr) or None,
-                    "last_known_elr": list(state.last_known_elr) or None,
+                    # lists, never null: the Java admin client (4.3.1) calls .stream() on both
+                    # and fails with a NullPointerException on a null
+                    "eligible_leader_replicas": list(state.elr),
+                    "last_known_elr": list(state.last_known_elr),
                     "offline_replicas": [r for r in state.replicas if r not in live],
                 }
             )
