@@ -37,7 +37,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -88,7 +88,9 @@ def prepared(
         if is_complete(entry):
             return entry  # another process made it while this one waited
         _remove_leftovers(entry)
-        work = Path(tempfile.mkdtemp(prefix=f".{entry.name}.partial-", dir=entry.parent))
+        # mkdir, not mkdtemp: the entry keeps the umask's permissions (mkdtemp's are 0700)
+        work = entry.parent / f".{entry.name}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        work.mkdir()
         try:
             make(work)
             (work / STAMP).write_text(f"{what or name}\n")
