@@ -9,7 +9,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 # one Chromium command line for every browser test (the site adds an offline host rule to it)
+from course_lib.real.processes import free_port  # noqa: F401 (the tests' one chooser of ports)
 from tools.site_server import CHROMIUM, CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,12 +37,6 @@ def skip_reason(tool: str) -> str | None:
     if shutil.which(tool, path=str(Path(sys.executable).parent)) is None:
         return f"{tool} is not installed in this environment (pip install -e '.[lab]')"
     return None
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Server:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from course_lib.real.processes import free_port
+
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 
@@ -82,14 +84,6 @@ def test_jupyterlab_reads_the_shipped_settings_and_asks_for_no_news(tmp_path):
         assert (defaults["fetchNews"], defaults["checkForUpdates"]) == expected, (shipped, defaults, warnings)
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_jupyterlab_serves_the_course_css_so_outputs_wrap_at_spaces(tmp_path):
     """JupyterLab's output <pre> has word-break: break-all (text cut mid-word). The config file
     make lab installs ($(VENV)/etc/jupyter/jupyter_lab_config.json) turns LabApp.custom_css on, and the page then loads the course's custom.css.
@@ -104,7 +98,7 @@ def test_jupyterlab_serves_the_course_css_so_outputs_wrap_at_spaces(tmp_path):
     config_dir = tmp_path / "config"  # one of the folders the /custom/ handler serves from
     (config_dir / "custom").mkdir(parents=True)
     shutil.copy(ROOT / "share/jupyter/lab/custom/custom.css", config_dir / "custom")
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "JUPYTER_CONFIG_PATH": str(config_path), "JUPYTER_CONFIG_DIR": str(config_dir)}
     server = subprocess.Popen(
         [

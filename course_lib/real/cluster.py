@@ -192,7 +192,21 @@ class LocalCluster(CreatesTopics, Namespaced, ClusterMetadata):
         self.stop()
 
     def start(self) -> "LocalCluster":
-        """Format storage, start every node and wait until the cluster serves a test topic."""
+        """Format storage, start every node and wait until the cluster serves a test topic.
+
+        Free ports are chosen where nothing takes them by accident (``free_port``); if another
+        process still took one before a broker bound it, the cluster starts again on new ports
+        (twice at most) - with a ``base_port`` the ports are the caller's, and the error is theirs."""
+        for attempt in range(3):
+            try:
+                return self._start_once()
+            except PortInUse:
+                if self.processes.base_port is not None or attempt == 2:
+                    raise
+                self.processes.discard_data()  # formatted by the failed attempt: ours alone
+        raise AssertionError("unreachable")
+
+    def _start_once(self) -> "LocalCluster":
         if self.started:
             return self
         t0 = time.monotonic()

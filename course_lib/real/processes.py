@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import errno
 import os
+import random
 import shutil
 import signal
 import socket
@@ -47,17 +48,37 @@ JVM_OPTS = [
 ]
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nobody listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+def _ephemeral_range() -> tuple[int, int]:
+    """The ports the kernel hands to outgoing connections (Linux; the usual range elsewhere)."""
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port on ``host`` that nobody listens on right now, chosen *below* the ephemeral range.
+
+    Why not ``bind(0)``: the kernel takes that port from the range it also gives every outgoing
+    connection, so between this call and the server's own bind a client connecting anywhere (a
+    broker to its peers, a test's consumer) can take it - a busy suite saw a broker fail with
+    "Address already in use". Ports below the range are only ever taken on purpose."""
+    low, _ = _ephemeral_range()
+    rng = random.SystemRandom()
+    for _ in range(200):
+        port = rng.randrange(10_000, low) if low > 11_000 else rng.randrange(low, 65_536)
+        if port_is_free(port, host):
+            return port
+    with socket.socket() as s:  # everything below the range is taken: let the OS choose
+        s.bind((host, 0))
         return s.getsockname()[1]
 
 
-def port_is_free(port: int) -> bool:
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket() as s:
         try:
-            s.bind(("127.0.0.1", port))
+            s.bind((host, port))
         except OSError as e:
             if e.errno == errno.EADDRINUSE:
                 return False
@@ -405,8 +426,12 @@ class KafkaProcesses:
             if node.proxy is not None:
                 node.proxy.close()
         if self.own_dir:
-            shutil.rmtree(self.root / "data", ignore_errors=True)
+            self.discard_data()
         (self.root / "cluster.pid").unlink(missing_ok=True)
+
+    def discard_data(self) -> None:
+        """Delete every node's data (the cluster is stopped)."""
+        shutil.rmtree(self.root / "data", ignore_errors=True)
 
     def pids(self) -> list[int]:
         return [n.pid for n in self.all() if n.pid is not None and n.running()]

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 from course_lib.real import watchdog
+from course_lib.real.processes import free_port
 from course_lib.spark.session import SparkUnavailable, cached_connector_jars, check_java, check_pyspark
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
@@ -35,13 +36,6 @@ DEFAULT_PORT = 15002  # Spark Connect's own default
 WATCHDOG = Path(watchdog.__file__)
 #: Runs the server's Python workers with the installed pyspark (see the script).
 WORKER_PYTHON = Path(__file__).with_name("worker_python.sh")
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A port nothing listens on right now (the OS picks it)."""
-    with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 def port_in_use(host: str, port: int) -> bool:

@@ -78,6 +78,31 @@ def test_port_in_use_is_refused_with_advice():
         assert not _ours(c.tag)
 
 
+def test_a_free_port_taken_before_the_broker_binds_it_is_replaced(monkeypatch):
+    """The race a busy suite hit: a port chosen free, then taken by someone else before the broker
+    bound it. The cluster starts again on new ports instead of failing the caller."""
+    from course_lib.real import processes
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))  # bound, not listening: as an outgoing connection holds its port
+        taken = s.getsockname()[1]
+        handed_out = iter([taken])
+        real = processes.free_port
+        monkeypatch.setattr(processes, "free_port", lambda: next(handed_out, None) or real())
+        with LocalCluster(brokers=1, proxies=False, progress=False) as c:
+            assert c.nodes[1].client_port != taken
+            assert taken not in (c.nodes[1].replication_port, c.nodes[1].controller_port)
+        assert next(handed_out, None) is None, "the taken port was never handed to the cluster"
+    assert _wait_gone(c.tag) == []
+
+
+def test_free_ports_are_not_the_ones_outgoing_connections_get():
+    from course_lib.real.processes import _ephemeral_range, free_port
+
+    low, _ = _ephemeral_range()
+    assert all(free_port() < low for _ in range(50))
+
+
 def test_ctrl_c_during_start_leaves_no_jvm(monkeypatch):
     # Ctrl-C (KeyboardInterrupt) while waiting for the brokers: start() must clean up itself.
     c = LocalCluster(brokers=1, progress=False)

@@ -35,10 +35,13 @@ def test_a_replica_moves_by_replication(no_leaks):
             producer.send("move", f"v{i}".encode())
         producer.flush(30)
         producer.close()
-        wire.pause(b)
-        admin = KafkaAdminClient(bootstrap_servers=wire.live_bootstrap_servers())
+        admin = KafkaAdminClient(bootstrap_servers=wire.bootstrap_servers)
         tp = TopicPartition("move", 0)
         try:
+            # The admin finds the controller (a metadata request to whichever broker it likes) and
+            # connects to it *before* b stops answering: asked later, it may ask b and wait forever.
+            assert admin.list_partition_reassignments([tp]) == {}
+            wire.pause(b)
             assert admin.alter_partition_reassignments({tp: [b]}) == {tp: None}
             under_way = admin.list_partition_reassignments([tp])
             wire.resume(b)
