@@ -27,7 +27,7 @@ Taught in notebooks/02_acks_and_durability (and every notebook after it).
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from .check_result import ANOMALIES, Anomaly, CheckResult, Message
@@ -377,6 +377,9 @@ class ShareObserved:
     processed: dict  # message -> [(worker, time)]
     start_offsets: dict  # partition -> the share group's start offset (share.auto.offset.reset)
     events: list  # what explains a redelivery: lock expiries, releases, closes, crashes, elections
+    #: (partition, offset) -> where its dead letter went, "dlq.x partition p offset o", or why it
+    #: was not written (KIP-1191: archived *to the dead-letter topic*, or archived all the same)
+    dead_letters: dict = field(default_factory=dict)
 
     @property
     def redelivered(self) -> int:
@@ -395,6 +398,11 @@ class ShareObserved:
     def archived_by(self, why: str) -> int:
         return sum(1 for w, _ in self.archived.values() if w.startswith(why))
 
+    @property
+    def archived_to_dead_letter_topic(self) -> int:
+        """Archived records whose dead letter was written (the rest were archived only)."""
+        return sum(1 for k in self.archived if self.dead_letters.get(k, (False,))[0])
+
     def delivery_counts(self) -> dict:
         """message -> the delivery counts it was handed out with, in order."""
         return {d[0].message: [x.delivery_count for x in d] for d in self.deliveries.values()}
@@ -407,6 +415,7 @@ def observe_share(history: History, topic: str) -> ShareObserved:
     processed: dict = defaultdict(list)
     starts: dict = {}
     events = []
+    dead_letters: dict = {}
     for op in history:
         f, value = op.f, op.value
         if f == OpName.SHARE_POLL and op.type == OK and op.topic == topic:
@@ -424,6 +433,11 @@ def observe_share(history: History, topic: str) -> ShareObserved:
             partition = value["partition"]
             if f == "share_start":
                 starts.setdefault(partition, value["start_offset"])
+            elif f == "share_dead_lettered":
+                where = f"{value['dlq_topic']} partition {value['dlq_partition']} offset {value['dlq_offset']}"
+                dead_letters[(partition, value["offset"])] = (True, where)
+            elif f == "share_dlq_failed":
+                dead_letters[(partition, value["offset"])] = (False, value["error"])
             elif f == "share_archived":
                 for offset in value["rejected"]:
                     archived.setdefault((partition, offset), ("rejected by its worker", op.time_ms))
@@ -437,7 +451,18 @@ def observe_share(history: History, topic: str) -> ShareObserved:
             events.append(op)
     for d in deliveries.values():
         d.sort(key=lambda x: x.time_ms)
-    return ShareObserved(topic, dict(deliveries), accepted, archived, dict(processed), starts, events)
+    return ShareObserved(topic, dict(deliveries), accepted, archived, dict(processed), starts, events, dead_letters)
+
+
+def _dead_letter_note(obs: ShareObserved, key) -> str:
+    """How an archived record's dead letter went, if its group has a dead-letter topic."""
+    letter = obs.dead_letters.get(key)
+    if letter is None:
+        return ""
+    written, detail = letter
+    if written:
+        return f"; archived to the dead-letter topic ({detail})"
+    return f"; archived without a dead letter ({detail})"
 
 
 def _why_redelivered(obs: ShareObserved, key, before: Delivery, after: Delivery) -> str | None:
@@ -527,7 +552,7 @@ def check_share(
             "archived",
             message,
             f"{message} (partition {key[0]}, offset {key[1]}) was archived at {t:g} ms after {len(ds)} "
-            f"deliver{'y' if len(ds) == 1 else 'ies'}: {why}",
+            f"deliver{'y' if len(ds) == 1 else 'ies'}: {why}{_dead_letter_note(obs, key)}",
             t,
         )
     for message, runs in sorted(obs.processed.items()):

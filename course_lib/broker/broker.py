@@ -392,6 +392,8 @@ HANDLERS: dict[type, Handler] = {
     # state at the share coordinator
     **{cls: lambda broker, src, msg: broker.share_groups.handle(src, msg) for cls in ShareGroupCoordinator.HANDLERS},
     ShareFetchRequest: lambda broker, src, msg: broker.shares.share_fetch(src, msg),
+    # the answer to a share-partition's dead-letter write (KIP-1191: a Produce to the DLQ's leader)
+    ProduceResponse: lambda broker, src, msg: broker.shares.dead_letters.on_produce_response(msg),
     ShareAcknowledgeRequest: lambda broker, src, msg: broker.shares.share_acknowledge(src, msg),
     **{cls: lambda broker, src, msg: broker.share_state.handle(src, msg) for cls in ShareCoordinator.HANDLERS},
     ShareGroupStateResponse: lambda broker, src, msg: broker.shares.on_state_response(msg),

@@ -28,7 +28,9 @@ from typing import Mapping
 from .options import ClusterOptions
 
 #: ClusterOptions fields that are the simulator's own, not a Kafka broker config
-NOT_KAFKA_CONFIGS = frozenset({"latency_ms", "jitter_ms", "features", "trace", "eligible_leader_replicas_enable"})
+NOT_KAFKA_CONFIGS = frozenset(
+    {"kafka_version", "latency_ms", "jitter_ms", "features", "trace", "eligible_leader_replicas_enable"}
+)
 
 
 def broker_config_names() -> dict[str, str]:
@@ -57,6 +59,8 @@ def options_from_broker_config(config: Mapping[str, object]) -> dict:
 
 def _parse(name: str, value: object, kind: str):
     text = str(value).strip()
+    if kind == "str":
+        return text
     if kind == "bool":
         if isinstance(value, bool):
             return value

@@ -236,7 +236,7 @@ class Cluster:
         ValueError: share.delivery.count.limit must be a number in [2, 10], got 1
         """
         for name, value in configs.items():
-            check_group_config(name, value)
+            check_group_config(name, value, self.options.kafka_version)
         self.share_group_configs.setdefault(group, {}).update(configs)
 
     def topic_config(self, topic: str) -> TopicConfig:

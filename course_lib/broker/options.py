@@ -8,31 +8,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
+from .kafka_releases import (
+    DEFAULT_KAFKA_VERSION,
+    RELEASE_FEATURES,
+    SUPPORTED_RELEASE_FEATURES,
+    check_kafka_version,
+    later_broker_configs,
+)
+
 #: the broker features a freshly formatted Kafka 4.3.1 cluster finalizes (``kafka-features
 #: describe``; ``Feature.defaultLevel(MetadataVersion.LATEST_PRODUCTION)`` in
 #: kafka-server-common 4.3.1): metadata.version 30 is 4.3-IV0. (``eligible.leader.replicas.version``
 #: is :attr:`ClusterOptions.eligible_leader_replicas_enable`; ``kraft.version`` is the quorum's.)
-KAFKA_4_3_FEATURES = {
-    "metadata.version": 30,
-    "transaction.version": 2,
-    "group.version": 1,
-    "share.version": 1,
-    "streams.version": 1,
-}
+#: Other releases: :mod:`.kafka_releases`.
+KAFKA_4_3_FEATURES = RELEASE_FEATURES["4.3.1"]
+#: ... and Kafka 4.4.0's: share.version 2 (KIP-1191 dead-letter queues), metadata.version 4.4-IV2
+KAFKA_4_4_FEATURES = RELEASE_FEATURES["4.4.0"]
 #: feature -> (min, max) level a Kafka 4.3.1 broker supports (ApiVersions' SupportedFeatures)
-SUPPORTED_FEATURES = {
-    "metadata.version": (7, 30),
-    "kraft.version": (0, 1),
-    "transaction.version": (0, 2),
-    "group.version": (0, 1),
-    "eligible.leader.replicas.version": (0, 1),
-    "share.version": (0, 1),
-    "streams.version": (0, 1),
-}
+SUPPORTED_FEATURES = SUPPORTED_RELEASE_FEATURES["4.3.1"]
 
 
 @dataclass
 class ClusterOptions:
+    #: the Kafka release modelled (:mod:`.kafka_releases`): its default feature levels and the
+    #: configs it knows; "4.4.0" finalizes share.version 2 (dead-letter queues for share groups)
+    kafka_version: str = DEFAULT_KAFKA_VERSION
     #: followers out of touch this long leave the ISR (Kafka default 30 s)
     replica_lag_time_max_ms: float = 30000
     #: a follower's fetch waits at most this long at the leader when there is no new data
@@ -85,7 +85,7 @@ class ClusterOptions:
     #: ``kafka-features upgrade/downgrade``), advertised in ApiVersions so each client negotiates
     #: what it negotiates with Kafka: ``{"transaction.version": 1}`` keeps every client on
     #: transactions v1 (KIP-890 off), ``{"group.version": 0}`` refuses the consumer group
-    #: protocol (KIP-848). Features not named keep Kafka 4.3.1's levels (``KAFKA_4_3_FEATURES``).
+    #: protocol (KIP-848). Features not named keep the release's levels (``kafka_version``).
     features: dict = field(default_factory=dict)
     #: share groups (KIP-932), Kafka 4.3's broker defaults (``ShareGroupConfig``); a group may
     #: override them with group configs (``cluster.alter_share_group_config``)
@@ -94,6 +94,10 @@ class ClusterOptions:
     group_share_partition_max_record_locks: int = 2000
     group_share_session_timeout_ms: float = 45000
     group_share_heartbeat_interval_ms: float = 5000
+    #: KIP-1191 (Kafka 4.4, cluster-wide dynamic configs): a share group's dead-letter topic that
+    #: does not exist is created on its first dead letter; its name must start with the prefix
+    errors_deadletterqueue_auto_create_topics_enable: bool = False
+    errors_deadletterqueue_topic_name_prefix: str = "dlq."
     #: record every message on the wire for the space-time diagram (costs memory)
     trace: bool = False
 
@@ -104,6 +108,16 @@ class ClusterOptions:
         if unknown:
             raise ValueError(f"unknown cluster option(s) {unknown}; known options: {sorted(known)}")
         options = cls(**kwargs)
+        check_kafka_version(options.kafka_version)
+        for f in fields(cls):  # a broker config of a later release (KIP-1191's on 4.3.1)
+            name = f.name.replace("_", ".")
+            if name in later_broker_configs(options.kafka_version) and getattr(options, f.name) != f.default:
+                raise ValueError(f"Kafka {options.kafka_version} has no broker config {name} (Kafka 4.4.0 has)")
+        if not isinstance(options.errors_deadletterqueue_topic_name_prefix, str):
+            raise ValueError(
+                "errors_deadletterqueue_topic_name_prefix must be a string, got "
+                f"{options.errors_deadletterqueue_topic_name_prefix!r}"
+            )
         for f in fields(cls):
             value = getattr(options, f.name)
             if f.name.endswith("_ms") and (not isinstance(value, (int, float)) or value < 0):
@@ -119,19 +133,22 @@ class ClusterOptions:
                 f"group_min_session_timeout_ms ({options.group_min_session_timeout_ms:g}) must not exceed "
                 f"group_max_session_timeout_ms ({options.group_max_session_timeout_ms:g})"
             )
-        unknown_features = sorted(
-            set(options.features) - (set(SUPPORTED_FEATURES) - {"eligible.leader.replicas.version"})
-        )
+        supported = options.supported_features()
+        unknown_features = sorted(set(options.features) - (set(supported) - {"eligible.leader.replicas.version"}))
         if unknown_features:
             raise ValueError(
-                f"unknown feature(s) {unknown_features}; known: {sorted(KAFKA_4_3_FEATURES)}"
+                f"unknown feature(s) {unknown_features}; known: {sorted(RELEASE_FEATURES[options.kafka_version])}"
                 " (eligible.leader.replicas.version is the option eligible_leader_replicas_enable)"
             )
         for name, level in options.features.items():
-            lo, hi = SUPPORTED_FEATURES[name]
+            lo, hi = supported[name]
             if not isinstance(level, int) or not (lo if name == "metadata.version" else 0) <= level <= hi:
                 raise ValueError(f"feature {name} must be a level from {lo} to {hi}, got {level!r}")
         return options
+
+    def supported_features(self) -> dict:
+        """feature -> (min, max) level the modelled release's brokers support."""
+        return SUPPORTED_RELEASE_FEATURES[self.kafka_version]
 
     def finalized_features(self) -> dict:
         """feature -> finalized level, as ApiVersions reports them (levels of 0 are not finalized).
@@ -140,9 +157,11 @@ class ClusterOptions:
         2
         >>> ClusterOptions.from_kwargs(features={"transaction.version": 1}).finalized_features()["transaction.version"]
         1
+        >>> ClusterOptions.from_kwargs(kafka_version="4.4.0").finalized_features()["share.version"]
+        2
         """
         levels = {
-            **KAFKA_4_3_FEATURES,
+            **RELEASE_FEATURES[self.kafka_version],
             "eligible.leader.replicas.version": int(self.eligible_leader_replicas_enable),
             **self.features,
         }
@@ -155,7 +174,8 @@ class ClusterOptions:
 
     @property
     def share_version(self) -> int:
-        """The finalized ``share.version``: 1 enables share groups (KIP-932; Kafka 4.2+ default)."""
+        """The finalized ``share.version``: 1 enables share groups (KIP-932; Kafka 4.2+ default), 2
+        their dead-letter queues (KIP-1191; Kafka 4.4's default)."""
         return self.finalized_features().get("share.version", 0)
 
     @property

@@ -12,12 +12,30 @@ group-coordinator module.
 Traceback (most recent call last):
 ...
 ValueError: share.auto.offset.reset must be one of ['earliest', 'latest', 'by_duration:<ISO-8601 duration>'], got 'oldest'
+
+Kafka 4.4 adds a share group's dead-letter queue (KIP-1191, :mod:`.dead_letter_queue`): on an
+older release its configs are unknown, as they are to a 4.3.1 broker.
+
+>>> check_group_config("errors.deadletterqueue.topic.name", "dlq.jobs", "4.3.1")
+Traceback (most recent call last):
+...
+ValueError: Unknown group config name: errors.deadletterqueue.topic.name
+>>> check_group_config("errors.deadletterqueue.topic.name", "__jobs", "4.4.0")
+Traceback (most recent call last):
+...
+ValueError: errors.deadletterqueue.topic.name: DLQ topic name must not start with '__'
+>>> parse_group_config("errors.deadletterqueue.copy.record.enable", "yes")
+Traceback (most recent call last):
+...
+ValueError: Invalid value yes for configuration errors.deadletterqueue.copy.record.enable: Expected value to be either true or false
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from .kafka_releases import DEFAULT_KAFKA_VERSION, added_configs
 
 #: group.share.record.lock.duration.ms: how long a consumer holds acquired records (30 s)
 RECORD_LOCK_DURATION_MS = 30_000
@@ -41,9 +59,15 @@ _GROUP_CONFIGS = {
     "share.heartbeat.interval.ms": "heartbeat_interval_ms",
     "share.auto.offset.reset": "auto_offset_reset",
     "share.isolation.level": "isolation_level",
+    # KIP-1191 (Kafka 4.4): the group's dead-letter topic ("": none) and whether a dead letter
+    # carries the source record's key and value
+    "errors.deadletterqueue.topic.name": "dlq_topic_name",
+    "errors.deadletterqueue.copy.record.enable": "dlq_copy_record_enable",
 }
 #: the group configs whose values are words, not numbers
-WORD_CONFIGS = ("share.auto.offset.reset", "share.isolation.level")
+WORD_CONFIGS = ("share.auto.offset.reset", "share.isolation.level", "errors.deadletterqueue.topic.name")
+#: the group configs that are true or false
+BOOLEAN_CONFIGS = ("errors.deadletterqueue.copy.record.enable",)
 #: share.isolation.level (group config): read_uncommitted (the default) hands out records up to
 #: the high watermark; read_committed up to the last stable offset, archiving aborted ones
 ISOLATION_LEVELS = ("read_uncommitted", "read_committed")
@@ -58,12 +82,15 @@ class ShareGroupSettings:
     heartbeat_interval_ms: float = HEARTBEAT_INTERVAL_MS
     auto_offset_reset: str = AUTO_OFFSET_RESET
     isolation_level: str = ISOLATION_LEVELS[0]
+    dlq_topic_name: str = ""
+    dlq_copy_record_enable: bool = False
 
     @classmethod
     def resolve(cls, options, group_configs: dict | None) -> "ShareGroupSettings":
         """The broker defaults (``options``: a ClusterOptions, or None for Kafka's) overridden
         by a group's configs."""
-        base = {}
+        base: dict = {}
+        version = DEFAULT_KAFKA_VERSION if options is None else options.kafka_version
         if options is not None:
             base = {
                 "record_lock_duration_ms": options.group_share_record_lock_duration_ms,
@@ -73,19 +100,49 @@ class ShareGroupSettings:
                 "heartbeat_interval_ms": options.group_share_heartbeat_interval_ms,
             }
         for name, value in (group_configs or {}).items():
-            check_group_config(name, value)
+            check_group_config(name, value, version)
             base[_GROUP_CONFIGS[name]] = value
         return cls(**base)
 
 
-def check_group_config_name(name: str) -> None:
-    if name not in _GROUP_CONFIGS:
-        raise ValueError(f"unknown share group config {name!r}; known: {sorted(_GROUP_CONFIGS)}")
+def check_group_config_name(name: str, kafka_version: str = DEFAULT_KAFKA_VERSION) -> None:
+    """Kafka's refusal (``GroupConfig.validateNames``) of a name the release does not know."""
+    later = {n for n in _GROUP_CONFIGS if n.startswith("errors.")} - set(added_configs(kafka_version, "group"))
+    if name not in _GROUP_CONFIGS or name in later:
+        raise ValueError(f"Unknown group config name: {name}")
 
 
-def check_group_config(name: str, value) -> None:
+def parse_group_config(name: str, text):
+    """A group config's value as it comes over the wire (a string) -> the value it stands for."""
+    if name in WORD_CONFIGS:
+        return text
+    if name in BOOLEAN_CONFIGS:
+        if str(text).strip().lower() not in ("true", "false"):
+            raise ValueError(
+                f"Invalid value {text} for configuration {name}: Expected value to be either true or false"
+            )
+        return str(text).strip().lower() == "true"
+    try:
+        return int(text or "")
+    except ValueError:
+        raise ValueError(f"{name} must be a number, got {text!r}") from None
+
+
+def check_group_config(name: str, value, kafka_version: str = DEFAULT_KAFKA_VERSION) -> None:
     """Kafka's bounds for a share group config; a clear error otherwise."""
-    check_group_config_name(name)
+    check_group_config_name(name, kafka_version)
+    if name == "errors.deadletterqueue.topic.name":
+        if not isinstance(value, str):
+            raise ValueError(f"{name} must be a topic name (a string), got {value!r}")
+        if value.startswith("__"):  # the internal topics' namespace (GroupConfig's validator)
+            raise ValueError(f"{name}: DLQ topic name must not start with '__'")
+        return
+    if name in BOOLEAN_CONFIGS:
+        if not isinstance(value, bool):
+            raise ValueError(
+                f"Invalid value {value} for configuration {name}: Expected value to be either true or false"
+            )
+        return
     if name == "share.isolation.level":
         if value not in ISOLATION_LEVELS:
             raise ValueError(f"share.isolation.level must be one of {list(ISOLATION_LEVELS)}, got {value!r}")

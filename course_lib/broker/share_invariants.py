@@ -24,6 +24,10 @@ The invariants (KIP-932's promises, on the simulator's state):
    succeeded) is never acquired again, on this leader or any later one - archived records stay
    archived across failover - and the persisted start offset never moves back.
 
+5. ``dead_letter_of_archived`` (KIP-1191): a dead letter is begun only for a record its
+   share-partition has archived (rejected, or over the delivery count limit) - never for one
+   still available, acquired or acknowledged - and once per archiving.
+
 "Persisted" for counts and start offsets means committed in ``__share_group_state`` (below its
 high watermark), folded here independently of the share coordinator's own cache. (A write whose
 answer was lost may be committed although its leader rolled it back, as Kafka's
@@ -35,7 +39,7 @@ from __future__ import annotations
 
 from .invariants import InvariantViolation
 from .share_coordinator import SHARE_STATE_TOPIC
-from .share_partition import ACQUIRED, FINAL
+from .share_partition import ACQUIRED, ARCHIVED, FINAL
 
 __all__ = ["InvariantViolation", "ShareInvariants"]
 
@@ -59,6 +63,9 @@ class ShareInvariants:
         #: share-partition serial -> (what it looked like, its soonest lock deadline, its holders)
         self._cache: dict[int, tuple] = {}
         self._fold_version = 0
+        #: broker id -> dead letters of its writer checked so far; (share-partition serial, offset)s seen
+        self._letters_seen: dict[int, int] = {}
+        self._lettered: set[tuple] = set()
 
     @classmethod
     def attach(cls, cluster) -> ShareInvariants:
@@ -74,6 +81,7 @@ class ShareInvariants:
     # ---- the check ----------------------------------------------------------------------------
     def check(self) -> None:
         self.checks += 1
+        self._check_dead_letters()
         current = self._current()
         if not current and not self._holders:
             return
@@ -134,6 +142,18 @@ class ShareInvariants:
             soonest = min((h[3] for h in mine.values()), default=float("inf"))
             self._cache[sp.serial] = (stamp, soonest, mine)
         self._holders = seen_holders
+
+    def _check_dead_letters(self) -> None:
+        for broker_id, broker in self.cluster.brokers.items():
+            begun = broker.shares.dead_letters.begun
+            for sp, offset in begun[self._letters_seen.get(broker_id, 0) :]:
+                r, key = sp.records.get(offset), (sp.group, sp.tp, offset)
+                if r is not None and r.state != ARCHIVED:
+                    self._fail("dead_letter_of_archived", key, f"a dead letter was begun for a record {r.state}")
+                if (sp.serial, offset) in self._lettered:
+                    self._fail("dead_letter_of_archived", key, "a second dead letter for one archiving")
+                self._lettered.add((sp.serial, offset))
+            self._letters_seen[broker_id] = len(begun)
 
     def _check_count(self, rkey, sp, count: int, persisted) -> None:
         before = self._counts.get(rkey)

@@ -52,6 +52,7 @@ from .protocol import (
     WriteShareGroupStateRequest,
     node_name,
 )
+from .dead_letter_queue import OVER_LIMIT, REJECTED, DeadLetterWriter
 from .share_batches import RECORD_LIMIT, InFlightBatch, cut_new, throttle_limit, whole_runs
 from .share_config import ShareGroupSettings, by_duration_ms
 from .share_coordinator import SHARE_STATE_TOPIC
@@ -366,6 +367,8 @@ class SharePartition:
                 "archived": archived,
             },
         )
+        if archived:
+            self.manager.dead_letters.archived(self, archived, OVER_LIMIT)
         self._persist(changed, lambda error: self._settled(changed))
 
     def _settled(self, offsets: list) -> None:
@@ -419,6 +422,9 @@ class SharePartition:
                     "delivery_limit": limited,
                 },
             )
+            for offset, kind in sorted(acks):  # each dead letter in offset order
+                if offset in rejected or offset in limited:
+                    self.manager.dead_letters.archived(self, [offset], REJECTED if kind == REJECT else OVER_LIMIT)
         if not changed:
             return done(None)
 
@@ -538,8 +544,11 @@ class SharePartitionManager:
         self._locks = 0
         #: connection (the client's node) -> the (group, member)s whose share sessions it carries
         self.sessions: dict[str, set[tuple[str, str]]] = {}
+        #: records given up on also go to the group's dead-letter topic, if it has one (KIP-1191)
+        self.dead_letters = DeadLetterWriter(broker)
 
     def crash(self) -> None:
+        self.dead_letters.crash()
         self.partitions.clear()
         self._pending.clear()
         self.parked.clear()

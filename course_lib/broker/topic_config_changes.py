@@ -50,10 +50,10 @@ def alter_topic_configs_request(cluster, topic: str, ops: list, validate_only: b
     changes: dict = {}
     overrides = dict(config.overrides)
     for name, operation, value in ops:
-        if name not in catalogue()["topic"]:
+        if name not in catalogue(cluster.options.kafka_version)["topic"]:
             return Errors.InvalidConfigurationError, f"Unknown topic config name: {name}"
         if operation == SET:
-            invalid = validate_topic_configs({name: value})
+            invalid = validate_topic_configs({name: value}, cluster.options.kafka_version)
             if invalid is not None:
                 return invalid
             overrides[name] = str(value)

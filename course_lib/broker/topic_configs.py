@@ -25,6 +25,8 @@ from importlib import resources
 
 from kafka import errors as Errors
 
+from .kafka_releases import DEFAULT_KAFKA_VERSION, added_configs
+
 log = logging.getLogger("course_lib.broker")
 
 #: the topic configs the simulator acts on -> TopicConfig field
@@ -70,14 +72,25 @@ _LONG_RANGE = (-(2**63), 2**63 - 1)
 
 
 @functools.cache
-def catalogue() -> dict:
-    """``{"topic": {name: {default, type, read_only, sensitive}}, "broker": {...}, "kafka_version"}``."""
-    return json.loads(resources.files("course_lib.broker").joinpath("kafka_configs.json").read_text())
+def catalogue(kafka_version: str = DEFAULT_KAFKA_VERSION) -> dict:
+    """``{"topic": {name: {default, type, read_only, sensitive}}, "broker": {...}, "kafka_version"}``:
+    the recorded 4.3.1 catalogue plus what ``kafka_version`` added (:mod:`.kafka_releases`).
+
+    >>> "errors.deadletterqueue.group.enable" in catalogue("4.4.0")["topic"], "errors.deadletterqueue.group.enable" in catalogue()["topic"]
+    (True, False)
+    """
+    recorded = json.loads(resources.files("course_lib.broker").joinpath("kafka_configs.json").read_text())
+    for kind in ("topic", "broker"):
+        for name, (default, kind_of_value) in added_configs(kafka_version, kind).items():
+            # KIP-1191's broker configs are dynamic cluster-wide ones: not read-only
+            recorded[kind][name] = {"default": default, "type": kind_of_value, "read_only": False, "sensitive": False}
+    recorded["kafka_version"] = kafka_version
+    return recorded
 
 
-def validate_topic_configs(configs: dict):
+def validate_topic_configs(configs: dict, kafka_version: str = DEFAULT_KAFKA_VERSION):
     """None, or ``(InvalidConfigurationError, Kafka's message)`` for the first bad config."""
-    known = catalogue()["topic"]
+    known = catalogue(kafka_version)["topic"]
     for name, value in configs.items():
         if name not in known:
             return Errors.InvalidConfigurationError, f"Unknown topic config name: {name}"
@@ -117,9 +130,15 @@ def _problem(name: str, text: str, kind: str) -> str | None:
     return None
 
 
+#: topic configs a broker reads elsewhere: a share group's dead-letter writer (KIP-1191)
+READ_BY_DEAD_LETTER_WRITER = frozenset({"errors.deadletterqueue.group.enable"})
+
+
 @functools.cache
 def note_not_modelled(name: str) -> None:
     """Say once per config that it is kept and described but does not act."""
+    if name in READ_BY_DEAD_LETTER_WRITER:
+        return
     log.warning(
         "topic config %s is stored and described as Kafka does, but the simulator does not model it",
         name,
@@ -136,7 +155,7 @@ def describe_topic(config, options, given: frozenset | set = frozenset()) -> lis
         "unclean.leader.election.enable": str(options.unclean_leader_election_enable).lower(),
     }
     rows = []
-    for name, spec in sorted(catalogue()["topic"].items()):
+    for name, spec in sorted(catalogue(options.kafka_version)["topic"].items()):
         if name in own:
             value, source = own[name], TOPIC_CONFIG
         elif name in broker_values and (broker_values[name] != spec["default"] or name in given):
@@ -147,11 +166,11 @@ def describe_topic(config, options, given: frozenset | set = frozenset()) -> lis
     return rows
 
 
-def describe_broker(static: dict) -> list[dict]:
+def describe_broker(static: dict, kafka_version: str = DEFAULT_KAFKA_VERSION) -> list[dict]:
     """DescribeConfigs rows of a broker: ``static`` (Kafka name -> value set for this broker:
     server.properties' STATIC_BROKER_CONFIG) over Kafka's defaults."""
     rows = []
-    for name, spec in sorted(catalogue()["broker"].items()):
+    for name, spec in sorted(catalogue(kafka_version)["broker"].items()):
         if name in static:
             rows.append(_row(name, static[name], STATIC_BROKER_CONFIG, spec))
         else:

@@ -55,7 +55,7 @@ def create_topic_request(
             Errors.InvalidReplicationFactorError,
             f"replication factor {replication_factor} is not between 1 and the {len(cluster.brokers)} brokers",
         )
-    invalid = validate_topic_configs(configs)
+    invalid = validate_topic_configs(configs, cluster.options.kafka_version)
     if invalid is not None:
         return invalid
     try:

@@ -389,6 +389,25 @@ DLQ_HEADERS = (
     "__dlq.errors.delivery.count",
     "__dlq.errors.message",
 )
+#: the deliveries every run sees, whatever the DLQ does: the rejected record and the one over the
+#: limit (2) are archived, never delivered again (value -> delivery counts seen)
+DLQ_DELIVERIES = {"job-0": [1], "job-1": [1], "job-2": [1, 2], "job-3": [1]}
+#: ``__dlq.errors.message`` of a rejected record, and of one over the delivery count limit
+DLQ_REJECTED_MESSAGE = "Offset rejected by client."
+DLQ_OVER_LIMIT_MESSAGE = "Offset delivery count exceeded the threshold."
+
+
+def dlq_origin(got: dict, offset: int, count: int, why: str, partition: int = 0) -> dict:
+    """The headers Kafka 4.4.0 writes on the dead letter of ``got``'s (a :func:`dead_letter_queue`
+    result's) source record at ``offset``, delivered ``count`` times, for ``why``."""
+    return {
+        "__dlq.errors.topic": got["topic"],
+        "__dlq.errors.partition": str(partition),
+        "__dlq.errors.offset": str(offset),
+        "__dlq.errors.group": got["group"],
+        "__dlq.errors.delivery.count": str(count),
+        "__dlq.errors.message": why,
+    }
 
 
 def dead_letter_queue(

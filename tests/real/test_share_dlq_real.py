@@ -28,15 +28,18 @@ import uuid
 import pytest
 
 from course_lib.real import jars
-from course_lib.real.share_groups import DLQ_HEADERS, DLQ_SOURCE_TIMESTAMP_MS, dead_letter_queue
+from course_lib.real.share_groups import (
+    DLQ_DELIVERIES as DELIVERIES,
+    DLQ_HEADERS,
+    DLQ_OVER_LIMIT_MESSAGE as OVER_LIMIT,
+    DLQ_REJECTED_MESSAGE as REJECTED,
+    DLQ_SOURCE_TIMESTAMP_MS,
+    dead_letter_queue,
+)
+from course_lib.real.share_groups import dlq_origin as origin
 from tests.java_client import support
 
 pytestmark = pytest.mark.real_kafka
-
-#: the deliveries every run sees, whatever the DLQ does: the rejected record and the one over the
-#: limit (2) are archived, never delivered again
-DELIVERIES = {"job-0": [1], "job-1": [1], "job-2": [1, 2], "job-3": [1]}
-REJECTED, OVER_LIMIT = "Offset rejected by client.", "Offset delivery count exceeded the threshold."
 
 
 def has_kip_1191(cluster) -> bool:
@@ -76,17 +79,6 @@ def dlq_topic(cluster, stem: str, partitions: int = 1, **config: str) -> str:
     name = cluster.create_topic(f"{stem}-{uuid.uuid4().hex[:6]}", partitions=partitions, config=settings)
     assert name.startswith(stem.split("-")[0])
     return name
-
-
-def origin(got: dict, offset: int, count: int, why: str) -> dict:
-    return {
-        "__dlq.errors.topic": got["topic"],
-        "__dlq.errors.partition": "0",
-        "__dlq.errors.offset": str(offset),
-        "__dlq.errors.group": got["group"],
-        "__dlq.errors.delivery.count": str(count),
-        "__dlq.errors.message": why,
-    }
 
 
 def test_on_4_3_1_the_dead_letter_configs_are_unknown(cluster):

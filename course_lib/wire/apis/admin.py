@@ -76,7 +76,7 @@ def describe_configs(gw, req) -> None:
                 )
                 out.append(_config_result(gw, req, res, Errors.InvalidRequestError, [], message))
                 continue
-            rows = describe_broker(_broker_static(wire, int(res.resource_name)))
+            rows = describe_broker(_broker_static(wire, int(res.resource_name)), wire.cluster.options.kafka_version)
         else:
             out.append(_config_result(gw, req, res, Errors.InvalidRequestError, []))
             continue
@@ -103,7 +103,8 @@ def _broker_static(wire, broker_id: int) -> dict:
         "log.dirs": log_dir(broker_id),
         "log.dir": log_dir(broker_id),
     }
-    options, catalogue_broker = wire.cluster.options, catalogue()["broker"]
+    options = wire.cluster.options
+    catalogue_broker = catalogue(options.kafka_version)["broker"]
     for name, field in broker_config_names().items():
         spec = catalogue_broker.get(name)
         if spec is None:

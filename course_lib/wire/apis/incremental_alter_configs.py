@@ -12,7 +12,7 @@ from __future__ import annotations
 from kafka import errors as Errors
 from kafka.protocol.admin import IncrementalAlterConfigsResponse
 
-from ...broker.share_config import WORD_CONFIGS, check_group_config, check_group_config_name
+from ...broker.share_config import check_group_config, check_group_config_name, parse_group_config
 from ...broker.topic_config_changes import alter_topic_configs_request
 from .common import _reply, code
 
@@ -81,14 +81,15 @@ def alter_group_configs(cluster, group: str, ops: list, validate_only: bool) -> 
     {}
     """
     sets, deletes = {}, []
+    version = cluster.options.kafka_version
     try:
         for name, op, value in ops:
             if op == DELETE:
-                check_group_config_name(name)
+                check_group_config_name(name, version)
                 deletes.append(name)
             elif op == SET:
-                typed = value if name in WORD_CONFIGS else _number(name, value)
-                check_group_config(name, typed)
+                typed = parse_group_config(name, value)
+                check_group_config(name, typed, version)
                 sets[name] = typed
             else:
                 raise ValueError(f"{name}: a group config takes SET or DELETE, not operation {op}")
@@ -100,10 +101,3 @@ def alter_group_configs(cluster, group: str, ops: list, validate_only: bool) -> 
             configs.pop(name, None)
         cluster.alter_share_group_config(group, sets)
     return None, None
-
-
-def _number(name: str, value: str | None) -> int:
-    try:
-        return int(value or "")
-    except ValueError:
-        raise ValueError(f"{name} must be a number, got {value!r}") from None

@@ -1,0 +1,107 @@
+"""The Kafka releases the simulated cluster can model, and what differs between them.
+
+A real cluster's behaviour depends on its release twice over: the feature levels a freshly
+formatted cluster finalizes (``kafka-storage format`` takes them from the release's
+``MetadataVersion.latestProduction``), and the configs the release knows. The simulator takes
+the release as ``ClusterOptions(kafka_version=...)``: it sets the default feature levels (each
+overridable, as ``kafka-features upgrade/downgrade`` does) and which configs exist. The
+behaviour itself follows the feature levels, as a real broker's does: dead-letter queues for
+share groups need ``share.version`` 2, not "4.4.0".
+
+Sources: ``kafka-features describe`` on freshly formatted 3-node clusters of both releases
+(FACTS.md, docs/kafka-4.4.0.md §1) and a dump of both releases' configs (docs/kafka-4.4.0.md).
+
+>>> default_features("4.4.0")["share.version"], default_features("4.3.1")["share.version"]
+(2, 1)
+>>> check_kafka_version("4.2.0")
+Traceback (most recent call last):
+...
+ValueError: kafka_version must be one of ['4.3.1', '4.4.0'] (the releases the simulator models), got '4.2.0'
+"""
+
+from __future__ import annotations
+
+#: the release the simulator models unless told (the lab's default, course_lib/real/jars.py)
+DEFAULT_KAFKA_VERSION = "4.3.1"
+
+#: release -> the features a freshly formatted cluster finalizes, by Kafka's names.
+#: metadata.version 30 is 4.3-IV0, 33 is 4.4-IV2 (``MetadataVersion`` in kafka-server-common);
+#: ``eligible.leader.replicas.version`` is ClusterOptions.eligible_leader_replicas_enable (1 on
+#: both); ``kraft.version`` is the quorum's (0: a static quorum, as the lab's).
+RELEASE_FEATURES = {
+    "4.3.1": {
+        "metadata.version": 30,
+        "transaction.version": 2,
+        "group.version": 1,
+        "share.version": 1,
+        "streams.version": 1,
+    },
+    "4.4.0": {
+        "metadata.version": 33,
+        "transaction.version": 2,
+        "group.version": 1,
+        "share.version": 2,
+        "streams.version": 1,
+    },
+}
+#: release -> feature -> (min, max) level its brokers support (ApiVersions' SupportedFeatures):
+#: 4.4.0 adds share.version 2 (KIP-1191) and metadata versions 4.4-IV0..IV2
+SUPPORTED_RELEASE_FEATURES = {
+    "4.3.1": {
+        "metadata.version": (7, 30),
+        "kraft.version": (0, 1),
+        "transaction.version": (0, 2),
+        "group.version": (0, 1),
+        "eligible.leader.replicas.version": (0, 1),
+        "share.version": (0, 1),
+        "streams.version": (0, 1),
+    },
+}
+SUPPORTED_RELEASE_FEATURES["4.4.0"] = {
+    **SUPPORTED_RELEASE_FEATURES["4.3.1"],
+    "metadata.version": (7, 33),
+    "share.version": (0, 2),
+}
+
+#: configs a release added over 4.3.1 (whose catalogue, kafka_configs.json, is recorded from a
+#: broker), by kind -> name -> (default, ConfigDef type); 4.4.0: KIP-1191's dead-letter queues
+ADDED_CONFIGS: dict[str, dict[str, dict[str, tuple[str, str]]]] = {
+    "4.3.1": {},
+    "4.4.0": {
+        "group": {
+            "errors.deadletterqueue.topic.name": ("", "STRING"),
+            "errors.deadletterqueue.copy.record.enable": ("false", "BOOLEAN"),
+        },
+        "broker": {
+            "errors.deadletterqueue.auto.create.topics.enable": ("false", "BOOLEAN"),
+            "errors.deadletterqueue.topic.name.prefix": ("dlq.", "STRING"),
+        },
+        "topic": {"errors.deadletterqueue.group.enable": ("false", "BOOLEAN")},
+    },
+}
+
+
+def check_kafka_version(version) -> str:
+    if version not in RELEASE_FEATURES:
+        raise ValueError(
+            f"kafka_version must be one of {sorted(RELEASE_FEATURES)} (the releases the simulator models), "
+            f"got {version!r}"
+        )
+    return version
+
+
+def default_features(version: str) -> dict:
+    """The feature levels ``version`` finalizes on a freshly formatted cluster."""
+    return dict(RELEASE_FEATURES[check_kafka_version(version)])
+
+
+def added_configs(version: str, kind: str) -> dict[str, tuple[str, str]]:
+    """The ``kind`` ("group", "broker", "topic") configs ``version`` has and 4.3.1 lacks."""
+    return ADDED_CONFIGS[check_kafka_version(version)].get(kind, {})
+
+
+def later_broker_configs(version: str) -> set[str]:
+    """Broker configs another release added that ``version`` lacks."""
+    return {name for release in ADDED_CONFIGS for name in added_configs(release, "broker")} - set(
+        added_configs(version, "broker")
+    )
