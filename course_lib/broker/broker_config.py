@@ -25,6 +25,7 @@ import difflib
 from dataclasses import fields
 from typing import Mapping
 
+from .kafka_releases import added_configs
 from .options import ClusterOptions
 
 #: ClusterOptions fields that are the simulator's own, not a Kafka broker config
@@ -75,3 +76,38 @@ def _parse(name: str, value: object, kind: str):
         raise ValueError(
             f"Invalid value {text} for configuration {name}: Not a number of type {'INT' if kind == 'int' else 'LONG'}"
         ) from None
+
+
+def alter_cluster_default_configs(options: ClusterOptions, ops: list, validate_only: bool = False) -> tuple:
+    """``kafka-configs --entity-type brokers --entity-default --alter``: SET or DELETE (0, 1) of the
+    dynamic cluster-wide configs the simulator models - KIP-1191's dead-letter settings, which
+    its release must know; ``(error name, message)`` or ``(None, None)``. Every broker shares
+    ``options``, so the change holds cluster-wide at once.
+
+    >>> options = ClusterOptions.from_kwargs(kafka_version="4.4.0")
+    >>> alter_cluster_default_configs(options, [("errors.deadletterqueue.topic.name.prefix", 0, "poison.")])
+    (None, None)
+    >>> options.errors_deadletterqueue_topic_name_prefix
+    'poison.'
+    >>> alter_cluster_default_configs(options, [("num.partitions", 0, "3")])
+    ('InvalidRequestError', "num.partitions is not a dynamic cluster config of the simulated brokers (they take ['errors.deadletterqueue.auto.create.topics.enable', 'errors.deadletterqueue.topic.name.prefix'])")
+    """
+    dynamic = added_configs(options.kafka_version, "broker")
+    names, defaults = broker_config_names(), {f.name: f.default for f in fields(ClusterOptions)}
+    types = {f.name: str(f.type) for f in fields(ClusterOptions)}
+    changes = {}
+    for name, op, value in ops:
+        if name not in dynamic:
+            return (
+                "InvalidRequestError",
+                f"{name} is not a dynamic cluster config of the simulated brokers (they take {sorted(dynamic)})",
+            )
+        field = names[name]
+        try:
+            changes[field] = defaults[field] if op == 1 else _parse(name, value, types[field])
+        except ValueError as e:
+            return "InvalidConfigurationError", str(e)
+    if not validate_only:
+        for field, value in changes.items():
+            setattr(options, field, value)
+    return None, None

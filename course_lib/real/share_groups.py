@@ -495,6 +495,72 @@ def dead_letter_queue(
     }
 
 
+def dlq_by_partition(kafka, dlq_topic: str, partitions: int = 3, timeout_s: float = 60) -> dict:
+    """Three records in each of ``partitions`` source partitions (keys ``k<p><i>``), all
+    REJECTed by one ShareConsumer, into a DLQ topic of as many partitions: DLQ partition ->
+    its dead letters (as :func:`_read_topic` returns them)."""
+    from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
+
+    source, group = _setup(kafka, {"errors.deadletterqueue.topic.name": dlq_topic}, partitions=partitions)
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+    for partition in range(partitions):
+        for i in range(3):
+            producer.produce(source, key=b"k%d%d" % (partition, i), value=b"v", partition=partition)
+    if producer.flush(30):
+        raise RuntimeError("the cluster did not take the records within 30 s")
+    consumer = ShareConsumer(_consumer(kafka.bootstrap_servers, group, 10))
+    rejected: list = []
+    try:
+        consumer.subscribe([source])
+        deadline = time.monotonic() + timeout_s
+        while len(rejected) < 3 * partitions:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"not within {timeout_s} s: rejected {rejected}")
+            got = [m for m in consumer.poll(0.2) if m.error() is None]
+            for m in got:
+                consumer.acknowledge(m, AcknowledgeType.REJECT)
+                rejected.append(m.offset())
+            if got:
+                consumer.commit_sync()
+    finally:
+        consumer.close()
+    return {p: _read_topic(kafka, dlq_topic, 3, partition=p) for p in range(partitions)}
+
+
+def dlq_never_acknowledged(kafka, dlq_topic: str, timeout_s: float = 60) -> tuple[list, list | None]:
+    """One record (limit 2, lock 1 s) that consumers poll and close on without acknowledging,
+    one after another, twice: (the delivery counts they got, the DLQ topic's records)."""
+    from confluent_kafka import Producer, ShareConsumer
+
+    source, group = _setup(
+        kafka,
+        {
+            "errors.deadletterqueue.topic.name": dlq_topic,
+            "share.delivery.count.limit": 2,
+            "share.record.lock.duration.ms": 1000,
+        },
+    )
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+    producer.produce(source, key=b"k0", value=b"job-0")
+    if producer.flush(30):
+        raise RuntimeError("the cluster did not take job-0 within 30 s")
+    counts = []
+    for _ in range(2):
+        consumer = ShareConsumer(_consumer(kafka.bootstrap_servers, group, 10))
+        try:
+            consumer.subscribe([source])
+            deadline = time.monotonic() + timeout_s
+            got: list = []
+            while not got:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"no delivery within {timeout_s} s")
+                got = [m for m in consumer.poll(0.2) if m.error() is None]
+            counts.append(got[0].delivery_count())
+        finally:
+            consumer.close()  # never acknowledged: its session ends, the record is released
+    return counts, _read_topic(kafka, dlq_topic, 1)
+
+
 def _read_topic(kafka, topic: str, at_least: int = 0, timeout_s: float = 30, partition: int = 0) -> list | None:
     """Every record of one partition of ``topic`` once it holds ``at_least`` of them (or
     ``timeout_s`` passed), or None when the topic does not exist."""

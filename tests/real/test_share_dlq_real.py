@@ -35,6 +35,8 @@ from course_lib.real.share_groups import (
     DLQ_REJECTED_MESSAGE as REJECTED,
     DLQ_SOURCE_TIMESTAMP_MS,
     dead_letter_queue,
+    dlq_by_partition,
+    dlq_never_acknowledged,
 )
 from course_lib.real.share_groups import dlq_origin as origin
 from tests.java_client import support
@@ -175,35 +177,7 @@ def test_share_version_1_writes_nothing(kip_1191):
 
 def test_each_dead_letter_goes_to_the_partition_numbered_like_its_source(kip_1191):
     """Not by key: three source partitions, three DLQ partitions, every record REJECTed."""
-    from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
-
-    from course_lib.real.share_groups import _consumer, _read_topic, _setup
-
-    dlq = dlq_topic(kip_1191, "dlq.parts", partitions=3)
-    source, group = _setup(kip_1191, {"errors.deadletterqueue.topic.name": dlq}, partitions=3)
-    producer = Producer({"bootstrap.servers": kip_1191.bootstrap_servers})
-    for partition in range(3):
-        for i in range(3):
-            producer.produce(source, key=b"k%d%d" % (partition, i), value=b"v", partition=partition)
-    assert producer.flush(30) == 0
-    consumer = ShareConsumer(_consumer(kip_1191.bootstrap_servers, group, 10))
-    rejected: list = []
-
-    def reject_what_comes() -> bool:
-        got = [m for m in consumer.poll(0.2) if m.error() is None]
-        for m in got:
-            consumer.acknowledge(m, AcknowledgeType.REJECT)
-            rejected.append(m.offset())
-        if got:
-            consumer.commit_sync()
-        return len(rejected) == 9
-
-    try:
-        consumer.subscribe([source])
-        assert support.until(reject_what_comes, 60), rejected
-    finally:
-        consumer.close()
-    landed = {p: _read_topic(kip_1191, dlq, 3, partition=p) for p in range(3)}
+    landed = dlq_by_partition(kip_1191, dlq_topic(kip_1191, "dlq.parts", partitions=3))
     assert {p: [r["headers"]["__dlq.errors.partition"] for r in rs] for p, rs in landed.items()} == {
         p: [str(p)] * 3 for p in range(3)
     }
@@ -214,33 +188,7 @@ def test_each_dead_letter_goes_to_the_partition_numbered_like_its_source(kip_119
 
 def test_a_record_never_acknowledged_is_dead_lettered_at_the_limit(kip_1191):
     """Consumers take it and go away without a word, until the delivery limit (2) is reached."""
-    from confluent_kafka import Producer, ShareConsumer
-
-    from course_lib.real.share_groups import _consumer, _read_topic, _setup
-
-    dlq = dlq_topic(kip_1191, "dlq.silent")
-    source, group = _setup(
-        kip_1191,
-        {
-            "errors.deadletterqueue.topic.name": dlq,
-            "share.delivery.count.limit": 2,
-            "share.record.lock.duration.ms": 1000,
-        },
-    )
-    producer = Producer({"bootstrap.servers": kip_1191.bootstrap_servers})
-    producer.produce(source, key=b"k0", value=b"job-0")
-    assert producer.flush(30) == 0
-    counts = []
-    for _ in range(2):
-        consumer = ShareConsumer(_consumer(kip_1191.bootstrap_servers, group, 10))
-        try:
-            consumer.subscribe([source])
-            got: list = []
-            assert support.until(lambda: got.extend(m for m in consumer.poll(0.2) if m.error() is None) or got, 60)
-            counts.append(got[0].delivery_count())
-        finally:
-            consumer.close()  # never acknowledged: its session ends, the record is released
-    [letter] = _read_topic(kip_1191, dlq, 1)
+    counts, [letter] = dlq_never_acknowledged(kip_1191, dlq_topic(kip_1191, "dlq.silent"))
     assert counts == [1, 2]
     assert letter["headers"]["__dlq.errors.delivery.count"] == "2"
     assert letter["headers"]["__dlq.errors.message"] == OVER_LIMIT

@@ -24,24 +24,36 @@ def driver():
 
 def test_the_wire_advertises_kafkas_share_api_versions(cluster):
     """ShareGroupHeartbeat, ShareGroupDescribe, ShareFetch, ShareAcknowledge,
-    DescribeShareGroupOffsets: the versions Kafka 4.3.1 advertises are the wire cluster's, and share.version is finalized at the same level."""
+    DescribeShareGroupOffsets: the versions Kafka advertises are the wire cluster's, and a wire
+    cluster modelling the release the real cluster runs finalizes the same features (Kafka 4.4.0:
+    share.version 2, KIP-1191's dead-letter queues; 4.3.1: 1)."""
     from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
-    from course_lib.broker.options import KAFKA_4_3_FEATURES
+    from course_lib.wire import WireCluster
     from course_lib.wire.apis import SUPPORTED
     from tests.wire.client_probes import RawClient
 
-    raw = RawClient(cluster.bootstrap_servers)
-    try:
-        frame = raw.request(ApiVersionsRequest(client_software_name="raw", client_software_version="0"), 3)
-    finally:
-        raw.close()
-    resp = ApiVersionsResponse.decode(frame, version=3, header=True)
+    def advertised(servers: str):
+        raw = RawClient(servers)
+        try:
+            frame = raw.request(ApiVersionsRequest(client_software_name="raw", client_software_version="0"), 3)
+        finally:
+            raw.close()
+        return ApiVersionsResponse.decode(frame, version=3, header=True)
+
+    resp = advertised(cluster.bootstrap_servers)
     share_apis = (76, 77, 78, 79, 90)  # ShareGroupHeartbeat ... ShareAcknowledge, DescribeShareGroupOffsets
     kafka = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys if k.api_key in share_apis}
     assert kafka == {key: SUPPORTED[key][:2] for key in share_apis}
+    with WireCluster(brokers=1, kafka_version=cluster.kafka_version) as wire:
+        modelled = advertised(wire.bootstrap_servers)
     finalized = {f.name: f.max_version_level for f in resp.finalized_features}
-    assert finalized["share.version"] == KAFKA_4_3_FEATURES["share.version"]
+    assert finalized == {f.name: f.max_version_level for f in modelled.finalized_features}
+    supported = {f.name: (f.min_version, f.max_version) for f in resp.supported_features}
+    assert (
+        supported["share.version"]
+        == {f.name: (f.min_version, f.max_version) for f in modelled.supported_features}["share.version"]
+    )
 
 
 @pytest.mark.timeout(60)

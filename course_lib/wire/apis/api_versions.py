@@ -44,7 +44,6 @@ from kafka.protocol.producer import (
 )
 from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
 
-from ...broker.options import SUPPORTED_FEATURES
 from .schemas import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
@@ -143,7 +142,7 @@ def api_versions(gw, req) -> None:
         throttle_time_ms=0,
         supported_features=[
             {"name": name, "min_version": lo, "max_version": hi}
-            for name, (lo, hi) in sorted(SUPPORTED_FEATURES.items())
+            for name, (lo, hi) in sorted(broker.options.supported_features().items())
         ],
         finalized_features_epoch=max(broker.metadata_version, 0),
         finalized_features=[

@@ -2,7 +2,8 @@
 (course_lib/broker/topic_config_changes.py), and a share group's settings (a GROUP resource, as
 ``kafka-configs --entity-type groups`` sends them; SET and DELETE, checked against Kafka's names
 and bounds: INVALID_CONFIG and the reason). Broker settings are the cluster's options, fixed for
-its life: refused with INVALID_REQUEST and the reason.
+its life: refused with INVALID_REQUEST and the reason - but for the cluster-wide default (an
+empty broker name, ``--entity-default``) of the dynamic configs the simulator models (KIP-1191's).
 
 The answer waits (a bounded while) until this broker has applied the change, so a produce or
 DescribeConfigs right after it sees the new value."""
@@ -12,6 +13,7 @@ from __future__ import annotations
 from kafka import errors as Errors
 from kafka.protocol.admin import IncrementalAlterConfigsResponse
 
+from ...broker.broker_config import alter_cluster_default_configs
 from ...broker.share_config import check_group_config, check_group_config_name, parse_group_config
 from ...broker.topic_config_changes import alter_topic_configs_request
 from .common import _reply, code
@@ -35,6 +37,10 @@ def incremental_alter_configs(gw, req) -> None:
         elif res.resource_type == GROUP:
             ops = [(c.name, c.config_operation, c.value) for c in res.configs]
             error, message = alter_group_configs(wire.cluster, res.resource_name, ops, req.validate_only)
+        elif res.resource_type == BROKER and res.resource_name == "":  # --entity-default
+            ops = [(c.name, c.config_operation, c.value) for c in res.configs]
+            name, message = alter_cluster_default_configs(wire.cluster.options, ops, req.validate_only)
+            error = getattr(Errors, name) if name else None
         elif res.resource_type == BROKER:
             error, message = (
                 Errors.InvalidRequestError,
