@@ -226,7 +226,9 @@ class Cluster:
     def alter_share_group_config(self, group: str, configs: dict) -> None:
         """Set share group configs, as ``kafka-configs --alter --entity-type groups`` does:
         ``share.auto.offset.reset``, ``share.record.lock.duration.ms``, ``share.delivery.count.limit``,
-        ``share.partition.max.record.locks``, ``share.session.timeout.ms``, ``share.heartbeat.interval.ms``.
+        ``share.partition.max.record.locks``, ``share.session.timeout.ms``, ``share.heartbeat.interval.ms``,
+        and with ``kafka_version="4.4.0"`` the dead-letter queue's ``errors.deadletterqueue.topic.name``
+        and ``errors.deadletterqueue.copy.record.enable`` (:mod:`.dead_letter_queue`).
 
         >>> cluster = Cluster(brokers=1)
         >>> cluster.alter_share_group_config("workers", {"share.auto.offset.reset": "earliest"})
