@@ -5,7 +5,13 @@ import threading
 import time
 
 import pytest
-from kafka.errors import TopicAlreadyExistsError, TopicAuthorizationFailedError, UnknownTopicOrPartitionError
+from kafka.errors import (
+    InvalidReplicationFactorError,
+    KafkaConnectionError,
+    TopicAlreadyExistsError,
+    TopicAuthorizationFailedError,
+    UnknownTopicOrPartitionError,
+)
 
 from course_lib.clusters import TopicSpec
 from course_lib.real.admin import ClusterAdmin, ClusterMetadata
@@ -122,6 +128,26 @@ def test_create_topic_waits_for_a_full_isr_and_keeps_an_existing_topic():
     # exists with one replica down (out of the ISR): kept, a leader per partition is enough
     fake = FakeAdmin({"old": [part(0, leader=1, isr=[1, 2])]}, exists=True)
     assert ClusterAdmin(lambda **_: fake).create_from(TopicSpec.of("old", 1, 3, 2), timeout_s=1) == "old"
+
+
+def test_a_create_whose_connection_drops_is_sent_again_and_a_refusal_is_not():
+    """A broker a fault just restarted can close the admin's connection under the request (a
+    retriable error): the create is sent again. An error that is not retriable is the caller's."""
+    fake = FakeAdmin({})
+    create, calls = fake.create_topics, []
+
+    def dropped_once(new_topics):
+        calls.append(new_topics)
+        if len(calls) == 1:
+            raise KafkaConnectionError("socket disconnected")
+        create(new_topics)
+
+    fake.create_topics = dropped_once
+    assert ClusterAdmin(lambda **_: fake).create_from(TopicSpec.of("t", 1, 3, 2), timeout_s=5) == "t"
+    assert len(calls) == 2 and len(fake.created) == 1
+    fake.create_topics = lambda new: (_ for _ in ()).throw(InvalidReplicationFactorError("rf 3 > 1 broker"))
+    with pytest.raises(InvalidReplicationFactorError):
+        ClusterAdmin(lambda **_: fake).create_from(TopicSpec.of("u", 1, 3, 2), timeout_s=5)
 
 
 def test_a_new_topic_without_a_full_isr_times_out_saying_so():

@@ -123,18 +123,29 @@ class ClusterAdmin:
         cell is fine); then a leader per partition is enough: one of its replicas may be on a
         broker that is down."""
         from kafka.admin import NewTopic
-        from kafka.errors import TopicAlreadyExistsError
+        from kafka.errors import KafkaError, TopicAlreadyExistsError
 
         if spec.replication_factor is None:
             raise ValueError(f"{spec}: a cluster handle fills in its default replication factor before creating")
         name, partitions = spec.name, spec.partitions
         new = NewTopic(name, partitions, spec.replication_factor, topic_configs=dict(spec.config))
-        try:
-            self.call(lambda a: a.create_topics([new]), topic=name)
-            expected: int | None = partitions
-        except TopicAlreadyExistsError:
-            expected = None  # someone else's (or an earlier run's) partition count
         deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                self.call(lambda a: a.create_topics([new]), topic=name)
+                expected: int | None = partitions
+                break
+            except TopicAlreadyExistsError:
+                # someone else's (or an earlier run's) partition count - or ours, when an earlier
+                # attempt's answer was lost
+                expected = None
+                break
+            except KafkaError as e:
+                # a connection closed under the request (a broker a fault just restarted), a
+                # timeout: Kafka's retriable errors, as its own admin client retries them
+                if not e.retriable or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
         while time.monotonic() < deadline:
             parts = self.partitions(name)
             if (
