@@ -38,6 +38,7 @@ from course_lib.backend import ComposedBackend, MissingFault
 from course_lib.client_adapters import CLIENTS
 from course_lib.clusters import Part
 from course_lib.real import lab as real_lab
+from course_lib.real.jars import kafka_version
 from course_lib.scenarios import SCENARIOS, run_scenario
 from course_lib.wire.cluster import WireCluster
 
@@ -77,20 +78,23 @@ class Column(NamedTuple):
 
     key: str  #: the row key of its anomalies
     client: str  #: a name of CLIENTS ("": the simulator's own clients)
-    cluster: str  #: "simulated", "wire" (the simulated cluster over TCP) or "kafka" (Kafka 4.3.1)
+    cluster: str  #: "simulated", "wire" (the simulated cluster over TCP) or "kafka" (:data:`KAFKA_TITLE`)
     title: str  #: what it is, in words
 
 
 #: the clients of the matrix besides the simulator's own, kafka-python first (its columns keep
 #: their old keys, "wire" and "real Kafka")
 MATRIX_CLIENTS = ("kafka-python", "confluent-kafka", "java")
+#: the release the lab's Kafka clusters and the Java client run in this process
+#: (``COURSE_KAFKA_VERSION``, :func:`course_lib.real.jars.kafka_version`): every title names it
+KAFKA_TITLE = f"Kafka {kafka_version()}"
 #: what the clients are called in titles
 CLIENT_TITLES = {
     "kafka-python": "kafka-python 3.0.12",
     "confluent-kafka": "confluent-kafka 2.16.1",
-    "java": "Java 4.3.1",
+    "java": f"Java {kafka_version()}",
 }
-CLUSTER_TITLES = {"wire": "the simulated cluster over TCP", "kafka": "Kafka 4.3.1"}
+CLUSTER_TITLES = {"wire": "the simulated cluster over TCP", "kafka": KAFKA_TITLE}
 
 
 def _column(client: str, cluster: str) -> Column:
@@ -494,7 +498,7 @@ def plot_fidelity(rows: list[dict]):
 def _tick(col: Column) -> str:
     if not col.client:
         return "simulator clients"
-    where = "the simulated cluster" if col.cluster == "wire" else "Kafka 4.3.1"
+    where = "the simulated cluster" if col.cluster == "wire" else KAFKA_TITLE
     return f"{col.client} on\n{where}"
 
 

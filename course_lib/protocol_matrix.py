@@ -30,7 +30,7 @@ from typing import NamedTuple
 
 from course_lib import consumer_protocol_experiments as kip848
 from course_lib import share_group_experiments
-from course_lib.fidelity import CLIENT_TITLES, CLUSTER_TITLES, Column, client_missing
+from course_lib.fidelity import CLIENT_TITLES, CLUSTER_TITLES, KAFKA_TITLE, Column, client_missing
 from course_lib.shared_results import once_per_test_run
 
 
@@ -54,7 +54,7 @@ EXPERIMENTS = ("consumer group: crashed member", "consumer group: slow handler",
 
 def result_key(experiment: str, column: str) -> str:
     """The :func:`~course_lib.shared_results.once_per_test_run` key of ``experiment``'s run in
-    ``column`` (a LocalCluster's run stands for every Kafka 4.3.1 of the test run)."""
+    ``column`` (a LocalCluster's run stands for every Kafka cluster of the test run: one release)."""
     if experiment not in EXPERIMENTS or column not in _BY_KEY:
         raise ValueError(
             f"no protocol matrix run {experiment!r} on {column!r}: experiments {EXPERIMENTS}, "
@@ -81,7 +81,7 @@ def compute_run(experiment: str, column: Column, kafka=None, driver=None) -> dic
             return kip848.on_the_wire(kip[experiment], column.client, driver)
         return share_group_experiments.on_the_wire(column.client, driver)
     if kafka is None:
-        raise ValueError(f"{column.key} needs a Kafka 4.3.1 cluster (kafka=...)")
+        raise ValueError(f"{column.key} needs a {KAFKA_TITLE} cluster (kafka=...)")
     if experiment in kip:
         return kip848.run_on(kip[experiment], column.client, kafka, driver)
     return share_group_experiments.run_on(column.client, kafka, driver)
@@ -159,7 +159,7 @@ PAIR_MEANING: dict[tuple[str, str], str] = {
     ("wire java", "Kafka java"): "the simulated broker differs from Kafka under java (same client, other brokers)",
     ("wire confluent-kafka", "Kafka confluent-kafka"): "the simulated broker differs from Kafka under "
     "confluent-kafka (same client, other brokers)",
-    ("Kafka java", "Kafka confluent-kafka"): "the clients differ (same brokers: Kafka 4.3.1)",
+    ("Kafka java", "Kafka confluent-kafka"): f"the clients differ (same brokers: {KAFKA_TITLE})",
 }
 
 
@@ -279,7 +279,7 @@ def protocol_table(kafka=None, kafka_why: str | None = None, read_only: str | No
             if why is None and col.client and read_only:
                 why = read_only
             if why is None and col.cluster == "kafka" and kafka is None:
-                why = kafka_why or "no Kafka 4.3.1 cluster in this run"
+                why = kafka_why or f"no {KAFKA_TITLE} cluster in this run"
             jobs[col.key] = pool.submit(_column_runs, col, kafka, why)
         runs: dict = {}
         for job in jobs.values():

@@ -2,6 +2,9 @@
 behaviour, each against the outcome measured on the real lab cluster. The same experiments run on
 both backends in tests/real/test_fidelity_differential.py."""
 
+import os
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -339,3 +342,18 @@ def test_docstring_examples(name):
 
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize("version", ["4.3.1", "4.4.0"])
+def test_the_matrices_name_the_kafka_release_the_lab_runs(version):
+    """A run on Kafka 4.4.0 (COURSE_KAFKA_VERSION) must not print "Kafka 4.3.1" in its titles."""
+    shown = subprocess.run(
+        [sys.executable, "-c", "from course_lib import protocol_matrix as p; print([c.title for c in p.COLUMNS])"],
+        env={**os.environ, "COURSE_KAFKA_VERSION": version},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert f"Java {version} on Kafka {version}" in shown
+    other = "4.4.0" if version == "4.3.1" else "4.3.1"
+    assert other not in shown
