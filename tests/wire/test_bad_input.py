@@ -7,7 +7,6 @@ import socket
 import struct
 import threading
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka import KafkaProducer
@@ -42,8 +41,7 @@ def test_unsupported_api_version_answers_unsupported_version_and_logs_once(wire,
             payload = bytearray(request.encode(header=True, framed=False))
             payload[2:4] = struct.pack(">h", 19)
             other.send_bytes(bytes(payload))
-            with pytest.raises((ConnectionError, OSError)):
-                other.read_frame()
+            other.assert_closed()
             frame = raw.request(MetadataRequest(topics=None), 1)
             assert MetadataResponse.decode(frame, version=1, header=True).brokers
     finally:
@@ -63,8 +61,7 @@ def test_unknown_api_key_closes_only_that_connection(wire, caplog):
             assert UpdateFeaturesResponse.decode(bad.read_frame(), version=0, header=True).error_code == 35
             # api key 99 exists nowhere: no answer can be built, the connection closes
             bad.send_bytes(struct.pack(">hhih", 99, 0, 2, -1))
-            with pytest.raises((ConnectionError, OSError)):
-                bad.read_frame()
+            bad.assert_closed()
         frame = good.request(MetadataRequest(topics=None), 1)
         assert MetadataResponse.decode(frame, version=1, header=True).brokers
     finally:
@@ -80,13 +77,9 @@ def test_fuzzed_frames_never_kill_the_server(wire, garbage, api_key):
     """Random bodies behind valid-looking headers: each connection gets an answer or is closed;
     the server threads live on and a well-formed request still succeeds."""
     raw = RawClient(wire.bootstrap_servers)
-    raw.sock.settimeout(2)
     try:
         raw.send_bytes(struct.pack(">hhi", api_key, 3, 7) + garbage)
-        try:
-            raw.read_frame()
-        except (ConnectionError, OSError):
-            pass  # closed: fine
+        raw.answered_or_closed()  # either is fine; silence is not
     finally:
         raw.close()
     assert len(wire_threads()) == 2
@@ -102,8 +95,7 @@ def test_a_huge_frame_size_closes_the_connection(wire):
     raw = RawClient(wire.bootstrap_servers)
     try:
         raw.sock.sendall(struct.pack(">i", 2**31 - 1))
-        with pytest.raises((ConnectionError, OSError)):
-            raw.read_frame()
+        raw.assert_closed()
     finally:
         raw.close()
 

@@ -167,8 +167,7 @@ def test_share_sessions_and_bad_requests_get_kafkas_errors(wire):
         assert answer.error_code == Errors.InvalidRequestError.errno  # a join names its topics
         # a ShareFetch cut short: that connection closes, the other keeps working
         other.send_bytes(struct.pack(">hhih", 78, 1, 9, -1) + b"\x00\x01g")
-        with pytest.raises((ConnectionError, OSError)):
-            other.read_frame()
+        other.assert_closed()
         assert fetch(0).error_code == 0
     finally:
         raw.close()
