@@ -109,6 +109,7 @@ def epochs_per_transaction(transaction_version: int = 2, seed: int = 0, transact
         p.begin_transaction()
         p.send(TOPIC, f"t{i}-a".encode(), partition=0)
         p.send(TOPIC, f"t{i}-b".encode(), partition=1)
+        p.flush()  # written before it ends: an abort drops what was never sent (kafka-python's too)
         p.abort_transaction() if i % 2 else p.commit_transaction()
         epochs.append(p.producer_epoch)
     trace = cluster.network.trace or []

@@ -393,6 +393,7 @@ def test_isolation_levels_hand_out_what_kafka_does(seed):
         txn.begin_transaction()
         for v in values:
             txn.send("iso", v.encode(), partition=0)
+        txn.flush()  # written, then ended: an abort drops what was never sent
         txn.commit_transaction() if commit else txn.abort_transaction()
     plain.send("iso", b"p1", partition=0).get()
     txn.begin_transaction()

@@ -618,8 +618,20 @@ class KafkaProducer(Requests, Transactions):
         self._incomplete -= len(batch.records)
         batch.result.succeed(base_offset)
 
-    def _fail(self, batch: _Batch, exc: Exception, evidence) -> None:
-        self._transaction_send_failed(exc)
+    def _abort_undrained(self, exc: Exception) -> None:
+        """kafka-python 3.0.12's ``RecordAccumulator.abort_undrained_batches`` (Java's
+        ``abortUndrainedBatches``), when a transaction aborts: every batch never drained fails with
+        ``exc`` at once and is never sent; a batch in flight keeps its broker's answer. So
+        ``abort_transaction()`` right after ``send()`` writes nothing, and the sends' futures raise
+        ``TransactionAbortedError`` (measured with kafka-python on the wire cluster)."""
+        for dq in self._accumulator.values():
+            for batch in [b for b in dq if not b.sent]:
+                dq.remove(batch)
+                self._fail(batch, exc, None, transaction=False)
+
+    def _fail(self, batch: _Batch, exc: Exception, evidence, transaction: bool = True) -> None:
+        if transaction:  # an abort's own failures do not make the transaction abortable again
+            self._transaction_send_failed(exc)
         self._history.note_completions(
             batch.handles, INFO if batch.maybe_appended else FAIL, error=type(exc).__name__, evidence=evidence
         )

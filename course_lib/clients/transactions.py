@@ -63,6 +63,7 @@ class Transactions:
     _history: Any
     _accumulator: dict
     _fail: Callable[..., Any]
+    _abort_undrained: Callable[..., Any]
     flush: Callable[..., Any]
     _call_coordinator: Callable[..., Any]
     _ask_coordinator: Callable[..., Any]
@@ -228,6 +229,10 @@ class Transactions:
         else:
             self._require_state(what, "ABORTING_TRANSACTION", IN_TRANSACTION, ABORTABLE_ERROR)
         op = self._history.invoke(self.node_id, OpName.END_TRANSACTION, self._txn_count)
+        if not commit:  # KIP-654: the error behind the abort, else TransactionAbortedError
+            self._abort_undrained(
+                self._txn_error if self.transaction_state == ABORTABLE_ERROR else Errors.TransactionAbortedError()
+            )
         self.flush()
         if self.transaction_state == FATAL_ERROR:
             self._history.complete(op, FAIL, error="ProducerFencedError")

@@ -93,3 +93,19 @@ def test_faults_inside_transactions_match_kafka_python(shared_wire, no_leaks):
     assert set(differential.TXN_FAULTS) | {"commit_transaction", "abort_transaction"} <= drawn
     found = unexplained(ProducerDifferential(shared_wire), seeds)
     assert not found, "new client differences:\n" + "\n".join(found)
+
+
+def test_an_abort_right_after_the_sends_matches_kafka_python(shared_wire, no_leaks):
+    """begin, sends, abort - nothing flushed (the sends held by linger_ms on both sides):
+    kafka-python fails the batches it never drained with TransactionAbortedError and writes
+    nothing (RecordAccumulator.abort_undrained_batches, as Java's abortUndrainedBatches); the
+    simulated producer once sent them, then aborted. With a flush between, both write the records
+    and the ABORT marker."""
+    config = "config:transactional, long linger"
+    runs = {
+        "nothing flushed": (config, "init_transactions", "begin_transaction", "send", "send", "abort_transaction"),
+        "flushed": (config, "init_transactions", "begin_transaction", "send", "flush", "abort_transaction"),
+    }
+    differential = ProducerDifferential(shared_wire)
+    found = {name: differential.run(900 + i, calls) for i, (name, calls) in enumerate(runs.items())}
+    assert found == {"nothing flushed": [], "flushed": []}, found
