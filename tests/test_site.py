@@ -345,13 +345,17 @@ def test_delivery_simulator_demo_runs_its_first_experiment_offline(served):
     server, new_page = served
     page = new_page()
     asked_before = len(server.paths)
-    page.goto(server.base_url + "/demos/voici/render/delivery_simulator.html")
+    page.goto(server.base_url + "/demos/delivery_simulator.html")
+    # the first frame: the demo's text and what is loading, before Python runs
+    page.locator("#demo-status", has_text="Loading Python").wait_for()
+    assert "Three things to try" in page.locator("body").inner_text()
     page.get_by_role("button", name="crash leader").wait_for()
     asked = server.paths[asked_before:]
-    # the compiled standard library; no jedi; no drive (each import asked it for the module)
-    assert "/bytecode/python_stdlib.zip" in asked
-    assert not [p for p in asked if any(n in p for n in ("jedi", "micropip", "piplite", "/api/drive"))]
-    # a Voici app shows no code (the notebook travels inside the page, as the browser runs it)
+    # the fast path: a warm interpreter restored, the demo's own modules; no JupyterLite, no
+    # kernel, no wheel, no service worker
+    assert "/demos/app/delivery_simulator.snapshot.bin" in asked and "/demos/app/delivery_simulator.zip" in asked
+    assert not [p for p in asked if "/voici/" in p or "/build/" in p or p.endswith((".whl", "service-worker.js"))]
+    # the page shows no code (the cells travel in the page's settings, as the browser runs them)
     assert "DeliverySimulator(" not in page.locator("body").inner_text()
     assert page.locator(".course-runtime-error").count() == 0
     # "Lose data": acks=1, idempotence off, lagging followers; send 5, crash the leader, check
@@ -368,6 +372,63 @@ def test_delivery_simulator_demo_runs_its_first_experiment_offline(served):
     page.screenshot(path=str(ARTIFACTS / "site_delivery_simulator.png"), full_page=True)
     page.close()
     assert any(p.endswith("/pyodide/pyodide.asm.wasm") for p in server.paths)  # the bundled runtime ran it
+
+
+@pytest.mark.site
+@pytest.mark.browser
+def test_the_voici_copy_of_a_demo_still_runs(served):
+    """The demo page links the same app in JupyterLite (Voici): it starts there too."""
+    server, new_page = served
+    page = new_page()
+    page.goto(server.base_url + "/demos/voici/render/delivery_simulator.html")
+    page.get_by_role("button", name="crash leader").wait_for()
+    assert page.locator(".course-runtime-error").count() == 0
+    page.close()
+
+
+@pytest.mark.site
+def test_a_seeded_demo_action_has_the_same_outcome_in_pyodide_as_in_cpython(wheels, tmp_path):
+    """The demo page's way of running a demo (tools/widget_bridge.py, no kernel), then thing 1 of
+    the simulator on seed 1: the same outcome in CPython and in the site's Pyodide."""
+    import shutil
+    import subprocess
+
+    from tools.import_graph import BRIDGE, code_cells
+    from tools.pyodide_local import local_distribution, run_python
+
+    cells = code_cells(ROOT / "notebooks" / "demos" / "delivery_simulator.ipynb")
+    shutil.copy2(BRIDGE, tmp_path / BRIDGE.name)
+    code = """
+import json, sys
+sys.path.insert(0, HOST)
+import widget_bridge
+widget_bridge.connect(None)
+namespace = {}
+shown = [json.loads(widget_bridge.run_cell(c, namespace)) for c in CELLS]
+from course_lib.explain import demos
+from course_lib.viz import DeliverySimulator
+result = demos.acks_1_leader_crash(DeliverySimulator(seed=1))
+print("@@outcome@@" + json.dumps({"shown": [len(s) for s in shown], "outcome": result.outcome_table(),
+    "messages": len(widget_bridge.sent)}, default=str, sort_keys=True))
+"""
+
+    def program(host):
+        return f"HOST = {host!r}\nCELLS = {cells!r}\n{code}"
+
+    in_cpython = subprocess.run(
+        [sys.executable, "-c", program(str(tmp_path))], capture_output=True, text=True, cwd=ROOT
+    )
+    in_pyodide = run_python(program("/host"), [*wheels, *sorted(local_distribution().glob("*.whl"))], mount=tmp_path)
+
+    def outcome(done):
+        marker = done.stdout.rfind("@@outcome@@")
+        assert done.returncode == 0 and marker >= 0, done.stderr[-3000:]
+        return json.loads(done.stdout[marker + len("@@outcome@@") :].splitlines()[0])
+
+    cpython = outcome(in_cpython)
+    assert cpython["shown"] == [1, 1, 1] and cpython["messages"] > 0  # three widgets, through the bridge
+    assert cpython["outcome"]["lost (acknowledged)"] > 0  # thing 1 loses acknowledged messages
+    assert outcome(in_pyodide) == cpython
 
 
 LESSON_02 = "02_acks_and_durability.ipynb"

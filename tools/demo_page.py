@@ -22,7 +22,7 @@ from pathlib import Path
 import mistune
 
 from course_lib.cache import npm_packages
-from tools import import_graph
+from tools import import_graph, memory_snapshot
 
 HTML_MANAGER = "1.0.15"
 REQUIREJS = "2.3.8"
@@ -52,6 +52,12 @@ def _assets(folder: Path) -> dict[str, str]:
         "script": SCRIPT,
     }
     folder.mkdir(parents=True, exist_ok=True)
+    # the widget manager's style sheets ask for their fonts beside the AMD module's name
+    fonts = folder.parent / "@jupyter-widgets"
+    fonts.mkdir(exist_ok=True)
+    for font in (modules / "@jupyter-widgets/html-manager/dist").iterdir():
+        if font.suffix in (".woff", ".woff2", ".ttf", ".eot", ".svg"):
+            shutil.copy2(font, fonts / font.name)
     urls = {}
     for key, source in files.items():
         shutil.copy2(source, folder / source.name)
@@ -88,7 +94,7 @@ JupyterLite (Voici)</a></nav>
 """
 
 
-def page(notebook: Path, urls: dict[str, str], runtime: dict, bundle_url: str, packages: list[str], size: int) -> str:
+def page(notebook: Path, urls: dict[str, str], runtime: dict, bundle_url: str, snapshot_url: str, size: int) -> str:
     """The HTML of ``notebook``'s page: its markdown drawn, an empty area under each code cell."""
     from tools.site_build import site_markdown
 
@@ -102,7 +108,7 @@ def page(notebook: Path, urls: dict[str, str], runtime: dict, bundle_url: str, p
             cells.append(source)
             parts.append('<div class="demo-output"></div>')
     title = next((c for c in ("".join(nb["cells"][0]["source"]).splitlines()) if c.startswith("# ")), notebook.stem)
-    config = {**runtime, **urls, "bundle": bundle_url, "packages": packages, "cells": cells}
+    config = {**runtime, **urls, "bundle": bundle_url, "snapshot": snapshot_url, "cells": cells}
     return _PAGE.format(
         title=html.escape(title.removeprefix("# ")),
         fontawesome="../static/fontawesome/css/all.min.css",
@@ -115,10 +121,13 @@ def page(notebook: Path, urls: dict[str, str], runtime: dict, bundle_url: str, p
     )
 
 
-def build(demos_dir: Path, demo_list: list[Path], pyodide_url: str, wheels: list[Path], lock: dict, offline_hint: str) -> list[Path]:
+def build(
+    demos_dir: Path, demo_list: list[Path], pyodide_url: str, wheels: list[Path], stdlib: Path, offline_hint: str
+) -> list[Path]:
     """The demo pages in ``demos_dir`` (the site's ``demos/``), one per notebook of ``demo_list``.
     ``pyodide_url``: pyodide.js as the pages see it; ``wheels``: the site's (compiled) wheels the
-    bundles are cut from; ``lock``: the runtime's lock file."""
+    bundles are cut from, the local runtime's included; ``stdlib``: the site's compiled standard
+    library (the snapshot's Python was started with it, the page's must be too)."""
     urls = _assets(demos_dir / ASSETS)
     index_url = pyodide_url.rsplit("/", 1)[0] + "/"
     runtime = {
@@ -129,13 +138,19 @@ def build(demos_dir: Path, demo_list: list[Path], pyodide_url: str, wheels: list
     }
     pages = []
     for notebook in demo_list:
-        imports = import_graph.measure(notebook, wheels, lock)
+        imports = import_graph.measure(notebook, wheels)
         bundle = import_graph.bundle(imports, wheels, demos_dir / ASSETS / f"{notebook.stem}.zip")
+        snapshot = demos_dir / ASSETS / f"{notebook.stem}.snapshot.bin"
+        failed = memory_snapshot.make(bundle, imports.files, stdlib, snapshot)
+        # what was measured, for whoever wonders why a module is (not) in the bundle
         (demos_dir / ASSETS / f"{notebook.stem}.imports.json").write_text(
-            json.dumps({"files": imports.files, "packages": imports.packages, "modules": imports.modules}, indent=1)
+            json.dumps({"files": imports.files, "modules": imports.modules, "not_in_snapshot": failed}, indent=1)
         )
-        size = bundle.stat().st_size + (demos_dir / urls["widgets"]).stat().st_size
-        text = page(notebook, urls, runtime, f"{ASSETS}/{bundle.name}", list(imports.packages), size)
+        size = sum(
+            (demos_dir / u).stat().st_size
+            for u in (urls["widgets"], f"{ASSETS}/{bundle.name}", f"{ASSETS}/{snapshot.name}")
+        )
+        text = page(notebook, urls, runtime, f"{ASSETS}/{bundle.name}", f"{ASSETS}/{snapshot.name}", size)
         target = demos_dir / f"{notebook.stem}.html"
         target.write_text(text)
         pages.append(target)

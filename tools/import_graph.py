@@ -9,8 +9,9 @@ its widgets (what a visitor's clicks import later, e.g. a scenario module), and 
 ``sys.modules`` then holds. :func:`bundle` copies those files, with the bytecode the site build
 compiled for them (tools/pyodide_bytecode.py), from the site's wheels into one zip.
 
-Modules of Pyodide's distribution that are not in its standard library zip (``ssl``: kafka-python
-imports it) are not bundled: the page asks Pyodide to load them (``loadPyodide({packages})``).
+``ssl`` (kafka-python imports it; no demo opens a connection) is bundled too: the pure-Python shim
+of the local runtime (tools/pyodide_local.py), not the distribution's compiled package, whose
+shared library a memory snapshot (tools/memory_snapshot.py) could not carry.
 """
 
 from __future__ import annotations
@@ -62,10 +63,9 @@ print("@@imports@@" + json.dumps({"files": files, "cwd": here, "modules": sorted
 
 @dataclass(frozen=True)
 class Imports:
-    """What one demo imported: files of its wheels (paths inside them), and distribution packages."""
+    """What one demo imported: files of its wheels (paths inside them)."""
 
-    files: tuple[str, ...]  # e.g. "ipywidgets/widgets/widget.py", "widget_bridge.py"
-    packages: tuple[str, ...]  # Pyodide packages to load by name, e.g. "ssl"
+    files: tuple[str, ...]  # e.g. "ipywidgets/widgets/widget.py", "widget_bridge.py", "kafka/.../x.json"
     modules: int  # how many modules were imported in all (standard library included)
 
 
@@ -75,9 +75,9 @@ def code_cells(notebook: Path) -> list[str]:
     return ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
 
 
-def measure(notebook: Path, wheels: list[Path], lock: dict) -> Imports:
+def measure(notebook: Path, wheels: list[Path]) -> Imports:
     """Run ``notebook``'s code (and its widgets' every button) in Pyodide under Node with
-    ``wheels`` installed; ``lock``: the Pyodide distribution's lock file (which packages it has)."""
+    ``wheels`` installed."""
     from tools.pyodide_local import run_python
 
     with tempfile.TemporaryDirectory(prefix="imports-") as tmp:
@@ -89,24 +89,13 @@ def measure(notebook: Path, wheels: list[Path], lock: dict) -> Imports:
     if done.returncode != 0 or marker < 0:
         raise RuntimeError(f"measuring what {notebook.name} imports failed:\n{done.stderr[-3000:]}")
     report = json.loads(done.stdout[marker + len("@@imports@@") :].splitlines()[0])
-    unvendored = {
-        name: entry["name"]
-        for entry in lock["packages"].values()
-        if entry["package_type"] == "cpython_module"
-        for name in entry["imports"]
-    }
-    files, packages = set(), set()
+    files = set()
     for path in report["files"]:
         if path.startswith("/host/"):
             files.add(path.removeprefix("/host/"))
         elif path.startswith(report["cwd"]):
-            relative = path.removeprefix(report["cwd"])
-            top = relative.split("/")[0].removesuffix(".py")
-            if top in unvendored:
-                packages.add(unvendored[top])
-            else:
-                files.add(relative)
-    return Imports(tuple(sorted(files)), tuple(sorted(packages)), len(report["modules"]))
+            files.add(path.removeprefix(report["cwd"]))
+    return Imports(tuple(sorted(files)), len(report["modules"]))
 
 
 def bundle(imports: Imports, wheels: list[Path], out: Path) -> Path:
@@ -124,7 +113,9 @@ def bundle(imports: Imports, wheels: list[Path], out: Path) -> Path:
                     found.add(name)
                     folder, _, module = name.rpartition("/")
                     for pyc in names:
-                        if pyc.startswith(f"{folder}/__pycache__/{module[:-3]}." if folder else f"__pycache__/{module[:-3]}."):
+                        if pyc.startswith(
+                            f"{folder}/__pycache__/{module[:-3]}." if folder else f"__pycache__/{module[:-3]}."
+                        ):
                             zout.writestr(pyc, whl.read(pyc))
         zout.write(BRIDGE, BRIDGE.name)
         found.add(BRIDGE.name)

@@ -102,7 +102,9 @@ SERVICE_WORKER = "service-worker.js"  # JupyterLite registers it from the build 
 # build root -> the folder of its pages that start Python (lessons: lab/, demos: voici/render/)
 PAGES = {"": "lab", "demos": "demos/voici/render"}
 # what a page that cannot load Pyodide from the internet suggests
-OFFLINE_HINT = "This copy of the course loads it from the internet; without one, use a copy built with `make site-offline`."
+OFFLINE_HINT = (
+    "This copy of the course loads it from the internet; without one, use a copy built with `make site-offline`."
+)
 # seconds until a page that has not reached the runtime says so
 PYODIDE_PROBE_S = 12
 # Voici's page template links Font Awesome 5 (the demos' button icons) from a CDN; the build
@@ -262,8 +264,7 @@ def landing_page(lessons: list[Path], exercises: list[Path], demo_list: list[Pat
     lesson_items = "\n".join(_numbered(p, f"lab/index.html?path=lessons/{p.name}") for p in lessons)
     exercise_items = "\n".join(_numbered(p, f"lab/index.html?path=exercises/{p.name}") for p in exercises)
     demo_items = "\n".join(
-        f'<li><a href="demos/{p.stem}.html"><b>{html.escape(title_of(p))}</b></a> — '
-        f"{html.escape(demo_summary(p))}</li>"
+        f'<li><a href="demos/{p.stem}.html"><b>{html.escape(title_of(p))}</b></a> — {html.escape(demo_summary(p))}</li>'
         for p in demo_list
     )
     return f"""<!doctype html>
@@ -620,8 +621,7 @@ def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None 
         compiled / w.name if (compiled / w.name).exists() else w for w in dist_wheels
     ]
     demo_page.build(
-        out / "demos", demo_list, demo_pyodide, served_wheels, json.loads((local_distribution() / "pyodide-lock.json").read_text()),
-        "" if offline else OFFLINE_HINT,
+        out / "demos", demo_list, demo_pyodide, served_wheels, out / BYTECODE / STDLIB, "" if offline else OFFLINE_HINT
     )
     vendor_fontawesome(out)
     (out / "index.html").write_text(landing_page(lessons, exercises, demo_list, source_url))
