@@ -100,7 +100,12 @@ def _cold_load(site: Path, path: str, ready) -> tuple[float, dict]:
                     marks["last package fetched"] = time.perf_counter() - started
 
             context.on("requestfinished", finished)
-            page.on("console", lambda m: "already loaded" in m.text and mark("first cell runs"))
+
+            def console(message) -> None:
+                if "already loaded" in message.text:
+                    mark("first cell runs")
+
+            page.on("console", console)
             page.goto(server.base_url + path)
             extra = ready(page) or {}
             return time.perf_counter() - started, {**marks, **extra}

@@ -88,6 +88,7 @@ def run_cell(source: str, namespace: dict) -> str:
     ``[{"text": repr}]`` or ``[]``, as its last expression would show in a notebook."""
     tree = ast.parse(source)
     last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+    assert last is None or isinstance(last, ast.Expr)  # for the type checker: popped only if so
     exec(compile(tree, "<demo cell>", "exec"), namespace)
     if last is None:
         return "[]"
