@@ -191,6 +191,17 @@ print("@@compiled", [p for p in compiled if "traitlets" in p])
         assert "json/__init__.py" in stdlib.namelist()  # the source stays, for tracebacks
 
 
+def test_the_demo_pages_python_side_passes_its_doctests():
+    """tools/ is not collected for doctests (course_lib is): the demo pages' Python runs them here."""
+    import doctest
+
+    from tools import memory_snapshot, widget_bridge
+
+    for module in (memory_snapshot, widget_bridge):
+        result = doctest.testmod(module)
+        assert result.attempted and not result.failed, module.__name__
+
+
 def test_landing_page_has_one_line_per_demo_and_says_where_the_labs_are():
     page = site_build.landing_page(
         site_build.browser_notebooks(ROOT / "notebooks"),
@@ -352,6 +363,8 @@ def test_delivery_simulator_demo_runs_its_first_experiment_offline(served):
         first_frame = served_page.read().decode()
     assert "Three things to try" in first_frame and 'id="demo-status"' in first_frame
     assert "Loading Python (Pyodide)" in first_frame
+    # the buttons' icon font comes with the first frame, not once the buttons are drawn
+    assert re.search(r'<link rel="preload" href="@jupyter-widgets/\w+\.woff2" as="font"', first_frame)
     page.goto(server.base_url + "/demos/delivery_simulator.html")
     page.get_by_role("button", name="crash leader").wait_for()
     asked = server.paths[asked_before:]
@@ -387,6 +400,32 @@ def test_the_voici_copy_of_a_demo_still_runs(served):
     page.goto(server.base_url + "/demos/voici/render/delivery_simulator.html")
     page.get_by_role("button", name="crash leader").wait_for()
     assert page.locator(".course-runtime-error").count() == 0
+    page.close()
+
+
+@pytest.mark.site
+@pytest.mark.browser
+@pytest.mark.parametrize("demo", [p.stem for p in site_build.demos()])
+def test_each_demo_page_does_what_its_try_text_says(served, demo):
+    """Each demo's own page (tools/demo_page.py), as a visitor on a 1366x768 screen uses it: the
+    prediction locked in first (its measured answer then shows), then the demo's "Try" text
+    followed literally (tests/demo_tries.py, the steps the Voila tests follow too)."""
+    from tests import demo_tries
+
+    server, new_page = served
+    page = new_page()
+    page.goto(f"{server.base_url}/demos/{demo}.html")
+    page.locator("body.demo-ready").wait_for()
+    assert page.locator(".course-runtime-error, .demo-error").count() == 0
+    assert page.locator("#demo-status").inner_text() == ""  # "Loading..." gone once the app is up
+    page.screenshot(path=str(ARTIFACTS / f"site_demo_{demo}_ready.png"))
+    prediction = page.locator(".prediction")
+    assert "Measured:" not in prediction.inner_text()  # hidden until locked in
+    _lock_in(prediction)
+    prediction.get_by_text("Measured:").wait_for()
+    demo_tries.TRIES[demo](page)
+    assert page.locator(".course-runtime-error, .demo-error").count() == 0
+    page.screenshot(path=str(ARTIFACTS / f"site_demo_{demo}_tried.png"), full_page=True)
     page.close()
 
 
@@ -597,13 +636,14 @@ def test_a_copy_that_cannot_load_pyodide_says_so_within_15_s(tmp_path_factory, b
     _skip_without_node()
     out = site_build.build(tmp_path_factory.mktemp("cdn-site") / "_site")  # the CDN's runtime
     with serve(out, out / "no-local-runtime") as server:
-        page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
-        started = time.monotonic()
-        page.goto(server.base_url + "/demos/voici/render/delivery_simulator.html")
-        alert = page.locator(".course-runtime-error")
-        alert.wait_for(timeout=15_000)
-        print(f"the page said it after {time.monotonic() - started:.1f} s")
-        assert "Pyodide runtime could not be loaded from https://cdn.jsdelivr.net/pyodide/" in alert.inner_text()
-        assert "make site-offline" in alert.inner_text()
-        page.screenshot(path=str(ARTIFACTS / "site_no_runtime.png"))
-        page.close()
+        for path in ("/demos/voici/render/delivery_simulator.html", "/demos/delivery_simulator.html"):  # Voici, own
+            page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+            started = time.monotonic()
+            page.goto(server.base_url + path)
+            alert = page.locator(".course-runtime-error")
+            alert.wait_for(timeout=15_000)
+            print(f"{path} said it after {time.monotonic() - started:.1f} s")
+            assert "Pyodide runtime could not be loaded from https://cdn.jsdelivr.net/pyodide/" in alert.inner_text()
+            assert "make site-offline" in alert.inner_text()
+            page.screenshot(path=str(ARTIFACTS / f"site_no_runtime_{Path(path).stem}.png"))
+            page.close()

@@ -110,7 +110,16 @@
       if (this.callback) this.callback(msg);
       else this.queue.push(msg);
     };
-    Comm.prototype.send = function (data) {
+    Comm.prototype.send = function (data, callbacks) {
+      // a kernel says "idle" once it has handled a message, and a widget sends a value's next
+      // change only after that (ipywidgets' throttle): without it a box ticks in Python once, and
+      // never again. Said after this returns: the model counts the message as pending only then.
+      var status = callbacks && callbacks.iopub && callbacks.iopub.status;
+      if (status) {
+        Promise.resolve().then(function () {
+          status({ content: { execution_state: "idle" } });
+        });
+      }
       bridge.receive(this.comm_id, JSON.stringify(data));  // runs the click's Python now
       return this.comm_id;
     };
@@ -165,13 +174,16 @@
       mark("app on screen");
       say("");
       document.body.classList.add("demo-ready");
-      // the snapshot holds every module the demo imports, not their files: unpacked once the app
-      // is up (1-2 s), for what only reads a file later (a traceback's source, a module the
-      // measurement missed)
-      setTimeout(function () {
-        py.unpackArchive(loaded[1], "zip", { extractDir: py.runPython("import site; site.getsitepackages()[0]") });
-        mark("modules unpacked");
-      }, 0);
+      // the snapshot holds every module the demo imports, not their files: written once the app
+      // is up, for what only reads a file later (a data file, a traceback's source), a slice at a
+      // time between events - all at once kept a first click waiting for seconds
+      var archive = "/tmp/demo-modules.zip";
+      var target = py.runPython("import site; site.getsitepackages()[0]");
+      py.FS.writeFile(archive, new Uint8Array(loaded[1]));
+      (function slice() {
+        if (bridge.unpack(archive, target, 50)) mark("modules unpacked");
+        else setTimeout(slice, 0);
+      })();
     });
   }).catch(function (error) {
     fail("Python cannot start on this page: " + (error && error.message ? error.message : error));

@@ -62,6 +62,12 @@ def _assets(folder: Path) -> dict[str, str]:
     for key, source in files.items():
         shutil.copy2(source, folder / source.name)
         urls[key] = f"{ASSETS}/{source.name}"
+    # the buttons' icons: the manager's copy of Font Awesome's solid font, asked for only once a
+    # button is drawn (icons missing for a moment) unless the page preloads it
+    solid = modules / "@fortawesome/fontawesome-free/webfonts/fa-solid-900.woff2"  # the manager's dependency
+    for font in sorted(fonts.glob("*.woff2")):
+        if solid.exists() and font.read_bytes() == solid.read_bytes():
+            urls["icons"] = f"{fonts.name}/{font.name}"
     return urls
 
 
@@ -70,16 +76,20 @@ _PAGE = """<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{title}</title>
-<link rel="stylesheet" href="{fontawesome}">
-<style>
-body {{ font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 1100px; margin: 0 auto;
-  padding: 12px 20px 40px; color: #222; }}
+{preload}<style>
+/* compact: at 1366x768 each verdict a "Try" step leads to is on the first screen, under the text */
+body {{ font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; max-width: 1100px; margin: 0 auto;
+  padding: 6px 20px 40px; color: #222; }}
+h1 {{ font-size: 1.7em; margin: .3em 0; }}
+p, ol, ul {{ margin: .5em 0; }}
 code {{ background: #f3f3f3; padding: 0 3px; border-radius: 3px; }}
-#demo-status {{ margin: 10px 0; padding: 8px 12px; background: #e3f2fd; border-left: 4px solid #1976d2; }}
+/* over the page, not in it: the app appearing and this line going must not move the text */
+#demo-status {{ position: fixed; z-index: 10; left: 50%; bottom: 24px; transform: translateX(-50%); padding: 8px 16px;
+  background: #e3f2fd; border-left: 4px solid #1976d2; box-shadow: 0 2px 8px rgba(0,0,0,.2); }}
 #demo-status:empty {{ display: none; }}
 .course-runtime-error {{ background: #c62828; color: white; padding: 12px 16px; margin: 8px 0; }}
 .demo-error {{ color: #c62828; white-space: pre-wrap; }}
-.demo-output {{ margin: 8px 0 16px; }}
+.demo-output {{ margin: 4px 0 10px; }}
 nav {{ font-size: 13px; color: #555; }}
 </style>
 <script src="{pyodide}" defer></script>
@@ -111,7 +121,11 @@ def page(notebook: Path, urls: dict[str, str], runtime: dict, bundle_url: str, s
     config = {**runtime, **urls, "bundle": bundle_url, "snapshot": snapshot_url, "cells": cells}
     return _PAGE.format(
         title=html.escape(title.removeprefix("# ")),
-        fontawesome="../static/fontawesome/css/all.min.css",
+        preload=(
+            f'<link rel="preload" href="{urls["icons"]}" as="font" type="font/woff2" crossorigin>\n'
+            if "icons" in urls
+            else ""
+        ),
         pyodide=html.escape(runtime["pyodide"]),
         script=urls["script"],
         config=json.dumps(config).replace("</", "<\\/"),

@@ -4,8 +4,8 @@ A demo page ships no wheels: one zip with the modules the demo's code imports wh
 course_lib's, ipywidgets', traitlets', IPython's (ipywidgets imports it) - and nothing else of
 them. Which modules is not guessed: :func:`measure` runs the demo in the site's own Pyodide under
 Node (the same versions and files the browser gets), its code cells through
-tools/widget_bridge.py as the page runs them, then presses every button and picks every option of
-its widgets (what a visitor's clicks import later, e.g. a scenario module), and lists the files
+tools/widget_bridge.py as the page runs them, then presses every button with each option of its
+widgets picked (what a visitor's clicks import later, e.g. a scenario module), and lists the files
 ``sys.modules`` then holds. :func:`bundle` copies those files, with the bytecode the site build
 compiled for them (tools/pyodide_bytecode.py), from the site's wheels into one zip.
 
@@ -38,20 +38,34 @@ widget_bridge.connect(None)
 namespace = {"__name__": "__main__"}
 for source in cells:
     widget_bridge.run_cell(source, namespace)
-# what a visitor's clicks would import: every button pressed, every option picked (errors are the
-# app's business, not the measurement's)
+# what a visitor's clicks would import: every button pressed with every option picked, every box
+# ticked and unticked (the consumer crash's external store imports sqlite3 only when it is the
+# chosen consumer and crashes). Errors are the app's business, not the measurement's.
 from ipywidgets import Button, Checkbox, Widget
-for widget in list(Widget.widgets.values()):
-    try:
-        if isinstance(widget, Button):
-            widget.click()
-        elif isinstance(widget, Checkbox):
-            widget.value = not widget.value
-        elif hasattr(widget, "options") and hasattr(widget, "value"):
-            for option in list(widget.options):
-                widget.value = option[1] if isinstance(option, tuple) else option
-    except Exception:
-        pass
+shown = list(Widget.widgets.values())
+buttons = [w for w in shown if isinstance(w, Button)]
+def press_every_button():
+    for button in buttons:
+        try:
+            button.click()
+        except Exception:
+            pass
+press_every_button()
+for widget in shown:
+    if isinstance(widget, Checkbox):
+        choices = [not widget.value, widget.value]
+    elif hasattr(widget, "options") and hasattr(widget, "value"):
+        choices = [o[1] if isinstance(o, tuple) else o for o in widget.options]
+    else:
+        continue
+    for choice in choices:
+        try:
+            widget.value = choice
+        except Exception:
+            continue
+        press_every_button()
+# and what a failing click imports to say so (the widget's logger: traitlets.log, logging)
+shown[0].log
 here = os.getcwd() + "/"
 files = sorted(
     {m.__file__ for m in list(sys.modules.values()) if (getattr(m, "__file__", None) or "").endswith(".py")}

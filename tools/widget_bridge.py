@@ -99,3 +99,44 @@ def run_cell(source: str, namespace: dict) -> str:
     if widget is not None:
         return json.dumps([{"widget": widget.model_id}])
     return json.dumps([{"text": repr(value)}])
+
+
+#: the members :func:`unpack` still has to write, in order (set by its first call)
+_to_unpack: list[str] | None = None
+
+
+def unpack_order(names: list[str], imported) -> list[str]:
+    """Which of a demo zip's ``names`` to write to disk, and in what order: data files first (a
+    click may read one: kafka-python's schemas...), then sources (for tracebacks); not the bytecode
+    of a module already imported (the memory snapshot holds it: nothing will read the file).
+
+    >>> unpack_order(["a/__init__.py", "a/__pycache__/__init__.cpython-313.pyc", "a/s.json",
+    ...               "b/__pycache__/c.cpython-313.pyc", "__pycache__/d.cpython-313.pyc", "a/"], imported={"a", "d"})
+    ['a/s.json', 'a/__init__.py', 'b/__pycache__/c.cpython-313.pyc']
+    """
+
+    def module(pyc: str) -> str:
+        folder, _, name = ("/" + pyc).removesuffix(".pyc").rpartition("/__pycache__/")
+        package, stem = folder.strip("/").replace("/", "."), name.split(".")[0]
+        return package if stem == "__init__" else f"{package}.{stem}".lstrip(".")
+
+    files = [n for n in names if not n.endswith("/")]
+    data = [n for n in files if not n.endswith((".py", ".pyc"))]
+    code = [n for n in files if n.endswith(".py") or (n.endswith(".pyc") and module(n) not in imported)]
+    return data + code
+
+
+def unpack(archive: str, target: str, count: int) -> bool:
+    """Write the next ``count`` members of zip ``archive`` (:func:`unpack_order`) under ``target``;
+    True once all are written. The page calls it between events, so a click never waits long."""
+    global _to_unpack
+    import sys
+    import zipfile
+
+    with zipfile.ZipFile(archive) as z:
+        if _to_unpack is None:
+            _to_unpack = unpack_order(z.namelist(), set(sys.modules))
+        for name in _to_unpack[:count]:
+            z.extract(name, target)
+        del _to_unpack[:count]
+    return not _to_unpack
