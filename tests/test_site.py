@@ -370,7 +370,7 @@ def test_delivery_simulator_demo_runs_its_first_experiment_offline(served):
     asked = server.paths[asked_before:]
     # the fast path: a warm interpreter restored, the demo's own modules; no JupyterLite, no
     # kernel, no wheel, no service worker
-    assert "/demos/app/delivery_simulator.snapshot.bin" in asked and "/demos/app/delivery_simulator.zip" in asked
+    assert "/demos/app/delivery_simulator.snapshot.bin.gz" in asked and "/demos/app/delivery_simulator.zip" in asked
     assert not [p for p in asked if "/voici/" in p or "/build/" in p or p.endswith((".whl", "service-worker.js"))]
     # the page shows no code (the cells travel in the page's settings, as the browser runs them)
     assert "DeliverySimulator(" not in page.locator("body").inner_text()

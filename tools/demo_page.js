@@ -58,7 +58,11 @@
     return;
   }
   // a warm interpreter (tools/memory_snapshot.py): restored, not started and importing
-  var snapshot = fetched(config.snapshot).then(function (memory) {
+  // gzipped (tools/demo_page.py): inflated as it arrives, no server support needed
+  var snapshot = fetch(config.snapshot).then(function (r) {
+    if (!r.ok) throw new Error(config.snapshot + ": HTTP " + r.status);
+    return new Response(r.body.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer();
+  }).then(function (memory) {
     mark("snapshot fetched");
     return memory;
   });
