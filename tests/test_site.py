@@ -421,8 +421,7 @@ def test_each_demo_page_does_what_its_try_text_says(served, demo):
     page.screenshot(path=str(ARTIFACTS / f"site_demo_{demo}_ready.png"))
     prediction = page.locator(".prediction")
     assert "Measured:" not in prediction.inner_text()  # hidden until locked in
-    _lock_in(prediction)
-    prediction.get_by_text("Measured:").wait_for()
+    _lock_in(prediction, then=prediction.get_by_text("Measured:"))  # the demo's experiment has run
     demo_tries.TRIES[demo](page)
     assert page.locator(".course-runtime-error, .demo-error").count() == 0
     page.screenshot(path=str(ARTIFACTS / f"site_demo_{demo}_tried.png"), full_page=True)
@@ -580,15 +579,17 @@ def _outputs(cell):
     return "\n".join(outputs.nth(i).inner_text() for i in range(outputs.count()))
 
 
-def _lock_in(box):
-    """Answer a prediction (its first choice, or 1) and lock it in."""
+def _lock_in(box, then=None):
+    """Answer a prediction (its first choice, or 1) and lock it in; wait until ``then`` (a locator)
+    shows - by default the status saying it is locked in (an experiment already run shows its
+    result there instead)."""
     choices = box.locator(".widget-toggle-button")
     if choices.count():
         choices.first.click()
     else:
         box.locator("input").fill("1")
     box.get_by_role("button", name="lock in").click()
-    box.locator(".pr-status", has_text="Locked in").wait_for()
+    (then or box.locator(".pr-status", has_text="Locked in")).wait_for()
 
 
 def _normal(text):
