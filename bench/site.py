@@ -13,10 +13,10 @@ visitor can click a demo?
    pyodide.js is fetched), the runtime and every package (preloaded in one batch from the site's
    lock file, tools/site_build.py, with the bytecode of what starts compiled in:
    tools/pyodide_bytecode.py), the kernel starting (IPython), the app's cell. A visitor on the
-   internet adds download time (about 17 MB compressed; 12 MB before the bytecode).
-3. The same for the demo's own page (tools/demo_page.py: no JupyterLite, a memory snapshot of a
-   warm Python, the modules it imports), with the page's phases (snapshot fetched, runtime
-   restored, cells ran, app on screen); goal: 2 s.
+   internet adds download time: each page's megabytes are printed beside its time.
+3. The same for the demo's own page (tools/demo_page.py: no JupyterLite, a gzipped memory
+   snapshot of a warm Python, the modules it imports), with the page's phases (snapshot fetched
+   and inflated, runtime restored, cells ran, app on screen); goal: 2 s.
 4. Time to a lesson's kernel ready (05c in JupyterLab in the browser: the status bar says Idle);
    goal: 5 s.
 
@@ -72,9 +72,11 @@ def _pyodide(code: str, wheels) -> tuple[dict, float]:
     return json.loads(done.stdout[marker + len("@@bench@@") :].splitlines()[0]), startup_ms / 1000
 
 
-def _cold_load(site: Path, path: str, ready) -> tuple[float, dict]:
+def _cold_load(site: Path, path: str, ready) -> tuple[float, dict, float]:
     """Seconds from a cold load of ``path`` (a fresh Chromium profile) until ``ready(page)``
-    returns, and the phases: when pyodide.js, the wasm runtime and the last package arrived."""
+    returns, the phases (when pyodide.js, the wasm runtime and the last package arrived), and the
+    megabytes of the files the page asked for until then (as served: what a static host sends
+    before its own compression)."""
     from playwright.sync_api import sync_playwright
 
     from tools.pyodide_local import local_distribution
@@ -106,15 +108,26 @@ def _cold_load(site: Path, path: str, ready) -> tuple[float, dict]:
                     mark("first cell runs")
 
             page.on("console", console)
+            asked_before = len(server.paths)
             page.goto(server.base_url + path)
             extra = ready(page) or {}
-            return time.perf_counter() - started, {**marks, **extra}
+            seconds = time.perf_counter() - started
+            return seconds, {**marks, **extra}, _megabytes(server.paths[asked_before:], site, local_distribution())
         finally:
             browser.close()
 
 
-def _print_phases(title: str, seconds: float, marks: dict, last: str) -> None:
-    print(f"\n{title}: {seconds:.1f} s")
+def _megabytes(paths: list[str], site: Path, runtime: Path) -> float:
+    """The size of the distinct files behind ``paths`` (the server's routes)."""
+    from tools.site_server import LOCAL_PYODIDE_URL
+
+    prefix = LOCAL_PYODIDE_URL.rsplit("/", 1)[0] + "/"
+    files = {runtime / p[len(prefix) :] if p.startswith(prefix) else site / p.lstrip("/") for p in paths}
+    return sum(f.stat().st_size for f in files if f.is_file()) / 1e6
+
+
+def _print_phases(title: str, seconds: float, marks: dict, last: str, megabytes: float) -> None:
+    print(f"\n{title}: {seconds:.1f} s ({megabytes:.1f} MB asked for)")
     print("  where it went (seconds since the page was asked for):")
     for name, at in sorted(marks.items(), key=lambda kv: kv[1]):
         print(f"    {at:6.1f}  {name}")
@@ -144,6 +157,7 @@ def main(quick: bool = False) -> int:
     if reason:
         print(f"site benchmark skipped: {reason}")
         return 1
+    print(f"the course's code from {Path(site_build.__file__).resolve().parents[1]}")  # which checkout is timed
     with tempfile.TemporaryDirectory(prefix="bench-site-") as tmp:
         experiment = EXPERIMENT.format(schedules=10 if quick else 100)
         code = _TIMED.format(experiment=experiment)
@@ -168,28 +182,31 @@ def main(quick: bool = False) -> int:
             return 0
         site = site_build.build(Path(tmp) / "_site", pyodide_url=LOCAL_PYODIDE_URL)
         # before: the demo as a JupyterLite (Voici) app, a kernel started for it
-        seconds, marks = _cold_load(site, "/demos/voici/render/delivery_simulator.html", _voici_demo)
+        seconds, marks, size = _cold_load(site, "/demos/voici/render/delivery_simulator.html", _voici_demo)
         _print_phases(
-            "Time to first interactive demo, JupyterLite (Voici) page, cold load from 127.0.0.1",
+            "BEFORE - time to first interactive demo, JupyterLite (Voici) page, cold load from 127.0.0.1",
             seconds,
             marks,
             "the app's buttons on screen (its cell ran, widgets drawn)",
+            size,
         )
         # after: the demo's own page (tools/demo_page.py); its phases are the page's own marks
-        seconds, marks = _cold_load(site, "/demos/delivery_simulator.html", _demo_page)
+        seconds, marks, size = _cold_load(site, "/demos/delivery_simulator.html", _demo_page)
         _print_phases(
-            "Time to first interactive demo, the demo page (no JupyterLite), cold load from 127.0.0.1",
+            "AFTER - time to first interactive demo, the demo page (no JupyterLite), cold load from 127.0.0.1",
             seconds,
             marks,
             "the app's buttons on screen",
+            size,
         )
         verdict = "within" if seconds <= DEMO_GOAL_S else "OVER"
         print(f"  ({verdict} the {DEMO_GOAL_S:g} s goal)")
-        seconds, marks = _cold_load(site, "/lab/index.html?path=lessons/05c_share_groups.ipynb", _lesson_kernel)
+        seconds, marks, size = _cold_load(site, "/lab/index.html?path=lessons/05c_share_groups.ipynb", _lesson_kernel)
         _print_phases(
             "Time to a lesson's kernel ready (05c, JupyterLab in the browser), cold load from 127.0.0.1",
             seconds,
             marks,
             f"kernel idle ({'within' if seconds <= LESSON_GOAL_S else 'OVER'} the {LESSON_GOAL_S:g} s goal)",
+            size,
         )
     return 0
