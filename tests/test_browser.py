@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests import demo_tries
 from tests.browser_support import ARTIFACTS, ROOT, TIMEOUT_MS, Server, free_port, skip_reason
 
 pytestmark = pytest.mark.browser
@@ -55,15 +56,7 @@ def _open(browser, url):
     return page
 
 
-def _click(page, name, exact=False):
-    # buttons with an icon have it in their accessible name: match the words, not the whole name
-    page.get_by_role("button", name=name, exact=exact).click()
-
-
-def _summary(page, contains):
-    locator = page.locator(".oc-summary", has_text=contains)
-    locator.wait_for()
-    return locator.inner_text()
+_click, _summary, _on_first_screen = demo_tries.click, demo_tries.summary, demo_tries.on_first_screen
 
 
 def test_delivery_simulator_loses_with_acks_1_and_not_with_acks_all(voila, browser):
@@ -144,27 +137,7 @@ def test_transactions_demo(voila, browser):
     page = browser.new_page(viewport={"width": 1366, "height": 768})
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(f"{voila}/voila/render/transactions.ipynb")
-    page.get_by_role("button", name="commit a transaction").wait_for()
-    _click(page, "commit a transaction")
-    page.locator(".tx-committed", has_text="t1-2").wait_for()
-    _click(page, "abort a transaction")
-    page.locator(".tx-uncommitted", has_text="t2-2").wait_for()
-    assert "t2-" not in page.locator(".tx-committed").inner_text()
-    _click(page, "commit a transaction")  # "commit another"
-    page.locator(".tx-committed", has_text="t3-2").wait_for()
-    figure = page.locator(".lm-figure")
-    states = figure.locator(".lm-box").evaluate_all("els => els.map(e => e.dataset.state)")
-    assert states == (["committed"] * 3 + ["marker"] + ["aborted"] * 3 + ["marker"]) + ["committed"] * 3 + ["marker"]
-    _click(page, "leave one open")
-    page.locator(".tx-uncommitted", has_text="t4-2").wait_for()
-    assert page.locator(".tx-committed").inner_text() == "t1-0, t1-1, t1-2, t3-0, t3-1, t3-2"
-    assert "LSO = 12" in figure.inner_text()  # read_committed stops before the open transaction
-    for point in (page.locator(".tx-committed"), page.locator(".tx-uncommitted"), figure):
-        assert _on_first_screen(page, point), point
-    _click(page, "wait for the timeout")
-    late = page.locator(".tx-view li", has_text="ProducerFencedError")
-    late.wait_for()
-    assert _on_first_screen(page, late), "the refused late commit is below the fold"
+    demo_tries.transactions(page)
     page.screenshot(path=str(ARTIFACTS / "transactions.png"))
     page.close()
 
@@ -239,59 +212,11 @@ def test_delivery_simulator_try_text_followed_literally(voila, browser):
     urls = _record_requests(page)
     page.goto(f"{voila}/voila/render/delivery_simulator.ipynb")
     page.get_by_role("button", name="crash leader").wait_for()
-    idempotence = page.get_by_label("idempotence (enable_idempotence)")
-
-    def verdict_on_first_screen(contains):
-        text = _summary(page, contains)
-        page.evaluate("window.scrollTo(0, 0)")
-        box = page.locator(".oc-summary", has_text=contains).bounding_box()
-        assert box is not None and box["y"] >= 0 and box["y"] + box["height"] <= 768, box
-        return text
-
-    # 1. Lose data: acks 1, untick idempotence, tick lagging followers; send, crash leader, heal and check.
-    _click(page, "1", exact=True)
-    idempotence.uncheck()
-    page.get_by_label("lagging followers").check()
-    page.locator(".sim-log", has_text="are paused").wait_for()
-    _click(page, "send 5 messages")
-    _click(page, "crash leader")
-    _click(page, "heal and check")
-    assert verdict_on_first_screen("lost after being acknowledged").startswith("5 messages lost")
-    # ... now acks all, tick idempotence again, and repeat.
-    _click(page, "all", exact=True)
-    idempotence.check()
-    page.locator(".sim-log", has_text="idempotence on").wait_for()
-    _click(page, "send 5 messages")
-    _click(page, "crash leader")
-    _click(page, "heal and check")
-    assert verdict_on_first_screen("No anomalies").startswith("No anomalies")
-
-    # 2. Duplicate data: acks all (it is), untick idempotence; lose next ACK, send, heal and check.
-    #    "lagging followers" is still ticked from experiment 1, as a learner following the text leaves it.
-    _click(page, "all", exact=True)
-    idempotence.uncheck()
-    page.locator(".sim-log", has_text="idempotence off").wait_for()
-    _click(page, "lose next ACK")
-    _click(page, "send 5 messages")
-    _click(page, "heal and check")
-    assert verdict_on_first_screen("duplicated").startswith("5 messages duplicated")
-    page.screenshot(path=str(ARTIFACTS / "delivery_try_2_duplicates_1366x768.png"))
-    # ... tick idempotence and repeat.
-    idempotence.check()
-    page.locator(".sim-log", has_text="idempotence on").wait_for()
-    _click(page, "lose next ACK")
-    _click(page, "send 5 messages")
-    _click(page, "heal and check")
-    assert verdict_on_first_screen("No anomalies").startswith("No anomalies")
+    demo_tries.delivery_thing_1(page)
+    demo_tries.delivery_thing_2(page)
+    page.screenshot(path=str(ARTIFACTS / "delivery_try_2_1366x768.png"))
     assert _offsite(urls) == [], _offsite(urls)
     page.close()
-
-
-def _on_first_screen(page, locator, height=768):
-    """``locator`` is visible without scrolling on a ``height``-pixel-high window."""
-    page.evaluate("window.scrollTo(0, 0)")
-    box = locator.bounding_box()
-    return box is not None and box["y"] >= 0 and box["y"] + box["height"] <= height
 
 
 def test_delivery_simulator_thing_3_shows_nothing_acknowledged_on_the_first_screen(voila, browser):
@@ -311,37 +236,8 @@ def test_delivery_simulator_thing_3_shows_nothing_acknowledged_on_the_first_scre
     _click(page, "send 5 messages")
     _click(page, "heal and check")
     _summary(page, "No anomalies")
-    # 3. "start a new run: untick lagging followers and set min.insync.replicas to 3"
-    page.get_by_label("lagging followers").uncheck()
-    page.locator(".sim-log", has_text="New run").wait_for()
-    slider = (
-        page.locator(".widget-slider", has_text="min.insync.replicas").locator(".ui-slider-handle, .noUi-handle").first
-    )
-    slider.focus()
-    page.keyboard.press("End")  # the slider's maximum: 3
-    page.locator(".sim-log", has_text="min.insync.replicas=3").wait_for()
-    # "Click crash leader, then send 5 messages and run 1000 ms"
-    _click(page, "crash leader")
-    _click(page, "send 5 messages")
-    _click(page, "run 1000 ms")
-    page.locator(".sim-log", has_text="Ran the clock 1000 ms").wait_for()  # the app has done it all
-    status = page.locator(".oc-summary", has_text="0 of 5 acknowledged")
-    status.wait_for()
-    assert "No check yet" not in status.inner_text()
-    assert "refuse" in status.inner_text() and "NotEnoughReplicas" in status.inner_text()
-    assert _on_first_screen(page, status), "the point of thing 3 is below the fold"
+    demo_tries.delivery_thing_3(page)  # 3. "start a new run: untick lagging followers, ..."
     page.screenshot(path=str(ARTIFACTS / "delivery_try_3_1366x768.png"))
-    # on the wire: the refusing ACK arrived, but the write was refused - never "delivered" in green
-    refused = page.locator(".sim-wire tr", has_text="NotEnoughReplicasError")
-    assert refused.count() > 0
-    for i in range(refused.count()):
-        fate = refused.nth(i).locator("td").last
-        assert fate.inner_text() != "delivered", refused.nth(i).inner_text()
-        assert "write refused" in fate.inner_text()
-        assert fate.evaluate("el => getComputedStyle(el).color") != "rgb(46, 125, 50)"  # not the green
-    # "heal and check: once the broker is back, all 5 are written, once"
-    _click(page, "heal and check")
-    assert _summary(page, "No anomalies").startswith("No anomalies")
     page.close()
 
 

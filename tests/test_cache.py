@@ -141,3 +141,16 @@ def test_npm_packages_are_installed_by_one_npm_install(tmp_path, monkeypatch):
     assert modules == tmp_path / "cache" / "npm-two" / "node_modules"
     (call,) = calls.read_text().splitlines()
     assert call.endswith("reveal.js@4.6.0 requirejs@2.3.8")
+
+
+def test_every_npm_download_is_an_entry_that_tools_prepare_makes():
+    """CI freezes the cache after ``python -m tools.prepare``: a module that installs npm packages
+    and is not among its entries fails there (the demo pages' widget manager once did)."""
+    prepare = (ROOT / "tools" / "prepare.py").read_text()
+    users = [
+        path.relative_to(ROOT).with_suffix("").as_posix().replace("/", ".")
+        for path in [*ROOT.glob("course_lib/**/*.py"), *ROOT.glob("tools/*.py")]
+        if "npm_packages(" in path.read_text() and path.name != "cache.py"
+    ]
+    assert "tools.demo_page" in users
+    assert [u for u in users if f"from {u} import" not in prepare] == []

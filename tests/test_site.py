@@ -191,6 +191,17 @@ print("@@compiled", [p for p in compiled if "traitlets" in p])
         assert "json/__init__.py" in stdlib.namelist()  # the source stays, for tracebacks
 
 
+def test_the_demo_pages_python_side_passes_its_doctests():
+    """tools/ is not collected for doctests (course_lib is): the demo pages' Python runs them here."""
+    import doctest
+
+    from tools import memory_snapshot, widget_bridge
+
+    for module in (memory_snapshot, widget_bridge):
+        result = doctest.testmod(module)
+        assert result.attempted and not result.failed, module.__name__
+
+
 def test_landing_page_has_one_line_per_demo_and_says_where_the_labs_are():
     page = site_build.landing_page(
         site_build.browser_notebooks(ROOT / "notebooks"),
@@ -199,7 +210,7 @@ def test_landing_page_has_one_line_per_demo_and_says_where_the_labs_are():
         "https://example.org/course",
     )
     for demo in site_build.demos():
-        assert page.count(f'href="demos/voici/render/{demo.stem}.html"') == 1
+        assert page.count(f'href="demos/{demo.stem}.html"') == 1  # the demo's own page, not Voici's
     assert 'href="lab/index.html?path=lessons/02_acks_and_durability.ipynb"' in page
     # lessons carry their own numbers (an <ol> called lesson 06 "7"), 05b included
     assert "<ol" not in page
@@ -334,7 +345,7 @@ def test_landing_page_links_the_demos_and_lessons(served):
     server, new_page = served
     page = new_page()
     page.goto(server.base_url + "/")
-    assert page.locator("a[href^='demos/voici/render/']").count() == len(site_build.demos())
+    assert page.locator("a[href^='demos/'][href$='.html']").count() == len(site_build.demos())
     page.screenshot(path=str(ARTIFACTS / "site_landing.png"), full_page=True)
     page.close()
 
@@ -345,13 +356,23 @@ def test_delivery_simulator_demo_runs_its_first_experiment_offline(served):
     server, new_page = served
     page = new_page()
     asked_before = len(server.paths)
-    page.goto(server.base_url + "/demos/voici/render/delivery_simulator.html")
+    # the first frame, as served (before any script ran): the demo's text and what is loading
+    from urllib.request import urlopen
+
+    with urlopen(server.base_url + "/demos/delivery_simulator.html") as served_page:
+        first_frame = served_page.read().decode()
+    assert "Three things to try" in first_frame and 'id="demo-status"' in first_frame
+    assert "Loading Python (Pyodide)" in first_frame
+    # the buttons' icon font comes with the first frame, not once the buttons are drawn
+    assert re.search(r'<link rel="preload" href="@jupyter-widgets/\w+\.woff2" as="font"', first_frame)
+    page.goto(server.base_url + "/demos/delivery_simulator.html")
     page.get_by_role("button", name="crash leader").wait_for()
     asked = server.paths[asked_before:]
-    # the compiled standard library; no jedi; no drive (each import asked it for the module)
-    assert "/bytecode/python_stdlib.zip" in asked
-    assert not [p for p in asked if any(n in p for n in ("jedi", "micropip", "piplite", "/api/drive"))]
-    # a Voici app shows no code (the notebook travels inside the page, as the browser runs it)
+    # the fast path: a warm interpreter restored, the demo's own modules; no JupyterLite, no
+    # kernel, no wheel, no service worker
+    assert "/demos/app/delivery_simulator.snapshot.bin.gz" in asked and "/demos/app/delivery_simulator.zip" in asked
+    assert not [p for p in asked if "/voici/" in p or "/build/" in p or p.endswith((".whl", "service-worker.js"))]
+    # the page shows no code (the cells travel in the page's settings, as the browser runs them)
     assert "DeliverySimulator(" not in page.locator("body").inner_text()
     assert page.locator(".course-runtime-error").count() == 0
     # "Lose data": acks=1, idempotence off, lagging followers; send 5, crash the leader, check
@@ -368,6 +389,88 @@ def test_delivery_simulator_demo_runs_its_first_experiment_offline(served):
     page.screenshot(path=str(ARTIFACTS / "site_delivery_simulator.png"), full_page=True)
     page.close()
     assert any(p.endswith("/pyodide/pyodide.asm.wasm") for p in server.paths)  # the bundled runtime ran it
+
+
+@pytest.mark.site
+@pytest.mark.browser
+def test_the_voici_copy_of_a_demo_still_runs(served):
+    """The demo page links the same app in JupyterLite (Voici): it starts there too."""
+    server, new_page = served
+    page = new_page()
+    page.goto(server.base_url + "/demos/voici/render/delivery_simulator.html")
+    page.get_by_role("button", name="crash leader").wait_for()
+    assert page.locator(".course-runtime-error").count() == 0
+    page.close()
+
+
+@pytest.mark.site
+@pytest.mark.browser
+@pytest.mark.parametrize("demo", [p.stem for p in site_build.demos()])
+def test_each_demo_page_does_what_its_try_text_says(served, demo):
+    """Each demo's own page (tools/demo_page.py), as a visitor on a 1366x768 screen uses it: the
+    prediction locked in first (its measured answer then shows), then the demo's "Try" text
+    followed literally (tests/demo_tries.py, the steps the Voila tests follow too)."""
+    from tests import demo_tries
+
+    server, new_page = served
+    page = new_page()
+    page.goto(f"{server.base_url}/demos/{demo}.html")
+    page.locator("body.demo-ready").wait_for()
+    assert page.locator(".course-runtime-error, .demo-error").count() == 0
+    assert page.locator("#demo-status").inner_text() == ""  # "Loading..." gone once the app is up
+    page.screenshot(path=str(ARTIFACTS / f"site_demo_{demo}_ready.png"))
+    prediction = page.locator(".prediction")
+    assert "Measured:" not in prediction.inner_text()  # hidden until locked in
+    _lock_in(prediction, then=prediction.get_by_text("Measured:"))  # the demo's experiment has run
+    demo_tries.TRIES[demo](page)
+    assert page.locator(".course-runtime-error, .demo-error").count() == 0
+    page.screenshot(path=str(ARTIFACTS / f"site_demo_{demo}_tried.png"), full_page=True)
+    page.close()
+
+
+@pytest.mark.site
+def test_a_seeded_demo_action_has_the_same_outcome_in_pyodide_as_in_cpython(wheels, tmp_path):
+    """The demo page's way of running a demo (tools/widget_bridge.py, no kernel), then thing 1 of
+    the simulator on seed 1: the same outcome in CPython and in the site's Pyodide."""
+    import shutil
+    import subprocess
+
+    from tools.import_graph import BRIDGE, code_cells
+    from tools.pyodide_local import local_distribution, run_python
+
+    cells = code_cells(ROOT / "notebooks" / "demos" / "delivery_simulator.ipynb")
+    shutil.copy2(BRIDGE, tmp_path / BRIDGE.name)
+    code = """
+import json, sys
+sys.path.insert(0, HOST)
+import widget_bridge
+widget_bridge.connect(None)
+namespace = {}
+shown = [json.loads(widget_bridge.run_cell(c, namespace)) for c in CELLS]
+from course_lib.explain import demos
+from course_lib.viz import DeliverySimulator
+result = demos.acks_1_leader_crash(DeliverySimulator(seed=1))
+print("@@outcome@@" + json.dumps({"shown": [len(s) for s in shown], "outcome": result.outcome_table(),
+    "messages": len(widget_bridge.sent)}, default=str, sort_keys=True))
+"""
+
+    def program(host):
+        return f"HOST = {host!r}\nCELLS = {cells!r}\n{code}"
+
+    in_cpython = subprocess.run(
+        [sys.executable, "-c", program(str(tmp_path))], capture_output=True, text=True, cwd=ROOT
+    )
+    in_pyodide = run_python(program("/host"), [*wheels, *sorted(local_distribution().glob("*.whl"))], mount=tmp_path)
+
+    def outcome(done):
+        marker = done.stdout.rfind("@@outcome@@")
+        assert done.returncode == 0 and marker >= 0, done.stderr[-3000:]
+        return json.loads(done.stdout[marker + len("@@outcome@@") :].splitlines()[0])
+
+    cpython = outcome(in_cpython)
+    assert cpython["shown"] == [1, 1, 1] and cpython["messages"] > 0  # three widgets, through the bridge
+    assert cpython["outcome"]["lost (acknowledged)"] > 0  # thing 1 loses acknowledged messages
+    assert outcome(in_pyodide) == cpython
 
 
 LESSON_02 = "02_acks_and_durability.ipynb"
@@ -476,15 +579,17 @@ def _outputs(cell):
     return "\n".join(outputs.nth(i).inner_text() for i in range(outputs.count()))
 
 
-def _lock_in(box):
-    """Answer a prediction (its first choice, or 1) and lock it in."""
+def _lock_in(box, then=None):
+    """Answer a prediction (its first choice, or 1) and lock it in; wait until ``then`` (a locator)
+    shows - by default the status saying it is locked in (an experiment already run shows its
+    result there instead)."""
     choices = box.locator(".widget-toggle-button")
     if choices.count():
         choices.first.click()
     else:
         box.locator("input").fill("1")
     box.get_by_role("button", name="lock in").click()
-    box.locator(".pr-status", has_text="Locked in").wait_for()
+    (then or box.locator(".pr-status", has_text="Locked in")).wait_for()
 
 
 def _normal(text):
@@ -532,13 +637,14 @@ def test_a_copy_that_cannot_load_pyodide_says_so_within_15_s(tmp_path_factory, b
     _skip_without_node()
     out = site_build.build(tmp_path_factory.mktemp("cdn-site") / "_site")  # the CDN's runtime
     with serve(out, out / "no-local-runtime") as server:
-        page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
-        started = time.monotonic()
-        page.goto(server.base_url + "/demos/voici/render/delivery_simulator.html")
-        alert = page.locator(".course-runtime-error")
-        alert.wait_for(timeout=15_000)
-        print(f"the page said it after {time.monotonic() - started:.1f} s")
-        assert "Pyodide runtime could not be loaded from https://cdn.jsdelivr.net/pyodide/" in alert.inner_text()
-        assert "make site-offline" in alert.inner_text()
-        page.screenshot(path=str(ARTIFACTS / "site_no_runtime.png"))
-        page.close()
+        for path in ("/demos/voici/render/delivery_simulator.html", "/demos/delivery_simulator.html"):  # Voici, own
+            page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+            started = time.monotonic()
+            page.goto(server.base_url + path)
+            alert = page.locator(".course-runtime-error")
+            alert.wait_for(timeout=15_000)
+            print(f"{path} said it after {time.monotonic() - started:.1f} s")
+            assert "Pyodide runtime could not be loaded from https://cdn.jsdelivr.net/pyodide/" in alert.inner_text()
+            assert "make site-offline" in alert.inner_text()
+            page.screenshot(path=str(ARTIFACTS / f"site_no_runtime_{Path(path).stem}.png"))
+            page.close()

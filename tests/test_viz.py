@@ -186,6 +186,21 @@ def test_consumer_crash_demo_counts(semantics, point, never, twice):
     assert f"<td class='cc-count' style='text-align:right;padding-left:12px'>{never}</td>" in app.view.value
 
 
+def test_consumer_crash_demo_without_sqlite_says_which_consumer_cannot_run_and_where_it_can(monkeypatch):
+    """The offline site's Python has no sqlite3: the external store's consumer says so on a click,
+    instead of nothing happening (the click's error went to the browser's console)."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "sqlite3", None)  # import sqlite3 -> ModuleNotFoundError
+    app = ConsumerCrashDemo(seed=1)
+    app.semantics.value = "exactly-once-external"
+    app.crash_button.click()
+    assert "has no SQLite" in app.view.value and "make lab" in app.view.value
+    app.semantics.value = "at-least-once"  # the others still run
+    app.crash_button.click()
+    assert app.counts["input messages"] == 20
+
+
 def test_consumer_demo_without_a_crash_processes_everything_once():
     app = ConsumerCrashDemo(seed=1)
     app.semantics.value = "auto-commit"

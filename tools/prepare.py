@@ -75,6 +75,12 @@ def _site() -> str:
     return f"{fontawesome_package()}, {len(bundled_wheels())} wheels"
 
 
+def _demo_pages() -> str:
+    from tools.demo_page import npm_assets
+
+    return str(npm_assets())
+
+
 def _hub_proxy() -> str:
     from course_lib.workshop.hub_proxy import proxy_executable
 
@@ -89,6 +95,7 @@ ENTRIES: dict[str, Callable[[], str]] = {
     "pyodide (the site's tests and benchmark)": _pyodide,
     "slides (reveal.js, require.js)": _slides,
     "site (Font Awesome, the bundled wheels)": _site,
+    "demo-pages (the widget html-manager, require.js, marked)": _demo_pages,
     "hub-proxy (configurable-http-proxy)": _hub_proxy,
 }
 

@@ -50,6 +50,7 @@ sys.path.insert(0, str(ROOT))
 from course_lib.cache import npm_packages, prepared  # noqa: E402
 from tools.pyodide_local import PYODIDE_VERSION, npm_pyodide, pip_download_pure  # noqa: E402
 from tools.pyodide_bytecode import STDLIB, precompile  # noqa: E402
+from tools import demo_page  # noqa: E402
 
 CDN_PYODIDE_URL = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/pyodide.js"
 # Lessons that run in a browser: 00-08 and lettered extras such as 05b (not 09/10: real Kafka, Spark).
@@ -100,6 +101,10 @@ BYTECODE = "bytecode"
 SERVICE_WORKER = "service-worker.js"  # JupyterLite registers it from the build root
 # build root -> the folder of its pages that start Python (lessons: lab/, demos: voici/render/)
 PAGES = {"": "lab", "demos": "demos/voici/render"}
+# what a page that cannot load Pyodide from the internet suggests
+OFFLINE_HINT = (
+    "This copy of the course loads it from the internet; without one, use a copy built with `make site-offline`."
+)
 # seconds until a page that has not reached the runtime says so
 PYODIDE_PROBE_S = 12
 # Voici's page template links Font Awesome 5 (the demos' button icons) from a CDN; the build
@@ -259,8 +264,7 @@ def landing_page(lessons: list[Path], exercises: list[Path], demo_list: list[Pat
     lesson_items = "\n".join(_numbered(p, f"lab/index.html?path=lessons/{p.name}") for p in lessons)
     exercise_items = "\n".join(_numbered(p, f"lab/index.html?path=exercises/{p.name}") for p in exercises)
     demo_items = "\n".join(
-        f'<li><a href="demos/voici/render/{p.stem}.html"><b>{html.escape(title_of(p))}</b></a> — '
-        f"{html.escape(demo_summary(p))}</li>"
+        f'<li><a href="demos/{p.stem}.html"><b>{html.escape(title_of(p))}</b></a> — {html.escape(demo_summary(p))}</li>'
         for p in demo_list
     )
     return f"""<!doctype html>
@@ -611,6 +615,14 @@ def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None 
         (out / root / LOCK_NAME).write_text(json.dumps(lock))
         for page in sorted((out / page_dir).glob("*.html")):
             add_runtime_probe(page, url)
+    # the demos' own pages (tools/demo_page.py): no JupyterLite, only the modules each imports
+    demo_pyodide = _relative("pyodide/pyodide.js", "demos") if offline else pyodide_url
+    served_wheels = [compiled / w.name for w in course_wheels] + [
+        compiled / w.name if (compiled / w.name).exists() else w for w in dist_wheels
+    ]
+    demo_page.build(
+        out / "demos", demo_list, demo_pyodide, served_wheels, out / BYTECODE / STDLIB, "" if offline else OFFLINE_HINT
+    )
     vendor_fontawesome(out)
     (out / "index.html").write_text(landing_page(lessons, exercises, demo_list, source_url))
     (out / ".nojekyll").write_text("")  # GitHub Pages: serve folders starting with '_' as they are

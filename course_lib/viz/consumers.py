@@ -249,9 +249,20 @@ class ConsumerCrashDemo(PresetApp):
         self.crash_point.value = keep or ("after_process" if "after_process" in moments else next(iter(moments)))
 
     def run(self, crash_point) -> None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            self.pipeline = run_pipeline(self.semantics.value, crash_point, seed=self.seed)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self.pipeline = run_pipeline(self.semantics.value, crash_point, seed=self.seed)
+        except ModuleNotFoundError as e:
+            if e.name != "sqlite3":
+                raise
+            # the offline copy of the site: its Pyodide (npm's) has no SQLite
+            self.view.value = (
+                "<p class='cc-summary' style='color:#c62828'><b>This copy of the course has no SQLite, and this "
+                "consumer stores its output and offsets in a SQLite database.</b> The other consumers work "
+                "here; this one works in the course's online site or in JupyterLab (<code>make lab</code>).</p>"
+            )
+            return
         self.counts = processing_counts(self.pipeline)
         result = self.pipeline.result
         colour = "#2e7d32" if not result.found else ("#ef6c00" if result.valid else "#c62828")

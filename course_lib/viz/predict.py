@@ -256,12 +256,16 @@ class Prediction:
             explanation = f"**Measured:** {explanation}"  # what it is, at a glance (and for the browser tests)
         self._measured, self.explained, self.source = actual, explanation, source
         if explanation is not None:
-            from IPython.display import Markdown
-
             # into the widget's own state, not the cell's output: no frontend, nbval or stored
-            # notebook can show it before lock-in
-            self.explanation.outputs = ()
-            self.explanation.append_display_data(Markdown(explanation))
+            # notebook can show it before lock-in. Set as an output, not append_display_data(),
+            # which starts IPython's whole shell: a demo page has none (tools/widget_bridge.py).
+            self.explanation.outputs = (
+                {
+                    "output_type": "display_data",
+                    "data": {"text/markdown": explanation, "text/plain": explanation},
+                    "metadata": {},
+                },
+            )
             self.explanation.layout.display = SHOWN if self.locked else "none"
         if self.locked:
             self._show_result()
