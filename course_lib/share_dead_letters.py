@@ -125,7 +125,9 @@ def read_topic(cluster: Cluster, topic: str, partition: int = 0) -> list | None:
     the topic does not exist."""
     from kafka import TopicPartition
 
-    if topic not in cluster.controller.configs:
+    try:
+        cluster.topic_config(topic)
+    except ValueError:  # no such topic
         return None
     reader = KafkaConsumer(bootstrap_servers=cluster, enable_auto_commit=False)
     tp = TopicPartition(topic, partition)

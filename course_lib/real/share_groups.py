@@ -170,7 +170,9 @@ def worker_crash(
                 survivor.acknowledge(m, "accept")
                 accepted.add(offset)
             if got:
-                survivor.commit()
+                # a record whose lock ran out in the client's buffer comes back (and is accepted
+                # again): the counts compared are of the crashed worker's records only
+                survivor.commit(expired_ok=True)
         return {
             "held_at_crash": len(held),
             "redelivered": len(again),
