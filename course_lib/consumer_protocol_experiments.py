@@ -127,18 +127,19 @@ def _until(members, condition: Callable[[], bool], timeout_s: float, what: str) 
 
 
 class GroupMembers:
-    """The members of one new consumer group: ``members(name)`` -> a subscribed :class:`Member`
-    (``member(group, name)`` makes it); :meth:`again`: the same in another new group."""
+    """The members of one new consumer group, :attr:`group`: ``members(name)`` -> a subscribed
+    :class:`Member` (``member(group, name)`` makes it); :meth:`regroup`: from now on, another new
+    group."""
 
     def __init__(self, member: Callable[[str, str], Member], prefix: str):
         self.member, self.prefix = member, prefix
-        self.group = f"{prefix}-{uuid.uuid4().hex[:8]}"
+        self.regroup()
 
     def __call__(self, name: str) -> Member:
         return self.member(self.group, name)
 
-    def again(self) -> GroupMembers:
-        return GroupMembers(self.member, self.prefix)
+    def regroup(self) -> None:
+        self.group = f"{self.prefix}-{uuid.uuid4().hex[:8]}"
 
 
 #: how many new groups :func:`_join_then_split` tries when the topic reached the coordinator late
@@ -178,7 +179,7 @@ def _join_then_split(make: Callable, timeout_s: float) -> tuple:
         if not (topic_late and isinstance(make, GroupMembers)):
             break
         a.close()
-        make = make.again()
+        make.regroup()
     else:
         a, alone, _ = _alone(make, timeout_s)
     try:

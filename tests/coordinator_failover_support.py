@@ -10,10 +10,9 @@ kept groups in memory only would answer UNKNOWN_MEMBER_ID: both rejoin, partitio
 
 from __future__ import annotations
 
-import uuid
 from typing import Callable
 
-from tests.consumer_protocol_support import JavaMember, SimulatedMember, _join_then_split
+from tests.consumer_protocol_support import GroupMembers, JavaMember, SimulatedMember, _join_then_split
 
 #: the same on every cluster
 FAILOVER_EXPECTED = {"split": [2, 2], "epochs": [3, 3], "epochs_after": [3, 3], "changes": []}
@@ -39,10 +38,9 @@ def coordinator_failover(make: Callable, crash_coordinator: Callable[[], None], 
         b.close()
 
 
-def java_members(driver, servers: str, topic: str) -> tuple[str, Callable]:
-    """(the group, ``make(name)``: a Java member of it)"""
-    group = f"failover-java-{uuid.uuid4().hex[:8]}"
-    return group, lambda name: JavaMember(driver, servers, group, topic)
+def java_members(driver, servers: str, topic: str) -> GroupMembers:
+    """``make(name)``: a Java member of ``make.group``"""
+    return GroupMembers(lambda group, name: JavaMember(driver, servers, group, topic), "failover-java")
 
 
 def sim_members(cluster, topic: str) -> Callable:

@@ -11,10 +11,9 @@ b's leave would have bumped the group epoch and handed b's partitions to a.)"""
 
 from __future__ import annotations
 
-import uuid
 from typing import Callable
 
-from tests.consumer_protocol_support import JavaMember, SimulatedMember, _join_then_split, _until
+from tests.consumer_protocol_support import GroupMembers, JavaMember, SimulatedMember, _join_then_split, _until
 
 #: the Java members' epochs (groupMetadata().generationId), the same on both clusters: a alone 2,
 #: b's join 3, and 3 for everyone after b's bounce
@@ -50,9 +49,11 @@ def static_bounce(make: Callable, timeout_s: float = 60) -> dict:
                 m.close()
 
 
-def java_static_members(driver, servers: str, topic: str) -> Callable:
-    group = f"static-java-{uuid.uuid4().hex[:8]}"
-    return lambda name: JavaMember(driver, servers, group, topic, **{"group.instance.id": f"i-{name[0]}"})
+def java_static_members(driver, servers: str, topic: str) -> GroupMembers:
+    def member(group: str, name: str) -> JavaMember:
+        return JavaMember(driver, servers, group, topic, **{"group.instance.id": f"i-{name[0]}"})
+
+    return GroupMembers(member, "static-java")
 
 
 def sim_static_members(cluster, topic: str) -> Callable:

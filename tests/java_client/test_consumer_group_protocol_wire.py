@@ -77,12 +77,12 @@ def test_java_members_carry_on_across_a_coordinator_failover(driver, wire_cluste
     from tests import coordinator_failover_support as failover
 
     wire = wire_cluster
-    group, make = failover.java_members(driver, wire.bootstrap_servers, wire.create_topic("failover", partitions=4))
+    make = failover.java_members(driver, wire.bootstrap_servers, wire.create_topic("failover", partitions=4))
     crashed = []
 
     def crash():
-        crashed.append(wire.call(lambda: failover.sim_coordinator(wire.cluster, group)))
+        crashed.append(wire.call(lambda: failover.sim_coordinator(wire.cluster, make.group)))
         wire.nemesis.crash(crashed[0])
 
     assert failover.coordinator_failover(make, crash) == failover.FAILOVER_EXPECTED
-    assert wire.call(lambda: failover.sim_coordinator(wire.cluster, group)) != crashed[0]
+    assert wire.call(lambda: failover.sim_coordinator(wire.cluster, make.group)) != crashed[0]

@@ -100,12 +100,12 @@ def test_java_members_carry_on_across_a_coordinator_failover(driver, healthy):
 
     cluster = healthy
     servers = cluster.bootstrap_servers
-    group, make = failover.java_members(driver, servers, _topic(cluster))
+    make = failover.java_members(driver, servers, _topic(cluster))
     crashed = []
 
     def crash():
-        crashed.append(failover.kafka_coordinator(servers, group))
+        crashed.append(failover.kafka_coordinator(servers, make.group))
         cluster.crash(crashed[0])
 
     assert failover.coordinator_failover(make, crash) == failover.FAILOVER_EXPECTED
-    assert failover.kafka_coordinator(servers, group) != crashed[0]
+    assert failover.kafka_coordinator(servers, make.group) != crashed[0]
