@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -29,7 +30,13 @@ from pathlib import Path
 
 from course_lib.real import watchdog
 from course_lib.real.processes import free_port
-from course_lib.spark.session import SparkUnavailable, cached_connector_jars, check_java, check_pyspark
+from course_lib.spark.session import (
+    SparkUnavailable,
+    cached_connector_jars,
+    check_java,
+    check_pyspark,
+    jvm_scratch_conf,
+)
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 DEFAULT_PORT = 15002  # Spark Connect's own default
@@ -87,9 +94,18 @@ class SparkConnectServer:
         self.jars = jars
         self.conf = dict(conf or {})
         self.python = python or sys.executable
-        self.log_path = Path(log_path) if log_path else Path(tempfile.mkdtemp(prefix="spark-connect-")) / "server.log"
+        # (not "spark-*": the name of the temporary folders Spark's JVM makes for itself)
+        self.log_path = (
+            Path(log_path) if log_path else Path(tempfile.mkdtemp(prefix="course-connect-server-")) / "server.log"
+        )
         self.env = env
         self.proc: subprocess.Popen | None = None
+
+    @property
+    def scratch_path(self) -> Path:
+        """The server JVM's temporary files (``spark.local.dir``, ``java.io.tmpdir``), beside its
+        log: a killed server's are removed by :meth:`stop`, never left in the system's /tmp."""
+        return self.log_path.parent / "jvm-tmp"
 
     # -- what clients use ------------------------------------------------------------------
     @property
@@ -125,6 +141,7 @@ class SparkConnectServer:
             "spark.default.parallelism": "2",
             "spark.ui.showConsoleProgress": "false",
             "spark.pyspark.python": str(WORKER_PYTHON),
+            **jvm_scratch_conf(self.scratch_path),
             **self.conf,
         }
         cmd = [str(spark_submit), "--class", SERVER_CLASS, "--name", "Spark Connect server (course)"]
@@ -151,7 +168,7 @@ class SparkConnectServer:
                 "choose another port (--port, or port=None for a free one)."
             )
         cmd = self.command()
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.scratch_path.mkdir(parents=True, exist_ok=True)
         env = {**os.environ, **(self.env or {})}
         env.update(
             {
@@ -213,6 +230,7 @@ class SparkConnectServer:
                 break
             if _group_gone(proc, wait_s):
                 break
+        shutil.rmtree(self.scratch_path, ignore_errors=True)
 
     def __enter__(self) -> "SparkConnectServer":
         return self.start() if self.proc is None else self

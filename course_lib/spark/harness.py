@@ -297,9 +297,40 @@ def _create_topics(bootstrap_servers, cluster, opts) -> None:
             )
 
 
+#: Spark's words when a ``foreachBatch`` query's Python worker did not connect back to the JVM in
+#: time: the streaming runner waits a fixed 10 s for it (``PythonWorkerFactory``, not configurable
+#: in Spark 4.0), which a loaded machine can exceed while that Python imports pyspark
+WORKER_LATE = "Python worker failed to connect back"
+#: how often a run is started when its start fails that way
+START_ATTEMPTS = 3
+
+
+class WorkerLate(RuntimeError):
+    """The job could not start its queries because Spark's Python worker connected back late."""
+
+
 def _one_run(ctx: RunContext, kill: Kill | None) -> dict:
     """Run the job once with this run's fault injections (:mod:`course_lib.spark.faults`); what
-    happened goes to the history and the timeline, and the dict returned summarises it."""
+    happened goes to the history and the timeline, and the dict returned summarises it. A start
+    that failed only because the machine was too slow for Spark (:data:`WORKER_LATE`) is made
+    again - as a killed job's restart would be: the sinks are exactly-once across restarts."""
+    for attempt in range(1, START_ATTEMPTS + 1):
+        try:
+            return _run_once(ctx, kill)
+        except WorkerLate as exc:
+            if attempt == START_ATTEMPTS:
+                raise
+            ctx.note("start failed, starting again", why=str(exc))
+    raise AssertionError("unreachable")
+
+
+def _start_error(log: Path) -> type[RuntimeError]:
+    """What a start that failed raises, by the job's log: :class:`WorkerLate` if Spark said
+    :data:`WORKER_LATE`, else ``RuntimeError``."""
+    return WorkerLate if log.exists() and WORKER_LATE in log.read_text(errors="replace") else RuntimeError
+
+
+def _run_once(ctx: RunContext, kill: Kill | None) -> dict:
     i, cfg, opts, workdir = ctx.index, ctx.cfg, ctx.opts, ctx.workdir
     injections = injections_for(ctx, kill)
     inv = ctx.history.invoke("job", "run", {"run": i, "kill": kill.__dict__ if kill else None})
@@ -328,11 +359,10 @@ def _one_run(ctx: RunContext, kill: Kill | None) -> dict:
                 break
         if not run.started.is_set():
             run.kill()
-            raise RuntimeError(
-                f"run {i}: the job did not start its queries (exit "
-                f"{run.proc.poll()}); see {workdir / 'logs' / f'run-{i}.log'}; "
-                f"seed={opts.seed}"
-            )
+            log = workdir / "logs" / f"run-{i}.log"
+            why = f"run {i}: the job did not start its queries (exit {run.proc.poll()}); see {log}; seed={opts.seed}"
+            ctx.history.complete(inv, INFO, error="did not start")
+            raise _start_error(log)(why)
         unavailable = run.line("UNAVAILABLE")
         if unavailable:
             raise SparkUnavailable(unavailable.removeprefix("UNAVAILABLE "))
@@ -358,8 +388,9 @@ def _one_run(ctx: RunContext, kill: Kill | None) -> dict:
     finally:
         run.close()
         shutil.rmtree(cfg.scratch_path, ignore_errors=True)  # the dead JVM's temporary files
-        if session_id and run.proc.returncode != 0 and run.line("STARTED"):
-            # A Spark Connect client that died leaves its queries running in the server.
+        if session_id and run.proc.returncode != 0:
+            # A Spark Connect client that died leaves its queries running in the server (also
+            # those it started before it failed to start the others).
             # The job opened its session as learner_name() in its environment (see get_spark).
             stopped = stop_session_queries(cfg.remote, session_id, user_id=learner_name(opts.learner))
             if stopped:

@@ -34,7 +34,7 @@ def _say(line: str) -> None:
 
 def main(argv: list[str]) -> int:
     from course_lib.spark.pipeline import PipelineConfig, progress_summary, start_pipeline
-    from course_lib.spark.session import SparkUnavailable, get_spark
+    from course_lib.spark.session import SparkUnavailable, get_spark, jvm_scratch_conf
 
     # PySpark hands timestamps to Python as naive local times; make "local" mean UTC, as in
     # the session (spark.sql.session.timeZone), so times written by foreachBatch are UTC.
@@ -49,10 +49,7 @@ def main(argv: list[str]) -> int:
         scratch: dict[str, str] = {}
         if not cfg.remote:
             cfg.scratch_path.mkdir(parents=True, exist_ok=True)
-            scratch = {
-                "spark.local.dir": str(cfg.scratch_path),
-                "spark.driver.extraJavaOptions": f"-Djava.io.tmpdir={cfg.scratch_path}",
-            }
+            scratch = jvm_scratch_conf(cfg.scratch_path)
         # With Spark Connect, the harness names the server-side session so that it can stop
         # the queries of a killed job (they do not die with this process).
         spark = get_spark(

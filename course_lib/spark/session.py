@@ -135,6 +135,24 @@ def has_kafka_connector(spark) -> bool:
         return False
 
 
+def jvm_scratch_conf(path: Path) -> dict[str, str]:
+    """The settings that keep a Spark driver JVM's temporary files (``spark-<uuid>``,
+    ``blockmgr-<uuid>``, ``liblz4-java-*``) in ``path``: a JVM's own temporary folder is /tmp,
+    whatever ``TMPDIR`` says, and a killed JVM leaves them there for good."""
+    return {"spark.local.dir": str(path), "spark.driver.extraJavaOptions": f"-Djava.io.tmpdir={path}"}
+
+
+def _session_scratch() -> dict[str, str]:
+    """:func:`jvm_scratch_conf` of a new folder, removed when this Python process exits."""
+    import atexit
+    import shutil
+    import tempfile
+
+    path = Path(tempfile.mkdtemp(prefix="course-spark-session-"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return jvm_scratch_conf(path)
+
+
 def get_spark(options: SparkOptions | None = None, **overrides):
     """Create (or return) the process's SparkSession with the Kafka connector loaded.
 
@@ -191,7 +209,8 @@ def get_spark(options: SparkOptions | None = None, **overrides):
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.streaming.stopGracefullyOnShutdown", "false")
     )
-    for key, value in opts.extra_conf.items():
+    scratch = {} if "spark.local.dir" in opts.extra_conf else _session_scratch()
+    for key, value in {**scratch, **opts.extra_conf}.items():
         builder = builder.config(key, value)
 
     jars = list(opts.jars) if opts.jars is not None else cached_connector_jars()

@@ -4,6 +4,7 @@ shared by the tests that check its outcome (a Spark job start costs 6-12 s on 2 
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -55,13 +56,14 @@ def kafka_cluster(spark_ready):
     cluster.stop()
 
 
+#: the names a Spark driver JVM gives its temporary files (Utils.createTempDir, DiskBlockManager,
+#: lz4-java's native library): not a folder of ours that only starts with "spark-"
+SPARK_TEMP_NAME = re.compile(r"(spark|blockmgr)-[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}|liblz4-java-\d+\.so(\.lck)?")
+
+
 def jvm_temp_files() -> set[str]:
     """What a Spark driver JVM leaves in the system temporary directory when it is SIGKILLed."""
-    return {
-        p.name
-        for pattern in ("spark-*", "blockmgr-*", "liblz4-java-*")
-        for p in Path(tempfile.gettempdir()).glob(pattern)
-    }
+    return {p.name for p in Path(tempfile.gettempdir()).iterdir() if SPARK_TEMP_NAME.fullmatch(p.name)}
 
 
 @pytest.fixture(scope="session")

@@ -50,9 +50,13 @@ def connect_server(spark_ready, tmp_path_factory):
     server.start()
     pid = server.proc.pid
     yield server
+    # the JVM's temporary folders were in the server's own scratch folder, not the system's
+    made = {p.name.split("-")[0] for p in server.scratch_path.iterdir()}
     server.stop()
     with pytest.raises(ProcessLookupError):  # the JVM and its Python workers are gone too
         os.killpg(pid, 0)
+    assert "spark" in made and "blockmgr" in made, made
+    assert not server.scratch_path.exists()
 
 
 @pytest.fixture(scope="module")

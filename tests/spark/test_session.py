@@ -22,3 +22,13 @@ def test_no_java_gives_install_advice(monkeypatch, tmp_path):
 def test_connector_versions_fall_back_to_the_minor_line():
     assert session.connector_versions("4.0.3") == ["4.0.3", "4.0.0"]
     assert session.connector_coordinates("4.0.0").endswith("spark-sql-kafka-0-10_2.13:4.0.0")
+
+
+def test_a_local_session_keeps_its_jvm_files_out_of_the_system_temporary_folder(spark):
+    """Its spark-*/blockmgr-* folders go to a course folder removed at exit: a killed kernel
+    leaves nothing in /tmp under Spark's names, and a concurrent lab run can count its own."""
+    from pathlib import Path
+
+    scratch = Path(spark.conf.get("spark.local.dir"))
+    assert scratch.name.startswith("course-spark-session-"), scratch
+    assert any(p.name.startswith("blockmgr-") for p in scratch.iterdir())
