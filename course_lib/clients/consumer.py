@@ -532,12 +532,6 @@ class KafkaConsumer(GroupOffsets, Fetching, OffsetLookup):
         return out
 
     # ---- plumbing ----------------------------------------------------------------------------------
-    def receive(self, src, msg) -> None:
-        self._answer(msg)
-
-    def on_disconnect(self, peer) -> None:
-        self._fail_requests_to(peer)
-
     def _on_metadata(self, resp) -> None:
         self._metadata_corr = None
         if isinstance(resp, type):
