@@ -44,7 +44,7 @@ from .future import FutureRecordMetadata, ProduceResult
 from .rpc import InFlight, Requests
 from .transactions import Transactions
 
-_new_record = tuple.__new__  # builds a Record NamedTuple without its Python-level __new__ (hot path)
+_new_tuple = tuple.__new__  # builds a NamedTuple without its Python-level __new__ (hot path)
 RECORD_OVERHEAD_BYTES = 70  # Kafka's per-record/batch framing, roughly: batches fill as in real life
 MAYBE_APPENDED = (Errors.RequestTimedOutError, Errors.NotEnoughReplicasAfterAppendError, Errors.KafkaConnectionError)
 
@@ -167,7 +167,7 @@ class KafkaProducer(Requests, Transactions):
         # the message id in the history is the value (bytes are decoded when the history is read)
         handle = (now, self.node_id, INVOKE, OpName.SEND, key if value is None else value, topic, partition)
         self._history_pending.append(handle)  # History.note_invoke, inlined: this is the hot path
-        record = _new_record(
+        record = _new_tuple(
             Record, (key, value, now if timestamp_ms is None else timestamp_ms, tuple(headers) if headers else ())
         )
         size = RECORD_OVERHEAD_BYTES + (len(key) if key else 0) + (len(value) if value else 0)
@@ -443,7 +443,7 @@ class KafkaProducer(Requests, Transactions):
             for b in batches.values():
                 self._succeed(b, -1, None)
             return
-        self._pending[corr] = InFlight(node, req, None, list(batches.values()))
+        self._pending[corr] = _new_tuple(InFlight, (node, req, None, list(batches.values())))
         self._in_flight_per_node[node] = self._in_flight_per_node.get(node, 0) + 1
         if self._one_batch_per_partition:
             self._muted.update(batches)
