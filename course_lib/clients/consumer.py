@@ -101,7 +101,7 @@ class KafkaConsumer(GroupOffsets, Fetching, OffsetLookup):
         self._in_position = False
         self._left_group = False  # left after max_poll_interval_ms; rejoin only from poll()
         self._next_auto_commit = self._sim.now + self.config["auto_commit_interval_ms"]
-        self._membership: GroupMembership = MEMBERSHIPS[self.config["group_protocol"]](self)
+        self._membership = _membership_for(self)
         if topics:
             self.subscribe(topics)
 
@@ -624,6 +624,12 @@ class KafkaConsumer(GroupOffsets, Fetching, OffsetLookup):
         """The topics a pattern subscription covers now (kafka-python matches every topic the
         metadata lists, internal ones excluded)."""
         return tuple(sorted(t for t in self.topics() if not t.startswith("__") and pattern.match(t)))
+
+
+def _membership_for(consumer: KafkaConsumer) -> GroupMembership:
+    """The membership ``group_protocol`` names; typed, so that mypy checks that the consumer is
+    the :class:`~.group_membership.Member` a membership expects."""
+    return MEMBERSHIPS[consumer.config["group_protocol"]](consumer)
 
 
 def _check_tp(partition) -> None:

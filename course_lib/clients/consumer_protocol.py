@@ -35,7 +35,7 @@ from kafka.structs import TopicPartition
 from ..broker.consumer_group import JOIN_EPOCH, LEAVE_EPOCH, STATIC_LEAVE_EPOCH
 from ..broker.protocol import ConsumerGroupHeartbeatRequest, GroupRequest
 from ..history import INFO, OpName
-from .group_membership import GroupMembership
+from .group_membership import GroupMembership, Member
 from .rpc import COORDINATOR_MOVED
 
 #: answers that fence the member: drop the partitions, rejoin with epoch 0
@@ -47,7 +47,7 @@ class ConsumerProtocolMembership(GroupMembership):
 
     KEEPS_MEMBER_ID = True
 
-    def __init__(self, consumer) -> None:
+    def __init__(self, consumer: Member) -> None:
         super().__init__(consumer)
         self._target: set | None = None  # the partitions the coordinator last assigned (None: none yet)
         self._sent: dict = {}  # the fields sent in the last heartbeat (sent again only when changed)

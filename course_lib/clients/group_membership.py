@@ -25,13 +25,43 @@ The committed offsets both protocols use are :mod:`.group_offsets`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, ClassVar
+from typing import Any, Callable, ClassVar, Protocol
 
-from ..broker.protocol import GroupRequest
+from ..broker.protocol import CoordinatorRequest, GroupRequest, OffsetCommitRequest
 from ..history import INFO, OpName
 
-if TYPE_CHECKING:
-    from .consumer import KafkaConsumer
+
+class Member(Protocol):
+    """What a membership reads and changes of its consumer (``KafkaConsumer`` provides it)."""
+
+    config: dict
+    node_id: str
+    alive: bool
+    _sim: Any
+    _history: Any
+    _group: Any  # the group_id setting (None: no group)
+    _member_id: str
+    _generation: int  # the member epoch under KIP-848
+    _joining: bool
+    _needs_join: bool
+    _left_group: bool  # left after max_poll_interval_ms; rejoins only from poll()
+    _heartbeat_gen: int  # bumped to stop the heartbeat timers scheduled before
+    _last_poll_ms: float
+    _polling: bool
+    _subscription: tuple
+    _pattern: Any
+    _partitions: dict
+    _listener: Any
+    _assigned_pending: Any
+
+    def _advance(self, from_poll: bool = False) -> None: ...
+    def _later(self, fn: Callable) -> None: ...
+    def _set_assignment(self, tps) -> None: ...
+    def _matching_topics(self, pattern) -> tuple: ...
+    def _send_coordinator(self, request: CoordinatorRequest, on_result, timeout_ms=None) -> None: ...
+    def _call_coordinator(self, request: CoordinatorRequest, timeout_ms=None) -> Any: ...
+    def _commit_request(self, offsets) -> OffsetCommitRequest: ...
+    def commit(self, offsets=None, timeout_ms=None) -> None: ...
 
 
 class GroupMembership(ABC):
@@ -41,7 +71,7 @@ class GroupMembership(ABC):
     #: life; a classic member gets one from the coordinator and forgets it when it leaves
     KEEPS_MEMBER_ID: ClassVar[bool] = False
 
-    def __init__(self, consumer: KafkaConsumer) -> None:
+    def __init__(self, consumer: Member) -> None:
         self.consumer = consumer
 
     # ---- what the application did ------------------------------------------------------------------

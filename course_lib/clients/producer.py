@@ -324,7 +324,8 @@ class KafkaProducer(Requests, Transactions):
         return msg.corr
 
     def _control_timeout(self, corr):
-        # unlike a coordinator call's (rpc._request_expired), checked on a closed producer too
+        # unlike rpc._request_expired, also on a closed producer: it only forgets the request and
+        # wakes the sender, which stops at once
         in_flight = self._pending.pop(corr, None)
         if in_flight is not None:
             self._take_answer(in_flight, Errors.RequestTimedOutError)

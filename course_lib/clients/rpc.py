@@ -97,8 +97,9 @@ class Requests:
         self._corr += 1
         return self._corr
 
-    def _send(self, node: str, msg, on_response=None, timeout_ms=None) -> int:
-        """Send ``msg`` and wait for its answer until ``timeout_ms`` (default ``request_timeout_ms``)."""
+    def _send(self, node: str, msg, on_response, timeout_ms=None) -> int:
+        """Send ``msg``; ``on_response`` takes its answer, or the error class when none comes within
+        ``timeout_ms`` (default ``request_timeout_ms``)."""
         self._pending[msg.corr] = InFlight(node, msg, on_response)
         self._network.send(self.node_id, node, msg)
         self._sim.schedule(timeout_ms or self.config["request_timeout_ms"], self._request_expired, msg.corr)
