@@ -26,7 +26,8 @@
 - ``group_protocol="consumer"`` (the Java client's ``group.protocol``; kafka-python has only the
   classic protocol): the consumer joins a *consumer group* (KIP-848) as the Java client 4.3.1
   does - ConsumerGroupHeartbeat, the coordinator's assignor (``group_remote_assignor``),
-  incremental reconciliation, member epochs: :mod:`.consumer_protocol`.
+  incremental reconciliation, member epochs: :mod:`.consumer_protocol`. The constructor picks
+  the membership strategy once (:mod:`.group_membership`); the rest of the consumer is the same.
 
 - The rest of kafka-python's API, with its exception classes in its order: ``pause``/``resume``/
   ``paused``, ``highwater`` (from the last fetch; None before one), ``seek_to_beginning``/
@@ -54,13 +55,22 @@ from kafka.structs import ConsumerGroupMetadata, OffsetAndMetadata, TopicPartiti
 from ..broker.broker import node_name
 from ..broker.protocol import ConsumerFetchRequest, MetadataRequest, OffsetFetchRequest
 from ..history import FAIL, INFO, Nemesis, OK, OpName
+from .classic_membership import ClassicMembership
 from .config import resolve_consumer_config
+from .consumer_protocol import ConsumerProtocolMembership
 from .fetching import Fetching, _Partition
-from .consumer_protocol import ConsumerGroupMembership
+from .group_membership import GroupMembership
+from .group_offsets import GroupOffsets
 from .offset_lookup import EARLIEST, LATEST, OffsetLookup
 
+#: group_protocol -> how the consumer is a member of its group
+MEMBERSHIPS: dict[str, type[GroupMembership]] = {
+    "classic": ClassicMembership,
+    "consumer": ConsumerProtocolMembership,
+}
 
-class KafkaConsumer(ConsumerGroupMembership, Fetching, OffsetLookup):
+
+class KafkaConsumer(GroupOffsets, Fetching, OffsetLookup):
     def __init__(self, *topics, **configs):
         self.config = resolve_consumer_config(**configs)
         self._attach("consumer")
@@ -91,7 +101,7 @@ class KafkaConsumer(ConsumerGroupMembership, Fetching, OffsetLookup):
         self._in_position = False
         self._left_group = False  # left after max_poll_interval_ms; rejoin only from poll()
         self._next_auto_commit = self._sim.now + self.config["auto_commit_interval_ms"]
-        self._init_consumer_protocol()
+        self._membership = _membership_for(self)
         if topics:
             self.subscribe(topics)
 
@@ -127,12 +137,7 @@ class KafkaConsumer(ConsumerGroupMembership, Fetching, OffsetLookup):
         self._subscribed = True
         self._pattern = re.compile(pattern) if pattern else None
         self._subscription = self._matching_topics(self._pattern) if self._pattern else tuple(sorted(topics))
-        if self._kip848 and self._generation > 0:
-            # a consumer group member sends its new subscription with a heartbeat and stays a member
-            if not self._heartbeat_in_flight:
-                self._send_heartbeat()
-        else:
-            self._needs_join = True
+        self._membership.subscribed()
         self._advance()
 
     def subscription(self):
@@ -158,8 +163,8 @@ class KafkaConsumer(ConsumerGroupMembership, Fetching, OffsetLookup):
         self._subscription, self._subscribed, self._pattern, self._manual = (), False, None, False
         self._set_assignment([])
         if self._member_id and self._coordinator is not None and self.config["group_instance_id"] is None:
-            self._leave_group()
-        if not self._kip848:  # a consumer group member keeps its own member id (KIP-1082)
+            self._membership.leave()
+        if not self._membership.KEEPS_MEMBER_ID:
             self._member_id = ""
         self._generation = -1
         self._needs_join = False
@@ -170,7 +175,7 @@ class KafkaConsumer(ConsumerGroupMembership, Fetching, OffsetLookup):
             return ConsumerGroupMetadata(group_id=None)
         return ConsumerGroupMetadata(
             self._group,
-            self._metadata_generation(),
+            self._membership.generation_shown(),
             self._member_id,
             None,
             "<stable>" if self._generation >= 0 and not self._needs_join else "<rebalancing>",
@@ -195,13 +200,12 @@ class KafkaConsumer(ConsumerGroupMembership, Fetching, OffsetLookup):
         finally:
             self._polling = False
             self._last_poll_ms = self._sim.now
-            self._arm_poll_timer()
+            self._membership.polled()
 
     def _poll(self, timeout_ms, max_records) -> dict:
-        if self._fatal is not None:  # the Java client's poll() throws what the heartbeat got
-            raise self._fatal
+        self._membership.check_poll()
         if self._needs_join and self._partitions and self._subscription:
-            self._on_revoke()
+            self._membership.revoke_before_rejoin()
         if self.config["enable_auto_commit"] and self._sim.now >= self._next_auto_commit:
             self._auto_commit()
         self._positions_looked_up()  # after the auto-commit, as kafka-python's update_fetch_positions
@@ -299,7 +303,7 @@ class KafkaConsumer(ConsumerGroupMembership, Fetching, OffsetLookup):
         _check_tp(partition)
         self._check_network()
         tp = tuple(partition)
-        result = self._call_group(OffsetFetchRequest(group=self._group, partitions=[tp]), timeout_ms)
+        result = self._membership.call(OffsetFetchRequest(group=self._group, partitions=[tp]), timeout_ms)
         offset = result[tp]
         if offset < 0:
             return None
@@ -315,8 +319,8 @@ class KafkaConsumer(ConsumerGroupMembership, Fetching, OffsetLookup):
             return
         op = self._history.invoke(self.node_id, OpName.COMMIT, _commit_value(offsets))
         try:
-            self._check_membership()
-            self._call_group(self._commit_request(offsets), timeout_ms)
+            self._membership.check_commit()
+            self._membership.call(self._commit_request(offsets), timeout_ms)
         except Exception as exc:
             self._history.complete(
                 op, FAIL if isinstance(exc, Errors.CommitFailedError) else INFO, error=type(exc).__name__
@@ -339,7 +343,7 @@ class KafkaConsumer(ConsumerGroupMembership, Fetching, OffsetLookup):
                 )
 
         try:
-            self._check_membership()
+            self._membership.check_commit()
         except (Errors.CommitFailedError, Errors.RebalanceInProgressError) as exc:
             self._history.complete(op, FAIL, error=type(exc).__name__)
             if callback is not None:
@@ -355,8 +359,8 @@ class KafkaConsumer(ConsumerGroupMembership, Fetching, OffsetLookup):
                 self.commit()
             except Errors.KafkaError:
                 pass
-        if self._member_id and self._coordinator is not None and self._leaves_on_close():
-            self._leave_group()
+        if self._member_id and self._coordinator is not None and self._membership.leaves_on_close():
+            self._membership.leave()
             self._sim.run_for(2 * self._network.latency_ms + self._network.jitter_ms)
         self._closed = True
         self.alive = False
@@ -460,7 +464,7 @@ class KafkaConsumer(ConsumerGroupMembership, Fetching, OffsetLookup):
             # the first join may finish in the background; a member that left the group (poll
             # timeout) waits for the application's next poll(), as kafka-python's does
             if not self._joining and (from_poll or (self._generation < 0 and not self._left_group)):
-                self._join()
+                self._membership.join()
             return
         unchecked = []
         for tp, state in sorted(self._partitions.items()):
@@ -528,12 +532,6 @@ class KafkaConsumer(ConsumerGroupMembership, Fetching, OffsetLookup):
         return out
 
     # ---- plumbing ----------------------------------------------------------------------------------
-    def receive(self, src, msg) -> None:
-        self._answer(msg)
-
-    def on_disconnect(self, peer) -> None:
-        self._fail_requests_to(peer)
-
     def _on_metadata(self, resp) -> None:
         self._metadata_corr = None
         if isinstance(resp, type):
@@ -626,6 +624,12 @@ class KafkaConsumer(ConsumerGroupMembership, Fetching, OffsetLookup):
         """The topics a pattern subscription covers now (kafka-python matches every topic the
         metadata lists, internal ones excluded)."""
         return tuple(sorted(t for t in self.topics() if not t.startswith("__") and pattern.match(t)))
+
+
+def _membership_for(consumer: KafkaConsumer) -> GroupMembership:
+    """The membership ``group_protocol`` names; typed, so that mypy checks that the consumer is
+    the :class:`~.group_membership.Member` a membership expects."""
+    return MEMBERSHIPS[consumer.config["group_protocol"]](consumer)
 
 
 def _check_tp(partition) -> None:

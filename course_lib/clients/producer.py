@@ -41,10 +41,10 @@ from ..history import FAIL, INFO, INVOKE, OK, Nemesis, OpName
 from ..broker.protocol import InitProducerIdRequest, MetadataRequest, ProduceRequest, Record, RecordBatch
 from .config import resolve_producer_config
 from .future import FutureRecordMetadata, ProduceResult
-from .rpc import Requests
+from .rpc import InFlight, Requests
 from .transactions import Transactions
 
-_new_record = tuple.__new__  # builds a Record NamedTuple without its Python-level __new__ (hot path)
+_new_tuple = tuple.__new__  # builds a NamedTuple without its Python-level __new__ (hot path)
 RECORD_OVERHEAD_BYTES = 70  # Kafka's per-record/batch framing, roughly: batches fill as in real life
 MAYBE_APPENDED = (Errors.RequestTimedOutError, Errors.NotEnoughReplicasAfterAppendError, Errors.KafkaConnectionError)
 
@@ -116,8 +116,7 @@ class KafkaProducer(Requests, Transactions):
         self._metadata_corr: int | None = None
         self._metadata_sent_ms = -math.inf
         self._accumulator: dict[tuple, deque[_Batch]] = {}
-        self._in_flight: dict[int, tuple[str, list[_Batch]]] = {}
-        self._in_flight_per_node: dict[str, int] = {}
+        self._in_flight_per_node: dict[str, int] = {}  # produce requests awaiting an answer, per broker
         self._muted: set = set()
         self._init_transactions_state()
         self._wakeup_at = math.inf
@@ -130,7 +129,6 @@ class KafkaProducer(Requests, Transactions):
         # UNINITIALIZED; after an expired batch resets the id the manager stays READY, so the
         # id is never asked for again and the producer is wedged (see _reset_after_expiry)
         self._producer_id_lost = False
-        self._control_nodes: dict[int, str] = {}  # corr of a metadata/producer-id request -> broker
         self._node_backoff: dict[str, tuple[float, float]] = {}  # node -> (not before, back-off ms)
         self._next_sequence: dict[tuple, int] = {}
         self._broker_cursor = self._sim.rng.randrange(len(self._cluster.brokers))
@@ -169,7 +167,7 @@ class KafkaProducer(Requests, Transactions):
         # the message id in the history is the value (bytes are decoded when the history is read)
         handle = (now, self.node_id, INVOKE, OpName.SEND, key if value is None else value, topic, partition)
         self._history_pending.append(handle)  # History.note_invoke, inlined: this is the hot path
-        record = _new_record(
+        record = _new_tuple(
             Record, (key, value, now if timestamp_ms is None else timestamp_ms, tuple(headers) if headers else ())
         )
         size = RECORD_OVERHEAD_BYTES + (len(key) if key else 0) + (len(value) if value else 0)
@@ -244,7 +242,10 @@ class KafkaProducer(Requests, Transactions):
 
     def metrics(self, raw=False):
         return {
-            "producer-metrics": {"in-flight-requests": len(self._in_flight), "incomplete-records": self._incomplete}
+            "producer-metrics": {
+                "in-flight-requests": self._produce_requests_in_flight(),
+                "incomplete-records": self._incomplete,
+            }
         }
 
     # ---- simulator-only ----------------------------------------------------------------------
@@ -261,7 +262,7 @@ class KafkaProducer(Requests, Transactions):
             "producer_id": self.producer_id,
             "producer_epoch": self.producer_epoch,
             "next_sequence": {f"{t}-{p}": s for (t, p), s in sorted(self._next_sequence.items())},
-            "in_flight_requests": len(self._in_flight),
+            "in_flight_requests": self._produce_requests_in_flight(),
             "incomplete": self._incomplete,
         }
 
@@ -315,20 +316,20 @@ class KafkaProducer(Requests, Transactions):
         return min(brokers, key=lambda n: self._node_backoff[n][0])
 
     def _request(self, msg, node=None) -> int:
+        """A metadata or producer-id request, to ``node`` or the next broker in turn."""
         node = node or self._bootstrap_node()
-        self._control_nodes[msg.corr] = node
+        self._pending[msg.corr] = InFlight(node, msg)
         self._network.send(self.node_id, node, msg)
         self._sim.schedule(self.config["request_timeout_ms"], self._control_timeout, msg.corr)
         return msg.corr
 
     def _control_timeout(self, corr):
-        self._control_nodes.pop(corr, None)
-        if corr == self._metadata_corr:
-            self._metadata_corr = None
-            self._wakeup()
-        elif corr == self._pid_corr:
-            self._pid_corr = None
-            self._wakeup()
+        # unlike rpc._request_expired, also on a closed producer: it only forgets the request and
+        # wakes the sender, which stops at once
+        in_flight = self._pending.pop(corr, None)
+        if in_flight is not None:
+            self._take_answer(in_flight, Errors.RequestTimedOutError)
+            self._wakeup()  # the sender asks again
 
     def _run_sender(self, scheduled_for=None):
         if not self.alive:
@@ -443,64 +444,67 @@ class KafkaProducer(Requests, Transactions):
             for b in batches.values():
                 self._succeed(b, -1, None)
             return
-        self._in_flight[corr] = (node, list(batches.values()))
+        self._pending[corr] = _new_tuple(InFlight, (node, req, None, list(batches.values())))
         self._in_flight_per_node[node] = self._in_flight_per_node.get(node, 0) + 1
         if self._one_batch_per_partition:
             self._muted.update(batches)
         self._sim.schedule(self.config["request_timeout_ms"], self._request_timed_out, corr)
 
-    def _take_in_flight(self, corr):
-        entry = self._in_flight.pop(corr, None)
-        if entry is not None:
-            node, batches = entry
-            self._in_flight_per_node[node] -= 1
-            for b in batches:
-                self._muted.discard(b.tp)
-        return entry
+    def _produce_requests_in_flight(self) -> int:
+        return sum(self._in_flight_per_node.values())
 
     # ---- responses ----------------------------------------------------------------------------------
+    # An answer finds its request in the one correlation table (rpc.Requests.receive); the table at
+    # the end of the class says which method takes it. A request that timed out or whose
+    # connection closed is no longer there: its late answer is ignored, as in kafka-python.
     def receive(self, src: str, msg) -> None:
-        self._node_backoff.pop(src, None)
-        if self._answer(msg):
-            return
-        kind = msg.kind
-        if kind == "produce_response":
-            entry = self._take_in_flight(msg.corr)
-            if entry is None:
-                return  # the request had already timed out: this answer is ignored, as in kafka-python
-            for batch in entry[1]:
-                result = msg.results[batch.tp]
-                if result.error is None:
-                    self._succeed(batch, result.base_offset, result.evidence)
-                else:
-                    self._failed(batch, result.error, result.evidence)
-            self._wakeup()
-        elif kind == "metadata_response":
-            if msg.corr != self._metadata_corr:
-                return
-            self._metadata_corr = None
-            self._control_nodes.pop(msg.corr, None)
-            self._learn_brokers(msg.brokers)
-            self._forget_deleted_topics(msg)
-            self._partitions.update(msg.topics)
-            for tp, (leader, epoch) in msg.leaders.items():
-                known = self._leaders.get(tp)
-                if known is None or epoch >= known[1]:
-                    self._leaders[tp] = (leader, epoch)
-            wanted = [tp for tp, dq in self._accumulator.items() if dq and self._leaders.get(tp, (None,))[0] is None]
-            self._metadata_wanted = bool(wanted)
-            if wanted:  # leaderless partitions: ask again after a back-off
-                self._wakeup(self.config["retry_backoff_ms"])
+        self._node_backoff.pop(src, None)  # the broker answered: its connection is up
+        super().receive(src, msg)
+
+    def _on_produce_answer(self, in_flight: InFlight, answer) -> None:
+        """Each batch of the request succeeded or failed (and is retried if it may be); with no
+        answer (timeout, closed connection) every batch failed with that error."""
+        batches: list[_Batch] = in_flight.context
+        self._in_flight_per_node[in_flight.node] -= 1
+        for batch in batches:
+            self._muted.discard(batch.tp)
+        if isinstance(answer, type):
+            for batch in batches:
+                self._failed(batch, answer, None)
+            return  # whoever noticed (a timeout, the disconnect) wakes the sender once for all
+        for batch in batches:
+            result = answer.results[batch.tp]
+            if result.error is None:
+                self._succeed(batch, result.base_offset, result.evidence)
             else:
-                self._wakeup()
-        elif kind == "init_producer_id_response":
-            if msg.corr != self._pid_corr:
-                return
-            self._pid_corr = None
-            self._control_nodes.pop(msg.corr, None)
-            self.producer_id, self.producer_epoch = msg.producer_id, msg.producer_epoch
-            self._next_sequence.clear()
+                self._failed(batch, result.error, result.evidence)
+        self._wakeup()
+
+    def _on_metadata_answer(self, in_flight: InFlight, msg) -> None:
+        self._metadata_corr = None
+        if isinstance(msg, type):
+            return  # none came: the sender asks again when woken
+        self._learn_brokers(msg.brokers)
+        self._forget_deleted_topics(msg)
+        self._partitions.update(msg.topics)
+        for tp, (leader, epoch) in msg.leaders.items():
+            known = self._leaders.get(tp)
+            if known is None or epoch >= known[1]:
+                self._leaders[tp] = (leader, epoch)
+        wanted = [tp for tp, dq in self._accumulator.items() if dq and self._leaders.get(tp, (None,))[0] is None]
+        self._metadata_wanted = bool(wanted)
+        if wanted:  # leaderless partitions: ask again after a back-off
+            self._wakeup(self.config["retry_backoff_ms"])
+        else:
             self._wakeup()
+
+    def _on_producer_id_answer(self, in_flight: InFlight, msg) -> None:
+        self._pid_corr = None
+        if isinstance(msg, type):
+            return  # none came: the sender asks again when woken
+        self.producer_id, self.producer_epoch = msg.producer_id, msg.producer_epoch
+        self._next_sequence.clear()
+        self._wakeup()
 
     def _forget_deleted_topics(self, msg) -> None:
         """kafka-python replaces its metadata with each answer: a topic the answer lacks (deleted)
@@ -522,31 +526,20 @@ class KafkaProducer(Requests, Transactions):
         previous = self._node_backoff.get(peer, (0.0, 0.0))[1]
         backoff = min(max(previous * 2, self.config["reconnect_backoff_ms"]), self.config["reconnect_backoff_max_ms"])
         self._node_backoff[peer] = (self._sim.now + backoff, backoff)
-        self._fail_requests_to(peer)
-        for corr in [c for c, node in self._control_nodes.items() if node == peer]:
-            del self._control_nodes[corr]
-            if corr == self._metadata_corr:
-                self._metadata_corr = None
-            if corr == self._pid_corr:
-                self._pid_corr = None
-        for corr in [c for c, (node, _) in self._in_flight.items() if node == peer]:
-            _, batches = self._take_in_flight(corr)
-            for batch in batches:
-                self._failed(batch, Errors.KafkaConnectionError, None)
+        super().on_disconnect(peer)
         self._metadata_wanted = True
         self._wakeup()
 
     def _request_timed_out(self, corr):
-        """kafka-python closes a connection whose request timed out: all its requests fail."""
-        entry = self._in_flight.get(corr)
-        if entry is None or not self.alive:
+        """kafka-python closes a connection whose request timed out: all its produce requests fail
+        (the simulator leaves the others on it to their own timeouts)."""
+        in_flight = self._pending.get(corr)
+        if in_flight is None or not self.alive:
             return
-        node = entry[0]
-        for c in [c for c, (n, _) in self._in_flight.items() if n == node]:
-            _, batches = self._take_in_flight(c)
+        node = in_flight.node
+        for c in [c for c, f in self._pending.items() if f.node == node and type(f.request) is ProduceRequest]:
             error = Errors.RequestTimedOutError if c == corr else Errors.KafkaConnectionError
-            for batch in batches:
-                self._failed(batch, error, None)
+            self._take_answer(self._pending.pop(c), error)
         self._metadata_wanted = True
         self._wakeup()
 
@@ -637,3 +630,11 @@ class KafkaProducer(Requests, Transactions):
         )
         self._incomplete -= len(batch.records)
         batch.result.fail(exc)
+
+    #: request type -> the method that takes its answer (rpc.Requests); the transaction
+    #: coordinator's requests are not here: each carries its own callback
+    _RESPONSE_HANDLERS = {
+        ProduceRequest: _on_produce_answer,
+        MetadataRequest: _on_metadata_answer,
+        InitProducerIdRequest: _on_producer_id_answer,
+    }

@@ -1,9 +1,25 @@
-"""Requests that expect one answer: correlation ids, timeouts, callbacks, and the blocking
-"ask the coordinator, retry while it moves" loop both clients need."""
+"""Requests that expect one answer: correlation ids, timeouts, who takes each answer, and the
+blocking "ask the coordinator, retry while it moves" loop every client needs.
+
+A client keeps *one* correlation table, ``_pending`` (correlation id -> :class:`InFlight`), as
+kafka-python keeps one per connection: every request waiting for an answer is in it, whatever
+its kind, until its answer comes, it times out or its connection closes. Who takes the answer:
+
+- the client's :attr:`Requests._RESPONSE_HANDLERS`, a table like the broker's ``HANDLERS``
+  (:mod:`course_lib.broker.broker`): the type of the request answered -> ``handler(client,
+  in_flight, answer)``. It is keyed by the request, not by the answer, because a timeout or a
+  closed connection brings no answer message and the same handler must hear of it;
+- otherwise the callback the request was sent with (a coordinator call, a lookup that a
+  blocking method waits for): ``on_response(answer)``.
+
+``answer`` is the response message, or an error class when none will come
+(``RequestTimedOutError``, ``KafkaConnectionError``).
+"""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any, Callable, ClassVar, NamedTuple
 
 from kafka import errors as Errors
 
@@ -20,12 +36,28 @@ COORDINATOR_MOVED = (
 )
 
 
+class InFlight(NamedTuple):
+    """One request waiting for its answer, in the client's correlation table."""
+
+    node: str  # where it went: a closed connection to it fails the request
+    request: Any
+    on_response: Callable[[Any], None] | None = None  # None: the client's _RESPONSE_HANDLERS take it
+    context: Any = None  # what the handler needs besides the answer (a produce request's batches)
+
+
+#: how a client takes the answer to one kind of request: ``handler(client, in_flight, answer)``
+ResponseHandler = Callable[[Any, InFlight, Any], None]
+
+
 class Requests:
     """Mixed into a client that has ``_sim``, ``_network``, ``_cluster``, ``node_id``, ``alive``
-    and ``config``. Callbacks get the response message, or an error class on timeout/disconnect."""
+    and ``config``; the module docstring says who takes which answer."""
+
+    #: request type -> its handler (see the module docstring); a client's own table, empty here
+    _RESPONSE_HANDLERS: ClassVar[dict[type, ResponseHandler]] = {}
 
     config: dict  # the client's resolved configuration (set by the client before _attach)
-    _pending: dict  # correlation id -> (deadline handle, callback)
+    _pending: dict[int, InFlight]  # the correlation table: correlation id -> request in flight
 
     def _attach(self, kind: str) -> None:
         """Join the simulated cluster named by ``bootstrap_servers`` as a network node."""
@@ -48,7 +80,7 @@ class Requests:
         self.alive = True
         self._closed = False
         self._init_requests()
-        self._network.add(self)  # type: ignore[arg-type]  # a client is a node: node_id, receive, on_disconnect
+        self._network.add(self)  # a client is a node: node_id, receive, on_disconnect
         cluster.clients.append(self)
 
     def _init_requests(self) -> None:
@@ -57,7 +89,7 @@ class Requests:
         # metadata.recovery.strategy=rebootstrap (Java's default since 4.0, KIP-899): if all of
         # them die it asks them, in vain, until one comes back
         self._known_brokers: tuple = tuple(sorted(self._cluster.brokers))
-        self._pending: dict[int, tuple] = {}
+        self._pending = {}
         self._corr = 0
         self._coordinators: dict[tuple, int | None] = {}  # (key type, key) -> broker id
 
@@ -66,27 +98,38 @@ class Requests:
         return self._corr
 
     def _send(self, node: str, msg, on_response, timeout_ms=None) -> int:
-        self._pending[msg.corr] = (node, on_response)
+        """Send ``msg``; ``on_response`` takes its answer, or the error class when none comes within
+        ``timeout_ms`` (default ``request_timeout_ms``)."""
+        self._pending[msg.corr] = InFlight(node, msg, on_response)
         self._network.send(self.node_id, node, msg)
         self._sim.schedule(timeout_ms or self.config["request_timeout_ms"], self._request_expired, msg.corr)
         return msg.corr
 
+    def _take_answer(self, in_flight: InFlight, answer) -> None:
+        """Hand ``answer`` (a response, or an error class) to whoever takes it (module docstring)."""
+        handler = self._RESPONSE_HANDLERS.get(type(in_flight.request))
+        if handler is not None:
+            handler(self, in_flight, answer)
+        else:  # a request outside the table was sent with its callback
+            assert in_flight.on_response is not None, f"nobody takes the answer to {type(in_flight.request).__name__}"
+            in_flight.on_response(answer)
+
     def _request_expired(self, corr) -> None:
-        entry = self._pending.pop(corr, None)
-        if entry is not None and self.alive:
-            entry[1](Errors.RequestTimedOutError)
+        in_flight = self._pending.pop(corr, None)
+        if in_flight is not None and self.alive:
+            self._take_answer(in_flight, Errors.RequestTimedOutError)
 
-    def _answer(self, msg) -> bool:
-        entry = self._pending.pop(getattr(msg, "corr", -1), None)
-        if entry is None:
-            return False
-        entry[1](msg)
-        return True
+    def receive(self, src: str, msg) -> None:
+        """A response arrived; one whose request is no longer in the table (it timed out, or its
+        connection closed) is ignored, as kafka-python ignores it."""
+        in_flight = self._pending.pop(getattr(msg, "corr", -1), None)
+        if in_flight is not None:
+            self._take_answer(in_flight, msg)
 
-    def _fail_requests_to(self, peer: str) -> None:
-        for corr in [c for c, (node, _) in self._pending.items() if node == peer]:
-            _, callback = self._pending.pop(corr)
-            callback(Errors.KafkaConnectionError)
+    def on_disconnect(self, peer: str) -> None:
+        """The connection to ``peer`` closed: every request on it fails, in the order it was sent."""
+        for corr in [c for c, in_flight in self._pending.items() if in_flight.node == peer]:
+            self._take_answer(self._pending.pop(corr), Errors.KafkaConnectionError)
 
     def _any_broker(self) -> str:
         return node_name(self._sim.rng.choice(self._known_brokers))

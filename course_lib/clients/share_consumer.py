@@ -583,12 +583,6 @@ class ShareConsumer(Requests):
                 self._callback(offsets, exc)
 
     # ---- plumbing ----------------------------------------------------------------------------------
-    def receive(self, src, msg) -> None:
-        self._answer(msg)
-
-    def on_disconnect(self, peer) -> None:
-        self._fail_requests_to(peer)
-
     def _check_open(self) -> None:
         if self._closed:
             raise IllegalStateException("this share consumer is closed (or crashed); create a new one")
