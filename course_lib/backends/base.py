@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence, runtime_checkable
 
-from ..clusters.parts import PART_FAULTS, CreatesTopics, Part, TopicSpec, missing_why
+from ..clusters.faults import PART_FAULTS, Fault, backend_fault, missing_why
+from ..clusters.parts import CreatesTopics, Part, TopicSpec
 from ..history import INFO, History, Nemesis
 
 #: faults that act on brokers (processes) or on the network between clients and brokers
@@ -221,7 +222,19 @@ class Common(CreatesTopics):
     isr_of: Callable[..., list[int]]
     replicas_of: Callable[..., list[int]]
     end_offset: Callable[..., int]
-    pause: Callable[[int], None]
+
+    # ---- the faults of the cluster's parts: each method is built from its row of the one table
+    # (course_lib.clusters.faults.FAULTS) and hands it to this backend's mechanism for its aim
+    crash = backend_fault("crash")
+    restart = backend_fault("restart")
+    pause = backend_fault("pause")
+    resume = backend_fault("resume")
+    lose_next_ack = backend_fault("lose_next_ack")
+    lose_next_request = backend_fault("lose_next_request")
+    refuse_next_request = backend_fault("refuse_next_request")
+    # how each adapter reaches a broker, and a producer's next produce (defined there)
+    _broker_fault: Callable[[Fault, int], None]
+    _produce_fault: Callable[[Fault, Any, str, int, bool], None]
 
     def describe(self) -> str:
         return f"the {self.kind}"
