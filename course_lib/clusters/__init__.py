@@ -10,7 +10,17 @@ and :class:`~course_lib.real.connect.RemoteCluster`. Each cluster implements its
 This package imports no cluster: the clusters import it.
 """
 
-from .faults import FAULT, FAULTS, PART_FAULTS, Aim, Fault, FaultTarget, cluster_faults, missing_why
+from .faults import (
+    FAULT,
+    FAULTS,
+    PART_FAULTS,
+    Aim,
+    Fault,
+    FaultTarget,
+    MessageFaultsAtLeader,
+    cluster_faults,
+    missing_why,
+)
 from .parts import (
     BrokerFaults,
     CreatesTopics,
@@ -33,6 +43,7 @@ __all__ = [
     "Aim",
     "Fault",
     "FaultTarget",
+    "MessageFaultsAtLeader",
     "BrokerFaults",
     "CreatesTopics",
     "FaultSchedules",

@@ -97,6 +97,12 @@ def missing_why(missing: Mapping[str, str], faults) -> str:
 
 
 # ---- the methods that follow from a row -------------------------------------------------------------
+def _named(method, fault: Fault, what: str):
+    method.__name__ = method.__qualname__ = fault.name
+    method.__doc__ = f"``{fault.op}``: {what} (a row of :data:`course_lib.clusters.faults.FAULTS`)."
+    return method
+
+
 def backend_fault(name: str) -> Callable[..., None]:
     """A backend's method for the fault ``name`` (aimed at a broker or at a producer's next
     produce): it hands the row to the backend's one mechanism for that aim, ``_broker_fault(fault,
@@ -133,10 +139,16 @@ def message_fault(name: str) -> Callable[..., int]:
     return _named(at_leader, fault, "the next produce to the partition's leader; returns the leader's id")
 
 
-def _named(method, fault: Fault, what: str):
-    method.__name__ = method.__qualname__ = fault.name
-    method.__doc__ = f"``{fault.op}``: {what} (a row of :data:`course_lib.clusters.faults.FAULTS`)."
-    return method
+class MessageFaultsAtLeader:
+    """The message faults of a cluster that arms each in front of a partition's leader (the
+    proxy of real Kafka, the wire cluster's network): one method per row aimed at a produce, all
+    handed to the cluster's mechanism ``_message_fault(fault, topic, partition) -> leader``."""
+
+    _message_fault: Callable[[Fault, str, int], int]
+
+    lose_next_ack = message_fault("lose_next_ack")
+    lose_next_request = message_fault("lose_next_request")
+    refuse_next_request = message_fault("refuse_next_request")
 
 
 # ---- what a fault schedule acts on ------------------------------------------------------------------
