@@ -158,9 +158,10 @@ class FaultTarget(Protocol):
     :class:`~course_lib.wire.nemesis.ScheduleTarget` (the same faults over TCP). ``tests/
     test_seam_types.py`` has mypy check both against it."""
 
-    network: Any
-    options: Any
-
+    @property
+    def network(self) -> Any: ...
+    @property
+    def options(self) -> Any: ...
     @property
     def broker_ids(self) -> Any: ...
     @property
