@@ -8,22 +8,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence, runtime_checkable
 
-from ..clusters.faults import PART_FAULTS, Fault, backend_fault, missing_why
-from ..clusters.parts import CreatesTopics, Part, TopicSpec
+from ..clusters.faults import FAULTS, Aim, Fault, backend_fault, missing_why
+from ..clusters.parts import CreatesTopics, TopicSpec
 from ..history import INFO, History, Nemesis
 
 #: faults that act on brokers (processes) or on the network between clients and brokers
-BROKER_FAULTS = frozenset().union(
-    *(PART_FAULTS[p] for p in (Part.BROKER_FAULTS, Part.MESSAGE_FAULTS, Part.LOST_REQUESTS, Part.REFUSED_REQUESTS))
-)
+BROKER_FAULTS = frozenset(f.op for f in FAULTS if f.aim in (Aim.BROKER, Aim.PRODUCE))
 #: faults that act on the learner's own client processes: every backend offers them
 CLIENT_FAULTS = frozenset({Nemesis.CRASH_CLIENT, Nemesis.FREEZE_CLIENT})
 #: faults inside the simulation: random fault schedules (the simulator on its virtual clock, the
 #: wire cluster's simulation on the wall clock), isolation and faults timed against an
 #: application's steps (the simulator's Backend only)
-SIM_ONLY_FAULTS = (
-    PART_FAULTS[Part.FAULT_SCHEDULES] | PART_FAULTS[Part.NETWORK_PARTITIONS] | PART_FAULTS[Part.VIRTUAL_TIME]
-)
+SIM_ONLY_FAULTS = frozenset(f.op for f in FAULTS) - BROKER_FAULTS
 
 
 class MissingFault(RuntimeError):
