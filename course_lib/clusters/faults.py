@@ -89,7 +89,7 @@ def cluster_faults(missing: Mapping[str, str]) -> frozenset[str]:
 def missing_why(missing: Mapping[str, str], faults) -> str:
     """Which parts ``faults`` need that are ``missing``, and why each is (one clause per part)."""
     asked = set(faults)
-    parts = dict.fromkeys(f.part for f in FAULTS if f.op in asked and f.part in missing)  # in table order
+    parts = [part for part in Part if part in missing and PART_FAULTS[part] & asked]
     clauses = [f"{part} are missing: {missing[part]}" for part in parts]
     unknown = sorted(str(f) for f in asked - {f.op for f in FAULTS})
     clauses += [f"{f} is no fault of any cluster part" for f in unknown]
