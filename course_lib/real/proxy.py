@@ -29,6 +29,8 @@ import struct
 import threading
 from dataclasses import dataclass, field
 
+from course_lib.history import Nemesis
+
 PRODUCE = 0
 
 
@@ -104,6 +106,11 @@ class KafkaProxy:
         """Swallow the next ``count`` requests of ``api_key`` (the broker never sees them)."""
         with self._lock:
             self._drop_requests[api_key] = self._drop_requests.get(api_key, 0) + count
+
+    def arm(self, fault: str) -> None:
+        """Arm the message fault ``fault`` (a history operation, :class:`~course_lib.history.Nemesis`)
+        for the next produce: how this proxy loses an answer, loses a request, has one refused."""
+        MECHANISMS[fault](self)
 
     def close(self) -> None:
         if self._server is None:
@@ -219,6 +226,16 @@ class KafkaProxy:
             close_both()
             self._writers.discard(client_w)
             self._writers.discard(up_w)
+
+
+#: how the proxy injects each message fault of :mod:`course_lib.clusters.faults`: a lost answer
+#: closes the client's connection (it retries at once); a lost request cuts it too (a TCP
+#: connection cannot lose one request and carry on); a refused one keeps it
+MECHANISMS = {
+    Nemesis.LOSE_NEXT_ACK: KafkaProxy.drop_next_produce_response,
+    Nemesis.LOSE_NEXT_REQUEST: KafkaProxy.drop_next_request,  # a produce request
+    Nemesis.REFUSE_NEXT_REQUEST: KafkaProxy.spoil_next_produce_request,
+}
 
 
 class SocksKafkaProxy(KafkaProxy):

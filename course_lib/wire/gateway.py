@@ -15,6 +15,9 @@ from typing import Any, Callable
 
 from ..broker.protocol import node_name
 
+#: course_lib.real.proxy.SPOILED_ANSWER_DELAY_S: how late the answer to a refused request comes
+SPOILED_ANSWER_DELAY_MS = 300
+
 log = logging.getLogger("course_lib.wire")
 
 
@@ -84,6 +87,16 @@ class Gateway:
         else:
             self.wire.reactor.write(self.conn, data)
         self._done()
+
+    def refuses_next_produce(self) -> bool:
+        """``refuse_next_request``'s hook, asked by the Produce handler: whether the nemesis armed
+        this broker to refuse this produce. If so its answer, and those behind it, come
+        :data:`SPOILED_ANSWER_DELAY_MS` late while the requests behind it are appended - as the lab
+        proxy's refused request (``course_lib.real.proxy``)."""
+        if not self.wire.nemesis.take_refused(self.broker_id):
+            return False
+        self.hold_answers(SPOILED_ANSWER_DELAY_MS)
+        return True
 
     def hold_answers(self, ms: float) -> None:
         """Answers from now on wait ``ms`` before they are written (in order): the lab proxy's
