@@ -14,7 +14,8 @@ Two kinds of sequence:
   also: every send future's outcome, the final close and the whole log as read_uncommitted sees
   it (records, aborted flags, markers, offsets) (:class:`ProducerDifferential`);
 - **consumer**: assign, seek, poll, position, commit, committed, end offsets, and maybe a
-  ``close(timeout_ms)`` with calls after it (:class:`ConsumerDifferential`).
+  ``close(timeout_ms)`` with calls after it, on a plain topic or on one written in committed
+  and aborted transactions, read committed or uncommitted (:class:`ConsumerDifferential`).
 
 Configuration validation, the third kind, is :mod:`course_lib.wire.config_differential`.
 ``make test`` runs hundreds (tests/wire/test_client_differential.py,
@@ -106,8 +107,18 @@ KNOWN_CONSUMER_DIFFERENCES: dict[tuple[str, str, str], str] = {}
 #: 5 s; the calls after it show what a closed consumer does
 CONSUMER_CLOSES = ("close_0", "close_5")
 
-RECORDS = 6  # per partition of the consumer sequences' topic
+RECORDS = 6  # per partition of the consumer sequences' plain topic
 P0, P1 = TopicPartition("t", 0), TopicPartition("t", 1)
+
+#: the consumer sequences' second topic, written in transactions (:func:`_write_transactions`):
+#: per partition a committed transaction, an aborted one, another committed one, then a plain
+#: record - so a read sees control records, aborted records and the isolation level's filter
+TXN_TOPIC = "tx"
+#: how each sequence reads: the plain topic, or the transactional one under each isolation level
+#: (drawn from a stream of its own, so the calls a seed drew before stay the same)
+READS = (("t", "read_uncommitted"), (TXN_TOPIC, "read_committed"), (TXN_TOPIC, "read_uncommitted"))
+#: per partition: (records of each transaction, whether it commits); then one plain record
+TRANSACTIONS = ((2, True), (1, False), (1, True))
 
 
 @dataclass(frozen=True)
@@ -534,37 +545,63 @@ class ProducerDifferential:
 
 
 # ---- consumer sequences -------------------------------------------------------------------------
-def _read(consumer) -> list:
-    """Poll until every assigned partition's position is at the end of the topic's fixed records
-    (or 10 s): every record the assignment can give. A condition, not a quiet spell: kafka-python's
-    first polls may come back empty while it looks up offsets, longer on a busy machine."""
+def _write_transactions(producer, plain, topic: str) -> int:
+    """:data:`TRANSACTIONS` on both partitions of ``topic`` (``producer`` transactional, ``plain``
+    not), then a plain record each; returns the partitions' end offset (the same on both:
+    records, one marker per transaction, the plain record)."""
+    producer.init_transactions()
+    n = 0
+    for records, commits in TRANSACTIONS:
+        producer.begin_transaction()
+        for partition in (0, 1):
+            for _ in range(records):
+                producer.send(topic, b"x%d" % n, partition=partition)
+                n += 1
+        # written before the end: an abort right after the sends may or may not leave its
+        # marker in kafka-python (ProducerDifferential's abort differential); here both must
+        producer.flush()
+        producer.commit_transaction() if commits else producer.abort_transaction()
+    for partition in (0, 1):
+        plain.send(topic, b"x%d" % n, partition=partition).get(timeout=30)
+        n += 1
+    return sum(records + 1 for records, _ in TRANSACTIONS) + 1
+
+
+def _read(consumer, end: int) -> list:
+    """Poll until every assigned partition's position reaches ``end`` (or 10 s): every record the
+    assignment can give. A condition, not a quiet spell: kafka-python's first polls may come back
+    empty while it looks up offsets, longer on a busy machine."""
     got: list = []
     deadline = time.monotonic() + 10
     while True:
         batch = [r for records in consumer.poll(200).values() for r in records]
         got += [(r.partition, r.offset, r.value) for r in batch]
-        if all(consumer.position(tp) >= RECORDS for tp in consumer.assignment()) or time.monotonic() > deadline:
+        if all(consumer.position(tp) >= end for tp in consumer.assignment()) or time.monotonic() > deadline:
             return sorted(got)
 
 
-_CONSUMER_ACTIONS = {
-    "assign_both": lambda c: c.assign([P0, P1]),
-    "assign_p0": lambda c: c.assign([P0]),
-    "seek_p0_2": lambda c: c.seek(P0, 2),
-    "seek_to_beginning": lambda c: c.seek_to_beginning(),
-    "seek_to_end": lambda c: c.seek_to_end(),
-    "read": _read,
-    "position_p0": lambda c: c.position(P0),
-    "commit": lambda c: c.commit(),
-    "committed_p0": lambda c: c.committed(P0),
-    "end_offsets": lambda c: dict(sorted((tp.partition, o) for tp, o in c.end_offsets([P0, P1]).items())),
-    "close_0": lambda c: c.close(timeout_ms=0),
-    "close_5": lambda c: c.close(timeout_ms=5000),
-}
+def _consumer_actions(topic: str, end: int) -> dict:
+    """What each consumer call does, on ``topic`` (whose partitions end at ``end``)."""
+    p0, p1 = TopicPartition(topic, 0), TopicPartition(topic, 1)
+    return {
+        "assign_both": lambda c: c.assign([p0, p1]),
+        "assign_p0": lambda c: c.assign([p0]),
+        "seek_p0_2": lambda c: c.seek(p0, 2),
+        "seek_to_beginning": lambda c: c.seek_to_beginning(),
+        "seek_to_end": lambda c: c.seek_to_end(),
+        "read": lambda c: _read(c, end),
+        "position_p0": lambda c: c.position(p0),
+        "commit": lambda c: c.commit(),
+        "committed_p0": lambda c: c.committed(p0),
+        "end_offsets": lambda c: dict(sorted((tp.partition, o) for tp, o in c.end_offsets([p0, p1]).items())),
+        "close_0": lambda c: c.close(timeout_ms=0),
+        "close_5": lambda c: c.close(timeout_ms=5000),
+    }
 
 
 class ConsumerDifferential:
-    """Consumer sequences on one two-partition topic with the same records on both clusters; each
+    """Consumer sequences on a two-partition topic with the same records on both clusters - the
+    plain topic, or the transactional one read committed or uncommitted (:data:`READS`); each
     seed is its own group. After the first difference a sequence is not compared further (the
     two consumers' states have parted)."""
 
@@ -572,19 +609,27 @@ class ConsumerDifferential:
 
     def __init__(self, wire: WireCluster):
         self.wire = wire
+        self.ends = {"t": RECORDS}
         wire.create_topic("t", partitions=2, min_insync_replicas=2)
+        wire.create_topic(TXN_TOPIC, partitions=2, min_insync_replicas=2)
         producer = RealProducer(bootstrap_servers=wire.bootstrap_servers, acks="all")
         for i in range(RECORDS * 2):
             producer.send("t", b"m%d" % i, partition=i % 2)
+        transactional = RealProducer(bootstrap_servers=wire.bootstrap_servers, transactional_id="differential")
+        self.ends[TXN_TOPIC] = _write_transactions(transactional, producer, TXN_TOPIC)
+        transactional.close()
         producer.close()
         self.cluster = Cluster(3, seed=1, group_initial_rebalance_delay_ms=0)
         self.cluster.create_topic("t", partitions=2, min_insync_replicas=2)
+        self.cluster.create_topic(TXN_TOPIC, partitions=2, min_insync_replicas=2)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             simulated = SimProducer(bootstrap_servers=self.cluster, acks="all")
+            sim_transactional = SimProducer(bootstrap_servers=self.cluster, transactional_id="differential")
         for i in range(RECORDS * 2):
             simulated.send("t", b"m%d" % i, partition=i % 2)
         simulated.flush()
+        _write_transactions(sim_transactional, simulated, TXN_TOPIC)
 
     @staticmethod
     def calls(seed: int) -> tuple[str, ...]:
@@ -595,20 +640,29 @@ class ConsumerDifferential:
             calls.insert(rng.randrange(1, len(calls) + 1), rng.choice(CONSUMER_CLOSES))
         return tuple(calls)
 
-    def _through(self, consumer, calls) -> list[str]:
+    @staticmethod
+    def reads(seed: int) -> tuple[str, str]:
+        """The seed's topic and isolation level (:data:`READS`)."""
+        return random.Random(f"{seed}:reads").choice(READS)
+
+    def _through(self, consumer, calls, topic: str) -> list[str]:
+        actions = _consumer_actions(topic, self.ends[topic])
         try:
-            return [_outcome(lambda: _CONSUMER_ACTIONS[name](consumer)) for name in calls]
+            return [_outcome(lambda: actions[name](consumer)) for name in calls]
         finally:
             consumer.close(autocommit=False)
 
     def run(self, seed: int) -> list[Difference]:
-        calls = self.calls(seed)
-        config = dict(group_id=f"g{seed}", enable_auto_commit=False, auto_offset_reset="earliest")
-        sim_out = self._through(SimConsumer(bootstrap_servers=self.cluster, **config), calls)
-        real_out = self._through(RealConsumer(bootstrap_servers=self.wire.bootstrap_servers, **config), calls)
+        calls, (topic, isolation) = self.calls(seed), self.reads(seed)
+        config = dict(
+            group_id=f"g{seed}", enable_auto_commit=False, auto_offset_reset="earliest", isolation_level=isolation
+        )
+        sim_out = self._through(SimConsumer(bootstrap_servers=self.cluster, **config), calls, topic)
+        real_out = self._through(RealConsumer(bootstrap_servers=self.wire.bootstrap_servers, **config), calls, topic)
+        labelled = (f"{topic} {isolation}", *calls)
         for c, s, r in zip(calls, sim_out, real_out):
             if s != r:
-                return [Difference(self.kind, seed, calls, c, s, r)]
+                return [Difference(self.kind, seed, labelled, c, s, r)]
         return []
 
 

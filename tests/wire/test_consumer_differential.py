@@ -1,10 +1,12 @@
 """The consumer side of the client differential: seeded sequences of assign/seek/poll/position/
 commit/committed/end_offsets through the simulator's KafkaConsumer and kafka-python's, on the
-same simulated brokers with the same records (course_lib/wire/differential.py)."""
+same simulated brokers with the same records - a plain topic, or one written in committed and
+aborted transactions read committed or uncommitted (course_lib/wire/differential.py)."""
 
 import os
 
 import pytest
+from kafka import TopicPartition
 
 from course_lib.wire import differential
 from course_lib.wire.differential import ConsumerDifferential
@@ -31,6 +33,29 @@ def test_the_sequences_close_the_consumer_and_call_it_after():
     closes = {c for calls in drawn for c in calls if c in differential.CONSUMER_CLOSES}
     assert closes == set(differential.CONSUMER_CLOSES)
     assert any(calls[-1] not in differential.CONSUMER_CLOSES for calls in drawn if closes & set(calls))
+
+
+def test_the_sequences_read_each_topic_under_each_isolation_level():
+    drawn = {ConsumerDifferential.reads(seed) for seed in range(SEQUENCES)}
+    assert drawn == set(differential.READS)
+
+
+def test_the_transactional_topic_holds_markers_and_aborted_records(runner):
+    """What the read_committed sequences read: on both clusters each partition ends after its
+    transactions' records, one marker per transaction and a plain record."""
+    assert runner.ends[differential.TXN_TOPIC] == 8
+    from kafka import KafkaConsumer
+
+    seen = {}
+    for isolation in ("read_committed", "read_uncommitted"):
+        consumer = KafkaConsumer(bootstrap_servers=runner.wire.bootstrap_servers, isolation_level=isolation)
+        consumer.assign([TopicPartition(differential.TXN_TOPIC, 0)])
+        consumer.seek_to_beginning()
+        seen[isolation] = []
+        while consumer.position(TopicPartition(differential.TXN_TOPIC, 0)) < 8:
+            seen[isolation] += [r.offset for rs in consumer.poll(200).values() for r in rs]
+        consumer.close()
+    assert seen == {"read_committed": [0, 1, 5, 7], "read_uncommitted": [0, 1, 3, 5, 7]}
 
 
 def test_a_closed_consumer_looks_up_missing_positions_over_its_closed_network(runner):
