@@ -179,10 +179,12 @@ def test_more_workers_than_partitions_is_faster_as_a_share_group(seed):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_a_worker_paused_past_its_locks_is_a_zombie_whose_acks_are_refused(seed):
+def test_a_worker_paused_past_its_locks_is_a_zombie_whose_late_acks_pass_unnoticed(seed):
+    """Its records were processed again and settled meanwhile: Kafka skips its late ACCEPTs
+    without an error (below the start offset), so nothing tells the zombie."""
     r, where = judged("paused_worker", seed, pause_ms=40_000)
     held = r.numbers["held_when_paused"]
-    assert r.numbers["refused_acks"] == held and r.numbers["processed_twice"] == held, where
+    assert held and r.numbers["refused_acks"] == 0 and r.numbers["processed_twice"] == held, where
     short, where = judged("paused_worker", seed, pause_ms=10_000)  # shorter than the lock: harmless
     assert short.numbers["refused_acks"] == 0 and short.numbers["processed_twice"] == 0, where
 

@@ -383,7 +383,11 @@ class SharePartition:
     def acknowledge(self, member: str, acks: tuple, done) -> None:
         """Apply ``(offset, type)`` acknowledgements of ``member``; ``done(error)`` once persisted.
         Any record not ACQUIRED by this member fails the whole batch with INVALID_RECORD_STATE and
-        nothing changes (``SharePartition.acknowledge`` rolls back)."""
+        nothing changes (``SharePartition.acknowledge`` rolls back). A record below the start
+        offset is skipped, no error: its batch is "already archived" to Kafka, whoever settled it
+        (measured on Kafka 4.3.1: a late ACCEPT of a record another member took after its lock ran
+        out, then settled, succeeds; the share-group differential, course_lib/wire/share_differential.py)."""
+        acks = tuple((offset, kind) for offset, kind in acks if offset >= self.start)
         for offset, kind in acks:
             r = self.records.get(offset)
             if r is None or r.state != ACQUIRED or r.member != member or kind not in ACK_NAMES:

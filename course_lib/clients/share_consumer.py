@@ -87,8 +87,45 @@ class AcknowledgeType(IntEnum):
     RENEW = 4
 
 
+class KafkaError:
+    """confluent-kafka's ``KafkaError``, as a :class:`KafkaException` carries it: ``name()`` is
+    Kafka's name for the error, ``code()`` its number (found by the share-group differential:
+    course_lib/wire/share_differential.py).
+
+    >>> error = KafkaError(Errors.InvalidRecordStateError)
+    >>> error.name(), error.code()
+    ('INVALID_RECORD_STATE', 121)
+    >>> error
+    KafkaError{code=INVALID_RECORD_STATE,val=121,str="Broker: The record state is invalid"}
+    """
+
+    def __init__(self, error):
+        kind = error if isinstance(error, type) else type(error)
+        self._name = getattr(kind, "message", None) or kind.__name__
+        self._code = getattr(kind, "errno", -1)
+        self._retriable = bool(getattr(kind, "retriable", False))
+        description = getattr(kind, "description", None) or self._name
+        self._str = "Broker: " + description.split(". ")[0].rstrip(".")
+
+    def name(self) -> str:
+        return self._name
+
+    def code(self) -> int:
+        return self._code
+
+    def retriable(self) -> bool:
+        return self._retriable
+
+    def __repr__(self) -> str:
+        return f'KafkaError{{code={self._name},val={self._code},str="{self._str}"}}'
+
+    def str(self):  # (last: the name would shadow the builtin in the annotations below it)
+        """The error's text, as librdkafka words a broker's error."""
+        return self._str
+
+
 class KafkaException(Exception):
-    """confluent-kafka's ``KafkaException``: ``args[0]`` names the broker's error."""
+    """confluent-kafka's ``KafkaException``: ``args[0]`` is the :class:`KafkaError`."""
 
 
 class IllegalStateException(Exception):
@@ -200,6 +237,10 @@ class ShareConsumer(Requests):
         self._results: list = []  # commit results for the callback: (offsets, exception)
         self._callback = None
         self._polling = False
+        #: a poll found nothing buffered and asked for records: the fetches go on, after the poll
+        #: returned too, until records come - they wait, acquired, for the next poll (librdkafka's
+        #: ``rkshare_fetch_more_records_requested``, cleared when a poll hands records out)
+        self._wants_records = False
 
     def __repr__(self) -> str:
         return f"<ShareConsumer {self.node_id} group={self._group!r} assignment={self._assignment}>"
@@ -243,6 +284,7 @@ class ShareConsumer(Requests):
             return self._poll_renewed(timeout_ms)
         self._accept_delivered()
         self._polling = True
+        self._wants_records = self._wants_records or not self._buffer
         try:
             self._advance()
             self._send_pending_acks()
@@ -251,6 +293,8 @@ class ShareConsumer(Requests):
             self._polling = False
         self._run_callbacks()
         messages, self._buffer = self._buffer, []
+        if messages:
+            self._wants_records = False
         for m in messages:
             self._delivered[(m.topic(), m.partition(), m.offset())] = m
         if messages:
@@ -322,7 +366,7 @@ class ShareConsumer(Requests):
         self._sim.run_until(lambda: all(v is not _WAITING for v in results.values()), wait_ms)
         self._run_callbacks()
         return {
-            TopicPartition(*tp): None if error is None else KafkaException(_name(error))
+            TopicPartition(*tp): None if error is None else KafkaException(KafkaError(error))
             for tp, error in sorted(results.items())
             if error is not _WAITING
         }
@@ -382,6 +426,7 @@ class ShareConsumer(Requests):
         """The process stops (a long GC pause): no heartbeats; the locks of what it holds run out."""
         self._heartbeat_gen += 1
         self._heartbeating = False
+        self._wants_records = False  # a stopped process asks for nothing
         self._cluster.record("nemesis", Nemesis.FREEZE_CLIENT, {"client": self.node_id})
 
     def wake(self):
@@ -428,7 +473,7 @@ class ShareConsumer(Requests):
             if list(result["assignment"]) != self._assignment:
                 self._assignment = [tuple(tp) for tp in result["assignment"]]
                 self._history.record(self.node_id, INFO, OpName.ASSIGNED, [list(tp) for tp in self._assignment])
-                if self._polling:
+                if self._fetch_wanted():
                     self._advance()
             self._sim.schedule(result["heartbeat_interval_ms"], self._heartbeat, gen)
 
@@ -448,8 +493,8 @@ class ShareConsumer(Requests):
     # ---- fetching ----------------------------------------------------------------------------------
     def _advance(self) -> None:
         """Send a ShareFetch to the leader of every assigned partition that has none in flight,
-        carrying that partition's pending acknowledgements (only inside poll(): the records are
-        acquired for an application that is asking for them)."""
+        carrying that partition's pending acknowledgements - while a poll asks for records, and
+        after an empty poll until records come (see ``_wants_records``)."""
         if not self.alive or self._buffer:
             return
         missing = False
@@ -490,14 +535,17 @@ class ShareConsumer(Requests):
             return self._retry()
         for offset, record, count in resp.records:
             self._buffer.append(Message(tp[0], tp[1], offset, record, count))
-        if not resp.records and self._polling:
+        if not resp.records and self._fetch_wanted():
             self._advance()
 
-    def _retry(self) -> None:
-        self._sim.schedule(self.settings["retry.backoff.ms"], self._advance_if_polling)
+    def _fetch_wanted(self) -> bool:
+        return self._polling or self._wants_records
 
-    def _advance_if_polling(self) -> None:
-        if self._polling:
+    def _retry(self) -> None:
+        self._sim.schedule(self.settings["retry.backoff.ms"], self._advance_if_wanted)
+
+    def _advance_if_wanted(self) -> None:
+        if self._fetch_wanted():
             self._advance()
 
     def _on_metadata(self, resp) -> None:
@@ -509,7 +557,7 @@ class ShareConsumer(Requests):
                     self._leaders[tp] = leader
                 else:
                     self._leaders.pop(tp, None)
-        if self._polling:
+        if self._fetch_wanted():
             if any(tp not in self._leaders for tp in self._assignment):
                 self._retry()
             else:
@@ -574,7 +622,9 @@ class ShareConsumer(Requests):
             if renewed is not None and error is None:
                 self._renewed.append(renewed)
         offsets = {o for _, o, k in op.value if k != "renew"}
-        self._results.append(({TopicPartition(*tp): offsets}, None if error is None else KafkaException(_name(error))))
+        self._results.append(
+            ({TopicPartition(*tp): offsets}, None if error is None else KafkaException(KafkaError(error)))
+        )
 
     def _run_callbacks(self) -> None:
         results, self._results = self._results, []
@@ -605,4 +655,4 @@ def _text(value):
     return value
 
 
-__all__ = ["AcknowledgeType", "IllegalStateException", "KafkaException", "Message", "ShareConsumer"]
+__all__ = ["AcknowledgeType", "IllegalStateException", "KafkaError", "KafkaException", "Message", "ShareConsumer"]

@@ -1,0 +1,412 @@
+"""The share-group differential: seeded sequences of what a share-group application does, run
+by the same steps on every client x cluster pair, compared by what the application sees.
+
+One topic of one partition, one share group (explicit acknowledgement, a delivery limit of
+:data:`DELIVERY_LIMIT`, a lock of :data:`LOCK_MS`), members named ``a`` and ``b``. The steps
+(:meth:`ShareDifferential.steps`):
+
+- ``produce:N`` - N new records, each a batch of its own;
+- ``drain:M`` - member M polls until nothing more comes, acknowledges each record as
+  :func:`ack_for` draws it from the seed, the record's offset and its delivery count (so how a
+  client splits its polls does not matter), and commits after each poll;
+- ``hold:M:END`` - one new record; M polls until it holds it, then ENDs the hold: ``accept``,
+  ``release``, ``reject`` (acknowledged and committed), ``close`` (M closes holding it; a new M
+  comes next time) or ``expire`` (M keeps it past its lock; the other member drains until it
+  comes back, then M acknowledges it late);
+- the last step is always ``drain:a``: what is left.
+
+Each step gives one observation, a string: a drain's deliveries in order of (offset, delivery)
+with the acknowledgement sent and any commit error, a hold's outcome. Sides are a client with a
+cluster (:class:`SimulatedShare`: the simulator's ``ShareConsumer`` on its own brokers, in
+virtual time; :class:`ConfluentShare`: confluent-kafka's ``ShareConsumer`` on the wire cluster
+or on Kafka). Kafka's observations of the default seeds are recorded
+(tests/golden/share_differential_kafka.json, re-measured by
+tests/real/test_share_differential_real.py); every other side is compared with them, so a share
+partition broken in the simulator is found without a Kafka running
+(tests/test_share_differential.py).
+
+What it found, each now modelled as Kafka and librdkafka do it:
+
+- a poll that found nothing buffered leaves librdkafka fetching after it returned, until records
+  come; they wait, acquired and their locks running, for that member's next poll
+  (``rkshare_fetch_more_records_requested``) - the simulator fetched only inside a poll;
+- an acknowledgement of a record below the share partition's start offset is skipped without an
+  error (``SharePartition.acknowledge``: "already archived"), so a late ACCEPT of a record that
+  another member took and settled succeeds - the simulator answered INVALID_RECORD_STATE;
+- a commit's error is confluent-kafka's ``KafkaException(KafkaError)``, ``name()`` Kafka's name
+  of the error - the simulator's carried a class name.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+#: what each sequence's group is configured with, on every cluster (Kafka's names)
+DELIVERY_LIMIT = 3
+LOCK_MS = 3000
+GROUP_CONFIG = {
+    "share.auto.offset.reset": "earliest",
+    "share.delivery.count.limit": DELIVERY_LIMIT,
+    "share.record.lock.duration.ms": LOCK_MS,
+    "share.heartbeat.interval.ms": 1000,
+}
+#: acknowledgement types by confluent-kafka's names and wire ids
+ACKS = {"accept": 1, "release": 2, "reject": 3}
+HOLD_ENDS = ("accept", "release", "reject", "close", "expire")
+#: each poll waits at most POLL_S seconds; a step gives up after MAX_POLLS polls, saying so
+POLL_S = 0.5
+MAX_POLLS = 200
+#: how many sequences the tests run by default
+SEQUENCES = 10
+
+
+def ack_for(seed: int, offset: int, delivery: int) -> str:
+    """The acknowledgement a drain sends for this delivery of this record: a function of the
+    seed and the delivery, not of which poll brought it.
+
+    >>> ack_for(3, 0, 1) == ack_for(3, 0, 1)
+    True
+    >>> sorted({ack_for(s, 0, 1) for s in range(40)})
+    ['accept', 'reject', 'release']
+    """
+    return random.Random(f"{seed}:{offset}:{delivery}").choice(("accept", "accept", "release", "reject"))
+
+
+class ShareSide(Protocol):
+    """A client on a cluster, as the differential drives it."""
+
+    name: str
+    #: the client's own AcknowledgeType members by :data:`ACKS`' names
+    ack_types: dict
+
+    def group(self, config: dict) -> tuple[str, str]:
+        """A new topic of one partition and a new share group configured with ``config``."""
+        ...
+
+    def produce(self, topic: str, values: list[str]) -> None: ...
+
+    def consumer(self, topic: str, group: str) -> Any:
+        """A subscribed ShareConsumer (confluent-kafka's API), explicit acknowledgement."""
+        ...
+
+    def until_assigned(self, group: str, consumers: list) -> None:
+        """Wait until each of ``consumers`` has the partition (or fail saying so)."""
+        ...
+
+    def now(self) -> float:
+        """Seconds on the side's clock (the simulator's is virtual)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def _error_name(error: Exception) -> str:
+    """A KafkaException's error by Kafka's name (confluent-kafka wraps a KafkaError, the
+    simulator the name itself)."""
+    inner = error.args[0] if error.args else error
+    name = getattr(inner, "name", None)
+    return name() if callable(name) else str(inner)
+
+
+def _outcome(results: dict) -> str:
+    """A commit's answer ``{TopicPartition: None or KafkaException}``, a word per partition."""
+    return ",".join("ok" if e is None else _error_name(e) for e in results.values()) or "nothing"
+
+
+@dataclass
+class _Run:
+    """One sequence on one side: its members, and what it knows of the records.
+
+    A drain ends on a state, not a duration: once every record it may get is settled - accepted,
+    rejected, or released at its last delivery - and one more poll brings nothing."""
+
+    side: ShareSide
+    seed: int
+    topic: str
+    group: str
+    members: dict = field(default_factory=dict)
+    produced: int = 0
+    settled: set = field(default_factory=set)
+    held: dict = field(default_factory=dict)  # member -> the offset it holds
+
+    def member(self, name: str) -> Any:
+        if name not in self.members:
+            self.members[name] = self.side.consumer(self.topic, self.group)
+            self.side.until_assigned(self.group, list(self.members.values()))
+        return self.members[name]
+
+    def produce(self, n: int) -> None:
+        self.side.produce(self.topic, [f"job-{self.produced + i}" for i in range(n)])
+        self.produced += n
+
+    def _unsettled(self, name: str) -> set:
+        return set(range(self.produced)) - self.settled - {o for m, o in self.held.items() if m != name}
+
+    def drain(self, name: str, wanted: int | None = None) -> list:
+        """M polls, acknowledging each record as :func:`ack_for` says and committing after each
+        poll, until nothing it may get is unsettled (``wanted``: until that record came) and a
+        poll brought nothing: [[offset, delivery, ack]], and a commit's error if one failed."""
+        consumer, seen = self.member(name), []
+        for _ in range(MAX_POLLS):
+            messages = [m for m in consumer.poll(POLL_S) if m.error() is None]
+            for m in messages:
+                offset, delivery = m.offset(), m.delivery_count()
+                ack = ack_for(self.seed, offset, delivery)
+                consumer.acknowledge(m, self.side.ack_types[ack])
+                seen.append([offset, delivery, ack])
+                if ack != "release" or delivery >= DELIVERY_LIMIT:
+                    self.settled.add(offset)
+            if messages:
+                outcome = _outcome(consumer.commit_sync())
+                if outcome != "ok":
+                    seen.append(["commit", outcome])
+            elif wanted is None and not self._unsettled(name):
+                return sorted(seen, key=str)
+            if wanted is not None and any(s[0] == wanted for s in seen) and not messages:
+                return sorted(seen, key=str)
+        return sorted(seen, key=str) + [["still waiting for", sorted(self._unsettled(name))]]
+
+    def hold(self, name: str, end: str) -> str:
+        """One new record, held by M; then ``end`` (see the module docstring)."""
+        consumer = self.member(name)
+        other = "b" if name == "a" else "a"
+        if end in ("close", "expire"):
+            self.member(other)  # there before the clock starts: its joining is not measured
+        self.produce(1)
+        offset = self.produced - 1
+        held: list = []
+        for _ in range(MAX_POLLS):
+            held = [m for m in consumer.poll(POLL_S) if m.error() is None]
+            if held:
+                break
+        got = sorted((m.offset(), m.delivery_count()) for m in held)
+        if got != [(offset, 1)]:  # anything else was left by an earlier step: say so, settle it
+            for m in held:
+                consumer.acknowledge(m, self.side.ack_types["accept"])
+                self.settled.add(m.offset())
+            consumer.commit_sync()
+            return f"held {got}"
+        acquired = self.side.now()
+        if end in ACKS:
+            consumer.acknowledge(held[0], self.side.ack_types[end])
+            if end != "release":
+                self.settled.add(offset)
+            return f"{end}: {_outcome(consumer.commit_sync())}"
+        self.held[name] = offset
+        if end == "close":
+            consumer.close()
+            del self.members[name]
+            acquired = self.side.now()
+        del self.held[name]
+        back = self.drain(other, wanted=offset)
+        when = "before its lock ran out" if self.side.now() - acquired < LOCK_MS / 2000 else "after its lock ran out"
+        if end == "close":
+            return f"closed; back {when}: {back}"
+        consumer.acknowledge(held[0], self.side.ack_types["accept"])
+        return f"back {when}: {back}; the late accept: {_outcome(consumer.commit_sync())}"
+
+    def close(self) -> None:
+        for consumer in self.members.values():
+            consumer.close()
+        self.members.clear()
+
+
+class ShareDifferential:
+    """Runs seeded sequences on a side; compares them with Kafka's recorded observations."""
+
+    def __init__(self, side: ShareSide):
+        self.side = side
+
+    @staticmethod
+    def steps(seed: int) -> tuple[str, ...]:
+        """The seed's sequence (see the module docstring).
+
+        >>> ShareDifferential.steps(5) == ShareDifferential.steps(5)
+        True
+        >>> ShareDifferential.steps(5)[-1]
+        'drain:a'
+        """
+        rng = random.Random(seed)
+        steps = [f"produce:{rng.randint(1, 3)}"]
+        available = True  # records nobody settled: a hold drains them first, so it holds just its own
+        for _ in range(rng.randint(2, 4)):
+            kind, member = rng.choice(("produce", "drain", "hold", "hold")), rng.choice("ab")
+            if kind == "produce":
+                steps.append(f"produce:{rng.randint(1, 3)}")
+                available = True
+                continue
+            if kind == "hold" and available:
+                steps.append(f"drain:{member}")
+            if kind == "drain":
+                steps.append(f"drain:{member}")
+                available = False
+                continue
+            end = rng.choice(HOLD_ENDS)
+            steps.append(f"hold:{member}:{end}")
+            available = end == "release"
+        return (*steps, "drain:a")
+
+    def run(self, seed: int) -> list[str]:
+        """The observations of one sequence: ``step -> what the application saw``, a line each."""
+        topic, group = self.side.group(GROUP_CONFIG)
+        run = _Run(self.side, seed, topic, group, {})
+        out = []
+        try:
+            for step in self.steps(seed):
+                kind, _, arg = step.partition(":")
+                if kind == "produce":
+                    run.produce(int(arg))
+                    continue
+                if kind == "drain":
+                    seen: Any = run.drain(arg)
+                else:
+                    name, end = arg.split(":")
+                    seen = run.hold(name, end)
+                out.append(f"{step} -> {seen}")
+        finally:
+            run.close()
+        return out
+
+    def differences(self, seeds: range | list[int], expected: dict[str, list[str]]) -> list[str]:
+        """Each sequence whose observations differ from ``expected`` (seed -> observations), with
+        the seed, its steps and the first step that differs."""
+        found = []
+        for seed in seeds:
+            got, want = self.run(seed), expected[str(seed)]
+            if got != want:
+                first = next((i for i, (g, w) in enumerate(zip(got, want)) if g != w), min(len(got), len(want)))
+                found.append(
+                    f"seed {seed} {list(self.steps(seed))}: step {first}: {self.side.name} "
+                    f"{got[first] if first < len(got) else '-'!r}, Kafka {want[first] if first < len(want) else '-'!r}"
+                )
+        return found
+
+
+# ---- the sides ---------------------------------------------------------------------------------
+
+
+class SimulatedShare:
+    """The simulator's ShareConsumer on the simulator's brokers (3, as the lab), virtual time."""
+
+    name = "simulator"
+
+    def __init__(self, seed: int = 0):
+        from ..broker import Cluster
+        from ..clients import KafkaProducer
+
+        from ..clients.share_consumer import AcknowledgeType
+
+        self.cluster = Cluster(brokers=3, seed=seed)
+        self.ack_types = {name: AcknowledgeType(value) for name, value in ACKS.items()}
+        self.producer = KafkaProducer(bootstrap_servers=self.cluster)
+
+    def group(self, config: dict) -> tuple[str, str]:
+        topic, group = f"share-diff-{uuid.uuid4().hex[:8]}", f"share-diff-{uuid.uuid4().hex[:8]}"
+        self.cluster.create_topic(topic, partitions=1)
+        self.cluster.alter_share_group_config(group, dict(config))
+        return topic, group
+
+    def produce(self, topic: str, values: list[str]) -> None:
+        for value in values:
+            self.producer.send(topic, value.encode())
+            self.producer.flush()
+
+    def consumer(self, topic: str, group: str) -> Any:
+        from ..clients import ShareConsumer
+
+        c = ShareConsumer(
+            {"bootstrap.servers": self.cluster, "group.id": group, "share.acknowledgement.mode": "explicit"}
+        )
+        c.subscribe([topic])
+        return c
+
+    def now(self) -> float:
+        return self.cluster.sim.now / 1000
+
+    def until_assigned(self, group: str, consumers: list) -> None:
+        if not self.cluster.sim.run_until(lambda: all(c.assignment() for c in consumers), 30_000):
+            raise AssertionError(f"simulator: not every member of {group} was assigned within 30 s")
+
+    def close(self) -> None:
+        self.producer.close()
+
+
+class ConfluentShare:
+    """confluent-kafka's ShareConsumer on a wall-clock cluster (``bootstrap_servers``,
+    ``create_topic``): the wire cluster or Kafka. Whether a member has its partition is asked of
+    the group coordinator (ShareGroupDescribe, through kafka-python's admin connection)."""
+
+    def __init__(self, cluster: Any, name: str):
+        from confluent_kafka import AcknowledgeType, Producer
+        from kafka.admin import KafkaAdminClient
+
+        self.ack_types = {name: AcknowledgeType(value) for name, value in ACKS.items()}
+
+        self.cluster, self.name = cluster, name
+        self.servers = cluster.bootstrap_servers
+        self.producer = Producer({"bootstrap.servers": self.servers})
+        self.admin = KafkaAdminClient(bootstrap_servers=self.servers)
+
+    def group(self, config: dict) -> tuple[str, str]:
+        from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+        topic = self.cluster.create_topic(f"share-diff-{uuid.uuid4().hex[:8]}", partitions=1)
+        group = f"share-diff-{uuid.uuid4().hex[:8]}"
+        entries = [ConfigEntry(k, str(v), incremental_operation=AlterConfigOpType.SET) for k, v in config.items()]
+        admin = AdminClient({"bootstrap.servers": self.servers})
+        for future in admin.incremental_alter_configs(
+            [ConfigResource(ResourceType.GROUP, group, incremental_configs=entries)]
+        ).values():
+            future.result(30)
+        return topic, group
+
+    def produce(self, topic: str, values: list[str]) -> None:
+        for value in values:
+            self.producer.produce(topic, value=value.encode())
+            if self.producer.flush(30):
+                raise AssertionError(f"{self.name}: {value} was not written within 30 s")
+
+    def consumer(self, topic: str, group: str) -> Any:
+        from confluent_kafka import ShareConsumer
+
+        c = ShareConsumer(
+            {"bootstrap.servers": self.servers, "group.id": group, "share.acknowledgement.mode": "explicit"}
+        )
+        c.subscribe([topic])
+        return c
+
+    def _assigned_members(self, group: str) -> int:
+        from kafka.errors import KafkaError
+
+        from .apis.schemas import ShareGroupDescribeRequest
+
+        async def describe():
+            node = await self.admin._find_coordinator_id(group)
+            request = ShareGroupDescribeRequest(group_ids=[group], include_authorized_operations=False)
+            return await self.admin._manager.send(request, node_id=node)
+
+        try:
+            described = self.admin._manager.run(describe).groups[0]
+        except KafkaError as e:
+            if not e.retriable:  # a coordinator still loading or moving answers again soon
+                raise
+            return 0
+        return sum(1 for m in described.members if any(tp.partitions for tp in m.assignment.topic_partitions))
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def until_assigned(self, group: str, consumers: list) -> None:
+        deadline = time.monotonic() + 30
+        while self._assigned_members(group) < len(consumers):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{self.name}: not every member of {group} was assigned within 30 s")
+            time.sleep(0.05)
+
+    def close(self) -> None:
+        self.producer.flush(10)
+        self.admin.close()

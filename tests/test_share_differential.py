@@ -1,0 +1,52 @@
+"""The share-group differential without a Kafka: the simulator's ShareConsumer on its brokers,
+sequence by sequence, against what Kafka showed for the same sequences
+(tests/share_differential_support.py); and two share partitions broken on purpose, each found
+within the default number of sequences."""
+
+from __future__ import annotations
+
+import pytest
+
+from course_lib.broker.share_partition import RELEASE, SharePartition
+from course_lib.wire.share_differential import HOLD_ENDS, SEQUENCES, ShareDifferential, SimulatedShare
+from tests.share_differential_support import kafka_observations, report, unexplained
+
+
+def test_the_simulator_sees_what_kafka_showed():
+    side = SimulatedShare()
+    found = unexplained(side)
+    assert not found, report(side, found)
+
+
+def test_the_recording_covers_the_default_sequences_and_every_step():
+    assert sorted(map(int, kafka_observations())) == list(range(SEQUENCES))
+    drawn = {step for seed in range(SEQUENCES) for step in ShareDifferential.steps(seed)}
+    ends = {step.rsplit(":", 1)[1] for step in drawn if step.startswith("hold:")}
+    assert {"drain:a", "drain:b"} <= drawn, f"a drain by each member: {sorted(drawn)}"
+    assert set(HOLD_ENDS) <= ends, f"hold ends never drawn in {SEQUENCES} seeds: {sorted(set(HOLD_ENDS) - ends)}"
+
+
+def _release_without_counting(monkeypatch):
+    """A released record comes back with the delivery count it had: it never reaches the limit."""
+    acknowledge = SharePartition.acknowledge
+
+    def broken(self, member, acks, done):
+        acknowledge(self, member, acks, done)
+        for offset, kind in acks:
+            r = self.records.get(offset)
+            if kind == RELEASE and r is not None and r.member is None and r.count > 0:
+                r.count -= 1
+
+    monkeypatch.setattr(SharePartition, "acknowledge", broken)
+
+
+def _keep_a_closed_members_records(monkeypatch):
+    """A member that closes (or crashes) keeps its records until their locks run out."""
+    monkeypatch.setattr(SharePartition, "release_member", lambda self, member, why="released_on_close": None)
+
+
+@pytest.mark.parametrize("breaks", [_release_without_counting, _keep_a_closed_members_records])
+def test_a_broken_share_partition_is_found(monkeypatch, breaks):
+    breaks(monkeypatch)
+    found = unexplained(SimulatedShare())
+    assert found, f"{breaks.__doc__} - and no sequence of {SEQUENCES} showed it"
