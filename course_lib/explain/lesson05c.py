@@ -189,7 +189,7 @@ def slow_handler(result) -> str:
     **Measured:** every record is processed 5 times (job-0: 5, job-1: 5, job-2: 5), and all 3
     are archived at the end. Each time the lock runs out while the handler is still busy, the
     broker gives the record to the other worker; the first one's ACCEPT then comes back refused
-    (15 refused acknowledgements in all). At delivery 5 - the delivery count limit - the broker
+    (12 refused acknowledgements in all). At delivery 5 - the delivery count limit - the broker
     gives up: the records were processed every time, yet the broker never saw one accepted.
     """
     n = result.numbers
