@@ -105,8 +105,8 @@ class ShareSide(Protocol):
 
 
 def _error_name(error: Exception) -> str:
-    """A KafkaException's error by Kafka's name (confluent-kafka wraps a KafkaError, the
-    simulator the name itself)."""
+    """A KafkaException's error by Kafka's name: ``name()`` of the KafkaError it wraps (both
+    clients wrap one), else its text."""
     inner = error.args[0] if error.args else error
     name = getattr(inner, "name", None)
     return name() if callable(name) else str(inner)
