@@ -248,6 +248,23 @@ def test_hostile_submissions_are_contained(tmp_path):
     assert "WARNING" not in feedback["correct"]
 
 
+def test_two_graders_never_run_sandboxes_as_the_same_uid(monkeypatch):
+    """Each grader process counts uids from the same start (two xdist workers, two suites): the
+    claim keeps their sandboxes apart, or one's learner processes count against the other's
+    RLIMIT_NPROC (detached_child's fork() failed with EAGAIN when two suites ran at once)."""
+    import itertools
+
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(sandbox, "_uids", itertools.count())
+    with sandbox._sandbox_uid() as first:
+        monkeypatch.setattr(sandbox, "_uids", itertools.count())  # another grader's counter
+        with sandbox._sandbox_uid() as second:
+            assert second != first
+    monkeypatch.setattr(sandbox, "_uids", itertools.count())
+    with sandbox._sandbox_uid() as again:
+        assert again == first  # released when its sandbox ended
+
+
 def test_without_bubblewrap_the_grader_refuses_with_one_message_and_no_sandbox_warns(tmp_path):
     submissions = tmp_path / "submissions"
     submissions.mkdir()

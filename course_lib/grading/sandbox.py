@@ -23,14 +23,17 @@ process runs in its own session, killed as a group on timeout; a detached child 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +44,7 @@ SANDBOX_TMP = "/tmp"
 NOTEBOOK_IN_SANDBOX = "/sandbox/submission.ipynb"
 COURSE_PACKAGE = Path(course_lib.__file__).resolve().parent
 _uids = itertools.count()
+UID_BASE, UID_RANGE = 200_000, 100_000  # the uids sandboxes run as when the grader is root
 
 
 class SandboxUnavailable(RuntimeError):
@@ -212,11 +216,32 @@ def bwrap_command(
     return cmd + argv
 
 
-def _sandbox_uid() -> int:
-    """The uid learner code runs as: as root, one of its own per sandbox, so RLIMIT_NPROC counts
-    only this sandbox's processes (the kernel does not apply it to root); otherwise the user's own
-    (in a user namespace of its own, where the count starts from zero)."""
-    return 200_000 + next(_uids) % 100_000 if os.geteuid() == 0 else os.getuid()
+@contextlib.contextmanager
+def _sandbox_uid() -> Iterator[int]:
+    """The uid learner code runs as, held while the sandbox runs: as root, one no other sandbox on
+    this machine runs as, so RLIMIT_NPROC counts only this sandbox's processes (the kernel does not
+    apply it to root); otherwise the user's own (in a user namespace of its own, where the count
+    starts from zero).
+
+    A uid is claimed by binding an abstract socket named after it, which the kernel releases when
+    the grader closes it or dies: two graders (two xdist workers, two suites, two instructors) once
+    drew the same uid from their own counters, and a learner's processes in one sandbox made
+    fork() fail with EAGAIN in the other."""
+    if os.geteuid() != 0:
+        yield os.getuid()
+        return
+    for _ in range(UID_RANGE):
+        uid = UID_BASE + next(_uids) % UID_RANGE
+        claim = socket.socket(socket.AF_UNIX)
+        try:
+            claim.bind(f"\0course-grading-uid-{uid}")
+        except OSError:  # another sandbox runs as this uid
+            claim.close()
+            continue
+        with claim:
+            yield uid
+        return
+    raise SandboxUnavailable(f"all {UID_RANGE} sandbox uids from {UID_BASE} are in use; wait for a grader to finish")
 
 
 def _environment(sandboxed: bool, confinement: Confinement, home: str, uid: int | None) -> dict:
@@ -265,8 +290,11 @@ def run(
     ``stdin`` as its input and ``notebook`` at :data:`NOTEBOOK_IN_SANDBOX` (sandboxed) or as a
     private copy (not), and wait at most ``timeout_s``. The process writes its result to the file
     descriptor named in ``$COURSE_GRADING_CHANNEL_FD``."""
-    with tempfile.TemporaryDirectory(prefix="grading-run-") as scratch:
-        scratch = Path(scratch)
+    with (
+        tempfile.TemporaryDirectory(prefix="grading-run-") as scratch_dir,
+        _sandbox_uid() if sandboxed else contextlib.nullcontext(None) as uid,
+    ):
+        scratch = Path(scratch_dir)
         files = {name: open(scratch / name, "w+b") for name in ("stdin", "stdout", "stderr", "channel")}
         try:
             files["stdin"].write(stdin)
@@ -278,7 +306,6 @@ def run(
                 if notebook is not None:
                     notebook_file = open(notebook, "rb")
                     pass_fds.append(notebook_file.fileno())
-                uid = _sandbox_uid()
                 etc = scratch / "etc"
                 etc.mkdir()
                 (etc / "hosts").write_text(HOSTS)  # its own name resolves to its own loopback (Spark needs it)
@@ -288,7 +315,6 @@ def run(
                 cmd = bwrap_command(argv, confinement, notebook_file.fileno() if notebook_file else None, etc)
                 home = SANDBOX_TMP
             else:
-                uid = None
                 home = str(scratch / "home")
                 os.mkdir(home)
                 if notebook is not None:

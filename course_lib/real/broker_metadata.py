@@ -24,16 +24,38 @@ def leaders_seen(address: str, topic: str) -> list[int]:
     it, in partition order: ``[]`` while it does not know the topic, -1 for a partition without one."""
     from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
+    answer = _ask(address, MetadataRequest(topics=[topic]), MetadataResponse, version=1)
+    partitions = [p for t in answer.topics if t.name == topic and t.error_code == 0 for p in t.partitions]
+    return [p.leader_id for p in sorted(partitions, key=lambda p: p.partition_index)]
+
+
+def serves_as_leader(address: str, topic: str, partition: int = 0) -> bool:
+    """Whether the broker at ``address`` answers a consumer's ListOffsets for ``topic``-``partition``,
+    which only the partition's leader does.
+
+    Why not Metadata alone: a KRaft broker updates the metadata it hands out before its replica
+    manager becomes the new leader (both from one metadata image, in that order), so for a moment
+    every broker names the new leader and the new leader still refuses a produce with
+    NOT_LEADER_OR_FOLLOWER - a retries=0 producer then fails, more often the busier the machine."""
+    from kafka.protocol.consumer.offsets import ListOffsetsRequest, ListOffsetsResponse
+
+    lookup = ListOffsetsRequest.ListOffsetsTopic.ListOffsetsPartition(partition_index=partition, timestamp=-1)
+    request = ListOffsetsRequest(
+        replica_id=-1, topics=[ListOffsetsRequest.ListOffsetsTopic(name=topic, partitions=[lookup])]
+    )
+    answer = _ask(address, request, ListOffsetsResponse, version=1)
+    return [p.error_code for t in answer.topics for p in t.partitions] == [0]
+
+
+def _ask(address: str, request, response_type, version: int):
+    """One request on a socket of its own, its decoded answer."""
     host, port = address.rsplit(":", 1)
-    request = MetadataRequest(topics=[topic])
-    request.API_VERSION = 1
+    request.API_VERSION = version
     request.with_header(correlation_id=1, client_id="course-metadata-probe")
     with socket.create_connection((host, int(port)), timeout=ANSWER_TIMEOUT_S) as sock:
         sock.sendall(bytes(request.encode(header=True, framed=True)))
         size = struct.unpack(">i", _exactly(sock, 4))[0]
-        answer = MetadataResponse.decode(_exactly(sock, size), version=1, header=True)
-    partitions = [p for t in answer.topics if t.name == topic and t.error_code == 0 for p in t.partitions]
-    return [p.leader_id for p in sorted(partitions, key=lambda p: p.partition_index)]
+        return response_type.decode(_exactly(sock, size), version=version, header=True)
 
 
 def wait_known_everywhere(addresses: list[str], topic: str, partitions: int | None, timeout_s: float) -> None:

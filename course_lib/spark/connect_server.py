@@ -94,12 +94,20 @@ class SparkConnectServer:
         self.jars = jars
         self.conf = dict(conf or {})
         self.python = python or sys.executable
-        # (not "spark-*": the name of the temporary folders Spark's JVM makes for itself)
-        self.log_path = (
-            Path(log_path) if log_path else Path(tempfile.mkdtemp(prefix="course-connect-server-")) / "server.log"
-        )
+        self._log_path = Path(log_path) if log_path else None
+        self._own_dir: Path | None = None
         self.env = env
         self.proc: subprocess.Popen | None = None
+
+    @property
+    def log_path(self) -> Path:
+        """The server's log: the one given, else ``server.log`` in a temporary folder made on first
+        use (so a server that never starts leaves none) and removed by :meth:`stop`."""
+        if self._log_path is None:
+            # (not "spark-*": the name of the temporary folders Spark's JVM makes for itself)
+            self._own_dir = Path(tempfile.mkdtemp(prefix="course-connect-server-"))
+            self._log_path = self._own_dir / "server.log"
+        return self._log_path
 
     @property
     def scratch_path(self) -> Path:
@@ -219,18 +227,20 @@ class SparkConnectServer:
             return "(no log)"
 
     def stop(self, timeout_s: float = 30.0) -> None:
-        """SIGTERM the whole process group, SIGKILL what is left after ``timeout_s``."""
+        """SIGTERM the whole process group, SIGKILL what is left after ``timeout_s``; then remove the
+        JVM's temporary files, and the log's folder if this server made it."""
         proc, self.proc = self.proc, None
-        if proc is None:
-            return
         for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 10.0)):
+            if proc is None:
+                break
             try:
                 os.killpg(proc.pid, sig)
             except ProcessLookupError:
                 break
             if _group_gone(proc, wait_s):
                 break
-        shutil.rmtree(self.scratch_path, ignore_errors=True)
+        if self._log_path is not None:  # (else nothing was made)
+            shutil.rmtree(self._own_dir or self.scratch_path, ignore_errors=True)
 
     def __enter__(self) -> "SparkConnectServer":
         return self.start() if self.proc is None else self
@@ -269,6 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         if a.dry_run:
             server.port = server.port or DEFAULT_PORT
             print(" ".join(server.command()))
+            server.stop()  # nothing runs; this removes the folder the command names
             return 0
         server.start()
     except SparkUnavailable as exc:

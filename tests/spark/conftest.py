@@ -8,6 +8,8 @@ import re
 import tempfile
 from pathlib import Path
 
+import shutil
+
 import pytest
 
 
@@ -35,9 +37,15 @@ def spark(spark_ready):
     from course_lib.spark.session import SparkUnavailable, get_spark
 
     try:
-        return get_spark(master="local[2]")
+        session = get_spark(master="local[2]")
     except SparkUnavailable as exc:
         pytest.skip(f"Spark lab unavailable: {exc}")
+    scratch = session.conf.get("spark.local.dir")
+    yield session
+    # Stopped here, not at the worker's exit: an xdist worker may end without running atexit
+    # hooks, which left the session's folder (course-spark-session-*) in /tmp after a passing run.
+    session.stop()
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

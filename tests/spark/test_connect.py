@@ -267,6 +267,22 @@ def test_a_busy_port_is_refused_before_the_server_starts():
         assert server.proc is None
 
 
+def test_a_server_that_never_ran_leaves_no_folder(monkeypatch, tmp_path):
+    """Its log's folder is made when it starts and removed by stop(): refused starts and dry runs
+    once left empty course-connect-server-* folders in /tmp after every passing suite."""
+    import tempfile
+
+    from course_lib.spark import connect_server
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "no-java"))
+    with pytest.raises(SparkUnavailable):
+        connect_server.SparkConnectServer().start()
+    monkeypatch.setattr(connect_server.SparkConnectServer, "command", lambda self: ["spark-submit", str(self.log_path)])
+    assert connect_server.main(["--dry-run"]) == 0
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_no_java_is_reported_by_the_server_helper(monkeypatch, tmp_path):
     from course_lib.spark.connect_server import SparkConnectServer
 
