@@ -15,6 +15,9 @@ from typing import Any, Callable
 
 from ..broker.protocol import node_name
 
+#: the Produce request's API key
+PRODUCE = 0
+
 log = logging.getLogger("course_lib.wire")
 
 
@@ -33,6 +36,7 @@ class Gateway:
         self._current: tuple | None = None  # (header, request) being handled
         self.version = 0  # API version of the request being handled
         self._held: list | None = None  # answers written later (see hold_answers)
+        self._fallback: int | None = None  # the timer that ends a hold no produce ends (hold_answers)
         self.client_id = None
         #: the SASL login of this connection (None: the cluster has no users, PLAINTEXT)
         self.authenticator = wire.sasl.authenticator() if wire.sasl is not None else None
@@ -81,19 +85,25 @@ class Gateway:
         data = bytes(response.encode(header=True, framed=True))
         if self._held is not None:
             self._held.append(data)
+            if header.request_api_key == PRODUCE and len(self._held) > 1:
+                self._release()  # a produce behind the held one is handled: its state, not a time
         else:
             self.wire.reactor.write(self.conn, data)
         self._done()
 
     def hold_answers(self, ms: float) -> None:
-        """Answers from now on wait ``ms`` before they are written (in order): the lab proxy's
-        refused request, whose answer comes late while the requests behind it are handled."""
+        """Answers from now on are held, and written in order once a produce request behind the one
+        in progress has been handled, or after ``ms`` if none comes (an idempotent producer sends
+        none while one is in flight): the lab proxy's refused request, whose answer comes late while
+        the requests behind it are appended. Released on a state, not only a time: with a time alone,
+        a busy machine sent the request behind it too late, and kafka-python's retry kept the order."""
         if self._held is None:
             self._held = []
-            self.wire.cluster.sim.schedule(ms, self._release)
+            self._fallback = self.wire.cluster.sim.schedule(ms, self._release)
 
     def _release(self) -> None:
-        held, self._held = self._held or [], None
+        self.wire.cluster.sim.cancel(self._fallback)
+        held, self._held, self._fallback = self._held or [], None, None
         if self.alive:
             for data in held:
                 self.wire.reactor.write(self.conn, data)
