@@ -25,6 +25,7 @@ from typing import Callable
 
 from .broker.broker import node_name
 from .broker.controller import CONTROLLER
+from .clusters.faults import FaultTarget
 from .history import Nemesis
 
 
@@ -97,13 +98,13 @@ def random_schedule(
 
 
 def apply_schedule(
-    cluster, schedule: list[Fault], topic: str | None, client_id: str | None = None, origin_ms: float = 0.0
+    cluster: FaultTarget, schedule: list[Fault], topic: str | None, client_id: str | None = None, origin_ms: float = 0.0
 ) -> list:
     """Schedule every fault (and its healing) on the cluster's event loop, ``at_ms`` after
     ``origin_ms`` of its clock (0: its start, as the simulator's seeded trials count; a cluster
-    that has been running for a while passes its ``now``). ``cluster`` is a simulated
-    :class:`~course_lib.broker.Cluster` or anything with the same nemesis methods
-    (:class:`course_lib.wire.nemesis.ScheduleTarget`: the same schedule over TCP). Returns what
+    that has been running for a while passes its ``now``). ``cluster`` is a
+    :class:`~course_lib.clusters.faults.FaultTarget`: a simulated :class:`~course_lib.broker.Cluster`
+    or :class:`course_lib.wire.nemesis.ScheduleTarget` (the same schedule over TCP). Returns what
     ``cluster.at`` returned for each fault's start (the simulator's: a handle to cancel it)."""
     if topic is None and any(fault.kind in NEEDS_TOPIC for fault in schedule):
         raise ValueError(

@@ -13,9 +13,11 @@ from course_lib.client_adapters import CLIENTS, ClientSide
 from course_lib.client_adapters.kafka_python import KafkaPythonClients
 from course_lib.client_adapters.recorded import RecordedClients
 from course_lib.client_adapters.simulated import SimulatedClients
+from course_lib.broker.cluster import Cluster
 from course_lib.clusters import (
     BrokerFaults,
     FaultSchedules,
+    FaultTarget,
     LostRequests,
     MessageFaults,
     NetworkPartitions,
@@ -27,6 +29,7 @@ from course_lib.clusters import (
 from course_lib.real.cluster import LocalCluster
 from course_lib.real.connect import RemoteCluster, connect
 from course_lib.wire.cluster import WireCluster
+from course_lib.wire.nemesis import ScheduleTarget
 
 
 # ---- the cluster side: each cluster, each part it has --------------------------------------------
@@ -50,6 +53,11 @@ def simulated_cluster_parts(
     c: SimulatedCluster,
 ) -> tuple[Topology, BrokerFaults, MessageFaults, LostRequests, FaultSchedules, NetworkPartitions, VirtualTime]:
     return c, c, c, c, c, c, c
+
+
+# ---- what a fault schedule acts on: the simulation itself, and the wire cluster over TCP -----------
+def schedule_targets(a: Cluster, b: ScheduleTarget) -> tuple[FaultTarget, FaultTarget]:
+    return a, b
 
 
 # ---- the client side -----------------------------------------------------------------------------
@@ -93,6 +101,8 @@ def test_the_parts_a_cluster_claims_are_the_parts_it_does_not_say_are_missing():
     try:
         assert wire_cluster_parts(wire) == (wire,) * 6
         assert set(wire.missing_parts()) == {Part.NETWORK_PARTITIONS, Part.VIRTUAL_TIME}
+        target = ScheduleTarget(wire)
+        assert schedule_targets(wire.cluster, target) == (wire.cluster, target)
     finally:
         wire.stop()
 

@@ -8,21 +8,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence, runtime_checkable
 
-from ..clusters.parts import PART_FAULTS, CreatesTopics, Part, TopicSpec, missing_why
+from ..clusters.faults import FAULTS, Aim, Fault, backend_fault, missing_why
+from ..clusters.parts import CreatesTopics, TopicSpec
 from ..history import INFO, History, Nemesis
 
 #: faults that act on brokers (processes) or on the network between clients and brokers
-BROKER_FAULTS = frozenset().union(
-    *(PART_FAULTS[p] for p in (Part.BROKER_FAULTS, Part.MESSAGE_FAULTS, Part.LOST_REQUESTS, Part.REFUSED_REQUESTS))
-)
+BROKER_FAULTS = frozenset(f.op for f in FAULTS if f.aim in (Aim.BROKER, Aim.PRODUCE))
 #: faults that act on the learner's own client processes: every backend offers them
 CLIENT_FAULTS = frozenset({Nemesis.CRASH_CLIENT, Nemesis.FREEZE_CLIENT})
 #: faults inside the simulation: random fault schedules (the simulator on its virtual clock, the
 #: wire cluster's simulation on the wall clock), isolation and faults timed against an
 #: application's steps (the simulator's Backend only)
-SIM_ONLY_FAULTS = (
-    PART_FAULTS[Part.FAULT_SCHEDULES] | PART_FAULTS[Part.NETWORK_PARTITIONS] | PART_FAULTS[Part.VIRTUAL_TIME]
-)
+SIM_ONLY_FAULTS = frozenset(f.op for f in FAULTS) - BROKER_FAULTS
 
 
 class MissingFault(RuntimeError):
@@ -221,7 +218,19 @@ class Common(CreatesTopics):
     isr_of: Callable[..., list[int]]
     replicas_of: Callable[..., list[int]]
     end_offset: Callable[..., int]
-    pause: Callable[[int], None]
+
+    # ---- the faults of the cluster's parts: each method is built from its row of the one table
+    # (course_lib.clusters.faults.FAULTS) and hands it to this backend's mechanism for its aim
+    crash = backend_fault("crash")
+    restart = backend_fault("restart")
+    pause = backend_fault("pause")
+    resume = backend_fault("resume")
+    lose_next_ack = backend_fault("lose_next_ack")
+    lose_next_request = backend_fault("lose_next_request")
+    refuse_next_request = backend_fault("refuse_next_request")
+    # how each adapter reaches a broker, and a producer's next produce (defined there)
+    _broker_fault: Callable[[Fault, int], None]
+    _produce_fault: Callable[[Fault, Any, str, int, bool], None]
 
     def describe(self) -> str:
         return f"the {self.kind}"

@@ -18,20 +18,10 @@ from __future__ import annotations
 import itertools
 import time
 from functools import partial
-from typing import Any, Callable, cast
+from typing import Any, cast
 
 from ..client_adapters import ClientSide, kafka_python
-from ..clusters import (
-    BrokerFaults,
-    FaultSchedules,
-    LostRequests,
-    MessageFaults,
-    Part,
-    RefusedRequests,
-    TopicSpec,
-    Topology,
-    cluster_faults,
-)
+from ..clusters import FAULT, Fault, FaultSchedules, Part, TopicSpec, Topology, cluster_faults
 from ..history import INFO, Nemesis, OpName
 from .base import CLIENT_FAULTS, Provenance, Timing
 from .wallclock import WallClock
@@ -109,10 +99,6 @@ class ComposedBackend(WallClock):
     # ---- the cluster's optional parts (present unless missing_parts() names them)
     def _part(self, part: Part) -> Any:
         return None if part in self.missing_parts else self.cluster
-
-    @property
-    def _brokers(self) -> BrokerFaults:
-        return cast(BrokerFaults, self.cluster)
 
     # ---- names: the cluster adds the learner prefix, once; we add the run suffix
     def _unique(self, name: str) -> str:
@@ -196,47 +182,19 @@ class ComposedBackend(WallClock):
     def end_offset(self, topic, partition=0, read_committed=False) -> int:
         return self.clients.end_offset(self.cluster, topic, partition, read_committed)
 
-    # ---- the nemesis
-    def _broker_fault(self, f: str, broker: int, action: Callable[[int], Any]) -> None:
-        self.require(f, f)
-        action(broker)
-        self.history.record("nemesis", INFO, f, {"broker": broker})
+    # ---- the nemesis: the cluster's parts; this backend records each fault in the run's history
+    def _broker_fault(self, fault: Fault, broker: int, **how) -> None:
+        self.require(fault.op, fault.op)
+        getattr(self.cluster, fault.hook)(broker, **how)
+        self.history.record("nemesis", INFO, fault.op, {"broker": broker})
 
-    def crash(self, broker):
-        self._broker_fault(Nemesis.CRASH, broker, lambda b: self._brokers.crash(b))
-
-    def restart(self, broker):
-        self._broker_fault(Nemesis.RESTART, broker, lambda b: self._brokers.restart(b))
-
-    def pause(self, broker):
-        self._broker_fault(Nemesis.PAUSE, broker, lambda b: self._brokers.pause(b))
-
-    def resume(self, broker):
-        self._broker_fault(Nemesis.RESUME, broker, lambda b: self._brokers.resume(b))
-
-    def lose_next_ack(self, producer, topic, partition=0, close=False):
-        """The leader's next produce answer is lost and its connection cut (a real proxy always
-        cuts it: with ``close=False`` the client retries at once instead of after
-        ``request_timeout_ms`` - the same outcome, sooner)."""
-        self.require(Nemesis.LOSE_NEXT_ACK, Nemesis.LOSE_NEXT_ACK)
-        leader = cast(MessageFaults, self.cluster).lose_next_ack(topic, partition)
-        self.history.record("nemesis", INFO, Nemesis.LOSE_NEXT_ACK, {"client": producer.node_id, "broker": leader})
-
-    def lose_next_request(self, producer, topic, partition=0):
-        """The leader's next produce request never reaches it (the client hears nothing until
-        its request timeout, or a proxy cuts the connection)."""
-        self.require(Nemesis.LOSE_NEXT_REQUEST, Nemesis.LOSE_NEXT_REQUEST)
-        leader = cast(LostRequests, self.cluster).lose_next_request(topic, partition)
-        self.history.record("nemesis", INFO, Nemesis.LOSE_NEXT_REQUEST, {"client": producer.node_id, "broker": leader})
-
-    def refuse_next_request(self, producer, topic, partition=0):
-        """The leader refuses its next produce request with a retriable error answered late;
-        requests behind it on the connection go through first."""
-        self.require(Nemesis.REFUSE_NEXT_REQUEST, Nemesis.REFUSE_NEXT_REQUEST)
-        leader = cast(RefusedRequests, self.cluster).refuse_next_request(topic, partition)
-        self.history.record(
-            "nemesis", INFO, Nemesis.REFUSE_NEXT_REQUEST, {"client": producer.node_id, "broker": leader}
-        )
+    def _produce_fault(self, fault: Fault, producer: Any, topic: str, partition: int, close: bool) -> None:
+        """Armed in front of the partition's leader. ``close`` changes nothing here: a lost
+        answer's connection is always cut (a real proxy cuts it; kept open, the client would
+        retry after ``request_timeout_ms`` instead of at once - the same outcome, later)."""
+        self.require(fault.op, fault.op)
+        leader = getattr(self.cluster, fault.hook)(topic, partition)
+        self.history.record("nemesis", INFO, fault.op, {"client": producer.node_id, "broker": leader})
 
     def crash_client(self, client):
         client.crash()  # the recording client records crash_client itself
@@ -275,7 +233,7 @@ class ComposedBackend(WallClock):
             self.resume(broker_id)
         stopped = brokers.stopped_brokers()
         for broker_id in stopped:  # start them all, then wait once: JVMs start in parallel
-            self._broker_fault(Nemesis.RESTART, broker_id, lambda b: brokers.restart(b, wait=False))
+            self._broker_fault(FAULT["restart"], broker_id, wait=False)
         if stopped:
             brokers.wait_registered(stopped)
         everyone = len(self.brokers)

@@ -14,8 +14,8 @@ from typing import Any, Callable
 
 from ..broker.simulated_cluster import SimulatedCluster
 from ..client_adapters.simulated import SimulatedClients
-from ..clusters.parts import TopicSpec, cluster_faults
-from ..history import Nemesis
+from ..clusters.faults import Fault, cluster_faults
+from ..clusters.parts import TopicSpec
 from .base import CLIENT_FAULTS, Common, Provenance, Timing
 
 #: virtual time: the simulator's network moves a request in well under a millisecond
@@ -159,26 +159,17 @@ class SimBackend(Common):
         self.wait(transaction_timeout_ms + self.timing.abort_margin_ms)
 
     # ---- the nemesis: the cluster's parts (each records its fault in the run's history)
-    def crash(self, broker):
-        self.cluster.crash(broker)
+    def _broker_fault(self, fault: Fault, broker: int) -> None:
+        """The simulation's own process fault: a restart leaves the virtual clock where it is (the
+        scenario says what it waits for next; a wait here would move every seeded number)."""
+        getattr(self.cluster.cluster, fault.hook)(broker)
 
-    def restart(self, broker):
-        self.cluster.restart(broker, wait=False)  # the scenario says what it waits for next
-
-    def pause(self, broker):
-        self.cluster.pause(broker)
-
-    def resume(self, broker):
-        self.cluster.resume(broker)
-
-    def lose_next_ack(self, producer, topic, partition=0, close=False):
-        self.cluster.lose_next_ack(topic, partition, client_id=producer.node_id, close=close)
-
-    def lose_next_request(self, producer, topic, partition=0):
-        self.cluster.lose_next_request(topic, partition, client_id=producer.node_id)
-
-    def refuse_next_request(self, producer, topic, partition=0):
-        self.require(Nemesis.REFUSE_NEXT_REQUEST, Nemesis.REFUSE_NEXT_REQUEST)  # MissingFault: says why
+    def _produce_fault(self, fault: Fault, producer: Any, topic: str, partition: int, close: bool) -> None:
+        """Lost on the simulated network on the producer's own connections; ``close`` (a lost
+        answer only): its connection closes too, so the client retries at once."""
+        self.require(fault.op, fault.op)  # MissingFault: says why (refused requests)
+        how = {"close": True} if close else {}
+        getattr(self.cluster, fault.hook)(topic, partition, client_id=producer.node_id, **how)
 
     def crash_client(self, client):
         client.crash()  # the simulated client records crash_client itself

@@ -5,13 +5,23 @@ built and called) composed with a *cluster* side (this package): the
 :class:`~course_lib.broker.simulated_cluster.SimulatedCluster`, the
 :class:`~course_lib.wire.cluster.WireCluster`, the :class:`~course_lib.real.cluster.LocalCluster`
 and :class:`~course_lib.real.connect.RemoteCluster`. Each cluster implements its parts itself
-(:mod:`.parts`); :mod:`.lab` holds the lab's broker profile every cluster's preset derives from.
+(:mod:`.parts`); :mod:`.faults` declares each fault of a part once; :mod:`.lab` holds the lab's broker profile every cluster's preset derives from.
 
 This package imports no cluster: the clusters import it.
 """
 
-from .parts import (
+from .faults import (
+    FAULT,
+    FAULTS,
     PART_FAULTS,
+    Aim,
+    Fault,
+    FaultTarget,
+    MessageFaultsAtLeader,
+    cluster_faults,
+    missing_why,
+)
+from .parts import (
     BrokerFaults,
     CreatesTopics,
     FaultSchedules,
@@ -24,12 +34,16 @@ from .parts import (
     TopicSpec,
     Topology,
     VirtualTime,
-    cluster_faults,
-    missing_why,
 )
 
 __all__ = [
+    "FAULT",
+    "FAULTS",
     "PART_FAULTS",
+    "Aim",
+    "Fault",
+    "FaultTarget",
+    "MessageFaultsAtLeader",
     "BrokerFaults",
     "CreatesTopics",
     "FaultSchedules",

@@ -3,7 +3,8 @@
 A cluster always has a :class:`Topology` (topics, brokers, partition metadata, the address its
 clients use). The other parts are optional, and each cluster says which it lacks and why
 (``missing_parts()``: part -> one sentence), so a backend's faults follow from its cluster
-(:func:`cluster_faults`) and a scenario that needs a missing one is told which part is missing:
+(:mod:`course_lib.clusters.faults`: one row per fault, naming its part) and a scenario that needs
+a missing one is told which part is missing:
 
 - :class:`BrokerFaults` (``crash``, ``restart``, ``pause``, ``resume``): broker processes this
   program runs (a :class:`~course_lib.real.cluster.LocalCluster`, a
@@ -31,8 +32,6 @@ by mypy) assigns each cluster to each part it claims.
 {'min.insync.replicas': '2', 'unclean.leader.election.enable': 'false'}
 >>> spec.min_insync_replicas, spec.unclean_leader_election_enable
 (2, False)
->>> sorted(cluster_faults({Part.BROKER_FAULTS: "its brokers run elsewhere"}))
-['isolate', 'lose_next_ack', 'lose_next_request', 'refuse_next_request', 'schedule', 'timed_faults']
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Callable, Concatenate, Mapping, ParamSpec, Protocol, runtime_checkable
 
-from ..history import History, Nemesis
+from ..history import History
 
 P = ParamSpec("P")
 
@@ -157,32 +156,6 @@ class Part(StrEnum):
     FAULT_SCHEDULES = "fault schedules"
     NETWORK_PARTITIONS = "network partitions"
     VIRTUAL_TIME = "virtual time"
-
-
-#: the nemesis operations each part makes possible
-PART_FAULTS: dict[Part, frozenset[str]] = {
-    Part.BROKER_FAULTS: frozenset({Nemesis.CRASH, Nemesis.RESTART, Nemesis.PAUSE, Nemesis.RESUME}),
-    Part.MESSAGE_FAULTS: frozenset({Nemesis.LOSE_NEXT_ACK}),
-    Part.LOST_REQUESTS: frozenset({Nemesis.LOSE_NEXT_REQUEST}),
-    Part.REFUSED_REQUESTS: frozenset({Nemesis.REFUSE_NEXT_REQUEST}),
-    Part.FAULT_SCHEDULES: frozenset({Nemesis.SCHEDULE}),
-    Part.NETWORK_PARTITIONS: frozenset({Nemesis.ISOLATE}),
-    Part.VIRTUAL_TIME: frozenset({Nemesis.TIMED_FAULTS}),
-}
-
-
-def cluster_faults(missing: Mapping[str, str]) -> frozenset[str]:
-    """The faults of every part not in ``missing`` (a cluster's ``missing_parts()``)."""
-    return frozenset().union(*(faults for part, faults in PART_FAULTS.items() if part not in missing))
-
-
-def missing_why(missing: Mapping[str, str], faults) -> str:
-    """Which parts ``faults`` need that are ``missing``, and why each is (one clause per part)."""
-    parts = [part for part, offers in PART_FAULTS.items() if set(faults) & offers and part in missing]
-    unknown = sorted(str(f) for f in set(faults) - set().union(*PART_FAULTS.values()))
-    clauses = [f"{part} are missing: {missing[part]}" for part in parts]
-    clauses += [f"{f} is no fault of any cluster part" for f in unknown]
-    return "; ".join(clauses)
 
 
 @runtime_checkable

@@ -42,7 +42,7 @@ import time
 import weakref
 from pathlib import Path
 
-from course_lib.clusters import CreatesTopics, Part, TopicSpec
+from course_lib.clusters import CreatesTopics, Fault, MessageFaultsAtLeader, Part, TopicSpec
 from course_lib.clusters.lab import LAB_BROKER_CONFIG
 from course_lib.clusters.parts import MIN_ISR
 from course_lib.real import jars
@@ -68,7 +68,7 @@ def _stop_all_at_exit() -> None:
 atexit.register(_stop_all_at_exit)
 
 
-class LocalCluster(CreatesTopics, Namespaced, ClusterMetadata):
+class LocalCluster(CreatesTopics, MessageFaultsAtLeader, Namespaced, ClusterMetadata):
     """A throwaway 3-broker Kafka cluster on 127.0.0.1; see the module docstring.
 
     ``data_dir``: where the nodes keep their logs (Kafka data) - by default a fresh directory
@@ -324,36 +324,19 @@ class LocalCluster(CreatesTopics, Namespaced, ClusterMetadata):
             )
         return node.proxy
 
-    def lose_next_ack(self, topic: str, partition: int = 0, count: int = 1) -> int:
-        """Arm the proxy of the partition's current leader to lose the next produce ACK(s).
-
-        Returns the leader's id. The broker appends the batch; the client never hears so.
-        """
-        leader = self._leader(topic, partition)
-        self.proxy(leader).drop_next_produce_response(count)
-        return leader
-
     def _leader(self, topic: str, partition: int) -> int:
         leader = self.leader_of(topic, partition)
         if leader is None or leader < 0:
             raise ClusterError(f"{topic}-{partition} has no leader right now")
         return leader
 
-    def lose_next_request(self, topic: str, partition: int = 0) -> int:
-        """Arm the proxy of the partition's current leader to swallow the next produce request:
-        the broker never sees it, and the proxy cuts the connection (a TCP connection cannot lose
-        one request and carry on), so the client retries at once. Returns the leader's id."""
+    def _message_fault(self, fault: Fault, topic: str, partition: int) -> int:
+        """Arm the proxy of the partition's current leader (:data:`course_lib.real.proxy.MECHANISMS`):
+        a lost ACK's batch is appended, the client never hears so; a lost request never reaches the
+        broker; a refused one is answered with a retriable error 300 ms late while later requests
+        on the connection are appended. Returns the leader's id."""
         leader = self._leader(topic, partition)
-        self.proxy(leader).drop_next_request()  # a produce request
-        return leader
-
-    def refuse_next_request(self, topic: str, partition: int = 0) -> int:
-        """Arm the proxy of the partition's current leader to corrupt the next produce request, so
-        the broker refuses it (the proxy passes CORRUPT_MESSAGE on as the retriable
-        NOT_ENOUGH_REPLICAS, 300 ms late) while later requests on the same connection are
-        appended. Returns the leader's id."""
-        leader = self._leader(topic, partition)
-        self.proxy(leader).spoil_next_produce_request()
+        self.proxy(leader).arm(fault.op)
         return leader
 
     # ---- what clients need ----------------------------------------------------------------

@@ -39,7 +39,7 @@ import os
 import re
 from pathlib import Path
 
-from course_lib.clusters import CreatesTopics, Part, TopicSpec
+from course_lib.clusters import CreatesTopics, Fault, MessageFaultsAtLeader, Part, TopicSpec
 from course_lib.clusters.parts import MIN_ISR
 from course_lib.real.admin import ClusterAdmin, ClusterMetadata
 
@@ -152,7 +152,7 @@ class Namespaced:
         return self._name(name)
 
 
-class RemoteCluster(CreatesTopics, Namespaced, ClusterMetadata):
+class RemoteCluster(CreatesTopics, MessageFaultsAtLeader, Namespaced, ClusterMetadata):
     """A cluster someone else runs: produce, consume, create topics - no broker faults.
 
     ``username``/``password``: the learner's SASL login (``mechanism`` SCRAM-SHA-512 unless
@@ -338,29 +338,12 @@ class RemoteCluster(CreatesTopics, Namespaced, ClusterMetadata):
         """The proxy all of this learner's connections go through (one for every broker)."""
         return self.fault_proxy()
 
-    def lose_next_ack(self, topic: str, partition: int = 0, count: int = 1) -> int:
-        """Lose the next ``count`` produce ACK(s) this learner's clients would get: the broker
-        appends the batch, the client never hears so. Returns the partition's leader."""
+    def _message_fault(self, fault: Fault, topic: str, partition: int) -> int:
+        """Arm the proxy all of this learner's connections go through (:data:`course_lib.real.proxy.MECHANISMS`):
+        the fault is this learner's clients' alone. Returns the partition's leader."""
         proxy = self.fault_proxy()  # first: a handle without one refuses before any network call
         leader = self.leader_of(topic, partition)
-        proxy.drop_next_produce_response(count)
-        return leader
-
-    def lose_next_request(self, topic: str, partition: int = 0) -> int:
-        """The next produce request of this learner never reaches the broker: the proxy swallows
-        it and cuts the connection, so the client retries at once. Returns the partition's leader."""
-        proxy = self.fault_proxy()
-        leader = self.leader_of(topic, partition)
-        proxy.drop_next_request()  # a produce request
-        return leader
-
-    def refuse_next_request(self, topic: str, partition: int = 0) -> int:
-        """The next produce request of this learner is refused by the broker (retriable, answered
-        late), the ones behind it on the connection are appended first. Returns the partition's
-        leader."""
-        proxy = self.fault_proxy()
-        leader = self.leader_of(topic, partition)
-        proxy.spoil_next_produce_request()
+        proxy.arm(fault.op)
         return leader
 
 

@@ -43,10 +43,14 @@ import time
 
 from kafka import errors as Errors
 
+from ..clusters import FAULTS, Aim
 from .cluster import WireCluster
 from .sasl import DEFAULT_MECHANISMS, MECHANISMS
 
-BROKER_COMMANDS = ("crash", "restart", "pause", "resume", "isolate")
+#: the nemesis's faults, by what they aim at (the rows of course_lib.clusters.faults): a broker
+#: (isolate, too: the wire network partitions brokers), and a broker's next produce (none: any)
+BROKER_COMMANDS = tuple(f.hook for f in FAULTS if f.aim in (Aim.BROKER, Aim.NODE))
+MESSAGE_COMMANDS = tuple(f.hook for f in FAULTS if f.aim is Aim.PRODUCE)
 
 
 def main(argv: list[str] | None = None, stdin=None, stdout=None) -> int:
@@ -178,7 +182,7 @@ def run_command(wire: WireCluster, words: list[str]) -> str:
             raise ValueError(f"usage: {command} BROKER (one of {sorted(wire.ports)})")
         getattr(nemesis, command)(int(args[0]))
         return f"ok {command} {args[0]}"
-    if command in ("lose_next_ack", "lose_next_request", "refuse_next_request"):
+    if command in MESSAGE_COMMANDS:
         broker = int(args[0]) if args else None
         getattr(nemesis, command)(broker_id=broker)
         return f"ok {command}" + (f" {broker}" if broker is not None else "")
@@ -206,8 +210,7 @@ def run_command(wire: WireCluster, words: list[str]) -> str:
     if command == "state":
         return json.dumps(wire.call(wire.cluster.state), default=str)
     raise ValueError(
-        f"unknown command {command!r}: crash|restart|pause|resume|isolate BROKER, "
-        "lose_next_ack|lose_next_request|refuse_next_request [BROKER], "
+        f"unknown command {command!r}: {'|'.join(BROKER_COMMANDS)} BROKER, {'|'.join(MESSAGE_COMMANDS)} [BROKER], "
         "heal, heal_all, schedule SECONDS [SEED] [TOPIC], topic NAME [PARTITIONS] [MIN_ISR], delete_topic NAME, state, quit"
     )
 

@@ -35,9 +35,9 @@ from ..broker.broker_config import options_from_broker_config
 from ..broker.cluster import Cluster
 from ..broker.topic_requests import create_topic_request, delete_topic_request
 from ..broker.simulated_cluster import partition_info
-from ..clusters import CreatesTopics, NamesAsGiven, Part, TopicSpec
+from ..clusters import CreatesTopics, Fault, MessageFaultsAtLeader, NamesAsGiven, Part, TopicSpec
 from ..clusters.lab import simulator_options
-from ..history import History, Op, OpName
+from ..history import History, Nemesis, Op, OpName
 from . import apis
 from .gateway import Gateway
 from .reactor import Connection, Reactor
@@ -47,6 +47,8 @@ log = logging.getLogger("course_lib.wire")
 
 #: how long the simulation thread sleeps at most when nothing is due (it wakes on any request)
 IDLE_WAIT_S = 0.05
+#: a lost ACK's connection closes, as the lab proxy closes it (the nemesis can keep it open)
+_AS_THE_PROXY = {Nemesis.LOSE_NEXT_ACK: {"close": True}}
 
 
 class WireClusterError(RuntimeError):
@@ -58,7 +60,7 @@ def _explains(op: Op) -> bool:
     return op.process == "controller" or op.f == OpName.TRUNCATE
 
 
-class WireCluster(CreatesTopics, NamesAsGiven):
+class WireCluster(CreatesTopics, MessageFaultsAtLeader, NamesAsGiven):
     """A seeded simulated cluster with one 127.0.0.1 listener per broker.
 
     ``options`` are :class:`~course_lib.broker.options.ClusterOptions` (e.g.
@@ -338,26 +340,13 @@ class WireCluster(CreatesTopics, NamesAsGiven):
             raise WireClusterError(f"{topic}-{partition} has no leader right now")
         return leader
 
-    def lose_next_ack(self, topic: str, partition: int = 0) -> int:
-        """The leader appends the next produce; its answer is lost and the connection closes (as
-        the lab proxy does). Returns the leader's id."""
+    def _message_fault(self, fault: Fault, topic: str, partition: int) -> int:
+        """Arm the nemesis at the partition's leader (its hook of the fault's name): a lost ACK's
+        batch is appended and its connection closes (as the lab proxy does); a lost request is
+        dropped on the simulated network (the connection stalls until the client's request
+        timeout); a refused one is answered with a retriable error, late. Returns the leader."""
         leader = self._leader(topic, partition)
-        self.nemesis.lose_next_ack(broker_id=leader, close=True)
-        return leader
-
-    def lose_next_request(self, topic: str, partition: int = 0) -> int:
-        """The leader's next produce request never reaches it (dropped on the simulated network,
-        as on the simulator); the client's connection stalls until its request timeout. Returns
-        the leader's id."""
-        leader = self._leader(topic, partition)
-        self.nemesis.lose_next_request(broker_id=leader)
-        return leader
-
-    def refuse_next_request(self, topic: str, partition: int = 0) -> int:
-        """The leader refuses its next produce request with a retriable error answered late (as
-        the lab proxy does). Returns the leader's id."""
-        leader = self._leader(topic, partition)
-        self.nemesis.refuse_next_request(leader)
+        getattr(self.nemesis, fault.hook)(broker_id=leader, **_AS_THE_PROXY.get(fault.op, {}))
         return leader
 
     # fault schedules: the simulator's, on the simulation thread at wall-clock ms

@@ -18,6 +18,10 @@ from ..broker.protocol import node_name
 #: the Produce request's API key
 PRODUCE = 0
 
+#: course_lib.real.proxy.SPOILED_ANSWER_DELAY_S: how late the answer to a refused request comes
+#: at the latest (hold_answers)
+SPOILED_ANSWER_DELAY_MS = 300
+
 log = logging.getLogger("course_lib.wire")
 
 
@@ -90,6 +94,16 @@ class Gateway:
         else:
             self.wire.reactor.write(self.conn, data)
         self._done()
+
+    def refuses_next_produce(self) -> bool:
+        """``refuse_next_request``'s hook, asked by the Produce handler: whether the nemesis armed
+        this broker to refuse this produce. If so its answer, and those behind it, are held
+        (:meth:`hold_answers`) while the requests behind it are appended - as the lab proxy's
+        refused request (``course_lib.real.proxy``)."""
+        if not self.wire.nemesis.take_refused(self.broker_id):
+            return False
+        self.hold_answers(SPOILED_ANSWER_DELAY_MS)
+        return True
 
     def hold_answers(self, ms: float) -> None:
         """Answers from now on are held, and written in order once a produce request behind the one

@@ -99,7 +99,8 @@ class WireNemesis:
         self.wire.call(arm)
 
     def take_refused(self, broker_id: int) -> bool:
-        """On the simulation thread: whether this produce to ``broker_id`` is one to refuse."""
+        """On the simulation thread: whether this produce to ``broker_id`` is one to refuse (asked
+        by the gateway's hook, :meth:`~course_lib.wire.gateway.Gateway.refuses_next_produce`)."""
         for key in (broker_id, None):
             if self.refused.get(key):
                 self.refused[key] -= 1

@@ -47,11 +47,9 @@ def test_a_refused_answer_waits_for_the_request_behind_it_not_for_a_time(lab, mo
     """retries_reorder over the wire: the refused request's answer is held until the produce behind
     it is handled, so the retry lands behind it however busy the machine. Held for a time alone
     (300 ms), a loaded run once sent the request behind it too late and kept the order."""
-    import importlib
-
     from course_lib.scenarios import retries_reorder
+    from course_lib.wire import gateway
 
-    produce = importlib.import_module("course_lib.wire.apis.produce")  # (the package names its function so)
-    monkeypatch.setattr(produce, "SPOILED_ANSWER_DELAY_MS", 600_000)  # only a state can end the hold
+    monkeypatch.setattr(gateway, "SPOILED_ANSWER_DELAY_MS", 600_000)  # only a state can end the hold
     result = retries_reorder(seed=1, backend=ComposedBackend(lab), idempotent=False)
     assert result.anomalies == {"reordered"}, result.anomalies

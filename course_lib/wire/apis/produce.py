@@ -11,10 +11,6 @@ from .common import _reply, code, log, log_start_offset
 from .topic_ids import names_by_uuid
 
 
-#: course_lib.real.proxy.SPOILED_ANSWER_DELAY_S: how late the answer to a refused request comes
-SPOILED_ANSWER_DELAY_MS = 300
-
-
 def produce(gw, req) -> None:
     batches: dict = {}
     refused: dict = {}
@@ -35,11 +31,9 @@ def produce(gw, req) -> None:
             except InvalidRecords as exc:
                 log.warning("wire: %s sent invalid records for %s: %s", gw.node_id, tp, exc)
                 refused[tp] = exc.error
-    if batches and gw.wire.nemesis.take_refused(gw.broker_id):
-        # refuse_next_request, as the lab proxy does: a retriable error whose answer comes late
+    if batches and gw.refuses_next_produce():  # refuse_next_request: a retriable error, answered late
         refused.update({tp: Errors.NotEnoughReplicasError for tp in batches})
         batches = {}
-        gw.hold_answers(SPOILED_ANSWER_DELAY_MS)
     if req.acks not in (-1, 0, 1):
         refused = {tp: Errors.InvalidRequiredAcksError for tp in [*batches, *refused]}
         batches = {}

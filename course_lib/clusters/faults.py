@@ -1,0 +1,180 @@
+"""Every fault of a cluster part, declared once: :data:`FAULTS`, one row per fault.
+
+A row names the fault, the history operation it records, the part (:class:`~.parts.Part`) that
+provides it, what it aims at and the part's method (hook) that injects it. Everything else
+follows from the table: which faults a cluster offers (:func:`cluster_faults`), why a missing one
+is missing (:func:`missing_why`), the backends' fault methods (:func:`backend_fault`), the
+clusters' message faults (:func:`message_fault`) and the wire CLI's commands. So a fault is added
+by adding a row (and the mechanism of each cluster that has its part), never a method per backend.
+
+What stays written by hand is each cluster's *mechanism*: how the simulated network drops an
+answer, how the proxy in front of real Kafka drops it, how the wire gateway refuses a request
+(``tests/test_faults.py`` lists each such ``def`` and why it is one).
+
+>>> [f.name for f in FAULTS if f.part is Part.BROKER_FAULTS]
+['crash', 'restart', 'pause', 'resume']
+>>> sorted(cluster_faults({Part.BROKER_FAULTS: "its brokers run elsewhere"}))
+['isolate', 'lose_next_ack', 'lose_next_request', 'refuse_next_request', 'schedule', 'timed_faults']
+>>> missing_why({Part.REFUSED_REQUESTS: "no CRC is checked"}, ["refuse_next_request", "explode"])
+'refused requests are missing: no CRC is checked; explode is no fault of any cluster part'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Callable, Mapping, Protocol
+
+from ..history import Nemesis
+from .parts import Part
+
+
+class Aim(StrEnum):
+    """What a fault aims at: it decides the arguments of the fault's methods."""
+
+    #: ``(broker)``: a broker process
+    BROKER = "a broker"
+    #: ``(producer, topic, partition=0, close=False)``: a producer's next produce to the partition
+    #: (``close``: a lost answer's connection closes too, where the cluster can keep it open)
+    PRODUCE = "a producer's next produce to a topic's partition"
+    #: ``(node)``: a broker or a client on the simulated network
+    NODE = "a node of the simulated network"
+    #: a seeded random schedule of faults of every kind, started now
+    SCHEDULE = "a random fault schedule"
+    #: a moment of an application's run, on the virtual clock
+    MOMENT = "a moment of an application's run"
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One fault: ``name`` (the backend's method, the CLI's command), ``op`` (the history
+    operation it records, :class:`~course_lib.history.Nemesis`), the ``part`` that provides it,
+    its ``aim`` and the part's method (``hook``) that injects it."""
+
+    name: str
+    op: str
+    part: Part
+    aim: Aim
+    hook: str
+
+
+#: every fault of a cluster part (the client faults, crash_client and freeze, are every backend's)
+FAULTS: tuple[Fault, ...] = (
+    Fault("crash", Nemesis.CRASH, Part.BROKER_FAULTS, Aim.BROKER, "crash"),
+    Fault("restart", Nemesis.RESTART, Part.BROKER_FAULTS, Aim.BROKER, "restart"),
+    Fault("pause", Nemesis.PAUSE, Part.BROKER_FAULTS, Aim.BROKER, "pause"),
+    Fault("resume", Nemesis.RESUME, Part.BROKER_FAULTS, Aim.BROKER, "resume"),
+    Fault("lose_next_ack", Nemesis.LOSE_NEXT_ACK, Part.MESSAGE_FAULTS, Aim.PRODUCE, "lose_next_ack"),
+    Fault("lose_next_request", Nemesis.LOSE_NEXT_REQUEST, Part.LOST_REQUESTS, Aim.PRODUCE, "lose_next_request"),
+    Fault(
+        "refuse_next_request", Nemesis.REFUSE_NEXT_REQUEST, Part.REFUSED_REQUESTS, Aim.PRODUCE, "refuse_next_request"
+    ),
+    Fault("schedule_faults", Nemesis.SCHEDULE, Part.FAULT_SCHEDULES, Aim.SCHEDULE, "run_schedule"),
+    Fault("isolate", Nemesis.ISOLATE, Part.NETWORK_PARTITIONS, Aim.NODE, "isolate"),
+    Fault("lose_next_coordinator_response", Nemesis.TIMED_FAULTS, Part.VIRTUAL_TIME, Aim.MOMENT, "at"),
+)
+
+#: the rows by name
+FAULT: dict[str, Fault] = {f.name: f for f in FAULTS}
+
+#: the history operations each part makes possible (what a backend's ``require`` accepts)
+PART_FAULTS: dict[Part, frozenset[str]] = {part: frozenset(f.op for f in FAULTS if f.part is part) for part in Part}
+
+
+def cluster_faults(missing: Mapping[str, str]) -> frozenset[str]:
+    """The faults of every part not in ``missing`` (a cluster's ``missing_parts()``)."""
+    return frozenset(f.op for f in FAULTS if f.part not in missing)
+
+
+def missing_why(missing: Mapping[str, str], faults) -> str:
+    """Which parts ``faults`` need that are ``missing``, and why each is (one clause per part)."""
+    asked = set(faults)
+    parts = [part for part in Part if part in missing and PART_FAULTS[part] & asked]
+    clauses = [f"{part} are missing: {missing[part]}" for part in parts]
+    unknown = sorted(str(f) for f in asked - {f.op for f in FAULTS})
+    clauses += [f"{f} is no fault of any cluster part" for f in unknown]
+    return "; ".join(clauses)
+
+
+# ---- the methods that follow from a row -------------------------------------------------------------
+def _named(method, fault: Fault, what: str):
+    method.__name__ = method.__qualname__ = fault.name
+    method.__doc__ = f"``{fault.op}``: {what} (a row of :data:`course_lib.clusters.faults.FAULTS`)."
+    return method
+
+
+def backend_fault(name: str) -> Callable[..., None]:
+    """A backend's method for the fault ``name`` (aimed at a broker or at a producer's next
+    produce): it hands the row to the backend's one mechanism for that aim, ``_broker_fault(fault,
+    broker)`` or ``_produce_fault(fault, producer, topic, partition, close)``."""
+    fault = FAULT[name]
+    if fault.aim is Aim.BROKER:
+
+        def at_broker(self, broker: int) -> None:
+            self._broker_fault(fault, broker)
+
+        method: Callable[..., None] = at_broker
+    elif fault.aim is Aim.PRODUCE:
+
+        def at_produce(self, producer: Any, topic: str, partition: int = 0, close: bool = False) -> None:
+            self._produce_fault(fault, producer, topic, partition, close)
+
+        method = at_produce
+    else:
+        raise ValueError(f"{name} aims at {fault.aim}: a backend has no method made from its row")
+    return _named(method, fault, f"{fault.aim}, through the cluster's {fault.part} ({fault.hook})")
+
+
+def message_fault(name: str) -> Callable[..., int]:
+    """A cluster's method for the message fault ``name``: ``(topic, partition=0)``, armed in
+    front of the partition's leader by the cluster's one mechanism, ``_message_fault(fault,
+    topic, partition)``; returns the leader's id."""
+    fault = FAULT[name]
+    if fault.aim is not Aim.PRODUCE:
+        raise ValueError(f"{name} aims at {fault.aim}, not at a produce")
+
+    def at_leader(self, topic: str, partition: int = 0) -> int:
+        return self._message_fault(fault, topic, partition)
+
+    return _named(at_leader, fault, "the next produce to the partition's leader; returns the leader's id")
+
+
+class MessageFaultsAtLeader:
+    """The message faults of a cluster that arms each in front of a partition's leader (the
+    proxy of real Kafka, the wire cluster's network): one method per row aimed at a produce, all
+    handed to the cluster's mechanism ``_message_fault(fault, topic, partition) -> leader``."""
+
+    _message_fault: Callable[[Fault, str, int], int]
+
+    lose_next_ack = message_fault("lose_next_ack")
+    lose_next_request = message_fault("lose_next_request")
+    refuse_next_request = message_fault("refuse_next_request")
+
+
+# ---- what a fault schedule acts on ------------------------------------------------------------------
+class FaultTarget(Protocol):
+    """What :func:`course_lib.nemesis.apply_schedule` acts on, on the simulation's thread: the
+    simulated :class:`~course_lib.broker.Cluster` itself, or the wire cluster's
+    :class:`~course_lib.wire.nemesis.ScheduleTarget` (the same faults over TCP). ``tests/
+    test_seam_types.py`` has mypy check both against it."""
+
+    @property
+    def network(self) -> Any: ...
+    @property
+    def options(self) -> Any: ...
+    @property
+    def broker_ids(self) -> Any: ...
+    @property
+    def now(self) -> float: ...
+    def at(self, delay_ms: float, action: Callable, /, *args) -> Any: ...
+    def leader_of(self, topic: str, partition: int = 0, /) -> int | None: ...
+    def inspect(self, topic: str, partition: int = 0, /) -> Any: ...
+    def inspect_broker(self, broker_id: int, /) -> Any: ...
+    def crash(self, broker_id: int, /) -> None: ...
+    def restart(self, broker_id: int, /) -> None: ...
+    def pause(self, broker_id: int, /) -> None: ...
+    def resume(self, broker_id: int, /) -> None: ...
+    def isolate(self, broker_id: int, /) -> None: ...
+    def heal(self) -> None: ...
+    def lose_next_ack(self, client_id: str | None = None, /) -> None: ...
+    def lose_next_request(self, client_id: str | None = None, /) -> None: ...

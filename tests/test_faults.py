@@ -1,0 +1,222 @@
+"""Each fault is declared once: a row of :data:`course_lib.clusters.faults.FAULTS`.
+
+The backends' fault methods and the clusters' message faults are built from the rows; what is
+left written by hand is each cluster's mechanism and the protocols. :data:`ALLOWED` lists every
+``def`` in course_lib named after a fault (or a fault's hook), class by class, with why it is one:
+a new hand-written fault method fails :func:`test_every_def_named_after_a_fault_is_allowed`.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from course_lib.backend import ComposedBackend, MissingFault, SimBackend
+from course_lib.broker.simulated_cluster import SimulatedCluster
+from course_lib.clusters import FAULTS, PART_FAULTS, Aim, MessageFaultsAtLeader, Part, cluster_faults
+from course_lib.history import Nemesis
+from course_lib.real.cluster import LocalCluster
+from course_lib.real.connect import RemoteCluster
+from course_lib.wire.cluster import WireCluster
+
+PACKAGE = Path(__file__).resolve().parent.parent / "course_lib"
+
+#: the names a hand-written fault method would have
+FAULT_NAMES = {f.name for f in FAULTS} | {f.hook for f in FAULTS if f.aim is not Aim.MOMENT}  # "at": any clock's
+
+BROKER = {"crash", "restart", "pause", "resume"}
+MESSAGES = {"lose_next_ack", "lose_next_request"}
+
+#: (module, class) -> (the fault-named defs it may have, why they are written by hand)
+ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
+    # the protocols: what a part or a role promises
+    ("clusters/parts.py", "BrokerFaults"): (BROKER, "protocol of the broker-faults part"),
+    ("clusters/parts.py", "MessageFaults"): ({"lose_next_ack"}, "protocol of the message-faults part"),
+    ("clusters/parts.py", "LostRequests"): ({"lose_next_request"}, "protocol of the lost-requests part"),
+    ("clusters/parts.py", "RefusedRequests"): ({"refuse_next_request"}, "protocol of the refused-requests part"),
+    ("clusters/parts.py", "FaultSchedules"): ({"run_schedule"}, "protocol of the fault-schedules part"),
+    ("clusters/parts.py", "NetworkPartitions"): ({"isolate"}, "protocol of the network-partitions part"),
+    ("clusters/parts.py", "VirtualTime"): ({"lose_next_coordinator_response"}, "protocol of the virtual-time part"),
+    ("clusters/faults.py", "FaultTarget"): (BROKER | MESSAGES | {"isolate"}, "protocol of a schedule's target"),
+    ("backends/base.py", "NemesisRole"): (
+        BROKER | MESSAGES | {"refuse_next_request", "schedule_faults", "lose_next_coordinator_response"},
+        "protocol of a backend's nemesis role",
+    ),
+    # the backends: what the table cannot build (a schedule's draws, a fault timed on a clock)
+    ("backends/base.py", "Common"): ({"lose_next_coordinator_response"}, "says why a wall clock cannot time it"),
+    ("backends/sim.py", "SimBackend"): (
+        {"schedule_faults", "lose_next_coordinator_response"},
+        "draws a schedule and runs it on the virtual clock",
+    ),
+    ("backends/composed.py", "ComposedBackend"): ({"schedule_faults"}, "draws a schedule, recorded as it starts"),
+    # the simulator's mechanism: the simulation itself, and the seam's simulated cluster
+    ("broker/cluster.py", "Cluster"): (BROKER | MESSAGES | {"isolate"}, "the simulation's processes and network"),
+    ("broker/broker.py", "Broker"): (BROKER, "what a crash, restart or pause does to one simulated broker"),
+    ("sim/network.py", "Network"): ({"isolate"}, "the simulated network cuts a node off"),
+    ("broker/simulated_cluster.py", "SimulatedCluster"): (
+        BROKER | MESSAGES | {"isolate", "run_schedule", "lose_next_coordinator_response"},
+        "the seam's parts on the simulation: restart waits on the virtual clock, lost messages aim at a client",
+    ),
+    # the wire cluster's mechanism: what a fault means for TCP sockets
+    ("wire/cluster.py", "WireCluster"): (BROKER | {"run_schedule"}, "broker faults on the simulation thread"),
+    ("wire/nemesis.py", "WireNemesis"): (
+        BROKER | MESSAGES | {"isolate", "refuse_next_request", "run_schedule"},
+        "the wire nemesis: a killed listener, a lost segment, a refusal armed for the gateway",
+    ),
+    ("wire/nemesis.py", "ScheduleTarget"): (BROKER | MESSAGES | {"isolate"}, "a schedule's faults over TCP"),
+    # real Kafka's mechanism: processes this program runs, or a cluster run elsewhere
+    ("real/cluster.py", "LocalCluster"): (BROKER, "signals to broker JVMs"),
+    ("real/connect.py", "RemoteCluster"): (BROKER, "says a shared cluster's brokers run elsewhere"),
+    # not a cluster's fault: a button, and client or application processes that crash
+    ("viz/simulator.py", "DeliverySimulator"): ({"lose_next_ack"}, "the delivery simulator's button"),
+    ("clients/consumer.py", "KafkaConsumer"): ({"crash", "pause", "resume"}, "a client: crash_client, pause()"),
+    ("clients/producer.py", "KafkaProducer"): ({"crash"}, "a client process crashes (crash_client)"),
+    ("clients/share_consumer.py", "ShareConsumer"): ({"crash"}, "a client process crashes (crash_client)"),
+    ("client_adapters/recorded.py", "RecordedProducer"): ({"crash"}, "a client process crashes (crash_client)"),
+    ("client_adapters/recorded.py", "RecordedConsumer"): ({"crash"}, "a client process crashes (crash_client)"),
+    ("real/recording.py", "RecordingProducer"): ({"crash"}, "a client process crashes (crash_client)"),
+    ("real/recording.py", "RecordingConsumer"): ({"crash"}, "a client process crashes (crash_client)"),
+    ("real/share_groups.py", "_RdkafkaDoomed"): ({"crash"}, "a share consumer process crashes"),
+    ("real/share_groups.py", "_JavaDoomed"): ({"crash"}, "a share consumer process crashes"),
+    ("broker/partition.py", "Partition"): ({"crash"}, "a replica loses its memory with its broker"),
+    ("broker/share_partition.py", "SharePartitionManager"): ({"crash"}, "share state lost with its broker"),
+    ("broker/dead_letter_queue.py", "DeadLetterWriter"): ({"crash"}, "pending writes lost with its broker"),
+    ("consumer_groups.py", "App"): ({"crash"}, "an application process crashes"),
+    ("consumer_groups.py", "GroupRun"): ({"crash", "restart"}, "a group member's application crashes, restarts"),
+    ("consumer_protocol_experiments.py", "JavaMember"): ({"crash"}, "a group member process crashes"),
+    ("consumer_protocol_experiments.py", "RdkafkaProcessMember"): ({"crash"}, "a group member process crashes"),
+    ("consumer_protocol_experiments.py", "SimulatedMember"): ({"crash"}, "a group member process crashes"),
+    ("wire/consumer_protocol_differential.py", "_Side"): ({"crash"}, "a differential side's member crashes"),
+    ("wire/consumer_protocol_differential.py", "_SimulatedSide"): ({"crash"}, "a differential side's member crashes"),
+    ("wire/consumer_protocol_differential.py", "_JavaSide"): ({"crash"}, "a differential side's member crashes"),
+    ("processing.py", "Processor"): ({"crash"}, "an application process crashes"),
+    ("share_scenarios.py", "Worker"): ({"crash"}, "a share worker process crashes"),
+    ("supervisor.py", "Instance"): ({"crash"}, "a supervised application instance crashes"),
+}
+
+
+def fault_named_defs() -> dict[tuple[str, str], set[str]]:
+    """Every ``def`` in course_lib named after a fault, by (module, class); a nested def counts
+    for its enclosing class (WireNemesis.crash's inner ``crash``)."""
+    found: dict[tuple[str, str], set[str]] = {}
+
+    def walk(node: ast.AST, module: str, owner: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                walk(child, module, child.name)
+                continue
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and child.name in FAULT_NAMES:
+                found.setdefault((module, owner), set()).add(child.name)
+            walk(child, module, owner)
+
+    for path in sorted(PACKAGE.rglob("*.py")):
+        walk(ast.parse(path.read_text()), str(path.relative_to(PACKAGE)), "")
+    return found
+
+
+def test_every_def_named_after_a_fault_is_allowed():
+    found = fault_named_defs()
+    new = {where: sorted(names - ALLOWED.get(where, (set(), ""))[0]) for where, names in found.items()}
+    assert not {where: names for where, names in new.items() if names}, (
+        "a fault method written by hand: add a row to course_lib/clusters/faults.py (the backends' and "
+        "clusters' methods follow from it) and write only the cluster's mechanism; or, if it is one, "
+        "list it in ALLOWED with why"
+    )
+    gone = {where: sorted(names - found.get(where, set())) for where, (names, _) in ALLOWED.items()}
+    assert not {where: names for where, names in gone.items() if names}, "ALLOWED lists defs that are gone"
+
+
+def test_the_table_is_the_parts_faults():
+    assert [f.op for f in FAULTS] == list(dict.fromkeys(f.op for f in FAULTS)), "one row per fault"
+    assert set(PART_FAULTS) == set(Part) and all(PART_FAULTS.values()), "every part provides a fault"
+    assert cluster_faults({}) == {f.op for f in FAULTS}
+    assert all(getattr(Nemesis, f.op.upper()) == f.op for f in FAULTS if f.op != Nemesis.SCHEDULE)
+
+
+# ---- every row reachable where its part is, a MissingFault naming the part where it is not -------
+#: a cluster of each kind, not started (no JVM, no thread, no port)
+CLUSTERS = {
+    "simulated": lambda: SimulatedCluster(seed=1),
+    "wire": lambda: WireCluster.lab(seed=1),
+    "local": LocalCluster,
+    "remote": lambda: RemoteCluster("kafka.example:9092", prefix="alice"),
+}
+
+
+@pytest.mark.parametrize("kind", CLUSTERS)
+def test_every_cluster_has_the_hook_of_each_fault_of_its_parts(kind):
+    cluster = CLUSTERS[kind]()
+    try:
+        missing = cluster.missing_parts()
+        hooks = {f.hook for f in FAULTS if f.part not in missing}
+        assert {hook for hook in hooks if not callable(getattr(cluster, hook, None))} == set()
+    finally:
+        getattr(cluster, "stop", lambda: None)()
+
+
+class Producer:
+    node_id = "producer-1"
+
+
+class FakeCluster(MessageFaultsAtLeader):
+    """A cluster with the parts not in ``missing``, which notes each hook it is asked for."""
+
+    label = "fake"
+    description = "a fake cluster"
+
+    def __init__(self, missing: dict[str, str]) -> None:
+        self.missing = missing
+        self.calls: list[tuple] = []
+
+    def missing_parts(self) -> dict[str, str]:
+        return dict(self.missing)
+
+    def record_events_into(self, history) -> None:
+        pass
+
+    def _message_fault(self, fault, topic: str, partition: int) -> int:
+        self.calls.append((fault.hook, topic, partition))
+        return 2
+
+    def __getattr__(self, name: str):
+        if name not in BROKER:
+            raise AttributeError(name)
+        return lambda broker, **how: self.calls.append((name, broker, *how.values()))
+
+
+#: how a backend's method for a row is called, by the row's aim
+CALL = {Aim.BROKER: lambda method: method(1), Aim.PRODUCE: lambda method: method(Producer(), "t")}
+BACKEND_ROWS = [f for f in FAULTS if f.aim in CALL]
+
+
+@pytest.mark.parametrize("fault", BACKEND_ROWS, ids=lambda f: f.name)
+def test_a_composed_backend_injects_each_row_through_the_part_and_records_it(fault):
+    cluster = FakeCluster({})
+    backend = ComposedBackend(cluster)
+    CALL[fault.aim](getattr(backend, fault.name))
+    assert cluster.calls[0][0] == fault.hook
+    assert [op.f for op in backend.history if op.process == "nemesis"] == [fault.op]
+
+
+@pytest.mark.parametrize("fault", BACKEND_ROWS, ids=lambda f: f.name)
+def test_a_backend_lacking_the_part_says_which_and_why(fault):
+    why = {part: f"no {part} here, for a reason" for part in Part}
+    backend = ComposedBackend(FakeCluster(why))
+    with pytest.raises(MissingFault, match=f"{fault.part} are missing: no {fault.part} here, for a reason"):
+        CALL[fault.aim](getattr(backend, fault.name))
+
+
+@pytest.mark.parametrize("fault", BACKEND_ROWS, ids=lambda f: f.name)
+def test_the_simulator_injects_each_row_of_its_parts(fault):
+    backend = SimBackend.start(seed=1)
+    backend.create_topic("t", min_insync_replicas=2)
+    if fault.part in backend.missing_parts:
+        with pytest.raises(MissingFault, match=f"{fault.part} are missing: the simulated brokers check no"):
+            CALL[fault.aim](getattr(backend, fault.name))
+        return
+    if fault.name in ("restart", "resume"):  # undoes a crash, a pause: one first
+        backend.crash(1) if fault.name == "restart" else backend.pause(1)
+    CALL[fault.aim](getattr(backend, fault.name))
+    assert [op.f for op in backend.history if op.process == "nemesis"][-1] == fault.op
