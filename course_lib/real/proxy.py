@@ -29,6 +29,8 @@ import struct
 import threading
 from dataclasses import dataclass, field
 
+from course_lib.history import Nemesis
+
 PRODUCE = 0
 
 
@@ -104,6 +106,11 @@ class KafkaProxy:
         """Swallow the next ``count`` requests of ``api_key`` (the broker never sees them)."""
         with self._lock:
             self._drop_requests[api_key] = self._drop_requests.get(api_key, 0) + count
+
+    def arm(self, fault: str) -> None:
+        """Arm the message fault ``fault`` (a history operation, :class:`~course_lib.history.Nemesis`)
+        for the next produce: how this proxy loses an answer, loses a request, has one refused."""
+        MECHANISMS[fault](self)
 
     def close(self) -> None:
         if self._server is None:
@@ -189,26 +196,58 @@ class KafkaProxy:
                 await up_w.drain()
 
         async def responses():
-            while True:
-                frame = await _read_frame(up_r)
-                if frame is None:
-                    return
-                (corr,) = struct.unpack_from(">i", frame, 4)
-                api_key = in_flight.pop(corr, -1)
-                if corr in spoiled_corrs:
-                    spoiled_corrs.discard(corr)
-                    frame = _retriable_error(frame)
-                    # A producer retries a batch only after the answer comes, and sends nothing
-                    # of that partition while the retry waits. Holding the answer back (and, in
-                    # order, the ones behind it) lets the later sends go out and be appended
-                    # first - as when a lost request is noticed only at its timeout.
-                    await asyncio.sleep(SPOILED_ANSWER_DELAY_S)
-                if self._take(self._drop_responses, api_key):
-                    # The broker has done the work; the client will never hear about it.
-                    self.stats.dropped_responses.append((api_key, corr))
-                    return
-                client_w.write(frame)
+            # A producer retries a batch only after the answer comes, and sends nothing of that
+            # partition while the retry waits. Holding a refused request's answer back (and, in
+            # order, the ones behind it) until the answer to a produce request behind it has come
+            # lets the later sends be appended first - as when a lost request is noticed only at its
+            # timeout. SPOILED_ANSWER_DELAY_S ends a hold no produce ends (an idempotent producer
+            # sends none while one is in flight). Released on that state, not after a time alone: on
+            # a busy machine the request behind came later than the time, and the order was kept.
+            loop = asyncio.get_running_loop()
+            held: list[bytes] = []
+            release_at = 0.0
+            reading: asyncio.Future | None = None  # kept across a timeout, so no answer is cut
+
+            async def release():
+                for answer in held:
+                    client_w.write(answer)
+                held.clear()
                 await client_w.drain()
+
+            try:
+                while True:
+                    reading = reading or asyncio.ensure_future(_read_frame(up_r))
+                    done, _ = await asyncio.wait(
+                        {reading}, timeout=max(0.0, release_at - loop.time()) if held else None
+                    )
+                    if not done:
+                        await release()
+                        continue
+                    frame, reading = reading.result(), None
+                    if frame is None:
+                        return
+                    (corr,) = struct.unpack_from(">i", frame, 4)
+                    api_key = in_flight.pop(corr, -1)
+                    refused = corr in spoiled_corrs
+                    if refused:
+                        spoiled_corrs.discard(corr)
+                        frame = _retriable_error(frame)
+                    if self._take(self._drop_responses, api_key):
+                        # The broker has done the work; the client will never hear about it.
+                        self.stats.dropped_responses.append((api_key, corr))
+                        return
+                    if refused and not held:
+                        release_at = loop.time() + SPOILED_ANSWER_DELAY_S
+                    if refused or held:
+                        held.append(frame)
+                        if api_key == PRODUCE and not refused:
+                            await release()
+                        continue
+                    client_w.write(frame)
+                    await client_w.drain()
+            finally:
+                if reading is not None:
+                    reading.cancel()
 
         tasks = [asyncio.ensure_future(requests()), asyncio.ensure_future(responses())]
         try:
@@ -219,6 +258,16 @@ class KafkaProxy:
             close_both()
             self._writers.discard(client_w)
             self._writers.discard(up_w)
+
+
+#: how the proxy injects each message fault of :mod:`course_lib.clusters.faults`: a lost answer
+#: closes the client's connection (it retries at once); a lost request cuts it too (a TCP
+#: connection cannot lose one request and carry on); a refused one keeps it
+MECHANISMS = {
+    Nemesis.LOSE_NEXT_ACK: KafkaProxy.drop_next_produce_response,
+    Nemesis.LOSE_NEXT_REQUEST: KafkaProxy.drop_next_request,  # a produce request
+    Nemesis.REFUSE_NEXT_REQUEST: KafkaProxy.spoil_next_produce_request,
+}
 
 
 class SocksKafkaProxy(KafkaProxy):
