@@ -90,3 +90,32 @@ def test_inspect_share_partition_shows_holders_and_locks():
             (2, "ACQUIRED", 1, worker.member_id),
         ]
         assert all(0 < r.lock_remaining_ms <= 30_000 for r in view.records)
+
+
+def test_a_frozen_consumer_that_wanted_records_fetches_them_once_it_goes_on():
+    """librdkafka keeps fetching after an empty poll until records come, and that wish survives a
+    SIGSTOP: while frozen it fetches nothing, woken it acquires what came meanwhile, unpolled."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cluster = Cluster(3, seed=1)
+        cluster.create_topic("jobs")
+        cluster.alter_share_group_config("g", {"share.auto.offset.reset": "earliest"})
+        worker = ShareConsumer({"bootstrap.servers": cluster, "group.id": "g"})
+        worker.subscribe(["jobs"])
+        assert worker.poll(2) == []  # nothing yet: it goes on asking
+        worker.freeze()
+        cluster.run_for(5_000)  # the fetch it had sent comes back empty; it sends no other
+        producer = KafkaProducer(bootstrap_servers=cluster)
+        for i in range(2):
+            producer.send("jobs", f"m-{i}".encode())
+        producer.flush()
+        cluster.run_for(5_000)
+
+        def acquired() -> list:
+            view = cluster.inspect_share_partition("g", "jobs")
+            return [(r.offset, r.state, r.member) for r in view.records] if view else []
+
+        assert all(state != "ACQUIRED" for _, state, _ in acquired())
+        worker.wake()
+        assert cluster.run_until(lambda: len(acquired()) == 2, 10_000), acquired()
+        assert acquired() == [(0, "ACQUIRED", worker.member_id), (1, "ACQUIRED", worker.member_id)]

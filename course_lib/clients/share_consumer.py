@@ -241,6 +241,7 @@ class ShareConsumer(Requests):
         #: returned too, until records come - they wait, acquired, for the next poll (librdkafka's
         #: ``rkshare_fetch_more_records_requested``, cleared when a poll hands records out)
         self._wants_records = False
+        self._wanted_when_frozen = False  # _wants_records when freeze() stopped the process
 
     def __repr__(self) -> str:
         return f"<ShareConsumer {self.node_id} group={self._group!r} assignment={self._assignment}>"
@@ -426,13 +427,17 @@ class ShareConsumer(Requests):
         """The process stops (a long GC pause): no heartbeats; the locks of what it holds run out."""
         self._heartbeat_gen += 1
         self._heartbeating = False
-        self._wants_records = False  # a stopped process asks for nothing
+        # A stopped process asks for nothing; its wish for records is kept for when it goes on
+        # (librdkafka's rkshare_fetch_more_records_requested survives a SIGSTOP).
+        self._wanted_when_frozen, self._wants_records = self._wants_records, False
         self._cluster.record("nemesis", Nemesis.FREEZE_CLIENT, {"client": self.node_id})
 
     def wake(self):
         self._cluster.record("nemesis", Nemesis.WAKE_CLIENT, {"client": self.node_id})
+        self._wants_records = self._wants_records or self._wanted_when_frozen
         if self._subscription:
             self._start_heartbeats()
+        self._advance_if_wanted()  # its background fetches go on where they stopped
 
     @property
     def member_id(self) -> str:
