@@ -141,6 +141,12 @@ class Difference:
             f"config:{config}" in self.calls and fault in self.calls for config, fault in KNOWN_PRODUCER_SEQUENCES
         ):
             return True
+        if (
+            self.call == "read_uncommitted log"
+            and ends_in_an_unflushed_abort(self.calls)
+            and _differ_by_a_last_abort_marker(self.simulated, self.real)
+        ):
+            return True  # KNOWN_LAST_MARKER
         patterns = KNOWN_PRODUCER_PATTERNS if self.kind == "producer" else {}
         return any(
             re.fullmatch(c, self.call) and re.fullmatch(s, self.simulated) and re.fullmatch(r, self.real)
@@ -438,6 +444,52 @@ def _faulted_transactions(rng: random.Random) -> list[str]:
     return ["init_transactions", *txn, *again]
 
 
+def _transactions(rng: random.Random, unflushed_abort: bool) -> list[str]:
+    """init_transactions(), then one or two transactions in the right order, without a fault:
+    sends, maybe a flush, a commit or an abort. With ``unflushed_abort`` (a long linger holds the
+    sends on both sides) the last may abort right after its sends; otherwise an abort follows a
+    flush, since with linger 0 whether kafka-python's sender drains a batch before the abort is a
+    race.
+
+    >>> _transactions(random.Random(6), True)
+    ['init_transactions', 'begin_transaction', 'send', 'abort_transaction']
+    """
+    calls = ["init_transactions"]
+    count = rng.randint(1, 2)
+    for i in range(count):
+        end = rng.choice(("commit_transaction", "abort_transaction"))
+        unflushed = end == "abort_transaction" and unflushed_abort and i == count - 1
+        flush = rng.random() < 0.5 or (end == "abort_transaction" and not unflushed)
+        calls += ["begin_transaction", *["send"] * rng.randint(1, 3), *(["flush"] if flush else []), end]
+    return calls
+
+
+def ends_in_an_unflushed_abort(calls) -> bool:
+    """Whether the sequence's last transaction aborts right after its sends, nothing after it but a
+    close: where kafka-python's ABORT marker is a race of its own (see :data:`KNOWN_LAST_MARKER`)."""
+    *rest, last = [c for c in calls if c not in CLOSES] or [""]
+    return last == "abort_transaction" and bool(rest) and rest[-1] == "send"
+
+
+#: why a log may differ by its last ABORT marker alone after :func:`ends_in_an_unflushed_abort`
+KNOWN_LAST_MARKER = (
+    "begin, sends, abort - nothing flushed: kafka-python's send() puts the partition in "
+    "_new_partitions_in_transaction and its sender's next loop sends AddPartitionsToTxn, after which "
+    "EndTxn writes an ABORT marker; but begin_abort clears the partitions not sent yet. Alone its "
+    "sender wins (a marker); in a busy suite the abort often does (none), which is the simulator's "
+    "order: its sender adds a partition when it drains a batch. No record differs "
+    "(tests/wire/test_client_differential.py's named abort test)"
+)
+
+
+def _differ_by_a_last_abort_marker(a: str, b: str) -> bool:
+    import ast
+
+    x, y = ast.literal_eval(a), ast.literal_eval(b)
+    longer, shorter = (x, y) if len(x) > len(y) else (y, x)
+    return len(longer) == len(shorter) + 1 and longer[:-1] == shorter and longer[-1][1:] == ("ABORT marker",)
+
+
 class ProducerDifferential:
     """Producer sequences under one of :data:`PRODUCER_CONFIGS`, with at most one fault between
     calls and maybe a close(timeout) at the end; each seed gets its own topic (and transactional
@@ -458,6 +510,8 @@ class ProducerDifferential:
         transactional = config.startswith("transactional")
         if config == "transactional" and rng.random() < 0.35:
             calls = _faulted_transactions(rng)
+        elif transactional and rng.random() < 0.4:
+            calls = _transactions(rng, unflushed_abort=PRODUCER_CONFIGS[config].get("linger_ms", 0) > 0)
         else:
             menu = TRANSACTIONAL_CALLS if transactional else PLAIN_CALLS
             calls = [rng.choice(menu) for _ in range(rng.randint(3, 10))]

@@ -42,6 +42,9 @@ def test_the_sequences_cover_every_configuration_fault_and_close():
     wanted = {f"config:{name}" for name in differential.PRODUCER_CONFIGS}
     wanted |= set(differential.FAULTS) | set(differential.CLOSES) | set(differential.TRANSACTIONAL_CALLS)
     assert wanted <= drawn, f"never drawn: {sorted(wanted - drawn)}"
+    # and a transaction in the right order that aborts right after its sends (issue 38: once only
+    # the named test below had it)
+    assert any(differential.ends_in_an_unflushed_abort(ProducerDifferential.calls(s)) for s in range(SEQUENCES))
 
 
 def test_configuration_validation_matches_kafka_python(shared_wire):
@@ -69,6 +72,18 @@ def test_a_difference_is_reported_with_its_seed_and_calls(monkeypatch):
     crashed = Difference("producer", 7, ("config:retries=0", "crash_leader"), "send #1's future", "x", "y")
     assert crashed.known and not Difference("producer", 7, ("config:retries=0",), "send #1's future", "x", "y").known
     assert ProducerDifferential.calls(7) == ProducerDifferential.calls(7)
+
+
+def test_a_last_abort_marker_alone_is_known_after_an_unflushed_abort_and_nothing_else_is():
+    calls = ("config:transactional, long linger", "init_transactions", "begin_transaction", "send", "abort_transaction")
+    written = ((0, b"v0", ""), (1, "COMMIT marker"))
+    marker = repr((*written, (2, "ABORT marker")))
+    assert Difference("producer", 1, calls, "read_uncommitted log", repr(written), marker).known
+    assert Difference("producer", 1, (*calls, "close_0"), "read_uncommitted log", marker, repr(written)).known
+    record = repr((*written, (2, b"v1", "aborted")))
+    assert not Difference("producer", 1, calls, "read_uncommitted log", repr(written), record).known
+    flushed = (*calls[:-1], "flush", "abort_transaction")
+    assert not Difference("producer", 1, flushed, "read_uncommitted log", repr(written), marker).known
 
 
 def _faulted_transaction_seeds() -> list[int]:
