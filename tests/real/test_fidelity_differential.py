@@ -57,13 +57,17 @@ def test_strict_min_isr_high_watermark(both):
     assert real == sim == {"acknowledged": 5, "read": 0, "isr": 2}
 
 
+#: how kafka-python fails a batch whose delivery timeout runs out while NOT_ENOUGH_REPLICAS is
+#: retried: expired in the accumulator (KafkaTimeoutError), or failed with the error of an answer
+#: that comes after the deadline (Sender._can_retry) - which comes first is the machine's timing
+EXPIRED_WHILE_RETRIED = {"KafkaTimeoutError", "NotEnoughReplicasError"}
+
+
 def test_kafka_python_commits_a_transaction_whose_send_failed(both):
     sim, real = both(probes.transaction_with_a_failed_send)
-    assert (
-        real
-        == sim
-        == {"x": "ok", "y": "KafkaTimeoutError", "commit": "ok", "read_committed_a": [b"x"], "read_committed_b": []}
-    )
+    assert sim["y"] in EXPIRED_WHILE_RETRIED and real["y"] in EXPIRED_WHILE_RETRIED, (sim, real)
+    same = {"x": "ok", "commit": "ok", "read_committed_a": [b"x"], "read_committed_b": []}
+    assert {k: v for k, v in real.items() if k != "y"} == {k: v for k, v in sim.items() if k != "y"} == same
 
 
 def test_after_an_expired_idempotent_batch_kafka_python_never_sends_the_next_one(both):

@@ -86,7 +86,10 @@ def test_kafka_throttles_a_batch_near_the_delivery_limit(cluster):
     share.configure_with_admin(cluster.bootstrap_servers, group, share.THROTTLE_CONFIGS)
     sizes = share.librdkafka_throttle(cluster.bootstrap_servers, topic, group)
     print("kafka 4.3.1 throttled poll sizes:", sizes)
-    assert sizes == share.THROTTLE_SIZES
+    # The sizes are the mechanism's; their order after the first half is timing: the second half
+    # comes next while the first half's RELEASE is still being written (a quiet machine), or after
+    # the first half's last deliveries (a loaded one: [8, 8, 8, 4, 1, 1, 1, 1, 4, 1, 1, 1, 1]).
+    assert sizes[:4] == share.THROTTLE_SIZES[:4] and sorted(sizes) == sorted(share.THROTTLE_SIZES), sizes
 
 
 @pytest.mark.timeout(180)
