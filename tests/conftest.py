@@ -65,6 +65,12 @@ def pytest_configure(config):
     process_support.install(config)
     if in_ci() and not hasattr(config, "workerinput"):
         os.environ.setdefault("COURSE_CACHE_FROZEN", "1")
+    if not hasattr(config, "workerinput"):
+        from course_lib.spark import scratch
+
+        # nbval SIGKILLs each notebook's kernel with its process group, so notebook 10's kernel
+        # cannot remove its Spark scratch folder; what a killed process left is removed here.
+        config.add_cleanup(scratch.remove_abandoned)
 
     if not os.environ.get(ENV):
         folder = os.environ[ENV] = tempfile.mkdtemp(prefix="course-shared-results-")

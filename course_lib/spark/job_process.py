@@ -20,11 +20,14 @@ from course_lib.spark.prerequisites import import_root
 class JobProcess:
     """One process of the streaming job, with its trap and kill logic."""
 
-    def __init__(self, cfg_path: Path, log_path: Path, env: dict[str, str] | None = None):
+    def __init__(
+        self, cfg_path: Path, log_path: Path, env: dict[str, str] | None = None, *, argv: list[str] | None = None
+    ):
+        """``argv``: the command, if not the job's (``python -m course_lib.spark.job cfg_path``)."""
         self.log = open(log_path, "w")
         # Own session = own process group: one killpg takes the Python driver *and* its JVM.
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "course_lib.spark.job", str(cfg_path)],
+            argv or [sys.executable, "-m", "course_lib.spark.job", str(cfg_path)],
             cwd=str(import_root()),
             stdout=subprocess.PIPE,
             stderr=self.log,
@@ -44,6 +47,12 @@ class JobProcess:
                 self.started.set()
 
     def line(self, prefix: str) -> str | None:
+        """The first line the job printed that starts with ``prefix``; of a job that has ended,
+        from everything it printed."""
+        if self.proc.poll() is not None:
+            # Its last lines may still be in the pipe, not yet read: a loaded run once reported a
+            # job that printed TRAPPED and killed itself as "trap not reached".
+            self.reader.join(timeout=5)
         return next((l for l in self.lines if l.startswith(prefix)), None)
 
     def kill(self) -> None:

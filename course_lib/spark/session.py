@@ -143,14 +143,12 @@ def jvm_scratch_conf(path: Path) -> dict[str, str]:
 
 
 def _session_scratch() -> dict[str, str]:
-    """:func:`jvm_scratch_conf` of a new folder, removed when this Python process exits."""
-    import atexit
-    import shutil
-    import tempfile
+    """:func:`jvm_scratch_conf` of a new folder owned by this process (removed when it exits),
+    after removing those of sessions whose process was killed (:mod:`course_lib.spark.scratch`)."""
+    from course_lib.spark import scratch
 
-    path = Path(tempfile.mkdtemp(prefix="course-spark-session-"))
-    atexit.register(shutil.rmtree, path, ignore_errors=True)
-    return jvm_scratch_conf(path)
+    scratch.remove_abandoned()
+    return jvm_scratch_conf(scratch.make_owned())
 
 
 def get_spark(options: SparkOptions | None = None, **overrides):

@@ -1,5 +1,7 @@
 """The SparkSession helper's errors say what is wrong and what to do (no JVM started)."""
 
+from pathlib import Path
+
 import pytest
 
 from course_lib.spark import session
@@ -32,3 +34,37 @@ def test_a_local_session_keeps_its_jvm_files_out_of_the_system_temporary_folder(
     scratch = Path(spark.conf.get("spark.local.dir"))
     assert scratch.name.startswith("course-spark-session-"), scratch
     assert any(p.name.startswith("blockmgr-") for p in scratch.iterdir())
+
+
+def test_a_killed_session_s_scratch_is_removed_and_a_live_one_kept(tmp_path, monkeypatch):
+    """The folder of a process SIGKILLed with its session (as nbval ends a kernel) is abandoned;
+    the next session removes it, never the folder of a process still running."""
+    import subprocess
+    import sys
+
+    from course_lib.spark import scratch
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)  # re-read TMPDIR, here and in the children
+    code = "from course_lib.spark import scratch\nprint(scratch.make_owned(), flush=True)\n"
+    killed = subprocess.run(
+        [sys.executable, "-c", code + "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"],
+        capture_output=True,
+        text=True,
+    )
+    assert killed.returncode == -9, killed.stderr
+    dead = Path(killed.stdout.strip())
+    live = subprocess.Popen(
+        [sys.executable, "-c", code + "import sys; sys.stdin.read()"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        alive = Path(live.stdout.readline().strip())
+        assert dead.parent == alive.parent == tmp_path and dead.is_dir() and alive.is_dir()
+        assert scratch.remove_abandoned() == [dead]
+        assert not dead.exists() and alive.is_dir()
+    finally:
+        live.communicate("")
+    assert live.returncode == 0 and not alive.exists(), "an owner that exits removes its own folder"
