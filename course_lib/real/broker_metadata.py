@@ -76,6 +76,23 @@ def wait_known_everywhere(addresses: list[str], topic: str, partitions: int | No
             time.sleep(0.05)
 
 
+def wait_for_new_leader(addresses: list[str], topic: str, old: int, timeout_s: float, partition: int = 0) -> int:
+    """The new leader of ``topic``-``partition``, once every broker at ``addresses`` names the same
+    one, not ``old``, and it serves the partition (:func:`serves_as_leader`): a client then meets
+    the election's outcome, not the brokers' race to apply it. ``TimeoutError`` with what each
+    broker said, otherwise."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        seen = {a: (leaders_seen(a, topic)[partition:] or [-1])[0] for a in addresses}
+        named = set(seen.values())
+        if len(named) == 1 and not named & {old, -1}:
+            if any(serves_as_leader(a, topic, partition) for a in addresses):
+                return named.pop()
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"after {timeout_s} s the brokers disagree on {topic}-{partition}'s leader: {seen}")
+        time.sleep(0.05)
+
+
 def _complete(leaders: list[int], partitions: int | None) -> bool:
     return bool(leaders) and (partitions is None or len(leaders) == partitions) and min(leaders) >= 0
 

@@ -29,9 +29,12 @@ import struct
 import threading
 from dataclasses import dataclass, field
 
+from kafka.protocol.api_key import ApiKey
+
 from course_lib.history import Nemesis
 
-PRODUCE = 0
+#: the Produce request's API key (0), as kafka-python's protocol names it
+PRODUCE = ApiKey.Produce
 
 
 class _LoopThread:

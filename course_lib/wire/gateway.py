@@ -13,10 +13,12 @@ import logging
 from collections import deque
 from typing import Any, Callable
 
+from kafka.protocol.api_key import ApiKey
+
 from ..broker.protocol import node_name
 
-#: the Produce request's API key
-PRODUCE = 0
+#: the Produce request's API key (0), as kafka-python's protocol names it
+PRODUCE = ApiKey.Produce
 
 #: course_lib.real.proxy.SPOILED_ANSWER_DELAY_S: how late the answer to a refused request comes
 #: at the latest (hold_answers)

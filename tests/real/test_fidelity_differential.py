@@ -8,7 +8,6 @@ on the session's LocalCluster (conftest.py): its KRaft controller is a process o
 and the unclean election, which kill two brokers, still have a controller.
 """
 
-import time
 import warnings
 
 import pytest
@@ -20,8 +19,7 @@ from course_lib.backend import ComposedBackend, SimBackend
 from course_lib.broker import Cluster
 from course_lib.clients import KafkaProducer as SimProducer
 from course_lib.wire import differential
-from course_lib.real.broker_metadata import serves_as_leader
-from tests.wire.client_probes import leaders_seen
+from course_lib.real.broker_metadata import wait_for_new_leader
 
 pytestmark = pytest.mark.real_kafka
 
@@ -175,23 +173,12 @@ class _LocalTarget:
 
     def fault(self, name, topic):
         """The leader crashes; this returns once every live broker names the same new leader and
-        that leader serves the partition, so the client meets the election's outcome and not the
-        brokers' race to apply it (:func:`~tests.wire.client_probes.leaders_seen`,
-        :func:`~course_lib.real.broker_metadata.serves_as_leader`)."""
+        that leader serves the partition (:func:`~course_lib.real.broker_metadata.wait_for_new_leader`)."""
         assert name == "crash_leader", name
         old = self.cluster.leader_of(topic)
         self.cluster.crash(old)
         self.cluster.wait_for_leader(topic, not_in=(old,))
-        live = self.cluster.live_bootstrap_servers().split(",")
-        deadline = time.monotonic() + 60
-        while (
-            len(set(seen := leaders_seen(live, topic).values())) != 1
-            or old in seen
-            or -1 in seen
-            or not any(serves_as_leader(address, topic) for address in live)
-        ):
-            assert time.monotonic() < deadline, f"the brokers disagree on {topic}'s leader: {seen}"
-            time.sleep(0.1)
+        wait_for_new_leader(self.cluster.live_bootstrap_servers().split(","), topic, old, timeout_s=60)
         return "ok"
 
     def heal(self, topic):

@@ -101,24 +101,6 @@ def leader_connection(bootstrap: str, topic: str, partition: int = 0) -> RawClie
         first.close()
 
 
-def leaders_seen(addresses: list[str], topic: str, partition: int = 0) -> dict[str, int]:
-    """Each broker's own answer to who leads ``topic``-``partition`` (Metadata v1), by address.
-
-    A KRaft broker applies a leadership change when it replays the metadata log, each at its own
-    pace: until all have, a client can learn the new leader from one broker and be refused by the
-    new leader itself (NOT_LEADER_OR_FOLLOWER), more often the busier the machine."""
-    seen = {}
-    for address in addresses:
-        raw = connect(*address.rsplit(":", 1))
-        try:
-            answer = MetadataResponse.decode(raw.request(MetadataRequest(topics=[topic]), 1), version=1, header=True)
-        finally:
-            raw.close()
-        leaders = [p.leader_id for t in answer.topics for p in t.partitions if p.partition_index == partition]
-        seen[address] = leaders[0] if leaders else -1
-    return seen
-
-
 def _batch(compression: int = 0) -> bytearray:
     builder = DefaultRecordBatchBuilder(2, compression, False, -1, -1, -1, 1 << 20)
     builder.append(0, int(time.time() * 1000), b"k", b"value-" + b"x" * 64, [])
