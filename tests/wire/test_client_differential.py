@@ -77,13 +77,16 @@ def test_a_difference_is_reported_with_its_seed_and_calls(monkeypatch):
 def test_a_last_abort_marker_alone_is_known_after_an_unflushed_abort_and_nothing_else_is():
     calls = ("config:transactional, long linger", "init_transactions", "begin_transaction", "send", "abort_transaction")
     written = ((0, b"v0", ""), (1, "COMMIT marker"))
-    marker = repr((*written, (2, "ABORT marker")))
-    assert Difference("producer", 1, calls, "read_uncommitted log", repr(written), marker).known
-    assert Difference("producer", 1, (*calls, "close_0"), "read_uncommitted log", marker, repr(written)).known
-    record = repr((*written, (2, b"v1", "aborted")))
-    assert not Difference("producer", 1, calls, "read_uncommitted log", repr(written), record).known
+    marker = (*written, (2, "ABORT marker"))
+
+    def log_difference(calls, simulated, real):
+        return Difference("producer", 1, calls, "read_uncommitted log", repr(simulated), repr(real), (simulated, real))
+
+    assert log_difference(calls, written, marker).known
+    assert log_difference((*calls, "close_0"), marker, written).known
+    assert not log_difference(calls, written, (*written, (2, b"v1", "aborted"))).known
     flushed = (*calls[:-1], "flush", "abort_transaction")
-    assert not Difference("producer", 1, flushed, "read_uncommitted log", repr(written), marker).known
+    assert not log_difference(flushed, written, marker).known
 
 
 def _faulted_transaction_seeds() -> list[int]:
