@@ -60,7 +60,7 @@ test-fresh:  ## run .ci/run on a clean clone of HEAD with empty caches (~45 min)
 
 # The fast loop while changing the simulator, the checker, the scenarios on the simulator, the
 # exercises or the grader, and the lint: their tests and course_lib's doctests, no notebooks, no
-# JVM, no browser (on 2 cores: 96 s at load 9, 158 s at load 16). `make test` before you commit.
+# JVM, no browser. `make test` before you commit.
 CHECK_TESTS := \
   tests/test_log.py tests/test_replication.py tests/test_replication_invariants.py tests/test_truncation.py \
   tests/test_election.py tests/test_network.py tests/test_loop.py tests/test_producer.py \
