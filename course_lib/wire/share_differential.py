@@ -80,6 +80,8 @@ class ShareSide(Protocol):
     """A client on a cluster, as the differential drives it."""
 
     name: str
+    #: whose ShareConsumer this is ("confluent-kafka", "java"): the Kafka recording it is held to
+    client: str
     #: the client's own AcknowledgeType members by :data:`ACKS`' names
     ack_types: dict
 
@@ -93,8 +95,10 @@ class ShareSide(Protocol):
         """A subscribed ShareConsumer (confluent-kafka's API), explicit acknowledgement."""
         ...
 
-    def until_assigned(self, group: str, consumers: list) -> None:
-        """Wait until each of ``consumers`` has the partition (or fail saying so)."""
+    def until_assigned(self, group: str, members: dict) -> dict:
+        """Wait until each of ``members`` (name -> consumer) has the partition (or fail saying so);
+        what a member's poll brought meanwhile, by name (a Java member joins at its first poll,
+        so it is polled until it has the partition - and that poll may bring records)."""
         ...
 
     def now(self) -> float:
@@ -132,12 +136,22 @@ class _Run:
     produced: int = 0
     settled: set = field(default_factory=set)
     held: dict = field(default_factory=dict)  # member -> the offset it holds
+    #: member -> records its polls brought while it joined, which its next poll returns
+    joined_with: dict = field(default_factory=dict)
 
     def member(self, name: str) -> Any:
         if name not in self.members:
             self.members[name] = self.side.consumer(self.topic, self.group)
-            self.side.until_assigned(self.group, list(self.members.values()))
+            for who, messages in self.side.until_assigned(self.group, dict(self.members)).items():
+                self.joined_with.setdefault(who, []).extend(messages)
         return self.members[name]
+
+    def poll(self, name: str) -> list:
+        """Member ``name``'s next poll: first what it got while joining, if anything."""
+        consumer = self.member(name)
+        if self.joined_with.get(name):
+            return self.joined_with.pop(name)
+        return [m for m in consumer.poll(POLL_S) if m.error() is None]
 
     def produce(self, n: int) -> None:
         self.side.produce(self.topic, [f"job-{self.produced + i}" for i in range(n)])
@@ -152,7 +166,7 @@ class _Run:
         poll brought nothing: [[offset, delivery, ack]], and a commit's error if one failed."""
         consumer, seen = self.member(name), []
         for _ in range(MAX_POLLS):
-            messages = [m for m in consumer.poll(POLL_S) if m.error() is None]
+            messages = self.poll(name)
             for m in messages:
                 offset, delivery = m.offset(), m.delivery_count()
                 ack = ack_for(self.seed, offset, delivery)
@@ -180,7 +194,7 @@ class _Run:
         offset = self.produced - 1
         held: list = []
         for _ in range(MAX_POLLS):
-            held = [m for m in consumer.poll(POLL_S) if m.error() is None]
+            held = self.poll(name)
             if held:
                 break
         got = sorted((m.offset(), m.delivery_count()) for m in held)
@@ -293,6 +307,7 @@ class SimulatedShare:
     """The simulator's ShareConsumer on the simulator's brokers (3, as the lab), virtual time."""
 
     name = "simulator"
+    client = "confluent-kafka"  # the simulator's ShareConsumer is confluent-kafka's
 
     def __init__(self, seed: int = 0):
         from ..broker import Cluster
@@ -327,9 +342,10 @@ class SimulatedShare:
     def now(self) -> float:
         return self.cluster.sim.now / 1000
 
-    def until_assigned(self, group: str, consumers: list) -> None:
-        if not self.cluster.sim.run_until(lambda: all(c.assignment() for c in consumers), 30_000):
+    def until_assigned(self, group: str, members: dict) -> dict:
+        if not self.cluster.sim.run_until(lambda: all(c.assignment() for c in members.values()), 30_000):
             raise AssertionError(f"simulator: not every member of {group} was assigned within 30 s")
+        return {}
 
     def close(self) -> None:
         self.producer.close()
@@ -340,11 +356,15 @@ class ConfluentShare:
     ``create_topic``): the wire cluster or Kafka. Whether a member has its partition is asked of
     the group coordinator (ShareGroupDescribe, through kafka-python's admin connection)."""
 
+    client = "confluent-kafka"
+    #: whether a member joins the group only when it polls (librdkafka's joins on subscribe)
+    joins_at_poll = False
+
     def __init__(self, cluster: Any, name: str):
         from confluent_kafka import AcknowledgeType, Producer
         from kafka.admin import KafkaAdminClient
 
-        self.ack_types = {name: AcknowledgeType(value) for name, value in ACKS.items()}
+        self.ack_types: dict = {name: AcknowledgeType(value) for name, value in ACKS.items()}
 
         self.cluster, self.name = cluster, name
         self.servers = cluster.bootstrap_servers
@@ -400,13 +420,52 @@ class ConfluentShare:
     def now(self) -> float:
         return time.monotonic()
 
-    def until_assigned(self, group: str, consumers: list) -> None:
+    def until_assigned(self, group: str, members: dict) -> dict:
         deadline = time.monotonic() + 30
-        while self._assigned_members(group) < len(consumers):
+        brought: dict = {}
+        while self._assigned_members(group) < len(members):
             if time.monotonic() > deadline:
                 raise AssertionError(f"{self.name}: not every member of {group} was assigned within 30 s")
-            time.sleep(0.05)
+            newest, consumer = list(members.items())[-1]
+            if self.joins_at_poll and newest not in brought:
+                # the others joined before; once a poll brought records, the next one would need
+                # them acknowledged first (Java's explicit mode), so the member waits as it is
+                got = [m for m in consumer.poll(0.05) if m.error() is None]
+                if got:
+                    brought[newest] = got
+            else:
+                time.sleep(0.05)
+        return brought
 
     def close(self) -> None:
         self.producer.flush(10)
         self.admin.close()
+
+
+class JavaShare(ConfluentShare):
+    """The Java client's KafkaShareConsumer, through confluent-kafka's API
+    (:class:`course_lib.client_adapters.java.ShareConsumer`), on a wall-clock cluster; the records
+    are written and the group configured as :class:`ConfluentShare` does - only the consumer is
+    the Java client's. A Java member joins the group at its first poll (its membership manager
+    starts joining on poll, not on subscribe), so it is polled until it has the partition."""
+
+    client = "java"
+    joins_at_poll = True
+
+    def __init__(self, cluster: Any, name: str, driver: Any = None):
+        """``driver``: the Java driver process to use (default: this process's own)."""
+        from ..clients.share_consumer import AcknowledgeType
+
+        super().__init__(cluster, name)
+        self.ack_types = {name: AcknowledgeType(value) for name, value in ACKS.items()}
+        self.driver = driver
+
+    def consumer(self, topic: str, group: str) -> Any:
+        from ..client_adapters.java import ShareConsumer
+
+        c = ShareConsumer(
+            {"bootstrap.servers": self.servers, "group.id": group, "share.acknowledgement.mode": "explicit"},
+            self.driver,
+        )
+        c.subscribe([topic])
+        return c
