@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -58,11 +59,21 @@ def stop(pids: list[int], grace_s: float = 10) -> None:
             time.sleep(0.1)
 
 
+def stop_shared_java_driver() -> None:
+    """Stop the Java client's driver that this process shares between tests
+    (:func:`course_lib.client_adapters.java.driver`), if one was started: it lives until the
+    process exits, which an xdist worker does before the check, and a plain run after it."""
+    java = sys.modules.get("course_lib.client_adapters.java")
+    if java is not None:
+        java.stop_driver()
+
+
 class OutliveCheck:
     """At the end of the run, no process it started is still running."""
 
     @pytest.hookimpl(trylast=True)  # after xdist has stopped its workers
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        stop_shared_java_driver()  # a run without xdist: it lives in this very process
         mark = f"{RUN_MARK}={os.environ[RUN_MARK]}"
         deadline = time.monotonic() + 15  # workers and their children winding down on their own
         while (left := processes_with(mark)) and time.monotonic() < deadline:

@@ -46,3 +46,28 @@ def test_a_process_left_behind_fails_the_run_and_is_stopped(tmp_path, stops_it):
         assert "1 passed" in run.stdout  # the test passed; the run did not
         assert "1 processes started by the tests outlived them (now stopped)" in run.stdout
         assert f"{child}: {sys.executable} -c import time; time.sleep(600)" in run.stdout
+
+
+def test_the_java_driver_a_test_shared_is_stopped_before_the_check(tmp_path):
+    """The Java client's driver lives as long as the process that started it; in a run without
+    xdist that is the one that checks, so the check stops it first instead of failing the run."""
+    pytest.importorskip("course_lib.client_adapters.java")
+    from course_lib.real import jars
+
+    try:
+        jars.check_jvm_tools()
+    except jars.JvmToolMissing as exc:
+        pytest.skip(f"needs Java: {exc}")
+    (tmp_path / "test_java.py").write_text(
+        "from course_lib.client_adapters.java import driver\n\n"
+        "def test_starts_the_shared_driver():\n    assert driver().alive()\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tests.process_support", "-p", "no:cacheprovider", "-q", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0 and "1 passed" in run.stdout, run.stdout + run.stderr
+    assert "outlived" not in run.stdout
