@@ -109,7 +109,7 @@ site-offline: $(SITE_STAMP)  ## build a self-contained copy of the site in _site
 	$(PY) tools/site_build.py --offline --out _site_offline
 
 # kafka-python's own integration tests (test/integration/ of the pinned release's sdist, fetched
-# into the course cache) against the wire cluster and a LocalCluster (Kafka 4.3.1), one test per
+# into the course cache) against the wire cluster and a LocalCluster (the lab's Kafka), one test per
 # process: the passed/failed/skipped table per cluster and the tests that differ (issue 39).
 # Uses .venv as it is (no install step: it needs kafka-python, pytest and pytest-timeout).
 # CLIENT_SUITES_ARGS: e.g. --cluster wire, -k producer, --save run.json, --compare run.json.

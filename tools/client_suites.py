@@ -34,8 +34,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE, VERSION = "kafka-python", "3.0.12"
-#: the Kafka version the suite is told it runs against (its skips depend on it)
-KAFKA_VERSION = "4.3.1"
+
+
+def kafka_version() -> str:
+    """The Kafka version the suite is told it runs against (its skips depend on it): the lab's
+    (``$COURSE_KAFKA_VERSION``, else the course's default), which the LocalCluster runs and the
+    wire cluster models."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from course_lib.real.jars import kafka_version as lab_kafka_version
+
+    return lab_kafka_version()
+
 #: files of the suite that start brokers of their own (SpawnedService): counted, not run
 OWN_BROKERS = ("test/integration/test_sasl_integration.py", "test/integration/test_ssl_integration.py")
 #: ``test/service.py`` is not in the sdist (only the repository has it); with ``KAFKA_URI`` the
@@ -119,7 +129,7 @@ def _env(suite: Path, kafka_uri: str) -> dict:
     # never use it then): an empty one
     kafka_root = suite / "no-kafka-distribution"
     kafka_root.mkdir(exist_ok=True)
-    env = {**os.environ, "KAFKA_URI": kafka_uri, "KAFKA_VERSION": KAFKA_VERSION, "KAFKA_ROOT": str(kafka_root)}
+    env = {**os.environ, "KAFKA_URI": kafka_uri, "KAFKA_VERSION": kafka_version(), "KAFKA_ROOT": str(kafka_root)}
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(suite), env.get("PYTHONPATH", "")) if p)
     return env
 
@@ -179,7 +189,7 @@ def wire_cluster(configs: list[str]):
 
 @contextlib.contextmanager
 def kafka_cluster():
-    """A LocalCluster (Kafka 4.3.1, 3 brokers) with min ISR 1: the suite creates RF=1 topics."""
+    """A LocalCluster (the lab's Kafka, 3 brokers) with min ISR 1: the suite creates RF=1 topics."""
     sys.path.insert(0, str(ROOT))
     from course_lib.real.cluster import LocalCluster
 
@@ -213,7 +223,7 @@ COLUMNS = ("passed", "failed", "skipped", "own brokers")
 
 
 def table(results: dict[str, list[Outcome]]) -> str:
-    names = {"wire": "wire cluster", "kafka": f"Kafka {KAFKA_VERSION}"}
+    names = {"wire": "wire cluster", "kafka": f"Kafka {kafka_version()}"}
     rows = ["| cluster | passed | failed | skipped | starts brokers itself (SSL/SASL) |", "|---|---|---|---|---|"]
     for label, outcomes in results.items():
         counts = {c: 0 for c in COLUMNS}

@@ -4,6 +4,10 @@ its default, type and flags) from a real broker, for the wire cluster's Describe
 
     python tools/kafka_config_catalogue.py      # starts a LocalCluster (needs Java + the jars)
 
+It records the *oldest* release the course measures (``SUPPORTED_KAFKA_VERSIONS[0]``), whatever
+the lab's default: later releases are that catalogue plus their additions
+(``course_lib/broker/kafka_releases.py: ADDED_CONFIGS``).
+
 The catalogue is Kafka's ``LogConfig``/``TopicConfig`` and ``KafkaConfig`` definitions as the
 broker itself reports them (DescribeConfigs with synonyms: a config's default is its
 DEFAULT_CONFIG synonym), which no hand-typed list keeps up with.
@@ -40,9 +44,10 @@ def main() -> int:
     from kafka.admin import ConfigResource, ConfigResourceType
 
     from course_lib.real.cluster import LocalCluster
-    from course_lib.real.jars import KAFKA_VERSION
+    from course_lib.real.jars import SUPPORTED_KAFKA_VERSIONS
 
-    cluster = LocalCluster(3, proxies=False, progress=False)
+    version = SUPPORTED_KAFKA_VERSIONS[0]  # the base of kafka_releases.ADDED_CONFIGS
+    cluster = LocalCluster(3, proxies=False, progress=False, kafka_version=version)
     cluster.start()
     try:
         topic = cluster.create_topic(f"catalogue-{uuid.uuid4().hex[:6]}")
@@ -55,13 +60,13 @@ def main() -> int:
     finally:
         cluster.stop()
     catalogue = {
-        "kafka_version": KAFKA_VERSION,
+        "kafka_version": version,
         "topic": _entries(got["topic"][topic]),
         "broker": _entries(got["broker"]["1"]),
     }
     OUT.write_text(json.dumps(catalogue, indent=1, sort_keys=True) + "\n")
     print(
-        f"{OUT}: {len(catalogue['topic'])} topic and {len(catalogue['broker'])} broker configs of Kafka {KAFKA_VERSION}"
+        f"{OUT}: {len(catalogue['topic'])} topic and {len(catalogue['broker'])} broker configs of Kafka {version}"
     )
     return 0
 

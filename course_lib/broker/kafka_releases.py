@@ -11,18 +11,38 @@ share groups need ``share.version`` 2, not "4.4.0".
 Sources: ``kafka-features describe`` on freshly formatted 3-node clusters of both releases
 (FACTS.md, docs/kafka-4.4.0.md §1) and a dump of both releases' configs (docs/kafka-4.4.0.md).
 
+Which release a ``ClusterOptions()`` models unless told is the lab's: :func:`lab_kafka_version`,
+``$COURSE_KAFKA_VERSION`` or the course's default, both from :mod:`course_lib.real.jars` (the one
+place they are written down, so the simulator, the Java client and the real brokers switch together).
+
 >>> default_features("4.4.0")["share.version"], default_features("4.3.1")["share.version"]
 (2, 1)
+>>> lab_kafka_version({"COURSE_KAFKA_VERSION": "4.3.1"})
+'4.3.1'
 >>> check_kafka_version("4.2.0")
 Traceback (most recent call last):
 ...
-ValueError: kafka_version must be one of ['4.3.1', '4.4.0'] (the releases the simulator models), got '4.2.0'
+ValueError: kafka_version='4.2.0' is not a Kafka version this course measures; use one of 4.3.1, 4.4.0 (the default: 4.4.0)
 """
 
 from __future__ import annotations
 
-#: the release the simulator models unless told (the lab's default, course_lib/real/jars.py)
-DEFAULT_KAFKA_VERSION = "4.3.1"
+# course_lib.real.jars imports nothing heavier than course_lib.cache: no JVM, no real cluster
+from course_lib.real.jars import KAFKA_VERSION as DEFAULT_KAFKA_VERSION
+from course_lib.real.jars import SUPPORTED_KAFKA_VERSIONS, check_kafka_version
+from course_lib.real.jars import kafka_version as lab_kafka_version
+
+__all__ = [
+    "ADDED_CONFIGS",
+    "DEFAULT_KAFKA_VERSION",
+    "RELEASE_FEATURES",
+    "SUPPORTED_RELEASE_FEATURES",
+    "added_configs",
+    "check_kafka_version",
+    "default_features",
+    "lab_kafka_version",
+    "later_broker_configs",
+]
 
 #: release -> the features a freshly formatted cluster finalizes, by Kafka's names.
 #: metadata.version 30 is 4.3-IV0, 33 is 4.4-IV2 (``MetadataVersion`` in kafka-server-common);
@@ -81,13 +101,11 @@ ADDED_CONFIGS: dict[str, dict[str, dict[str, tuple[str, str]]]] = {
 }
 
 
-def check_kafka_version(version) -> str:
-    if version not in RELEASE_FEATURES:
-        raise ValueError(
-            f"kafka_version must be one of {sorted(RELEASE_FEATURES)} (the releases the simulator models), "
-            f"got {version!r}"
-        )
-    return version
+# the simulator models every release the course measures, and no other
+assert tuple(RELEASE_FEATURES) == tuple(SUPPORTED_RELEASE_FEATURES) == tuple(ADDED_CONFIGS) == SUPPORTED_KAFKA_VERSIONS, (
+    f"course_lib/broker/kafka_releases.py models {sorted(RELEASE_FEATURES)}, the course measures "
+    f"{SUPPORTED_KAFKA_VERSIONS} (course_lib/real/jars.py)"
+)
 
 
 def default_features(version: str) -> dict:

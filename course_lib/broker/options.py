@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from .kafka_releases import (
-    DEFAULT_KAFKA_VERSION,
     RELEASE_FEATURES,
     SUPPORTED_RELEASE_FEATURES,
+    added_configs,
     check_kafka_version,
+    lab_kafka_version,
     later_broker_configs,
 )
 
@@ -24,15 +25,15 @@ from .kafka_releases import (
 KAFKA_4_3_FEATURES = RELEASE_FEATURES["4.3.1"]
 #: ... and Kafka 4.4.0's: share.version 2 (KIP-1191 dead-letter queues), metadata.version 4.4-IV2
 KAFKA_4_4_FEATURES = RELEASE_FEATURES["4.4.0"]
-#: feature -> (min, max) level a Kafka 4.3.1 broker supports (ApiVersions' SupportedFeatures)
-SUPPORTED_FEATURES = SUPPORTED_RELEASE_FEATURES["4.3.1"]
 
 
 @dataclass
 class ClusterOptions:
     #: the Kafka release modelled (:mod:`.kafka_releases`): its default feature levels and the
-    #: configs it knows; "4.4.0" finalizes share.version 2 (dead-letter queues for share groups)
-    kafka_version: str = DEFAULT_KAFKA_VERSION
+    #: configs it knows; "4.4.0" finalizes share.version 2 (dead-letter queues for share groups).
+    #: Default: the lab's release, ``$COURSE_KAFKA_VERSION`` or the course's default, read when
+    #: the options are made (as the real cluster and the Java client read it)
+    kafka_version: str = field(default_factory=lab_kafka_version)
     #: followers out of touch this long leave the ISR (Kafka default 30 s)
     replica_lag_time_max_ms: float = 30000
     #: a follower's fetch waits at most this long at the leader when there is no new data
@@ -112,7 +113,10 @@ class ClusterOptions:
         for f in fields(cls):  # a broker config of a later release (KIP-1191's on 4.3.1)
             name = f.name.replace("_", ".")
             if name in later_broker_configs(options.kafka_version) and getattr(options, f.name) != f.default:
-                raise ValueError(f"Kafka {options.kafka_version} has no broker config {name} (Kafka 4.4.0 has)")
+                has = [release for release in SUPPORTED_RELEASE_FEATURES if name in added_configs(release, "broker")]
+                raise ValueError(
+                    f"Kafka {options.kafka_version} has no broker config {name} (Kafka {', '.join(has)} has)"
+                )
         if not isinstance(options.errors_deadletterqueue_topic_name_prefix, str):
             raise ValueError(
                 "errors_deadletterqueue_topic_name_prefix must be a string, got "

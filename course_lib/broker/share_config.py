@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .kafka_releases import DEFAULT_KAFKA_VERSION, added_configs
+from .kafka_releases import added_configs, lab_kafka_version
 
 #: group.share.record.lock.duration.ms: how long a consumer holds acquired records (30 s)
 RECORD_LOCK_DURATION_MS = 30_000
@@ -90,7 +90,7 @@ class ShareGroupSettings:
         """The broker defaults (``options``: a ClusterOptions, or None for Kafka's) overridden
         by a group's configs."""
         base: dict = {}
-        version = DEFAULT_KAFKA_VERSION if options is None else options.kafka_version
+        version = lab_kafka_version() if options is None else options.kafka_version
         if options is not None:
             base = {
                 "record_lock_duration_ms": options.group_share_record_lock_duration_ms,
@@ -105,8 +105,10 @@ class ShareGroupSettings:
         return cls(**base)
 
 
-def check_group_config_name(name: str, kafka_version: str = DEFAULT_KAFKA_VERSION) -> None:
-    """Kafka's refusal (``GroupConfig.validateNames``) of a name the release does not know."""
+def check_group_config_name(name: str, kafka_version: str | None = None) -> None:
+    """Kafka's refusal (``GroupConfig.validateNames``) of a name the release (default: the lab's)
+    does not know."""
+    kafka_version = kafka_version or lab_kafka_version()
     later = {n for n in _GROUP_CONFIGS if n.startswith("errors.")} - set(added_configs(kafka_version, "group"))
     if name not in _GROUP_CONFIGS or name in later:
         raise ValueError(f"Unknown group config name: {name}")
@@ -128,7 +130,7 @@ def parse_group_config(name: str, text):
         raise ValueError(f"{name} must be a number, got {text!r}") from None
 
 
-def check_group_config(name: str, value, kafka_version: str = DEFAULT_KAFKA_VERSION) -> None:
+def check_group_config(name: str, value, kafka_version: str | None = None) -> None:
     """Kafka's bounds for a share group config; a clear error otherwise."""
     check_group_config_name(name, kafka_version)
     if name == "errors.deadletterqueue.topic.name":

@@ -25,7 +25,7 @@ from importlib import resources
 
 from kafka import errors as Errors
 
-from .kafka_releases import DEFAULT_KAFKA_VERSION, added_configs
+from .kafka_releases import added_configs, lab_kafka_version
 
 log = logging.getLogger("course_lib.broker")
 
@@ -71,14 +71,19 @@ _INT_RANGE = (-(2**31), 2**31 - 1)
 _LONG_RANGE = (-(2**63), 2**63 - 1)
 
 
-@functools.cache
-def catalogue(kafka_version: str = DEFAULT_KAFKA_VERSION) -> dict:
+def catalogue(kafka_version: str | None = None) -> dict:
     """``{"topic": {name: {default, type, read_only, sensitive}}, "broker": {...}, "kafka_version"}``:
-    the recorded 4.3.1 catalogue plus what ``kafka_version`` added (:mod:`.kafka_releases`).
+    the recorded 4.3.1 catalogue plus what ``kafka_version`` (default: the lab's) added
+    (:mod:`.kafka_releases`).
 
-    >>> "errors.deadletterqueue.group.enable" in catalogue("4.4.0")["topic"], "errors.deadletterqueue.group.enable" in catalogue()["topic"]
+    >>> "errors.deadletterqueue.group.enable" in catalogue("4.4.0")["topic"], "errors.deadletterqueue.group.enable" in catalogue("4.3.1")["topic"]
     (True, False)
     """
+    return _catalogue(kafka_version or lab_kafka_version())
+
+
+@functools.cache
+def _catalogue(kafka_version: str) -> dict:
     recorded = json.loads(resources.files("course_lib.broker").joinpath("kafka_configs.json").read_text())
     for kind in ("topic", "broker"):
         for name, (default, kind_of_value) in added_configs(kafka_version, kind).items():
@@ -88,7 +93,7 @@ def catalogue(kafka_version: str = DEFAULT_KAFKA_VERSION) -> dict:
     return recorded
 
 
-def validate_topic_configs(configs: dict, kafka_version: str = DEFAULT_KAFKA_VERSION):
+def validate_topic_configs(configs: dict, kafka_version: str | None = None):
     """None, or ``(InvalidConfigurationError, Kafka's message)`` for the first bad config."""
     known = catalogue(kafka_version)["topic"]
     for name, value in configs.items():
@@ -166,7 +171,7 @@ def describe_topic(config, options, given: frozenset | set = frozenset()) -> lis
     return rows
 
 
-def describe_broker(static: dict, kafka_version: str = DEFAULT_KAFKA_VERSION) -> list[dict]:
+def describe_broker(static: dict, kafka_version: str | None = None) -> list[dict]:
     """DescribeConfigs rows of a broker: ``static`` (Kafka name -> value set for this broker:
     server.properties' STATIC_BROKER_CONFIG) over Kafka's defaults."""
     rows = []

@@ -7,20 +7,30 @@ them from Maven Central into a cache outside the repository (``COURSE_CACHE_DIR`
 **Which Kafka**: one setting switches the whole lab - the local cluster (``LocalCluster``), the
 Java client's driver, the workshop cluster and ``python -m tools.prepare``::
 
-    COURSE_KAFKA_VERSION=4.4.0 make test        # or export it before starting JupyterLab
+    COURSE_KAFKA_VERSION=4.3.1 make test        # or export it before starting JupyterLab
+
+The same setting picks the release the simulated and the wire clusters model
+(``ClusterOptions.kafka_version``, :mod:`course_lib.broker.kafka_releases`), so a learner's
+simulator, Java client and real brokers agree on one release.
 
 :data:`SUPPORTED_KAFKA_VERSIONS` lists the values it takes (unset: :data:`KAFKA_VERSION`, the
 default, which is also ``<kafka.version>`` in pom.xml); each version has its own cache entry,
-``jars/kafka-<version>``, fetched by passing ``-Dkafka.version=<version>`` to Maven.
+``jars/kafka-<version>``, fetched by passing ``-Dkafka.version=<version>`` to Maven. This module
+is the one place the default and the supported versions are written down; everything else
+(the simulator included) asks it.
 
 >>> kafka_version({})
-'4.3.1'
->>> kafka_version({"COURSE_KAFKA_VERSION": "4.4.0"})
 '4.4.0'
+>>> kafka_version({"COURSE_KAFKA_VERSION": "4.3.1"})
+'4.3.1'
 >>> kafka_version({"COURSE_KAFKA_VERSION": "4.2"})
 Traceback (most recent call last):
 ...
-ValueError: COURSE_KAFKA_VERSION='4.2' is not a Kafka version this course measures; use one of 4.3.1, 4.4.0 (or unset it for 4.3.1)
+ValueError: COURSE_KAFKA_VERSION='4.2' is not a Kafka version this course measures; use one of 4.3.1, 4.4.0 (the default: 4.4.0)
+>>> check_kafka_version("4.2.0")
+Traceback (most recent call last):
+...
+ValueError: kafka_version='4.2.0' is not a Kafka version this course measures; use one of 4.3.1, 4.4.0 (the default: 4.4.0)
 
 - :func:`kafka_classpath` - the classpath for ``kafka.Kafka``, ``kafka.tools.StorageTool`` and
   ``org.apache.kafka.tools.ProducerPerformance`` (broker, tools, an SLF4J backend);
@@ -45,10 +55,12 @@ from pathlib import Path
 
 from course_lib import cache
 
-#: The default Kafka version. Must equal ``<kafka.version>`` in pom.xml (tests/real/test_jars.py
+#: The default Kafka version of the whole lab (real brokers, Java client, simulator, wire cluster):
+#: the one source of truth. Must equal ``<kafka.version>`` in pom.xml (tests/test_kafka_version.py
 #: keeps them in sync); the version actually used is :func:`kafka_version`.
-KAFKA_VERSION = "4.3.1"
+KAFKA_VERSION = "4.4.0"
 #: The versions the course measures, oldest first; ``$COURSE_KAFKA_VERSION`` picks one of them.
+#: The simulator models exactly these (``course_lib.broker.kafka_releases`` checks it).
 SUPPORTED_KAFKA_VERSIONS = ("4.3.1", "4.4.0")
 KAFKA_VERSION_ENV = "COURSE_KAFKA_VERSION"
 MIN_JAVA = 17
@@ -128,11 +140,15 @@ def kafka_version(environ: Mapping[str, str] | None = None) -> str:
 
 
 def check_kafka_version(version: str, source: str | None = None) -> str:
-    """``version`` if the course measures it, else :class:`ValueError` saying which it does."""
+    """``version`` if the course measures it, else :class:`ValueError` saying which it does.
+
+    The one check of a Kafka version: the real cluster, the Java client, ``tools/prepare`` and
+    the simulator's ``ClusterOptions(kafka_version=...)`` all call it. ``source`` names where the
+    value came from (default: ``kafka_version=<value>``)."""
     if version not in SUPPORTED_KAFKA_VERSIONS:
         raise ValueError(
-            f"{source or repr(version)} is not a Kafka version this course measures; use one of "
-            f"{', '.join(SUPPORTED_KAFKA_VERSIONS)} (or unset it for {KAFKA_VERSION})"
+            f"{source or f'kafka_version={version!r}'} is not a Kafka version this course measures; use one of "
+            f"{', '.join(SUPPORTED_KAFKA_VERSIONS)} (the default: {KAFKA_VERSION})"
         )
     return version
 
@@ -152,7 +168,7 @@ def kafka_classpath(fetch: bool = True, progress: bool = True, version: str | No
     ``version``: one of :data:`SUPPORTED_KAFKA_VERSIONS` (default: :func:`kafka_version`).
 
     >>> cp = kafka_classpath()                       # doctest: +SKIP
-    >>> "kafka_2.13-4.3.1.jar" in cp                 # doctest: +SKIP
+    >>> f"kafka_2.13-{kafka_version()}.jar" in cp    # doctest: +SKIP
     True
     """
     version = check_kafka_version(version) if version else kafka_version()
