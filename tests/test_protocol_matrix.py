@@ -15,7 +15,7 @@ import pytest
 from course_lib import consumer_protocol_experiments as kip848
 from course_lib import protocol_matrix as matrix
 from course_lib import share_group_experiments as share
-from course_lib.fidelity import client_missing
+from course_lib.fidelity import KAFKA_TITLE, client_missing
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -78,7 +78,7 @@ def test_a_doctored_cell_is_wrong_and_names_the_pairs():
         "share: a poison record (limit 3): wire confluent-kafka vs Kafka confluent-kafka: the simulated broker "
         "differs from Kafka under confluent-kafka (same client, other brokers)",
         "share: a poison record (limit 3): Kafka java vs Kafka confluent-kafka: the clients differ (same "
-        "brokers: Kafka 4.3.1)",
+        f"brokers: {KAFKA_TITLE})",
     ]
     text = matrix.protocol_text(rows)
     assert "8 of 9 rows agree" in text and "3 more, then archived" in text
