@@ -16,6 +16,27 @@ Used in notebooks/05c_share_groups.
 
 from __future__ import annotations
 
+from course_lib.real.jars import kafka_version as lab_kafka_version
+
+
+def on_kafka(kafka_version: str | None = None) -> str:
+    """The real cluster's name in the lesson's words: ``Kafka <release>``, the lab's release
+    (``$COURSE_KAFKA_VERSION``, else the course's default) unless told.
+
+    >>> on_kafka("4.3.1"), on_kafka() == f"Kafka {lab_kafka_version()}"
+    ('Kafka 4.3.1', True)
+    """
+    return f"Kafka {kafka_version or lab_kafka_version()}"
+
+
+def real_question(kafka_version: str | None = None) -> str:
+    """The real-Kafka part's prediction question, naming the release the lab's cluster runs.
+
+    >>> print(real_question("4.4.0"))
+    Kafka 4.4.0: the crashed worker's process is killed. When does the other worker get its records?
+    """
+    return f"{on_kafka(kafka_version)}: the crashed worker's process is killed. When does the other worker get its records?"
+
 
 def _and(items) -> str:
     items = [str(i) for i in items]
@@ -324,7 +345,7 @@ def share_vs_group(result) -> str:
     )
 
 
-# ---- the real-Kafka part: the simulator's runs and Kafka 4.3.1's, side by side --------------------
+# ---- the real-Kafka part: the simulator's runs and the lab's Kafka's, side by side ----------------
 #: (label, the simulator's number, Kafka's number), for :func:`side_by_side`
 _CRASH_ROWS = [
     ("crash: records the crashed worker held", "held_at_crash"),
@@ -339,17 +360,19 @@ _POISON_ROWS = [
 ]
 
 
-def side_by_side(sim_crash, real_crash: dict | None, sim_poison, real_poison: dict | None) -> str:
+def side_by_side(
+    sim_crash, real_crash: dict | None, sim_poison, real_poison: dict | None, kafka_version: str | None = None
+) -> str:
     """The simulator's ``worker_crash`` and ``poison_message`` results and the numbers
-    :mod:`course_lib.real.share_groups` measured on Kafka, one row per number (the simulator's
-    alone while Kafka's are None).
+    :mod:`course_lib.real.share_groups` measured on Kafka (``kafka_version``: the release it ran,
+    by default the lab's), one row per number (the simulator's alone while Kafka's are None).
 
     >>> class Sim:
     ...     def __init__(self, **numbers): self.numbers = numbers
     >>> print(side_by_side(Sim(held_at_crash=5, redelivered=5, processed_twice=3, redelivery_after_crash_ms=4655),
     ...     {"held_at_crash": 5, "redelivered": 5, "processed_twice": 3, "redelivery_after_crash_ms": 4726},
     ...     Sim(poison_deliveries=5, poison_delivery_counts=[1, 2], archived=1),
-    ...     {"poison_deliveries": 5, "poison_delivery_counts": [1, 2], "archived": 1}))
+    ...     {"poison_deliveries": 5, "poison_delivery_counts": [1, 2], "archived": 1}, kafka_version="4.3.1"))
                                                       simulator    Kafka 4.3.1
     crash: records the crashed worker held                    5              5
     crash: delivered again                                    5              5
@@ -367,7 +390,7 @@ def side_by_side(sim_crash, real_crash: dict | None, sim_poison, real_poison: di
     rows = [(label, sim_crash.numbers[k], real_crash[k] if kafka else "") for label, k in _CRASH_ROWS]  # type: ignore[index]
     rows += [(label, sim_poison.numbers[k], real_poison[k] if kafka else "") for label, k in _POISON_ROWS]  # type: ignore[index]
     width = 15 if kafka else 0
-    lines = [f"{'':<44}{'simulator':>15}{'Kafka 4.3.1' if kafka else '':>{width}}"]
+    lines = [f"{'':<44}{'simulator':>15}{on_kafka(kafka_version) if kafka else '':>{width}}"]
     lines += [f"{label:<44}{cell(s):>15}{cell(r):>{width}}" for label, s, r in rows]
     return "\n".join(line.rstrip() for line in lines)
 
@@ -404,9 +427,12 @@ def real_source(real_crash: dict | None) -> str:
     return "measured on Kafka" if real_crash is not None else "the simulator's answer (Kafka did not run)"
 
 
-def real_kafka(sim_crash, real_crash: dict | None, sim_poison, real_poison: dict | None) -> str:
+def real_kafka(
+    sim_crash, real_crash: dict | None, sim_poison, real_poison: dict | None, kafka_version: str | None = None
+) -> str:
     """What the side-by-side runs say, each number from the runs; while Kafka did not run
     (``real_crash`` None: the cell above printed why), what the simulator answers.
+    ``kafka_version``: the release Kafka's numbers come from (default: the lab's).
 
     >>> class Sim:
     ...     def __init__(self, settings, **numbers): self.settings, self.numbers = settings, numbers
@@ -414,7 +440,8 @@ def real_kafka(sim_crash, real_crash: dict | None, sim_poison, real_poison: dict
     >>> poisoned = Sim({"poison": 3}, poison_deliveries=5, poison_delivery_counts=[1, 2, 3, 4, 5], archived=1)
     >>> print(real_kafka(crash, {"held_at_crash": 5, "redelivered": 5, "processed_twice": 3,
     ...     "redelivery_after_crash_ms": 275, "delivery_counts": [2, 2, 2, 2, 2]},
-    ...     poisoned, {"poison_deliveries": 5, "poison_delivery_counts": [1, 2, 3, 4, 5], "archived": 1}))
+    ...     poisoned, {"poison_deliveries": 5, "poison_delivery_counts": [1, 2, 3, 4, 5], "archived": 1},
+    ...     kafka_version="4.3.1"))
     ... # doctest: +NORMALIZE_WHITESPACE
     **Measured on Kafka 4.3.1:** the other worker got the crashed worker's 5 records 275 ms after
     the crash (the simulator: 515 ms, with a lock of 5 000 ms), with delivery count 2: the broker
@@ -432,7 +459,7 @@ def real_kafka(sim_crash, real_crash: dict | None, sim_poison, real_poison: dict
             "**Not measured on Kafka here.** The simulator's answer, with the same settings: the "
             f"other worker gets the\ncrashed worker's {sim_crash.numbers['redelivered']} records "
             f"{_thousands(sim_after) + ' ms' if sim_after is not None else 'never'} after the crash, with a lock of "
-            f"{_thousands(lock)} ms. Whether Kafka 4.3.1 agrees\nis for the run on Kafka (Java 17+ and Maven): "
+            f"{_thousands(lock)} ms. Whether {on_kafka(kafka_version)} agrees\nis for the run on Kafka (Java 17+ and Maven): "
             "turn the real-Kafka part on and run this section again."
         )
     after = real_crash["redelivery_after_crash_ms"]
@@ -473,7 +500,7 @@ def real_kafka(sim_crash, real_crash: dict | None, sim_poison, real_poison: dict
     else:
         verdict += "; the wait does not: Kafka is right, and the simulator has a gap to close."
     return (
-        f"**Measured on Kafka 4.3.1:** {crash}. {_are(real_crash['processed_twice']).replace(' are', ' were').replace(' is', ' was')} "
+        f"**Measured on {on_kafka(kafka_version)}:** {crash}. {_are(real_crash['processed_twice']).replace(' are', ' were').replace(' is', ' was')} "
         f"processed twice (the\nsimulator: {sim_crash.numbers['processed_twice']}). `job-{sim_poison.settings['poison']}` was "
         f"delivered {real_poison['poison_deliveries']} times ({poison_counts}), "
         f"{archived} (the simulator: {sim_poison.numbers['poison_deliveries']} times, {sim_archived}). {verdict}"

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 import math
 
+from course_lib.real.jars import kafka_version
+
 from .words import count, listing, thousands, with_fate
+
+#: the real cluster of the lab's columns: the release it runs (``$COURSE_KAFKA_VERSION``, else
+#: the course's default), as the matrices' titles name it (:data:`course_lib.fidelity.KAFKA_TITLE`)
+KAFKA_TITLE = f"Kafka {kafka_version()}"
 
 # ---- experiment 1: kill the leader after it acknowledged ------------------------------------------
 
@@ -175,9 +181,9 @@ def fidelity(table: list[dict]) -> str:
     >>> table = [row("lost_ack_retry", ["duplicate"], ["duplicate"], ["duplicate"], agree=True),
     ...          row("random_faults", [], [], None, **{"Kafka confluent-kafka": None, "agree": True}),
     ...          row("leader_crash_after_ack", [], [], [], **{"Kafka confluent-kafka": ["duplicate"], "agree": False})]
-    >>> print(fidelity(table))  # doctest: +NORMALIZE_WHITESPACE
+    >>> print(fidelity(table))  # doctest: +NORMALIZE_WHITESPACE +ELLIPSIS
     **All 3 cases agree** between the simulator and kafka-python, on the simulated cluster (3 cases
-    ran) and on Kafka 4.3.1 (2 ran): the simulator's explanations (offsets, high watermark, epochs,
+    ran) and on Kafka ... (2 ran): the simulator's explanations (offsets, high watermark, epochs,
     fencing) describe what the real cluster did. Agreement is engineered, not luck: each real fault
     is built so the real mechanism is the one the simulator models (freeze the followers so the dead
     leader alone had the writes; run the KRaft controller as a process of its own, so killing two of
@@ -192,7 +198,7 @@ def fidelity(table: list[dict]) -> str:
     if not differ:
         text = (
             f"**All {len(table)} cases agree** between the simulator and kafka-python, on the simulated cluster "
-            f"({wire} cases ran) and on Kafka 4.3.1 ({real} ran): the simulator's explanations (offsets, high "
+            f"({wire} cases ran) and on {KAFKA_TITLE} ({real} ran): the simulator's explanations (offsets, high "
             "watermark, epochs, fencing) describe what the real cluster did. Agreement is engineered, not luck: "
             "each real fault is built so the real mechanism is the one the simulator models (freeze the followers "
             "so the dead leader alone had the writes; run the KRaft controller as a process of its own, so killing "
@@ -517,7 +523,7 @@ SAMPLE_COSTS = [
 PROTOCOL_CHOICES = [
     "none: every column shows the same counts",
     "the simulator's own clients",
-    "the brokers: the simulated cluster vs Kafka 4.3.1",
+    f"the brokers: the simulated cluster vs {KAFKA_TITLE}",
     "the clients: Java vs librdkafka",
     "several of these",
 ]
@@ -536,8 +542,10 @@ def protocol_differs(rows: list[dict]) -> str:
 
     >>> protocol_differs([{"disagree": []}])
     'none: every column shows the same counts'
-    >>> protocol_differs([{"disagree": ["wire java vs Kafka java: the simulated broker differs"]}])
-    'the brokers: the simulated cluster vs Kafka 4.3.1'
+    >>> protocol_differs([{"disagree": ["wire java vs Kafka java: the simulated broker differs"]}]) == PROTOCOL_CHOICES[2]
+    True
+    >>> PROTOCOL_CHOICES[2] == f"the brokers: the simulated cluster vs Kafka {kafka_version()}"
+    True
     """
     layers = {_layer(pair) for r in rows for pair in r["disagree"]}
     return PROTOCOL_CHOICES[0 if not layers else layers.pop() if len(layers) == 1 else 4]

@@ -1,5 +1,5 @@
 """Broker features in ApiVersions (``ClusterOptions.features``): the wire cluster finalizes what
-Kafka 4.3.1 does, and each client picks its transaction protocol from them as on Kafka -
+the Kafka release it models does (the lab's, ``COURSE_KAFKA_VERSION``, unless told), and each client picks its transaction protocol from them as on Kafka -
 kafka-python 3.0.12 keeps transactions v1 on a ``transaction.version=2`` cluster."""
 
 import pytest
@@ -8,6 +8,8 @@ from kafka.protocol.api_key import ApiKey
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
 from course_lib.broker.options import ClusterOptions
+from course_lib.real.jars import kafka_version
+from course_lib.wire.cluster import WireCluster
 
 from .conftest import record_versions
 
@@ -33,33 +35,59 @@ def _read(sock, n: int) -> bytes:
     return data
 
 
-def test_api_versions_finalizes_kafka_4_3_features(wire):
-    answer = api_versions(wire)
-    finalized = {f.name: (f.min_version_level, f.max_version_level) for f in answer.finalized_features}
-    assert finalized == {
+#: what a freshly formatted 3-node cluster of each release finalizes (``kafka-features describe``,
+#: measured: docs/kafka-4.4.0.md section 1), as ApiVersions' (min, max) levels
+FINALIZED = {
+    "4.3.1": {
         "eligible.leader.replicas.version": (1, 1),
         "group.version": (1, 1),
         "metadata.version": (30, 30),
         "share.version": (1, 1),
         "streams.version": (1, 1),
         "transaction.version": (2, 2),
-    }
+    },
+    "4.4.0": {
+        "eligible.leader.replicas.version": (1, 1),
+        "group.version": (1, 1),
+        "metadata.version": (33, 33),
+        "share.version": (2, 2),
+        "streams.version": (1, 1),
+        "transaction.version": (2, 2),
+    },
+}
+
+
+def test_the_wire_cluster_models_the_labs_release(wire):
+    """Unless told, the wire cluster finalizes what the lab's Kafka does (COURSE_KAFKA_VERSION)."""
+    assert wire.cluster.options.kafka_version == kafka_version()
+    finalized = {f.name: (f.min_version_level, f.max_version_level) for f in api_versions(wire).finalized_features}
+    assert finalized == FINALIZED[kafka_version()]
+
+
+@pytest.mark.parametrize("version", sorted(FINALIZED))
+def test_api_versions_finalizes_each_releases_features(version):
+    with WireCluster(brokers=1, seed=1, kafka_version=version) as wire:
+        answer = api_versions(wire)
+    finalized = {f.name: (f.min_version_level, f.max_version_level) for f in answer.finalized_features}
+    assert finalized == FINALIZED[version]
     assert answer.finalized_features_epoch >= 0  # a Java client reads features only from epoch 0 on
     supported = {f.name: (f.min_version, f.max_version) for f in answer.supported_features}
     assert supported["transaction.version"] == (0, 2)
 
 
 @pytest.mark.parametrize(
-    "features, error",
+    "features, version, error",
     [
-        ({"transaction.version": 3}, "from 0 to 2"),
-        ({"transaction_version": 1}, "unknown feature"),
-        ({"metadata.version": 3}, "from 7 to 30"),
+        ({"transaction.version": 3}, "4.3.1", "from 0 to 2"),
+        ({"transaction_version": 1}, "4.3.1", "unknown feature"),
+        ({"metadata.version": 3}, "4.3.1", "from 7 to 30"),
+        ({"metadata.version": 34}, "4.4.0", "from 7 to 33"),
+        ({"share.version": 2}, "4.3.1", "from 0 to 1"),
     ],
 )
-def test_a_feature_level_kafka_does_not_have_is_refused(features, error):
+def test_a_feature_level_kafka_does_not_have_is_refused(features, version, error):
     with pytest.raises(ValueError, match=error):
-        ClusterOptions.from_kwargs(features=features)
+        ClusterOptions.from_kwargs(features=features, kafka_version=version)
 
 
 def test_kafka_python_keeps_transactions_v1_on_a_v2_cluster(wire, monkeypatch):

@@ -95,13 +95,13 @@ def test_plot_has_a_column_per_backend():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from course_lib.fidelity import plot_fidelity
+    from course_lib.fidelity import KAFKA_TITLE, plot_fidelity
 
     row = {"scenario": "s", "parameters": {}, "simulator": [], "wire": [], "real Kafka": None, "agree": True}
     fig = plot_fidelity([row])
     labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
     plt.close(fig)
-    assert labels == ["simulator clients", "kafka-python on\nthe simulated cluster", "kafka-python on\nKafka 4.3.1"]
+    assert labels == ["simulator clients", "kafka-python on\nthe simulated cluster", f"kafka-python on\n{KAFKA_TITLE}"]
 
 
 def test_the_readme_matrix_is_replaced_whole_and_timing_dependent_rows_are_left_out_of_the_check():

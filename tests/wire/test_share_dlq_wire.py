@@ -126,7 +126,7 @@ def test_share_version_1_writes_nothing():
 
 
 def test_on_4_3_1_the_dead_letter_configs_are_unknown():
-    with WireCluster(brokers=1, seed=3) as wire:
+    with WireCluster(brokers=1, seed=3, kafka_version="4.3.1") as wire:
         got = dead_letter_queue(wire, "dlq.never")
     assert "Unknown group config name: errors.deadletterqueue.topic.name" in got["group_config"]
 
