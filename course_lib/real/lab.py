@@ -58,7 +58,7 @@ def start_lab(progress: bool = True):
     atexit.register(kafka.stop)  # a failing cell must not leave three JVMs running
     kafka.start()
     return kafka, (
-        f"started 3 brokers and a controller on {kafka.bootstrap_servers} in "
+        f"started 3 brokers and a controller (Kafka {kafka.kafka_version}) on {kafka.bootstrap_servers} in "
         f"{kafka.timings_s.get('start', float('nan')):.0f} s"
     )
 
