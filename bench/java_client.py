@@ -1,4 +1,4 @@
-"""Benchmark: the Java client 4.3.1's producer throughput into the simulated cluster over the wire
+"""Benchmark: the Java client's (the lab's Kafka release) producer throughput into the simulated cluster over the wire
 vs into a real local Kafka (``LocalCluster``), in one run.
 
     python -m bench wire [--quick]          (the Java rows beside kafka-python's and confluent-kafka's,
@@ -78,14 +78,15 @@ def main(quick: bool = False, argv: list[str] | None = None) -> dict:
     parser.add_argument("--no-local", action="store_true", help="skip LocalCluster")
     args = parser.parse_args(argv or [])
     records = args.records or (500 if quick or args.quick else 20000)
+    from course_lib.java_client import DriverProcess
+    from course_lib.real import jars
+
     rows = [
         "simulated, wire (latency 1 ms, the default)",
         "simulated, wire (latency 0.1 ms, loopback)",
-        "LocalCluster (Kafka 4.3.1, KRaft)",
+        f"LocalCluster (Kafka {jars.kafka_version()}, KRaft)",
     ]
     results: dict = {}
-    from course_lib.java_client import DriverProcess
-    from course_lib.real import jars
 
     try:
         driver = DriverProcess()
@@ -97,7 +98,7 @@ def main(quick: bool = False, argv: list[str] | None = None) -> dict:
             results[rows[1]] = into_wire(driver, records, latency_ms=0.1, jitter_ms=0.05)
             results[rows[2]] = {"missing": "--no-local"} if args.no_local else into_local(driver, records)
     print(
-        f"\nJava client 4.3.1 (driver process), 3 brokers, acks=all, idempotent, {RECORD_BYTES} B records, RF=3, min ISR 2"
+        f"\nJava client {jars.kafka_version()} (driver process), 3 brokers, acks=all, idempotent, {RECORD_BYTES} B records, RF=3, min ISR 2"
     )
     print(f"{'cluster':44} {'records':>8} {'seconds':>8} {'records/s':>10} {'MB/s':>7}")
     for label, r in results.items():

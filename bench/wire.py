@@ -15,7 +15,7 @@ Side by side in one run:
   found, each with its seed;
 - producer throughput, ``acks=all``, idempotent, 1 KB records, one RF=3 partition with
   ``min.insync.replicas=2``, into each, by three clients: kafka-python 3.0.12, confluent-kafka
-  (librdkafka) and the Java client 4.3.1 (its driver process, :mod:`bench.java_client`) - each
+  (librdkafka) and the Java client of the lab's Kafka release (its driver process, :mod:`bench.java_client`) - each
   into its own topic of ONE wire cluster and ONE LocalCluster. kafka-python also runs into a
   second wire cluster with 0.1 ms latency (loopback, what LocalCluster's brokers have between
   them) instead of the simulator's default 1 ms + up to 0.5 ms jitter per message (a LAN).
@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from course_lib.real.jars import kafka_version  # noqa: E402 - light: no JVM, no cluster
 
 RECORD_BYTES = 1024
 
@@ -120,7 +122,7 @@ def _client_versions() -> dict[str, str]:
         labels["confluent-kafka"] = (
             f"confluent-kafka {confluent_kafka.__version__} (librdkafka {confluent_kafka.libversion()[0]})"
         )
-    labels["java"] = "Java client 4.3.1 (driver process)"
+    labels["java"] = f"Java client {kafka_version()} (driver process)"
     return labels
 
 
@@ -303,7 +305,7 @@ def main(quick: bool = False, argv: list[str] | None = None) -> dict:
     rows = [
         ("simulated, wire (latency 1 ms, the default)", wire),
         ("simulated, wire (latency 0.1 ms, loopback)", loopback),
-        ("LocalCluster (Kafka 4.3.1, KRaft)", local),
+        (f"LocalCluster (Kafka {kafka_version()}, KRaft)", local),
     ]
     print(f"\n3 brokers, kafka-python 3.0.12, acks=all, idempotent, {RECORD_BYTES} B records, RF=3, min ISR 2")
     print(f"{'cluster':44} {'start s':>9} {'records':>8} {'records/s':>10} {'MB/s':>7}")

@@ -1,12 +1,12 @@
 """The fidelity matrix's second part: experiments kafka-python cannot run (notebooks/09).
 
 kafka-python speaks neither the consumer group protocol (KIP-848, ``group.protocol=consumer``)
-nor share groups (KIP-932), but the Java client 4.3.1 and librdkafka (confluent-kafka 2.16.1) do,
+nor share groups (KIP-932), but the Java client and librdkafka (confluent-kafka 2.16.1) do,
 and so does the simulator. Each experiment - a crashed member and a slow handler in a consumer
 group (:mod:`course_lib.consumer_protocol_experiments`), workers sharing a partition with a
 stalled worker, a poison record, a REJECT and a RELEASE (:mod:`course_lib.share_group_experiments`)
 - runs once per column of :data:`COLUMNS`: the simulator's own clients, then each client on the
-simulated cluster over TCP and on Kafka 4.3.1. A row of the matrix is one count the experiment
+simulated cluster over TCP and on the lab's Kafka (:data:`course_lib.fidelity.KAFKA_TITLE`). A row of the matrix is one count the experiment
 fixes (records processed twice, member epochs, deliveries, redeliveries), read from each column's
 run (:data:`ROWS`); it agrees when every column that ran it shows the same. Where two neighbouring
 columns do not, the pair names the layer between them (:data:`PAIR_MEANING`), as in

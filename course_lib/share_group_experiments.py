@@ -461,7 +461,7 @@ WIRE_SETTINGS = {"brokers": 3, "seed": 1, "group_initial_rebalance_delay_ms": 0}
 
 def run_on(client: str, cluster, driver=None) -> dict:
     """:func:`librdkafka_run` (``client`` "confluent-kafka") or :func:`java_run` ("java") on a
-    LocalCluster (Kafka 4.3.1): a new topic and share group, set up with the admin client as an
+    LocalCluster (the lab's Kafka): a new topic and share group, set up with the admin client as an
     operator would (the lab lowers Kafka's floor under the group's 2 s lock)."""
     topic = cluster.create_topic(f"share-{uuid.uuid4().hex[:8]}", partitions=1)
     group = new_group()

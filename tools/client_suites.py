@@ -46,6 +46,7 @@ def kafka_version() -> str:
 
     return lab_kafka_version()
 
+
 #: files of the suite that start brokers of their own (SpawnedService): counted, not run
 OWN_BROKERS = ("test/integration/test_sasl_integration.py", "test/integration/test_ssl_integration.py")
 #: ``test/service.py`` is not in the sdist (only the repository has it); with ``KAFKA_URI`` the

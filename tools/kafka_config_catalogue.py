@@ -65,9 +65,7 @@ def main() -> int:
         "broker": _entries(got["broker"]["1"]),
     }
     OUT.write_text(json.dumps(catalogue, indent=1, sort_keys=True) + "\n")
-    print(
-        f"{OUT}: {len(catalogue['topic'])} topic and {len(catalogue['broker'])} broker configs of Kafka {version}"
-    )
+    print(f"{OUT}: {len(catalogue['topic'])} topic and {len(catalogue['broker'])} broker configs of Kafka {version}")
     return 0
 
 

@@ -102,7 +102,9 @@ ADDED_CONFIGS: dict[str, dict[str, dict[str, tuple[str, str]]]] = {
 
 
 # the simulator models every release the course measures, and no other
-assert tuple(RELEASE_FEATURES) == tuple(SUPPORTED_RELEASE_FEATURES) == tuple(ADDED_CONFIGS) == SUPPORTED_KAFKA_VERSIONS, (
+assert (
+    tuple(RELEASE_FEATURES) == tuple(SUPPORTED_RELEASE_FEATURES) == tuple(ADDED_CONFIGS) == SUPPORTED_KAFKA_VERSIONS
+), (
     f"course_lib/broker/kafka_releases.py models {sorted(RELEASE_FEATURES)}, the course measures "
     f"{SUPPORTED_KAFKA_VERSIONS} (course_lib/real/jars.py)"
 )

@@ -60,7 +60,7 @@ def confluent_kafka() -> ClientSide:
 
 
 def java() -> ClientSide:
-    """The Java client 4.3.1 through a driver process (:mod:`course_lib.java_client`; needs a
+    """The Java client (the lab's Kafka release) through a driver process (:mod:`course_lib.java_client`; needs a
     JDK and Maven, :func:`java_missing` says what is missing)."""
     from .java import clients
 

@@ -1,4 +1,4 @@
-"""The Java client (kafka-clients 4.3.1) as a client adapter
+"""The Java client (kafka-clients of the lab's Kafka release) as a client adapter
 (:class:`~course_lib.client_adapters.ClientSide`), through one driver process
 (:mod:`course_lib.java_client`, started at first use and shared by every run of this Python
 process, as Jepsen keeps one client process per node): kafka-python's API and config names in,
@@ -263,5 +263,5 @@ def read_partition(
 
 
 def clients() -> RecordedClients:
-    """The Java client's producer and consumer (kafka-clients 4.3.1), kafka-python's API."""
+    """The Java client's producer and consumer (the lab's kafka-clients), kafka-python's API."""
     return RecordedClients("java", JavaRecordedProducer, JavaRecordedConsumer, end_offset, read_partition)

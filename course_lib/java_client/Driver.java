@@ -1,4 +1,4 @@
-// The Java Kafka client (kafka-clients 4.3.1) driven over JSON lines on stdin/stdout, as Jepsen
+// The Java Kafka client (kafka-clients of the lab's Kafka release) driven over JSON lines on stdin/stdout, as Jepsen
 // and Maelstrom drive clients written in other languages. Our own code: one small file, compiled
 // at first use by course_lib/java_client/build.py against the cached Kafka jars.
 //

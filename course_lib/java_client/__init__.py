@@ -1,4 +1,4 @@
-"""The Java Kafka client (kafka-clients 4.3.1) from Python, through a small driver process.
+"""The Java Kafka client (kafka-clients of the lab's Kafka release, ``$COURSE_KAFKA_VERSION``) from Python, through a small driver process.
 
 As Jepsen drives clients written in other languages, one JVM runs ``Driver.java`` (our own code,
 compiled at first use against the cached Kafka jars: :mod:`.build`) and answers JSON lines on

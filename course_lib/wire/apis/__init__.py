@@ -13,8 +13,8 @@ the registry: :data:`SUPPORTED` is what ApiVersions advertises (the versions are
 capped where a later version needs what the simulator has not (DeleteTopics v6 by topic id;
 AddPartitionsToTxn v4+, which only brokers send). Topic ids (Produce v13, Fetch v13+: the wire ids
 of :mod:`.topic_ids`) and transactions v2 (KIP-890: Produce v12+, EndTxn v5, TxnOffsetCommit v5)
-are Kafka 4.3.1's; ApiVersions also finalizes Kafka 4.3.1's broker features
-(``ClusterOptions.features``), from which each client chooses as it does on Kafka.
+are Kafka 4.3.1's; ApiVersions also finalizes the broker features of the release the cluster
+models (``ClusterOptions.kafka_version``, the lab's unless told; ``ClusterOptions.features``), from which each client chooses as it does on Kafka.
 
 Every answer's error codes are those its request version knows (:mod:`course_lib.wire.version_errors`,
 applied in ``common._reply``). Share groups (KIP-932: ShareGroupHeartbeat, ShareGroupDescribe,

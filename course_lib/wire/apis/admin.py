@@ -55,7 +55,7 @@ def create_topics(gw, req) -> None:
 
 
 def describe_configs(gw, req) -> None:
-    """Every config Kafka 4.3.1 describes for a topic or a broker (the catalogue of
+    """Every config the modelled Kafka release describes for a topic or a broker (the catalogue of
     :mod:`course_lib.broker.topic_configs`), each with its source and default flag: a topic's own
     settings, the brokers' settings the cluster was given (its options, its listeners), else
     Kafka's defaults. kafka-python's admin filters on the source (``config_filter='modified'``)."""
