@@ -29,14 +29,14 @@ def _topic(cluster) -> str:
 @pytest.mark.timeout(240)
 def test_librdkafka_join_split_leave(cluster):
     got = kip848.librdkafka(cluster.bootstrap_servers, _topic(cluster))
-    print("kafka 4.3.1 librdkafka:", got.pop("seconds"))
+    print(f"kafka {cluster.kafka_version} librdkafka:", got.pop("seconds"))
     assert got == kip848.EXPECTED
 
 
 @pytest.mark.timeout(240)
 def test_java_join_split_leave(driver, cluster):
     got = kip848.java(driver, cluster.bootstrap_servers, _topic(cluster))
-    print("kafka 4.3.1 java:", got.pop("seconds"))
+    print(f"kafka {cluster.kafka_version} java:", got.pop("seconds"))
     assert got == kip848.EXPECTED
 
 
@@ -58,7 +58,7 @@ def test_crashed_member_java_and_librdkafka(driver, cluster):
     cluster gives the same (tests/java_client/test_consumer_group_protocol_wire.py,
     tests/wire/test_consumer_group_protocol.py)."""
     java_got, rdkafka_got = _both_clients("consumer group: crashed member", driver, cluster)
-    print("kafka 4.3.1 crash: java", java_got["seconds"], "librdkafka", rdkafka_got["seconds"])
+    print(f"kafka {cluster.kafka_version} crash: java", java_got["seconds"], "librdkafka", rdkafka_got["seconds"])
     wrong = kip848.check(java_got, kip848.CRASH_EXPECTED, kip848.JAVA_CRASH_EPOCHS)
     wrong += kip848.check(rdkafka_got, kip848.CRASH_EXPECTED)
     assert not wrong, wrong
@@ -67,7 +67,9 @@ def test_crashed_member_java_and_librdkafka(driver, cluster):
 @pytest.mark.timeout(300)
 def test_slow_handler_java_and_librdkafka(driver, cluster):
     java_got, rdkafka_got = _both_clients("consumer group: slow handler", driver, cluster)
-    print("kafka 4.3.1 slow handler: java", java_got["seconds"], "librdkafka", rdkafka_got["seconds"])
+    print(
+        f"kafka {cluster.kafka_version} slow handler: java", java_got["seconds"], "librdkafka", rdkafka_got["seconds"]
+    )
     wrong = kip848.check(java_got, kip848.SLOW_EXPECTED, kip848.JAVA_SLOW_EPOCHS)
     wrong += kip848.check(rdkafka_got, kip848.SLOW_EXPECTED)
     assert not wrong, wrong
@@ -78,7 +80,7 @@ def test_java_first_member_epochs(driver, cluster):
     """A new group's first member is at epoch 2 on Kafka 4.3.1 (KAFKA-20268), whatever it
     subscribes to; the wire cluster gives the same (tests/java_client/test_consumer_group_protocol_wire.py)."""
     got = kip848.first_epochs(driver, cluster)
-    print("kafka 4.3.1 first epochs:", got.pop("trails"))
+    print(f"kafka {cluster.kafka_version} first epochs:", got.pop("trails"))
     assert got == kip848.FIRST_EPOCHS
 
 

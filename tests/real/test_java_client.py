@@ -1,4 +1,4 @@
-"""The Java client 4.3.1, through its driver process (course_lib.java_client), on Kafka 4.3.1:
+"""The Java client of the lab's Kafka release, through its driver process (course_lib.java_client), on that Kafka:
 the experiments of tests/java_client/test_driver_wire.py on the session's LocalCluster, with the
 same expected outcomes - where both pass, the wire cluster answers the Java client as Kafka does.
 

@@ -65,14 +65,14 @@ def test_share_member_epochs_on_kafka(cluster):
 def test_librdkafka_share_consumers_on_kafka(cluster):
     # once per test run: notebook 09's protocol matrix reads it back (course_lib/protocol_matrix.py)
     got = matrix.measured("share group", "Kafka confluent-kafka", cluster)
-    print("kafka 4.3.1 librdkafka share:", got.pop("seconds"), "s")
+    print(f"kafka {cluster.kafka_version} librdkafka share:", got.pop("seconds"), "s")
     assert got == share.EXPECTED
 
 
 @pytest.mark.timeout(240)
 def test_java_share_consumers_on_kafka(driver, cluster):
     got = matrix.measured("share group", "Kafka java", cluster, driver)
-    print("kafka 4.3.1 java share:", got.pop("seconds"), "s")
+    print(f"kafka {cluster.kafka_version} java share:", got.pop("seconds"), "s")
     assert got.pop("during") == share.DESCRIBED  # Admin.describeShareGroups
     assert got == share.EXPECTED
 
@@ -85,7 +85,7 @@ def test_kafka_throttles_a_batch_near_the_delivery_limit(cluster):
     group = share.new_group()
     share.configure_with_admin(cluster.bootstrap_servers, group, share.THROTTLE_CONFIGS)
     sizes = share.librdkafka_throttle(cluster.bootstrap_servers, topic, group)
-    print("kafka 4.3.1 throttled poll sizes:", sizes)
+    print(f"kafka {cluster.kafka_version} throttled poll sizes:", sizes)
     # The sizes are the mechanism's; their order after the first half is timing: the second half
     # comes next while the first half's RELEASE is still being written (a quiet machine), or after
     # the first half's last deliveries (a loaded one: [8, 8, 8, 4, 1, 1, 1, 1, 4, 1, 1, 1, 1]).
@@ -115,7 +115,7 @@ def test_a_killed_or_frozen_share_consumer_on_kafka_as_on_the_simulator(client, 
     from course_lib.real import share_groups
 
     compared = share_groups.crashes_compared(cluster, driver if client == "java" else None)
-    print(f"kafka 4.3.1 worker crashes, {client}:", compared)
+    print(f"kafka {cluster.kafka_version} worker crashes, {client}:", compared)
     assert share_groups.crash_disagreements(compared) == []
     assert [c["wait"][1] for c in compared.values()] == ["at once", "after about the lock duration"]
 
