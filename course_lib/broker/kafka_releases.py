@@ -101,13 +101,13 @@ ADDED_CONFIGS: dict[str, dict[str, dict[str, tuple[str, str]]]] = {
 }
 
 
-# the simulator models every release the course measures, and no other
-assert (
-    tuple(RELEASE_FEATURES) == tuple(SUPPORTED_RELEASE_FEATURES) == tuple(ADDED_CONFIGS) == SUPPORTED_KAFKA_VERSIONS
-), (
-    f"course_lib/broker/kafka_releases.py models {sorted(RELEASE_FEATURES)}, the course measures "
-    f"{SUPPORTED_KAFKA_VERSIONS} (course_lib/real/jars.py)"
-)
+# the simulator models every release the course measures, and no other (an explicit check, not an
+# assert: ``python -O`` must not drop it)
+if not tuple(RELEASE_FEATURES) == tuple(SUPPORTED_RELEASE_FEATURES) == tuple(ADDED_CONFIGS) == SUPPORTED_KAFKA_VERSIONS:
+    raise ImportError(
+        f"course_lib/broker/kafka_releases.py models {sorted(RELEASE_FEATURES)}, the course measures "
+        f"{SUPPORTED_KAFKA_VERSIONS} (course_lib/real/jars.py): model each, or measure fewer"
+    )
 
 
 def default_features(version: str) -> dict:
