@@ -29,9 +29,10 @@ from .real.share_groups import DLQ_RELEASED, DLQ_REJECTED, DLQ_SOURCE_TIMESTAMP_
 _names = itertools.count(1)
 
 
-def dlq_topic(cluster: Cluster, stem: str, partitions: int = 1, **config: str) -> str:
-    """A topic ``<stem>-<n>`` that opted in as a dead-letter topic (unless ``config`` says otherwise)."""
-    name = f"{stem}-{next(_names)}"
+def dlq_topic(cluster: Cluster, stem: str, partitions: int = 1, *, numbered: bool = True, **config: str) -> str:
+    """A topic ``<stem>-<n>`` (``numbered=False``: ``<stem>``) that opted in as a dead-letter topic
+    (unless ``config`` says otherwise)."""
+    name = f"{stem}-{next(_names)}" if numbered else stem
     settings = {"errors.deadletterqueue.group.enable": "true", **config}
     error, message = create_topic_request(cluster, name, partitions, 1, settings)
     if error is not None:

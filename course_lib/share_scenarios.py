@@ -300,9 +300,17 @@ def run_workers(cluster, workers: list[Worker], until: Callable[[], bool], max_m
 
 # ---- building blocks ------------------------------------------------------------------------------
 def _cluster(
-    seed: int, partitions: int, records: int, lock_ms, limit, start_latest=False, per_batch: int = 1
+    seed: int,
+    partitions: int,
+    records: int,
+    lock_ms,
+    limit,
+    start_latest=False,
+    per_batch: int = 1,
+    kafka_version: str | None = None,
 ) -> Cluster:
-    cluster = Cluster(3, seed=seed, group_initial_rebalance_delay_ms=0)
+    release = {"kafka_version": kafka_version} if kafka_version else {}  # default: the lab's
+    cluster = Cluster(3, seed=seed, group_initial_rebalance_delay_ms=0, **release)
     cluster.create_topic(TOPIC, partitions=partitions, replication_factor=3, min_insync_replicas=2)
     configs: dict = {
         "share.auto.offset.reset": "latest" if start_latest else "earliest",
@@ -589,6 +597,97 @@ def poison_message(
         "poison_message",
         seed,
         poison_message,
+        cluster,
+        ws,
+        settings,
+        numbers,
+        {"redelivered", "archived"},
+        limit=delivery_count_limit,
+    )
+
+
+#: the group's dead-letter topic in :func:`dead_letter_topic` (the broker's own would start ``dlq.``)
+DLQ_TOPIC = "dlq.jobs"
+
+
+@share_scenario
+def dead_letter_topic(
+    seed: int = 0,
+    records: int = 10,
+    poison: int = 3,
+    reject: int = 7,
+    delivery_count_limit: int = DELIVERY_COUNT_LIMIT,
+    copy_record: bool = False,
+    transient_failures: int = 0,
+    workers: int = 2,
+    kafka_version: str | None = None,
+) -> ShareScenarioResult:
+    """The poison message with a dead-letter topic (KIP-1191, Kafka 4.4): the handler always fails
+    on ``job-<poison>`` (RELEASE) and the worker REJECTs ``job-<reject>``; every other record fails
+    (RELEASE) on its first ``transient_failures`` deliveries - a dependency down for a while - and
+    succeeds after. The group's ``errors.deadletterqueue.topic.name`` is a topic that opted in
+    (``errors.deadletterqueue.group.enable``); the broker writes a dead letter there for each
+    record it archives, the source's key and value only with ``copy_record``
+    (``errors.deadletterqueue.copy.record.enable``). ``dead_letters``: the topic read back, each
+    with the source record it stands for; ``archived_to_dlq`` of ``archived``. On a release without
+    dead-letter queues (``kafka_version``, default the lab's) the configs are refused: ``refused``."""
+    from .share_dead_letters import dlq_topic, read_topic
+
+    cluster = _cluster(seed, 1, records, RECORD_LOCK_DURATION_MS, delivery_count_limit, kafka_version=kafka_version)
+    settings = {
+        "records": records,
+        "poison": poison,
+        "reject": reject,
+        "delivery_count_limit": delivery_count_limit,
+        "copy_record": copy_record,
+        "transient_failures": transient_failures,
+        "kafka_version": cluster.options.kafka_version,
+    }
+    try:
+        dlq = dlq_topic(cluster, DLQ_TOPIC, numbered=False)
+        cluster.alter_share_group_config(
+            GROUP,
+            {"errors.deadletterqueue.topic.name": dlq, "errors.deadletterqueue.copy.record.enable": copy_record},
+        )
+    except ValueError as refused:  # Kafka 4.3: "Unknown topic config name: errors.deadletterqueue..."
+        numbers: dict = {"refused": str(refused), "dlq_topic": None, "dead_letters": [], "archived_to_dlq": 0}
+        return _finish("dead_letter_topic", seed, dead_letter_topic, cluster, [], settings, numbers, set())
+    bad, rejected = f"job-{poison}".encode(), f"job-{reject}".encode()
+
+    def handler(m: Message) -> tuple[float, Any]:
+        if m.value() == rejected:
+            return 20, AcknowledgeType.REJECT
+        return 20, m.value() != bad and m.delivery_count() > transient_failures
+
+    ws = [Worker(cluster, handler, 2) for _ in range(workers)]
+    run_workers(cluster, ws, _drained(cluster, records), 120_000)
+    observed = observe_share(cluster.history, TOPIC)
+    # the dead letters are written after the archiving: let the broker finish writing them
+    cluster.run_until(lambda: len(read_topic(cluster, dlq) or ()) >= len(observed.archived), 10_000)
+    source = {(p, o): ds[0].message for (p, o), ds in observed.deliveries.items()}
+    letters = [
+        {
+            "source": source.get(
+                (int(r["headers"]["__dlq.errors.partition"]), int(r["headers"]["__dlq.errors.offset"]))
+            ),
+            "delivery_count": int(r["headers"]["__dlq.errors.delivery.count"]),
+            "why": r["headers"]["__dlq.errors.message"],
+            "key": r["key"],
+            "value": r["value"],
+            "headers": sorted(r["headers"]),
+        }
+        for r in read_topic(cluster, dlq) or ()
+    ]
+    numbers = {
+        "refused": None,
+        "dlq_topic": dlq,
+        "dead_letters": letters,
+        "archived_to_dlq": observe_share(cluster.history, TOPIC).archived_to_dead_letter_topic,
+    }
+    return _finish(
+        "dead_letter_topic",
+        seed,
+        dead_letter_topic,
         cluster,
         ws,
         settings,

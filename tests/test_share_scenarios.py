@@ -204,3 +204,37 @@ def test_job_queue_implicit_acknowledgement_costs_a_crash_its_batch_and_accepts_
     assert poisoned.numbers["archived"] == 0 and poisoned.numbers["redelivered"] == 0, where
     with pytest.raises(ValueError, match="RENEW needs share.acknowledgement.mode=explicit"):
         run_share_scenario("job_queue", seed=seed, renew=True, acknowledgement="implicit")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_dead_letter_topic_gets_one_letter_per_archived_record(seed):
+    """KIP-1191 (Kafka 4.4): the poison record (over the limit) and the rejected one are archived
+    *and* written to the group's dead-letter topic, headers only unless copy.record.enable."""
+    for copy_record in (False, True):
+        r, where = judged("dead_letter_topic", seed, poison=3, reject=7, copy_record=copy_record)
+        letters = r.numbers["dead_letters"]
+        assert r.numbers["archived"] == r.numbers["archived_to_dlq"] == len(letters) == 2, where
+        assert {(d["source"], d["why"], d["delivery_count"]) for d in letters} == {
+            ("job-7", "Offset rejected by client.", 1),
+            ("job-3", "Offset delivery count exceeded the threshold.", DELIVERY_COUNT_LIMIT),
+        }, where
+        assert [d["value"] for d in letters] == (
+            [d["source"].encode() for d in letters] if copy_record else [None, None]
+        )
+        notes = [a.explanation for a in r.check.by_kind("archived")]
+        assert len(notes) == 2 and all("archived to the dead-letter topic (dlq.jobs" in n for n in notes), notes
+
+
+def test_a_delivery_limit_below_a_transient_failure_dead_letters_every_record():
+    """Every record fails its first two deliveries: at limit 2 all of them are dead letters, at
+    limit 3 only the poison and the rejected record."""
+    low, where = judged("dead_letter_topic", 1, transient_failures=2, delivery_count_limit=2)
+    assert sorted(d["source"] for d in low.numbers["dead_letters"]) == sorted(f"job-{i}" for i in range(10)), where
+    high, where = judged("dead_letter_topic", 1, transient_failures=2, delivery_count_limit=3)
+    assert sorted(d["source"] for d in high.numbers["dead_letters"]) == ["job-3", "job-7"], where
+
+
+def test_kafka_4_3_refuses_a_dead_letter_topic():
+    r = run_share_scenario("dead_letter_topic", seed=1, kafka_version="4.3.1")
+    assert r.numbers["refused"] == "Unknown topic config name: errors.deadletterqueue.group.enable"
+    assert r.numbers["dead_letters"] == [] and r.settings["kafka_version"] == "4.3.1"

@@ -8,8 +8,8 @@
 **Measured:** `job-3` is delivered 5 times (delivery counts 1, 2, 3, 4 and 5), each time
 released by the handler that failed on it; then the broker archives it (released at the delivery
 count limit). The other 9 records are processed once each. No error reaches the application: the
-record is given up on purpose, and only the broker's state says so - keep a copy (a dead-letter
-topic) in the handler if it must not vanish.
+record is given up on purpose, and only the broker's state says so - unless the group has a
+dead-letter topic (Kafka 4.4, next section).
 
 Used in notebooks/05c_share_groups.
 """
@@ -265,7 +265,7 @@ def poison(result) -> str:
         f"{_and(n['poison_delivery_counts'])}), each time\nreleased by the handler that failed on it; then the "
         f"broker archives it ({why}). The other {s['records'] - n['archived']} records are processed once "
         "each. No error reaches the application: the\nrecord is given up on purpose, and only the broker's state "
-        "says so - keep a copy (a dead-letter\ntopic) in the handler if it must not vanish."
+        "says so - unless the group has a\ndead-letter topic (Kafka 4.4, next section)."
     )
 
 
@@ -505,3 +505,120 @@ def real_kafka(
         f"delivered {real_poison['poison_deliveries']} times ({poison_counts}), "
         f"{archived} (the simulator: {sim_poison.numbers['poison_deliveries']} times, {sim_archived}). {verdict}"
     )
+
+
+def _source(result, which: str) -> str:
+    """``job-<n>`` of a setting (``poison``, ``reject``) of the dead-letter run."""
+    return f"job-{result.settings[which]}"
+
+
+def dead_letter_choices(poison: str = "job-3", reject: str = "job-7") -> list[str]:
+    """What the dead-letter question offers (the poison and the rejected record are the setup).
+
+    >>> dead_letter_choices()[1]
+    'job-3 and job-7, headers only: no key, no value'
+    """
+    return [
+        f"{poison} and {reject}, each with its key and value",
+        f"{poison} and {reject}, headers only: no key, no value",
+        f"{reject} only: the delivery count limit archives without a dead letter",
+        "nothing: the broker only archives",
+    ]
+
+
+def dead_letter_answer(result) -> str:
+    """The choice of :func:`dead_letter_choices` the run of ``dead_letter_topic`` measured (or,
+    if none fits, what it measured).
+
+    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> dead_letter_answer(run_share_scenario("dead_letter_topic", seed=1, kafka_version="4.4.0"))
+    'job-3 and job-7, headers only: no key, no value'
+    >>> dead_letter_answer(run_share_scenario("dead_letter_topic", seed=1, kafka_version="4.3.1"))
+    'nothing: the broker only archives'
+    """
+    poison, reject = _source(result, "poison"), _source(result, "reject")
+    choices = dead_letter_choices(poison, reject)
+    letters = result.numbers["dead_letters"]
+    sources = sorted(d["source"] for d in letters)
+    copied = [d["value"] is not None for d in letters]
+    if not letters:
+        return choices[3]
+    if sources == sorted([poison, reject]) and all(copied):
+        return choices[0]
+    if sources == sorted([poison, reject]) and not any(copied):
+        return choices[1]
+    if sources == [reject]:
+        return choices[2]
+    return f"{_and(sources)}, {'with' if all(copied) else 'without'} their values"
+
+
+def dead_letter_table(result) -> str:
+    """What the dead-letter experiment cell prints: the settings, what was archived, and the
+    dead-letter topic read back, one line per record.
+
+    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> print(dead_letter_table(run_share_scenario("dead_letter_topic", seed=1, kafka_version="4.3.1")))
+    dead_letter_topic, seed 1 (Kafka 4.3.1)
+      settings: records=10, poison=3, reject=7, delivery_count_limit=5, copy_record=False, transient_failures=0
+      refused: Unknown topic config name: errors.deadletterqueue.group.enable
+    """
+    n = result.numbers
+    settings = ", ".join(f"{k}={v}" for k, v in result.settings.items() if k != "kafka_version")
+    lines = [f"{result.name}, seed {result.seed} (Kafka {result.settings['kafka_version']})", f"  settings: {settings}"]
+    if n["refused"]:
+        return "\n".join([*lines, f"  refused: {n['refused']}"])
+    lines += [
+        f"  archived {n['archived']}, of them written to {n['dlq_topic']}: {n['archived_to_dlq']}",
+        f"  {n['dlq_topic']}:",
+        f"    {'offset':<7}{'stands for':<11}{'deliveries':<11}{'key':<6}{'value':<9}__dlq.errors.message",
+    ]
+    for offset, d in enumerate(n["dead_letters"]):
+        key, value = (d[k].decode(errors="replace") if d[k] is not None else "-" for k in ("key", "value"))
+        lines.append(f"    {offset:<7}{d['source']:<11}{d['delivery_count']:<11}{key:<6}{value:<9}{d['why']}")
+    return "\n".join(lines)
+
+
+def dead_letters(result, copied=None) -> str:
+    """The dead-letter run explained; ``copied``: the same run with ``copy_record=True``.
+
+    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> r = run_share_scenario("dead_letter_topic", seed=1, kafka_version="4.4.0")
+    >>> c = run_share_scenario("dead_letter_topic", seed=1, kafka_version="4.4.0", copy_record=True)
+    >>> print(dead_letters(r, c))  # doctest: +NORMALIZE_WHITESPACE
+    **Measured:** the dead-letter topic `dlq.jobs` holds 2 records, one for each record the broker
+    archived: `job-7` (delivery 1: "Offset rejected by client.") and `job-3` (delivery 5:
+    "Offset delivery count exceeded the threshold."). Neither carries a key or a value: a dead
+    letter says *where* the record is (its headers name the topic, partition, offset, group,
+    delivery count and reason), and the record itself stays in `jobs` until retention deletes it.
+    With `errors.deadletterqueue.copy.record.enable=true` the broker copies the value into the
+    dead letter: `job-7` and `job-3`. The broker writes the dead letters; the application sees no
+    error either way.
+    """
+    n = result.numbers
+    if n["refused"]:
+        return (
+            f"**Measured:** Kafka {result.settings['kafka_version']} refuses the dead-letter topic "
+            f"(`{n['refused']}`): dead-letter queues for share groups need Kafka 4.4 (`share.version` 2). "
+            "Run the lab on 4.4 (unset `COURSE_KAFKA_VERSION`) to see them."
+        )
+    letters = n["dead_letters"]
+    each = _and(f'`{d["source"]}` (delivery {d["delivery_count"]}: "{d["why"]}")' for d in letters)
+    carries = [d for d in letters if d["key"] is not None or d["value"] is not None]
+    what = (
+        f"{'Neither' if len(letters) == 2 else 'None'} carries a key or a value"
+        if not carries
+        else f"{_and(d['source'] for d in carries)} carry the source's key or value"
+    )
+    text = (
+        f"**Measured:** the dead-letter topic `{n['dlq_topic']}` holds {_records(len(letters))}, "
+        f"{'one for each record' if n['archived_to_dlq'] == n['archived'] == len(letters) else 'for some of the records'} "
+        f"the broker archived: {each}. {what}: a dead letter says *where* the record is (its headers name the topic, partition, "
+        "offset, group, delivery count and reason), and the record itself stays in `jobs` until retention deletes it."
+    )
+    if copied is not None and not copied.numbers["refused"]:
+        values = [d["value"].decode() for d in copied.numbers["dead_letters"] if d["value"] is not None]
+        text += (
+            "\nWith `errors.deadletterqueue.copy.record.enable=true` the broker copies the value into the dead letter: "
+            f"{_and(f'`{v}`' for v in values)}."
+        )
+    return text + " The broker writes the dead letters; the application sees no error either way."

@@ -14,13 +14,19 @@ from .lessons.ex01_replicated_log import paused_follower_state
 from .lessons.ex03_retries_ordering_duplicates import lost_ack_log, smallest_in_flight_that_reorders
 from .lessons.ex05_consumer_delivery_semantics import lossy_crash_points
 from .lessons.ex05b_consumer_groups import consumer_group_twice, group_run_shown, restart_rebalances, slow_handler
-from .lessons.ex05c_share_groups import poison_deliveries, share_crash_twice, slow_handler_processings
+from .lessons.ex05c_share_groups import (
+    dead_letters_written,
+    poison_deliveries,
+    share_crash_twice,
+    slow_handler_processings,
+)
 from .lessons.ex06_transactions import TX_PLAN, transaction_log
 from .lessons.ex11_capstone import lossy_history
 
 __all__ = [
     "TX_PLAN",
     "consumer_group_twice",
+    "dead_letters_written",
     "group_run_shown",
     "lossy_crash_points",
     "lossy_history",

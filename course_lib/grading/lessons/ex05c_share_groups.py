@@ -145,6 +145,51 @@ def _ex05c_q3(answer, seeds):
     )
 
 
+@functools.lru_cache(maxsize=None)
+def dead_letters_written(seed: int, transient_failures: int, delivery_count_limit: int) -> int:
+    """Lesson 05c's dead-letter topic (10 records, Kafka 4.4.0: the handler always fails on job-3,
+    the worker REJECTs job-7) where every other record fails (RELEASE) on its first
+    ``transient_failures`` deliveries: how many dead letters the group's topic holds."""
+    run = _run(
+        "dead_letter_topic",
+        seed,
+        records=10,
+        poison=3,
+        reject=7,
+        transient_failures=transient_failures,
+        delivery_count_limit=delivery_count_limit,
+        kafka_version="4.4.0",
+    )
+    from ...explain.lesson05c import dead_letter_table
+
+    return Measured(len(run.numbers["dead_letters"]), "dead letters", dead_letter_table(run))
+
+
+@exercise(
+    id="ex05c_q5",
+    notebook=NOTEBOOK,
+    kind="predict",
+    expect=expect_int,
+    public_seeds=(0, 1, 2),
+    question="Lesson 05c's dead-letter topic (10 records; the handler always fails on job-3, the worker "
+    "REJECTs job-7; Kafka 4.4), but a service the handler calls is down for a while: every other record "
+    "fails (RELEASE) on its first 2 deliveries and succeeds on the third. The team set "
+    "share.delivery.count.limit=2 to dead-letter poison records sooner. How many records does the "
+    "dead-letter topic hold at the end?",
+    hint="A record goes to the dead-letter topic when the broker archives it. When does the broker archive a "
+    "record that is released at its last allowed delivery?",
+    copied=lambda: dead_letters_written(1, 0, 5),
+    copied_from="lesson 05c's dead-letter topic (no transient failures, the default limit, 5)",
+)
+def _ex05c_q5(answer, seeds):
+    return predicted(
+        "dead letters",
+        answer,
+        Experiment("dead_letters_written({seed}, 2, 2)", _IMPORT + "dead_letters_written"),
+        seeds,
+    )
+
+
 def _expect_settings(answer):
     if not isinstance(answer, dict):
         return (
