@@ -24,7 +24,12 @@ from .broker.cluster import Cluster
 from .broker.topic_requests import create_topic_request
 from .clients import KafkaConsumer, KafkaProducer
 from .clients.share_consumer import AcknowledgeType, ShareConsumer
-from .real.share_groups import DLQ_RELEASED, DLQ_REJECTED, DLQ_SOURCE_TIMESTAMP_MS
+
+#: what :func:`dead_letter_queue` (and the real probe, course_lib.real.share_groups) does with each
+#: record (the rest are ACCEPTed)
+DLQ_REJECTED, DLQ_RELEASED = "job-1", "job-2"
+#: the source records' timestamps (CreateTime): a copied dead-letter record does not keep them
+DLQ_SOURCE_TIMESTAMP_MS = 1_700_000_000_000
 
 _names = itertools.count(1)
 

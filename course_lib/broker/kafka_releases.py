@@ -12,8 +12,8 @@ Sources: ``kafka-features describe`` on freshly formatted 3-node clusters of bot
 (FACTS.md, docs/kafka-4.4.0.md §1) and a dump of both releases' configs (docs/kafka-4.4.0.md).
 
 Which release a ``ClusterOptions()`` models unless told is the lab's: :func:`lab_kafka_version`,
-``$COURSE_KAFKA_VERSION`` or the course's default, both from :mod:`course_lib.real.jars` (the one
-place they are written down, so the simulator, the Java client and the real brokers switch together).
+``$COURSE_KAFKA_VERSION`` or the course's default, both from :mod:`course_lib.clusters.releases` (the
+one place they are written down, so the simulator, the Java client and the real brokers switch together).
 
 >>> default_features("4.4.0")["share.version"], default_features("4.3.1")["share.version"]
 (2, 1)
@@ -27,10 +27,9 @@ ValueError: kafka_version='4.2.0' is not a Kafka version this course measures; u
 
 from __future__ import annotations
 
-# course_lib.real.jars imports nothing heavier than course_lib.cache: no JVM, no real cluster
-from course_lib.real.jars import KAFKA_VERSION as DEFAULT_KAFKA_VERSION
-from course_lib.real.jars import SUPPORTED_KAFKA_VERSIONS, check_kafka_version
-from course_lib.real.jars import kafka_version as lab_kafka_version
+from course_lib.clusters.releases import KAFKA_VERSION as DEFAULT_KAFKA_VERSION
+from course_lib.clusters.releases import SUPPORTED_KAFKA_VERSIONS, check_kafka_version
+from course_lib.clusters.releases import kafka_version as lab_kafka_version
 
 __all__ = [
     "ADDED_CONFIGS",

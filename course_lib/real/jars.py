@@ -15,22 +15,9 @@ simulator, Java client and real brokers agree on one release.
 
 :data:`SUPPORTED_KAFKA_VERSIONS` lists the values it takes (unset: :data:`KAFKA_VERSION`, the
 default, which is also ``<kafka.version>`` in pom.xml); each version has its own cache entry,
-``jars/kafka-<version>``, fetched by passing ``-Dkafka.version=<version>`` to Maven. This module
-is the one place the default and the supported versions are written down; everything else
-(the simulator included) asks it.
-
->>> kafka_version({})
-'4.4.0'
->>> kafka_version({"COURSE_KAFKA_VERSION": "4.3.1"})
-'4.3.1'
->>> kafka_version({"COURSE_KAFKA_VERSION": "4.2"})
-Traceback (most recent call last):
-...
-ValueError: COURSE_KAFKA_VERSION='4.2' is not a Kafka version this course measures; use one of 4.3.1, 4.4.0 (the default: 4.4.0)
->>> check_kafka_version("4.2.0")
-Traceback (most recent call last):
-...
-ValueError: kafka_version='4.2.0' is not a Kafka version this course measures; use one of 4.3.1, 4.4.0 (the default: 4.4.0)
+``jars/kafka-<version>``, fetched by passing ``-Dkafka.version=<version>`` to Maven. The default
+and the supported versions are written down once, in :mod:`course_lib.clusters.releases`
+(re-exported here), which every cluster - the simulated one included - asks.
 
 - :func:`kafka_classpath` - the classpath for ``kafka.Kafka``, ``kafka.tools.StorageTool`` and
   ``org.apache.kafka.tools.ProducerPerformance`` (broker, tools, an SLF4J backend);
@@ -49,20 +36,16 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
 from importlib.resources import files
 from pathlib import Path
 
 from course_lib import cache
+# re-exported ("X as X"): the labs and the tests import the releases from here
+from course_lib.clusters.releases import KAFKA_VERSION as KAFKA_VERSION
+from course_lib.clusters.releases import KAFKA_VERSION_ENV as KAFKA_VERSION_ENV
+from course_lib.clusters.releases import SUPPORTED_KAFKA_VERSIONS as SUPPORTED_KAFKA_VERSIONS
+from course_lib.clusters.releases import check_kafka_version, kafka_version
 
-#: The default Kafka version of the whole lab (real brokers, Java client, simulator, wire cluster):
-#: the one source of truth. Must equal ``<kafka.version>`` in pom.xml (tests/test_kafka_version.py
-#: keeps them in sync); the version actually used is :func:`kafka_version`.
-KAFKA_VERSION = "4.4.0"
-#: The versions the course measures, oldest first; ``$COURSE_KAFKA_VERSION`` picks one of them.
-#: The simulator models exactly these (``course_lib.broker.kafka_releases`` checks it).
-SUPPORTED_KAFKA_VERSIONS = ("4.3.1", "4.4.0")
-KAFKA_VERSION_ENV = "COURSE_KAFKA_VERSION"
 MIN_JAVA = 17
 
 #: shipped as package data next to this module, so a non-editable install can fetch the jars too
@@ -126,33 +109,6 @@ def check_jvm_tools() -> None:
 
 
 # ---- Kafka ------------------------------------------------------------------------------
-def kafka_version(environ: Mapping[str, str] | None = None) -> str:
-    """The Kafka version the lab runs: ``$COURSE_KAFKA_VERSION`` if set, else :data:`KAFKA_VERSION`.
-
-    Read at each call (like the cache folder), so a process that sets the variable before
-    starting a cluster gets that version everywhere. A value the course does not measure is
-    refused with the values it takes."""
-    env = os.environ if environ is None else environ
-    asked = env.get(KAFKA_VERSION_ENV, "").strip()
-    if not asked:
-        return KAFKA_VERSION
-    return check_kafka_version(asked, source=f"{KAFKA_VERSION_ENV}={asked!r}")
-
-
-def check_kafka_version(version: str, source: str | None = None) -> str:
-    """``version`` if the course measures it, else :class:`ValueError` saying which it does.
-
-    The one check of a Kafka version: the real cluster, the Java client, ``tools/prepare`` and
-    the simulator's ``ClusterOptions(kafka_version=...)`` all call it. ``source`` names where the
-    value came from (default: ``kafka_version=<value>``)."""
-    if version not in SUPPORTED_KAFKA_VERSIONS:
-        raise ValueError(
-            f"{source or f'kafka_version={version!r}'} is not a Kafka version this course measures; use one of "
-            f"{', '.join(SUPPORTED_KAFKA_VERSIONS)} (the default: {KAFKA_VERSION})"
-        )
-    return version
-
-
 def _kafka_entry(version: str) -> str:
     return f"jars/kafka-{version}"
 

@@ -31,6 +31,10 @@ import threading
 import time
 import uuid
 
+# what dead_letter_queue does with each record, and the records' timestamps: one definition for
+# this probe and the simulator's (course_lib.share_dead_letters, whose experiment is this one)
+from ..share_dead_letters import DLQ_REJECTED, DLQ_RELEASED, DLQ_SOURCE_TIMESTAMP_MS
+
 #: the records of every experiment are ``job-<i>``, one producer batch each (Kafka hands a share
 #: consumer whole batches; the simulator's scenarios write one record per batch too)
 TOPIC_STEM = "share-jobs"
@@ -378,10 +382,6 @@ def poison_message(
             c.close()
 
 
-#: what :func:`dead_letter_queue` does with each record (the rest are ACCEPTed)
-DLQ_REJECTED, DLQ_RELEASED = "job-1", "job-2"
-#: the source records' timestamps (CreateTime): a copied dead-letter record does not keep them
-DLQ_SOURCE_TIMESTAMP_MS = 1_700_000_000_000
 #: the headers Kafka 4.4.0 writes on every dead-letter record (KIP-1191), measured
 DLQ_HEADERS = (
     "__dlq.errors.topic",

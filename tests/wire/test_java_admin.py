@@ -1,11 +1,16 @@
-"""Kafka's own Java admin tools (the cached 4.3.1 jars: Java's Admin client) against the wire
+"""Kafka's own Java admin tools (the lab's release's jars: Java's Admin client) against the wire
 cluster's admin APIs (issue 30): CreatePartitions, DeleteRecords, DeleteGroups,
 IncrementalAlterConfigs and DescribeCluster, each checked in the simulator's state."""
 
 import json
 import subprocess
 
+from course_lib.real.jars import kafka_version
+
 from .test_java_clients import _java_or_skip
+
+#: kafka-configs' main class: Kafka 4.4.0 moved it from the core jar to kafka-tools
+CONFIG_COMMAND = {"4.3.1": "kafka.admin.ConfigCommand", "4.4.0": "org.apache.kafka.tools.ConfigCommand"}
 
 
 def _tool(java, main: str, *args: str) -> subprocess.CompletedProcess:
@@ -28,7 +33,7 @@ def test_java_admin_tools_on_the_wire(wire, tmp_path):
     assert wire.call(lambda: wire.cluster.controller.configs["admin"].partitions) == 3
 
     out = _tool(
-        java, "kafka.admin.ConfigCommand", "--bootstrap-server", boot, "--entity-type", "topics", "--entity-name",
+        java, CONFIG_COMMAND[kafka_version()], "--bootstrap-server", boot, "--entity-type", "topics", "--entity-name",
         "admin", "--alter", "--add-config", "min.insync.replicas=3",
     )  # fmt: skip
     assert out.returncode == 0, out.stdout + out.stderr[-2000:]
