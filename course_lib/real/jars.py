@@ -40,6 +40,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from course_lib import cache
+
 # re-exported ("X as X"): the labs and the tests import the releases from here
 from course_lib.clusters.releases import KAFKA_VERSION as KAFKA_VERSION
 from course_lib.clusters.releases import KAFKA_VERSION_ENV as KAFKA_VERSION_ENV
