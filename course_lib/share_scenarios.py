@@ -24,6 +24,10 @@ names - against a seeded simulated cluster, judges the history with
 ``poison_message``                a handler that always fails on one record RELEASEs it:
                                   ``poison_deliveries`` = the delivery count limit, then
                                   ``archived`` with ``archived_why``
+``dead_letter_topic``             the poison message and a REJECTed record with a dead-letter
+                                  topic (KIP-1191, Kafka 4.4): ``dead_letters`` read back
+                                  (headers only unless ``copy_record``), ``archived_to_dlq``;
+                                  ``refused`` on a release without them
 ``ordering_across_workers``       handlers of varying speed on one partition:
                                   ``reordered`` (0 with ``workers=1``)
 ``leader_failover``               the partition's leader crashes mid-run: ``accepted_before``
@@ -682,6 +686,7 @@ def dead_letter_topic(
         "refused": None,
         "dlq_topic": dlq,
         "dead_letters": letters,
+        # read again: the dead letters' events came after ``observed`` was read
         "archived_to_dlq": observe_share(cluster.history, TOPIC).archived_to_dead_letter_topic,
     }
     return _finish(
