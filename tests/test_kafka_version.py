@@ -135,3 +135,19 @@ def test_the_readmes_instructions_name_only_releases_the_course_measures():
     section = text.split("**Which Kafka release.**", 1)[1].split("Every scenario is written once", 1)[0]
     named = set(re.findall(r"\b4\.\d+\.\d+\b", section))
     assert named and named <= set(jars.SUPPORTED_KAFKA_VERSIONS), named
+
+
+def test_each_release_describes_the_configs_kafka_described():
+    """Kafka 4.4.0's DescribeConfigs answers broker and topic configs 4.3.1 has not
+    (tests/real/test_describe_configs_real.py measures them on the lab's release)."""
+    from course_lib.broker.topic_configs import catalogue
+
+    new, old = catalogue("4.4.0"), catalogue("4.3.1")
+    assert new["broker"]["group.streams.assignors"] == {
+        "default": "sticky",
+        "type": "LIST",
+        "read_only": True,
+        "sensitive": False,
+    }
+    assert "group.streams.assignors" not in old["broker"]
+    assert new["topic"]["remote.copy.lag.ms"]["default"] == "0" and "remote.copy.lag.ms" not in old["topic"]

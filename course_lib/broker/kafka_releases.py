@@ -34,6 +34,7 @@ from course_lib.clusters.releases import kafka_version as lab_kafka_version
 __all__ = [
     "ADDED_CONFIGS",
     "DEFAULT_KAFKA_VERSION",
+    "DESCRIBED_BROKER_CONFIGS",
     "RELEASE_FEATURES",
     "SUPPORTED_RELEASE_FEATURES",
     "added_configs",
@@ -95,7 +96,29 @@ ADDED_CONFIGS: dict[str, dict[str, dict[str, tuple[str, str]]]] = {
             "errors.deadletterqueue.auto.create.topics.enable": ("false", "BOOLEAN"),
             "errors.deadletterqueue.topic.name.prefix": ("dlq.", "STRING"),
         },
-        "topic": {"errors.deadletterqueue.group.enable": ("false", "BOOLEAN")},
+        "topic": {
+            "errors.deadletterqueue.group.enable": ("false", "BOOLEAN"),
+            # described by Kafka 4.4.0's DescribeConfigs (tests/real/test_describe_configs_real.py)
+            "max.decompressed.message.bytes": ("2147483639", "INT"),
+            "remote.copy.lag.bytes": ("-1", "LONG"),
+            "remote.copy.lag.ms": ("0", "LONG"),
+        },
+    },
+}
+#: release -> broker configs it describes (name -> default, type, read-only) that the simulated
+#: brokers only describe - no ClusterOptions field, not dynamic: measured with DescribeConfigs on a
+#: Kafka 4.4.0 broker (tests/real/test_describe_configs_real.py)
+DESCRIBED_BROKER_CONFIGS: dict[str, dict[str, tuple[str | None, str, bool]]] = {
+    "4.3.1": {},
+    "4.4.0": {
+        "group.streams.assignors": ("sticky", "LIST", True),
+        "group.streams.rack.aware.assignment.tags": ("", "LIST", True),
+        "group.streams.topology.description.plugin.class": (None, "CLASS", True),
+        "log.remote.copy.lag.bytes": ("-1", "LONG", False),
+        "log.remote.copy.lag.ms": ("0", "LONG", False),
+        "max.decompressed.message.bytes": ("2147483639", "INT", False),
+        "sasl.oauthbearer.allow.unverified.audience": ("false", "BOOLEAN", True),
+        "sasl.oauthbearer.allow.unverified.issuer": ("false", "BOOLEAN", True),
     },
 }
 

@@ -25,7 +25,7 @@ from importlib import resources
 
 from kafka import errors as Errors
 
-from .kafka_releases import added_configs, lab_kafka_version
+from .kafka_releases import DESCRIBED_BROKER_CONFIGS, added_configs, lab_kafka_version
 
 log = logging.getLogger("course_lib.broker")
 
@@ -89,6 +89,13 @@ def _catalogue(kafka_version: str) -> dict:
         for name, (default, kind_of_value) in added_configs(kafka_version, kind).items():
             # KIP-1191's broker configs are dynamic cluster-wide ones: not read-only
             recorded[kind][name] = {"default": default, "type": kind_of_value, "read_only": False, "sensitive": False}
+    for name, (described, kind_of_value, read_only) in DESCRIBED_BROKER_CONFIGS[kafka_version].items():
+        recorded["broker"][name] = {
+            "default": described,
+            "type": kind_of_value,
+            "read_only": read_only,
+            "sensitive": False,
+        }
     recorded["kafka_version"] = kafka_version
     return recorded
 
