@@ -24,18 +24,23 @@ def test_starts_a_process():
 """
 
 
-@pytest.mark.parametrize("stops_it", [False, True], ids=["left-behind", "stopped"])
-def test_a_process_left_behind_fails_the_run_and_is_stopped(tmp_path, stops_it):
-    pid_file = tmp_path / "child.pid"
-    ending = "child.kill(); child.wait()" if stops_it else "pass"
-    (tmp_path / "test_leaves.py").write_text(TEST.format(pid_file=str(pid_file), ending=ending))
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "tests.process_support", "-p", "no:cacheprovider", "-q", str(tmp_path)],
+def _checked_run(folder: Path) -> subprocess.CompletedProcess:
+    """A pytest run of ``folder``'s tests with the check as its plugin."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tests.process_support", "-p", "no:cacheprovider", "-q", str(folder)],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=300,
     )
+
+
+@pytest.mark.parametrize("stops_it", [False, True], ids=["left-behind", "stopped"])
+def test_a_process_left_behind_fails_the_run_and_is_stopped(tmp_path, stops_it):
+    pid_file = tmp_path / "child.pid"
+    ending = "child.kill(); child.wait()" if stops_it else "pass"
+    (tmp_path / "test_leaves.py").write_text(TEST.format(pid_file=str(pid_file), ending=ending))
+    run = _checked_run(tmp_path)
     child = int(pid_file.read_text())
     assert not Path(f"/proc/{child}/cmdline").exists() or Path(f"/proc/{child}/stat").read_text().split()[2] == "Z"
     if stops_it:
@@ -62,12 +67,6 @@ def test_the_java_driver_a_test_shared_is_stopped_before_the_check(tmp_path):
         "from course_lib.client_adapters.java import driver\n\n"
         "def test_starts_the_shared_driver():\n    assert driver().alive()\n"
     )
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "tests.process_support", "-p", "no:cacheprovider", "-q", str(tmp_path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    run = _checked_run(tmp_path)
     assert run.returncode == 0 and "1 passed" in run.stdout, run.stdout + run.stderr
     assert "outlived" not in run.stdout
