@@ -667,7 +667,13 @@ def dead_letter_topic(
     run_workers(cluster, ws, _drained(cluster, records), 120_000)
     observed = observe_share(cluster.history, TOPIC)
     # the dead letters are written after the archiving: let the broker finish writing them
-    cluster.run_until(lambda: len(read_topic(cluster, dlq) or ()) >= len(observed.archived), 10_000)
+    written: list = []
+
+    def all_written() -> bool:
+        written[:] = read_topic(cluster, dlq) or ()
+        return len(written) >= len(observed.archived)
+
+    cluster.run_until(all_written, 10_000)
     source = {(p, o): ds[0].message for (p, o), ds in observed.deliveries.items()}
     letters = [
         {
@@ -680,7 +686,7 @@ def dead_letter_topic(
             "value": r["value"],
             "headers": sorted(r["headers"]),
         }
-        for r in read_topic(cluster, dlq) or ()
+        for r in written
     ]
     numbers = {
         "refused": None,
