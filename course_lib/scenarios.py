@@ -205,15 +205,18 @@ def retries_reorder(seed: int = 0, backend=None, idempotent: bool = False, max_i
     producer = b.producer(**config)
     _send_all(producer, topic, "m", 1)
     producer.flush()
+    # Whether a request will follow the first while it is in flight: without idempotence and with
+    # more than one in flight each send goes out at once; a refused answer waits for the next one's.
+    followed = not idempotent and max_in_flight > 1
     if refuse:
-        b.refuse_next_request(producer, topic)
+        b.refuse_next_request(producer, topic, followed=followed)
     else:
         b.lose_next_request(producer, topic)
     for i in range(1, 4):  # one request per message: each goes out before the next send
         producer.send(topic, f"m-{i}".encode())
         b.until_sent(producer)
     producer.flush()
-    expected = {"reordered"} if not idempotent and max_in_flight > 1 else set()
+    expected = {"reordered"} if followed else set()
     return _finish("retries_reorder", seed, retries_reorder.__doc__ or "", b, topic, config, topic_cfg, expected)
 
 

@@ -176,7 +176,7 @@ class FakeCluster(MessageFaultsAtLeader):
     def record_events_into(self, history) -> None:
         pass
 
-    def _message_fault(self, fault, topic: str, partition: int) -> int:
+    def _message_fault(self, fault, topic: str, partition: int, followed: bool) -> int:
         self.calls.append((fault.hook, topic, partition))
         return 2
 

@@ -188,12 +188,14 @@ class ComposedBackend(WallClock):
         getattr(self.cluster, fault.hook)(broker, **how)
         self.history.record("nemesis", INFO, fault.op, {"broker": broker})
 
-    def _produce_fault(self, fault: Fault, producer: Any, topic: str, partition: int, close: bool) -> None:
+    def _produce_fault(
+        self, fault: Fault, producer: Any, topic: str, partition: int, close: bool, followed: bool
+    ) -> None:
         """Armed in front of the partition's leader. ``close`` changes nothing here: a lost
         answer's connection is always cut (a real proxy cuts it; kept open, the client would
         retry after ``request_timeout_ms`` instead of at once - the same outcome, later)."""
         self.require(fault.op, fault.op)
-        leader = getattr(self.cluster, fault.hook)(topic, partition)
+        leader = getattr(self.cluster, fault.hook)(topic, partition, followed)
         self.history.record("nemesis", INFO, fault.op, {"client": producer.node_id, "broker": leader})
 
     def crash_client(self, client):

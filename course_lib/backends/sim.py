@@ -164,9 +164,12 @@ class SimBackend(Common):
         scenario says what it waits for next; a wait here would move every seeded number)."""
         getattr(self.cluster.cluster, fault.hook)(broker)
 
-    def _produce_fault(self, fault: Fault, producer: Any, topic: str, partition: int, close: bool) -> None:
+    def _produce_fault(
+        self, fault: Fault, producer: Any, topic: str, partition: int, close: bool, followed: bool
+    ) -> None:
         """Lost on the simulated network on the producer's own connections; ``close`` (a lost
-        answer only): its connection closes too, so the client retries at once."""
+        answer only): its connection closes too, so the client retries at once. ``followed`` is
+        for a refused request, which the simulator lacks."""
         self.require(fault.op, fault.op)  # MissingFault: says why (refused requests)
         how = {"close": True} if close else {}
         getattr(self.cluster, fault.hook)(topic, partition, client_id=producer.node_id, **how)

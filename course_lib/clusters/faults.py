@@ -34,8 +34,10 @@ class Aim(StrEnum):
 
     #: ``(broker)``: a broker process
     BROKER = "a broker"
-    #: ``(producer, topic, partition=0, close=False)``: a producer's next produce to the partition
-    #: (``close``: a lost answer's connection closes too, where the cluster can keep it open)
+    #: ``(producer, topic, partition=0, close=False, followed=False)``: a producer's next produce
+    #: to the partition (``close``: a lost answer's connection closes too, where the cluster can
+    #: keep it open; ``followed``: the producer sends another produce request behind this one
+    #: before its answer, so a refused request's answer waits for that one's, on no clock)
     PRODUCE = "a producer's next produce to a topic's partition"
     #: ``(node)``: a broker or a client on the simulated network
     NODE = "a node of the simulated network"
@@ -106,7 +108,7 @@ def _named(method, fault: Fault, what: str):
 def backend_fault(name: str) -> Callable[..., None]:
     """A backend's method for the fault ``name`` (aimed at a broker or at a producer's next
     produce): it hands the row to the backend's one mechanism for that aim, ``_broker_fault(fault,
-    broker)`` or ``_produce_fault(fault, producer, topic, partition, close)``."""
+    broker)`` or ``_produce_fault(fault, producer, topic, partition, close, followed)``."""
     fault = FAULT[name]
     if fault.aim is Aim.BROKER:
 
@@ -116,8 +118,10 @@ def backend_fault(name: str) -> Callable[..., None]:
         method: Callable[..., None] = at_broker
     elif fault.aim is Aim.PRODUCE:
 
-        def at_produce(self, producer: Any, topic: str, partition: int = 0, close: bool = False) -> None:
-            self._produce_fault(fault, producer, topic, partition, close)
+        def at_produce(
+            self, producer: Any, topic: str, partition: int = 0, close: bool = False, followed: bool = False
+        ) -> None:
+            self._produce_fault(fault, producer, topic, partition, close, followed)
 
         method = at_produce
     else:
@@ -126,25 +130,36 @@ def backend_fault(name: str) -> Callable[..., None]:
 
 
 def message_fault(name: str) -> Callable[..., int]:
-    """A cluster's method for the message fault ``name``: ``(topic, partition=0)``, armed in
-    front of the partition's leader by the cluster's one mechanism, ``_message_fault(fault,
-    topic, partition)``; returns the leader's id."""
+    """A cluster's method for the message fault ``name``: ``(topic, partition=0, followed=False)``,
+    armed in front of the partition's leader by the cluster's one mechanism, ``_message_fault(fault,
+    topic, partition, followed)``; returns the leader's id."""
     fault = FAULT[name]
     if fault.aim is not Aim.PRODUCE:
         raise ValueError(f"{name} aims at {fault.aim}, not at a produce")
 
-    def at_leader(self, topic: str, partition: int = 0) -> int:
-        return self._message_fault(fault, topic, partition)
+    def at_leader(self, topic: str, partition: int = 0, followed: bool = False) -> int:
+        return self._message_fault(fault, topic, partition, followed)
 
     return _named(at_leader, fault, "the next produce to the partition's leader; returns the leader's id")
+
+
+def mechanism_options(followed: bool) -> dict[str, bool]:
+    """The options handed to a message fault's mechanism: only those asked for, so a mechanism
+    without such an option (a lost answer has nothing to wait for) is never given one unasked,
+    and one asked for it anyway fails with a TypeError that names it.
+
+    >>> mechanism_options(False), mechanism_options(True)
+    ({}, {'followed': True})
+    """
+    return {"followed": True} if followed else {}
 
 
 class MessageFaultsAtLeader:
     """The message faults of a cluster that arms each in front of a partition's leader (the
     proxy of real Kafka, the wire cluster's network): one method per row aimed at a produce, all
-    handed to the cluster's mechanism ``_message_fault(fault, topic, partition) -> leader``."""
+    handed to the cluster's mechanism ``_message_fault(fault, topic, partition, followed) -> leader``."""
 
-    _message_fault: Callable[[Fault, str, int], int]
+    _message_fault: Callable[[Fault, str, int, bool], int]
 
     lose_next_ack = message_fault("lose_next_ack")
     lose_next_request = message_fault("lose_next_request")

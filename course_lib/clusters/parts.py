@@ -219,9 +219,10 @@ class LostRequests(Protocol):
 class RefusedRequests(Protocol):
     """The partition leader refuses the next produce request with a retriable error
     (``NOT_ENOUGH_REPLICAS``) answered late, and appends the requests behind it first; returns
-    the leader's id."""
+    the leader's id. ``followed``: the producer sends another produce request behind it before
+    its answer, and the answer waits for that one's (else it comes a fixed time late)."""
 
-    def refuse_next_request(self, topic: str, partition: int = 0) -> int: ...
+    def refuse_next_request(self, topic: str, partition: int = 0, followed: bool = False) -> int: ...
 
 
 class FaultSchedules(Protocol):

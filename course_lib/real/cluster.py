@@ -330,13 +330,14 @@ class LocalCluster(CreatesTopics, MessageFaultsAtLeader, Namespaced, ClusterMeta
             raise ClusterError(f"{topic}-{partition} has no leader right now")
         return leader
 
-    def _message_fault(self, fault: Fault, topic: str, partition: int) -> int:
+    def _message_fault(self, fault: Fault, topic: str, partition: int, followed: bool = False) -> int:
         """Arm the proxy of the partition's current leader (:data:`course_lib.real.proxy.MECHANISMS`):
         a lost ACK's batch is appended, the client never hears so; a lost request never reaches the
-        broker; a refused one is answered with a retriable error 300 ms late while later requests
-        on the connection are appended. Returns the leader's id."""
+        broker; a refused one is answered with a retriable error once the answer to a produce behind
+        it has come (``followed``), else 300 ms late, while later requests on the connection are
+        appended. Returns the leader's id."""
         leader = self._leader(topic, partition)
-        self.proxy(leader).arm(fault.op)
+        self.proxy(leader).arm(fault.op, followed)
         return leader
 
     # ---- what clients need ----------------------------------------------------------------

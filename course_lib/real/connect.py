@@ -338,12 +338,12 @@ class RemoteCluster(CreatesTopics, MessageFaultsAtLeader, Namespaced, ClusterMet
         """The proxy all of this learner's connections go through (one for every broker)."""
         return self.fault_proxy()
 
-    def _message_fault(self, fault: Fault, topic: str, partition: int) -> int:
+    def _message_fault(self, fault: Fault, topic: str, partition: int, followed: bool = False) -> int:
         """Arm the proxy all of this learner's connections go through (:data:`course_lib.real.proxy.MECHANISMS`):
         the fault is this learner's clients' alone. Returns the partition's leader."""
         proxy = self.fault_proxy()  # first: a handle without one refuses before any network call
         leader = self.leader_of(topic, partition)
-        proxy.arm(fault.op)
+        proxy.arm(fault.op, followed)
         return leader
 
 

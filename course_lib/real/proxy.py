@@ -27,10 +27,12 @@ from __future__ import annotations
 import asyncio
 import struct
 import threading
+from collections import deque
 from dataclasses import dataclass, field
 
 from kafka.protocol.api_key import ApiKey
 
+from course_lib.clusters.faults import mechanism_options
 from course_lib.history import Nemesis
 
 #: the Produce request's API key (0), as kafka-python's protocol names it
@@ -84,7 +86,7 @@ class KafkaProxy:
         self._lock = threading.Lock()
         self._drop_responses: dict[int, int] = {}  # api_key -> how many more to drop
         self._drop_requests: dict[int, int] = {}
-        self._spoil_requests = 0
+        self._spoil_requests: deque[bool] = deque()  # one per request to refuse: is it followed?
         self._writers: set[asyncio.StreamWriter] = set()
         self._lt = _LoopThread.get()
         self._server = self._lt.run(asyncio.start_server(self._handle, host, port))
@@ -96,24 +98,27 @@ class KafkaProxy:
         with self._lock:
             self._drop_responses[PRODUCE] = self._drop_responses.get(PRODUCE, 0) + count
 
-    def spoil_next_produce_request(self, count: int = 1) -> None:
+    def spoil_next_produce_request(self, count: int = 1, followed: bool = False) -> None:
         """Fail the next ``count`` Produce requests, keeping the connection: the proxy corrupts the
         CRC of the request's record batch, so the broker refuses it (CORRUPT_MESSAGE, nothing
         appended), turns that error in the response into NOT_ENOUGH_REPLICAS, which producers
-        retry (kafka-python does not retry a corrupt message), and delivers it 0.3 s late. The
-        requests sent meanwhile on the same connection are appended first: reordering for real."""
+        retry (kafka-python does not retry a corrupt message), and delivers it late: once the
+        answer to a produce request behind it has come, and, unless ``followed`` (the producer
+        will send one behind it), after :data:`SPOILED_ANSWER_DELAY_S` at the latest. The requests
+        sent meanwhile on the same connection are appended first: reordering for real."""
         with self._lock:
-            self._spoil_requests += count
+            self._spoil_requests.extend([followed] * count)
 
     def drop_next_request(self, api_key: int = PRODUCE, count: int = 1) -> None:
         """Swallow the next ``count`` requests of ``api_key`` (the broker never sees them)."""
         with self._lock:
             self._drop_requests[api_key] = self._drop_requests.get(api_key, 0) + count
 
-    def arm(self, fault: str) -> None:
+    def arm(self, fault: str, followed: bool = False) -> None:
         """Arm the message fault ``fault`` (a history operation, :class:`~course_lib.history.Nemesis`)
-        for the next produce: how this proxy loses an answer, loses a request, has one refused."""
-        MECHANISMS[fault](self)
+        for the next produce: how this proxy loses an answer, loses a request, has one refused
+        (``followed``: :meth:`spoil_next_produce_request`)."""
+        MECHANISMS[fault](self, **mechanism_options(followed))
 
     def close(self) -> None:
         if self._server is None:
@@ -143,12 +148,10 @@ class KafkaProxy:
         for w in list(self._writers):
             w.close()
 
-    def _take_spoil(self) -> bool:
+    def _take_spoil(self) -> bool | None:
+        """None: this produce goes through; else it is refused, and whether a produce follows it."""
         with self._lock:
-            if self._spoil_requests <= 0:
-                return False
-            self._spoil_requests -= 1
-            return True
+            return self._spoil_requests.popleft() if self._spoil_requests else None
 
     def _take(self, table: dict[int, int], api_key: int) -> bool:
         with self._lock:
@@ -172,7 +175,7 @@ class KafkaProxy:
             return
         self._writers.update((client_w, up_w))
         in_flight: dict[int, int] = {}  # correlation_id -> api_key, for this connection only
-        spoiled_corrs: set[int] = set()
+        spoiled_corrs: dict[int, bool] = {}  # refused request -> whether a produce follows it
 
         def close_both():
             client_w.close()
@@ -187,11 +190,12 @@ class KafkaProxy:
                 if self._take(self._drop_requests, api_key):
                     self.stats.dropped_requests.append((api_key, corr))
                     return  # lost on the way: the broker never sees it, the client gets cut off
-                if api_key == PRODUCE and self._take_spoil():
+                followed = self._take_spoil() if api_key == PRODUCE else None
+                if followed is not None:
                     spoiled = _spoil_batch_crc(frame)
                     if spoiled is not None:
                         frame = spoiled
-                        spoiled_corrs.add(corr)
+                        spoiled_corrs[corr] = followed
                         self.stats.spoiled_requests.append((api_key, corr))
                 in_flight[corr] = api_key
                 self.stats.requests[api_key] = self.stats.requests.get(api_key, 0) + 1
@@ -203,15 +207,18 @@ class KafkaProxy:
             # partition while the retry waits. Holding a refused request's answer back (and, in
             # order, the ones behind it) until the answer to a produce request behind it has come
             # lets the later sends be appended first - as when a lost request is noticed only at its
-            # timeout. SPOILED_ANSWER_DELAY_S ends a hold no produce ends (an idempotent producer
-            # sends none while one is in flight). Released on that state, not after a time alone: on
-            # a busy machine the request behind came later than the time, and the order was kept.
+            # timeout. Released on that state alone when the fault says a produce follows; else
+            # SPOILED_ANSWER_DELAY_S ends a hold no produce may end (an idempotent producer sends
+            # none while one is in flight). A time alone failed: on a busy machine the request
+            # behind came later than the time, and the order was kept.
             loop = asyncio.get_running_loop()
             held: list[bytes] = []
-            release_at = 0.0
+            release_at: float | None = None  # None: no hold, or one only a produce behind it ends
             reading: asyncio.Future | None = None  # kept across a timeout, so no answer is cut
 
             async def release():
+                nonlocal release_at
+                release_at = None
                 for answer in held:
                     client_w.write(answer)
                 held.clear()
@@ -221,7 +228,7 @@ class KafkaProxy:
                 while True:
                     reading = reading or asyncio.ensure_future(_read_frame(up_r))
                     done, _ = await asyncio.wait(
-                        {reading}, timeout=max(0.0, release_at - loop.time()) if held else None
+                        {reading}, timeout=max(0.0, release_at - loop.time()) if release_at is not None else None
                     )
                     if not done:
                         await release()
@@ -233,13 +240,13 @@ class KafkaProxy:
                     api_key = in_flight.pop(corr, -1)
                     refused = corr in spoiled_corrs
                     if refused:
-                        spoiled_corrs.discard(corr)
+                        followed = spoiled_corrs.pop(corr)
                         frame = _retriable_error(frame)
                     if self._take(self._drop_responses, api_key):
                         # The broker has done the work; the client will never hear about it.
                         self.stats.dropped_responses.append((api_key, corr))
                         return
-                    if refused and not held:
+                    if refused and not held and not followed:
                         release_at = loop.time() + SPOILED_ANSWER_DELAY_S
                     if refused or held:
                         held.append(frame)

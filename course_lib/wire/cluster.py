@@ -36,6 +36,7 @@ from ..broker.cluster import Cluster
 from ..broker.topic_requests import create_topic_request, delete_topic_request
 from ..broker.simulated_cluster import partition_info
 from ..clusters import CreatesTopics, Fault, MessageFaultsAtLeader, NamesAsGiven, Part, TopicSpec
+from ..clusters.faults import mechanism_options
 from ..clusters.lab import simulator_options
 from ..history import History, Nemesis, Op, OpName
 from . import apis
@@ -340,13 +341,15 @@ class WireCluster(CreatesTopics, MessageFaultsAtLeader, NamesAsGiven):
             raise WireClusterError(f"{topic}-{partition} has no leader right now")
         return leader
 
-    def _message_fault(self, fault: Fault, topic: str, partition: int) -> int:
+    def _message_fault(self, fault: Fault, topic: str, partition: int, followed: bool = False) -> int:
         """Arm the nemesis at the partition's leader (its hook of the fault's name): a lost ACK's
         batch is appended and its connection closes (as the lab proxy does); a lost request is
         dropped on the simulated network (the connection stalls until the client's request
-        timeout); a refused one is answered with a retriable error, late. Returns the leader."""
+        timeout); a refused one is answered with a retriable error, late (after the answer to the
+        produce behind it, if ``followed``). Returns the leader."""
         leader = self._leader(topic, partition)
-        getattr(self.nemesis, fault.hook)(broker_id=leader, **_AS_THE_PROXY.get(fault.op, {}))
+        how = {**_AS_THE_PROXY.get(fault.op, {}), **mechanism_options(followed)}
+        getattr(self.nemesis, fault.hook)(broker_id=leader, **how)
         return leader
 
     # fault schedules: the simulator's, on the simulation thread at wall-clock ms

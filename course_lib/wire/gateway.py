@@ -20,8 +20,8 @@ from ..broker.protocol import node_name
 #: the Produce request's API key (0), as kafka-python's protocol names it
 PRODUCE = ApiKey.Produce
 
-#: course_lib.real.proxy.SPOILED_ANSWER_DELAY_S: how late the answer to a refused request comes
-#: at the latest (hold_answers)
+#: course_lib.real.proxy.SPOILED_ANSWER_DELAY_S: how late the answer to a refused request that no
+#: produce follows comes at the latest (hold_answers)
 SPOILED_ANSWER_DELAY_MS = 300
 
 log = logging.getLogger("course_lib.wire")
@@ -102,20 +102,22 @@ class Gateway:
         this broker to refuse this produce. If so its answer, and those behind it, are held
         (:meth:`hold_answers`) while the requests behind it are appended - as the lab proxy's
         refused request (``course_lib.real.proxy``)."""
-        if not self.wire.nemesis.take_refused(self.broker_id):
+        followed = self.wire.nemesis.take_refused(self.broker_id)
+        if followed is None:
             return False
-        self.hold_answers(SPOILED_ANSWER_DELAY_MS)
+        self.hold_answers(None if followed else SPOILED_ANSWER_DELAY_MS)
         return True
 
-    def hold_answers(self, ms: float) -> None:
+    def hold_answers(self, ms: float | None) -> None:
         """Answers from now on are held, and written in order once a produce request behind the one
         in progress has been handled, or after ``ms`` if none comes (an idempotent producer sends
-        none while one is in flight): the lab proxy's refused request, whose answer comes late while
-        the requests behind it are appended. Released on a state, not only a time: with a time alone,
-        a busy machine sent the request behind it too late, and kafka-python's retry kept the order."""
+        none while one is in flight; None: the producer will send one): the lab proxy's refused
+        request, whose answer comes late while the requests behind it are appended. Released on a
+        state, not only a time: with a time alone, a busy machine sent the request behind it too
+        late, and the client's retry kept the order."""
         if self._held is None:
             self._held = []
-            self._fallback = self.wire.cluster.sim.schedule(ms, self._release)
+            self._fallback = None if ms is None else self.wire.cluster.sim.schedule(ms, self._release)
 
     def _release(self) -> None:
         self.wire.cluster.sim.cancel(self._fallback)

@@ -32,7 +32,8 @@ class WireNemesis:
     def __init__(self, wire):
         self.wire = wire
         self._targets: list[ScheduleTarget] = []  # the schedules started, to cancel
-        self.refused: dict[int | None, int] = {}  # broker (None: any) -> produce requests still to refuse
+        #: broker (None: any) -> the produce requests still to refuse: whether one follows each
+        self.refused: dict[int | None, list[bool]] = {}
 
     # ---- processes --------------------------------------------------------------------------------
     def crash(self, broker_id: int) -> None:
@@ -86,26 +87,27 @@ class WireNemesis:
         leaves it (requests in flight are lost; clients find out by their request timeout)."""
         self.wire.call(self.wire.cluster.isolate, broker_id)
 
-    def refuse_next_request(self, broker_id: int | None = None) -> None:
+    def refuse_next_request(self, broker_id: int | None = None, followed: bool = False) -> None:
         """The broker (``broker_id``; None: any) refuses the next produce request with a retriable
-        error, and later requests on the connection go through while that answer comes 300 ms
-        late - what the real lab's proxy does (``course_lib.real.proxy``: it corrupts the batch's
+        error, and later requests on the connection go through while that answer comes late: after
+        the answer to a produce behind it, or (unless ``followed``: the producer will send one)
+        300 ms - what the real lab's proxy does (``course_lib.real.proxy``: it corrupts the batch's
         CRC and passes the refusal on as NOT_ENOUGH_REPLICAS)."""
 
         def arm() -> None:
-            self.refused[broker_id] = self.refused.get(broker_id, 0) + 1
+            self.refused.setdefault(broker_id, []).append(followed)
             self.wire.cluster.record("nemesis", Nemesis.REFUSE_NEXT_REQUEST, {"broker": broker_id})
 
         self.wire.call(arm)
 
-    def take_refused(self, broker_id: int) -> bool:
-        """On the simulation thread: whether this produce to ``broker_id`` is one to refuse (asked
-        by the gateway's hook, :meth:`~course_lib.wire.gateway.Gateway.refuses_next_produce`)."""
+    def take_refused(self, broker_id: int) -> bool | None:
+        """On the simulation thread: None if this produce to ``broker_id`` goes through, else it is
+        one to refuse and whether a produce follows it (asked by the gateway's hook,
+        :meth:`~course_lib.wire.gateway.Gateway.refuses_next_produce`)."""
         for key in (broker_id, None):
             if self.refused.get(key):
-                self.refused[key] -= 1
-                return True
-        return False
+                return self.refused[key].pop(0)
+        return None
 
     def heal(self) -> None:
         self.wire.call(self.wire.cluster.heal)
