@@ -8,7 +8,7 @@ LAB_STAMP := $(VENV)/.installed-lab
 # `make site` and `make site-offline` only need the [site] extra (JupyterLite), not Spark or the hub.
 SITE_STAMP := $(VENV)/.installed-site
 
-.PHONY: lab test test-fresh prepare check bench demo clean strip exercises grade site site-offline client-suites
+.PHONY: lab test test-fresh prepare check bench versions demo clean strip exercises grade site site-offline client-suites
 
 # .venv with one extra of pyproject.toml (the editable course package and what the extra needs)
 define install_extra
@@ -118,6 +118,9 @@ client-suites:  ## run kafka-python's integration suite on the wire cluster and 
 
 bench: $(STAMP)  ## print the benchmark tables
 	$(PY) -m bench
+
+versions: $(STAMP)  ## every experiment on each Kafka release (needs Java, ~30 min): the README's version table
+	$(PY) -m bench versions
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis _site _site_offline

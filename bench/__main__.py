@@ -1,4 +1,4 @@
-"""``python -m bench [sim] [widgets] [grading] [invariants] [real] [site] [wire] [--quick]``: print benchmark tables.
+"""``python -m bench [sim] [widgets] [grading] [invariants] [real] [site] [wire] [versions] [--quick]``: print benchmark tables.
 
 Without names: ``sim`` and ``widgets`` (what ``make bench`` prints). ``grading`` (CPU cost of every
 exercise's hidden check), ``invariants`` (replication invariants over 10,000 seeded fault schedules,
@@ -8,7 +8,9 @@ compares Pyodide with CPython and times a cold load of the static site's first d
 (:mod:`bench.site`). ``wire`` (opt-in) starts a simulated cluster that speaks the Kafka protocol
 and compares it with ``LocalCluster`` (start; kafka-python's, confluent-kafka's and the Java
 client's producer throughput into one wire cluster and one LocalCluster; the scenario suite;
-the client differential, ``--sequences N``; :mod:`bench.wire`). Spark benchmarks are a separate command (see README).
+the client differential, ``--sequences N``; :mod:`bench.wire`). ``versions`` (opt-in, ``make versions``,
+needs Java and Maven, ~30 min) runs every experiment on each Kafka release the course measures and
+writes what changed (:mod:`bench.kafka_versions`; ``--release V``: one release). Spark benchmarks are a separate command (see README).
 
 ``--quick``: every part as a smoke run of seconds (``real`` about a minute) that prints the same
 tables from less work; ``make test`` runs each so that none rots unseen (tests/test_bench.py).
@@ -16,13 +18,13 @@ tables from less work; ``make test`` runs each so that none rots unseen (tests/t
 
 import sys
 
-CHOICES = ("sim", "widgets", "grading", "invariants", "real", "site", "wire")
+CHOICES = ("sim", "widgets", "grading", "invariants", "real", "site", "wire", "versions")
 
 
 def main(argv: list[str]) -> int:
     quick = "--quick" in argv
     # an option's value (``--sequences 200``) is no benchmark name
-    values = {i + 1 for i, a in enumerate(argv) if a in ("--sequences", "--records")}
+    values = {i + 1 for i, a in enumerate(argv) if a in ("--sequences", "--records", "--release")}
     names = [a for i, a in enumerate(argv) if not a.startswith("-") and i not in values]
     options = [a for i, a in enumerate(argv) if a not in names or i in values]
     unknown = sorted(set(names) - set(CHOICES))
@@ -56,6 +58,10 @@ def main(argv: list[str]) -> int:
         from . import wire
 
         wire.main(quick=quick, argv=[o for o in options if o != "--quick"])  # kafka-python, confluent-kafka, Java
+    if "versions" in chosen:
+        from . import kafka_versions
+
+        kafka_versions.main(quick=quick, argv=[o for o in options if o != "--quick"])
     if "real" in chosen:
         from course_lib.real import jars
 

@@ -265,17 +265,24 @@ def _column_runs(col: Column, kafka, why: str | None) -> dict:
     return out
 
 
-def protocol_table(kafka=None, kafka_why: str | None = None, read_only: str | None = None) -> list[dict]:
+def protocol_table(
+    kafka=None,
+    kafka_why: str | None = None,
+    read_only: str | None = None,
+    clusters: tuple[str, ...] = ("simulated", "wire", "kafka"),
+) -> list[dict]:
     """Run (or, in a test run, read back) every experiment in every column and return the rows
     (:func:`protocol_rows`). ``kafka``: a LocalCluster for the Kafka columns (None: they say
     ``kafka_why``, unless a run of this test run is read back). ``read_only``: the client
     columns only read back what this test run stored, and say this where nothing was. The
     columns run side by side (each mostly waits on its cluster's timeouts); a column whose client
-    is missing says why."""
+    is missing says why. ``clusters``: the columns of these clusters only (the others say so)."""
     jobs = {}
     with ThreadPoolExecutor(len(COLUMNS), thread_name_prefix="protocol-matrix") as pool:
         for col in COLUMNS:
             why = client_missing(col.client) if col.client else None
+            if why is None and col.cluster not in clusters:
+                why = f"the {col.cluster} columns were not asked for"
             if why is None and col.client and read_only:
                 why = read_only
             if why is None and col.cluster == "kafka" and kafka is None:

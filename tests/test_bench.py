@@ -21,6 +21,7 @@ PARTS = {
     "site": ("Pyodide / CPython =", 300),
     "real": ("One write at a time", 300),
     "wire": ("start: simulated is", 300),  # its LocalCluster row needs Java: a real_kafka test
+    "versions": ("From Kafka 4.3.1 to 4.4.0", 300),  # the simulator's side of both releases
 }
 
 

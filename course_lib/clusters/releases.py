@@ -59,3 +59,16 @@ def check_kafka_version(version: str, source: str | None = None) -> str:
             f"{', '.join(SUPPORTED_KAFKA_VERSIONS)} (the default: {KAFKA_VERSION})"
         )
     return version
+
+
+def as_released(text: str, version: str | None = None) -> str:
+    """``text`` generated on the lab's default release (:data:`KAFKA_VERSION`) as a run of
+    ``version`` (default: :func:`kafka_version`) prints it: the release it names is replaced.
+    The README's matrices are generated on the default release; a run on another one is checked
+    against them this way - its cells must be the same, only the titles name its release
+    (``make versions`` measures what does change from one release to the next).
+
+    >>> as_released("Java 4.4.0 on Kafka 4.4.0", "4.3.1")
+    'Java 4.3.1 on Kafka 4.3.1'
+    """
+    return text.replace(KAFKA_VERSION, version or kafka_version())
