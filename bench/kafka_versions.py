@@ -34,13 +34,9 @@ from course_lib.clusters.releases import KAFKA_VERSION_ENV, SUPPORTED_KAFKA_VERS
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _cell(values) -> str:
-    return ", ".join(values) if values else "-"
-
-
 def fidelity_observations(kafka, cases) -> list[dict]:
     """The fidelity matrix's cases (without the wire columns): the anomaly classes each column found."""
-    from course_lib.fidelity import BY_DESIGN, MATRIX, fidelity_table
+    from course_lib.fidelity import BY_DESIGN, MATRIX, classes_cell, fidelity_table
 
     rows = fidelity_table(kafka, cases=cases, wire=False, real_why_not="the simulator's side only")
     out = []
@@ -53,7 +49,7 @@ def fidelity_observations(kafka, cases) -> list[dict]:
                     "experiment": row["scenario"],
                     "observable": f"anomalies{' (' + params + ')' if params else ''}",
                     "client": col.client or "simulator",
-                    "cell": f"not run: {why}" if why else _cell(row[col.key]),
+                    "cell": f"not run: {why}" if why else classes_cell(row[col.key]),
                     # the outcome depends on timing by design: a change between releases says nothing
                     **({"timing": True} if (row["scenario"], col.client) in BY_DESIGN else {}),
                 }
@@ -71,13 +67,18 @@ def protocol_observations(kafka) -> list[dict]:
     for row in rows:
         experiment, observable = row["row"].split(": ", 1)
         for col in [c for c in COLUMNS if c.cluster in clusters]:
-            why = row["not run"].get(col.key) or row["not shown"].get(col.key)
+            if col.key in row["not run"]:
+                cell = f"not run: {row['not run'][col.key]}"
+            elif col.key in row["not shown"]:
+                cell = f"not shown: {row['not shown'][col.key]}"
+            else:
+                cell = row[col.key]
             out.append(
                 {
                     "experiment": f"{experiment}: {row['experiment']}",
                     "observable": observable,
                     "client": col.client or "simulator",
-                    "cell": f"not run: {why}" if why else row[col.key],
+                    "cell": cell,
                 }
             )
     return out
@@ -123,13 +124,15 @@ def dead_letter_observations(kafka) -> list[dict]:
         topic = "dlq.jobs"
     out = _dead_letter_cells(dead_letter_queue(sim, topic), "simulator")
     if kafka is not None:
+        from kafka.errors import InvalidConfigurationError
+
         from course_lib.real.share_groups import dead_letter_queue as on_kafka
 
         try:
             name = kafka.create_topic(
                 f"dlq.jobs-{os.getpid()}", partitions=1, config={"errors.deadletterqueue.group.enable": "true"}
             )
-        except Exception:  # noqa: BLE001 - Kafka 4.3 refuses the unknown topic config
+        except InvalidConfigurationError:  # Kafka 4.3: the topic config is unknown (INVALID_CONFIG)
             name = "dlq.jobs"
         out += _dead_letter_cells(on_kafka(kafka, name, dead_letters=2), "confluent-kafka")
     return out

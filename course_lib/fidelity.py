@@ -367,7 +367,12 @@ def stop_lab(kafka) -> str:
     return real_lab.stop_lab(kafka)
 
 
-def _fmt(values) -> str:
+def classes_cell(values) -> str:
+    """A matrix cell: the anomaly classes a column found, or "-" for none.
+
+    >>> classes_cell(["duplicate", "reorder"]), classes_cell([])
+    ('duplicate, reorder', '-')
+    """
     return ", ".join(values) if values else "-"
 
 
@@ -417,7 +422,7 @@ def fidelity_line(row: dict, columns: list[Column] | None = None) -> str:
     """One case of :func:`fidelity_text`: what each column found (``not run (*)``: the foot
     says why), and whether they agree."""
     columns = MATRIX if columns is None else columns
-    cells = [("not run (*)" if _why_not(row, c.key) else _fmt(row.get(c.key))) for c in columns]
+    cells = [("not run (*)" if _why_not(row, c.key) else classes_cell(row.get(c.key))) for c in columns]
     agree = "-" if row.get("agree") is None else "yes" if row["agree"] else "NO"
     return f"{row['scenario']:<29}{_params(row):<52} " + "".join(f"{c:<{_WIDTH - 1}} " for c in cells) + agree
 
@@ -460,7 +465,7 @@ def by_design_lines(rows: list[dict], columns: list[Column] | None = None) -> li
     out = []
     for r in rows:
         if r.get("by design"):
-            done = "; ".join(f"{c.key}: {_fmt(r[c.key])}" for c in columns if r.get(c.key) is not None)
+            done = "; ".join(f"{c.key}: {classes_cell(r[c.key])}" for c in columns if r.get(c.key) is not None)
             out.append(f"- {r['scenario']}: {done} - clients differ, by design: {r['by design']}")
     return out
 
@@ -478,7 +483,7 @@ def plot_fidelity(rows: list[dict]):
                 colour, label = "#eeeeee", "not run"
             else:
                 colour = ("#f4cccc" if found else "#d9ead3") if r.get("agree") is not False else "#ffe599"
-                label = _fmt(found)
+                label = classes_cell(found)
             ax.add_patch(plt.Rectangle((j, i), 1, 1, facecolor=colour, edgecolor="white"))
             ax.text(j + 0.5, i + 0.5, label, ha="center", va="center", fontsize=8)
     ax.set_xlim(0, len(columns))
@@ -527,13 +532,13 @@ def client_differences(rows: list[dict]) -> str:
                     (r["scenario"], client), "not explained: a bug of one of the two clients or the adapter"
                 )
                 lines.append(
-                    f"  - {r['scenario']} {_params(r)}: {client} {_fmt(r[key])}, kafka-python {_fmt(r[base])} ({why})"
+                    f"  - {r['scenario']} {_params(r)}: {client} {classes_cell(r[key])}, kafka-python {classes_cell(r[base])} ({why})"
                 )
         wire, kafka = _column(client, "wire").key, _column(client, "kafka").key
         split = [r for r in rows if r.get(wire) is not None and r.get(kafka) is not None and r[wire] != r[kafka]]
         lines += [
-            f"  - {r['scenario']} {_params(r)}: under {client} the simulated cluster found {_fmt(r[wire])}, "
-            f"Kafka {_fmt(r[kafka])} (the brokers differ)"
+            f"  - {r['scenario']} {_params(r)}: under {client} the simulated cluster found {classes_cell(r[wire])}, "
+            f"Kafka {classes_cell(r[kafka])} (the brokers differ)"
             for r in split
         ]
     return "\n".join(lines)
@@ -561,7 +566,7 @@ def fidelity_markdown(rows: list[dict]) -> str:
         "|---|---|" + "---|" * len(columns),
     ]
     for r in rows:
-        cells = ["not run" if _why_not(r, c.key) else _fmt(r.get(c.key)) for c in columns]
+        cells = ["not run" if _why_not(r, c.key) else classes_cell(r.get(c.key)) for c in columns]
         out.append(f"| {r['scenario']} | {_params(r) or '-'} | " + " | ".join(cells) + " |")
     out += ["", *(f"- **{c.key}**: {c.title}" for c in columns)]
     disagree = [f"- {r['scenario']} {_params(r)}: {pair}" for r in rows for pair in r.get("disagree") or []]

@@ -635,8 +635,23 @@ def _kafka_rows(table: dict) -> list[dict]:
     return [r for r in table["rows"] if r["client"] != "simulator"] or table["rows"]
 
 
-#: how a cell not measured starts (the reason follows)
+#: how a cell not measured starts (the reason follows) -> its mark in the table: a client that
+#: did not run, or one that ran but does not show the value (``protocol_matrix.NOT_SHOWN``)
+_UNMEASURED = {"not run: ": "not run (*)", "not shown: ": "not shown (**)"}
+_FOOTNOTE = {"not run (*)": "(*) not run:", "not shown (**)": "(**) not shown:"}
 _NOT_RUN = "not run: "
+
+
+def _unmeasured(cell: str) -> tuple[str, str] | None:
+    """(the cell's mark, why) for a cell not measured, else None.
+
+    >>> _unmeasured("not shown: no epoch"), _unmeasured("3")
+    (('not shown (**)', 'no epoch'), None)
+    """
+    for prefix, mark in _UNMEASURED.items():
+        if cell.startswith(prefix):
+            return mark, cell[len(prefix) :]
+    return None
 
 
 def changed(row: dict, versions: list[str]) -> bool:
@@ -650,7 +665,7 @@ def changed(row: dict, versions: list[str]) -> bool:
     >>> changed({"4.3.1": "1", "4.4.0": "2", "timing": True}, v), changed({"4.3.1": "not run: no JVM", "4.4.0": "2"}, v)
     (False, False)
     """
-    cells = [row[v] for v in versions if v in row and not row[v].startswith(_NOT_RUN)]
+    cells = [row[v] for v in versions if v in row and not _unmeasured(row[v])]
     return len(set(cells)) > 1 and not row.get("timing")
 
 
@@ -687,7 +702,7 @@ def version_changes(table: dict) -> str:
 
 def _simulator_column(row: dict, sim: dict | None, versions: list[str]) -> str:
     """Whether the simulator of each release gives what the row's client gave on Kafka."""
-    if any(row.get(v, "").startswith(_NOT_RUN) for v in versions):
+    if any(_unmeasured(row.get(v, "")) for v in versions):
         return "-"  # nothing measured on Kafka to hold it to
     if row.get("timing"):
         return "by design"  # the client's outcome depends on timing (course_lib.fidelity.BY_DESIGN)
@@ -697,8 +712,8 @@ def _simulator_column(row: dict, sim: dict | None, versions: list[str]) -> str:
 def version_markdown(table: dict) -> str:
     """The README's and lesson 09's table: every observation on Kafka per release, whether it
     changed, and whether the simulator of each release gives the same (between
-    :data:`VERSIONS_START` and :data:`VERSIONS_END`); a cell not measured says ``not run (*)``,
-    and why is listed once below the table.
+    :data:`VERSIONS_START` and :data:`VERSIONS_END`); a cell not measured says ``not run (*)``
+    (or ``not shown (**)``), and why is listed once below the table.
 
     >>> row = {"experiment": "e", "observable": "o", "client": "java", "4.3.1": "not run: no JVM", "4.4.0": "1"}
     >>> print(version_markdown({"versions": ["4.3.1", "4.4.0"], "rows": [row]}).splitlines()[4])
@@ -714,16 +729,15 @@ def version_markdown(table: dict) -> str:
         + " | changed | simulator |",
         "|---|---|---|" + "---|" * len(versions) + "---|---|",
     ]
-    why_not: dict[str, list[str]] = {}
+    why_not: dict[str, dict[str, list[str]]] = {mark: {} for mark in _UNMEASURED.values()}
     for r in _kafka_rows(table):
         cells = [r.get(v, _NOT_RUN + "not measured") for v in versions]
-        for cell in cells:
-            if cell.startswith(_NOT_RUN):
-                named = f"{r['experiment']} ({r['client']})"
-                if named not in why_not.setdefault(cell[len(_NOT_RUN) :], []):
-                    why_not[cell[len(_NOT_RUN) :]].append(named)
-        shown = " | ".join("not run (*)" if c.startswith(_NOT_RUN) else c for c in cells)
-        measured = any(not c.startswith(_NOT_RUN) for c in cells)
+        for mark, why in filter(None, map(_unmeasured, cells)):
+            names = why_not[mark].setdefault(why, [])
+            if f"{r['experiment']} ({r['client']})" not in names:
+                names.append(f"{r['experiment']} ({r['client']})")
+        shown = " | ".join((_unmeasured(c) or (c,))[0] for c in cells)
+        measured = any(not _unmeasured(c) for c in cells)
         moved = (
             "**yes**"
             if changed(r, versions)
@@ -735,8 +749,10 @@ def version_markdown(table: dict) -> str:
         )
         same = _simulator_column(r, sim.get((r["experiment"], r["observable"])), versions)
         out.append(f"| {r['experiment']} | {r['observable']} | {r['client']} | {shown} | {moved} | {same} |")
-    if why_not:
-        out += ["", "(*) not run:", ""] + [f"- {', '.join(names)}: {why}" for why, names in why_not.items()]
+    for mark, whys in why_not.items():
+        if whys:
+            out += ["", _FOOTNOTE[mark], ""]
+            out += [f"- {', '.join(names)}: {why}" for why, names in whys.items()]
     return "\n".join([*out, "", version_changes(table), "", VERSIONS_END])
 
 
