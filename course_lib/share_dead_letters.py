@@ -30,6 +30,13 @@ from .clients.share_consumer import AcknowledgeType, ShareConsumer
 DLQ_REJECTED, DLQ_RELEASED = "job-1", "job-2"
 #: the source records' timestamps (CreateTime): a copied dead-letter record does not keep them
 DLQ_SOURCE_TIMESTAMP_MS = 1_700_000_000_000
+#: the group's record lock: longer than any worker holds a record, however slow the machine (with
+#: 1 s, a first Java consumer on a loaded machine acknowledged after its locks expired, and every
+#: record came back a second time)
+DLQ_LOCK_MS = 30_000
+#: how long no delivery must come after the last one expected before the worker stops: a RELEASEd
+#: record is available again at once, so it would be back by then
+DLQ_QUIET_MS = 1_000
 
 _names = itertools.count(1)
 
@@ -66,10 +73,9 @@ def dead_letter_queue(
     :func:`course_lib.real.share_groups.dead_letter_queue`): ``deliveries``, ``dlq`` (the
     dead-letter topic's partition 0 read back, None if it does not exist), ``group_config``,
     ``topic``, ``group``."""
-    lock_ms = 1_000
     configs = {
         "share.delivery.count.limit": delivery_count_limit,
-        "share.record.lock.duration.ms": lock_ms,
+        "share.record.lock.duration.ms": DLQ_LOCK_MS,
         **({"errors.deadletterqueue.topic.name": dlq_topic} if dlq_topic else {}),
         **(group_configs or {}),
     }
@@ -101,8 +107,8 @@ def dead_letter_queue(
         consumer.subscribe([topic])
         deadline = cluster.now + timeout_s * 1000
         quiet_since = None
-        # until every record had its last delivery and a lock duration passed without another
-        while quiet_since is None or cluster.now - quiet_since < lock_ms:
+        # until every record had its last delivery and DLQ_QUIET_MS passed without another
+        while quiet_since is None or cluster.now - quiet_since < DLQ_QUIET_MS:
             if cluster.now > deadline:
                 raise RuntimeError(f"not within {timeout_s} s: deliveries {deliveries}")
             got = consumer.poll(0.2)

@@ -13,6 +13,7 @@ import warnings
 import pytest
 
 from course_lib.broker import Cluster
+from course_lib.client_adapters import SHARE_CLIENTS, java_missing
 from course_lib.clients import KafkaProducer
 from tests.xdist_groups import run_long_groups_first
 
@@ -152,6 +153,15 @@ def kafka_clients_closed():
         gc.collect()  # a client dropped without close() stops when it is collected
         time.sleep(0.1)
     assert not left, f"kafka-python clients left running (close them, or the backend's close_clients()): {left}"
+
+
+@pytest.fixture(params=[c for c in SHARE_CLIENTS if c != "simulator"])
+def share_client(request) -> str:
+    """Each wall-clock client of the share-group workload (its contract:
+    :func:`course_lib.client_adapters.share_consumer`), by name; Java's skips without a JVM."""
+    if request.param == "java" and java_missing():
+        pytest.skip(f"the Java client needs a JVM: {java_missing()}")
+    return request.param
 
 
 @pytest.fixture

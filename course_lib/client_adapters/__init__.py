@@ -26,6 +26,15 @@ class with these members - the contract:
 Register it in :data:`CLIENTS` and give it a typed conformance line in
 ``tests/test_seam_types.py``; ``tests/test_layers.py`` then runs scenarios with it on every
 cluster it supports.
+
+The share-group workload (KIP-932) has a contract of its own, since kafka-python has no share
+consumer: :func:`share_consumer` builds, for a client of :data:`SHARE_CLIENTS`, a consumer with
+confluent-kafka's ``ShareConsumer`` API - ``subscribe(topics)``; ``poll(timeout)`` -> messages
+with ``error()``, ``topic()``, ``partition()``, ``offset()``, ``key()``, ``value()``,
+``delivery_count()``; ``acknowledge(message, AcknowledgeType.X)`` (any ``AcknowledgeType``: the
+ids are the wire's); ``commit_sync()`` -> ``{TopicPartition: None | KafkaException}``;
+``close()``. ``config`` uses librdkafka's (= Java's) names; the simulator's takes the simulated
+``Cluster`` as ``bootstrap.servers``. A share-group experiment is written once against it.
 """
 
 from __future__ import annotations
@@ -76,3 +85,42 @@ def java_missing() -> str | None:
 
 #: every client adapter, by name: what tests/test_layers.py composes with each cluster
 CLIENTS = {"kafka-python": kafka_python, "confluent-kafka": confluent_kafka, "java": java}
+
+
+def _simulated_share_consumer(config: dict) -> Any:
+    from course_lib.clients.share_consumer import ShareConsumer
+
+    return ShareConsumer(config)
+
+
+def _rdkafka_share_consumer(config: dict) -> Any:
+    from confluent_kafka import ShareConsumer
+
+    # librdkafka's share consumer takes its settings as strings ("500", "true")
+    return ShareConsumer({k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in config.items()})
+
+
+def _java_share_consumer(config: dict) -> Any:
+    from .java import ShareConsumer
+
+    return ShareConsumer(config)
+
+
+#: the clients of the share-group workload, by name: config -> a share consumer (module docstring)
+SHARE_CLIENTS = {
+    "simulator": _simulated_share_consumer,
+    "confluent-kafka": _rdkafka_share_consumer,
+    "java": _java_share_consumer,
+}
+
+
+def share_consumer(client: str, config: dict) -> Any:
+    """A share consumer of ``client`` (a key of :data:`SHARE_CLIENTS`) with confluent-kafka's API.
+
+    >>> share_consumer("kafka-python", {})
+    Traceback (most recent call last):
+    ValueError: no share consumer for 'kafka-python': choose one of simulator, confluent-kafka, java
+    """
+    if client not in SHARE_CLIENTS:
+        raise ValueError(f"no share consumer for {client!r}: choose one of {', '.join(SHARE_CLIENTS)}")
+    return SHARE_CLIENTS[client](config)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import atexit
 import threading
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..java_client import DriverProcess, JavaConsumer, JavaException, JavaProducer, outcomes
 from ..java_client import TopicPartition as JavaTopicPartition
@@ -265,3 +265,66 @@ def read_partition(
 def clients() -> RecordedClients:
     """The Java client's producer and consumer (the lab's kafka-clients), kafka-python's API."""
     return RecordedClients("java", JavaRecordedProducer, JavaRecordedConsumer, end_offset, read_partition)
+
+
+class ShareConsumer:
+    """confluent-kafka's ``ShareConsumer`` - the share-group workload's contract
+    (:func:`course_lib.client_adapters.share_consumer`) - over the Java client's
+    ``KafkaShareConsumer`` in the driver process, so a share-group experiment written once runs
+    with every client.
+
+    ``config``: Java's (and librdkafka's) names. ``poll(timeout)`` returns
+    :class:`~course_lib.clients.share_consumer.Message` s without timestamp or headers (the driver
+    does not send them); ``acknowledge(message, ack_type)`` takes any ``AcknowledgeType`` (the
+    simulator's, confluent-kafka's: the same ids); ``commit_sync()`` answers per partition None
+    or a ``KafkaException`` whose ``KafkaError.name()`` is Kafka's name of the error Java raised
+    (``InvalidRecordStateException``: INVALID_RECORD_STATE)."""
+
+    def __init__(self, config: dict) -> None:
+        from ..java_client import JavaShareConsumer
+
+        self._c = JavaShareConsumer(driver(), {k: _string(v) for k, v in config.items()})
+
+    def subscribe(self, topics: list[str]) -> None:
+        self._c.subscribe(topics)
+
+    def poll(self, timeout: float = -1) -> list:
+        from ..clients.share_consumer import Message
+
+        return [
+            Message(r.topic, r.partition, r.offset, _Fields(r.key, r.value), r.delivery_count)
+            for r in self._c.poll(max(timeout, 0))
+        ]
+
+    def acknowledge(self, message: Any, ack_type: Any = 1) -> None:
+        from ..clients.share_consumer import AcknowledgeType
+        from ..java_client import ShareRecord
+
+        record = ShareRecord(message.topic(), message.partition(), message.offset(), None, None, None)
+        self._c.acknowledge(record, AcknowledgeType(int(ack_type)).name)
+
+    def commit_sync(self, timeout: float = 60) -> dict:
+        from kafka.structs import TopicPartition
+
+        from ..clients.share_consumer import KafkaError, KafkaException
+
+        def exception(error: dict) -> KafkaException:
+            java = error["class"].rsplit(".", 1)[-1]
+            return KafkaException(KafkaError(type(kafka_python_error([java], error.get("message") or ""))))
+
+        return {
+            TopicPartition(tp.topic, tp.partition): None if error is None else exception(error)
+            for tp, error in self._c.commit_sync(timeout).items()
+        }
+
+    def close(self) -> None:
+        self._c.close(10)
+
+
+class _Fields(NamedTuple):
+    """What :class:`~course_lib.clients.share_consumer.Message` reads of a record."""
+
+    key: bytes | None
+    value: bytes | None
+    timestamp_ms: int = -1
+    headers: tuple = ()

@@ -33,7 +33,7 @@ import uuid
 
 # what dead_letter_queue does with each record, and the records' timestamps: one definition for
 # this probe and the simulator's (course_lib.share_dead_letters, whose experiment is this one)
-from ..share_dead_letters import DLQ_REJECTED, DLQ_RELEASED, DLQ_SOURCE_TIMESTAMP_MS
+from ..share_dead_letters import DLQ_LOCK_MS, DLQ_QUIET_MS, DLQ_REJECTED, DLQ_RELEASED, DLQ_SOURCE_TIMESTAMP_MS
 
 #: the records of every experiment are ``job-<i>``, one producer batch each (Kafka hands a share
 #: consumer whole batches; the simulator's scenarios write one record per batch too)
@@ -59,11 +59,12 @@ time.sleep(3600)  # in the middle of the next record: killed here
 """
 
 
-def _setup(kafka, group_configs: dict, partitions: int = 1) -> tuple[str, str]:
-    """A topic (one partition unless told) and a new share group with ``group_configs``."""
+def _setup(kafka, group_configs: dict, partitions: int = 1, topic_config: dict | None = None) -> tuple[str, str]:
+    """A topic (one partition unless told, ``topic_config`` its configs) and a new share group
+    with ``group_configs``."""
     from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
-    topic = kafka.create_topic(f"{TOPIC_STEM}-{uuid.uuid4().hex[:8]}", partitions=partitions)
+    topic = kafka.create_topic(f"{TOPIC_STEM}-{uuid.uuid4().hex[:8]}", partitions=partitions, config=topic_config)
     group = f"share-lab-{uuid.uuid4().hex[:8]}"
     # members heartbeat every second: one joining gets its partition within a second, not five
     # (the lab lowers the floor: group.share.min.heartbeat.interval.ms)
@@ -419,6 +420,7 @@ def dead_letter_queue(
     delivery_count_limit: int = 2,
     timeout_s: float = 60,
     dead_letters: int = 0,
+    client: str = "confluent-kafka",
 ) -> dict:
     """KIP-1191 (Kafka 4.4, ``share.version`` 2) on the lab cluster: four records ``job-0`` ..
     ``job-3`` (key ``k<i>``, header ``h: v<i>``) in a new share group whose
@@ -430,22 +432,27 @@ def dead_letter_queue(
     ("ok" or the refusal when the group configs were set), ``topic`` and ``group`` (the source),
     and ``seconds``. The records carry the timestamps :data:`DLQ_SOURCE_TIMESTAMP_MS` + i.
 
-    The worker stops once every record has had its last delivery and a lock duration passed
+    The worker stops once every record has had its last delivery and :data:`DLQ_QUIET_MS` passed
     without another one (a released record would have come back by then). ``dead_letters``: how
     many DLQ records to wait for (up to 30 s) before reading the topic - a DLQ topic the broker
-    creates itself gets its records after the source records are already archived."""
-    from confluent_kafka import AcknowledgeType, ShareConsumer
+    creates itself gets its records after the source records are already archived. ``client``:
+    whose share consumer the worker is (:data:`course_lib.client_adapters.SHARE_CLIENTS`)."""
+    from course_lib.client_adapters import share_consumer
+    from course_lib.clients.share_consumer import AcknowledgeType
 
     started = time.monotonic()
-    lock_ms = 1_000
     configs = {
         "share.delivery.count.limit": delivery_count_limit,
-        "share.record.lock.duration.ms": lock_ms,
+        "share.record.lock.duration.ms": DLQ_LOCK_MS,
         **({"errors.deadletterqueue.topic.name": dlq_topic} if dlq_topic else {}),
         **(group_configs or {}),
     }
     try:
-        topic, group = _setup(kafka, configs)
+        # The records' CreateTime is years old (so a copied dead letter's new timestamp shows):
+        # under the default retention.ms (7 days) Kafka's first retention check, 30 s after a
+        # broker starts (log.initial.task.delay.ms), deleted them before a slow first consumer
+        # read them (seen on 4.4.0 with Java's: deliveries {}). Kept here whatever their age.
+        topic, group = _setup(kafka, configs, topic_config={"retention.ms": "-1"})
     except Exception as e:  # a broker that does not know the configs refuses them (INVALID_CONFIG)
         return {"group_config": str(e), "deliveries": {}, "dlq": None, "topic": None, "group": None, "seconds": 0.0}
     from confluent_kafka import Producer
@@ -462,7 +469,7 @@ def dead_letter_queue(
         if producer.flush(30):
             raise RuntimeError(f"the lab cluster did not take job-{i} within 30 s")
     deliveries: dict = {}
-    consumer = ShareConsumer(_consumer(kafka.bootstrap_servers, group, 10))
+    consumer = share_consumer(client, _consumer(kafka.bootstrap_servers, group, 10))
     try:
         consumer.subscribe([topic])
         deadline = time.monotonic() + timeout_s
@@ -471,7 +478,7 @@ def dead_letter_queue(
             return len(deliveries) == 4 and len(deliveries[DLQ_RELEASED]) >= delivery_count_limit
 
         quiet_since = None
-        while quiet_since is None or time.monotonic() - quiet_since < lock_ms / 1000:
+        while quiet_since is None or time.monotonic() - quiet_since < DLQ_QUIET_MS / 1000:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"not within {timeout_s} s: deliveries {deliveries}")
             got = [m for m in consumer.poll(0.2) if m.error() is None]
@@ -497,11 +504,16 @@ def dead_letter_queue(
     }
 
 
-def dlq_by_partition(kafka, dlq_topic: str, partitions: int = 3, timeout_s: float = 60) -> dict:
+def dlq_by_partition(
+    kafka, dlq_topic: str, partitions: int = 3, timeout_s: float = 60, client: str = "confluent-kafka"
+) -> dict:
     """Three records in each of ``partitions`` source partitions (keys ``k<p><i>``), all
     REJECTed by one ShareConsumer, into a DLQ topic of as many partitions: DLQ partition ->
     its dead letters (as :func:`_read_topic` returns them)."""
-    from confluent_kafka import AcknowledgeType, Producer, ShareConsumer
+    from confluent_kafka import Producer
+
+    from course_lib.client_adapters import share_consumer
+    from course_lib.clients.share_consumer import AcknowledgeType
 
     source, group = _setup(kafka, {"errors.deadletterqueue.topic.name": dlq_topic}, partitions=partitions)
     producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
@@ -510,7 +522,7 @@ def dlq_by_partition(kafka, dlq_topic: str, partitions: int = 3, timeout_s: floa
             producer.produce(source, key=b"k%d%d" % (partition, i), value=b"v", partition=partition)
     if producer.flush(30):
         raise RuntimeError("the cluster did not take the records within 30 s")
-    consumer = ShareConsumer(_consumer(kafka.bootstrap_servers, group, 10))
+    consumer = share_consumer(client, _consumer(kafka.bootstrap_servers, group, 10))
     rejected: list = []
     try:
         consumer.subscribe([source])
@@ -529,10 +541,14 @@ def dlq_by_partition(kafka, dlq_topic: str, partitions: int = 3, timeout_s: floa
     return {p: _read_topic(kafka, dlq_topic, 3, partition=p) for p in range(partitions)}
 
 
-def dlq_never_acknowledged(kafka, dlq_topic: str, timeout_s: float = 60) -> tuple[list, list | None]:
+def dlq_never_acknowledged(
+    kafka, dlq_topic: str, timeout_s: float = 60, client: str = "confluent-kafka"
+) -> tuple[list, list | None]:
     """One record (limit 2, lock 1 s) that consumers poll and close on without acknowledging,
     one after another, twice: (the delivery counts they got, the DLQ topic's records)."""
-    from confluent_kafka import Producer, ShareConsumer
+    from confluent_kafka import Producer
+
+    from course_lib.client_adapters import share_consumer
 
     source, group = _setup(
         kafka,
@@ -548,7 +564,7 @@ def dlq_never_acknowledged(kafka, dlq_topic: str, timeout_s: float = 60) -> tupl
         raise RuntimeError("the cluster did not take job-0 within 30 s")
     counts = []
     for _ in range(2):
-        consumer = ShareConsumer(_consumer(kafka.bootstrap_servers, group, 10))
+        consumer = share_consumer(client, _consumer(kafka.bootstrap_servers, group, 10))
         try:
             consumer.subscribe([source])
             deadline = time.monotonic() + timeout_s

@@ -1,5 +1,6 @@
 """Dead-letter queues for share groups (KIP-1191) on the session's LocalCluster, measured with
-confluent-kafka's ShareConsumer (course_lib.real.share_groups.dead_letter_queue): what Kafka 4.4.0
+confluent-kafka's ShareConsumer and the Java client's KafkaShareConsumer (each experiment of
+course_lib.real.share_groups with both, through the share workload's contract): what Kafka 4.4.0
 writes to a share group's dead-letter topic, and when it writes nothing. On Kafka 4.3.1
 (``COURSE_KAFKA_VERSION=4.3.1``) the same group configs are refused as unknown.
 
@@ -90,8 +91,8 @@ def test_on_4_3_1_the_dead_letter_configs_are_unknown(cluster):
     assert "Unknown group config name: errors.deadletterqueue.topic.name" in got["group_config"]
 
 
-def test_rejected_and_over_the_limit_records_carry_their_origin(kip_1191):
-    got = dead_letter_queue(kip_1191, dlq_topic(kip_1191, "dlq.headers"), dead_letters=2)
+def test_rejected_and_over_the_limit_records_carry_their_origin(kip_1191, share_client):
+    got = dead_letter_queue(kip_1191, dlq_topic(kip_1191, "dlq.headers"), dead_letters=2, client=share_client)
     assert got["deliveries"] == DELIVERIES
     assert [(r["offset"], r["key"], r["value"], r["headers"]) for r in got["dlq"]] == [
         (0, None, None, origin(got, 1, 1, REJECTED)),
@@ -100,9 +101,13 @@ def test_rejected_and_over_the_limit_records_carry_their_origin(kip_1191):
     assert tuple(got["dlq"][0]["headers"]) == DLQ_HEADERS
 
 
-def test_copy_record_enable_copies_the_key_and_value_only(kip_1191):
+def test_copy_record_enable_copies_the_key_and_value_only(kip_1191, share_client):
     got = dead_letter_queue(
-        kip_1191, dlq_topic(kip_1191, "dlq.copy"), {"errors.deadletterqueue.copy.record.enable": "true"}, dead_letters=2
+        kip_1191,
+        dlq_topic(kip_1191, "dlq.copy"),
+        {"errors.deadletterqueue.copy.record.enable": "true"},
+        dead_letters=2,
+        client=share_client,
     )
     assert got["deliveries"] == DELIVERIES
     assert [(r["key"], r["value"], r["headers"]) for r in got["dlq"]] == [
@@ -116,7 +121,7 @@ def test_copy_record_enable_copies_the_key_and_value_only(kip_1191):
 @pytest.mark.parametrize(
     "case", ["not opted in", "no dlq. prefix", "missing, no auto-create", "over max.message.bytes"]
 )
-def test_a_dlq_kafka_cannot_write_archives_the_records_anyway(kip_1191, case):
+def test_a_dlq_kafka_cannot_write_archives_the_records_anyway(kip_1191, case, share_client):
     if case == "not opted in":
         topic = dlq_topic(kip_1191, "dlq.plain", **{"errors.deadletterqueue.group.enable": "false"})
     elif case == "no dlq. prefix":
@@ -125,7 +130,7 @@ def test_a_dlq_kafka_cannot_write_archives_the_records_anyway(kip_1191, case):
         topic = f"dlq.missing-{uuid.uuid4().hex[:6]}"
     else:  # not even the header-only record fits
         topic = dlq_topic(kip_1191, "dlq.tiny", **{"max.message.bytes": "60"})
-    got = dead_letter_queue(kip_1191, topic)
+    got = dead_letter_queue(kip_1191, topic, client=share_client)
     assert got["deliveries"] == DELIVERIES  # archived: neither record came back
     assert got["dlq"] == (None if case == "missing, no auto-create" else [])
 
@@ -177,9 +182,9 @@ def test_share_version_1_writes_nothing(kip_1191):
         assert support.until(lambda: finalized_share_version(kip_1191) == 2, 60)
 
 
-def test_each_dead_letter_goes_to_the_partition_numbered_like_its_source(kip_1191):
+def test_each_dead_letter_goes_to_the_partition_numbered_like_its_source(kip_1191, share_client):
     """Not by key: three source partitions, three DLQ partitions, every record REJECTed."""
-    landed = dlq_by_partition(kip_1191, dlq_topic(kip_1191, "dlq.parts", partitions=3))
+    landed = dlq_by_partition(kip_1191, dlq_topic(kip_1191, "dlq.parts", partitions=3), client=share_client)
     assert {p: [r["headers"]["__dlq.errors.partition"] for r in rs] for p, rs in landed.items()} == {
         p: [str(p)] * 3 for p in range(3)
     }
@@ -188,9 +193,9 @@ def test_each_dead_letter_goes_to_the_partition_numbered_like_its_source(kip_119
     }
 
 
-def test_a_record_never_acknowledged_is_dead_lettered_at_the_limit(kip_1191):
+def test_a_record_never_acknowledged_is_dead_lettered_at_the_limit(kip_1191, share_client):
     """Consumers take it and go away without a word, until the delivery limit (2) is reached."""
-    counts, [letter] = dlq_never_acknowledged(kip_1191, dlq_topic(kip_1191, "dlq.silent"))
+    counts, [letter] = dlq_never_acknowledged(kip_1191, dlq_topic(kip_1191, "dlq.silent"), client=share_client)
     assert counts == [1, 2]
     assert letter["headers"]["__dlq.errors.delivery.count"] == "2"
     assert letter["headers"]["__dlq.errors.message"] == OVER_LIMIT

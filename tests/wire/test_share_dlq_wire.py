@@ -1,7 +1,8 @@
 """Dead-letter queues for share groups (KIP-1191) on the wire cluster modelling Kafka 4.4.0, with
-confluent-kafka's ShareConsumer: the very probes tests/real/test_share_dlq_real.py runs on Kafka
-(course_lib.real.share_groups), held to the same measured values. The share invariants are
-checked after every event."""
+confluent-kafka's ShareConsumer and the Java client's KafkaShareConsumer (the share workload's
+contract, course_lib.client_adapters.share_consumer): the very probes
+tests/real/test_share_dlq_real.py runs on Kafka (course_lib.real.share_groups), held to the same
+measured values. The share invariants are checked after every event."""
 
 from __future__ import annotations
 
@@ -40,8 +41,8 @@ def dlq_topic(wire, stem: str, partitions: int = 1, **config: str) -> str:
     return wire.create_topic(f"{stem}-{uuid.uuid4().hex[:6]}", partitions=partitions, config=settings)
 
 
-def test_rejected_and_over_the_limit_records_carry_their_origin(wire):
-    got = dead_letter_queue(wire, dlq_topic(wire, "dlq.headers"), dead_letters=2)
+def test_rejected_and_over_the_limit_records_carry_their_origin(wire, share_client):
+    got = dead_letter_queue(wire, dlq_topic(wire, "dlq.headers"), dead_letters=2, client=share_client)
     assert got["deliveries"] == DLQ_DELIVERIES
     assert [(r["offset"], r["key"], r["value"], r["headers"]) for r in got["dlq"]] == [
         (0, None, None, dlq_origin(got, 1, 1, DLQ_REJECTED_MESSAGE)),
@@ -50,9 +51,13 @@ def test_rejected_and_over_the_limit_records_carry_their_origin(wire):
     assert tuple(got["dlq"][0]["headers"]) == DLQ_HEADERS
 
 
-def test_copy_record_enable_copies_the_key_and_value_only(wire):
+def test_copy_record_enable_copies_the_key_and_value_only(wire, share_client):
     got = dead_letter_queue(
-        wire, dlq_topic(wire, "dlq.copy"), {"errors.deadletterqueue.copy.record.enable": "true"}, dead_letters=2
+        wire,
+        dlq_topic(wire, "dlq.copy"),
+        {"errors.deadletterqueue.copy.record.enable": "true"},
+        dead_letters=2,
+        client=share_client,
     )
     assert got["deliveries"] == DLQ_DELIVERIES
     assert [(r["key"], r["value"], r["headers"]) for r in got["dlq"]] == [
@@ -65,7 +70,7 @@ def test_copy_record_enable_copies_the_key_and_value_only(wire):
 @pytest.mark.parametrize(
     "case", ["not opted in", "no dlq. prefix", "missing, no auto-create", "over max.message.bytes"]
 )
-def test_a_dlq_kafka_cannot_write_archives_the_records_anyway(wire, case):
+def test_a_dlq_kafka_cannot_write_archives_the_records_anyway(wire, case, share_client):
     if case == "not opted in":
         topic = dlq_topic(wire, "dlq.plain", **{"errors.deadletterqueue.group.enable": "false"})
     elif case == "no dlq. prefix":
@@ -74,7 +79,7 @@ def test_a_dlq_kafka_cannot_write_archives_the_records_anyway(wire, case):
         topic = f"dlq.missing-{uuid.uuid4().hex[:6]}"
     else:
         topic = dlq_topic(wire, "dlq.tiny", **{"max.message.bytes": "60"})
-    got = dead_letter_queue(wire, topic)
+    got = dead_letter_queue(wire, topic, client=share_client)
     assert got["deliveries"] == DLQ_DELIVERIES
     assert got["dlq"] == (None if case == "missing, no auto-create" else [])
     failed = wire.call(lambda: [op.value["offset"] for op in wire.cluster.history if op.f == "share_dlq_failed"])
@@ -131,8 +136,8 @@ def test_on_4_3_1_the_dead_letter_configs_are_unknown():
     assert "Unknown group config name: errors.deadletterqueue.topic.name" in got["group_config"]
 
 
-def test_each_dead_letter_goes_to_the_partition_numbered_like_its_source(wire):
-    landed = dlq_by_partition(wire, dlq_topic(wire, "dlq.parts", partitions=3))
+def test_each_dead_letter_goes_to_the_partition_numbered_like_its_source(wire, share_client):
+    landed = dlq_by_partition(wire, dlq_topic(wire, "dlq.parts", partitions=3), client=share_client)
     assert {p: [r["headers"]["__dlq.errors.partition"] for r in rs] for p, rs in landed.items()} == {
         p: [str(p)] * 3 for p in range(3)
     }
@@ -141,8 +146,8 @@ def test_each_dead_letter_goes_to_the_partition_numbered_like_its_source(wire):
     }
 
 
-def test_a_record_never_acknowledged_is_dead_lettered_at_the_limit(wire):
-    counts, [letter] = dlq_never_acknowledged(wire, dlq_topic(wire, "dlq.silent"))
+def test_a_record_never_acknowledged_is_dead_lettered_at_the_limit(wire, share_client):
+    counts, [letter] = dlq_never_acknowledged(wire, dlq_topic(wire, "dlq.silent"), client=share_client)
     assert counts == [1, 2]
     assert letter["headers"]["__dlq.errors.delivery.count"] == "2"
     assert letter["headers"]["__dlq.errors.message"] == DLQ_OVER_LIMIT_MESSAGE
