@@ -51,3 +51,24 @@ class _NoOptions:
         @staticmethod
         def getoption(name):
             raise ValueError(name)
+
+
+#: a duration written by hand ("~4 min", "(3-4 min", "about 10 s"): a measured number that goes
+#: stale; the README's measured tables are generated between <!-- name --> ... <!-- /name -->
+HAND_DURATION = re.compile(r"(~|about |\()\s*\d+(\.\d+)?(\s*-\s*\d+)?\s*(min|minutes|s|seconds|ms)\b")
+GENERATED = re.compile(r"<!-- ([\w-]+)[^>]*-->.*?<!-- /\1 -->", re.S)
+
+
+def hand_durations(text: str) -> list[str]:
+    """The lines of ``text`` outside its generated blocks that give a duration by hand.
+
+    >>> hand_durations("a (3-4 min on 2 cores)\\n<!-- t: generated -->\\n~5 s\\n<!-- /t -->\\nlock 30 s")
+    ['a (3-4 min on 2 cores)']
+    """
+    return [line for line in GENERATED.sub("", text).splitlines() if HAND_DURATION.search(line)]
+
+
+def test_the_readme_gives_no_duration_by_hand():
+    """How long something takes is measured where it runs (``--durations``, ``python -m bench``)."""
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert hand_durations(text) == []
