@@ -64,6 +64,7 @@ def pytest_configure(config):
     from tests import process_support
 
     process_support.install(config)
+    _kernels_over_ipc()
     if in_ci() and not hasattr(config, "workerinput"):
         os.environ.setdefault("COURSE_CACHE_FROZEN", "1")
     if not hasattr(config, "workerinput"):
@@ -81,6 +82,33 @@ def pytest_configure(config):
             shutil.rmtree(folder, ignore_errors=True)
 
         config.add_cleanup(cleanup)
+
+
+def _kernels_over_ipc() -> None:
+    """nbval's notebook kernels over Unix sockets, not TCP. For TCP, jupyter_client picks five
+    free ports and the kernel binds them a moment later; any other process of the suite (a broker,
+    a wire cluster, another kernel) that binds a free port in between can take one, and the kernel
+    dies before it answers (jupyter/jupyter_client#487; its port cache is per process). Seen as
+    notebook 06's 25 setup errors, "Kernel died before replying to kernel_info", with two suites
+    running at once."""
+    import uuid
+
+    import nbval.kernel
+    from jupyter_client.manager import KernelManager
+    from traitlets import CaselessStrEnum, default
+
+    from course_lib.shared_results import ENV
+
+    class IpcKernelManager(KernelManager):
+        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+
+        @default("ip")
+        def _ip_default(self) -> str:
+            # jupyter_client's default, "kernel-ipc", is relative to the kernel's folder: two
+            # notebooks' kernels would share its sockets. The run's own folder is removed at its end.
+            return os.path.join(os.environ.get(ENV) or tempfile.gettempdir(), f"kernel-{uuid.uuid4().hex}-ipc")
+
+    nbval.kernel.KernelManager = IpcKernelManager  # what nbval.kernel.start_new_kernel builds
 
 
 def _jvm_missing_reason() -> str | None:
