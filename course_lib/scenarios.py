@@ -47,6 +47,7 @@ from .scenario_framework import (
     _send_all,
     _summary,
     _unsafe_acks,
+    crash_with_a_follower_in_sync,
     run_scenario,
     scenario,
 )
@@ -85,7 +86,7 @@ def leader_crash_after_ack(seed: int = 0, backend=None, acks=1, messages: int = 
     if unsafe:  # wait for the leader's acknowledgements (acks=all cannot get any now)
         b.wait_until(lambda: all(f.is_done for f in futures), 1000)
     acked_before_crash = sum(1 for op in b.history if op.f == OpName.SEND and op.type == "ok")
-    b.crash(leader)
+    crash_with_a_follower_in_sync(b, topic, leader)
     for f in followers:
         b.resume(f)
     producer.flush()
@@ -288,7 +289,7 @@ def fire_and_forget_crash(seed: int = 0, backend=None, messages: int = 40) -> Sc
     leader = b.leader_of(topic)
     followers = b.hold_back_followers(topic, leader)
     sends = [partial(producer.send, topic, f"m-{i}".encode()) for i in range(messages)]
-    b.stream(sends, midway=[partial(b.crash, leader), *(partial(b.resume, r) for r in followers)])
+    b.stream(sends, midway=[partial(crash_with_a_follower_in_sync, b, topic, leader), *(partial(b.resume, r) for r in followers)])
     producer.flush()
     return _finish(
         "fire_and_forget_crash",

@@ -51,7 +51,7 @@ deadline = time.monotonic() + cfg["timeout_s"]
 got = []
 while not got and time.monotonic() < deadline:
     got = [m for m in c.poll(0.2) if m.error() is None]
-print(json.dumps({"held": [m.offset() for m in got]}), flush=True)
+print(json.dumps({"held": [[m.offset(), m.delivery_count()] for m in got]}), flush=True)
 for m in got[: cfg["processed"]]:
     time.sleep(cfg["handler_ms"] / 1000)
     print(json.dumps({"processed": m.offset()}), flush=True)
@@ -123,7 +123,8 @@ def worker_crash(
 ) -> dict:
     """The simulator's ``worker_crash`` on Kafka: the numbers it measures (``held_at_crash``,
     ``redelivered``, ``processed_twice``, ``redelivery_after_crash_ms``), ``delivery_counts``:
-    what the other worker saw as the held records' delivery counts, and ``seconds``.
+    what the other worker saw as the held records' delivery counts, ``deliveries_added``: by how
+    much those exceed the crashed worker's (each distinct value once), and ``seconds``.
     ``host_lost``: the worker's process is stopped (SIGSTOP), not killed: its connections stay
     open, as they do for the brokers when a machine is gone (until long after the lock).
     ``driver``: both workers are the Java client's (the crashing one in a JVM of its own, the
@@ -169,11 +170,18 @@ def worker_crash(
             got = survivor.poll(0.1)
             polled = time.monotonic()
             for offset, _, count, m in got:
-                if offset in held:
+                # A held record that comes with a delivery count no higher than the crashed
+                # worker's is a copy this worker acquired before it: Java's share consumer may
+                # have fetched ahead after the warm-up (a ShareFetch parked on the broker takes
+                # the jobs as they are written), and the copy's lock ran out in its buffer before
+                # the crashed worker polled. Not a redelivery, and its acknowledgement fails.
+                stale = offset in held and count <= held[offset]
+                if offset in held and not stale:
                     again.setdefault(offset, (polled - crashed, count))
                 time.sleep(handler_ms / 1000)
                 survivor.acknowledge(m, "accept")
-                accepted.add(offset)
+                if not stale:
+                    accepted.add(offset)
             if got:
                 # a record whose lock ran out in the client's buffer comes back (and is accepted
                 # again): the counts compared are of the crashed worker's records only
@@ -184,6 +192,8 @@ def worker_crash(
             "processed_twice": len(set(done_first) & set(again)),
             "redelivery_after_crash_ms": round(1000 * min(s for s, _ in again.values())) if again else None,
             "delivery_counts": sorted(c for _, c in again.values()),
+            # each redelivery counted once: a count one more than the crashed worker's
+            "deliveries_added": sorted({c - held[o] for o, (_, c) in again.items()}),
             "seconds": round(time.monotonic() - started, 1),
         }
     finally:
@@ -211,14 +221,14 @@ class _RdkafkaDoomed:
         )
         self.lines, self.reader = _lines(self.proc)
 
-    def held(self) -> list:
-        self._held = self.lines.get(timeout=self.timeout_s)["held"]
+    def held(self) -> dict:
+        self._held = dict(self.lines.get(timeout=self.timeout_s)["held"])
         if not self._held:
             raise RuntimeError(f"the first worker got no record within {self.timeout_s} s")
         return self._held
 
     def finished(self) -> list:
-        return [self.lines.get(timeout=self.timeout_s)["processed"] for _ in self._held[: self.processed]]
+        return [self.lines.get(timeout=self.timeout_s)["processed"] for _ in list(self._held)[: self.processed]]
 
     def crash(self, host_lost: bool) -> None:
         if host_lost:
@@ -253,18 +263,18 @@ class _JavaDoomed:
             self.jvm.close()  # not reaped by the caller: it never got this worker
             raise
 
-    def held(self) -> list:
+    def held(self) -> dict:
         deadline = time.monotonic() + self.timeout_s
         got: list = []
         while not got:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the first worker got no record within {self.timeout_s} s")
             got = self.worker.poll(0.2)
-        self._held = [offset for offset, *_ in got]
+        self._held = {offset: count for offset, _, count, _ in got}
         return self._held
 
     def finished(self) -> list:
-        done = self._held[: self.processed]
+        done = list(self._held)[: self.processed]
         time.sleep(len(done) * self.handler_ms / 1000)
         return done
 
@@ -322,8 +332,11 @@ def crash_disagreements(compared: dict) -> list[str]:
             )
         if c["wait"][0] != c["wait"][1]:
             wrong.append(f"{name}: the wait {c['wait'][1]!r}, simulator {c['wait'][0]!r} ({measured}, {sim})")
-        if set(measured["delivery_counts"]) != {2}:
-            wrong.append(f"{name}: delivery counts {measured['delivery_counts']}, expected 2 each")
+        if measured["deliveries_added"] not in ([1], []):
+            wrong.append(
+                f"{name}: delivery counts {measured['delivery_counts']}, each should be one more than the crashed "
+                f"worker's (added: {measured['deliveries_added']})"
+            )
     return wrong
 
 
