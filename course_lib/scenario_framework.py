@@ -71,6 +71,7 @@ def run_scenario(name: str, backend=None, seed: int = 0, **params):
         fn = SCENARIOS[name]
     except KeyError:
         raise ValueError(f"no scenario {name!r}; choose one of {sorted(SCENARIOS)}") from None
+    lost: list[str] = []
     for attempt in range(1, PREMISE_ATTEMPTS + 1):
         try:
             result = fn(seed=seed, backend=backend, **params)
@@ -83,6 +84,9 @@ def run_scenario(name: str, backend=None, seed: int = 0, **params):
                 if isinstance(e, PremiseLost):
                     e.add_note(f"{name}: the same in each of {attempt} runs - is the machine too loaded?")
                 raise
+            lost.append(str(e))
+    if lost:  # said, not hidden: the runs that could not show the case
+        result.notes["runs_repeated"] = lost
     result.parameters = dict(params)
     return result
 

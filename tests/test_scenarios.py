@@ -1,5 +1,7 @@
 """Every named scenario shows exactly the anomalies its configuration is known for."""
 
+import re
+
 import pytest
 
 from course_lib.scenarios import SCENARIOS, run_scenario
@@ -85,6 +87,8 @@ def test_a_crash_whose_followers_left_the_isr_is_run_again(monkeypatch):
     monkeypatch.setattr(SimBackend, "isr_of", fenced_first)
     again = run_scenario("leader_crash_after_ack", seed=0, acks=1)
     assert len(asked) == 2 and again.anomalies == {"lost"}
+    [why] = again.notes["runs_repeated"]
+    assert re.fullmatch(r"no follower of leader (\d) was in the ISR \(\[\1\]\) when it was to crash", why), why
 
     monkeypatch.setattr(SimBackend, "isr_of", lambda self, topic, partition=0: [self.leader_of(topic)])
     with pytest.raises(PremiseLost) as lost:
