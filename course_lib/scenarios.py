@@ -289,7 +289,10 @@ def fire_and_forget_crash(seed: int = 0, backend=None, messages: int = 40) -> Sc
     leader = b.leader_of(topic)
     followers = b.hold_back_followers(topic, leader)
     sends = [partial(producer.send, topic, f"m-{i}".encode()) for i in range(messages)]
-    b.stream(sends, midway=[partial(crash_with_a_follower_in_sync, b, topic, leader), *(partial(b.resume, r) for r in followers)])
+    b.stream(
+        sends,
+        midway=[partial(crash_with_a_follower_in_sync, b, topic, leader), *(partial(b.resume, r) for r in followers)],
+    )
     producer.flush()
     return _finish(
         "fire_and_forget_crash",
