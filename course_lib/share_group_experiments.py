@@ -252,9 +252,10 @@ class _InThreads:
             raise self.errors[0]
 
 
-def librdkafka(servers: str, topic: str, group: str, produce) -> dict:
-    """confluent-kafka's ShareConsumer (``share.acknowledgement.mode=explicit``)."""
-    return run(lambda max_records: RdkafkaWorker(servers, topic, group, max_records), produce)
+def with_client(client: str, servers: str, topic: str, group: str, produce, during=None) -> dict:
+    """:func:`run` with ``client``'s share consumers (``share.acknowledgement.mode=explicit``) on
+    ``servers``."""
+    return run(lambda max_records: worker(client, servers, topic, group, max_records), produce, during=during)
 
 
 #: long enough that only flush() sends a batch: each holds the records produced since the last
@@ -305,7 +306,12 @@ def simulator_run(seed: int = 0) -> dict:
             p.flush()
         p.close()
 
-    return run(lambda n: SimWorker(cluster, topic, group, n), produce, clock=lambda: cluster.now / 1000, threads=False)
+    return run(
+        lambda n: worker("simulator", cluster, topic, group, n),
+        produce,
+        clock=lambda: cluster.now / 1000,
+        threads=False,
+    )
 
 
 #: what ``Admin.describeShareGroups`` shows while the four workers are members: one partition
@@ -339,11 +345,6 @@ def java_describe(driver, servers: str, group: str, timeout_s: float = 30) -> di
         "members": len(d["members"]),
         "partitions": sorted(sorted(tp["partition"] for tp in m["assignment"]) for m in d["members"]),
     }
-
-
-def java(driver, servers: str, topic: str, group: str, produce, during=None) -> dict:
-    """The Java client's KafkaShareConsumer (``share.acknowledgement.mode=explicit``)."""
-    return run(lambda n: JavaWorker(driver, servers, topic, group, n), produce, during=during)
 
 
 #: the throttling experiment: one batch of 8, a worker that RELEASEs all it gets, limit 5
@@ -438,14 +439,15 @@ def wire_setup(wire) -> tuple[str, str]:
 
 
 def librdkafka_run(servers: str, topic: str, group: str) -> dict:
-    """:func:`librdkafka` with :func:`librdkafka_produce`."""
-    return librdkafka(servers, topic, group, lambda: librdkafka_produce(servers, topic))
+    """confluent-kafka's share consumers, the records written by :func:`librdkafka_produce`."""
+    return with_client("confluent-kafka", servers, topic, group, lambda: librdkafka_produce(servers, topic))
 
 
 def java_run(driver, servers: str, topic: str, group: str) -> dict:
-    """:func:`java` with :func:`java_produce`; ``["during"]`` is :func:`java_describe`'s summary."""
-    return java(
-        driver,
+    """The Java client's share consumers (the adapter's driver, which ``driver`` is in the tests),
+    the records written by :func:`java_produce`; ``["during"]`` is :func:`java_describe`'s summary."""
+    return with_client(
+        "java",
         servers,
         topic,
         group,
@@ -503,28 +505,24 @@ def worker_config(servers, group: str, max_records: int) -> dict:
 
 
 def _lock_expired(error) -> bool:
-    """Is a commit's per-partition error INVALID_RECORD_STATE (the simulator's exception, or the
-    Java driver's ``{"class": ...}``)?"""
-    if isinstance(error, dict):
-        name = error.get("class", "")
-    else:
-        name = error.__name__ if isinstance(error, type) else type(error).__name__
-    return name.endswith(("InvalidRecordStateException", "InvalidRecordStateError"))
+    """Is a commit's per-partition error INVALID_RECORD_STATE (a ``KafkaException`` of the share
+    workload's contract, whatever the client)?"""
+    return error.args[0].name() == "INVALID_RECORD_STATE"
 
 
-class SimWorker:
-    """The simulated ShareConsumer (confluent-kafka's names) on a simulated Cluster:
-    ``poll(seconds)`` -> ``[(offset, value, delivery count, record)]``, ``acknowledge(record,
-    "accept" | "release" | "reject")``, ``commit()``, ``close()``."""
+class Worker:
+    """A worker of these experiments - the application, not a client: ``poll(seconds)`` ->
+    ``[(offset, value, delivery count, message)]``, ``acknowledge(message, "accept" | "release" |
+    "reject" | "renew")``, ``commit()``, ``close()``, over ``consumer``, a share consumer of any
+    client (the share workload's contract: :func:`course_lib.client_adapters.share_consumer`),
+    subscribed here to ``topic``."""
 
-    def __init__(self, cluster, topic: str, group: str, max_records: int):
-        from course_lib.clients.share_consumer import ShareConsumer
-
-        self.c = ShareConsumer(worker_config(cluster, group, max_records))
+    def __init__(self, consumer, topic: str):
+        self.c = consumer
         self.c.subscribe([topic])
 
     def poll(self, seconds: float) -> list:
-        return [(m.offset(), m.value(), m.delivery_count(), m) for m in self.c.poll(seconds)]
+        return [(m.offset(), m.value(), m.delivery_count(), m) for m in self.c.poll(seconds) if m.error() is None]
 
     def acknowledge(self, m, kind: str) -> None:
         from course_lib.clients.share_consumer import AcknowledgeType
@@ -543,45 +541,10 @@ class SimWorker:
         self.c.close()
 
 
-class RdkafkaWorker(SimWorker):
-    """confluent-kafka's ShareConsumer over TCP."""
+def worker(client: str, servers, topic: str, group: str, max_records: int) -> Worker:
+    """A :class:`Worker` with ``client``'s share consumer (a key of
+    :data:`course_lib.client_adapters.SHARE_CLIENTS`; ``servers``: the simulated Cluster for
+    "simulator", else a bootstrap string) set up by :func:`worker_config`."""
+    from course_lib.client_adapters import share_consumer
 
-    def __init__(self, servers: str, topic: str, group: str, max_records: int):
-        from confluent_kafka import ShareConsumer
-
-        self.c = ShareConsumer({**worker_config(servers, group, max_records), "max.poll.records": str(max_records)})
-        self.c.subscribe([topic])
-
-    def poll(self, seconds: float) -> list:
-        return [(m.offset(), m.value(), m.delivery_count(), m) for m in self.c.poll(seconds) if m.error() is None]
-
-    def acknowledge(self, m, kind: str) -> None:
-        from confluent_kafka import AcknowledgeType
-
-        self.c.acknowledge(m, AcknowledgeType[kind.upper()])
-
-    def commit(self, expired_ok: bool = False) -> None:
-        self.c.commit_sync()
-
-
-class JavaWorker(SimWorker):
-    """The Java client's KafkaShareConsumer, in the driver process."""
-
-    def __init__(self, driver, servers: str, topic: str, group: str, max_records: int):
-        from course_lib.java_client import JavaShareConsumer
-
-        self.c = JavaShareConsumer(driver, worker_config(servers, group, max_records))
-        self.c.subscribe([topic])
-
-    def poll(self, seconds: float) -> list:
-        return [(r.offset, r.value, r.delivery_count, r) for r in self.c.poll(seconds)]
-
-    def acknowledge(self, r, kind: str) -> None:
-        self.c.acknowledge(r, kind.upper())
-
-    def commit(self, expired_ok: bool = False) -> None:
-        errors = {tp: e for tp, e in self.c.commit_sync(10).items() if e and not (expired_ok and _lock_expired(e))}
-        assert not errors, errors
-
-    def close(self) -> None:
-        self.c.close(10)
+    return Worker(share_consumer(client, worker_config(servers, group, max_records)), topic)

@@ -21,7 +21,7 @@ import time
 import uuid
 from typing import Callable
 
-from .share_group_experiments import JavaWorker, RdkafkaWorker, SimWorker, configure_with_admin, group_configs
+from .share_group_experiments import configure_with_admin, group_configs, worker
 
 RECORDS, ACCEPTED = 6, 3
 #: long, so that only the failover (not a's lock running out) can hand a's records to b
@@ -49,7 +49,7 @@ def new_group() -> str:
 def leader_failover(
     make: Callable, produce: Callable, crash_leader: Callable, clock=time.monotonic, timeout_s: float = 60
 ) -> dict:
-    """``make()`` -> a worker (:class:`~course_lib.share_group_experiments.SimWorker`'s calls);
+    """``make()`` -> a :class:`~course_lib.share_group_experiments.Worker`;
     ``produce()`` writes :func:`values` as one producer batch; ``crash_leader()`` kills the
     partition's leader."""
     a = make()
@@ -109,7 +109,7 @@ def simulator_run(seed: int = 0) -> dict:
         p.close()
 
     return leader_failover(
-        lambda: SimWorker(cluster, topic, group, RECORDS),
+        lambda: worker("simulator", cluster, topic, group, RECORDS),
         produce,
         lambda: cluster.crash(cluster.leader_of(topic, 0)),
         clock=lambda: cluster.now / 1000,
@@ -126,16 +126,15 @@ def rdkafka_produce(servers: str, topic: str) -> None:
     assert p.flush(30) == 0
 
 
-def tcp_run(cluster, topic: str, group: str, client: str, driver=None) -> dict:
+def tcp_run(cluster, topic: str, group: str, client: str) -> dict:
     """On a WireCluster or a real cluster (``crash``, ``leader_of``, ``bootstrap_servers``):
-    ``client`` is ``"confluent-kafka"`` or ``"java"``; records written by confluent-kafka."""
+    ``client``'s share consumers (``"confluent-kafka"``, ``"java"``); records written by
+    confluent-kafka."""
     servers = cluster.bootstrap_servers
-    if client == "java":
-        make: Callable = lambda: JavaWorker(driver, servers, topic, group, RECORDS)  # noqa: E731
-    else:
-        make = lambda: RdkafkaWorker(servers, topic, group, RECORDS)  # noqa: E731
     return leader_failover(
-        make, lambda: rdkafka_produce(servers, topic), lambda: cluster.crash(cluster.leader_of(topic, 0))
+        lambda: worker(client, servers, topic, group, RECORDS),
+        lambda: rdkafka_produce(servers, topic),
+        lambda: cluster.crash(cluster.leader_of(topic, 0)),
     )
 
 
@@ -152,14 +151,14 @@ def wire_like_the_lab():
         wire.stop()
 
 
-def wire_run(wire, client: str, driver=None) -> dict:
+def wire_run(wire, client: str) -> dict:
     topic, group = wire.create_topic("work", partitions=1), new_group()
     wire.call(lambda: wire.cluster.alter_share_group_config(group, CONFIGS))
-    return tcp_run(wire, topic, group, client, driver)
+    return tcp_run(wire, topic, group, client)
 
 
-def kafka_run(cluster, client: str, driver=None) -> dict:
+def kafka_run(cluster, client: str) -> dict:
     """On a real cluster (the session's LocalCluster; the caller revives the killed broker)."""
     topic, group = cluster.create_topic(f"share-failover-{uuid.uuid4().hex[:8]}", partitions=1), new_group()
     configure_with_admin(cluster.bootstrap_servers, group, CONFIGS)
-    return tcp_run(cluster, topic, group, client, driver)
+    return tcp_run(cluster, topic, group, client)

@@ -20,7 +20,7 @@ import time
 import uuid
 from typing import Callable
 
-from .share_group_experiments import JavaWorker, SimWorker, configure_with_admin, group_configs
+from .share_group_experiments import configure_with_admin, group_configs, worker
 
 LOCK_MS = 2000
 #: the holder works for this many quarter-locks - one and a half locks - and renews at each: a
@@ -36,7 +36,7 @@ EXPECTED = {
 
 
 def renew_run(make: Callable, produce: Callable, renew: bool, clock=time.monotonic, timeout_s: float = 60) -> dict:
-    """``make()`` -> a worker (:class:`~course_lib.share_group_experiments.SimWorker`'s calls);
+    """``make()`` -> a :class:`~course_lib.share_group_experiments.Worker`;
     ``produce()`` writes one record. Both workers poll until one holds it; that one works for
     :data:`QUARTERS` quarter-locks (renewing at each when ``renew``) while the other polls on."""
     workers = [make(), make()]
@@ -93,10 +93,12 @@ def simulator_run(renew: bool, seed: int = 0) -> dict:
         p.flush()
         p.close()
 
-    return renew_run(lambda: SimWorker(cluster, topic, group, 1), produce, renew, clock=lambda: cluster.now / 1000)
+    return renew_run(
+        lambda: worker("simulator", cluster, topic, group, 1), produce, renew, clock=lambda: cluster.now / 1000
+    )
 
 
-def java_run(cluster, driver, renew: bool, wire: bool) -> dict:
+def java_run(cluster, renew: bool, wire: bool) -> dict:
     """The Java client on a WireCluster (``wire``) or a real cluster; the record written by
     confluent-kafka."""
     from confluent_kafka import Producer
@@ -113,4 +115,4 @@ def java_run(cluster, driver, renew: bool, wire: bool) -> dict:
         p.produce(topic, value=b"job")
         assert p.flush(30) == 0
 
-    return renew_run(lambda: JavaWorker(driver, servers, topic, group, 1), produce, renew)
+    return renew_run(lambda: worker("java", servers, topic, group, 1), produce, renew)

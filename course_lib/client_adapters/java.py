@@ -278,12 +278,13 @@ class ShareConsumer:
     does not send them); ``acknowledge(message, ack_type)`` takes any ``AcknowledgeType`` (the
     simulator's, confluent-kafka's: the same ids); ``commit_sync()`` answers per partition None
     or a ``KafkaException`` whose ``KafkaError.name()`` is Kafka's name of the error Java raised
-    (``InvalidRecordStateException``: INVALID_RECORD_STATE)."""
+    (``InvalidRecordStateException``: INVALID_RECORD_STATE). ``process``: the driver to run it in
+    (default: the shared one; a crash experiment gives it a JVM of its own, to kill)."""
 
-    def __init__(self, config: dict) -> None:
+    def __init__(self, config: dict, process: DriverProcess | None = None) -> None:
         from ..java_client import JavaShareConsumer
 
-        self._c = JavaShareConsumer(driver(), {k: _string(v) for k, v in config.items()})
+        self._c = JavaShareConsumer(process or driver(), {k: _string(v) for k, v in config.items()})
 
     def subscribe(self, topics: list[str]) -> None:
         self._c.subscribe(topics)

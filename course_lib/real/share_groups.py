@@ -119,7 +119,7 @@ def worker_crash(
     lock_ms: float = 5_000,
     host_lost: bool = False,
     timeout_s: float = 90,
-    driver=None,
+    client: str = "confluent-kafka",
 ) -> dict:
     """The simulator's ``worker_crash`` on Kafka: the numbers it measures (``held_at_crash``,
     ``redelivered``, ``processed_twice``, ``redelivery_after_crash_ms``), ``delivery_counts``:
@@ -127,9 +127,9 @@ def worker_crash(
     much those exceed the crashed worker's (each distinct value once), and ``seconds``.
     ``host_lost``: the worker's process is stopped (SIGSTOP), not killed: its connections stay
     open, as they do for the brokers when a machine is gone (until long after the lock).
-    ``driver``: both workers are the Java client's (the crashing one in a JVM of its own, the
-    other in ``driver``'s); else confluent-kafka's (the crashing one in a Python process)."""
-    from ..share_group_experiments import JavaWorker, RdkafkaWorker
+    ``client``: both workers' share consumers, the crashing one in a process of its own
+    (:data:`DOOMED`: confluent-kafka's in a Python process, Java's in a JVM)."""
+    from ..share_group_experiments import worker
 
     started = time.monotonic()
     topic, group = _setup(kafka, {"share.record.lock.duration.ms": lock_ms})
@@ -138,10 +138,7 @@ def worker_crash(
     # with the partition, and what it sees after the crash depends on the locks alone (a member
     # joining later waits for its partition, up to a heartbeat interval). It then stops polling
     # until the crash, as in the simulator.
-    if driver is not None:
-        survivor = JavaWorker(driver, servers, topic, group, max_poll_records)
-    else:
-        survivor = RdkafkaWorker(servers, topic, group, max_poll_records)
+    survivor = worker(client, servers, topic, group, max_poll_records)
     doomed = None
     try:
         _produce(kafka, topic, ["warm-up"])
@@ -155,8 +152,7 @@ def worker_crash(
             survivor.acknowledge(m, "accept")
         survivor.commit()
         _produce(kafka, topic, [f"job-{i}" for i in range(records)])
-        crashing = _JavaDoomed if driver is not None else _RdkafkaDoomed
-        doomed = crashing(servers, topic, group, max_poll_records, processed_before_crash, handler_ms, timeout_s)
+        doomed = DOOMED[client](servers, topic, group, max_poll_records, processed_before_crash, handler_ms, timeout_s)
         held = doomed.held()
         done_first = doomed.finished()
         doomed.crash(host_lost)  # mid-record: what it finished is processed, nothing acknowledged
@@ -252,13 +248,14 @@ class _JavaDoomed:
     or stops (SIGSTOP) the JVM."""
 
     def __init__(self, servers, topic, group, max_records: int, processed: int, handler_ms: float, timeout_s: float):
+        from ..client_adapters.java import ShareConsumer
         from ..java_client import DriverProcess
-        from ..share_group_experiments import JavaWorker
+        from ..share_group_experiments import Worker, worker_config
 
         self.processed, self.handler_ms, self.timeout_s = processed, handler_ms, timeout_s
         self.jvm = DriverProcess()
         try:
-            self.worker = JavaWorker(self.jvm, servers, topic, group, max_records)
+            self.worker = Worker(ShareConsumer(worker_config(servers, group, max_records), self.jvm), topic)
         except BaseException:
             self.jvm.close()  # not reaped by the caller: it never got this worker
             raise
@@ -289,6 +286,10 @@ class _JavaDoomed:
         self.jvm.close()
 
 
+#: the crashing worker of :func:`worker_crash`, in a process of its own, by client
+DOOMED = {"confluent-kafka": _RdkafkaDoomed, "java": _JavaDoomed}
+
+
 #: the two crashes every cluster is checked on: the process killed (a lock long enough to tell "at
 #: once" from the lock) and the machine gone (a short lock: a quick test)
 CRASHES = {
@@ -301,17 +302,17 @@ CRASH_SETTINGS = {"records": 10, "max_poll_records": 5, "processed_before_crash"
 CRASH_COUNTS = ("held_at_crash", "redelivered", "processed_twice")
 
 
-def crashes_compared(cluster, driver=None) -> dict:
+def crashes_compared(cluster, client: str = "confluent-kafka") -> dict:
     """Each of :data:`CRASHES` on ``cluster`` (Kafka's, or a started WireCluster) and on the
     simulator (seed 1): ``{crash: {"simulator": numbers, "cluster": numbers, "wait": (the
-    simulator's answer, the cluster's)}}``; ``driver``: with the Java client (else confluent-kafka)."""
+    simulator's answer, the cluster's)}}``, with ``client``'s share consumers."""
     from ..explain.lesson05c import crash_wait_answer, real_crash_answer
     from ..share_scenarios import run_share_scenario
 
     compared = {}
     for name, crash in CRASHES.items():
         sim = run_share_scenario("worker_crash", seed=1, **CRASH_SETTINGS, **crash)
-        measured = worker_crash(cluster, **CRASH_SETTINGS, **crash, driver=driver)
+        measured = worker_crash(cluster, **CRASH_SETTINGS, **crash, client=client)
         compared[name] = {
             "simulator": sim.numbers,
             "cluster": measured,

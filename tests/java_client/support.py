@@ -27,11 +27,11 @@ from course_lib.real import jars
 _names = itertools.count(1)
 
 
-def start_driver() -> DriverProcess:
-    """A driver process, or a skip that says what to install (a failure under CI=true, as every
-    Java-needing test: tests/conftest.py)."""
+def start_driver(make=DriverProcess) -> DriverProcess:
+    """A driver process (``make()``), or a skip that says what to install (a failure under
+    CI=true, as every Java-needing test: tests/conftest.py)."""
     try:
-        return DriverProcess()
+        return make()
     except jars.JvmToolMissing as exc:
         pytest.skip(f"needs Java: {str(exc).splitlines()[0]} (apt-get install openjdk-17-jdk-headless maven)")
 
@@ -193,13 +193,17 @@ def close_with_a_record_unfinished(driver: DriverProcess, servers: str, make_top
 
 
 def module_driver():
-    """The body of a module-scoped ``driver`` fixture: one JVM for the module's tests, stopped
-    (and checked stopped) after them."""
-    driver = start_driver()
+    """The body of a module-scoped ``driver`` fixture: one JVM for the module's tests - the Java
+    client adapter's shared driver, so the clients the experiments build through the adapter
+    (course_lib.client_adapters) run in it too - stopped (and checked stopped) after them."""
+    from course_lib.client_adapters.java import driver as shared_driver
+    from course_lib.client_adapters.java import stop_driver
+
+    driver = start_driver(shared_driver)
     try:
         yield driver
     finally:
-        driver.close()
+        stop_driver()
         assert not driver.alive(), f"the driver (pid {driver.pid}) outlived close()"
 
 

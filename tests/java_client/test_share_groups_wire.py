@@ -32,7 +32,7 @@ def test_a_share_partition_leader_failover_with_java_on_the_wire(driver):
     from course_lib import share_leader_failover as failover
 
     for wire in failover.wire_like_the_lab():
-        assert failover.wire_run(wire, "java", driver) == failover.EXPECTED
+        assert failover.wire_run(wire, "java") == failover.EXPECTED
 
 
 @pytest.mark.timeout(90)
@@ -41,7 +41,7 @@ def test_java_renews_a_lock_on_the_wire(driver, wire_cluster):
     back, as on Kafka 4.3.1 (tests/real/test_share_groups_real.py) and in the simulator."""
     from course_lib import share_renew
 
-    assert share_renew.java_run(wire_cluster, driver, renew=True, wire=True) == share_renew.EXPECTED[True]
+    assert share_renew.java_run(wire_cluster, renew=True, wire=True) == share_renew.EXPECTED[True]
 
 
 @pytest.mark.timeout(120)
@@ -51,7 +51,7 @@ def test_a_killed_or_frozen_java_share_consumer_on_the_wire(driver, wire_cluster
     as on the simulator and on Kafka 4.3.1 (tests/real/test_share_groups_real.py)."""
     from course_lib.real import share_groups
 
-    compared = share_groups.crashes_compared(wire_cluster, driver)
+    compared = share_groups.crashes_compared(wire_cluster, "java")
     assert share_groups.crash_disagreements(compared) == []
     assert [c["wait"][1] for c in compared.values()] == ["at once", "after about the lock duration"]
 

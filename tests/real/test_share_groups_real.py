@@ -114,7 +114,7 @@ def test_a_killed_or_frozen_share_consumer_on_kafka_as_on_the_simulator(client, 
     tests/java_client/test_share_groups_wire.py)."""
     from course_lib.real import share_groups
 
-    compared = share_groups.crashes_compared(cluster, driver if client == "java" else None)
+    compared = share_groups.crashes_compared(cluster, client)
     print(f"kafka {cluster.kafka_version} worker crashes, {client}:", compared)
     assert share_groups.crash_disagreements(compared) == []
     assert [c["wait"][1] for c in compared.values()] == ["at once", "after about the lock duration"]
@@ -153,4 +153,4 @@ def test_java_renews_a_lock_on_kafka(driver, cluster):
     wire cluster and the simulator give the same."""
     from course_lib import share_renew
 
-    assert share_renew.java_run(cluster, driver, renew=True, wire=False) == share_renew.EXPECTED[True]
+    assert share_renew.java_run(cluster, renew=True, wire=False) == share_renew.EXPECTED[True]
