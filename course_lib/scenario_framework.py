@@ -50,7 +50,7 @@ class ScenarioResult:
 SCENARIOS: dict[str, Callable[..., Any]] = {}
 
 #: how many times :func:`run_scenario` runs a scenario whose fault found its state gone
-PREMISE_ATTEMPTS = 3
+PREMISE_ATTEMPTS = 5
 
 
 class PremiseLost(RuntimeError):
@@ -77,9 +77,7 @@ def run_scenario(name: str, backend=None, seed: int = 0, **params):
             result = fn(seed=seed, backend=backend, **params)
             break
         except BaseException as e:
-            revive = getattr(backend, "revive", None)  # a LocalCluster: no broker stays paused or down
-            if callable(revive):
-                revive()
+            _heal(backend)
             if not isinstance(e, PremiseLost) or attempt == PREMISE_ATTEMPTS:
                 if isinstance(e, PremiseLost):
                     e.add_note(f"{name}: the same in each of {attempt} runs - is the machine too loaded?")
@@ -89,6 +87,16 @@ def run_scenario(name: str, backend=None, seed: int = 0, **params):
         result.notes["runs_repeated"] = lost
     result.parameters = dict(params)
     return result
+
+
+def _heal(backend) -> None:
+    """No broker stays paused or down after a run that failed: a LocalCluster's ``revive``, given
+    it or a backend composed with it (the scenario may have left its followers paused)."""
+    for target in (backend, getattr(backend, "cluster", None)):
+        revive = getattr(target, "revive", None)
+        if callable(revive):
+            revive()
+            return
 
 
 def crash_with_a_follower_in_sync(b: Backend, topic: str, leader: int) -> None:

@@ -94,3 +94,30 @@ def test_a_crash_whose_followers_left_the_isr_is_run_again(monkeypatch):
     with pytest.raises(PremiseLost) as lost:
         run_scenario("leader_crash_after_ack", seed=0, acks=1)
     assert f"each of {PREMISE_ATTEMPTS} runs" in "".join(lost.value.__notes__)
+
+
+def test_every_run_that_lost_its_premise_is_healed_before_the_next(monkeypatch):
+    """The scenario raised with its followers paused: the cluster under a composed backend (a
+    LocalCluster in the fidelity table) is revived before each next run and after the last."""
+    from course_lib.scenario_framework import PREMISE_ATTEMPTS, PremiseLost
+
+    revived = []
+
+    class Cluster:
+        def revive(self):
+            revived.append(len(runs))
+            return []
+
+    class Composed:
+        cluster = Cluster()
+
+    runs: list[int] = []
+
+    def premise_lost(seed, backend):
+        runs.append(seed)
+        raise PremiseLost("no follower in the ISR")
+
+    monkeypatch.setitem(SCENARIOS, "premise_lost", premise_lost)
+    with pytest.raises(PremiseLost):
+        run_scenario("premise_lost", backend=Composed())
+    assert revived == list(range(1, PREMISE_ATTEMPTS + 1))
