@@ -47,7 +47,6 @@ from .scenario_framework import (
     _send_all,
     _summary,
     _unsafe_acks,
-    crash_with_a_follower_in_sync,
     run_scenario,
     scenario,
 )
@@ -86,7 +85,7 @@ def leader_crash_after_ack(seed: int = 0, backend=None, acks=1, messages: int = 
     if unsafe:  # wait for the leader's acknowledgements (acks=all cannot get any now)
         b.wait_until(lambda: all(f.is_done for f in futures), 1000)
     acked_before_crash = sum(1 for op in b.history if op.f == OpName.SEND and op.type == "ok")
-    crash_with_a_follower_in_sync(b, topic, leader)
+    b.crash(leader)
     for f in followers:
         b.resume(f)
     producer.flush()
@@ -291,7 +290,7 @@ def fire_and_forget_crash(seed: int = 0, backend=None, messages: int = 40) -> Sc
     sends = [partial(producer.send, topic, f"m-{i}".encode()) for i in range(messages)]
     b.stream(
         sends,
-        midway=[partial(crash_with_a_follower_in_sync, b, topic, leader), *(partial(b.resume, r) for r in followers)],
+        midway=[partial(b.crash, leader), *(partial(b.resume, r) for r in followers)],
     )
     producer.flush()
     return _finish(

@@ -1,7 +1,5 @@
 """Every named scenario shows exactly the anomalies its configuration is known for."""
 
-import re
-
 import pytest
 
 from course_lib.scenarios import SCENARIOS, run_scenario
@@ -68,32 +66,6 @@ def test_lost_write_explanations_quote_offsets_and_epochs():
 def test_unknown_scenario_lists_the_names():
     with pytest.raises(ValueError, match="lost_ack_retry"):
         run_scenario("nope")
-
-
-def test_a_crash_whose_followers_left_the_isr_is_run_again(monkeypatch):
-    """On a loaded machine Kafka fences a paused follower out of the ISR before the leader
-    crashes; the run cannot show the loss it is about, so run_scenario runs it again - and says
-    so when every run found it the same."""
-    from course_lib.backends.sim import SimBackend
-    from course_lib.scenario_framework import PREMISE_ATTEMPTS, PremiseLost
-
-    in_sync = SimBackend.isr_of
-    asked: list[int] = []
-
-    def fenced_first(self, topic, partition=0):
-        asked.append(1)
-        return [self.leader_of(topic)] if len(asked) == 1 else in_sync(self, topic, partition)
-
-    monkeypatch.setattr(SimBackend, "isr_of", fenced_first)
-    again = run_scenario("leader_crash_after_ack", seed=0, acks=1)
-    assert len(asked) == 2 and again.anomalies == {"lost"}
-    [why] = again.notes["runs_repeated"]
-    assert re.fullmatch(r"no follower of leader (\d) was in the ISR \(\[\1\]\) when it was to crash", why), why
-
-    monkeypatch.setattr(SimBackend, "isr_of", lambda self, topic, partition=0: [self.leader_of(topic)])
-    with pytest.raises(PremiseLost) as lost:
-        run_scenario("leader_crash_after_ack", seed=0, acks=1)
-    assert f"each of {PREMISE_ATTEMPTS} runs" in "".join(lost.value.__notes__)
 
 
 def test_every_run_that_lost_its_premise_is_healed_before_the_next(monkeypatch):
