@@ -99,18 +99,6 @@ def _heal(backend) -> None:
             return
 
 
-def crash_with_a_follower_in_sync(b: Backend, topic: str, leader: int) -> None:
-    """Crash ``leader`` while a follower is still in the ISR: a follower is then elected, and what
-    only the crashed leader had is gone - the case the producer scenarios are about. On Kafka a
-    paused follower is fenced out of the ISR after ``broker.session.timeout.ms``; when a loaded
-    machine takes longer than that to reach the crash, no follower may be elected (nothing is
-    lost, nothing is available): :class:`PremiseLost`, and the run is repeated."""
-    isr = b.isr_of(topic)
-    if not set(isr) - {leader}:
-        raise PremiseLost(f"no follower of leader {leader} was in the ISR ({isr}) when it was to crash")
-    b.crash(leader)
-
-
 # ---- building blocks -----------------------------------------------------------------------------
 def _send_all(producer, topic: str, prefix: str, n: int, start: int = 0) -> list:
     return [producer.send(topic, f"{prefix}-{i}".encode()) for i in range(start, start + n)]
