@@ -386,6 +386,7 @@ class ShareConsumer(Requests):
         """Send what is pending, release what this member still holds, leave the group."""
         if self._closed:
             return
+        self._wants_records = False  # closing: no fetch starts any more
         self._accept_delivered()
         results: dict = {}
         self._send_pending_acks(results, close=True)

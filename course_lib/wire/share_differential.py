@@ -15,6 +15,10 @@ One topic of one partition, one share group (explicit acknowledgement, a deliver
   comes back, then M acknowledges it late);
 - the last step is always ``drain:a``: what is left.
 
+Before records are written (``produce``, ``hold``), a member whose last poll brought nothing
+leaves (:meth:`_Run.quiet`): librdkafka fetches for it in the background, and whether its fetch
+or the next poller's takes the new records is a race the machine's speed decides.
+
 Each step gives one observation, a string: a drain's deliveries in order of (offset, delivery)
 with the acknowledgement sent and any commit error, a hold's outcome. Sides are a client with a
 cluster (:class:`SimulatedShare`: the simulator's ``ShareConsumer`` on its own brokers, in
@@ -132,12 +136,35 @@ class _Run:
     produced: int = 0
     settled: set = field(default_factory=set)
     held: dict = field(default_factory=dict)  # member -> the offset it holds
+    #: members whose last poll brought nothing: librdkafka goes on fetching for them in the
+    #: background until records come (see :meth:`quiet`)
+    fetching: set = field(default_factory=set)
 
     def member(self, name: str) -> Any:
         if name not in self.members:
             self.members[name] = self.side.consumer(self.topic, self.group)
             self.side.until_assigned(self.group, list(self.members.values()))
         return self.members[name]
+
+    def poll(self, name: str) -> list:
+        """One poll of M: its records (errors left out), and whether it now fetches in the background."""
+        messages = [m for m in self.member(name).poll(POLL_S) if m.error() is None]
+        if messages:
+            self.fetching.discard(name)
+        else:
+            self.fetching.add(name)
+        return messages
+
+    def quiet(self) -> None:
+        """Before records are written, a member fetching in the background leaves (it holds
+        nothing: a drain ends with all it got settled). Its ShareFetch parked at the broker would
+        take the new records if it is there when they are appended, and the next step's poller
+        would get them if it came between two of those fetches - a race the machine's speed
+        decides (Kafka 4.4.0 under load, seed 9: either outcome). Without it, new records wait
+        for the next poll, on every cluster. The mechanism itself: tests/test_share_consumer_api.py."""
+        for name in sorted(self.fetching):
+            self.members.pop(name).close()
+        self.fetching.clear()
 
     def produce(self, n: int) -> None:
         self.side.produce(self.topic, [f"job-{self.produced + i}" for i in range(n)])
@@ -152,7 +179,7 @@ class _Run:
         poll brought nothing: [[offset, delivery, ack]], and a commit's error if one failed."""
         consumer, seen = self.member(name), []
         for _ in range(MAX_POLLS):
-            messages = [m for m in consumer.poll(POLL_S) if m.error() is None]
+            messages = self.poll(name)
             for m in messages:
                 offset, delivery = m.offset(), m.delivery_count()
                 ack = ack_for(self.seed, offset, delivery)
@@ -172,6 +199,7 @@ class _Run:
 
     def hold(self, name: str, end: str) -> str:
         """One new record, held by M; then ``end`` (see the module docstring)."""
+        self.quiet()
         consumer = self.member(name)
         other = "b" if name == "a" else "a"
         if end in ("close", "expire"):
@@ -180,7 +208,7 @@ class _Run:
         offset = self.produced - 1
         held: list = []
         for _ in range(MAX_POLLS):
-            held = [m for m in consumer.poll(POLL_S) if m.error() is None]
+            held = self.poll(name)
             if held:
                 break
         got = sorted((m.offset(), m.delivery_count()) for m in held)
@@ -200,6 +228,7 @@ class _Run:
         if end == "close":
             consumer.close()
             del self.members[name]
+            self.fetching.discard(name)
             acquired = self.side.now()
         del self.held[name]
         back = self.drain(other, wanted=offset)
@@ -259,6 +288,7 @@ class ShareDifferential:
             for step in self.steps(seed):
                 kind, _, arg = step.partition(":")
                 if kind == "produce":
+                    run.quiet()
                     run.produce(int(arg))
                     continue
                 if kind == "drain":
