@@ -537,14 +537,23 @@ class Worker:
         errors = {tp: e for tp, e in self.c.commit_sync().items() if e and not (expired_ok and _lock_expired(e))}
         assert not errors, errors
 
+    def crash(self, host_lost: bool = False) -> None:
+        """The worker's process dies (SIGKILL: its connections close) or, ``host_lost``, its
+        machine is gone (SIGSTOP: they stay open); a worker made with ``own_process=True``."""
+        if host_lost:
+            self.c.freeze()
+        else:
+            self.c.kill()
+
     def close(self) -> None:
         self.c.close()
 
 
-def worker(client: str, servers, topic: str, group: str, max_records: int) -> Worker:
+def worker(client: str, servers, topic: str, group: str, max_records: int, own_process: bool = False) -> Worker:
     """A :class:`Worker` with ``client``'s share consumer (a key of
     :data:`course_lib.client_adapters.SHARE_CLIENTS`; ``servers``: the simulated Cluster for
-    "simulator", else a bootstrap string) set up by :func:`worker_config`."""
+    "simulator", else a bootstrap string) set up by :func:`worker_config`; ``own_process``: one
+    that can :meth:`~Worker.crash`."""
     from course_lib.client_adapters import share_consumer
 
-    return Worker(share_consumer(client, worker_config(servers, group, max_records)), topic)
+    return Worker(share_consumer(client, worker_config(servers, group, max_records), own_process), topic)

@@ -61,9 +61,9 @@ def stop(pids: list[int], grace_s: float = 10) -> None:
 
 def stop_shared_java_driver() -> None:
     """Stop the Java client's driver that this process shares between tests
-    (:func:`course_lib.client_adapters.java.driver`), if one was started: it lives until the
+    (:func:`course_lib.client_adapters.for_java.driver`), if one was started: it lives until the
     process exits, which an xdist worker does before the check, and a plain run after it."""
-    java = sys.modules.get("course_lib.client_adapters.java")
+    java = sys.modules.get("course_lib.client_adapters.for_java")
     if java is not None:
         java.stop_driver()
 

@@ -258,7 +258,7 @@ def wire_cluster():
 
     with WireCluster.lab(seed=1) as wire:
         yield wire
-    from course_lib.client_adapters.java import stop_driver
+    from course_lib.client_adapters.for_java import stop_driver
 
     stop_driver()  # the Java client's driver process, if a test started it
 

@@ -56,7 +56,7 @@ def test_a_process_left_behind_fails_the_run_and_is_stopped(tmp_path, stops_it):
 def test_the_java_driver_a_test_shared_is_stopped_before_the_check(tmp_path):
     """The Java client's driver lives as long as the process that started it; in a run without
     xdist that is the one that checks, so the check stops it first instead of failing the run."""
-    pytest.importorskip("course_lib.client_adapters.java")
+    pytest.importorskip("course_lib.client_adapters.for_java")
     from course_lib.real import jars
 
     try:
@@ -64,7 +64,7 @@ def test_the_java_driver_a_test_shared_is_stopped_before_the_check(tmp_path):
     except jars.JvmToolMissing as exc:
         pytest.skip(f"needs Java: {exc}")
     (tmp_path / "test_java.py").write_text(
-        "from course_lib.client_adapters.java import driver\n\n"
+        "from course_lib.client_adapters.for_java import driver\n\n"
         "def test_starts_the_shared_driver():\n    assert driver().alive()\n"
     )
     run = _checked_run(tmp_path)

@@ -10,7 +10,7 @@ from course_lib.backend import Backend, ComposedBackend, SimBackend
 from course_lib.backends.base import ClientsRole, ClockRole, FinalPhaseRole, NemesisRole, TopologyRole
 from course_lib.broker.simulated_cluster import SimulatedCluster
 from course_lib.client_adapters import CLIENTS, ClientSide
-from course_lib.client_adapters.kafka_python import KafkaPythonClients
+from course_lib.client_adapters.for_kafka_python import KafkaPythonClients
 from course_lib.client_adapters.recorded import RecordedClients
 from course_lib.client_adapters.simulated import SimulatedClients
 from course_lib.broker.cluster import Cluster

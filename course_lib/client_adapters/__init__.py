@@ -34,7 +34,10 @@ with ``error()``, ``topic()``, ``partition()``, ``offset()``, ``key()``, ``value
 ``delivery_count()``; ``acknowledge(message, AcknowledgeType.X)`` (any ``AcknowledgeType``: the
 ids are the wire's); ``commit_sync()`` -> ``{TopicPartition: None | KafkaException}``;
 ``close()``. ``config`` uses librdkafka's (= Java's) names; the simulator's takes the simulated
-``Cluster`` as ``bootstrap.servers``. A share-group experiment is written once against it.
+``Cluster`` as ``bootstrap.servers``. A share-group experiment is written once against it. A
+worker that dies runs in a process of its own (``own_process=True``: confluent-kafka's in a
+Python process, :mod:`.share_process`; Java's in a JVM of its own), with ``kill()`` and
+``freeze()``.
 """
 
 from __future__ import annotations
@@ -56,14 +59,14 @@ class ClientSide(Protocol):
 
 def kafka_python() -> ClientSide:
     """kafka-python 3.0.12's clients (the default client of every wall-clock cluster)."""
-    from .kafka_python import KafkaPythonClients
+    from .for_kafka_python import KafkaPythonClients
 
     return KafkaPythonClients()
 
 
 def confluent_kafka() -> ClientSide:
     """librdkafka's clients through confluent-kafka 2.16.1 (the ``lab`` extra installs it)."""
-    from .confluent_kafka import clients
+    from .for_confluent_kafka import clients
 
     return clients()
 
@@ -71,7 +74,7 @@ def confluent_kafka() -> ClientSide:
 def java() -> ClientSide:
     """The Java client (the lab's Kafka release) through a driver process (:mod:`course_lib.java_client`; needs a
     JDK and Maven, :func:`java_missing` says what is missing)."""
-    from .java import clients
+    from .for_java import clients
 
     return clients()
 
@@ -87,26 +90,36 @@ def java_missing() -> str | None:
 CLIENTS = {"kafka-python": kafka_python, "confluent-kafka": confluent_kafka, "java": java}
 
 
-def _simulated_share_consumer(config: dict) -> Any:
+def _simulated_share_consumer(config: dict, own_process: bool) -> Any:
     from course_lib.clients.share_consumer import ShareConsumer
 
+    if own_process:
+        raise ValueError(
+            "the simulator's share consumer lives in the simulated cluster's process, on its clock: it "
+            "has no process of its own to kill (its scenarios crash a worker with the nemesis: "
+            "course_lib.share_scenarios)"
+        )
     return ShareConsumer(config)
 
 
-def _rdkafka_share_consumer(config: dict) -> Any:
-    from confluent_kafka import ShareConsumer
+def _rdkafka_share_consumer(config: dict, own_process: bool) -> Any:
+    if own_process:
+        from .share_process import ShareConsumerProcess
 
-    # librdkafka's share consumer takes its settings as strings ("500", "true")
-    return ShareConsumer({k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in config.items()})
+        return ShareConsumerProcess(config)
+    from .for_confluent_kafka import share_consumer
 
-
-def _java_share_consumer(config: dict) -> Any:
-    from .java import ShareConsumer
-
-    return ShareConsumer(config)
+    return share_consumer(config)
 
 
-#: the clients of the share-group workload, by name: config -> a share consumer (module docstring)
+def _java_share_consumer(config: dict, own_process: bool) -> Any:
+    from .for_java import ShareConsumer
+
+    return ShareConsumer(config, own_process)
+
+
+#: the clients of the share-group workload, by name: (config, own_process) -> a share consumer
+#: (module docstring)
 SHARE_CLIENTS = {
     "simulator": _simulated_share_consumer,
     "confluent-kafka": _rdkafka_share_consumer,
@@ -114,8 +127,10 @@ SHARE_CLIENTS = {
 }
 
 
-def share_consumer(client: str, config: dict) -> Any:
+def share_consumer(client: str, config: dict, own_process: bool = False) -> Any:
     """A share consumer of ``client`` (a key of :data:`SHARE_CLIENTS`) with confluent-kafka's API.
+    ``own_process``: in a process of its own, with ``kill()`` (SIGKILL: a crash, its connections
+    close) and ``freeze()`` (SIGSTOP: a machine gone, they stay open); ``close()`` ends it.
 
     >>> share_consumer("kafka-python", {})
     Traceback (most recent call last):
@@ -123,4 +138,4 @@ def share_consumer(client: str, config: dict) -> Any:
     """
     if client not in SHARE_CLIENTS:
         raise ValueError(f"no share consumer for {client!r}: choose one of {', '.join(SHARE_CLIENTS)}")
-    return SHARE_CLIENTS[client](config)
+    return SHARE_CLIENTS[client](config, own_process)

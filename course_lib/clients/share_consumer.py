@@ -61,6 +61,7 @@ Taught in notebooks/05c_share_groups.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import NamedTuple
 
 from kafka import errors as Errors
 from kafka.structs import TopicPartition
@@ -145,6 +146,16 @@ SHARE_CONSUMER_DEFAULTS: dict = {
     "socket.timeout.ms": 60_000,
     "retry.backoff.ms": 100,
 }
+
+
+class RecordFields(NamedTuple):
+    """What :class:`Message` reads of a record: what an adapter that gets records from elsewhere
+    (the Java client's driver, a process of its own) gives it."""
+
+    key: bytes | None
+    value: bytes | None
+    timestamp_ms: int = -1
+    headers: tuple = ()
 
 
 class Message:

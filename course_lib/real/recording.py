@@ -1,7 +1,7 @@
 """kafka-python's clients, recording into a :class:`~course_lib.history.History` as the simulated
 clients do: the same operation names, values and outcomes, so one checker reads both.
 
-Built by the kafka-python client adapter (:mod:`course_lib.client_adapters.kafka_python`); a
+Built by the kafka-python client adapter (:mod:`course_lib.client_adapters.for_kafka_python`); a
 scenario never builds these itself.
 
 - ``send``: invoked with the message text, completed ``ok`` with its offset (``None`` for acks=0,

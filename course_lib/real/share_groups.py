@@ -22,12 +22,6 @@ Taught in notebooks/05c_share_groups.
 
 from __future__ import annotations
 
-import json
-import queue
-import signal
-import subprocess
-import sys
-import threading
 import time
 import uuid
 
@@ -38,25 +32,6 @@ from ..share_dead_letters import DLQ_LOCK_MS, DLQ_QUIET_MS, DLQ_REJECTED, DLQ_RE
 #: the records of every experiment are ``job-<i>``, one producer batch each (Kafka hands a share
 #: consumer whole batches; the simulator's scenarios write one record per batch too)
 TOPIC_STEM = "share-jobs"
-
-# The crashing worker: a process of its own, so that its death closes its connections as a real
-# crash does. It prints what it holds, then each record it finishes, then waits to be killed.
-_DOOMED = r"""
-import json, sys, time
-from confluent_kafka import ShareConsumer
-cfg = json.loads(sys.argv[1])
-c = ShareConsumer(cfg["consumer"])
-c.subscribe([cfg["topic"]])
-deadline = time.monotonic() + cfg["timeout_s"]
-got = []
-while not got and time.monotonic() < deadline:
-    got = [m for m in c.poll(0.2) if m.error() is None]
-print(json.dumps({"held": [[m.offset(), m.delivery_count()] for m in got]}), flush=True)
-for m in got[: cfg["processed"]]:
-    time.sleep(cfg["handler_ms"] / 1000)
-    print(json.dumps({"processed": m.offset()}), flush=True)
-time.sleep(3600)  # in the middle of the next record: killed here
-"""
 
 
 def _setup(kafka, group_configs: dict, partitions: int = 1, topic_config: dict | None = None) -> tuple[str, str]:
@@ -97,19 +72,6 @@ def _consumer(servers: str, group: str, max_poll_records: int) -> dict:
     }
 
 
-def _lines(proc: subprocess.Popen) -> tuple[queue.Queue, threading.Thread]:
-    """The process's stdout, line by line, in a queue (a thread reads until the pipe closes)."""
-    lines: queue.Queue = queue.Queue()
-
-    def read() -> None:
-        for line in proc.stdout:  # type: ignore[union-attr]
-            lines.put(json.loads(line))
-
-    reader = threading.Thread(target=read, name="share-lab-doomed-stdout", daemon=True)
-    reader.start()
-    return lines, reader
-
-
 def worker_crash(
     kafka,
     records: int = 20,
@@ -128,7 +90,8 @@ def worker_crash(
     ``host_lost``: the worker's process is stopped (SIGSTOP), not killed: its connections stay
     open, as they do for the brokers when a machine is gone (until long after the lock).
     ``client``: both workers' share consumers, the crashing one in a process of its own
-    (:data:`DOOMED`: confluent-kafka's in a Python process, Java's in a JVM)."""
+    (confluent-kafka's in a Python process, Java's in a JVM: the share contract's
+    ``own_process``)."""
     from ..share_group_experiments import worker
 
     started = time.monotonic()
@@ -152,10 +115,17 @@ def worker_crash(
             survivor.acknowledge(m, "accept")
         survivor.commit()
         _produce(kafka, topic, [f"job-{i}" for i in range(records)])
-        doomed = DOOMED[client](servers, topic, group, max_poll_records, processed_before_crash, handler_ms, timeout_s)
-        held = doomed.held()
-        done_first = doomed.finished()
-        doomed.crash(host_lost)  # mid-record: what it finished is processed, nothing acknowledged
+        doomed = worker(client, servers, topic, group, max_poll_records, own_process=True)
+        got: list = []
+        deadline = time.monotonic() + timeout_s
+        while not got:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the first worker got no record within {timeout_s} s")
+            got = doomed.poll(0.2)
+        held = {offset: count for offset, _, count, _ in got}
+        done_first = list(held)[:processed_before_crash]
+        time.sleep(len(done_first) * handler_ms / 1000)  # it processes these, then dies mid-record
+        doomed.crash(host_lost)  # what it finished is processed, nothing acknowledged
         crashed = time.monotonic()
         accepted: set = set()
         again: dict = {}  # held offset -> (seconds after the crash, delivery count)
@@ -194,100 +164,8 @@ def worker_crash(
         }
     finally:
         if doomed is not None:
-            doomed.reap()
+            doomed.close()
         survivor.close()
-
-
-class _RdkafkaDoomed:
-    """The crashing worker as a Python process of its own (confluent-kafka): it prints what it
-    holds, then each record it finishes, then waits in the middle of the next one;
-    :meth:`crash` kills (SIGKILL) or stops (SIGSTOP) it."""
-
-    def __init__(self, servers, topic, group, max_records: int, processed: int, handler_ms: float, timeout_s: float):
-        config = {
-            "consumer": _consumer(servers, group, max_records),
-            "topic": topic,
-            "processed": processed,
-            "handler_ms": handler_ms,
-            "timeout_s": timeout_s,
-        }
-        self.processed, self.timeout_s = processed, timeout_s
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", _DOOMED, json.dumps(config)], stdout=subprocess.PIPE, text=True
-        )
-        self.lines, self.reader = _lines(self.proc)
-
-    def held(self) -> dict:
-        self._held = dict(self.lines.get(timeout=self.timeout_s)["held"])
-        if not self._held:
-            raise RuntimeError(f"the first worker got no record within {self.timeout_s} s")
-        return self._held
-
-    def finished(self) -> list:
-        return [self.lines.get(timeout=self.timeout_s)["processed"] for _ in list(self._held)[: self.processed]]
-
-    def crash(self, host_lost: bool) -> None:
-        if host_lost:
-            self.proc.send_signal(signal.SIGSTOP)  # (killed in the end; its pipe stays open until then)
-        else:
-            self.proc.kill()
-            self.proc.wait(30)
-
-    def reap(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(30)
-        self.reader.join(30)  # the pipe closed with the process
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
-
-
-class _JavaDoomed:
-    """The crashing worker as the Java client's KafkaShareConsumer in a JVM of its own (the
-    handler's time passes here: the JVM just holds the records); :meth:`crash` kills (SIGKILL)
-    or stops (SIGSTOP) the JVM."""
-
-    def __init__(self, servers, topic, group, max_records: int, processed: int, handler_ms: float, timeout_s: float):
-        from ..client_adapters.java import ShareConsumer
-        from ..java_client import DriverProcess
-        from ..share_group_experiments import Worker, worker_config
-
-        self.processed, self.handler_ms, self.timeout_s = processed, handler_ms, timeout_s
-        self.jvm = DriverProcess()
-        try:
-            self.worker = Worker(ShareConsumer(worker_config(servers, group, max_records), self.jvm), topic)
-        except BaseException:
-            self.jvm.close()  # not reaped by the caller: it never got this worker
-            raise
-
-    def held(self) -> dict:
-        deadline = time.monotonic() + self.timeout_s
-        got: list = []
-        while not got:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the first worker got no record within {self.timeout_s} s")
-            got = self.worker.poll(0.2)
-        self._held = {offset: count for offset, _, count, _ in got}
-        return self._held
-
-    def finished(self) -> list:
-        done = list(self._held)[: self.processed]
-        time.sleep(len(done) * self.handler_ms / 1000)
-        return done
-
-    def crash(self, host_lost: bool) -> None:
-        if host_lost:
-            self.jvm.stop_process()
-        else:
-            self.jvm.kill()
-
-    def reap(self) -> None:
-        self.jvm.kill()
-        self.jvm.close()
-
-
-#: the crashing worker of :func:`worker_crash`, in a process of its own, by client
-DOOMED = {"confluent-kafka": _RdkafkaDoomed, "java": _JavaDoomed}
 
 
 #: the two crashes every cluster is checked on: the process killed (a lock long enough to tell "at

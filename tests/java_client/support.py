@@ -196,8 +196,8 @@ def module_driver():
     """The body of a module-scoped ``driver`` fixture: one JVM for the module's tests - the Java
     client adapter's shared driver, so the clients the experiments build through the adapter
     (course_lib.client_adapters) run in it too - stopped (and checked stopped) after them."""
-    from course_lib.client_adapters.java import driver as shared_driver
-    from course_lib.client_adapters.java import stop_driver
+    from course_lib.client_adapters.for_java import driver as shared_driver
+    from course_lib.client_adapters.for_java import stop_driver
 
     driver = start_driver(shared_driver)
     try:

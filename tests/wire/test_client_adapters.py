@@ -15,7 +15,7 @@ OTHERS = ("confluent-kafka", "java")
 @pytest.fixture
 def stops_java_driver():
     yield
-    from course_lib.client_adapters.java import stop_driver
+    from course_lib.client_adapters.for_java import stop_driver
 
     stop_driver()
 
@@ -47,3 +47,48 @@ def test_a_setting_without_a_counterpart_is_refused_by_name(wire, stops_java_dri
     b = ComposedBackend(wire, CLIENTS[client]())
     with pytest.raises(ValueError, match="proxy_url has no counterpart"):
         b.producer(proxy_url="socks5://127.0.0.1:1")
+
+
+def _until(what: str, poll, done, timeout_s: float = 30) -> list:
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while not done(got := poll()):
+        assert time.monotonic() < deadline, f"{what} within {timeout_s} s; last poll {got}"
+    return got
+
+
+@pytest.mark.parametrize("client", OTHERS)
+def test_a_share_consumer_in_a_process_of_its_own_keeps_the_contract_until_killed(wire, client):
+    """The share contract's ``own_process`` (a worker an experiment crashes): the same records,
+    delivery counts and acknowledgements as in this process; after kill() a call says the process
+    is gone, and close() still ends it (no process, thread or pipe left: the wire fixture's check)."""
+    if client == "java" and java_missing():
+        pytest.skip(f"the Java client needs a JVM: {java_missing()}")
+    from course_lib.real import share_groups
+    from course_lib.share_group_experiments import worker
+
+    topic, group = share_groups._setup(wire, {"share.record.lock.duration.ms": 5000})
+    share_groups._produce(wire, topic, ["a", "b"])
+    w = worker(client, wire.bootstrap_servers, topic, group, 5, own_process=True)
+    try:
+        got: list = []
+        _until("both records", lambda: got.extend(w.poll(0.2)) or got, lambda g: len(g) == 2)
+        assert [(value, count) for _, value, count, _ in got] == [(b"a", 1), (b"b", 1)]
+        w.acknowledge(got[0][3], "accept")
+        w.acknowledge(got[1][3], "release")
+        w.commit()
+        again = _until("the released record", lambda: w.poll(0.2), bool)
+        assert [(value, count) for _, value, count, _ in again] == [(b"b", 2)]
+        w.crash()
+        with pytest.raises(Exception, match="killed or frozen|exited with code -9"):
+            w.poll(0.1)
+    finally:
+        w.close()
+
+
+def test_the_simulator_s_share_consumer_has_no_process_of_its_own():
+    from course_lib.client_adapters import share_consumer
+
+    with pytest.raises(ValueError, match="no process of its own"):
+        share_consumer("simulator", {}, own_process=True)

@@ -23,7 +23,7 @@ def quiet_tqdm(monkeypatch):
 def stops_java_driver():
     """The Java client's shared driver process is stopped after the test (before no_leaks looks)."""
     yield
-    from course_lib.client_adapters.java import stop_driver
+    from course_lib.client_adapters.for_java import stop_driver
 
     stop_driver()
 

@@ -277,3 +277,10 @@ def read_partition(
 def clients() -> RecordedClients:
     """librdkafka's producer and consumer (confluent-kafka 2.16.1), kafka-python's API."""
     return RecordedClients("confluent-kafka", ConfluentProducer, ConfluentConsumer, end_offset, read_partition)
+
+
+def share_consumer(config: dict) -> ck.ShareConsumer:
+    """confluent-kafka's ``ShareConsumer`` with ``config`` (the share workload's contract as it is:
+    :func:`course_lib.client_adapters.share_consumer`)."""
+    # librdkafka's share consumer takes its settings as strings ("500", "true")
+    return ck.ShareConsumer({k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in config.items()})

@@ -27,7 +27,7 @@ from __future__ import annotations
 import atexit
 import threading
 import time
-from typing import Any, NamedTuple
+from typing import Any
 
 from ..java_client import DriverProcess, JavaConsumer, JavaException, JavaProducer, outcomes
 from ..java_client import TopicPartition as JavaTopicPartition
@@ -278,22 +278,30 @@ class ShareConsumer:
     does not send them); ``acknowledge(message, ack_type)`` takes any ``AcknowledgeType`` (the
     simulator's, confluent-kafka's: the same ids); ``commit_sync()`` answers per partition None
     or a ``KafkaException`` whose ``KafkaError.name()`` is Kafka's name of the error Java raised
-    (``InvalidRecordStateException``: INVALID_RECORD_STATE). ``process``: the driver to run it in
-    (default: the shared one; a crash experiment gives it a JVM of its own, to kill)."""
+    (``InvalidRecordStateException``: INVALID_RECORD_STATE). ``own_process``: in a JVM of its
+    own rather than the shared driver, so that :meth:`kill` (SIGKILL: its connections close, a
+    crash) and :meth:`freeze` (SIGSTOP: they stay open, a machine gone) end only this consumer;
+    :meth:`close` then also ends the JVM."""
 
-    def __init__(self, config: dict, process: DriverProcess | None = None) -> None:
+    def __init__(self, config: dict, own_process: bool = False) -> None:
         from ..java_client import JavaShareConsumer
 
-        self._c = JavaShareConsumer(process or driver(), {k: _string(v) for k, v in config.items()})
+        self._own = DriverProcess() if own_process else None
+        self._ended = False
+        try:
+            self._c = JavaShareConsumer(self._own or driver(), {k: _string(v) for k, v in config.items()})
+        except BaseException:
+            self._end()  # nobody else will: the caller never got this consumer
+            raise
 
     def subscribe(self, topics: list[str]) -> None:
         self._c.subscribe(topics)
 
     def poll(self, timeout: float = -1) -> list:
-        from ..clients.share_consumer import Message
+        from ..clients.share_consumer import Message, RecordFields
 
         return [
-            Message(r.topic, r.partition, r.offset, _Fields(r.key, r.value), r.delivery_count)
+            Message(r.topic, r.partition, r.offset, RecordFields(r.key, r.value), r.delivery_count)
             for r in self._c.poll(max(timeout, 0))
         ]
 
@@ -319,13 +327,30 @@ class ShareConsumer:
         }
 
     def close(self) -> None:
-        self._c.close(10)
+        """Close the consumer (unless its JVM was killed or frozen); its own JVM ends too."""
+        try:
+            if not self._ended:
+                self._c.close(10)
+        finally:
+            self._end()
 
+    def kill(self) -> None:
+        """SIGKILL of its own JVM: a crash - its connections close with the process."""
+        self._process("kill").kill()
+        self._ended = True
 
-class _Fields(NamedTuple):
-    """What :class:`~course_lib.clients.share_consumer.Message` reads of a record."""
+    def freeze(self) -> None:
+        """SIGSTOP of its own JVM: a machine that is gone - nothing runs, nothing closes."""
+        self._process("freeze").stop_process()
+        self._ended = True
 
-    key: bytes | None
-    value: bytes | None
-    timestamp_ms: int = -1
-    headers: tuple = ()
+    def _process(self, what: str) -> DriverProcess:
+        if self._own is None:
+            raise ValueError(f"{what}: this share consumer runs in the shared driver; ask for own_process=True")
+        return self._own
+
+    def _end(self) -> None:
+        if self._own is not None:
+            self._ended = True
+            self._own.kill()
+            self._own.close()
