@@ -146,6 +146,7 @@ class ClusterAdmin:
                 if not e.retriable or time.monotonic() > deadline:
                     raise
                 time.sleep(0.2)
+        parts: list[dict] = []
         while time.monotonic() < deadline:
             parts = self.partitions(name)
             if (
@@ -155,7 +156,22 @@ class ClusterAdmin:
             ):
                 return name
             time.sleep(0.2)
-        raise ClusterError(f"topic {name!r} has no leader with a full ISR after {timeout_s} s")
+        raise ClusterError(
+            f"topic {name!r} has no leader with a full ISR after {timeout_s} s; last seen: "
+            f"{_partition_states(parts)}; {self._broker_states()} - is a broker down, paused or "
+            "still catching up? (cluster.status() and cluster.broker_log(id) say which)"
+        )
+
+    def _broker_states(self) -> str:
+        """The brokers the controller knows and which it fences, for an error message."""
+        try:
+            brokers = self.brokers()["brokers"]
+        except Exception as e:  # the message must not hide the error it explains
+            return f"brokers unknown ({type(e).__name__})"
+        return "brokers " + ", ".join(
+            f"{b['broker_id']}{' (fenced)' if b.get('is_fenced') else ''}"
+            for b in sorted(brokers, key=lambda b: b["broker_id"])
+        )
 
     def delete_topic(self, name: str, timeout_s: float = 30.0) -> None:
         """Delete ``name`` (kafka-python's ``delete_topics``: ``UnknownTopicOrPartitionError`` if
@@ -167,6 +183,17 @@ class ClusterAdmin:
                 return
             time.sleep(0.2)
         raise ClusterError(f"topic {name!r} is still in the metadata {timeout_s} s after its deletion")
+
+
+def _partition_states(parts: list[dict]) -> str:
+    """``p0 leader 1 isr [1, 2] of [1, 2, 3]`` per partition, or that there were none."""
+    return (
+        "; ".join(
+            f"p{p['partition_index']} leader {p['leader_id']} isr {sorted(p['isr_nodes'])} of {sorted(p['replica_nodes'])}"
+            for p in parts
+        )
+        or "no partitions"
+    )
 
 
 def _full_isr(p: dict) -> bool:
