@@ -14,7 +14,7 @@ RECORDED = Path(__file__).parent / "golden" / "share_differential_kafka.json"
 
 
 def kafka_observations() -> dict[str, list[str]]:
-    """seed -> what Kafka 4.3.1 with confluent-kafka showed, step by step."""
+    """seed -> what the lab's Kafka (recorded on 4.4.0) with confluent-kafka showed, step by step."""
     return json.loads(RECORDED.read_text())
 
 
