@@ -72,6 +72,15 @@ def _consumer(servers: str, group: str, max_poll_records: int) -> dict:
     }
 
 
+def _first_records(worker, failure: str, timeout_s: float) -> list:
+    """``worker`` polls until it gets records; ``failure`` (and the bound) if none come within it."""
+    deadline = time.monotonic() + timeout_s
+    while not (got := worker.poll(0.2)):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{failure} within {timeout_s} s")
+    return got
+
+
 def worker_crash(
     kafka,
     records: int = 20,
@@ -105,23 +114,12 @@ def worker_crash(
     doomed = None
     try:
         _produce(kafka, topic, ["warm-up"])
-        warmed: list = []
-        deadline = time.monotonic() + timeout_s
-        while not warmed:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the worker got no warm-up record within {timeout_s} s")
-            warmed = survivor.poll(0.2)
-        for *_, m in warmed:
+        for *_, m in _first_records(survivor, "the worker got no warm-up record", timeout_s):
             survivor.acknowledge(m, "accept")
         survivor.commit()
         _produce(kafka, topic, [f"job-{i}" for i in range(records)])
         doomed = worker(client, servers, topic, group, max_poll_records, own_process=True)
-        got: list = []
-        deadline = time.monotonic() + timeout_s
-        while not got:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the first worker got no record within {timeout_s} s")
-            got = doomed.poll(0.2)
+        got = _first_records(doomed, "the first worker got no record", timeout_s)
         held = {offset: count for offset, _, count, _ in got}
         done_first = list(held)[:processed_before_crash]
         time.sleep(len(done_first) * handler_ms / 1000)  # it processes these, then dies mid-record
