@@ -79,12 +79,12 @@ def compute_run(experiment: str, column: Column, kafka=None, driver=None) -> dic
     if column.cluster == "wire":
         if experiment in kip:
             return kip848.on_the_wire(kip[experiment], column.client, driver)
-        return share_group_experiments.on_the_wire(column.client, driver)
+        return share_group_experiments.on_the_wire(column.client)
     if kafka is None:
         raise ValueError(f"{column.key} needs a {KAFKA_TITLE} cluster (kafka=...)")
     if experiment in kip:
         return kip848.run_on(kip[experiment], column.client, kafka, driver)
-    return share_group_experiments.run_on(column.client, kafka, driver)
+    return share_group_experiments.run_on(column.client, kafka)
 
 
 def measured(experiment: str, column: str, kafka=None, driver=None) -> dict:

@@ -262,29 +262,22 @@ def with_client(client: str, servers: str, topic: str, group: str, produce, duri
 LINGER_MS = 5_000
 
 
-def librdkafka_produce(servers: str, topic: str) -> None:
-    """:func:`batches` with confluent-kafka's Producer: one flush (one producer batch) each."""
-    from confluent_kafka import Producer
+def write_batches(cluster, client: str, topic: str) -> None:
+    """:func:`batches` written by ``client``'s producer - the producer workload's contract
+    (:data:`course_lib.client_adapters.CLIENTS`) composed with ``cluster``, as every scenario
+    is - one flush (one producer batch) each."""
+    from course_lib.backend import ComposedBackend
+    from course_lib.client_adapters import CLIENTS
 
-    p = Producer({"bootstrap.servers": servers, "linger.ms": LINGER_MS})
-    for batch in batches():
-        for v in batch:
-            p.produce(topic, value=v)
-        assert p.flush(30) == 0
-
-
-def java_produce(driver, servers: str, topic: str) -> None:
-    """:func:`batches` with the Java client's KafkaProducer: one flush (one producer batch) each."""
-    from course_lib.java_client import JavaProducer
-
-    p = JavaProducer(driver, {"bootstrap.servers": servers, "linger.ms": LINGER_MS})
+    b = ComposedBackend(cluster, CLIENTS[client]())
     try:
+        p = b.producer(linger_ms=LINGER_MS)
         for batch in batches():
             for v in batch:
-                p.send(topic, value=v)
-            p.flush(30)
+                p.send(topic, v)
+            p.flush()
     finally:
-        p.close(10)
+        b.close_clients()
 
 
 def simulator_run(seed: int = 0) -> dict:
@@ -319,27 +312,26 @@ def simulator_run(seed: int = 0) -> dict:
 DESCRIBED = {"state": "Stable", "members": 4, "partitions": [[0]] * 4}
 
 
-def java_describe(driver, servers: str, group: str, timeout_s: float = 30) -> dict:
-    """The Java admin client's ``describeShareGroups`` (ShareGroupDescribe), summed up as
-    :data:`DESCRIBED`, once every member has an assignment (or after ``timeout_s``, as it is then).
+def described(client: str, servers: str, group: str, timeout_s: float = 30) -> dict:
+    """``client``'s admin describing the share group (ShareGroupDescribe), summed up as
+    :data:`DESCRIBED`, once every member has an assignment (or after ``timeout_s``, as it is
+    then); a client whose admin can (:func:`course_lib.client_adapters.share_group_describer`).
 
-    A Java member joins at its first poll() and Kafka hands it the partition at one of its
-    heartbeats (every 5 s): the workers, joining after the stalled worker has its records, may be
-    done before the last of them has it. Measured on Kafka 4.3.1 under load: two of the four
-    members had no partition yet when the work was done. So the description waits for that state."""
-    from course_lib.java_client import JavaAdmin
+    A member joins at its first poll() and Kafka hands it the partition at one of its heartbeats
+    (every 5 s): the workers, joining after the stalled worker has its records, may be done
+    before the last of them has it. Measured on Kafka 4.3.1 under load, with Java: two of the
+    four members had no partition yet when the work was done. So the description waits for that
+    state."""
+    from course_lib.client_adapters import share_group_describer
 
-    admin = JavaAdmin(driver, {"bootstrap.servers": servers})
+    describe = share_group_describer(client)
+    assert describe is not None, f"{client}'s admin cannot describe share groups"
     deadline = time.monotonic() + timeout_s
-    try:
-        while True:
-            d = admin.describe_share_groups([group])[group]
-            assert isinstance(d, dict), d
-            if all(m["assignment"] for m in d["members"]) or time.monotonic() > deadline:
-                break
-            time.sleep(0.2)  # between two descriptions: the next heartbeat is what it waits for
-    finally:
-        admin.close(10)
+    while True:
+        d = describe(servers, group)
+        if all(m["assignment"] for m in d["members"]) or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)  # between two descriptions: the next heartbeat is what it waits for
     return {
         "state": d["state"],
         "members": len(d["members"]),
@@ -438,48 +430,40 @@ def wire_setup(wire) -> tuple[str, str]:
     return topic, group
 
 
-def librdkafka_run(servers: str, topic: str, group: str) -> dict:
-    """confluent-kafka's share consumers, the records written by :func:`librdkafka_produce`."""
-    return with_client("confluent-kafka", servers, topic, group, lambda: librdkafka_produce(servers, topic))
-
-
-def java_run(driver, servers: str, topic: str, group: str) -> dict:
-    """The Java client's share consumers (the adapter's driver, which ``driver`` is in the tests),
-    the records written by :func:`java_produce`; ``["during"]`` is :func:`java_describe`'s summary."""
-    return with_client(
-        "java",
-        servers,
-        topic,
-        group,
-        lambda: java_produce(driver, servers, topic),
-        during=lambda: java_describe(driver, servers, group),
-    )
-
-
 # ---- the experiment on one cluster, as the protocol matrix runs it ------------------------------
 #: the wire cluster it runs on (the tests' ``wire_cluster``: 3 brokers, seed 1)
 WIRE_SETTINGS = {"brokers": 3, "seed": 1, "group_initial_rebalance_delay_ms": 0}
 
 
-def run_on(client: str, cluster, driver=None) -> dict:
-    """:func:`librdkafka_run` (``client`` "confluent-kafka") or :func:`java_run` ("java") on a
-    LocalCluster (the lab's Kafka): a new topic and share group, set up with the admin client as an
-    operator would (the lab lowers Kafka's floor under the group's 2 s lock)."""
+def run_on(client: str, cluster) -> dict:
+    """The experiment with ``client``'s share consumers and producer on a LocalCluster (the lab's
+    Kafka): a new topic and share group, set up with the admin client as an operator would (the
+    lab lowers Kafka's floor under the group's 2 s lock)."""
     topic = cluster.create_topic(f"share-{uuid.uuid4().hex[:8]}", partitions=1)
     group = new_group()
     configure_with_admin(cluster.bootstrap_servers, group)
-    return _run(client, cluster.bootstrap_servers, topic, group, driver)
+    return on(cluster, client, topic, group)
 
 
-def _run(client: str, servers: str, topic: str, group: str, driver) -> dict:
-    if client == "confluent-kafka":
-        return librdkafka_run(servers, topic, group)
-    if client == "java":
-        return java_run(driver, servers, topic, group)
-    raise ValueError(f"client must be 'java' or 'confluent-kafka', got {client!r}")
+def on(cluster, client: str, topic: str, group: str) -> dict:
+    """:func:`with_client` on a wall-clock ``cluster`` whose ``topic`` and ``group`` are set up:
+    the records written by ``client``'s producer (:func:`write_batches`), ``["during"]`` what
+    its admin describes of the group while the workers are members (if it can)."""
+    from course_lib.client_adapters import share_group_describer
+
+    servers = cluster.bootstrap_servers
+    describes = share_group_describer(client) is not None
+    return with_client(
+        client,
+        servers,
+        topic,
+        group,
+        lambda: write_batches(cluster, client, topic),
+        during=(lambda: described(client, servers, group)) if describes else None,
+    )
 
 
-def on_the_wire(client: str, driver=None) -> dict:
+def on_the_wire(client: str) -> dict:
     """The experiment with ``client`` on a WireCluster of :data:`WIRE_SETTINGS`, started and
     stopped here, with the share group invariants checked after every simulator event (their
     count under ``"invariant checks"``)."""
@@ -489,7 +473,7 @@ def on_the_wire(client: str, driver=None) -> dict:
     with WireCluster(**WIRE_SETTINGS) as wire:
         checker = wire.call(lambda: ShareInvariants.attach(wire.cluster))
         topic, group = wire_setup(wire)
-        got = _run(client, wire.bootstrap_servers, topic, group, driver)
+        got = on(wire, client, topic, group)
         return {**got, "invariant checks": wire.call(lambda: checker.checks)}
 
 

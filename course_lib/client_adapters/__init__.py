@@ -139,3 +139,24 @@ def share_consumer(client: str, config: dict, own_process: bool = False) -> Any:
     if client not in SHARE_CLIENTS:
         raise ValueError(f"no share consumer for {client!r}: choose one of {', '.join(SHARE_CLIENTS)}")
     return SHARE_CLIENTS[client](config, own_process)
+
+
+def _java_share_group_description(servers: str, group: str) -> dict:
+    from .for_java import describe_share_group
+
+    return describe_share_group(servers, group)
+
+
+#: the admins that describe a share group (ShareGroupDescribe), by client: (servers, group) ->
+#: ``{"state", "members": [{"assignment": [{"topic", "partition"}]}]}``. confluent-kafka 2.16.1's
+#: AdminClient has no describe_share_groups, kafka-python 3.0.12's admin none either.
+SHARE_GROUP_DESCRIBERS = {"java": _java_share_group_description}
+
+
+def share_group_describer(client: str) -> Any:
+    """``client``'s way to describe a share group (see :data:`SHARE_GROUP_DESCRIBERS`), or None.
+
+    >>> share_group_describer("confluent-kafka") is None
+    True
+    """
+    return SHARE_GROUP_DESCRIBERS.get(client)

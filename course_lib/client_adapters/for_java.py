@@ -354,3 +354,17 @@ class ShareConsumer:
             self._ended = True
             self._own.kill()
             self._own.close()
+
+
+def describe_share_group(servers: str, group: str) -> dict:
+    """The Java admin's ``describeShareGroups`` of ``group`` (in the shared driver): ``state``,
+    ``members`` each with its ``assignment``."""
+    from ..java_client import JavaAdmin
+
+    admin = JavaAdmin(driver(), {"bootstrap.servers": servers})
+    try:
+        description = admin.describe_share_groups([group])[group]
+    finally:
+        admin.close(10)
+    assert isinstance(description, dict), description
+    return description

@@ -92,12 +92,12 @@ def versions_sent(monkeypatch):
     yield record_versions(monkeypatch)
 
 
-def with_versions(monkeypatch, client: str, driver=None) -> dict:
+def with_versions(monkeypatch, client: str) -> dict:
     """The share experiment on the wire (course_lib/share_group_experiments.py) with ``client``,
     and the versions of each api it sent: what tests/wire and tests/java_client store once per
     test run for notebook 09's protocol matrix."""
     from course_lib.share_group_experiments import on_the_wire
 
     with versions_sent(monkeypatch) as seen:
-        got = on_the_wire(client, driver)
+        got = on_the_wire(client)
     return {**got, "versions": {int(k): sorted(v) for k, v in seen.items()}}
