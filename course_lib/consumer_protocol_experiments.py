@@ -12,39 +12,45 @@ import time
 import uuid
 from typing import Callable
 
+from course_lib.client_adapters import group_member
+from course_lib.client_adapters.members import GroupMember
+
 #: what Kafka 4.3.1 and the wire cluster both give: all four, then two and two, then all four
 EXPECTED = {"first": [0, 1, 2, 3], "split": [2, 2], "union": [0, 1, 2, 3], "after_leave": [0, 1, 2, 3]}
 
 
-def _poll_until(consumers, owned: Callable, condition: Callable[[], bool], timeout_s: float) -> float:
-    start = time.monotonic()
-    while time.monotonic() - start < timeout_s:
-        if condition():
-            return time.monotonic() - start
-        for c in consumers:
-            c.poll(0.1)
-    raise AssertionError(f"not within {timeout_s} s: {[owned(c) for c in consumers]}")
+#: the settings of every member of these experiments (Java's names: the group-member contract's)
+MEMBER_CONFIG = {"group.protocol": "consumer", "auto.offset.reset": "earliest", "enable.auto.commit": False}
 
 
-def join_split_leave(make_consumer: Callable, owned: Callable, topic: str, timeout_s: float = 60) -> dict:
-    """``make_consumer()`` -> a consumer subscribed to ``topic``; ``owned(c)`` -> its sorted partitions."""
-    a = make_consumer()
+def member(client: str, servers, group: str, topics: list[str], own_process: bool = False, **config) -> GroupMember:
+    """A KIP-848 member of ``client`` (:data:`course_lib.client_adapters.GROUP_CLIENTS`) in
+    ``group``, subscribed to ``topics`` on ``servers`` (the simulator's: its ``Cluster``)."""
+    settings = {**MEMBER_CONFIG, "bootstrap.servers": servers, "group.id": group, **config}
+    return group_member(client, settings, topics, own_process)
+
+
+def join_split_leave(client: str, servers, topic: str, timeout_s: float = 60) -> dict:
+    """a joins ``topic`` (4 partitions) and owns all four, b joins and they split, a leaves and b
+    owns all four: what each owned at each step (:data:`EXPECTED`), and how long the moves took."""
+    group = f"kip848-{client}-{uuid.uuid4().hex[:8]}"
+    a = member(client, servers, group, [topic])
     b = None
     try:
-        _poll_until([a], owned, lambda: owned(a) == [0, 1, 2, 3], timeout_s)
-        first = owned(a)
-        b = make_consumer()
-        moved_s = _poll_until([a, b], owned, lambda: len(owned(a)) == 2 and len(owned(b)) == 2, timeout_s)
-        split = [len(owned(a)), len(owned(b))]
-        union = sorted(owned(a) + owned(b))
+        _until([a], lambda: a.owned() == [0, 1, 2, 3], timeout_s, "a owns every partition")
+        first = a.owned()
+        b = member(client, servers, group, [topic])
+        moved_s = _until([a, b], lambda: len(a.owned()) == 2 and len(b.owned()) == 2, timeout_s, "a and b split")
+        split = [len(a.owned()), len(b.owned())]
+        union = sorted(a.owned() + b.owned())
         a.close()
         a = None
-        left_s = _poll_until([b], owned, lambda: owned(b) == [0, 1, 2, 3], timeout_s)
+        left_s = _until([b], lambda: b.owned() == [0, 1, 2, 3], timeout_s, "b owns every partition")
         return {
             "first": first,
             "split": split,
             "union": union,
-            "after_leave": owned(b),
+            "after_leave": b.owned(),
             "seconds": {"join_moved": moved_s, "leave_moved": left_s},
         }
     finally:
@@ -52,32 +58,6 @@ def join_split_leave(make_consumer: Callable, owned: Callable, topic: str, timeo
             a.close()
         if b is not None:
             b.close()
-
-
-def librdkafka(servers: str, topic: str) -> dict:
-    from confluent_kafka import Consumer
-
-    group = f"kip848-rdkafka-{uuid.uuid4().hex[:8]}"
-
-    def make():
-        c = Consumer({"bootstrap.servers": servers, "group.id": group, "group.protocol": "consumer"})
-        c.subscribe([topic])
-        return c
-
-    return join_split_leave(make, lambda c: sorted(p.partition for p in c.assignment()), topic)
-
-
-def java(driver, servers: str, topic: str) -> dict:
-    from course_lib.java_client import JavaConsumer
-
-    group = f"kip848-java-{uuid.uuid4().hex[:8]}"
-
-    def make():
-        c = JavaConsumer(driver, {"bootstrap.servers": servers, "group.id": group, "group.protocol": "consumer"})
-        c.subscribe([topic])
-        return c
-
-    return join_split_leave(make, lambda c: sorted(tp.partition for tp in c.assignment()), topic)
 
 
 # ---- a crashed member and a slow handler (KIP-848) ----------------------------------------------
@@ -104,38 +84,26 @@ JAVA_CRASH_EPOCHS = {"a_alone": 2, "a_split": 3, "a_after": 4}
 JAVA_SLOW_EPOCHS = {"a_alone": 2, "b_split": 3, "a_left": 3, "b_while_a_slow": 4, "a_back": 5, "b_back": 5}
 
 
-class Member:
-    """One group member of a client library: ``poll()`` -> records, ``owned()``, ``epoch()``
-    (None where the client does not show it), ``crash()``, ``close()``."""
-
-    seen = 0
-
-    def poll_count(self) -> int:
-        got = self.poll()
-        self.seen += got
-        return got
-
-
 def _until(members, condition: Callable[[], bool], timeout_s: float, what: str) -> float:
     start = time.monotonic()
     while not condition():
         if time.monotonic() - start > timeout_s:
             raise AssertionError(f"{what}: not within {timeout_s} s: {[(m.owned(), m.seen) for m in members]}")
         for m in members:
-            m.poll_count()
+            m.poll()
     return time.monotonic() - start
 
 
 class GroupMembers:
     """The members of one new consumer group, :attr:`group`: ``members(name)`` -> a subscribed
-    :class:`Member` (``member(group, name)`` makes it); :meth:`regroup`: from now on, another new
+    group member (``member(group, name)`` makes it); :meth:`regroup`: from now on, another new
     group."""
 
-    def __init__(self, member: Callable[[str, str], Member], prefix: str):
+    def __init__(self, member: Callable[[str, str], GroupMember], prefix: str):
         self.member, self.prefix = member, prefix
         self.regroup()
 
-    def __call__(self, name: str) -> Member:
+    def __call__(self, name: str) -> GroupMember:
         return self.member(self.group, name)
 
     def regroup(self) -> None:
@@ -197,14 +165,15 @@ def _join_then_split(make: Callable, timeout_s: float) -> tuple:
 
 
 def crashed_member(make: Callable, produce: Callable, timeout_s: float = 120) -> dict:
-    """``make(name)`` -> a subscribed :class:`Member`; ``produce(n)`` writes n records to every partition."""
+    """``make(name)`` -> a subscribed member (b one that can die: ``own_process``); ``produce(n)``
+    writes n records to every partition."""
     a, b, split, alone = _join_then_split(make, timeout_s)
     try:
         out: dict = {"split": split}
         epochs = {"a_alone": alone, "a_split": a.epoch()}
         produce(PER_PARTITION)
         _until([a, b], lambda: a.seen == b.seen == 2 * PER_PARTITION, timeout_s, "each reads its partitions")
-        b.crash()
+        b.kill()
         seconds = _until([a], lambda: a.owned() == [0, 1, 2, 3] and a.seen == 4 * PER_PARTITION, timeout_s, "a")
         epochs["a_after"] = a.epoch()
         out |= {"after": a.owned(), "seen": {"a": a.seen, "b": b.seen}, "twice": a.seen + b.seen - 4 * PER_PARTITION}
@@ -244,150 +213,6 @@ def _split_again(a, b, timeout_s) -> list:
     return [len(a.owned()), len(b.owned())]
 
 
-class JavaMember(Member):
-    """``own_driver``: in a driver process of its own, which :meth:`crash` kills (SIGKILL: no
-    leave heartbeat; ``close(REMAIN_IN_GROUP)`` is no crash - a dynamic member still leaves, measured
-    on Kafka 4.3.1: its partitions moved in 4 s, not the session's 45)."""
-
-    def __init__(self, driver, servers: str, group: str, topic: str, own_driver: bool = False, **config):
-        from course_lib.java_client import DriverProcess, JavaConsumer
-
-        self.own = DriverProcess() if own_driver else None
-        self.c = JavaConsumer(
-            self.own or driver,
-            {
-                "bootstrap.servers": servers,
-                "group.id": group,
-                "group.protocol": "consumer",
-                "auto.offset.reset": "earliest",
-                "enable.auto.commit": "false",
-                **config,
-            },
-        )
-        self.c.subscribe([topic])
-
-    def poll(self) -> int:
-        return len(self.c.poll(0.1))
-
-    def owned(self) -> list:
-        return sorted(tp.partition for tp in self.c.assignment())
-
-    def epoch(self):
-        return self.c.group_metadata()["generationId"]
-
-    def crash(self) -> None:
-        assert self.own is not None, "a crash needs the member's own driver process (own_driver=True)"
-        self.own.kill()
-        self.closed = True
-
-    def close(self) -> None:
-        if not getattr(self, "closed", False):
-            self.closed = True
-            self.c.close(timeout=10)
-        if self.own is not None:
-            self.own.close()
-
-
-class RdkafkaMember(Member):
-    def __init__(self, servers: str, group: str, topic: str, **config):
-        from confluent_kafka import Consumer
-
-        self.c = Consumer(
-            {
-                "bootstrap.servers": servers,
-                "group.id": group,
-                "group.protocol": "consumer",
-                "auto.offset.reset": "earliest",
-                "enable.auto.commit": False,
-                **config,
-            }
-        )
-        self.c.subscribe([topic])
-        self.closed = False
-
-    def poll(self) -> int:
-        m = self.c.poll(0.1)
-        return int(m is not None and m.error() is None)
-
-    def owned(self) -> list:
-        return sorted(p.partition for p in self.c.assignment())
-
-    def epoch(self):
-        return None  # librdkafka does not show its member epoch
-
-    def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self.c.close()
-
-
-class RdkafkaProcessMember(Member):
-    """A librdkafka member in a child process, so that it can crash (SIGKILL: no leave - librdkafka
-    has no "close without leaving" in confluent-kafka); it prints its assignment and count."""
-
-    SCRIPT = (
-        "import json, sys\n"
-        "from confluent_kafka import Consumer\n"
-        "c = Consumer(json.loads(sys.argv[1])); c.subscribe([sys.argv[2]]); seen = 0; last = None\n"
-        "while True:\n"
-        "    m = c.poll(0.1)\n"
-        "    seen += int(m is not None and m.error() is None)\n"
-        "    now = (sorted(p.partition for p in c.assignment()), seen)\n"
-        "    if now != last: print(json.dumps(now), flush=True); last = now\n"
-    )
-
-    def __init__(self, servers: str, group: str, topic: str):
-        import json
-        import subprocess
-        import sys
-        import threading
-
-        config = {
-            "bootstrap.servers": servers,
-            "group.id": group,
-            "group.protocol": "consumer",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-        }
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", self.SCRIPT, json.dumps(config), topic], stdout=subprocess.PIPE, text=True
-        )
-        self.state: list = [[], 0]
-
-        def read() -> None:
-            assert self.proc.stdout is not None
-            for line in self.proc.stdout:
-                self.state = json.loads(line)
-
-        self.reader = threading.Thread(target=read, name="rdkafka-child-reader", daemon=True)
-        self.reader.start()
-
-    def poll(self) -> int:
-        time.sleep(0.02)  # the child polls by itself
-        return 0
-
-    def poll_count(self) -> int:
-        self.poll()
-        self.seen = self.state[1]
-        return 0
-
-    def owned(self) -> list:
-        return self.state[0]
-
-    def epoch(self):
-        return None
-
-    def crash(self) -> None:
-        self.proc.kill()
-        self.close()
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait(timeout=10)
-        self.reader.join(timeout=10)
-
-
 def producer(servers: str, topic: str) -> Callable:
     def produce(n: int) -> None:
         from confluent_kafka import Producer
@@ -401,20 +226,12 @@ def producer(servers: str, topic: str) -> Callable:
     return produce
 
 
-def java_members(driver, servers: str, topic: str, crash_b: bool = False, **config) -> GroupMembers:
-    def member(group: str, name: str) -> Member:
-        return JavaMember(driver, servers, group, topic, own_driver=crash_b and name == "b", **config)
-
-    return GroupMembers(member, "kip848-java")
-
-
-def rdkafka_members(servers: str, topic: str, crash_b: bool = False, **config) -> GroupMembers:
-    def member(group: str, name: str) -> Member:
-        if crash_b and name == "b":
-            return RdkafkaProcessMember(servers, group, topic)
-        return RdkafkaMember(servers, group, topic, **config)
-
-    return GroupMembers(member, "kip848-rdkafka")
+def members(client: str, servers, topic: str, crash_b: bool = False, **config) -> GroupMembers:
+    """New groups of ``client``'s members of ``topic``; with ``crash_b``, b can die (``kill()``)."""
+    return GroupMembers(
+        lambda group, name: member(client, servers, group, [topic], crash_b and name == "b", **config),
+        f"kip848-{client}",
+    )
 
 
 def check(got: dict, expected: dict, java_epochs: dict | None = None) -> list[str]:
@@ -461,9 +278,10 @@ def _trail(members: list, condition: Callable[[], bool], timeout_s: float, trail
             raise AssertionError(f"not within {timeout_s} s: {trail}")
 
 
-def first_epochs(driver, cluster, timeout_s: float = 60) -> dict:
+def first_epochs(cluster, client: str = "java", timeout_s: float = 60) -> dict:
     """On ``cluster`` (a wire cluster or Kafka's: ``create_topic``, ``topic``), each variant's
-    member epochs (:data:`FIRST_EPOCHS`) and, under "trails", what the members went through.
+    member epochs (:data:`FIRST_EPOCHS`) with ``client``'s members (one that shows its epoch) and,
+    under "trails", what the members went through.
     (On Kafka ``create_topic`` returns once every broker knows the topic, course_lib/real/
     broker_metadata.py; its group coordinator may still apply the topic a moment later, and a
     member alone then starts again in a new group: :func:`_alone`.)"""
@@ -476,15 +294,16 @@ def first_epochs(driver, cluster, timeout_s: float = 60) -> dict:
     out: dict = {}
     trails: dict = {}
 
-    def member(group: str, topics: list):
-        return JavaListMember(driver, servers, f"kip848-first-{run}-{group}", topics)
+    def joiner(group: str, topics: list) -> GroupMember:
+        # subscribing to a topic that does not exist must not create it (topic_later)
+        return member(client, servers, f"kip848-first-{run}-{group}", topics, **{"allow.auto.create.topics": False})
 
     def alone(name: str, topics: list, group: str | None = None) -> tuple[int, str]:
         """(the epoch at which one member of ``group`` owns 4 partitions, the group); a new group
         when a new topic reached the coordinator after the member joined (see :func:`_alone`)."""
         for attempt in range(GROUP_ATTEMPTS):
             used = group or f"{name}-{attempt}"
-            m = member(used, topics)
+            m = joiner(used, topics)
             trails[name] = []
             try:
                 _trail([m], lambda: len(m.owned()) == 4, timeout_s, trails[name])
@@ -500,7 +319,7 @@ def first_epochs(driver, cluster, timeout_s: float = 60) -> dict:
     halves = [make_topic(f"kip848-first-{run}-{i}", 2) for i in (0, 1)]
     out["two_topics"], _ = alone("two_topics", halves)
     later = f"kip848-first-{run}-later"
-    m = member("topic_later", [cluster.topic(later)])
+    m = joiner("topic_later", [cluster.topic(later)])
     trails["topic_later"] = []
     try:
         _trail([m], lambda: m.epoch() > 0, timeout_s, trails["topic_later"])
@@ -513,7 +332,7 @@ def first_epochs(driver, cluster, timeout_s: float = 60) -> dict:
         out["topic_later"] = {"before": before, "after": m.epoch()}
     finally:
         m.close()
-    a, b = member("two_at_once", [t]), member("two_at_once", [t])
+    a, b = joiner("two_at_once", [t]), joiner("two_at_once", [t])
     trails["two_at_once"] = []
     try:
         _trail(
@@ -528,25 +347,6 @@ def first_epochs(driver, cluster, timeout_s: float = 60) -> dict:
         a.close()
         b.close()
     return {**out, "trails": trails}
-
-
-class JavaListMember(JavaMember):
-    """A Java member subscribed to a list of topics, which never creates one by subscribing."""
-
-    def __init__(self, driver, servers: str, group: str, topics: list):
-        from course_lib.java_client import JavaConsumer
-
-        self.own = None
-        self.c = JavaConsumer(
-            driver,
-            {
-                "bootstrap.servers": servers,
-                "group.id": group,
-                "group.protocol": "consumer",
-                "allow.auto.create.topics": "false",
-            },
-        )
-        self.c.subscribe(topics)
 
 
 # ---- one experiment on one cluster, as the protocol matrix runs it ------------------------------
@@ -572,72 +372,30 @@ def _check_experiment(experiment: str) -> None:
         raise ValueError(f"unknown KIP-848 experiment {experiment!r}: one of {', '.join(EXPERIMENTS)}")
 
 
-def run_on(experiment: str, client: str, cluster, driver=None) -> dict:
-    """``experiment`` with ``client`` ("java" or "confluent-kafka") on ``cluster`` (a started
-    WireCluster or a LocalCluster: ``bootstrap_servers``, ``create_topic``), on a new topic and
-    group; ``driver``: the Java client's (a crashed Java member gets a driver of its own)."""
+def run_on(experiment: str, client: str, cluster) -> dict:
+    """``experiment`` with ``client``'s members (a key of
+    :data:`~course_lib.client_adapters.GROUP_CLIENTS` but the simulator's:
+    :func:`on_the_simulator`) on ``cluster`` (a started WireCluster or a LocalCluster:
+    ``bootstrap_servers``, ``create_topic``), on a new topic and group."""
     _check_experiment(experiment)
     servers = cluster.bootstrap_servers
     topic = cluster.create_topic(f"kip848-{uuid.uuid4().hex[:8]}", partitions=4)
     crash = experiment == "crashed member"
-    if client == "java":
-        config = {} if crash else {"max.poll.interval.ms": str(MAX_POLL_S * 1000)}
-        make = java_members(driver, servers, topic, crash_b=crash, **config)
-    elif client == "confluent-kafka":
-        make = rdkafka_members(
-            servers, topic, crash_b=crash, **({} if crash else {"max.poll.interval.ms": MAX_POLL_S * 1000})
-        )
-    else:
-        raise ValueError(f"client must be 'java' or 'confluent-kafka', got {client!r}")
+    make = members(
+        client, servers, topic, crash_b=crash, **({} if crash else {"max.poll.interval.ms": MAX_POLL_S * 1000})
+    )
     if crash:
         return crashed_member(make, producer(servers, topic))
     return slow_handler(make, producer(servers, topic), MAX_POLL_S)
 
 
-def on_the_wire(experiment: str, client: str, driver=None) -> dict:
+def on_the_wire(experiment: str, client: str) -> dict:
     """:func:`run_on` on a WireCluster of :data:`WIRE_SETTINGS`, started and stopped here."""
     from course_lib.wire.cluster import WireCluster
 
     _check_experiment(experiment)
     with WireCluster(**WIRE_SETTINGS[experiment]) as wire:
-        return run_on(experiment, client, wire, driver)
-
-
-class SimulatedMember(Member):
-    """A member with the simulator's own ``KafkaConsumer(group_protocol="consumer")``: each
-    ``poll()`` moves the simulated cluster's clock by up to 100 ms."""
-
-    def __init__(self, cluster, group: str, topic: str, **config):
-        from course_lib.clients import KafkaConsumer
-
-        self.closed = False
-        self.c = KafkaConsumer(
-            topic,
-            bootstrap_servers=cluster,
-            group_id=group,
-            group_protocol="consumer",
-            auto_offset_reset="earliest",
-            enable_auto_commit=False,
-            **config,
-        )
-
-    def poll(self) -> int:
-        return sum(len(records) for records in self.c.poll(timeout_ms=100).values())
-
-    def owned(self) -> list:
-        return sorted(tp.partition for tp in self.c.assignment())
-
-    def epoch(self):
-        return self.c.group_metadata().generation_id
-
-    def crash(self) -> None:
-        self.c.crash()  # no leave heartbeat: removed after the session timeout
-        self.closed = True
-
-    def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self.c.close()
+        return run_on(experiment, client, wire)
 
 
 def on_the_simulator(experiment: str, seed: int = 1) -> dict:
@@ -664,6 +422,6 @@ def on_the_simulator(experiment: str, seed: int = 1) -> dict:
         p.close()
 
     if experiment == "crashed member":
-        return crashed_member(lambda name: SimulatedMember(cluster, "kip848-sim", "t"), produce)
-    config = {"max_poll_interval_ms": MAX_POLL_S * 1000}
-    return slow_handler(lambda name: SimulatedMember(cluster, "kip848-sim", "t", **config), produce, MAX_POLL_S)
+        return crashed_member(lambda name: member("simulator", cluster, "kip848-sim", ["t"]), produce)
+    config = {"max.poll.interval.ms": MAX_POLL_S * 1000}
+    return slow_handler(lambda name: member("simulator", cluster, "kip848-sim", ["t"], **config), produce, MAX_POLL_S)

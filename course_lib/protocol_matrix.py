@@ -68,9 +68,10 @@ def measure(experiment: str, column: str, compute: Callable[[], dict]) -> dict:
     return once_per_test_run(result_key(experiment, column), compute)
 
 
-def compute_run(experiment: str, column: Column, kafka=None, driver=None) -> dict:
+def compute_run(experiment: str, column: Column, kafka=None) -> dict:
     """``experiment`` in ``column``: on the simulator (seeded, virtual time), on a WireCluster
-    started for it, or on ``kafka`` (a LocalCluster); ``driver``: the Java client's."""
+    started for it, or on ``kafka`` (a LocalCluster); the column's client builds its members
+    through the workload's contract (:mod:`course_lib.client_adapters`)."""
     kip = {"consumer group: crashed member": "crashed member", "consumer group: slow handler": "slow handler"}
     if column.cluster == "simulated":
         if experiment in kip:
@@ -78,19 +79,19 @@ def compute_run(experiment: str, column: Column, kafka=None, driver=None) -> dic
         return share_group_experiments.simulator_run(seed=0)
     if column.cluster == "wire":
         if experiment in kip:
-            return kip848.on_the_wire(kip[experiment], column.client, driver)
+            return kip848.on_the_wire(kip[experiment], column.client)
         return share_group_experiments.on_the_wire(column.client)
     if kafka is None:
         raise ValueError(f"{column.key} needs a {KAFKA_TITLE} cluster (kafka=...)")
     if experiment in kip:
-        return kip848.run_on(kip[experiment], column.client, kafka, driver)
+        return kip848.run_on(kip[experiment], column.client, kafka)
     return share_group_experiments.run_on(column.client, kafka)
 
 
-def measured(experiment: str, column: str, kafka=None, driver=None) -> dict:
+def measured(experiment: str, column: str, kafka=None) -> dict:
     """:func:`compute_run` of ``experiment`` in the column keyed ``column``, once per test run
     (a copy: a caller may pop what it has checked)."""
-    return dict(measure(experiment, column, lambda: compute_run(experiment, _BY_KEY[column], kafka, driver)))
+    return dict(measure(experiment, column, lambda: compute_run(experiment, _BY_KEY[column], kafka)))
 
 
 class Row(NamedTuple):
@@ -237,31 +238,22 @@ class NotRun(Exception):
 
 
 def _column_runs(col: Column, kafka, why: str | None) -> dict:
-    """Every experiment in ``col``: (experiment, key) -> (result or None, why not). A Java driver
-    starts only if a run is computed here, not read back; with ``why``, a run is only read back."""
+    """Every experiment in ``col``: (experiment, key) -> (result or None, why not); with ``why``,
+    a run is only read back."""
     out: dict = {}
-    drivers: list = []
 
     def compute(experiment: str) -> dict:
         if why is not None:
             raise NotRun(why)
-        if col.client == "java" and not drivers:
-            from course_lib.java_client import DriverProcess
+        return compute_run(experiment, col, kafka)
 
-            drivers.append(DriverProcess())
-        return compute_run(experiment, col, kafka, drivers[0] if drivers else None)
-
-    try:
-        for experiment in EXPERIMENTS:
-            try:
-                out[(experiment, col.key)] = (measure(experiment, col.key, lambda e=experiment: compute(e)), None)
-            except NotRun as e:
-                out[(experiment, col.key)] = (None, str(e))
-            except Exception as e:  # noqa: BLE001 - the cell says how it failed, never silently
-                out[(experiment, col.key)] = (None, f"{col.client or 'the simulator'} failed: {_first_line(e)}")
-    finally:
-        for driver in drivers:
-            driver.close()
+    for experiment in EXPERIMENTS:
+        try:
+            out[(experiment, col.key)] = (measure(experiment, col.key, lambda e=experiment: compute(e)), None)
+        except NotRun as e:
+            out[(experiment, col.key)] = (None, str(e))
+        except Exception as e:  # noqa: BLE001 - the cell says how it failed, never silently
+            out[(experiment, col.key)] = (None, f"{col.client or 'the simulator'} failed: {_first_line(e)}")
     return out
 
 

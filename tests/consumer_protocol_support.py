@@ -5,7 +5,6 @@ other support modules build on (tests/static_member_support.py) included."""
 from course_lib.consumer_protocol_experiments import *  # noqa: F403
 from course_lib.consumer_protocol_experiments import (  # noqa: F401 - re-exported for other support modules
     _join_then_split,
-    _poll_until,
     _split_again,
     _trail,
     _until,

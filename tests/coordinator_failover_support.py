@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from tests.consumer_protocol_support import GroupMembers, JavaMember, SimulatedMember, _join_then_split
+from tests.consumer_protocol_support import GroupMembers, _join_then_split, member
 
 #: the same on every cluster
 FAILOVER_EXPECTED = {"split": [2, 2], "epochs": [3, 3], "epochs_after": [3, 3], "changes": []}
@@ -29,7 +29,7 @@ def coordinator_failover(make: Callable, crash_coordinator: Callable[[], None], 
         changes = []
         for _ in range(ROUNDS):
             for m in (a, b):
-                m.poll_count()
+                m.poll()
             if (a.owned(), b.owned()) != owned:
                 changes.append((a.owned(), b.owned()))
         return {"split": split, "epochs": epochs, "epochs_after": [a.epoch(), b.epoch()], "changes": changes}
@@ -38,13 +38,13 @@ def coordinator_failover(make: Callable, crash_coordinator: Callable[[], None], 
         b.close()
 
 
-def java_members(driver, servers: str, topic: str) -> GroupMembers:
+def java_members(servers: str, topic: str) -> GroupMembers:
     """``make(name)``: a Java member of ``make.group``"""
-    return GroupMembers(lambda group, name: JavaMember(driver, servers, group, topic), "failover-java")
+    return GroupMembers(lambda group, name: member("java", servers, group, [topic]), "failover-java")
 
 
 def sim_members(cluster, topic: str) -> Callable:
-    return lambda name: SimulatedMember(cluster, "failover-sim", topic)
+    return lambda name: member("simulator", cluster, "failover-sim", [topic])
 
 
 def sim_coordinator(cluster, group: str) -> int:

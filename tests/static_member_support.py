@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from tests.consumer_protocol_support import GroupMembers, JavaMember, SimulatedMember, _join_then_split, _until
+from tests.consumer_protocol_support import GroupMembers, _join_then_split, _until, member
 
 #: the Java members' epochs (groupMetadata().generationId), the same on both clusters: a alone 2,
 #: b's join 3, and 3 for everyone after b's bounce
@@ -49,12 +49,13 @@ def static_bounce(make: Callable, timeout_s: float = 60) -> dict:
                 m.close()
 
 
-def java_static_members(driver, servers: str, topic: str) -> GroupMembers:
-    def member(group: str, name: str) -> JavaMember:
-        return JavaMember(driver, servers, group, topic, **{"group.instance.id": f"i-{name[0]}"})
+def _instance(name: str) -> dict:
+    return {"group.instance.id": f"i-{name[0]}"}
 
-    return GroupMembers(member, "static-java")
+
+def java_static_members(servers: str, topic: str) -> GroupMembers:
+    return GroupMembers(lambda group, name: member("java", servers, group, [topic], **_instance(name)), "static-java")
 
 
 def sim_static_members(cluster, topic: str) -> Callable:
-    return lambda name: SimulatedMember(cluster, "static-sim", topic, group_instance_id=f"i-{name[0]}")
+    return lambda name: member("simulator", cluster, "static-sim", [topic], **_instance(name))

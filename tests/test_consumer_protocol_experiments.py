@@ -5,16 +5,17 @@ so that both cases run in milliseconds and on purpose."""
 from __future__ import annotations
 
 from course_lib import consumer_protocol_experiments as kip848
+from course_lib.client_adapters.members import GroupMember
 
 
-class Scripted(kip848.Member):
+class Scripted(GroupMember):
     """A member whose epoch and partitions follow ``steps`` [(epoch, owned)], one step a poll."""
 
     def __init__(self, steps: list, log: list, group: str, name: str):
         self.steps, self.log, self.group, self.name = list(steps), log, group, name
         self.step = self.steps.pop(0)
 
-    def poll(self) -> int:
+    def _poll(self) -> int:
         if self.steps:
             self.step = self.steps.pop(0)
         return 0
@@ -40,7 +41,7 @@ def _groups(a_steps_per_group: list) -> tuple[kip848.GroupMembers, list]:
     log: list = []
     groups: list = []
 
-    def member(group: str, name: str) -> kip848.Member:
+    def member(group: str, name: str) -> GroupMember:
         if group not in groups:
             groups.append(group)
         if name == "a":

@@ -36,8 +36,17 @@ ids are the wire's); ``commit_sync()`` -> ``{TopicPartition: None | KafkaExcepti
 ``close()``. ``config`` uses librdkafka's (= Java's) names; the simulator's takes the simulated
 ``Cluster`` as ``bootstrap.servers``. A share-group experiment is written once against it. A
 worker that dies runs in a process of its own (``own_process=True``: confluent-kafka's in a
-Python process, :mod:`.share_process`; Java's in a JVM of its own), with ``kill()`` and
+Python process, :mod:`.own_process`; Java's in a JVM of its own), with ``kill()`` and
 ``freeze()``.
+
+The consumer-group workload (rebalances, KIP-848's ``group.protocol=consumer`` or the classic
+protocol) has one too: :func:`group_member` builds, for a client of :data:`GROUP_CLIENTS`, one
+subscribed member with the interface of :class:`.members.GroupMember` - ``poll()`` (the
+records one poll read, counted in ``seen``), ``owned()``, ``epoch()`` (None where the client does
+not show it), ``kill()``, ``close()``; ``config`` uses Java's names (the simulator's takes the
+simulated ``Cluster`` as ``bootstrap.servers``). A member that dies is made with
+``own_process=True`` (confluent-kafka's in a Python process, Java's in a JVM of its own; the
+simulator's dies in virtual time whichever it is).
 """
 
 from __future__ import annotations
@@ -104,7 +113,7 @@ def _simulated_share_consumer(config: dict, own_process: bool) -> Any:
 
 def _rdkafka_share_consumer(config: dict, own_process: bool) -> Any:
     if own_process:
-        from .share_process import ShareConsumerProcess
+        from .own_process import ShareConsumerProcess
 
         return ShareConsumerProcess(config)
     from .for_confluent_kafka import share_consumer
@@ -160,3 +169,48 @@ def share_group_describer(client: str) -> Any:
     True
     """
     return SHARE_GROUP_DESCRIBERS.get(client)
+
+
+def _simulated_group_member(config: dict, topics: list[str], own_process: bool) -> Any:
+    from .simulated import GroupMember
+
+    return GroupMember(config, topics)
+
+
+def _rdkafka_group_member(config: dict, topics: list[str], own_process: bool) -> Any:
+    if own_process:
+        from .own_process import GroupMemberProcess
+
+        return GroupMemberProcess(config, topics)
+    from .for_confluent_kafka import GroupMember
+
+    return GroupMember(config, topics)
+
+
+def _java_group_member(config: dict, topics: list[str], own_process: bool) -> Any:
+    from .for_java import GroupMember
+
+    return GroupMember(config, topics, own_process)
+
+
+#: the clients of the consumer-group workload, by name: (config, topics, own_process) -> a
+#: subscribed :class:`.members.GroupMember` (module docstring). kafka-python 3.0.12 speaks
+#: only the classic protocol and is measured through :data:`CLIENTS`' consumers.
+GROUP_CLIENTS = {
+    "simulator": _simulated_group_member,
+    "confluent-kafka": _rdkafka_group_member,
+    "java": _java_group_member,
+}
+
+
+def group_member(client: str, config: dict, topics: list[str], own_process: bool = False) -> Any:
+    """A member of ``client`` (a key of :data:`GROUP_CLIENTS`) subscribed to ``topics``, with the
+    interface of :class:`.members.GroupMember`; ``own_process``: one that can die (``kill()``).
+
+    >>> group_member("kafka-python", {}, ["t"])
+    Traceback (most recent call last):
+    ValueError: no group member for 'kafka-python': choose one of simulator, confluent-kafka, java
+    """
+    if client not in GROUP_CLIENTS:
+        raise ValueError(f"no group member for {client!r}: choose one of {', '.join(GROUP_CLIENTS)}")
+    return GROUP_CLIENTS[client](config, topics, own_process)

@@ -31,6 +31,8 @@ from typing import Any
 import confluent_kafka as ck
 from kafka import errors as Errors
 
+from .members import POLL_S
+from .members import GroupMember as GroupMemberBase
 from .recorded import (
     GROUP_MOVED_ON,
     Record,
@@ -284,3 +286,26 @@ def share_consumer(config: dict) -> ck.ShareConsumer:
     :func:`course_lib.client_adapters.share_consumer`)."""
     # librdkafka's share consumer takes its settings as strings ("500", "true")
     return ck.ShareConsumer({k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in config.items()})
+
+
+class GroupMember(GroupMemberBase):
+    """confluent-kafka's ``Consumer`` with ``config`` (librdkafka's names), subscribed to
+    ``topics``: the consumer-group workload's contract (:mod:`.members`); librdkafka shows
+    no member epoch, and dies only in a process of its own (:class:`.own_process.GroupMemberProcess`)."""
+
+    def __init__(self, config: dict, topics: list[str]) -> None:
+        self._c = ck.Consumer(config)
+        self._c.subscribe(list(topics))
+        self._closed = False
+
+    def _poll(self) -> int:
+        m = self._c.poll(POLL_S)
+        return int(m is not None and m.error() is None)
+
+    def owned(self) -> list[int]:
+        return sorted(p.partition for p in self._c.assignment())
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._c.close()

@@ -14,6 +14,9 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from .members import POLL_S
+from .members import GroupMember as GroupMemberBase
+
 
 class SimulatedClients:
     name = "the simulator's clients"
@@ -47,3 +50,36 @@ class SimulatedClients:
     def final_read(self, backend: Any, topic: str, isolation_level: str = "read_uncommitted") -> list:
         """Heal, settle and read every partition in full, recorded as ``final_read``."""
         return backend.cluster.cluster.final_read(topic, isolation_level=isolation_level)
+
+
+class GroupMember(GroupMemberBase):
+    """The simulator's ``KafkaConsumer`` (``config``: Java's names, ``bootstrap.servers`` the
+    simulated ``Cluster``), subscribed to ``topics``: the consumer-group workload's contract
+    (:mod:`.members`). Each :meth:`poll` moves the cluster's clock by up to 100 ms. It lives
+    in the simulated cluster's process, so any member can die: :meth:`kill` is the simulated
+    client's ``crash()`` (no leave heartbeat; the coordinator removes it after the session
+    timeout, in virtual time)."""
+
+    def __init__(self, config: dict, topics: list[str]) -> None:
+        from ..clients import KafkaConsumer
+
+        self._closed = False
+        self._c = KafkaConsumer(*topics, **{name.replace(".", "_"): value for name, value in config.items()})
+
+    def _poll(self) -> int:
+        return sum(len(records) for records in self._c.poll(timeout_ms=int(POLL_S * 1000)).values())
+
+    def owned(self) -> list[int]:
+        return sorted(tp.partition for tp in self._c.assignment())
+
+    def epoch(self) -> int | None:
+        return self._c.group_metadata().generation_id
+
+    def kill(self) -> None:
+        self._c.crash()
+        self._closed = True
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._c.close()

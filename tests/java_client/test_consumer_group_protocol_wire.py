@@ -26,7 +26,7 @@ def test_java_join_split_leave(driver, wire_cluster, monkeypatch):
         return dispatch(gw, header, request)
 
     monkeypatch.setattr(apis, "dispatch", recording)
-    got = kip848.java(driver, wire_cluster.bootstrap_servers, wire_cluster.create_topic("t", partitions=4))
+    got = kip848.join_split_leave("java", wire_cluster.bootstrap_servers, wire_cluster.create_topic("t", partitions=4))
     print("wire java:", got.pop("seconds"))
     assert got == kip848.EXPECTED
     assert ApiKey.ConsumerGroupHeartbeat in seen and ApiKey.JoinGroup not in seen
@@ -38,14 +38,14 @@ def test_java_crashed_member(driver):
     crashed member is removed sooner; assignments, epochs and counts are the same.
     tests/real/test_consumer_group_protocol.py runs the same on Kafka 4.3.1; once per test run
     (notebook 09's protocol matrix reads it back)."""
-    got = matrix.measured("consumer group: crashed member", "wire java", driver=driver)
+    got = matrix.measured("consumer group: crashed member", "wire java")
     print("wire java crash:", got["seconds"])
     assert not kip848.check(got, kip848.CRASH_EXPECTED, kip848.JAVA_CRASH_EPOCHS)
 
 
 @pytest.mark.timeout(180)
 def test_java_slow_handler(driver):
-    got = matrix.measured("consumer group: slow handler", "wire java", driver=driver)
+    got = matrix.measured("consumer group: slow handler", "wire java")
     print("wire java slow handler:", got["seconds"])
     assert not kip848.check(got, kip848.SLOW_EXPECTED, kip848.JAVA_SLOW_EPOCHS)
 
@@ -54,7 +54,7 @@ def test_java_slow_handler(driver):
 def test_java_first_member_epochs(driver, wire_cluster):
     """Kafka 4.3.1 gives the same (tests/real/test_consumer_group_protocol.py), at Kafka's assignment
     batching (``group.consumer.assignment.interval.ms`` 1 s), the wire cluster's default too."""
-    got = kip848.first_epochs(driver, wire_cluster)
+    got = kip848.first_epochs(wire_cluster)
     print("wire first epochs:", got.pop("trails"))
     assert got == kip848.FIRST_EPOCHS
 
@@ -66,7 +66,7 @@ def test_java_static_member_bounce(driver, wire_cluster):
     from tests import static_member_support as static
 
     topic = wire_cluster.create_topic("static", partitions=4)
-    got = static.static_bounce(static.java_static_members(driver, wire_cluster.bootstrap_servers, topic))
+    got = static.static_bounce(static.java_static_members(wire_cluster.bootstrap_servers, topic))
     assert got == static.STATIC_EXPECTED
 
 
@@ -77,7 +77,7 @@ def test_java_members_carry_on_across_a_coordinator_failover(driver, wire_cluste
     from tests import coordinator_failover_support as failover
 
     wire = wire_cluster
-    make = failover.java_members(driver, wire.bootstrap_servers, wire.create_topic("failover", partitions=4))
+    make = failover.java_members(wire.bootstrap_servers, wire.create_topic("failover", partitions=4))
     crashed = []
 
     def crash():

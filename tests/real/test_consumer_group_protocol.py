@@ -28,25 +28,25 @@ def _topic(cluster) -> str:
 
 @pytest.mark.timeout(240)
 def test_librdkafka_join_split_leave(cluster):
-    got = kip848.librdkafka(cluster.bootstrap_servers, _topic(cluster))
+    got = kip848.join_split_leave("confluent-kafka", cluster.bootstrap_servers, _topic(cluster))
     print(f"kafka {cluster.kafka_version} librdkafka:", got.pop("seconds"))
     assert got == kip848.EXPECTED
 
 
 @pytest.mark.timeout(240)
 def test_java_join_split_leave(driver, cluster):
-    got = kip848.java(driver, cluster.bootstrap_servers, _topic(cluster))
+    got = kip848.join_split_leave("java", cluster.bootstrap_servers, _topic(cluster))
     print(f"kafka {cluster.kafka_version} java:", got.pop("seconds"))
     assert got == kip848.EXPECTED
 
 
-def _both_clients(experiment: str, driver, cluster) -> tuple[dict, dict]:
+def _both_clients(experiment: str, cluster) -> tuple[dict, dict]:
     """``experiment`` with Java and librdkafka at once, each in its own group and topic; each
     run once per test run (notebook 09's protocol matrix reads them back: course_lib/protocol_matrix.py)."""
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(2, thread_name_prefix="kip848-kafka") as pool:
-        java = pool.submit(matrix.measured, experiment, "Kafka java", cluster, driver)
+        java = pool.submit(matrix.measured, experiment, "Kafka java", cluster)
         rdkafka = pool.submit(matrix.measured, experiment, "Kafka confluent-kafka", cluster)
         return java.result(timeout=280), rdkafka.result(timeout=280)
 
@@ -57,7 +57,7 @@ def test_crashed_member_java_and_librdkafka(driver, cluster):
     minimum): both clients' experiments run at once, each in its own group and topic. The wire
     cluster gives the same (tests/java_client/test_consumer_group_protocol_wire.py,
     tests/wire/test_consumer_group_protocol.py)."""
-    java_got, rdkafka_got = _both_clients("consumer group: crashed member", driver, cluster)
+    java_got, rdkafka_got = _both_clients("consumer group: crashed member", cluster)
     print(f"kafka {cluster.kafka_version} crash: java", java_got["seconds"], "librdkafka", rdkafka_got["seconds"])
     wrong = kip848.check(java_got, kip848.CRASH_EXPECTED, kip848.JAVA_CRASH_EPOCHS)
     wrong += kip848.check(rdkafka_got, kip848.CRASH_EXPECTED)
@@ -66,7 +66,7 @@ def test_crashed_member_java_and_librdkafka(driver, cluster):
 
 @pytest.mark.timeout(300)
 def test_slow_handler_java_and_librdkafka(driver, cluster):
-    java_got, rdkafka_got = _both_clients("consumer group: slow handler", driver, cluster)
+    java_got, rdkafka_got = _both_clients("consumer group: slow handler", cluster)
     print(
         f"kafka {cluster.kafka_version} slow handler: java", java_got["seconds"], "librdkafka", rdkafka_got["seconds"]
     )
@@ -79,7 +79,7 @@ def test_slow_handler_java_and_librdkafka(driver, cluster):
 def test_java_first_member_epochs(driver, cluster):
     """A new group's first member is at epoch 2 on Kafka 4.3.1 (KAFKA-20268), whatever it
     subscribes to; the wire cluster gives the same (tests/java_client/test_consumer_group_protocol_wire.py)."""
-    got = kip848.first_epochs(driver, cluster)
+    got = kip848.first_epochs(cluster)
     print(f"kafka {cluster.kafka_version} first epochs:", got.pop("trails"))
     assert got == kip848.FIRST_EPOCHS
 
@@ -90,7 +90,7 @@ def test_java_static_member_bounce(driver, cluster):
     cluster gives the same (tests/java_client/test_consumer_group_protocol_wire.py)."""
     from tests import static_member_support as static
 
-    got = static.static_bounce(static.java_static_members(driver, cluster.bootstrap_servers, _topic(cluster)))
+    got = static.static_bounce(static.java_static_members(cluster.bootstrap_servers, _topic(cluster)))
     assert got == static.STATIC_EXPECTED
 
 
@@ -102,7 +102,7 @@ def test_java_members_carry_on_across_a_coordinator_failover(driver, healthy):
 
     cluster = healthy
     servers = cluster.bootstrap_servers
-    make = failover.java_members(driver, servers, _topic(cluster))
+    make = failover.java_members(servers, _topic(cluster))
     crashed = []
 
     def crash():

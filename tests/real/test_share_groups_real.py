@@ -71,7 +71,7 @@ def test_librdkafka_share_consumers_on_kafka(cluster):
 
 @pytest.mark.timeout(240)
 def test_java_share_consumers_on_kafka(driver, cluster):
-    got = matrix.measured("share group", "Kafka java", cluster, driver)
+    got = matrix.measured("share group", "Kafka java", cluster)
     print(f"kafka {cluster.kafka_version} java share:", got.pop("seconds"), "s")
     assert got.pop("during") == share.DESCRIBED  # Admin.describeShareGroups
     assert got == share.EXPECTED

@@ -62,7 +62,9 @@ def test_librdkafka_join_split_leave(wire_cluster):
     """The same observations as on Kafka 4.3.1 (tests/real/test_consumer_group_protocol.py), with
     the consumer group invariants checked after every simulator event."""
     checker = wire_cluster.call(lambda: ConsumerGroupInvariants.attach(wire_cluster.cluster))
-    got = kip848.librdkafka(wire_cluster.bootstrap_servers, wire_cluster.create_topic("t", partitions=4))
+    got = kip848.join_split_leave(
+        "confluent-kafka", wire_cluster.bootstrap_servers, wire_cluster.create_topic("t", partitions=4)
+    )
     print("wire librdkafka:", got.pop("seconds"))
     assert got == kip848.EXPECTED
     # a new group is at epoch 1 (KAFKA-20268); join, join, leave, and the last one's leave on

@@ -1,10 +1,12 @@
-"""confluent-kafka's ``ShareConsumer`` in a Python process of its own: the share workload's
-contract (:func:`course_lib.client_adapters.share_consumer` with ``own_process=True``) plus the
-two ways a worker's process dies - :meth:`ShareConsumerProcess.kill` (SIGKILL: the process's
-connections close, as a crash closes them, and the broker ends its share session at once) and
-:meth:`ShareConsumerProcess.freeze` (SIGSTOP: they stay open, as for a machine that is gone, and
-its records come back only after their locks). A crash of the experiment's own process would
-take the experiment with it; a separate process is what a real worker is.
+"""confluent-kafka's consumers in a Python process of their own, for the two workloads whose
+experiments kill a member: the share workload (:func:`course_lib.client_adapters.share_consumer`,
+:class:`ShareConsumerProcess`) and the consumer-group workload
+(:func:`course_lib.client_adapters.group_member`, :class:`GroupMemberProcess`), each with the
+workload's contract plus the two ways a process dies - :meth:`ClientProcess.kill` (SIGKILL: the
+process's connections close, as a crash closes them) and :meth:`ClientProcess.freeze` (SIGSTOP:
+they stay open, as for a machine that is gone). A crash of the experiment's own process would
+take the experiment with it, and confluent-kafka has no "close without leaving the group": a
+separate process is what a real worker is.
 
 The child runs :func:`serve`: one JSON request per line on stdin (``{"op": ..., "args": [...]}``),
 one answer per line on stdout (``{"ok": ...}`` or ``{"error": {"code": ..., "str": ...}}``).
@@ -24,6 +26,8 @@ import sys
 import threading
 from typing import Any, Callable
 
+from .members import GroupMember
+
 #: how long an answer may take beyond the call's own timeout before the process counts as hung
 SLACK_S = 60.0
 
@@ -36,14 +40,17 @@ def _unb64(text: str | None) -> bytes | None:
     return None if text is None else base64.b64decode(text)
 
 
-class ShareConsumerProcess:
-    """A confluent-kafka ``ShareConsumer`` (``config``: librdkafka's names) in a child process,
-    with confluent-kafka's API; :meth:`kill` and :meth:`freeze` end the process as a crash and a
-    lost machine do; :meth:`close` closes the consumer if the process still runs, then reaps it."""
+class ClientProcess:
+    """A confluent-kafka client (``KIND``: a key of :data:`CHILDREN`, made from ``args``) in a
+    child process; ``_call(op, *args)`` runs one of its operations there. :meth:`kill` and
+    :meth:`freeze` end the process as a crash and a lost machine do; :meth:`close` closes the
+    client if the process still runs, then reaps it."""
 
-    def __init__(self, config: dict) -> None:
+    KIND = ""
+
+    def __init__(self, *args: Any) -> None:
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", __name__, json.dumps(config)],
+            [sys.executable, "-m", __name__, self.KIND, json.dumps(args)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -51,7 +58,7 @@ class ShareConsumerProcess:
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._requests, self._lines = self._proc.stdin, self._proc.stdout
         self._answers: queue.Queue = queue.Queue()
-        self._reader = threading.Thread(target=self._read, name="share-consumer-process", daemon=True)
+        self._reader = threading.Thread(target=self._read, name=f"{self.KIND}-process", daemon=True)
         self._reader.start()
         self._ended = False
 
@@ -62,20 +69,56 @@ class ShareConsumerProcess:
 
     def _call(self, op: str, *args: Any, timeout: float = 0.0) -> Any:
         if self._ended:
-            raise RuntimeError(f"{op}: this share consumer's process was killed or frozen")
+            raise RuntimeError(f"{op}: this {self.KIND}'s process was killed or frozen")
         self._requests.write(json.dumps({"op": op, "args": list(args)}) + "\n")
         self._requests.flush()
         try:
             answer = self._answers.get(timeout=timeout + SLACK_S)
         except queue.Empty:
             raise TimeoutError(
-                f"the share consumer's process did not answer {op} within {timeout + SLACK_S:g} s"
+                f"the {self.KIND}'s process did not answer {op} within {timeout + SLACK_S:g} s"
             ) from None
         if "error" in answer:
             raise _exception(answer["error"])
         return answer["ok"]
 
-    # ---- the contract
+    def close(self) -> None:
+        """Close the client (unless its process was killed or frozen), then end the process."""
+        try:
+            if not self._ended:
+                self._call("close", timeout=30)
+        finally:
+            self._end()
+
+    def kill(self) -> None:
+        """SIGKILL: a crash - the client's connections close with the process."""
+        self._ended = True
+        self._end()
+
+    def freeze(self) -> None:
+        """SIGSTOP: a machine that is gone - nothing runs and nothing closes (until :meth:`close`)."""
+        self._ended = True
+        self._proc.send_signal(signal.SIGSTOP)
+
+    def _end(self) -> None:
+        self._ended = True
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.wait(30)
+        self._reader.join(30)  # the pipe closed with the process
+        self._requests.close()
+        self._lines.close()
+
+
+class ShareConsumerProcess(ClientProcess):
+    """A confluent-kafka ``ShareConsumer`` (``config``: librdkafka's names) in a child process,
+    with confluent-kafka's API (the share workload's contract)."""
+
+    KIND = "share consumer"
+
+    def __init__(self, config: dict) -> None:
+        super().__init__(config)
+
     def subscribe(self, topics: list[str]) -> None:
         self._call("subscribe", list(topics))
 
@@ -100,33 +143,22 @@ class ShareConsumerProcess:
             for topic, partition, error in self._call("commit_sync", timeout, timeout=timeout)
         }
 
-    def close(self) -> None:
-        """Close the consumer (unless its process was killed or frozen), then end the process."""
-        try:
-            if not self._ended:
-                self._call("close", timeout=30)
-        finally:
-            self._end()
 
-    # ---- the process
-    def kill(self) -> None:
-        """SIGKILL: a crash - the consumer's connections close with the process."""
-        self._ended = True
-        self._end()
+class GroupMemberProcess(ClientProcess, GroupMember):
+    """A confluent-kafka ``Consumer`` (``config``: librdkafka's names) subscribed to ``topics`` in
+    a child process: the consumer-group workload's contract (:class:`.members.GroupMember`;
+    librdkafka shows no member epoch)."""
 
-    def freeze(self) -> None:
-        """SIGSTOP: a machine that is gone - nothing runs and nothing closes (until :meth:`close`)."""
-        self._ended = True
-        self._proc.send_signal(signal.SIGSTOP)
+    KIND = "group member"
 
-    def _end(self) -> None:
-        self._ended = True
-        if self._proc.poll() is None:
-            self._proc.kill()
-        self._proc.wait(30)
-        self._reader.join(30)  # the pipe closed with the process
-        self._requests.close()
-        self._lines.close()
+    def __init__(self, config: dict, topics: list[str]) -> None:
+        super().__init__(config, list(topics))
+
+    def _poll(self) -> int:
+        return self._call("poll", timeout=0.1)
+
+    def owned(self) -> list[int]:
+        return self._call("owned")
 
 
 def _exception(error: dict) -> Exception:
@@ -141,9 +173,9 @@ def _exception(error: dict) -> Exception:
 
 
 # ---- the child -------------------------------------------------------------------------------------
-def serve(config: dict, requests=sys.stdin, answers=sys.stdout) -> None:
-    """Run a confluent-kafka ShareConsumer with ``config`` and answer ``requests`` until close."""
-    from confluent_kafka import AcknowledgeType, KafkaException
+def _share_consumer(config: dict) -> tuple[dict[str, Callable], Callable]:
+    """A ShareConsumer's operations, and its close."""
+    from confluent_kafka import AcknowledgeType
 
     from .for_confluent_kafka import share_consumer
 
@@ -176,8 +208,31 @@ def serve(config: dict, requests=sys.stdin, answers=sys.stdout) -> None:
             topic, partition, offset, AcknowledgeType(ack_type)
         ),
         "commit_sync": commit_sync,
-        "close": consumer.close,
     }
+    return ops, consumer.close
+
+
+def _group_member(config: dict, topics: list[str]) -> tuple[dict[str, Callable], Callable]:
+    """A subscribed Consumer's operations (the group member's), and its close."""
+    from .for_confluent_kafka import GroupMember as InProcess
+
+    member = InProcess(config, topics)
+    return {"poll": member._poll, "owned": member.owned}, member.close
+
+
+#: the clients a child can run, by :attr:`ClientProcess.KIND`: (args) -> (operations, close)
+CHILDREN: dict[str, Callable[..., tuple[dict[str, Callable], Callable]]] = {
+    ShareConsumerProcess.KIND: _share_consumer,
+    GroupMemberProcess.KIND: _group_member,
+}
+
+
+def serve(kind: str, args: list, requests=sys.stdin, answers=sys.stdout) -> None:
+    """Run the client ``kind`` made from ``args`` and answer ``requests`` until close."""
+    from confluent_kafka import KafkaException
+
+    ops, close = CHILDREN[kind](*args)
+    ops = {**ops, "close": close}
     for line in requests:
         request = json.loads(line)
         try:
@@ -197,4 +252,4 @@ def _error(error: Any) -> dict:
 
 
 if __name__ == "__main__":
-    serve(json.loads(sys.argv[1]))
+    serve(sys.argv[1], json.loads(sys.argv[2]))
