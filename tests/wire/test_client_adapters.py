@@ -92,3 +92,26 @@ def test_the_simulator_s_share_consumer_has_no_process_of_its_own():
 
     with pytest.raises(ValueError, match="no process of its own"):
         share_consumer("simulator", {}, own_process=True)
+
+
+@pytest.mark.parametrize("client", OTHERS)
+def test_a_group_member_in_a_process_of_its_own_keeps_the_contract_until_killed(wire, client):
+    """The consumer-group contract's ``own_process`` (a member an experiment crashes): it joins,
+    owns every partition, reads what was written, counting it in ``seen``; after kill() a call
+    says the process is gone, and close() still ends it (the wire fixture's check: nothing left)."""
+    if client == "java" and java_missing():
+        pytest.skip(f"the Java client needs a JVM: {java_missing()}")
+    from course_lib.consumer_protocol_experiments import member
+    from course_lib.real import share_groups
+
+    topic = wire.create_topic(f"members-{client}", partitions=2)
+    share_groups._produce(wire, topic, ["a", "b", "c"])
+    m = member(client, wire.bootstrap_servers, f"members-{client}", [topic], own_process=True)
+    try:
+        _until("every partition, every record", lambda: (m.poll(), m.owned(), m.seen)[1:], lambda g: g == ([0, 1], 3))
+        m.kill()
+        with pytest.raises(Exception, match="killed or frozen|exited with code -9|died"):
+            m.owned()
+    finally:
+        m.close()
+

@@ -69,7 +69,7 @@ def test_librdkafka_join_split_leave(wire_cluster):
     assert got == kip848.EXPECTED
     # a new group is at epoch 1 (KAFKA-20268); join, join, leave, and the last one's leave on
     # close: four bumps, no member left
-    described = describe(wire_cluster, "kip848-rdkafka-")
+    described = describe(wire_cluster, "kip848-confluent-kafka-")
     assert (described["state"], described["group_epoch"], described["members"]) == ("Empty", 5, [])
     assert wire_cluster.call(lambda: checker.checks) > 100
 
