@@ -46,7 +46,8 @@ records one poll read, counted in ``seen``), ``owned()``, ``epoch()`` (None wher
 not show it), ``kill()``, ``close()``; ``config`` uses Java's names (the simulator's takes the
 simulated ``Cluster`` as ``bootstrap.servers``). A member that dies is made with
 ``own_process=True`` (confluent-kafka's in a Python process, Java's in a JVM of its own; the
-simulator's dies in virtual time whichever it is).
+simulator's dies in virtual time whichever it is; kafka-python's polls in a thread of its own and
+has none).
 """
 
 from __future__ import annotations
@@ -171,6 +172,16 @@ def share_group_describer(client: str) -> Any:
     return SHARE_GROUP_DESCRIBERS.get(client)
 
 
+def _kafka_python_group_member(config: dict, topics: list[str], own_process: bool) -> Any:
+    if own_process:
+        raise ValueError(
+            "kafka-python's member polls in a thread of this process: it has no process of its own to kill"
+        )
+    from .for_kafka_python import GroupMember
+
+    return GroupMember(config, topics)
+
+
 def _simulated_group_member(config: dict, topics: list[str], own_process: bool) -> Any:
     from .simulated import GroupMember
 
@@ -195,8 +206,9 @@ def _java_group_member(config: dict, topics: list[str], own_process: bool) -> An
 
 #: the clients of the consumer-group workload, by name: (config, topics, own_process) -> a
 #: subscribed :class:`.members.GroupMember` (module docstring). kafka-python 3.0.12 speaks
-#: only the classic protocol and is measured through :data:`CLIENTS`' consumers.
+#: only the classic protocol.
 GROUP_CLIENTS = {
+    "kafka-python": _kafka_python_group_member,
     "simulator": _simulated_group_member,
     "confluent-kafka": _rdkafka_group_member,
     "java": _java_group_member,
@@ -207,9 +219,12 @@ def group_member(client: str, config: dict, topics: list[str], own_process: bool
     """A member of ``client`` (a key of :data:`GROUP_CLIENTS`) subscribed to ``topics``, with the
     interface of :class:`.members.GroupMember`; ``own_process``: one that can die (``kill()``).
 
-    >>> group_member("kafka-python", {}, ["t"])
+    >>> group_member("kafka-python", {"group.protocol": "consumer"}, ["t"])
     Traceback (most recent call last):
-    ValueError: no group member for 'kafka-python': choose one of simulator, confluent-kafka, java
+    ValueError: kafka-python 3.0.12 speaks only the classic group protocol, not 'consumer'
+    >>> group_member("aiokafka", {}, ["t"])
+    Traceback (most recent call last):
+    ValueError: no group member for 'aiokafka': choose one of kafka-python, simulator, confluent-kafka, java
     """
     if client not in GROUP_CLIENTS:
         raise ValueError(f"no group member for {client!r}: choose one of {', '.join(GROUP_CLIENTS)}")

@@ -1,13 +1,16 @@
 """kafka-python's clients as a client adapter (:class:`~course_lib.client_adapters.ClientSide`):
 :mod:`course_lib.real.recording`'s recording ``KafkaProducer`` and ``KafkaConsumer``, reads of end
 offsets and the final read through a kafka-python consumer. Works with any cluster whose
-``client_config()`` gives kafka-python's connection settings."""
+``client_config()`` gives kafka-python's connection settings. Its consumer-group member
+(:class:`GroupMember`) speaks the classic protocol, the only one kafka-python 3.0.12 has."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from ..history import INFO, Nemesis
+from .members import GroupMember as GroupMemberBase
 
 
 class KafkaPythonClients:
@@ -38,3 +41,65 @@ class KafkaPythonClients:
         from ..real.recording import final_read
 
         return final_read(backend, topic, isolation_level)
+
+
+class GroupMember(GroupMemberBase):
+    """kafka-python's ``KafkaConsumer`` (``config``: Java's names; the classic protocol, the only
+    one kafka-python 3.0.12 speaks) subscribed to ``topics``, polling in a thread of its own
+    (:class:`~course_lib.supervisor.InThread`), as a separate application would: kafka-python
+    collects a join only if it finishes inside ``poll()`` (the next poll throws a join finished
+    meanwhile away and sends a new JoinGroup: :mod:`course_lib.real.joining`), so one thread taking
+    turns between two consumers keeps each outside ``poll()`` half the time and the group
+    rebalances over and over. Only its thread touches the consumer. ``owned()`` and ``epoch()``
+    (the generation) are what it holds while stable: ``[]`` and -1 while it (re)joins; ``poll()``
+    returns what the thread read since the last call."""
+
+    #: how long a :meth:`poll` paces its caller's loop: the thread polls by itself
+    PACE_S = 0.02
+
+    def __init__(self, config: dict, topics: list[str]) -> None:
+        from ..supervisor import InThread
+
+        settings = {name.replace(".", "_"): value for name, value in config.items()}
+        protocol = str(settings.pop("group_protocol", "classic")).lower()
+        if protocol != "classic":
+            raise ValueError(f"kafka-python 3.0.12 speaks only the classic group protocol, not {protocol!r}")
+        self._settings, self._topics = settings, list(topics)
+        self._state: tuple[list[int], int] = ([], -1)
+        self._read = self._counted = 0
+        self._thread = InThread(f"member-{settings.get('client_id', 'kafka-python')}", self._run)
+
+    def _run(self, stopping: Any) -> None:
+        from kafka import KafkaConsumer
+
+        from ..real.joining import before_first_join
+
+        consumer = KafkaConsumer(**self._settings)
+        consumer.subscribe(self._topics)
+        before_first_join(consumer)
+        try:
+            while not stopping.is_set():
+                self._read += sum(len(records) for records in consumer.poll(timeout_ms=200).values())
+                meta = consumer.group_metadata()
+                stable = meta.state == "<stable>"
+                self._state = (
+                    sorted(tp.partition for tp in consumer.assignment()) if stable else [],
+                    meta.generation_id if stable else -1,
+                )
+        finally:
+            consumer.close()
+
+    def _poll(self) -> int:
+        self._thread.check()  # the thread's exception, if it died
+        time.sleep(self.PACE_S)
+        read, self._counted = self._read - self._counted, self._read
+        return read
+
+    def owned(self) -> list[int]:
+        return list(self._state[0])
+
+    def epoch(self) -> int | None:
+        return self._state[1]
+
+    def close(self) -> None:
+        self._thread.stop()

@@ -19,7 +19,8 @@ import time
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
-from ..supervisor import InThread
+from ..client_adapters import group_member
+from ..client_adapters.recorded import translate
 from .admin_client import AdminClient
 from .connect import client_config
 from .joining import before_first_join
@@ -33,59 +34,19 @@ def _topic(kafka, stem: str, partitions: int) -> str:
     return name
 
 
-class _Member:
-    """One group member polling in its own thread (:class:`~course_lib.supervisor.InThread`), as
-    separate application processes would: kafka-python 3.0.12 collects a join only if it finishes
-    inside ``poll()`` (the next poll throws a join that finished meanwhile away and sends a new
-    JoinGroup - :mod:`course_lib.real.joining`), and one thread taking turns between two consumers
-    keeps each outside ``poll()`` half the time (the group then rebalances over and over). Only
-    its thread touches the consumer; it publishes what it sees in ``state``."""
-
-    def __init__(self, kafka, group: str, topic: str, name: str, instance_id: str | None):
-        self.config = dict(
-            **client_config(kafka),
-            group_id=group,
-            client_id=name,
-            enable_auto_commit=False,
-            session_timeout_ms=10_000,
-            heartbeat_interval_ms=1000,
-        )
-        if instance_id is not None:
-            self.config["group_instance_id"] = instance_id
-        self.topic = topic
-        self.state = ((), -1)  # (partitions, generation)
-        self.process = InThread(f"member-{name}", self._poll_until_stopped)
-
-    def _poll_until_stopped(self, stopping) -> None:
-        consumer = KafkaConsumer(**self.config)
-        consumer.subscribe([self.topic])
-        before_first_join(consumer)
-        try:
-            while not stopping.is_set():
-                consumer.poll(timeout_ms=200)
-                meta = consumer.group_metadata()
-                stable = meta.state == "<stable>"
-                self.state = (
-                    tuple(sorted(tp.partition for tp in consumer.assignment())) if stable else (),
-                    meta.generation_id if stable else -1,
-                )
-        finally:
-            consumer.close()
-
-
 def _wait_settled(members, timeout_s: float = 60, partitions_each: int = 1) -> int:
     """Wait until every member holds ``partitions_each`` partitions in the same generation; return it."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         for m in members:
-            m.process.check()
-        states = [m.state for m in members]
+            m.poll()  # raises what a member's thread died of
+        states = [(m.owned(), m.epoch()) for m in members]
         if all(len(p) == partitions_each for p, _ in states) and len({g for _, g in states}) == 1 and states[0][1] >= 0:
             return states[0][1]
         time.sleep(0.1)
     raise RuntimeError(
         f"the group did not settle with {partitions_each} partition(s) per member in {timeout_s:.0f} s: "
-        f"{[m.state for m in members]}"
+        f"{[(m.owned(), m.epoch()) for m in members]}"
     )
 
 
@@ -115,14 +76,24 @@ def restart_rebalances(kafka, static: bool, down_s: float = 3.0) -> dict:
     group = f"{topic}-group"
 
     def member(name):
-        return _Member(kafka, group, topic, name, f"{group}-{name}" if static else None)
+        config = {
+            **translate(client_config(kafka), {}),
+            "group.id": group,
+            "client.id": name,
+            "enable.auto.commit": False,
+            "session.timeout.ms": 10_000,
+            "heartbeat.interval.ms": 1000,
+        }
+        if static:
+            config["group.instance.id"] = f"{group}-{name}"
+        return group_member("kafka-python", config, [topic])
 
     a, b = member("a"), member("b")
     a2 = None
     try:
         before = _wait_settled([a, b])
-        partition = a.state[0]
-        a.process.stop()
+        partition = a.owned()
+        a.close()
         time.sleep(down_s)
         if not static:
             # a dynamic member's close() leaves the group: b takes both partitions in a rebalance of
@@ -135,11 +106,11 @@ def restart_rebalances(kafka, static: bool, down_s: float = 3.0) -> dict:
         # that no rebalance is under way, then the generation both members hold
         _wait_coordinator_stable(kafka, group, members=2)
         after = _wait_settled([a2, b])
-        return {"generation_before": before, "generation_after": after, "same_partition": a2.state[0] == partition}
+        return {"generation_before": before, "generation_after": after, "same_partition": a2.owned() == partition}
     finally:
         for m in (a, a2, b):
             if m is not None:
-                m.process.stop()
+                m.close()
 
 
 def deleted_before_read(kafka, reset: str = "earliest") -> dict:

@@ -114,4 +114,3 @@ def test_a_group_member_in_a_process_of_its_own_keeps_the_contract_until_killed(
             m.owned()
     finally:
         m.close()
-
