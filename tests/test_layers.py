@@ -11,7 +11,10 @@ followed transitively across modules) and on the scenario code itself:
   seam or the scenarios; no module there asks which class a cluster is; every cluster and client
   adapter has a typed conformance line (tests/test_seam_types.py, checked by mypy); and each
   client composed with each cluster it supports runs ``leader_crash_after_ack`` and
-  ``aborted_transaction`` (the wire cluster here, a LocalCluster in tests/real).
+  ``aborted_transaction`` (the wire cluster here, a LocalCluster in tests/real);
+- a client library's clients (kafka-python's, confluent-kafka's, the Java client's) are built by
+  the client adapters only: a class elsewhere that builds or subclasses one is listed, with why,
+  in ``CLIENTS_BUILT_ELSEWHERE`` (what is left of the wrappers the workload contracts replaced).
 """
 
 from __future__ import annotations
@@ -284,3 +287,86 @@ def test_each_client_composed_with_the_wire_cluster_runs_the_scenarios(wire_clus
         wire_cluster.revive()
     assert result.backend == "wire" and backend.clients.name == client
     assert result.anomalies == result.expected == run_scenario(scenario, seed=1).anomalies, result.result.summary()
+
+
+# ---- clients are built by their adapters ---------------------------------------------------------
+#: the client libraries' client classes: an experiment gets one from an adapter
+#: (course_lib/client_adapters: CLIENTS, SHARE_CLIENTS, GROUP_CLIENTS), never builds or wraps one
+CLIENT_CLASSES = {
+    "kafka": {"KafkaConsumer", "KafkaProducer"},
+    "confluent_kafka": {"Consumer", "Producer", "ShareConsumer"},
+    "course_lib.java_client": {"JavaConsumer", "JavaProducer", "JavaShareConsumer"},
+}
+#: where a library's client is built outside course_lib/client_adapters and course_lib/java_client
+#: (the Java client's own proxies), and why; a new one fails the test below
+CLIENTS_BUILT_ELSEWHERE = {
+    ("real/clients.py", "LearnerProducer"): "kafka-python's producer as a learner's notebook imports it (lab 09)",
+    ("real/clients.py", "LearnerConsumer"): "kafka-python's consumer as a learner's notebook imports it (lab 09)",
+    ("real/cluster.py", "LocalCluster"): "the cluster reads and writes its own partitions (its final read, a probe)",
+    ("wire/differential.py", "ProducerDifferential"): "a differential side: kafka-python itself, every public call",
+    ("wire/differential.py", "ConsumerDifferential"): "a differential side: kafka-python itself, every public call",
+    ("wire/consumer_protocol_differential.py", "_JavaSide"): "a differential side: the Java client itself",
+    ("wire/java_differential.py", "TransactionsV2Differential"): "a differential side: the Java client itself",
+    ("wire/share_differential.py", "ConfluentShare"): "a differential side: confluent-kafka itself",
+}
+
+
+def _bound(nodes) -> dict[str, bool]:
+    """The names the imports among ``nodes`` bind -> whether to a library's client class (``from
+    kafka import KafkaConsumer as RealConsumer`` binds RealConsumer; ``import confluent_kafka as
+    ck`` binds ck.Consumer, ...)."""
+    bound: dict[str, bool] = {}
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.module:
+            module = node.module if node.level == 0 else f"course_lib.{node.module}"
+            classes = next(
+                (c for lib, c in CLIENT_CLASSES.items() if module == lib or module.startswith(lib + ".")), set()
+            )
+            bound |= {alias.asname or alias.name: alias.name in classes for alias in node.names}
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                bound |= {f"{alias.asname or alias.name}.{c}": True for c in CLIENT_CLASSES.get(alias.name, set())}
+    return bound
+
+
+def _client_builders(source: str) -> set[str]:
+    """The classes of ``source`` that build (call) or subclass a library's client class (a
+    class's own imports hide the module's: the simulator's ShareConsumer is no library's)."""
+    tree = ast.parse(source)
+    module = _bound(tree.body)
+    found = set()
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        bound = module | _bound(ast.walk(cls))
+        used = {ast.unparse(n.func) for n in ast.walk(cls) if isinstance(n, ast.Call)} | {
+            ast.unparse(b) for b in cls.bases
+        }
+        if any(bound.get(name) for name in used):
+            found.add(cls.name)
+    return found
+
+
+def test_only_the_adapters_build_a_client_library_s_clients():
+    found = {
+        (str(path.relative_to(PACKAGE)), name)
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.parent.name not in ("client_adapters", "java_client")
+        for name in _client_builders(path.read_text())
+    }
+    new = sorted(found - set(CLIENTS_BUILT_ELSEWHERE))
+    assert not new, (
+        f"{new} build a client library's client: get it from course_lib.client_adapters (a workload's "
+        "contract: CLIENTS, SHARE_CLIENTS, GROUP_CLIENTS), or extend the contract"
+    )
+    assert not sorted(set(CLIENTS_BUILT_ELSEWHERE) - found), "CLIENTS_BUILT_ELSEWHERE lists classes that are gone"
+
+
+def test_the_client_builder_check_can_fail():
+    code = (
+        "import confluent_kafka as ck\nfrom kafka import KafkaConsumer as Real\n"
+        "class A:\n    def __init__(self): self.c = ck.Consumer({})\n"
+        "class B(Real):\n    pass\n"
+        "class C:\n    def __init__(self): self.c = dict()\n"
+        "class D:\n    def __init__(self):\n        from course_lib.clients import KafkaConsumer as Real\n"
+        "        self.c = Real()\n"
+    )
+    assert _client_builders(code) == {"A", "B"}

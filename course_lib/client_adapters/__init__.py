@@ -13,7 +13,7 @@ class with these members - the contract:
 - ``producer(backend, process, config)`` / ``consumer(backend, process, topics, config)``: a
   client with kafka-python's API (``send`` returning a future, ``flush``, the transaction calls,
   ``poll``, ``commit``, ``position``, ``close``) that records every call in ``backend.history``
-  with the operation names of :mod:`course_lib.history` (see :mod:`course_lib.real.recording`),
+  with the operation names of :mod:`course_lib.history` (see :mod:`course_lib.client_adapters.recording`),
   under ``process``; ``config`` uses kafka-python's names (translate them inside the adapter);
   its ``crash()`` records ``crash_client`` and closes it without a word to the cluster,
   ``close_quietly()`` closes it ignoring errors, ``node_id`` is ``process``;

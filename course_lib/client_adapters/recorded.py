@@ -1,5 +1,5 @@
 """What every client adapter but kafka-python's shares: kafka-python's API on top of another
-client, each call recorded in the run's history as :mod:`course_lib.real.recording` records it.
+client, each call recorded in the run's history as :mod:`course_lib.client_adapters.recording` records it.
 
 An adapter module (:mod:`.confluent_kafka`, :mod:`.java`) subclasses :class:`RecordedProducer`
 and :class:`RecordedConsumer` and fills in their ``_native_*`` primitives - one call of its own
@@ -180,7 +180,7 @@ class RecordedProducer:
     definite: tuple = ()
 
     def __init__(self, backend: Any, process: str, config: dict) -> None:
-        from ..real.recording import DEFINITE_FAILURES
+        from .recording import DEFINITE_FAILURES
 
         self.definite = DEFINITE_FAILURES
         self.backend, self.history, self.node_id = backend, backend.history, process
@@ -507,6 +507,6 @@ class RecordedClients:
         return self._end_offset(cluster, topic, partition, read_committed)
 
     def final_read(self, backend: Any, topic: str, isolation_level: str = "read_uncommitted") -> list:
-        from ..real.recording import final_read
+        from .recording import final_read
 
         return final_read(backend, topic, isolation_level, read=self._read_partition)
