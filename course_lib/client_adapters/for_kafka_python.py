@@ -38,9 +38,10 @@ class KafkaPythonClients:
         return end_offset(cluster, topic, partition, read_committed)
 
     def final_read(self, backend: Any, topic: str, isolation_level: str = "read_uncommitted") -> list:
-        from .recording import final_read
+        from .recorded import final_read
+        from .recording import read_partition
 
-        return final_read(backend, topic, isolation_level)
+        return final_read(backend, topic, isolation_level, read_partition)
 
 
 class GroupMember(GroupMemberBase):

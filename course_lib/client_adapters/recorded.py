@@ -26,6 +26,16 @@ from kafka.structs import TopicPartition
 
 from ..history import FAIL, INFO, OK, Nemesis, OpName
 
+#: errors that mean "the broker refused the batch before appending it": a definite ``fail``.
+#: Anything else (timeouts, disconnects, NotEnoughReplicasAfterAppend) leaves the write's fate
+#: unknown: ``info``.
+DEFINITE_FAILURES = (
+    Errors.NotEnoughReplicasError,
+    Errors.InvalidRecordError,
+    Errors.MessageSizeTooLargeError,
+    Errors.RecordListTooLargeError,
+    Errors.TopicAuthorizationFailedError,
+)
 #: errors a commit reports when the group moved on: kafka-python raises CommitFailedError for each
 GROUP_MOVED_ON = {"ILLEGAL_GENERATION", "UNKNOWN_MEMBER_ID", "REBALANCE_IN_PROGRESS", "FENCED_INSTANCE_ID"}
 
@@ -180,8 +190,6 @@ class RecordedProducer:
     definite: tuple = ()
 
     def __init__(self, backend: Any, process: str, config: dict) -> None:
-        from .recording import DEFINITE_FAILURES
-
         self.definite = DEFINITE_FAILURES
         self.backend, self.history, self.node_id = backend, backend.history, process
         self.config = dict(config)
@@ -399,12 +407,7 @@ class RecordedConsumer:
         batches: dict[TopicPartition, list[Record]] = {}
         for r in records:
             batches.setdefault(TopicPartition(r.topic, r.partition), []).append(r)
-        rows: dict[str, list] = {}
-        for tp, rs in sorted(batches.items()):
-            rows.setdefault(tp.topic, []).extend([tp.partition, r.offset, _text(r.value)] for r in rs)
-        for topic, values in rows.items():
-            op = self.history.invoke(self.node_id, OpName.POLL, None, topic)
-            self.history.complete(op, OK, value=values)
+        record_poll(self.history, self.node_id, batches)
         return batches
 
     def commit(self, offsets: dict | None = None) -> None:
@@ -439,6 +442,43 @@ class RecordedConsumer:
         a dead process would be noticed after the session timeout - the same rebalance, sooner)."""
         self.history.record("nemesis", INFO, Nemesis.CRASH_CLIENT, {"client": self.node_id})
         self.close_quietly()
+
+
+def partitions_of(cluster: Any, topic: str) -> int:
+    return len(cluster.partitions_of(topic)) if hasattr(cluster, "partitions_of") else 1
+
+
+def final_read(backend: Any, topic: str, isolation_level: str, read: Callable) -> list:
+    """Jepsen's final read: every partition in full, recorded as ``final_read``. Read
+    ``read_committed``, the aborted records (present read_uncommitted, absent read_committed) are
+    listed as evidence, as the simulator's final read lists them. ``read(cluster, topic,
+    partition, isolation_level="read_uncommitted")``: how one partition is read (each client
+    adapter reads with its own client)."""
+    if isolation_level not in ("read_uncommitted", "read_committed"):
+        raise ValueError(f"isolation_level must be 'read_uncommitted' or 'read_committed', got {isolation_level!r}")
+    cluster = backend.cluster
+    rows: list = []
+    aborted: list = []
+    for p in range(partitions_of(cluster, topic)):
+        got = read(cluster, topic, p, isolation_level)
+        rows += got
+        if isolation_level == "read_committed":
+            offsets, values = {o for _, o, _ in got}, {v for _, _, v in got}
+            aborted += [v for _, o, v in read(cluster, topic, p) if o not in offsets and v not in values]
+    evidence = {"isolation_level": isolation_level, **({"aborted": aborted} if aborted else {})}
+    backend.history.record("final-reader", OK, OpName.FINAL_READ, rows, topic=topic, evidence=evidence)
+    return rows
+
+
+def record_poll(history: Any, node_id: str, batches: dict) -> None:
+    """A poll's records (``{TopicPartition: [record]}``) in the history: one ``poll`` per topic,
+    one ``[partition, offset, message]`` row per record."""
+    rows: dict[str, list] = {}
+    for tp, records in sorted(batches.items()):
+        rows.setdefault(tp.topic, []).extend([tp.partition, r.offset, _text(r.value)] for r in records)
+    for topic, values in rows.items():
+        op = history.invoke(node_id, OpName.POLL, None, topic)
+        history.complete(op, OK, value=values)
 
 
 def freeze(backend: Any, consumer: RecordedConsumer) -> None:
@@ -507,6 +547,4 @@ class RecordedClients:
         return self._end_offset(cluster, topic, partition, read_committed)
 
     def final_read(self, backend: Any, topic: str, isolation_level: str = "read_uncommitted") -> list:
-        from .recording import final_read
-
-        return final_read(backend, topic, isolation_level, read=self._read_partition)
+        return final_read(backend, topic, isolation_level, self._read_partition)

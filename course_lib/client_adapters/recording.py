@@ -23,14 +23,9 @@ from typing import Any
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import (
     CommitFailedError,
-    InvalidRecordError,
     KafkaError,
     KafkaTimeoutError,
-    MessageSizeTooLargeError,
-    NotEnoughReplicasError,
     ProducerFencedError,
-    RecordListTooLargeError,
-    TopicAuthorizationFailedError,
 )
 from kafka.partitioner.default import murmur2
 from kafka.structs import OffsetAndMetadata
@@ -39,25 +34,7 @@ from course_lib.history import FAIL, INFO, OK, Nemesis, OpName
 from course_lib.real.connect import client_config
 from course_lib.real.joining import before_first_join
 
-#: Errors that mean "the broker refused the batch before appending it": a definite ``fail``.
-#: Anything else (timeouts, disconnects, NotEnoughReplicasAfterAppend) leaves the write's fate
-#: unknown: ``info``.
-DEFINITE_FAILURES = (
-    NotEnoughReplicasError,
-    InvalidRecordError,
-    MessageSizeTooLargeError,
-    RecordListTooLargeError,
-    TopicAuthorizationFailedError,
-)
-
-
-def _text(value) -> str:
-    if isinstance(value, (bytes, bytearray)):
-        try:
-            return bytes(value).decode()
-        except UnicodeDecodeError:
-            return bytes(value).hex()
-    return value
+from .recorded import DEFINITE_FAILURES, _text, record_poll
 
 
 def _tp(tp) -> TopicPartition:
@@ -259,12 +236,7 @@ class RecordingConsumer:
 
     def poll(self, timeout_ms: int = 0, max_records: int | None = None) -> dict:
         batches = self._consumer.poll(timeout_ms=timeout_ms, max_records=max_records)
-        rows: dict[str, list] = {}
-        for tp, records in sorted(batches.items()):
-            rows.setdefault(tp.topic, []).extend([tp.partition, r.offset, _text(r.value)] for r in records)
-        for topic, values in rows.items():
-            op = self.history.invoke(self.node_id, OpName.POLL, None, topic)
-            self.history.complete(op, OK, value=values)
+        record_poll(self.history, self.node_id, batches)
         return batches
 
     @property
@@ -354,29 +326,4 @@ def read_partition(
                 rows += [[partition, r.offset, _text(r.value)] for r in records]
     finally:
         c.close()
-    return rows
-
-
-def partitions_of(cluster, topic: str) -> int:
-    return len(cluster.partitions_of(topic)) if hasattr(cluster, "partitions_of") else 1
-
-
-def final_read(backend, topic: str, isolation_level: str = "read_uncommitted", read=read_partition) -> list:
-    """Jepsen's final read: every partition in full, recorded as ``final_read``. Read
-    ``read_committed``, the aborted records (present read_uncommitted, absent read_committed) are
-    listed as evidence, as the simulator's final read lists them. ``read``: how one partition is
-    read (:func:`read_partition`'s signature; another client adapter reads with its own client)."""
-    if isolation_level not in ("read_uncommitted", "read_committed"):
-        raise ValueError(f"isolation_level must be 'read_uncommitted' or 'read_committed', got {isolation_level!r}")
-    cluster = backend.cluster
-    rows: list = []
-    aborted: list = []
-    for p in range(partitions_of(cluster, topic)):
-        got = read(cluster, topic, p, isolation_level)
-        rows += got
-        if isolation_level == "read_committed":
-            offsets, values = {o for _, o, _ in got}, {v for _, _, v in got}
-            aborted += [v for _, o, v in read(cluster, topic, p) if o not in offsets and v not in values]
-    evidence = {"isolation_level": isolation_level, **({"aborted": aborted} if aborted else {})}
-    backend.history.record("final-reader", OK, OpName.FINAL_READ, rows, topic=topic, evidence=evidence)
     return rows
