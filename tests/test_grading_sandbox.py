@@ -352,3 +352,32 @@ def test_a_clone_installed_non_editable_grades_in_the_sandbox(base):
             assert not path.exists(), f"a submission wrote {path}"
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+@needs_sandbox
+def test_the_dead_letter_exercise_is_graded_in_the_sandbox(tmp_path):
+    """Lesson 05c's dead-letter question (ex05c_q5, Kafka 4.4's KIP-1191) as an instructor grades
+    it: the 05c set's correct submission gets its points in the sandbox, and the same submission
+    with the number the lesson prints for its own run (the copied answer) gets none for it."""
+    submissions, out = tmp_path / "submissions", tmp_path / "out"
+    submissions.mkdir()
+    out.mkdir()
+    correct = correct_submission("05c", submissions / "correct.ipynb")
+    copied = nbformat.read(correct, as_version=4)
+    answers = [c for c in copied.cells if c.source.strip().startswith("ex05c_q5 =")]
+    assert len(answers) == 1, "the 05c solution answers ex05c_q5 in one cell"
+    answers[0].source = "ex05c_q5 = 2"
+    nbformat.write(copied, submissions / "copied.ipynb")
+    result = subprocess.run(
+        [sys.executable, "-m", "course_lib.grading", "grade", str(submissions), "--out", str(out / "scores.csv")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    rows = {r["learner"]: r for r in csv.DictReader((out / "scores.csv").open())}
+    feedback = {p.stem: p.read_text() for p in (out / "scores_feedback").glob("*.txt")}
+    assert float(rows["correct"]["ex05c_q5"]) > 0, feedback["correct"]
+    assert float(rows["copied"]["ex05c_q5"]) == 0, feedback["copied"]
+    assert float(rows["correct"]["total"]) == float(rows["correct"]["max"]), feedback["correct"]
+    assert "WARNING" not in feedback["correct"]
