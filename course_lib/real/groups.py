@@ -34,19 +34,28 @@ def _topic(kafka, stem: str, partitions: int) -> str:
     return name
 
 
+def _state(member) -> tuple[list[int], int | None]:
+    """A member's (partitions, generation), read until two reads agree: its thread replaces both
+    at once, and could between the two calls."""
+    while True:
+        now = (member.owned(), member.epoch())
+        if now == (member.owned(), member.epoch()):
+            return now
+
+
 def _wait_settled(members, timeout_s: float = 60, partitions_each: int = 1) -> int:
     """Wait until every member holds ``partitions_each`` partitions in the same generation; return it."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         for m in members:
             m.poll()  # raises what a member's thread died of
-        states = [(m.owned(), m.epoch()) for m in members]
+        states = [_state(m) for m in members]
         if all(len(p) == partitions_each for p, _ in states) and len({g for _, g in states}) == 1 and states[0][1] >= 0:
             return states[0][1]
         time.sleep(0.1)
     raise RuntimeError(
         f"the group did not settle with {partitions_each} partition(s) per member in {timeout_s:.0f} s: "
-        f"{[(m.owned(), m.epoch()) for m in members]}"
+        f"{[_state(m) for m in members]}"
     )
 
 
