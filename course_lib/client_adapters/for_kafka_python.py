@@ -93,7 +93,8 @@ class GroupMember(GroupMemberBase):
     def _poll(self) -> int:
         self._thread.check()  # the thread's exception, if it died
         time.sleep(self.PACE_S)
-        read, self._counted = self._read - self._counted, self._read
+        total = self._read  # once: the thread may add to it meanwhile
+        read, self._counted = total - self._counted, total
         return read
 
     def owned(self) -> list[int]:
