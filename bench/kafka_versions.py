@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def fidelity_observations(kafka, cases) -> list[dict]:
     """The fidelity matrix's cases (without the wire columns): the anomaly classes each column found."""
-    from course_lib.fidelity import BY_DESIGN, MATRIX, classes_cell, fidelity_table
+    from course_lib.experiments.fidelity import BY_DESIGN, MATRIX, classes_cell, fidelity_table
 
     rows = fidelity_table(kafka, cases=cases, wire=False, real_why_not="the simulator's side only")
     out = []
@@ -59,7 +59,7 @@ def fidelity_observations(kafka, cases) -> list[dict]:
 
 def protocol_observations(kafka) -> list[dict]:
     """The protocol matrix's rows (KIP-848 groups, share groups) on the simulator and on ``kafka``."""
-    from course_lib.protocol_matrix import COLUMNS, protocol_table
+    from course_lib.experiments.protocol_matrix import COLUMNS, protocol_table
 
     clusters = ("simulated", "kafka") if kafka is not None else ("simulated",)
     rows = protocol_table(kafka, clusters=clusters)
@@ -115,7 +115,7 @@ def dead_letter_observations(kafka) -> list[dict]:
     topic's and the group's configs are refused as unknown."""
     from course_lib.broker import Cluster
     from course_lib.clusters.releases import kafka_version
-    from course_lib.share_dead_letters import dead_letter_queue, dlq_topic
+    from course_lib.experiments.share_dead_letters import dead_letter_queue, dlq_topic
 
     sim = Cluster(brokers=1, seed=1, kafka_version=kafka_version())
     try:
@@ -126,7 +126,7 @@ def dead_letter_observations(kafka) -> list[dict]:
     if kafka is not None:
         from kafka.errors import InvalidConfigurationError
 
-        from course_lib.real.share_groups import dead_letter_queue as on_kafka
+        from course_lib.experiments.on_kafka.share_groups import dead_letter_queue as on_kafka
 
         try:
             name = kafka.create_topic(
@@ -146,7 +146,7 @@ def observe(kafka, quick: bool = False) -> list[dict]:
     """Every observable in this process's release (``$COURSE_KAFKA_VERSION``): rows of
     experiment, observable, client and cell. ``kafka``: a LocalCluster of that release (None:
     the simulator's side only)."""
-    from course_lib.fidelity import FIDELITY_CASES
+    from course_lib.experiments.fidelity import FIDELITY_CASES
 
     rows = fidelity_observations(kafka, QUICK_CASES if quick else FIDELITY_CASES)
     if not quick:

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from course_lib.real import jars  # noqa: E402
 from course_lib.real.cluster import LocalCluster  # noqa: E402
-from course_lib.real.measure import RECORD_BYTES, run_producer, sequential_latency  # noqa: E402
+from course_lib.experiments.on_kafka.measure import RECORD_BYTES, run_producer, sequential_latency  # noqa: E402
 
 
 def producer_performance(cluster: LocalCluster, topic: str, acks: str, records: int, idempotence: bool = True) -> dict:

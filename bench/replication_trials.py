@@ -26,7 +26,7 @@ from course_lib.broker import Cluster
 from course_lib.broker.invariants import ReplicationInvariants
 from course_lib.clients import KafkaProducer
 from course_lib.nemesis import FAULT_KINDS, Fault, FaultKind, apply_schedule, random_schedule
-from course_lib.scenarios import FAST_FAILOVER
+from course_lib.experiments.scenarios import FAST_FAILOVER
 
 TOPIC = "inv"
 #: fast failure detection so a 10 s trial sees ISR shrinks (the course's FAST_FAILOVER settings)

@@ -24,7 +24,7 @@ from course_lib.broker import Cluster
 from course_lib.broker.share_invariants import ShareInvariants
 from course_lib.clients.share_consumer import AcknowledgeType
 from course_lib.history import OpName
-from course_lib.share_scenarios import GROUP, TOPIC, Worker, _produce, run_workers
+from course_lib.experiments.share_scenarios import GROUP, TOPIC, Worker, _produce, run_workers
 
 #: fast failure detection, so a 10 s trial sees failovers
 TIMING = {"broker_session_timeout_ms": 3000, "broker_heartbeat_interval_ms": 500, "replica_lag_time_max_ms": 2000}

@@ -14,7 +14,7 @@ import warnings
 
 from course_lib.broker import Cluster
 from course_lib.clients import KafkaConsumer, KafkaProducer
-from course_lib.scenarios import random_faults
+from course_lib.experiments.scenarios import random_faults
 
 CONFIGS = [
     ("acks=0", {"acks": 0, "enable_idempotence": False}),

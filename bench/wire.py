@@ -222,7 +222,7 @@ def suite_times(local: bool, limit: int | None = None) -> dict:
     """Wall time of every scenario of SCENARIOS (seed 1) on each backend: the simulator's own
     clients, kafka-python on the simulated cluster, and (``local``) kafka-python on LocalCluster.
     ``limit``: only the first scenarios (the quick smoke run)."""
-    from course_lib.scenarios import SCENARIOS, run_scenario
+    from course_lib.experiments.scenarios import SCENARIOS, run_scenario
     from course_lib.backend import ComposedBackend
     from course_lib.wire.cluster import WireCluster
 

@@ -4,9 +4,9 @@
 - :mod:`course_lib.broker` - replicated partition logs, ISR, controller, producer state,
   transactions, group and transaction coordinators;
 - :mod:`course_lib.clients` - ``KafkaProducer`` and ``KafkaConsumer`` with kafka-python's names;
-- :mod:`course_lib.history` / :mod:`course_lib.checker` - one history format and one checker
+- :mod:`course_lib.history` / :mod:`course_lib.judge.checker` - one history format and one checker
   for the simulator, real Kafka and Spark;
-- :mod:`course_lib.scenarios`, :mod:`course_lib.nemesis`, :mod:`course_lib.processing` - named
+- :mod:`course_lib.experiments.scenarios`, :mod:`course_lib.nemesis`, :mod:`course_lib.application.processing` - named
   seeded experiments, random fault schedules, consumer applications with crash points, each
   written once against :mod:`course_lib.backend` (the simulator or real Kafka);
 - :mod:`course_lib.viz` - widgets and plots; :mod:`course_lib.grading` - exercises and grading;

@@ -1,6 +1,6 @@
 """One scenario, any backend: everything a scenario may ask of a cluster.
 
-A scenario (:mod:`course_lib.scenarios`) is written once against :class:`Backend` and runs on the
+A scenario (:mod:`course_lib.experiments.scenarios`) is written once against :class:`Backend` and runs on the
 simulator (:class:`SimBackend`, virtual time, seeded) or on any other cluster with a client adapter
 (:class:`ComposedBackend`: kafka-python on a :class:`~course_lib.real.cluster.LocalCluster`, on a
 shared cluster reached with :func:`~course_lib.real.connect.connect`, on a

@@ -9,7 +9,7 @@ recorded twice: once when it is *invoked* and once when its outcome is known:
   the log). Treating ``info`` as ``fail`` is how checkers go wrong.
 
 The simulator, the real-Kafka lab and the Spark lab all write this format, and one checker
-(:mod:`course_lib.checker`) reads it. Operations serialise to one JSON object per line, so a
+(:mod:`course_lib.judge.checker`) reads it. Operations serialise to one JSON object per line, so a
 seeded simulator run can be compared byte for byte with a golden trace.
 
 Taught in notebooks/02_acks_and_durability and notebooks/03_retries_ordering_duplicates.

@@ -51,7 +51,7 @@ def in_ci() -> bool:
 
 
 def pytest_configure(config):
-    """One directory of shared results per test run (:mod:`course_lib.shared_results`): an
+    """One directory of shared results per test run (:mod:`course_lib.experiments.shared_results`): an
     expensive result - the real fidelity table - is computed by the first test or notebook that
     asks for it and read back by the others (nbval's kernels inherit the variable).
 
@@ -59,7 +59,7 @@ def pytest_configure(config):
     process the tests start inherits, for the check at the end that none outlives the run; and
     under ``CI=true`` it freezes the course cache: .ci/run prepared every download, so a test that
     finds one missing fails naming it (course_lib.cache.CacheMissing) instead of downloading."""
-    from course_lib.shared_results import ENV
+    from course_lib.experiments.shared_results import ENV
 
     from tests import process_support
 
@@ -97,7 +97,7 @@ def _kernels_over_ipc() -> None:
     from jupyter_client.manager import KernelManager
     from traitlets import CaselessStrEnum, default
 
-    from course_lib.shared_results import ENV
+    from course_lib.experiments.shared_results import ENV
 
     class IpcKernelManager(KernelManager):
         transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)

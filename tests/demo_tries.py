@@ -123,7 +123,7 @@ def consumer_crash(page):
     Where Python has no sqlite3 (the offline site), the consumer that stores into SQLite says so."""
     from playwright.sync_api import expect
 
-    from course_lib.processing import run_pipeline
+    from course_lib.application.processing import run_pipeline
     from course_lib.viz.consumers import CRASH_MOMENTS, SEMANTICS_LABELS, processing_counts
 
     consumer = page.locator(".widget-dropdown", has_text="consumer").locator("select")

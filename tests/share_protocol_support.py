@@ -1,11 +1,11 @@
-"""The share group experiments moved to course_lib/share_group_experiments.py (notebook 09's
+"""The share group experiments moved to course_lib/experiments/share_group_experiments.py (notebook 09's
 protocol matrix runs them too); the tests keep importing them by this name. The member-epoch probe
 stays here: it speaks raw requests through tests/wire/client_probes."""
 
 import time
 import uuid
 
-from course_lib.share_group_experiments import *  # noqa: F403
+from course_lib.experiments.share_group_experiments import *  # noqa: F403
 
 
 #: the member epochs a ShareGroupHeartbeat answers, measured on Kafka 4.3.1

@@ -19,7 +19,7 @@ from course_lib.backend import (
 )
 from course_lib.history import Nemesis
 from course_lib.real.connect import connect
-from course_lib.scenarios import SCENARIOS, run_scenario
+from course_lib.experiments.scenarios import SCENARIOS, run_scenario
 
 
 def _roles() -> list[type]:

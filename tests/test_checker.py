@@ -2,7 +2,7 @@
 
 import pytest
 
-from course_lib.checker import allowed_anomalies, check
+from course_lib.judge.checker import allowed_anomalies, check
 from course_lib.history import History
 
 

@@ -1,13 +1,13 @@
-"""course_lib.consumer_groups: concurrent application instances of one group on the simulator -
+"""course_lib.application.consumer_groups: concurrent application instances of one group on the simulator -
 the experiments of notebooks/05b_consumer_groups, each with its counter-experiment."""
 
 import doctest
 
 import pytest
 
-import course_lib.consumer_groups as groups
-from course_lib.consumer_groups import GroupRun
-from course_lib.supervisor import Countdown
+import course_lib.application.consumer_groups as groups
+from course_lib.application.consumer_groups import GroupRun
+from course_lib.application.supervisor import Countdown
 
 
 def test_docstring_examples():

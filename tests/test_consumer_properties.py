@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from course_lib.processing import random_processing
+from course_lib.application.processing import random_processing
 
 
 @settings(max_examples=40, deadline=None, derandomize=True)

@@ -162,7 +162,7 @@ def test_lesson_05b_side_by_side_the_others_stop_only_on_a_classic_group():
     consumer group (Kafka's 1 s assignment interval) fast joins first and takes both partitions;
     slow's share is computed only at a heartbeat at least an interval later, fast revokes it, and
     slow gets it only with its own next heartbeat - after fast has processed everything."""
-    from course_lib.consumer_groups import protocols_side_by_side
+    from course_lib.application.consumer_groups import protocols_side_by_side
     from course_lib.explain.lesson05b import _consumer_group_story, _thrown_out
 
     runs = protocols_side_by_side(seed=1)
@@ -185,7 +185,7 @@ def test_without_assignment_batching_slow_gets_its_partition_at_once_and_is_thro
     the simulator's default before issue 31) slow's join makes fast give up partition 1 at once,
     before it read it; slow gets it one heartbeat later, runs its handler, is thrown out and its
     records are processed twice - as on the classic group."""
-    from course_lib.consumer_groups import protocols_side_by_side
+    from course_lib.application.consumer_groups import protocols_side_by_side
     from course_lib.explain.lesson05b import _consumer_group_story, _thrown_out
 
     consumer = protocols_side_by_side(seed=1, group_consumer_assignment_interval_ms=0)["consumer"]

@@ -1,10 +1,10 @@
-"""How the KIP-848 experiments (course_lib/consumer_protocol_experiments.py) start a group when a
+"""How the KIP-848 experiments (course_lib/experiments/consumer_protocol_experiments.py) start a group when a
 new topic reaches Kafka's group coordinator after the first member joined: members scripted here,
 so that both cases run in milliseconds and on purpose."""
 
 from __future__ import annotations
 
-from course_lib import consumer_protocol_experiments as kip848
+from course_lib.experiments import consumer_protocol_experiments as kip848
 from course_lib.client_adapters.members import GroupMember
 
 

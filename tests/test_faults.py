@@ -78,18 +78,24 @@ ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
     ("client_adapters/recorded.py", "RecordedConsumer"): ({"crash"}, "a client process crashes (crash_client)"),
     ("client_adapters/recording.py", "RecordingProducer"): ({"crash"}, "a client process crashes (crash_client)"),
     ("client_adapters/recording.py", "RecordingConsumer"): ({"crash"}, "a client process crashes (crash_client)"),
-    ("share_group_experiments.py", "Worker"): ({"crash"}, "a share worker's process crashes (its client's kill)"),
+    ("experiments/share_group_experiments.py", "Worker"): (
+        {"crash"},
+        "a share worker's process crashes (its client's kill)",
+    ),
     ("broker/partition.py", "Partition"): ({"crash"}, "a replica loses its memory with its broker"),
     ("broker/share_partition.py", "SharePartitionManager"): ({"crash"}, "share state lost with its broker"),
     ("broker/dead_letter_queue.py", "DeadLetterWriter"): ({"crash"}, "pending writes lost with its broker"),
-    ("consumer_groups.py", "App"): ({"crash"}, "an application process crashes"),
-    ("consumer_groups.py", "GroupRun"): ({"crash", "restart"}, "a group member's application crashes, restarts"),
+    ("application/consumer_groups.py", "App"): ({"crash"}, "an application process crashes"),
+    ("application/consumer_groups.py", "GroupRun"): (
+        {"crash", "restart"},
+        "a group member's application crashes, restarts",
+    ),
     ("wire/consumer_protocol_differential.py", "_Side"): ({"crash"}, "a differential side's member crashes"),
     ("wire/consumer_protocol_differential.py", "_SimulatedSide"): ({"crash"}, "a differential side's member crashes"),
     ("wire/consumer_protocol_differential.py", "_JavaSide"): ({"crash"}, "a differential side's member crashes"),
-    ("processing.py", "Processor"): ({"crash"}, "an application process crashes"),
-    ("share_scenarios.py", "Worker"): ({"crash"}, "a share worker process crashes"),
-    ("supervisor.py", "Instance"): ({"crash"}, "a supervised application instance crashes"),
+    ("application/processing.py", "Processor"): ({"crash"}, "an application process crashes"),
+    ("experiments/share_scenarios.py", "Worker"): ({"crash"}, "a share worker process crashes"),
+    ("application/supervisor.py", "Instance"): ({"crash"}, "a supervised application instance crashes"),
 }
 
 

@@ -10,7 +10,7 @@ import warnings
 import pytest
 from kafka import errors as Errors
 
-from course_lib import behaviour_probes as probes
+from course_lib.experiments import behaviour_probes as probes
 from course_lib.backend import SimBackend
 from course_lib.broker import Cluster
 from course_lib.clients import KafkaConsumer, KafkaProducer
@@ -306,7 +306,7 @@ def test_the_transactional_processor_aborts_and_redoes_a_batch_whose_output_send
     """kafka-python would commit the batch without the failed output (and its input's offset):
     the processor checks its sends first, aborts and redoes the batch."""
     from course_lib.clients.future import FutureRecordMetadata, ProduceResult
-    from course_lib.processing import run_pipeline
+    from course_lib.application.processing import run_pipeline
 
     send, failed = KafkaProducer.send, []
 
@@ -334,7 +334,12 @@ def test_the_transactional_processor_aborts_and_redoes_a_batch_whose_output_send
 
 @pytest.mark.parametrize(
     "name",
-    ["course_lib.broker.invariants", "bench.replication_trials", "course_lib.behaviour_probes", "course_lib.nemesis"],
+    [
+        "course_lib.broker.invariants",
+        "bench.replication_trials",
+        "course_lib.experiments.behaviour_probes",
+        "course_lib.nemesis",
+    ],
 )
 def test_docstring_examples(name):
     import doctest
@@ -348,7 +353,11 @@ def test_docstring_examples(name):
 def test_the_matrices_name_the_kafka_release_the_lab_runs(version):
     """A run on Kafka 4.4.0 (COURSE_KAFKA_VERSION) must not print "Kafka 4.3.1" in its titles."""
     shown = subprocess.run(
-        [sys.executable, "-c", "from course_lib import protocol_matrix as p; print([c.title for c in p.COLUMNS])"],
+        [
+            sys.executable,
+            "-c",
+            "from course_lib.experiments import protocol_matrix as p; print([c.title for c in p.COLUMNS])",
+        ],
         env={**os.environ, "COURSE_KAFKA_VERSION": version},
         capture_output=True,
         text=True,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.scenarios import run_scenario
+from course_lib.experiments.scenarios import run_scenario
 
 GOLDEN = Path(__file__).parent / "golden"
 RUNS = {

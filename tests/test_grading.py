@@ -132,7 +132,7 @@ def test_check_reads_the_notebook_variable_and_gives_hint_and_seed_on_failure():
     assert report.status == "failed"
     # the failing run itself, configuration and seed included (not the check again)
     assert (
-        'reproduce: from course_lib.scenarios import run_scenario; print(run_scenario("random_faults", seed='
+        'reproduce: from course_lib.experiments.scenarios import run_scenario; print(run_scenario("random_faults", seed='
         in (report.text())
         and "Hint:" in report.text()
     )

@@ -189,7 +189,7 @@ def test_a_failing_check_prints_the_call_that_reproduces_it():
     report = check("ex02_q2")
     calls = _reproduce_lines(report.text())
     # a configuration question reproduces with the failing run itself, and prints what it found
-    assert calls and calls[0].startswith("from course_lib.scenarios import run_scenario"), report.text()
+    assert calls and calls[0].startswith("from course_lib.experiments.scenarios import run_scenario"), report.text()
     assert repr(ex02_q2["producer"]) in calls[0] and repr(ex02_q2["topic"]) in calls[0]
     seed = int(re.search(r"seed=(\d+)", calls[0]).group(1))
     first = next(p for p in report.parts if p.seed == seed and not p.passed)

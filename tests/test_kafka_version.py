@@ -44,7 +44,7 @@ PROBE = textwrap.dedent(
     javac.chmod(0o755)
     build.javac_executable = lambda: str(javac)
 
-    from course_lib import fidelity
+    from course_lib.experiments import fidelity
     from course_lib.broker import Cluster, ClusterOptions
     from course_lib.explain import lesson05c
     from course_lib.real.cluster import LocalCluster

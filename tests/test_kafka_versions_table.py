@@ -13,8 +13,8 @@ import pytest
 from bench import kafka_versions
 from course_lib.clusters.releases import SUPPORTED_KAFKA_VERSIONS, kafka_version
 from course_lib.explain import lesson09
-from course_lib.fidelity import FIDELITY_CASES, MATRIX_CLIENTS
-from course_lib.protocol_matrix import ROWS
+from course_lib.experiments.fidelity import FIDELITY_CASES, MATRIX_CLIENTS
+from course_lib.experiments.protocol_matrix import ROWS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

@@ -29,7 +29,7 @@ from course_lib.backend import ComposedBackend, SimBackend
 from course_lib.broker.simulated_cluster import SimulatedCluster
 from course_lib.client_adapters import CLIENTS, java_missing
 from course_lib.client_adapters.simulated import SimulatedClients
-from course_lib.scenarios import run_scenario
+from course_lib.experiments.scenarios import run_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "course_lib"
@@ -39,20 +39,25 @@ SEAM = ("course_lib.backend", "course_lib.backends")
 #: what a layer above the seam must not reach without it
 BACKEND_PACKAGES = ("course_lib.sim", "course_lib.broker", "course_lib.clients", "course_lib.real")
 ABOVE_THE_SEAM = (
-    "course_lib.scenarios",
-    "course_lib.consumer_scenarios",
-    "course_lib.scenario_framework",
-    "course_lib.processing",
-    "course_lib.consumer_groups",
+    "course_lib.experiments.scenarios",
+    "course_lib.experiments.consumer_scenarios",
+    "course_lib.experiments.scenario_framework",
+    "course_lib.application.processing",
+    "course_lib.application.consumer_groups",
 )
-JUDGE = ("course_lib.history", "course_lib.checker", "course_lib.check_result", "course_lib.guarantees")
+JUDGE = (
+    "course_lib.history",
+    "course_lib.judge.checker",
+    "course_lib.judge.check_result",
+    "course_lib.judge.guarantees",
+)
 #: scenario code that must not branch on the backend
 BACKEND_BLIND = (
-    "scenarios.py",
-    "consumer_scenarios.py",
-    "scenario_framework.py",
-    "processing.py",
-    "consumer_groups.py",
+    "experiments/scenarios.py",
+    "experiments/consumer_scenarios.py",
+    "experiments/scenario_framework.py",
+    "application/processing.py",
+    "application/consumer_groups.py",
 )
 BACKEND_NAMES = {"simulator", "kafka", "sim", "real"}
 
@@ -178,15 +183,19 @@ def test_the_layer_walk_follows_imports_across_modules():
     assert _reachable(graph, "x.a")["x.c.d"] == ["x.a", "x.b", "x.c.d"]
     assert "x.c.d" not in _reachable(graph, "x.a", stop_at=("x.b",))
     known = _modules()
-    scen = _imports("course_lib.scenarios", PACKAGE / "scenarios.py", known)
-    assert {"course_lib.backend", "course_lib.scenario_framework", "course_lib.processing"} <= scen
+    scen = _imports("course_lib.experiments.scenarios", PACKAGE / "experiments" / "scenarios.py", known)
+    assert {
+        "course_lib.backend",
+        "course_lib.experiments.scenario_framework",
+        "course_lib.application.processing",
+    } <= scen
 
 
 # ---- the two axes below the seam ------------------------------------------------------------------
 #: the cluster packages: each is one cluster (or its plumbing), none knows another
 CLUSTER_PACKAGES = ("course_lib.real", "course_lib.wire", "course_lib.broker")
 #: what no cluster package may import: the other clusters, the seam, what runs above it
-ABOVE_THE_CLUSTERS = ("course_lib.scenarios", "course_lib.fidelity", *SEAM, *ABOVE_THE_SEAM)
+ABOVE_THE_CLUSTERS = ("course_lib.experiments.scenarios", "course_lib.experiments.fidelity", *SEAM, *ABOVE_THE_SEAM)
 #: below the seam: the adapters and the clusters
 BELOW_THE_SEAM = (*SEAM, "course_lib.clusters", "course_lib.client_adapters", *CLUSTER_PACKAGES)
 #: the cluster classes (and the one that pretended to be one)

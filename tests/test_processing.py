@@ -2,8 +2,8 @@
 
 import pytest
 
-from course_lib.processing import CRASH_POINTS, SEMANTICS, SQLiteSink, run_pipeline
-from course_lib.scenarios import CONSUMER_EXPECTED, run_scenario
+from course_lib.application.processing import CRASH_POINTS, SEMANTICS, SQLiteSink, run_pipeline
+from course_lib.experiments.scenarios import CONSUMER_EXPECTED, run_scenario
 
 
 @pytest.mark.parametrize("semantics", [s for s in SEMANTICS])

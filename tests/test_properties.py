@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from course_lib.scenarios import random_faults
+from course_lib.experiments.scenarios import random_faults
 
 SAFE_PRODUCER = {"acks": "all", "enable_idempotence": True}
 SAFE_TOPIC = {"replication_factor": 3, "min_insync_replicas": 2, "unclean_leader_election_enable": False}

@@ -1,4 +1,4 @@
-"""The fidelity matrix's second part (course_lib/protocol_matrix.py): KIP-848 and share groups with
+"""The fidelity matrix's second part (course_lib/experiments/protocol_matrix.py): KIP-848 and share groups with
 the clients kafka-python does not have. Its runs are computed once per test run by the tests that
 assert them (tests/wire, tests/java_client, tests/real); here they are read back - this file runs
 after them in the same process (tests/xdist_groups.py) - and the rows must agree where they must,
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from course_lib import consumer_protocol_experiments as kip848
-from course_lib import protocol_matrix as matrix
-from course_lib import share_group_experiments as share
+from course_lib.experiments import consumer_protocol_experiments as kip848
+from course_lib.experiments import protocol_matrix as matrix
+from course_lib.experiments import share_group_experiments as share
 from course_lib.clusters.releases import as_released
-from course_lib.fidelity import KAFKA_TITLE, client_missing
+from course_lib.experiments.fidelity import KAFKA_TITLE, client_missing
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

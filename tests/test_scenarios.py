@@ -2,7 +2,7 @@
 
 import pytest
 
-from course_lib.scenarios import SCENARIOS, run_scenario
+from course_lib.experiments.scenarios import SCENARIOS, run_scenario
 
 CASES = [
     ("leader_crash_after_ack", {"acks": 1}, {"lost"}),
@@ -71,7 +71,7 @@ def test_unknown_scenario_lists_the_names():
 def test_every_run_that_lost_its_premise_is_healed_before_the_next(monkeypatch):
     """The scenario raised with its followers paused: the cluster under a composed backend (a
     LocalCluster in the fidelity table) is revived before each next run and after the last."""
-    from course_lib.scenario_framework import PREMISE_ATTEMPTS, PremiseLost
+    from course_lib.experiments.scenario_framework import PREMISE_ATTEMPTS, PremiseLost
 
     revived = []
 

@@ -1,6 +1,6 @@
 """Dead-letter queues for share groups (KIP-1191) on the simulator: the experiments
 tests/real/test_share_dlq_real.py runs on Kafka 4.4.0, with the simulated ShareConsumer, held to
-the same measured values (course_lib.real.share_groups). The share invariants are checked after
+the same measured values (course_lib.experiments.on_kafka.share_groups). The share invariants are checked after
 every event of every run."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 from course_lib.broker import Cluster
 from course_lib.broker.dead_letter_queue import DLQ_HEADERS as MODELLED_HEADERS, FAILED
 from course_lib.broker.share_invariants import ShareInvariants
-from course_lib.checker import check_share, observe_share
+from course_lib.judge.checker import check_share, observe_share
 from course_lib.clients.share_consumer import AcknowledgeType, ShareConsumer
-from course_lib.real.share_groups import (
+from course_lib.experiments.on_kafka.share_groups import (
     DLQ_DELIVERIES,
     DLQ_HEADERS,
     DLQ_OVER_LIMIT_MESSAGE,
@@ -20,7 +20,7 @@ from course_lib.real.share_groups import (
     DLQ_SOURCE_TIMESTAMP_MS,
     dlq_origin,
 )
-from course_lib.share_dead_letters import dead_letter_queue, dlq_topic, read_topic, setup
+from course_lib.experiments.share_dead_letters import dead_letter_queue, dlq_topic, read_topic, setup
 from course_lib.clients import KafkaProducer
 
 

@@ -1,4 +1,4 @@
-"""The share-group scenarios (course_lib/share_scenarios.py) and the share checker: each scenario
+"""The share-group scenarios (course_lib/experiments/share_scenarios.py) and the share checker: each scenario
 shows the anomaly classes it is about and nothing its configuration forbids, with the numbers the
 mechanism fixes; the checker fails both ways (mutations of a history are caught)."""
 
@@ -10,9 +10,9 @@ import pytest
 
 from course_lib.broker.kafka_releases import ADDED_CONFIGS
 from course_lib.broker.share_config import DELIVERY_COUNT_LIMIT, RECORD_LOCK_DURATION_MS
-from course_lib.checker import check_share
+from course_lib.judge.checker import check_share
 from course_lib.history import History, Op, OpName
-from course_lib.share_scenarios import SHARE_SCENARIOS, run_share_scenario
+from course_lib.experiments.share_scenarios import SHARE_SCENARIOS, run_share_scenario
 
 SEEDS = (0, 1, 2)
 

@@ -1,13 +1,13 @@
-"""A result computed once per test run and read back (course_lib/shared_results.py): the real
+"""A result computed once per test run and read back (course_lib/experiments/shared_results.py): the real
 fidelity table and the Spark kill experiment are shared by tests and notebooks that way."""
 
 import threading
 
 import pytest
 
-from course_lib.fidelity import fidelity_text
-from course_lib.fidelity import FIDELITY_CASES, fidelity_table
-from course_lib.shared_results import ENV, once_per_test_run
+from course_lib.experiments.fidelity import fidelity_text
+from course_lib.experiments.fidelity import FIDELITY_CASES, fidelity_table
+from course_lib.experiments.shared_results import ENV, once_per_test_run
 
 
 @pytest.fixture

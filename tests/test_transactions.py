@@ -5,7 +5,7 @@ from kafka import errors as Errors
 
 from course_lib.broker import Cluster
 from course_lib.clients import KafkaConsumer, KafkaProducer
-from course_lib.scenarios import run_scenario
+from course_lib.experiments.scenarios import run_scenario
 
 TOPIC = "t"
 

@@ -10,7 +10,7 @@ from course_lib.broker import Cluster
 from course_lib.broker.protocol import EndTxnRequest
 from course_lib.clients import KafkaProducer
 from course_lib.client_config import ConfigurationError
-from course_lib.transaction_versions import epochs_per_transaction, late_write
+from course_lib.experiments.transaction_versions import epochs_per_transaction, late_write
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -8,7 +8,7 @@ import pytest  # noqa: E402
 
 from course_lib.broker import Cluster  # noqa: E402
 from course_lib.clients import KafkaProducer  # noqa: E402
-from course_lib.scenarios import run_scenario  # noqa: E402
+from course_lib.experiments.scenarios import run_scenario  # noqa: E402
 from course_lib.viz import (
     ClusterView,
     DeliverySimulator,
@@ -308,7 +308,7 @@ def test_consumer_demo_lists_duplicates_in_numeric_order_and_leads_with_the_cons
 
 def test_processing_counts_print_as_a_sentence_and_stay_a_dict():
     """Lessons 05-08 print them: a sentence, not a raw {'input messages': ...} dict."""
-    from course_lib.scenarios import run_scenario
+    from course_lib.experiments.scenarios import run_scenario
     from course_lib.viz import processing_counts
 
     counts = processing_counts(

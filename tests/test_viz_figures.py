@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 
 from course_lib.broker import Cluster
 from course_lib.clients import KafkaProducer
-from course_lib.scenarios import run_scenario
+from course_lib.experiments.scenarios import run_scenario
 from course_lib.viz import log_markers, offsets, space_time
 
 

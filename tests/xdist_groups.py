@@ -4,7 +4,7 @@ Most of the suite's time is spent waiting - on Kafka's and the wire cluster's ti
 and browsers starting - so a second process fills the machine's other core. A group runs whole,
 in collection order, in one process: a test file (its module fixtures start once), a notebook (its
 cells share one kernel), or the files that share a session fixture or a shared result
-(:mod:`course_lib.shared_results`), listed in :data:`SHARED_GROUPS`.
+(:mod:`course_lib.experiments.shared_results`), listed in :data:`SHARED_GROUPS`.
 
 :class:`GroupScheduling` is xdist's scope scheduler with these groups as its scopes, taking them in
 collection order, which :func:`run_long_groups_first` sets. (xdist's own ``xdist_group`` mark does
@@ -16,7 +16,7 @@ from xdist.scheduler import LoadScopeScheduling
 SHARED_GROUPS = {
     # the fidelity matrix that tests/real computes and notebook 09 shows (the other files of
     # tests/real share its session cluster only: a process that runs one starts its own), and
-    # the runs of its second part (course_lib/protocol_matrix.py: KIP-848 and share groups with
+    # the runs of its second part (course_lib/experiments/protocol_matrix.py: KIP-848 and share groups with
     # Java and librdkafka), which the tests of both clusters compute and tests/test_protocol_matrix.py
     # and notebook 09 read back - the readers last
     "real-kafka": (
@@ -33,7 +33,7 @@ SHARED_GROUPS = {
     # the Spark session and the kill experiment that notebook 10 shows (tests/spark/test_connect.py
     # has a Spark Connect server of its own: it shares only the session's Kafka cluster)
     "spark": ("tests/spark/test_harness.py", "tests/spark/test_pipeline_rules.py", "notebooks/10_"),
-    # the by-design client differences on the wire (course_lib/by_design.py's shared table)
+    # the by-design client differences on the wire (course_lib/experiments/by_design.py's shared table)
     "by-design": ("tests/wire/test_behaviour_probes_wire.py", "tests/wire/test_by_design.py"),
     # the offline site's build (``offline_site``, tests/conftest.py)
     "site": ("tests/test_browser_predictions.py", "tests/test_site.py"),

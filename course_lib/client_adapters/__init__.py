@@ -107,7 +107,7 @@ def _simulated_share_consumer(config: dict, own_process: bool) -> Any:
         raise ValueError(
             "the simulator's share consumer lives in the simulated cluster's process, on its clock: it "
             "has no process of its own to kill (its scenarios crash a worker with the nemesis: "
-            "course_lib.share_scenarios)"
+            "course_lib.experiments.share_scenarios)"
         )
     return ShareConsumer(config)
 

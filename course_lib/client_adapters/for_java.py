@@ -18,7 +18,7 @@ How Java's API is made kafka-python's, and where it cannot be:
 - differences kept, not hidden: Java refuses to commit a transaction one of whose sends failed
   (kafka-python commits it); an idempotent producer whose sequence broke bumps its epoch (where
   kafka-python's stays wedged); Java re-bootstraps when every known broker is gone (each
-  measured with every client by :mod:`course_lib.by_design`); its exception names are in the
+  measured with every client by :mod:`course_lib.experiments.by_design`); its exception names are in the
   history (the kafka-python class is raised).
 """
 

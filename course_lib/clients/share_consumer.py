@@ -42,7 +42,7 @@ What it does, as confluent-kafka and the Java ``KafkaShareConsumer`` do:
   record leaves the application's hands until the broker has renewed its lock: the next
   ``poll()`` hands back just the renewed records (no new ones), to be acknowledged again;
   acknowledging it before that is refused. (Measured on Kafka 4.3.1 with Java:
-  course_lib/share_renew.py.)
+  course_lib/experiments/share_renew.py.)
   confluent-kafka 2.16.1 has no RENEW (its ``AcknowledgeType`` stops at REJECT); the simulator
   offers it so the lesson can show what the Java client can do.
 - Nothing is committed by offset: there is no ``commit(offsets)``, ``seek`` or ``position``.
@@ -53,7 +53,7 @@ What it does, as confluent-kafka and the Java ``KafkaShareConsumer`` do:
 
 Every poll and every acknowledgement sent is recorded in the cluster's history
 (``share_poll``: ``[partition, offset, message, delivery count]`` per record; ``share_ack``:
-``[partition, offset, type]``), for :func:`course_lib.checker.check_share`.
+``[partition, offset, type]``), for :func:`course_lib.judge.checker.check_share`.
 
 Taught in notebooks/05c_share_groups.
 """

@@ -31,7 +31,7 @@ LAB_BROKER_CONFIG: dict[str, object] = {
     "group.share.min.record.lock.duration.ms": 1000,
     # and heartbeat every second (share.heartbeat.interval.ms, a group config; floor 5 s): a
     # member joining a share group gets its partitions at its next heartbeat, not 5 s later
-    # (course_lib/real/share_groups.py; the default stays 5 s)
+    # (course_lib/experiments/on_kafka/share_groups.py; the default stays 5 s)
     "group.share.min.heartbeat.interval.ms": 1000,
     "group.initial.rebalance.delay.ms": 0,
     # A follower that stops fetching leaves the ISR after replica.lag.time.max.ms (the leader

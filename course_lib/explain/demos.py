@@ -44,7 +44,7 @@ def leader_crash(result) -> str:
 def commit_first_crash(run) -> str:
     """The consumer-crash demo: at-most-once, crashed after committing, before processing.
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> r = run_scenario("consumer_crash", seed=1, semantics="at-most-once", crash_point="after_commit")
     >>> print(commit_first_crash(r))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** 5 of the 20 messages are never processed: the batch whose offsets were committed
@@ -67,7 +67,7 @@ def share_crash_implicit(result) -> str:
     """The share-group demo: worker 1 crashes in its first poll's last job, implicit
     acknowledgement (``run_share_scenario("job_queue", crash=True, acknowledgement="implicit")``).
 
-    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> from course_lib.experiments.share_scenarios import run_share_scenario
     >>> r = run_share_scenario("job_queue", seed=1, records=12, crash=True, acknowledgement="implicit")
     >>> print(share_crash_implicit(r))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** 2 jobs are processed twice. Worker 1 held 3 jobs and crashed in the middle of

@@ -9,7 +9,7 @@ def duplicates(run) -> str:
     """The first experiment: which messages a lost ACK duplicated, and whether the configuration
     allows it (``run``: ``run_scenario("lost_ack_retry", ...)``).
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> print(duplicates(run_scenario("lost_ack_retry", seed=1, idempotent=False)))  # doctest: +NORMALIZE_WHITESPACE +ELLIPSIS
     **3 of the 7 messages are in the log twice**: m-2, m-3 and m-4, the messages of the request
     whose ACK was lost. The checker says this configuration *allows* it: retries without
@@ -34,7 +34,7 @@ def duplicates(run) -> str:
 def idempotent(run) -> str:
     """The same lost ACK with the idempotent producer.
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> print(idempotent(run_scenario("lost_ack_retry", seed=1, idempotent=True)))  # doctest: +NORMALIZE_WHITESPACE +ELLIPSIS
     **0 messages in the log twice**: all 7 are in the log once, in order. The retry carried the
     same producer id and sequence numbers, so the broker recognised the batch...

@@ -13,7 +13,7 @@ def _acked(run) -> list:
 def before_the_crash(run) -> str:
     """What the producer was told before the leader died: the question's given, printed above it.
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> print(before_the_crash(run_scenario("leader_crash_after_ack", seed=1, acks=1)))
     acknowledged before the crash: 13
       3 warm-up messages, sent before the followers paused
@@ -31,7 +31,7 @@ def before_the_crash(run) -> str:
 def survivors(run) -> str:
     """``acks=1``: which acknowledged messages the crash kept.
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> print(survivors(run_scenario("leader_crash_after_ack", seed=1, acks=1)))  # doctest: +NORMALIZE_WHITESPACE
     Of the 13 acknowledged sends, **4 survive** (warmup-0, warmup-1, warmup-2 and m-0) and **9 are
     lost** (m-1 to m-9): only what a follower had fetched before the leader died is in the new
@@ -53,7 +53,7 @@ def survivors(run) -> str:
 def all_acks(run) -> str:
     """The same crash with ``acks="all"``.
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> print(all_acks(run_scenario("leader_crash_after_ack", seed=1, acks="all")))  # doctest: +NORMALIZE_WHITESPACE
     **0 lost.** Only 3 sends were acknowledged before the crash (the warm-up: the leader waited
     for the paused followers); the producer retried the rest on the new leader, and 13 of 13 are
@@ -70,7 +70,7 @@ def all_acks(run) -> str:
 def fire_and_forget(run) -> str:
     """``acks=0`` and a leader crash: every future succeeds, the log does not have them all.
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> print(fire_and_forget(run_scenario("fire_and_forget_crash", seed=1)))  # doctest: +NORMALIZE_WHITESPACE
     **All 40 futures succeeded**, none with an offset (no broker ever answered), and 21 of the 40
     messages are not in the log. With `acks=0` "success" only means "handed to the network".
@@ -96,7 +96,7 @@ def accepted(run) -> str:
 def refused(run) -> str:
     """``min.insync.replicas=2`` with the ISR down to the leader.
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> print(refused(run_scenario("not_enough_replicas", seed=1)))  # doctest: +NORMALIZE_WHITESPACE
     **0 of the 5 writes are accepted.** The broker answers `NotEnoughReplicas`, the producer
     retries (it is a retriable error) until `delivery_timeout_ms` (5 s here) and then fails all 5
@@ -115,7 +115,7 @@ def refused(run) -> str:
 def unclean(runs: dict) -> str:
     """Unclean election on (``runs[True]``) and off (``runs[False]``).
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> runs = {u: run_scenario("unclean_election", seed=1, unclean=u) for u in (True, False)}
     >>> print(unclean(runs))  # doctest: +NORMALIZE_WHITESPACE
     With unclean election broker 2 led while the old leader was down, without the acknowledged

@@ -73,7 +73,7 @@ def order(run) -> str:
 def reordered(run) -> str:
     """Retries with 5 requests in flight and no idempotence.
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> print(reordered(run_scenario("retries_reorder", seed=1, idempotent=False, max_in_flight=5)))  # doctest: +NORMALIZE_WHITESPACE
     ... # doctest: +NORMALIZE_WHITESPACE
     The log holds **m-0, m-2, m-3, m-1**: the retry of m-1 landed behind the batches sent after it.
@@ -102,7 +102,7 @@ def which_fix(runs: dict) -> str:
 def fixes(runs: dict) -> str:
     """``max_in_flight=1`` against idempotence with 5 in flight.
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> settings = (dict(idempotent=False, max_in_flight=1), dict(idempotent=True, max_in_flight=5))
     >>> runs = {str(kw): run_scenario("retries_reorder", seed=1, **kw) for kw in settings}
     >>> print(fixes(runs))  # doctest: +NORMALIZE_WHITESPACE

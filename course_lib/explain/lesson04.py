@@ -92,7 +92,7 @@ def over_many(dups: dict) -> str:
 def restart_gap(run) -> str:
     """The application restarts and sends again: a new producer id.
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> print(restart_gap(run_scenario("producer_restart_gap", seed=1)))  # doctest: +NORMALIZE_WHITESPACE
     **A duplicate.** The restarted application's producer has a new id (1001; the first one had
     1000), so the broker cannot match its copy to the first one's. Sequence numbers are per

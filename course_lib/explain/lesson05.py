@@ -4,7 +4,7 @@ the notebook, where a learner would read it before locking in a prediction).
 Each function takes the runs a cell measured and returns markdown for
 ``prediction.reveal(actual, explanation=...)``.
 
->>> from course_lib.scenarios import run_scenario
+>>> from course_lib.experiments.scenarios import run_scenario
 >>> runs = {s: run_scenario("consumer_crash", seed=1, semantics=s, crash_point="after_process")
 ...         for s in ("at-least-once", "at-most-once")}
 >>> print(commit_or_process_first(runs))  # doctest: +NORMALIZE_WHITESPACE
@@ -51,7 +51,7 @@ def commit_or_process_first(runs: Mapping) -> str:
 def never_processed(runs: Mapping) -> str:
     """Crash after committing, before processing.
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> runs = {s: run_scenario("consumer_crash", seed=1, semantics=s, crash_point="after_commit")
     ...         for s in ("at-least-once", "at-most-once")}
     >>> print(never_processed(runs))  # doctest: +NORMALIZE_WHITESPACE
@@ -121,7 +121,7 @@ def lost_or_duplicated(counts: Mapping) -> str:
 def buffered_auto_commit(run) -> str:
     """Auto-commit, records handed to a worker queue, crash right after a poll.
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> r = run_scenario("consumer_crash", seed=1, semantics="auto-commit", crash_point="after_poll", buffered=True)
     >>> print(buffered_auto_commit(r))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** 5 messages are never processed (and no message twice): the next poll auto-committed

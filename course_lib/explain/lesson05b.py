@@ -1,8 +1,8 @@
 """What lesson 05b says about its consumer-group runs, written from the runs themselves (a
-:class:`~course_lib.consumer_groups.GroupRun` after ``run()``), for
+:class:`~course_lib.application.consumer_groups.GroupRun` after ``run()``), for
 ``prediction.reveal(actual, explanation=...)``.
 
->>> from course_lib.consumer_groups import GroupRun
+>>> from course_lib.application.consumer_groups import GroupRun
 >>> run = GroupRun(seed=1, messages=40)
 >>> _ = run.start("a", handler_ms=100, commit_every=4).start("b", at_ms=5000, handler_ms=100, commit_every=4)
 >>> print(rebalance_replays(run.run(30_000)))  # doctest: +NORMALIZE_WHITESPACE
@@ -58,7 +58,7 @@ REVOKE_COMMIT = re.compile(r"committed p(\d+)@(\d+) \(on_partitions_revoked\)")
 def commit_on_revoke(run) -> str:
     """The same run with ``commit_on_revoke=True``.
 
-    >>> from course_lib.consumer_groups import GroupRun
+    >>> from course_lib.application.consumer_groups import GroupRun
     >>> run = GroupRun(seed=1, messages=40)
     >>> for name, at in (("a", 0), ("b", 5000)):
     ...     _ = run.start(name, at_ms=at, handler_ms=100, commit_every=4, commit_on_revoke=True)
@@ -90,7 +90,7 @@ THROWN_OUT = "left the group: no poll()"
 def slow_fate(run, name: str = "slow") -> str:
     """What happened to the slow member: "keeps its partition", "thrown out once", "thrown out again and again".
 
-    >>> from course_lib.consumer_groups import GroupRun
+    >>> from course_lib.application.consumer_groups import GroupRun
     >>> run = GroupRun(seed=1, messages=40)
     >>> for name, ms in (("fast", 20), ("slow", 800)):
     ...     _ = run.start(name, handler_ms=ms, max_poll_records=10, max_poll_interval_ms=5000)
@@ -117,7 +117,7 @@ def _timeline(run) -> list[tuple[float, str]]:
 def slow_handler(run, name: str = "slow") -> str:
     """Two members, one of them slower than ``max_poll_interval_ms`` per batch.
 
-    >>> from course_lib.consumer_groups import GroupRun
+    >>> from course_lib.application.consumer_groups import GroupRun
     >>> run = GroupRun(seed=1, messages=40)
     >>> for name, ms in (("fast", 20), ("slow", 800)):
     ...     _ = run.start(name, handler_ms=ms, max_poll_records=10, max_poll_interval_ms=5000)
@@ -150,7 +150,7 @@ def slow_handler(run, name: str = "slow") -> str:
 def smaller_batches(run) -> str:
     """The same members with fewer records per poll.
 
-    >>> from course_lib.consumer_groups import GroupRun
+    >>> from course_lib.application.consumer_groups import GroupRun
     >>> run = GroupRun(seed=1, messages=40)
     >>> for name, ms in (("fast", 20), ("slow", 800)):
     ...     _ = run.start(name, handler_ms=ms, max_poll_records=4, max_poll_interval_ms=5000)
@@ -175,7 +175,7 @@ def smaller_batches(run) -> str:
 def static_membership(runs: dict) -> str:
     """A restart of `a`, ``runs[False]`` dynamic and ``runs[True]`` static (``group_instance_id``).
 
-    >>> from course_lib.consumer_groups import GroupRun
+    >>> from course_lib.application.consumer_groups import GroupRun
     >>> runs = {}
     >>> for static in (False, True):
     ...     run = GroupRun(seed=1, messages=40)
@@ -209,7 +209,7 @@ def static_membership(runs: dict) -> str:
 def latest_reset(run) -> str:
     """A new group with ``auto_offset_reset="latest"`` on a topic that already has messages.
 
-    >>> from course_lib.consumer_groups import GroupRun
+    >>> from course_lib.application.consumer_groups import GroupRun
     >>> run = GroupRun(seed=1, messages=40)
     >>> _ = run.start("a", auto_offset_reset="latest").produce(10, at_ms=8000)
     >>> print(latest_reset(run.run(20_000)))  # doctest: +NORMALIZE_WHITESPACE
@@ -247,7 +247,7 @@ def expired_offsets_answer(run, arrived: int) -> str:
 def expired_offsets(runs: dict) -> str:
     """``runs["latest"]`` and ``runs["earliest"]``: the group comes back after its offsets expired.
 
-    >>> from course_lib.consumer_groups import GroupRun
+    >>> from course_lib.application.consumer_groups import GroupRun
     >>> runs = {}
     >>> for reset in ("latest", "earliest"):
     ...     run = GroupRun(seed=1, messages=40, offsets_retention_minutes=1)
@@ -382,7 +382,7 @@ def who_waits_answer(runs) -> str:
     """Lesson 05b's consumer-group question, answered from the run: does `fast` stop while
     `slow` joins, and does `slow` wait for a partition?
 
-    >>> from course_lib.consumer_groups import protocols_side_by_side
+    >>> from course_lib.application.consumer_groups import protocols_side_by_side
     >>> who_waits_answer(protocols_side_by_side())
     'fast keeps processing; slow waits for its partition'
     """
@@ -397,7 +397,7 @@ def consumer_protocol(runs) -> str:
     """The slow handler on a classic and on a consumer group, side by side: who stops, for how
     long, and why (the assignment interval, revocation before assignment). The point first.
 
-    >>> from course_lib.consumer_groups import protocols_side_by_side
+    >>> from course_lib.application.consumer_groups import protocols_side_by_side
     >>> print(consumer_protocol(protocols_side_by_side()))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** a consumer group does not stop for a rebalance. `fast` processed on without a
     pause (0.00 s without a partition); the member a partition moves to waits instead: `slow` owned

@@ -1,8 +1,8 @@
 """What lesson 05c says about its share-group runs, written from the runs themselves (a
-:class:`~course_lib.share_scenarios.ShareScenarioResult`), for
+:class:`~course_lib.experiments.share_scenarios.ShareScenarioResult`), for
 ``prediction.reveal(actual, explanation=...)``.
 
->>> from course_lib.share_scenarios import run_share_scenario
+>>> from course_lib.experiments.share_scenarios import run_share_scenario
 >>> r = run_share_scenario("poison_message", seed=1)
 >>> print(poison(r))  # doctest: +NORMALIZE_WHITESPACE
 **Measured:** `job-3` is delivered 5 times (delivery counts 1, 2, 3, 4 and 5), each time
@@ -66,7 +66,7 @@ def _value(v) -> str:
 def measured(result) -> str:
     """The run's settings and measured numbers, one per line: what an experiment cell prints.
 
-    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> from course_lib.experiments.share_scenarios import run_share_scenario
     >>> print(measured(run_share_scenario("ordering_across_workers", seed=1, workers=1)))
     ordering_across_workers, seed 1
       settings: workers=1, records=30, fastest_ms=10, slowest_ms=300
@@ -85,7 +85,7 @@ def measured(result) -> str:
 def idle_workers(result) -> str:
     """More workers than partitions: who got records.
 
-    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> from course_lib.experiments.share_scenarios import run_share_scenario
     >>> r = run_share_scenario("more_workers_than_partitions", seed=1, workers=4, partitions=2)
     >>> print(idle_workers(r))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** 0 of the 4 workers are idle: they process 12, 8, 12 and 8 of the 40 records.
@@ -114,7 +114,7 @@ def _are(n: int) -> str:
 def crash_twice(result) -> str:
     """A worker crashes holding records it has partly processed.
 
-    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> from course_lib.experiments.share_scenarios import run_share_scenario
     >>> print(crash_twice(run_share_scenario("worker_crash", seed=1)))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** 3 records are processed twice. The crashed worker held 5 records and had
     finished 3; it acknowledged none of them. 515 ms after the crash - its process died, its
@@ -170,7 +170,7 @@ def crash_wait(result, killed=None) -> str:
     """The crash again, of the worker's machine (``host_lost``), with a shorter lock; ``killed``:
     the run where only its process died, for comparison.
 
-    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> from course_lib.experiments.share_scenarios import run_share_scenario
     >>> lost = run_share_scenario("worker_crash", seed=1, lock_ms=5_000, host_lost=True)
     >>> print(crash_wait(lost, run_share_scenario("worker_crash", seed=1)))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** the other worker gets the 5 held records 4 655 ms after the crash (515 ms when
@@ -205,7 +205,7 @@ def times_processed(result) -> int:
 def slow_handler(result) -> str:
     """A handler slower than the lock, without RENEW.
 
-    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> from course_lib.experiments.share_scenarios import run_share_scenario
     >>> print(slow_handler(run_share_scenario("slow_handler", seed=1)))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** every record is processed 5 times (job-0: 5, job-1: 5, job-2: 5), and all 3
     are archived at the end. Each time the lock runs out while the handler is still busy, the
@@ -236,7 +236,7 @@ def slow_handler(result) -> str:
 def renew(result) -> str:
     """The slow handler with RENEW every half lock.
 
-    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> from course_lib.experiments.share_scenarios import run_share_scenario
     >>> print(renew(run_share_scenario("slow_handler", seed=1, renew=True)))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** each record is processed 1 time (job-0: 1, job-1: 1, job-2: 1); 3 deliveries
     for 3 records, 0 refused acknowledgements, 0 archived. Each RENEW restarts the lock's clock,
@@ -283,7 +283,7 @@ def ordering_answer(runs: dict) -> str:
 def ordering(runs: dict) -> str:
     """One partition, 1 worker and several: how many records are processed after a later one.
 
-    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> from course_lib.experiments.share_scenarios import run_share_scenario
     >>> runs = {k: run_share_scenario("ordering_across_workers", seed=1, workers=k) for k in (1, 3)}
     >>> print(ordering(runs))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** with 3 workers 12 of the 30 records are processed after a later record of
@@ -319,7 +319,7 @@ def faster_answer(result) -> str:
 def share_vs_group(result) -> str:
     """The same work as a share group and as a consumer group.
 
-    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> from course_lib.experiments.share_scenarios import run_share_scenario
     >>> print(share_vs_group(run_share_scenario("share_group_vs_consumer_group", seed=1)))
     ... # doctest: +NORMALIZE_WHITESPACE
     **Measured:** the share group finishes in 1 406 ms, the consumer group in 2 134 ms. The
@@ -364,7 +364,7 @@ def side_by_side(
     sim_crash, real_crash: dict | None, sim_poison, real_poison: dict | None, kafka_version: str | None = None
 ) -> str:
     """The simulator's ``worker_crash`` and ``poison_message`` results and the numbers
-    :mod:`course_lib.real.share_groups` measured on Kafka (``kafka_version``: the release it ran,
+    :mod:`course_lib.experiments.on_kafka.share_groups` measured on Kafka (``kafka_version``: the release it ran,
     by default the lab's), one row per number (the simulator's alone while Kafka's are None).
 
     >>> class Sim:
@@ -530,7 +530,7 @@ def dead_letter_answer(result) -> str:
     """The choice of :func:`dead_letter_choices` the run of ``dead_letter_topic`` measured (or,
     if none fits, what it measured).
 
-    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> from course_lib.experiments.share_scenarios import run_share_scenario
     >>> dead_letter_answer(run_share_scenario("dead_letter_topic", seed=1, kafka_version="4.4.0"))
     'job-3 and job-7, headers only: no key, no value'
     >>> dead_letter_answer(run_share_scenario("dead_letter_topic", seed=1, kafka_version="4.3.1"))
@@ -556,7 +556,7 @@ def dead_letter_table(result) -> str:
     """What the dead-letter experiment cell prints: the settings, what was archived, and the
     dead-letter topic read back, one line per record.
 
-    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> from course_lib.experiments.share_scenarios import run_share_scenario
     >>> print(dead_letter_table(run_share_scenario("dead_letter_topic", seed=1, kafka_version="4.3.1")))
     dead_letter_topic, seed 1 (Kafka 4.3.1)
       settings: records=10, poison=3, reject=7, delivery_count_limit=5, copy_record=False, transient_failures=0
@@ -581,7 +581,7 @@ def dead_letter_table(result) -> str:
 def dead_letters(result, copied=None) -> str:
     """The dead-letter run explained; ``copied``: the same run with ``copy_record=True``.
 
-    >>> from course_lib.share_scenarios import run_share_scenario
+    >>> from course_lib.experiments.share_scenarios import run_share_scenario
     >>> r = run_share_scenario("dead_letter_topic", seed=1, kafka_version="4.4.0")
     >>> c = run_share_scenario("dead_letter_topic", seed=1, kafka_version="4.4.0", copy_record=True)
     >>> print(dead_letters(r, c))  # doctest: +NORMALIZE_WHITESPACE

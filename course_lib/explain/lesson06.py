@@ -1,7 +1,7 @@
 """What lesson 06 says about its transactions, written from the measured runs, for
 ``prediction.reveal(actual, explanation=...)``.
 
->>> from course_lib.scenarios import run_scenario
+>>> from course_lib.experiments.scenarios import run_scenario
 >>> runs = {iso: run_scenario("aborted_transaction", seed=1, isolation_level=iso)
 ...         for iso in ("read_committed", "read_uncommitted")}
 >>> transactions_seen(runs["read_uncommitted"])
@@ -91,7 +91,7 @@ def open_transaction(view: Mapping, read: list[str]) -> str:
 def hung_transaction(run) -> str:
     """A transaction left open past ``transaction_timeout_ms``, committed late.
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> r = run_scenario("transaction_timeout", seed=1, transaction_timeout_ms=5000)
     >>> print(hung_transaction(r).split("What the late")[0])  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** while it is open the last stable offset stays at 0, so `read_committed` consumers
@@ -129,7 +129,7 @@ def zombie_answer(run) -> str:
 def zombie(run) -> str:
     """A frozen instance wakes up after its replacement took over.
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> r = run_scenario("zombie_fencing", seed=1)
     >>> zombie_answer(r)
     'no'
@@ -174,10 +174,10 @@ def bad_points(counts: Mapping) -> int:
 
 
 def epoch_bumps(runs: Mapping) -> str:
-    """``runs``: :func:`~course_lib.transaction_versions.epochs_per_transaction` per transaction
+    """``runs``: :func:`~course_lib.experiments.transaction_versions.epochs_per_transaction` per transaction
     version (1 and 2), same seed and number of transactions.
 
-    >>> from course_lib.transaction_versions import epochs_per_transaction
+    >>> from course_lib.experiments.transaction_versions import epochs_per_transaction
     >>> runs = {tv: epochs_per_transaction(tv, seed=1) for tv in (1, 2)}
     >>> print(epoch_bumps(runs))  # doctest: +NORMALIZE_WHITESPACE
     **Measured:** under v1 the producer keeps epoch 0 through all 3 transactions, and sends
@@ -211,7 +211,7 @@ def epoch_bumps(runs: Mapping) -> str:
 
 
 def _landed(result) -> str:
-    """Where the late write ``t1-late`` ended up in a :class:`~course_lib.transaction_versions.LateWriteResult`."""
+    """Where the late write ``t1-late`` ended up in a :class:`~course_lib.experiments.transaction_versions.LateWriteResult`."""
     if result.late_write_error:
         return "refused"
     if result.landed_in_next_transaction:
@@ -220,10 +220,10 @@ def _landed(result) -> str:
 
 
 def late_write_answer(runs: Mapping) -> str:
-    """``runs``: :func:`~course_lib.transaction_versions.late_write` per transaction version (1, 2),
+    """``runs``: :func:`~course_lib.experiments.transaction_versions.late_write` per transaction version (1, 2),
     with ``next_transaction=True``: 'in transaction 2 under v1, refused under v2', or '... under both'.
 
-    >>> from course_lib.transaction_versions import late_write
+    >>> from course_lib.experiments.transaction_versions import late_write
     >>> late_write_answer({tv: late_write(tv, seed=1) for tv in (1, 2)})
     'in transaction 2 under v1, refused under v2'
     """
@@ -235,7 +235,7 @@ def late_write_landing(runs: Mapping, hanging: Mapping) -> str:
     """``runs`` as for :func:`late_write_answer`; ``hanging``: the same per version with
     ``next_transaction=False`` (no transaction 2 to carry the late write).
 
-    >>> from course_lib.transaction_versions import late_write
+    >>> from course_lib.experiments.transaction_versions import late_write
     >>> runs = {tv: late_write(tv, seed=1) for tv in (1, 2)}
     >>> hanging = {tv: late_write(tv, seed=1, next_transaction=False) for tv in (1, 2)}
     >>> print(late_write_landing(runs, hanging))  # doctest: +NORMALIZE_WHITESPACE

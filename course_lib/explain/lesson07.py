@@ -1,7 +1,7 @@
 """What lesson 07 says about exactly-once into SQLite, written from the measured runs, for
 ``prediction.reveal(actual, explanation=...)``.
 
->>> from course_lib.scenarios import run_scenario
+>>> from course_lib.experiments.scenarios import run_scenario
 >>> runs = {s: run_scenario("consumer_crash", seed=1, semantics=s, crash_point="after_process")
 ...         for s in ("at-least-once", "exactly-once-external")}
 >>> duplicates_in_table(runs["exactly-once-external"])

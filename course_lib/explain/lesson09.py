@@ -16,7 +16,7 @@ from course_lib.real.jars import kafka_version
 from .words import count, listing, thousands, with_fate
 
 #: the real cluster of the lab's columns: the release it runs (``$COURSE_KAFKA_VERSION``, else
-#: the course's default), as the matrices' titles name it (:data:`course_lib.fidelity.KAFKA_TITLE`)
+#: the course's default), as the matrices' titles name it (:data:`course_lib.experiments.fidelity.KAFKA_TITLE`)
 KAFKA_TITLE = f"Kafka {kafka_version()}"
 
 # ---- experiment 1: kill the leader after it acknowledged ------------------------------------------
@@ -30,7 +30,7 @@ def _frozen(run) -> list[str]:
 def before_the_crash(run) -> str:
     """What the producer was told before the leader died.
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> print(before_the_crash(run_scenario("leader_crash_after_ack", seed=0, acks=1)))
     acknowledged before the crash: 13 (3 warm-up writes, 10 sent while the followers were frozen)
     """
@@ -51,7 +51,7 @@ def survivors(run) -> int:
 def acks_one(run) -> str:
     """``acks=1``: the leader alone had the writes it acknowledged, then died.
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> print(acks_one(run_scenario("leader_crash_after_ack", seed=0, acks=1)))  # doctest: +NORMALIZE_WHITESPACE
     Of the 10 writes the leader acknowledged while its followers were frozen, **0 survive** and
     **10 are lost** (m-0 to m-9): acknowledged, then missing from the log. The checker explains each
@@ -85,7 +85,7 @@ def acknowledged_while_frozen(run) -> int:
 def acks_all(run) -> str:
     """``acks="all"`` and ``min.insync.replicas=2``: the same crash.
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> print(acks_all(run_scenario("leader_crash_after_ack", seed=0, acks="all")))  # doctest: +NORMALIZE_WHITESPACE
     **0 of the 10** writes sent while the followers were frozen were acknowledged before the crash:
     the leader waits for the in-sync followers, and frozen followers never confirm. kafka-python's
@@ -131,7 +131,7 @@ def retry_outcome(runs: list) -> str:
 def retry(runs: list) -> str:
     """The lost ACK, without idempotence and with it.
 
-    >>> from course_lib.scenarios import run_scenario
+    >>> from course_lib.experiments.scenarios import run_scenario
     >>> runs = [run_scenario("lost_ack_retry", seed=0, idempotent=i) for i in (False, True)]
     >>> print(retry(runs))  # doctest: +NORMALIZE_WHITESPACE
     Without idempotence the retried batch is appended a second time: **3 messages duplicated**
@@ -244,7 +244,7 @@ def log_end(aborted: list) -> int:
 def transactions(zombie, aborted: list) -> str:
     """A zombie's late commit, and a partition with an aborted transaction under both isolation levels.
 
-    >>> from course_lib.consumer_scenarios import aborted_transaction, zombie_fencing
+    >>> from course_lib.experiments.consumer_scenarios import aborted_transaction, zombie_fencing
     >>> aborted = [aborted_transaction(seed=0, isolation_level=i) for i in ("read_committed", "read_uncommitted")]
     >>> print(transactions(zombie_fencing(seed=0), aborted))  # doctest: +NORMALIZE_WHITESPACE
     The log end offset is **12**, 3 more than the 9 records: each commit or abort marker takes an
@@ -301,7 +301,7 @@ def _runs_of(values: list[str]) -> list[str]:
 
 
 def _client_keys(table: list[dict]) -> dict[str, list[tuple[str, str]]]:
-    from course_lib.fidelity import MATRIX, MATRIX_CLIENTS
+    from course_lib.experiments.fidelity import MATRIX, MATRIX_CLIENTS
 
     base = {"wire": "wire", "kafka": "real Kafka"}
     return {
@@ -345,7 +345,7 @@ def clients(table: list[dict]) -> str:
     **java** found the same anomalies as kafka-python in all 2 cases. The guarantees of the earlier
     lessons hold for every client *with the same settings*; the defaults are not the same.
     """
-    from course_lib.fidelity import BY_DESIGN
+    from course_lib.experiments.fidelity import BY_DESIGN
 
     keys, parts = _client_keys(table), []
     for client, cases in _differences(table).items():
@@ -431,7 +431,7 @@ def cost_summary(costs: list[dict]) -> str:
 def costs(costs: list[dict], verdicts: dict) -> str:
     """The cost rows of this run, and the two claims' verdicts (``claim_verdicts(costs)``).
 
-    >>> from course_lib.real.measure import claim_verdicts
+    >>> from course_lib.experiments.on_kafka.measure import claim_verdicts
     >>> print(costs(SAMPLE_COSTS, claim_verdicts(SAMPLE_COSTS)))  # doctest: +NORMALIZE_WHITESPACE
     **Throughput, fastest first:** acks=0 (20 000 msg/s), acks=1 (9 000), acks=all (8 000),
     transactions of 100 (6 000), acks=all, idempotent (5 000) and transactions of 10 (1 500).
@@ -508,7 +508,7 @@ def costs(costs: list[dict], verdicts: dict) -> str:
     return "\n".join(lines)
 
 
-#: rows shaped like :func:`course_lib.real.measure.tradeoffs`' (for the doctests; not a measurement)
+#: rows shaped like :func:`course_lib.experiments.on_kafka.measure.tradeoffs`' (for the doctests; not a measurement)
 SAMPLE_COSTS = [
     {"configuration": "acks=0", "msg/s": 20000, "p50 ms": 0.0},
     {"configuration": "acks=1", "msg/s": 9000, "p50 ms": 31.0, "one-at-a-time p50 ms": 2.9},
@@ -519,7 +519,7 @@ SAMPLE_COSTS = [
 ]
 
 
-# ---- clients kafka-python does not have: KIP-848 and share groups (course_lib/protocol_matrix.py) ----
+# ---- clients kafka-python does not have: KIP-848 and share groups (course_lib/experiments/protocol_matrix.py) ----
 
 #: what a learner can answer: which layer the protocol matrix's disagreements point at
 PROTOCOL_CHOICES = [
@@ -565,7 +565,7 @@ def protocols(rows: list[dict]) -> str:
     """The protocol matrix read: how many counts agree, what the counts say, where columns differ
     and why, and which columns did not run.
 
-    >>> from course_lib.protocol_matrix import COLUMNS, EXPERIMENTS, compute_run, protocol_rows
+    >>> from course_lib.experiments.protocol_matrix import COLUMNS, EXPERIMENTS, compute_run, protocol_rows
     >>> rows = protocol_rows({(e, "simulator"): (compute_run(e, COLUMNS[0]), None) for e in EXPERIMENTS})
     >>> print(protocols(rows))  # doctest: +NORMALIZE_WHITESPACE
     **9 of 9 counts** show no disagreement between the columns that ran them (simulator). A crashed
@@ -656,7 +656,7 @@ def _unmeasured(cell: str) -> tuple[str, str] | None:
 
 def changed(row: dict, versions: list[str]) -> bool:
     """Whether a row's cells differ between the releases that measured it - not counting a row
-    whose outcome depends on timing by design (``timing``: :data:`course_lib.fidelity.BY_DESIGN`),
+    whose outcome depends on timing by design (``timing``: :data:`course_lib.experiments.fidelity.BY_DESIGN`),
     nor a release on which it was not run.
 
     >>> v = ["4.3.1", "4.4.0"]
@@ -705,7 +705,7 @@ def _simulator_column(row: dict, sim: dict | None, versions: list[str]) -> str:
     if any(_unmeasured(row.get(v, "")) for v in versions):
         return "-"  # nothing measured on Kafka to hold it to
     if row.get("timing"):
-        return "by design"  # the client's outcome depends on timing (course_lib.fidelity.BY_DESIGN)
+        return "by design"  # the client's outcome depends on timing (course_lib.experiments.fidelity.BY_DESIGN)
     return "same" if sim is not None and all(sim.get(v) == row.get(v) for v in versions) else "differs"
 
 

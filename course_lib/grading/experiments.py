@@ -9,7 +9,7 @@ value is what the run measured.
 
 from __future__ import annotations
 
-from ..scenarios import run_scenario
+from ..experiments.scenarios import run_scenario
 from .lessons.ex01_replicated_log import paused_follower_state
 from .lessons.ex03_retries_ordering_duplicates import lost_ack_log, smallest_in_flight_that_reorders
 from .lessons.ex05_consumer_delivery_semantics import lossy_crash_points

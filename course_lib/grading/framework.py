@@ -218,9 +218,9 @@ class Experiment:
     and the import it needs. The check measures by running this very code, so the "reproduce"
     line a failure prints gives the measured value, by construction.
 
-    >>> e = Experiment("len(run_scenario('lost_ack_retry', seed={seed}).history) > 0", "from course_lib.scenarios import run_scenario")
+    >>> e = Experiment("len(run_scenario('lost_ack_retry', seed={seed}).history) > 0", "from course_lib.experiments.scenarios import run_scenario")
     >>> e.code(3)
-    "from course_lib.scenarios import run_scenario; len(run_scenario('lost_ack_retry', seed=3).history) > 0"
+    "from course_lib.experiments.scenarios import run_scenario; len(run_scenario('lost_ack_retry', seed=3).history) > 0"
     >>> e.run(3)
     True
     """

@@ -1,7 +1,7 @@
 """Crash harnesses for the "implement" exercises: run the learner's code against a backend (the
 seeded simulator), kill it at seeded points, restart it, and judge the output with the checker.
 
-The application runs under :mod:`course_lib.supervisor`, as the lessons' pipeline does: one crash
+The application runs under :mod:`course_lib.application.supervisor`, as the lessons' pipeline does: one crash
 exception (:class:`AppCrash`, a BaseException, so a learner's ``except Exception`` cannot swallow
 it - as a real process death could not be caught either), crash plans, one restart loop.
 """
@@ -13,10 +13,10 @@ import sqlite3
 from typing import Any
 
 from ..backend import Backend, open_backend
-from ..checker import check
-from ..processing import Names, load_input
+from ..judge.checker import check
+from ..application.processing import Names, load_input
 from ..history import OpName
-from ..supervisor import AppCrash, Countdown, Steps, Supervision, supervise
+from ..application.supervisor import AppCrash, Countdown, Steps, Supervision, supervise
 
 GROUP = "graded-app"
 MAX_POLLS = 200  # a loop that polls more than this on a 12-message input never stops

@@ -7,7 +7,7 @@
 - :mod:`course_lib.real.proxy` - a Kafka-protocol-aware proxy that can lose one produce ACK;
 - :mod:`course_lib.real.connect` - use an existing cluster, namespaced per learner;
 - :mod:`course_lib.client_adapters.recording` - kafka-python's clients writing the course's history;
-- :mod:`course_lib.fidelity` (above the seam) - every scenario on the simulator and on real Kafka.
+- :mod:`course_lib.experiments.fidelity` (above the seam) - every scenario on the simulator and on real Kafka.
 
 Scenarios run on real Kafka through :class:`course_lib.backend.ComposedBackend` (kafka-python x a real cluster):
 ``run_scenario(name, backend=LocalCluster())``.

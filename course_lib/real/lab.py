@@ -1,5 +1,5 @@
 """The real-Kafka lab's plumbing: start (or connect to) a cluster, print and plot its trade-offs
-(the fidelity table, which composes every backend, is :mod:`course_lib.fidelity`).
+(the fidelity table, which composes every backend, is :mod:`course_lib.experiments.fidelity`).
 
     >>> kafka, why = start_lab()        # doctest: +SKIP
     >>> print(why)                      # doctest: +SKIP
@@ -10,7 +10,7 @@
 - else, Java 17+ and Maven present: a 3-broker :class:`~course_lib.real.cluster.LocalCluster`,
   stopped by :func:`stop_lab`, and at interpreter exit if a cell failed before that;
 - else: ``(None, reason)``, and the lab's cells print that they were skipped
-  (:func:`course_lib.fidelity.start_lab` then starts the simulated cluster over TCP instead).
+  (:func:`course_lib.experiments.fidelity.start_lab` then starts the simulated cluster over TCP instead).
 
 Taught in notebooks/09_real_kafka_lab.
 """

@@ -143,13 +143,13 @@ class ExperimentResult:
         return h
 
     def check(self) -> dict:
-        """Feed each sink's history to :func:`course_lib.checker.check`.
+        """Feed each sink's history to :func:`course_lib.judge.checker.check`.
 
         Only the Kafka sink is *allowed* duplicates (Spark documents it as at-least-once); the
         store and the file sink promise exactly-once, so a lost write or a duplicate there is a
         violation. Order is not promised by any sink.
         """
-        from course_lib.checker import check
+        from course_lib.judge.checker import check
 
         # No sink promises the input order: batches are written by parallel tasks into several
         # output partitions/files, so order is not part of the contract (loss/duplicates are).
@@ -177,7 +177,7 @@ class ExperimentResult:
 
 
 def shared_key(opts: ExperimentOptions) -> str:
-    """The :func:`~course_lib.shared_results.once_per_test_run` key of :func:`run_experiment`
+    """The :func:`~course_lib.experiments.shared_results.once_per_test_run` key of :func:`run_experiment`
     with ``opts`` on a fresh local cluster: tests/spark runs it, notebook 10 under test reads it."""
     return f"spark kill experiment on a local cluster, {opts!r}"
 

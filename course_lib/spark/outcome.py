@@ -9,7 +9,7 @@
 - :func:`compare` - lost / duplicated / unexpected ids for one sink.
 
 This is a per-sink comparison written for the Spark lab; the course-wide checker
-(:mod:`course_lib.checker`) can replace :func:`compare` by reading the same history.
+(:mod:`course_lib.judge.checker`) can replace :func:`compare` by reading the same history.
 
 Taught in notebooks/10_pyspark_exactly_once_lab.
 

@@ -22,7 +22,7 @@ from collections import Counter
 
 import ipywidgets as widgets
 
-from ..processing import CRASH_POINTS, INPUT, SEMANTICS, run_pipeline
+from ..application.processing import CRASH_POINTS, INPUT, SEMANTICS, run_pipeline
 from .log_markers import log_html
 from .offsets import crash_offsets, offsets_html
 from .presets import Preset, PresetApp, Step, lookup

@@ -20,7 +20,7 @@ import warnings
 
 import ipywidgets as widgets
 
-from ..consumer_groups import GroupRun
+from ..application.consumer_groups import GroupRun
 from .presets import Preset, PresetApp, Step, lookup
 
 RUN_MS = 60_000  # long enough for the slow handler's second eviction (05b: 18.20 s) and a settled group

@@ -2,7 +2,7 @@
 *consumed* (its position), what was *committed* (in Kafka, or in the sink next to the output),
 and how often each record was processed in the end.
 
->>> from course_lib.scenarios import run_scenario
+>>> from course_lib.experiments.scenarios import run_scenario
 >>> r = run_scenario("consumer_crash", seed=1, semantics="at-least-once", crash_point="after_process")
 >>> at = crash_offsets(r)
 >>> at["partition"], at["committed"], at["position"], at["processed"][:6]

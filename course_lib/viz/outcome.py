@@ -11,7 +11,7 @@ ROWS = ("delivered once", "lost (acknowledged)", "duplicated", "reordered", "not
 
 
 def outcome_html(result) -> str:
-    """HTML for a :class:`course_lib.checker.CheckResult`: counts and the verdict sentence."""
+    """HTML for a :class:`course_lib.judge.checker.CheckResult`: counts and the verdict sentence."""
     table = result.outcome_table()
     colour = "#2e7d32" if not result.found else ("#ef6c00" if result.valid else "#c62828")
     cells = "".join(

@@ -24,7 +24,7 @@ import warnings
 
 import ipywidgets as widgets
 
-from ..share_scenarios import ShareScenarioResult, run_share_scenario
+from ..experiments.share_scenarios import ShareScenarioResult, run_share_scenario
 from .presets import Preset, PresetApp, Step, lookup
 
 JOBS, WORKERS = 12, 3

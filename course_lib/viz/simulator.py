@@ -30,11 +30,11 @@ import ipywidgets as widgets
 from kafka.errors import KafkaTimeoutError
 
 from ..broker import Cluster
-from ..checker import check
+from ..judge.checker import check
 from ..clients import KafkaProducer
 from ..clients.config import ConfigurationError
 from ..history import FAIL, INFO, OK, OUTCOMES, OpName
-from ..scenarios import FAST_FAILOVER
+from ..experiments.scenarios import FAST_FAILOVER
 from .cluster_view import cluster_html
 from .outcome import outcome_html
 from .presets import Preset, Step, lookup

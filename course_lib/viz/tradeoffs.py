@@ -14,7 +14,7 @@ from __future__ import annotations
 import warnings
 
 from ..nemesis import FaultKind
-from ..scenarios import random_faults
+from ..experiments.scenarios import random_faults
 
 CRASH_FAULTS = ("crash_leader_after_ack", "crash_leader", "crash", "pause", "shrink_isr_then_crash_leader")
 ACKS_SETTINGS = {

@@ -195,7 +195,7 @@ def check_widgets(in_notebook: bool = True) -> CheckResult:
 
 def check_simulator() -> CheckResult:
     """The seeded lost-ACK scenario of lesson 00: a duplicate without idempotence, none with it."""
-    from course_lib.scenarios import run_scenario
+    from course_lib.experiments.scenarios import run_scenario
 
     plain = run_scenario("lost_ack_retry", seed=1, idempotent=False)
     safe = run_scenario("lost_ack_retry", seed=1, idempotent=True)

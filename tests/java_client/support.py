@@ -166,7 +166,7 @@ def leader_of(driver: DriverProcess, servers: str, topic: str) -> int:
 def close_with_a_record_unfinished(driver: DriverProcess, servers: str, make_topic, pause, resume) -> dict:
     """A record that cannot complete (its leader is paused), then ``close(timeout=0)``: Java gives
     up on it and fails its future, and refuses later sends (kafka-python 3.0.12's close(timeout=0)
-    raises instead and keeps the producer open: course_lib.behaviour_probes)."""
+    raises instead and keeps the producer open: course_lib.experiments.behaviour_probes)."""
     topic = make_topic(unique("java-closing"), 3, 2)
     producer = JavaProducer(driver, {"bootstrap.servers": servers, "acks": "all", "linger.ms": "0"})
     producer.send(topic, b"warm-up").get(timeout=60)  # metadata and connections first

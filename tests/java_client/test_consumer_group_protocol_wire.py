@@ -10,7 +10,7 @@ import pytest
 from kafka.protocol.api_key import ApiKey
 
 import course_lib.wire.apis as apis
-from course_lib import protocol_matrix as matrix
+from course_lib.experiments import protocol_matrix as matrix
 from tests import consumer_protocol_support as kip848
 
 

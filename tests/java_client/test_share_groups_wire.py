@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from kafka.protocol.api_key import ApiKey
 
-from course_lib import protocol_matrix as matrix
+from course_lib.experiments import protocol_matrix as matrix
 from tests import share_protocol_support as share
 from tests.wire.conftest import with_versions
 
@@ -28,8 +28,8 @@ def test_java_share_consumers_on_the_wire(driver, monkeypatch):
 
 @pytest.mark.timeout(120)
 def test_a_share_partition_leader_failover_with_java_on_the_wire(driver):
-    """course_lib/share_leader_failover.py with KafkaShareConsumer: the same as confluent-kafka's."""
-    from course_lib import share_leader_failover as failover
+    """course_lib/experiments/share_leader_failover.py with KafkaShareConsumer: the same as confluent-kafka's."""
+    from course_lib.experiments import share_leader_failover as failover
 
     for wire in failover.wire_like_the_lab():
         assert failover.wire_run(wire, "java") == failover.EXPECTED
@@ -37,9 +37,9 @@ def test_a_share_partition_leader_failover_with_java_on_the_wire(driver):
 
 @pytest.mark.timeout(90)
 def test_java_renews_a_lock_on_the_wire(driver, wire_cluster):
-    """course_lib/share_renew.py: RENEW keeps the record the holder's, and the next poll() hands it
+    """course_lib/experiments/share_renew.py: RENEW keeps the record the holder's, and the next poll() hands it
     back, as on Kafka 4.3.1 (tests/real/test_share_groups_real.py) and in the simulator."""
-    from course_lib import share_renew
+    from course_lib.experiments import share_renew
 
     assert share_renew.java_run(wire_cluster, renew=True, wire=True) == share_renew.EXPECTED[True]
 
@@ -49,7 +49,7 @@ def test_a_killed_or_frozen_java_share_consumer_on_the_wire(driver, wire_cluster
     """tests/wire/test_share_groups_wire.py's crashes with KafkaShareConsumer: the crashing worker
     in a JVM of its own, SIGKILLed (its records come back at once) or SIGSTOPped (after the lock),
     as on the simulator and on Kafka 4.3.1 (tests/real/test_share_groups_real.py)."""
-    from course_lib.real import share_groups
+    from course_lib.experiments.on_kafka import share_groups
 
     compared = share_groups.crashes_compared(wire_cluster, "java")
     assert share_groups.crash_disagreements(compared) == []

@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from course_lib import protocol_matrix as matrix
+from course_lib.experiments import protocol_matrix as matrix
 from tests import consumer_protocol_support as kip848
 from tests.java_client import support
 
@@ -42,7 +42,7 @@ def test_java_join_split_leave(driver, cluster):
 
 def _both_clients(experiment: str, cluster) -> tuple[dict, dict]:
     """``experiment`` with Java and librdkafka at once, each in its own group and topic; each
-    run once per test run (notebook 09's protocol matrix reads them back: course_lib/protocol_matrix.py)."""
+    run once per test run (notebook 09's protocol matrix reads them back: course_lib/experiments/protocol_matrix.py)."""
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(2, thread_name_prefix="kip848-kafka") as pool:

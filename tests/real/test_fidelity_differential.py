@@ -1,4 +1,4 @@
-"""Differential tests (issue 11): the same experiment (course_lib.behaviour_probes) on the simulator and
+"""Differential tests (issue 11): the same experiment (course_lib.experiments.behaviour_probes) on the simulator and
 on real Kafka 4.3.1 through kafka-python 3.0.12, both through the Backend protocol, must give
 the same observable outcome - what was acknowledged, what a consumer could read, which error
 the application saw.
@@ -13,8 +13,8 @@ import warnings
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
-from course_lib import behaviour_probes as probes
-from course_lib import by_design
+from course_lib.experiments import behaviour_probes as probes
+from course_lib.experiments import by_design
 from course_lib.backend import ComposedBackend, SimBackend
 from course_lib.broker import Cluster
 from course_lib.clients import KafkaProducer as SimProducer
@@ -107,7 +107,7 @@ def test_zombie_send_and_commit(both):
 
 
 def test_a_java_consumer_whose_known_brokers_died_rebootstraps_on_kafka_too(cluster):
-    """course_lib.by_design's rebootstrap observation with Java on Kafka 4.3.1: it goes back to
+    """course_lib.experiments.by_design's rebootstrap observation with Java on Kafka 4.3.1: it goes back to
     bootstrap.servers and reads from the new leader, as on the simulated cluster. (Measured once
     with every client, 30-38 s each: kafka-python waits, librdkafka rebootstraps, as on the wire;
     make test runs Java only, and the other by-design observations on the wire only: cost.)"""

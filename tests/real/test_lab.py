@@ -2,9 +2,9 @@
 
 import threading
 
-from course_lib import fidelity
+from course_lib.experiments import fidelity
 from course_lib.real import jars, lab
-from course_lib.real.measure import claim_verdicts, percentile
+from course_lib.experiments.on_kafka.measure import claim_verdicts, percentile
 
 ROWS = [
     {"configuration": "acks=0", "messages": 3000, "msg/s": 18000, "p50 ms": 1.0, "p99 ms": 2.0},

@@ -15,7 +15,7 @@ import pytest
 from course_lib.backend import ComposedBackend
 from course_lib.client_adapters import CLIENTS
 from course_lib.clusters.releases import as_released
-from course_lib.fidelity import (
+from course_lib.experiments.fidelity import (
     BY_DESIGN,
     FIDELITY_CASES,
     LOCAL_TABLE,
@@ -27,8 +27,8 @@ from course_lib.fidelity import (
     readme_with_matrix,
     timing_free,
 )
-from course_lib.scenarios import run_scenario
-from course_lib.shared_results import once_per_test_run
+from course_lib.experiments.scenarios import run_scenario
+from course_lib.experiments.shared_results import once_per_test_run
 
 pytestmark = pytest.mark.real_kafka
 

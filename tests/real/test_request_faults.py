@@ -38,7 +38,7 @@ def test_a_refused_answer_waits_for_the_request_behind_it_not_for_a_time(cluster
     wire gateway: tests/wire/test_request_faults.py)."""
     from course_lib.client_adapters import CLIENTS
     from course_lib.real import proxy
-    from course_lib.scenarios import retries_reorder
+    from course_lib.experiments.scenarios import retries_reorder
 
     # a fallback that would end the hold at once: only the state (a produce follows) may end it
     monkeypatch.setattr(proxy, "SPOILED_ANSWER_DELAY_S", 0)

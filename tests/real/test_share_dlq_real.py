@@ -1,6 +1,6 @@
 """Dead-letter queues for share groups (KIP-1191) on the session's LocalCluster, measured with
 confluent-kafka's ShareConsumer and the Java client's KafkaShareConsumer (each experiment of
-course_lib.real.share_groups with both, through the share workload's contract): what Kafka 4.4.0
+course_lib.experiments.on_kafka.share_groups with both, through the share workload's contract): what Kafka 4.4.0
 writes to a share group's dead-letter topic, and when it writes nothing. On Kafka 4.3.1
 (``COURSE_KAFKA_VERSION=4.3.1``) the same group configs are refused as unknown.
 
@@ -29,7 +29,7 @@ import uuid
 import pytest
 
 from course_lib.real import jars
-from course_lib.real.share_groups import (
+from course_lib.experiments.on_kafka.share_groups import (
     DLQ_DELIVERIES as DELIVERIES,
     DLQ_HEADERS,
     DLQ_OVER_LIMIT_MESSAGE as OVER_LIMIT,
@@ -39,7 +39,7 @@ from course_lib.real.share_groups import (
     dlq_by_partition,
     dlq_never_acknowledged,
 )
-from course_lib.real.share_groups import dlq_origin as origin
+from course_lib.experiments.on_kafka.share_groups import dlq_origin as origin
 from tests.java_client import support
 
 pytestmark = pytest.mark.real_kafka

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from course_lib import protocol_matrix as matrix
+from course_lib.experiments import protocol_matrix as matrix
 from tests import share_protocol_support as share
 from tests.java_client import support
 
@@ -63,7 +63,7 @@ def test_share_member_epochs_on_kafka(cluster):
 
 @pytest.mark.timeout(240)
 def test_librdkafka_share_consumers_on_kafka(cluster):
-    # once per test run: notebook 09's protocol matrix reads it back (course_lib/protocol_matrix.py)
+    # once per test run: notebook 09's protocol matrix reads it back (course_lib/experiments/protocol_matrix.py)
     got = matrix.measured("share group", "Kafka confluent-kafka", cluster)
     print(f"kafka {cluster.kafka_version} librdkafka share:", got.pop("seconds"), "s")
     assert got == share.EXPECTED
@@ -94,11 +94,11 @@ def test_kafka_throttles_a_batch_near_the_delivery_limit(cluster):
 
 @pytest.mark.timeout(180)
 def test_a_share_partition_leader_failover_on_kafka(healthy):
-    """course_lib/share_leader_failover.py on Kafka 4.3.1 with confluent-kafka; the wire cluster (both
+    """course_lib/experiments/share_leader_failover.py on Kafka 4.3.1 with confluent-kafka; the wire cluster (both
     clients) and the simulator give the same (tests/wire/test_share_groups_wire.py,
     tests/java_client/test_share_groups_wire.py). Java on Kafka gives the same too (measured:
     ``kafka_run(cluster, "java", driver)``), 25 s more than make test's budget keeps."""
-    from course_lib import share_leader_failover as failover
+    from course_lib.experiments import share_leader_failover as failover
 
     assert failover.kafka_run(healthy, "confluent-kafka") == failover.EXPECTED
 
@@ -106,13 +106,13 @@ def test_a_share_partition_leader_failover_on_kafka(healthy):
 @pytest.mark.timeout(180)
 @pytest.mark.parametrize("client", ["confluent-kafka", "java"])
 def test_a_killed_or_frozen_share_consumer_on_kafka_as_on_the_simulator(client, driver, cluster):
-    """Lesson 05c's real-Kafka part (:mod:`course_lib.real.share_groups`), small: a worker holding
+    """Lesson 05c's real-Kafka part (:mod:`course_lib.experiments.on_kafka.share_groups`), small: a worker holding
     records, 3 of them processed, is SIGKILLed - Kafka 4.3.1 releases them as soon as its
     connections close - or SIGSTOPped, its connections open as for a machine that is gone - they
     wait for the lock. The simulator gives the same counts and the same wait, with either client;
     so does the wire cluster (tests/wire/test_share_groups_wire.py,
     tests/java_client/test_share_groups_wire.py)."""
-    from course_lib.real import share_groups
+    from course_lib.experiments.on_kafka import share_groups
 
     compared = share_groups.crashes_compared(cluster, client)
     print(f"kafka {cluster.kafka_version} worker crashes, {client}:", compared)
@@ -149,8 +149,8 @@ def test_java_admin_lists_share_group_offsets_on_kafka(driver, cluster):
 
 @pytest.mark.timeout(90)
 def test_java_renews_a_lock_on_kafka(driver, cluster):
-    """course_lib/share_renew.py with the Java client 4.3.1 (confluent-kafka has no RENEW); the
+    """course_lib/experiments/share_renew.py with the Java client 4.3.1 (confluent-kafka has no RENEW); the
     wire cluster and the simulator give the same."""
-    from course_lib import share_renew
+    from course_lib.experiments import share_renew
 
     assert share_renew.java_run(cluster, renew=True, wire=False) == share_renew.EXPECTED[True]

@@ -13,7 +13,7 @@ from kafka.admin import ConfigResource, ConfigResourceType
 
 from course_lib.backend import MissingFault
 from course_lib.real.connect import connect
-from course_lib.scenarios import run_scenario
+from course_lib.experiments.scenarios import run_scenario
 
 pytestmark = pytest.mark.real_kafka
 

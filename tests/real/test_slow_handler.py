@@ -1,5 +1,5 @@
 """Differential: a handler slower than ``max_poll_interval_ms`` on the simulator and on real
-Kafka 4.3.1 with kafka-python 3.0.12, same steps (course_lib.consumer_groups.slow_handler_outcome, through the Backend),
+Kafka 4.3.1 with kafka-python 3.0.12, same steps (course_lib.application.consumer_groups.slow_handler_outcome, through the Backend),
 same observable outcome - the slow member is thrown out of its group, its late commit raises
 ``CommitFailedError``, the other member owns every partition meanwhile (and reads the slow
 member's uncommitted records again), and the slow member's next ``poll()`` rejoins.
@@ -8,7 +8,7 @@ The simulator's half runs everywhere; the real half needs Java and Maven (marker
 
 import pytest
 
-from course_lib.consumer_groups import simulated_slow_handler
+from course_lib.application.consumer_groups import simulated_slow_handler
 
 EXPECTED = {"commit_error": "CommitFailedError", "other_owns": 2, "slow_rejoined_with": 1}
 
@@ -19,7 +19,7 @@ def test_simulator():
 
 @pytest.mark.real_kafka
 def test_real_kafka(cluster):
-    from course_lib.consumer_groups import slow_handler
+    from course_lib.application.consumer_groups import slow_handler
 
     assert slow_handler(cluster) == EXPECTED
 
@@ -31,7 +31,7 @@ def test_restart_rebalances_on_real_kafka_as_on_the_simulator(cluster, static, r
     restart and 0 for a static one (tests/test_consumer_group_runs.py); real Kafka agrees - a
     dynamic restart costs at least those 2: with stress-ng on both cores one run of four counted
     a third generation (cause not pinned down), a static one never costs any."""
-    from course_lib.real.groups import restart_rebalances
+    from course_lib.experiments.on_kafka.groups import restart_rebalances
 
     got = restart_rebalances(cluster, static=static)
     generations = got["generation_after"] - got["generation_before"]
@@ -40,7 +40,7 @@ def test_restart_rebalances_on_real_kafka_as_on_the_simulator(cluster, static, r
 
 @pytest.mark.real_kafka
 def test_records_deleted_before_they_were_read_are_never_processed(cluster):
-    from course_lib.real.groups import deleted_before_read
+    from course_lib.experiments.on_kafka.groups import deleted_before_read
 
     got = deleted_before_read(cluster)
     assert got == {

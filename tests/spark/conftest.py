@@ -78,7 +78,7 @@ def jvm_temp_files() -> set[str]:
 def experiment_and_leftovers(kafka_cluster, tmp_path_factory):
     """Three window kills (one per sink), one seeded random kill with a broker SIGKILLed in the
     same run, then the final run; and what the run left in the system temporary directory."""
-    from course_lib.shared_results import once_per_test_run
+    from course_lib.experiments.shared_results import once_per_test_run
     from course_lib.spark.harness import ExperimentOptions, run_experiment, shared_key
 
     # notebook 10's defaults (N_ORDERS, KILLS, SEED, KILL_A_BROKER): nbval runs the notebook later

@@ -93,10 +93,10 @@ def versions_sent(monkeypatch):
 
 
 def with_versions(monkeypatch, client: str) -> dict:
-    """The share experiment on the wire (course_lib/share_group_experiments.py) with ``client``,
+    """The share experiment on the wire (course_lib/experiments/share_group_experiments.py) with ``client``,
     and the versions of each api it sent: what tests/wire and tests/java_client store once per
     test run for notebook 09's protocol matrix."""
-    from course_lib.share_group_experiments import on_the_wire
+    from course_lib.experiments.share_group_experiments import on_the_wire
 
     with versions_sent(monkeypatch) as seen:
         got = on_the_wire(client)

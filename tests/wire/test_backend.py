@@ -4,7 +4,7 @@ the simulator's own clients give on the same scenario."""
 
 import pytest
 
-from course_lib.scenarios import SCENARIOS, run_scenario
+from course_lib.experiments.scenarios import SCENARIOS, run_scenario
 from course_lib.backend import ComposedBackend
 from course_lib.wire.cluster import WireCluster
 

@@ -1,4 +1,4 @@
-"""The fidelity experiments (course_lib.behaviour_probes, issue 11) with kafka-python's real clients on
+"""The fidelity experiments (course_lib.experiments.behaviour_probes, issue 11) with kafka-python's real clients on
 the simulated cluster: the same outcome as the simulator's own clients - which
 tests/real/test_fidelity_differential.py checks against Kafka 4.3.1. Together: the three columns
 simulator clients · kafka-python on the simulated cluster · kafka-python on Kafka agree."""
@@ -8,11 +8,11 @@ import warnings
 
 import pytest
 
-from course_lib import behaviour_probes as probes
+from course_lib.experiments import behaviour_probes as probes
 from course_lib.backend import SimBackend
 from course_lib.backend import ComposedBackend
-from course_lib.by_design import OBSERVATIONS, WIRE_TABLE, by_design_table
-from course_lib.shared_results import once_per_test_run
+from course_lib.experiments.by_design import OBSERVATIONS, WIRE_TABLE, by_design_table
+from course_lib.experiments.shared_results import once_per_test_run
 from course_lib.wire.cluster import WireCluster
 
 from .conftest import wire_threads

@@ -1,4 +1,4 @@
-"""The clients differ by design (course_lib.by_design): each observation run with the simulator's
+"""The clients differ by design (course_lib.experiments.by_design): each observation run with the simulator's
 clients and with kafka-python, confluent-kafka and Java on the simulated cluster over TCP, each
 client's outcome asserted - so a client whose behaviour changes, either way, fails its own test.
 The table is computed once per test run (the three wire columns side by side) and the README's
@@ -10,9 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from course_lib.by_design import OBSERVATIONS, README_END, README_START, WIRE_TABLE, by_design_markdown, by_design_table
-from course_lib.fidelity import MATRIX, MATRIX_CLIENTS, fidelity_text
-from course_lib.shared_results import once_per_test_run
+from course_lib.experiments.by_design import (
+    OBSERVATIONS,
+    README_END,
+    README_START,
+    WIRE_TABLE,
+    by_design_markdown,
+    by_design_table,
+)
+from course_lib.experiments.fidelity import MATRIX, MATRIX_CLIENTS, fidelity_text
+from course_lib.experiments.shared_results import once_per_test_run
 
 from .conftest import wire_threads
 

@@ -65,8 +65,8 @@ def test_a_share_consumer_in_a_process_of_its_own_keeps_the_contract_until_kille
     is gone, and close() still ends it (no process, thread or pipe left: the wire fixture's check)."""
     if client == "java" and java_missing():
         pytest.skip(f"the Java client needs a JVM: {java_missing()}")
-    from course_lib.real import share_groups
-    from course_lib.share_group_experiments import worker
+    from course_lib.experiments.on_kafka import share_groups
+    from course_lib.experiments.share_group_experiments import worker
 
     topic, group = share_groups._setup(wire, {"share.record.lock.duration.ms": 5000})
     share_groups._produce(wire, topic, ["a", "b"])
@@ -101,8 +101,8 @@ def test_a_group_member_in_a_process_of_its_own_keeps_the_contract_until_killed(
     says the process is gone, and close() still ends it (the wire fixture's check: nothing left)."""
     if client == "java" and java_missing():
         pytest.skip(f"the Java client needs a JVM: {java_missing()}")
-    from course_lib.consumer_protocol_experiments import member
-    from course_lib.real import share_groups
+    from course_lib.experiments.consumer_protocol_experiments import member
+    from course_lib.experiments.on_kafka import share_groups
 
     topic = wire.create_topic(f"members-{client}", partitions=2)
     share_groups._produce(wire, topic, ["a", "b", "c"])

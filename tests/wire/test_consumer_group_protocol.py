@@ -22,7 +22,7 @@ from course_lib.wire.apis.schemas import (
     ConsumerGroupHeartbeatResponse,
 )
 from course_lib.wire.apis.topic_ids import topic_uuid
-from course_lib import protocol_matrix as matrix
+from course_lib.experiments import protocol_matrix as matrix
 from tests import consumer_protocol_support as kip848
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from course_lib.client_adapters import java_missing
 
-from course_lib.fidelity import BY_DESIGN, column_seconds, disagreements, fidelity_table, fidelity_text
+from course_lib.experiments.fidelity import BY_DESIGN, column_seconds, disagreements, fidelity_table, fidelity_text
 
 CASES = [("lost_ack_retry", {"idempotent": False}), ("random_faults", {})]
 
@@ -95,7 +95,7 @@ def test_plot_has_a_column_per_backend():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from course_lib.fidelity import KAFKA_TITLE, plot_fidelity
+    from course_lib.experiments.fidelity import KAFKA_TITLE, plot_fidelity
 
     row = {"scenario": "s", "parameters": {}, "simulator": [], "wire": [], "real Kafka": None, "agree": True}
     fig = plot_fidelity([row])
@@ -105,7 +105,7 @@ def test_plot_has_a_column_per_backend():
 
 
 def test_the_readme_matrix_is_replaced_whole_and_timing_dependent_rows_are_left_out_of_the_check():
-    from course_lib.fidelity import README_END, README_START, readme_matrix, readme_with_matrix, timing_free
+    from course_lib.experiments.fidelity import README_END, README_START, readme_matrix, readme_with_matrix, timing_free
 
     rows = [
         {

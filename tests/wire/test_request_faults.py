@@ -50,7 +50,7 @@ def test_a_refused_answer_waits_for_the_request_behind_it_not_for_a_time(lab, mo
     a loaded run once sent the request behind it too late and kept the order (with kafka-python,
     then with confluent-kafka): the scenario says a request follows, and the hold has no clock."""
     from course_lib.client_adapters import CLIENTS
-    from course_lib.scenarios import retries_reorder
+    from course_lib.experiments.scenarios import retries_reorder
     from course_lib.wire import gateway
 
     # a fallback that would end the hold at once: only the state (a produce follows) may end it

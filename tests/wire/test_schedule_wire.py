@@ -12,7 +12,7 @@ from kafka.protocol.producer import ProduceRequest, ProduceResponse
 from kafka.record.memory_records import MemoryRecordsBuilder
 
 from course_lib.nemesis import Fault, FaultKind
-from course_lib.scenarios import run_scenario
+from course_lib.experiments.scenarios import run_scenario
 from course_lib.backend import ComposedBackend
 from course_lib.wire.cluster import WireCluster
 
@@ -153,7 +153,7 @@ def test_faults_timed_against_a_pipelines_steps_stay_simulator_only(lab):
     """run_pipeline's broker crash and lost coordinator answer are timed actions, which a
     wall-clock backend runs only inside wait(): refused, saying why, rather than never fired."""
     from course_lib.backend import MissingFault
-    from course_lib.processing import run_pipeline
+    from course_lib.application.processing import run_pipeline
 
     with pytest.raises(MissingFault, match="timed_faults.*wall clock"):
         run_pipeline("at-least-once", "after_poll", broker_fault=(200, 2), backend=ComposedBackend(lab))

@@ -1,7 +1,7 @@
 """Dead-letter queues for share groups (KIP-1191) on the wire cluster modelling Kafka 4.4.0, with
 confluent-kafka's ShareConsumer and the Java client's KafkaShareConsumer (the share workload's
 contract, course_lib.client_adapters.share_consumer): the very probes
-tests/real/test_share_dlq_real.py runs on Kafka (course_lib.real.share_groups), held to the same
+tests/real/test_share_dlq_real.py runs on Kafka (course_lib.experiments.on_kafka.share_groups), held to the same
 measured values. The share invariants are checked after every event."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import uuid
 import pytest
 
 from course_lib.broker.share_invariants import ShareInvariants
-from course_lib.real.share_groups import (
+from course_lib.experiments.on_kafka.share_groups import (
     DLQ_DELIVERIES,
     DLQ_HEADERS,
     DLQ_OVER_LIMIT_MESSAGE,

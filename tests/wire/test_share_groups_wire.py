@@ -23,7 +23,7 @@ from course_lib.wire.apis.schemas import (
     ShareGroupHeartbeatResponse,
 )
 from course_lib.wire.apis.topic_ids import names_by_uuid, topic_uuid
-from course_lib import protocol_matrix as matrix
+from course_lib.experiments import protocol_matrix as matrix
 from tests import share_protocol_support as share
 
 from .client_probes import RawClient
@@ -215,10 +215,10 @@ def test_librdkafka_sees_a_batch_throttled_near_the_limit_on_the_wire(wire_clust
 
 @pytest.mark.timeout(120)
 def test_a_share_partition_leader_failover_with_librdkafka_on_the_wire():
-    """course_lib/share_leader_failover.py: what a worker acknowledged stays acknowledged; what it held
+    """course_lib/experiments/share_leader_failover.py: what a worker acknowledged stays acknowledged; what it held
     comes to the next worker with delivery count 1 again - as the simulator and Kafka 4.3.1 give
     (Java: tests/java_client/test_share_groups_wire.py)."""
-    from course_lib import share_leader_failover as failover
+    from course_lib.experiments import share_leader_failover as failover
 
     for wire in failover.wire_like_the_lab():
         assert failover.wire_run(wire, "confluent-kafka") == failover.EXPECTED
@@ -226,7 +226,7 @@ def test_a_share_partition_leader_failover_with_librdkafka_on_the_wire():
 
 def test_a_share_partition_leader_failover_on_the_simulator():
     """The same, seeded, in virtual time, on three seeds."""
-    from course_lib import share_leader_failover as failover
+    from course_lib.experiments import share_leader_failover as failover
 
     for seed in range(3):
         assert failover.simulator_run(seed) == failover.EXPECTED, f"seed={seed}"
@@ -238,7 +238,7 @@ def test_a_killed_or_frozen_share_consumer_on_the_wire_as_on_kafka():
     process's closed connections end its share session and its records come back at once (before
     the wire released share sessions on a disconnect: 9 852 ms, the lock); a frozen one's wait
     for the lock."""
-    from course_lib.real import share_groups
+    from course_lib.experiments.on_kafka import share_groups
 
     with WireCluster(brokers=3, seed=1, group_initial_rebalance_delay_ms=0) as wire:
         compared = share_groups.crashes_compared(wire)

@@ -57,8 +57,8 @@ def workshop(tmp_path_factory):
 
 
 def test_three_learners_run_the_scenarios_and_the_lab_at_once(workshop):
-    from course_lib.fidelity import fidelity_table
-    from course_lib.real.measure import tradeoffs
+    from course_lib.experiments.fidelity import fidelity_table
+    from course_lib.experiments.on_kafka.measure import tradeoffs
 
     _, learners, _ = workshop
     results: dict = {}
@@ -228,7 +228,7 @@ def test_a_learner_over_quota_is_throttled_not_failed(workshop):
 
 @pytest.mark.parametrize("idempotent, expected", [(False, {"duplicate"}), (True, set())])
 def test_lost_ack_through_the_learners_own_proxy(workshop, idempotent, expected):
-    from course_lib.scenarios import run_scenario
+    from course_lib.experiments.scenarios import run_scenario
 
     _, learners, _ = workshop
     ann = learners["ann"]

@@ -14,7 +14,7 @@ def _quiet():
 
 
 def _fault_trials(producer: dict, topic: dict, seeds, kinds=None) -> list:
-    from ...scenarios import random_faults
+    from ...experiments.scenarios import random_faults
 
     kw = {"kinds": kinds} if kinds else {}
     return [(s, random_faults(seed=s, producer_config=producer, topic_config=topic, **kw)) for s in seeds]
@@ -25,7 +25,7 @@ def _fault_rerun(seed: int, producer: dict, topic: dict, kinds=None) -> str:
     (a failed configuration's evidence, not the check again)."""
     kw = f", kinds={tuple(str(k) for k in kinds)!r}" if kinds else ""
     return (
-        f'from course_lib.scenarios import run_scenario; print(run_scenario("random_faults", seed={seed}, '
+        f'from course_lib.experiments.scenarios import run_scenario; print(run_scenario("random_faults", seed={seed}, '
         f"producer_config={producer!r}, topic_config={topic!r}{kw}).result.summary())"
     )
 
@@ -45,7 +45,7 @@ def _lost_and_twice(result) -> tuple[list, list]:
 
 
 def _scenario(name: str, seed: int, **params):
-    from ...scenarios import run_scenario
+    from ...experiments.scenarios import run_scenario
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -18,7 +18,7 @@ from ..framework import (
 from .common import _acked_fraction, _fault_rerun, _fault_trials, _scenario
 
 #: the import a failed prediction's "reproduce" line needs (course_lib.grading.experiments)
-_IMPORT = "from course_lib.scenarios import run_scenario"
+_IMPORT = "from course_lib.experiments.scenarios import run_scenario"
 
 
 @exercise(

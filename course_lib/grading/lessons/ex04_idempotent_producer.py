@@ -41,7 +41,7 @@ EX04_CHOICES = {
     hint="Look at result.notes['producer_ids'] and result.producer_config.",
 )
 def _ex04_q1(answer, seeds):
-    from ...scenarios import run_scenario
+    from ...experiments.scenarios import run_scenario
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -20,7 +20,7 @@ CRASH_POINTS = ("after_poll", "mid_batch", "after_process", "after_commit")
 
 def lossy_crash_points(semantics: str, seed: int, buffered: bool) -> set:
     """The crash points at which a run of ``semantics`` never processes some message."""
-    from ...processing import run_pipeline
+    from ...application.processing import run_pipeline
 
     return {
         p

@@ -1,5 +1,5 @@
 """The graded exercises of lesson 05b (consumer groups and rebalances), run on
-:class:`course_lib.consumer_groups.GroupRun`: each check plans the instances, runs the group on
+:class:`course_lib.application.consumer_groups.GroupRun`: each check plans the instances, runs the group on
 the simulator's clock and counts duplicates, failed commits and rebalances.
 
 Registered by :mod:`course_lib.grading.registry`.
@@ -22,7 +22,7 @@ SLOW_RECORD_MS, SLOW_INTERVAL_MS = 900, 5000
 
 
 def _quiet_run(seed: int, messages: int = 40):
-    from ...consumer_groups import GroupRun
+    from ...application.consumer_groups import GroupRun
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

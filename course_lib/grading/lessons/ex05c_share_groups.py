@@ -1,5 +1,5 @@
 """The graded exercises of lesson 05c (queues for Kafka: share groups), run on
-:mod:`course_lib.share_scenarios`: each check runs the seeded share-group scenario the question
+:mod:`course_lib.experiments.share_scenarios`: each check runs the seeded share-group scenario the question
 describes and counts what the workers processed twice, how often a record was delivered, what
 the broker archived.
 
@@ -25,7 +25,7 @@ SLOW_CHOICES = ("lock_ms", "renew", "delivery_count_limit")
 
 
 def _run(name: str, seed: int, **settings):
-    from ...share_scenarios import run_share_scenario
+    from ...experiments.share_scenarios import run_share_scenario
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # kafka-python's deprecated importlib use, nothing of ours
@@ -229,7 +229,7 @@ def _ex05c_q4(answer, seeds):
         twice, archived = run.numbers["processed_twice"], run.numbers["archived"]
         settings = ", ".join(f"{k}={v!r}" for k, v in answer.items())
         rerun = (
-            "from course_lib.share_scenarios import run_share_scenario; from course_lib.explain.lesson05c import "
+            "from course_lib.experiments.share_scenarios import run_share_scenario; from course_lib.explain.lesson05c import "
             f'measured; print(measured(run_share_scenario("slow_handler", seed={s}, records={SLOW_RECORDS}, '
             f"handler_ms={SLOW_HANDLER_MS}, workers={SLOW_WORKERS}{', ' + settings if settings else ''})))"
         )

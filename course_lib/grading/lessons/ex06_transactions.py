@@ -106,12 +106,12 @@ def _ex06_q4(answer, seeds):
     hint="Which records does each isolation level let a consumer see?",
 )
 def _ex06_q2(answer, seeds):
-    from ...scenarios import run_scenario
+    from ...experiments.scenarios import run_scenario
 
     run = run_scenario("aborted_transaction", seed=0, isolation_level=answer)
     seen_aborted = [v for _, v in run.notes["seen"] if v.startswith("b-")]
     rerun = (
-        "from course_lib.scenarios import run_scenario; "
+        "from course_lib.experiments.scenarios import run_scenario; "
         f'run_scenario("aborted_transaction", seed=0, isolation_level={answer!r}).notes["seen"]'
     )
     return [Part("consumer run", not seen_aborted, f"with {answer} the consumer read {seen_aborted}", 0, rerun=rerun)]
@@ -163,7 +163,7 @@ def _ex06_q5(answer, seeds):
         answer,
         Experiment(
             "epochs_per_transaction(2, seed={seed}, transactions=5).epochs[-1]",
-            "from course_lib.transaction_versions import epochs_per_transaction",
+            "from course_lib.experiments.transaction_versions import epochs_per_transaction",
             evidence="epochs_per_transaction(2, seed={seed}, transactions=5).epochs",
         ),
         seeds,
@@ -172,6 +172,6 @@ def _ex06_q5(answer, seeds):
 
 def _epoch_after(transactions: int, seed: int) -> int:
     """The v2 producer's epoch after ``transactions`` transactions (what lesson 06 prints for 3)."""
-    from ...transaction_versions import epochs_per_transaction
+    from ...experiments.transaction_versions import epochs_per_transaction
 
     return epochs_per_transaction(2, seed=seed, transactions=transactions).epochs[-1]

@@ -36,7 +36,7 @@ def _refutes(name: str, setting: str, holds: Callable[[dict], bool], anomaly: st
     run = _scenario(name, 0)
     # the run itself: its producer's settings, and what the checker found in it
     rerun = (
-        f'from course_lib.scenarios import run_scenario; r = run_scenario("{name}", seed=0); '
+        f'from course_lib.experiments.scenarios import run_scenario; r = run_scenario("{name}", seed=0); '
         "print(r.producer_config); print(r.result.summary())"
     )
     return [

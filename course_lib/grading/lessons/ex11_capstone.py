@@ -4,9 +4,9 @@ tuned to the public seeds do not pass by luck.
 
 Each seed runs both halves of the pipeline under faults:
 
-- the producer half: :func:`course_lib.scenarios.random_faults` with the chosen producer and topic
+- the producer half: :func:`course_lib.experiments.scenarios.random_faults` with the chosen producer and topic
   settings (crashes, pauses, isolation, lost ACKs and requests, an ISR shrink then the leader's death);
-- the consumer half: :func:`course_lib.processing.random_processing` with the chosen processing
+- the consumer half: :func:`course_lib.application.processing.random_processing` with the chosen processing
   semantics (1-3 application crashes at a random point, a broker crash and a lost response).
 
 Registered by :mod:`course_lib.grading.registry`.
@@ -23,7 +23,7 @@ NOTEBOOK = "11_capstone"
 
 
 def _semantics_problem(consumer: dict) -> str | None:
-    from ...processing import SEMANTICS
+    from ...application.processing import SEMANTICS
 
     if consumer.get("semantics") not in SEMANTICS:
         return f"answer['consumer']['semantics'] must be one of {', '.join(map(repr, SEMANTICS))}"
@@ -47,14 +47,14 @@ def _ex11_q1(answer, seeds):
     problem = _semantics_problem(answer["consumer"])
     if problem:
         return [Part("consumer semantics", False, problem)]
-    from ...processing import random_processing
+    from ...application.processing import random_processing
 
     results = _fault_trials(answer["producer"], answer["topic"], seeds)
 
     # each failure names its side and the exact run, configuration included, that reproduces it
     def producer_run(seed: int) -> str:
         return (
-            f'from course_lib.scenarios import run_scenario; run_scenario("random_faults", seed={seed}, '
+            f'from course_lib.experiments.scenarios import run_scenario; run_scenario("random_faults", seed={seed}, '
             f"producer_config={answer['producer']!r}, topic_config={answer['topic']!r})"
         )
 
@@ -83,7 +83,7 @@ def _ex11_q1(answer, seeds):
                 f"found {sorted(found)}",
                 s,
                 side="consumer",
-                rerun=f"from course_lib.processing import random_processing; random_processing({s}, {semantics!r}, messages=12)",
+                rerun=f"from course_lib.application.processing import random_processing; random_processing({s}, {semantics!r}, messages=12)",
             )
         )
     return parts
@@ -95,7 +95,7 @@ LOSSY_FAULTS = (FaultKind.CRASH_LEADER_AFTER_ACK, FaultKind.SHRINK_ISR_THEN_CRAS
 def lossy_history(seed: int):
     """The run the capstone's second question reads: acks=1, idempotence off, one in-sync replica
     allowed, and faults that lose acknowledged writes or duplicate retried ones."""
-    from ...scenarios import run_scenario
+    from ...experiments.scenarios import run_scenario
 
     return run_scenario(
         "random_faults",

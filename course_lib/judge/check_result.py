@@ -1,6 +1,6 @@
 """What a check found: each message's fate (:class:`Message`), the anomalies with their
 explanation and whether the configuration allowed them (:class:`Anomaly`), and the verdict
-(:class:`CheckResult`, which notebooks display). :mod:`course_lib.checker` builds them.
+(:class:`CheckResult`, which notebooks display). :mod:`course_lib.judge.checker` builds them.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import html
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .history import FAIL, OK
+from ..history import FAIL, OK
 
 ANOMALIES = {
     "lost": "acknowledged, then missing from the log",

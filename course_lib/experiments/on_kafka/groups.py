@@ -2,7 +2,7 @@
 of notebooks/05b_consumer_groups. Each returns plain numbers the notebook prints next to the
 simulator's.
 
-(The slow handler runs through the backend: ``course_lib.consumer_groups.slow_handler(kafka)``.)
+(The slow handler runs through the backend: ``course_lib.application.consumer_groups.slow_handler(kafka)``.)
 
 - :func:`restart_rebalances` - a member restarts: how many new generations (rebalances) did the
   group go through, with and without ``group_instance_id``;
@@ -19,11 +19,11 @@ import time
 
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
-from ..client_adapters import group_member
-from ..client_adapters.recorded import translate
-from .admin_client import AdminClient
-from .connect import client_config
-from .joining import before_first_join
+from ...client_adapters import group_member
+from ...client_adapters.recorded import translate
+from ...real.admin_client import AdminClient
+from ...real.connect import client_config
+from ...real.joining import before_first_join
 
 _names = itertools.count(1)
 

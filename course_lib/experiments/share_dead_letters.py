@@ -1,5 +1,5 @@
 """Dead-letter queues for share groups (KIP-1191) on the simulator: the experiment
-:func:`course_lib.real.share_groups.dead_letter_queue` runs on Kafka 4.4.0 (and, unchanged, on
+:func:`course_lib.experiments.on_kafka.share_groups.dead_letter_queue` runs on Kafka 4.4.0 (and, unchanged, on
 the wire cluster), with the simulated clients under confluent-kafka's names, in virtual time.
 It returns the same dict, so the tests hold all three to one set of measured values
 (tests/test_share_dead_letters.py, tests/wire/test_share_dlq_wire.py,
@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import itertools
 
-from .broker.cluster import Cluster
-from .broker.topic_requests import create_topic_request
-from .clients import KafkaConsumer, KafkaProducer
-from .clients.share_consumer import AcknowledgeType, ShareConsumer
+from ..broker.cluster import Cluster
+from ..broker.topic_requests import create_topic_request
+from ..clients import KafkaConsumer, KafkaProducer
+from ..clients.share_consumer import AcknowledgeType, ShareConsumer
 
-#: what :func:`dead_letter_queue` (and the real probe, course_lib.real.share_groups) does with each
+#: what :func:`dead_letter_queue` (and the real probe, course_lib.experiments.on_kafka.share_groups) does with each
 #: record (the rest are ACCEPTed)
 DLQ_REJECTED, DLQ_RELEASED = "job-1", "job-2"
 #: the source records' timestamps (CreateTime): a copied dead-letter record does not keep them
@@ -70,7 +70,7 @@ def dead_letter_queue(
     timeout_s: float = 60,
 ) -> dict:
     """The real probe's experiment (same records, group configs and acknowledgements; see
-    :func:`course_lib.real.share_groups.dead_letter_queue`): ``deliveries``, ``dlq`` (the
+    :func:`course_lib.experiments.on_kafka.share_groups.dead_letter_queue`): ``deliveries``, ``dlq`` (the
     dead-letter topic's partition 0 read back, None if it does not exist), ``group_config``,
     ``topic``, ``group``."""
     configs = {

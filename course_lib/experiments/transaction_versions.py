@@ -34,9 +34,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .broker import Cluster
-from .broker.protocol import ProduceRequest, Record, RecordBatch
-from .clients import KafkaConsumer, KafkaProducer
+from ..broker import Cluster
+from ..broker.protocol import ProduceRequest, Record, RecordBatch
+from ..clients import KafkaConsumer, KafkaProducer
 
 TOPIC = "payments"
 TRANSACTIONAL_ID = "payments-tx"

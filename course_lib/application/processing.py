@@ -33,9 +33,9 @@ from typing import Any, NamedTuple
 from kafka import errors as Errors
 from kafka.structs import TopicPartition
 
-from .backend import Backend, open_backend
-from .checker import CheckResult, check
-from .history import Nemesis, OpName
+from ..backend import Backend, open_backend
+from ..judge.checker import CheckResult, check
+from ..history import Nemesis, OpName
 from .supervisor import AfterPolls, Supervision, supervise
 
 SEMANTICS = ("at-most-once", "at-least-once", "auto-commit", "exactly-once-external", "exactly-once-kafka")
@@ -153,7 +153,7 @@ class PipelineResult:
 
 class Processor:
     """One instance of the consumer application. ``run()`` returns when the input is drained or
-    raises :class:`~course_lib.supervisor.AppCrash` at its crash point (once it has had records
+    raises :class:`~course_lib.application.supervisor.AppCrash` at its crash point (once it has had records
     from ``crash_after_polls`` polls). The same code drives simulated and real clients."""
 
     def __init__(

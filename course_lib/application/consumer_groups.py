@@ -30,8 +30,8 @@ from kafka import ConsumerRebalanceListener
 from kafka import errors as Errors
 from kafka.structs import OffsetAndMetadata, TopicPartition
 
-from .backend import Backend, open_backend
-from .history import OpName
+from ..backend import Backend, open_backend
+from ..history import OpName
 from .supervisor import AppCrash, CrashPlan, Incarnations
 
 TOPIC = "orders"
@@ -60,7 +60,7 @@ class _CommitOnRevoke(ConsumerRebalanceListener):
 @dataclass
 class App:
     """One application instance: a consumer in the group, plus what its handler is doing (an
-    :class:`~course_lib.supervisor.Instance` whose ``run()`` is driven step by step by
+    :class:`~course_lib.application.supervisor.Instance` whose ``run()`` is driven step by step by
     :class:`GroupRun`, which has every instance take its turn on one clock)."""
 
     name: str
@@ -96,7 +96,7 @@ class App:
             self.run.failed_commits.append((self.run.backend.now_ms, self.name, f"{type(exc).__name__} ({reason})"))
 
     def reached(self, point: str) -> None:
-        """The instance passes ``point``; raises :class:`~course_lib.supervisor.AppCrash` where its
+        """The instance passes ``point``; raises :class:`~course_lib.application.supervisor.AppCrash` where its
         crash plan says it dies."""
         if self.crash_plan is not None:
             self.crash_plan.reached(point)
@@ -161,7 +161,7 @@ class GroupRun:
         """An instance ``name`` starts at ``at_ms``; ``consumer_config`` are kafka-python settings
         (``max_poll_records``, ``max_poll_interval_ms``, ``group_instance_id``, ...).
 
-        ``crash``: where its process dies, a :mod:`course_lib.supervisor` crash plan over the
+        ``crash``: where its process dies, a :mod:`course_lib.application.supervisor` crash plan over the
         points ``process`` (the handler finished a batch, not yet committed), ``commit`` and
         ``poll`` - e.g. ``Countdown("process", 2)``; ``restart_after_ms``: its supervisor starts
         it again (once more, without the plan) that long after the crash."""

@@ -1,7 +1,7 @@
 """Named, seeded experiments of consuming applications and transactions: a consumer crashing at
 each point of its loop, consume-transform-produce and an external store exactly once, an aborted
 transaction, a fenced zombie, a transaction that times out. Registered for
-:func:`course_lib.scenarios.run_scenario` like the producer scenarios, and written the same way:
+:func:`course_lib.experiments.scenarios.run_scenario` like the producer scenarios, and written the same way:
 once, against :class:`course_lib.backend.Backend`.
 
 Taught in notebooks/05_consumer_delivery_semantics to notebooks/07_exactly_once_external.
@@ -9,10 +9,10 @@ Taught in notebooks/05_consumer_delivery_semantics to notebooks/07_exactly_once_
 
 from __future__ import annotations
 
-from .backend import open_backend
-from .checker import check
-from .history import Nemesis
-from .processing import CONSUMER_EXPECTED, Processor, load_input, run_pipeline
+from ..backend import open_backend
+from ..judge.checker import check
+from ..history import Nemesis
+from ..application.processing import CONSUMER_EXPECTED, Processor, load_input, run_pipeline
 from .scenario_framework import TOPIC, ScenarioResult, _result, _send_all, scenario
 
 
@@ -34,7 +34,7 @@ def consumer_crash(
     buffered: bool = False,
 ):
     """A consuming application crashes at ``crash_point`` and is restarted; its output is compared
-    with its input. See :mod:`course_lib.processing` for the semantics and crash points."""
+    with its input. See :mod:`course_lib.application.processing` for the semantics and crash points."""
     result = run_pipeline(semantics, crash_point, seed=seed, buffered=buffered, backend=backend)
     result.expected = consumer_expected(semantics, crash_point, buffered)
     return result

@@ -3,16 +3,16 @@
 kafka-python speaks neither the consumer group protocol (KIP-848, ``group.protocol=consumer``)
 nor share groups (KIP-932), but the Java client and librdkafka (confluent-kafka 2.16.1) do,
 and so does the simulator. Each experiment - a crashed member and a slow handler in a consumer
-group (:mod:`course_lib.consumer_protocol_experiments`), workers sharing a partition with a
-stalled worker, a poison record, a REJECT and a RELEASE (:mod:`course_lib.share_group_experiments`)
+group (:mod:`course_lib.experiments.consumer_protocol_experiments`), workers sharing a partition with a
+stalled worker, a poison record, a REJECT and a RELEASE (:mod:`course_lib.experiments.share_group_experiments`)
 - runs once per column of :data:`COLUMNS`: the simulator's own clients, then each client on the
-simulated cluster over TCP and on the lab's Kafka (:data:`course_lib.fidelity.KAFKA_TITLE`). A row of the matrix is one count the experiment
+simulated cluster over TCP and on the lab's Kafka (:data:`course_lib.experiments.fidelity.KAFKA_TITLE`). A row of the matrix is one count the experiment
 fixes (records processed twice, member epochs, deliveries, redeliveries), read from each column's
 run (:data:`ROWS`); it agrees when every column that ran it shows the same. Where two neighbouring
 columns do not, the pair names the layer between them (:data:`PAIR_MEANING`), as in
-:mod:`course_lib.fidelity`; a difference already understood says why (:data:`KNOWN`).
+:mod:`course_lib.experiments.fidelity`; a difference already understood says why (:data:`KNOWN`).
 
-Each run is :func:`measure`\\ d through :func:`~course_lib.shared_results.once_per_test_run`: in
+Each run is :func:`measure`\\ d through :func:`~course_lib.experiments.shared_results.once_per_test_run`: in
 ``make test`` the tests that already assert these runs (tests/real, tests/wire, tests/java_client)
 compute them, and this matrix - in tests/test_protocol_matrix.py and in notebook 09 - reads them
 back (tests/xdist_groups.py keeps them in one process, the readers last).
@@ -28,10 +28,10 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
-from course_lib import consumer_protocol_experiments as kip848
-from course_lib import share_group_experiments
-from course_lib.fidelity import CLIENT_TITLES, CLUSTER_TITLES, KAFKA_TITLE, Column, client_missing
-from course_lib.shared_results import once_per_test_run
+from course_lib.experiments import consumer_protocol_experiments as kip848
+from course_lib.experiments import share_group_experiments
+from course_lib.experiments.fidelity import CLIENT_TITLES, CLUSTER_TITLES, KAFKA_TITLE, Column, client_missing
+from course_lib.experiments.shared_results import once_per_test_run
 
 
 def _column(client: str, cluster: str) -> Column:
@@ -40,7 +40,7 @@ def _column(client: str, cluster: str) -> Column:
 
 
 #: the columns, left to right: the simulator, each client on the simulated cluster, each on Kafka
-#: (the keys of :data:`course_lib.fidelity.MATRIX`'s columns of the same client and cluster)
+#: (the keys of :data:`course_lib.experiments.fidelity.MATRIX`'s columns of the same client and cluster)
 COLUMNS: list[Column] = [
     Column("simulator", "", "simulated", "the simulator's own clients"),
     *(_column(c, "wire") for c in ("java", "confluent-kafka")),
@@ -53,7 +53,7 @@ EXPERIMENTS = ("consumer group: crashed member", "consumer group: slow handler",
 
 
 def result_key(experiment: str, column: str) -> str:
-    """The :func:`~course_lib.shared_results.once_per_test_run` key of ``experiment``'s run in
+    """The :func:`~course_lib.experiments.shared_results.once_per_test_run` key of ``experiment``'s run in
     ``column`` (a LocalCluster's run stands for every Kafka cluster of the test run: one release)."""
     if experiment not in EXPERIMENTS or column not in _BY_KEY:
         raise ValueError(
@@ -113,7 +113,7 @@ def _epochs(r: dict) -> str | None:
 
 #: the rows, each a count its experiment fixes (the member epochs as the Java client's
 #: ``groupMetadata().generationId`` and the simulator's ``group_metadata()`` show them, in the
-#: order :data:`~course_lib.consumer_protocol_experiments.JAVA_CRASH_EPOCHS` lists them)
+#: order :data:`~course_lib.experiments.consumer_protocol_experiments.JAVA_CRASH_EPOCHS` lists them)
 ROWS: list[Row] = [
     Row("KIP-848: a member crashes", EXPERIMENTS[0], _twice),
     Row("KIP-848: crash, member epochs", EXPERIMENTS[0], _epochs),

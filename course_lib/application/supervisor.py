@@ -1,6 +1,6 @@
 """A consumer application under a supervisor: crash points, one crash exception, one restart loop.
 
-The lessons' pipeline (:class:`course_lib.processing.Processor`) and the grader's harnesses
+The lessons' pipeline (:class:`course_lib.application.processing.Processor`) and the grader's harnesses
 (:mod:`course_lib.grading.harness`) run their applications through it, on any
 :class:`~course_lib.backend.Backend`:
 
@@ -23,7 +23,7 @@ keeping its failure - an exception or an :class:`AppCrash` - for the supervising
 >>> plan.reached("write")
 Traceback (most recent call last):
 ...
-course_lib.supervisor.AppCrash: crashed after call of write()
+course_lib.application.supervisor.AppCrash: crashed after call of write()
 """
 
 from __future__ import annotations
@@ -176,7 +176,7 @@ class InThread:
     >>> running.check()
     Traceback (most recent call last):
     ...
-    course_lib.supervisor.AppCrash: poll
+    course_lib.application.supervisor.AppCrash: poll
     """
 
     def __init__(self, name: str, loop: Callable[[threading.Event], None]):

@@ -26,8 +26,8 @@ import random
 from typing import Any
 from functools import partial
 
-from .backend import open_backend
-from .clusters.lab import FAILURE_DETECTION, simulator_options
+from ..backend import open_backend
+from ..clusters.lab import FAILURE_DETECTION, simulator_options
 from .consumer_scenarios import (
     aborted_transaction,
     consume_transform_produce,
@@ -37,8 +37,8 @@ from .consumer_scenarios import (
     transaction_timeout,
     zombie_fencing,
 )
-from .history import Nemesis, OpName
-from .processing import CONSUMER_EXPECTED, GROUP, Names
+from ..history import Nemesis, OpName
+from ..application.processing import CONSUMER_EXPECTED, GROUP, Names
 from .scenario_framework import (
     SCENARIOS,
     TOPIC,
@@ -409,7 +409,7 @@ def random_faults(
 
 def trials(seeds, **kwargs) -> list[ScenarioResult]:
     """Run :func:`random_faults` once per seed (with a progress bar in notebooks)."""
-    from .progress import progress
+    from ..progress import progress
 
     return [random_faults(seed=s, **kwargs) for s in progress(list(seeds), "seeded trials")]
 
@@ -424,7 +424,7 @@ __all__ = [
     "GROUP",
     "Names",
     "CONSUMER_EXPECTED",
-    # the consumer and transaction scenarios (course_lib.consumer_scenarios), here as before
+    # the consumer and transaction scenarios (course_lib.experiments.consumer_scenarios), here as before
     "consumer_crash",
     "consume_transform_produce",
     "external_store_exactly_once",

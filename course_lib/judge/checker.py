@@ -13,7 +13,7 @@ Anomalies (named as Jepsen's Kafka checker names them):
 Messages whose outcome was unknown (``info``) may or may not be in the log; either is fine.
 
 Each anomaly is *allowed* or not by the configuration (:func:`allowed_anomalies`, in
-:mod:`course_lib.guarantees`): ``acks=1``
+:mod:`course_lib.judge.guarantees`): ``acks=1``
 allows loss, retries without idempotence allow duplicates and, with more than one request in
 flight, reordering. So a check can fail both ways: a safe configuration that shows an anomaly
 violates its guarantee, and a test can demand that an unsafe one shows its anomaly.
@@ -32,7 +32,7 @@ from typing import Callable, Iterator
 
 from .check_result import ANOMALIES, Anomaly, CheckResult, Message
 from .guarantees import allowed_anomalies, allowed_consumer_anomalies, allowed_share_anomalies
-from .history import FAIL, INFO, INVOKE, OK, History, Nemesis, OpName
+from ..history import FAIL, INFO, INVOKE, OK, History, Nemesis, OpName
 
 
 # ---- the check ---------------------------------------------------------------------------------

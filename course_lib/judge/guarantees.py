@@ -1,7 +1,7 @@
 """What a configuration guarantees: the anomalies a producer/topic configuration, or a consuming
 application's semantics, permit - each with the reason, in kafka-python's terms.
 
-The checker (:mod:`course_lib.checker`) judges every anomaly it finds against these rules: an
+The checker (:mod:`course_lib.judge.checker`) judges every anomaly it finds against these rules: an
 allowed one is the configuration's known trade-off, any other violates its guarantee.
 
 Taught in notebooks/02_acks_and_durability and notebooks/05_consumer_delivery_semantics.
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import warnings
 
-from .client_config import resolve_producer_config
+from ..client_config import resolve_producer_config
 
 
 def _effective_producer_config(producer: dict | None) -> dict:

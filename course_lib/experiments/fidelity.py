@@ -1,11 +1,11 @@
 """Every named scenario on every client x cluster, side by side: the fidelity matrix (notebooks/09).
 
-This module sits above the seam: it composes the scenarios (:mod:`course_lib.scenarios`) with
+This module sits above the seam: it composes the scenarios (:mod:`course_lib.experiments.scenarios`) with
 each client x cluster pair (:mod:`course_lib.backend`) - the simulator's own clients on the
 simulated cluster, and kafka-python, confluent-kafka (librdkafka) and the Java client
 (:data:`~course_lib.client_adapters.CLIENTS`) each on the simulated cluster over TCP
 (:class:`~course_lib.wire.cluster.WireCluster`) and on a real cluster - so no cluster package
-needs to know another. (Single behaviours are probed by :mod:`course_lib.behaviour_probes`.)
+needs to know another. (Single behaviours are probed by :mod:`course_lib.experiments.behaviour_probes`.)
 
 :func:`fidelity_table` runs every case of :data:`FIDELITY_CASES` - every name in ``SCENARIOS``,
 some with two settings - in each column of :data:`MATRIX` and compares which anomaly classes
@@ -39,7 +39,7 @@ from course_lib.client_adapters import CLIENTS
 from course_lib.clusters import Part
 from course_lib.real import lab as real_lab
 from course_lib.real.jars import kafka_version
-from course_lib.scenarios import SCENARIOS, run_scenario
+from course_lib.experiments.scenarios import SCENARIOS, run_scenario
 from course_lib.wire.cluster import WireCluster
 
 #: (scenario name, keyword arguments): every scenario, the telling settings of each.
@@ -68,7 +68,7 @@ FIDELITY_CASES: list[tuple[str, dict]] = [
 ]
 assert {name for name, _ in FIDELITY_CASES} == set(SCENARIOS), "every scenario needs a fidelity case"
 
-#: the :func:`~course_lib.shared_results.once_per_test_run` key of ``fidelity_table(a LocalCluster)``
+#: the :func:`~course_lib.experiments.shared_results.once_per_test_run` key of ``fidelity_table(a LocalCluster)``
 #: (every case, seed 0, every client): tests/real computes it, notebook 09 under test reads it back
 LOCAL_TABLE = "fidelity matrix, every case and client on a local cluster, seed 0"
 
@@ -455,7 +455,7 @@ def fidelity_foot(rows: list[dict], columns: list[Column] | None = None) -> str:
 
 
 def by_design_lines(rows: list[dict], columns: list[Column] | None = None) -> list[str]:
-    """One line per row of :mod:`course_lib.by_design` in ``rows``: what each column's client did
+    """One line per row of :mod:`course_lib.experiments.by_design` in ``rows``: what each column's client did
     in this run, and why the clients differ.
 
     >>> by_design_lines([{"scenario": "p", "by design": "why", "simulator": ["a"], "wire java": ["b"]}])

@@ -2,7 +2,7 @@
 ``ShareConsumer`` (2.16.1, preview; :func:`worker_crash` also with the Java client's
 ``KafkaShareConsumer``) - the real-Kafka half of notebooks/05c_share_groups, and the tests' probes
 on the wire cluster. Each returns the numbers the simulator's scenario of the same name has
-(:mod:`course_lib.share_scenarios`), so the lesson prints the two side by side.
+(:mod:`course_lib.experiments.share_scenarios`), so the lesson prints the two side by side.
 
 - :func:`worker_crash` - a worker takes records, processes some of them and dies (SIGKILL of its
   own process, as a crash does: its connections close; or SIGSTOP, ``host_lost``: they stay
@@ -26,7 +26,7 @@ import time
 import uuid
 
 # what dead_letter_queue does with each record, and the records' timestamps: one definition for
-# this probe and the simulator's (course_lib.share_dead_letters, whose experiment is this one)
+# this probe and the simulator's (course_lib.experiments.share_dead_letters, whose experiment is this one)
 from ..share_dead_letters import DLQ_LOCK_MS, DLQ_QUIET_MS, DLQ_REJECTED, DLQ_RELEASED, DLQ_SOURCE_TIMESTAMP_MS
 
 #: the records of every experiment are ``job-<i>``, one producer batch each (Kafka hands a share
@@ -182,7 +182,7 @@ def crashes_compared(cluster, client: str = "confluent-kafka") -> dict:
     """Each of :data:`CRASHES` on ``cluster`` (Kafka's, or a started WireCluster) and on the
     simulator (seed 1): ``{crash: {"simulator": numbers, "cluster": numbers, "wait": (the
     simulator's answer, the cluster's)}}``, with ``client``'s share consumers."""
-    from ..explain.lesson05c import crash_wait_answer, real_crash_answer
+    from ...explain.lesson05c import crash_wait_answer, real_crash_answer
     from ..share_scenarios import run_share_scenario
 
     compared = {}

@@ -1,8 +1,8 @@
 """What every scenario is made of: the result it returns (:class:`ScenarioResult`), the registry
 :func:`run_scenario` runs a scenario from by name (``@scenario``), and the building blocks of
 Jepsen's shape - send numbered messages, then heal, read everything and check
-(:func:`_finish`). The scenarios themselves: :mod:`course_lib.scenarios` (producers and
-faults) and :mod:`course_lib.consumer_scenarios` (consumers and transactions).
+(:func:`_finish`). The scenarios themselves: :mod:`course_lib.experiments.scenarios` (producers and
+faults) and :mod:`course_lib.experiments.consumer_scenarios` (consumers and transactions).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .backend import Backend
-from .checker import CheckResult, check
-from .history import History
+from ..backend import Backend
+from ..judge.checker import CheckResult, check
+from ..history import History
 
 TOPIC = "events"
 

@@ -20,7 +20,7 @@ asserted row by row by tests/real and shown by notebook 09: one computation per 
     2
     >>> os.environ.update({ENV: saved} if saved else {})
 
-A stored run result (:class:`~course_lib.scenario_framework.ScenarioResult`, a consumer
+A stored run result (:class:`~course_lib.experiments.scenario_framework.ScenarioResult`, a consumer
 scenario's ``PipelineResult``) keeps its history, checker result and notes; its ``cluster`` is
 None (the cluster it ran on is stopped by then).
 """

@@ -2,7 +2,7 @@
 
 Each function runs workers - :class:`course_lib.clients.ShareConsumer` s with confluent-kafka's
 names - against a seeded simulated cluster, judges the history with
-:func:`course_lib.checker.check_share`, and returns a :class:`ShareScenarioResult` whose
+:func:`course_lib.judge.checker.check_share`, and returns a :class:`ShareScenarioResult` whose
 ``numbers`` a lesson can explain (and whose ``expected`` anomaly classes a test can demand):
 
 ================================  ==========================================================
@@ -54,7 +54,7 @@ seed=..., **settings)`` runs one by name; ``result.numbers`` are the measured va
 write them into markdown: show them after the learner's prediction), ``result.check`` the
 verdict (``.anomalies``, ``.explain(message)``), ``result.history`` the operations,
 ``result.timeline()`` one row per delivery, ``result.observed`` the per-record fold
-(:class:`course_lib.checker.ShareObserved`: deliveries, acceptances, archivings and why).
+(:class:`course_lib.judge.checker.ShareObserved`: deliveries, acceptances, archivings and why).
 During a run, ``cluster.inspect_share_partition(group, topic, partition)`` shows the leader's
 share-partition (start offset; each in-flight record's state, delivery count, holder, lock time
 left) for a picture of the mechanism. On real Kafka the same scenario needs
@@ -62,7 +62,7 @@ confluent-kafka's ShareConsumer against Kafka 4.3.1 (RENEW only from the Java cl
 kafka 2.16.1 has no ``AcknowledgeType.RENEW``).
 
 (The scenarios drive the simulator directly; once :mod:`course_lib.backend` offers share
-consumers they should go through it like :mod:`course_lib.consumer_scenarios`.)
+consumers they should go through it like :mod:`course_lib.experiments.consumer_scenarios`.)
 
 Taught in notebooks/05c_share_groups.
 """
@@ -73,13 +73,13 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .broker import Cluster
-from .broker.share_config import DELIVERY_COUNT_LIMIT, RECORD_LOCK_DURATION_MS
-from .check_result import CheckResult
-from .checker import ShareObserved, check_share, observe_share
-from .clients import KafkaProducer
-from .clients.share_consumer import AcknowledgeType, IllegalStateException, Message, ShareConsumer
-from .history import History, OpName
+from ..broker import Cluster
+from ..broker.share_config import DELIVERY_COUNT_LIMIT, RECORD_LOCK_DURATION_MS
+from ..judge.check_result import CheckResult
+from ..judge.checker import ShareObserved, check_share, observe_share
+from ..clients import KafkaProducer
+from ..clients.share_consumer import AcknowledgeType, IllegalStateException, Message, ShareConsumer
+from ..history import History, OpName
 
 TOPIC, GROUP = "jobs", "workers"
 #: a worker's poll blocks the (single-threaded) simulation for at most this long, so the
@@ -768,7 +768,7 @@ class GroupWorker:
     it polls in partition order, commits after each batch. Stepped like :class:`Worker`."""
 
     def __init__(self, cluster, handler_ms: float, max_poll_records: int):
-        from .clients import KafkaConsumer
+        from ..clients import KafkaConsumer
 
         self.cluster, self.handler_ms = cluster, handler_ms
         self.consumer = KafkaConsumer(

@@ -1,7 +1,7 @@
 """Probes of single Kafka behaviours (a strict min ISR, an ELR election, a failed send in a
 transaction, a zombie producer...): the same steps on the simulator and on real Kafka, one
 observable outcome each - what was acknowledged, what a consumer could read, which error the
-application saw. (Whole scenarios side by side: :mod:`course_lib.fidelity`.)
+application saw. (Whole scenarios side by side: :mod:`course_lib.experiments.fidelity`.)
 
 Each experiment takes a :class:`course_lib.backend.Backend` and returns a plain dict; the
 differential tests (tests/real/test_fidelity_differential.py) assert that both backends return

@@ -2,13 +2,13 @@
 
 The course teaches with kafka-python and the simulator models it, but kafka-python, librdkafka
 (confluent-kafka) and the Java client do not all do the same thing where Kafka leaves it to
-the client. Each :class:`Observation` is a probe of :mod:`course_lib.behaviour_probes` run with
+the client. Each :class:`Observation` is a probe of :mod:`course_lib.experiments.behaviour_probes` run with
 every client - a transaction after a failed send, an idempotent producer after an expired
 batch, a consumer whose known brokers all died - and names what that client did, in words.
 :func:`by_design_table` runs each one with the simulator's own clients and with each client on
 the simulated cluster over TCP (each client on a lab :class:`~course_lib.wire.cluster.WireCluster`
 of its own, in a thread of its own, so the columns run side by side), and returns rows the
-matrix prints (:func:`course_lib.fidelity.fidelity_text`). Each row's ``by design`` says why
+matrix prints (:func:`course_lib.experiments.fidelity.fidelity_text`). Each row's ``by design`` says why
 the clients differ; :func:`by_design_markdown` is the README's list, generated from a run.
 
 The Kafka columns run only when a cluster is given: each probe kills brokers and waits out a
@@ -30,17 +30,17 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
-from course_lib import behaviour_probes as probes
+from course_lib.experiments import behaviour_probes as probes
 from course_lib.backend import ComposedBackend, SimBackend
 from course_lib.client_adapters import CLIENTS
-from course_lib.fidelity import MATRIX, MATRIX_CLIENTS, by_design_lines, client_missing, disagreements
+from course_lib.experiments.fidelity import MATRIX, MATRIX_CLIENTS, by_design_lines, client_missing, disagreements
 from course_lib.wire.cluster import WireCluster
 
 
 class Observation(NamedTuple):
     """A behaviour in which the clients differ by design."""
 
-    probe: str  #: its function in :mod:`course_lib.behaviour_probes`
+    probe: str  #: its function in :mod:`course_lib.experiments.behaviour_probes`
     outcome: Callable[[dict], str]  #: the probe's result -> what the client did, in words
     expected: dict[str, str]  #: what each client does (``simulator``: the simulator's own clients)
     why: str  #: why the clients differ
@@ -102,7 +102,7 @@ OBSERVATIONS: list[Observation] = [
 ]
 assert all(hasattr(probes, o.probe) for o in OBSERVATIONS)
 
-#: the :func:`~course_lib.shared_results.once_per_test_run` key of ``by_design_table()``
+#: the :func:`~course_lib.experiments.shared_results.once_per_test_run` key of ``by_design_table()``
 WIRE_TABLE = "clients differ by design, every client on the wire, seed 0"
 
 
@@ -141,7 +141,7 @@ def by_design_table(
     """Each observation with the simulator's clients and with each of ``clients`` on the
     simulated cluster over TCP (and on ``kafka``, a cluster with broker faults, when given):
     one row per observation, each cell what the client did (:attr:`Observation.outcome`), in the
-    format of :func:`course_lib.fidelity.fidelity_table`'s rows plus ``by design`` (why the
+    format of :func:`course_lib.experiments.fidelity.fidelity_table`'s rows plus ``by design`` (why the
     clients differ) and ``outcomes`` (each column's probe result)."""
     missing = {c: client_missing(c) for c in clients}
     no_kafka = kafka_why_not or (

@@ -1,5 +1,5 @@
 """Share group experiments (KIP-932) shared by the simulator's, the wire cluster's and Kafka
-4.3.1's tests, and by the protocol matrix of notebook 09 (:mod:`course_lib.protocol_matrix`):
+4.3.1's tests, and by the protocol matrix of notebook 09 (:mod:`course_lib.experiments.protocol_matrix`):
 workers share one partition, acknowledge each record explicitly (ACCEPT, RELEASE, REJECT), a
 stalled worker's lock times out, and a record released every time reaches the delivery count
 limit and is archived. Every cluster must give :data:`EXPECTED`.

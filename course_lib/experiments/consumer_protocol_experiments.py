@@ -1,5 +1,5 @@
 """KIP-848 experiments shared by the wire cluster's tests and Kafka 4.3.1's (tests/real), and by
-the protocol matrix of notebook 09 (:mod:`course_lib.protocol_matrix`): a member with
+the protocol matrix of notebook 09 (:mod:`course_lib.experiments.protocol_matrix`): a member with
 ``group.protocol=consumer`` joins a 4-partition topic, a second joins, the first leaves - what
 each member owns at each step; a member crashes; a handler is slower than
 ``max.poll.interval.ms``. Both clusters and both clients (the Java client, librdkafka) must give

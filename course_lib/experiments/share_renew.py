@@ -36,7 +36,7 @@ EXPECTED = {
 
 
 def renew_run(make: Callable, produce: Callable, renew: bool, clock=time.monotonic, timeout_s: float = 60) -> dict:
-    """``make()`` -> a :class:`~course_lib.share_group_experiments.Worker`;
+    """``make()`` -> a :class:`~course_lib.experiments.share_group_experiments.Worker`;
     ``produce()`` writes one record. Both workers poll until one holds it; that one works for
     :data:`QUARTERS` quarter-locks (renewing at each when ``renew``) while the other polls on."""
     workers = [make(), make()]
@@ -79,8 +79,8 @@ def renew_run(make: Callable, produce: Callable, renew: bool, clock=time.monoton
 
 def simulator_run(renew: bool, seed: int = 0) -> dict:
     """Seeded, in virtual time, with the simulated ShareConsumer and producer."""
-    from .broker import Cluster
-    from .clients import KafkaProducer
+    from ..broker import Cluster
+    from ..clients import KafkaProducer
 
     cluster = Cluster(3, seed=seed)
     topic, group = "work", f"renew-{seed}"

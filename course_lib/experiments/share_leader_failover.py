@@ -49,7 +49,7 @@ def new_group() -> str:
 def leader_failover(
     make: Callable, produce: Callable, crash_leader: Callable, clock=time.monotonic, timeout_s: float = 60
 ) -> dict:
-    """``make()`` -> a :class:`~course_lib.share_group_experiments.Worker`;
+    """``make()`` -> a :class:`~course_lib.experiments.share_group_experiments.Worker`;
     ``produce()`` writes :func:`values` as one producer batch; ``crash_leader()`` kills the
     partition's leader."""
     a = make()
@@ -93,8 +93,8 @@ def leader_failover(
 # ---- the experiment on each cluster -----------------------------------------------------------
 def simulator_run(seed: int = 0) -> dict:
     """Seeded, in virtual time, with the simulated producer and ShareConsumer."""
-    from .broker import Cluster
-    from .clients import KafkaProducer
+    from ..broker import Cluster
+    from ..clients import KafkaProducer
 
     cluster = Cluster(3, seed=seed)
     topic, group = "work", new_group()
@@ -142,7 +142,7 @@ def wire_like_the_lab():
     """A WireCluster that fences a killed broker after 3 s, as the lab's Kafka does (its
     broker.session.timeout.ms; the simulator's default is Kafka's 9 s); stopped after the loop
     over this generator."""
-    from .wire.cluster import WireCluster
+    from ..wire.cluster import WireCluster
 
     wire = WireCluster(brokers=3, seed=1, broker_session_timeout_ms=3000).start()
     try:
