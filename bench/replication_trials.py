@@ -25,7 +25,8 @@ from kafka.errors import KafkaTimeoutError
 from course_lib.broker import Cluster
 from course_lib.broker.invariants import ReplicationInvariants
 from course_lib.clients import KafkaProducer
-from course_lib.nemesis import FAULT_KINDS, Fault, FaultKind, apply_schedule, random_schedule
+from course_lib.broker.schedules import apply_schedule
+from course_lib.nemesis import FAULT_KINDS, Fault, FaultKind, random_schedule
 from course_lib.experiments.scenarios import FAST_FAILOVER
 
 TOPIC = "inv"

@@ -177,3 +177,87 @@ def test_the_cycle_finder_finds_the_spark_cycle_through_type_checking_and_lazy_i
     faults.write_text("from .options import Options\n\n\nclass Kill: ...\n")
     assert import_graph(tmp_path, "lab")["lab.faults"] == {"lab.options"}
     assert cycles(import_graph(tmp_path, "lab")) == []
+
+
+# ---- packages: no cycle between them either, and every arrow runs down the layers ----------------
+def package_graph(graph: dict[str, set[str]], package: str) -> dict[str, set[str]]:
+    """The module graph folded onto the entries at the top of ``package`` (its subpackages and
+    top-level modules; ``package`` itself for its ``__init__``): an arrow for every import that
+    crosses from one entry to another."""
+
+    def entry(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    folded: dict[str, set[str]] = {}
+    for module, imported in graph.items():
+        folded.setdefault(entry(module), set()).update(entry(m) for m in imported if entry(m) != entry(module))
+    return folded
+
+
+#: course_lib's entries from the top down: an entry imports only entries of the layers below its own
+#: (an import inside a function or under TYPE_CHECKING counts). A new entry is placed here.
+LAYERS = (
+    ("lessons and the workshop", {"grading", "workshop"}),
+    ("the lessons' text", {"explain"}),
+    ("views", {"viz"}),
+    ("experiments, and the Spark lab", {"experiments", "spark"}),
+    ("the consuming application", {"application"}),
+    ("the seam", {"backend"}),
+    ("the backends: a client library x a cluster", {"backends"}),
+    ("the client adapters, and the simulated cluster over TCP", {"client_adapters", "wire"}),
+    ("the clients: the simulated ones, the Java driver", {"clients", "java_client"}),
+    ("the clusters: the simulated brokers, real Kafka", {"broker", "real"}),
+    ("what a cluster provides, fault schedules, the judge", {"clusters", "nemesis", "judge"}),
+    (
+        "neutral ground",
+        {"course_lib", "history", "sim", "cache", "client_config", "datasets", "progress", "in_thread"},
+    ),
+    ("the interpreter mend the package root runs first", {"ast_lock"}),
+)
+
+
+def arrows_up(folded: dict[str, set[str]], layers, package: str = "course_lib") -> list[str]:
+    """Every arrow from an entry to one of its own layer or a layer above, and every entry no layer
+    places."""
+    depth = {
+        f"{package}.{name}" if name != package else name: i for i, (_, names) in enumerate(layers) for name in names
+    }
+    wrong = [f"{entry}: in no layer (place it in LAYERS)" for entry in sorted(folded) if entry not in depth]
+    for entry, imported in sorted(folded.items()):
+        for target in sorted(imported):
+            if entry in depth and target in depth and depth[target] <= depth[entry]:
+                wrong.append(f"{entry} ({layers[depth[entry]][0]}) -> {target} ({layers[depth[target]][0]})")
+    return wrong
+
+
+def test_course_lib_s_packages_have_no_cycle_and_every_arrow_runs_down_the_layers():
+    folded = package_graph(import_graph(ROOT, "course_lib"), "course_lib")
+    found = cycles(folded)
+    assert not found, "package cycles in course_lib:\n" + "\n".join(" -> ".join(c) for c in found)
+    wrong = arrows_up(folded, LAYERS)
+    assert not wrong, "imports that run up (or across) the layers:\n" + "\n".join(wrong)
+
+
+def test_the_top_of_course_lib_holds_at_most_ten_modules():
+    top = sorted(p.name for p in (ROOT / "course_lib").glob("*.py"))
+    assert len(top) <= 10, f"{len(top)} modules at the top of course_lib (a new one goes into a package): {top}"
+
+
+def test_the_layer_check_finds_an_arrow_up_and_a_package_cycle(tmp_path):
+    package = tmp_path / "pkg"
+    for sub in ("low", "high"):
+        (package / sub).mkdir(parents=True)
+        (package / sub / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "high" / "a.py").write_text("from ..low import b\n")
+    (package / "low" / "b.py").write_text("def f():\n    from pkg.high.a import x\n")  # deferred: still an arrow
+    folded = package_graph(import_graph(tmp_path, "pkg"), "pkg")
+    assert folded["pkg.low"] == {"pkg.high"} and folded["pkg.high"] == {"pkg.low"}
+    assert cycles(folded) == [["pkg.high", "pkg.low", "pkg.high"]]
+    layers = (("top", {"high"}), ("bottom", {"low", "pkg"}))
+    assert arrows_up(folded, layers, "pkg") == ["pkg.low (bottom) -> pkg.high (top)"]
+    assert arrows_up(folded, layers[1:], "pkg") == ["pkg.high: in no layer (place it in LAYERS)"]
+    (package / "low" / "b.py").write_text("x = 1\n")
+    folded = package_graph(import_graph(tmp_path, "pkg"), "pkg")
+    assert cycles(folded) == [] and folded["pkg.low"] == set()
+    assert arrows_up(folded, layers, "pkg") == []

@@ -7,7 +7,8 @@ import pytest
 
 from course_lib.broker import Cluster
 from course_lib.history import Nemesis
-from course_lib.nemesis import FAULT_KINDS, Fault, FaultKind, apply_schedule, fault_kind, random_schedule
+from course_lib.broker.schedules import apply_schedule
+from course_lib.nemesis import FAULT_KINDS, Fault, FaultKind, fault_kind, random_schedule
 
 #: drawn before the kinds were an enum (and lose_next_ack was spelled lose_ack): the draws, in
 #: their order, are what a seed means - notebooks quote trials by seed

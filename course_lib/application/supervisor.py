@@ -15,7 +15,7 @@ The lessons' pipeline (:class:`course_lib.application.processing.Processor`) and
 
 Applications that run side by side (the members of a consumer group) use the same pieces:
 :class:`Incarnations` names each started instance (a restarted one is a new client), and
-:class:`InThread` runs an instance's loop in a thread of its own, as a separate process would,
+:class:`~course_lib.in_thread.InThread` runs an instance's loop in a thread of its own, as a separate process would,
 keeping its failure - an exception or an :class:`AppCrash` - for the supervising thread.
 
 >>> plan = Countdown("write", 2)
@@ -28,7 +28,6 @@ course_lib.application.supervisor.AppCrash: crashed after call of write()
 
 from __future__ import annotations
 
-import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
@@ -163,45 +162,6 @@ class Incarnations:
         return name if number == 1 else f"{name}#{number}"
 
 
-class InThread:
-    """``loop(stopping)`` in a thread of its own, as a separate application process runs; the loop
-    returns once ``stopping`` is set. Only that thread may touch the instance's clients (a
-    KafkaConsumer is not thread-safe). A failure - any exception, or :class:`AppCrash` - is kept
-    in :attr:`failure` and raised in the supervising thread by :meth:`check`, never lost.
-
-    >>> def loop(stopping):
-    ...     raise AppCrash("poll")
-    >>> running = InThread("demo", loop)
-    >>> running.stop()
-    >>> running.check()
-    Traceback (most recent call last):
-    ...
-    course_lib.application.supervisor.AppCrash: poll
-    """
-
-    def __init__(self, name: str, loop: Callable[[threading.Event], None]):
-        self.stopping = threading.Event()
-        self.failure: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(loop,), name=name, daemon=True)
-        self._thread.start()
-
-    def _run(self, loop: Callable[[threading.Event], None]) -> None:
-        try:
-            loop(self.stopping)
-        except BaseException as exc:  # noqa: BLE001 - kept for check(): a thread's failure must not vanish
-            self.failure = exc
-
-    def check(self) -> None:
-        """Raise the instance's failure, if it had one."""
-        if self.failure is not None:
-            raise self.failure
-
-    def stop(self, timeout_s: float = 30) -> None:
-        """Ask the loop to return and wait for it (at most ``timeout_s``); see :meth:`check`."""
-        self.stopping.set()
-        self._thread.join(timeout=timeout_s)
-
-
 __all__ = [
     "AppCrash",
     "CrashPlan",
@@ -212,5 +172,4 @@ __all__ = [
     "Supervision",
     "supervise",
     "Incarnations",
-    "InThread",
 ]

@@ -25,6 +25,7 @@ from typing import Callable
 
 from kafka import errors as Errors
 
+from .schedules import apply_schedule
 from ..clusters.parts import MIN_ISR, UNCLEAN, CreatesTopics, NamesAsGiven, Part, TopicSpec
 from ..history import History, Op, OpName
 from .cluster import Cluster, PartitionView
@@ -199,8 +200,6 @@ class SimulatedCluster(CreatesTopics, NamesAsGiven):
         """Schedule ``schedule``'s faults ``at_ms`` after ``origin_ms`` of the virtual clock (0: its
         start, as the seeded trials count), each healing itself. The simulated cluster records
         each fault in its own history, the run's: there is no ``on_fault`` to tell."""
-        from ..nemesis import apply_schedule
-
         if on_fault is not None:
             raise ValueError(
                 "the simulated cluster records each fault in its own history (the run's): pass no on_fault"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..in_thread import InThread
 from ..history import INFO, Nemesis
 from .members import GroupMember as GroupMemberBase
 
@@ -47,7 +48,7 @@ class KafkaPythonClients:
 class GroupMember(GroupMemberBase):
     """kafka-python's ``KafkaConsumer`` (``config``: Java's names; the classic protocol, the only
     one kafka-python 3.0.12 speaks) subscribed to ``topics``, polling in a thread of its own
-    (:class:`~course_lib.application.supervisor.InThread`), as a separate application would: kafka-python
+    (:class:`~course_lib.in_thread.InThread`), as a separate application would: kafka-python
     collects a join only if it finishes inside ``poll()`` (the next poll throws a join finished
     meanwhile away and sends a new JoinGroup: :mod:`course_lib.real.joining`), so one thread taking
     turns between two consumers keeps each outside ``poll()`` half the time and the group
@@ -59,8 +60,6 @@ class GroupMember(GroupMemberBase):
     PACE_S = 0.02
 
     def __init__(self, config: dict, topics: list[str]) -> None:
-        from ..application.supervisor import InThread
-
         settings = {name.replace(".", "_"): value for name, value in config.items()}
         protocol = str(settings.pop("group_protocol", "classic")).lower()
         if protocol != "classic":

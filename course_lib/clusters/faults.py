@@ -168,7 +168,7 @@ class MessageFaultsAtLeader:
 
 # ---- what a fault schedule acts on ------------------------------------------------------------------
 class FaultTarget(Protocol):
-    """What :func:`course_lib.nemesis.apply_schedule` acts on, on the simulation's thread: the
+    """What :func:`course_lib.broker.schedules.apply_schedule` acts on, on the simulation's thread: the
     simulated :class:`~course_lib.broker.Cluster` itself, or the wire cluster's
     :class:`~course_lib.wire.nemesis.ScheduleTarget` (the same faults over TCP). ``tests/
     test_seam_types.py`` has mypy check both against it."""

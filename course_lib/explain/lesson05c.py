@@ -16,6 +16,7 @@ Used in notebooks/05c_share_groups.
 
 from __future__ import annotations
 
+from course_lib.experiments.share_waits import crash_wait_answer, real_crash_answer
 from course_lib.real.jars import kafka_version as lab_kafka_version
 
 
@@ -144,26 +145,6 @@ def crash_twice(result) -> str:
 def _thousands(ms: float) -> str:
     """30 000, as the lessons write thousands (tests read '30 000' as one number)."""
     return f"{round(ms):,}".replace(",", " ")
-
-
-def crash_wait_answer(result) -> str:
-    """When the other worker got the crashed worker's records, as one of the lesson's choices.
-
-    >>> class R:
-    ...     numbers = {"redelivery_after_crash_ms": 4_650}
-    ...     settings = {"lock_ms": 5_000}
-    >>> crash_wait_answer(R())
-    'after about the lock duration'
-    """
-    after, lock = result.numbers["redelivery_after_crash_ms"], result.settings["lock_ms"]
-    if after is None:
-        return "never: they are lost"
-    # the two answers are ~0 and ~lock minus the time the records were held before the crash: half
-    # the lock sits between them, with room both ways (at 0.2 of a 10 s lock, "at once" - a closed
-    # connection, a fetch, a poll answered over the Java driver - had 2 s on a loaded machine)
-    if after < 0.5 * lock:
-        return "at once"
-    return "after about the lock duration"
 
 
 def crash_wait(result, killed=None) -> str:
@@ -393,26 +374,6 @@ def side_by_side(
     lines = [f"{'':<44}{'simulator':>15}{on_kafka(kafka_version) if kafka else '':>{width}}"]
     lines += [f"{label:<44}{cell(s):>15}{cell(r):>{width}}" for label, s, r in rows]
     return "\n".join(line.rstrip() for line in lines)
-
-
-def real_crash_answer(real_crash: dict | None, sim_crash) -> str:
-    """When Kafka's other worker got the crashed worker's records, as one of the lesson's choices
-    (the simulator's answer while Kafka did not run: ``real_crash`` None).
-
-    >>> class Sim:
-    ...     numbers, settings = {"redelivery_after_crash_ms": 4655}, {"lock_ms": 5_000}
-    >>> real_crash_answer({"redelivery_after_crash_ms": 180}, Sim())
-    'at once'
-    >>> real_crash_answer(None, Sim())
-    'after about the lock duration'
-    """
-    if real_crash is None:
-        return crash_wait_answer(sim_crash)
-
-    class Run:
-        numbers, settings = real_crash, sim_crash.settings
-
-    return crash_wait_answer(Run())
 
 
 def real_source(real_crash: dict | None) -> str:

@@ -130,7 +130,7 @@ class WireNemesis:
         wall clock, healing itself as on the simulator. ``client_id``: the kafka-python client
         whose lost ACKs and requests these are (None: any client's); ``on_fault(f, value)`` is
         told each fault as it starts (a backend records them in its history)."""
-        from ..nemesis import apply_schedule
+        from ..broker.schedules import apply_schedule
 
         target = ScheduleTarget(self.wire, on_fault)
         self._targets.append(target)
@@ -172,7 +172,7 @@ class WireNemesis:
 
 
 class ScheduleTarget:
-    """The wire cluster as :func:`course_lib.nemesis.apply_schedule` sees it, on the simulation
+    """The wire cluster as :func:`course_lib.broker.schedules.apply_schedule` sees it, on the simulation
     thread: the simulated :class:`~course_lib.broker.Cluster` (leaders, ISR, the network's slow
     links and partitions, pause/resume are the simulator's own), with what a fault means for TCP:
 

@@ -182,7 +182,7 @@ def crashes_compared(cluster, client: str = "confluent-kafka") -> dict:
     """Each of :data:`CRASHES` on ``cluster`` (Kafka's, or a started WireCluster) and on the
     simulator (seed 1): ``{crash: {"simulator": numbers, "cluster": numbers, "wait": (the
     simulator's answer, the cluster's)}}``, with ``client``'s share consumers."""
-    from ...explain.lesson05c import crash_wait_answer, real_crash_answer
+    from ..share_waits import crash_wait_answer, real_crash_answer
     from ..share_scenarios import run_share_scenario
 
     compared = {}
