@@ -9,9 +9,9 @@ followed transitively across modules) and on the scenario code itself:
   ``.kind``, ``.cluster``, and no comparison with a backend's name;
 - below the seam, the clusters and clients are two axes: no cluster package imports another, the
   seam or the scenarios; no module there asks which class a cluster is; every cluster and client
-  adapter has a typed conformance line (tests/test_seam_types.py, checked by mypy); and each
-  client composed with each cluster it supports runs ``leader_crash_after_ack`` and
-  ``aborted_transaction`` (the wire cluster here, a LocalCluster in tests/real);
+  adapter has a typed conformance line (tests/test_seam_types.py, checked by mypy); each client
+  composed with each cluster it supports runs ``aborted_transaction`` here, and one experiment
+  per workload in tests/test_composition.py (tests/real/test_composition_real.py on Kafka);
 - a client library's clients (kafka-python's, confluent-kafka's, the Java client's) are built by
   the client adapters only: a class elsewhere that builds or subclasses one is listed, with why,
   in ``CLIENTS_BUILT_ELSEWHERE`` (what is left of the wrappers the workload contracts replaced).
@@ -165,6 +165,62 @@ def test_scenario_code_never_asks_which_backend_runs_it(filename):
     assert not mentions, "say what happens (a Backend intent), not which backend: " + ", ".join(mentions)
 
 
+#: the client and cluster names an experiment must not dispatch on, besides the backends'
+DISPATCH_NAMES = {"wire", "simulated", "kafka-python", "confluent-kafka", "java"}
+#: what is left of the dispatch on a backend, cluster or client inside the experiments, per module:
+#: (mentions at most, why). The matrix's two parts (fidelity, protocol_matrix, by_design) still
+#: choose a column's cluster by name; the share scenarios run on the simulator alone and reach its
+#: ``cluster``; the share experiments reach the wire cluster's simulated ``cluster`` on its thread.
+#: A module not listed has none, and a count may only go down.
+DISPATCH_LEFT = {
+    "experiments/behaviour_probes.py": (3, "a wall-clock cluster's bootstrap list of dead brokers too"),
+    "experiments/by_design.py": (4, "the by-design table picks its wire and Kafka columns by name"),
+    "experiments/fidelity.py": (17, "the fidelity table's columns and kafka-python's legacy keys"),
+    "experiments/protocol_matrix.py": (9, "the protocol matrix computes a column's run by its cluster's name"),
+    "experiments/share_group_experiments.py": (2, "the wire cluster's simulated cluster, on its thread"),
+    "experiments/share_leader_failover.py": (1, "the wire cluster's simulated cluster, on its thread"),
+    "experiments/share_renew.py": (1, "the wire cluster's simulated cluster, on its thread"),
+    "experiments/share_scenarios.py": (20, "the share scenarios' own simulated cluster"),
+}
+
+
+def _dispatch_mentions(path: Path, root: Path = PACKAGE) -> list[str]:
+    names = BACKEND_NAMES | DISPATCH_NAMES
+    return [
+        m
+        for m in _backend_mentions(path.read_text(), str(path.relative_to(root)))
+        if " compares with " not in m or m.rsplit(" ", 1)[1].strip("'") in names
+    ] + [
+        f"{path.relative_to(root)}:{node.lineno} compares with {side.value!r}"
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Compare)
+        for side in (node.left, *node.comparators)
+        if isinstance(side, ast.Constant) and side.value in DISPATCH_NAMES - BACKEND_NAMES
+    ]
+
+
+def test_no_experiment_dispatches_on_a_backend_a_cluster_or_a_client_more_than_it_did():
+    found = {}
+    for path in sorted([*(PACKAGE / "experiments").rglob("*.py"), *(PACKAGE / "application").rglob("*.py")]):
+        mentions = _dispatch_mentions(path)
+        allowed, _why = DISPATCH_LEFT.get(str(path.relative_to(PACKAGE)), (0, ""))
+        if len(mentions) > allowed:
+            found[str(path.relative_to(PACKAGE))] = mentions
+    assert not found, (
+        "an experiment says which backend, cluster or client runs it (compose it from the contracts, "
+        f"or ask a cluster's parts): {found}"
+    )
+    for module, (allowed, _why) in DISPATCH_LEFT.items():
+        assert len(_dispatch_mentions(PACKAGE / module)) == allowed, f"{module}: fewer now - lower DISPATCH_LEFT"
+
+
+def test_the_dispatch_check_can_fail(tmp_path):
+    package = tmp_path / "experiments"
+    package.mkdir()
+    (package / "x.py").write_text("def f(col):\n    return col.client == 'java' or col.where == 'wire'\n")
+    assert len(_dispatch_mentions(package / "x.py", tmp_path)) == 2
+
+
 def test_the_mention_check_can_fail():
     leaky = (
         "def s(b):\n"
@@ -200,8 +256,9 @@ ABOVE_THE_CLUSTERS = ("course_lib.experiments.scenarios", "course_lib.experiment
 BELOW_THE_SEAM = (*SEAM, "course_lib.clusters", "course_lib.client_adapters", *CLUSTER_PACKAGES)
 #: the cluster classes (and the one that pretended to be one)
 CLUSTER_CLASSES = {"Cluster", "LocalCluster", "RemoteCluster", "WireCluster", "WireLab"}
-#: the scenarios each client x cluster composition runs (and the simulator's own pair)
-COMPOSED_SCENARIOS = ("leader_crash_after_ack", "aborted_transaction")
+#: the scenario each client x cluster composition runs here besides its workloads' experiments
+#: (tests/test_composition.py runs leader_crash_after_ack, the producer workload's)
+COMPOSED_SCENARIOS = ("aborted_transaction",)
 
 
 @pytest.mark.parametrize("package", CLUSTER_PACKAGES)

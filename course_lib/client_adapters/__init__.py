@@ -96,8 +96,60 @@ def java_missing() -> str | None:
     return jvm_missing()
 
 
-#: every client adapter, by name: what tests/test_layers.py composes with each cluster
+#: every client library's adapter, by name: what tests/test_composition.py composes with each cluster
 CLIENTS = {"kafka-python": kafka_python, "confluent-kafka": confluent_kafka, "java": java}
+
+#: the workloads, each with its contract: the producer workload (:class:`ClientSide`, through a
+#: backend), the consumer-group workload with either group protocol (:func:`group_member`, chosen
+#: by ``group.protocol``) and the share-group workload (:func:`share_consumer`)
+WORKLOADS = ("producer", "consumer classic", "consumer protocol", "share")
+#: every client: the simulator's own, then the client libraries'
+ALL_CLIENTS = ("simulator", *CLIENTS)
+#: the workloads a client lacks, each with why (as a cluster's ``missing_parts()``); a workload not
+#: listed, the client implements in its adapter
+LACKS: dict[str, dict[str, str]] = {
+    "simulator": {},
+    "kafka-python": {
+        "consumer protocol": "kafka-python 3.0.12 speaks only the classic group protocol (no KIP-848)",
+        "share": "kafka-python 3.0.12 has no share consumer (no KIP-932)",
+    },
+    "confluent-kafka": {},
+    "java": {},
+}
+#: what each client needs of the machine, when it needs anything: () -> why it cannot run (None: it can)
+NEEDS: dict[str, Any] = {"java": java_missing}
+#: the clients that live in the simulated cluster's process and join its ``Cluster`` object; every
+#: other client reaches a cluster over TCP, by its address
+IN_PROCESS = frozenset({"simulator"})
+
+
+def missing_workloads(client: str) -> dict[str, str]:
+    """The workloads ``client`` cannot run here, each with why: the ones it lacks, or all of them
+    when the machine lacks what it needs.
+
+    >>> sorted(missing_workloads("kafka-python"))
+    ['consumer protocol', 'share']
+    >>> missing_workloads("simulator")
+    {}
+    """
+    if client not in LACKS:
+        raise ValueError(f"no client {client!r}: choose one of {', '.join(ALL_CLIENTS)}")
+    why = NEEDS[client]() if client in NEEDS else None
+    return {w: why for w in WORKLOADS} if why else dict(LACKS[client])
+
+
+def cluster_missing(client: str, cluster: Any) -> str | None:
+    """Why ``client`` cannot reach ``cluster`` (a :class:`~course_lib.clusters.Topology`), None
+    when it can: a client library needs an address; the simulator's clients join the simulated
+    cluster's object itself, on its clock."""
+    address = isinstance(cluster.client_config()["bootstrap_servers"], str)
+    if client in IN_PROCESS and address:
+        return f"the {client}'s clients live in the simulated cluster's process: {cluster!r} is reached over TCP"
+    if client not in IN_PROCESS and not address:
+        return (
+            f"{client} speaks Kafka's protocol over TCP: {cluster!r} has no address (the simulator's clients join it)"
+        )
+    return None
 
 
 def _simulated_share_consumer(config: dict, own_process: bool) -> Any:

@@ -30,16 +30,19 @@ def member(client: str, servers, group: str, topics: list[str], own_process: boo
     return group_member(client, settings, topics, own_process)
 
 
-def join_split_leave(client: str, servers, topic: str, timeout_s: float = 60) -> dict:
+def join_split_leave(client: str, servers, topic: str, timeout_s: float = 60, **config) -> dict:
     """a joins ``topic`` (4 partitions) and owns all four, b joins and they split, a leaves and b
-    owns all four: what each owned at each step (:data:`EXPECTED`), and how long the moves took."""
-    group = f"kip848-{client}-{uuid.uuid4().hex[:8]}"
-    a = member(client, servers, group, [topic])
+    owns all four: what each owned at each step (:data:`EXPECTED`), and how long the moves took.
+    ``config``: the members' settings over :data:`MEMBER_CONFIG` (``**{"group.protocol":
+    "classic"}``: the same moves with the classic protocol's rebalances)."""
+    protocol = config.get("group.protocol", MEMBER_CONFIG["group.protocol"])
+    group = f"{'kip848' if protocol == 'consumer' else protocol}-{client}-{uuid.uuid4().hex[:8]}"
+    a = member(client, servers, group, [topic], **config)
     b = None
     try:
         _until([a], lambda: a.owned() == [0, 1, 2, 3], timeout_s, "a owns every partition")
         first = a.owned()
-        b = member(client, servers, group, [topic])
+        b = member(client, servers, group, [topic], **config)
         moved_s = _until([a, b], lambda: len(a.owned()) == 2 and len(b.owned()) == 2, timeout_s, "a and b split")
         split = [len(a.owned()), len(b.owned())]
         union = sorted(a.owned() + b.owned())

@@ -1,7 +1,8 @@
 """KIP-848 on Kafka 4.3.1 (the session's LocalCluster): the experiments the wire cluster runs in
 tests/wire/test_consumer_group_protocol.py (librdkafka) and
 tests/java_client/test_consumer_group_protocol_wire.py (Java), with the same expected
-observations (tests/consumer_protocol_support.py)."""
+observations (tests/consumer_protocol_support.py). Join, split and leave with both clients is the
+consumer-protocol workload of tests/real/test_composition_real.py."""
 
 from __future__ import annotations
 
@@ -24,20 +25,6 @@ def driver():
 def _topic(cluster) -> str:
     # (create_topic returns once every broker knows the topic: course_lib/real/broker_metadata.py)
     return cluster.create_topic(f"kip848-{uuid.uuid4().hex[:8]}", partitions=4)
-
-
-@pytest.mark.timeout(240)
-def test_librdkafka_join_split_leave(cluster):
-    got = kip848.join_split_leave("confluent-kafka", cluster.bootstrap_servers, _topic(cluster))
-    print(f"kafka {cluster.kafka_version} librdkafka:", got.pop("seconds"))
-    assert got == kip848.EXPECTED
-
-
-@pytest.mark.timeout(240)
-def test_java_join_split_leave(driver, cluster):
-    got = kip848.join_split_leave("java", cluster.bootstrap_servers, _topic(cluster))
-    print(f"kafka {cluster.kafka_version} java:", got.pop("seconds"))
-    assert got == kip848.EXPECTED
 
 
 def _both_clients(experiment: str, cluster) -> tuple[dict, dict]:
