@@ -50,6 +50,16 @@ def test_the_compositions_that_cannot_run_say_why():
     assert set(WORKLOADS) == {"producer", "consumer classic", "consumer protocol", "share"}
 
 
+def test_every_registered_experiment_runs_a_workload_of_the_contracts():
+    from course_lib.experiments import behaviour_probes, protocol_matrix, scenarios, share_scenarios  # noqa: F401
+    from course_lib.experiments.registry import EXPERIMENTS, FAMILIES
+    from course_lib.experiments.registry import WORKLOADS as REGISTRY_WORKLOADS
+
+    assert REGISTRY_WORKLOADS == WORKLOADS
+    assert {e.family for e in EXPERIMENTS.values()} == set(FAMILIES)
+    assert {e.workload for e in EXPERIMENTS.values()} == set(WORKLOADS), "an experiment for every workload"
+
+
 def test_a_broken_workload_run_is_caught():
     """The check can fail: a run that shows another outcome than the workload's experiment must."""
     from course_lib.experiments import consumer_protocol_experiments as kip848

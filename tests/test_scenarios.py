@@ -89,7 +89,10 @@ def test_every_run_that_lost_its_premise_is_healed_before_the_next(monkeypatch):
         runs.append(seed)
         raise PremiseLost("no follower in the ISR")
 
-    monkeypatch.setitem(SCENARIOS, "premise_lost", premise_lost)
+    from course_lib.experiments.registry import EXPERIMENTS, Experiment
+
+    key = ("scenario", "premise_lost")
+    monkeypatch.setitem(EXPERIMENTS, key, Experiment(*key, "producer", premise_lost))
     with pytest.raises(PremiseLost):
         run_scenario("premise_lost", backend=Composed())
     assert revived == list(range(1, PREMISE_ATTEMPTS + 1))

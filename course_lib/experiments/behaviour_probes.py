@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 
+from course_lib.experiments.registry import experiment
 from kafka.errors import KafkaTimeoutError
 from kafka.structs import TopicPartition
 
@@ -65,6 +66,7 @@ def read_for(b, topic: str, ms: float, isolation_level: str = "read_uncommitted"
 
 
 # ---- point 1 ------------------------------------------------------------------------------------
+@experiment("probe", "producer")
 def strict_min_isr_high_watermark(b) -> dict:
     """RF=3, min.insync.replicas=3, ISR shrunk to 2, five acks=1 sends, a consumer polls 10 s.
     Kafka >= 3.7 (KAFKA-15583) acknowledges all five and lets the consumer read none: the HW
@@ -80,6 +82,7 @@ def strict_min_isr_high_watermark(b) -> dict:
 
 
 # ---- point 3 ------------------------------------------------------------------------------------
+@experiment("probe", "producer")
 def transaction_with_a_failed_send(b) -> dict:
     """Topic a (min ISR 2) and b (min ISR 3), one broker killed, a transactional producer sends
     a:x and b:y, flushes and commits. kafka-python: y's future fails (KafkaTimeoutError,
@@ -114,6 +117,7 @@ def transaction_with_a_failed_send(b) -> dict:
 
 
 # ---- point 4 ------------------------------------------------------------------------------------
+@experiment("probe", "producer")
 def idempotent_batch_expired(b) -> dict:
     """An idempotent producer's batch is retried (NotEnoughReplicas) until delivery_timeout_ms
     expires it; then the ISR recovers and the next, innocent batch is sent - or not.
@@ -164,6 +168,7 @@ def idempotent_batch_expired(b) -> dict:
     }
 
 
+@experiment("probe", "producer")
 def close_with_a_record_unfinished(b) -> dict:
     """close(timeout=0) while a record waits for the ISR to grow back.
 
@@ -194,6 +199,7 @@ def close_with_a_record_unfinished(b) -> dict:
 
 
 # ---- point 9 ------------------------------------------------------------------------------------
+@experiment("probe", "producer")
 def zombie_transactional_send(b) -> dict:
     """Two producers with one transactional.id: the second init_transactions() fences the first;
     the zombie's next send and its commit. Kafka answers the produce INVALID_PRODUCER_EPOCH;
@@ -223,6 +229,7 @@ def zombie_transactional_send(b) -> dict:
 
 
 # ---- point 2 ------------------------------------------------------------------------------------
+@experiment("probe", "producer")
 def elr_clean_election(b) -> dict:
     """KIP-966. RF=3, min ISR 2, three acknowledged records. Kill follower f1 (ISR {L, f2}), pause
     f2 (fenced: ISR {L}, ELR {f2}), kill the leader (ISR empty, ELR {L, f2}), resume f2: the
@@ -256,6 +263,7 @@ def elr_clean_election(b) -> dict:
 
 
 # ---- point 5 ------------------------------------------------------------------------------------
+@experiment("probe", "producer")
 def acks0_to_a_deposed_leader(b) -> dict:
     """acks=0: the leader freezes (SIGSTOP) until the controller replaces it, then wakes up -
     alive but deposed. Kafka closes the connection on the first acks=0 produce it refuses and
@@ -280,6 +288,7 @@ def acks0_to_a_deposed_leader(b) -> dict:
 
 
 # ---- point 8 ------------------------------------------------------------------------------------
+@experiment("probe", "consumer classic")
 def consumer_after_unclean_election(b) -> dict:
     """KIP-320. min ISR 1, unclean election on: the leader alone takes old3..old5 and a consumer
     reads all six; the leader dies and an out-of-sync follower leads without them; new records
@@ -331,6 +340,7 @@ def consumer_after_unclean_election(b) -> dict:
     }
 
 
+@experiment("probe", "consumer classic")
 def consumer_whose_known_brokers_died(b) -> dict:
     """A consumer that knows only one broker, which dies while the other two run: does it find them?
 

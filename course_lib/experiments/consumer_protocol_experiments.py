@@ -14,6 +14,7 @@ from typing import Callable
 
 from course_lib.client_adapters import group_member
 from course_lib.client_adapters.members import GroupMember
+from course_lib.experiments.registry import experiment, family
 
 #: what Kafka 4.3.1 and the wire cluster both give: all four, then two and two, then all four
 EXPECTED = {"first": [0, 1, 2, 3], "split": [2, 2], "union": [0, 1, 2, 3], "after_leave": [0, 1, 2, 3]}
@@ -167,6 +168,7 @@ def _join_then_split(make: Callable, timeout_s: float) -> tuple:
     return a, b, [len(a.owned()), len(b.owned())], alone
 
 
+@experiment("consumer protocol", "consumer protocol", name="crashed member")
 def crashed_member(make: Callable, produce: Callable, timeout_s: float = 120) -> dict:
     """``make(name)`` -> a subscribed member (b one that can die: ``own_process``); ``produce(n)``
     writes n records to every partition."""
@@ -186,6 +188,7 @@ def crashed_member(make: Callable, produce: Callable, timeout_s: float = 120) ->
         b.close()
 
 
+@experiment("consumer protocol", "consumer protocol", name="slow handler")
 def slow_handler(make: Callable, produce: Callable, max_poll_s: float, timeout_s: float = 120) -> dict:
     """``make(name)`` members with ``max.poll.interval.ms`` = ``max_poll_s``; a stops polling."""
     a, b, split, alone = _join_then_split(make, timeout_s)
@@ -354,7 +357,7 @@ def first_epochs(cluster, client: str = "java", timeout_s: float = 60) -> dict:
 
 # ---- one experiment on one cluster, as the protocol matrix runs it ------------------------------
 #: the crash and slow-handler experiments, by the name the protocol matrix gives them
-EXPERIMENTS = ("crashed member", "slow handler")
+EXPERIMENTS = tuple(family("consumer protocol"))
 #: the wire cluster each experiment runs on: a 6 s consumer-group session for the crash (Kafka's
 #: is 45 s, also its minimum: assignments, epochs and counts are the same, the wait shorter)
 WIRE_SETTINGS = {

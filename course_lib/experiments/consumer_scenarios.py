@@ -25,7 +25,7 @@ def consumer_expected(semantics: str, crash_point: str | None, buffered: bool = 
     return set(CONSUMER_EXPECTED[(semantics, crash_point)])
 
 
-@scenario
+@scenario(workload="consumer classic")
 def consumer_crash(
     seed: int = 0,
     backend=None,
@@ -40,14 +40,14 @@ def consumer_crash(
     return result
 
 
-@scenario
+@scenario(workload="consumer classic")
 def consume_transform_produce(seed: int = 0, backend=None, crash_point: str = "mid_batch"):
     """Read, transform, write to another topic in a transaction that also commits the consumed
     offsets; crash anywhere; exactly once in the output."""
     return consumer_crash(seed, backend, "exactly-once-kafka", crash_point)
 
 
-@scenario
+@scenario(workload="consumer classic")
 def external_store_exactly_once(seed: int = 0, backend=None, crash_point: str = "mid_batch"):
     """Output and offsets in one SQLite transaction; seek from the stored offset on restart."""
     return consumer_crash(seed, backend, "exactly-once-external", crash_point)

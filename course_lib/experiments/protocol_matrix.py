@@ -31,6 +31,7 @@ from typing import NamedTuple
 from course_lib.experiments import consumer_protocol_experiments as kip848
 from course_lib.experiments import share_group_experiments
 from course_lib.experiments.fidelity import CLIENT_TITLES, CLUSTER_TITLES, KAFKA_TITLE, Column, client_missing
+from course_lib.experiments.registry import family
 from course_lib.experiments.shared_results import once_per_test_run
 
 
@@ -48,8 +49,8 @@ COLUMNS: list[Column] = [
 ]
 _BY_KEY = {c.key: c for c in COLUMNS}
 
-#: the experiments, each run once per column
-EXPERIMENTS = ("consumer group: crashed member", "consumer group: slow handler", "share group")
+#: the experiments, each run once per column: the registry's consumer-protocol and share-group ones
+EXPERIMENTS = (*(f"consumer group: {name}" for name in family("consumer protocol")), *family("share group"))
 
 
 def result_key(experiment: str, column: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .registry import experiment, family
 from ..backend import Backend
 from ..judge.checker import CheckResult, check
 from ..history import History
@@ -47,7 +48,8 @@ class ScenarioResult:
         return f"<h4>{self.name} (seed {self.seed})</h4><p>{self.description}</p>" + self.result._repr_html_()
 
 
-SCENARIOS: dict[str, Callable[..., Any]] = {}
+#: the scenarios, by name: the registry's view of the ``scenario`` family
+SCENARIOS = family("scenario")
 
 #: how many times :func:`run_scenario` runs a scenario whose fault found its state gone
 PREMISE_ATTEMPTS = 5
@@ -59,9 +61,11 @@ class PremiseLost(RuntimeError):
     leader crashed). Not an outcome: :func:`run_scenario` heals the cluster and runs it again."""
 
 
-def scenario(fn):
-    SCENARIOS[fn.__name__] = fn
-    return fn
+def scenario(fn: Callable | None = None, *, workload: str = "producer"):
+    """Declare a scenario (:func:`course_lib.experiments.registry.experiment`), running
+    ``workload``: ``@scenario`` (a producer's) or ``@scenario(workload="consumer classic")``."""
+    declare = experiment("scenario", workload)
+    return declare if fn is None else declare(fn)
 
 
 def run_scenario(name: str, backend=None, seed: int = 0, **params):

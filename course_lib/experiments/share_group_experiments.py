@@ -18,6 +18,8 @@ import threading
 import time
 import uuid
 
+from .registry import experiment
+
 RECORDS = 24
 #: records per producer batch: the stalled worker's fetch is rounded up to the first one
 BATCH = 6
@@ -107,6 +109,7 @@ def new_group() -> str:
     return f"share-{uuid.uuid4().hex[:8]}"
 
 
+@experiment("share group", "share", name="share group")
 def run(make, produce, timeout_s: float = 60, during=None, clock=time.monotonic, threads: bool = True) -> dict:
     """``make(max_records)`` -> a worker: ``poll(seconds)`` -> ``[(offset, value, delivery count,
     record)]``, ``acknowledge(record, "accept" | "release" | "reject")``, ``commit()``, ``close()``.

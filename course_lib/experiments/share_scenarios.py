@@ -73,6 +73,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .registry import experiment, family
 from ..broker import Cluster
 from ..broker.share_config import DELIVERY_COUNT_LIMIT, RECORD_LOCK_DURATION_MS
 from ..judge.check_result import CheckResult
@@ -123,12 +124,12 @@ class ShareScenarioResult:
         return f"<ShareScenarioResult {self.name} seed={self.seed}: {self.numbers}>"
 
 
-SHARE_SCENARIOS: dict[str, Callable[..., ShareScenarioResult]] = {}
+#: the share scenarios, by name: the registry's view of the ``share scenario`` family
+SHARE_SCENARIOS = family("share scenario")
 
 
-def share_scenario(fn):
-    SHARE_SCENARIOS[fn.__name__] = fn
-    return fn
+#: declare a share scenario (:func:`course_lib.experiments.registry.experiment`)
+share_scenario = experiment("share scenario", "share")
 
 
 def run_share_scenario(name: str, seed: int = 0, **settings) -> ShareScenarioResult:
