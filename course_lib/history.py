@@ -273,7 +273,7 @@ class History:
         for entry in pending:
             if entry[0] is not _BATCH:
                 t, process, type, f, value, topic, partition = entry
-                ops.append(Op(len(ops), round(t, 3), process, type, f, _text(value), topic, partition))
+                ops.append(Op(len(ops), round(t, 3), process, type, f, as_text(value), topic, partition))
                 continue
             _, time_ms, type, handles, base, error, evidence = entry
             time_ms = round(time_ms, 3)
@@ -285,7 +285,7 @@ class History:
                         h[1],
                         type,
                         h[3],
-                        _text(h[4]),
+                        as_text(h[4]),
                         h[5],
                         h[6],
                         None if base is None else base + i,
@@ -308,10 +308,16 @@ class History:
         return h
 
 
-def _text(value: Any):
-    if type(value) is bytes:
+def as_text(value: Any) -> Any:
+    """A record's key or value as a history keeps it: bytes as text (as hex when they are not
+    UTF-8), anything else as it is.
+
+    >>> as_text(b"a-1"), as_text(bytearray(b"\\xff")), as_text(None)
+    ('a-1', 'ff', None)
+    """
+    if isinstance(value, (bytes, bytearray)):
         try:
-            return value.decode()
+            return bytes(value).decode()
         except UnicodeDecodeError:
-            return value.hex()
+            return bytes(value).hex()
     return value

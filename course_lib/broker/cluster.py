@@ -37,7 +37,7 @@ from typing import Callable
 
 from kafka import errors as Errors
 
-from ..history import INFO, OK, History, Nemesis, OpName
+from ..history import INFO, OK, History, Nemesis, OpName, as_text
 from ..sim import Network, Simulation
 from .broker import Broker, node_name
 from .controller import Controller
@@ -540,8 +540,8 @@ class Cluster:
         rows: list = []
         aborted: list = []
         for p in range(self.topic_config(topic).partitions):
-            rows.extend([p, offset, _decode(value)] for offset, _, value in self.committed_records(topic, p, committed))
-            aborted.extend(_decode(value) for _, _, value in self.aborted_records(topic, p))
+            rows.extend([p, offset, as_text(value)] for offset, _, value in self.committed_records(topic, p, committed))
+            aborted.extend(as_text(value) for _, _, value in self.aborted_records(topic, p))
         evidence = {"isolation_level": isolation_level, **({"aborted": aborted} if aborted else {})}
         self.history.record(
             "final-reader",
@@ -559,7 +559,7 @@ class Cluster:
         self.history.record(process, INFO, f, value)
 
     def on_truncate(self, broker, partition, removed) -> None:
-        lost = [_decode(r.value) for b in removed if b.batch.control is None for r in b.batch.records]
+        lost = [as_text(r.value) for b in removed if b.batch.control is None for r in b.batch.records]
         self.history.record(
             broker.node_id,
             INFO,
@@ -575,12 +575,3 @@ class Cluster:
         n = self._client_ids.get(prefix, 0) + 1
         self._client_ids[prefix] = n
         return f"{prefix}-{n}"
-
-
-def _decode(value):
-    if isinstance(value, (bytes, bytearray)):
-        try:
-            return value.decode()
-        except UnicodeDecodeError:
-            return value.hex()
-    return value

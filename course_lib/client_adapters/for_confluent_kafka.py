@@ -33,6 +33,7 @@ from kafka import errors as Errors
 
 from .members import POLL_S
 from .members import GroupMember as GroupMemberBase
+from ..history import as_text
 from .recorded import (
     GROUP_MOVED_ON,
     Record,
@@ -41,7 +42,6 @@ from .recorded import (
     RecordedProducer,
     RecordMetadata,
     SendFuture,
-    _text,
     kafka_python_error,
     settled_end,
     translate,
@@ -265,7 +265,7 @@ def read_partition(
         while time.monotonic() < deadline:
             m = c.poll(0.2)
             if m is not None and m.error() is None:
-                rows.append([partition, m.offset(), _text(m.value())])
+                rows.append([partition, m.offset(), as_text(m.value())])
                 quiet_until = time.monotonic() + 3
             if c.position([tp])[0].offset >= end or (rows and rows[-1][1] >= end - 1):
                 break

@@ -33,6 +33,7 @@ from ..java_client import DriverProcess, JavaConsumer, JavaException, JavaProduc
 from ..java_client import TopicPartition as JavaTopicPartition
 from .members import POLL_S
 from .members import GroupMember as GroupMemberBase
+from ..history import as_text
 from .recorded import (
     Record,
     RecordedClients,
@@ -40,7 +41,6 @@ from .recorded import (
     RecordedProducer,
     RecordMetadata,
     SendFuture,
-    _text,
     kafka_python_error,
     settled_end,
     translate,
@@ -258,7 +258,7 @@ def read_partition(
         c.seek_to_beginning([tp])
         deadline = time.monotonic() + timeout_s
         while c.position(tp) < end and time.monotonic() < deadline:
-            rows += [[partition, r.offset, _text(r.value)] for r in c.poll(0.2)]
+            rows += [[partition, r.offset, as_text(r.value)] for r in c.poll(0.2)]
     finally:
         c.close(timeout=5)
     return rows

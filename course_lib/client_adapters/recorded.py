@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 from kafka import errors as Errors
 from kafka.structs import TopicPartition
 
-from ..history import FAIL, INFO, OK, Nemesis, OpName
+from ..history import FAIL, INFO, OK, Nemesis, OpName, as_text
 
 #: errors that mean "the broker refused the batch before appending it": a definite ``fail``.
 #: Anything else (timeouts, disconnects, NotEnoughReplicasAfterAppend) leaves the write's fate
@@ -251,7 +251,7 @@ class RecordedProducer:
                 partition = 0
             elif key is not None and n > 1:
                 partition = self._keyed_partition(key, n)
-        op = self.history.invoke(self.node_id, OpName.SEND, _text(value), topic=topic, partition=partition)
+        op = self.history.invoke(self.node_id, OpName.SEND, as_text(value), topic=topic, partition=partition)
         no_offsets = self.config.get("acks") in (0, "0")
         future = SendFuture(self._serve)
 
@@ -475,7 +475,7 @@ def record_poll(history: Any, node_id: str, batches: dict) -> None:
     one ``[partition, offset, message]`` row per record."""
     rows: dict[str, list] = {}
     for tp, records in sorted(batches.items()):
-        rows.setdefault(tp.topic, []).extend([tp.partition, r.offset, _text(r.value)] for r in records)
+        rows.setdefault(tp.topic, []).extend([tp.partition, r.offset, as_text(r.value)] for r in records)
     for topic, values in rows.items():
         op = history.invoke(node_id, OpName.POLL, None, topic)
         history.complete(op, OK, value=values)
@@ -486,15 +486,6 @@ def freeze(backend: Any, consumer: RecordedConsumer) -> None:
     commit has the same effect without the wait."""
     backend.history.record("nemesis", INFO, Nemesis.FREEZE_CLIENT, {"client": consumer.node_id})
     consumer.close_quietly()
-
-
-def _text(value: Any) -> Any:
-    if isinstance(value, (bytes, bytearray)):
-        try:
-            return bytes(value).decode()
-        except UnicodeDecodeError:
-            return bytes(value).hex()
-    return value
 
 
 def settled_end(ask: Callable[[], int]) -> int:

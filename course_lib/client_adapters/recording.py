@@ -30,11 +30,11 @@ from kafka.errors import (
 from kafka.partitioner.default import murmur2
 from kafka.structs import OffsetAndMetadata
 
-from course_lib.history import FAIL, INFO, OK, Nemesis, OpName
+from course_lib.history import FAIL, INFO, OK, Nemesis, OpName, as_text
 from course_lib.real.connect import client_config
 from course_lib.real.joining import before_first_join
 
-from .recorded import DEFINITE_FAILURES, _text, record_poll
+from .recorded import DEFINITE_FAILURES, record_poll
 
 
 def _tp(tp) -> TopicPartition:
@@ -83,7 +83,7 @@ class RecordingProducer:
     def send(self, topic: str, value: bytes | None = None, key: bytes | None = None, partition: int | None = None):
         if partition is None:
             partition = self._partition(topic, key)
-        op = self.history.invoke(self.node_id, OpName.SEND, _text(value), topic=topic, partition=partition)
+        op = self.history.invoke(self.node_id, OpName.SEND, as_text(value), topic=topic, partition=partition)
         no_offsets = self.config.get("acks") in (0, "0")
         fut = self._producer.send(topic, value, key=key, partition=partition)
 
@@ -323,7 +323,7 @@ def read_partition(
         deadline = time.monotonic() + timeout_s
         while c.position(tp) < end and time.monotonic() < deadline:
             for records in c.poll(timeout_ms=200).values():
-                rows += [[partition, r.offset, _text(r.value)] for r in records]
+                rows += [[partition, r.offset, as_text(r.value)] for r in records]
     finally:
         c.close()
     return rows

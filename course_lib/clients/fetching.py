@@ -16,7 +16,7 @@ from kafka.structs import TopicPartition
 
 from ..broker.broker import node_name
 from ..broker.protocol import ListOffsetsRequest, OffsetsForLeaderEpochRequest
-from ..history import INFO, OK, OpName, _text
+from ..history import INFO, OK, OpName, as_text
 from .offset_lookup import EARLIEST, LATEST
 from .rpc import Requests
 
@@ -223,7 +223,7 @@ class Fetching(Requests):
             while state.buffer and max_records > 0:
                 record = state.buffer.popleft()
                 out.setdefault(TopicPartition(*tp), []).append(record)
-                rows.setdefault(tp[0], []).append([tp[1], record.offset, _text(record.value)])
+                rows.setdefault(tp[0], []).append([tp[1], record.offset, as_text(record.value)])
                 state.position = record.offset + 1
                 max_records -= 1
             # past the markers and aborted records that end the fetched range (kafka-python: the

@@ -74,7 +74,7 @@ from ..broker.protocol import (
     ShareGroupHeartbeatRequest,
 )
 from ..broker.share_config import HEARTBEAT_INTERVAL_MS
-from ..history import FAIL, INFO, OK, Nemesis, OpName
+from ..history import FAIL, INFO, OK, Nemesis, OpName, as_text
 from .config import ConfigurationError
 from .rpc import Requests
 
@@ -314,7 +314,7 @@ class ShareConsumer(Requests):
                 self.node_id,
                 OK,
                 OpName.SHARE_POLL,
-                [[m.partition(), m.offset(), _text(m.value()), m.delivery_count()] for m in messages],
+                [[m.partition(), m.offset(), as_text(m.value()), m.delivery_count()] for m in messages],
                 topic=messages[0].topic(),
             )
         return messages
@@ -661,15 +661,6 @@ _WAITING = object()
 
 def _name(error) -> str:
     return error.__name__ if isinstance(error, type) else type(error).__name__
-
-
-def _text(value):
-    if isinstance(value, (bytes, bytearray)):
-        try:
-            return value.decode()
-        except UnicodeDecodeError:
-            return value.hex()
-    return value
 
 
 __all__ = ["AcknowledgeType", "IllegalStateException", "KafkaError", "KafkaException", "Message", "ShareConsumer"]

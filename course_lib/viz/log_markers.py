@@ -16,7 +16,7 @@ Taught in notebooks/06_transactions.
 
 from __future__ import annotations
 
-from ..history import _text
+from ..history import as_text
 
 _COLOURS = {"committed": "#2e7d32", "aborted": "#9e9e9e", "open": "#f9a825", "plain": "#1565c0", "marker": "#424242"}
 _LABELS = {
@@ -46,7 +46,7 @@ def log_view(cluster, topic: str, partition: int = 0) -> dict:
             )
             state = {"commit": "committed", "abort": "aborted", None: "open"}[marker]
         for k, value in enumerate(batch.values):
-            entries.append({"offset": batch.base_offset + k, "text": str(_text(value)), "state": state})
+            entries.append({"offset": batch.base_offset + k, "text": str(as_text(value)), "state": state})
     view = cluster.inspect(topic, partition)
     return {
         "topic": topic,

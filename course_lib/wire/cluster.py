@@ -27,7 +27,6 @@ import logging
 import queue
 import threading
 import time
-from concurrent.futures import Future
 from typing import Any, Callable, Mapping
 
 
@@ -41,7 +40,7 @@ from ..clusters.lab import simulator_options
 from ..history import History, Nemesis, Op, OpName
 from . import apis
 from .gateway import Gateway
-from .reactor import Connection, Reactor
+from .reactor import Connection, Reactor, run_on
 from .sasl import DEFAULT_MECHANISMS, SaslConfig, bare_token
 
 log = logging.getLogger("course_lib.wire")
@@ -183,16 +182,7 @@ class WireCluster(CreatesTopics, MessageFaultsAtLeader, NamesAsGiven):
             return fn(*args)
         if self._stopping:
             raise RuntimeError("the wire cluster is stopped")
-        future: Future = Future()
-
-        def run() -> None:
-            try:
-                future.set_result(fn(*args))
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller
-                future.set_exception(exc)
-
-        self._inbox.put(run)
-        return future.result(timeout_s)
+        return run_on(self._inbox.put, fn, *args, timeout_s=timeout_s)
 
     def wait_until(self, predicate: Callable[[], bool], timeout_s: float = 30.0, interval_s: float = 0.01) -> bool:
         """Poll ``predicate`` (run on the simulation thread) until it holds or the time is up."""

@@ -26,6 +26,21 @@ log = logging.getLogger("course_lib.wire")
 MAX_FRAME_BYTES = 100 * 1024 * 1024
 
 
+def run_on(post: Callable[[Callable[[], None]], None], fn: Callable, *args, timeout_s: float) -> Any:
+    """``fn(*args)`` run by the thread ``post`` hands work to; its result, or its error raised
+    here (after at most ``timeout_s``)."""
+    future: Future = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller
+            future.set_exception(exc)
+
+    post(run)
+    return future.result(timeout_s)
+
+
 class Connection:
     """One client's TCP connection to one broker."""
 
@@ -84,16 +99,7 @@ class Reactor:
         """Run ``fn(*args)`` on the reactor thread and wait for its result (or error)."""
         if threading.current_thread() is self._thread or not self._thread.is_alive():
             return fn(*args)
-        future: Future = Future()
-
-        def run() -> None:
-            try:
-                future.set_result(fn(*args))
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller
-                future.set_exception(exc)
-
-        self.post(run)
-        return future.result(timeout_s)
+        return run_on(self.post, fn, *args, timeout_s=timeout_s)
 
     def write(self, conn: Connection, data: bytes) -> None:
         """Send ``data`` on ``conn``: at once from the calling thread when nothing is queued (no
