@@ -1,5 +1,5 @@
 """Seeded random trials for the producer-epoch invariants: one seed draws a transactional call
-sequence with broker crashes between calls (:func:`course_lib.wire.java_differential.steps`) and a
+sequence with broker crashes between calls (:func:`course_lib.experiments.java_differential.steps`) and a
 transaction protocol (even seeds v2, odd seeds v1), runs it on a simulated cluster with
 :class:`course_lib.broker.producer_epoch_invariants.ProducerEpochInvariants` and the replication
 invariants checking every event, and returns what happened. A violation raises with the seed:
@@ -23,7 +23,7 @@ from course_lib.broker.invariants import InvariantViolation, ReplicationInvarian
 from course_lib.broker.producer_epoch_invariants import ProducerEpochInvariants
 from course_lib.broker.txn_coordinator import TXN_TOPIC
 from course_lib.clients import KafkaProducer
-from course_lib.wire.java_differential import steps
+from course_lib.experiments.java_differential import steps
 
 TOPIC = "txn-inv"
 

@@ -11,7 +11,7 @@ Side by side in one run:
   (``--suite-local``, minutes) on LocalCluster;
 - the client differential at scale (``--sequences N``, default 1,000 of each kind): seeded call
   sequences through the simulator's clients and kafka-python on the same simulated brokers
-  (:mod:`course_lib.wire.differential`; ``make test`` runs a hundred-odd), with the differences
+  (:mod:`course_lib.experiments.differential`; ``make test`` runs a hundred-odd), with the differences
   found, each with its seed;
 - producer throughput, ``acks=all``, idempotent, 1 KB records, one RF=3 partition with
   ``min.insync.replicas=2``, into each, by three clients: kafka-python 3.0.12, confluent-kafka
@@ -255,7 +255,7 @@ def suite_times(local: bool, limit: int | None = None) -> dict:
 def differential_numbers(sequences: int) -> dict:
     """Run ``sequences`` producer and ``sequences`` consumer call sequences (seeds 0..N-1) through
     both clients; every difference found, and the time each kind took."""
-    from course_lib.wire import differential
+    from course_lib.experiments import differential
 
     out: dict = {}
     wire = differential.wire_for_differential()
@@ -264,7 +264,7 @@ def differential_numbers(sequences: int) -> dict:
             t0 = time.perf_counter()
             found = [d for seed in range(sequences) for d in runner.run(seed)]
             out[runner.kind] = {"sequences": sequences, "seconds": time.perf_counter() - t0, "differences": found}
-        from course_lib.wire import config_differential as configs
+        from course_lib.experiments import config_differential as configs
 
         t0 = time.perf_counter()
         found_configs = configs.config_differences(wire.bootstrap_servers)

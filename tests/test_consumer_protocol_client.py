@@ -12,7 +12,7 @@ from kafka import errors as Errors
 from course_lib.broker import Cluster
 from course_lib.clients import KafkaConsumer, KafkaProducer
 from course_lib.clients.config import ConfigurationError
-from course_lib.wire.consumer_protocol_differential import coordinator
+from course_lib.experiments.consumer_protocol_differential import coordinator
 from tests import consumer_protocol_support as kip848
 
 SEED = 7

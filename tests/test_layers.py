@@ -170,10 +170,14 @@ DISPATCH_NAMES = {"wire", "simulated", "kafka-python", "confluent-kafka", "java"
 #: what is left of the dispatch on a backend, cluster or client inside the experiments, per module:
 #: (mentions at most, why). The matrix's two parts (fidelity, protocol_matrix, by_design) still
 #: choose a column's cluster by name; the share scenarios run on the simulator alone and reach its
-#: ``cluster``; the share experiments reach the wire cluster's simulated ``cluster`` on its thread.
+#: ``cluster``; the share experiments reach the wire cluster's simulated ``cluster`` on its thread;
+#: the differentials' simulated sides drive the simulated cluster they compare with a client's.
 #: A module not listed has none, and a count may only go down.
 DISPATCH_LEFT = {
     "experiments/behaviour_probes.py": (3, "a wall-clock cluster's bootstrap list of dead brokers too"),
+    "experiments/differential.py": (29, "its simulated sides drive the simulated cluster and read its messages' kinds"),
+    "experiments/consumer_protocol_differential.py": (17, "its simulated side drives the simulated cluster"),
+    "experiments/java_differential.py": (8, "its simulated side drives the simulated cluster"),
     "experiments/by_design.py": (4, "the by-design table picks its wire and Kafka columns by name"),
     "experiments/fidelity.py": (17, "the fidelity table's columns and kafka-python's legacy keys"),
     "experiments/protocol_matrix.py": (9, "the protocol matrix computes a column's run by its cluster's name"),
@@ -369,10 +373,16 @@ CLIENTS_BUILT_ELSEWHERE = {
     ("real/clients.py", "LearnerProducer"): "kafka-python's producer as a learner's notebook imports it (lab 09)",
     ("real/clients.py", "LearnerConsumer"): "kafka-python's consumer as a learner's notebook imports it (lab 09)",
     ("real/cluster.py", "LocalCluster"): "the cluster reads and writes its own partitions (its final read, a probe)",
-    ("wire/differential.py", "ProducerDifferential"): "a differential side: kafka-python itself, every public call",
-    ("wire/differential.py", "ConsumerDifferential"): "a differential side: kafka-python itself, every public call",
-    ("wire/consumer_protocol_differential.py", "_JavaSide"): "a differential side: the Java client itself",
-    ("wire/java_differential.py", "TransactionsV2Differential"): "a differential side: the Java client itself",
+    (
+        "experiments/differential.py",
+        "ProducerDifferential",
+    ): "a differential side: kafka-python itself, every public call",
+    (
+        "experiments/differential.py",
+        "ConsumerDifferential",
+    ): "a differential side: kafka-python itself, every public call",
+    ("experiments/consumer_protocol_differential.py", "_JavaSide"): "a differential side: the Java client itself",
+    ("experiments/java_differential.py", "TransactionsV2Differential"): "a differential side: the Java client itself",
     ("wire/share_differential.py", "ConfluentShare"): "a differential side: confluent-kafka itself",
 }
 

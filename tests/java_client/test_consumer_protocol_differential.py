@@ -1,4 +1,4 @@
-"""The consumer-protocol differential (course_lib/wire/consumer_protocol_differential.py): the
+"""The consumer-protocol differential (course_lib/experiments/consumer_protocol_differential.py): the
 simulated consumer with ``group_protocol="consumer"`` and the Java client 4.3.1 with
 ``group.protocol=consumer`` over the wire, on the same seeded call sequences (join, commit,
 close, crash, produce, a crash of the group coordinator between calls), agree after every call on
@@ -10,7 +10,7 @@ import os
 import pytest
 
 from course_lib.wire.cluster import WireCluster
-from course_lib.wire.consumer_protocol_differential import (
+from course_lib.experiments.consumer_protocol_differential import (
     OPTIONS,
     ConsumerProtocolDifference,
     ConsumerProtocolDifferential,

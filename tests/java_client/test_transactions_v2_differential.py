@@ -1,4 +1,4 @@
-"""The transactions-v2 differential (course_lib/wire/java_differential.py): the simulated producer
+"""The transactions-v2 differential (course_lib/experiments/java_differential.py): the simulated producer
 with ``transaction_version=2`` and the Java client 4.3.1 over the wire, on the same seeded
 transactional call sequences with broker crashes between calls, agree call by call on success
 and on the coordinator's epoch and state, and at the end on what read_committed reads."""
@@ -8,7 +8,7 @@ import os
 import pytest
 
 from course_lib.wire.cluster import WireCluster
-from course_lib.wire.java_differential import TransactionsV2Differential, V2Difference, steps
+from course_lib.experiments.java_differential import TransactionsV2Differential, V2Difference, steps
 
 SEQUENCES = int(os.environ.get("V2_DIFF_SEQUENCES", "12"))
 

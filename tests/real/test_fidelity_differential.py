@@ -18,7 +18,7 @@ from course_lib.experiments import by_design
 from course_lib.backend import ComposedBackend, SimBackend
 from course_lib.broker import Cluster
 from course_lib.clients import KafkaProducer as SimProducer
-from course_lib.wire import differential
+from course_lib.experiments import differential
 from course_lib.real.broker_metadata import wait_for_new_leader
 
 pytestmark = pytest.mark.real_kafka
@@ -164,7 +164,7 @@ def test_a_consumer_that_knows_only_the_dead_leader_waits_for_it_then_seeks_to_t
 
 
 # ---- what the client differential's new observables found, on Kafka 4.3.1 --------------------------
-# (course_lib/wire/differential.py lists both; these show they are kafka-python's, not the wire's)
+# (course_lib/experiments/differential.py lists both; these show they are kafka-python's, not the wire's)
 class _LocalTarget:
     """The differential's faults on the LocalCluster (the same roles: the topic's leader)."""
 

@@ -1,19 +1,19 @@
 """The client differential, producer side: seeded sequences through the simulator's own
 KafkaProducer and kafka-python 3.0.12's, on the same simulated brokers
-(course_lib/wire/differential.py): transactional calls in right and wrong orders, sends and
+(course_lib/experiments/differential.py): transactional calls in right and wrong orders, sends and
 flushes under varied configurations (acks, idempotence, retries, in-flight, timeouts, linger),
 with a leader crash, a lost ACK or a paused follower between calls and a close(timeout) at the
 end. Compared: each call's outcome, each send future's, the final close's and the whole log as
 read_uncommitted sees it; and every configuration setting's accepted and refused values
-(course_lib/wire/config_differential.py). A difference not listed with its reason fails with the
+(course_lib/experiments/config_differential.py). A difference not listed with its reason fails with the
 seed that shows it; ``python -m bench wire --sequences N`` runs thousands."""
 
 import os
 
 import pytest
 
-from course_lib.wire import config_differential, differential
-from course_lib.wire.differential import Difference, ProducerDifferential
+from course_lib.experiments import config_differential, differential
+from course_lib.experiments.differential import Difference, ProducerDifferential
 
 SEQUENCES = int(os.environ.get("WIRE_DIFF_SEQUENCES", "60"))
 

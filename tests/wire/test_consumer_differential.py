@@ -1,15 +1,15 @@
 """The consumer side of the client differential: seeded sequences of assign/seek/poll/position/
 commit/committed/end_offsets through the simulator's KafkaConsumer and kafka-python's, on the
 same simulated brokers with the same records - a plain topic, or one written in committed and
-aborted transactions read committed or uncommitted (course_lib/wire/differential.py)."""
+aborted transactions read committed or uncommitted (course_lib/experiments/differential.py)."""
 
 import os
 
 import pytest
 from kafka import TopicPartition
 
-from course_lib.wire import differential
-from course_lib.wire.differential import ConsumerDifferential
+from course_lib.experiments import differential
+from course_lib.experiments.differential import ConsumerDifferential
 
 from .test_client_differential import unexplained
 

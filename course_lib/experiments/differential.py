@@ -17,7 +17,7 @@ Two kinds of sequence:
   ``close(timeout_ms)`` with calls after it, on a plain topic or on one written in committed
   and aborted transactions, read committed or uncommitted (:class:`ConsumerDifferential`).
 
-Configuration validation, the third kind, is :mod:`course_lib.wire.config_differential`.
+Configuration validation, the third kind, is :mod:`course_lib.experiments.config_differential`.
 ``make test`` runs hundreds (tests/wire/test_client_differential.py,
 tests/wire/test_consumer_differential.py), ``python -m bench wire --sequences N`` thousands.
 """
@@ -38,7 +38,7 @@ from kafka import TopicPartition
 from ..broker import Cluster
 from ..clients import KafkaConsumer as SimConsumer
 from ..clients import KafkaProducer as SimProducer
-from .cluster import WireCluster
+from ..wire.cluster import WireCluster
 
 PRODUCER_CALLS = (
     "init_transactions",

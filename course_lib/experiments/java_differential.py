@@ -25,7 +25,7 @@ from typing import ClassVar
 from ..broker import Cluster
 from ..broker.txn_coordinator import TXN_TOPIC
 from ..clients import KafkaProducer as SimProducer
-from .cluster import WireCluster
+from ..wire.cluster import WireCluster
 from .differential import transactions_settled
 
 FAULTS = ("none", "none", "crash_coordinator", "crash_leader_p0", "crash_leader_p1")

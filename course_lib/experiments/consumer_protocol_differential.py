@@ -34,7 +34,7 @@ from ..broker import Cluster
 from ..broker.group_coordinator import OFFSETS_TOPIC
 from ..clients import KafkaConsumer as SimConsumer
 from ..clients import KafkaProducer as SimProducer
-from .cluster import WireCluster
+from ..wire.cluster import WireCluster
 from .java_differential import JavaDifference
 
 PARTITIONS = 4
