@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from kafka import ConsumerRebalanceListener
 from kafka import errors as Errors
@@ -77,7 +77,7 @@ class App:
     restart_after_ms: float | None = None  # set by restart(): start again this long after close()
     crash_plan: CrashPlan | None = None  # where the process dies (points: process, commit, poll)
     restart_after_crash_ms: float | None = None  # its supervisor starts it again this long after
-    run: GroupRun | None = None
+    run: GroupRun = field(kw_only=True)  # the run whose clock and records it shares
 
     def commit(self, reason: str = "after the batch") -> None:
         assigned = {tuple(tp) for tp in self.consumer.assignment()}
@@ -228,6 +228,7 @@ class GroupRun:
                 _, _, action, args = self._plan.pop(0)
                 getattr(self, "_do_" + action)(*args)
             else:
+                assert next_app is not None, "t is an instance's turn here: with none running, it is the plan's"
                 try:
                     self._step(next_app)
                 except AppCrash as crash:
@@ -457,6 +458,7 @@ class GroupRun:
             if op.f not in GROUP_EVENTS:
                 continue
             v = op.value if op.f != OpName.LEFT_GROUP else op.evidence
+            assert v is not None, "each group event carries its details (a member that left: in its evidence)"
             if op.f == "rebalance":
                 parts = ", ".join(f"{m.rsplit('-', 1)[0]}={[p for _, p in tps]}" for m, tps in v["assignment"].items())
                 rows.append((op.time_ms, "group", f"generation {v['generation']}: {parts or 'no members'}"))
@@ -505,7 +507,10 @@ class GroupRun:
                 rows.append((op.time_ms, "group", f"target assignment of epoch {v['epoch']}: {parts or 'no members'}"))
         owned: dict[str, set] = {}
         for op in self.backend.history:
-            member = op.evidence.get("member_id") if isinstance(op.evidence, dict) else None
+            evidence = op.evidence if isinstance(op.evidence, dict) else {}
+            member = evidence.get("member_id")
+            if member is None:  # not a member's operation
+                continue
             if op.f == OpName.LEFT_GROUP:
                 owned.pop(member, None)  # its partitions are lost, not revoked
             if op.f != OpName.ASSIGNED or member not in self.member_names:
@@ -517,7 +522,7 @@ class GroupRun:
                 (
                     op.time_ms,
                     self.member_names[member],
-                    f"owns {sorted(now)}: {', '.join(moves) or 'no change'} (member epoch {op.evidence['generation']})",
+                    f"owns {sorted(now)}: {', '.join(moves) or 'no change'} (member epoch {evidence['generation']})",
                 )
             )
         return rows
@@ -607,6 +612,12 @@ def simulated_slow_handler(seed: int = 1) -> dict:
 
 
 # ---- classic and consumer groups side by side (KIP-848) ----------------------------------------
+class _Protocol(TypedDict, total=False):
+    """The consumer setting that picks the group protocol (absent: the classic protocol)."""
+
+    group_protocol: str
+
+
 def protocols_side_by_side(seed: int = 1, **cluster_options) -> dict:
     """Lesson 05b's slow handler on a classic group (kafka-python's eager protocol) and on a
     consumer group (``group_protocol="consumer"``, as the Java client 4.3.1 with
@@ -623,7 +634,7 @@ def protocols_side_by_side(seed: int = 1, **cluster_options) -> dict:
     runs = {}
     for protocol in ("classic", "consumer"):
         run = GroupRun(seed=seed, messages=40, **cluster_options)
-        extra = {} if protocol == "classic" else {"group_protocol": "consumer"}
+        extra: _Protocol = {} if protocol == "classic" else {"group_protocol": "consumer"}
         for name, handler_ms in (("fast", 20), ("slow", 800)):
             run.start(name, handler_ms=handler_ms, max_poll_records=10, max_poll_interval_ms=5000, **extra)
         runs[protocol] = run.run(60_000)

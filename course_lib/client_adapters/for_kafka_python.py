@@ -99,7 +99,7 @@ class GroupMember(GroupMemberBase):
     def owned(self) -> list[int]:
         return list(self._state[0])
 
-    def epoch(self) -> int | None:
+    def epoch(self) -> int:  # -1 until the group is stable, never None
         return self._state[1]
 
     def close(self) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Callable
+from typing import Callable, TypedDict
 
 from course_lib.client_adapters import group_member
 from course_lib.client_adapters.members import GroupMember
@@ -22,6 +22,9 @@ EXPECTED = {"first": [0, 1, 2, 3], "split": [2, 2], "union": [0, 1, 2, 3], "afte
 
 #: the settings of every member of these experiments (Java's names: the group-member contract's)
 MEMBER_CONFIG = {"group.protocol": "consumer", "auto.offset.reset": "earliest", "enable.auto.commit": False}
+#: the settings given to :func:`member` over :data:`MEMBER_CONFIG` (a TypedDict: mypy then sees
+#: that none of them is one of member()'s own parameters)
+MemberSettings = TypedDict("MemberSettings", {"group.protocol": str, "max.poll.interval.ms": int}, total=False)
 
 
 def member(client: str, servers, group: str, topics: list[str], own_process: bool = False, **config) -> GroupMember:
@@ -39,6 +42,7 @@ def join_split_leave(client: str, servers, topic: str, timeout_s: float = 60, **
     protocol = config.get("group.protocol", MEMBER_CONFIG["group.protocol"])
     group = f"{'kip848' if protocol == 'consumer' else protocol}-{client}-{uuid.uuid4().hex[:8]}"
     a = member(client, servers, group, [topic], **config)
+    a_left = False
     b = None
     try:
         _until([a], lambda: a.owned() == [0, 1, 2, 3], timeout_s, "a owns every partition")
@@ -48,7 +52,7 @@ def join_split_leave(client: str, servers, topic: str, timeout_s: float = 60, **
         split = [len(a.owned()), len(b.owned())]
         union = sorted(a.owned() + b.owned())
         a.close()
-        a = None
+        a_left = True
         left_s = _until([b], lambda: b.owned() == [0, 1, 2, 3], timeout_s, "b owns every partition")
         return {
             "first": first,
@@ -58,7 +62,7 @@ def join_split_leave(client: str, servers, topic: str, timeout_s: float = 60, **
             "seconds": {"join_moved": moved_s, "leave_moved": left_s},
         }
     finally:
-        if a is not None:
+        if not a_left:
             a.close()
         if b is not None:
             b.close()
@@ -327,8 +331,14 @@ def first_epochs(cluster, client: str = "java", timeout_s: float = 60) -> dict:
     later = f"kip848-first-{run}-later"
     m = joiner("topic_later", [cluster.topic(later)])
     trails["topic_later"] = []
+
+    def joined() -> bool:
+        epoch = m.epoch()
+        assert epoch is not None, f"{client}'s members do not show their epoch"
+        return epoch > 0
+
     try:
-        _trail([m], lambda: m.epoch() > 0, timeout_s, trails["topic_later"])
+        _trail([m], joined, timeout_s, trails["topic_later"])
         deadline = time.monotonic() + 3  # joined on a topic that does not exist: nothing to own
         while time.monotonic() < deadline:
             m.poll()
@@ -358,9 +368,20 @@ def first_epochs(cluster, client: str = "java", timeout_s: float = 60) -> dict:
 # ---- one experiment on one cluster, as the protocol matrix runs it ------------------------------
 #: the crash and slow-handler experiments, by the name the protocol matrix gives them
 EXPERIMENTS = tuple(family("consumer protocol"))
+
+
+class WireSettings(TypedDict, total=False):
+    """The :class:`~course_lib.wire.cluster.WireCluster` keywords of :data:`WIRE_SETTINGS`."""
+
+    brokers: int
+    seed: int
+    group_initial_rebalance_delay_ms: int
+    group_consumer_session_timeout_ms: int
+
+
 #: the wire cluster each experiment runs on: a 6 s consumer-group session for the crash (Kafka's
 #: is 45 s, also its minimum: assignments, epochs and counts are the same, the wait shorter)
-WIRE_SETTINGS = {
+WIRE_SETTINGS: dict[str, WireSettings] = {
     "crashed member": {
         "brokers": 3,
         "seed": 1,
@@ -429,5 +450,5 @@ def on_the_simulator(experiment: str, seed: int = 1) -> dict:
 
     if experiment == "crashed member":
         return crashed_member(lambda name: member("simulator", cluster, "kip848-sim", ["t"]), produce)
-    config = {"max.poll.interval.ms": MAX_POLL_S * 1000}
+    config: MemberSettings = {"max.poll.interval.ms": MAX_POLL_S * 1000}
     return slow_handler(lambda name: member("simulator", cluster, "kip848-sim", ["t"], **config), produce, MAX_POLL_S)

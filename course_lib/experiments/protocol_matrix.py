@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import NamedTuple
 
 from course_lib.experiments import consumer_protocol_experiments as kip848
@@ -250,7 +251,7 @@ def _column_runs(col: Column, kafka, why: str | None) -> dict:
 
     for experiment in EXPERIMENTS:
         try:
-            out[(experiment, col.key)] = (measure(experiment, col.key, lambda e=experiment: compute(e)), None)
+            out[(experiment, col.key)] = (measure(experiment, col.key, partial(compute, experiment)), None)
         except NotRun as e:
             out[(experiment, col.key)] = (None, str(e))
         except Exception as e:  # noqa: BLE001 - the cell says how it failed, never silently

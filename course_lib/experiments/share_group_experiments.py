@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from typing import TypedDict
 
 from .registry import experiment
 
@@ -343,7 +344,8 @@ def described(client: str, servers: str, group: str, timeout_s: float = 30) -> d
 
 
 #: the throttling experiment: one batch of 8, a worker that RELEASEs all it gets, limit 5
-THROTTLE_CONFIGS = {"share.auto.offset.reset": "earliest", "share.delivery.count.limit": 5}
+THROTTLE_DELIVERY_LIMIT = 5
+THROTTLE_CONFIGS = {"share.auto.offset.reset": "earliest", "share.delivery.count.limit": THROTTLE_DELIVERY_LIMIT}
 THROTTLE_BATCH = 8
 #: what each poll brings, measured on Kafka 4.3.1 (``SharePartition.acquireSubsetBatchRecords``):
 #: the whole batch until its delivery count reaches max(2, ceil(5 / 2)) = 3, then half of it -
@@ -378,7 +380,7 @@ def librdkafka_throttle(servers: str, topic: str, group: str, timeout_s: float =
         assert p.flush(30) == 0
         sizes: list = []
         start = time.monotonic()
-        while sum(sizes) < THROTTLE_BATCH * THROTTLE_CONFIGS["share.delivery.count.limit"]:
+        while sum(sizes) < THROTTLE_BATCH * THROTTLE_DELIVERY_LIMIT:
             assert time.monotonic() - start < timeout_s, f"not within {timeout_s} s: {sizes}"
             got = [m for m in c.poll(1) if m.error() is None]
             if got:
@@ -434,8 +436,16 @@ def wire_setup(wire) -> tuple[str, str]:
 
 
 # ---- the experiment on one cluster, as the protocol matrix runs it ------------------------------
+class WireSettings(TypedDict):
+    """The :class:`~course_lib.wire.cluster.WireCluster` keywords of :data:`WIRE_SETTINGS`."""
+
+    brokers: int
+    seed: int
+    group_initial_rebalance_delay_ms: int
+
+
 #: the wire cluster it runs on (the tests' ``wire_cluster``: 3 brokers, seed 1)
-WIRE_SETTINGS = {"brokers": 3, "seed": 1, "group_initial_rebalance_delay_ms": 0}
+WIRE_SETTINGS: WireSettings = {"brokers": 3, "seed": 1, "group_initial_rebalance_delay_ms": 0}
 
 
 def run_on(client: str, cluster) -> dict:

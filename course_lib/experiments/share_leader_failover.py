@@ -108,10 +108,15 @@ def simulator_run(seed: int = 0) -> dict:
         p.flush()
         p.close()
 
+    def crash_leader() -> None:
+        leader = cluster.leader_of(topic, 0)
+        assert leader is not None, "the partition has a leader until this crash (3 brokers, all up)"
+        cluster.crash(leader)
+
     return leader_failover(
         lambda: worker("simulator", cluster, topic, group, RECORDS),
         produce,
-        lambda: cluster.crash(cluster.leader_of(topic, 0)),
+        crash_leader,
         clock=lambda: cluster.now / 1000,
     )
 

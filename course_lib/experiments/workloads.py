@@ -65,7 +65,8 @@ def run(workload: str, client: str, cluster: Any) -> dict:
     servers = cluster.client_config()["bootstrap_servers"]
     if workload in GROUP_PROTOCOL:
         topic = cluster.create_from(TopicSpec.of(f"members-{uuid.uuid4().hex[:6]}", partitions=4))
-        got = kip848.join_split_leave(client, servers, topic, **{"group.protocol": GROUP_PROTOCOL[workload]})
+        protocol: kip848.MemberSettings = {"group.protocol": GROUP_PROTOCOL[workload]}
+        got = kip848.join_split_leave(client, servers, topic, **protocol)
         got.pop("seconds")
         return got
     topic = cluster.create_from(TopicSpec.of(f"share-{uuid.uuid4().hex[:6]}", partitions=1, min_insync_replicas=2))

@@ -34,9 +34,10 @@ def _topic(kafka, stem: str, partitions: int) -> str:
     return name
 
 
-def _state(member) -> tuple[list[int], int | None]:
+def _state(member) -> tuple[list[int], int]:
     """A member's (partitions, generation), read until two reads agree: its thread replaces both
-    at once, and could between the two calls."""
+    at once, and could between the two calls. (A kafka-python member's generation is never None:
+    -1 until it is in a stable group.)"""
     while True:
         now = (member.owned(), member.epoch())
         if now == (member.owned(), member.epoch()):
@@ -148,7 +149,7 @@ def deleted_before_read(kafka, reset: str = "earliest") -> dict:
         return c
 
     first = consumer()
-    processed = []
+    processed: list[str] = []
     deadline = time.monotonic() + 60
     while not processed and time.monotonic() < deadline:
         for records in first.poll(timeout_ms=500).values():
@@ -161,7 +162,7 @@ def deleted_before_read(kafka, reset: str = "earliest") -> dict:
     finally:
         admin.close()
     second = consumer()
-    later = []
+    later: list[str] = []
     try:
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline and len(later) < 2:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from typing import TypedDict, cast
 
 # what dead_letter_queue does with each record, and the records' timestamps: one definition for
 # this probe and the simulator's (course_lib.experiments.share_dead_letters, whose experiment is this one)
@@ -166,14 +167,30 @@ def worker_crash(
         survivor.close()
 
 
+class Crash(TypedDict):
+    """One of :data:`CRASHES`: keywords of :func:`worker_crash` and of the simulator's scenario."""
+
+    host_lost: bool
+    lock_ms: int
+
+
+class CrashSettings(TypedDict):
+    """:data:`CRASH_SETTINGS`: keywords of :func:`worker_crash` and of the simulator's scenario."""
+
+    records: int
+    max_poll_records: int
+    processed_before_crash: int
+    handler_ms: float
+
+
 #: the two crashes every cluster is checked on: the process killed (a lock long enough to tell "at
 #: once" from the lock) and the machine gone (a short lock: a quick test)
-CRASHES = {
+CRASHES: dict[str, Crash] = {
     "process killed": {"host_lost": False, "lock_ms": 10_000},
     "machine gone": {"host_lost": True, "lock_ms": 5_000},
 }
 #: what stays the same in both: 10 jobs, 5 per poll, 3 finished before the crash, 50 ms each
-CRASH_SETTINGS = {"records": 10, "max_poll_records": 5, "processed_before_crash": 3, "handler_ms": 50}
+CRASH_SETTINGS: CrashSettings = {"records": 10, "max_poll_records": 5, "processed_before_crash": 3, "handler_ms": 50}
 #: what the two must agree on (the wait as the lesson's answer: "at once", "after about the lock duration")
 CRASH_COUNTS = ("held_at_crash", "redelivered", "processed_twice")
 
@@ -494,12 +511,15 @@ def _read_topic(kafka, topic: str, at_least: int = 0, timeout_s: float = 30, par
             m = reader.poll(0.2)
             if m is None or m.error():
                 continue
+            # a consumed record's headers are (key, bytes) pairs; confluent-kafka's stub gives
+            # headers() the type a producer accepts (a dict too, str values)
+            headers = cast("list[tuple[str, bytes]]", m.headers() or [])
             records.append(
                 {
                     "offset": m.offset(),
                     "key": m.key(),
                     "value": m.value(),
-                    "headers": {k: v.decode() for k, v in m.headers() or []},
+                    "headers": {k: v.decode() for k, v in headers},
                     "timestamp": m.timestamp()[1],
                 }
             )
