@@ -16,8 +16,14 @@ ROOT = Path(__file__).resolve().parent.parent / "course_lib"
 # wire/ is the brokers' own network front end (it answers from their state, as a broker's request
 # handlers do), except its backend adapter, which reads like any other client of the simulator
 SIMULATOR = ("broker", "sim", "clients", "wire")
-#: still reading internals, switching in another branch of issue 20 (drop from here once merged)
-NOT_YET: set[str] = set()  # modules still to switch to inspect() (none left)
+#: still reading internals: the differentials (in wire/ until they moved to experiments/) compare a
+#: client's view with the simulated coordinators' state - a group's members and epochs, the
+#: transaction log up to its high watermark - which inspect() does not show yet
+NOT_YET: set[str] = {
+    "experiments/differential.py",
+    "experiments/consumer_protocol_differential.py",
+    "experiments/java_differential.py",
+}
 
 
 def test_a_snapshot_is_frozen_and_does_not_follow_the_cluster():
