@@ -1,0 +1,57 @@
+"""Kafka's answers to the ACL probe of tests/wire/test_acls.py, with the same expectation: a
+cluster with the workshop's authorizer settings (course_lib.real.security.ClusterAuth: SCRAM
+users, StandardAuthorizer, allow.everyone.if.no.acl.found=false), and the session cluster, which
+has no authorizer."""
+
+import subprocess
+
+import pytest
+
+from course_lib.real.security import ClusterAuth, client_kwargs
+from tests.wire.acl_probes import ADMIN, USERS, acl_answers, acls_without_authorizer
+from tests.wire.test_acls import WITHOUT_AUTHORIZER, expected_acl_answers
+
+pytestmark = pytest.mark.real_kafka
+
+PASSWORDS = {ADMIN: "admin-pw", **{u: f"{u}-pw" for u in USERS}}
+
+
+@pytest.fixture(scope="module")
+def secured():
+    """A 3-broker Kafka whose client listener takes SCRAM-SHA-512 logins, with ann and bob."""
+    from kafka import KafkaAdminClient
+    from kafka.admin import ScramMechanism, UserScramCredentialUpsertion
+
+    from course_lib.real.cluster import LocalCluster
+
+    c = LocalCluster(
+        progress=False,
+        proxies=False,
+        controllers=1,
+        auth=ClusterAuth(admin_user=ADMIN, admin_password=PASSWORDS[ADMIN]),
+        broker_config={"group.initial.rebalance.delay.ms": "0"},
+    )
+    c.start()
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=c.bootstrap_servers, **c.client_auth())
+        try:
+            errors = admin.alter_user_scram_credentials(
+                [UserScramCredentialUpsertion(u, ScramMechanism.SCRAM_SHA_512, PASSWORDS[u]) for u in USERS]
+            )
+            assert not any(errors.values()), errors
+        finally:
+            admin.close()
+        yield c
+    finally:
+        c.stop()
+        left = subprocess.run(["pgrep", "-f", c.tag], capture_output=True, text=True).stdout
+        assert not left.strip(), f"JVMs of the secured cluster survived stop(): {left}"
+
+
+def test_acls_are_kept_and_enforced_on_kafka(secured):
+    got = acl_answers(secured.bootstrap_servers, lambda user: client_kwargs(user, PASSWORDS[user]))
+    assert got == expected_acl_answers()
+
+
+def test_acl_apis_without_an_authorizer_on_kafka(cluster):
+    assert acls_without_authorizer(cluster.bootstrap_servers) == WITHOUT_AUTHORIZER

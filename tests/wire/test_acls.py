@@ -1,0 +1,65 @@
+"""ACLs on the wire cluster (DescribeAcls, CreateAcls, DeleteAcls, and their enforcement for SASL
+users), answered as Kafka answers them: the same probe runs on Kafka in
+tests/real/test_acls_real.py, against the same expectation."""
+
+from course_lib.wire import WireCluster
+
+from .acl_probes import ADMIN, USERS, acl_answers, acl_config, acls_without_authorizer
+
+P = "acl-"
+ANN_TOPIC_ACLS = [
+    ("TOPIC", f"{P}ord", "PREFIXED", "User:ann", "*", "READ", "ALLOW"),
+    ("TOPIC", f"{P}orders", "LITERAL", "User:ann", "*", "WRITE", "ALLOW"),
+    ("TOPIC", f"{P}ordersecret", "LITERAL", "User:ann", "*", "READ", "DENY"),
+]
+ANN_GROUP_ACL = ("GROUP", f"{P}g", "LITERAL", "User:ann", "*", "READ", "ALLOW")
+
+
+def expected_acl_answers() -> dict:
+    everything = sorted([*ANN_TOPIC_ACLS, ANN_GROUP_ACL])
+    return {
+        "created": 5,
+        "refused": ["InvalidRequestError", "InvalidRequestError"],
+        "all": everything,
+        "match": sorted([ANN_TOPIC_ACLS[0], ANN_TOPIC_ACLS[2]]),
+        "groups": [ANN_GROUP_ACL],
+        "ann describes ACLs": "ClusterAuthorizationFailedError",
+        "ann creates ACLs": ["ClusterAuthorizationFailedError"],
+        "ann deletes ACLs": ["ClusterAuthorizationFailedError"],
+        # READ and WRITE imply DESCRIBE; a DENY of READ does not deny DESCRIBE
+        "ann sees": [f"{P}orders", f"{P}ordersecret"],
+        "bob sees": [],
+        # named: refused alike whether it exists or not (Metadata does not tell)
+        "ann describes other": [(f"{P}other", 29, []), (f"{P}none", 29, [])],
+        "ann creates a topic": f"ok [('{P}new', 29, 'Authorization failed.', 0)]",
+        "ann elects leaders": (31, [(0, 31)]),
+        "ann produces": "ok 0",
+        "ann produces to other": "TopicAuthorizationFailedError",
+        "bob produces": "TopicAuthorizationFailedError",
+        "ann reads": "ok [b'x']",
+        "ann reads the denied topic": "TopicAuthorizationFailedError",
+        "ann reads in another group": "GroupAuthorizationFailedError",
+        "deleted": [(sorted([ANN_TOPIC_ACLS[0], ANN_TOPIC_ACLS[2]]), "NoError"), ([], "NoError")],
+        "left": sorted([ANN_TOPIC_ACLS[1], ANN_GROUP_ACL]),
+        "ann reads after the delete": "TopicAuthorizationFailedError",
+    }
+
+
+#: what every ACL API answers on a cluster without an authorizer
+WITHOUT_AUTHORIZER = {
+    "versions": [(1, 3)] * 3,  # v0 is gone since Kafka 4.0 (KIP-896)
+    "describe": "SecurityDisabledError",
+    "create": ["SecurityDisabledError"],
+    "delete": ["SecurityDisabledError"],
+}
+
+
+def test_acls_are_kept_and_enforced_as_kafka_does(no_leaks):
+    users = {ADMIN: "admin-pw", **{u: f"{u}-pw" for u in USERS}}
+    with WireCluster(brokers=3, users=users, config=acl_config(), group_initial_rebalance_delay_ms=0) as wire:
+        got = acl_answers(wire.bootstrap_servers, wire.sasl.client_config)
+    assert got == expected_acl_answers()
+
+
+def test_acl_apis_without_an_authorizer_answer_security_disabled(wire):
+    assert acls_without_authorizer(wire.bootstrap_servers) == WITHOUT_AUTHORIZER
