@@ -8,8 +8,21 @@ import subprocess
 import pytest
 
 from course_lib.real.security import ClusterAuth, client_kwargs
-from tests.wire.acl_probes import ADMIN, USERS, acl_answers, acls_without_authorizer
-from tests.wire.test_acls import WITHOUT_AUTHORIZER, expected_acl_answers
+from tests.wire.acl_probes import (
+    ADMIN,
+    USERS,
+    acl_answers,
+    acls_without_authorizer,
+    java_acl_answers,
+    java_acls_without_authorizer,
+)
+from tests.wire.test_acls import (
+    JAVA_ACL_ANSWERS,
+    JAVA_WITHOUT_AUTHORIZER,
+    WITHOUT_AUTHORIZER,
+    expected_acl_answers,
+)
+from tests.wire.test_java_clients import _java_or_skip
 
 pytestmark = pytest.mark.real_kafka
 
@@ -55,3 +68,9 @@ def test_acls_are_kept_and_enforced_on_kafka(secured):
 
 def test_acl_apis_without_an_authorizer_on_kafka(cluster):
     assert acls_without_authorizer(cluster.bootstrap_servers) == WITHOUT_AUTHORIZER
+
+
+def test_java_admin_acls_on_kafka(secured, cluster, tmp_path):
+    java = _java_or_skip()
+    assert java_acl_answers(java, secured.bootstrap_servers, tmp_path, PASSWORDS) == JAVA_ACL_ANSWERS
+    assert java_acls_without_authorizer(java, cluster.bootstrap_servers) == JAVA_WITHOUT_AUTHORIZER

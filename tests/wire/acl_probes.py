@@ -10,6 +10,8 @@ not hide), READ on the group ``<p>g``. The user ``bob`` gets nothing.
 
 from __future__ import annotations
 
+import time
+
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import (
     ACL,
@@ -66,6 +68,34 @@ def _rows(acls) -> list:
     )
 
 
+def _everywhere(admin, changed_from: list | None = None) -> list:
+    """The bindings every broker decides with, once all agree (and differ from ``changed_from``,
+    the bindings before a change): a KRaft broker applies the controller's ACL records from the
+    metadata log a moment after CreateAcls/DeleteAcls has answered, so a probe waits for that
+    state before it asks any broker (the wire cluster's brokers agree at once)."""
+    from kafka.protocol.admin import DescribeAclsRequest
+
+    brokers = sorted(b.node_id for b in admin._manager.cluster.brokers())
+    request = {"resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1}
+    request.update(principal_filter=None, host_filter=None, operation=1, permission_type=1)
+    deadline = time.monotonic() + 30
+    while True:
+        seen = [
+            _rows(admin._convert_describe_acls_response_to_acls(
+                admin._manager.run(admin._manager.send, DescribeAclsRequest(**request), b)
+            )[0])
+            for b in brokers
+        ]  # fmt: skip
+        if all(rows == seen[0] != changed_from for rows in seen) or time.monotonic() > deadline:
+            return seen[0]
+        time.sleep(0.1)
+
+
+def _mine(rows: list, prefix: str) -> list:
+    """The probe's own bindings (a shared cluster may hold others')."""
+    return [row for row in rows if row[1].startswith(prefix)]
+
+
 def _error(call) -> str:
     """The name of the exception ``call()`` raises, or "ok" with its result."""
     try:
@@ -92,11 +122,14 @@ def acl_answers(bootstrap: str, login) -> dict:
             _allow("ann", ACLOperation.ALTER, ResourceType.CLUSTER, "not-the-cluster"),  # INVALID_REQUEST
             _allow("ann", ACLOperation.READ, ResourceType.TOPIC, ""),  # INVALID_REQUEST: empty name
         ]
+        before = _everywhere(admin)
         created = admin.create_acls(grants)
+        everywhere = _everywhere(admin, before)
         out: dict = {
+            "everywhere": _mine(everywhere, p),
             "created": len(created["succeeded"]),
             "refused": [e.__name__ for e in created["failed"]],
-            "all": _rows(admin.describe_acls(EVERYTHING)[0]),
+            "all": _mine(_rows(admin.describe_acls(EVERYTHING)[0]), p),
             # MATCH: the bindings that apply to one resource - literal, prefixed and wildcard
             "match": _rows(admin.describe_acls(_filter(None, ResourceType.TOPIC, f"{p}ordersecret", MATCH))[0]),
             "groups": _rows(admin.describe_acls(_filter("User:ann", ResourceType.GROUP, None, ANY))[0]),
@@ -126,7 +159,8 @@ def acl_answers(bootstrap: str, login) -> dict:
             ]
         )
         out["deleted"] = [(_rows(acls), err.__name__) for _f, acls, err in deleted]
-        out["left"] = _rows(admin.describe_acls(EVERYTHING)[0])
+        out["everywhere after the delete"] = _mine(_everywhere(admin, everywhere), p)
+        out["left"] = _mine(_rows(admin.describe_acls(EVERYTHING)[0]), p)
         out["ann reads after the delete"] = _consume(bootstrap, login("ann"), f"{p}orders", None)
         return out
     finally:
@@ -208,3 +242,96 @@ def acls_without_authorizer(bootstrap: str) -> dict:
         }
     finally:
         admin.close()
+
+
+ACL_COMMAND = "org.apache.kafka.tools.AclCommand"
+
+
+def _login_file(path, user: str, password: str) -> str:
+    """A Java client's properties that log ``user`` in with SCRAM-SHA-512 (``--command-config``)."""
+    path.write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="{user}" password="{password}";\n'
+    )
+    return str(path)
+
+
+def _acl_lines(out: str) -> list:
+    """``kafka-acls --list``'s bindings of the Java probe's resources: (resource, entry) pairs, sorted."""
+    rows, resource = [], None
+    for line in out.splitlines():
+        line = line.strip()
+        if line.startswith("Current ACLs for resource"):
+            resource = line[line.index("`") + 1 : line.rindex("`")]
+        elif line.startswith("(principal=") and resource is not None and "name=jv-" in resource:
+            rows.append((resource, line))
+    return sorted(rows)
+
+
+def _failure(result) -> str:
+    """The Kafka exception a failed ``kafka-acls`` names (its class's simple name)."""
+    import re
+
+    found = re.findall(r"org\.apache\.kafka\.common\.errors\.(\w+Exception)", result.stdout + result.stderr)
+    return f"exit {result.returncode != 0} {found[0] if found else 'no exception'}"
+
+
+def java_acl_answers(java: list, bootstrap: str, tmp_path, passwords: dict) -> dict:
+    """Java's Admin (Kafka's own ``kafka-acls``, AclCommand) on a cluster with the workshop's
+    authorizer: grants, lists (all, and MATCH for one topic), a user with no right to, removes.
+    After each change it waits (kafka-python's admin) until every broker has it."""
+
+    watcher = KafkaAdminClient(
+        bootstrap_servers=bootstrap,
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="SCRAM-SHA-512",
+        sasl_plain_username=ADMIN,
+        sasl_plain_password=passwords[ADMIN],
+    )
+    try:
+        return _java_acls(java, bootstrap, tmp_path, passwords, watcher)
+    finally:
+        watcher.close()
+
+
+def _java_acls(java: list, bootstrap: str, tmp_path, passwords: dict, watcher) -> dict:
+    import subprocess
+
+    admin = _login_file(tmp_path / "admin.properties", ADMIN, passwords[ADMIN])
+    ann = _login_file(tmp_path / "ann.properties", "ann", passwords["ann"])
+
+    def acls(login: str, *args: str):
+        command = [*java, ACL_COMMAND, "--bootstrap-server", bootstrap, "--command-config", login, *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+    grants = [
+        ("--allow-principal", "User:ann", "--operation", "Read", "--operation", "Write", "--topic", "jv-"),
+        ("--resource-pattern-type", "prefixed"),
+        ("--deny-principal", "User:ann", "--operation", "Read", "--topic", "jv-secret"),
+        ("--allow-principal", "User:ann", "--operation", "Read", "--group", "jv-g"),
+    ]
+    state = _everywhere(watcher)
+    added = []
+    for grant in ((*grants[0], *grants[1]), grants[2], grants[3]):
+        added.append(acls(admin, "--add", *grant).returncode)
+        state = _everywhere(watcher, state)
+    out = {
+        "added": added,
+        "all": _acl_lines(acls(admin, "--list").stdout),
+        "match": _acl_lines(acls(admin, "--list", "--topic", "jv-secret", "--resource-pattern-type", "match").stdout),
+        "ann lists": _failure(acls(ann, "--list")),
+        "ann adds": _failure(acls(ann, "--add", *grants[3])),
+    }
+    removed = acls(admin, "--remove", "--force", *grants[0], *grants[1])
+    out["removed"] = removed.returncode
+    _everywhere(watcher, state)
+    out["left"] = _acl_lines(acls(admin, "--list").stdout)
+    return out
+
+
+def java_acls_without_authorizer(java: list, bootstrap: str) -> str:
+    import subprocess
+
+    command = [*java, ACL_COMMAND, "--bootstrap-server", bootstrap, "--list"]
+    return _failure(subprocess.run(command, capture_output=True, text=True, timeout=120))

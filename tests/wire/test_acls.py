@@ -4,7 +4,15 @@ tests/real/test_acls_real.py, against the same expectation."""
 
 from course_lib.wire import WireCluster
 
-from .acl_probes import ADMIN, USERS, acl_answers, acl_config, acls_without_authorizer
+from .acl_probes import (
+    ADMIN,
+    USERS,
+    acl_answers,
+    acl_config,
+    acls_without_authorizer,
+    java_acl_answers,
+    java_acls_without_authorizer,
+)
 
 P = "acl-"
 ANN_TOPIC_ACLS = [
@@ -19,6 +27,7 @@ def expected_acl_answers() -> dict:
     everything = sorted([*ANN_TOPIC_ACLS, ANN_GROUP_ACL])
     return {
         "created": 5,
+        "everywhere": everything,
         "refused": ["InvalidRequestError", "InvalidRequestError"],
         "all": everything,
         "match": sorted([ANN_TOPIC_ACLS[0], ANN_TOPIC_ACLS[2]]),
@@ -40,6 +49,7 @@ def expected_acl_answers() -> dict:
         "ann reads the denied topic": "TopicAuthorizationFailedError",
         "ann reads in another group": "GroupAuthorizationFailedError",
         "deleted": [(sorted([ANN_TOPIC_ACLS[0], ANN_TOPIC_ACLS[2]]), "NoError"), ([], "NoError")],
+        "everywhere after the delete": sorted([ANN_TOPIC_ACLS[1], ANN_GROUP_ACL]),
         "left": sorted([ANN_TOPIC_ACLS[1], ANN_GROUP_ACL]),
         "ann reads after the delete": "TopicAuthorizationFailedError",
     }
@@ -63,3 +73,38 @@ def test_acls_are_kept_and_enforced_as_kafka_does(no_leaks):
 
 def test_acl_apis_without_an_authorizer_answer_security_disabled(wire):
     assert acls_without_authorizer(wire.bootstrap_servers) == WITHOUT_AUTHORIZER
+
+
+def _pattern(rtype: str, name: str, pattern: str) -> str:
+    return f"ResourcePattern(resourceType={rtype}, name={name}, patternType={pattern})"
+
+
+def _entry(operation: str, permission: str) -> str:
+    return f"(principal=User:ann, host=*, operation={operation}, permissionType={permission})"
+
+
+PREFIXED_JV = _pattern("TOPIC", "jv-", "PREFIXED")
+SECRET = (_pattern("TOPIC", "jv-secret", "LITERAL"), _entry("READ", "DENY"))
+GROUP = (_pattern("GROUP", "jv-g", "LITERAL"), _entry("READ", "ALLOW"))
+#: what Java's kafka-acls (Admin.createAcls/describeAcls/deleteAcls) sees
+JAVA_ACL_ANSWERS = {
+    "added": [0, 0, 0],
+    "all": sorted([(PREFIXED_JV, _entry("READ", "ALLOW")), (PREFIXED_JV, _entry("WRITE", "ALLOW")), SECRET, GROUP]),
+    "match": sorted([(PREFIXED_JV, _entry("READ", "ALLOW")), (PREFIXED_JV, _entry("WRITE", "ALLOW")), SECRET]),
+    "ann lists": "exit True ClusterAuthorizationException",
+    "ann adds": "exit True ClusterAuthorizationException",
+    "removed": 0,
+    "left": sorted([SECRET, GROUP]),
+}
+JAVA_WITHOUT_AUTHORIZER = "exit True SecurityDisabledException"
+
+
+def test_java_admin_acls_on_the_wire(no_leaks, tmp_path):
+    from .test_java_clients import _java_or_skip
+
+    java = _java_or_skip()
+    users = {ADMIN: "admin-pw", **{u: f"{u}-pw" for u in USERS}}
+    with WireCluster(brokers=3, users=users, config=acl_config()) as wire:
+        assert java_acl_answers(java, wire.bootstrap_servers, tmp_path, users) == JAVA_ACL_ANSWERS
+    with WireCluster(brokers=1) as plain:
+        assert java_acls_without_authorizer(java, plain.bootstrap_servers) == JAVA_WITHOUT_AUTHORIZER
