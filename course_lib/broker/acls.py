@@ -269,16 +269,17 @@ class Authorizer:
     def authorized_operations(self, principal: str, host: str, resource_type: int, name: str) -> list[int]:
         """The operations ``principal`` may do to the resource, of those its type has."""
         return [
-            op for op in _TYPE_OPERATIONS[resource_type] if self.authorize(principal, host, op, resource_type, name)
+            op for op in SUPPORTED_OPERATIONS[resource_type] if self.authorize(principal, host, op, resource_type, name)
         ]
 
 
-#: the operations each resource type has (``AclEntry.supportedOperations``)
-_TYPE_OPERATIONS = {
+#: the operations each resource type has (``AclEntry.supportedOperations``): what a client that asks
+#: for its authorized operations (Metadata, DescribeTopicPartitions, DescribeCluster) may be told
+SUPPORTED_OPERATIONS = {
     TOPIC: (READ, WRITE, CREATE, DESCRIBE, DELETE, ALTER, DESCRIBE_CONFIGS, ALTER_CONFIGS),
     GROUP: (READ, DESCRIBE, DELETE, DESCRIBE_CONFIGS, ALTER_CONFIGS),
     CLUSTER: (CREATE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE, ALTER, DESCRIBE),
-    TRANSACTIONAL_ID: (DESCRIBE, WRITE, TWO_PHASE_COMMIT),
+    TRANSACTIONAL_ID: (DESCRIBE, WRITE),
     DELEGATION_TOKEN: (DESCRIBE,),
     USER: (CREATE_TOKENS, DESCRIBE_TOKENS),
 }

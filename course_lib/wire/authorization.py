@@ -13,7 +13,11 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..broker.acls import ANONYMOUS, CLUSTER, CLUSTER_NAME, Authorizer
+from ..broker.acls import ANONYMOUS, CLUSTER, CLUSTER_NAME, SUPPORTED_OPERATIONS, Authorizer
+
+#: an authorized-operations field nobody asked for, or of a resource refused (the schemas'
+#: default, bit 31 alone; kafka-python's bitfield type takes it as None)
+NOT_ASKED = -2147483648
 
 
 def principal(gw) -> str:
@@ -51,3 +55,19 @@ def cluster_authorized(gw, operation: int) -> bool:
 def authorized_by_resource_type(gw, operation: int, resource_type: int) -> bool:
     auth = gw.wire.authorizer
     return auth is None or auth.authorize_by_resource_type(principal(gw), client_host(gw), operation, resource_type)
+
+
+def authorized_operations(gw, resource_type: int, name: str = CLUSTER_NAME) -> set[int]:
+    """``AuthHelper.authorizedOperations``: the codes of the operations this connection may do to
+    the resource (kafka-python's bitfield type: bit n is operation n); without an authorizer
+    every operation the resource type has."""
+    auth = gw.wire.authorizer
+    if auth is None:
+        return set(SUPPORTED_OPERATIONS[resource_type])
+    return set(auth.authorized_operations(principal(gw), client_host(gw), resource_type, name))
+
+
+def bit_field(ops: set[int]) -> int:
+    """The operations as the int32 bit field of schemas that do not say bitfield
+    (DescribeTopicPartitions)."""
+    return sum(1 << op for op in ops)

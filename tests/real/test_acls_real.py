@@ -10,13 +10,16 @@ import pytest
 from course_lib.real.security import ClusterAuth, client_kwargs
 from tests.wire.acl_probes import (
     ADMIN,
+    DECISION_USERS,
     USERS,
     acl_answers,
+    acl_decisions,
     acls_without_authorizer,
     java_acl_answers,
     java_acls_without_authorizer,
 )
 from tests.wire.test_acls import (
+    DECISIONS,
     JAVA_ACL_ANSWERS,
     JAVA_WITHOUT_AUTHORIZER,
     WITHOUT_AUTHORIZER,
@@ -26,7 +29,7 @@ from tests.wire.test_java_clients import _java_or_skip
 
 pytestmark = pytest.mark.real_kafka
 
-PASSWORDS = {ADMIN: "admin-pw", **{u: f"{u}-pw" for u in USERS}}
+PASSWORDS = {ADMIN: "admin-pw", **{u: f"{u}-pw" for u in (*USERS, *DECISION_USERS)}}
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +52,11 @@ def secured():
         admin = KafkaAdminClient(bootstrap_servers=c.bootstrap_servers, **c.client_auth())
         try:
             errors = admin.alter_user_scram_credentials(
-                [UserScramCredentialUpsertion(u, ScramMechanism.SCRAM_SHA_512, PASSWORDS[u]) for u in USERS]
+                [
+                    UserScramCredentialUpsertion(u, ScramMechanism.SCRAM_SHA_512, PASSWORDS[u])
+                    for u in PASSWORDS
+                    if u != ADMIN
+                ]
             )
             assert not any(errors.values()), errors
         finally:
@@ -64,6 +71,11 @@ def secured():
 def test_acls_are_kept_and_enforced_on_kafka(secured):
     got = acl_answers(secured.bootstrap_servers, lambda user: client_kwargs(user, PASSWORDS[user]))
     assert got == expected_acl_answers()
+
+
+def test_each_user_is_told_what_the_bindings_allow_on_kafka(secured):
+    login = lambda user: client_kwargs(user, PASSWORDS[user])  # noqa: E731
+    assert acl_decisions(secured.bootstrap_servers, login) == DECISIONS
 
 
 def test_acl_apis_without_an_authorizer_on_kafka(cluster):

@@ -239,6 +239,12 @@ def acls_without_authorizer(bootstrap: str) -> dict:
             "describe": _error(lambda: admin.describe_acls(EVERYTHING)),
             "create": [e.__name__ for e in admin.create_acls([grant])["failed"]],
             "delete": [err.__name__ for _f, _acls, err in admin.delete_acls([EVERYTHING])],
+            # asked for, every operation a resource type has (AuthHelper.authorizedOperations)
+            "cluster operations": _ops(admin.describe_cluster()["authorized_operations"]),
+            "topic operations": [
+                (t["error_code"], _ops(t["authorized_operations"]))
+                for t in admin.describe_topics(["no-such-acl-topic"])
+            ],
         }
     finally:
         admin.close()
@@ -335,3 +341,77 @@ def java_acls_without_authorizer(java: list, bootstrap: str) -> str:
 
     command = [*java, ACL_COMMAND, "--bootstrap-server", bootstrap, "--list"]
     return _failure(subprocess.run(command, capture_output=True, text=True, timeout=120))
+
+
+#: the users of the decisions probe (their bindings are its own, and it removes them at the end)
+DECISION_USERS = ("cy", "dee")
+
+
+def _ops(bits) -> list:
+    """An authorized-operations answer as operation names (an int32 bit field, or kafka-python's
+    list of names; None or the schema default: not told)."""
+    if bits is None or bits == -2147483648:
+        return ["not told"]
+    if isinstance(bits, int):
+        return sorted(op.name for op in ACLOperation if op > ACLOperation.ALL and bits & (1 << op))
+    return sorted(bits)
+
+
+def acl_decisions(bootstrap: str, login) -> dict:
+    """What each user may do to each resource, as the brokers tell it (DescribeTopicPartitions'
+    and Metadata's topic authorized operations, DescribeCluster's), after bindings that exercise
+    the authorizer's rules: a wildcard resource, the ``User:*`` principal, ALL, PREFIXED and
+    LITERAL together, a DENY of one operation beside an ALLOW of ALL, a DENY of ALL, an ALLOW
+    for another host, ALTER_CONFIGS implying DESCRIBE_CONFIGS, ALTER implying DESCRIBE."""
+    p = "dp-"
+    topics = [f"{p}a", f"{p}ab", f"{p}b", f"{p}other"]
+    T, C, LIT, PRE = (
+        ResourceType.TOPIC,
+        ResourceType.CLUSTER,
+        ACLResourcePatternType.LITERAL,
+        ACLResourcePatternType.PREFIXED,
+    )
+    DENY = ACLPermissionType.DENY
+    grants = [
+        _allow("*", ACLOperation.DESCRIBE, T, p, PRE),  # User:*
+        _allow("cy", ACLOperation.DESCRIBE_CONFIGS, T, "*", LIT),  # every topic
+        _allow("cy", ACLOperation.ALL, T, f"{p}a", PRE),
+        _allow("cy", ACLOperation.WRITE, T, f"{p}ab", LIT, DENY),
+        _allow("*", ACLOperation.DELETE, T, p, PRE, DENY),
+        _allow("cy", ACLOperation.DESCRIBE, C, "kafka-cluster"),
+        _allow("cy", ACLOperation.IDEMPOTENT_WRITE, C, "kafka-cluster"),
+        _allow("dee", ACLOperation.ALTER_CONFIGS, T, f"{p}b"),
+        ACL("User:dee", "10.9.9.9", ACLOperation.READ, ACLPermissionType.ALLOW, ResourcePattern(T, f"{p}b", LIT)),
+        _allow("dee", ACLOperation.ALL, T, f"{p}other", LIT, DENY),
+        _allow("dee", ACLOperation.ALTER, C, "kafka-cluster"),
+    ]
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, **login(ADMIN))
+    try:
+        admin.create_topics([NewTopic(t, 1, 3) for t in topics])
+        before = _everywhere(admin)
+        refused = _failed(admin.create_acls(grants))
+        mine = _everywhere(admin, before)
+        out: dict = {"refused": refused}
+        for user in DECISION_USERS:
+            client = KafkaAdminClient(bootstrap_servers=bootstrap, **login(user))
+            try:
+                described = client.describe_topic_partitions(topics)["topics"]
+                out[user] = {
+                    "topic partitions": sorted(
+                        (t["name"], t["error_code"], _ops(t["topic_authorized_operations"])) for t in described
+                    ),
+                    "metadata": sorted(
+                        (t["name"], t["error_code"], _ops(t["authorized_operations"]))
+                        for t in client.describe_topics(topics)
+                    ),
+                    "cluster": _error(lambda client=client: _ops(client.describe_cluster()["authorized_operations"])),
+                    "sees": sorted(t for t in client.list_topics() if t.startswith(p)),
+                }
+            finally:
+                client.close()
+        removed = admin.delete_acls([_filter(f"User:{u}", ResourceType.ANY, None, ANY) for u in ("*", *DECISION_USERS)])
+        out["removed"] = sum(len(acls) for _f, acls, _err in removed)
+        _everywhere(admin, mine)
+        return out
+    finally:
+        admin.close()

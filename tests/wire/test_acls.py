@@ -6,8 +6,10 @@ from course_lib.wire import WireCluster
 
 from .acl_probes import (
     ADMIN,
+    DECISION_USERS,
     USERS,
     acl_answers,
+    acl_decisions,
     acl_config,
     acls_without_authorizer,
     java_acl_answers,
@@ -55,12 +57,49 @@ def expected_acl_answers() -> dict:
     }
 
 
+_ALL_BUT_DELETE = ["ALTER", "ALTER_CONFIGS", "CREATE", "DESCRIBE", "DESCRIBE_CONFIGS", "READ", "WRITE"]
+_CY_TOPICS = [
+    ("dp-a", 0, _ALL_BUT_DELETE),  # ALL (PREFIXED dp-a) but the DENY of DELETE for User:* on dp-
+    ("dp-ab", 0, [op for op in _ALL_BUT_DELETE if op != "WRITE"]),  # and the DENY of WRITE on it
+    ("dp-b", 0, ["DESCRIBE", "DESCRIBE_CONFIGS"]),  # User:* DESCRIBE on dp-, DESCRIBE_CONFIGS on *
+    ("dp-other", 0, ["DESCRIBE", "DESCRIBE_CONFIGS"]),
+]
+_DEE_TOPICS = [
+    ("dp-a", 0, ["DESCRIBE"]),
+    ("dp-ab", 0, ["DESCRIBE"]),
+    ("dp-b", 0, ["ALTER_CONFIGS", "DESCRIBE", "DESCRIBE_CONFIGS"]),  # READ was for another host
+    ("dp-other", 29, ["not told"]),  # DENY ALL beats User:*'s DESCRIBE: refused, no operations told
+]
+#: what each user of the decisions probe is told it may do
+DECISIONS = {
+    "refused": [],
+    "cy": {
+        "topic partitions": _CY_TOPICS,
+        "metadata": _CY_TOPICS,
+        "cluster": "ok ['DESCRIBE', 'IDEMPOTENT_WRITE']",
+        "sees": ["dp-a", "dp-ab", "dp-b", "dp-other"],
+    },
+    "dee": {
+        "topic partitions": _DEE_TOPICS,
+        "metadata": _DEE_TOPICS,
+        "cluster": "ok ['ALTER', 'DESCRIBE']",  # ALTER implies DESCRIBE
+        "sees": ["dp-a", "dp-ab", "dp-b"],
+    },
+    "removed": 11,
+}
+
+
 #: what every ACL API answers on a cluster without an authorizer
 WITHOUT_AUTHORIZER = {
     "versions": [(1, 3)] * 3,  # v0 is gone since Kafka 4.0 (KIP-896)
     "describe": "SecurityDisabledError",
     "create": ["SecurityDisabledError"],
     "delete": ["SecurityDisabledError"],
+    "cluster operations": ["ALTER", "ALTER_CONFIGS", "CLUSTER_ACTION", "CREATE", "DESCRIBE", "DESCRIBE_CONFIGS"]
+    + ["IDEMPOTENT_WRITE"],
+    "topic operations": [
+        (3, ["ALTER", "ALTER_CONFIGS", "CREATE", "DELETE", "DESCRIBE", "DESCRIBE_CONFIGS", "READ", "WRITE"])
+    ],
 }
 
 
@@ -69,6 +108,12 @@ def test_acls_are_kept_and_enforced_as_kafka_does(no_leaks):
     with WireCluster(brokers=3, users=users, config=acl_config(), group_initial_rebalance_delay_ms=0) as wire:
         got = acl_answers(wire.bootstrap_servers, wire.sasl.client_config)
     assert got == expected_acl_answers()
+
+
+def test_each_user_is_told_what_the_bindings_allow(no_leaks):
+    users = {ADMIN: "admin-pw", **{u: f"{u}-pw" for u in DECISION_USERS}}
+    with WireCluster(brokers=3, users=users, config=acl_config()) as wire:
+        assert acl_decisions(wire.bootstrap_servers, wire.sasl.client_config) == DECISIONS
 
 
 def test_acl_apis_without_an_authorizer_answer_security_disabled(wire):

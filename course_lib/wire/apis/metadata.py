@@ -9,8 +9,8 @@ from kafka.protocol.metadata import MetadataResponse
 
 from ...broker import protocol as sim
 from ...broker.topic_requests import valid_topic_name
-from ...broker.acls import CREATE, DESCRIBE, TOPIC
-from ..authorization import allowed_names, authorized, cluster_authorized
+from ...broker.acls import CLUSTER, CREATE, DESCRIBE, TOPIC
+from ..authorization import allowed_names, authorized, authorized_operations, cluster_authorized
 from .common import INTERNAL_TOPICS, NO_TOPIC_ID, _reply, log
 from .topic_ids import topic_number, topic_uuid
 
@@ -71,6 +71,11 @@ def _metadata_answer(gw, req, resp: sim.MetadataResponse) -> None:
         names = [n for n in names if n in described]
     by_id = {} if all_topics else {_name_of(t, resp): t for t in req.topics if t.name is None}
     topics = []
+
+    def topic_operations(name: str) -> set[int] | None:  # Metadata v8+, asked for (None: not)
+        asked = gw.version >= 8 and req.include_topic_authorized_operations
+        return authorized_operations(gw, TOPIC, name) if asked else None
+
     for name in names:
         if isinstance(name, uuid.UUID):  # asked by an id no topic has (Metadata v12+)
             topics.append(
@@ -91,7 +96,10 @@ def _metadata_answer(gw, req, resp: sim.MetadataResponse) -> None:
             continue
         if name not in resp.topics:
             error = _unknown_topic(gw, req, name)
-            topics.append({"error_code": error.errno, "name": name, "partitions": []})
+            operations = None if error is Errors.TopicAuthorizationFailedError else topic_operations(name)
+            topics.append(
+                {"error_code": error.errno, "name": name, "partitions": [], "authorized_operations": operations}
+            )
             continue
         partitions = []
         for p in range(resp.topics[name]):
@@ -117,6 +125,7 @@ def _metadata_answer(gw, req, resp: sim.MetadataResponse) -> None:
                 "topic_id": topic_uuid(resp.topic_ids.get(name, 0)),
                 "is_internal": name in INTERNAL_TOPICS,
                 "partitions": partitions,
+                "authorized_operations": topic_operations(name),
             }
         )
     _reply(
@@ -127,4 +136,13 @@ def _metadata_answer(gw, req, resp: sim.MetadataResponse) -> None:
         cluster_id=CLUSTER_ID,
         controller_id=min(live) if live else -1,
         topics=topics,
+        authorized_operations=_cluster_operations(gw, req),
     )
+
+
+def _cluster_operations(gw, req) -> set[int] | None:
+    """Metadata v8-10, asked for: the cluster operations the client may do if it may DESCRIBE
+    the cluster (else none; ``KafkaApis.handleTopicMetadataRequest``)."""
+    if not (8 <= gw.version <= 10 and req.include_cluster_authorized_operations):
+        return None
+    return authorized_operations(gw, CLUSTER) if cluster_authorized(gw, DESCRIBE) else set()
