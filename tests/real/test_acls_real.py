@@ -14,6 +14,7 @@ from tests.wire.acl_probes import (
     USERS,
     acl_answers,
     acl_decisions,
+    acl_transactions,
     acls_without_authorizer,
     java_acl_answers,
     java_acls_without_authorizer,
@@ -21,6 +22,7 @@ from tests.wire.acl_probes import (
 from tests.wire.test_acls import (
     DECISIONS,
     JAVA_ACL_ANSWERS,
+    TRANSACTIONS,
     JAVA_WITHOUT_AUTHORIZER,
     WITHOUT_AUTHORIZER,
     expected_acl_answers,
@@ -76,6 +78,11 @@ def test_acls_are_kept_and_enforced_on_kafka(secured):
 def test_each_user_is_told_what_the_bindings_allow_on_kafka(secured):
     login = lambda user: client_kwargs(user, PASSWORDS[user])  # noqa: E731
     assert acl_decisions(secured.bootstrap_servers, login) == DECISIONS
+
+
+def test_transactional_ids_and_idempotence_need_their_acls_on_kafka(secured):
+    login = lambda user: client_kwargs(user, PASSWORDS[user])  # noqa: E731
+    assert acl_transactions(secured.bootstrap_servers, login) == TRANSACTIONS
 
 
 def test_acl_apis_without_an_authorizer_on_kafka(cluster):

@@ -415,3 +415,52 @@ def acl_decisions(bootstrap: str, login) -> dict:
         return out
     finally:
         admin.close()
+
+
+def acl_transactions(bootstrap: str, login) -> dict:
+    """A transactional producer of ``ann``'s: refused without WRITE on its transactional id,
+    committing with it (and WRITE on the topic); an idempotent producer of a user who may WRITE
+    no topic at all (``InitProducerId``: IDEMPOTENT_WRITE on the cluster or WRITE on some topic)."""
+    p = "tx-"
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, **login(ADMIN))
+    try:
+        admin.create_topics([NewTopic(f"{p}t", 1, 3)])
+        before = _everywhere(admin)
+        grants = [
+            _allow("ann", ACLOperation.WRITE, ResourceType.TOPIC, f"{p}t"),
+            _allow("ann", ACLOperation.WRITE, ResourceType.TRANSACTIONAL_ID, f"{p}id", ACLResourcePatternType.PREFIXED),
+            _allow("bob", ACLOperation.DESCRIBE, ResourceType.TOPIC, f"{p}t"),
+        ]
+        refused = _failed(admin.create_acls(grants))
+        mine = _everywhere(admin, before)
+        out = {
+            "refused": refused,
+            "ann, its id": _transaction(bootstrap, login("ann"), f"{p}t", f"{p}id-1"),
+            "ann, another id": _transaction(bootstrap, login("ann"), f"{p}t", f"{p}other"),
+            "bob, idempotent": _produce(bootstrap, {**login("bob"), "enable_idempotence": True}, f"{p}t"),
+            "bob, not idempotent": _produce(bootstrap, {**login("bob"), "enable_idempotence": False}, f"{p}t"),
+        }
+        removed = admin.delete_acls(grants)  # an ACL is a filter that matches itself
+        out["removed"] = sum(len(acls) for _f, acls, _err in removed)
+        _everywhere(admin, mine)
+        return out
+    finally:
+        admin.close()
+
+
+def _transaction(bootstrap: str, settings: dict, topic: str, transactional_id: str) -> str:
+    producer = KafkaProducer(
+        bootstrap_servers=bootstrap, transactional_id=transactional_id, max_block_ms=10000, **settings
+    )
+    try:
+
+        def run():
+            producer.init_transactions()
+            producer.begin_transaction()
+            offset = producer.send(topic, b"t").get(timeout=20).offset
+            producer.commit_transaction()
+            return offset
+
+        return _error(run)
+    finally:
+        producer.close(timeout=5)

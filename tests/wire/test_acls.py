@@ -10,6 +10,7 @@ from .acl_probes import (
     USERS,
     acl_answers,
     acl_decisions,
+    acl_transactions,
     acl_config,
     acls_without_authorizer,
     java_acl_answers,
@@ -89,6 +90,18 @@ DECISIONS = {
 }
 
 
+#: transactional and idempotent producers (kafka-python 3.0.12 reports InitProducerId's
+#: CLUSTER_AUTHORIZATION_FAILED as a bare KafkaError)
+TRANSACTIONS = {
+    "refused": [],
+    "ann, its id": "ok 0",
+    "ann, another id": "TransactionalIdAuthorizationFailedError",
+    "bob, idempotent": "KafkaError",
+    "bob, not idempotent": "TopicAuthorizationFailedError",
+    "removed": 3,
+}
+
+
 #: what every ACL API answers on a cluster without an authorizer
 WITHOUT_AUTHORIZER = {
     "versions": [(1, 3)] * 3,  # v0 is gone since Kafka 4.0 (KIP-896)
@@ -114,6 +127,12 @@ def test_each_user_is_told_what_the_bindings_allow(no_leaks):
     users = {ADMIN: "admin-pw", **{u: f"{u}-pw" for u in DECISION_USERS}}
     with WireCluster(brokers=3, users=users, config=acl_config()) as wire:
         assert acl_decisions(wire.bootstrap_servers, wire.sasl.client_config) == DECISIONS
+
+
+def test_transactional_ids_and_idempotence_need_their_acls(no_leaks):
+    users = {ADMIN: "admin-pw", **{u: f"{u}-pw" for u in USERS}}
+    with WireCluster(brokers=3, users=users, config=acl_config()) as wire:
+        assert acl_transactions(wire.bootstrap_servers, wire.sasl.client_config) == TRANSACTIONS
 
 
 def test_acl_apis_without_an_authorizer_answer_security_disabled(wire):
