@@ -12,6 +12,7 @@ from tests.wire.acl_probes import (
     ADMIN,
     DECISION_USERS,
     USERS,
+    acl_admin_calls,
     acl_answers,
     acl_decisions,
     acl_transactions,
@@ -20,6 +21,7 @@ from tests.wire.acl_probes import (
     java_acls_without_authorizer,
 )
 from tests.wire.test_acls import (
+    ADMIN_CALLS,
     DECISIONS,
     JAVA_ACL_ANSWERS,
     TRANSACTIONS,
@@ -83,6 +85,11 @@ def test_each_user_is_told_what_the_bindings_allow_on_kafka(secured):
 def test_transactional_ids_and_idempotence_need_their_acls_on_kafka(secured):
     login = lambda user: client_kwargs(user, PASSWORDS[user])  # noqa: E731
     assert acl_transactions(secured.bootstrap_servers, login) == TRANSACTIONS
+
+
+def test_admin_calls_need_their_acls_on_kafka(secured):
+    login = lambda user: client_kwargs(user, PASSWORDS[user])  # noqa: E731
+    assert acl_admin_calls(secured.bootstrap_servers, login) == ADMIN_CALLS
 
 
 def test_acl_apis_without_an_authorizer_on_kafka(cluster):

@@ -464,3 +464,58 @@ def _transaction(bootstrap: str, settings: dict, topic: str, transactional_id: s
         return _error(run)
     finally:
         producer.close(timeout=5)
+
+
+def acl_admin_calls(bootstrap: str, login) -> dict:
+    """``ann``'s admin calls on topics she may only DESCRIBE (and one she may DELETE), a group
+    she may not touch, and the cluster: each refused with its resource's error, or done."""
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    p = "ad-"
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, **login(ADMIN))
+    ann = KafkaAdminClient(bootstrap_servers=bootstrap, **login("ann"))
+    try:
+        admin.create_topics([NewTopic(f"{p}t", 1, 3), NewTopic(f"{p}del", 1, 3)])
+        before = _everywhere(admin)
+        grants = [
+            _allow("ann", ACLOperation.DESCRIBE, ResourceType.TOPIC, f"{p}t"),
+            _allow("ann", ACLOperation.DELETE, ResourceType.TOPIC, f"{p}del"),
+        ]
+        refused = _failed(admin.create_acls(grants))
+        mine = _everywhere(admin, before)
+        topic = ConfigResource(ConfigResourceType.TOPIC, f"{p}t")
+        altered = ConfigResource(ConfigResourceType.TOPIC, f"{p}t", {"retention.ms": "1000"})
+
+        out = {
+            "refused": refused,
+            "create partitions": _error(lambda: _codes(ann.create_partitions({f"{p}t": 2}, raise_errors=False))),
+            "delete records": _error(lambda: ann.delete_records({TopicPartition(f"{p}t", 0): 0})),
+            # (kafka-python 3.0.12 answers a refused DescribeConfigs resource with no configs)
+            "describe configs": _error(lambda: ann.describe_configs([topic])),
+            "alter configs": _error(lambda: ann.alter_configs([altered], raise_on_unknown=False)),
+            "delete a topic it may not": _error(lambda: _codes(ann.delete_topics([f"{p}t"], raise_errors=False))),
+            "delete a topic it may": _error(lambda: _codes(ann.delete_topics([f"{p}del"], raise_errors=False))),
+            "describe a group": _error(lambda: _codes(ann.describe_groups([f"{p}g"]))),
+            "delete a group": _error(lambda: _codes(ann.delete_groups([f"{p}g"]))),
+            "quorum": _error(ann.describe_metadata_quorum),
+            "reassignments": _error(ann.list_partition_reassignments),
+        }
+        removed = admin.delete_acls(grants)
+        out["removed"] = sum(len(acls) for _f, acls, _err in removed)
+        _everywhere(admin, mine)
+        return out
+    finally:
+        ann.close()
+        admin.close()
+
+
+def _codes(answer) -> list:
+    """Every ``error_code`` in an admin call's answer (dicts, lists, responses), in order."""
+    if hasattr(answer, "to_dict"):
+        answer = answer.to_dict()
+    if isinstance(answer, dict):
+        own = [answer["error_code"]] if isinstance(answer.get("error_code"), int) else []
+        return own + [c for k, v in answer.items() if k != "error_code" for c in _codes(v)]
+    if isinstance(answer, (list, tuple)):
+        return [c for item in answer for c in _codes(item)]
+    return []

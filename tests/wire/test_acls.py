@@ -8,6 +8,7 @@ from .acl_probes import (
     ADMIN,
     DECISION_USERS,
     USERS,
+    acl_admin_calls,
     acl_answers,
     acl_decisions,
     acl_transactions,
@@ -102,6 +103,23 @@ TRANSACTIONS = {
 }
 
 
+#: ann's admin calls, who may DESCRIBE ad-t and DELETE ad-del only
+ADMIN_CALLS = {
+    "refused": [],
+    "create partitions": "ok [29]",  # ALTER on the topic
+    "delete records": "TopicAuthorizationFailedError",  # DELETE on the topic
+    "describe configs": "ok {'topic': {'ad-t': {}}}",  # DESCRIBE_CONFIGS (refused: no configs)
+    "alter configs": "ok {'topic': {'ad-t': '[Error 29] TopicAuthorizationFailedError: Topic authorization failed.'}}",
+    "delete a topic it may not": "ok [29]",
+    "delete a topic it may": "ok [0]",
+    "describe a group": "GroupAuthorizationFailedError",  # DESCRIBE on the group (FindCoordinator first)
+    "delete a group": "GroupAuthorizationFailedError",
+    "quorum": "ClusterAuthorizationFailedError",  # DESCRIBE on the cluster
+    "reassignments": "ClusterAuthorizationFailedError",
+    "removed": 2,
+}
+
+
 #: what every ACL API answers on a cluster without an authorizer
 WITHOUT_AUTHORIZER = {
     "versions": [(1, 3)] * 3,  # v0 is gone since Kafka 4.0 (KIP-896)
@@ -133,6 +151,12 @@ def test_transactional_ids_and_idempotence_need_their_acls(no_leaks):
     users = {ADMIN: "admin-pw", **{u: f"{u}-pw" for u in USERS}}
     with WireCluster(brokers=3, users=users, config=acl_config()) as wire:
         assert acl_transactions(wire.bootstrap_servers, wire.sasl.client_config) == TRANSACTIONS
+
+
+def test_admin_calls_need_their_acls(no_leaks):
+    users = {ADMIN: "admin-pw", **{u: f"{u}-pw" for u in USERS}}
+    with WireCluster(brokers=3, users=users, config=acl_config()) as wire:
+        assert acl_admin_calls(wire.bootstrap_servers, wire.sasl.client_config) == ADMIN_CALLS
 
 
 def test_acl_apis_without_an_authorizer_answer_security_disabled(wire):
