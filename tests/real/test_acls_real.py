@@ -4,6 +4,7 @@ users, StandardAuthorizer, allow.everyone.if.no.acl.found=false), and the sessio
 has no authorizer."""
 
 import subprocess
+from contextlib import contextmanager
 
 import pytest
 
@@ -13,6 +14,7 @@ from tests.wire.acl_probes import (
     DECISION_USERS,
     USERS,
     acl_admin_calls,
+    acl_allow_everyone,
     acl_answers,
     acl_decisions,
     acl_transactions,
@@ -22,6 +24,7 @@ from tests.wire.acl_probes import (
 )
 from tests.wire.test_acls import (
     ADMIN_CALLS,
+    EVERYONE,
     DECISIONS,
     JAVA_ACL_ANSWERS,
     TRANSACTIONS,
@@ -36,9 +39,9 @@ pytestmark = pytest.mark.real_kafka
 PASSWORDS = {ADMIN: "admin-pw", **{u: f"{u}-pw" for u in (*USERS, *DECISION_USERS)}}
 
 
-@pytest.fixture(scope="module")
-def secured():
-    """A 3-broker Kafka whose client listener takes SCRAM-SHA-512 logins, with ann and bob."""
+@contextmanager
+def _secured_cluster(**broker_config):
+    """A 3-broker Kafka whose client listener takes SCRAM-SHA-512 logins, with the probes' users."""
     from kafka import KafkaAdminClient
     from kafka.admin import ScramMechanism, UserScramCredentialUpsertion
 
@@ -49,18 +52,16 @@ def secured():
         proxies=False,
         controllers=1,
         auth=ClusterAuth(admin_user=ADMIN, admin_password=PASSWORDS[ADMIN]),
-        broker_config={"group.initial.rebalance.delay.ms": "0"},
+        broker_config={"group.initial.rebalance.delay.ms": "0", **broker_config},
     )
     c.start()
     try:
         admin = KafkaAdminClient(bootstrap_servers=c.bootstrap_servers, **c.client_auth())
         try:
+            users = [u for u in PASSWORDS if u != ADMIN]
+            mechanism = ScramMechanism.SCRAM_SHA_512
             errors = admin.alter_user_scram_credentials(
-                [
-                    UserScramCredentialUpsertion(u, ScramMechanism.SCRAM_SHA_512, PASSWORDS[u])
-                    for u in PASSWORDS
-                    if u != ADMIN
-                ]
+                [UserScramCredentialUpsertion(u, mechanism, PASSWORDS[u]) for u in users]
             )
             assert not any(errors.values()), errors
         finally:
@@ -70,6 +71,13 @@ def secured():
         c.stop()
         left = subprocess.run(["pgrep", "-f", c.tag], capture_output=True, text=True).stdout
         assert not left.strip(), f"JVMs of the secured cluster survived stop(): {left}"
+
+
+@pytest.fixture(scope="module")
+def secured():
+    """The workshop's settings: allow.everyone.if.no.acl.found=false."""
+    with _secured_cluster() as c:
+        yield c
 
 
 def test_acls_are_kept_and_enforced_on_kafka(secured):
@@ -100,3 +108,9 @@ def test_java_admin_acls_on_kafka(secured, cluster, tmp_path):
     java = _java_or_skip()
     assert java_acl_answers(java, secured.bootstrap_servers, tmp_path, PASSWORDS) == JAVA_ACL_ANSWERS
     assert java_acls_without_authorizer(java, cluster.bootstrap_servers) == JAVA_WITHOUT_AUTHORIZER
+
+
+def test_a_resource_without_acls_is_everyones_if_so_configured_on_kafka():
+    with _secured_cluster(**{"allow.everyone.if.no.acl.found": "true"}) as c:
+        login = lambda user: client_kwargs(user, PASSWORDS[user])  # noqa: E731
+        assert acl_allow_everyone(c.bootstrap_servers, login) == EVERYONE

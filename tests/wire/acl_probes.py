@@ -519,3 +519,28 @@ def _codes(answer) -> list:
     if isinstance(answer, (list, tuple)):
         return [c for item in answer for c in _codes(item)]
     return []
+
+
+def acl_allow_everyone(bootstrap: str, login) -> dict:
+    """On a cluster with ``allow.everyone.if.no.acl.found=true``: a resource without any binding
+    is everyone's; one with a binding (for someone else) is nobody else's."""
+    p = "ev-"
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, **login(ADMIN))
+    ann = KafkaAdminClient(bootstrap_servers=bootstrap, **login("ann"))
+    try:
+        admin.create_topics([NewTopic(f"{p}free", 1, 3), NewTopic(f"{p}held", 1, 3)])
+        before = _everywhere(admin)
+        refused = _failed(admin.create_acls([_allow("bob", ACLOperation.READ, ResourceType.TOPIC, f"{p}held")]))
+        _everywhere(admin, before)
+        return {
+            "refused": refused,
+            "ann produces to a topic without ACLs": _produce(bootstrap, login("ann"), f"{p}free"),
+            "ann produces to a topic with bob's": _produce(bootstrap, login("ann"), f"{p}held"),
+            "ann sees": sorted(t for t in ann.list_topics() if t.startswith(p)),
+            # the cluster has no binding at all: its operations are everyone's too
+            "ann lists ACLs": _error(lambda: _rows(ann.describe_acls(EVERYTHING)[0])),
+            "ann creates a topic": _error(lambda: _codes(ann.create_topics([NewTopic(f"{p}new", 1, 1)]))),
+        }
+    finally:
+        ann.close()
+        admin.close()

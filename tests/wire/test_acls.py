@@ -9,6 +9,7 @@ from .acl_probes import (
     DECISION_USERS,
     USERS,
     acl_admin_calls,
+    acl_allow_everyone,
     acl_answers,
     acl_decisions,
     acl_transactions,
@@ -120,6 +121,17 @@ ADMIN_CALLS = {
 }
 
 
+#: with allow.everyone.if.no.acl.found=true
+EVERYONE = {
+    "refused": [],
+    "ann produces to a topic without ACLs": "ok 0",
+    "ann produces to a topic with bob's": "TopicAuthorizationFailedError",
+    "ann sees": ["ev-free"],
+    "ann lists ACLs": "ok [('TOPIC', 'ev-held', 'LITERAL', 'User:bob', '*', 'READ', 'ALLOW')]",
+    "ann creates a topic": "ok [0]",
+}
+
+
 #: what every ACL API answers on a cluster without an authorizer
 WITHOUT_AUTHORIZER = {
     "versions": [(1, 3)] * 3,  # v0 is gone since Kafka 4.0 (KIP-896)
@@ -157,6 +169,13 @@ def test_admin_calls_need_their_acls(no_leaks):
     users = {ADMIN: "admin-pw", **{u: f"{u}-pw" for u in USERS}}
     with WireCluster(brokers=3, users=users, config=acl_config()) as wire:
         assert acl_admin_calls(wire.bootstrap_servers, wire.sasl.client_config) == ADMIN_CALLS
+
+
+def test_a_resource_without_acls_is_everyones_if_so_configured(no_leaks):
+    users = {ADMIN: "admin-pw", **{u: f"{u}-pw" for u in USERS}}
+    config = {**acl_config(), "allow.everyone.if.no.acl.found": "true"}
+    with WireCluster(brokers=3, users=users, config=config) as wire:
+        assert acl_allow_everyone(wire.bootstrap_servers, wire.sasl.client_config) == EVERYONE
 
 
 def test_acl_apis_without_an_authorizer_answer_security_disabled(wire):
