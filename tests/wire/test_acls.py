@@ -2,6 +2,8 @@
 users), answered as Kafka answers them: the same probe runs on Kafka in
 tests/real/test_acls_real.py, against the same expectation."""
 
+import pytest
+
 from course_lib.wire import WireCluster
 
 from .acl_probes import (
@@ -215,3 +217,15 @@ def test_java_admin_acls_on_the_wire(no_leaks, tmp_path):
         assert java_acl_answers(java, wire.bootstrap_servers, tmp_path, users) == JAVA_ACL_ANSWERS
     with WireCluster(brokers=1) as plain:
         assert java_acls_without_authorizer(java, plain.bootstrap_servers) == JAVA_WITHOUT_AUTHORIZER
+
+
+def test_cli_takes_the_authorizer_by_kafkas_name(capsys):
+    from course_lib.wire.__main__ import main
+
+    with pytest.raises(SystemExit):
+        main(["--config", "authorizer.class.name=kafka.security.authorizer.AclAuthorizer"], stdin=iter([]))
+    assert "StandardAuthorizer" in capsys.readouterr().err
+    with WireCluster(brokers=1, config=acl_config()) as wire:
+        assert wire.authorizer is not None and wire.authorizer.super_users == {f"User:{ADMIN}", "User:ANONYMOUS"}
+    with WireCluster(brokers=1) as wire:
+        assert wire.authorizer is None
