@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
+from .acls import STANDARD_AUTHORIZER
 from .kafka_releases import (
     RELEASE_FEATURES,
     SUPPORTED_RELEASE_FEATURES,
@@ -99,6 +100,14 @@ class ClusterOptions:
     #: does not exist is created on its first dead letter; its name must start with the prefix
     errors_deadletterqueue_auto_create_topics_enable: bool = False
     errors_deadletterqueue_topic_name_prefix: str = "dlq."
+    #: ACLs (:mod:`.acls`): ``org.apache.kafka.metadata.authorizer.StandardAuthorizer`` switches
+    #: authorization on (Kafka's default, "", leaves it off: every client may do everything and
+    #: the ACL APIs answer SECURITY_DISABLED); ``super.users`` (``User:a;User:b``) may do
+    #: everything; a resource without any ACL allows everyone only with
+    #: ``allow.everyone.if.no.acl.found`` (the StandardAuthorizer's settings, by Kafka's names)
+    authorizer_class_name: str = ""
+    super_users: str = ""
+    allow_everyone_if_no_acl_found: bool = False
     #: record every message on the wire for the space-time diagram (costs memory)
     trace: bool = False
 
@@ -117,6 +126,11 @@ class ClusterOptions:
                 raise ValueError(
                     f"Kafka {options.kafka_version} has no broker config {name} (Kafka {', '.join(has)} has)"
                 )
+        if options.authorizer_class_name not in ("", STANDARD_AUTHORIZER):
+            raise ValueError(
+                f"authorizer.class.name {options.authorizer_class_name!r}: the simulated cluster models KRaft's "
+                f'{STANDARD_AUTHORIZER} (or none: "")'
+            )
         if not isinstance(options.errors_deadletterqueue_topic_name_prefix, str):
             raise ValueError(
                 "errors_deadletterqueue_topic_name_prefix must be a string, got "

@@ -30,6 +30,7 @@ import time
 from typing import Any, Callable, Mapping
 
 
+from ..broker.acls import Authorizer
 from ..broker.broker_config import options_from_broker_config
 from ..broker.cluster import Cluster
 from ..broker.topic_requests import create_topic_request, delete_topic_request
@@ -97,6 +98,12 @@ class WireCluster(CreatesTopics, MessageFaultsAtLeader, NamesAsGiven):
         self.host = host
         self.base_port = base_port
         self.cluster = Cluster(brokers=brokers, seed=seed, **options)
+        o = self.cluster.options
+        #: the cluster's ACLs and the decisions made with them (None: no authorizer configured,
+        #: every client may do everything; :mod:`course_lib.wire.authorization`)
+        self.authorizer = (
+            Authorizer(o.super_users, o.allow_everyone_if_no_acl_found) if o.authorizer_class_name else None
+        )
         self.seed = seed
         self.ports: dict[int, int] = {}
         self.groups = apis.GroupDirectory()

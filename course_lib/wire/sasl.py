@@ -26,8 +26,11 @@ the close; a failed login is answered and closed ``connection.failed.authenticat
 tokens that follow are bare, with no request header) is served too.
 
 SCRAM's server side is the ``scramp`` library; like Kafka, the cluster keeps each user's SCRAM
-credential (salt, stored key, server key, 4096 iterations), not the password. There is no
-authorization (no ACLs): every authenticated user may do everything.
+credential (salt, stored key, server key, 4096 iterations), not the password. Authorization is
+off unless the cluster is given an authorizer, as the workshop's Kafka is
+(``config={"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+"super.users": "User:admin", "allow.everyone.if.no.acl.found": "false"}``): then each user may do
+what the ACLs allow (:mod:`course_lib.wire.authorization`, :mod:`course_lib.broker.acls`).
 """
 
 from __future__ import annotations

@@ -26,13 +26,16 @@ answered by the broker itself with the simulator's mechanisms (``course_lib.brok
 partition_creation, record_deletion, group_deletion, topic_config_changes), and so are the admin
 APIs a Kafka 4.3 admin client adds (issue 39): DescribeLogDirs, AlterReplicaLogDirs, ElectLeaders (``leader_elections``),
 DescribeTopicPartitions, ListConfigResources, DescribeQuorum, and partition reassignments
-(``reassignments``).
+(``reassignments``), and the ACL APIs (DescribeAcls, CreateAcls, DeleteAcls: :mod:`.acls`). With an
+authorizer configured the handlers ask it what the client may do, as ``KafkaApis`` does
+(:mod:`course_lib.wire.authorization`).
 """
 
 from __future__ import annotations
 
 from kafka.protocol.api_key import ApiKey
 
+from .acls import create_acls, delete_acls, describe_acls
 from .admin import create_topics, describe_configs
 from .api_versions import REQUEST_CLASSES, SASL_VERSIONS, SUPPORTED_VERSIONS, api_versions
 from .consumer_group_describe import consumer_group_describe
@@ -117,6 +120,9 @@ HANDLERS = {
     ApiKey.DescribeQuorum: describe_quorum,
     ApiKey.AlterPartitionReassignments: alter_partition_reassignments,
     ApiKey.ListPartitionReassignments: list_partition_reassignments,
+    ApiKey.DescribeAcls: describe_acls,
+    ApiKey.CreateAcls: create_acls,
+    ApiKey.DeleteAcls: delete_acls,
     ApiKey.ConsumerGroupHeartbeat: consumer_group_heartbeat,
     ApiKey.ConsumerGroupDescribe: consumer_group_describe,
     ApiKey.ShareGroupHeartbeat: share_group_heartbeat,
@@ -156,6 +162,9 @@ ANSWERED_BY_THE_BROKER_ITSELF = frozenset(
         describe_quorum,
         alter_partition_reassignments,
         list_partition_reassignments,
+        describe_acls,
+        create_acls,
+        delete_acls,
     }
 )
 

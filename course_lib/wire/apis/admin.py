@@ -5,7 +5,9 @@ from __future__ import annotations
 from kafka import errors as Errors
 from kafka.protocol.admin import CreateTopicsResponse, DescribeConfigsResponse
 
+from ...broker import acls
 from ...broker.broker_config import broker_config_names
+from ..authorization import authorized, cluster_authorized
 from ...broker.topic_configs import catalogue, describe_broker, describe_topic
 from .common import NO_TOPIC_ID, _reply, code
 from .describe_log_dirs import log_dir
@@ -18,8 +20,24 @@ def create_topics(gw, req) -> None:
     wire = gw.wire
     rows = []
     created = []
+    # KafkaApis/ControllerApis.handleCreateTopics: CREATE on the cluster, else on each topic
+    may_create = cluster_authorized(gw, acls.CREATE)
     for topic in req.topics:
         configs = {c.name: c.value for c in topic.configs}
+        if not (may_create or authorized(gw, acls.CREATE, acls.TOPIC, topic.name)):
+            rows.append(
+                {
+                    "name": topic.name,
+                    "topic_id": NO_TOPIC_ID,
+                    "error_code": Errors.TopicAuthorizationFailedError.errno,
+                    "error_message": "Authorization failed.",
+                    "topic_config_error_code": 0,
+                    "num_partitions": -1,
+                    "replication_factor": -1,
+                    "configs": [],
+                }
+            )
+            continue
         error, message = wire.create_topic_now(
             topic.name,
             topic.num_partitions,
@@ -42,6 +60,11 @@ def create_topics(gw, req) -> None:
                 "configs": [],
             }
         )
+    for row in rows:  # ReplicationControlManager.createTopic: a topic created by one who may not
+        # DESCRIBE_CONFIGS it is answered without its configs, partitions and replication factor
+        if row["error_code"] == 0 and not authorized(gw, acls.DESCRIBE_CONFIGS, acls.TOPIC, row["name"]):
+            row.update(topic_config_error_code=Errors.TopicAuthorizationFailedError.errno, num_partitions=-1)
+            row.update(replication_factor=-1, configs=[])
     broker = wire.cluster.brokers[gw.broker_id]
 
     def answer_when_known(waited_ms: float = 0) -> None:
@@ -63,6 +86,12 @@ def describe_configs(gw, req) -> None:
     controller = wire.cluster.controller
     out = []
     for res in req.resources:
+        if res.resource_type == TOPIC and not authorized(gw, acls.DESCRIBE_CONFIGS, acls.TOPIC, res.resource_name):
+            out.append(_config_result(gw, req, res, Errors.TopicAuthorizationFailedError, []))
+            continue
+        if res.resource_type == BROKER and not cluster_authorized(gw, acls.DESCRIBE_CONFIGS):
+            out.append(_config_result(gw, req, res, Errors.ClusterAuthorizationFailedError, []))
+            continue
         if res.resource_type == TOPIC:
             config = controller.configs.get(res.resource_name)
             if config is None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 from kafka import errors as Errors
 from kafka.protocol.admin import AlterReplicaLogDirsResponse
 
+from ...broker.acls import ALTER
+from ..authorization import cluster_authorized
 from .common import _grouped, _reply, code
 from .describe_log_dirs import log_dir
 
@@ -18,7 +20,9 @@ def alter_replica_log_dirs(gw, req) -> None:
     for target in req.dirs:
         for topic in target.topics:
             for p in topic.partitions:
-                if target.path != log_dir(gw.broker_id):
+                if not cluster_authorized(gw, ALTER):  # KafkaApis: ALTER on the cluster, for every partition
+                    error = Errors.ClusterAuthorizationFailedError
+                elif target.path != log_dir(gw.broker_id):
                     error = Errors.LogDirNotFoundError
                 elif (topic.name, p) not in broker.partitions:
                     error = Errors.ReplicaNotAvailableError

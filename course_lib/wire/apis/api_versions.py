@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from kafka.protocol.admin import (
     AlterPartitionReassignmentsRequest,
+    CreateAclsRequest,
+    DeleteAclsRequest,
+    DescribeAclsRequest,
     AlterReplicaLogDirsRequest,
     CreatePartitionsRequest,
     CreateTopicsRequest,
@@ -97,6 +100,11 @@ _VERSIONS = {
     DescribeQuorumRequest: (0, 2),
     AlterPartitionReassignmentsRequest: (0, 1),
     ListPartitionReassignmentsRequest: (0, 0),
+    # ACLs (course_lib.wire.apis.acls): advertised with or without an authorizer, as Kafka does (it
+    # answers SECURITY_DISABLED without one); v0 is gone since Kafka 4.0 (KIP-896)
+    DescribeAclsRequest: (1, 3),
+    CreateAclsRequest: (1, 3),
+    DeleteAclsRequest: (1, 3),
     # the consumer group protocol (KIP-848), our own schemas (course_lib.wire.apis.schemas)
     ConsumerGroupHeartbeatRequest: (0, 1),
     ConsumerGroupDescribeRequest: (0, 1),

@@ -4,7 +4,11 @@ answers GROUP_ID_NOT_FOUND, as Kafka does."""
 
 from __future__ import annotations
 
+from kafka import errors as Errors
+
 from ...broker import protocol as sim
+from ...broker.acls import DESCRIBE, GROUP
+from ..authorization import authorized
 from .common import _join, _reply, code
 from .coordinators import _coordinator
 from .schemas import ConsumerGroupDescribeResponse
@@ -79,8 +83,13 @@ def describe_at_coordinator(gw, group_ids, ask, response_cls, described) -> None
     def finish() -> None:
         _reply(gw, response_cls, throttle_time_ms=0, groups=[row(g) for g in names])
 
-    one = _join(len(names), finish)
+    for group in names:  # KafkaApis: DESCRIBE on the group
+        if not authorized(gw, DESCRIBE, GROUP, group):
+            results[group] = (Errors.GroupAuthorizationFailedError, None)
+    one = _join(len(names) - len(results), finish)
     for group in names:
+        if group in results:
+            continue
 
         def done(error, result, group=group) -> None:
             results[group] = (error, result)

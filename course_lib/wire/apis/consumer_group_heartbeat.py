@@ -14,6 +14,8 @@ import uuid
 from kafka import errors as Errors
 
 from ...broker import protocol as sim
+from ...broker.acls import GROUP, READ
+from ..authorization import authorized
 from .common import _reply, code
 from .coordinators import _coordinator
 from .schemas import ConsumerGroupHeartbeatResponse
@@ -22,6 +24,9 @@ from .topic_ids import topic_ids, topic_number, topic_uuid
 
 def consumer_group_heartbeat(gw, req) -> None:
     broker = gw.wire.cluster.brokers[gw.broker_id]
+    if not authorized(gw, READ, GROUP, req.group_id):  # KafkaApis: READ on the group
+        error = Errors.GroupAuthorizationFailedError
+        return heartbeat_answer(gw, broker, error, req.member_id, req.member_epoch, 0, None)
     member_id = req.member_id
     if not member_id and req.member_epoch == 0 and gw.version == 0:
         member_id = str(uuid.UUID(int=gw.wire.cluster.sim.rng.getrandbits(128), version=4))

@@ -6,7 +6,11 @@ from dataclasses import replace
 
 from kafka.protocol.metadata import FindCoordinatorResponse
 
+from kafka import errors as Errors
+
 from ...broker import protocol as sim
+from ...broker.acls import DESCRIBE, GROUP, TRANSACTIONAL_ID
+from ..authorization import authorized
 from .common import _join, _reply, code
 
 
@@ -43,8 +47,20 @@ def find_coordinator(gw, req) -> None:
             port=row["port"],
         )
 
-    one = _join(len(keys), finish)
+    # KafkaApis: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) or transactional id
+    # (TRANSACTIONAL_ID_AUTHORIZATION_FAILED), each key on its own
+    resource, refusal = (
+        (TRANSACTIONAL_ID, Errors.TransactionalIdAuthorizationFailedError)
+        if key_type == "transaction"
+        else (GROUP, Errors.GroupAuthorizationFailedError)
+    )
     for key in keys:
+        if not authorized(gw, DESCRIBE, resource, key):
+            found[key] = (refusal, None)
+    one = _join(len(keys) - len(found), finish)
+    for key in keys:
+        if key in found:
+            continue
 
         def got(resp, key=key):
             found[key] = (resp.error, resp.broker_id)

@@ -8,7 +8,9 @@ from __future__ import annotations
 from kafka import errors as Errors
 from kafka.protocol.admin import CreatePartitionsResponse
 
+from ...broker.acls import ALTER, TOPIC
 from ...broker.partition_creation import create_partitions_request
+from ..authorization import authorized
 from .common import _reply, code
 
 
@@ -27,6 +29,12 @@ def create_partitions(gw, req) -> None:
                         "error_message": "Duplicate topic name.",
                     }
                 )
+            continue
+        if not authorized(gw, ALTER, TOPIC, topic.name):  # KafkaApis: ALTER on the topic
+            error = Errors.TopicAuthorizationFailedError
+            rows.append(
+                {"name": topic.name, "error_code": error.errno, "error_message": "The topic authorization is failed."}
+            )
             continue
         assignments = [list(a.broker_ids) for a in topic.assignments] if topic.assignments else None
         error, message = create_partitions_request(

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from kafka import errors as Errors
 from kafka.protocol.admin import DeleteGroupsResponse
 
+from ...broker.acls import DELETE, GROUP
 from ...broker.group_deletion import delete_group
+from ..authorization import authorized
 from .common import _join, _reply, code
 
 
@@ -19,8 +22,13 @@ def delete_groups(gw, req) -> None:
         rows = [{"group_id": g, "error_code": code(results[g])} for g in names]
         _reply(gw, DeleteGroupsResponse, throttle_time_ms=0, results=rows)
 
-    one = _join(len(names), finish)
+    for group in names:  # KafkaApis: DELETE on the group
+        if not authorized(gw, DELETE, GROUP, group):
+            results[group] = Errors.GroupAuthorizationFailedError
+    one = _join(len(names) - len(results), finish)
     for group in names:
+        if group in results:
+            continue
 
         def done(error, group=group) -> None:
             results[group] = error

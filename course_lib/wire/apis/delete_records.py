@@ -9,7 +9,9 @@ from __future__ import annotations
 from kafka import errors as Errors
 from kafka.protocol.admin import DeleteRecordsResponse
 
+from ...broker.acls import DELETE, TOPIC
 from ...broker.record_deletion import delete_records as delete_on_leader
+from ..authorization import authorized
 from ...broker.record_deletion import low_watermark
 from .common import _grouped, _reply, code
 
@@ -22,7 +24,9 @@ def delete_records(gw, req) -> None:
         for part in topic.partitions:
             tp = (topic.name, part.partition_index)
             partition = broker.partitions.get(tp)
-            if partition is None:
+            if not authorized(gw, DELETE, TOPIC, topic.name):  # KafkaApis: DELETE on the topic
+                started[tp] = (Errors.TopicAuthorizationFailedError, -1)
+            elif partition is None:
                 error = (
                     Errors.UnknownTopicOrPartitionError
                     if tp not in broker.metadata

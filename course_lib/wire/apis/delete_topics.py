@@ -7,9 +7,12 @@ out (Metadata answers carry no topic ids), so it is not advertised and clients s
 
 from __future__ import annotations
 
+from kafka import errors as Errors
 from kafka.protocol.admin import DeleteTopicsResponse
 
+from ...broker.acls import DELETE, DESCRIBE, TOPIC
 from ...broker.topic_requests import delete_topics_request
+from ..authorization import allowed_names
 from .common import _reply, code
 
 
@@ -19,7 +22,15 @@ def delete_topics(gw, req) -> None:
     until this broker has applied the deletion, so the client's next metadata request no longer
     finds the topics. Answers are in request order (Kafka shuffles them)."""
     wire = gw.wire
-    results = delete_topics_request(wire.cluster, list(req.topic_names))
+    names = list(req.topic_names)
+    # ControllerApis.deleteTopics: DESCRIBE and DELETE on each topic, else TOPIC_AUTHORIZATION_FAILED
+    # (a name given twice is INVALID_REQUEST first, whoever asks)
+    may = allowed_names(gw, DESCRIBE, TOPIC, names) & allowed_names(gw, DELETE, TOPIC, names)
+    refused = {
+        n: (n, Errors.TopicAuthorizationFailedError, None) for n in names if n not in may and names.count(n) == 1
+    }
+    answered = {row[0]: row for row in delete_topics_request(wire.cluster, [n for n in names if n not in refused])}
+    results = [refused.get(n) or answered.pop(n) for n in names if n in refused or n in answered]
     rows = [{"name": name, "error_code": code(error), "error_message": message} for name, error, message in results]
     deleted = [name for name, error, _ in results if error is None]
     broker = wire.cluster.brokers[gw.broker_id]

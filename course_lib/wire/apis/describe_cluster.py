@@ -7,6 +7,8 @@ from __future__ import annotations
 from kafka import errors as Errors
 from kafka.protocol.admin import DescribeClusterResponse
 
+from ...broker.acls import CLUSTER, DESCRIBE
+from ..authorization import authorized_operations, cluster_authorized
 from .common import _reply
 from .metadata import CLUSTER_ID
 
@@ -35,5 +37,13 @@ def describe_cluster(gw, req) -> None:
         else [
             {"broker_id": b, "host": wire.host, "port": wire.ports[b], "rack": None, "is_fenced": False} for b in live
         ],
-        authorized_operations=None,  # not requested: encoded as Kafka's -2147483648
+        authorized_operations=_cluster_operations(gw, req),
     )
+
+
+def _cluster_operations(gw, req) -> set[int] | None:
+    """``AuthHelper.computeDescribeClusterResponse``: asked for, the cluster operations the client
+    may do if it may DESCRIBE the cluster (else none); not asked for, the schema's default."""
+    if not req.include_cluster_authorized_operations:
+        return None  # the schema's default (bit 31 alone)
+    return authorized_operations(gw, CLUSTER) if cluster_authorized(gw, DESCRIBE) else set()

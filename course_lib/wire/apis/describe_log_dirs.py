@@ -4,7 +4,11 @@ advertises v5 of it, which is how kafka-python tells a 4.3 broker from a 4.2 one
 
 from __future__ import annotations
 
+from kafka import errors as Errors
 from kafka.protocol.admin import DescribeLogDirsResponse
+
+from ...broker.acls import DESCRIBE
+from ..authorization import cluster_authorized
 
 from ..records import encode_batch
 from .common import _grouped, _reply
@@ -36,6 +40,9 @@ def log_dir(broker_id: int) -> str:
 
 def describe_log_dirs(gw, req) -> None:
     broker = gw.wire.cluster.brokers[gw.broker_id]
+    if not cluster_authorized(gw, DESCRIBE):  # KafkaApis: no directories, and the error (v3+)
+        error = Errors.ClusterAuthorizationFailedError.errno
+        return _reply(gw, DescribeLogDirsResponse, throttle_time_ms=0, error_code=error, results=[])
     wanted = None if req.topics is None else {(t.topic, p) for t in req.topics for p in t.partitions}
     rows = []
     for tp, partition in sorted(broker.partitions.items()):

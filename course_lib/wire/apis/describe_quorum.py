@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import time
 
+from kafka import errors as Errors
 from kafka.protocol.admin import DescribeQuorumResponse
 
+from ...broker.acls import DESCRIBE
+from ..authorization import cluster_authorized
 from .common import _reply
 
 METADATA_TOPIC = "__cluster_metadata"
@@ -16,6 +19,9 @@ METADATA_TOPIC = "__cluster_metadata"
 
 def describe_quorum(gw, req) -> None:
     wire = gw.wire
+    if not cluster_authorized(gw, DESCRIBE):  # ControllerApis: authorizeClusterOperation(DESCRIBE)
+        error = Errors.ClusterAuthorizationFailedError
+        return _reply(gw, DescribeQuorumResponse, error_code=error.errno, error_message=None, topics=[], nodes=[])
     cluster = wire.cluster
     live = [b for b in sorted(cluster.brokers) if b not in cluster.controller.fenced]
     now_ms = int(time.time() * 1000)

@@ -7,11 +7,14 @@ from __future__ import annotations
 from kafka import errors as Errors
 from kafka.protocol.admin import DescribeTopicPartitionsResponse
 
+from ...broker.acls import DESCRIBE, TOPIC
+from ..authorization import NOT_ASKED, allowed_names, authorized_operations, bit_field
 from .common import INTERNAL_TOPICS, _reply
 from .topic_ids import topic_ids, topic_uuid
 
 #: ``topic_authorized_operations``: every operation on a topic (READ, WRITE, CREATE, DELETE, ALTER,
-#: DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS: bits 3-10), as Kafka 4.3.1 answers without an authorizer
+#: DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS: bits 3-10), as Kafka 4.3.1 answers without an
+#: authorizer; with one, those the client may do (:func:`~course_lib.wire.authorization.authorized_operations`)
 ALL_TOPIC_OPERATIONS = 3576
 
 
@@ -23,6 +26,11 @@ def describe_topic_partitions(gw, req) -> None:
     names = sorted({t.name for t in req.topics}) if req.topics else sorted(configs)
     if req.cursor is not None:
         names = [n for n in names if n >= req.cursor.topic_name]
+    # DescribeTopicPartitionsRequestHandler: a topic the client may not DESCRIBE is left out of
+    # "every topic", and refused after the others if named (whether it exists or not)
+    described = allowed_names(gw, DESCRIBE, TOPIC, names)
+    refused = [] if not req.topics else [n for n in names if n not in described]
+    names = [n for n in names if n in described]
     budget = req.response_partition_limit
     topics, cursor = [], None
     for name in names:
@@ -34,7 +42,7 @@ def describe_topic_partitions(gw, req) -> None:
                     "topic_id": topic_uuid(0),
                     "is_internal": False,
                     "partitions": [],
-                    "topic_authorized_operations": ALL_TOPIC_OPERATIONS,
+                    "topic_authorized_operations": bit_field(authorized_operations(gw, TOPIC, name)),
                 }
             )
             continue
@@ -70,9 +78,20 @@ def describe_topic_partitions(gw, req) -> None:
                 "topic_id": topic_uuid(ids.get(name, 0)),
                 "is_internal": name in INTERNAL_TOPICS,
                 "partitions": partitions,
-                "topic_authorized_operations": ALL_TOPIC_OPERATIONS,
+                "topic_authorized_operations": bit_field(authorized_operations(gw, TOPIC, name)),
             }
         )
         if cursor is not None:
             break
+    for name in refused:
+        topics.append(
+            {
+                "error_code": Errors.TopicAuthorizationFailedError.errno,
+                "name": name,
+                "topic_id": topic_uuid(0),
+                "is_internal": False,
+                "partitions": [],
+                "topic_authorized_operations": NOT_ASKED,
+            }
+        )
     _reply(gw, DescribeTopicPartitionsResponse, throttle_time_ms=0, topics=topics, next_cursor=cursor)

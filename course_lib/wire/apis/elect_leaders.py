@@ -5,7 +5,11 @@ can be handed to any live replica, losing what that replica lacks."""
 
 from __future__ import annotations
 
+from kafka import errors as Errors
 from kafka.protocol.admin import ElectLeadersResponse
+
+from ...broker.acls import ALTER
+from ..authorization import cluster_authorized
 
 from ...broker.leader_elections import elect_leaders_request
 from .common import INTERNAL_TOPICS, _grouped, _reply, code
@@ -23,6 +27,13 @@ def elect_leaders(gw, req) -> None:
         partitions = [tp for tp in sorted(cluster.controller.partitions) if tp[0] not in INTERNAL_TOPICS]
     else:
         partitions = [(t.topic, p) for t in req.topic_partitions for p in t.partitions]
+    if not cluster_authorized(gw, ALTER):  # KafkaApis: every partition, and the whole request, refused
+        error = Errors.ClusterAuthorizationFailedError
+        rows = [(tp[0], {"partition_id": tp[1], "error_code": error.errno, "error_message": None}) for tp in partitions]
+        grouped = _grouped(rows, name_key="topic", list_key="partition_result")
+        return _reply(
+            gw, ElectLeadersResponse, throttle_time_ms=0, error_code=error.errno, replica_election_results=grouped
+        )
     results = elect_leaders_request(cluster, election_type, partitions)
     rows = [
         # Kafka's message, else the error's own (Errors.message(): "Leader election not needed ...")

@@ -9,6 +9,8 @@ from kafka import errors as Errors
 from kafka.protocol.consumer import FetchResponse
 
 from ...broker import protocol as sim
+from ...broker.acls import READ, TOPIC
+from ..authorization import allowed_names
 from ..records import encode_batches
 from .common import _reply, code, log_start_offset
 from .topic_ids import names_by_uuid
@@ -24,13 +26,20 @@ def fetch(gw, req) -> None:
     by_id = names_by_uuid(gw.wire.cluster.brokers[gw.broker_id]) if gw.version >= 13 else {}
     names = {id(t): t.topic if gw.version < 13 else by_id.get(t.topic_id, str(t.topic_id)) for t in req.topics}
     wire_ids = {names[id(t)]: t.topic_id for t in req.topics} if gw.version >= 13 else {}
+    # refused before any read: an unknown id; a topic the client may not READ (KafkaApis.handleFetchRequest)
+    known = [t for t in req.topics if gw.version < 13 or t.topic_id in by_id]
+    readable = allowed_names(gw, READ, TOPIC, {names[id(t)] for t in known})
     unknown = [
-        (names[id(t)], p.partition)
+        (
+            names[id(t)],
+            p.partition,
+            Errors.UnknownTopicIdError if t not in known else Errors.TopicAuthorizationFailedError,
+        )
         for t in req.topics
         for p in t.partitions
-        if gw.version >= 13 and t.topic_id not in by_id
+        if t not in known or names[id(t)] not in readable
     ]
-    topics = [t for t in req.topics if gw.version < 13 or t.topic_id in by_id]
+    topics = [t for t in known if names[id(t)] in readable]
     wanted = [(names[id(t)], p.partition, p.fetch_offset) for t in topics for p in t.partitions]
     epochs = {(names[id(t)], p.partition): p.current_leader_epoch for t in topics for p in t.partitions}
     # v12+: the epoch of the record before fetch_offset, as the client saw it (-1: unknown)
@@ -85,11 +94,11 @@ def fetch(gw, req) -> None:
                     "records": encode_batches(resp.batches) if resp.batches else b"",
                 }
             )
-        for topic, partition in unknown:
+        for topic, partition, error in unknown:
             by_topic.setdefault(topic, []).append(
                 {
                     "partition_index": partition,
-                    "error_code": Errors.UnknownTopicIdError.errno,
+                    "error_code": error.errno,
                     "high_watermark": -1,
                     "last_stable_offset": -1,
                     "log_start_offset": -1,

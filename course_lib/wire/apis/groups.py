@@ -8,6 +8,8 @@ from kafka.protocol.consumer import HeartbeatResponse, JoinGroupResponse, LeaveG
 from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment, ConsumerProtocolSubscription
 
 from ...broker import protocol as sim
+from ...broker.acls import DESCRIBE, GROUP, READ
+from ..authorization import authorized, cluster_authorized
 from .common import _join, _reply, code
 from .coordinators import _coordinator
 
@@ -73,6 +75,8 @@ def join_group(gw, req) -> None:
             ),
         )
 
+    if not authorized(gw, READ, GROUP, req.group_id):  # KafkaApis: READ on the group, before the coordinator
+        return joined(Errors.GroupAuthorizationFailedError, None)
     options = gw.wire.cluster.options
     if not options.group_min_session_timeout_ms <= req.session_timeout_ms <= options.group_max_session_timeout_ms:
         # GroupCoordinatorService.joinGroup checks the bounds before the group is looked at; the
@@ -102,11 +106,15 @@ def sync_group(gw, req) -> None:
             assignment=assignment,
         )
 
+    if not authorized(gw, READ, GROUP, req.group_id):
+        return synced(Errors.GroupAuthorizationFailedError, None)
     # the coordinator checks member and generation as it does for a heartbeat
     _coordinator(gw, _heartbeat_request(req), synced)
 
 
 def heartbeat(gw, req) -> None:
+    if not authorized(gw, READ, GROUP, req.group_id):
+        return _reply(gw, HeartbeatResponse, throttle_time_ms=0, error_code=Errors.GroupAuthorizationFailedError.errno)
     _coordinator(
         gw, _heartbeat_request(req), lambda e, r: _reply(gw, HeartbeatResponse, throttle_time_ms=0, error_code=code(e))
     )
@@ -119,6 +127,9 @@ def _heartbeat_request(req) -> sim.HeartbeatRequest:
 def leave_group(gw, req) -> None:
     member_ids = [m.member_id for m in req.members] if gw.version >= 3 else [req.member_id]
     errors: dict = {}
+    if not authorized(gw, READ, GROUP, req.group_id):
+        error = Errors.GroupAuthorizationFailedError.errno
+        return _reply(gw, LeaveGroupResponse, throttle_time_ms=0, error_code=error, members=[])
 
     def finish() -> None:
         _reply(
@@ -148,6 +159,10 @@ def describe_groups(gw, req) -> None:
     is_coordinator = coordinator.refresh()
     out = []
     for group_id in req.groups:
+        if not authorized(gw, DESCRIBE, GROUP, group_id):
+            error = Errors.GroupAuthorizationFailedError.errno
+            out.append({"error_code": error, "group_id": group_id, "group_state": "", "members": []})
+            continue
         if not is_coordinator:
             out.append({"error_code": Errors.NotCoordinatorError.errno, "group_id": group_id, "members": []})
             continue
@@ -184,6 +199,8 @@ def list_groups(gw, req) -> None:
     rows = []
     if coordinator.refresh():
         groups = set(coordinator.groups) | set(coordinator.offsets)
+        if not cluster_authorized(gw, DESCRIBE):  # KafkaApis: else only the groups it may DESCRIBE
+            groups = {g for g in groups if authorized(gw, DESCRIBE, GROUP, g)}
         for group_id in sorted(groups):
             g = coordinator.groups.get(group_id)
             rows.append(

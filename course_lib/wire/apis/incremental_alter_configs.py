@@ -13,9 +13,11 @@ from __future__ import annotations
 from kafka import errors as Errors
 from kafka.protocol.admin import IncrementalAlterConfigsResponse
 
+from ...broker import acls
 from ...broker.broker_config import alter_cluster_default_configs
 from ...broker.share_config import check_group_config, check_group_config_name, parse_group_config
 from ...broker.topic_config_changes import alter_topic_configs_request
+from ..authorization import authorized, cluster_authorized
 from .common import _reply, code
 
 TOPIC, BROKER, GROUP = 2, 4, 32
@@ -29,7 +31,10 @@ def incremental_alter_configs(gw, req) -> None:
     wire = gw.wire
     rows, changed = [], []
     for res in req.resources:
-        if res.resource_type == TOPIC:
+        refusal = _refusal(gw, res)
+        if refusal is not None:  # ApiError without a message: the error's own
+            error, message = refusal, REFUSALS[refusal]
+        elif res.resource_type == TOPIC:
             ops = [(c.name, c.config_operation, c.value) for c in res.configs]
             error, message = alter_topic_configs_request(wire.cluster, res.resource_name, ops, req.validate_only)
             if error is None and not req.validate_only:
@@ -67,6 +72,26 @@ def incremental_alter_configs(gw, req) -> None:
         wire.cluster.sim.schedule(1, answer_when_applied, waited_ms + 1)
 
     answer_when_applied()
+
+
+#: Kafka's messages of the authorization errors (Errors.message())
+REFUSALS = {
+    Errors.TopicAuthorizationFailedError: "Topic authorization failed.",
+    Errors.GroupAuthorizationFailedError: "Group authorization failed.",
+    Errors.ClusterAuthorizationFailedError: "Cluster authorization failed.",
+}
+
+
+def _refusal(gw, res):
+    """KafkaApis (``AuthHelper``): ALTER_CONFIGS on the topic, the group, or the cluster for a
+    broker's configs; the resource's authorization error, else None."""
+    if res.resource_type == TOPIC and not authorized(gw, acls.ALTER_CONFIGS, acls.TOPIC, res.resource_name):
+        return Errors.TopicAuthorizationFailedError
+    if res.resource_type == GROUP and not authorized(gw, acls.ALTER_CONFIGS, acls.GROUP, res.resource_name):
+        return Errors.GroupAuthorizationFailedError
+    if res.resource_type == BROKER and not cluster_authorized(gw, acls.ALTER_CONFIGS):
+        return Errors.ClusterAuthorizationFailedError
+    return None
 
 
 def alter_group_configs(cluster, group: str, ops: list, validate_only: bool) -> tuple:

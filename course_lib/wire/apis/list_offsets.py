@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from kafka.protocol.consumer import ListOffsetsResponse
 
+from kafka import errors as Errors
+
 from ...broker import protocol as sim
+from ...broker.acls import DESCRIBE, TOPIC
+from ..authorization import allowed_names
 from .common import _grouped, _join, _reply, code
 
 
@@ -38,9 +42,16 @@ def list_offsets(gw, req) -> None:
             )
         _reply(gw, ListOffsetsResponse, throttle_time_ms=0, topics=_grouped(rows))
 
-    one = _join(len(wanted), finish)
+    # KafkaApis.handleListOffsetRequest: DESCRIBE on the topic, else TOPIC_AUTHORIZATION_FAILED
+    described = allowed_names(gw, DESCRIBE, TOPIC, {t for t, _, _ in wanted})
+    for topic, partition, _ in wanted:
+        if topic not in described:
+            results[(topic, partition)] = (Errors.TopicAuthorizationFailedError, -1, -1)
+    one = _join(len(wanted) - len(results), finish)
     for topic, partition, timestamp in wanted:
         tp = (topic, partition)
+        if tp in results:
+            continue
         by_time = timestamp not in (LATEST, EARLIEST, EARLIEST_LOCAL)
 
         def got(resp, tp=tp, timestamp=timestamp, by_time=by_time):

@@ -9,7 +9,9 @@ from kafka.protocol.metadata import MetadataResponse
 
 from ...broker import protocol as sim
 from ...broker.topic_requests import valid_topic_name
-from .common import INTERNAL_TOPICS, _reply, log
+from ...broker.acls import CLUSTER, CREATE, DESCRIBE, TOPIC
+from ..authorization import allowed_names, authorized, authorized_operations, cluster_authorized
+from .common import INTERNAL_TOPICS, NO_TOPIC_ID, _reply, log
 from .topic_ids import topic_number, topic_uuid
 
 
@@ -31,15 +33,20 @@ def _name_of(topic, resp: sim.MetadataResponse):
 
 def _unknown_topic(gw, req, name: str):
     """What Metadata answers for a topic this broker does not know (``KafkaApis.getTopicMetadata``
-    and ``AutoTopicCreationManager``): an invalid name INVALID_TOPIC_EXCEPTION; with
-    auto.create.topics.enable and a client that allows it (Metadata v4+'s flag; always before)
-    the topic is created with num.partitions and default.replication.factor - and, in KRaft mode,
-    where the creation goes to the controller asynchronously, still answered
-    UNKNOWN_TOPIC_OR_PARTITION (measured on Kafka 4.3.1): the client asks again and finds it."""
+        and ``AutoTopicCreationManager``): an invalid name INVALID_TOPIC_EXCEPTION; with
+        auto.create.topics.enable and a client that allows it (Metadata v4+'s flag; always before)
+        the topic is created with num.partitions and default.replication.factor - and, in KRaft mode,
+        where the creation goes to the controller asynchronously, still answered
+        UNKNOWN_TOPIC_OR_PARTITION (measured on Kafka 4.3.1): the client asks again and finds it. With an
+    authorizer, a topic the client may not create (CREATE on the cluster or the topic) is
+    TOPIC_AUTHORIZATION_FAILED, whatever its name."""
+    allowed = gw.version < 4 or req.allow_auto_topic_creation
+    creates = allowed and gw.wire.cluster.options.auto_create_topics_enable
+    if creates and not (cluster_authorized(gw, CREATE) or authorized(gw, CREATE, TOPIC, name)):
+        return Errors.TopicAuthorizationFailedError  # creating it needs CREATE on the cluster or the topic
     if not valid_topic_name(name):
         return Errors.InvalidTopicError
-    allowed = gw.version < 4 or req.allow_auto_topic_creation
-    if not (allowed and gw.wire.cluster.options.auto_create_topics_enable):
+    if not creates:
         return Errors.UnknownTopicOrPartitionError
     error, message = gw.wire.create_topic_now(name, -1, -1, {})
     if error is not None and error is not Errors.TopicAlreadyExistsError:  # e.g. every broker fenced
@@ -52,20 +59,47 @@ def _metadata_answer(gw, req, resp: sim.MetadataResponse) -> None:
     wire = gw.wire
     live = tuple(resp.brokers)
     view = wire.cluster.brokers[gw.broker_id].metadata  # the answering broker's own view (ISR, replicas)
-    if req.topics is None or (gw.version == 0 and not req.topics):
+    all_topics = req.topics is None or (gw.version == 0 and not req.topics)
+    if all_topics:
         names = sorted(resp.topics)
     else:
         names = [_name_of(t, resp) for t in req.topics]
+    # KafkaApis.handleTopicMetadataRequest: a topic the client may not DESCRIBE is left out of
+    # "every topic" and, asked for, refused without saying whether it exists
+    described = allowed_names(gw, DESCRIBE, TOPIC, {n for n in names if isinstance(n, str)})
+    if all_topics:
+        names = [n for n in names if n in described]
+    by_id = {} if all_topics else {_name_of(t, resp): t for t in req.topics if t.name is None}
     topics = []
+
+    def topic_operations(name: str) -> set[int] | None:  # Metadata v8+, asked for (None: not)
+        asked = gw.version >= 8 and req.include_topic_authorized_operations
+        return authorized_operations(gw, TOPIC, name) if asked else None
+
     for name in names:
         if isinstance(name, uuid.UUID):  # asked by an id no topic has (Metadata v12+)
             topics.append(
                 {"error_code": Errors.UnknownTopicIdError.errno, "name": None, "topic_id": name, "partitions": []}
             )
             continue
+        if name not in described:
+            asked_by_id = by_id.get(name)  # topic ids are not secret: answered with the id
+            topics.append(
+                {
+                    "error_code": Errors.TopicAuthorizationFailedError.errno,
+                    "name": None if asked_by_id is not None else name,
+                    "topic_id": asked_by_id.topic_id if asked_by_id is not None else NO_TOPIC_ID,
+                    "is_internal": False,
+                    "partitions": [],
+                }
+            )
+            continue
         if name not in resp.topics:
             error = _unknown_topic(gw, req, name)
-            topics.append({"error_code": error.errno, "name": name, "partitions": []})
+            operations = None if error is Errors.TopicAuthorizationFailedError else topic_operations(name)
+            topics.append(
+                {"error_code": error.errno, "name": name, "partitions": [], "authorized_operations": operations}
+            )
             continue
         partitions = []
         for p in range(resp.topics[name]):
@@ -91,6 +125,7 @@ def _metadata_answer(gw, req, resp: sim.MetadataResponse) -> None:
                 "topic_id": topic_uuid(resp.topic_ids.get(name, 0)),
                 "is_internal": name in INTERNAL_TOPICS,
                 "partitions": partitions,
+                "authorized_operations": topic_operations(name),
             }
         )
     _reply(
@@ -101,4 +136,13 @@ def _metadata_answer(gw, req, resp: sim.MetadataResponse) -> None:
         cluster_id=CLUSTER_ID,
         controller_id=min(live) if live else -1,
         topics=topics,
+        authorized_operations=_cluster_operations(gw, req),
     )
+
+
+def _cluster_operations(gw, req) -> set[int] | None:
+    """Metadata v8-10, asked for: the cluster operations the client may do if it may DESCRIBE
+    the cluster (else none; ``KafkaApis.handleTopicMetadataRequest``)."""
+    if not (8 <= gw.version <= 10 and req.include_cluster_authorized_operations):
+        return None
+    return authorized_operations(gw, CLUSTER) if cluster_authorized(gw, DESCRIBE) else set()

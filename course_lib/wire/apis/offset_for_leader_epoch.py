@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from kafka import errors as Errors
 from kafka.protocol.consumer import OffsetForLeaderEpochResponse
 
 from ...broker import protocol as sim
+from ...broker.acls import DESCRIBE, TOPIC
+from ..authorization import allowed_names
 from .common import _join, _reply, code
 
 
@@ -31,9 +34,17 @@ def offset_for_leader_epoch(gw, req) -> None:
             topics=[{"topic": t, "partitions": parts} for t, parts in by_topic.items()],
         )
 
-    one = _join(len(wanted), finish)
+    # KafkaApis: DESCRIBE on the topic, else TOPIC_AUTHORIZATION_FAILED
+    described = allowed_names(gw, DESCRIBE, TOPIC, {t for t, _, _ in wanted})
+    for topic, partition, _ in wanted:
+        if topic not in described:
+            refused = sim.OffsetsForLeaderEpochResponse(0, (topic, partition), Errors.TopicAuthorizationFailedError)
+            results[(topic, partition)] = refused
+    one = _join(len(wanted) - len(results), finish)
     for topic, partition, epoch in wanted:
         tp = (topic, partition)
+        if tp in results:
+            continue
 
         def got(resp, tp=tp):
             results[tp] = resp

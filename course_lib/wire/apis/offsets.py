@@ -7,6 +7,8 @@ from kafka.protocol.consumer import OffsetCommitResponse, OffsetFetchResponse
 
 from ...broker import protocol as sim
 from ...broker.protocol import CommittedOffset
+from ...broker.acls import DESCRIBE, GROUP, READ, TOPIC
+from ..authorization import allowed_names, authorized
 from .common import INTERNAL_TOPICS, _grouped, _join, _reply, code
 from .coordinators import _coordinator
 
@@ -17,7 +19,7 @@ def offset_commit(gw, req) -> None:
             group=req.group_id, member_id=req.member_id, generation=req.generation_id_or_member_epoch, offsets=offsets
         )
 
-    commit_offsets(gw, request_for, OffsetCommitResponse, committed_offsets(req))
+    commit_offsets(gw, request_for, OffsetCommitResponse, committed_offsets(req), req.group_id)
 
 
 def committed_offsets(req) -> dict:
@@ -30,28 +32,35 @@ def committed_offsets(req) -> dict:
     }
 
 
-def commit_offsets(gw, request_for, response_cls, offsets: dict) -> None:
+def commit_offsets(gw, request_for, response_cls, offsets: dict, group_id: str, refused=None) -> None:
     """Send ``request_for(known offsets)`` to the group's coordinator and answer per partition.
     A partition this broker does not know is UNKNOWN_TOPIC_OR_PARTITION and the rest are committed
     (``KafkaApis.handleOffsetCommitRequest`` and ``handleTxnOffsetCommitRequest`` check the
-    metadata cache before the coordinator sees the request)."""
+    metadata cache before the coordinator sees the request). Before that, with an authorizer: no
+    READ on the group refuses every partition (GROUP_AUTHORIZATION_FAILED; ``refused``, an error
+    the caller found first, likewise), no READ on a topic its partitions (TOPIC_AUTHORIZATION_FAILED)."""
+    if refused is None and not authorized(gw, READ, GROUP, group_id):
+        refused = Errors.GroupAuthorizationFailedError
+    readable = allowed_names(gw, READ, TOPIC, {t for t, _ in offsets})
     topics = gw.wire.cluster.brokers[gw.broker_id].topic_configs
-    known = {tp: o for tp, o in offsets.items() if tp[0] in topics and 0 <= tp[1] < topics[tp[0]].partitions}
+    known = {
+        tp: o
+        for tp, o in offsets.items()
+        if tp[0] in readable and tp[0] in topics and 0 <= tp[1] < topics[tp[0]].partitions
+    }
+
+    def error_of(tp, error):
+        if refused is not None:
+            return refused
+        if tp[0] not in readable:
+            return Errors.TopicAuthorizationFailedError
+        return error if tp in known else Errors.UnknownTopicOrPartitionError
 
     def answer(error, result) -> None:
-        rows = [
-            (
-                t,
-                {
-                    "partition_index": p,
-                    "error_code": code(error if (t, p) in known else Errors.UnknownTopicOrPartitionError),
-                },
-            )
-            for t, p in offsets
-        ]
+        rows = [(t, {"partition_index": p, "error_code": code(error_of((t, p), error))}) for t, p in offsets]
         _reply(gw, response_cls, throttle_time_ms=0, topics=_grouped(rows))
 
-    if not known:
+    if not known or refused is not None:
         return answer(None, None)
     _coordinator(gw, request_for(known), answer)
 
@@ -73,9 +82,18 @@ def offset_fetch(gw, req) -> None:
 
     def rows(group_id, topics) -> tuple:
         error, committed = results[group_id]
+        if error is Errors.GroupAuthorizationFailedError:
+            return code(error), []
         unstable = _pending_offsets(gw, group_id) if req.require_stable else set()
         out = []
+        described = allowed_names(gw, DESCRIBE, TOPIC, {t for t, _ in partitions_of(topics)})
         for t, p in partitions_of(topics):
+            if t not in described:  # KafkaApis: left out of "every partition", refused if named
+                if topics is not None:
+                    error_code = Errors.TopicAuthorizationFailedError.errno
+                    out.append((t, {"partition_index": p, "committed_offset": -1, "committed_leader_epoch": -1,
+                                    "metadata": "", "error_code": error_code}))  # fmt: skip
+                continue
             offset = committed.get((t, p), -1) if committed else -1
             if topics is None and offset < 0:
                 continue
@@ -100,8 +118,13 @@ def offset_fetch(gw, req) -> None:
         error, topic_rows = rows(*groups[0])
         _reply(gw, OffsetFetchResponse, throttle_time_ms=0, topics=topic_rows, error_code=error)
 
-    one = _join(len(groups), finish)
+    for group_id, _topics in groups:  # KafkaApis: DESCRIBE on the group
+        if not authorized(gw, DESCRIBE, GROUP, group_id):
+            results[group_id] = (Errors.GroupAuthorizationFailedError, None)
+    one = _join(len(groups) - len(results), finish)
     for group_id, topics in groups:
+        if group_id in results:
+            continue
 
         def fetched(error, result, group_id=group_id):
             results[group_id] = (error, result)

@@ -7,11 +7,25 @@ from __future__ import annotations
 from kafka.protocol.admin import AlterPartitionReassignmentsResponse, ListPartitionReassignmentsResponse
 
 from ...broker.reassignments import alter_partition_reassignments_request, list_reassignments
+from kafka import errors as Errors
+
+from ...broker.acls import ALTER, DESCRIBE
+from ..authorization import cluster_authorized
 from .common import _grouped, _reply, code
 
 
 def alter_partition_reassignments(gw, req) -> None:
     allow = req.allow_replication_factor_change if gw.version >= 1 else True  # KIP-860: v1
+    if not cluster_authorized(gw, ALTER):  # KafkaApis: authorizeClusterOperation(ALTER)
+        return _reply(
+            gw,
+            AlterPartitionReassignmentsResponse,
+            throttle_time_ms=0,
+            allow_replication_factor_change=allow,
+            error_code=Errors.ClusterAuthorizationFailedError.errno,
+            error_message=None,
+            responses=[],
+        )
     requests = [((t.name, p.partition_index), p.replicas) for t in req.topics for p in t.partitions]
     results = alter_partition_reassignments_request(gw.wire.cluster, requests, allow)
     rows = [
@@ -30,6 +44,9 @@ def alter_partition_reassignments(gw, req) -> None:
 
 
 def list_partition_reassignments(gw, req) -> None:
+    if not cluster_authorized(gw, DESCRIBE):  # KafkaApis: authorizeClusterOperation(DESCRIBE)
+        error = Errors.ClusterAuthorizationFailedError.errno
+        return _reply(gw, ListPartitionReassignmentsResponse, throttle_time_ms=0, error_code=error, topics=[])
     tps = None if req.topics is None else {(t.name, p) for t in req.topics for p in t.partition_indexes}
     ongoing = list_reassignments(gw.wire.cluster, tps)
     rows = [

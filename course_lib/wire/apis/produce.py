@@ -6,6 +6,8 @@ from kafka import errors as Errors
 from kafka.protocol.producer import ProduceResponse
 
 from ...broker import protocol as sim
+from ...broker.acls import TOPIC, TRANSACTIONAL_ID, WRITE
+from ..authorization import allowed_names, authorized
 from ..records import InvalidRecords, decode_produce
 from .common import _reply, code, log, log_start_offset
 from .topic_ids import names_by_uuid
@@ -31,6 +33,14 @@ def produce(gw, req) -> None:
             except InvalidRecords as exc:
                 log.warning("wire: %s sent invalid records for %s: %s", gw.node_id, tp, exc)
                 refused[tp] = exc.error
+    # KafkaApis.handleProduceRequest: a transactional producer needs WRITE on its transactional id
+    # (else the whole request is refused), every topic WRITE (else TOPIC_AUTHORIZATION_FAILED)
+    if req.transactional_id is not None and not authorized(gw, WRITE, TRANSACTIONAL_ID, req.transactional_id):
+        refused = {tp: Errors.TransactionalIdAuthorizationFailedError for tp in [*batches, *refused]}
+        batches = {}
+    writable = allowed_names(gw, WRITE, TOPIC, {t for t, _ in batches})
+    refused.update({tp: Errors.TopicAuthorizationFailedError for tp in batches if tp[0] not in writable})
+    batches = {tp: b for tp, b in batches.items() if tp[0] in writable}
     if batches and gw.refuses_next_produce():  # refuse_next_request: a retriable error, answered late
         refused.update({tp: Errors.NotEnoughReplicasError for tp in batches})
         batches = {}

@@ -13,6 +13,8 @@ from __future__ import annotations
 from kafka import errors as Errors
 
 from ...broker import protocol as sim
+from ...broker.acls import GROUP, READ
+from ..authorization import authorized
 from .consumer_group_describe import describe_at_coordinator
 from .consumer_group_heartbeat import heartbeat_answer
 from .coordinators import _coordinator
@@ -22,6 +24,9 @@ from .topic_ids import topic_ids, topic_uuid
 
 def share_group_heartbeat(gw, req) -> None:
     broker = gw.wire.cluster.brokers[gw.broker_id]
+    if not authorized(gw, READ, GROUP, req.group_id):  # KafkaApis: READ on the group, first
+        error = Errors.GroupAuthorizationFailedError
+        return _heartbeat_answer(gw, broker, error, req.member_id, req.member_epoch, 0, None)
     joining = req.member_epoch == 0
     if not req.member_id or (joining and not req.subscribed_topic_names):
         return _heartbeat_answer(gw, broker, Errors.InvalidRequestError, req.member_id, req.member_epoch, 0, None)

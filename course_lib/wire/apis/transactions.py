@@ -10,7 +10,11 @@ from kafka.protocol.producer import (
     TxnOffsetCommitResponse,
 )
 
+from kafka import errors as Errors
+
 from ...broker import protocol as sim
+from ...broker.acls import IDEMPOTENT_WRITE, READ, TOPIC, TRANSACTIONAL_ID, WRITE, GROUP
+from ..authorization import allowed_names, authorized, authorized_by_resource_type, cluster_authorized
 from ...broker.group_coordinator import OFFSETS_TOPIC
 from .common import _grouped, _reply, code
 from .coordinators import _coordinator
@@ -28,6 +32,14 @@ def init_producer_id(gw, req) -> None:
             producer_epoch=epoch if error is None else -1,
         )
 
+    # KafkaApis.handleInitProducerIdRequest: WRITE on the transactional id; an idempotent producer
+    # IDEMPOTENT_WRITE on the cluster or WRITE on some topic (KIP-679)
+    if req.transactional_id is not None and not authorized(gw, WRITE, TRANSACTIONAL_ID, req.transactional_id):
+        return answer(Errors.TransactionalIdAuthorizationFailedError, -1, -1)
+    if req.transactional_id is None and not (
+        cluster_authorized(gw, IDEMPOTENT_WRITE) or authorized_by_resource_type(gw, WRITE, TOPIC)
+    ):
+        return answer(Errors.ClusterAuthorizationFailedError, -1, -1)
     if req.transactional_id is None:
         gw.ask(
             sim.InitProducerIdRequest(gw.next_corr()),
@@ -53,8 +65,11 @@ def add_partitions_to_txn(gw, req) -> None:
         partitions=[list(tp) for tp in partitions],
     )
 
-    def added(error, result) -> None:
-        rows = [(t, {"partition_index": p, "partition_error_code": code(error)}) for t, p in partitions]
+    def added(error, result, errors=None) -> None:
+        rows = [
+            (t, {"partition_index": p, "partition_error_code": code((errors or {}).get((t, p), error))})
+            for t, p in partitions
+        ]
         _reply(
             gw,
             AddPartitionsToTxnResponse,
@@ -62,6 +77,14 @@ def add_partitions_to_txn(gw, req) -> None:
             results_by_topic_v3_and_below=_grouped(rows, list_key="results_by_partition"),
         )
 
+    # KafkaApis.handleAddPartitionsToTxnRequest: WRITE on the transactional id, then on every topic
+    # (a refused topic fails its partitions, the others OPERATION_NOT_ATTEMPTED)
+    if not authorized(gw, WRITE, TRANSACTIONAL_ID, request.transactional_id):
+        return added(Errors.TransactionalIdAuthorizationFailedError, None)
+    writable = allowed_names(gw, WRITE, TOPIC, {t for t, _ in partitions})
+    if any(t not in writable for t, _ in partitions):
+        refused = {(t, p): Errors.TopicAuthorizationFailedError for t, p in partitions if t not in writable}
+        return added(Errors.OperationNotAttemptedError, None, refused)
     _coordinator(gw, request, added)
 
 
@@ -74,11 +97,15 @@ def add_offsets_to_txn(gw, req) -> None:
         producer_epoch=req.producer_epoch,
         partitions=[[OFFSETS_TOPIC, 0]],
     )
-    _coordinator(
-        gw,
-        request,
-        lambda e, r: _reply(gw, AddOffsetsToTxnResponse, throttle_time_ms=0, error_code=code(e)),
-    )
+
+    def answer(e, r) -> None:
+        _reply(gw, AddOffsetsToTxnResponse, throttle_time_ms=0, error_code=code(e))
+
+    if not authorized(gw, WRITE, TRANSACTIONAL_ID, req.transactional_id):
+        return answer(Errors.TransactionalIdAuthorizationFailedError, None)
+    if not authorized(gw, READ, GROUP, req.group_id):
+        return answer(Errors.GroupAuthorizationFailedError, None)
+    _coordinator(gw, request, answer)
 
 
 def end_txn(gw, req) -> None:
@@ -95,6 +122,8 @@ def end_txn(gw, req) -> None:
         ids = result if error is None and result else {"producer_id": -1, "producer_epoch": -1}
         _reply(gw, EndTxnResponse, throttle_time_ms=0, error_code=code(error), **ids)
 
+    if not authorized(gw, WRITE, TRANSACTIONAL_ID, req.transactional_id):
+        return answer(Errors.TransactionalIdAuthorizationFailedError, None)
     _coordinator(gw, request, answer)
 
 
@@ -112,4 +141,7 @@ def txn_offset_commit(gw, req) -> None:
             transaction_version=2 if gw.version >= 5 else 1,
         )
 
-    commit_offsets(gw, request_for, TxnOffsetCommitResponse, committed_offsets(req))
+    # KafkaApis.handleTxnOffsetCommitRequest: WRITE on the transactional id first, then as OffsetCommit
+    txn_ok = authorized(gw, WRITE, TRANSACTIONAL_ID, req.transactional_id)
+    refused = None if txn_ok else Errors.TransactionalIdAuthorizationFailedError
+    commit_offsets(gw, request_for, TxnOffsetCommitResponse, committed_offsets(req), req.group_id, refused)
