@@ -174,14 +174,8 @@ class ConsumerProtocolMembership(GroupMembership):
 
     def _fenced(self, error) -> None:
         """``transitionToFenced``: the partitions are lost (no commit), then rejoin with epoch 0."""
+        self.record_left(error.__name__)
         c = self.consumer
-        c._history.record(
-            c.node_id,
-            INFO,
-            OpName.LEFT_GROUP,
-            sorted([list(tp) for tp in c._partitions]),
-            evidence={"reason": error.__name__, "generation": c._generation, "member_id": c._member_id},
-        )
         lost = {TopicPartition(*tp) for tp in c._partitions}
         c._set_assignment([])
         self._target = None

@@ -117,17 +117,19 @@ class GroupMembership(ABC):
         """The generation ``group_metadata()`` shows."""
 
     # ---- shared by both protocols -------------------------------------------------------------------
-    def record_poll_timeout(self, idle_ms: float) -> None:
-        """The history's note that this member left for want of a poll(), with its generation."""
+    def record_left(self, reason: str) -> None:
+        """The history's note that this member left the group (and why), with the partitions it
+        held, its generation and its member id."""
         c = self.consumer
         c._history.record(
             c.node_id,
             INFO,
             OpName.LEFT_GROUP,
             sorted([list(tp) for tp in c._partitions]),
-            evidence={
-                "reason": f"no poll() for {idle_ms:g} ms > max_poll_interval_ms={c.config['max_poll_interval_ms']:g}",
-                "generation": c._generation,
-                "member_id": c._member_id,
-            },
+            evidence={"reason": reason, "generation": c._generation, "member_id": c._member_id},
         )
+
+    def record_poll_timeout(self, idle_ms: float) -> None:
+        """The history's note that this member left for want of a poll()."""
+        max_poll = self.consumer.config["max_poll_interval_ms"]
+        self.record_left(f"no poll() for {idle_ms:g} ms > max_poll_interval_ms={max_poll:g}")

@@ -40,15 +40,6 @@ from ..clients import KafkaConsumer as SimConsumer
 from ..clients import KafkaProducer as SimProducer
 from ..wire.cluster import WireCluster
 
-PRODUCER_CALLS = (
-    "init_transactions",
-    "begin_transaction",
-    "send",
-    "send",
-    "flush",
-    "commit_transaction",
-    "abort_transaction",
-)
 CONSUMER_CALLS = (
     "assign_both",
     "assign_p0",
