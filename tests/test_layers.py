@@ -307,7 +307,6 @@ CLIENTS_BUILT_ELSEWHERE = {
     ("wire/differential.py", "ConsumerDifferential"): "a differential side: kafka-python itself, every public call",
     ("wire/consumer_protocol_differential.py", "_JavaSide"): "a differential side: the Java client itself",
     ("wire/java_differential.py", "TransactionsV2Differential"): "a differential side: the Java client itself",
-    ("wire/share_differential.py", "ConfluentShare"): "a differential side: confluent-kafka itself",
 }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from course_lib.broker.share_partition import RELEASE, SharePartition
-from course_lib.wire.share_differential import HOLD_ENDS, SEQUENCES, ShareDifferential, SimulatedShare
+from course_lib.share_differential import HOLD_ENDS, SEQUENCES, ShareDifferential, SimulatedShare
 from tests.share_differential_support import kafka_observations, report, unexplained
 
 
@@ -19,7 +19,7 @@ def test_the_simulator_sees_what_kafka_showed():
 
 
 def test_the_recording_covers_the_default_sequences_and_every_step():
-    assert sorted(map(int, kafka_observations())) == list(range(SEQUENCES))
+    assert sorted(map(int, kafka_observations("confluent-kafka"))) == list(range(SEQUENCES))
     drawn = {step for seed in range(SEQUENCES) for step in ShareDifferential.steps(seed)}
     ends = {step.rsplit(":", 1)[1] for step in drawn if step.startswith("hold:")}
     assert {"drain:a", "drain:b"} <= drawn, f"a drain by each member: {sorted(drawn)}"
