@@ -11,8 +11,10 @@ One topic of one partition, one share group (explicit acknowledgement, a deliver
   client splits its polls does not matter), and commits after each poll;
 - ``hold:M:END`` - one new record; M polls until it holds it, then ENDs the hold: ``accept``,
   ``release``, ``reject`` (acknowledged and committed), ``close`` (M closes holding it; a new M
-  comes next time) or ``expire`` (M keeps it past its lock; the other member drains until it
-  comes back, then M acknowledges it late);
+  comes next time), ``kill`` (M, started for this in a process of its own, is SIGKILLed holding
+  it: a crash, its connections close; a new M joins next time, after the dead one) or
+  ``expire`` (M keeps it past its lock; the other member drains until it comes back, then M
+  acknowledges it late);
 - the last step is always ``drain:a``: what is left.
 
 Before records are written (``produce``, ``hold``), a member whose last poll brought nothing
@@ -70,7 +72,7 @@ GROUP_CONFIG = {
 }
 #: acknowledgement types by confluent-kafka's names and wire ids
 ACKS = {"accept": 1, "release": 2, "reject": 3}
-HOLD_ENDS = ("accept", "release", "reject", "close", "expire")
+HOLD_ENDS = ("accept", "release", "reject", "close", "expire", "kill")
 #: each poll waits at most POLL_S seconds; a step gives up after MAX_POLLS polls, saying so
 POLL_S = 0.5
 MAX_POLLS = 200
@@ -316,7 +318,9 @@ class ShareDifferential:
                 steps.append(f"drain:{member}")
                 available = False
                 continue
-            end = rng.choice(HOLD_ENDS)
+            end = rng.choice(("accept", "release", "reject", "leave", "expire"))
+            if end == "leave":  # M goes away holding it: closes, or dies
+                end = rng.choice(("close", "kill"))
             steps.append(f"hold:{member}:{end}")
             available = end == "release"
         return (*steps, "drain:a")
@@ -359,12 +363,12 @@ class ShareDifferential:
 
 
 # ---- the sides ---------------------------------------------------------------------------------
-def _subscribed(client: str, servers: Any, topic: str, group: str, own_process: bool = False) -> Any:
+def _subscribed(client: str, servers: Any, topic: str, group: str, own_process: bool = False, **more: str) -> Any:
     """``client``'s share consumer (the workload's contract), explicit acknowledgement, subscribed;
-    ``own_process``: in a process of its own, which ``kill()`` ends."""
+    ``own_process``: in a process of its own, which ``kill()`` ends; ``more``: other settings."""
     from .client_adapters import share_consumer
 
-    config = {"bootstrap.servers": servers, "group.id": group, "share.acknowledgement.mode": "explicit"}
+    config = {"bootstrap.servers": servers, "group.id": group, "share.acknowledgement.mode": "explicit", **more}
     c = share_consumer(client, config, own_process)
     c.subscribe([topic])
     return c
@@ -439,6 +443,9 @@ class ClientShare:
         self.backend = ComposedBackend(cluster, CLIENTS[client]())
         self.producer = self.backend.producer()
         self.admin = KafkaAdminClient(bootstrap_servers=self.servers)
+        #: each consumer's ``client.id``: a killed member stays in the group until its session
+        #: times out, so counting assigned members would count it
+        self.client_ids: dict = {}
 
     def group(self, config: dict) -> tuple[str, str]:
         from .share_group_experiments import configure_with_admin
@@ -453,13 +460,17 @@ class ClientShare:
             self.producer.send(topic, value.encode()).get(timeout=30)
 
     def consumer(self, topic: str, group: str, own_process: bool = False) -> Any:
-        return _subscribed(self.client, self.servers, topic, group, own_process)
+        client_id = f"share-diff-{uuid.uuid4().hex[:8]}"  # how the coordinator names it
+        c = _subscribed(self.client, self.servers, topic, group, own_process, **{"client.id": client_id})
+        self.client_ids[id(c)] = client_id
+        return c
 
     def kill(self, consumer: Any) -> None:
         consumer.kill()  # SIGKILL of its process
         consumer.close()  # reaps it
 
-    def _assigned_members(self, group: str) -> int:
+    def _assigned_members(self, group: str) -> set[str]:
+        """The client ids of the members the coordinator has given a partition."""
         from kafka.errors import KafkaError
 
         from .wire.apis.schemas import ShareGroupDescribeRequest
@@ -474,14 +485,14 @@ class ClientShare:
         except KafkaError as e:
             if not e.retriable:  # a coordinator still loading or moving answers again soon
                 raise
-            return 0
-        return sum(1 for m in described.members if any(tp.partitions for tp in m.assignment.topic_partitions))
+            return set()
+        return {m.client_id for m in described.members if any(tp.partitions for tp in m.assignment.topic_partitions)}
 
     def now(self) -> float:
         return time.monotonic()
 
     def assigned(self, group: str, consumers: list) -> bool:
-        return self._assigned_members(group) >= len(consumers)
+        return {self.client_ids[id(c)] for c in consumers} <= self._assigned_members(group)
 
     def close(self) -> None:
         self.backend.close_clients()
