@@ -12,7 +12,9 @@ One topic of one partition, one share group (explicit acknowledgement, a deliver
 - ``hold:M:END`` - one new record; M polls until it holds it, then ENDs the hold: ``accept``,
   ``release``, ``reject`` (acknowledged and committed), ``close`` (M closes holding it; a new M
   comes next time), ``kill`` (M, started for this in a process of its own, is SIGKILLed holding
-  it: a crash, its connections close; a new M joins next time, after the dead one) or
+  it: a crash, its connections close; a new M joins next time, after the dead one), ``freeze``
+  (the same, SIGSTOPped: its machine is gone and its connections stay open; ended once the
+  record came back) or
   ``expire`` (M keeps it past its lock; the other member drains until it comes back, then M
   acknowledges it late);
 - the last step is always ``drain:a``: what is left.
@@ -44,13 +46,16 @@ What it found, each now modelled as Kafka and librdkafka do it:
   of the error - the simulator's carried a class name.
 
 With the Java client as a side: its ``KafkaShareConsumer`` joins the group at its first
-``poll()`` (``ShareConsumerImpl.poll`` sends the ``PollEvent`` the membership manager joins on),
-librdkafka's at ``subscribe``; so a new member polls until it has the partition (what those polls
+``poll()`` (``ShareConsumerImpl.poll`` sends a ``PollEvent``; only then does
+``AbstractMembershipManager.onConsumerPoll`` move a subscribed member to JOINING), librdkafka's at
+``subscribe``; so a new member polls until it has the partition (what those polls
 bring its next poll returns), and the other member of a ``close``/``expire``/``kill`` hold joins
 while the record is held, not before it is fetched. After a poll that brought nothing, Java too
 fetches on in the background until records come (``ShareConsumeRequestManager.fetchMoreRecords``,
 cleared only by a ShareFetch response with acquired records). Kafka with Java showed, sequence by
 sequence, what Kafka with confluent-kafka showed; each client has its recording all the same.
+A member killed or frozen stays in the group until its session times out: whether every member
+has the partition is asked by each member's ``client.id``, not by counting members.
 """
 
 from __future__ import annotations
@@ -72,7 +77,9 @@ GROUP_CONFIG = {
 }
 #: acknowledgement types by confluent-kafka's names and wire ids
 ACKS = {"accept": 1, "release": 2, "reject": 3}
-HOLD_ENDS = ("accept", "release", "reject", "close", "expire", "kill")
+HOLD_ENDS = ("accept", "release", "reject", "close", "expire", "kill", "freeze")
+#: the ends of a hold in which M goes away holding the record, and what they say of it
+GONE = {"close": "closed", "kill": "killed", "freeze": "frozen"}
 #: each poll waits at most POLL_S seconds; a step gives up after MAX_POLLS polls, saying so
 POLL_S = 0.5
 MAX_POLLS = 200
@@ -115,6 +122,11 @@ class ShareSide(Protocol):
 
     def kill(self, consumer: Any) -> None:
         """``consumer`` crashes: no acknowledgement, no leave; its connections close."""
+        ...
+
+    def freeze(self, consumer: Any) -> None:
+        """``consumer``'s machine is gone: nothing runs, its connections stay open (until its
+        ``close()``, which ends it)."""
         ...
 
     def assigned(self, group: str, consumers: list) -> bool:
@@ -237,9 +249,10 @@ class _Run:
     def hold(self, name: str, end: str) -> str:
         """One new record, held by M; then ``end`` (see the module docstring)."""
         self.quiet()
-        if end == "kill" and name in self.members:  # M comes back as a process that can die
+        own_process = end in ("kill", "freeze")
+        if own_process and name in self.members:  # M comes back as a process that can die
             self.members.pop(name).close()  # (it holds nothing: a drain ends with all settled)
-        consumer = self.member(name, own_process=end == "kill")
+        consumer = self.member(name, own_process)
         other = "b" if name == "a" else "a"
         self.produce(1)
         offset = self.produced - 1
@@ -263,22 +276,28 @@ class _Run:
             return f"{end}: {_outcome(consumer.commit_sync())}"
         self.held[name] = offset
         # the other member joins while M holds the record (a Java member joins at its first poll:
-        # there before M's fetch, it would race M for the record); a closed record's clock starts
-        # at the close, an expiring one's at M's poll, a lock before it can come back
+        # there before M's fetch, it would race M for the record). The clock of a record given
+        # back by a close or a kill starts then; of one that waits for its lock (expire, freeze)
+        # at M's poll, a lock before it can come back - not after the other joined, which takes
+        # the Java client a heartbeat or two (Kafka with Java, seed 1, measured from the freeze:
+        # "before its lock ran out")
         self.member(other)
-        if end in ("close", "kill"):
+        if end in GONE:
             if end == "close":
                 consumer.close()
             else:
-                self.side.kill(consumer)
+                getattr(self.side, end)(consumer)  # kill or freeze
             del self.members[name]
             self.fetching.discard(name)
-            acquired = self.side.now()
+            if end != "freeze":  # a closed connection gives it back at once: the clock starts now
+                acquired = self.side.now()
         del self.held[name]
         back = self.drain(other, wanted=offset)
         when = "before its lock ran out" if self.side.now() - acquired < LOCK_MS / 2000 else "after its lock ran out"
-        if end in ("close", "kill"):
-            return f"{'closed' if end == 'close' else 'killed'}; back {when}: {back}"
+        if end == "freeze":
+            consumer.close()  # the lost machine's process ends, its record back
+        if end in GONE:
+            return f"{GONE[end]}; back {when}: {back}"
         consumer.acknowledge(held[0], self.side.ack_types["accept"])
         return f"back {when}: {back}; the late accept: {_outcome(consumer.commit_sync())}"
 
@@ -319,8 +338,8 @@ class ShareDifferential:
                 available = False
                 continue
             end = rng.choice(("accept", "release", "reject", "leave", "expire"))
-            if end == "leave":  # M goes away holding it: closes, or dies
-                end = rng.choice(("close", "kill"))
+            if end == "leave":  # M goes away holding it: closes, dies, or its machine is lost
+                end = rng.choice(tuple(GONE))
             steps.append(f"hold:{member}:{end}")
             available = end == "release"
         return (*steps, "drain:a")
@@ -408,6 +427,9 @@ class SimulatedShare:
     def kill(self, consumer: Any) -> None:
         consumer.crash()
 
+    def freeze(self, consumer: Any) -> None:
+        consumer.crash(host=True)  # the machine gone: no connection closes
+
     def now(self) -> float:
         return self.cluster.sim.now / 1000
 
@@ -468,6 +490,9 @@ class ClientShare:
     def kill(self, consumer: Any) -> None:
         consumer.kill()  # SIGKILL of its process
         consumer.close()  # reaps it
+
+    def freeze(self, consumer: Any) -> None:
+        consumer.freeze()  # SIGSTOP of its process
 
     def _assigned_members(self, group: str) -> set[str]:
         """The client ids of the members the coordinator has given a partition."""
