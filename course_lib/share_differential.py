@@ -14,13 +14,12 @@ One topic of one partition, one share group (explicit acknowledgement, a deliver
   comes next time), ``kill`` (M, started for this in a process of its own, is SIGKILLed holding
   it: a crash, its connections close; a new M joins next time, after the dead one), ``freeze``
   (the same, SIGSTOPped: its machine is gone and its connections stay open; ended once the
-  record came back) or
-  ``expire`` (M keeps it past its lock; the other member drains until it comes back, then M
-  acknowledges it late);
+  record came back) or ``expire`` (M keeps it past its lock; the other member drains until it
+  comes back, then M acknowledges it late);
 - the last step is always ``drain:a``: what is left.
 
 Before records are written (``produce``, ``hold``), a member whose last poll brought nothing
-leaves (:meth:`_Run.quiet`): librdkafka fetches for it in the background, and whether its fetch
+leaves (:meth:`_Run.quiet`): its client fetches for it in the background, and whether its fetch
 or the next poller's takes the new records is a race the machine's speed decides.
 
 Each step gives one observation, a string: a drain's deliveries in order of (offset, delivery)
@@ -28,11 +27,11 @@ with the acknowledgement sent and any commit error, a hold's outcome. Sides are 
 cluster, each share consumer from the share-group workload's contract
 (:func:`course_lib.client_adapters.share_consumer`): :class:`SimulatedShare`, the simulator's
 ``ShareConsumer`` on its own brokers, in virtual time; :class:`ClientShare`, confluent-kafka's
-or the Java client's on the wire cluster or on Kafka. Kafka's observations of the default seeds are recorded
-(tests/golden/share_differential_kafka.json, re-measured by
-tests/real/test_share_differential_real.py); every other side is compared with them, so a share
-partition broken in the simulator is found without a Kafka running
-(tests/test_share_differential.py).
+or the Java client's on the wire cluster or on Kafka. Kafka's observations of the default seeds
+are recorded per client (tests/golden/share_differential_kafka_<client>.json, re-measured by
+tests/real/test_share_differential_real.py); every other side is compared with its client's
+(the simulator's ShareConsumer with confluent-kafka's), so a share partition broken in the
+simulator is found without a Kafka running (tests/test_share_differential.py).
 
 What it found, each now modelled as Kafka and librdkafka do it:
 
@@ -48,8 +47,8 @@ What it found, each now modelled as Kafka and librdkafka do it:
 With the Java client as a side: its ``KafkaShareConsumer`` joins the group at its first
 ``poll()`` (``ShareConsumerImpl.poll`` sends a ``PollEvent``; only then does
 ``AbstractMembershipManager.onConsumerPoll`` move a subscribed member to JOINING), librdkafka's at
-``subscribe``; so a new member polls until it has the partition (what those polls
-bring its next poll returns), and the other member of a ``close``/``expire``/``kill`` hold joins
+``subscribe``; so a new member polls until it has the partition (what those polls bring its
+next poll returns), and the other member of a hold that ends in M leaving or expiring joins
 while the record is held, not before it is fetched. After a poll that brought nothing, Java too
 fetches on in the background until records come (``ShareConsumeRequestManager.fetchMoreRecords``,
 cleared only by a ShareFetch response with acquired records). Kafka with Java showed, sequence by
