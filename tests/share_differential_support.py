@@ -1,26 +1,34 @@
 """Kafka's observations of the share-group differential's default sequences
-(course_lib/wire/share_differential.py), recorded in tests/golden/share_differential_kafka.json by
-tests/real/test_share_differential_real.py (``SHARE_DIFF_RECORD=1`` writes it anew), and the
-comparison every side's test makes with them."""
+(course_lib/share_differential.py), one recording per client - what an application sees
+depends on the client too (the Java client joins at its first poll, librdkafka at subscribe) -
+in tests/golden/share_differential_kafka_<client>.json, written by
+tests/real/test_share_differential_real.py (``SHARE_DIFF_RECORD=1`` writes them anew), and the
+comparison every side's test makes with its client's recording."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from course_lib.wire.share_differential import SEQUENCES, ShareDifferential
+from course_lib.share_differential import SEQUENCES, ShareDifferential
 
-RECORDED = Path(__file__).parent / "golden" / "share_differential_kafka.json"
+GOLDEN = Path(__file__).parent / "golden"
 
 
-def kafka_observations() -> dict[str, list[str]]:
-    """seed -> what the lab's Kafka (recorded on 4.4.0) with confluent-kafka showed, step by step."""
-    return json.loads(RECORDED.read_text())
+def recording(client: str) -> Path:
+    """Where Kafka's observations with ``client``'s share consumer are recorded."""
+    return GOLDEN / f"share_differential_kafka_{client}.json"
+
+
+def kafka_observations(client: str) -> dict[str, list[str]]:
+    """seed -> what the lab's Kafka with ``client``'s share consumer showed, step by step."""
+    return json.loads(recording(client).read_text())
 
 
 def unexplained(side, seeds=range(SEQUENCES)) -> list[str]:
-    """The sequences where ``side`` saw other than Kafka, each with its seed and first difference."""
-    return ShareDifferential(side).differences(seeds, kafka_observations())
+    """The sequences where ``side`` saw other than Kafka with the same client, each with its seed
+    and first difference."""
+    return ShareDifferential(side).differences(seeds, kafka_observations(side.client))
 
 
 def report(side, found: list[str]) -> str:

@@ -383,7 +383,6 @@ CLIENTS_BUILT_ELSEWHERE = {
     ): "a differential side: kafka-python itself, every public call",
     ("experiments/consumer_protocol_differential.py", "_JavaSide"): "a differential side: the Java client itself",
     ("experiments/java_differential.py", "TransactionsV2Differential"): "a differential side: the Java client itself",
-    ("wire/share_differential.py", "ConfluentShare"): "a differential side: confluent-kafka itself",
 }
 
 

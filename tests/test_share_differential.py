@@ -1,14 +1,14 @@
 """The share-group differential without a Kafka: the simulator's ShareConsumer on its brokers,
 sequence by sequence, against what Kafka showed for the same sequences
-(tests/share_differential_support.py); and two share partitions broken on purpose, each found
+(tests/share_differential_support.py); and three share partitions broken on purpose, each found
 within the default number of sequences."""
 
 from __future__ import annotations
 
 import pytest
 
-from course_lib.broker.share_partition import RELEASE, SharePartition
-from course_lib.wire.share_differential import HOLD_ENDS, SEQUENCES, ShareDifferential, SimulatedShare
+from course_lib.broker.share_partition import RELEASE, SharePartition, SharePartitionManager
+from course_lib.share_differential import HOLD_ENDS, SEQUENCES, ShareDifferential, SimulatedShare
 from tests.share_differential_support import kafka_observations, report, unexplained
 
 
@@ -19,7 +19,7 @@ def test_the_simulator_sees_what_kafka_showed():
 
 
 def test_the_recording_covers_the_default_sequences_and_every_step():
-    assert sorted(map(int, kafka_observations())) == list(range(SEQUENCES))
+    assert sorted(map(int, kafka_observations("confluent-kafka"))) == list(range(SEQUENCES))
     drawn = {step for seed in range(SEQUENCES) for step in ShareDifferential.steps(seed)}
     ends = {step.rsplit(":", 1)[1] for step in drawn if step.startswith("hold:")}
     assert {"drain:a", "drain:b"} <= drawn, f"a drain by each member: {sorted(drawn)}"
@@ -45,7 +45,21 @@ def _keep_a_closed_members_records(monkeypatch):
     monkeypatch.setattr(SharePartition, "release_member", lambda self, member, why="released_on_close": None)
 
 
-@pytest.mark.parametrize("breaks", [_release_without_counting, _keep_a_closed_members_records])
+def _keep_a_crashed_members_records(monkeypatch):
+    """A member that dies (its connections close, no leave) keeps its records until their locks
+    run out: a closed connection ends no share session."""
+    original = SharePartitionManager.disconnected
+
+    def broken(self, src):
+        self.sessions.pop(src, None)
+        original(self, src)
+
+    monkeypatch.setattr(SharePartitionManager, "disconnected", broken)
+
+
+@pytest.mark.parametrize(
+    "breaks", [_release_without_counting, _keep_a_closed_members_records, _keep_a_crashed_members_records]
+)
 def test_a_broken_share_partition_is_found(monkeypatch, breaks):
     breaks(monkeypatch)
     found = unexplained(SimulatedShare())

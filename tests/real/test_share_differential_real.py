@@ -1,7 +1,9 @@
-"""The share-group differential on Kafka with confluent-kafka's ShareConsumer: Kafka still shows
-what tests/golden/share_differential_kafka.json recorded, sequence by sequence - the recording
-the simulator and the wire cluster are held to without a Kafka. ``SHARE_DIFF_RECORD=1`` writes
-the recording anew from this run (after a change of the sequences, or of Kafka's release)."""
+"""The share-group differential on Kafka with each wall-clock client's share consumer
+(confluent-kafka's, the Java client's: the ``share_client`` fixture): Kafka still shows what
+tests/golden/share_differential_kafka_<client>.json recorded, sequence by sequence - the
+recordings the simulator and the wire cluster are held to without a Kafka.
+``SHARE_DIFF_RECORD=1`` writes the recording anew from this run (after a change of the
+sequences, or of Kafka's release)."""
 
 from __future__ import annotations
 
@@ -10,18 +12,28 @@ import os
 
 import pytest
 
-from course_lib.wire.share_differential import SEQUENCES, ConfluentShare, ShareDifferential
-from tests.share_differential_support import RECORDED, report, unexplained
+from course_lib.share_differential import SEQUENCES, ClientShare, ShareDifferential
+from tests.share_differential_support import recording, report, unexplained
 
 pytestmark = pytest.mark.real_kafka
 
 
-def test_kafka_shows_what_was_recorded(cluster):
-    side = ConfluentShare(cluster, "Kafka")
+@pytest.fixture
+def stops_java_driver():
+    yield
+    from course_lib.client_adapters.for_java import stop_driver
+
+    stop_driver()
+
+
+@pytest.mark.timeout(900)
+def test_kafka_shows_what_was_recorded(cluster, share_client, stops_java_driver):
+    side = ClientShare(cluster, share_client, f"Kafka with {share_client}")
     try:
         if os.environ.get("SHARE_DIFF_RECORD"):
             runner = ShareDifferential(side)
-            RECORDED.write_text(json.dumps({str(s): runner.run(s) for s in range(SEQUENCES)}, indent=1) + "\n")
+            observed = {str(s): runner.run(s) for s in range(SEQUENCES)}
+            recording(share_client).write_text(json.dumps(observed, indent=1) + "\n")
         found = unexplained(side)
     finally:
         side.close()
