@@ -1,5 +1,5 @@
 """Kafka's observations of the share-group differential's default sequences
-(course_lib/share_differential.py), one recording per client - what an application sees
+(course_lib/experiments/share_differential.py), one recording per client - what an application sees
 depends on the client too (the Java client joins at its first poll, librdkafka at subscribe) -
 in tests/golden/share_differential_kafka_<client>.json, written by
 tests/real/test_share_differential_real.py (``SHARE_DIFF_RECORD=1`` writes them anew), and the
@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from course_lib.share_differential import SEQUENCES, ShareDifferential
+from course_lib.experiments.share_differential import SEQUENCES, ShareDifferential
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from course_lib.broker.share_partition import RELEASE, SharePartition, SharePartitionManager
-from course_lib.share_differential import HOLD_ENDS, SEQUENCES, ShareDifferential, SimulatedShare
+from course_lib.experiments.share_differential import HOLD_ENDS, SEQUENCES, ShareDifferential, SimulatedShare
 from tests.share_differential_support import kafka_observations, report, unexplained
 
 

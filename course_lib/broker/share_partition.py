@@ -386,7 +386,7 @@ class SharePartition:
         nothing changes (``SharePartition.acknowledge`` rolls back). A record below the start
         offset is skipped, no error: its batch is "already archived" to Kafka, whoever settled it
         (measured on Kafka 4.3.1: a late ACCEPT of a record another member took after its lock ran
-        out, then settled, succeeds; the share-group differential, course_lib/share_differential.py)."""
+        out, then settled, succeeds; the share-group differential, course_lib/experiments/share_differential.py)."""
         acks = tuple((offset, kind) for offset, kind in acks if offset >= self.start)
         for offset, kind in acks:
             r = self.records.get(offset)

@@ -91,7 +91,7 @@ class AcknowledgeType(IntEnum):
 class KafkaError:
     """confluent-kafka's ``KafkaError``, as a :class:`KafkaException` carries it: ``name()`` is
     Kafka's name for the error, ``code()`` its number (found by the share-group differential:
-    course_lib/share_differential.py).
+    course_lib/experiments/share_differential.py).
 
     >>> error = KafkaError(Errors.InvalidRecordStateError)
     >>> error.name(), error.code()

@@ -498,7 +498,7 @@ def paused_worker(
     Its locks expire meanwhile and another worker processes the same records; when the paused
     one wakes up, its ACCEPTs of records the other worker settled meanwhile come back without an
     error: Kafka skips an acknowledgement below the share partition's start offset ("already
-    archived"; measured on Kafka 4.3.1 by course_lib/share_differential.py). The zombie
+    archived"; measured on Kafka 4.3.1 by course_lib/experiments/share_differential.py). The zombie
     cannot tell from the answer that it processed them twice; a record another worker still held
     would have been refused (INVALID_RECORD_STATE), as in :func:`slow_handler`."""
     cluster = _cluster(seed, 1, records, lock_ms, DELIVERY_COUNT_LIMIT)

@@ -12,7 +12,7 @@ import os
 
 import pytest
 
-from course_lib.share_differential import SEQUENCES, ClientShare, ShareDifferential
+from course_lib.experiments.share_differential import SEQUENCES, ClientShare, ShareDifferential
 from tests.share_differential_support import recording, report, unexplained
 
 pytestmark = pytest.mark.real_kafka

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from course_lib.share_differential import ClientShare
+from course_lib.experiments.share_differential import ClientShare
 from tests.share_differential_support import report, unexplained
 
 

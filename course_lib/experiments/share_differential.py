@@ -384,7 +384,7 @@ class ShareDifferential:
 def _subscribed(client: str, servers: Any, topic: str, group: str, own_process: bool = False, **more: str) -> Any:
     """``client``'s share consumer (the workload's contract), explicit acknowledgement, subscribed;
     ``own_process``: in a process of its own, which ``kill()`` ends; ``more``: other settings."""
-    from .client_adapters import share_consumer
+    from ..client_adapters import share_consumer
 
     config = {"bootstrap.servers": servers, "group.id": group, "share.acknowledgement.mode": "explicit", **more}
     c = share_consumer(client, config, own_process)
@@ -400,9 +400,9 @@ class SimulatedShare:
     client = "confluent-kafka"
 
     def __init__(self, seed: int = 0):
-        from .broker import Cluster
-        from .clients import KafkaProducer
-        from .clients.share_consumer import AcknowledgeType
+        from ..broker import Cluster
+        from ..clients import KafkaProducer
+        from ..clients.share_consumer import AcknowledgeType
 
         self.cluster = Cluster(brokers=3, seed=seed)
         self.ack_types = {name: AcknowledgeType(value) for name, value in ACKS.items()}
@@ -446,16 +446,16 @@ class ClientShare:
     come from the workload's contract (:func:`~course_lib.client_adapters.share_consumer`), its
     records from the client's producer (the producer contract composed with the cluster, as a
     scenario's: :class:`~course_lib.backend.ComposedBackend`), the group's configs from an
-    operator's admin (:func:`course_lib.share_group_experiments.configure_with_admin`). Whether a
+    operator's admin (:func:`course_lib.experiments.share_group_experiments.configure_with_admin`). Whether a
     member has its partition is asked of the group coordinator (ShareGroupDescribe, through
     kafka-python's admin connection: no client's consumer shows it the same way)."""
 
     def __init__(self, cluster: Any, client: str, name: str | None = None):
         from kafka.admin import KafkaAdminClient
 
-        from .backend import ComposedBackend
-        from .client_adapters import CLIENTS
-        from .clients.share_consumer import AcknowledgeType
+        from ..backend import ComposedBackend
+        from ..client_adapters import CLIENTS
+        from ..clients.share_consumer import AcknowledgeType
 
         # the contract takes any AcknowledgeType: the ids are the wire's
         self.ack_types = {name: AcknowledgeType(value) for name, value in ACKS.items()}
@@ -497,7 +497,7 @@ class ClientShare:
         """The client ids of the members the coordinator has given a partition."""
         from kafka.errors import KafkaError
 
-        from .wire.apis.schemas import ShareGroupDescribeRequest
+        from ..wire.apis.schemas import ShareGroupDescribeRequest
 
         async def describe():
             node = await self.admin._find_coordinator_id(group)
