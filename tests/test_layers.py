@@ -168,11 +168,11 @@ def test_scenario_code_never_asks_which_backend_runs_it(filename):
 #: the client and cluster names an experiment must not dispatch on, besides the backends'
 DISPATCH_NAMES = {"wire", "simulated", "kafka-python", "confluent-kafka", "java"}
 #: what is left of the dispatch on a backend, cluster or client inside the experiments, per module:
-#: (mentions at most, why). The matrix's two parts (fidelity, protocol_matrix, by_design) still
-#: choose a column's cluster by name; the share scenarios run on the simulator alone and reach its
-#: ``cluster``; the share experiments reach the wire cluster's simulated ``cluster`` on its thread;
-#: the differentials' simulated sides drive the simulated cluster they compare with a client's.
-#: A module not listed has none, and a count may only go down.
+#: (mentions at most, why). The fidelity and by-design tables still choose a column's cluster by
+#: name (the protocol matrix's columns carry their place); the share scenarios run on the simulator
+#: alone and reach its ``cluster``; the share experiments reach the wire cluster's simulated
+#: ``cluster`` on its thread; the differentials' simulated sides drive the simulated cluster they
+#: compare with a client's. A module not listed has none, and a count may only go down.
 DISPATCH_LEFT = {
     "experiments/behaviour_probes.py": (3, "a wall-clock cluster's bootstrap list of dead brokers too"),
     "experiments/differential.py": (29, "its simulated sides drive the simulated cluster and read its messages' kinds"),
@@ -181,7 +181,6 @@ DISPATCH_LEFT = {
     "experiments/share_differential.py": (8, "its sides keep the cluster they run on (the simulator's their own)"),
     "experiments/by_design.py": (4, "the by-design table picks its wire and Kafka columns by name"),
     "experiments/fidelity.py": (17, "the fidelity table's columns and kafka-python's legacy keys"),
-    "experiments/protocol_matrix.py": (9, "the protocol matrix computes a column's run by its cluster's name"),
     "experiments/share_group_experiments.py": (2, "the wire cluster's simulated cluster, on its thread"),
     "experiments/share_leader_failover.py": (1, "the wire cluster's simulated cluster, on its thread"),
     "experiments/share_renew.py": (1, "the wire cluster's simulated cluster, on its thread"),

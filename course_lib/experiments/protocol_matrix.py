@@ -31,22 +31,96 @@ from typing import NamedTuple
 
 from course_lib.experiments import consumer_protocol_experiments as kip848
 from course_lib.experiments import share_group_experiments
-from course_lib.experiments.fidelity import CLIENT_TITLES, CLUSTER_TITLES, KAFKA_TITLE, Column, client_missing
+from course_lib.experiments.fidelity import CLIENT_TITLES, CLUSTER_TITLES, KAFKA_TITLE, client_missing
 from course_lib.experiments.registry import family
 from course_lib.experiments.shared_results import once_per_test_run
 
 
-def _column(client: str, cluster: str) -> Column:
-    key = f"{'wire' if cluster == 'wire' else 'Kafka'} {client}"
-    return Column(key, client, cluster, f"{CLIENT_TITLES[client]} on {CLUSTER_TITLES[cluster]}")
+class Place:
+    """Where a column's runs happen: each experiment family's run there (the simulator's own, a
+    WireCluster started for the run, or the lab's Kafka), and why a column there cannot run."""
+
+    name: str
+    title: str
+
+    def group_run(self, experiment: str, client: str, kafka) -> dict:
+        raise NotImplementedError
+
+    def share_run(self, client: str, kafka) -> dict:
+        raise NotImplementedError
+
+    def why_not(self, kafka, kafka_why: str | None) -> str | None:
+        return None
+
+
+class _Simulator(Place):
+    """The simulator itself: its own clients, seeded, in virtual time."""
+
+    name, title = "simulated", "the simulator"
+
+    def group_run(self, experiment: str, client: str, kafka) -> dict:
+        return kip848.on_the_simulator(experiment)
+
+    def share_run(self, client: str, kafka) -> dict:
+        return share_group_experiments.simulator_run(seed=0)
+
+
+class _Wire(Place):
+    """A WireCluster started for the run (the group invariants checked on it)."""
+
+    name, title = "wire", CLUSTER_TITLES["wire"]
+
+    def group_run(self, experiment: str, client: str, kafka) -> dict:
+        return kip848.on_the_wire(experiment, client)
+
+    def share_run(self, client: str, kafka) -> dict:
+        return share_group_experiments.on_the_wire(client)
+
+
+class _Kafka(Place):
+    """The lab's Kafka, a LocalCluster the caller passes (``kafka``)."""
+
+    name, title = "kafka", KAFKA_TITLE
+
+    def group_run(self, experiment: str, client: str, kafka) -> dict:
+        return kip848.run_on(experiment, client, self._cluster(kafka))
+
+    def share_run(self, client: str, kafka) -> dict:
+        return share_group_experiments.run_on(client, self._cluster(kafka))
+
+    def why_not(self, kafka, kafka_why: str | None) -> str | None:
+        return None if kafka is not None else kafka_why or f"no {KAFKA_TITLE} cluster in this run"
+
+    @staticmethod
+    def _cluster(kafka):
+        if kafka is None:
+            raise ValueError(f"a run on {KAFKA_TITLE} needs its cluster (kafka=...)")
+        return kafka
+
+
+SIMULATOR, WIRE, KAFKA = _Simulator(), _Wire(), _Kafka()
+
+
+class Column(NamedTuple):
+    """One column: a client (\"\": the simulator's own) at a place."""
+
+    key: str  #: the row key of its cells (the key of fidelity.MATRIX's column of this client and cluster)
+    client: str
+    place: Place
+    title: str
+
+
+def _column(client: str, place: Place) -> Column:
+    key = f"{'wire' if place is WIRE else 'Kafka'} {client}"
+    return Column(key, client, place, f"{CLIENT_TITLES[client]} on {place.title}")
 
 
 #: the columns, left to right: the simulator, each client on the simulated cluster, each on Kafka
 #: (the keys of :data:`course_lib.experiments.fidelity.MATRIX`'s columns of the same client and cluster)
 COLUMNS: list[Column] = [
-    Column("simulator", "", "simulated", "the simulator's own clients"),
-    *(_column(c, "wire") for c in ("java", "confluent-kafka")),
-    *(_column(c, "kafka") for c in ("java", "confluent-kafka")),
+    Column("simulator", "", SIMULATOR, "the simulator's own clients"),
+    *(_column(c, WIRE) for c in ("java", "confluent-kafka")),
+    *(_column(c, KAFKA) for c in ("java", "confluent-kafka")),
 ]
 _BY_KEY = {c.key: c for c in COLUMNS}
 
@@ -71,23 +145,16 @@ def measure(experiment: str, column: str, compute: Callable[[], dict]) -> dict:
 
 
 def compute_run(experiment: str, column: Column, kafka=None) -> dict:
-    """``experiment`` in ``column``: on the simulator (seeded, virtual time), on a WireCluster
-    started for it, or on ``kafka`` (a LocalCluster); the column's client builds its members
-    through the workload's contract (:mod:`course_lib.client_adapters`)."""
-    kip = {"consumer group: crashed member": "crashed member", "consumer group: slow handler": "slow handler"}
-    if column.cluster == "simulated":
-        if experiment in kip:
-            return kip848.on_the_simulator(kip[experiment])
-        return share_group_experiments.simulator_run(seed=0)
-    if column.cluster == "wire":
-        if experiment in kip:
-            return kip848.on_the_wire(kip[experiment], column.client)
-        return share_group_experiments.on_the_wire(column.client)
-    if kafka is None:
-        raise ValueError(f"{column.key} needs a {KAFKA_TITLE} cluster (kafka=...)")
-    if experiment in kip:
-        return kip848.run_on(kip[experiment], column.client, kafka)
-    return share_group_experiments.run_on(column.client, kafka)
+    """``experiment`` in ``column``: its family's run at the column's place (on the simulator,
+    seeded, in virtual time; on a WireCluster started for it; or on ``kafka``, a LocalCluster);
+    the column's client builds its members through the workload's contract
+    (:mod:`course_lib.client_adapters`)."""
+    if experiment not in EXPERIMENTS:
+        raise ValueError(f"no protocol matrix experiment {experiment!r}: one of {', '.join(EXPERIMENTS)}")
+    group = experiment.removeprefix("consumer group: ")
+    if group in kip848.EXPERIMENTS:
+        return column.place.group_run(group, column.client, kafka)
+    return column.place.share_run(column.client, kafka)
 
 
 def measured(experiment: str, column: str, kafka=None) -> dict:
@@ -275,12 +342,12 @@ def protocol_table(
     with ThreadPoolExecutor(len(COLUMNS), thread_name_prefix="protocol-matrix") as pool:
         for col in COLUMNS:
             why = client_missing(col.client) if col.client else None
-            if why is None and col.cluster not in clusters:
-                why = f"the {col.cluster} columns were not asked for"
+            if why is None and col.place.name not in clusters:
+                why = f"the {col.place.name} columns were not asked for"
             if why is None and col.client and read_only:
                 why = read_only
-            if why is None and col.cluster == "kafka" and kafka is None:
-                why = kafka_why or f"no {KAFKA_TITLE} cluster in this run"
+            if why is None:
+                why = col.place.why_not(kafka, kafka_why)
             jobs[col.key] = pool.submit(_column_runs, col, kafka, why)
         runs: dict = {}
         for job in jobs.values():
