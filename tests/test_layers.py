@@ -174,7 +174,6 @@ DISPATCH_NAMES = {"wire", "simulated", "kafka-python", "confluent-kafka", "java"
 #: ``cluster`` on its thread; the differentials' simulated sides drive the simulated cluster they
 #: compare with a client's. A module not listed has none, and a count may only go down.
 DISPATCH_LEFT = {
-    "experiments/behaviour_probes.py": (3, "a wall-clock cluster's bootstrap list of dead brokers too"),
     "experiments/differential.py": (29, "its simulated sides drive the simulated cluster and read its messages' kinds"),
     "experiments/consumer_protocol_differential.py": (17, "its simulated side drives the simulated cluster"),
     "experiments/java_differential.py": (8, "its simulated side drives the simulated cluster"),

@@ -121,6 +121,10 @@ class ClientsRole(Protocol):
 
     def producer(self, *, purpose: Any = None, **config) -> Any: ...
     def consumer(self, *topics: str, **config) -> Any: ...
+    def every_broker(self) -> dict:
+        """The client settings that make a new client know every broker, dead ones too (a client
+        is otherwise bootstrapped from the brokers that are up)."""
+        ...
 
 
 class ClockRole(Protocol):

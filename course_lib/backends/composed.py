@@ -137,6 +137,9 @@ class ComposedBackend(WallClock):
         live = brokers.live_bootstrap_servers()
         return {"bootstrap_servers": live, **config} if live else config
 
+    def every_broker(self) -> dict:
+        return {"bootstrap_servers": self.cluster.bootstrap_servers}
+
     def producer(self, *, purpose: Any = None, **config):
         config = self._bootstrap(self._producer_config(purpose, config))
         p = self.clients.producer(self, self._process("producer", config), config)

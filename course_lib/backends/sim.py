@@ -88,6 +88,9 @@ class SimBackend(Common):
     def consumer(self, *topics, **config):
         return self.clients.consumer(self, "", topics, config)
 
+    def every_broker(self) -> dict:
+        return {}  # the simulator's clients join the cluster object: they know every broker
+
     @property
     def brokers(self) -> list[int]:
         return self.cluster.broker_ids()

@@ -361,12 +361,10 @@ def consumer_whose_known_brokers_died(b) -> dict:
     for f in followers:
         b.crash(f)
     b.wait_until(lambda: b.isr_of(topic) == [leader], timeout_ms=60_000)
-    # every broker's address, dead ones too (a wall-clock cluster's backend otherwise gives the
-    # live ones; the simulator's clients start knowing every broker); a short reconnect backoff,
-    # so kafka-python's bootstrap does not wait long on a dead one
-    config = {} if b.kind == "simulator" else {"bootstrap_servers": b.cluster.bootstrap_servers}
+    # every broker's address, dead ones too; a short reconnect backoff, so kafka-python's
+    # bootstrap does not wait long on a dead one
     consumer = b.consumer(
-        auto_offset_reset="earliest", enable_auto_commit=False, reconnect_backoff_max_ms=1000, **config
+        auto_offset_reset="earliest", enable_auto_commit=False, reconnect_backoff_max_ms=1000, **b.every_broker()
     )
     consumer.assign([TopicPartition(topic, 0)])
     before = _poll_until(b, consumer, 1, 20_000)
