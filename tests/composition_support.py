@@ -20,9 +20,11 @@ CONTRACT_CALL = {
 }
 
 
-def compose_and_run(client: str, workload: str, cluster) -> None:
+def compose_and_run(client: str, workload: str, cluster, reuse=None) -> None:
     """``workload`` with ``client`` on ``cluster``: it passes, or it says why it cannot run (a
-    client that lacks the workload is refused by the contract itself)."""
+    client that lacks the workload is refused by the contract itself). ``reuse(workload,
+    client)``: the same experiment's result a matrix of this test run already holds (its cell is
+    computed once per run), or None to run it here."""
     why = workloads.why_not(workload, client, cluster)
     if why is not None:
         with pytest.raises(ValueError, match="cannot run"):
@@ -31,6 +33,20 @@ def compose_and_run(client: str, workload: str, cluster) -> None:
             with pytest.raises(ValueError):
                 CONTRACT_CALL[workload](client)
         return print(f"{client} x {workload}: not run: {why}")
-    got = workloads.run(workload, client, cluster)
+    got = (reuse and reuse(workload, client)) or workloads.run(workload, client, cluster)
     assert workloads.problems(workload, got) == [], (client, workload, got)
     print(f"{client} x {workload}: {got}")
+
+
+def share_cell(place: str):
+    """``reuse`` for the share workload: the protocol matrix's share-group run of the client at
+    ``place`` ("wire", "Kafka"), once per test run - the same experiment through the same
+    contract (``kafka``: the cluster a Kafka cell runs on)."""
+    from course_lib.experiments import protocol_matrix
+
+    def cell(workload: str, client: str, kafka=None):
+        if workload != "share":
+            return None
+        return protocol_matrix.measured("share group", f"{place} {client}", kafka)
+
+    return cell

@@ -12,7 +12,7 @@ import pytest
 from course_lib.broker.simulated_cluster import SimulatedCluster
 from course_lib.client_adapters import LACKS, WORKLOADS, cluster_missing
 from course_lib.experiments import workloads
-from tests.composition_support import COMPOSITIONS, compose_and_run
+from tests.composition_support import COMPOSITIONS, compose_and_run, share_cell
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,7 @@ def test_each_client_on_the_simulated_cluster(client, workload):
 @pytest.mark.parametrize("client,workload", COMPOSITIONS)
 def test_each_client_on_the_wire_cluster(wire, client, workload):
     try:
-        compose_and_run(client, workload, wire)
+        compose_and_run(client, workload, wire, reuse=share_cell("wire"))
     finally:
         wire.revive()
 
