@@ -177,7 +177,10 @@ DISPATCH_LEFT = {
     "experiments/differential.py": (29, "its simulated sides drive the simulated cluster and read its messages' kinds"),
     "experiments/consumer_protocol_differential.py": (17, "its simulated side drives the simulated cluster"),
     "experiments/java_differential.py": (8, "its simulated side drives the simulated cluster"),
-    "experiments/share_differential.py": (8, "its sides keep the cluster they run on (the simulator's their own)"),
+    "experiments/share_differential.py": (
+        11,
+        "its sides keep the cluster they run on (the simulator's their own); kafka-python's admin its coordinators",
+    ),
     "experiments/by_design.py": (4, "the by-design table picks its wire and Kafka columns by name"),
     "experiments/fidelity.py": (17, "the fidelity table's columns and kafka-python's legacy keys"),
     "experiments/share_group_experiments.py": (2, "the wire cluster's simulated cluster, on its thread"),

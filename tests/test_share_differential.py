@@ -1,12 +1,14 @@
 """The share-group differential without a Kafka: the simulator's ShareConsumer on its brokers,
 sequence by sequence, against what Kafka showed for the same sequences
-(tests/share_differential_support.py); and three share partitions broken on purpose, each found
+(tests/share_differential_support.py); and four share partitions broken on purpose, each found
 within the default number of sequences."""
 
 from __future__ import annotations
 
 import pytest
 
+from course_lib.broker.protocol import ReadShareGroupStateRequest, ShareGroupStateResponse
+from course_lib.broker.share_coordinator import ShareCoordinator
 from course_lib.broker.share_partition import RELEASE, SharePartition, SharePartitionManager
 from course_lib.experiments.share_differential import HOLD_ENDS, SEQUENCES, ShareDifferential, SimulatedShare
 from tests.share_differential_support import kafka_observations, report, unexplained
@@ -23,6 +25,7 @@ def test_the_recording_covers_the_default_sequences_and_every_step():
     drawn = {step for seed in range(SEQUENCES) for step in ShareDifferential.steps(seed)}
     ends = {step.rsplit(":", 1)[1] for step in drawn if step.startswith("hold:")}
     assert {"drain:a", "drain:b"} <= drawn, f"a drain by each member: {sorted(drawn)}"
+    assert "crash" in drawn, f"no leader crash in {SEQUENCES} seeds"
     assert set(HOLD_ENDS) <= ends, f"hold ends never drawn in {SEQUENCES} seeds: {sorted(set(HOLD_ENDS) - ends)}"
 
 
@@ -57,8 +60,25 @@ def _keep_a_crashed_members_records(monkeypatch):
     monkeypatch.setattr(SharePartitionManager, "disconnected", broken)
 
 
+def _forget_the_state_on_failover(monkeypatch):
+    """A share partition's new leader reads no state from the share coordinator (as if the share
+    group were new on it): it starts again at share.auto.offset.reset, delivering what was
+    acknowledged."""
+
+    def broken(coordinator, src, req):
+        coordinator.broker.send(src, ShareGroupStateResponse(req.corr))
+
+    monkeypatch.setitem(ShareCoordinator.HANDLERS, ReadShareGroupStateRequest, broken)
+
+
 @pytest.mark.parametrize(
-    "breaks", [_release_without_counting, _keep_a_closed_members_records, _keep_a_crashed_members_records]
+    "breaks",
+    [
+        _release_without_counting,
+        _keep_a_closed_members_records,
+        _keep_a_crashed_members_records,
+        _forget_the_state_on_failover,
+    ],
 )
 def test_a_broken_share_partition_is_found(monkeypatch, breaks):
     breaks(monkeypatch)

@@ -1,9 +1,9 @@
 """The share-group differential: seeded sequences of what a share-group application does, run
 by the same steps on every client x cluster pair, compared by what the application sees.
 
-One topic of one partition, one share group (explicit acknowledgement, a delivery limit of
-:data:`DELIVERY_LIMIT`, a lock of :data:`LOCK_MS`), members named ``a`` and ``b``. The steps
-(:meth:`ShareDifferential.steps`):
+One topic of one partition (:data:`REPLICATION` replicas, a min ISR of :data:`MIN_ISR`), one
+share group (explicit acknowledgement, a delivery limit of :data:`DELIVERY_LIMIT`, a lock of
+:data:`LOCK_MS`), members named ``a`` and ``b``. The steps (:meth:`ShareDifferential.steps`):
 
 - ``produce:N`` - N new records, each a batch of its own;
 - ``drain:M`` - member M polls until nothing more comes, acknowledges each record as
@@ -16,6 +16,11 @@ One topic of one partition, one share group (explicit acknowledgement, a deliver
   (the same, SIGSTOPped: its machine is gone and its connections stay open; ended once the
   record came back) or ``expire`` (M keeps it past its lock; the other member drains until it
   comes back, then M acknowledges it late);
+- ``crash`` - between two steps, the share partition's leader broker crashes (SIGKILL: no
+  controlled shutdown); once another broker leads the partition the crashed one is restarted
+  and back in the ISR (:meth:`ShareSide.crash_leader`; drawn from a random of its own, so the
+  other steps are what they were without it). Nothing written is lost (the topic's replicas);
+  what the application sees of the failover is in the next steps' observations;
 - the last step is always ``drain:a``: what is left.
 
 Before records are written (``produce``, ``hold``), a member whose last poll brought nothing
@@ -55,6 +60,13 @@ cleared only by a ShareFetch response with acquired records). Kafka with Java sh
 sequence, what Kafka with confluent-kafka showed; each client has its recording all the same.
 A member killed or frozen stays in the group until its session times out: whether every member
 has the partition is asked by each member's ``client.id``, not by counting members.
+
+A leader crash between two steps (Kafka 4.4.0, both clients) changed nothing any application saw:
+between steps no record is acquired, and the new leader's share partition reads back what the
+share coordinator persisted (``SharePartition.initialize`` -> ``ReadShareGroupState``, served by
+``ShareCoordinatorShard``): start offset, states and delivery counts, as the simulator's does. When
+the crashed broker was the group's coordinator too, the coordinator moves: kafka-python's admin
+caches a group's coordinator, so :class:`ClientShare` forgets it on ``NOT_COORDINATOR``.
 """
 
 from __future__ import annotations
@@ -84,6 +96,13 @@ POLL_S = 0.5
 MAX_POLLS = 200
 #: how many sequences the tests run by default
 SEQUENCES = 10
+#: the topic's replicas and min ISR: a crashed leader's records are on the other two
+REPLICATION, MIN_ISR = 3, 2
+#: the chance that a sequence has a leader crash between two of its steps
+CRASH_CHANCE = 0.5
+#: a group's error codes that say its coordinator is elsewhere now (COORDINATOR_NOT_AVAILABLE,
+#: NOT_COORDINATOR): a crashed broker was the group's coordinator too
+MOVED_COORDINATOR = (15, 16)
 
 
 def ack_for(seed: int, offset: int, delivery: int) -> str:
@@ -130,6 +149,11 @@ class ShareSide(Protocol):
 
     def assigned(self, group: str, consumers: list) -> bool:
         """Whether each of ``consumers`` has the partition now."""
+        ...
+
+    def crash_leader(self, topic: str) -> None:
+        """``topic``'s partition's leader crashes; returns once another broker leads it and the
+        crashed one, restarted, is back in its ISR."""
         ...
 
     def now(self) -> float:
@@ -341,6 +365,10 @@ class ShareDifferential:
                 end = rng.choice(tuple(GONE))
             steps.append(f"hold:{member}:{end}")
             available = end == "release"
+        # a leader crash, drawn from a random of its own: the other steps stay what they were
+        crash = random.Random(f"{seed}:crash")
+        if crash.random() < CRASH_CHANCE:
+            steps.insert(crash.randint(1, len(steps)), "crash")
         return (*steps, "drain:a")
 
     def run(self, seed: int) -> list[str]:
@@ -354,6 +382,9 @@ class ShareDifferential:
                 if kind == "produce":
                     run.quiet()
                     run.produce(int(arg))
+                    continue
+                if kind == "crash":
+                    self.side.crash_leader(topic)
                     continue
                 if kind == "drain":
                     seen: Any = run.drain(arg)
@@ -381,6 +412,19 @@ class ShareDifferential:
 
 
 # ---- the sides ---------------------------------------------------------------------------------
+def _wait_for(done: Any, what: str, timeout_s: float) -> None:
+    """Until ``done()`` (an error while the metadata moves is a no); AssertionError after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if done():
+                return
+        except Exception:  # the controller's view, briefly unavailable during an election
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"no {what} within {timeout_s} s")
+
+
 def _subscribed(client: str, servers: Any, topic: str, group: str, own_process: bool = False, **more: str) -> Any:
     """``client``'s share consumer (the workload's contract), explicit acknowledgement, subscribed;
     ``own_process``: in a process of its own, which ``kill()`` ends; ``more``: other settings."""
@@ -410,7 +454,7 @@ class SimulatedShare:
 
     def group(self, config: dict) -> tuple[str, str]:
         topic, group = f"share-diff-{uuid.uuid4().hex[:8]}", f"share-diff-{uuid.uuid4().hex[:8]}"
-        self.cluster.create_topic(topic, partitions=1)
+        self.cluster.create_topic(topic, partitions=1, replication_factor=REPLICATION, min_insync_replicas=MIN_ISR)
         self.cluster.alter_share_group_config(group, dict(config))
         return topic, group
 
@@ -434,6 +478,17 @@ class SimulatedShare:
 
     def assigned(self, group: str, consumers: list) -> bool:
         return all(c.assignment() for c in consumers)
+
+    def crash_leader(self, topic: str) -> None:
+        cluster = self.cluster
+        old = cluster.leader_of(topic, 0)
+        assert old is not None, f"{topic} has a leader until the crash"
+        cluster.crash(old)
+        if not cluster.run_until(lambda: cluster.leader_of(topic, 0) not in (None, old), 60_000):
+            raise AssertionError(f"simulator: {topic} got no new leader after broker {old} crashed")
+        cluster.restart(old)
+        if not cluster.run_until(lambda: old in cluster.inspect(topic, 0).isr, 60_000):
+            raise AssertionError(f"simulator: broker {old}, restarted, did not rejoin {topic}'s ISR")
 
     def close(self) -> None:
         self.producer.close()
@@ -471,7 +526,12 @@ class ClientShare:
     def group(self, config: dict) -> tuple[str, str]:
         from .share_group_experiments import configure_with_admin
 
-        topic = self.cluster.create_topic(f"share-diff-{uuid.uuid4().hex[:8]}", partitions=1)
+        topic = self.cluster.create_topic(
+            f"share-diff-{uuid.uuid4().hex[:8]}",
+            partitions=1,
+            replication_factor=REPLICATION,
+            min_insync_replicas=MIN_ISR,
+        )
         group = f"share-diff-{uuid.uuid4().hex[:8]}"
         configure_with_admin(self.servers, group, config)
         return topic, group
@@ -509,14 +569,35 @@ class ClientShare:
         except KafkaError as e:
             if not e.retriable:  # a coordinator still loading or moving answers again soon
                 raise
+            self._forget_coordinator(group)
             return set()
+        if described.error_code in MOVED_COORDINATOR:
+            self._forget_coordinator(group)
         return {m.client_id for m in described.members if any(tp.partitions for tp in m.assignment.topic_partitions)}
+
+    def _forget_coordinator(self, group: str) -> None:
+        """kafka-python's admin caches a group's coordinator for good (``ClusterMetadata
+        ._coordinators``): after a crash moved it, the next describe asks FindCoordinator again."""
+        from kafka.protocol.metadata import CoordinatorType
+
+        self.admin._manager.cluster._coordinators.pop((CoordinatorType.GROUP, group), None)
 
     def now(self) -> float:
         return time.monotonic()
 
     def assigned(self, group: str, consumers: list) -> bool:
         return {self.client_ids[id(c)] for c in consumers} <= self._assigned_members(group)
+
+    def crash_leader(self, topic: str, timeout_s: float = 60.0) -> None:
+        """The cluster's own broker faults (``crash``, ``restart``: the wire cluster's nemesis,
+        Kafka's processes); its controller's view (``leader_of``, ``isr_of``) says when each is done."""
+        cluster = self.cluster
+        old = cluster.leader_of(topic, 0)
+        assert old >= 0, f"{topic} has a leader until the crash"
+        cluster.crash(old)
+        _wait_for(lambda: cluster.leader_of(topic, 0) not in (-1, old), f"a new leader of {topic}", timeout_s)
+        cluster.restart(old, timeout_s)
+        _wait_for(lambda: old in cluster.isr_of(topic, 0), f"broker {old} back in {topic}'s ISR", timeout_s)
 
     def close(self) -> None:
         self.backend.close_clients()
