@@ -165,7 +165,7 @@ def run_one(suite: Path, test: str, kafka_uri: str, timeout_s: float) -> Outcome
     detail = ""
     if outcome != "passed":
         lines = [ln for ln in got.stdout.splitlines() if ln.startswith(("FAILED", "ERROR", "SKIPPED", "E "))]
-        detail = (lines[0] if lines else (got.stdout + got.stderr).strip()[-300:])[:300]
+        detail = (lines[0] if lines else (got.stdout + got.stderr).strip()[-300:])[:1000]
     return Outcome(test, outcome, time.monotonic() - started, detail)
 
 
@@ -285,7 +285,7 @@ def failure_differences(results: dict[str, list[Outcome]]) -> list[str]:
         if other is None or o.outcome == "passed" or other.outcome != o.outcome:
             continue
         if _VOLATILE.sub("…", o.detail) != _VOLATILE.sub("…", other.detail):
-            out.append(f"{o.test}:\n  {a}: {o.detail[:200]}\n  {b}: {other.detail[:200]}{_race(o.test)}")
+            out.append(f"{o.test}:\n  {a}: {o.detail}\n  {b}: {other.detail}{_race(o.test)}")
     return out
 
 
