@@ -28,3 +28,28 @@ def test_differences_name_only_the_tests_whose_outcome_differs():
     results = {"wire": outcomes(a="passed", b="failed"), "kafka": outcomes(a="passed", b="passed")}
     assert [line.split(":")[0] for line in cs.differences(results)] == ["b"]
     assert cs.differences({"wire": outcomes(a="failed")}) == []
+
+
+def failed(test, detail):
+    return cs.Outcome(test, "failed", 1.0, detail)
+
+
+def test_failure_differences_ignore_generated_names_and_flag_known_races():
+    race = "test/integration/test_admin_integration.py::test_delete_records"
+    results = {
+        "wire": [
+            failed("same", "E   Error 39: topic test_create_partitions_tYvETAgWUY at 127.0.0.1:4021"),
+            failed("other", "E   broker 0 is unknown"),
+            failed(race, "E   assert 70 == ((((600 - 100) - 50) - 40) - 30)"),
+            cs.Outcome("passes", "passed", 1.0),
+        ],
+        "kafka": [
+            failed("same", "E   Error 39: topic test_create_partitions_LJYeUirNon at 127.0.0.1:39313"),
+            failed("other", "E   no such broker 0"),
+            failed(race, "E   assert 220 == ((((600 - 100) - 50) - 40) - 30)"),
+            cs.Outcome("passes", "passed", 1.0),
+        ],
+    }
+    lines = cs.failure_differences(results)
+    assert [line.split(":")[0] for line in lines] == ["other", race.split(":")[0]]
+    assert "a race on Kafka too" in lines[1] and "a race" not in lines[0]

@@ -165,7 +165,7 @@ def run_one(suite: Path, test: str, kafka_uri: str, timeout_s: float) -> Outcome
     detail = ""
     if outcome != "passed":
         lines = [ln for ln in got.stdout.splitlines() if ln.startswith(("FAILED", "ERROR", "SKIPPED", "E "))]
-        detail = (lines[0] if lines else (got.stdout + got.stderr).strip()[-300:])[:300]
+        detail = (lines[0] if lines else (got.stdout + got.stderr).strip()[-300:])[:1000]
     return Outcome(test, outcome, time.monotonic() - started, detail)
 
 
@@ -234,6 +234,29 @@ def table(results: dict[str, list[Outcome]]) -> str:
     return "\n".join(rows)
 
 
+#: tests whose outcome, or whose failure's detail, is a race on Kafka as well (measured on
+#: LocalCluster 4.4.0 and the wire cluster, 10 and 6 runs each): one run's outcome may differ
+#: between the clusters without the brokers behaving differently
+RACES = {
+    "test/integration/test_admin_integration.py::test_delete_records": (
+        "consumer2.poll(max_records=600, timeout_ms=2000) returns as soon as a fetch response has records: "
+        "380 only when all three brokers' responses are in before the drain, else one or two brokers' "
+        "partitions (seen: Kafka 70 to 320, wire 70 to 310); passes about 4 runs in 10 on both"
+    ),
+    "test/integration/test_admin_integration.py::test_alter_replica_log_dirs": (
+        "moves partition 0 on the first broker of describe_log_dirs (kafka-python lists a set of brokers): "
+        "NoError if that broker holds the single replica, else REPLICA_NOT_AVAILABLE; about 1 run in 3 passes"
+    ),
+}
+
+#: what differs between two runs of the same failure: generated topic names, addresses
+_VOLATILE = re.compile(r"_[A-Za-z]{10}\b|127\.0\.0\.1:\d+|\b\d+\.\d+s\b")
+
+
+def _race(test: str) -> str:
+    return f"  (a race on Kafka too: {RACES[test]})" if test in RACES else ""
+
+
 def differences(results: dict[str, list[Outcome]]) -> list[str]:
     if len(results) < 2:
         return []
@@ -243,7 +266,26 @@ def differences(results: dict[str, list[Outcome]]) -> list[str]:
     for o in ra:
         other = by_test.get(o.test)
         if other is not None and other.outcome != o.outcome:
-            out.append(f"{o.test}: {a} {o.outcome}, {b} {other.outcome}  {(o.detail or other.detail)[:160]}")
+            out.append(
+                f"{o.test}: {a} {o.outcome}, {b} {other.outcome}  {(o.detail or other.detail)[:160]}{_race(o.test)}"
+            )
+    return out
+
+
+def failure_differences(results: dict[str, list[Outcome]]) -> list[str]:
+    """The tests that fail on both clusters, but not the same way (their first error line differs
+    beyond generated names and addresses)."""
+    if len(results) < 2:
+        return []
+    (a, ra), (b, rb) = list(results.items())[:2]
+    by_test = {o.test: o for o in rb}
+    out = []
+    for o in ra:
+        other = by_test.get(o.test)
+        if other is None or o.outcome == "passed" or other.outcome != o.outcome:
+            continue
+        if _VOLATILE.sub("…", o.detail) != _VOLATILE.sub("…", other.detail):
+            out.append(f"{o.test}:\n  {a}: {o.detail}\n  {b}: {other.detail}{_race(o.test)}")
     return out
 
 
@@ -266,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
     print(table(results))
     for line in differences(results):
         print(line)
+    for line in failure_differences(results):
+        print("failed both ways, not the same way:", line)
     if args.save:
         args.save.write_text(json.dumps({k: [o.__dict__ for o in v] for k, v in results.items()}, indent=1))
     if args.compare:

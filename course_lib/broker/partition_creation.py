@@ -52,14 +52,15 @@ def create_partitions_request(
                 f"Attempted to add {len(new)} additional partition(s), but only {len(assignments)} assignment(s) "
                 "were specified.",
             )
-        for replicas in assignments:
-            if len(replicas) != config.replication_factor or len(set(replicas)) != len(replicas):
-                return Errors.InvalidReplicationAssignmentError, f"Invalid replica assignment {list(replicas)}."
-            if any(b not in cluster.brokers for b in replicas):
-                return (
-                    Errors.InvalidReplicationAssignmentError,
-                    f"Replica assignment {list(replicas)} names unknown brokers.",
+        for i, replicas in enumerate(assignments):
+            message = manual_assignment_error(cluster, replicas, config.replication_factor)
+            if message is None and all(b in controller.fenced for b in replicas):
+                message = (
+                    f"All brokers specified in the manual partition assignment for partition {config.partitions + i} "
+                    "are fenced or in controlled shutdown."
                 )
+            if message is not None:
+                return Errors.InvalidReplicationAssignmentError, message
         placed = [tuple(r) for r in assignments]
     else:
         # the placement of Controller.create_topic, continued: partition p of this topic
@@ -82,3 +83,35 @@ def create_partitions_request(
     cluster.record("controller", "create_partitions", {"topic": topic, "count": count})
     controller._broadcast([(topic, p) for p in new])
     return None, None
+
+
+def manual_assignment_error(cluster, replicas, replication_factor: int | None) -> str | None:
+    """Why the controller refuses a partition's manual replica assignment, or None: Kafka's
+    ``ReplicationControlManager.validateManualPartitionAssignment`` - an empty list; else the
+    broker ids in ascending order, the first that is not registered or that repeats; else a
+    replica count unlike the topic's other partitions'.
+
+    >>> from course_lib.broker import Cluster
+    >>> cluster = Cluster(brokers=3, seed=1)
+    >>> manual_assignment_error(cluster, [4, 1, 0], 3)
+    'The manual partition assignment includes broker 0, but no such broker is registered.'
+    >>> manual_assignment_error(cluster, [2, 1, 1], 3)
+    'The manual partition assignment includes the broker 1 more than once.'
+    >>> manual_assignment_error(cluster, [3, 1, 2], 3) is None
+    True
+    """
+    if not replicas:
+        return "The manual partition assignment includes an empty replica list."
+    previous = None
+    for broker in sorted(replicas):
+        if broker not in cluster.brokers:
+            return f"The manual partition assignment includes broker {broker}, but no such broker is registered."
+        if broker == previous:
+            return f"The manual partition assignment includes the broker {broker} more than once."
+        previous = broker
+    if replication_factor is not None and len(replicas) != replication_factor:
+        return (
+            f"The manual partition assignment includes a partition with {len(replicas)} replica(s), but this is "
+            f"not consistent with previous partitions, which have {replication_factor} replica(s)."
+        )
+    return None

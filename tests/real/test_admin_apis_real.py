@@ -3,8 +3,8 @@ tests/wire/test_admin_apis_kafka43.py."""
 
 import pytest
 
-from tests.wire.admin_api_probes import admin_api_answers, replica_log_dir_moves
-from tests.wire.test_admin_apis_kafka43 import LOG_DIR_MOVES, expected_answers
+from tests.wire.admin_api_probes import admin_api_answers, manual_assignment_answers, replica_log_dir_moves
+from tests.wire.test_admin_apis_kafka43 import LOG_DIR_MOVES, MANUAL_ASSIGNMENTS, expected_answers
 
 pytestmark = pytest.mark.real_kafka
 
@@ -17,3 +17,8 @@ def test_admin_apis_answer_on_kafka(cluster):
 def test_replica_log_dir_moves_on_kafka(cluster):
     topic = cluster.create_topic("ard")
     assert replica_log_dir_moves(cluster.bootstrap_servers, topic) == LOG_DIR_MOVES
+
+
+def test_manual_partition_assignments_on_kafka(cluster):
+    topic = cluster.create_topic("man", replication_factor=3)
+    assert manual_assignment_answers(cluster.bootstrap_servers, topic) == MANUAL_ASSIGNMENTS

@@ -163,3 +163,33 @@ def replica_log_dir_moves(bootstrap: str, topic: str) -> dict:
         return out
     finally:
         admin.close()
+
+
+#: NewPartitions(total, assignments) a 1-partition, RF 3 topic on brokers 1-3 is asked to grow by
+MANUAL_ASSIGNMENT_CASES = {
+    "unknown broker": (2, [[4, 1, 0]]),  # Kafka checks the ids in ascending order: 0 first
+    "repeated broker": (2, [[2, 1, 1]]),
+    "fewer replicas": (2, [[1, 2]]),
+    "empty": (2, [[]]),
+    "too few assignments": (4, [[1, 2, 3]]),
+    "second assignment bad": (3, [[1, 2, 3], [3, 3, 2]]),
+    "valid": (2, [[3, 1, 2]]),
+}
+
+
+def manual_assignment_answers(bootstrap: str, topic: str) -> dict:
+    """(error code, error message) of CreatePartitions with manual assignments, validate only."""
+    from kafka.admin import NewPartitions
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        out = {}
+        for case, (total, assignments) in MANUAL_ASSIGNMENT_CASES.items():
+            response = admin.create_partitions(
+                {topic: NewPartitions(total, assignments)}, validate_only=True, raise_errors=False
+            )
+            (result,) = response.results
+            out[case] = (result.error_code, result.error_message)
+        return out
+    finally:
+        admin.close()

@@ -7,7 +7,7 @@ on the deployment (combined or separate controllers), so the probe leaves them o
 
 from course_lib.wire import WireCluster
 
-from .admin_api_probes import admin_api_answers, replica_log_dir_moves
+from .admin_api_probes import admin_api_answers, manual_assignment_answers, replica_log_dir_moves
 
 NOT_NEEDED = "Leader election not needed for topic partition."
 
@@ -113,3 +113,25 @@ def test_log_dirs_describe_the_coordinators_topics_too(wire):
         consumer.close()
         admin.close()
     assert sizes[("__consumer_offsets", 0)] > 0 and sizes[("logged", 0)] == 0
+
+
+#: what Kafka 4.4.0's controller says of manual assignments (ReplicationControlManager.createPartitions
+#: and validateManualPartitionAssignment); the suite's test_create_partitions asks for broker 0
+MANUAL_ASSIGNMENTS = {
+    "unknown broker": (39, "The manual partition assignment includes broker 0, but no such broker is registered."),
+    "repeated broker": (39, "The manual partition assignment includes the broker 1 more than once."),
+    "fewer replicas": (
+        39,
+        "The manual partition assignment includes a partition with 2 replica(s), but this is not consistent "
+        "with previous partitions, which have 3 replica(s).",
+    ),
+    "empty": (39, "The manual partition assignment includes an empty replica list."),
+    "too few assignments": (39, "Attempted to add 3 additional partition(s), but only 1 assignment(s) were specified."),
+    "second assignment bad": (39, "The manual partition assignment includes the broker 3 more than once."),
+    "valid": (0, None),
+}
+
+
+def test_manual_partition_assignments_answer_as_kafka(wire):
+    wire.create_topic("man", replication_factor=3)
+    assert manual_assignment_answers(wire.bootstrap_servers, "man") == MANUAL_ASSIGNMENTS
