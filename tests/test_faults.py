@@ -9,6 +9,7 @@ a new hand-written fault method fails :func:`test_every_def_named_after_a_fault_
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -225,3 +226,16 @@ def test_the_simulator_injects_each_row_of_its_parts(fault):
         backend.crash(1) if fault.name == "restart" else backend.pause(1)
     CALL[fault.aim](getattr(backend, fault.name))
     assert [op.f for op in backend.history if op.process == "nemesis"][-1] == fault.op
+
+
+# ---- message faults are the gateway's and the network's, never an API handler's ------------------
+def test_no_wire_api_handler_knows_of_a_fault():
+    """A request reaches its API handler (course_lib/wire/apis/) as the client sent it, and the
+    handler's request to the broker leaves through the gateway (``Gateway._send``), where the
+    message faults act: no handler names a fault, its hook or the nemesis."""
+    words = {f.name for f in FAULTS if f.aim is Aim.PRODUCE} | {"nemesis", "refuses_next_produce"}
+    named = {
+        str(path.relative_to(PACKAGE)): sorted(w for w in words if re.search(rf"\b{w}\b", path.read_text()))
+        for path in sorted((PACKAGE / "wire" / "apis").rglob("*.py"))
+    }
+    assert {path: words for path, words in named.items() if words} == {}

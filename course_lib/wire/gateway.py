@@ -15,7 +15,9 @@ from typing import Any, Callable
 
 from kafka.protocol.api_key import ApiKey
 
-from ..broker.protocol import node_name
+from kafka import errors as Errors
+
+from ..broker.protocol import PartitionResult, ProduceRequest, ProduceResponse, node_name
 
 #: the Produce request's API key (0), as kafka-python's protocol names it
 PRODUCE = ApiKey.Produce
@@ -97,17 +99,6 @@ class Gateway:
             self.wire.reactor.write(self.conn, data)
         self._done()
 
-    def refuses_next_produce(self) -> bool:
-        """``refuse_next_request``'s hook, asked by the Produce handler: whether the nemesis armed
-        this broker to refuse this produce. If so its answer, and those behind it, are held
-        (:meth:`hold_answers`) while the requests behind it are appended - as the lab proxy's
-        refused request (``course_lib.real.proxy``)."""
-        followed = self.wire.nemesis.take_refused(self.broker_id)
-        if followed is None:
-            return False
-        self.hold_answers(None if followed else SPOILED_ANSWER_DELAY_MS)
-        return True
-
     def hold_answers(self, ms: float | None) -> None:
         """Answers from now on are held, and written in order once a produce request behind the one
         in progress has been handled, or after ``ms`` if none comes (an idempotent producer sends
@@ -143,11 +134,38 @@ class Gateway:
     def ask(self, msg, on_answer: Callable[[Any], None]) -> None:
         """Send ``msg`` (a simulator message with a ``corr``) to this connection's broker."""
         self._pending[msg.corr] = on_answer
-        self.wire.cluster.network.send(self.node_id, self.broker, msg)
+        self._send(msg)
 
     def tell(self, msg) -> None:
         """Send without expecting an answer (acks=0)."""
+        self._send(msg)
+
+    def _send(self, msg) -> None:
+        """The request path from the API handlers to the broker: the message faults of the
+        connection act here, so no handler knows of them - a lost request or answer is the
+        simulated network's (its drop rules on this link), a refused one this gateway's."""
+        if isinstance(msg, ProduceRequest) and self._refused(msg):
+            return
         self.wire.cluster.network.send(self.node_id, self.broker, msg)
+
+    def _refused(self, request: ProduceRequest) -> bool:
+        """``refuse_next_request``'s hook: whether the nemesis armed this broker to refuse this
+        produce (which carries the batches that decoded and were authorized). If so the broker
+        never sees it; it is answered here with a retriable error, and that answer and those behind
+        it are held (:meth:`hold_answers`) while the requests behind it are appended - the lab
+        proxy's refused request (``course_lib.real.proxy``: the broker refuses a spoiled CRC).
+        An ``acks=0`` request has no answer to carry the error: its connection closes, as Kafka
+        closes it after a failed ``acks=0`` produce."""
+        followed = self.wire.nemesis.take_refused(self.broker_id)
+        if followed is None:
+            return False
+        if request.acks == 0:
+            self.close()
+            return True
+        self.hold_answers(None if followed else SPOILED_ANSWER_DELAY_MS)
+        refusal = PartitionResult(Errors.NotEnoughReplicasError)
+        self.receive(self.broker, ProduceResponse(request.corr, dict.fromkeys(request.batches, refusal)))
+        return True
 
     def receive(self, src: str, msg) -> None:
         callback = self._pending.pop(getattr(msg, "corr", -1), None)

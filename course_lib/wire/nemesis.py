@@ -103,7 +103,7 @@ class WireNemesis:
     def take_refused(self, broker_id: int) -> bool | None:
         """On the simulation thread: None if this produce to ``broker_id`` goes through, else it is
         one to refuse and whether a produce follows it (asked by the gateway's hook,
-        :meth:`~course_lib.wire.gateway.Gateway.refuses_next_produce`)."""
+        :meth:`~course_lib.wire.gateway.Gateway._refused`)."""
         for key in (broker_id, None):
             if self.refused.get(key):
                 return self.refused[key].pop(0)

@@ -41,9 +41,6 @@ def produce(gw, req) -> None:
     writable = allowed_names(gw, WRITE, TOPIC, {t for t, _ in batches})
     refused.update({tp: Errors.TopicAuthorizationFailedError for tp in batches if tp[0] not in writable})
     batches = {tp: b for tp, b in batches.items() if tp[0] in writable}
-    if batches and gw.refuses_next_produce():  # refuse_next_request: a retriable error, answered late
-        refused.update({tp: Errors.NotEnoughReplicasError for tp in batches})
-        batches = {}
     if req.acks not in (-1, 0, 1):
         refused = {tp: Errors.InvalidRequiredAcksError for tp in [*batches, *refused]}
         batches = {}
