@@ -28,7 +28,10 @@ def _roles() -> list[type]:
 
 
 def _members(protocol: type) -> set[str]:
-    return {n for n in vars(protocol) if not n.startswith("_")} | set(vars(protocol).get("__annotations__", {}))
+    """The members a role declares, with those of the protocols it is made of (the nemesis role's
+    broker faults are every part's, course_lib.clusters.parts.BrokerProcessFaults)."""
+    made_of = [c for c in protocol.__mro__ if getattr(c, "_is_protocol", False)]
+    return {n for c in made_of for n in [*vars(c), *vars(c).get("__annotations__", {})] if not n.startswith("_")}
 
 
 def test_backend_is_five_small_roles():

@@ -170,12 +170,13 @@ class SimBackend(Common):
     def _produce_fault(
         self, fault: Fault, producer: Any, topic: str, partition: int, close: bool, followed: bool
     ) -> None:
-        """Lost on the simulated network on the producer's own connections; ``close`` (a lost
-        answer only): its connection closes too, so the client retries at once. ``followed`` is
-        for a refused request, which the simulator lacks."""
+        """Lost on the simulated network on the producer's own connections, whichever broker they
+        lead to (the simulation's own fault, aimed at a client); ``close`` (a lost answer only):
+        its connection closes too, so the client retries at once. ``followed`` is for a refused
+        request, which the simulator lacks."""
         self.require(fault.op, fault.op)  # MissingFault: says why (refused requests)
         how = {"close": True} if close else {}
-        getattr(self.cluster, fault.hook)(topic, partition, client_id=producer.node_id, **how)
+        getattr(self.cluster.cluster, fault.hook)(producer.node_id, **how)
 
     def crash_client(self, client):
         client.crash()  # the simulated client records crash_client itself

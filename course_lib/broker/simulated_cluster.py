@@ -26,6 +26,7 @@ from typing import Callable
 from kafka import errors as Errors
 
 from .schedules import apply_schedule
+from ..clusters.faults import Fault, MessageFaultsAtLeader, mechanism_options, missing_why
 from ..clusters.parts import MIN_ISR, UNCLEAN, CreatesTopics, NamesAsGiven, Part, TopicSpec
 from ..history import History, Op, OpName
 from .cluster import Cluster, PartitionView
@@ -47,7 +48,7 @@ def partition_info(view: PartitionView) -> dict:
     }
 
 
-class SimulatedCluster(CreatesTopics, NamesAsGiven):
+class SimulatedCluster(CreatesTopics, MessageFaultsAtLeader, NamesAsGiven):
     """A seeded simulated cluster (``options``: :class:`~course_lib.broker.options.ClusterOptions`)
     with the parts topology, broker faults, message faults, lost requests, fault schedules,
     network partitions and virtual time. ``cluster`` is the simulation itself."""
@@ -180,19 +181,14 @@ class SimulatedCluster(CreatesTopics, NamesAsGiven):
         return down
 
     # ---- message faults: the simulated network's ----------------------------------------------------
-    def lose_next_ack(self, topic: str, partition: int = 0, client_id: str | None = None, close: bool = False) -> int:
-        """The next produce answer is dropped: to ``client_id`` from any broker, or (None) from
-        the partition's leader to any client; ``close``: its connection closes too, so the client
-        retries at once. Returns the partition's leader now (-1: none)."""
+    def _message_fault(self, fault: Fault, topic: str, partition: int, followed: bool = False) -> int:
+        """The next produce answer (a lost ACK) or request to the partition's leader is dropped on
+        the simulated network, from or to any client; returns the leader now (-1: none). A refused
+        request is a part this cluster lacks: it says why."""
+        if fault.part in self.missing_parts():
+            raise ValueError(missing_why(self.missing_parts(), [fault.op]))
         leader = self.leader_of(topic, partition)
-        self.cluster.lose_next_ack(client_id, None if client_id is not None else leader, close=close)
-        return -1 if leader is None else leader
-
-    def lose_next_request(self, topic: str, partition: int = 0, client_id: str | None = None) -> int:
-        """The next produce request (of ``client_id``, or to the partition's leader) never reaches
-        the broker; the client hears nothing until ``request_timeout_ms``. Returns the leader."""
-        leader = self.leader_of(topic, partition)
-        self.cluster.lose_next_request(client_id, None if client_id is not None else leader)
+        getattr(self.cluster, fault.hook)(None, leader, **mechanism_options(followed))
         return -1 if leader is None else leader
 
     # ---- fault schedules, network partitions: on the virtual clock ---------------------------------

@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Callable, Mapping, Protocol
+from typing import Any, Callable, Mapping, Protocol, cast
 
 from ..history import Nemesis
-from .parts import Part
+from .parts import AtLeader, BrokerProcessFaults, Part
 
 
 class Aim(StrEnum):
@@ -129,10 +129,12 @@ def backend_fault(name: str) -> Callable[..., None]:
     return _named(method, fault, f"{fault.aim}, through the cluster's {fault.part} ({fault.hook})")
 
 
-def message_fault(name: str) -> Callable[..., int]:
+def message_fault(name: str) -> AtLeader:
     """A cluster's method for the message fault ``name``: ``(topic, partition=0, followed=False)``,
     armed in front of the partition's leader by the cluster's one mechanism, ``_message_fault(fault,
-    topic, partition, followed)``; returns the leader's id."""
+    topic, partition, followed)``; returns the leader's id. Typed as the bound method is (a class
+    attribute of a callback protocol's type is not bound), so mypy checks each call and each
+    cluster against the part's protocol."""
     fault = FAULT[name]
     if fault.aim is not Aim.PRODUCE:
         raise ValueError(f"{name} aims at {fault.aim}, not at a produce")
@@ -140,7 +142,9 @@ def message_fault(name: str) -> Callable[..., int]:
     def at_leader(self, topic: str, partition: int = 0, followed: bool = False) -> int:
         return self._message_fault(fault, topic, partition, followed)
 
-    return _named(at_leader, fault, "the next produce to the partition's leader; returns the leader's id")
+    return cast(
+        AtLeader, _named(at_leader, fault, "the next produce to the partition's leader; returns the leader's id")
+    )
 
 
 def mechanism_options(followed: bool) -> dict[str, bool]:
@@ -166,12 +170,22 @@ class MessageFaultsAtLeader:
     refuse_next_request = message_fault("refuse_next_request")
 
 
-# ---- what a fault schedule acts on ------------------------------------------------------------------
-class FaultTarget(Protocol):
+# ---- a backend's message faults, and what a fault schedule acts on ----------------------------------
+class AtProducer(Protocol):
+    """The signature of a backend's fault aimed at a producer's next produce (:attr:`Aim.PRODUCE`):
+    every such row's method (:func:`backend_fault`) has it."""
+
+    def __call__(
+        self, producer: Any, topic: str, partition: int = 0, close: bool = False, followed: bool = False
+    ) -> None: ...
+
+
+class FaultTarget(BrokerProcessFaults, Protocol):
     """What :func:`course_lib.broker.schedules.apply_schedule` acts on, on the simulation's thread: the
     simulated :class:`~course_lib.broker.Cluster` itself, or the wire cluster's
-    :class:`~course_lib.wire.nemesis.ScheduleTarget` (the same faults over TCP). ``tests/
-    test_seam_types.py`` has mypy check both against it."""
+    :class:`~course_lib.wire.nemesis.ScheduleTarget` (the same faults over TCP). Its broker faults
+    are every part's (:class:`~.parts.BrokerProcessFaults`); its message faults aim at a client's
+    connections (None: any client's). ``tests/test_seam_types.py`` has mypy check both against it."""
 
     @property
     def network(self) -> Any: ...
@@ -185,10 +199,6 @@ class FaultTarget(Protocol):
     def leader_of(self, topic: str, partition: int = 0, /) -> int | None: ...
     def inspect(self, topic: str, partition: int = 0, /) -> Any: ...
     def inspect_broker(self, broker_id: int, /) -> Any: ...
-    def crash(self, broker_id: int, /) -> None: ...
-    def restart(self, broker_id: int, /) -> None: ...
-    def pause(self, broker_id: int, /) -> None: ...
-    def resume(self, broker_id: int, /) -> None: ...
     def isolate(self, broker_id: int, /) -> None: ...
     def heal(self) -> None: ...
     def lose_next_ack(self, client_id: str | None = None, /) -> None: ...

@@ -188,13 +188,29 @@ class Topology(Protocol):
         ...
 
 
-class BrokerFaults(Protocol):
-    """Broker processes this program runs: it may crash, restart, pause and resume them."""
+# ---- the faults: what a fault aims at (course_lib.clusters.faults.Aim) decides its signature ----------
+class BrokerProcessFaults(Protocol):
+    """The faults aimed at a broker process, with the one signature ``(broker_id)``: a cluster's
+    broker faults, a backend's (its nemesis role) and a fault schedule's target all have these."""
 
-    def crash(self, broker_id: int) -> None: ...
-    def restart(self, broker_id: int, timeout_s: float = 60.0, wait: bool = True) -> None: ...
-    def pause(self, broker_id: int) -> None: ...
-    def resume(self, broker_id: int) -> None: ...
+    def crash(self, broker_id: int, /) -> None: ...
+    def restart(self, broker_id: int, /) -> None: ...
+    def pause(self, broker_id: int, /) -> None: ...
+    def resume(self, broker_id: int, /) -> None: ...
+
+
+class AtLeader(Protocol):
+    """The signature of a cluster's message fault: armed in front of the partition's leader for
+    its next produce; returns the leader's id. ``followed``: the producer sends another produce
+    request behind it before its answer (only a refused request's answer waits for that one's)."""
+
+    def __call__(self, topic: str, partition: int = 0, followed: bool = False) -> int: ...
+
+
+class BrokerFaults(BrokerProcessFaults, Protocol):
+    """Broker processes this program runs: it may crash, restart, pause and resume them (a
+    restart may take ``timeout_s=`` and ``wait=False`` too), and see which are down."""
+
     def wait_registered(self, broker_ids: list[int], timeout_s: float = 60.0) -> None: ...
     def paused_brokers(self) -> list[int]: ...
     def stopped_brokers(self) -> list[int]: ...
@@ -204,25 +220,24 @@ class BrokerFaults(Protocol):
 
 class MessageFaults(Protocol):
     """The partition leader's next produce answer is lost on its way (the batch is appended, the
-    client never hears so); returns the leader's id."""
+    client never hears so)."""
 
-    def lose_next_ack(self, topic: str, partition: int = 0) -> int: ...
+    lose_next_ack: AtLeader
 
 
 class LostRequests(Protocol):
     """The next produce request to the partition's leader never reaches it: the client hears
-    nothing until its request timeout; returns the leader's id."""
+    nothing until its request timeout."""
 
-    def lose_next_request(self, topic: str, partition: int = 0) -> int: ...
+    lose_next_request: AtLeader
 
 
 class RefusedRequests(Protocol):
     """The partition leader refuses the next produce request with a retriable error
-    (``NOT_ENOUGH_REPLICAS``) answered late, and appends the requests behind it first; returns
-    the leader's id. ``followed``: the producer sends another produce request behind it before
-    its answer, and the answer waits for that one's (else it comes a fixed time late)."""
+    (``NOT_ENOUGH_REPLICAS``) answered late, and appends the requests behind it first (after the
+    answer to the one behind it if ``followed``, else a fixed time late)."""
 
-    def refuse_next_request(self, topic: str, partition: int = 0, followed: bool = False) -> int: ...
+    refuse_next_request: AtLeader
 
 
 class FaultSchedules(Protocol):

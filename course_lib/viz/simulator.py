@@ -29,7 +29,8 @@ import warnings
 import ipywidgets as widgets
 from kafka.errors import KafkaTimeoutError
 
-from ..broker import Cluster
+from ..backends.sim import SimBackend
+from ..broker.simulated_cluster import SimulatedCluster
 from ..judge.checker import check
 from ..clients import KafkaProducer
 from ..clients.config import ConfigurationError
@@ -195,7 +196,7 @@ class DeliverySimulator:
             control.observe(lambda change: self.reset(), names="value")
         self.send_button.on_click(lambda _: self.send())
         self.crash_button.on_click(lambda _: self.crash_leader())
-        self.lose_ack_button.on_click(lambda _: self.lose_next_ack())
+        self.lose_ack_button.on_click(lambda _: self.lose_ack())
         self.restart_button.on_click(lambda _: self.restart_broker())
         self.step_button.on_click(lambda _: self.advance(self.step_ms))
         self.run_button.on_click(lambda _: self.advance(self.run_ms))
@@ -275,7 +276,10 @@ class DeliverySimulator:
         self.producer = None
         self.messages_sent = 0
         self.paused: list[int] = []
-        self.cluster = Cluster(brokers=3, seed=self.seed, trace=True, **FAST_FAILOVER)
+        # the simulator's backend, so a fault button injects the backend's fault (a row of
+        # course_lib.clusters.faults.FAULTS); the widgets read the simulation itself
+        self.backend = SimBackend(SimulatedCluster(brokers=3, seed=self.seed, trace=True, **FAST_FAILOVER))
+        self.cluster = self.backend.cluster.cluster
         self.cluster.create_topic(TOPIC, **self.topic_config())
         try:
             with warnings.catch_warnings():
@@ -372,10 +376,10 @@ class DeliverySimulator:
             )
         self.refresh()
 
-    def lose_next_ack(self) -> None:
+    def lose_ack(self) -> None:
         if not self._ready():
             return
-        self.cluster.lose_next_ack(self.producer.node_id)
+        self.backend.lose_next_ack(self.producer, TOPIC)
         self._note("The next produce response (ACK) to the producer will be lost.")
         self.refresh()
 

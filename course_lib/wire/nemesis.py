@@ -23,9 +23,23 @@ Every fault is recorded in the cluster's history, as on the simulator.
 from __future__ import annotations
 
 import random
+from typing import Any, Callable
 
+from ..clusters.faults import FAULT
 from ..history import Nemesis
 from .gateway import Gateway
+
+
+def _on_the_simulation(hook: str) -> Callable[..., None]:
+    """The wire nemesis's method for a fault the simulated cluster injects itself (its method
+    ``hook``): run on the simulation thread, with the caller's arguments."""
+
+    def fault(self: WireNemesis, *args: Any, **how: Any) -> None:
+        self.wire.call(lambda: getattr(self.wire.cluster, hook)(*args, **how))
+
+    fault.__name__ = fault.__qualname__ = hook
+    fault.__doc__ = f"The simulated cluster's ``{hook}``, on the simulation thread."
+    return fault
 
 
 class WireNemesis:
@@ -69,24 +83,15 @@ class WireNemesis:
 
         wire.call(restart)
 
-    def pause(self, broker_id: int) -> None:
-        self.wire.call(self.wire.cluster.pause, broker_id)
+    # ---- the simulation's own faults: a paused broker keeps its sockets open; a partition, a lost
+    # answer or request is the simulated network's (``lose_next_ack(broker_id=None, close=False)``)
+    pause = _on_the_simulation("pause")
+    resume = _on_the_simulation("resume")
+    isolate = _on_the_simulation("isolate")
+    lose_next_ack = _on_the_simulation("lose_next_ack")
+    lose_next_request = _on_the_simulation("lose_next_request")
 
-    def resume(self, broker_id: int) -> None:
-        self.wire.call(self.wire.cluster.resume, broker_id)
-
-    # ---- the network --------------------------------------------------------------------------------
-    def lose_next_ack(self, broker_id: int | None = None, close: bool = False) -> None:
-        self.wire.call(lambda: self.wire.cluster.lose_next_ack(broker_id=broker_id, close=close))
-
-    def lose_next_request(self, broker_id: int | None = None) -> None:
-        self.wire.call(lambda: self.wire.cluster.lose_next_request(broker_id=broker_id))
-
-    def isolate(self, broker_id: int) -> None:
-        """A network partition around the broker: its sockets stay open but nothing reaches it or
-        leaves it (requests in flight are lost; clients find out by their request timeout)."""
-        self.wire.call(self.wire.cluster.isolate, broker_id)
-
+    # ---- the gateway's fault -------------------------------------------------------------------------
     def refuse_next_request(self, broker_id: int | None = None, followed: bool = False) -> None:
         """The broker (``broker_id``; None: any) refuses the next produce request with a retriable
         error, and later requests on the connection go through while that answer comes late: after
@@ -171,6 +176,34 @@ class WireNemesis:
             self.wire.call(cancel_all)
 
 
+def _scheduled(name: str) -> Callable[..., None]:
+    """A schedule's fault aimed at a broker: the wire nemesis's (on the simulation thread already),
+    then told to the schedule's ``on_fault``."""
+    fault = FAULT[name]
+
+    def start(self: ScheduleTarget, broker_id: int) -> None:
+        getattr(self.wire.nemesis, fault.hook)(broker_id)
+        self._record(fault.op, {"broker": broker_id})
+
+    start.__name__ = start.__qualname__ = name
+    return start
+
+
+def _lost_on_the_network(name: str, side: str, kind: str) -> Callable[..., None]:
+    """A schedule's message fault aimed at a client: the next message of ``kind`` whose ``side``
+    (``src`` or ``dst``) is one of the client's connections is dropped; recorded in the wire
+    cluster's history and told to ``on_fault``."""
+    fault = FAULT[name]
+
+    def lose(self: ScheduleTarget, client_id: str | None = None) -> None:
+        self.cluster.network.drop_next(**{side: self._connections_of(client_id)}, kind=kind)
+        self.cluster.record("nemesis", fault.op, {"client": client_id})
+        self._record(fault.op, {"client": client_id})
+
+    lose.__name__ = lose.__qualname__ = name
+    return lose
+
+
 class ScheduleTarget:
     """The wire cluster as :func:`course_lib.broker.schedules.apply_schedule` sees it, on the simulation
     thread: the simulated :class:`~course_lib.broker.Cluster` (leaders, ISR, the network's slow
@@ -233,41 +266,19 @@ class ScheduleTarget:
         if self._on_fault is not None:
             self._on_fault(f, value)
 
-    # ---- processes
-    def crash(self, broker_id: int) -> None:
-        self.wire.nemesis.crash(broker_id)
-        self._record(Nemesis.CRASH, {"broker": broker_id})
-
-    def restart(self, broker_id: int) -> None:
-        self.wire.nemesis.restart(broker_id)
-        self._record(Nemesis.RESTART, {"broker": broker_id})
-
-    def pause(self, broker_id: int) -> None:
-        self.cluster.pause(broker_id)
-        self._record(Nemesis.PAUSE, {"broker": broker_id})
-
-    def resume(self, broker_id: int) -> None:
-        self.cluster.resume(broker_id)
-        self._record(Nemesis.RESUME, {"broker": broker_id})
-
-    # ---- the network
-    def isolate(self, broker_id: int) -> None:
-        self.cluster.isolate(broker_id)
-        self._record(Nemesis.ISOLATE, {"broker": broker_id})
+    # ---- the faults: the wire nemesis's for a broker (a crash kills its sockets), the simulated
+    # network's for a client's connections; each told to ``on_fault`` as it starts
+    crash = _scheduled("crash")
+    restart = _scheduled("restart")
+    pause = _scheduled("pause")
+    resume = _scheduled("resume")
+    isolate = _scheduled("isolate")
+    lose_next_ack = _lost_on_the_network("lose_next_ack", "dst", "produce_response")
+    lose_next_request = _lost_on_the_network("lose_next_request", "src", "produce_request")
 
     def heal(self) -> None:
         self.cluster.heal()
         self._record(Nemesis.HEAL, None)
-
-    def lose_next_ack(self, client_id: str | None = None) -> None:
-        self.cluster.network.drop_next(dst=self._connections_of(client_id), kind="produce_response")
-        self.cluster.record("nemesis", Nemesis.LOSE_NEXT_ACK, {"client": client_id})
-        self._record(Nemesis.LOSE_NEXT_ACK, {"client": client_id})
-
-    def lose_next_request(self, client_id: str | None = None) -> None:
-        self.cluster.network.drop_next(src=self._connections_of(client_id), kind="produce_request")
-        self.cluster.record("nemesis", Nemesis.LOSE_NEXT_REQUEST, {"client": client_id})
-        self._record(Nemesis.LOSE_NEXT_REQUEST, {"client": client_id})
 
     def _connections_of(self, client_id: str | None):
         """The network nodes of ``client_id``'s connections, present and future (None: any node)."""
