@@ -7,6 +7,12 @@ is missing (:func:`missing_why`), the backends' fault methods (:func:`backend_fa
 clusters' message faults (:func:`message_fault`) and the wire CLI's commands. So a fault is added
 by adding a row (and the mechanism of each cluster that has its part), never a method per backend.
 
+What a row aims at decides its methods' signature, declared once per aim: a broker's faults are
+:class:`~.parts.BrokerProcessFaults` for a cluster's part, a backend and a schedule's target
+alike; a message fault is :class:`~.parts.AtLeader` on a cluster, :class:`AtProducer` on a backend
+(the part protocols and the backend's nemesis role declare each row by that type; the tests check
+them against the table).
+
 What stays written by hand is each cluster's *mechanism*: how the simulated network drops an
 answer, how the proxy in front of real Kafka drops it, how the wire gateway refuses a request
 (``tests/test_faults.py`` lists each such ``def`` and why it is one).
