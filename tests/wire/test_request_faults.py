@@ -57,3 +57,32 @@ def test_a_refused_answer_waits_for_the_request_behind_it_not_for_a_time(lab, mo
     monkeypatch.setattr(gateway, "SPOILED_ANSWER_DELAY_MS", 0)
     result = retries_reorder(seed=1, backend=ComposedBackend(lab, CLIENTS[client]()), idempotent=False)
     assert result.anomalies == {"reordered"}, result.anomalies
+
+
+def test_a_refused_request_without_an_answer_closes_its_connection(lab):
+    """acks=0: no answer can carry the refusal, so the gateway closes the connection, as Kafka
+    closes it after a failed acks=0 produce; nothing of the refused request is appended."""
+    from kafka import KafkaProducer
+
+    from course_lib.wire.gateway import Gateway
+
+    topic = lab.create_topic("refused-without-answer")
+
+    def values() -> list:
+        return [v for batch in lab.cluster.leader_log(topic) for v in batch.values]
+
+    def closed() -> set[str]:
+        nodes = lab.cluster.network.nodes.values()
+        return {n.node_id for n in nodes if isinstance(n, Gateway) and not n.alive}
+
+    producer = KafkaProducer(bootstrap_servers=lab.bootstrap_servers, acks=0)
+    try:
+        producer.send(topic, b"warm-up").get(timeout=10)
+        assert lab.wait_until(lambda: values() == [b"warm-up"])
+        before = lab.call(closed)
+        leader = lab.refuse_next_request(topic)
+        producer.send(topic, b"refused").get(timeout=10)
+        assert lab.wait_until(lambda: not lab.nemesis.refused.get(leader) and closed() - before)
+        assert lab.call(values) == [b"warm-up"]
+    finally:
+        producer.close()
