@@ -61,11 +61,11 @@ ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
         "protocol of a backend's nemesis role: the faults no row's aim gives a signature",
     ),
     # the backends: what the table cannot build (a schedule's draws, a fault timed on a clock)
-    ("backends/base.py", "Common"): ({"lose_next_coordinator_response"}, "says why a wall clock cannot time it"),
-    ("backends/sim.py", "SimBackend"): (
-        {"schedule_faults", "lose_next_coordinator_response"},
-        "draws a schedule and runs it on the virtual clock",
+    ("backends/base.py", "Common"): (
+        {"lose_next_coordinator_response"},
+        "the cluster's virtual time loses it, a wall clock says why it cannot",
     ),
+    ("backends/sim.py", "SimBackend"): ({"schedule_faults"}, "draws a schedule and runs it on the virtual clock"),
     ("backends/composed.py", "ComposedBackend"): ({"schedule_faults"}, "draws a schedule, recorded as it starts"),
     # the simulator's mechanism: the simulation itself, and the seam's simulated cluster
     ("broker/cluster.py", "Cluster"): (BROKER | MESSAGES | {"isolate"}, "the simulation's processes and network"),
@@ -356,3 +356,12 @@ def test_faults_are_written_no_more_often_than_counted():
 if __name__ == "__main__":
     for name, row in fault_counts().items():
         print(f"{name}: " + " / ".join(map(str, row)))
+
+
+def test_a_coordinator_response_is_lost_on_virtual_time_and_missing_on_a_wall_clock():
+    sim = SimBackend.start(seed=1)
+    sim.lose_next_coordinator_response()
+    assert sim.cluster.cluster.network.armed_drops("coordinator_response")
+    why = {Part.VIRTUAL_TIME: "its clock is the wall's"}
+    with pytest.raises(MissingFault, match="virtual time are missing: its clock is the wall's"):
+        ComposedBackend(FakeCluster(why)).lose_next_coordinator_response()

@@ -6,10 +6,10 @@ See :mod:`course_lib.backend` for the contract an adapter fulfils.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence, cast, runtime_checkable
 
 from ..clusters.faults import FAULTS, Aim, AtProducer, Fault, backend_fault, missing_why
-from ..clusters.parts import BrokerProcessFaults, CreatesTopics, TopicSpec
+from ..clusters.parts import BrokerProcessFaults, CreatesTopics, TopicSpec, VirtualTime
 from ..history import INFO, History, Nemesis
 
 #: faults that act on brokers (processes) or on the network between clients and brokers
@@ -211,6 +211,7 @@ class Common(CreatesTopics):
     faults: frozenset[str] = frozenset()
     missing_parts: Mapping[str, str] = {}
     history: History
+    cluster: Any
     timing: Timing
 
     # ---- the primitives each adapter provides (declared here, defined there)
@@ -330,4 +331,8 @@ class Common(CreatesTopics):
         return [c.poll(timeout_ms=timeout_ms) for c in consumers]
 
     def lose_next_coordinator_response(self) -> None:
+        """The next response of any group or transaction coordinator is lost: a fault timed against
+        an application's steps, so only a cluster with virtual time has it (else MissingFault says
+        why a wall clock cannot time it)."""
         self.require("losing a coordinator response", Nemesis.TIMED_FAULTS)
+        cast(VirtualTime, self.cluster).lose_next_coordinator_response()

@@ -192,9 +192,6 @@ class SimBackend(Common):
         schedule = random_schedule(rng, duration_ms, self.brokers, FAULT_KINDS if kinds is None else kinds, faults)
         return self.cluster.run_schedule(schedule, topic, producer.node_id)
 
-    def lose_next_coordinator_response(self) -> None:
-        self.cluster.lose_next_coordinator_response()
-
     def heal(self, timeout_ms: float = 60_000) -> None:
         self.cluster.revive(timeout_ms)
 
