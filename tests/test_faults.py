@@ -286,13 +286,19 @@ def test_each_part_protocol_declares_the_hooks_of_its_rows():
 
 def test_the_aim_decides_the_signature_in_every_protocol():
     """A row's method has its aim's one signature wherever it is declared: a broker fault the stub of
-    BrokerProcessFaults (a part's, a backend's, a schedule target's), a message fault AtLeader on a
-    cluster and AtProducer on a backend."""
+    BrokerProcessFaults (a part's, a backend's, a schedule target's), a node's ``(node)`` on a
+    cluster and a schedule's target, a message fault AtLeader on a cluster and AtProducer on a
+    backend."""
     broker = [f for f in FAULTS if f.aim is Aim.BROKER]
     stubs = {str(inspect.signature(declared(BrokerProcessFaults, f.hook))) for f in broker}
     assert stubs == {"(self, broker_id: 'int', /) -> 'None'"}
     for protocol in (BrokerFaults, NemesisRole, FaultTarget):
         assert all(declared(protocol, f.hook) is vars(BrokerProcessFaults)[f.hook] for f in broker), protocol
+    node = [f for f in FAULTS if f.aim is Aim.NODE]
+    for protocol in (NetworkPartitions, FaultTarget):
+        assert {str(inspect.signature(declared(protocol, f.hook))) for f in node} == {
+            "(self, node: 'int | str', /) -> 'None'"
+        }, protocol
     produce = [f for f in FAULTS if f.aim is Aim.PRODUCE]
     assert {f.name: declared(PART_PROTOCOL[f.part], f.hook) for f in produce} == dict.fromkeys(
         (f.name for f in produce), "AtLeader"
