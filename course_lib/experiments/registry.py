@@ -26,16 +26,18 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..judge.result import Result
+
 #: the workloads, as :data:`course_lib.client_adapters.WORKLOADS` names them (tests/test_composition.py
 #: checks they are the same: the registry stays above the seam without importing the adapters)
 WORKLOADS = ("producer", "consumer classic", "consumer protocol", "share")
 #: the families, each with how its experiments are run
 FAMILIES = {
-    "scenario": "run_scenario(name, backend, seed, **settings) -> ScenarioResult",
-    "share scenario": "run_share_scenario(name, seed, **settings) -> ShareScenarioResult",
-    "consumer protocol": "run_on(name, client, cluster) / on_the_simulator(name) -> counts",
-    "share group": "run_on(client, cluster) / simulator_run() -> counts",
-    "probe": "probe(backend) -> what the client saw",
+    "scenario": "run_scenario(name, backend, seed, **settings) -> Result",
+    "share scenario": "run_share_scenario(name, seed, **settings) -> Result",
+    "consumer protocol": "run_on(name, client, cluster) / on_the_simulator(name) -> Result",
+    "share group": "run_on(client, cluster) / simulator_run() -> Result",
+    "probe": "probe(backend) -> Result (numbers: what the client saw)",
 }
 
 
@@ -99,6 +101,13 @@ class family(Mapping[str, Callable[..., Any]]):
 
     def __repr__(self) -> str:
         return f"<the {self.name} experiments: {', '.join(self._names())}>"
+
+
+def measured(run: Callable, numbers: dict[str, Any]) -> Result:
+    """The :class:`~course_lib.judge.result.Result` of a run of the experiment ``run`` that is
+    judged by what it measured (a probe's outcomes), its family, name and workload from here."""
+    (declared,) = [e for e in EXPERIMENTS.values() if e.run is run]
+    return Result(declared.family, declared.name, declared.workload, description=declared.summary, numbers=numbers)
 
 
 def of_workload(workload: str) -> list[Experiment]:
