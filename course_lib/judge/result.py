@@ -123,6 +123,34 @@ class Result:
             for d in ds
         ]
 
+    # ---- a transaction-version run's view (the names lesson 06 and its exercise use) ----------
+    @property
+    def epochs(self) -> tuple:
+        """The producer's epoch after init_transactions() and after each transaction."""
+        return self.numbers["epochs"]
+
+    @property
+    def add_partitions_sent_by_producer(self) -> int:
+        return self.numbers["add_partitions_sent_by_producer"]
+
+    @property
+    def read_committed(self) -> tuple:
+        """What a read_committed consumer read at the end, in offset order."""
+        return self.numbers["read_committed"]
+
+    @property
+    def late_write_error(self) -> str | None:
+        """The broker's answer to the late write (None: appended)."""
+        return self.numbers["late_write_error"]
+
+    @property
+    def last_stable_offset(self) -> int:
+        return self.numbers["last_stable_offset"]
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.numbers["log_end_offset"]
+
     # ---- shown ---------------------------------------------------------------------------------
     def __repr__(self) -> str:
         seed = "" if self.seed is None else f" seed={self.seed}"
