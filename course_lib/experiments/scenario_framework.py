@@ -59,7 +59,6 @@ def run_scenario(name: str, backend=None, seed: int = 0, **params) -> Result:
     if lost:  # said, not hidden: the runs that could not show the case
         result.notes["runs_repeated"] = lost
     result.settings = dict(params)
-    result.workload = EXPERIMENTS[("scenario", name)].workload
     return result
 
 
@@ -102,6 +101,7 @@ def _result(name, seed, description, b: Backend, producer_config, topic_config, 
     return Result(
         "scenario",
         name,
+        EXPERIMENTS[("scenario", name)].workload,
         seed=seed,
         description=description,
         config={"producer": producer_config, "topic": topic_config},
