@@ -51,7 +51,13 @@ def test_the_compositions_that_cannot_run_say_why():
 
 
 def test_every_registered_experiment_runs_a_workload_of_the_contracts():
-    from course_lib.experiments import behaviour_probes, protocol_matrix, scenarios, share_scenarios  # noqa: F401
+    from course_lib.experiments import (  # noqa: F401
+        behaviour_probes,
+        protocol_matrix,
+        scenarios,
+        share_scenarios,
+        transaction_versions,
+    )
     from course_lib.experiments.registry import EXPERIMENTS, FAMILIES
     from course_lib.experiments.registry import WORKLOADS as REGISTRY_WORKLOADS
 

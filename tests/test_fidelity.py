@@ -30,7 +30,7 @@ def sim(**options):
 
 
 def test_the_hw_does_not_advance_under_min_isr():
-    assert probes.strict_min_isr_high_watermark(sim()) == {"acknowledged": 5, "read": 0, "isr": 2}
+    assert probes.strict_min_isr_high_watermark(sim()).numbers == {"acknowledged": 5, "read": 0, "isr": 2}
 
 
 def test_an_acks_all_request_in_purgatory_times_out_when_the_isr_drops_below_min_isr():
@@ -55,7 +55,7 @@ def test_the_effective_min_isr_is_capped_by_the_replication_factor():
 
 
 def test_elr_elects_a_fenced_isr_member_cleanly_once_it_is_back():
-    assert probes.elr_clean_election(sim()) == {
+    assert probes.elr_clean_election(sim()).numbers == {
         "acknowledged": 3,
         "new_leader_is_the_paused_follower": True,
         "read": 3,
@@ -63,7 +63,7 @@ def test_elr_elects_a_fenced_isr_member_cleanly_once_it_is_back():
 
 
 def test_without_elr_the_partition_waits_for_the_last_isr_member():
-    out = probes.elr_clean_election(sim(eligible_leader_replicas_enable=False))
+    out = probes.elr_clean_election(sim(eligible_leader_replicas_enable=False)).numbers
     assert out["new_leader_is_the_paused_follower"] is False and out["read"] == 0
 
 
@@ -90,7 +90,7 @@ def test_an_unclean_restart_leaves_the_elr_and_the_last_leader_is_elected_again(
 
 
 def test_kafka_python_commits_a_transaction_whose_send_failed():
-    assert probes.transaction_with_a_failed_send(sim()) == {
+    assert probes.transaction_with_a_failed_send(sim()).numbers == {
         "x": "ok",
         "y": "KafkaTimeoutError",
         "commit": "ok",
@@ -114,7 +114,7 @@ def test_after_an_expired_idempotent_batch_the_next_one_is_never_sent():
     """kafka-python 3.0.12 resets its producer id and never asks for a new one (measured on the
     lab cluster by tests/real/test_fidelity_differential.py: the next batch still unsent after
     10 s, delivery_timeout_ms=3000, and close(timeout=0) refused)."""
-    assert probes.idempotent_batch_expired(sim()) == {
+    assert probes.idempotent_batch_expired(sim()).numbers == {
         "first": "KafkaTimeoutError",
         "second_after_10s": "pending",
         "close(timeout=0)": "KafkaTimeoutError",
@@ -125,7 +125,7 @@ def test_after_an_expired_idempotent_batch_the_next_one_is_never_sent():
 def test_close_with_a_record_unfinished_raises_and_leaves_the_producer_open():
     """kafka-python 3.0.12's close(timeout=0) flushes first: it raises and the producer keeps
     sending (tests/wire/test_behaviour_probes_wire.py runs the same steps with kafka-python)."""
-    assert probes.close_with_a_record_unfinished(sim()) == {
+    assert probes.close_with_a_record_unfinished(sim()).numbers == {
         "close(timeout=0)": "KafkaTimeoutError",
         "first": "ok",
         "second": "ok",
@@ -172,8 +172,8 @@ def test_acks_0_to_a_deposed_leader_loses_only_the_election_window():
 
 
 def test_the_backend_experiments_give_what_kafka_gives():
-    assert probes.acks0_to_a_deposed_leader(sim()) == {"last_10_kept": True}
-    assert probes.consumer_after_unclean_election(sim()) == {
+    assert probes.acks0_to_a_deposed_leader(sim()).numbers == {"last_10_kept": True}
+    assert probes.consumer_after_unclean_election(sim()).numbers == {
         "read_before": 6,
         "read_while_its_only_broker_is_down": [],
         "read_after_it_is_back": [(3 + i, f"new{i}".encode()) for i in range(6)],
@@ -262,7 +262,7 @@ def test_a_client_knows_only_the_brokers_its_last_metadata_listed():
 
 
 def test_a_zombies_send_gets_invalid_producer_epoch_and_its_commit_a_kafka_error_in_an_error_state():
-    assert probes.zombie_transactional_send(sim()) == {
+    assert probes.zombie_transactional_send(sim()).numbers == {
         "late": "InvalidProducerEpochError",
         "commit": "KafkaError",
         "read_committed": [],

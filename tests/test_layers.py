@@ -14,13 +14,17 @@ followed transitively across modules) and on the scenario code itself:
   per workload in tests/test_composition.py (tests/real/test_composition_real.py on Kafka);
 - a client library's clients (kafka-python's, confluent-kafka's, the Java client's) are built by
   the client adapters only: a class elsewhere that builds or subclasses one is listed, with why,
-  in ``CLIENTS_BUILT_ELSEWHERE`` (what is left of the wrappers the workload contracts replaced).
+  in ``CLIENTS_BUILT_ELSEWHERE`` (what is left of the wrappers the workload contracts replaced);
+- every registered experiment declares that it returns the one result type,
+  :class:`course_lib.judge.result.Result`.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 import tomllib
+import typing
 from pathlib import Path
 
 import pytest
@@ -29,7 +33,9 @@ from course_lib.backend import ComposedBackend, SimBackend
 from course_lib.broker.simulated_cluster import SimulatedCluster
 from course_lib.client_adapters import CLIENTS, java_missing
 from course_lib.client_adapters.simulated import SimulatedClients
+from course_lib.experiments.registry import EXPERIMENTS, FAMILIES, Experiment
 from course_lib.experiments.scenarios import run_scenario
+from course_lib.judge.result import Result
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "course_lib"
@@ -50,6 +56,7 @@ JUDGE = (
     "course_lib.judge.checker",
     "course_lib.judge.check_result",
     "course_lib.judge.guarantees",
+    "course_lib.judge.result",
 )
 #: scenario code that must not branch on the backend
 BACKEND_BLIND = (
@@ -447,3 +454,51 @@ def test_the_client_builder_check_can_fail():
         "        self.c = Real()\n"
     )
     assert _client_builders(code) == {"A", "B"}
+
+
+# ---- one result type ----------------------------------------------------------------------------
+#: the modules that declare experiments (importing them fills the registry)
+EXPERIMENT_MODULES = (
+    "course_lib.experiments.scenarios",
+    "course_lib.experiments.share_scenarios",
+    "course_lib.experiments.behaviour_probes",
+    "course_lib.experiments.consumer_protocol_experiments",
+    "course_lib.experiments.share_group_experiments",
+    "course_lib.experiments.transaction_versions",
+)
+
+
+def _other_results(experiments) -> list[str]:
+    """Each experiment whose declared return annotation is not :class:`Result`, with what it declares."""
+    wrong = []
+    for e in experiments:
+        declared = typing.get_type_hints(e.run).get("return")
+        if declared is not Result:
+            wrong.append(f"the {e.family} {e.name!r} returns {declared!r}")
+    return wrong
+
+
+def test_every_registered_experiment_returns_the_one_result_type():
+    for module in EXPERIMENT_MODULES:
+        importlib.import_module(module)
+    assert {e.family for e in EXPERIMENTS.values()} == set(FAMILIES), "a family with no experiment imported here"
+    wrong = _other_results(EXPERIMENTS.values())
+    assert not wrong, "experiments that do not return course_lib.judge.result.Result:\n" + "\n".join(wrong)
+
+
+def _counts(b) -> dict:
+    return {}
+
+
+def _result(b) -> Result:
+    return Result("probe", "result")
+
+
+def _unannotated(b):
+    return Result("probe", "unannotated")
+
+
+def test_the_result_type_check_can_fail():
+    runs = {"counts": _counts, "result": _result, "unannotated": _unannotated}
+    found = _other_results([Experiment("probe", name, "producer", run) for name, run in runs.items()])
+    assert found == ["the probe 'counts' returns <class 'dict'>", "the probe 'unannotated' returns None"]

@@ -17,6 +17,7 @@ from course_lib.experiments import protocol_matrix as matrix
 from course_lib.experiments import share_group_experiments as share
 from course_lib.clusters.releases import as_released
 from course_lib.experiments.fidelity import KAFKA_TITLE, client_missing
+from course_lib.judge.result import Result
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -32,7 +33,7 @@ def _runs(**doctored) -> dict:
                 result["epochs"] = dict.fromkeys(result["epochs"])
             if experiment == "share group":
                 result.update(doctored.get(col.key, {}))
-            runs[(experiment, col.key)] = (result, None)
+            runs[(experiment, col.key)] = (Result("matrix", experiment, numbers=result), None)
     return runs
 
 
@@ -55,10 +56,7 @@ def test_a_known_difference_disagrees_but_is_explained(monkeypatch):
     monkeypatch.setitem(matrix.KNOWN, (row, "simulator"), "group_metadata() says -1 after a leave")
     runs = _runs()
     result, _ = runs[("consumer group: slow handler", "simulator")]
-    runs[("consumer group: slow handler", "simulator")] = (
-        {**result, "epochs": {**result["epochs"], "a_left": -1}},
-        None,
-    )
+    result.numbers["epochs"] = {**result.numbers["epochs"], "a_left": -1}
     rows = matrix.protocol_rows(runs)
     assert matrix.wrong_cells(rows) == [] and matrix.unexplained(rows) == []
     (epochs,) = [r for r in rows if r["agree"] is False]
@@ -118,10 +116,11 @@ def test_this_runs_matrix_agrees_where_it_must(rows):
 
 def test_the_simulator_gives_each_experiments_counts():
     """The simulator's runs, seeded, in virtual time: the counts every cluster must give."""
-    assert not kip848.check(kip848.on_the_simulator("crashed member"), kip848.CRASH_EXPECTED, kip848.JAVA_CRASH_EPOCHS)
-    slow = kip848.on_the_simulator("slow handler")
+    crashed = kip848.on_the_simulator("crashed member").numbers
+    assert not kip848.check(crashed, kip848.CRASH_EXPECTED, kip848.JAVA_CRASH_EPOCHS)
+    slow = kip848.on_the_simulator("slow handler").numbers
     assert not kip848.check(slow, kip848.SLOW_EXPECTED, kip848.JAVA_SLOW_EPOCHS)
-    got = share.simulator_run(seed=0)
+    got = share.simulator_run(seed=0).numbers
     got.pop("seconds")
     assert got == share.EXPECTED
 

@@ -24,15 +24,18 @@ def test_v2_bumps_the_epoch_at_every_transactions_end_and_adds_no_partitions_its
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_late_write_lands_in_the_next_transaction_under_v1_only(seed):
     v1, v2 = late_write(1, seed, next_transaction=True), late_write(2, seed, next_transaction=True)
-    assert v1.late_write_error is None and v1.landed_in_next_transaction, (seed, v1)
-    assert v2.late_write_error == "InvalidProducerEpochError" and not v2.landed_in_next_transaction, (seed, v2)
+    assert v1.late_write_error is None and v1.numbers["landed_in_next_transaction"], (seed, v1)
+    assert v2.late_write_error == "InvalidProducerEpochError" and not v2.numbers["landed_in_next_transaction"], (
+        seed,
+        v2,
+    )
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_late_write_hangs_a_transaction_under_v1_only(seed):
     v1, v2 = late_write(1, seed, next_transaction=False), late_write(2, seed, next_transaction=False)
-    assert v1.hanging and v1.read_committed == ("t1-a",), (seed, v1)
-    assert not v2.hanging and v2.late_write_error == "InvalidProducerEpochError", (seed, v2)
+    assert v1.numbers["hanging"] and v1.read_committed == ("t1-a",), (seed, v1)
+    assert not v2.numbers["hanging"] and v2.late_write_error == "InvalidProducerEpochError", (seed, v2)
 
 
 def cluster(**features):

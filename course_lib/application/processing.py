@@ -27,14 +27,14 @@ Taught in notebooks/05_consumer_delivery_semantics and notebooks/07_exactly_once
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from kafka import errors as Errors
 from kafka.structs import TopicPartition
 
 from ..backend import Backend, open_backend
-from ..judge.checker import CheckResult, check
+from ..judge.checker import check
+from ..judge.result import Result
 from ..history import Nemesis, OpName
 from .supervisor import AfterPolls, Supervision, supervise
 
@@ -120,35 +120,6 @@ class SQLiteSink:
 
     def contents(self) -> list[str]:
         return [m for (m,) in self.db.execute("SELECT message FROM output ORDER BY rowid")]
-
-
-@dataclass
-class PipelineResult:
-    semantics: str
-    crash_point: str | None
-    seed: int
-    history: object
-    result: CheckResult
-    sink: list
-    crashes: list = field(default_factory=list)
-    cluster: Any = None
-    expected: set = field(default_factory=set)
-    notes: dict = field(default_factory=dict)
-    backend: str = "simulator"
-    parameters: dict = field(default_factory=dict)  # set by run_scenario
-
-    @property
-    def anomalies(self) -> set[str]:
-        return self.result.found
-
-    def __repr__(self) -> str:
-        return f"<PipelineResult {self.semantics} crash={self.crash_point} seed={self.seed}: {self.result.summary()}>"
-
-    def _repr_html_(self) -> str:
-        return (
-            f"<h4>{self.semantics}, crash {self.crash_point or 'none'} (seed {self.seed})</h4>"
-            + self.result._repr_html_()
-        )
 
 
 class Processor:
@@ -360,7 +331,7 @@ def run_pipeline(
     broker_fault: tuple | None = None,
     lose_response_at_ms: float | None = None,
     backend=None,
-) -> PipelineResult:
+) -> Result:
     """Produce ``messages`` to the input topic, run the application with ``crashes`` crashes at
     ``crash_point`` (on a seeded poll), restart it each time, then read everything and check.
     ``buffered=True`` processes each poll's records one poll later, as an application that hands
@@ -423,21 +394,23 @@ def run_pipeline(
     consumer = {"semantics": semantics, "isolation_level": isolation, "input": names.input, "output": sink_name}
     result = check(b.history, {"acks": "all"}, None, consumer=consumer)
     where = b.provenance()
-    return PipelineResult(
-        semantics,
-        crash_point,
-        seed,
-        b.history,
-        result,
-        sink_rows,
-        crash_log,
-        where.target,
+    return Result(
+        "scenario",
+        "consumer_crash",  # the scenario that runs it (course_lib.experiments.consumer_scenarios)
+        "consumer classic",
+        seed=seed,
+        description=f"{semantics}, crash {crash_point or 'none'}",
+        config={"semantics": semantics, "crash_point": crash_point},
+        history=b.history,
+        check=result,
+        numbers={"sink": sink_rows, "crashes": crash_log},
         notes={"crashes": crash_log, "names": names._asdict(), **where.notes},
+        cluster=where.target,
         backend=where.label,
     )
 
 
-def random_processing(seed: int, semantics: str, messages: int = 20) -> PipelineResult:
+def random_processing(seed: int, semantics: str, messages: int = 20) -> Result:
     """One seeded trial: random crash point and number of crashes, plus a broker crash and a lost
     response somewhere during the run (property tests and notebook trials use it)."""
     rng = random.Random(f"random-processing-{seed}")
@@ -462,7 +435,6 @@ __all__ = [
     "Processor",
     "ListSink",
     "SQLiteSink",
-    "PipelineResult",
     "load_input",
     "run_pipeline",
     "random_processing",

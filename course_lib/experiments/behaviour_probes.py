@@ -3,13 +3,14 @@ transaction, a zombie producer...): the same steps on the simulator and on real 
 observable outcome each - what was acknowledged, what a consumer could read, which error the
 application saw. (Whole scenarios side by side: :mod:`course_lib.experiments.fidelity`.)
 
-Each experiment takes a :class:`course_lib.backend.Backend` and returns a plain dict; the
-differential tests (tests/real/test_fidelity_differential.py) assert that both backends return
-the same dict, and tests/test_fidelity.py asserts the simulator's against what Kafka 4.3.1 and
-kafka-python 3.0.12 were measured to do (issue 11):
+Each experiment takes a :class:`course_lib.backend.Backend` and returns a
+:class:`~course_lib.judge.result.Result` whose ``numbers`` are what was seen; the differential
+tests (tests/real/test_fidelity_differential.py) assert that both backends see the same, and
+tests/test_fidelity.py asserts the simulator's against what Kafka 4.3.1 and kafka-python 3.0.12
+were measured to do (issue 11):
 
 >>> from course_lib.backend import SimBackend
->>> strict_min_isr_high_watermark(SimBackend.start(seed=1, **SIM_TIMING))
+>>> strict_min_isr_high_watermark(SimBackend.start(seed=1, **SIM_TIMING)).numbers
 {'acknowledged': 5, 'read': 0, 'isr': 2}
 
 ``SIM_TIMING`` gives the simulator the lab profile's timeouts (course_lib/clusters/lab.py), so
@@ -20,7 +21,8 @@ from __future__ import annotations
 
 import contextlib
 
-from course_lib.experiments.registry import experiment
+from course_lib.experiments.registry import experiment, measured
+from course_lib.judge.result import Result
 from kafka.errors import KafkaTimeoutError
 from kafka.structs import TopicPartition
 
@@ -67,7 +69,7 @@ def read_for(b, topic: str, ms: float, isolation_level: str = "read_uncommitted"
 
 # ---- point 1 ------------------------------------------------------------------------------------
 @experiment("probe", "producer")
-def strict_min_isr_high_watermark(b) -> dict:
+def strict_min_isr_high_watermark(b) -> Result:
     """RF=3, min.insync.replicas=3, ISR shrunk to 2, five acks=1 sends, a consumer polls 10 s.
     Kafka >= 3.7 (KAFKA-15583) acknowledges all five and lets the consumer read none: the HW
     does not advance while the ISR is below min ISR."""
@@ -78,12 +80,15 @@ def strict_min_isr_high_watermark(b) -> dict:
     producer.flush()
     producer.close()
     read = read_for(b, topic, 10_000)
-    return {"acknowledged": sum(outcome(f) == "ok" for f in futures), "read": len(read), "isr": len(b.isr_of(topic))}
+    return measured(
+        strict_min_isr_high_watermark,
+        {"acknowledged": sum(outcome(f) == "ok" for f in futures), "read": len(read), "isr": len(b.isr_of(topic))},
+    )
 
 
 # ---- point 3 ------------------------------------------------------------------------------------
 @experiment("probe", "producer")
-def transaction_with_a_failed_send(b) -> dict:
+def transaction_with_a_failed_send(b) -> Result:
     """Topic a (min ISR 2) and b (min ISR 3), one broker killed, a transactional producer sends
     a:x and b:y, flushes and commits. kafka-python: y's future fails (KafkaTimeoutError,
     "Expiring 1 record(s)"), commit_transaction() returns normally, a read_committed consumer
@@ -107,18 +112,21 @@ def transaction_with_a_failed_send(b) -> dict:
     except Exception as exc:  # noqa: BLE001 - which error the application sees is the outcome
         commit = type(exc).__name__
     producer.close()
-    return {
-        "x": outcome(x),
-        "y": outcome(y),
-        "commit": commit,
-        "read_committed_a": read_for(b, topic_a, 5000, "read_committed"),
-        "read_committed_b": read_for(b, topic_b, 5000, "read_committed"),
-    }
+    return measured(
+        transaction_with_a_failed_send,
+        {
+            "x": outcome(x),
+            "y": outcome(y),
+            "commit": commit,
+            "read_committed_a": read_for(b, topic_a, 5000, "read_committed"),
+            "read_committed_b": read_for(b, topic_b, 5000, "read_committed"),
+        },
+    )
 
 
 # ---- point 4 ------------------------------------------------------------------------------------
 @experiment("probe", "producer")
-def idempotent_batch_expired(b) -> dict:
+def idempotent_batch_expired(b) -> Result:
     """An idempotent producer's batch is retried (NotEnoughReplicas) until delivery_timeout_ms
     expires it; then the ISR recovers and the next, innocent batch is sent - or not.
 
@@ -160,16 +168,19 @@ def idempotent_batch_expired(b) -> dict:
         close = "closed"
     except KafkaTimeoutError:
         close = "KafkaTimeoutError"
-    return {
-        "first": outcome(first),
-        "second_after_10s": after_10s,
-        "close(timeout=0)": close,
-        "read": read_for(b, topic, 3000),
-    }
+    return measured(
+        idempotent_batch_expired,
+        {
+            "first": outcome(first),
+            "second_after_10s": after_10s,
+            "close(timeout=0)": close,
+            "read": read_for(b, topic, 3000),
+        },
+    )
 
 
 @experiment("probe", "producer")
-def close_with_a_record_unfinished(b) -> dict:
+def close_with_a_record_unfinished(b) -> Result:
     """close(timeout=0) while a record waits for the ISR to grow back.
 
     kafka-python 3.0.12's close() flushes first and raises ``KafkaTimeoutError`` before it stops
@@ -190,17 +201,20 @@ def close_with_a_record_unfinished(b) -> dict:
     b.restart(victim)
     b.wait_until(lambda: len(b.isr_of(topic)) == 3, timeout_ms=60_000)
     producer.close()
-    return {
-        "close(timeout=0)": close,
-        "first": outcome(first),
-        "second": outcome(second),
-        "read": read_for(b, topic, 3000),
-    }
+    return measured(
+        close_with_a_record_unfinished,
+        {
+            "close(timeout=0)": close,
+            "first": outcome(first),
+            "second": outcome(second),
+            "read": read_for(b, topic, 3000),
+        },
+    )
 
 
 # ---- point 9 ------------------------------------------------------------------------------------
 @experiment("probe", "producer")
-def zombie_transactional_send(b) -> dict:
+def zombie_transactional_send(b) -> Result:
     """Two producers with one transactional.id: the second init_transactions() fences the first;
     the zombie's next send and its commit. Kafka answers the produce INVALID_PRODUCER_EPOCH;
     kafka-python tries to bump its epoch, the coordinator answers PRODUCER_FENCED, and the
@@ -225,12 +239,15 @@ def zombie_transactional_send(b) -> dict:
         commit = type(exc).__name__
     zombie.close()
     successor.close()
-    return {"late": outcome(late), "commit": commit, "read_committed": read_for(b, topic, 3000, "read_committed")}
+    return measured(
+        zombie_transactional_send,
+        {"late": outcome(late), "commit": commit, "read_committed": read_for(b, topic, 3000, "read_committed")},
+    )
 
 
 # ---- point 2 ------------------------------------------------------------------------------------
 @experiment("probe", "producer")
-def elr_clean_election(b) -> dict:
+def elr_clean_election(b) -> Result:
     """KIP-966. RF=3, min ISR 2, three acknowledged records. Kill follower f1 (ISR {L, f2}), pause
     f2 (fenced: ISR {L}, ELR {f2}), kill the leader (ISR empty, ELR {L, f2}), resume f2: the
     controller elects f2 from the ELR - a clean election, nothing acknowledged lost. Before ELR
@@ -255,16 +272,19 @@ def elr_clean_election(b) -> dict:
     b.wait_until(lambda: b.leader_of(topic) not in (None, leader), timeout_ms=60_000)
     new_leader = b.leader_of(topic)
     read = read_for(b, topic, 5000)
-    return {
-        "acknowledged": sum(outcome(f) == "ok" for f in futures),
-        "new_leader_is_the_paused_follower": new_leader == f2,
-        "read": len(read),
-    }
+    return measured(
+        elr_clean_election,
+        {
+            "acknowledged": sum(outcome(f) == "ok" for f in futures),
+            "new_leader_is_the_paused_follower": new_leader == f2,
+            "read": len(read),
+        },
+    )
 
 
 # ---- point 5 ------------------------------------------------------------------------------------
 @experiment("probe", "producer")
-def acks0_to_a_deposed_leader(b) -> dict:
+def acks0_to_a_deposed_leader(b) -> Result:
     """acks=0: the leader freezes (SIGSTOP) until the controller replaces it, then wakes up -
     alive but deposed. Kafka closes the connection on the first acks=0 produce it refuses and
     kafka-python moves to the new leader: only what went to the old leader around the election is
@@ -284,12 +304,12 @@ def acks0_to_a_deposed_leader(b) -> dict:
     producer.flush()
     producer.close()
     kept = {value for _, _, value in b.final_read(topic)}  # rows: [partition, offset, text]
-    return {"last_10_kept": all(v in kept for v in sent[10:])}
+    return measured(acks0_to_a_deposed_leader, {"last_10_kept": all(v in kept for v in sent[10:])})
 
 
 # ---- point 8 ------------------------------------------------------------------------------------
 @experiment("probe", "consumer classic")
-def consumer_after_unclean_election(b) -> dict:
+def consumer_after_unclean_election(b) -> Result:
     """KIP-320. min ISR 1, unclean election on: the leader alone takes old3..old5 and a consumer
     reads all six; the leader dies and an out-of-sync follower leads without them; new records
     take offsets 3-8.
@@ -333,15 +353,18 @@ def consumer_after_unclean_election(b) -> dict:
     # try the restarted broker only ~36 s later, so the bound covers that (the poll stops at 6)
     after = _poll_until(b, consumer, 6, 60_000)
     consumer.close()
-    return {
-        "read_before": len(before),
-        "read_while_its_only_broker_is_down": while_down,
-        "read_after_it_is_back": after,
-    }
+    return measured(
+        consumer_after_unclean_election,
+        {
+            "read_before": len(before),
+            "read_while_its_only_broker_is_down": while_down,
+            "read_after_it_is_back": after,
+        },
+    )
 
 
 @experiment("probe", "consumer classic")
-def consumer_whose_known_brokers_died(b) -> dict:
+def consumer_whose_known_brokers_died(b) -> Result:
     """A consumer that knows only one broker, which dies while the other two run: does it find them?
 
     Two followers are down when the consumer starts, so the metadata it gets lists the leader
@@ -379,7 +402,10 @@ def consumer_whose_known_brokers_died(b) -> dict:
     producer.close()
     while_down = _poll_until(b, consumer, 3, 15_000)
     consumer.close()
-    return {"read_before": len(before), "read_while_its_known_broker_is_down": len(while_down)}
+    return measured(
+        consumer_whose_known_brokers_died,
+        {"read_before": len(before), "read_while_its_known_broker_is_down": len(while_down)},
+    )
 
 
 def _poll_until(b, consumer, n: int, ms: float) -> list:

@@ -33,6 +33,7 @@ from typing import NamedTuple
 from course_lib.experiments import behaviour_probes as probes
 from course_lib.backend import ComposedBackend, SimBackend
 from course_lib.client_adapters import CLIENTS
+from course_lib.judge.result import Result
 from course_lib.experiments.fidelity import MATRIX, MATRIX_CLIENTS, by_design_lines, client_missing, disagreements
 from course_lib.wire.cluster import WireCluster
 
@@ -41,7 +42,7 @@ class Observation(NamedTuple):
     """A behaviour in which the clients differ by design."""
 
     probe: str  #: its function in :mod:`course_lib.experiments.behaviour_probes`
-    outcome: Callable[[dict], str]  #: the probe's result -> what the client did, in words
+    outcome: Callable[[dict], str]  #: the probe's numbers -> what the client did, in words
     expected: dict[str, str]  #: what each client does (``simulator``: the simulator's own clients)
     why: str  #: why the clients differ
 
@@ -106,7 +107,7 @@ assert all(hasattr(probes, o.probe) for o in OBSERVATIONS)
 WIRE_TABLE = "clients differ by design, every client on the wire, seed 0"
 
 
-def _observe(obs: Observation, backend) -> tuple[dict | None, str | None, float]:
+def _observe(obs: Observation, backend) -> tuple[Result | None, str | None, float]:
     """``(the probe's result, why it did not run, seconds)``; the backend's clients closed."""
     t0 = time.monotonic()
     try:
@@ -126,7 +127,7 @@ def _on_wire(obs: Observation, client: str, seed: int):
         return _observe(obs, ComposedBackend(lab, CLIENTS[client]()))
 
 
-def on_cluster(obs: Observation, client: str, cluster) -> tuple[dict | None, str | None, float]:
+def on_cluster(obs: Observation, client: str, cluster) -> tuple[Result | None, str | None, float]:
     """``obs`` with ``client`` on ``cluster`` (one with broker faults: a LocalCluster, a wire
     cluster): ``(the probe's result, why it did not run, seconds)``; the cluster revived after."""
     try:
@@ -142,7 +143,7 @@ def by_design_table(
     simulated cluster over TCP (and on ``kafka``, a cluster with broker faults, when given):
     one row per observation, each cell what the client did (:attr:`Observation.outcome`), in the
     format of :func:`course_lib.experiments.fidelity.fidelity_table`'s rows plus ``by design`` (why the
-    clients differ) and ``outcomes`` (each column's probe result)."""
+    clients differ) and ``outcomes`` (each column's probe numbers)."""
     missing = {c: client_missing(c) for c in clients}
     no_kafka = kafka_why_not or (
         "wire only in make test: each probe kills brokers and waits out the client's timeouts "
@@ -172,8 +173,9 @@ def _row(obs: Observation, runs: dict[str, tuple]) -> dict:
     row: dict = {"scenario": obs.probe, "parameters": {}, "by design": obs.why}
     row["outcomes"], row["not run"], row["seconds"] = {}, {}, {}
     for key, (result, why, seconds) in runs.items():
-        row[key] = None if result is None else [obs.outcome(result)]
-        row["outcomes"][key], row["not run"][key], row["seconds"][key] = result, why, seconds
+        numbers = None if result is None else result.numbers
+        row[key] = None if numbers is None else [obs.outcome(numbers)]
+        row["outcomes"][key], row["not run"][key], row["seconds"][key] = numbers, why, seconds
     row["expected"] = row["simulator"]
     ran = [row[c.key] for c in MATRIX if row.get(c.key) is not None]
     row["agree"] = None if len(ran) < 2 else all(r == ran[0] for r in ran)

@@ -14,7 +14,8 @@ from typing import Callable, TypedDict
 
 from course_lib.client_adapters import group_member
 from course_lib.client_adapters.members import GroupMember
-from course_lib.experiments.registry import experiment, family
+from course_lib.experiments.registry import experiment, family, measured
+from course_lib.judge.result import Result
 
 #: what Kafka 4.3.1 and the wire cluster both give: all four, then two and two, then all four
 EXPECTED = {"first": [0, 1, 2, 3], "split": [2, 2], "union": [0, 1, 2, 3], "after_leave": [0, 1, 2, 3]}
@@ -173,7 +174,7 @@ def _join_then_split(make: Callable, timeout_s: float) -> tuple:
 
 
 @experiment("consumer protocol", "consumer protocol", name="crashed member")
-def crashed_member(make: Callable, produce: Callable, timeout_s: float = 120) -> dict:
+def crashed_member(make: Callable, produce: Callable, timeout_s: float = 120) -> Result:
     """``make(name)`` -> a subscribed member (b one that can die: ``own_process``); ``produce(n)``
     writes n records to every partition."""
     a, b, split, alone = _join_then_split(make, timeout_s)
@@ -186,14 +187,14 @@ def crashed_member(make: Callable, produce: Callable, timeout_s: float = 120) ->
         seconds = _until([a], lambda: a.owned() == [0, 1, 2, 3] and a.seen == 4 * PER_PARTITION, timeout_s, "a")
         epochs["a_after"] = a.epoch()
         out |= {"after": a.owned(), "seen": {"a": a.seen, "b": b.seen}, "twice": a.seen + b.seen - 4 * PER_PARTITION}
-        return {**out, "epochs": epochs, "seconds": seconds}
+        return measured(crashed_member, {**out, "epochs": epochs, "seconds": seconds})
     finally:
         a.close()
         b.close()
 
 
 @experiment("consumer protocol", "consumer protocol", name="slow handler")
-def slow_handler(make: Callable, produce: Callable, max_poll_s: float, timeout_s: float = 120) -> dict:
+def slow_handler(make: Callable, produce: Callable, max_poll_s: float, timeout_s: float = 120) -> Result:
     """``make(name)`` members with ``max.poll.interval.ms`` = ``max_poll_s``; a stops polling."""
     a, b, split, alone = _join_then_split(make, timeout_s)
     try:
@@ -212,7 +213,7 @@ def slow_handler(make: Callable, produce: Callable, max_poll_s: float, timeout_s
         _until([a, b], lambda: a.seen == 4 * PER_PARTITION, timeout_s, "a rereads what it got back")
         epochs |= {"a_back": a.epoch(), "b_back": b.epoch()}
         out |= {"seen": {"a": a.seen, "b": b.seen}, "twice": a.seen + b.seen - 4 * PER_PARTITION}
-        return {**out, "epochs": epochs, "seconds": moved_s + max_poll_s}
+        return measured(slow_handler, {**out, "epochs": epochs, "seconds": moved_s + max_poll_s})
     finally:
         a.close()
         b.close()
@@ -245,8 +246,8 @@ def members(client: str, servers, topic: str, crash_b: bool = False, **config) -
 
 
 def check(got: dict, expected: dict, java_epochs: dict | None = None) -> list[str]:
-    """What differs from the observations both clusters must give (the member epochs for the Java
-    client only: librdkafka does not show them): [] when nothing does."""
+    """What differs in ``got`` (a run's numbers) from the observations both clusters must give
+    (the member epochs for the Java client only: librdkafka does not show them): [] when nothing does."""
     got = dict(got)
     epochs = got.pop("epochs")
     got.pop("seconds")
@@ -399,7 +400,7 @@ def _check_experiment(experiment: str) -> None:
         raise ValueError(f"unknown KIP-848 experiment {experiment!r}: one of {', '.join(EXPERIMENTS)}")
 
 
-def run_on(experiment: str, client: str, cluster) -> dict:
+def run_on(experiment: str, client: str, cluster) -> Result:
     """``experiment`` with ``client``'s members (a key of
     :data:`~course_lib.client_adapters.GROUP_CLIENTS` but the simulator's:
     :func:`on_the_simulator`) on ``cluster`` (a started WireCluster or a LocalCluster:
@@ -416,7 +417,7 @@ def run_on(experiment: str, client: str, cluster) -> dict:
     return slow_handler(make, producer(servers, topic), MAX_POLL_S)
 
 
-def on_the_wire(experiment: str, client: str) -> dict:
+def on_the_wire(experiment: str, client: str) -> Result:
     """:func:`run_on` on a WireCluster of :data:`WIRE_SETTINGS`, started and stopped here."""
     from course_lib.wire.cluster import WireCluster
 
@@ -425,11 +426,11 @@ def on_the_wire(experiment: str, client: str) -> dict:
         return run_on(experiment, client, wire)
 
 
-def on_the_simulator(experiment: str, seed: int = 1) -> dict:
+def on_the_simulator(experiment: str, seed: int = 1) -> Result:
     """``experiment`` with the simulator's own consumer (``group_protocol="consumer"``) on a
     seeded simulated cluster, in virtual time (Kafka's 45 s session: virtual seconds).
 
-    >>> got = on_the_simulator("crashed member")
+    >>> got = on_the_simulator("crashed member").numbers
     >>> got["twice"], got["seen"]
     (10, {'a': 20, 'b': 10})
     """

@@ -13,7 +13,7 @@ from ..backend import open_backend
 from ..judge.checker import check
 from ..history import Nemesis
 from ..application.processing import CONSUMER_EXPECTED, Processor, load_input, run_pipeline
-from .scenario_framework import TOPIC, ScenarioResult, _result, _send_all, scenario
+from .scenario_framework import TOPIC, Result, _result, _send_all, scenario
 
 
 def consumer_expected(semantics: str, crash_point: str | None, buffered: bool = False) -> set[str]:
@@ -32,7 +32,7 @@ def consumer_crash(
     semantics: str = "at-least-once",
     crash_point: str = "after_process",
     buffered: bool = False,
-):
+) -> Result:
     """A consuming application crashes at ``crash_point`` and is restarted; its output is compared
     with its input. See :mod:`course_lib.application.processing` for the semantics and crash points."""
     result = run_pipeline(semantics, crash_point, seed=seed, buffered=buffered, backend=backend)
@@ -41,20 +41,20 @@ def consumer_crash(
 
 
 @scenario(workload="consumer classic")
-def consume_transform_produce(seed: int = 0, backend=None, crash_point: str = "mid_batch"):
+def consume_transform_produce(seed: int = 0, backend=None, crash_point: str = "mid_batch") -> Result:
     """Read, transform, write to another topic in a transaction that also commits the consumed
     offsets; crash anywhere; exactly once in the output."""
     return consumer_crash(seed, backend, "exactly-once-kafka", crash_point)
 
 
 @scenario(workload="consumer classic")
-def external_store_exactly_once(seed: int = 0, backend=None, crash_point: str = "mid_batch"):
+def external_store_exactly_once(seed: int = 0, backend=None, crash_point: str = "mid_batch") -> Result:
     """Output and offsets in one SQLite transaction; seek from the stored offset on restart."""
     return consumer_crash(seed, backend, "exactly-once-external", crash_point)
 
 
 @scenario
-def aborted_transaction(seed: int = 0, backend=None, isolation_level: str = "read_committed") -> ScenarioResult:
+def aborted_transaction(seed: int = 0, backend=None, isolation_level: str = "read_committed") -> Result:
     """A transactional producer commits a transaction, aborts the next, commits a third. A
     read_committed consumer never sees the aborted records; a read_uncommitted one does. The
     markers take offsets: the partition has gaps."""
@@ -94,7 +94,7 @@ def aborted_transaction(seed: int = 0, backend=None, isolation_level: str = "rea
 
 
 @scenario
-def zombie_fencing(seed: int = 0, backend=None, messages: int = 10) -> ScenarioResult:
+def zombie_fencing(seed: int = 0, backend=None, messages: int = 10) -> Result:
     """Instance A of a consume-transform-produce app freezes in the middle of a transaction (a long
     GC pause); B replaces it with the same transactional_id, which fences A and aborts its open
     transaction. A wakes up and tries to commit: ProducerFenced. The output has every input once.
@@ -151,7 +151,7 @@ def zombie_fencing(seed: int = 0, backend=None, messages: int = 10) -> ScenarioR
 
 
 @scenario
-def transaction_timeout(seed: int = 0, backend=None, transaction_timeout_ms: int = 5000) -> ScenarioResult:
+def transaction_timeout(seed: int = 0, backend=None, transaction_timeout_ms: int = 5000) -> Result:
     """A producer opens a transaction, writes, and hangs. After transaction_timeout_ms the
     coordinator aborts it (bumping the epoch); read_committed consumers move on; the producer's
     late commit is refused."""

@@ -17,7 +17,8 @@ Each run is :func:`measure`\\ d through :func:`~course_lib.experiments.shared_re
 compute them, and this matrix - in tests/test_protocol_matrix.py and in notebook 09 - reads them
 back (tests/xdist_groups.py keeps them in one process, the readers last).
 
-    >>> rows = protocol_rows({("share group", "simulator"): (share_group_experiments.EXPECTED, None)})
+    >>> expected = Result("share group", "share group", numbers=share_group_experiments.EXPECTED)
+    >>> rows = protocol_rows({("share group", "simulator"): (expected, None)})
     >>> print(protocol_line(rows[4], COLUMNS[:2]))  # doctest: +NORMALIZE_WHITESPACE
     share: a poison record (limit 3)       2 more, then archived      not run (*)             -
 """
@@ -34,6 +35,7 @@ from course_lib.experiments import share_group_experiments
 from course_lib.experiments.fidelity import CLIENT_TITLES, CLUSTER_TITLES, KAFKA_TITLE, client_missing
 from course_lib.experiments.registry import family
 from course_lib.experiments.shared_results import once_per_test_run
+from course_lib.judge.result import Result
 
 
 class Place:
@@ -43,10 +45,10 @@ class Place:
     name: str
     title: str
 
-    def group_run(self, experiment: str, client: str, kafka) -> dict:
+    def group_run(self, experiment: str, client: str, kafka) -> Result:
         raise NotImplementedError
 
-    def share_run(self, client: str, kafka) -> dict:
+    def share_run(self, client: str, kafka) -> Result:
         raise NotImplementedError
 
     def why_not(self, kafka, kafka_why: str | None) -> str | None:
@@ -58,10 +60,10 @@ class _Simulator(Place):
 
     name, title = "simulated", "the simulator"
 
-    def group_run(self, experiment: str, client: str, kafka) -> dict:
+    def group_run(self, experiment: str, client: str, kafka) -> Result:
         return kip848.on_the_simulator(experiment)
 
-    def share_run(self, client: str, kafka) -> dict:
+    def share_run(self, client: str, kafka) -> Result:
         return share_group_experiments.simulator_run(seed=0)
 
 
@@ -70,10 +72,10 @@ class _Wire(Place):
 
     name, title = "wire", CLUSTER_TITLES["wire"]
 
-    def group_run(self, experiment: str, client: str, kafka) -> dict:
+    def group_run(self, experiment: str, client: str, kafka) -> Result:
         return kip848.on_the_wire(experiment, client)
 
-    def share_run(self, client: str, kafka) -> dict:
+    def share_run(self, client: str, kafka) -> Result:
         return share_group_experiments.on_the_wire(client)
 
 
@@ -82,10 +84,10 @@ class _Kafka(Place):
 
     name, title = "kafka", KAFKA_TITLE
 
-    def group_run(self, experiment: str, client: str, kafka) -> dict:
+    def group_run(self, experiment: str, client: str, kafka) -> Result:
         return kip848.run_on(experiment, client, self._cluster(kafka))
 
-    def share_run(self, client: str, kafka) -> dict:
+    def share_run(self, client: str, kafka) -> Result:
         return share_group_experiments.run_on(client, self._cluster(kafka))
 
     def why_not(self, kafka, kafka_why: str | None) -> str | None:
@@ -139,12 +141,12 @@ def result_key(experiment: str, column: str) -> str:
     return f"protocol matrix: {experiment} on {column}"
 
 
-def measure(experiment: str, column: str, compute: Callable[[], dict]) -> dict:
+def measure(experiment: str, column: str, compute: Callable[[], Result]) -> Result:
     """``compute()``, once per test run (its first caller's result for every later one)."""
     return once_per_test_run(result_key(experiment, column), compute)
 
 
-def compute_run(experiment: str, column: Column, kafka=None) -> dict:
+def compute_run(experiment: str, column: Column, kafka=None) -> Result:
     """``experiment`` in ``column``: its family's run at the column's place (on the simulator,
     seeded, in virtual time; on a WireCluster started for it; or on ``kafka``, a LocalCluster);
     the column's client builds its members through the workload's contract
@@ -158,9 +160,9 @@ def compute_run(experiment: str, column: Column, kafka=None) -> dict:
 
 
 def measured(experiment: str, column: str, kafka=None) -> dict:
-    """:func:`compute_run` of ``experiment`` in the column keyed ``column``, once per test run
-    (a copy: a caller may pop what it has checked)."""
-    return dict(measure(experiment, column, lambda: compute_run(experiment, _BY_KEY[column], kafka)))
+    """The numbers of :func:`compute_run` of ``experiment`` in the column keyed ``column``, once
+    per test run (a copy: a caller may pop what it has checked)."""
+    return dict(measure(experiment, column, lambda: compute_run(experiment, _BY_KEY[column], kafka)).numbers)
 
 
 class Row(NamedTuple):
@@ -252,9 +254,9 @@ def disagreements(row: dict) -> list[str]:
     return out
 
 
-def protocol_rows(runs: dict[tuple[str, str], tuple[dict | None, str | None]]) -> list[dict]:
-    """The matrix from ``runs``: (experiment, column key) -> (its run's result, or None and why
-    it did not run). A row holds each column's cell (None: not run, ``not run`` says why; a
+def protocol_rows(runs: dict[tuple[str, str], tuple[Result | None, str | None]]) -> list[dict]:
+    """The matrix from ``runs``: (experiment, column key) -> (its run's result, whose numbers
+    the rows read, or None and why it did not run). A row holds each column's cell (None: not run, ``not run`` says why; a
     client that does not show the value: ``not shown`` says so), the expected cell, whether the
     columns that show a value agree (None: fewer than two) and the pairs that disagree."""
     rows = []
@@ -263,7 +265,7 @@ def protocol_rows(runs: dict[tuple[str, str], tuple[dict | None, str | None]]) -
         row["expected"] = spec.cell(EXPECTED[spec.experiment])
         for col in COLUMNS:
             result, why = runs.get((spec.experiment, col.key), (None, "not asked for"))
-            cell = None if result is None else spec.cell(result)
+            cell = None if result is None else spec.cell(result.numbers)
             if result is None:
                 row["not run"][col.key] = why or "not run"
             elif cell is None:
@@ -280,7 +282,8 @@ def wrong_cells(rows: list[dict]) -> list[str]:
     """Each cell that shows another count than its experiment must give (:data:`EXPECTED`),
     unless it is a :data:`KNOWN` difference: [] when every cell that ran is right.
 
-    >>> runs = {("share group", "wire java"): ({**share_group_experiments.EXPECTED, "accepted_twice": 1}, None)}
+    >>> run = Result("share group", "share group", numbers={**share_group_experiments.EXPECTED, "accepted_twice": 1})
+    >>> runs = {("share group", "wire java"): (run, None)}
     >>> wrong_cells(protocol_rows(runs))
     ['share: accepted, of 24: wire java shows 22 once, 1 twice, expected 22 once, 0 twice']
     """
@@ -311,7 +314,7 @@ def _column_runs(col: Column, kafka, why: str | None) -> dict:
     a run is only read back."""
     out: dict = {}
 
-    def compute(experiment: str) -> dict:
+    def compute(experiment: str) -> Result:
         if why is not None:
             raise NotRun(why)
         return compute_run(experiment, col, kafka)

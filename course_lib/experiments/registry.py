@@ -7,8 +7,13 @@ backend), ``"share scenario"`` (a share-group scenario on the simulator,
 :func:`~course_lib.experiments.share_scenarios.run_share_scenario`), ``"consumer protocol"`` (a
 KIP-848 group experiment with any client's members), ``"share group"`` (the share-group
 experiment with any client's workers), ``"probe"`` (one behaviour on any backend,
-:mod:`~course_lib.experiments.behaviour_probes`). A *workload* is one of
-:data:`course_lib.client_adapters.WORKLOADS`: what the experiment asks of a client.
+:mod:`~course_lib.experiments.behaviour_probes`), ``"transaction version"`` (transactions v1
+against v2 on the simulator, :mod:`~course_lib.experiments.transaction_versions`). A *workload* is
+one of :data:`course_lib.client_adapters.WORKLOADS`: what the experiment asks of a client.
+
+Every experiment returns the one result type, :class:`course_lib.judge.result.Result`
+(tests/test_layers.py checks each one's declared return); :func:`measured` builds it for a run
+judged by what it measured.
 
     >>> from course_lib.experiments import scenarios
     >>> family("scenario")["leader_crash_after_ack"] is scenarios.leader_crash_after_ack
@@ -26,16 +31,19 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..judge.result import Result
+
 #: the workloads, as :data:`course_lib.client_adapters.WORKLOADS` names them (tests/test_composition.py
 #: checks they are the same: the registry stays above the seam without importing the adapters)
 WORKLOADS = ("producer", "consumer classic", "consumer protocol", "share")
 #: the families, each with how its experiments are run
 FAMILIES = {
-    "scenario": "run_scenario(name, backend, seed, **settings) -> ScenarioResult",
-    "share scenario": "run_share_scenario(name, seed, **settings) -> ShareScenarioResult",
-    "consumer protocol": "run_on(name, client, cluster) / on_the_simulator(name) -> counts",
-    "share group": "run_on(client, cluster) / simulator_run() -> counts",
-    "probe": "probe(backend) -> what the client saw",
+    "scenario": "run_scenario(name, backend, seed, **settings) -> Result",
+    "share scenario": "run_share_scenario(name, seed, **settings) -> Result",
+    "consumer protocol": "run_on(name, client, cluster) / on_the_simulator(name) -> Result",
+    "share group": "run_on(client, cluster) / simulator_run() -> Result",
+    "probe": "probe(backend) -> Result (numbers: what the client saw)",
+    "transaction version": "run(transaction_version, seed, **settings) -> Result",
 }
 
 
@@ -99,6 +107,16 @@ class family(Mapping[str, Callable[..., Any]]):
 
     def __repr__(self) -> str:
         return f"<the {self.name} experiments: {', '.join(self._names())}>"
+
+
+def measured(run: Callable, numbers: dict[str, Any], **parts: Any) -> Result:
+    """The :class:`~course_lib.judge.result.Result` of a run of the experiment ``run`` that is
+    judged by what it measured (a probe's outcomes), its family, name and workload from here;
+    ``parts``: its other fields (``seed``, ``settings``)."""
+    (declared,) = [e for e in EXPERIMENTS.values() if e.run is run]
+    return Result(
+        declared.family, declared.name, declared.workload, description=declared.summary, numbers=numbers, **parts
+    )
 
 
 def of_workload(workload: str) -> list[Experiment]:

@@ -1,4 +1,4 @@
-"""What every scenario is made of: the result it returns (:class:`ScenarioResult`), the registry
+"""What every scenario is made of: the result it returns (:class:`~course_lib.judge.result.Result`), the registry
 :func:`run_scenario` runs a scenario from by name (``@scenario``), and the building blocks of
 Jepsen's shape - send numbered messages, then heal, read everything and check
 (:func:`_finish`). The scenarios themselves: :mod:`course_lib.experiments.scenarios` (producers and
@@ -7,45 +7,14 @@ faults) and :mod:`course_lib.experiments.consumer_scenarios` (consumers and tran
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
-from .registry import experiment, family
+from .registry import EXPERIMENTS, experiment, family
 from ..backend import Backend
-from ..judge.checker import CheckResult, check
-from ..history import History
+from ..judge.checker import check
+from ..judge.result import Result
 
 TOPIC = "events"
-
-
-@dataclass
-class ScenarioResult:
-    name: str
-    seed: int
-    description: str
-    producer_config: dict
-    topic_config: dict
-    history: History
-    result: CheckResult
-    cluster: Any
-    expected: set = field(default_factory=set)
-    notes: dict = field(default_factory=dict)
-    backend: str = "simulator"
-    #: the keyword arguments run_scenario passed (besides seed and backend)
-    parameters: dict = field(default_factory=dict)
-
-    @property
-    def anomalies(self) -> set[str]:
-        return self.result.found
-
-    #: the suffix of the repr that says where it ran ("" on the simulator)
-    where: str = ""
-
-    def __repr__(self) -> str:
-        return f"<ScenarioResult {self.name} seed={self.seed}{self.where}: {self.result.summary()}>"
-
-    def _repr_html_(self) -> str:
-        return f"<h4>{self.name} (seed {self.seed})</h4><p>{self.description}</p>" + self.result._repr_html_()
 
 
 #: the scenarios, by name: the registry's view of the ``scenario`` family
@@ -68,7 +37,7 @@ def scenario(fn: Callable | None = None, *, workload: str = "producer"):
     return declare if fn is None else declare(fn)
 
 
-def run_scenario(name: str, backend=None, seed: int = 0, **params):
+def run_scenario(name: str, backend=None, seed: int = 0, **params) -> Result:
     """Run the named scenario; ``backend``: ``None`` (the simulator, seeded), a ``LocalCluster``,
     a ``connect()`` handle, or a backend."""
     try:
@@ -78,7 +47,7 @@ def run_scenario(name: str, backend=None, seed: int = 0, **params):
     lost: list[str] = []
     for attempt in range(1, PREMISE_ATTEMPTS + 1):
         try:
-            result = fn(seed=seed, backend=backend, **params)
+            result: Result = fn(seed=seed, backend=backend, **params)
             break
         except BaseException as e:
             _heal(backend)
@@ -89,7 +58,7 @@ def run_scenario(name: str, backend=None, seed: int = 0, **params):
             lost.append(str(e))
     if lost:  # said, not hidden: the runs that could not show the case
         result.notes["runs_repeated"] = lost
-    result.parameters = dict(params)
+    result.settings = dict(params)
     return result
 
 
@@ -118,29 +87,30 @@ def _finish(
     topic_config: dict,
     expected: set,
     **notes,
-) -> ScenarioResult:
+) -> Result:
     b.final_read(topic)
     b.close_clients()
     result = check(b.history, producer_config, topic_config)
     return _result(name, seed, description, b, producer_config, topic_config, result, expected, topic=topic, **notes)
 
 
-def _result(name, seed, description, b: Backend, producer_config, topic_config, result, expected, **notes):
+def _result(name, seed, description, b: Backend, producer_config, topic_config, result, expected, **notes) -> Result:
     where = b.provenance()
     if not where.notes:  # names used as asked: the topic is always "events"
         notes.pop("topic", None)
-    return ScenarioResult(
+    return Result(
+        "scenario",
         name,
-        seed,
-        description,
-        producer_config,
-        topic_config,
-        b.history,
-        result,
-        where.target,
-        set(expected),
-        {**notes, **where.notes},
-        where.label,
+        EXPERIMENTS[("scenario", name)].workload,
+        seed=seed,
+        description=description,
+        config={"producer": producer_config, "topic": topic_config},
+        history=b.history,
+        check=result,
+        notes={**notes, **where.notes},
+        expected=set(expected),
+        cluster=where.target,
+        backend=where.label,
         where=where.where,
     )
 

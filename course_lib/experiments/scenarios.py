@@ -43,7 +43,7 @@ from .scenario_framework import (
     SCENARIOS,
     TOPIC,
     PremiseLost,
-    ScenarioResult,
+    Result,
     _finish,
     _send_all,
     _summary,
@@ -73,7 +73,7 @@ def _elected_after_crash(b, topic: str, crashed: int) -> int:
 
 # ---- producer scenarios ---------------------------------------------------------------------------
 @scenario
-def leader_crash_after_ack(seed: int = 0, backend=None, acks=1, messages: int = 10) -> ScenarioResult:
+def leader_crash_after_ack(seed: int = 0, backend=None, acks=1, messages: int = 10) -> Result:
     """The followers fall behind (paused, as a long GC pause would), the leader acknowledges
     ``messages`` writes, then crashes; a follower becomes leader.
 
@@ -124,7 +124,7 @@ def leader_crash_after_ack(seed: int = 0, backend=None, acks=1, messages: int = 
 
 
 @scenario
-def not_enough_replicas(seed: int = 0, backend=None, acks="all", min_insync_replicas: int = 2) -> ScenarioResult:
+def not_enough_replicas(seed: int = 0, backend=None, acks="all", min_insync_replicas: int = 2) -> Result:
     """Both followers crash; once the controller fences them the ISR is just the leader.
     With acks='all' and min.insync.replicas=2 every write is refused (NotEnoughReplicas) and the
     producer is told - nothing is silently lost. With acks=1 the writes are accepted by a single
@@ -160,9 +160,7 @@ def not_enough_replicas(seed: int = 0, backend=None, acks="all", min_insync_repl
 
 
 @scenario
-def lost_ack_retry(
-    seed: int = 0, backend=None, idempotent: bool = False, close_connection: bool = False
-) -> ScenarioResult:
+def lost_ack_retry(seed: int = 0, backend=None, idempotent: bool = False, close_connection: bool = False) -> Result:
     """The broker appends a batch but its response (the ACK) is lost; the producer times out and
     retries. Without idempotence the retry is appended again (a duplicate); with it the broker
     recognises the sequence number and answers with the first copy's offset."""
@@ -201,7 +199,7 @@ def lost_ack_retry(
 
 
 @scenario
-def retries_reorder(seed: int = 0, backend=None, idempotent: bool = False, max_in_flight: int = 5) -> ScenarioResult:
+def retries_reorder(seed: int = 0, backend=None, idempotent: bool = False, max_in_flight: int = 5) -> Result:
     """Two batches of one partition are in flight; the first request is lost, the second is
     appended, and the first is retried behind it. Idempotence (kafka-python keeps one batch per
     partition in flight) or max_in_flight_requests_per_connection=1 keep the order.
@@ -241,7 +239,7 @@ def retries_reorder(seed: int = 0, backend=None, idempotent: bool = False, max_i
 
 
 @scenario
-def unclean_election(seed: int = 0, backend=None, unclean: bool = True, messages: int = 5) -> ScenarioResult:
+def unclean_election(seed: int = 0, backend=None, unclean: bool = True, messages: int = 5) -> Result:
     """The followers crash and leave the ISR; the leader alone acknowledges writes
     (min.insync.replicas=1), then crashes; the followers come back. With unclean leader election an
     out-of-sync follower leads and the acknowledged writes are gone; without it the partition
@@ -290,7 +288,7 @@ def unclean_election(seed: int = 0, backend=None, unclean: bool = True, messages
 
 
 @scenario
-def fire_and_forget_crash(seed: int = 0, backend=None, messages: int = 40) -> ScenarioResult:
+def fire_and_forget_crash(seed: int = 0, backend=None, messages: int = 40) -> Result:
     """acks=0: the producer sends a stream and never waits; the leader crashes halfway. Every
     future succeeded (offset -1), yet the records sent to the dead leader are gone.
 
@@ -328,7 +326,7 @@ def fire_and_forget_crash(seed: int = 0, backend=None, messages: int = 40) -> Sc
 
 
 @scenario
-def producer_restart_gap(seed: int = 0, backend=None) -> ScenarioResult:
+def producer_restart_gap(seed: int = 0, backend=None) -> Result:
     """An idempotent producer's ACK is lost and the application dies before the retry; the
     restarted application sends the message again with a *new* producer id, which the broker
     cannot match to the first copy: a duplicate despite idempotence (transactions close this gap)."""
@@ -377,7 +375,7 @@ def random_faults(
     duration_ms: float = 10_000,
     faults: int = 8,
     kinds: tuple | None = None,
-) -> ScenarioResult:
+) -> Result:
     """A producer sends ``messages`` numbered messages over ``duration_ms`` while a random
     schedule of ``faults`` (crashes, pauses, isolation, lost ACKs and requests, slow links, an ISR
     shrink followed by the leader's death) drawn from ``seed`` hits the cluster; then everything
@@ -407,7 +405,7 @@ def random_faults(
     )
 
 
-def trials(seeds, **kwargs) -> list[ScenarioResult]:
+def trials(seeds, **kwargs) -> list[Result]:
     """Run :func:`random_faults` once per seed (with a progress bar in notebooks)."""
     from ..progress import progress
 
@@ -416,7 +414,6 @@ def trials(seeds, **kwargs) -> list[ScenarioResult]:
 
 __all__ = [
     "SCENARIOS",
-    "ScenarioResult",
     "run_scenario",
     "trials",
     "consumer_expected",

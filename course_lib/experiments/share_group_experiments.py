@@ -19,7 +19,8 @@ import time
 import uuid
 from typing import TypedDict
 
-from .registry import experiment
+from .registry import experiment, measured
+from ..judge.result import Result
 
 RECORDS = 24
 #: records per producer batch: the stalled worker's fetch is rounded up to the first one
@@ -111,7 +112,7 @@ def new_group() -> str:
 
 
 @experiment("share group", "share", name="share group")
-def run(make, produce, timeout_s: float = 60, during=None, clock=time.monotonic, threads: bool = True) -> dict:
+def run(make, produce, timeout_s: float = 60, during=None, clock=time.monotonic, threads: bool = True) -> Result:
     """``make(max_records)`` -> a worker: ``poll(seconds)`` -> ``[(offset, value, delivery count,
     record)]``, ``acknowledge(record, "accept" | "release" | "reject")``, ``commit()``, ``close()``.
     One worker takes records and stalls; three others work (see the module's docstring).
@@ -172,7 +173,7 @@ def run(make, produce, timeout_s: float = 60, during=None, clock=time.monotonic,
         out["seconds"] = round(clock() - start, 1)
         if during is not None:
             out["during"] = seen_during
-        return out
+        return measured(run, out)
     finally:
         for c in [stalled, *workers]:
             c.close()
@@ -256,7 +257,7 @@ class _InThreads:
             raise self.errors[0]
 
 
-def with_client(client: str, servers: str, topic: str, group: str, produce, during=None) -> dict:
+def with_client(client: str, servers: str, topic: str, group: str, produce, during=None) -> Result:
     """:func:`run` with ``client``'s share consumers (``share.acknowledgement.mode=explicit``) on
     ``servers``."""
     return run(lambda max_records: worker(client, servers, topic, group, max_records), produce, during=during)
@@ -284,7 +285,7 @@ def write_batches(cluster, client: str, topic: str) -> None:
         b.close_clients()
 
 
-def simulator_run(seed: int = 0) -> dict:
+def simulator_run(seed: int = 0) -> Result:
     """The experiment on the simulator itself, seeded, in virtual time: the simulated
     ShareConsumer (confluent-kafka's names), batches written by the simulated producer."""
     from course_lib.broker import Cluster
@@ -448,7 +449,7 @@ class WireSettings(TypedDict):
 WIRE_SETTINGS: WireSettings = {"brokers": 3, "seed": 1, "group_initial_rebalance_delay_ms": 0}
 
 
-def run_on(client: str, cluster) -> dict:
+def run_on(client: str, cluster) -> Result:
     """The experiment with ``client``'s share consumers and producer on a LocalCluster (the lab's
     Kafka): a new topic and share group, set up with the admin client as an operator would (the
     lab lowers Kafka's floor under the group's 2 s lock)."""
@@ -458,7 +459,7 @@ def run_on(client: str, cluster) -> dict:
     return on(cluster, client, topic, group)
 
 
-def on(cluster, client: str, topic: str, group: str) -> dict:
+def on(cluster, client: str, topic: str, group: str) -> Result:
     """:func:`with_client` on a wall-clock ``cluster`` whose ``topic`` and ``group`` are set up:
     the records written by ``client``'s producer (:func:`write_batches`), ``["during"]`` what
     its admin describes of the group while the workers are members (if it can)."""
@@ -476,7 +477,7 @@ def on(cluster, client: str, topic: str, group: str) -> dict:
     )
 
 
-def on_the_wire(client: str) -> dict:
+def on_the_wire(client: str) -> Result:
     """The experiment with ``client`` on a WireCluster of :data:`WIRE_SETTINGS`, started and
     stopped here, with the share group invariants checked after every simulator event (their
     count under ``"invariant checks"``)."""
@@ -487,7 +488,8 @@ def on_the_wire(client: str) -> dict:
         checker = wire.call(lambda: ShareInvariants.attach(wire.cluster))
         topic, group = wire_setup(wire)
         got = on(wire, client, topic, group)
-        return {**got, "invariant checks": wire.call(lambda: checker.checks)}
+        got.numbers["invariant checks"] = wire.call(lambda: checker.checks)
+        return got
 
 
 # ---- the workers: one per client, the same calls ----------------------------------------------

@@ -2,7 +2,7 @@
 
 Each function runs workers - :class:`course_lib.clients.ShareConsumer` s with confluent-kafka's
 names - against a seeded simulated cluster, judges the history with
-:func:`course_lib.judge.checker.check_share`, and returns a :class:`ShareScenarioResult` whose
+:func:`course_lib.judge.checker.check_share`, and returns a :class:`~course_lib.judge.result.Result` whose
 ``numbers`` a lesson can explain (and whose ``expected`` anomaly classes a test can demand):
 
 ================================  ==========================================================
@@ -70,58 +70,21 @@ Taught in notebooks/05c_share_groups.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .registry import experiment, family
 from ..broker import Cluster
 from ..broker.share_config import DELIVERY_COUNT_LIMIT, RECORD_LOCK_DURATION_MS
-from ..judge.check_result import CheckResult
-from ..judge.checker import ShareObserved, check_share, observe_share
+from ..judge.checker import check_share, observe_share
+from ..judge.result import Result
 from ..clients import KafkaProducer
 from ..clients.share_consumer import AcknowledgeType, IllegalStateException, Message, ShareConsumer
-from ..history import History, OpName
+from ..history import OpName
 
 TOPIC, GROUP = "jobs", "workers"
 #: a worker's poll blocks the (single-threaded) simulation for at most this long, so the
 #: other workers' steps are not held up; an idle worker looks again after IDLE_MS
 POLL_S, IDLE_MS = 0.01, 20
-
-
-@dataclass
-class ShareScenarioResult:
-    name: str
-    seed: int
-    description: str
-    settings: dict
-    numbers: dict
-    check: CheckResult
-    observed: ShareObserved
-    history: History
-    cluster: Any
-    expected: set = field(default_factory=set)
-
-    @property
-    def anomalies(self) -> set[str]:
-        return self.check.found
-
-    def timeline(self) -> list[dict]:
-        """One row per delivery: which record, to which worker, when, which delivery it was."""
-        return [
-            {
-                "partition": p,
-                "offset": o,
-                "message": d.message,
-                "worker": d.worker,
-                "time_ms": d.time_ms,
-                "delivery": d.delivery_count,
-            }
-            for (p, o), ds in sorted(self.observed.deliveries.items())
-            for d in ds
-        ]
-
-    def __repr__(self) -> str:
-        return f"<ShareScenarioResult {self.name} seed={self.seed}: {self.numbers}>"
 
 
 #: the share scenarios, by name: the registry's view of the ``share scenario`` family
@@ -132,7 +95,7 @@ SHARE_SCENARIOS = family("share scenario")
 share_scenario = experiment("share scenario", "share")
 
 
-def run_share_scenario(name: str, seed: int = 0, **settings) -> ShareScenarioResult:
+def run_share_scenario(name: str, seed: int = 0, **settings) -> Result:
     try:
         fn = SHARE_SCENARIOS[name]
     except KeyError:
@@ -369,7 +332,7 @@ def _drained(cluster, records: int) -> Callable[[], bool]:
 
 def _finish(
     name, seed, fn, cluster, workers, settings, numbers, expected, mode="explicit", limit=DELIVERY_COUNT_LIMIT
-) -> ShareScenarioResult:
+) -> Result:
     for w in workers:
         if not w.crashed:
             w.consumer.close()
@@ -385,17 +348,19 @@ def _finish(
         "reordered": len(result.by_kind("reordered_across_workers")),
         **numbers,
     }
-    return ShareScenarioResult(
+    return Result(
+        "share scenario",
         name,
-        seed,
-        (fn.__doc__ or "").strip(),
-        settings,
-        numbers,
-        result,
-        observed,
-        cluster.history,
-        cluster,
-        set(expected),
+        "share",
+        seed=seed,
+        description=(fn.__doc__ or "").strip(),
+        settings=settings,
+        history=cluster.history,
+        check=result,
+        numbers=numbers,
+        expected=set(expected),
+        observed=observed,
+        cluster=cluster,
     )
 
 
@@ -407,7 +372,7 @@ def _fixed(ms: float) -> Callable[[Message], tuple[float, bool]]:
 @share_scenario
 def more_workers_than_partitions(
     seed: int = 0, workers: int = 4, partitions: int = 2, records: int = 40, handler_ms: float = 50
-) -> ShareScenarioResult:
+) -> Result:
     """More workers than partitions: a consumer group would leave some idle; a share group
     gives every worker records, several workers sharing a partition."""
     cluster = _cluster(seed, partitions, records, RECORD_LOCK_DURATION_MS, DELIVERY_COUNT_LIMIT)
@@ -446,7 +411,7 @@ def worker_crash(
     handler_ms: float = 100,
     lock_ms: float = RECORD_LOCK_DURATION_MS,
     host_lost: bool = False,
-) -> ShareScenarioResult:
+) -> Result:
     """A worker crashes holding records it has partly processed. Nobody acknowledged them, so the
     broker hands them to the other worker - those already processed are processed twice. When?
     A killed process's connections close, and the broker releases its records at once; a lost
@@ -493,7 +458,7 @@ def paused_worker(
     handler_ms: float = 100,
     pause_ms: float = 40_000,
     lock_ms: float = RECORD_LOCK_DURATION_MS,
-) -> ShareScenarioResult:
+) -> Result:
     """A worker processes what it polled, then freezes (a long GC pause) before acknowledging.
     Its locks expire meanwhile and another worker processes the same records; when the paused
     one wakes up, its ACCEPTs of records the other worker settled meanwhile come back without an
@@ -544,7 +509,7 @@ def slow_handler(
     renew: bool = False,
     workers: int = 2,
     delivery_count_limit: int = DELIVERY_COUNT_LIMIT,
-) -> ShareScenarioResult:
+) -> Result:
     """A handler slower than the acquisition lock. Without RENEW the lock expires while the
     worker is still busy: another worker gets the record, the first one's ACCEPT is refused, and
     after the delivery count limit the record is archived although it was processed every time.
@@ -585,7 +550,7 @@ def poison_message(
     poison: int = 3,
     delivery_count_limit: int = DELIVERY_COUNT_LIMIT,
     workers: int = 2,
-) -> ShareScenarioResult:
+) -> Result:
     """One record makes the handler fail every time: the worker RELEASEs it, the broker hands it
     out again - ``share.delivery.count.limit`` times - then archives it. The other records are
     processed once each; the poison one never."""
@@ -626,7 +591,7 @@ def dead_letter_topic(
     transient_failures: int = 0,
     workers: int = 2,
     kafka_version: str | None = None,
-) -> ShareScenarioResult:
+) -> Result:
     """The poison message with a dead-letter topic (KIP-1191, Kafka 4.4): the handler always fails
     on ``job-<poison>`` (RELEASE) and the worker REJECTs ``job-<reject>``; every other record fails
     (RELEASE) on its first ``transient_failures`` deliveries - a dependency down for a while - and
@@ -712,7 +677,7 @@ def dead_letter_topic(
 @share_scenario
 def ordering_across_workers(
     seed: int = 0, workers: int = 3, records: int = 30, fastest_ms: float = 10, slowest_ms: float = 300
-) -> ShareScenarioResult:
+) -> Result:
     """One partition, several workers whose handlers take varying time: the records are
     processed in another order than the partition's. (A consumer group would process one
     partition in order, on one consumer.)"""
@@ -737,7 +702,7 @@ def ordering_across_workers(
 @share_scenario
 def leader_failover(
     seed: int = 0, records: int = 20, crash_after_ms: float = 1_000, handler_ms: float = 100, workers: int = 2
-) -> ShareScenarioResult:
+) -> Result:
     """The partition's leader crashes while workers are busy. The new leader reads the share
     coordinator's state: what was accepted stays accepted; what workers held at the crash is
     delivered again (acquisitions are not persisted), with the delivery count last persisted."""
@@ -813,7 +778,7 @@ class GroupWorker:
 @share_scenario
 def share_group_vs_consumer_group(
     seed: int = 0, workers: int = 4, partitions: int = 2, records: int = 40, handler_ms: float = 100
-) -> ShareScenarioResult:
+) -> Result:
     """The same work - ``records`` records taking ``handler_ms`` each - on ``workers`` instances,
     once as a share group and once as a consumer group (on a twin cluster, same seed). With more
     workers than partitions the consumer group leaves workers idle and takes longer; the share
@@ -876,7 +841,7 @@ def job_queue(
     acknowledgement: str = "explicit",
     delivery_count_limit: int = DELIVERY_COUNT_LIMIT,
     max_poll_records: int = 3,
-) -> ShareScenarioResult:
+) -> Result:
     """A queue of jobs on one partition, every knob of the lesson at once (the "try it yourself"
     app and the demo): ``workers`` workers, a handler of ``handler_ms`` against a lock of
     ``lock_ms`` (with or without RENEW), a share ``poison_rate`` of jobs that always fail, the

@@ -20,9 +20,8 @@ asserted row by row by tests/real and shown by notebook 09: one computation per 
     2
     >>> os.environ.update({ENV: saved} if saved else {})
 
-A stored run result (:class:`~course_lib.experiments.scenario_framework.ScenarioResult`, a consumer
-scenario's ``PipelineResult``) keeps its history, checker result and notes; its ``cluster`` is
-None (the cluster it ran on is stopped by then).
+A stored run result (a :class:`~course_lib.judge.result.Result`) keeps its history, checker
+result, numbers and notes; its ``cluster`` is None (the cluster it ran on is stopped by then).
 """
 
 from __future__ import annotations
@@ -101,8 +100,8 @@ def _without_cluster(cls, fields: dict):
 
 
 class _Pickler(pickle.Pickler):
-    """Histories without their clock and lock; a run's result (``ScenarioResult``,
-    ``PipelineResult``, any dataclass with a ``cluster``) without its cluster."""
+    """Histories without their clock and lock; a run's result (a ``Result``, any dataclass with a
+    ``cluster``) without its cluster."""
 
     def reducer_override(self, obj):
         from course_lib.history import History

@@ -3,7 +3,8 @@
 The entry points for a lesson (notebooks/06_transactions, "Kafka 4's transactions"): each takes
 ``transaction_version`` (1: kafka-python's protocol, which it keeps on any cluster; 2: the Java
 client 4.x's on a Kafka 4 cluster, whose ``transaction.version`` is 2) and a ``seed``, runs the
-simulator, and returns a frozen result object - the same seed gives the same result.
+simulator, and returns a :class:`~course_lib.judge.result.Result` whose ``numbers`` are what it
+measured - the same seed gives the same result.
 
 - :func:`epochs_per_transaction`: a producer runs a few transactions; under v1 its epoch stays
   what ``init_transactions()`` gave it, under v2 every commit or abort bumps it (EndTxn v5
@@ -32,47 +33,14 @@ simulator, and returns a frozen result object - the same seed gives the same res
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..broker import Cluster
 from ..broker.protocol import ProduceRequest, Record, RecordBatch
 from ..clients import KafkaConsumer, KafkaProducer
+from ..judge.result import Result
+from .registry import experiment, measured
 
 TOPIC = "payments"
 TRANSACTIONAL_ID = "payments-tx"
-
-
-@dataclass(frozen=True)
-class EpochsResult:
-    transaction_version: int
-    #: the producer's epoch after init_transactions() and after each transaction
-    epochs: tuple
-    #: AddPartitionsToTxn requests the producer itself sent (v2: none)
-    add_partitions_sent_by_producer: int
-    #: what a read_committed consumer reads
-    read_committed: tuple
-
-
-@dataclass(frozen=True)
-class LateWriteResult:
-    transaction_version: int
-    next_transaction: bool
-    #: the broker's answer to the late write (None: appended)
-    late_write_error: str | None
-    #: what a read_committed consumer reads at the end, in offset order
-    read_committed: tuple
-    #: the partition's last stable offset and log end offset at the end: LSO < LEO with every
-    #: transaction ended is a hanging transaction
-    last_stable_offset: int
-    log_end_offset: int
-
-    @property
-    def hanging(self) -> bool:
-        return self.last_stable_offset < self.log_end_offset
-
-    @property
-    def landed_in_next_transaction(self) -> bool:
-        return "t1-late" in self.read_committed
 
 
 def _cluster(seed: int, transaction_version: int) -> Cluster:
@@ -100,7 +68,8 @@ def _read_committed(cluster: Cluster, partitions=(0, 1)) -> tuple:
     return tuple(value for _, _, value in sorted(seen))
 
 
-def epochs_per_transaction(transaction_version: int = 2, seed: int = 0, transactions: int = 3) -> EpochsResult:
+@experiment("transaction version", "producer")
+def epochs_per_transaction(transaction_version: int = 2, seed: int = 0, transactions: int = 3) -> Result:
     """``transactions`` transactions (every second one aborted), each writing both partitions."""
     cluster = _cluster(seed, transaction_version)
     p = _producer(cluster, transaction_version)
@@ -114,7 +83,16 @@ def epochs_per_transaction(transaction_version: int = 2, seed: int = 0, transact
         epochs.append(p.producer_epoch)
     trace = cluster.network.trace or []
     added = sum(1 for e in trace if e.src == p.node_id and e.label.startswith("add_partitions"))
-    return EpochsResult(transaction_version, tuple(epochs), added, _read_committed(cluster))
+    numbers = {
+        # the producer's epoch after init_transactions() and after each transaction
+        "epochs": tuple(epochs),
+        # AddPartitionsToTxn requests the producer itself sent (v2: none)
+        "add_partitions_sent_by_producer": added,
+        # what a read_committed consumer reads
+        "read_committed": _read_committed(cluster),
+    }
+    settings = {"transaction_version": transaction_version, "transactions": transactions}
+    return measured(epochs_per_transaction, numbers, seed=seed, settings=settings)
 
 
 class _HeldUpRequest:
@@ -131,7 +109,8 @@ class _HeldUpRequest:
         pass
 
 
-def late_write(transaction_version: int = 2, seed: int = 0, next_transaction: bool = True) -> LateWriteResult:
+@experiment("transaction version", "producer")
+def late_write(transaction_version: int = 2, seed: int = 0, next_transaction: bool = True) -> Result:
     """Transaction 1 writes ``t1-a`` and commits; a request of it carrying ``t1-late`` (the
     producer's id, its epoch during transaction 1 and its next sequence number) reaches the leader
     of partition 0 after that - with partition 0 already in transaction 2 if ``next_transaction``
@@ -164,11 +143,18 @@ def late_write(transaction_version: int = 2, seed: int = 0, next_transaction: bo
     view = cluster.inspect(TOPIC, 0)  # the leader's last stable offset and log end, read-only
     assert view.leader is not None and view.lso is not None, "the partition lost its leader"
     error = None if result is None or result.error is None else result.error.__name__
-    return LateWriteResult(
-        transaction_version,
-        next_transaction,
-        error,
-        _read_committed(cluster),
-        view.lso,
-        view.replica(view.leader).leo,
-    )
+    read, leo = _read_committed(cluster), view.replica(view.leader).leo
+    numbers = {
+        # the broker's answer to the late write (None: appended)
+        "late_write_error": error,
+        # what a read_committed consumer reads at the end, in offset order
+        "read_committed": read,
+        # the partition's last stable offset and log end offset at the end: LSO < LEO with every
+        # transaction ended is a hanging transaction
+        "last_stable_offset": view.lso,
+        "log_end_offset": leo,
+        "hanging": view.lso < leo,
+        "landed_in_next_transaction": "t1-late" in read,
+    }
+    settings = {"transaction_version": transaction_version, "next_transaction": next_transaction}
+    return measured(late_write, numbers, seed=seed, settings=settings)

@@ -79,10 +79,10 @@ def run(workload: str, client: str, cluster: Any) -> dict:
             lambda: _write_batches(cluster, client, topic),
             clock=lambda: sim.now / 1000,
             threads=False,
-        )
+        ).numbers
     else:  # as an operator sets them (IncrementalAlterConfigs of a GROUP resource)
         share.configure_with_admin(servers, group)
-        got = share.with_client(client, servers, topic, group, lambda: _write_batches(cluster, client, topic))
+        got = share.with_client(client, servers, topic, group, lambda: _write_batches(cluster, client, topic)).numbers
     got.pop("seconds", None)
     return got
 

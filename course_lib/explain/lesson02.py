@@ -3,6 +3,7 @@ leader crash, ``min.insync.replicas``, unclean election, the loss rates and the 
 
 from __future__ import annotations
 
+from ..judge.result import Result
 from .words import count, listing, thousands, with_fate
 
 
@@ -156,8 +157,10 @@ SKIPS, FROM_ZERO, AT_ONCE, ONCE_BACK = (
 )
 
 
-def consumer_did(seen: dict) -> str:
-    """What the consumer did (one of the choices above), from what it read at each step."""
+def consumer_did(probe: Result) -> str:
+    """What the consumer did (one of the choices above), from what it read at each step
+    (``behaviour_probes.consumer_after_unclean_election``)."""
+    seen = probe.numbers
     after = seen["read_after_it_is_back"]
     if not after or after[0][0] > 3:
         return SKIPS
@@ -166,17 +169,18 @@ def consumer_did(seen: dict) -> str:
     return AT_ONCE if seen["read_while_its_only_broker_is_down"] else ONCE_BACK
 
 
-def after_unclean(seen: dict) -> str:
+def after_unclean(probe: Result) -> str:
     """The consumer that had read records the unclean election lost.
 
     >>> seen = {"read_before": 6, "read_while_its_only_broker_is_down": [],
     ...         "read_after_it_is_back": [(3, b"new0"), (4, b"new1"), (8, b"new5")]}
-    >>> print(after_unclean(seen))  # doctest: +NORMALIZE_WHITESPACE +ELLIPSIS
+    >>> print(after_unclean(Result("probe", "consumer_after_unclean_election", numbers=seen)))  # doctest: +NORMALIZE_WHITESPACE +ELLIPSIS
     It had read 6 records. kafka-python is not fooled: it asks the new leader where the old leader's
     epoch ended (OffsetsForLeaderEpoch, KIP-320) and seeks back there, reading new0 to new5 from
     offset 3. But it read **nothing at all** while the old leader was down, although another broker
     already led. ...
     """
+    seen = probe.numbers
     after = seen["read_after_it_is_back"]
     during = seen["read_while_its_only_broker_is_down"]
     values = [v.decode() for _, v in after]

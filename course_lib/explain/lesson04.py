@@ -3,6 +3,7 @@ numbers, a deduplicated retry, many lost ACKs, what it does not cover, a kafka-p
 
 from __future__ import annotations
 
+from ..judge.result import Result
 from .lesson03 import log
 from .words import listing, thousands
 
@@ -111,20 +112,21 @@ def restart_gap(run) -> str:
     )
 
 
-def second_send(probe: dict) -> str:
+def second_send(probe: Result) -> str:
     """What became of the second record (a choice's measured answer)."""
-    second = probe["second_after_10s"]
+    second = probe.numbers["second_after_10s"]
     return {"ok": "written", "pending": "never sent: it stays pending"}.get(second, "refused with an error")
 
 
-def wedged(probe: dict) -> str:
+def wedged(result: Result) -> str:
     """kafka-python 3.0.12 after an expired idempotent batch (``behaviour_probes.idempotent_batch_expired``).
 
     >>> probe = {"first": "KafkaTimeoutError", "second_after_10s": "pending", "close(timeout=0)": "KafkaTimeoutError", "read": []}
-    >>> print(wedged(probe))  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
+    >>> print(wedged(Result("probe", "idempotent_batch_expired", numbers=probe)))  # doctest: +ELLIPSIS +NORMALIZE_WHITESPACE
     The first send failed with `KafkaTimeoutError`, as it should; the second is still **pending** 10 s
     later, and 0 records were read. This is a bug in kafka-python 3.0.12: ...
     """
+    probe = result.numbers
     return (
         f"The first send failed with `{probe['first']}`, as it should; the second is still **{probe['second_after_10s']}** "
         f"10 s later, and {len(probe['read'])} records were read. This is a bug in kafka-python 3.0.12: after an "

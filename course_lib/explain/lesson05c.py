@@ -1,5 +1,5 @@
 """What lesson 05c says about its share-group runs, written from the runs themselves (a
-:class:`~course_lib.experiments.share_scenarios.ShareScenarioResult`), for
+:class:`~course_lib.judge.result.Result` of a share scenario), for
 ``prediction.reveal(actual, explanation=...)``.
 
 >>> from course_lib.experiments.share_scenarios import run_share_scenario

@@ -211,12 +211,12 @@ def epoch_bumps(runs: Mapping) -> str:
 
 
 def _landed(result) -> str:
-    """Where the late write ``t1-late`` ended up in a :class:`~course_lib.experiments.transaction_versions.LateWriteResult`."""
+    """Where the late write ``t1-late`` ended up in a run of :func:`~course_lib.experiments.transaction_versions.late_write`."""
     if result.late_write_error:
         return "refused"
-    if result.landed_in_next_transaction:
+    if result.numbers["landed_in_next_transaction"]:
         return "in transaction 2"
-    return "left hanging" if result.hanging else "appended"
+    return "left hanging" if result.numbers["hanging"] else "appended"
 
 
 def late_write_answer(runs: Mapping) -> str:
@@ -251,7 +251,7 @@ def late_write_landing(runs: Mapping, hanging: Mapping) -> str:
     (`InvalidProducerEpochError`).
     """
     v1, v2 = runs[1], runs[2]
-    if v1.landed_in_next_transaction:
+    if v1.numbers["landed_in_next_transaction"]:
         first = (
             "under v1 the late request carries the producer's current epoch, so partition 0's\nleader takes it, "
             "and `t1-late` is committed as part of transaction 2: a `read_committed`\nconsumer reads "
@@ -266,9 +266,9 @@ def late_write_landing(runs: Mapping, hanging: Mapping) -> str:
         else f"Under v2 the late write is {_landed(v2)}: "
     )
     second += f"read_committed reads {', '.join(v2.read_committed)}"
-    second += ", nothing late." if not v2.landed_in_next_transaction else "."
+    second += ", nothing late." if not v2.numbers["landed_in_next_transaction"] else "."
     h1, h2 = hanging[1], hanging[2]
-    if h1.hanging:
+    if h1.numbers["hanging"]:
         third = (
             "With no transaction 2, v1's late write opens a transaction nobody ends: the last stable offset\n"
             f"stays at {h1.last_stable_offset} below the log end offset {h1.log_end_offset}, a *hanging "

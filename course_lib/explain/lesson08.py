@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from ..judge.result import Result
+
 HOLDS, HOLDS_IF, WRONG = "holds", "holds only if ...", "wrong or outdated"
 #: the choices of every claim's prediction
 VERDICTS = (HOLDS, HOLDS_IF, WRONG)
@@ -447,13 +449,13 @@ def claim20(table: Mapping) -> str:
     )
 
 
-def claim21(seen: Mapping, failed_send: Mapping) -> str:
+def claim21(seen: Mapping, probe: Result) -> str:
     """Transactions: all or nothing. ``seen``: values per isolation level; ``failed_send``: the
     kafka-python probe of a transaction with a failed send.
 
     >>> seen = {"read_committed": ["a-0", "c-0"], "read_uncommitted": ["a-0", "b-0", "b-1", "c-0"]}
     >>> probe = {"x": "ok", "y": "KafkaTimeoutError", "commit": "ok", "read_committed_a": [b"x"], "read_committed_b": []}
-    >>> print(claim21(seen, probe))  # doctest: +NORMALIZE_WHITESPACE
+    >>> print(claim21(seen, Result("probe", "transaction_with_a_failed_send", numbers=probe)))  # doctest: +NORMALIZE_WHITESPACE
     **Verdict: holds only for `read_committed` consumers, and with kafka-python only if the
     application checks its sends before committing.** A `read_uncommitted` consumer (the default
     `isolation_level` of kafka-python and of Java) also reads the aborted b-0..b-1. And in the last
@@ -463,6 +465,7 @@ def claim21(seen: Mapping, failed_send: Mapping) -> str:
     Java client refuses that commit (KAFKA-5385); with kafka-python, `flush()` and check every
     future, and abort if one failed.
     """
+    failed_send = probe.numbers
     aborted = [v for v in seen["read_uncommitted"] if v not in seen["read_committed"]]
     half = failed_send["commit"] == "ok" and failed_send["y"] != "ok"
     if not aborted and not half:

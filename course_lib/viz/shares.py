@@ -24,7 +24,8 @@ import warnings
 
 import ipywidgets as widgets
 
-from ..experiments.share_scenarios import ShareScenarioResult, run_share_scenario
+from ..experiments.share_scenarios import run_share_scenario
+from ..judge.result import Result
 from .presets import Preset, PresetApp, Step, lookup
 
 JOBS, WORKERS = 12, 3
@@ -121,7 +122,7 @@ def _dropdown(name: str) -> widgets.Dropdown:
     )
 
 
-def job_rows(result: ShareScenarioResult) -> list[dict]:
+def job_rows(result: Result) -> list[dict]:
     """One row per job of a ``job_queue`` run: its deliveries (worker number, delivery count),
     how many times it was processed, whether it was archived, poisoned, processed out of order,
     and its outcome: ``once``, ``twice`` (or more), ``archived`` or ``never`` (processed).
@@ -154,7 +155,7 @@ def job_rows(result: ShareScenarioResult) -> list[dict]:
     return rows
 
 
-def summary(result: ShareScenarioResult) -> str:
+def summary(result: Result) -> str:
     """The run in one line of counts, the words the "try it" steps look for."""
     n = result.numbers
     poison = [row for row in job_rows(result) if row["poison"]]
@@ -169,7 +170,7 @@ def summary(result: ShareScenarioResult) -> str:
     )
 
 
-def jobs_html(result: ShareScenarioResult) -> str:
+def jobs_html(result: Result) -> str:
     """The figure: one row per job, a box per delivery (which worker, which delivery), coloured
     by how the job ended."""
     out = []
@@ -233,7 +234,7 @@ class ShareDemo(PresetApp):
         self.run_button.layout.width = "auto"
         self.run_button.on_click(lambda _: self.run_workers())
         self.view = widgets.HTML("<p class='sg-summary'>Choose the settings, then press <b>run the workers</b>.</p>")
-        self.result: ShareScenarioResult | None = None
+        self.result: Result | None = None
         descriptions = {n: self.control(n).description for n in SHARE_CONTROLS}
         labels = {n: self.button(n).description for n in SHARE_BUTTONS}
         self.try_view = widgets.HTML(self.preset.html(descriptions, labels, self._shown) if self.preset else "")
@@ -274,7 +275,7 @@ class ShareDemo(PresetApp):
         """The ``job_queue`` scenario's settings the controls choose."""
         return {name: self.control(name).value for name in SHARE_CONTROLS}
 
-    def run_workers(self) -> ShareScenarioResult:
+    def run_workers(self) -> Result:
         """A fresh run with the current settings (each press starts from the same 12 jobs)."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # kafka-python's importlib use, nothing else

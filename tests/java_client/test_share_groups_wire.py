@@ -16,7 +16,7 @@ from tests.wire.conftest import with_versions
 @pytest.mark.timeout(180)
 def test_java_share_consumers_on_the_wire(driver, monkeypatch):
     """Once per test run, with the versions Java sent (notebook 09's protocol matrix reads it back)."""
-    got = dict(matrix.measure("share group", "wire java", lambda: with_versions(monkeypatch, "java")))
+    got = dict(matrix.measure("share group", "wire java", lambda: with_versions(monkeypatch, "java")).numbers)
     seen = {k: set(v) for k, v in got.pop("versions").items()}
     print("wire java share:", got.pop("seconds"), "s; versions:", {k: v for k, v in seen.items() if k >= 76})
     assert got.pop("invariant checks") > 100

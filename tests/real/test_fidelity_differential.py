@@ -32,10 +32,10 @@ def both(cluster):
     def run(experiment):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            sim = experiment(SimBackend.start(seed=1, **probes.SIM_TIMING))
+            sim = experiment(SimBackend.start(seed=1, **probes.SIM_TIMING)).numbers
             real_backend = ComposedBackend(cluster)
             backends.append(real_backend)
-            real = experiment(real_backend)
+            real = experiment(real_backend).numbers
         return sim, real
 
     yield run
@@ -114,7 +114,7 @@ def test_a_java_consumer_whose_known_brokers_died_rebootstraps_on_kafka_too(clus
     (obs,) = [o for o in by_design.OBSERVATIONS if o.probe == "consumer_whose_known_brokers_died"]
     result, why, _ = by_design.on_cluster(obs, "java", cluster)
     assert why is None, why
-    assert obs.outcome(result) == obs.expected["java"], result
+    assert result is not None and obs.outcome(result.numbers) == obs.expected["java"], result
 
 
 @pytest.fixture
@@ -127,10 +127,10 @@ def separate(cluster):
 def _differential(cluster, experiment):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sim = experiment(SimBackend.start(seed=1, **probes.SIM_TIMING))
+        sim = experiment(SimBackend.start(seed=1, **probes.SIM_TIMING)).numbers
         real_backend = ComposedBackend(cluster)
         try:
-            real = experiment(real_backend)
+            real = experiment(real_backend).numbers
         finally:
             real_backend.close_clients()
             cluster.revive()

@@ -11,6 +11,7 @@ import time
 import pytest
 
 import course_lib.wire.apis as apis
+from course_lib.judge.result import Result
 from course_lib.wire import WireCluster
 from course_lib.wire.pytest_plugin import wire_cluster  # noqa: F401 - the plugin's fixture, tested here
 
@@ -92,7 +93,7 @@ def versions_sent(monkeypatch):
     yield record_versions(monkeypatch)
 
 
-def with_versions(monkeypatch, client: str) -> dict:
+def with_versions(monkeypatch, client: str) -> Result:
     """The share experiment on the wire (course_lib/experiments/share_group_experiments.py) with ``client``,
     and the versions of each api it sent: what tests/wire and tests/java_client store once per
     test run for notebook 09's protocol matrix."""
@@ -100,4 +101,5 @@ def with_versions(monkeypatch, client: str) -> dict:
 
     with versions_sent(monkeypatch) as seen:
         got = on_the_wire(client)
-    return {**got, "versions": {int(k): sorted(v) for k, v in seen.items()}}
+    got.numbers["versions"] = {int(k): sorted(v) for k, v in seen.items()}
+    return got

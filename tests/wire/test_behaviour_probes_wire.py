@@ -40,7 +40,7 @@ def test_kafka_python_on_the_simulated_cluster_sees_what_the_simulator_clients_s
     experiment = getattr(probes, name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        simulated = experiment(SimBackend.start(seed=1, **probes.SIM_TIMING))
+        simulated = experiment(SimBackend.start(seed=1, **probes.SIM_TIMING)).numbers
     if name in BY_DESIGN:  # kafka-python's run of the by-design table (tests/wire/test_by_design.py)
         (row,) = [r for r in once_per_test_run(WIRE_TABLE, by_design_table) if r["scenario"] == name]
         assert row["outcomes"]["wire"] == simulated
@@ -50,7 +50,7 @@ def test_kafka_python_on_the_simulated_cluster_sees_what_the_simulator_clients_s
         with WireCluster.lab(seed=1) as lab:
             backend = ComposedBackend(lab)
             try:
-                over_the_wire = experiment(backend)
+                over_the_wire = experiment(backend).numbers
             finally:
                 backend.close_clients()
     assert over_the_wire == simulated

@@ -85,7 +85,9 @@ def test_librdkafka_share_consumers_on_the_wire(monkeypatch):
     """The share group invariants are checked after every simulator event (on_the_wire); once
     per test run, with the versions the client sent (notebook 09's protocol matrix reads it back)."""
     got = dict(
-        matrix.measure("share group", "wire confluent-kafka", lambda: with_versions(monkeypatch, "confluent-kafka"))
+        matrix.measure(
+            "share group", "wire confluent-kafka", lambda: with_versions(monkeypatch, "confluent-kafka")
+        ).numbers
     )
     versions = got.pop("versions")
     print("wire librdkafka share:", got.pop("seconds"), "s; versions:", {k: v for k, v in versions.items() if k >= 76})
