@@ -30,8 +30,9 @@ from __future__ import annotations
 import atexit
 import contextlib
 import time
+from functools import partial
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import NamedTuple
 
 from course_lib.backend import ComposedBackend, MissingFault
@@ -266,6 +267,7 @@ def fidelity_table(
     real_why_not: str | None = None,
     clients=MATRIX_CLIENTS,
     on_row: Callable[[dict], object] | None = None,
+    side_by_side: bool = False,
 ) -> list[dict]:
     """Run each case in the simulator and with each of ``clients`` on the simulated cluster over
     TCP (``wire``) and on the real ``cluster``: the fidelity matrix, one row per case.
@@ -283,12 +285,16 @@ def fidelity_table(
     (``run_scenario(..., backend=cluster)``) for some cases. ``row["seconds"]`` holds each run's
     wall-clock time (:func:`column_seconds` sums a column's). ``on_row(row)`` is called as each
     row is done, in order (the lab prints it: the first rows show within seconds).
+    ``side_by_side``: every client but kafka-python gets a Kafka cluster of its own, made
+    :meth:`like <course_lib.real.cluster.LocalCluster.like>` ``cluster`` and stopped afterwards,
+    so the Kafka columns run at once as the wire columns do (three times the JVMs: the test
+    suite's choice, not a laptop's).
     """
     from tqdm.auto import tqdm
 
     if wire is True:
         with WireCluster.lab(seed=seed) as lab:
-            return fidelity_table(cluster, cases, seed, reuse, lab, real_why_not, clients, on_row)
+            return fidelity_table(cluster, cases, seed, reuse, lab, real_why_not, clients, on_row, side_by_side)
     done = {_key(getattr(r, "name", ""), r.parameters): r for r in reuse}
     no_real = real_why_not or "no real Kafka cluster in this run"
     missing = {c: client_missing(c) for c in clients}
@@ -298,18 +304,33 @@ def fidelity_table(
     rows = []
     # The wire columns mostly wait (the simulated cluster's wall-clock timeouts: ~5 s of CPU in
     # 100 s), each client on a simulated cluster of its own, in a thread of its own, while this
-    # thread runs the Kafka columns (one cluster: one client after another): the matrix takes
-    # about the longest column instead of the sum of them.
+    # thread runs kafka-python's Kafka column and, unless ``side_by_side``, the other clients' on
+    # the same cluster one after another: the matrix takes about its longest column.
     with contextlib.ExitStack() as stack:
-        pools = {}
-        for col in wire_columns:
-            if missing[col.client]:
-                continue
-            lab = wire if col.client == "kafka-python" else stack.enter_context(WireCluster.lab(seed=seed))
+        pools: dict[str, list[Future]] = {}
+
+        def apart(col: Column, made: Callable[[], contextlib.AbstractContextManager], cluster_seed: int | None):
+            """``col``'s cases in a thread of its own, on the cluster ``made()`` gives, entered in
+            that thread (a cluster's start overlaps the other columns' runs) and left at the end."""
+            clusters = stack.enter_context(contextlib.ExitStack())  # left after the pool stops
             pool = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix=f"{col.key}-column"))
-            adapter = CLIENTS[col.client]()
-            pools[col.key] = [pool.submit(_run_on, n, p, lab, col.client, adapter, seed) for n, p in cases]
             stack.callback(pool.shutdown, cancel_futures=True)  # a failed Kafka run does not wait
+            there = pool.submit(lambda: clusters.enter_context(made()))
+            adapter = CLIENTS[col.client]()
+            pools[col.key] = [
+                pool.submit(lambda n, p: _run_on(n, p, there.result(), col.client, adapter, cluster_seed), n, p)
+                for n, p in cases
+            ]
+
+        for col in wire_columns:
+            if not missing[col.client]:
+                given = col.client == "kafka-python"
+                apart(
+                    col, partial(contextlib.nullcontext, wire) if given else partial(WireCluster.lab, seed=seed), seed
+                )
+        for col in kafka_columns[1:] if side_by_side and cluster is not None else ():  # the first on ``cluster``
+            if not missing[col.client]:
+                apart(col, cluster.like, None)
         adapters = {col.client: CLIENTS[col.client]() for col in kafka_columns if not missing[col.client]}
         for i, (name, params) in enumerate(tqdm(cases, desc="the fidelity matrix", leave=False)):
             t0 = time.monotonic()
@@ -318,6 +339,8 @@ def fidelity_table(
             for col in kafka_columns:
                 if cluster is None or missing[col.client]:
                     runs[col.key] = (None, no_real if cluster is None else missing[col.client], 0.0)
+                elif col.key in pools:
+                    runs[col.key] = pools[col.key][i].result()
                 elif col.client == "kafka-python" and _key(name, params) in done:
                     runs[col.key] = (done[_key(name, params)], None, 0.0)
                 else:

@@ -109,6 +109,21 @@ class LocalCluster(CreatesTopics, MessageFaultsAtLeader, Namespaced, ClusterMeta
     ) -> None:
         if brokers < 1:
             raise ValueError("a cluster needs at least one broker")
+        #: what :meth:`like` makes another cluster with (its own ports, folder and cluster id)
+        self._made_with = dict(
+            brokers=brokers,
+            heap_mb=heap_mb,
+            proxies=proxies,
+            broker_config=broker_config,
+            start_timeout_s=start_timeout_s,
+            progress=progress,
+            fast_start=fast_start,
+            controllers=controllers,
+            auth=auth,
+            listen_host=listen_host,
+            advertised_host=advertised_host,
+            kafka_version=kafka_version,
+        )
         if controllers not in (0, 1, 3):
             raise ValueError(f"controllers must be 0 (combined broker+controller nodes), 1 or 3, got {controllers!r}")
         self.n = brokers
@@ -184,6 +199,12 @@ class LocalCluster(CreatesTopics, MessageFaultsAtLeader, Namespaced, ClusterMeta
         return self.processes.controllers
 
     # ---- life cycle ------------------------------------------------------------------------
+    def like(self) -> "LocalCluster":
+        """Another cluster made as this one was - the same release, brokers, controllers and
+        configs - in a folder and on ports of its own, not started: the fidelity matrix gives
+        each client's Kafka column one, so the columns run side by side."""
+        return LocalCluster(**self._made_with)
+
     def __enter__(self) -> "LocalCluster":
         self.start()
         return self

@@ -84,6 +84,16 @@ class WireCluster(CreatesTopics, MessageFaultsAtLeader, NamesAsGiven):
         config: Mapping[str, object] | None = None,
         **options,
     ):
+        #: what :meth:`like` makes another cluster with (its own listeners)
+        self._made_with = dict(
+            brokers=brokers,
+            seed=seed,
+            host=host,
+            users=users,
+            sasl_mechanisms=sasl_mechanisms,
+            config=config,
+            **options,
+        )
         from_config = options_from_broker_config(config or {})
         #: the broker configs given by Kafka's names: DescribeConfigs reports them as set
         #: (STATIC_BROKER_CONFIG) even where they equal Kafka's default, as server.properties does
@@ -130,6 +140,11 @@ class WireCluster(CreatesTopics, MessageFaultsAtLeader, NamesAsGiven):
         """A wire cluster with the lab's broker profile (:mod:`course_lib.clusters.lab`: min ISR 2, a
         killed broker fenced after 3 s, groups assigned at once), not started yet."""
         return cls(brokers=brokers, seed=seed, **{**simulator_options(), **options})
+
+    def like(self) -> "WireCluster":
+        """Another cluster made as this one was (the same seed and options, topics not copied) on
+        listeners of its own, not started."""
+        return WireCluster(**self._made_with)
 
     # ---- lifecycle --------------------------------------------------------------------------------
     def start(self) -> "WireCluster":

@@ -36,7 +36,7 @@ pytestmark = pytest.mark.real_kafka
 @pytest.fixture(scope="module")
 def table(cluster):
     # once per test run: notebook 09, run by nbval later in the same run, reads this table back
-    rows = once_per_test_run(LOCAL_TABLE, lambda: fidelity_table(cluster))
+    rows = once_per_test_run(LOCAL_TABLE, lambda: fidelity_table(cluster, side_by_side=True))
     print("the fidelity matrix's columns, seconds:", column_seconds(rows))
     return rows
 
