@@ -41,9 +41,10 @@ lab: $(LAB_STAMP)  ## open the course in JupyterLab (in-memory broker: no Java o
 	  --LabApp.default_url=/lab/tree/notebooks/00_start_here.ipynb \
 	  $(foreach g,$(HIDE),--ContentsManager.hide_globs=$(g))
 
-# Two processes: most of the suite waits (on timeouts, JVMs, browsers), so a second one fills the
-# other core; tests/xdist_groups.py keeps what shares a fixture or a notebook kernel together.
-TEST_PROCESSES ?= 2
+# Three processes on two cores: much of the suite waits (on timeouts, JVMs, browsers), so a third
+# fills what the waits leave; tests/xdist_groups.py keeps what shares a fixture or a notebook
+# kernel together.
+TEST_PROCESSES ?= 3
 test: $(STAMP)  ## run the whole test suite (and list its 25 slowest tests)
 	$(PY) -m pytest -n $(TEST_PROCESSES) --durations=25 $(PYTEST_ARGS)
 

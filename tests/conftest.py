@@ -123,14 +123,14 @@ def _jvm_missing_reason() -> str | None:
 
 @pytest.hookimpl(optionalhook=True)  # an xdist hook: plain `pytest` runs without it
 def pytest_xdist_make_scheduler(config, log):
-    """``make test``'s two processes take the suite's groups (tests/xdist_groups.py) one by one."""
+    """``make test``'s processes take the suite's groups (tests/xdist_groups.py) one by one."""
     from tests.xdist_groups import GroupScheduling
 
     return GroupScheduling(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
-    """Puts the long groups first for ``make test``'s two processes (tests/xdist_groups.py); without Java 17+ or
+    """Puts the long groups first for ``make test``'s processes (tests/xdist_groups.py); without Java 17+ or
     Maven every ``real_kafka`` test (tests/real, tests/workshop, the real benchmark) is skipped
     with the reason, rather than failing to start a cluster."""
     run_long_groups_first(items)

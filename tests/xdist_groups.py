@@ -1,7 +1,7 @@
-"""How ``make test`` splits the suite between its two processes (pytest-xdist, ``-n 2``).
+"""How ``make test`` splits the suite between its processes (pytest-xdist, ``-n 3`` on two cores).
 
-Most of the suite's time is spent waiting - on Kafka's and the wire cluster's timeouts, on JVMs
-and browsers starting - so a second process fills the machine's other core. A group runs whole,
+Much of the suite's time is spent waiting - on Kafka's and the wire cluster's timeouts, on JVMs
+and browsers starting - so a third process fills what the waits leave of the two cores. A group runs whole,
 in collection order, in one process: a test file (its module fixtures start once), a notebook (its
 cells share one kernel), or the files that share a session fixture or a shared result
 (:mod:`course_lib.experiments.shared_results`), listed in :data:`SHARED_GROUPS`.
