@@ -188,7 +188,7 @@ def share_client(request) -> str:
     """Each wall-clock client of the share-group workload (its contract:
     :func:`course_lib.client_adapters.share_consumer`), by name; Java's skips without a JVM."""
     if request.param == "java" and java_missing():
-        pytest.skip(f"the Java client needs a JVM: {java_missing()}")
+        pytest.skip(java_missing())
     return request.param
 
 

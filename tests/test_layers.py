@@ -189,7 +189,7 @@ DISPATCH_LEFT = {
         "its sides keep the cluster they run on (the simulator's their own); kafka-python's admin its coordinators",
     ),
     "experiments/by_design.py": (4, "the by-design table picks its wire and Kafka columns by name"),
-    "experiments/fidelity.py": (17, "the fidelity table's columns and kafka-python's legacy keys"),
+    "experiments/fidelity.py": (15, "the fidelity table's columns and kafka-python's legacy keys"),
     "experiments/share_group_experiments.py": (2, "the wire cluster's simulated cluster, on its thread"),
     "experiments/share_leader_failover.py": (1, "the wire cluster's simulated cluster, on its thread"),
     "experiments/share_renew.py": (1, "the wire cluster's simulated cluster, on its thread"),
@@ -358,7 +358,7 @@ def test_the_simulators_clients_on_the_simulated_cluster_run_the_scenarios(scena
 @pytest.mark.parametrize("scenario", COMPOSED_SCENARIOS)
 def test_each_client_composed_with_the_wire_cluster_runs_the_scenarios(wire_cluster, client, scenario):
     if client == "java" and java_missing():
-        pytest.skip(f"the Java client needs a JVM: {java_missing()}")
+        pytest.skip(java_missing())
     backend = ComposedBackend(wire_cluster, CLIENTS[client]())
     try:
         result = run_scenario(scenario, backend=backend, seed=1)

@@ -16,7 +16,8 @@ from course_lib.experiments import consumer_protocol_experiments as kip848
 from course_lib.experiments import protocol_matrix as matrix
 from course_lib.experiments import share_group_experiments as share
 from course_lib.clusters.releases import as_released
-from course_lib.experiments.fidelity import KAFKA_TITLE, client_missing
+from course_lib.client_adapters import client_missing
+from course_lib.experiments.fidelity import KAFKA_TITLE
 from course_lib.judge.result import Result
 
 README = Path(__file__).resolve().parents[1] / "README.md"

@@ -93,7 +93,17 @@ def java_missing() -> str | None:
     """Why the Java client cannot run here (None: it can)."""
     from course_lib.real.lab import jvm_missing
 
-    return jvm_missing()
+    missing = jvm_missing()
+    return None if missing is None else f"the Java client needs a JVM: {missing}"
+
+
+def confluent_missing() -> str | None:
+    """Why confluent-kafka cannot run here (None: it can)."""
+    try:
+        import confluent_kafka  # noqa: F401
+    except ImportError:
+        return "confluent-kafka is not installed (pip install .[lab])"
+    return None
 
 
 #: every client library's adapter, by name: what tests/test_composition.py composes with each cluster
@@ -117,7 +127,7 @@ LACKS: dict[str, dict[str, str]] = {
     "java": {},
 }
 #: what each client needs of the machine, when it needs anything: () -> why it cannot run (None: it can)
-NEEDS: dict[str, Any] = {"java": java_missing}
+NEEDS: dict[str, Any] = {"java": java_missing, "confluent-kafka": confluent_missing}
 #: the clients that live in the simulated cluster's process and join its ``Cluster`` object; every
 #: other client reaches a cluster over TCP, by its address
 IN_PROCESS = frozenset({"simulator"})
@@ -134,8 +144,13 @@ def missing_workloads(client: str) -> dict[str, str]:
     """
     if client not in LACKS:
         raise ValueError(f"no client {client!r}: choose one of {', '.join(ALL_CLIENTS)}")
-    why = NEEDS[client]() if client in NEEDS else None
+    why = client_missing(client)
     return {w: why for w in WORKLOADS} if why else dict(LACKS[client])
+
+
+def client_missing(client: str) -> str | None:
+    """Why this machine cannot run ``client`` at all (:data:`NEEDS`; None: it can)."""
+    return NEEDS[client]() if client in NEEDS else None
 
 
 def cluster_missing(client: str, cluster: Any) -> str | None:

@@ -34,7 +34,8 @@ from course_lib.experiments import behaviour_probes as probes
 from course_lib.backend import ComposedBackend, SimBackend
 from course_lib.client_adapters import CLIENTS
 from course_lib.judge.result import Result
-from course_lib.experiments.fidelity import MATRIX, MATRIX_CLIENTS, by_design_lines, client_missing, disagreements
+from course_lib.client_adapters import client_missing
+from course_lib.experiments.fidelity import MATRIX, MATRIX_CLIENTS, by_design_lines, disagreements
 from course_lib.wire.cluster import WireCluster
 
 

@@ -36,7 +36,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import NamedTuple
 
 from course_lib.backend import ComposedBackend, MissingFault
-from course_lib.client_adapters import CLIENTS
+from course_lib.client_adapters import CLIENTS, client_missing
 from course_lib.clusters import Part
 from course_lib.real import lab as real_lab
 from course_lib.real.jars import kafka_version
@@ -180,21 +180,6 @@ def _agree(row: dict):
     """True when every column that ran found the same anomalies; None when fewer than two ran."""
     ran = [row[k] for k, _ in COLUMNS if row.get(k) is not None]
     return None if len(ran) < 2 else all(found == ran[0] for found in ran)
-
-
-def client_missing(client: str) -> str | None:
-    """Why ``client`` cannot run here (None: it can)."""
-    if client == "java":
-        from course_lib.client_adapters import java_missing
-
-        missing = java_missing()
-        return None if missing is None else f"the Java client needs a JVM: {missing}"
-    if client == "confluent-kafka":
-        try:
-            import confluent_kafka  # noqa: F401
-        except ImportError:
-            return "confluent-kafka is not installed (pip install .[lab])"
-    return None
 
 
 def _run_on(name: str, params: dict, cluster, client: str, clients, seed: int | None):

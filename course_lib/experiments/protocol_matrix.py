@@ -32,7 +32,8 @@ from typing import NamedTuple
 
 from course_lib.experiments import consumer_protocol_experiments as kip848
 from course_lib.experiments import share_group_experiments
-from course_lib.experiments.fidelity import CLIENT_TITLES, CLUSTER_TITLES, KAFKA_TITLE, client_missing
+from course_lib.client_adapters import client_missing
+from course_lib.experiments.fidelity import CLIENT_TITLES, CLUSTER_TITLES, KAFKA_TITLE
 from course_lib.experiments.registry import family
 from course_lib.experiments.shared_results import once_per_test_run
 from course_lib.judge.result import Result

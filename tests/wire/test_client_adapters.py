@@ -23,7 +23,7 @@ def stops_java_driver():
 @pytest.mark.parametrize("client", OTHERS)
 def test_a_send_future_completes_from_the_clients_report_and_is_recorded(wire, stops_java_driver, client):
     if client == "java" and java_missing():
-        pytest.skip(f"the Java client needs a JVM: {java_missing()}")
+        pytest.skip(java_missing())
     b = ComposedBackend(wire, CLIENTS[client]())
     topic = b.create_topic("adapted", partitions=3, replication_factor=3)
     producer = b.producer(acks="all", enable_idempotence=True)
@@ -64,7 +64,7 @@ def test_a_share_consumer_in_a_process_of_its_own_keeps_the_contract_until_kille
     delivery counts and acknowledgements as in this process; after kill() a call says the process
     is gone, and close() still ends it (no process, thread or pipe left: the wire fixture's check)."""
     if client == "java" and java_missing():
-        pytest.skip(f"the Java client needs a JVM: {java_missing()}")
+        pytest.skip(java_missing())
     from course_lib.experiments.on_kafka import share_groups
     from course_lib.experiments.share_group_experiments import worker
 
@@ -100,7 +100,7 @@ def test_a_group_member_in_a_process_of_its_own_keeps_the_contract_until_killed(
     owns every partition, reads what was written, counting it in ``seen``; after kill() a call
     says the process is gone, and close() still ends it (the wire fixture's check: nothing left)."""
     if client == "java" and java_missing():
-        pytest.skip(f"the Java client needs a JVM: {java_missing()}")
+        pytest.skip(java_missing())
     from course_lib.experiments.consumer_protocol_experiments import member
     from course_lib.experiments.on_kafka import share_groups
 
