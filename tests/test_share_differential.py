@@ -1,15 +1,20 @@
 """The share-group differential without a Kafka: the simulator's ShareConsumer on its brokers,
 sequence by sequence, against what Kafka showed for the same sequences
-(tests/share_differential_support.py); and four share partitions broken on purpose, each found
+(tests/share_differential_support.py); and six share partitions broken on purpose, each found
 within the default number of sequences."""
 
 from __future__ import annotations
 
 import pytest
 
-from course_lib.broker.protocol import ReadShareGroupStateRequest, ShareGroupStateResponse
+from course_lib.broker.protocol import (
+    ReadShareGroupStateRequest,
+    ShareFetchRequest,
+    ShareGroupStateResponse,
+    WriteShareGroupStateRequest,
+)
 from course_lib.broker.share_coordinator import ShareCoordinator
-from course_lib.broker.share_partition import RELEASE, SharePartition, SharePartitionManager
+from course_lib.broker.share_partition import AVAILABLE, RELEASE, SharePartition, SharePartitionManager
 from course_lib.experiments.share_differential import HOLD_ENDS, SEQUENCES, ShareDifferential, SimulatedShare
 from tests.share_differential_support import kafka_observations, report, unexplained
 
@@ -71,6 +76,38 @@ def _forget_the_state_on_failover(monkeypatch):
     monkeypatch.setitem(ShareCoordinator.HANDLERS, ReadShareGroupStateRequest, broken)
 
 
+def _write_each_acquisition(monkeypatch):
+    """A share partition writes each acquisition to the share coordinator (as available, its
+    delivery counted): a record held when the leader crashed comes back from the new leader with
+    that delivery counted - Kafka writes no acquisition, and gives it back as first delivered."""
+    acquire = SharePartition.acquire
+
+    def broken(self, member, *args, **kwargs):
+        taken = acquire(self, member, *args, **kwargs)
+        if taken:
+            updates = tuple((offset, AVAILABLE, self.records[offset].count) for offset, _, _ in taken)
+            request = WriteShareGroupStateRequest(0, self.group, self.tp, self.leader_epoch, self.start, updates)
+            self.manager.ask_share_coordinator(request, lambda resp: None)
+        return taken
+
+    monkeypatch.setattr(SharePartition, "acquire", broken)
+
+
+def _fetch_past_an_acknowledgement(monkeypatch):
+    """A broker handles a connection's ShareFetch while the ShareAcknowledge sent before it on
+    that connection is still being written, and answers it first: a record released by
+    ``commit_async`` is polled again before the commit callback ran - Kafka reads a connection's
+    next request only once the one before is answered."""
+
+    def unmuted(self, src, req):
+        if isinstance(req, ShareFetchRequest):
+            self.share_fetch(src, req)
+        else:
+            self.share_acknowledge(src, req)
+
+    monkeypatch.setattr(SharePartitionManager, "dispatch", unmuted)
+
+
 @pytest.mark.parametrize(
     "breaks",
     [
@@ -78,6 +115,8 @@ def _forget_the_state_on_failover(monkeypatch):
         _keep_a_closed_members_records,
         _keep_a_crashed_members_records,
         _forget_the_state_on_failover,
+        _write_each_acquisition,
+        _fetch_past_an_acknowledgement,
     ],
 )
 def test_a_broken_share_partition_is_found(monkeypatch, breaks):

@@ -391,10 +391,10 @@ HANDLERS: dict[type, Handler] = {
     # share groups: membership at the group coordinator, records at the partition leader, their
     # state at the share coordinator
     **{cls: lambda broker, src, msg: broker.share_groups.handle(src, msg) for cls in ShareGroupCoordinator.HANDLERS},
-    ShareFetchRequest: lambda broker, src, msg: broker.shares.share_fetch(src, msg),
+    ShareFetchRequest: lambda broker, src, msg: broker.shares.dispatch(src, msg),
     # the answer to a share-partition's dead-letter write (KIP-1191: a Produce to the DLQ's leader)
     ProduceResponse: lambda broker, src, msg: broker.shares.dead_letters.on_produce_response(msg),
-    ShareAcknowledgeRequest: lambda broker, src, msg: broker.shares.share_acknowledge(src, msg),
+    ShareAcknowledgeRequest: lambda broker, src, msg: broker.shares.dispatch(src, msg),
     **{cls: lambda broker, src, msg: broker.share_state.handle(src, msg) for cls in ShareCoordinator.HANDLERS},
     ShareGroupStateResponse: lambda broker, src, msg: broker.shares.on_state_response(msg),
     ShareGroupStateSummaryResponse: lambda broker, src, msg: broker.shares.on_state_response(msg),

@@ -550,6 +550,9 @@ class SharePartitionManager:
         self.sessions: dict[str, set[tuple[str, str]]] = {}
         #: records given up on also go to the group's dead-letter topic, if it has one (KIP-1191)
         self.dead_letters = DeadLetterWriter(broker)
+        #: connection -> the requests read after a ShareAcknowledge still being answered (see
+        #: :meth:`dispatch`); a connection is here while one is
+        self.muted: dict[str, list] = {}
 
     def crash(self) -> None:
         self.dead_letters.crash()
@@ -557,6 +560,7 @@ class SharePartitionManager:
         self._pending.clear()
         self.parked.clear()
         self.sessions.clear()
+        self.muted.clear()
 
     def disconnected(self, src: str) -> None:
         """A client's connection closed (it closed it, or its process died and its operating
@@ -564,6 +568,7 @@ class SharePartitionManager:
         available again at once (Kafka's ``SharePartitionManager``, on a disconnect: measured on
         4.3.1, a SIGKILLed consumer's records come back within a second, whatever the lock)."""
         self._unpark(lambda s, req: s == src)  # nobody to answer: the connection is gone
+        self.muted.pop(src, None)
         for group, member in sorted(self.sessions.pop(src, ())):
             for (g, _), sp in sorted(self.partitions.items()):
                 if g == group and sp.current and sp.ready:
@@ -606,10 +611,25 @@ class SharePartitionManager:
 
     # ---- requests from share consumers ---------------------------------------------------------------
     def dispatch(self, src: str, req) -> None:
-        if isinstance(req, ShareFetchRequest):
+        """A share request. Kafka reads a connection's next request only once the one in progress
+        is answered (``SocketServer`` mutes the channel meanwhile), so a ShareFetch sent after a
+        ShareAcknowledge - ``commit_async`` then ``poll`` - is handled once the acknowledgement is
+        persisted and answered: the release it carried is seen, and its answer comes first (Kafka
+        4.4.0 with both clients: the acknowledgement commit callback runs before the released
+        record is polled again). A long-polling ShareFetch does not hold its connection here:
+        the clients send no acknowledgement behind it but a closing one."""
+        if src in self.muted:
+            self.muted[src].append(req)
+        elif isinstance(req, ShareFetchRequest):
             self.share_fetch(src, req)
         else:
             self.share_acknowledge(src, req)
+
+    def _answer_acknowledge(self, src: str, resp: ShareAcknowledgeResponse) -> None:
+        """Answer a ShareAcknowledge; then the requests its connection sent meanwhile, in order."""
+        self.broker.send(src, resp)
+        for req in self.muted.pop(src, ()):
+            self.dispatch(src, req)
 
     def share_fetch(self, src: str, req: ShareFetchRequest) -> None:
         self.sessions.setdefault(src, set()).add((req.group, req.member_id))
@@ -695,8 +715,9 @@ class SharePartitionManager:
         def done(error) -> None:
             if req.close:
                 sp.release_member(req.member_id)
-            self.broker.send(src, ShareAcknowledgeResponse(req.corr, req.tp, error))
+            self._answer_acknowledge(src, ShareAcknowledgeResponse(req.corr, req.tp, error))
 
+        self.muted[src] = []  # until done: every write ends in it (answered, failed or timed out)
         sp.acknowledge(req.member_id, req.acknowledgements, done)
 
     # ---- the share coordinator ---------------------------------------------------------------------

@@ -33,6 +33,7 @@ confluent-kafka's ``ShareConsumer`` API - ``subscribe(topics)``; ``poll(timeout)
 with ``error()``, ``topic()``, ``partition()``, ``offset()``, ``key()``, ``value()``,
 ``delivery_count()``; ``acknowledge(message, AcknowledgeType.X)`` (any ``AcknowledgeType``: the
 ids are the wire's); ``commit_sync()`` -> ``{TopicPartition: None | KafkaException}``;
+``commit_async()``, its outcome given to ``set_acknowledgement_commit_callback``'s callback;
 ``close()``. ``config`` uses librdkafka's (= Java's) names; the simulator's takes the simulated
 ``Cluster`` as ``bootstrap.servers``. A share-group experiment is written once against it. A
 worker that dies runs in a process of its own (``own_process=True``: confluent-kafka's in a

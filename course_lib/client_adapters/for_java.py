@@ -269,6 +269,17 @@ def clients() -> RecordedClients:
     return RecordedClients("java", JavaRecordedProducer, JavaRecordedConsumer, end_offset, read_partition)
 
 
+def _share_exception(error: dict | None) -> Any:
+    """A Java error (its class and message) as confluent-kafka's ``KafkaException``, whose
+    ``KafkaError.name()`` is Kafka's name of it; None for None."""
+    from ..clients.share_consumer import KafkaError, KafkaException
+
+    if error is None:
+        return None
+    java = error["class"].rsplit(".", 1)[-1]
+    return KafkaException(KafkaError(type(kafka_python_error([java], error.get("message") or ""))))
+
+
 class ShareConsumer:
     """confluent-kafka's ``ShareConsumer`` - the share-group workload's contract
     (:func:`course_lib.client_adapters.share_consumer`) - over the Java client's
@@ -280,7 +291,8 @@ class ShareConsumer:
     does not send them); ``acknowledge(message, ack_type)`` takes any ``AcknowledgeType`` (the
     simulator's, confluent-kafka's: the same ids); ``commit_sync()`` answers per partition None
     or a ``KafkaException`` whose ``KafkaError.name()`` is Kafka's name of the error Java raised
-    (``InvalidRecordStateException``: INVALID_RECORD_STATE). ``own_process``: in a JVM of its
+    (``InvalidRecordStateException``: INVALID_RECORD_STATE); ``commit_async()`` and
+    ``set_acknowledgement_commit_callback`` as confluent-kafka's. ``own_process``: in a JVM of its
     own rather than the shared driver, so that :meth:`kill` (SIGKILL: its connections close, a
     crash) and :meth:`freeze` (SIGSTOP: they stay open, a machine gone) end only this consumer;
     :meth:`close` then also ends the JVM."""
@@ -290,6 +302,7 @@ class ShareConsumer:
 
         self._own = DriverProcess() if own_process else None
         self._ended = False
+        self._callback: Any = None
         try:
             self._c = JavaShareConsumer(self._own or driver(), {k: _string(v) for k, v in config.items()})
         except BaseException:
@@ -302,10 +315,9 @@ class ShareConsumer:
     def poll(self, timeout: float = -1) -> list:
         from ..clients.share_consumer import Message, RecordFields
 
-        return [
-            Message(r.topic, r.partition, r.offset, RecordFields(r.key, r.value), r.delivery_count)
-            for r in self._c.poll(max(timeout, 0))
-        ]
+        polled = self._c.poll(max(timeout, 0))
+        self._report_commits()
+        return [Message(r.topic, r.partition, r.offset, RecordFields(r.key, r.value), r.delivery_count) for r in polled]
 
     def acknowledge(self, message: Any, ack_type: Any = 1) -> None:
         from ..clients.share_consumer import AcknowledgeType
@@ -317,16 +329,33 @@ class ShareConsumer:
     def commit_sync(self, timeout: float = 60) -> dict:
         from kafka.structs import TopicPartition
 
-        from ..clients.share_consumer import KafkaError, KafkaException
+        try:
+            return {
+                TopicPartition(tp.topic, tp.partition): _share_exception(error)
+                for tp, error in self._c.commit_sync(timeout).items()
+            }
+        finally:
+            self._report_commits()
 
-        def exception(error: dict) -> KafkaException:
-            java = error["class"].rsplit(".", 1)[-1]
-            return KafkaException(KafkaError(type(kafka_python_error([java], error.get("message") or ""))))
+    def commit_async(self) -> None:
+        self._c.commit_async()
+        self._report_commits()
 
-        return {
-            TopicPartition(tp.topic, tp.partition): None if error is None else exception(error)
-            for tp, error in self._c.commit_sync(timeout).items()
-        }
+    def set_acknowledgement_commit_callback(self, callback: Any) -> None:
+        """``callback(offsets, exception)`` as confluent-kafka's: ``offsets``
+        ``{TopicPartition: set of offsets}``, ``exception`` None or a ``KafkaException``; called
+        for what Java gave its callback inside this consumer's poll or commit."""
+        if callback is not None and not callable(callback):
+            raise TypeError("the acknowledgement commit callback must be callable(offsets, exception) or None")
+        self._callback = callback
+
+    def _report_commits(self) -> None:
+        from kafka.structs import TopicPartition
+
+        for offsets, error in self._c.acknowledgement_commits():
+            if self._callback is not None:
+                parts = {TopicPartition(tp.topic, tp.partition): o for tp, o in offsets.items()}
+                self._callback(parts, _share_exception(error))
 
     def close(self) -> None:
         """Close the consumer (unless its JVM was killed or frozen); its own JVM ends too."""

@@ -83,13 +83,20 @@ def kafka_python_error(names: Iterable[str], message: str = "") -> Errors.KafkaE
     'NotEnoughReplicasError'
     >>> type(kafka_python_error(["PRODUCER_FENCED"])).__name__, kafka_python_error(["X"]).native
     ('ProducerFencedError', 'X')
+    >>> type(kafka_python_error(["NetworkException"])).__name__
+    'NetworkExceptionError'
     """
     names = list(names)
     by_message = {getattr(c, "message", None): c for c in _error_classes()}
     by_name = {c.__name__: c for c in _error_classes()}
     cls: type[Errors.KafkaError] = Errors.KafkaError
     for name in names:
-        found = by_message.get(name) or by_name.get(name.replace("Exception", "Error")) or LOCAL_ERRORS.get(name)
+        found = (
+            by_message.get(name)
+            or by_name.get(name.replace("Exception", "Error"))
+            or by_name.get(f"{name}Error")  # kafka-python's name of Kafka's NetworkException
+            or LOCAL_ERRORS.get(name)
+        )
         if found is not None:
             cls = found
             break
@@ -107,6 +114,8 @@ LOCAL_ERRORS: dict[str, type[Errors.KafkaError]] = {
     "TimeoutException": Errors.KafkaTimeoutError,
     "ProducerFencedException": Errors.ProducerFencedError,
     "CommitFailedException": Errors.CommitFailedError,
+    # Kafka renamed error 6 NOT_LEADER_OR_FOLLOWER; kafka-python keeps its old name
+    "NotLeaderOrFollowerException": Errors.NotLeaderForPartitionError,
 }
 
 

@@ -14,13 +14,15 @@ share group (explicit acknowledgement, a delivery limit of :data:`DELIVERY_LIMIT
   comes next time), ``kill`` (M, started for this in a process of its own, is SIGKILLed holding
   it: a crash, its connections close; a new M joins next time, after the dead one), ``freeze``
   (the same, SIGSTOPped: its machine is gone and its connections stay open; ended once the
-  record came back) or ``expire`` (M keeps it past its lock; the other member drains until it
-  comes back, then M acknowledges it late);
+  record came back), ``expire`` (M keeps it past its lock; the other member drains until it
+  comes back, then M acknowledges it late) or ``crash`` (the partition's leader crashes while M
+  holds it, as ``crash`` below; then M acknowledges it as a drain would, commits, and drains);
 - ``crash`` - between two steps, the share partition's leader broker crashes (SIGKILL: no
   controlled shutdown); once another broker leads the partition the crashed one is restarted
   and back in the ISR (:meth:`ShareSide.crash_leader`; drawn from a random of its own, so the
   other steps are what they were without it). Nothing written is lost (the topic's replicas);
-  what the application sees of the failover is in the next steps' observations;
+  what the application sees of the failover is in the next steps' observations. With a chance
+  of its own, a sequence also has a ``drain:M``, ``hold:M:crash`` pair at a random place;
 - the last step is always ``drain:a``: what is left.
 
 Before records are written (``produce``, ``hold``), a member whose last poll brought nothing
@@ -67,6 +69,29 @@ share coordinator persisted (``SharePartition.initialize`` -> ``ReadShareGroupSt
 ``ShareCoordinatorShard``): start offset, states and delivery counts, as the simulator's does. When
 the crashed broker was the group's coordinator too, the coordinator moves: kafka-python's admin
 caches a group's coordinator, so :class:`ClientShare` forgets it on ``NOT_COORDINATOR``.
+
+A leader crash while a member held a record (Kafka 4.4.0, both clients) gave the record back,
+available, to the next poll of any member, delivered as if for the first time: an acquisition is
+not persisted (``SharePartition`` writes state to the share coordinator on acknowledgement,
+release and lock expiry only), so the new leader reads the delivery count of the record's last
+persisted state. The holder's acknowledgement after the failover is not applied: its commit
+answers NOT_LEADER_FOR_PARTITION with confluent-kafka, ``NotLeaderOrFollowerException`` or
+``NetworkException`` with Java (:data:`LEADER_GONE`; before, the Java side named neither). The
+simulator's share partition writes no acquisition either: it showed the same. The wire cluster
+with confluent-kafka differed in each sequence with this step: librdkafka sends the
+acknowledgement to the broker the record came from, and the wire cluster restarts a broker
+sooner than librdkafka reconnects (``_TRANSPORT``, one of :data:`LEADER_GONE`); once connected,
+the restarted broker, which knows no share session any more, answered SHARE_SESSION_NOT_FOUND
+where Kafka answers NOT_LEADER_OR_FOLLOWER for a partition it does not lead (now so:
+:func:`course_lib.wire.apis.share_fetch.share_acknowledge`).
+
+``commit_async`` (``hold:M:async``) returns None with both clients; the acknowledgement commit
+callback then reports the offset and no error - before the record comes back when it was
+released: Kafka reads a connection's next request (the next poll's ShareFetch) only once the
+acknowledgement before it is answered. The simulator's share partitions handled the ShareFetch
+while the acknowledgement was still being written, and answered it first: the callback had not
+run when the released record was polled again. Its brokers now hold a connection's share
+requests back behind an acknowledgement in progress (``SharePartitionManager.dispatch``).
 """
 
 from __future__ import annotations
@@ -88,7 +113,7 @@ GROUP_CONFIG = {
 }
 #: acknowledgement types by confluent-kafka's names and wire ids
 ACKS = {"accept": 1, "release": 2, "reject": 3}
-HOLD_ENDS = ("accept", "release", "reject", "close", "expire", "kill", "freeze")
+HOLD_ENDS = ("accept", "release", "reject", "close", "expire", "kill", "freeze", "crash", "async")
 #: the ends of a hold in which M goes away holding the record, and what they say of it
 GONE = {"close": "closed", "kill": "killed", "freeze": "frozen"}
 #: each poll waits at most POLL_S seconds; a step gives up after MAX_POLLS polls, saying so
@@ -100,6 +125,17 @@ SEQUENCES = 10
 REPLICATION, MIN_ISR = 3, 2
 #: the chance that a sequence has a leader crash between two of its steps
 CRASH_CHANCE = 0.5
+#: what a commit after its partition's leader crashed answers: the acknowledgement is not applied.
+#: Both clients send it to the broker the record came from. The first is the answer of that broker
+#: restarted, a follower now; the second Java's ("the server disconnected before a response was
+#: received") for a request that went out on a connection the crash closed; the third
+#: librdkafka's when its connection to that broker is not up again yet ("broker not up (state
+#: TRY_CONNECT)"). Which one comes is the clock's: Kafka 4.4.0 answered the first to
+#: confluent-kafka, the first or second to Java from run to run; the wire cluster, which restarts
+#: a broker sooner than librdkafka reconnects, gave confluent-kafka the third
+LEADER_GONE = ("NOT_LEADER_FOR_PARTITION", "NETWORK_EXCEPTION", "_TRANSPORT")
+#: the chance that a sequence has a hold acknowledged by ``commit_async``
+ASYNC_CHANCE = 0.5
 #: a group's error codes that say its coordinator is elsewhere now (COORDINATOR_NOT_AVAILABLE,
 #: NOT_COORDINATOR): a crashed broker was the group's coordinator too
 MOVED_COORDINATOR = (15, 16)
@@ -207,7 +243,12 @@ class _Run:
             for _ in range(MAX_POLLS):
                 if self.side.assigned(self.group, list(self.members.values())):
                     break
-                self.joined_with.setdefault(name, []).extend(self._poll(name))
+                got = self._poll(name)
+                self.joined_with.setdefault(name, []).extend(got)
+                # it has the partition, and may poll no more before acknowledging them (the
+                # coordinator's answer can lag, as after a crash that moved it: seed 6 under load)
+                if got:
+                    break
             else:
                 raise AssertionError(f"{self.side.name}: not every member of {self.group} was assigned")
         return self.members[name]
@@ -292,6 +333,10 @@ class _Run:
             consumer.commit_sync()
             return f"held {got}"
         acquired = self.side.now()
+        if end == "crash":
+            return self._crash_holding(name, held[0])
+        if end == "async":
+            return self._commit_async(name, held[0])
         if end in ACKS:
             consumer.acknowledge(held[0], self.side.ack_types[end])
             if end != "release":
@@ -323,6 +368,48 @@ class _Run:
             return f"{GONE[end]}; back {when}: {back}"
         consumer.acknowledge(held[0], self.side.ack_types["accept"])
         return f"back {when}: {back}; the late accept: {_outcome(consumer.commit_sync())}"
+
+    def _crash_holding(self, name: str, message: Any) -> str:
+        """The partition's leader crashes while M holds ``message``; M then acknowledges it as
+        :func:`ack_for` draws it and commits, and drains what comes back."""
+        self.side.crash_leader(self.topic)
+        offset, consumer = message.offset(), self.members[name]
+        ack = ack_for(self.seed, offset, message.delivery_count())
+        consumer.acknowledge(message, self.side.ack_types[ack])
+        outcome = _outcome(consumer.commit_sync())
+        if outcome == "ok" and (ack != "release" or message.delivery_count() >= DELIVERY_LIMIT):
+            self.settled.add(offset)
+        if outcome in LEADER_GONE:
+            outcome = "the leader is gone"
+        return f"crashed; the {ack}: {outcome}; then: {self.drain(name)}"
+
+    def _commit_async(self, name: str, message: Any) -> str:
+        """M acknowledges ``message`` as :func:`ack_for` draws it and commits with
+        ``commit_async``: what it returns, then what the acknowledgement commit callback reports
+        (each call's offsets and error per partition), polling until it has reported or a poll
+        brought records; those, and more, M drains."""
+        consumer, reports = self.members[name], []
+
+        def reported(offsets: dict, error: Any) -> None:
+            outcome = "ok" if error is None else _error_name(error)
+            reports.append([[sorted(o), outcome] for _, o in sorted(offsets.items(), key=str)])
+
+        consumer.set_acknowledgement_commit_callback(reported)
+        offset, delivery = message.offset(), message.delivery_count()
+        ack = ack_for(self.seed, offset, delivery)
+        consumer.acknowledge(message, self.side.ack_types[ack])
+        returned = consumer.commit_async()
+        for _ in range(MAX_POLLS):
+            if reports:
+                break
+            got = self._poll(name)
+            if got:  # a record released comes back: unacknowledged, no poll may follow; the drain's
+                self.joined_with[name] = got
+                break
+        consumer.set_acknowledgement_commit_callback(None)
+        if reports == [[[[offset], "ok"]]] and (ack != "release" or delivery >= DELIVERY_LIMIT):
+            self.settled.add(offset)
+        return f"async {ack}: returned {returned}; reported {reports}; then: {self.drain(name)}"
 
     def close(self) -> None:
         for consumer in self.members.values():
@@ -369,6 +456,13 @@ class ShareDifferential:
         crash = random.Random(f"{seed}:crash")
         if crash.random() < CRASH_CHANCE:
             steps.insert(crash.randint(1, len(steps)), "crash")
+        # and one while a member holds a record, from a random of its own too; the drain before
+        # it settles what is there, so the hold holds just its own record
+        for end, chance in (("crash", CRASH_CHANCE), ("async", ASYNC_CHANCE)):
+            more = random.Random(f"{seed}:held {end}")
+            if more.random() < chance:
+                at, member = more.randint(1, len(steps)), more.choice("ab")
+                steps[at:at] = [f"drain:{member}", f"hold:{member}:{end}"]
         return (*steps, "drain:a")
 
     def run(self, seed: int) -> list[str]:

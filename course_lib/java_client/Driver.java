@@ -36,7 +36,9 @@
 //     [{topic, partition, spec: earliest|latest|max_timestamp|<ms>}], isolation_level}
 //   shareConsumer.create {config} (KafkaShareConsumer, KIP-932); shareConsumer.subscribe {topics} |
 //     poll {timeout_ms} (records with deliveryCount) | acknowledge {topic, partition, offset,
-//     type: ACCEPT|RELEASE|REJECT|RENEW} | commitSync {timeout_ms?} -> [{topic, partition, error?}]
+//     type: ACCEPT|RELEASE|REJECT|RENEW} | commitSync {timeout_ms?} -> [{topic, partition, error?}] |
+//     commitAsync | acknowledgementCommits -> [{partitions: [{topic, partition, offsets}], error?}]
+//     (what Java reported to the acknowledgement commit callback since the last asking)
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -532,11 +534,40 @@ public final class Driver {
         return topic + "/" + partition + "/" + offset;
     }
 
+    /** What each share consumer's acknowledgement commit callback was given, not yet asked for.
+     * Java calls it on the consumer's own thread, inside its poll, commitSync, commitAsync or close. */
+    private final Map<Object, List<ObjectNode>> commitReports = new ConcurrentHashMap<>();
+
+    private void reportCommits(KafkaShareConsumer<byte[], byte[]> c) {
+        List<ObjectNode> reports = commitReports.computeIfAbsent(c, k -> new ArrayList<>());
+        c.setAcknowledgementCommitCallback((offsets, exception) -> {
+            ObjectNode n = NODES.objectNode();
+            ArrayNode parts = n.putArray("partitions");
+            offsets.forEach((tip, set) -> {
+                ArrayNode o = parts.addObject().put("topic", tip.topic()).put("partition", tip.partition())
+                        .putArray("offsets");
+                set.stream().sorted().forEach(o::add);
+            });
+            if (exception != null) n.set("error", error(exception));
+            synchronized (reports) { reports.add(n); }
+        });
+    }
+
     private JsonNode shareConsumer(String op, KafkaShareConsumer<byte[], byte[]> c, JsonNode r) throws Exception {
         switch (op) {
             case "subscribe":
+                reportCommits(c);
                 c.subscribe(texts(r.path("topics")));
                 return null;
+            case "commitAsync":
+                c.commitAsync();
+                return null;
+            case "acknowledgementCommits": {
+                ArrayNode a = NODES.arrayNode();
+                List<ObjectNode> reports = commitReports.getOrDefault(c, new ArrayList<>());
+                synchronized (reports) { a.addAll(reports); reports.clear(); }
+                return a;
+            }
             case "poll": {
                 ArrayNode a = NODES.arrayNode();
                 Map<String, ConsumerRecord<byte[], byte[]>> polled = new HashMap<>();

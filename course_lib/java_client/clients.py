@@ -355,6 +355,22 @@ class JavaShareConsumer(_JavaClient):
         rows = self._call("commitSync", timeout_ms=_ms(timeout), timeout=_wait(timeout))
         return {TopicPartition(r["topic"], r["partition"]): r.get("error") for r in rows}
 
+    def commit_async(self) -> None:
+        """``commitAsync()``: its outcomes come through :meth:`acknowledgement_commits`."""
+        self._call("commitAsync")
+
+    def acknowledgement_commits(self) -> list[tuple[dict, dict | None]]:
+        """What Java gave the acknowledgement commit callback (inside this consumer's poll,
+        commitSync, commitAsync or close) since the last asking: ``({TopicPartition: offsets},
+        None or the error's class and message)`` each."""
+        return [
+            (
+                {TopicPartition(p["topic"], p["partition"]): set(p["offsets"]) for p in report["partitions"]},
+                report.get("error"),
+            )
+            for report in self._call("acknowledgementCommits")
+        ]
+
 
 class JavaAdmin(_JavaClient):
     """``Admin``: each topic (partition) of a call succeeds or fails alone; a failed part is a

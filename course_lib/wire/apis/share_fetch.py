@@ -134,6 +134,11 @@ def _requested(gw, broker, topics) -> tuple[dict, list]:
     return known, unknown
 
 
+def _leads(broker, tp) -> bool:
+    partition = broker.partitions.get(tp)
+    return partition is not None and partition.is_leader
+
+
 def _leader(broker, tp) -> dict:
     state = broker.metadata.get(tp)
     if state is None or state.leader is None:
@@ -333,19 +338,12 @@ def share_acknowledge(gw, req) -> None:
     if epoch == INITIAL_EPOCH:
         return top_error(Errors.InvalidShareSessionEpochError)  # acknowledging needs an open session
     error, session = gw.wire.share_sessions.update(broker, group, member, epoch)
-    if error is not None:
-        return top_error(error)
-    answers: dict = {}
 
-    def finish() -> None:
-        if epoch == FINAL_EPOCH:
-            _release(gw, group, member, session)
+    def answer(errors: dict) -> None:
         rows = {
-            tp: {"error_code": code(resp.error), "error_message": None, "current_leader": _leader(broker, tp)}
-            for tp, resp in answers.items()
+            tp: {"error_code": e, "error_message": None, "current_leader": _leader(broker, tp)}
+            for tp, e in errors.items()
         }
-        for tp in (tp for tp, a in acks.items() if a is None):
-            rows[tp] = {"error_code": _refused(True), "error_message": None, "current_leader": _leader(broker, tp)}
         _reply(
             gw,
             ShareAcknowledgeResponse,
@@ -356,6 +354,23 @@ def share_acknowledge(gw, req) -> None:
             responses=_grouped_by_id(broker, rows) + _unknown_rows(unknown),
             node_endpoints=_endpoints(gw, broker, [tp for tp, r in rows.items() if r["error_code"]]),
         )
+
+    if error is Errors.ShareSessionNotFoundError and acks and not any(_leads(broker, tp) for tp in acks):
+        # a broker restarted after a crash (its sessions gone) that leads none of the partitions
+        # answers that, not the session: Kafka 4.4.0 with confluent-kafka, whose acknowledgement of
+        # a record held across the leader's crash went to the restarted broker (a follower now)
+        # with its session's epoch, got NOT_LEADER_OR_FOLLOWER (the share differential, hold:M:crash)
+        return answer({tp: code(Errors.NotLeaderForPartitionError) for tp in acks})
+    if error is not None:
+        return top_error(error)
+    answers: dict = {}
+
+    def finish() -> None:
+        if epoch == FINAL_EPOCH:
+            _release(gw, group, member, session)
+        errors = {tp: code(resp.error) for tp, resp in answers.items()}
+        errors.update({tp: _refused(True) for tp, a in acks.items() if a is None})
+        answer(errors)
 
     valid = {tp: a for tp, a in acks.items() if a is not None}
     one = _join(len(valid), finish)
