@@ -22,7 +22,8 @@ V5_CASES = {
 }
 
 
-def _answer(raw: RawClient, version: int, **fields) -> ApiMessage:
+def ask_api_versions(raw: RawClient, version: int, **fields) -> ApiMessage:
+    """ApiVersions at ``version`` (v5: ``cluster_id``, ``node_id``) on ``raw``, and its answer."""
     request = ApiVersionsRequest(client_software_name="probe", client_software_version="1", **fields)
     frame = raw.request(request, version)
     # kafka-python decodes any ApiVersions answer with an error as v0 (the answer to an unsupported
@@ -42,7 +43,7 @@ def api_versions_v5_answers(bootstrap: str) -> dict:
         answers = {}
         for case, names in V5_CASES.items():
             cluster_id, node = names(metadata.cluster_id, node_id)
-            answer = _answer(raw, 5, cluster_id=cluster_id, node_id=node)
+            answer = ask_api_versions(raw, 5, cluster_id=cluster_id, node_id=node)
             own = next(((k.min_version, k.max_version) for k in answer.api_keys if k.api_key == 18), None)
             answers[case] = (answer.error_code, own, "all" if len(answer.api_keys) > 1 else len(answer.api_keys))
         return answers
@@ -54,7 +55,7 @@ def advertised_versions(bootstrap: str) -> dict[int, tuple[int, int]]:
     """api key -> (min, max) as the first bootstrap broker advertises them (ApiVersions v4)."""
     raw = RawClient(bootstrap)
     try:
-        answer = _answer(raw, 4)
+        answer = ask_api_versions(raw, 4)
         assert answer.error_code == 0, answer
         return {k.api_key: (k.min_version, k.max_version) for k in answer.api_keys}
     finally:

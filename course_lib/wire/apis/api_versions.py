@@ -58,6 +58,7 @@ from .schemas import (
     ShareGroupDescribeRequest,
     ShareGroupHeartbeatRequest,
 )
+from ..api_versions_request import names_half_a_node
 from .common import build
 from .metadata import CLUSTER_ID
 
@@ -144,14 +145,13 @@ def refusal(gw, req) -> int:
     """Kafka 4.4.0's check of an ApiVersions v5 request (KafkaApis.handleApiVersionsRequest): a
     ClusterId without a NodeId or the reverse is INVALID_REQUEST; a ClusterId and NodeId that are
     not this cluster's and this broker's are REBOOTSTRAP_REQUIRED (the client's metadata is stale:
-    it must bootstrap again). 0 when neither, as for every older version."""
-    if req.version < 5:
-        return 0
-    if (req.cluster_id is None) != (req.node_id == -1):
+    it must bootstrap again), except before a SASL login (SaslServerAuthenticator answers it then,
+    and does not look). 0 when neither, as for every older version."""
+    if names_half_a_node(req):
         return Errors.InvalidRequestError.errno
-    if req.cluster_id is not None and (req.cluster_id != CLUSTER_ID or req.node_id != gw.broker_id):
-        return REBOOTSTRAP_REQUIRED
-    return 0
+    if req.version < 5 or req.cluster_id is None or (gw.authenticator is not None and not gw.authenticator.complete):
+        return 0
+    return REBOOTSTRAP_REQUIRED if (req.cluster_id, req.node_id) != (CLUSTER_ID, gw.broker_id) else 0
 
 
 def api_versions(gw, req) -> None:
