@@ -79,12 +79,12 @@ class Gateway:
                 )
                 self.close()
 
-    def reply(self, response) -> None:
-        """Send the answer to the request in progress, then start the next one."""
+    def reply(self, response, version: int | None = None) -> None:
+        """Send the answer to the request in progress (at its version unless told), then start the next one."""
         if not self.alive or self._current is None:
             return
         header = self._current[0]
-        self.reply_as(response, header, header.request_api_version)
+        self.reply_as(response, header, header.request_api_version if version is None else version)
 
     def reply_as(self, response, header, version: int) -> None:
         """Answer ``header``'s request with ``response`` encoded at ``version``."""

@@ -41,8 +41,11 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping
 
 from kafka.protocol.api_header import RequestHeader
+from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.metadata import ApiVersionsRequest
 from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
+
+from .api_versions_request import names_half_a_node
 
 log = logging.getLogger("course_lib.wire")
 
@@ -204,7 +207,9 @@ class Authenticator:
             return True
         key = header.request_api_key
         if self.state is State.HANDSHAKE_OR_VERSIONS_REQUEST and key == ApiVersionsRequest.API_KEY:
-            if type(request) is ApiVersionsRequest:  # an unsupported version is answered, state kept
+            # an unsupported version (not decoded) or an invalid request is answered with the state
+            # kept (SaslServerAuthenticator.handleApiVersionsRequest)
+            if isinstance(request, ApiMessage) and not names_half_a_node(request):
                 self.state = State.HANDSHAKE_REQUEST
             return True
         if self.state is State.AUTHENTICATE:

@@ -33,6 +33,7 @@ from tests.real.helpers import (
     wrong_login,
 )
 
+from .api_versions_probes import ask_api_versions
 from .client_probes import RawClient
 
 USERS = {"ann": "ann-pw", "bob": "bob-pw"}
@@ -190,6 +191,18 @@ def test_a_request_before_the_login_closes_the_connection(sasl_wire):
         raw.request(ApiVersionsRequest(), 3)
         raw.send_bytes(_frame(ApiVersionsRequest(), 3, 2))
         assert _closed(raw)
+
+
+def test_api_versions_v5_before_the_login(sasl_wire):
+    """Before a login Kafka 4.4.0's SaslServerAuthenticator answers ApiVersions itself (read with
+    javap): a v5 naming half a node gets INVALID_REQUEST with the state kept, so another
+    ApiVersions may follow; one naming another cluster gets the versions (it does not compare
+    them), after which the handshake is expected."""
+    with closing(RawClient(sasl_wire.bootstrap_servers)) as raw:
+        assert ask_api_versions(raw, 5, cluster_id="x", node_id=-1).error_code == 42  # INVALID_REQUEST
+        answer = ask_api_versions(raw, 5, cluster_id="another-cluster", node_id=1)
+        assert answer.error_code == 0 and SASL_KEYS <= {k.api_key for k in answer.api_keys}
+        assert _ask(raw, SaslHandshakeResponse, SaslHandshakeRequest(mechanism="PLAIN"), 1).error_code == 0
 
 
 def test_an_unsupported_mechanism_gets_the_enabled_list_then_the_close(sasl_wire):

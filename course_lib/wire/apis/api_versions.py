@@ -36,7 +36,8 @@ from kafka.protocol.consumer import (
     OffsetForLeaderEpochRequest,
     SyncGroupRequest,
 )
-from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse, FindCoordinatorRequest, MetadataRequest
+from kafka import errors as Errors
+from kafka.protocol.metadata import ApiVersionsResponse, FindCoordinatorRequest, MetadataRequest
 from kafka.protocol.producer import (
     AddOffsetsToTxnRequest,
     AddPartitionsToTxnRequest,
@@ -48,6 +49,7 @@ from kafka.protocol.producer import (
 from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
 
 from .schemas import (
+    ApiVersionsRequest,
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
     ShareAcknowledgeRequest,
@@ -56,7 +58,9 @@ from .schemas import (
     ShareGroupDescribeRequest,
     ShareGroupHeartbeatRequest,
 )
-from .common import _reply
+from ..api_versions_request import names_half_a_node
+from .common import build
+from .metadata import CLUSTER_ID
 
 #: request class -> (min version, max version): what ApiVersions advertises (here, not beside the
 #: handlers in ``course_lib.wire.apis.SUPPORTED``, because this handler answers with it)
@@ -74,7 +78,7 @@ _VERSIONS = {
     SyncGroupRequest: (0, 5),
     DescribeGroupsRequest: (0, 5),
     ListGroupsRequest: (0, 4),
-    ApiVersionsRequest: (0, 4),
+    ApiVersionsRequest: (0, 5),  # v5: the client names the cluster and node it means (KIP-1242)
     CreateTopicsRequest: (2, 7),
     DeleteTopicsRequest: (1, 5),  # v6: topics by id
     InitProducerIdRequest: (0, 5),
@@ -132,16 +136,41 @@ def advertised(wire) -> dict:
     return {**SUPPORTED_VERSIONS, **SASL_VERSIONS} if wire.sasl is not None else SUPPORTED_VERSIONS
 
 
+#: Kafka 4.4.0's REBOOTSTRAP_REQUIRED (org.apache.kafka.common.protocol.Errors, KIP-1242): kafka-python
+#: 3.0.12 has no error class for it
+REBOOTSTRAP_REQUIRED = 129
+
+
+def refusal(gw, req) -> int:
+    """Kafka 4.4.0's check of an ApiVersions v5 request (KafkaApis.handleApiVersionsRequest): a
+    ClusterId without a NodeId or the reverse is INVALID_REQUEST; a ClusterId and NodeId that are
+    not this cluster's and this broker's are REBOOTSTRAP_REQUIRED (the client's metadata is stale:
+    it must bootstrap again), except before a SASL login (SaslServerAuthenticator answers it then,
+    and does not look). 0 when neither, as for every older version."""
+    if names_half_a_node(req):
+        return Errors.InvalidRequestError.errno
+    if req.version < 5 or req.cluster_id is None or (gw.authenticator is not None and not gw.authenticator.complete):
+        return 0
+    return REBOOTSTRAP_REQUIRED if (req.cluster_id, req.node_id) != (CLUSTER_ID, gw.broker_id) else 0
+
+
 def api_versions(gw, req) -> None:
     """The versions, and (v3+) the broker features: a client that speaks a feature (the Java client
     and ``transaction.version`` >= 2, ``group.version`` >= 1) reads it here, so it negotiates
     with the simulated cluster what it negotiates with Kafka. The features epoch is the answering
-    broker's metadata version, as KRaft's is the offset of its metadata image."""
+    broker's metadata version, as KRaft's is the offset of its metadata image. A refused v5 request
+    gets Kafka's error answer: the error code and no ApiKeys (ApiVersionsRequest.getErrorResponse)."""
+    # v5's answer is v4's byte for byte, and kafka-python's response class stops at v4
+    version = min(req.version, ApiVersionsResponse.max_version)
+    error = refusal(gw, req)
+    if error:
+        response = build(ApiVersionsResponse, version, error_code=error, api_keys=[], throttle_time_ms=0)
+        return gw.reply(response, version)
     broker = gw.wire.cluster.brokers[gw.broker_id]
     finalized = broker.options.finalized_features()
-    _reply(
-        gw,
+    response = build(
         ApiVersionsResponse,
+        version,
         error_code=0,
         api_keys=[
             {"api_key": key, "min_version": lo, "max_version": hi}
@@ -158,3 +187,4 @@ def api_versions(gw, req) -> None:
             for name, level in sorted(finalized.items())
         ],
     )
+    gw.reply(response, version)
