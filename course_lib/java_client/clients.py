@@ -380,10 +380,11 @@ class JavaAdmin(_JavaClient):
     def list_share_group_offsets(self, groups: Iterable[str], timeout: float = 30.0) -> dict[str, dict | JavaException]:
         """group -> {(topic, partition): ``{"startOffset", "leaderEpoch", "lag"}``} of every
         partition the group has share state for (``Admin.listShareGroupOffsets``, what
-        ``kafka-share-groups --describe --offsets`` shows; DescribeShareGroupOffsets)."""
+        ``kafka-share-groups --describe --offsets`` shows; DescribeShareGroupOffsets), None for one
+        without a start offset yet (Java's map holds null for it)."""
         got = self._call("listShareGroupOffsets", groups=list(groups), timeout_ms=_ms(timeout), timeout=_wait(timeout))
         return {
-            name: _part(v, lambda rows: {(r["topic"], r["partition"]): r["offsets"] for r in rows})
+            name: _part(v, lambda rows: {(r["topic"], r["partition"]): r.get("offsets") for r in rows})
             for name, v in got.items()
         }
 

@@ -29,6 +29,7 @@ from tests.wire.test_acls import (
     JAVA_ACL_ANSWERS,
     TRANSACTIONS,
     JAVA_WITHOUT_AUTHORIZER,
+    SHARES,
     WITHOUT_AUTHORIZER,
     expected_acl_answers,
 )
@@ -98,6 +99,17 @@ def test_transactional_ids_and_idempotence_need_their_acls_on_kafka(secured):
 def test_admin_calls_need_their_acls_on_kafka(secured):
     login = lambda user: client_kwargs(user, PASSWORDS[user])  # noqa: E731
     assert acl_admin_calls(secured.bootstrap_servers, login) == ADMIN_CALLS
+
+
+def test_share_groups_need_their_acls_on_kafka(secured):
+    from course_lib.java_client import DriverProcess
+    from tests.wire.share_acl_probes import acl_shares, java_admins
+
+    _java_or_skip()
+    login = lambda user: client_kwargs(user, PASSWORDS[user])  # noqa: E731
+    with DriverProcess() as driver:
+        java = java_admins(driver, secured.bootstrap_servers, PASSWORDS)
+        assert acl_shares(secured.bootstrap_servers, login, java) == SHARES
 
 
 def test_acl_apis_without_an_authorizer_on_kafka(cluster):
