@@ -26,6 +26,7 @@ from tests.wire.test_acls import (
     ADMIN_CALLS,
     EVERYONE,
     DECISIONS,
+    FIND_COORDINATOR,
     JAVA_ACL_ANSWERS,
     TRANSACTIONS,
     JAVA_WITHOUT_AUTHORIZER,
@@ -110,6 +111,13 @@ def test_share_groups_need_their_acls_on_kafka(secured):
     with DriverProcess() as driver:
         java = java_admins(driver, secured.bootstrap_servers, PASSWORDS)
         assert acl_shares(secured.bootstrap_servers, login, java) == SHARES
+
+
+def test_find_coordinator_answers_field_by_field_on_kafka(secured):
+    from tests.wire.find_coordinator_probes import find_coordinator_answers
+
+    login = lambda user: client_kwargs(user, PASSWORDS[user])  # noqa: E731
+    assert find_coordinator_answers(secured.bootstrap_servers, login) == FIND_COORDINATOR
 
 
 def test_acl_apis_without_an_authorizer_on_kafka(cluster):

@@ -222,6 +222,28 @@ def test_share_groups_need_their_acls(no_leaks):
         assert acl_shares(wire.bootstrap_servers, wire.sasl.client_config, java) == SHARES
 
 
+#: FindCoordinator, a key found or refused (tests/wire/find_coordinator_probes.py): from v4 no
+#: message on any row (the schema's default ""), before it Errors.message()
+FIND_COORDINATOR = {
+    "refused": [],
+    "v4 groups": [("fc-g", 0, "", True), ("fc-other", 30, "", False)],
+    "v4 transactional ids": [("fc-tx", 53, "", False)],
+    "v4 by the super user": [("fc-tx", 0, "", True)],
+    "v3 found": [(None, 0, "NONE", True)],
+    "v3 refused": [(None, 30, "Group authorization failed.", False)],
+    "v3 transactional id refused": [(None, 53, "Transactional Id authorization failed.", False)],
+    "removed": 1,
+}
+
+
+def test_find_coordinator_answers_field_by_field(no_leaks):
+    from .find_coordinator_probes import find_coordinator_answers
+
+    users = {ADMIN: "admin-pw", **{u: f"{u}-pw" for u in USERS}}
+    with WireCluster(brokers=3, users=users, config=acl_config()) as wire:
+        assert find_coordinator_answers(wire.bootstrap_servers, wire.sasl.client_config) == FIND_COORDINATOR
+
+
 def test_acl_apis_without_an_authorizer_answer_security_disabled(wire):
     assert acls_without_authorizer(wire.bootstrap_servers) == WITHOUT_AUTHORIZER
 

@@ -16,7 +16,7 @@ from kafka import errors as Errors
 from ...broker import protocol as sim
 from ...broker.acls import DESCRIBE, GROUP, TOPIC
 from ..authorization import allowed_names, authorized
-from .common import _join, _reply, code
+from .common import _join, _reply, code, kafka_message
 from .coordinators import _coordinator
 from .schemas import DescribeShareGroupOffsetsResponse
 from .topic_ids import topic_ids, topic_uuid
@@ -123,7 +123,7 @@ def _refused(partition: int) -> dict:
         "leader_epoch": 0,
         "lag": -1,
         "error_code": error.errno,
-        "error_message": "Topic authorization failed.",
+        "error_message": kafka_message(error),
     }
 
 
