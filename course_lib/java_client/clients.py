@@ -388,6 +388,21 @@ class JavaAdmin(_JavaClient):
             for name, v in got.items()
         }
 
+    def describe_transactions(self, ids: Iterable[str], timeout: float = 30.0) -> dict[str, dict | JavaException]:
+        """id -> ``{"state", "producerEpoch", "transactionTimeoutMs", "transactionStartTimeMs" (-1:
+        none), "topicPartitions": [{"topic", "partition"}]}`` (``Admin.describeTransactions``)."""
+        got = self._call("describeTransactions", ids=list(ids), timeout_ms=_ms(timeout), timeout=_wait(timeout))
+        return {name: _part(v, lambda x: x) for name, v in got.items()}
+
+    def list_transactions(
+        self, states: Iterable[str] = (), pattern: str | None = None, timeout: float = 30.0
+    ) -> list[dict]:
+        """``[{"transactionalId", "producerId", "state"}]`` of every broker's coordinator
+        (``Admin.listTransactions``, ``kafka-transactions list``), filtered by state names and a
+        transactional id pattern; a failure raises its :class:`JavaException`."""
+        fields = {"states": list(states), "pattern": pattern}
+        return self._call("listTransactions", timeout_ms=_ms(timeout), timeout=_wait(timeout), **fields)
+
     def describe_topics(self, names: Iterable[str], timeout: float = 30.0) -> dict[str, dict | JavaException]:
         """name -> ``{"name", "internal", "topicId", "partitions": [{"partition", "leader", "replicas", "isr"}]}``"""
         got = self._call("describeTopics", topics=list(names), timeout_ms=_ms(timeout), timeout=_wait(timeout))

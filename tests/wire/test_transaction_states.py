@@ -20,8 +20,30 @@ TRANSACTION_STATES = {
     "listed, committed": ([0], [], [("a", "CompleteCommit")]),
     "unknown id": ("TransactionalIdNotFoundError",),
 }
+#: ... and what Java's Admin shows while the transaction is ongoing
+JAVA_ONGOING = {
+    "described": ("Ongoing", 0, 45000, True, [0]),
+    "unknown id": "TransactionalIdNotFoundException",
+    "listed": [("a", "Ongoing")],
+}
 
 
 def test_transactions_are_described_and_listed_as_kafka_does(wire):
     wire.create_topic("ts", replication_factor=3)
     assert transaction_states(wire.bootstrap_servers, "ts") == TRANSACTION_STATES
+
+
+def test_java_admin_describes_and_lists_transactions(wire):
+    from course_lib.java_client import DriverProcess, JavaAdmin
+
+    from .test_java_clients import _java_or_skip
+
+    _java_or_skip()
+    wire.create_topic("ts", replication_factor=3)
+    with DriverProcess() as driver:
+        java = JavaAdmin(driver, {"bootstrap.servers": wire.bootstrap_servers})
+        try:
+            got = transaction_states(wire.bootstrap_servers, "ts", java)
+        finally:
+            java.close(timeout=5)
+    assert got == {**TRANSACTION_STATES, "java, ongoing": JAVA_ONGOING}

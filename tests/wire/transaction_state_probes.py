@@ -47,7 +47,30 @@ def _until(ask, done, timeout_s: float = 30):
         time.sleep(0.05)
 
 
-def transaction_states(bootstrap: str, topic: str) -> dict:
+def _java(java, prefix: str, tid: str, topic: str) -> dict:
+    """What Java's Admin (``kafka-transactions describe``/``list``) shows of the transaction."""
+    got = java.describe_transactions([tid, f"{prefix}none"])
+    d = got[tid]
+    parts = sorted(tp["partition"] for tp in d["topicPartitions"] if tp["topic"] == topic)
+    none = got[f"{prefix}none"]
+    return {
+        "described": (
+            d["state"],
+            d["producerEpoch"],
+            d["transactionTimeoutMs"],
+            d["transactionStartTimeMs"] >= 0,
+            parts,
+        ),
+        "unknown id": none.java_class.rsplit(".", 1)[-1] if isinstance(none, Exception) else none,
+        "listed": sorted(
+            (r["transactionalId"][len(prefix) :], r["state"])
+            for r in java.list_transactions(states=["Ongoing"], pattern=f"{prefix}.*")
+        ),
+    }
+
+
+def transaction_states(bootstrap: str, topic: str, java=None) -> dict:
+    """``java`` (if given): a Java Admin (:class:`course_lib.java_client.JavaAdmin`) on the cluster."""
     prefix = f"ts-{uuid.uuid4().hex[:6]}-"
     tid = f"{prefix}a"
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
@@ -65,6 +88,8 @@ def transaction_states(bootstrap: str, topic: str) -> dict:
         out["listed by a pattern it does not match"] = _listed(admin, prefix, transactional_id_pattern="ts-")
         out["listed, started over an hour ago"] = _listed(admin, prefix, duration_filter=3_600_000)
         out["bad pattern"] = _listed(admin, prefix, transactional_id_pattern="(")
+        if java is not None:
+            out["java, ongoing"] = _java(java, prefix, tid, topic)
         producer.commit_transaction()
         out["committed"] = _until(lambda: _described(admin, tid, topic), lambda d: d[0] != "PrepareCommit")
         out["listed, committed"] = _listed(admin, prefix)
