@@ -31,6 +31,7 @@ from tests.wire.test_acls import (
     TRANSACTIONS,
     JAVA_WITHOUT_AUTHORIZER,
     SHARES,
+    TRANSACTION_ACLS,
     WITHOUT_AUTHORIZER,
     expected_acl_answers,
 )
@@ -118,6 +119,13 @@ def test_find_coordinator_answers_field_by_field_on_kafka(secured):
 
     login = lambda user: client_kwargs(user, PASSWORDS[user])  # noqa: E731
     assert find_coordinator_answers(secured.bootstrap_servers, login) == FIND_COORDINATOR
+
+
+def test_transactions_are_described_to_whom_may_on_kafka(secured):
+    from tests.wire.transaction_state_probes import transaction_acls
+
+    login = lambda user: client_kwargs(user, PASSWORDS[user])  # noqa: E731
+    assert transaction_acls(secured.bootstrap_servers, login) == TRANSACTION_ACLS
 
 
 def test_acl_apis_without_an_authorizer_on_kafka(cluster):

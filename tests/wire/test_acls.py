@@ -244,6 +244,26 @@ def test_find_coordinator_answers_field_by_field(no_leaks):
         assert find_coordinator_answers(wire.bootstrap_servers, wire.sasl.client_config) == FIND_COORDINATOR
 
 
+#: DescribeTransactions and ListTransactions under ACLs (tests/wire/transaction_state_probes.py):
+#: DESCRIBE on the transactional id (else refused, or not listed), and on each topic shown
+TRANSACTION_ACLS = {
+    "refused": [],
+    "ann describes hers": (("Ongoing", 0, 60000, True, [0]), ("Ongoing", 0, 60000, True, [])),
+    "ann describes another": ("TransactionalIdAuthorizationFailedError",),
+    "ann lists": ([0], [], [("1", "Ongoing")]),
+    "the super user lists": ([0], [], [("1", "Ongoing"), ("2", "Ongoing")]),
+    "removed": 2,
+}
+
+
+def test_transactions_are_described_to_whom_may(no_leaks):
+    from .transaction_state_probes import transaction_acls
+
+    users = {ADMIN: "admin-pw", **{u: f"{u}-pw" for u in USERS}}
+    with WireCluster(brokers=3, users=users, config=acl_config()) as wire:
+        assert transaction_acls(wire.bootstrap_servers, wire.sasl.client_config) == TRANSACTION_ACLS
+
+
 def test_acl_apis_without_an_authorizer_answer_security_disabled(wire):
     assert acls_without_authorizer(wire.bootstrap_servers) == WITHOUT_AUTHORIZER
 

@@ -100,4 +100,51 @@ def transaction_states(bootstrap: str, topic: str, java=None) -> dict:
         admin.close()
 
 
-__all__ = ["transaction_states"]
+__all__ = ["transaction_acls", "transaction_states"]
+
+
+def transaction_acls(bootstrap: str, login) -> dict:
+    """With the workshop's authorizer (``login(user)``: kafka-python keyword arguments): the super
+    user's transactions ``tsa-1`` (on ``tsa-t`` and ``tsa-hidden``) and ``tsa-2`` are ongoing;
+    ``ann`` may DESCRIBE the transactional id ``tsa-1`` and the topic ``tsa-t`` only."""
+    from kafka.admin import ACLOperation, NewTopic, ResourceType
+
+    from .acl_probes import ADMIN, _allow, _everywhere, _failed
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, **login(ADMIN))
+    ann = KafkaAdminClient(bootstrap_servers=bootstrap, **login("ann"))
+    producers = []
+    try:
+        admin.create_topics([NewTopic(t, 1, 3) for t in ("tsa-t", "tsa-hidden")])
+        before = _everywhere(admin)
+        grants = [
+            _allow("ann", ACLOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, "tsa-1"),
+            _allow("ann", ACLOperation.DESCRIBE, ResourceType.TOPIC, "tsa-t"),
+        ]
+        refused = _failed(admin.create_acls(grants))
+        mine = _everywhere(admin, before)
+        for tid in ("tsa-1", "tsa-2"):
+            producer = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=tid, **login(ADMIN))
+            producers.append(producer)
+            producer.init_transactions()
+            producer.begin_transaction()
+            for topic in ("tsa-t", "tsa-hidden"):
+                producer.send(topic, b"x", partition=0).get(timeout=30)
+        out = {
+            "refused": refused,
+            "ann describes hers": (_described(ann, "tsa-1", "tsa-t"), _described(ann, "tsa-1", "tsa-hidden")),
+            "ann describes another": _described(ann, "tsa-2", "tsa-t"),
+            "ann lists": _listed(ann, "tsa-"),
+            "the super user lists": _listed(admin, "tsa-"),
+        }
+        for producer in producers:
+            producer.abort_transaction()
+        removed = admin.delete_acls(grants)
+        out["removed"] = sum(len(acls) for _f, acls, _err in removed)
+        _everywhere(admin, mine)
+        return out
+    finally:
+        for producer in producers:
+            producer.close(timeout=5)
+        ann.close()
+        admin.close()
