@@ -1,9 +1,12 @@
 """Transactional requests right after a commit, while its markers are still to be written (Kafka's
-PrepareCommit state, before CompleteCommit), through kafka-python's protocol classes on one
+PrepareCommit state, pending CompleteCommit), through kafka-python's protocol classes on one
 connection to the transaction coordinator. The transaction's one partition has one replica, on
-a broker that is not the coordinator, and that broker is paused from before the commit until the probe has
-asked: its markers wait for it, so every request is taken in that state, never by a race. Run
-against the wire cluster (tests/wire/test_txn_right_after_commit.py) and Kafka
+a broker that is not the coordinator, paused from before the commit until the probe has its
+answers; the commit and the requests after it are written in one go, so each is taken right
+after the one before is answered. Either alone leaves a race: without the pause the wire
+cluster may finish the markers first; without the pipelining Kafka may (once the paused broker
+is fenced it completes the commit without that partition's marker). Run against the wire
+cluster (tests/wire/test_txn_right_after_commit.py) and Kafka
 (tests/real/test_txn_right_after_commit_real.py): ``cluster`` is either (its pause and resume).
 """
 
@@ -32,6 +35,13 @@ from .client_probes import _until_ok, connect
 CONCURRENT = 51
 
 
+def code_of(answer) -> int:
+    """An answer's error code (AddPartitionsToTxn v3: its one partition's)."""
+    if hasattr(answer, "results_by_topic_v3_and_below"):
+        return answer.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code
+    return answer.error_code
+
+
 class _Txn:
     """One transactional id's raw requests to its coordinator (``ids``: its producer id and epoch)."""
 
@@ -57,15 +67,23 @@ class _Txn:
     def _ask(self, request, response, version: int):
         return response.decode(self.raw.request(request, version), version=version, header=True)
 
-    def init(self) -> int:
-        answer = self._ask(
-            InitProducerIdRequest(transactional_id=self.txn_id, transaction_timeout_ms=60000), InitProducerIdResponse, 1
-        )
-        if answer.error_code == 0:
-            self.ids = {"producer_id": answer.producer_id, "producer_epoch": answer.producer_epoch}
-        return answer.error_code
+    def together(self, *asks) -> list:
+        """``(request, response class, version)`` each, written in one go: the broker takes each
+        right after answering the one before (Kafka reads a connection's requests in order)."""
+        frames = b""
+        for request, _cls, version in asks:
+            self.raw.corr += 1
+            request.API_VERSION = version
+            request.with_header(correlation_id=self.raw.corr, client_id=self.raw.client_id)
+            frames += bytes(request.encode(header=True, framed=True))
+        self.raw.sock.sendall(frames)
+        return [cls.decode(self.raw.read_frame(), version=v, header=True) for _r, cls, v in asks]
 
-    def add(self, topic: str) -> int:
+    def init_request(self):
+        request = InitProducerIdRequest(transactional_id=self.txn_id, transaction_timeout_ms=60000)
+        return request, InitProducerIdResponse, 1
+
+    def add_request(self, topic: str):
         request = build(
             AddPartitionsToTxnRequest,
             v3_and_below_transactional_id=self.txn_id,
@@ -73,13 +91,20 @@ class _Txn:
             v3_and_below_producer_epoch=self.ids["producer_epoch"],
             v3_and_below_topics=[{"name": topic, "partitions": [0]}],
         )
-        answer = self._ask(request, AddPartitionsToTxnResponse, 3)
-        return answer.results_by_topic_v3_and_below[0].results_by_partition[0].partition_error_code
+        return request, AddPartitionsToTxnResponse, 3
 
-    def commit(self, version: int):
+    def commit_request(self, version: int):
         """EndTxn(commit) at ``version`` (v5: transactions v2, the answer names the bumped epoch)."""
-        request = EndTxnRequest(transactional_id=self.txn_id, committed=True, **self.ids)
-        return self._ask(request, EndTxnResponse, version)
+        return EndTxnRequest(transactional_id=self.txn_id, committed=True, **self.ids), EndTxnResponse, version
+
+    def init(self) -> int:
+        answer = self._ask(*self.init_request())
+        if answer.error_code == 0:
+            self.ids = {"producer_id": answer.producer_id, "producer_epoch": answer.producer_epoch}
+        return answer.error_code
+
+    def add(self, topic: str) -> int:
+        return code_of(self._ask(*self.add_request(topic)))
 
     def until(self, ask, timeout_s: float = 60) -> int:
         """``ask()`` again while it answers a coordinator's retriable error (14, 15, 51)."""
@@ -121,9 +146,9 @@ def _until_leader(admin, topic: str, timeout_s: float = 30) -> int:
 
 
 def right_after_commit(cluster) -> dict:
-    """Per EndTxn version (4: transactions v1, 5: v2): commit with the partition's broker paused,
-    then ask AddPartitionsToTxn (with the epoch the commit was sent with), the same EndTxn again,
-    InitProducerId; resume the broker and wait until the partition can be added again."""
+    """Per EndTxn version (4: transactions v1, 5: v2): with the partition's broker paused, commit
+    and, written with it, AddPartitionsToTxn (with the epoch the commit was sent with), the same
+    EndTxn again and InitProducerId; resume the broker and wait until the commit is complete."""
     bootstrap = cluster.bootstrap_servers
     txn = _Txn(bootstrap, f"after-{uuid.uuid4().hex[:8]}")
     held, topic = _one_replica_topic(bootstrap, txn.node)
@@ -132,17 +157,20 @@ def right_after_commit(cluster) -> dict:
         out["init"] = txn.until(txn.init)
         for version in (4, 5):
             out[f"v{version} added"] = txn.until(lambda: txn.add(topic))
-            sent_with = dict(txn.ids)
             cluster.pause(held)
             try:
-                ended = txn.commit(version)
-                txn.ids = sent_with
-                out[f"v{version} commit"] = ended.error_code
-                out[f"v{version} then AddPartitionsToTxn"] = txn.add(topic)
-                out[f"v{version} then the same commit"] = txn.commit(version).error_code
-                out[f"v{version} then InitProducerId"] = txn.init()
+                # written together: each is taken right after the one before is answered, so none
+                # waits for the broker to be fenced (Kafka then completes without that marker)
+                answers = txn.together(
+                    txn.commit_request(version),
+                    txn.add_request(topic),  # with the epoch the commit was sent with
+                    txn.commit_request(version),  # the same commit again
+                    txn.init_request(),
+                )
             finally:
                 cluster.resume(held)
+            cases = ("commit", "then AddPartitionsToTxn", "then the same commit", "then InitProducerId")
+            out.update({f"v{version} {case}": code_of(a) for case, a in zip(cases, answers)})
             out[f"v{version} InitProducerId once written"] = txn.until(txn.init)
         out["added at last"] = txn.until(lambda: txn.add(topic))
         return out
