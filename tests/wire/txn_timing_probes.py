@@ -48,6 +48,9 @@ class _Txn:
     def __init__(self, bootstrap: str, txn_id: str):
         self.bootstrap, self.txn_id = bootstrap, txn_id
         self.raw, self.node = self._coordinator()
+        # a commit waits until its decision is replicated: with a follower paused, until Kafka
+        # has fenced it and shrunk the ISR (broker.session.timeout.ms, replica.lag.time.max.ms)
+        self.raw.sock.settimeout(60)
         self.ids: dict = {}
 
     def _coordinator(self):
