@@ -87,11 +87,21 @@ class TxnCoordinator(CoordinatorLog):
     def handle(self, src: str, req: TxnRequest) -> None:
         if not self.refresh():
             return self.respond(src, req, Errors.NotCoordinatorError)
-        if req.transactional_id in self.writing:
+        if req.transactional_id in self.writing or self._markers_outstanding(req):
             # one state change at a time per transactional id, as Kafka's pending-state check
             return self.respond(src, req, Errors.ConcurrentTransactionsError)
         self._ensure_checking()
         self.HANDLERS[type(req)](self, src, req)
+
+    def _markers_outstanding(self, req: TxnRequest) -> bool:
+        """Kafka's ``pendingTransitionInProgress`` while a decided transaction's markers are
+        written (its state pending CompleteCommit/CompleteAbort): CONCURRENT_TRANSACTIONS before
+        the producer id and epoch are looked at - so a transactions-v2 producer's request with
+        the epoch the commit just bumped is not fenced. Only EndTxn v1 checks them first
+        (``TransactionCoordinator.endTransaction``: the id, the epoch, then the pending state)."""
+        if req.transactional_id not in self.markers_pending:
+            return False
+        return not (isinstance(req, EndTxnRequest) and req.transaction_version < 2)
 
     def _change(self, tid: str, meta: TxnMetadata, then) -> None:
         """Write ``tid``'s new state; ``then(error)`` once it is replicated (or refused)."""
@@ -174,10 +184,11 @@ class TxnCoordinator(CoordinatorLog):
         transactional_id, commit = req.transactional_id, req.commit
         producer_id, producer_epoch = req.producer_id, req.producer_epoch
         meta = self.txns.get(transactional_id)
-        wanted = "PrepareCommit" if commit else "PrepareAbort"
         if meta is not None and meta.producer_id == producer_id and meta.producer_epoch == producer_epoch:
-            if meta.state == wanted or meta.state == ("CompleteCommit" if commit else "CompleteAbort"):
+            if meta.state == ("CompleteCommit" if commit else "CompleteAbort"):
                 return self.respond(src, req)  # a retry of a request that already succeeded
+            # a retry while its markers are written: CONCURRENT_TRANSACTIONS (_fenced), the client
+            # asks again until they are (TransactionCoordinator.endTransaction with transactions v1)
         error = self._fenced(transactional_id, producer_id, producer_epoch)
         if error is not None:
             return self.respond(src, req, error)
@@ -186,7 +197,7 @@ class TxnCoordinator(CoordinatorLog):
             if not commit or not meta.partitions:
                 return self.respond(src, req)  # nothing was written: nothing to commit or abort
             return self.respond(src, req, Errors.InvalidTxnStateError)
-        prepared = replace(meta, state=wanted)
+        prepared = replace(meta, state="PrepareCommit" if commit else "PrepareAbort")
 
         def decided(err):
             if err is not None:
@@ -321,3 +332,15 @@ class TxnCoordinator(CoordinatorLog):
                 self._abort(tid, meta, reason=f"open longer than transaction_timeout_ms={meta.timeout_ms:g}")
         if any(m.state not in ("CompleteCommit", "CompleteAbort", "Empty") for m in self.txns.values()):
             self._ensure_checking()
+
+
+def markers_written(cluster) -> bool:
+    """Every decided transaction of ``cluster`` (a :class:`~course_lib.broker.Cluster`) has its
+    markers written and its completion with them (Kafka writes them after EndTxn is answered)."""
+    for broker in cluster.brokers.values():
+        txns = broker.txns
+        if broker.alive and (
+            txns.markers_pending or any(m.state in ("PrepareCommit", "PrepareAbort") for m in txns.txns.values())
+        ):
+            return False
+    return True

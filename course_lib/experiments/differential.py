@@ -36,6 +36,7 @@ from kafka import KafkaProducer as RealProducer
 from kafka import TopicPartition
 
 from ..broker import Cluster
+from ..broker.txn_coordinator import markers_written
 from ..clients import KafkaConsumer as SimConsumer
 from ..clients import KafkaProducer as SimProducer
 from ..wire.cluster import WireCluster
@@ -398,18 +399,6 @@ def _stop_sender(producer) -> None:
     if sender is not None and sender.is_alive():
         sender.force_close()
         sender.join(5)
-
-
-def markers_written(cluster: Cluster) -> bool:
-    """Every decided transaction has its markers written (Kafka writes them after EndTxn is
-    answered)."""
-    for broker in cluster.brokers.values():
-        txns = broker.txns
-        if broker.alive and (
-            txns.markers_pending or any(m.state in ("PrepareCommit", "PrepareAbort") for m in txns.txns.values())
-        ):
-            return False
-    return True
 
 
 def transactions_settled(cluster: Cluster, topic: str) -> bool:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from ..broker import Cluster
 from ..broker.protocol import ProduceRequest, Record, RecordBatch
+from ..broker.txn_coordinator import markers_written
 from ..clients import KafkaConsumer, KafkaProducer
 from ..judge.result import Result
 from .registry import experiment, measured
@@ -114,7 +115,8 @@ def late_write(transaction_version: int = 2, seed: int = 0, next_transaction: bo
     """Transaction 1 writes ``t1-a`` and commits; a request of it carrying ``t1-late`` (the
     producer's id, its epoch during transaction 1 and its next sequence number) reaches the leader
     of partition 0 after that - with partition 0 already in transaction 2 if ``next_transaction``
-    (which then writes ``t2-a`` to partition 1 and commits)."""
+    (which then writes ``t2-a`` to partition 1 and commits), else once transaction 1's markers are
+    written."""
     cluster = _cluster(seed, transaction_version)
     p = _producer(cluster, transaction_version)
     tp = (TOPIC, 0)
@@ -130,6 +132,10 @@ def late_write(transaction_version: int = 2, seed: int = 0, next_transaction: bo
             p._add_to_transaction([tp])  # v1: what the producer does before its first write there
         else:
             p.send(TOPIC, b"t2-first", partition=0).get(timeout=30)  # v2: the write adds it
+    # it arrives once the commit is written through: while its markers are still being written
+    # the coordinator answers the leader's check CONCURRENT_TRANSACTIONS (the producer would get
+    # the retriable NOT_ENOUGH_REPLICAS and send it again), which is not what this compares
+    cluster.run_until(lambda: markers_written(cluster), 30_000)
     node = _HeldUpRequest(cluster)
     leader = cluster.leader_of(TOPIC, 0)
     request = ProduceRequest(1, -1, 30_000, {tp: late}, TRANSACTIONAL_ID, transaction_version)

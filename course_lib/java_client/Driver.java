@@ -29,6 +29,9 @@
 //     beginningOffsets {partitions}
 //   admin.listShareGroupOffsets {groups} -> {group: {value: [{topic, partition, offsets: {startOffset,
 //       leaderEpoch, lag}}]} or {error}}
+//   admin.describeTransactions {ids} -> {id: {value: {state, producerEpoch, transactionTimeoutMs,
+//       transactionStartTimeMs, topicPartitions}} or {error}}; admin.listTransactions {states?,
+//       pattern?, timeout_ms?} -> [{transactionalId, producerId, state}] or an error
 //   admin.describeShareGroups {groups} -> {group: {groupId, state, groupEpoch, members: [{memberId,
 //     clientId, memberEpoch, assignment: partitions}]}}
 //   admin.create {config}; admin.createTopics {topics: [{name, partitions?, replication_factor?,
@@ -78,6 +81,11 @@ import org.apache.kafka.clients.admin.ShareGroupDescription;
 import org.apache.kafka.clients.admin.SharePartitionOffsetInfo;
 import org.apache.kafka.clients.admin.ShareMemberDescription;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.admin.DescribeTransactionsResult;
+import org.apache.kafka.clients.admin.ListTransactionsOptions;
+import org.apache.kafka.clients.admin.TransactionDescription;
+import org.apache.kafka.clients.admin.TransactionListing;
+import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.consumer.AcknowledgeType;
 import org.apache.kafka.clients.consumer.CloseOptions;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
@@ -630,6 +638,27 @@ public final class Driver {
             case "describeShareGroups": {
                 return perKey(a.describeShareGroups(texts(r.path("groups"))).describedGroups(), timeoutMs);
             }
+            case "describeTransactions": {
+                List<String> ids = texts(r.path("ids"));
+                DescribeTransactionsResult result = a.describeTransactions(ids);
+                Map<String, KafkaFuture<?>> futures = new HashMap<>();
+                for (String id : ids) futures.put(id, result.description(id));
+                return perKey(futures, timeoutMs);
+            }
+            case "listTransactions": {
+                // kafka-transactions list: every broker's coordinator, filtered by state and id pattern
+                ListTransactionsOptions options = new ListTransactionsOptions();
+                List<TransactionState> states = new ArrayList<>();
+                for (String st : texts(r.path("states"))) states.add(TransactionState.parse(st));
+                if (!states.isEmpty()) options.filterStates(states);
+                if (r.hasNonNull("pattern")) options.filterOnTransactionalIdPattern(r.path("pattern").asText());
+                ArrayNode rows = NODES.arrayNode();
+                for (TransactionListing l : a.listTransactions(options).all().get(timeoutMs, TimeUnit.MILLISECONDS)) {
+                    rows.addObject().put("transactionalId", l.transactionalId()).put("producerId", l.producerId())
+                            .put("state", l.state().toString());
+                }
+                return rows;
+            }
             case "listShareGroupOffsets": {
                 // all the group's partitions (no spec); kafka-share-groups --describe --offsets
                 Map<String, ListShareGroupOffsetsSpec> specs = new HashMap<>();
@@ -720,6 +749,15 @@ public final class Driver {
             OffsetAndMetadata o = (OffsetAndMetadata) v;
             return NODES.objectNode().put("offset", o.offset()).put("metadata", o.metadata())
                     .put("leaderEpoch", o.leaderEpoch().orElse(null));
+        }
+        if (v instanceof TransactionDescription) {
+            TransactionDescription d = (TransactionDescription) v;
+            ObjectNode n = NODES.objectNode().put("state", d.state().toString()).put("producerEpoch", d.producerEpoch())
+                    .put("transactionTimeoutMs", d.transactionTimeoutMs());
+            n.put("transactionStartTimeMs", d.transactionStartTimeMs().isPresent() ? d.transactionStartTimeMs().getAsLong() : -1);
+            ArrayNode tps = n.putArray("topicPartitions");
+            for (TopicPartition tp : d.topicPartitions()) tps.add(tp(tp));
+            return n;
         }
         if (v instanceof ShareGroupDescription) {
             ShareGroupDescription d = (ShareGroupDescription) v;

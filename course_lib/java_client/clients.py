@@ -396,12 +396,28 @@ class JavaAdmin(_JavaClient):
     def list_share_group_offsets(self, groups: Iterable[str], timeout: float = 30.0) -> dict[str, dict | JavaException]:
         """group -> {(topic, partition): ``{"startOffset", "leaderEpoch", "lag"}``} of every
         partition the group has share state for (``Admin.listShareGroupOffsets``, what
-        ``kafka-share-groups --describe --offsets`` shows; DescribeShareGroupOffsets)."""
+        ``kafka-share-groups --describe --offsets`` shows; DescribeShareGroupOffsets), None for one
+        without a start offset yet (Java's map holds null for it)."""
         got = self._call("listShareGroupOffsets", groups=list(groups), timeout_ms=_ms(timeout), timeout=_wait(timeout))
         return {
-            name: _part(v, lambda rows: {(r["topic"], r["partition"]): r["offsets"] for r in rows})
+            name: _part(v, lambda rows: {(r["topic"], r["partition"]): r.get("offsets") for r in rows})
             for name, v in got.items()
         }
+
+    def describe_transactions(self, ids: Iterable[str], timeout: float = 30.0) -> dict[str, dict | JavaException]:
+        """id -> ``{"state", "producerEpoch", "transactionTimeoutMs", "transactionStartTimeMs" (-1:
+        none), "topicPartitions": [{"topic", "partition"}]}`` (``Admin.describeTransactions``)."""
+        got = self._call("describeTransactions", ids=list(ids), timeout_ms=_ms(timeout), timeout=_wait(timeout))
+        return {name: _part(v, lambda x: x) for name, v in got.items()}
+
+    def list_transactions(
+        self, states: Iterable[str] = (), pattern: str | None = None, timeout: float = 30.0
+    ) -> list[dict]:
+        """``[{"transactionalId", "producerId", "state"}]`` of every broker's coordinator
+        (``Admin.listTransactions``, ``kafka-transactions list``), filtered by state names and a
+        transactional id pattern; a failure raises its :class:`JavaException`."""
+        fields = {"states": list(states), "pattern": pattern}
+        return self._call("listTransactions", timeout_ms=_ms(timeout), timeout=_wait(timeout), **fields)
 
     def describe_topics(self, names: Iterable[str], timeout: float = 30.0) -> dict[str, dict | JavaException]:
         """name -> ``{"name", "internal", "topicId", "partitions": [{"partition", "leader", "replicas", "isr"}]}``"""

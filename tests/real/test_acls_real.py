@@ -26,9 +26,12 @@ from tests.wire.test_acls import (
     ADMIN_CALLS,
     EVERYONE,
     DECISIONS,
+    FIND_COORDINATOR,
     JAVA_ACL_ANSWERS,
     TRANSACTIONS,
     JAVA_WITHOUT_AUTHORIZER,
+    SHARES,
+    TRANSACTION_ACLS,
     WITHOUT_AUTHORIZER,
     expected_acl_answers,
 )
@@ -98,6 +101,31 @@ def test_transactional_ids_and_idempotence_need_their_acls_on_kafka(secured):
 def test_admin_calls_need_their_acls_on_kafka(secured):
     login = lambda user: client_kwargs(user, PASSWORDS[user])  # noqa: E731
     assert acl_admin_calls(secured.bootstrap_servers, login) == ADMIN_CALLS
+
+
+def test_share_groups_need_their_acls_on_kafka(secured):
+    from course_lib.java_client import DriverProcess
+    from tests.wire.share_acl_probes import acl_shares, java_admins
+
+    _java_or_skip()
+    login = lambda user: client_kwargs(user, PASSWORDS[user])  # noqa: E731
+    with DriverProcess() as driver:
+        java = java_admins(driver, secured.bootstrap_servers, PASSWORDS)
+        assert acl_shares(secured.bootstrap_servers, login, java) == SHARES
+
+
+def test_find_coordinator_answers_field_by_field_on_kafka(secured):
+    from tests.wire.find_coordinator_probes import find_coordinator_answers
+
+    login = lambda user: client_kwargs(user, PASSWORDS[user])  # noqa: E731
+    assert find_coordinator_answers(secured.bootstrap_servers, login) == FIND_COORDINATOR
+
+
+def test_transactions_are_described_to_whom_may_on_kafka(secured):
+    from tests.wire.transaction_state_probes import transaction_acls
+
+    login = lambda user: client_kwargs(user, PASSWORDS[user])  # noqa: E731
+    assert transaction_acls(secured.bootstrap_servers, login) == TRANSACTION_ACLS
 
 
 def test_acl_apis_without_an_authorizer_on_kafka(cluster):

@@ -180,6 +180,90 @@ def test_a_resource_without_acls_is_everyones_if_so_configured(no_leaks):
         assert acl_allow_everyone(wire.bootstrap_servers, wire.sasl.client_config) == EVERYONE
 
 
+#: the share group APIs under ACLs (tests/wire/share_acl_probes.py): ann may READ sh-g and sh-t
+_OFFSETS_REFUSED = ("sh-other", True, 29, "Topic authorization failed.", -1, -1)
+SHARES = {
+    "refused": [],
+    "state on both topics": (0, None, [("sh-other", 0), ("sh-t", 0)]),
+    # ShareGroupHeartbeat: READ on the group, then DESCRIBE on every topic subscribed to
+    "ann joins on her topic": 0,
+    "ann joins on the other": 29,
+    "ann joins another group": 30,
+    # ShareFetch, ShareAcknowledge: READ on the group (the whole request: no message, no lock
+    # duration), then READ on each topic, its fetch and its acknowledgements alike
+    "bob fetches": (30, None, 0),
+    "ann fetches in another group": (30, None, 0),
+    "ann's member id too long": (42, None, 0),
+    "ann fetches both": {"sh-other": (29, 0)},
+    "ann acknowledges in a fetch": {"sh-other": (29, 29)},
+    "ann acknowledges": {"sh-other": (29,)},
+    "bob acknowledges": (30, None, 0),
+    # DescribeShareGroupOffsets: DESCRIBE on the group, then on each topic (all: left out;
+    # named: refused, without a topic id)
+    "ann describes all offsets": (0, None, [("sh-t", 0)]),
+    "ann describes both topics' offsets": (0, None, [_OFFSETS_REFUSED, ("sh-t", 0)]),
+    "bob describes offsets": (30, None, []),
+    # Java's Admin.listShareGroupOffsets (bob: FindCoordinator refuses him first)
+    "java": {"ann": ["sh-t"], "bob": "GroupAuthorizationException"},
+    "removed": 2,
+}
+
+
+def test_share_groups_need_their_acls(no_leaks):
+    from course_lib.java_client import DriverProcess
+
+    from .share_acl_probes import acl_shares, java_admins
+    from .test_java_clients import _java_or_skip
+
+    _java_or_skip()
+    users = {ADMIN: "admin-pw", **{u: f"{u}-pw" for u in USERS}}
+    with WireCluster(brokers=3, users=users, config=acl_config()) as wire, DriverProcess() as driver:
+        java = java_admins(driver, wire.bootstrap_servers, users)
+        assert acl_shares(wire.bootstrap_servers, wire.sasl.client_config, java) == SHARES
+
+
+#: FindCoordinator, a key found or refused (tests/wire/find_coordinator_probes.py): from v4 no
+#: message on any row (the schema's default ""), before it Errors.message()
+FIND_COORDINATOR = {
+    "refused": [],
+    "v4 groups": [("fc-g", 0, "", True), ("fc-other", 30, "", False)],
+    "v4 transactional ids": [("fc-tx", 53, "", False)],
+    "v4 by the super user": [("fc-tx", 0, "", True)],
+    "v3 found": [(None, 0, "NONE", True)],
+    "v3 refused": [(None, 30, "Group authorization failed.", False)],
+    "v3 transactional id refused": [(None, 53, "Transactional Id authorization failed.", False)],
+    "removed": 1,
+}
+
+
+def test_find_coordinator_answers_field_by_field(no_leaks):
+    from .find_coordinator_probes import find_coordinator_answers
+
+    users = {ADMIN: "admin-pw", **{u: f"{u}-pw" for u in USERS}}
+    with WireCluster(brokers=3, users=users, config=acl_config()) as wire:
+        assert find_coordinator_answers(wire.bootstrap_servers, wire.sasl.client_config) == FIND_COORDINATOR
+
+
+#: DescribeTransactions and ListTransactions under ACLs (tests/wire/transaction_state_probes.py):
+#: DESCRIBE on the transactional id (else refused, or not listed), and on each topic shown
+TRANSACTION_ACLS = {
+    "refused": [],
+    "ann describes hers": (("Ongoing", 0, 60000, True, [0]), ("Ongoing", 0, 60000, True, [])),
+    "ann describes another": ("TransactionalIdAuthorizationFailedError",),
+    "ann lists": ([0], [], [("1", "Ongoing")]),
+    "the super user lists": ([0], [], [("1", "Ongoing"), ("2", "Ongoing")]),
+    "removed": 2,
+}
+
+
+def test_transactions_are_described_to_whom_may(no_leaks):
+    from .transaction_state_probes import transaction_acls
+
+    users = {ADMIN: "admin-pw", **{u: f"{u}-pw" for u in USERS}}
+    with WireCluster(brokers=3, users=users, config=acl_config()) as wire:
+        assert transaction_acls(wire.bootstrap_servers, wire.sasl.client_config) == TRANSACTION_ACLS
+
+
 def test_acl_apis_without_an_authorizer_answer_security_disabled(wire):
     assert acls_without_authorizer(wire.bootstrap_servers) == WITHOUT_AUTHORIZER
 

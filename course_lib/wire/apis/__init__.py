@@ -26,7 +26,8 @@ answered by the broker itself with the simulator's mechanisms (``course_lib.brok
 partition_creation, record_deletion, group_deletion, topic_config_changes), and so are the admin
 APIs a Kafka 4.3 admin client adds (issue 39): DescribeLogDirs, AlterReplicaLogDirs, ElectLeaders (``leader_elections``),
 DescribeTopicPartitions, ListConfigResources, DescribeQuorum, and partition reassignments
-(``reassignments``), and the ACL APIs (DescribeAcls, CreateAcls, DeleteAcls: :mod:`.acls`). With an
+(``reassignments``), the ACL APIs (DescribeAcls, CreateAcls, DeleteAcls: :mod:`.acls`), and
+DescribeTransactions and ListTransactions (:mod:`.transaction_states`, from the transaction coordinator). With an
 authorizer configured the handlers ask it what the client may do, as ``KafkaApis`` does
 (:mod:`course_lib.wire.authorization`).
 """
@@ -65,6 +66,7 @@ from .sasl import sasl_authenticate, sasl_handshake
 from .share_fetch import ShareSessions, share_acknowledge, share_fetch
 from .share_group_offsets import describe_share_group_offsets
 from .share_groups import share_group_describe, share_group_heartbeat
+from .transaction_states import describe_transactions, list_transactions
 from .transactions import add_offsets_to_txn, add_partitions_to_txn, end_txn, init_producer_id, txn_offset_commit
 from .unsupported import Unsupported, loose_header, unsupported_answer
 
@@ -130,6 +132,8 @@ HANDLERS = {
     ApiKey.ShareFetch: share_fetch,
     ApiKey.ShareAcknowledge: share_acknowledge,
     ApiKey.DescribeShareGroupOffsets: describe_share_group_offsets,
+    ApiKey.DescribeTransactions: describe_transactions,
+    ApiKey.ListTransactions: list_transactions,
 }
 
 #: api key -> (min version, max version, handler): what ApiVersions advertises, with who answers
@@ -165,6 +169,8 @@ ANSWERED_BY_THE_BROKER_ITSELF = frozenset(
         describe_acls,
         create_acls,
         delete_acls,
+        describe_transactions,
+        list_transactions,
     }
 )
 

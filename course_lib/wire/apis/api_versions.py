@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kafka.protocol.admin.transactions import DescribeTransactionsRequest, ListTransactionsRequest
 from kafka.protocol.admin import (
     AlterPartitionReassignmentsRequest,
     CreateAclsRequest,
@@ -109,6 +110,9 @@ _VERSIONS = {
     DescribeAclsRequest: (1, 3),
     CreateAclsRequest: (1, 3),
     DeleteAclsRequest: (1, 3),
+    # the transaction coordinator's state (course_lib.wire.apis.transaction_states)
+    DescribeTransactionsRequest: (0, 0),
+    ListTransactionsRequest: (0, 2),
     # the consumer group protocol (KIP-848), our own schemas (course_lib.wire.apis.schemas)
     ConsumerGroupHeartbeatRequest: (0, 1),
     ConsumerGroupDescribeRequest: (0, 1),

@@ -40,6 +40,26 @@ def code(error) -> int:
     return Errors.UnknownError.errno
 
 
+#: Kafka's ``Errors.message()`` of the errors the wire answers with a message: its exception's
+#: default message, and for no error its name
+KAFKA_MESSAGES = {
+    None: "NONE",
+    Errors.TopicAuthorizationFailedError: "Topic authorization failed.",
+    Errors.GroupAuthorizationFailedError: "Group authorization failed.",
+    Errors.ClusterAuthorizationFailedError: "Cluster authorization failed.",
+    Errors.TransactionalIdAuthorizationFailedError: "Transactional Id authorization failed.",
+    Errors.CoordinatorNotAvailableError: "The coordinator is not available.",
+    Errors.NotCoordinatorError: "This is not the correct coordinator.",
+    Errors.CoordinatorLoadInProgressError: "The coordinator is loading and hence can't process requests.",
+}
+
+
+def kafka_message(error) -> str:
+    """``Errors.message()`` of ``error`` (a ``kafka.errors`` class or None); one not in
+    :data:`KAFKA_MESSAGES` by its class name."""
+    return KAFKA_MESSAGES.get(error, getattr(error, "__name__", str(error)))
+
+
 def _reply(gw, cls, **values) -> None:
     """Answer with ``cls`` at the request's version, its error codes as that version knows them."""
     gw.reply(build(cls, gw.version, **downgrade_codes(cls.API_KEY, gw.version, values)))

@@ -11,7 +11,7 @@ from kafka import errors as Errors
 from ...broker import protocol as sim
 from ...broker.acls import DESCRIBE, GROUP, TRANSACTIONAL_ID
 from ..authorization import authorized
-from .common import _join, _reply, code
+from .common import _join, _reply, code, kafka_message
 
 
 def find_coordinator(gw, req) -> None:
@@ -30,7 +30,8 @@ def find_coordinator(gw, req) -> None:
                     "host": "" if broker is None else gw.wire.host,
                     "port": -1 if broker is None else gw.wire.ports[broker],
                     "error_code": code(error),
-                    "error_message": None,
+                    # KafkaApis sets no message on a v4 row: the schema's default, ""
+                    "error_message": "",
                 }
             )
         if gw.version >= 4:
@@ -41,7 +42,9 @@ def find_coordinator(gw, req) -> None:
             FindCoordinatorResponse,
             throttle_time_ms=0,
             error_code=row["error_code"],
-            error_message=None,
+            # before v4, Errors.message(): the error's default message, "NONE" when found
+            # (FindCoordinatorResponse.prepareOldResponse)
+            error_message=kafka_message(found[keys[0]][0]),
             node_id=row["node_id"],
             host=row["host"],
             port=row["port"],

@@ -18,7 +18,7 @@ from ...broker.broker_config import alter_cluster_default_configs
 from ...broker.share_config import check_group_config, check_group_config_name, parse_group_config
 from ...broker.topic_config_changes import alter_topic_configs_request
 from ..authorization import authorized, cluster_authorized
-from .common import _reply, code
+from .common import _reply, code, kafka_message
 
 TOPIC, BROKER, GROUP = 2, 4, 32
 #: AlterConfigOp types a group config takes (APPEND and SUBTRACT are for list configs)
@@ -33,7 +33,7 @@ def incremental_alter_configs(gw, req) -> None:
     for res in req.resources:
         refusal = _refusal(gw, res)
         if refusal is not None:  # ApiError without a message: the error's own
-            error, message = refusal, REFUSALS[refusal]
+            error, message = refusal, kafka_message(refusal)
         elif res.resource_type == TOPIC:
             ops = [(c.name, c.config_operation, c.value) for c in res.configs]
             error, message = alter_topic_configs_request(wire.cluster, res.resource_name, ops, req.validate_only)
@@ -72,14 +72,6 @@ def incremental_alter_configs(gw, req) -> None:
         wire.cluster.sim.schedule(1, answer_when_applied, waited_ms + 1)
 
     answer_when_applied()
-
-
-#: Kafka's messages of the authorization errors (Errors.message())
-REFUSALS = {
-    Errors.TopicAuthorizationFailedError: "Topic authorization failed.",
-    Errors.GroupAuthorizationFailedError: "Group authorization failed.",
-    Errors.ClusterAuthorizationFailedError: "Cluster authorization failed.",
-}
 
 
 def _refusal(gw, res):

@@ -24,7 +24,9 @@ from __future__ import annotations
 from kafka import errors as Errors
 
 from ...broker import protocol as sim
+from ...broker.acls import GROUP, READ, TOPIC
 from ...broker.share_partition import REJECT, RENEW
+from ..authorization import allowed_names, authorized
 from ..records import encode_batches
 from .common import _join, _reply, code
 from .schemas import ShareAcknowledgeResponse, ShareFetchResponse
@@ -38,6 +40,8 @@ INITIAL_EPOCH, FINAL_EPOCH = 0, -1
 DEFAULT_MAX_RECORDS = 500
 #: AcknowledgeType 0: an offset with no record to acknowledge (a gap in the log)
 GAP = 0
+#: the longest member id Kafka takes (``KafkaApis.isMemberIdValid``: a UUID's 36 characters)
+MAX_MEMBER_ID = 36
 
 
 class ShareSessions:
@@ -205,14 +209,42 @@ def _begin(gw, req, response_cls):
     lock_ms = int(broker.shares.settings(req.group_id).record_lock_duration_ms) if req.group_id else 0
 
     def top_error(error) -> None:
-        _top_error(gw, response_cls, error, lock_ms)
+        _top_error(gw, response_cls, error)
 
     if broker.options.share_version < 1:  # share groups not enabled: Kafka refuses the request
         return top_error(Errors.UnsupportedVersionError)
-    if not req.group_id or not req.member_id:
+    if req.group_id is None:
+        return top_error(Errors.InvalidRequestError)
+    # KafkaApis: READ on the group before anything else is looked at, the member id included
+    if not authorized(gw, READ, GROUP, req.group_id):
+        return top_error(Errors.GroupAuthorizationFailedError)
+    if not req.group_id or not req.member_id or len(req.member_id) > MAX_MEMBER_ID:
         return top_error(Errors.InvalidRequestError)
     acks, unknown = _requested(gw, broker, req.topics)
     return broker, lock_ms, top_error, acks, unknown
+
+
+def _unreadable(gw, tps) -> set:
+    """Those of ``tps`` whose topic this connection may not READ: KafkaApis answers each
+    TOPIC_AUTHORIZATION_FAILED, its fetch and its acknowledgements alike, and asks the share
+    partition nothing (the session keeps it all the same: it was updated first)."""
+    names = {topic for topic, _ in tps}
+    allowed = allowed_names(gw, READ, TOPIC, names)
+    return {tp for tp in tps if tp[0] not in allowed}
+
+
+def _refused_row(fetched: bool, acknowledge_error: int) -> dict:
+    """A partition refused for its topic's ACLs: only the errors (``ShareFetchResponse.partitionResponse``:
+    no leader named, no records; a partition only acknowledged has no fetch error)."""
+    return {
+        "error_code": Errors.TopicAuthorizationFailedError.errno if fetched else 0,
+        "error_message": None,
+        "acknowledge_error_code": acknowledge_error,
+        "acknowledge_error_message": None,
+        "current_leader": {"leader_id": -1, "leader_epoch": -1},
+        "records": b"",
+        "acquired_records": [],
+    }
 
 
 def share_fetch(gw, req) -> None:
@@ -231,7 +263,11 @@ def share_fetch(gw, req) -> None:
     if error is not None:
         return top_error(error)
     renewing = gw.version >= 2 and req.is_renew_ack
-    fetching = [] if epoch == FINAL_EPOCH or renewing else session
+    unreadable = _unreadable(gw, [*session, *acks])
+    fetching = [tp for tp in ([] if epoch == FINAL_EPOCH or renewing else session) if tp not in unreadable]
+    denied = {tp: a for tp, a in acking.items() if tp in unreadable}
+    acking = {tp: a for tp, a in acking.items() if tp not in unreadable}
+    refused_fetches = [] if epoch == FINAL_EPOCH or renewing else [tp for tp in session if tp in unreadable]
     asked = list(dict.fromkeys([*fetching, *acking]))
     wait = req.max_wait_ms if len(fetching) == 1 and not acking.keys() - set(fetching) else 0
     answers: dict = {}
@@ -252,6 +288,9 @@ def share_fetch(gw, req) -> None:
                 "records": records,
                 "acquired_records": ranges,
             }
+        for tp in dict.fromkeys([*refused_fetches, *denied]):
+            ack_error = Errors.TopicAuthorizationFailedError.errno if tp in denied else _refused(tp in refused)
+            rows[tp] = _refused_row(tp in refused_fetches, ack_error)
         if epoch == FINAL_EPOCH:
             _release(gw, group, member, session)
         _reply(
@@ -300,15 +339,16 @@ def share_fetch(gw, req) -> None:
     ask_all(True, 0)
 
 
-def _top_error(gw, response_cls, error, lock_ms: int) -> None:
-    """The whole request refused: ``error`` and nothing else (a session or validation error)."""
+def _top_error(gw, response_cls, error) -> None:
+    """The whole request refused: ``error`` and nothing else, no message, no lock duration
+    (``ShareFetchRequest.getErrorResponse``, ``ShareAcknowledgeRequest.getErrorResponse``)."""
     _reply(
         gw,
         response_cls,
         throttle_time_ms=0,
         error_code=code(error),
-        error_message=error.__name__,
-        acquisition_lock_timeout_ms=lock_ms,
+        error_message=None,
+        acquisition_lock_timeout_ms=0,
         responses=[],
         node_endpoints=[],
     )
@@ -339,11 +379,17 @@ def share_acknowledge(gw, req) -> None:
         return top_error(Errors.InvalidShareSessionEpochError)  # acknowledging needs an open session
     error, session = gw.wire.share_sessions.update(broker, group, member, epoch)
 
-    def answer(errors: dict) -> None:
+    def answer(errors: dict, denied=()) -> None:
         rows = {
             tp: {"error_code": e, "error_message": None, "current_leader": _leader(broker, tp)}
             for tp, e in errors.items()
         }
+        for tp in denied:
+            rows[tp] = {
+                "error_code": Errors.TopicAuthorizationFailedError.errno,
+                "error_message": None,
+                "current_leader": {"leader_id": -1, "leader_epoch": -1},
+            }
         _reply(
             gw,
             ShareAcknowledgeResponse,
@@ -363,6 +409,10 @@ def share_acknowledge(gw, req) -> None:
         return answer({tp: code(Errors.NotLeaderForPartitionError) for tp in acks})
     if error is not None:
         return top_error(error)
+    # KafkaApis: the batches are checked first (INVALID_REQUEST), then READ on each topic
+    unreadable = _unreadable(gw, acks)
+    denied = [tp for tp, a in acks.items() if a is not None and tp in unreadable]
+    valid = {tp: a for tp, a in acks.items() if a is not None and tp not in unreadable}
     answers: dict = {}
 
     def finish() -> None:
@@ -370,9 +420,8 @@ def share_acknowledge(gw, req) -> None:
             _release(gw, group, member, session)
         errors = {tp: code(resp.error) for tp, resp in answers.items()}
         errors.update({tp: _refused(True) for tp, a in acks.items() if a is None})
-        answer(errors)
+        answer(errors, denied)
 
-    valid = {tp: a for tp, a in acks.items() if a is not None}
     one = _join(len(valid), finish)
     for tp, pairs in valid.items():
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 from kafka import errors as Errors
 
 from ...broker import protocol as sim
-from .common import _join, _reply, code
+from ...broker.acls import DESCRIBE, GROUP, TOPIC
+from ..authorization import allowed_names, authorized
+from .common import _join, _reply, code, kafka_message
 from .coordinators import _coordinator
 from .schemas import DescribeShareGroupOffsetsResponse
 from .topic_ids import topic_ids, topic_uuid
@@ -40,8 +42,12 @@ def describe_share_group_offsets(gw, req) -> None:
             groups=[_row(gw, g, asked[g], *results[g]) for g in names],
         )
 
-    one = _join(len(names), finish)
-    for group in names:
+    # KafkaApis: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED, no message), then on each topic
+    refused = [g for g in names if not authorized(gw, DESCRIBE, GROUP, g)]
+    for group in refused:
+        results[group] = (Errors.GroupAuthorizationFailedError, ())
+    one = _join(len(names) - len(refused), finish)
+    for group in (g for g in names if g not in refused):
 
         def summarized(resp, group=group) -> None:
             error = resp if isinstance(resp, type) else resp.error
@@ -59,12 +65,16 @@ def describe_share_group_offsets(gw, req) -> None:
 
 def _row(gw, group: str, asked: set | None, error, partitions: tuple) -> dict:
     """The group's answer: each share-partition asked for (None: all) with its start offset,
-    leader epoch and lag (-1 when the high watermark is not known here)."""
+    leader epoch and lag (-1 when the high watermark is not known here). Of a topic the client
+    may not DESCRIBE: nothing when it asked for all, each partition it named refused when it
+    named it, after the others, without a topic id (``KafkaApis.describeShareGroupOffsetsForGroup``)."""
     broker = gw.wire.cluster.brokers[gw.broker_id]
     ids = topic_ids(broker)
+    named = {p[0] for p in partitions} | {t for t, _ in asked or ()}
+    visible = allowed_names(gw, DESCRIBE, TOPIC, named)
     topics: dict = {}
     for topic, partition, epoch, start, done in partitions:
-        if asked is not None and (topic, partition) not in asked:
+        if (asked is not None and (topic, partition) not in asked) or topic not in visible:
             continue
         hw = _high_watermark(gw, (topic, partition))
         topics.setdefault(topic, []).append(
@@ -77,14 +87,43 @@ def _row(gw, group: str, asked: set | None, error, partitions: tuple) -> dict:
                 "error_message": None,
             }
         )
+    if error is not None:
+        # a refused group: the error alone, without a message (an unknown group: its name)
+        message = None if error is Errors.GroupAuthorizationFailedError else error.__name__
+        return {"group_id": group, "topics": [], "error_code": code(error), "error_message": message}
+    hidden = _by_topic(p for p in asked or () if p[0] not in visible)
     return {
         "group_id": group,
         "topics": [
             {"topic_name": t, "topic_id": topic_uuid(ids.get(t, 0)), "partitions": ps}
             for t, ps in sorted(topics.items())
+        ]
+        + [
+            {"topic_name": t, "topic_id": topic_uuid(0), "partitions": [_refused(p) for p in ps]}
+            for t, ps in hidden.items()
         ],
-        "error_code": code(error),
-        "error_message": None if error is None else error.__name__,
+        "error_code": 0,
+        "error_message": None,
+    }
+
+
+def _by_topic(tps) -> dict:
+    out: dict = {}
+    for topic, partition in sorted(tps):
+        out.setdefault(topic, []).append(partition)
+    return out
+
+
+def _refused(partition: int) -> dict:
+    """A partition of a topic the client may not DESCRIBE, as Kafka answers it."""
+    error = Errors.TopicAuthorizationFailedError
+    return {
+        "partition_index": partition,
+        "start_offset": -1,
+        "leader_epoch": 0,
+        "lag": -1,
+        "error_code": error.errno,
+        "error_message": kafka_message(error),
     }
 
 

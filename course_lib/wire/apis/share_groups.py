@@ -13,12 +13,13 @@ from __future__ import annotations
 from kafka import errors as Errors
 
 from ...broker import protocol as sim
-from ...broker.acls import GROUP, READ
-from ..authorization import authorized
+from ...broker.acls import DESCRIBE, GROUP, READ, TOPIC
+from ..authorization import allowed_names, authorized
 from .consumer_group_describe import describe_at_coordinator
 from .consumer_group_heartbeat import heartbeat_answer
 from .coordinators import _coordinator
 from .schemas import ShareGroupDescribeResponse, ShareGroupHeartbeatResponse
+from .share_fetch import MAX_MEMBER_ID
 from .topic_ids import topic_ids, topic_uuid
 
 
@@ -27,8 +28,13 @@ def share_group_heartbeat(gw, req) -> None:
     if not authorized(gw, READ, GROUP, req.group_id):  # KafkaApis: READ on the group, first
         error = Errors.GroupAuthorizationFailedError
         return _heartbeat_answer(gw, broker, error, req.member_id, req.member_epoch, 0, None)
+    if not req.member_id or len(req.member_id) > MAX_MEMBER_ID:
+        return _heartbeat_answer(gw, broker, Errors.InvalidRequestError, req.member_id, req.member_epoch, 0, None)
+    topics = set(req.subscribed_topic_names or ())
+    if len(allowed_names(gw, DESCRIBE, TOPIC, topics)) < len(topics):  # then DESCRIBE on every topic named
+        return _heartbeat_answer(gw, broker, Errors.TopicAuthorizationFailedError, None, 0, 0, None)
     joining = req.member_epoch == 0
-    if not req.member_id or (joining and not req.subscribed_topic_names):
+    if joining and not req.subscribed_topic_names:
         return _heartbeat_answer(gw, broker, Errors.InvalidRequestError, req.member_id, req.member_epoch, 0, None)
     request = sim.ShareGroupHeartbeatRequest(
         group=req.group_id,
