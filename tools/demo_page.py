@@ -13,7 +13,6 @@ start); ``python -m bench site`` times both.
 
 from __future__ import annotations
 
-import gzip
 import html
 import json
 import os
@@ -105,18 +104,6 @@ JupyterLite (Voici)</a></nav>
 """
 
 
-def compressed(snapshot: Path) -> Path:
-    """``snapshot`` gzipped beside it (``<name>.gz``; the raw file removed): Python's memory is
-    mostly zeros and repeats, a third of it goes over the wire. Served as a plain file - any
-    static host can, no Content-Encoding needed - and inflated by the page while it downloads
-    (``DecompressionStream``, tools/demo_page.js)."""
-    out = snapshot.with_name(snapshot.name + ".gz")
-    with snapshot.open("rb") as source, gzip.GzipFile(out, "wb", compresslevel=6, mtime=0) as target:
-        shutil.copyfileobj(source, target, 1 << 20)
-    snapshot.unlink()
-    return out
-
-
 def page(notebook: Path, urls: dict[str, str], runtime: dict, bundle_url: str, snapshot_url: str, size: int) -> str:
     """The HTML of ``notebook``'s page: its markdown drawn, an empty area under each code cell."""
     from tools.site_build import site_markdown
@@ -169,7 +156,7 @@ def build(
         bundle = import_graph.bundle(imports, wheels, demos_dir / ASSETS / f"{notebook.stem}.zip")
         raw = demos_dir / ASSETS / f"{notebook.stem}.snapshot.bin"
         failed = memory_snapshot.make(bundle, imports.files, stdlib, raw)
-        snapshot = compressed(raw)
+        snapshot = memory_snapshot.compressed(raw)
         # what was measured, for whoever wonders why a module is (not) in the bundle
         (demos_dir / ASSETS / f"{notebook.stem}.imports.json").write_text(
             json.dumps({"files": imports.files, "modules": imports.modules, "not_in_snapshot": failed}, indent=1)
