@@ -227,9 +227,9 @@ def test_the_demo_pages_python_side_passes_its_doctests():
     """tools/ is not collected for doctests (course_lib is): the demo pages' Python runs them here."""
     import doctest
 
-    from tools import lesson_kernel, memory_snapshot, widget_bridge
+    from tools import demo_page, lesson_kernel, memory_snapshot, widget_bridge
 
-    for module in (lesson_kernel, memory_snapshot, widget_bridge):
+    for module in (demo_page, lesson_kernel, memory_snapshot, widget_bridge):
         result = doctest.testmod(module)
         assert result.attempted and not result.failed, module.__name__
 

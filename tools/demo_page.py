@@ -104,6 +104,32 @@ JupyterLite (Voici)</a></nav>
 """
 
 
+def preload_links(urls: dict[str, str], runtime: dict, snapshot_url: str) -> str:
+    """``<link rel=preload>`` of what the page fetches first, asked for while the browser still
+    reads the page instead of once its scripts run: the runtime (asked for by pyodide.js, the
+    standard library and the wasm with ``fetch``, pyodide.asm.js as a script), the memory snapshot
+    and the buttons' icon font (asked for only once a button is drawn: icons missing for a moment).
+    ``crossorigin`` as their requests are made (else the browser downloads each twice).
+
+    >>> print(preload_links({}, {"indexURL": "../p/", "stdLibURL": "s.zip"}, "app/x.gz"))
+    <link rel="preload" href="app/x.gz" as="fetch" crossorigin>
+    <link rel="preload" href="../p/pyodide.asm.wasm" as="fetch" crossorigin>
+    <link rel="preload" href="s.zip" as="fetch" crossorigin>
+    <link rel="preload" href="../p/pyodide.asm.js" as="script" crossorigin>
+    <BLANKLINE>
+    """
+    links = [
+        (snapshot_url, "fetch"),
+        (runtime["indexURL"] + "pyodide.asm.wasm", "fetch"),
+        (runtime["stdLibURL"], "fetch"),
+        (runtime["indexURL"] + "pyodide.asm.js", "script"),  # pyodide.js adds it with crossorigin too
+    ]
+    lines = [f'<link rel="preload" href="{html.escape(href)}" as="{kind}" crossorigin>' for href, kind in links]
+    if "icons" in urls:
+        lines.append(f'<link rel="preload" href="{urls["icons"]}" as="font" type="font/woff2" crossorigin>')
+    return "".join(line + "\n" for line in lines)
+
+
 def page(notebook: Path, urls: dict[str, str], runtime: dict, bundle_url: str, snapshot_url: str, size: int) -> str:
     """The HTML of ``notebook``'s page: its markdown drawn, an empty area under each code cell."""
     from tools.site_build import site_markdown
@@ -121,11 +147,7 @@ def page(notebook: Path, urls: dict[str, str], runtime: dict, bundle_url: str, s
     config = {**runtime, **urls, "bundle": bundle_url, "snapshot": snapshot_url, "cells": cells}
     return _PAGE.format(
         title=html.escape(title.removeprefix("# ")),
-        preload=(
-            f'<link rel="preload" href="{urls["icons"]}" as="font" type="font/woff2" crossorigin>\n'
-            if "icons" in urls
-            else ""
-        ),
+        preload=preload_links(urls, runtime, snapshot_url),
         pyodide=html.escape(runtime["pyodide"]),
         script=urls["script"],
         config=json.dumps(config).replace("</", "<\\/"),
