@@ -196,16 +196,21 @@
       document.body.classList.add("demo-ready");
       // the snapshot holds every module the demo imports, not their files: fetched and written
       // once the app is up, for what only reads a file later (a data file, a traceback's
-      // source), a slice at a time between events - all at once kept a first click waiting
+      // source), a slice at a time when the page is idle (or 0.2 s on) - all at once kept a first
+      // click waiting
+      function idle(callback) {
+        if (window.requestIdleCallback) window.requestIdleCallback(callback, { timeout: 200 });
+        else setTimeout(callback, 0);
+      }
       return fetched(config.bundle).then(function (zip) {
         mark("modules fetched");
         var archive = "/tmp/demo-modules.zip";
         var target = py.runPython("import site; site.getsitepackages()[0]");
         py.FS.writeFile(archive, new Uint8Array(zip));
-        (function slice() {
+        idle(function slice() {
           if (bridge.unpack(archive, target, 50)) mark("modules unpacked");
-          else setTimeout(slice, 0);
-        })();
+          else idle(slice);
+        });
       });
     });
   }).catch(function (error) {

@@ -111,14 +111,18 @@ def standard_library(stdlib: Path, wheels: list[Path], out: Path) -> Path:
 def wheel_files(lock: dict, keys, root: Path, elsewhere: dict[str, Path]) -> list[Path]:
     """The wheel files of the lock's packages ``keys``: in the site (a path relative to build
     ``root``) or, for those the lock fetches from a CDN, this machine's wheel of the package
-    (``elsewhere``: lock key -> wheel, the local runtime's)."""
+    (``elsewhere``: lock key -> wheel, the local runtime's). A shared library the CDN serves
+    (libopenssl for ssl) holds no module: left out."""
     found = []
     for key in keys:
-        local = root / lock["packages"][key]["file_name"]
-        if "://" not in str(local) and local.is_file():
+        entry = lock["packages"][key]
+        local = root / entry["file_name"]
+        if "://" not in entry["file_name"] and local.is_file():
             found.append(local.resolve())
         elif key in elsewhere:
             found.append(elsewhere[key])
+        elif entry.get("package_type") == "shared_library":
+            continue
         else:
             raise RuntimeError(f"the site build has no wheel of {key} (the lessons' kernel preloads it)")
     return found

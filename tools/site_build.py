@@ -23,7 +23,9 @@ What makes a cold start short (``python -m bench site`` times the first demo): t
 every module the kernel and the course import while starting is compiled into the site's copies
 of the wheels and of Pyodide's standard library (``bytecode/``, tools/pyodide_bytecode.py), not
 in each visitor's browser; the demos' kernel starts without jedi (code completion) and without
-the drive (:func:`without_drive`: the demos read no file).
+the drive (:func:`without_drive`: the demos read no file). The lessons' kernel restores a memory
+snapshot and imports the preloaded packages from its standard library zip (tools/lesson_kernel.py),
+and imports what it starts with before it mounts the drive (:func:`imports_before_drive`).
 
 Not in the site: lessons 09 (real Kafka) and 10 (PySpark) and their exercises, which need a JVM,
 threads and sockets; the landing page says where to get them.
