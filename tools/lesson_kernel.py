@@ -1,9 +1,9 @@
 """The lessons' kernel (JupyterLite's pyodide-kernel) starting fast: what the site build gives it.
 
-A lesson's kernel used to start the way every Pyodide starts: the runtime, then 27 wheels fetched
-and unpacked file by file (4,000 files), then ``import pyodide_kernel`` (IPython and the rest)
-compiled nothing but still executed every module, each import looked up in the drive first (a
-synchronous request per module). The build now gives it:
+A lesson's kernel used to start the way every Pyodide starts: the runtime, then every preloaded
+wheel fetched and unpacked file by file, then ``import pyodide_kernel`` (IPython and the rest)
+executing every module, each import looked up in the drive first (a synchronous request per
+module). The build now gives it:
 
 - one standard library zip (:func:`standard_library`): Pyodide's, with the pure-Python packages
   the kernel preloads merged in (their bytecode where zipimport reads it, beside each source), so

@@ -530,8 +530,8 @@ _DRIVE_MOUNTS = "async initFilesystem(e){if(e.mountDrive){"
 def imports_before_drive(root: Path, modules: str) -> None:
     """The kernel's worker of build ``root`` imports ``modules`` (what it imports next anyway)
     before it mounts the drive: mounted, its current directory is the drive, which Python searches
-    first for every module - a synchronous request through the service worker per import, about
-    a hundred of them (seconds) while the kernel starts."""
+    first for every module - a synchronous request through the service worker per import, while
+    the kernel starts."""
     _edit_kernel_scripts(
         root, _DRIVE_MOUNTS, f"{_DRIVE_MOUNTS}await this._pyodide.runPythonAsync({json.dumps(f'import {modules}')});"
     )
