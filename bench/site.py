@@ -151,13 +151,20 @@ def _print_phases(title: str, seconds: float, marks: dict, last: str, megabytes:
     print(f"    {seconds:6.1f}  {last}")
 
 
+# Checked at every frame: Playwright's own waits poll at growing intervals (up to 0.5 s apart),
+# which would count time the page was already done in.
+_BUTTON_SHOWN = """() => [...document.querySelectorAll("button")].some(
+  (b) => b.textContent.trim() === "crash leader" && b.getClientRects().length > 0)"""
+_KERNEL_IDLE = "() => document.body.textContent.includes('Python (Pyodide) | Idle')"
+
+
 def _app_buttons(page) -> None:
     """The delivery simulator's buttons are on screen (either copy of the demo)."""
-    page.get_by_role("button", name="crash leader").wait_for(timeout=600_000)
+    page.wait_for_function(_BUTTON_SHOWN, polling="raf", timeout=600_000)
 
 
 def _lesson_kernel(page) -> None:
-    page.get_by_text("Python (Pyodide) | Idle").wait_for(timeout=600_000)
+    page.wait_for_function(_KERNEL_IDLE, polling="raf", timeout=600_000)
 
 
 def main(quick: bool = False) -> int:

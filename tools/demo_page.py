@@ -108,7 +108,8 @@ def preload_links(urls: dict[str, str], runtime: dict, snapshot_url: str) -> str
     """``<link rel=preload>`` of what the page fetches first, asked for while the browser still
     reads the page instead of once its scripts run: the runtime (asked for by pyodide.js, the
     standard library and the wasm with ``fetch``, pyodide.asm.js as a script), the memory snapshot
-    and the buttons' icon font (asked for only once a button is drawn: icons missing for a moment).
+    the page's scripts and the buttons' icon font (asked for only once a button is drawn: icons
+    missing for a moment).
     ``crossorigin`` as their requests are made (else the browser downloads each twice).
 
     >>> print(preload_links({}, {"indexURL": "../p/", "stdLibURL": "s.zip"}, "app/x.gz"))
@@ -125,6 +126,13 @@ def preload_links(urls: dict[str, str], runtime: dict, snapshot_url: str) -> str
         (runtime["indexURL"] + "pyodide.asm.js", "script"),  # pyodide.js adds it with crossorigin too
     ]
     lines = [f'<link rel="preload" href="{html.escape(href)}" as="{kind}" crossorigin>' for href, kind in links]
+    # the page's own scripts (tools/demo_page.js adds them without crossorigin): the widget
+    # manager's is the largest, and parsed last it kept a ready runtime waiting
+    lines += [
+        f'<link rel="preload" href="{urls[key]}" as="script">'
+        for key in ("marked", "requirejs", "widgets")
+        if key in urls
+    ]
     if "icons" in urls:
         lines.append(f'<link rel="preload" href="{urls["icons"]}" as="font" type="font/woff2" crossorigin>')
     return "".join(line + "\n" for line in lines)
