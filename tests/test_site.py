@@ -159,8 +159,40 @@ def test_the_demos_kernel_starts_without_jedi_or_package_manager(tmp_path):
     assert settings["stdLibURL"] == "../bytecode/python_stdlib.zip"
     lessons = site_build._kernel_settings("../pyodide/pyodide.js", "")["loadPyodideOptions"]["packages"]
     assert {"jedi", "micropip", "piplite"} <= set(lessons)  # completion and %pip in the lessons
-    # preloaded under the names the worker looks for (else it asks piplite to install them again)
-    assert {name.strip('"') for name in site_build._KERNEL_NEEDS.split(",")} <= set(lessons)
+
+
+def test_the_lessons_kernel_restores_a_snapshot_imports_before_the_drive_and_installs_nothing_zipped(tmp_path):
+    """tools/lesson_kernel.py: the lessons' worker restores the memory snapshot its settings name,
+    imports what it starts with before it mounts the drive, and installs none of the packages
+    the standard library's zip holds."""
+    from tools import lesson_kernel
+
+    static = tmp_path / site_build.KERNEL_STATIC
+    static.mkdir(parents=True)
+    worker = static / "352.worker.js"
+    worker.write_text(
+        'this._pyodide=await t({indexURL:s,...e.loadPyodideOptions}),x;n=["sqlite3","ipykernel","comm",'
+        '"pyodide_kernel","jedi","ipython"],s=[];async initFilesystem(e){if(e.mountDrive){let t="/drive"'
+    )
+    site_build.restore_snapshot(tmp_path)
+    site_build.imports_before_drive(tmp_path, "pyodide_kernel")
+    lock = {"packages": {k: {"depends": []} for k in ("ipykernel", "comm", "pyodide-kernel", "ipython", "jedi")}}
+    lock["packages"]["ipython"]["depends"] = ["traitlets"]
+    lock["packages"]["traitlets"] = {"depends": []}
+    inside = lesson_kernel.zipped(lock, ["pyodide_kernel", "ipython", "ipykernel", "comm", "jedi"])
+    assert inside == ["pyodide-kernel", "ipython", "ipykernel", "comm", "traitlets"]  # jedi stays a package
+    site_build.kernel_without(tmp_path, tuple(inside))
+    script = worker.read_text()
+    assert "_loadSnapshot:fetch(o.snapshotURL)" in script and 'DecompressionStream("gzip")' in script
+    assert script.index('runPythonAsync("import pyodide_kernel")') < script.index('let t="/drive"')
+    assert 'n=["sqlite3","jedi"]' in script
+    settings = site_build._kernel_settings("../pyodide/pyodide.js", "")["loadPyodideOptions"]
+    assert settings["snapshotURL"] == f"{site_build.BYTECODE}/{lesson_kernel.SNAPSHOT}.gz"
+    assert settings["stdLibURL"] == f"{site_build.BYTECODE}/{lesson_kernel.STDLIB}"
+    # every package the worker would install is preloaded or in the zip (else piplite installs it again)
+    needed = {lesson_kernel.norm(name.strip('"')) for name in site_build._KERNEL_NEEDS.split(",")}
+    assert needed <= {lesson_kernel.norm(p) for p in settings["packages"]} | set(inside)
+    assert lesson_kernel.lock_without(lock, inside)["packages"] == {"jedi": {"depends": []}}
 
 
 @pytest.mark.site
@@ -195,9 +227,9 @@ def test_the_demo_pages_python_side_passes_its_doctests():
     """tools/ is not collected for doctests (course_lib is): the demo pages' Python runs them here."""
     import doctest
 
-    from tools import memory_snapshot, widget_bridge
+    from tools import demo_page, lesson_kernel, memory_snapshot, widget_bridge
 
-    for module in (memory_snapshot, widget_bridge):
+    for module in (demo_page, lesson_kernel, memory_snapshot, widget_bridge):
         result = doctest.testmod(module)
         assert result.attempted and not result.failed, module.__name__
 
@@ -368,10 +400,15 @@ def test_delivery_simulator_demo_runs_its_first_experiment_offline(served):
     page.goto(server.base_url + "/demos/delivery_simulator.html")
     page.get_by_role("button", name="crash leader").wait_for()
     asked = server.paths[asked_before:]
-    # the fast path: a warm interpreter restored, the demo's own modules; no JupyterLite, no
-    # kernel, no wheel, no service worker
-    assert "/demos/app/delivery_simulator.snapshot.bin.gz" in asked and "/demos/app/delivery_simulator.zip" in asked
+    # the fast path: a warm interpreter restored; no JupyterLite, no kernel, no wheel, no service
+    # worker
+    assert "/demos/app/delivery_simulator.snapshot.bin.gz" in asked
     assert not [p for p in asked if "/voici/" in p or "/build/" in p or p.endswith((".whl", "service-worker.js"))]
+    # the demo's module files (written to disk for what reads a file later) come once the app is up
+    page.wait_for_function("() => window.demoMarks && 'modules fetched' in window.demoMarks")
+    marks = page.evaluate("window.demoMarks")
+    assert marks["modules fetched"] > marks["app on screen"]
+    assert "/demos/app/delivery_simulator.zip" in server.paths[asked_before:]
     # the page shows no code (the cells travel in the page's settings, as the browser runs them)
     assert "DeliverySimulator(" not in page.locator("body").inner_text()
     assert page.locator(".course-runtime-error").count() == 0

@@ -1,8 +1,9 @@
 /* A demo page's front end (tools/demo_page.py builds the page around it): no JupyterLite, no
    kernel. Python (Pyodide) runs the demo's cells in this page; the widgets they make are drawn by
    @jupyter-widgets/html-manager; their messages go straight between the two
-   (tools/widget_bridge.py on the Python side). Every download starts at once - the runtime, the
-   demo's modules (one zip, just what it imports), the widget manager - so none waits for another. */
+   (tools/widget_bridge.py on the Python side). Every download the app needs starts at once - the
+   runtime, its memory snapshot, the widget manager - so none waits for another; the demo's
+   module files (one zip, just what it imports) only once the app is on screen. */
 (function () {
   "use strict";
   var config = JSON.parse(document.getElementById("demo-config").textContent);
@@ -72,10 +73,6 @@
       return py;
     }
   );
-  var modules = fetched(config.bundle).then(function (zip) {
-    mark("modules fetched");
-    return zip;
-  });
   var widgets = scripts([config.marked, config.requirejs, config.widgets]).then(function () {
     return new Promise(function (resolve, reject) {
       window.requirejs(["@jupyter-widgets/html-manager"], resolve, reject);
@@ -84,9 +81,9 @@
 
   Promise.all([python.catch(function (e) {
     throw new Error("the Pyodide runtime did not start (" + e + "). " + config.offlineHint);
-  }), modules, widgets]).then(function (loaded) {
+  }), widgets]).then(function (loaded) {
     var py = loaded[0];
-    var lib = loaded[2];
+    var lib = loaded[1];
     mark("widget manager loaded");
     say("Starting the simulator...");
     var bridge = py.pyimport("widget_bridge");
@@ -144,12 +141,11 @@
     });
     var namespace = py.globals.get("dict")();
     var outputs = document.querySelectorAll(".demo-output");
-    var shown = [];
-    config.cells.forEach(function (source, i) {
-      var area = outputs[i];
+    function run(source, area) {
+      var shown = [];
       try {
         JSON.parse(bridge.run_cell(source, namespace)).forEach(function (out) {
-          if (out.widget) shown.push({ area: area, id: out.widget });
+          if (out.widget) shown.push(out.widget);
           else {
             var pre = document.createElement("pre");
             pre.textContent = out.text;
@@ -162,32 +158,60 @@
         pre.textContent = String(error);
         area.appendChild(pre);
       }
-    });
-    mark("cells ran");
-    return Promise.all(opening).then(function () {
-      return Promise.all(
-        shown.map(function (item) {
-          return manager.get_model(item.id).then(function (model) {
-            return manager.create_view(model).then(function (view) {
-              return manager.display_view(view, item.area);
+      return shown;
+    }
+    function draw(shown, area) {
+      return Promise.all(opening).then(function () {
+        return Promise.all(
+          shown.map(function (id) {
+            return manager.get_model(id).then(function (model) {
+              return manager.create_view(model).then(function (view) {
+                return manager.display_view(view, area);
+              });
             });
-          });
-        })
-      );
-    }).then(function () {
+          })
+        );
+      });
+    }
+    // the page's next frame, drawn before Python runs the next cell
+    function frame() {
+      return new Promise(function (resolve) {
+        requestAnimationFrame(function () { setTimeout(resolve, 0); });
+      });
+    }
+    // cell by cell, each one's widgets drawn before the next runs: the app is on screen (and can
+    // be clicked) while the cells after it (a prediction's hidden run...) still run
+    return config.cells.reduce(function (previous, source, i) {
+      return previous.then(function () {
+        var shown = run(source, outputs[i]);
+        mark("cell " + (i + 1) + " ran");
+        return draw(shown, outputs[i]).then(function () {
+          if (shown.length) mark("cell " + (i + 1) + "'s widgets on screen");
+          return frame();
+        });
+      });
+    }, Promise.resolve()).then(function () {
       mark("app on screen");
       say("");
       document.body.classList.add("demo-ready");
-      // the snapshot holds every module the demo imports, not their files: written once the app
-      // is up, for what only reads a file later (a data file, a traceback's source), a slice at a
-      // time between events - all at once kept a first click waiting for seconds
-      var archive = "/tmp/demo-modules.zip";
-      var target = py.runPython("import site; site.getsitepackages()[0]");
-      py.FS.writeFile(archive, new Uint8Array(loaded[1]));
-      (function slice() {
-        if (bridge.unpack(archive, target, 50)) mark("modules unpacked");
-        else setTimeout(slice, 0);
-      })();
+      // the snapshot holds every module the demo imports, not their files: fetched and written
+      // once the app is up, for what only reads a file later (a data file, a traceback's
+      // source), a slice at a time when the page is idle (or 0.2 s on) - all at once kept a first
+      // click waiting
+      function idle(callback) {
+        if (window.requestIdleCallback) window.requestIdleCallback(callback, { timeout: 200 });
+        else setTimeout(callback, 0);
+      }
+      return fetched(config.bundle).then(function (zip) {
+        mark("modules fetched");
+        var archive = "/tmp/demo-modules.zip";
+        var target = py.runPython("import site; site.getsitepackages()[0]");
+        py.FS.writeFile(archive, new Uint8Array(zip));
+        idle(function slice() {
+          if (bridge.unpack(archive, target, 50)) mark("modules unpacked");
+          else idle(slice);
+        });
+      });
     });
   }).catch(function (error) {
     fail("Python cannot start on this page: " + (error && error.message ? error.message : error));

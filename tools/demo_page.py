@@ -13,7 +13,6 @@ start); ``python -m bench site`` times both.
 
 from __future__ import annotations
 
-import gzip
 import html
 import json
 import os
@@ -105,16 +104,38 @@ JupyterLite (Voici)</a></nav>
 """
 
 
-def compressed(snapshot: Path) -> Path:
-    """``snapshot`` gzipped beside it (``<name>.gz``; the raw file removed): Python's memory is
-    mostly zeros and repeats, a third of it goes over the wire. Served as a plain file - any
-    static host can, no Content-Encoding needed - and inflated by the page while it downloads
-    (``DecompressionStream``, tools/demo_page.js)."""
-    out = snapshot.with_name(snapshot.name + ".gz")
-    with snapshot.open("rb") as source, gzip.GzipFile(out, "wb", compresslevel=6, mtime=0) as target:
-        shutil.copyfileobj(source, target, 1 << 20)
-    snapshot.unlink()
-    return out
+def preload_links(urls: dict[str, str], runtime: dict, snapshot_url: str) -> str:
+    """``<link rel=preload>`` of what the page fetches first, asked for while the browser still
+    reads the page instead of once its scripts run: the runtime (asked for by pyodide.js, the
+    standard library and the wasm with ``fetch``, pyodide.asm.js as a script), the memory snapshot
+    the page's scripts and the buttons' icon font (asked for only once a button is drawn: icons
+    missing for a moment).
+    ``crossorigin`` as their requests are made (else the browser downloads each twice).
+
+    >>> print(preload_links({}, {"indexURL": "../p/", "stdLibURL": "s.zip"}, "app/x.gz"))
+    <link rel="preload" href="app/x.gz" as="fetch" crossorigin>
+    <link rel="preload" href="../p/pyodide.asm.wasm" as="fetch" crossorigin>
+    <link rel="preload" href="s.zip" as="fetch" crossorigin>
+    <link rel="preload" href="../p/pyodide.asm.js" as="script" crossorigin>
+    <BLANKLINE>
+    """
+    links = [
+        (snapshot_url, "fetch"),
+        (runtime["indexURL"] + "pyodide.asm.wasm", "fetch"),
+        (runtime["stdLibURL"], "fetch"),
+        (runtime["indexURL"] + "pyodide.asm.js", "script"),  # pyodide.js adds it with crossorigin too
+    ]
+    lines = [f'<link rel="preload" href="{html.escape(href)}" as="{kind}" crossorigin>' for href, kind in links]
+    # the page's own scripts (tools/demo_page.js adds them without crossorigin): the widget
+    # manager's is the largest, and parsed last it kept a ready runtime waiting
+    lines += [
+        f'<link rel="preload" href="{urls[key]}" as="script">'
+        for key in ("marked", "requirejs", "widgets")
+        if key in urls
+    ]
+    if "icons" in urls:
+        lines.append(f'<link rel="preload" href="{urls["icons"]}" as="font" type="font/woff2" crossorigin>')
+    return "".join(line + "\n" for line in lines)
 
 
 def page(notebook: Path, urls: dict[str, str], runtime: dict, bundle_url: str, snapshot_url: str, size: int) -> str:
@@ -134,11 +155,7 @@ def page(notebook: Path, urls: dict[str, str], runtime: dict, bundle_url: str, s
     config = {**runtime, **urls, "bundle": bundle_url, "snapshot": snapshot_url, "cells": cells}
     return _PAGE.format(
         title=html.escape(title.removeprefix("# ")),
-        preload=(
-            f'<link rel="preload" href="{urls["icons"]}" as="font" type="font/woff2" crossorigin>\n'
-            if "icons" in urls
-            else ""
-        ),
+        preload=preload_links(urls, runtime, snapshot_url),
         pyodide=html.escape(runtime["pyodide"]),
         script=urls["script"],
         config=json.dumps(config).replace("</", "<\\/"),
@@ -169,7 +186,7 @@ def build(
         bundle = import_graph.bundle(imports, wheels, demos_dir / ASSETS / f"{notebook.stem}.zip")
         raw = demos_dir / ASSETS / f"{notebook.stem}.snapshot.bin"
         failed = memory_snapshot.make(bundle, imports.files, stdlib, raw)
-        snapshot = compressed(raw)
+        snapshot = memory_snapshot.compressed(raw)
         # what was measured, for whoever wonders why a module is (not) in the bundle
         (demos_dir / ASSETS / f"{notebook.stem}.imports.json").write_text(
             json.dumps({"files": imports.files, "modules": imports.modules, "not_in_snapshot": failed}, indent=1)

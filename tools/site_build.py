@@ -23,7 +23,9 @@ What makes a cold start short (``python -m bench site`` times the first demo): t
 every module the kernel and the course import while starting is compiled into the site's copies
 of the wheels and of Pyodide's standard library (``bytecode/``, tools/pyodide_bytecode.py), not
 in each visitor's browser; the demos' kernel starts without jedi (code completion) and without
-the drive (:func:`without_drive`: the demos read no file).
+the drive (:func:`without_drive`: the demos read no file). The lessons' kernel restores a memory
+snapshot and imports the preloaded packages from its standard library zip (tools/lesson_kernel.py),
+and imports what it starts with before it mounts the drive (:func:`imports_before_drive`).
 
 Not in the site: lessons 09 (real Kafka) and 10 (PySpark) and their exercises, which need a JVM,
 threads and sockets; the landing page says where to get them.
@@ -50,7 +52,7 @@ sys.path.insert(0, str(ROOT))
 from course_lib.cache import npm_packages, prepared  # noqa: E402
 from tools.pyodide_local import PYODIDE_VERSION, npm_pyodide, pip_download_pure  # noqa: E402
 from tools.pyodide_bytecode import STDLIB, precompile  # noqa: E402
-from tools import demo_page  # noqa: E402
+from tools import demo_page, lesson_kernel  # noqa: E402
 
 CDN_PYODIDE_URL = f"https://cdn.jsdelivr.net/pyodide/v{PYODIDE_VERSION}/full/pyodide.js"
 # Lessons that run in a browser: 00-08 and lettered extras such as 05b (not 09/10: real Kafka, Spark).
@@ -101,6 +103,7 @@ BYTECODE = "bytecode"
 SERVICE_WORKER = "service-worker.js"  # JupyterLite registers it from the build root
 # build root -> the folder of its pages that start Python (lessons: lab/, demos: voici/render/)
 PAGES = {"": "lab", "demos": "demos/voici/render"}
+LESSONS = ""  # the lessons' build root
 # what a page that cannot load Pyodide from the internet suggests
 OFFLINE_HINT = (
     "This copy of the course loads it from the internet; without one, use a copy built with `make site-offline`."
@@ -433,16 +436,19 @@ def course_lock(root: Path, core_lock: dict, core_prefix: str, bytecode: Path | 
 def _kernel_settings(pyodide_url: str, root: str) -> dict:
     """The kernel's settings: where Pyodide is, the lock file it loads :data:`PRELOAD` from while
     it starts, and the compiled standard library (``...URL`` options are resolved against the
-    build's base URL: the copy works under any path)."""
-    return {
-        "pyodideUrl": pyodide_url,
-        "disablePyPIFallback": True,
-        "loadPyodideOptions": {
-            "lockFileURL": f"./{LOCK_NAME}",
-            "stdLibURL": _relative(f"{BYTECODE}/{STDLIB}", root),
-            "packages": [p for p in PRELOAD if not (root == "demos" and p in NOT_IN_DEMOS)],
-        },
-    }
+    build's base URL: the copy works under any path). The lessons' kernel (root "") gets the
+    standard library with the preloaded pure-Python packages inside, so it loads only those that
+    stay packages, and a memory snapshot to restore (``snapshotURL``: read by the worker, see
+    :func:`restore_snapshot`; tools/lesson_kernel.py)."""
+    options: dict = {"lockFileURL": f"./{LOCK_NAME}"}
+    if root == LESSONS:
+        options["stdLibURL"] = _relative(f"{BYTECODE}/{lesson_kernel.STDLIB}", root)
+        options["snapshotURL"] = _relative(f"{BYTECODE}/{lesson_kernel.SNAPSHOT}.gz", root)
+        options["packages"] = [p for p in PRELOAD if p in lesson_kernel.UNPACKED]
+    else:
+        options["stdLibURL"] = _relative(f"{BYTECODE}/{STDLIB}", root)
+        options["packages"] = [p for p in PRELOAD if not (root == "demos" and p in NOT_IN_DEMOS)]
+    return {"pyodideUrl": pyodide_url, "disablePyPIFallback": True, "loadPyodideOptions": options}
 
 
 _PROBE = """<script data-course-probe>
@@ -507,12 +513,45 @@ _KERNEL_STARTS = "await this.initPackageManager(e),await this.initKernel(e)"
 
 def kernel_without(root: Path, packages: tuple[str, ...]) -> None:
     """Take ``packages`` out of the list of what the kernel's worker of build ``root`` installs
-    while it starts (they are not preloaded either: the kernel starts without them); without
-    piplite, the worker does not start the package manager (``%pip`` then does not work)."""
-    kept = ",".join(p for p in _KERNEL_NEEDS.split(",") if p.strip('"') not in packages)
+    while it starts (not preloaded: the kernel starts without them, or already in its standard
+    library, tools/lesson_kernel.py); without piplite, the worker does not start the package
+    manager (``%pip`` then does not work)."""
+    gone = {lesson_kernel.norm(p) for p in packages}
+    kept = ",".join(p for p in _KERNEL_NEEDS.split(",") if lesson_kernel.norm(p.strip('"')) not in gone)
     _edit_kernel_scripts(root, _KERNEL_NEEDS, kept)
     if "piplite" in packages:
         _edit_kernel_scripts(root, _KERNEL_STARTS, _KERNEL_STARTS.split(",", 1)[1])
+
+
+# ... how it mounts the drive (JupyterLite's files, through the service worker) and starts there
+_DRIVE_MOUNTS = "async initFilesystem(e){if(e.mountDrive){"
+
+
+def imports_before_drive(root: Path, modules: str) -> None:
+    """The kernel's worker of build ``root`` imports ``modules`` (what it imports next anyway)
+    before it mounts the drive: mounted, its current directory is the drive, which Python searches
+    first for every module - a synchronous request through the service worker per import, while
+    the kernel starts."""
+    _edit_kernel_scripts(
+        root, _DRIVE_MOUNTS, f"{_DRIVE_MOUNTS}await this._pyodide.runPythonAsync({json.dumps(f'import {modules}')});"
+    )
+
+
+# ... and how it calls loadPyodide (with the kernel's settings' loadPyodideOptions last)
+_LOADS_PYODIDE = "...e.loadPyodideOptions})"
+# a memory snapshot, gzipped, fetched while the runtime loads and inflated as it arrives
+_SNAPSHOT_OPTION = (
+    "...(o=>o&&o.snapshotURL?{_loadSnapshot:fetch(o.snapshotURL).then(r=>{if(!r.ok)throw new Error("
+    'o.snapshotURL+": HTTP "+r.status);return new Response(r.body.pipeThrough(new DecompressionStream("gzip")))'
+    ".arrayBuffer()})}:{})(e.loadPyodideOptions)"
+)
+
+
+def restore_snapshot(root: Path) -> None:
+    """The kernel's worker of build ``root`` restores the memory snapshot its settings name
+    (``loadPyodideOptions.snapshotURL``, tools/memory_snapshot.py) instead of starting Python
+    afresh: Pyodide's ``_loadSnapshot`` option takes the memory itself, not a URL."""
+    _edit_kernel_scripts(root, _LOADS_PYODIDE, _LOADS_PYODIDE.replace("})", f",{_SNAPSHOT_OPTION}}})"))
 
 
 def _edit_kernel_scripts(root: Path, old: str, new: str) -> None:
@@ -525,8 +564,27 @@ def _edit_kernel_scripts(root: Path, old: str, new: str) -> None:
     if not patched:
         raise RuntimeError(
             f"no script in {root / KERNEL_STATIC} has {old}: jupyterlite-pyodide-kernel changed; "
-            "update _KERNEL_NEEDS and _KERNEL_STARTS in tools/site_build.py"
+            "update _KERNEL_NEEDS, _KERNEL_STARTS, _DRIVE_MOUNTS and _LOADS_PYODIDE in tools/site_build.py"
         )
+
+
+def _lessons_kernel(out: Path, lock: dict, compiled: Path) -> dict:
+    """The lessons' standard library and memory snapshot (tools/lesson_kernel.py) in the site's
+    bytecode folder; returns the lessons' lock file without the packages in that library, and
+    takes them out of what the kernel's worker installs."""
+    from tools.pyodide_local import local_distribution
+
+    # for a package the CDN serves (sqlite3, ssl): the local runtime's wheel of it
+    dist = local_distribution()
+    elsewhere = {}
+    for key, entry in json.loads((dist / "pyodide-lock.json").read_text())["packages"].items():
+        wheel = compiled / entry["file_name"]
+        elsewhere[lesson_kernel.norm(key)] = wheel if wheel.exists() else dist / entry["file_name"]
+    kernel_without(out / LESSONS, tuple(lesson_kernel.zipped(lock, PRELOAD)))
+    lock, failed = lesson_kernel.build(out / LESSONS, lock, PRELOAD, out / BYTECODE, out / BYTECODE / STDLIB, elsewhere)
+    # what was measured, for whoever wonders why a module is (not) in the snapshot
+    (out / BYTECODE / f"{lesson_kernel.SNAPSHOT}.json").write_text(json.dumps({"not_in_snapshot": failed}, indent=1))
+    return lock
 
 
 def compile_for_the_site(course_wheels: list[Path]) -> Path:
@@ -596,6 +654,8 @@ def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None 
             _lite_build(command, contents, out / root, stage, bundled, _kernel_settings(url, root))
     without_drive(out / "demos")
     kernel_without(out / "demos", NOT_IN_DEMOS)
+    imports_before_drive(out / LESSONS, "piplite.piplite, pyodide_kernel")
+    restore_snapshot(out / LESSONS)
     # the compiled copies the lock files point to: the kernel's wheels, those of the distribution
     # this build's runtime would load (same file name), and the standard library
     loaded = {entry["file_name"] for entry in core_lock["packages"].values()}
@@ -612,6 +672,8 @@ def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None 
         else:
             url, prefix = pyodide_url, pyodide_url.rsplit("/", 1)[0] + "/"
         lock = course_lock(out / root, core_lock, prefix, bytecode=out / BYTECODE)
+        if root == LESSONS:
+            lock = _lessons_kernel(out, lock, compiled)
         (out / root / LOCK_NAME).write_text(json.dumps(lock))
         for page in sorted((out / page_dir).glob("*.html")):
             add_runtime_probe(page, url)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import sys
 import threading
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -48,6 +49,14 @@ class _Handler(SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        # a browser closed while a file was still on its way (a page's files fetched after its
+        # app is up, and the test or benchmark done by then): nothing went wrong
+        if not isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            super().handle_error(request, client_address)
+
+
 @dataclass
 class Served:
     base_url: str
@@ -59,7 +68,7 @@ def serve(site: Path, pyodide_dir: Path):
     """``with serve(site, dist) as served:`` an HTTP server in a thread, stopped on exit."""
     paths: list[str] = []
     handler = type("SiteHandler", (_Handler,), {"pyodide_dir": pyodide_dir, "paths": paths})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(handler, directory=str(site)))
+    server = _Server(("127.0.0.1", 0), functools.partial(handler, directory=str(site)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
