@@ -91,13 +91,11 @@ class KafkaAdminClient:
         rows: list[dict] = []
         done: list[str] = []
         for t in topics:
-            if t.assignments:
-                error, message = Errors.InvalidRequestError, "the simulator places replicas itself: no assignments"
-            else:
-                configs = {c.name: c.value for c in t.configs}
-                error, message = create_topic_request(
-                    self._cluster, t.name, t.num_partitions, t.replication_factor, configs, validate_only
-                )
+            configs = {c.name: c.value for c in t.configs}
+            assignments = [(a.partition_index, list(a.broker_ids)) for a in t.assignments]
+            error, message = create_topic_request(
+                self._cluster, t.name, t.num_partitions, t.replication_factor, configs, validate_only, assignments
+            )
             config = self._cluster.controller.configs.get(t.name)
             ok = error is None and config is not None
             if ok and not validate_only:
