@@ -83,7 +83,7 @@ class KafkaAdminClient:
         self, new_topics, timeout_ms=None, validate_only=False, raise_errors=True, wait_for_metadata=False
     ) -> dict:
         """kafka-python's ``create_topics`` (its own parsing of the argument): topic names,
-        ``{name: {num_partitions, replication_factor, configs}}`` or a list of kafka-python's
+        ``{name: {num_partitions, replication_factor, assignments, configs}}`` or a list of kafka-python's
         ``NewTopic``; ``{'topics': [...]}`` with one row per topic."""
         if validate_only and wait_for_metadata:
             raise ValueError("validate_only and wait_for_metadata are mutually exclusive")
