@@ -41,17 +41,7 @@ def heartbeat_epochs(servers: str, topic: str, group: str, timeout_s: float = 30
     raw = [_coordinator(servers, group, 0)]
 
     def ask(request, response):
-        """``request`` to the coordinator until it is loaded and still the coordinator."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            answer = response.decode(raw[0].request(request, 1), version=1, header=True)
-            errors = {getattr(answer, "error_code", 0)} | {t.error_code for t in getattr(answer, "topics", ())}
-            if not errors & {3, 5, 14, 15, 16} or time.monotonic() > deadline:
-                return answer
-            if 16 in errors:  # NOT_COORDINATOR: a new cluster's coordinator moved
-                raw[0].close()
-                raw[0] = _coordinator(servers, group, 0)
-            time.sleep(0.1)
+        return _ask_coordinator(raw, servers, group, request, response, timeout_s)
 
     def heartbeat(name: str, epoch: int | None = None) -> int:
         joining = epoch == 0 or (epoch is None and epochs[name] == 0)
@@ -98,6 +88,63 @@ def heartbeat_epochs(servers: str, topic: str, group: str, timeout_s: float = 30
         out["first_rejoins_assigned"] = until_assigned("A")
         heartbeat("A", -1)
         heartbeat("B", -1)
+        return out
+    finally:
+        raw[0].close()
+
+
+def _ask_coordinator(raw: list, servers: str, group: str, request, response, timeout_s: float):
+    """``request`` to ``group``'s coordinator (``raw[0]``, replaced when it moved) until it is
+    loaded and still the coordinator."""
+    from tests.wire.client_probes import _coordinator
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        answer = response.decode(raw[0].request(request, 1), version=1, header=True)
+        errors = {getattr(answer, "error_code", 0)} | {t.error_code for t in getattr(answer, "topics", ())}
+        if not errors & {3, 5, 14, 15, 16} or time.monotonic() > deadline:
+            return answer
+        if 16 in errors:  # NOT_COORDINATOR: a new cluster's coordinator moved
+            raw[0].close()
+            raw[0] = _coordinator(servers, group, 0)
+        time.sleep(0.1)
+
+
+#: (error code, error message) of refused ShareGroupHeartbeats, measured on Kafka 4.4.0: no message
+#: for what KafkaApis refuses, the coordinator's for the rest
+HEARTBEAT_ERRORS = {
+    "empty member id": (42, None),
+    "join without topics": (42, "SubscribedTopicNames must be set in first request."),
+    "unknown member": (25, "Member {member} is not a member of group {group}."),
+}
+
+
+def heartbeat_errors(servers: str, topic: str, group: str, timeout_s: float = 30) -> dict:
+    """:data:`HEARTBEAT_ERRORS` as ``servers`` answer them: raw ShareGroupHeartbeat v1 requests,
+    the unknown member's after a member joined (the group exists); its id and the group's name
+    in the message as ``{member}`` and ``{group}``."""
+    from course_lib.wire.apis.schemas import ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse
+    from tests.wire.client_probes import _coordinator
+
+    raw = [_coordinator(servers, group, 0)]
+
+    def heartbeat(member: str, epoch: int, topics) -> tuple:
+        req = ShareGroupHeartbeatRequest(
+            version=1, group_id=group, member_id=member, member_epoch=epoch, rack_id=None, subscribed_topic_names=topics
+        )
+        answer = _ask_coordinator(raw, servers, group, req, ShareGroupHeartbeatResponse, timeout_s)
+        message = answer.error_message
+        if message is not None and member:
+            message = message.replace(member, "{member}").replace(group, "{group}")
+        return answer.error_code, message
+
+    try:
+        out = {"empty member id": heartbeat("", 0, [topic])}
+        out["join without topics"] = heartbeat(uuid.uuid4().hex[:22], 0, None)
+        joined = uuid.uuid4().hex[:22]
+        assert heartbeat(joined, 0, [topic]) == (0, None)
+        out["unknown member"] = heartbeat(uuid.uuid4().hex[:22], 5, None)
+        heartbeat(joined, -1, None)
         return out
     finally:
         raw[0].close()

@@ -88,7 +88,9 @@ class Controller:
         self.sim.schedule(options.broker_heartbeat_interval_ms / 2, self._check_sessions)
 
     # ---- topics -------------------------------------------------------------------------------
-    def create_topic(self, name: str, config: TopicConfig) -> None:
+    def create_topic(self, name: str, config: TopicConfig, placement: list[tuple] | None = None) -> None:
+        """``placement``: each partition's replicas as a manual assignment gives them, else spread
+        over the brokers; the first live replica leads."""
         if name in self.configs:
             raise ValueError(f"topic {name!r} already exists")
         brokers = sorted(self.cluster.brokers)
@@ -101,7 +103,11 @@ class Controller:
         self.next_topic_id += 1
         offset = len(self.configs) - 1  # spread leaders of different topics over brokers
         for p in range(config.partitions):
-            replicas = tuple(brokers[(p + offset + i) % len(brokers)] for i in range(config.replication_factor))
+            replicas = (
+                placement[p]
+                if placement
+                else tuple(brokers[(p + offset + i) % len(brokers)] for i in range(config.replication_factor))
+            )
             live = tuple(r for r in replicas if r not in self.fenced)
             leader = live[0] if live else None
             self.partitions[(name, p)] = PartitionState(leader, 0, live or replicas[:1], replicas, 0, topic_id=topic_id)

@@ -24,6 +24,7 @@ import dataclasses
 
 from kafka import errors as Errors
 
+from .manual_assignments import manual_assignment_error
 from .protocol import PartitionState
 from .topic_requests import UNKNOWN_TOPIC_MESSAGE
 
@@ -83,35 +84,3 @@ def create_partitions_request(
     cluster.record("controller", "create_partitions", {"topic": topic, "count": count})
     controller._broadcast([(topic, p) for p in new])
     return None, None
-
-
-def manual_assignment_error(cluster, replicas, replication_factor: int | None) -> str | None:
-    """Why the controller refuses a partition's manual replica assignment, or None: Kafka's
-    ``ReplicationControlManager.validateManualPartitionAssignment`` - an empty list; else the
-    broker ids in ascending order, the first that is not registered or that repeats; else a
-    replica count unlike the topic's other partitions'.
-
-    >>> from course_lib.broker import Cluster
-    >>> cluster = Cluster(brokers=3, seed=1)
-    >>> manual_assignment_error(cluster, [4, 1, 0], 3)
-    'The manual partition assignment includes broker 0, but no such broker is registered.'
-    >>> manual_assignment_error(cluster, [2, 1, 1], 3)
-    'The manual partition assignment includes the broker 1 more than once.'
-    >>> manual_assignment_error(cluster, [3, 1, 2], 3) is None
-    True
-    """
-    if not replicas:
-        return "The manual partition assignment includes an empty replica list."
-    previous = None
-    for broker in sorted(replicas):
-        if broker not in cluster.brokers:
-            return f"The manual partition assignment includes broker {broker}, but no such broker is registered."
-        if broker == previous:
-            return f"The manual partition assignment includes the broker {broker} more than once."
-        previous = broker
-    if replication_factor is not None and len(replicas) != replication_factor:
-        return (
-            f"The manual partition assignment includes a partition with {len(replicas)} replica(s), but this is "
-            f"not consistent with previous partitions, which have {replication_factor} replica(s)."
-        )
-    return None

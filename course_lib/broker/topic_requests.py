@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from kafka import errors as Errors
 
+from .manual_assignments import topic_assignment_error
 from .protocol import TopicConfig
 from .topic_configs import MODELLED, note_not_modelled, validate_topic_configs
 
@@ -35,15 +36,29 @@ UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
 
 
 def create_topic_request(
-    cluster, name: str, partitions: int, replication_factor: int, configs: dict, validate_only: bool = False
+    cluster,
+    name: str,
+    partitions: int,
+    replication_factor: int,
+    configs: dict,
+    validate_only: bool = False,
+    assignments: list | None = None,
 ):
     """Create ``name`` through the controller (``-1``: the broker's default for partitions and
-    replication factor); ``(error class or None, message)``."""
+    replication factor), its replicas where ``assignments`` (``[(partition, broker ids)]``) puts
+    them if given; ``(error class or None, message)``."""
     o = cluster.options
     if name in cluster.controller.configs:
         return Errors.TopicAlreadyExistsError, f"Topic '{name}' already exists."
     if not valid_topic_name(name):
         return Errors.InvalidTopicError, f"{name!r} is not a valid topic name (letters, digits, '.', '_', '-')"
+    placement = None
+    if assignments:
+        refused = topic_assignment_error(cluster, partitions, replication_factor, assignments)
+        if refused is not None:
+            return refused
+        placement = [tuple(replicas) for _, replicas in sorted(assignments)]
+        partitions, replication_factor = len(placement), len(placement[0])
     if partitions == -1:  # CreateTopics without a count, or an auto-created topic: num.partitions
         partitions = o.num_partitions
     if replication_factor == -1:
@@ -75,7 +90,7 @@ def create_topic_request(
             note_not_modelled(config_name)
     overrides = tuple(sorted((k, str(v)) for k, v in configs.items()))
     cluster.controller.create_topic(
-        name, TopicConfig(partitions, replication_factor, min_isr, unclean == "true", overrides)
+        name, TopicConfig(partitions, replication_factor, min_isr, unclean == "true", overrides), placement
     )
     return None, None
 

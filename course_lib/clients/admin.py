@@ -83,7 +83,7 @@ class KafkaAdminClient:
         self, new_topics, timeout_ms=None, validate_only=False, raise_errors=True, wait_for_metadata=False
     ) -> dict:
         """kafka-python's ``create_topics`` (its own parsing of the argument): topic names,
-        ``{name: {num_partitions, replication_factor, configs}}`` or a list of kafka-python's
+        ``{name: {num_partitions, replication_factor, assignments, configs}}`` or a list of kafka-python's
         ``NewTopic``; ``{'topics': [...]}`` with one row per topic."""
         if validate_only and wait_for_metadata:
             raise ValueError("validate_only and wait_for_metadata are mutually exclusive")
@@ -91,13 +91,11 @@ class KafkaAdminClient:
         rows: list[dict] = []
         done: list[str] = []
         for t in topics:
-            if t.assignments:
-                error, message = Errors.InvalidRequestError, "the simulator places replicas itself: no assignments"
-            else:
-                configs = {c.name: c.value for c in t.configs}
-                error, message = create_topic_request(
-                    self._cluster, t.name, t.num_partitions, t.replication_factor, configs, validate_only
-                )
+            configs = {c.name: c.value for c in t.configs}
+            assignments = [(a.partition_index, list(a.broker_ids)) for a in t.assignments]
+            error, message = create_topic_request(
+                self._cluster, t.name, t.num_partitions, t.replication_factor, configs, validate_only, assignments
+            )
             config = self._cluster.controller.configs.get(t.name)
             ok = error is None and config is not None
             if ok and not validate_only:

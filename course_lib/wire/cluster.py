@@ -233,10 +233,18 @@ class WireCluster(CreatesTopics, MessageFaultsAtLeader, NamesAsGiven):
         return name
 
     def create_topic_now(
-        self, name: str, partitions: int, replication_factor: int, configs: dict, validate_only: bool = False
+        self,
+        name: str,
+        partitions: int,
+        replication_factor: int,
+        configs: dict,
+        validate_only: bool = False,
+        assignments: list | None = None,
     ):
         """On the simulation thread: ``(error class or None, message)`` - what CreateTopics answers."""
-        return create_topic_request(self.cluster, name, partitions, replication_factor, configs, validate_only)
+        return create_topic_request(
+            self.cluster, name, partitions, replication_factor, configs, validate_only, assignments
+        )
 
     def delete_topic(self, name: str, timeout_s: float = 30.0) -> None:
         """Delete a topic and wait until every live broker has deleted it (as ``Cluster.delete_topic``);

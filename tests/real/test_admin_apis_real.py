@@ -3,8 +3,13 @@ tests/wire/test_admin_apis_kafka43.py."""
 
 import pytest
 
-from tests.wire.admin_api_probes import admin_api_answers, manual_assignment_answers, replica_log_dir_moves
-from tests.wire.test_admin_apis_kafka43 import LOG_DIR_MOVES, MANUAL_ASSIGNMENTS, expected_answers
+from tests.wire.admin_api_probes import (
+    admin_api_answers,
+    manual_assignment_answers,
+    replica_log_dir_moves,
+    topic_assignment_answers,
+)
+from tests.wire.test_admin_apis_kafka43 import LOG_DIR_MOVES, MANUAL_ASSIGNMENTS, TOPIC_ASSIGNMENTS, expected_answers
 
 pytestmark = pytest.mark.real_kafka
 
@@ -22,3 +27,7 @@ def test_replica_log_dir_moves_on_kafka(cluster):
 def test_manual_partition_assignments_on_kafka(cluster):
     topic = cluster.create_topic("man", replication_factor=3)
     assert manual_assignment_answers(cluster.bootstrap_servers, topic) == MANUAL_ASSIGNMENTS
+
+
+def test_topic_manual_assignments_on_kafka(cluster):
+    assert topic_assignment_answers(cluster.bootstrap_servers, "asg") == TOPIC_ASSIGNMENTS

@@ -61,6 +61,15 @@ def test_share_member_epochs_on_kafka(cluster):
     assert share.heartbeat_epochs(cluster.bootstrap_servers, topic, group) == share.EPOCHS
 
 
+@pytest.mark.timeout(60)
+def test_share_heartbeat_errors_on_kafka(cluster):
+    """Refused ShareGroupHeartbeats: the wire cluster's test asserts the same answers."""
+    topic = cluster.create_topic(f"share-{uuid.uuid4().hex[:8]}", partitions=1)
+    group = share.new_group()
+    share.configure_with_admin(cluster.bootstrap_servers, group)
+    assert share.heartbeat_errors(cluster.bootstrap_servers, topic, group) == share.HEARTBEAT_ERRORS
+
+
 @pytest.mark.timeout(240)
 def test_librdkafka_share_consumers_on_kafka(cluster):
     # once per test run: notebook 09's protocol matrix reads it back (course_lib/experiments/protocol_matrix.py)

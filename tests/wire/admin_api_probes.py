@@ -193,3 +193,44 @@ def manual_assignment_answers(bootstrap: str, topic: str) -> dict:
         return out
     finally:
         admin.close()
+
+
+#: NewTopic(num_partitions, replication_factor, replica_assignments) on brokers 1-3: a topic of its
+#: own per case, the manual assignments either refused or followed to the replica
+TOPIC_ASSIGNMENT_CASES = {
+    "unknown broker": (-1, -1, {0: [4, 1, 2]}),
+    "repeated broker": (-1, -1, {0: [2, 1, 1]}),
+    "empty": (-1, -1, {0: []}),
+    "mixed sizes": (-1, -1, {0: [1, 2, 3], 1: [1, 2]}),
+    "gap": (-1, -1, {0: [1, 2, 3], 2: [2, 3, 1]}),
+    "partitions given": (2, -1, {0: [1, 2, 3]}),
+    "replication factor given": (-1, 3, {0: [1, 2, 3]}),
+    "valid": (-1, -1, {0: [3, 1], 1: [2, 3], 2: [1, 2]}),
+}
+
+
+def topic_assignment_answers(bootstrap: str, prefix: str) -> dict:
+    """Per case (error code, error message, partitions, replication factor) of CreateTopics, and
+    for the topics created, each partition's (leader, replicas, isr) as describe_topics sees them."""
+    from kafka.admin import NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        out = {}
+        for case, (partitions, rf, assignments) in TOPIC_ASSIGNMENT_CASES.items():
+            name = f"{prefix}-{case.replace(' ', '-')}"
+            response = admin.create_topics([NewTopic(name, partitions, rf, assignments)], raise_errors=False)
+            (result,) = response["topics"]
+            out[case] = tuple(
+                result[k] for k in ("error_code", "error_message", "num_partitions", "replication_factor")
+            )
+            if result["error_code"] == 0:
+                admin.wait_for_topics([name])
+                (described,) = admin.describe_topics([name])
+                out[f"{case} described"] = sorted(
+                    (p["partition_index"], p["leader_id"], p["replica_nodes"], p["isr_nodes"])
+                    for p in described["partitions"]
+                )
+        return out
+    finally:
+        admin.close()

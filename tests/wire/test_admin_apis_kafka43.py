@@ -7,7 +7,12 @@ on the deployment (combined or separate controllers), so the probe leaves them o
 
 from course_lib.wire import WireCluster
 
-from .admin_api_probes import admin_api_answers, manual_assignment_answers, replica_log_dir_moves
+from .admin_api_probes import (
+    admin_api_answers,
+    manual_assignment_answers,
+    replica_log_dir_moves,
+    topic_assignment_answers,
+)
 
 NOT_NEEDED = "Leader election not needed for topic partition."
 
@@ -135,3 +140,43 @@ MANUAL_ASSIGNMENTS = {
 def test_manual_partition_assignments_answer_as_kafka(wire):
     wire.create_topic("man", replication_factor=3)
     assert manual_assignment_answers(wire.bootstrap_servers, "man") == MANUAL_ASSIGNMENTS
+
+
+#: what Kafka 4.4.0's controller says of a new topic's manual assignments
+#: (ReplicationControlManager.createTopic): the replicas as given, the first one leading
+TOPIC_ASSIGNMENTS = {
+    "unknown broker": (
+        39,
+        "The manual partition assignment includes broker 4, but no such broker is registered.",
+        -1,
+        -1,
+    ),
+    "repeated broker": (39, "The manual partition assignment includes the broker 1 more than once.", -1, -1),
+    "empty": (39, "The manual partition assignment includes an empty replica list.", -1, -1),
+    "mixed sizes": (
+        39,
+        "The manual partition assignment includes a partition with 2 replica(s), but this is not consistent "
+        "with previous partitions, which have 3 replica(s).",
+        -1,
+        -1,
+    ),
+    "gap": (39, "partitions should be a consecutive 0-based integer sequence", -1, -1),
+    "partitions given": (
+        42,
+        "A manual partition assignment was specified, but numPartitions was not set to -1.",
+        -1,
+        -1,
+    ),
+    "replication factor given": (
+        42,
+        "A manual partition assignment was specified, but replication factor was not set to -1.",
+        -1,
+        -1,
+    ),
+    "valid": (0, None, 3, 2),
+    "valid described": [(0, 3, [3, 1], [3, 1]), (1, 2, [2, 3], [2, 3]), (2, 1, [1, 2], [1, 2])],
+}
+
+
+def test_topic_manual_assignments_answer_as_kafka(wire):
+    assert topic_assignment_answers(wire.bootstrap_servers, "asg") == TOPIC_ASSIGNMENTS

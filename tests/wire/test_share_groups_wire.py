@@ -104,6 +104,14 @@ def test_share_member_epochs_on_the_wire(wire_cluster):
     assert share.heartbeat_epochs(wire_cluster.bootstrap_servers, topic, group) == share.EPOCHS
 
 
+@pytest.mark.timeout(60)
+def test_share_heartbeat_errors_on_the_wire(wire_cluster):
+    """Refused ShareGroupHeartbeats carry Kafka 4.4.0's messages, none where Kafka sends none
+    (tests/real/test_share_groups_real.py, same probe)."""
+    topic, group = share.wire_setup(wire_cluster)
+    assert share.heartbeat_errors(wire_cluster.bootstrap_servers, topic, group) == share.HEARTBEAT_ERRORS
+
+
 def test_share_sessions_and_bad_requests_get_kafkas_errors(wire):
     """Share session epochs as Kafka's ``SharePartitionManager`` checks them, a malformed
     acknowledgement batch and a join without a subscription: each a clear error code; a truncated

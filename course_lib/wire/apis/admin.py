@@ -44,6 +44,7 @@ def create_topics(gw, req) -> None:
             topic.replication_factor,
             configs,
             validate_only=req.validate_only,
+            assignments=[(a.partition_index, list(a.broker_ids)) for a in topic.assignments],
         )
         if error is None and not req.validate_only:
             created.append(topic.name)

@@ -63,18 +63,30 @@ def consumer_group_heartbeat(gw, req) -> None:
     _coordinator(gw, request, answered)
 
 
+def class_name(error) -> str | None:
+    return None if error is None else error.__name__
+
+
 def heartbeat_answer(
-    gw, broker, error, member_id, member_epoch, interval_ms, assignment, response_cls=ConsumerGroupHeartbeatResponse
+    gw,
+    broker,
+    error,
+    member_id,
+    member_epoch,
+    interval_ms,
+    assignment,
+    response_cls=ConsumerGroupHeartbeatResponse,
+    message=class_name,
 ) -> None:
     """A heartbeat's answer (``assignment``: topic -> partitions, or None); the share group
-    heartbeat's has the same fields."""
+    heartbeat's has the same fields. ``message(error)``: its error message."""
     ids = topic_ids(broker)
     _reply(
         gw,
         response_cls,
         throttle_time_ms=0,
         error_code=code(error),
-        error_message=None if error is None else error.__name__,
+        error_message=message(error),
         member_id=member_id,
         member_epoch=member_epoch,
         heartbeat_interval_ms=int(interval_ms),

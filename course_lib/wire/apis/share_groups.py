@@ -6,6 +6,9 @@ Since Kafka 4.1 (version 1, the only one 4.3.1 speaks) the client names itself: 
 id is INVALID_REQUEST, and so is a join (epoch 0) without a subscription, as Kafka's
 ``ShareGroupHeartbeatRequest`` validation (``GroupMetadataManager.throwIfShareGroupHeartbeatRequestIsInvalid``)
 answers.
+
+Error messages as Kafka 4.4.0 sends them: none for what ``KafkaApis`` refuses before the
+coordinator (authorization, an empty member id), the coordinator's exception message otherwise.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from ...broker import protocol as sim
 from ...broker.acls import DESCRIBE, GROUP, READ, TOPIC
 from ..authorization import allowed_names, authorized
 from .consumer_group_describe import describe_at_coordinator
+from .common import kafka_message
 from .consumer_group_heartbeat import heartbeat_answer
 from .coordinators import _coordinator
 from .schemas import ShareGroupDescribeResponse, ShareGroupHeartbeatResponse
@@ -35,7 +39,9 @@ def share_group_heartbeat(gw, req) -> None:
         return _heartbeat_answer(gw, broker, Errors.TopicAuthorizationFailedError, None, 0, 0, None)
     joining = req.member_epoch == 0
     if joining and not req.subscribed_topic_names:
-        return _heartbeat_answer(gw, broker, Errors.InvalidRequestError, req.member_id, req.member_epoch, 0, None)
+        error = Errors.InvalidRequestError
+        message = "SubscribedTopicNames must be set in first request."
+        return _heartbeat_answer(gw, broker, error, req.member_id, req.member_epoch, 0, None, message)
     request = sim.ShareGroupHeartbeatRequest(
         group=req.group_id,
         member_id=req.member_id,
@@ -45,8 +51,9 @@ def share_group_heartbeat(gw, req) -> None:
     )
 
     def answered(error, result) -> None:
+        message = _coordinator_message(error, req)
         if result is None:  # not the coordinator, an unknown member: the error alone
-            return _heartbeat_answer(gw, broker, error, req.member_id, req.member_epoch, 0, None)
+            return _heartbeat_answer(gw, broker, error, req.member_id, req.member_epoch, 0, None, message)
         _heartbeat_answer(
             gw,
             broker,
@@ -55,6 +62,7 @@ def share_group_heartbeat(gw, req) -> None:
             result["member_epoch"],
             result.get("heartbeat_interval_ms", 0),
             result.get("assignment"),
+            message,
         )
 
     _coordinator(gw, request, answered)
@@ -67,9 +75,31 @@ def _by_topic(tps) -> dict:
     return {t: sorted(ps) for t, ps in sorted(out.items())}
 
 
-def _heartbeat_answer(gw, broker, error, member_id, member_epoch, interval_ms, assignment) -> None:
+def _coordinator_message(error, req) -> str | None:
+    """The message of the coordinator's exception (``GroupMetadataManager``), else Kafka's
+    message of the error."""
+    if error is None:
+        return None
+    if error is Errors.UnknownMemberIdError:
+        return f"Member {req.member_id} is not a member of group {req.group_id}."
+    return kafka_message(error)
+
+
+def _heartbeat_answer(
+    gw, broker, error, member_id, member_epoch, interval_ms, assignment, message: str | None = None
+) -> None:
     assigned = None if assignment is None else _by_topic(assignment)
-    heartbeat_answer(gw, broker, error, member_id, member_epoch, interval_ms, assigned, ShareGroupHeartbeatResponse)
+    heartbeat_answer(
+        gw,
+        broker,
+        error,
+        member_id,
+        member_epoch,
+        interval_ms,
+        assigned,
+        ShareGroupHeartbeatResponse,
+        lambda _error: message,
+    )
 
 
 def share_group_describe(gw, req) -> None:
