@@ -39,13 +39,19 @@ SHARED_GROUPS = {
     "site": ("tests/test_browser_predictions.py", "tests/test_site.py"),
 }
 
-#: the longest groups start first, so neither process is left with a long one at the end
+#: the longest groups start first, longest first (their time in a run's junit report, summed per
+#: group), so no process is left with a long one at the end while the others idle; then the rest of
+#: the workshop and of the real tier
 LONG_GROUPS_FIRST = (
     "real-kafka",
-    "spark",
-    "tests/spark/test_connect.py",
     "site",
     "tests/test_browser_lab.py",
+    "tests/wire/test_share_differential_wire.py",
+    "spark",
+    "tests/spark/test_connect.py",
+    "tests/real/test_share_differential_real.py",
+    "tests/real/test_fidelity_differential.py",
+    "tests/workshop/test_workshop_cluster.py",
     "tests/workshop/",
     "tests/real/",
 )
