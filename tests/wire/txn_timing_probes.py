@@ -159,22 +159,29 @@ def right_after_commit(cluster) -> dict:
     try:
         out["init"] = txn.until(txn.init)
         for version in (4, 5):
-            out[f"v{version} added"] = txn.until(lambda: txn.add(topic))
-            cluster.pause(held)
-            try:
-                # written together: each is taken right after the one before is answered, so none
-                # waits for the broker to be fenced (Kafka then completes without that marker)
-                answers = txn.together(
-                    txn.commit_request(version),
-                    txn.add_request(topic),  # with the epoch the commit was sent with
-                    txn.commit_request(version),  # the same commit again
-                    txn.init_request(),
-                )
-            finally:
-                cluster.resume(held)
-            cases = ("commit", "then AddPartitionsToTxn", "then the same commit", "then InitProducerId")
-            out.update({f"v{version} {case}": code_of(a) for case, a in zip(cases, answers)})
-            out[f"v{version} InitProducerId once written"] = txn.until(txn.init)
+            for _attempt in range(3):
+                out[f"v{version} added"] = txn.until(lambda: txn.add(topic))
+                cluster.pause(held)
+                try:
+                    # written together: each is taken right after the one before is answered, so
+                    # none waits for the broker to be fenced (Kafka then completes without that marker)
+                    answers = txn.together(
+                        txn.commit_request(version),
+                        txn.add_request(topic),  # with the epoch the commit was sent with
+                        txn.commit_request(version),  # the same commit again
+                        txn.init_request(),
+                    )
+                finally:
+                    cluster.resume(held)
+                cases = ("commit", "then AddPartitionsToTxn", "then the same commit", "then InitProducerId")
+                out.update({f"v{version} {case}": code_of(a) for case, a in zip(cases, answers)})
+                out[f"v{version} InitProducerId once written"] = txn.until(txn.init)
+                if code_of(answers[2]) != 0:
+                    break
+                # the same commit answered as done: the commit completed before the requests behind
+                # it were read (on a loaded machine Kafka may fence the paused broker first and
+                # complete without its marker), so they saw no pending commit - look again; a
+                # cluster that never holds them fails the comparison after the third look
         out["added at last"] = txn.until(lambda: txn.add(topic))
         return out
     finally:
