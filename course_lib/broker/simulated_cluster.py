@@ -26,7 +26,14 @@ from typing import Callable
 from kafka import errors as Errors
 
 from .schedules import apply_schedule
-from ..clusters.faults import Fault, MessageFaultsAtLeader, mechanism_options, missing_why
+from ..clusters.faults import (
+    BrokerFaultsHandedOn,
+    Fault,
+    MessageFaultsAtLeader,
+    handed_on,
+    mechanism_options,
+    missing_why,
+)
 from ..clusters.parts import MIN_ISR, UNCLEAN, CreatesTopics, NamesAsGiven, Part, TopicSpec
 from ..history import History, Op, OpName
 from .cluster import Cluster, PartitionView
@@ -48,7 +55,7 @@ def partition_info(view: PartitionView) -> dict:
     }
 
 
-class SimulatedCluster(CreatesTopics, MessageFaultsAtLeader, NamesAsGiven):
+class SimulatedCluster(CreatesTopics, BrokerFaultsHandedOn, MessageFaultsAtLeader, NamesAsGiven):
     """A seeded simulated cluster (``options``: :class:`~course_lib.broker.options.ClusterOptions`)
     with the parts topology, broker faults, message faults, lost requests, fault schedules,
     network partitions and virtual time. ``cluster`` is the simulation itself."""
@@ -56,6 +63,8 @@ class SimulatedCluster(CreatesTopics, MessageFaultsAtLeader, NamesAsGiven):
     #: the backend's kind on this cluster, and how messages name it
     label = "simulator"
     description = "the simulator"
+    #: the simulation runs the brokers: crash, pause, resume and isolate are its own
+    _faults_run_by = "cluster"
 
     def __init__(self, brokers: int = 3, seed: int = 0, **options) -> None:
         self.cluster = Cluster(brokers=brokers, seed=seed, **options)
@@ -140,20 +149,11 @@ class SimulatedCluster(CreatesTopics, MessageFaultsAtLeader, NamesAsGiven):
         return self.cluster.leader_of(topic, partition)
 
     # ---- broker faults: the simulated processes ---------------------------------------------------
-    def crash(self, broker_id: int) -> None:
-        self.cluster.crash(broker_id)
-
     def restart(self, broker_id: int, timeout_s: float = 60.0, wait: bool = True) -> None:
         """Restart a crashed broker and (``wait``) run the virtual clock until it has registered."""
         self.cluster.restart(broker_id)
         if wait:
             self.wait_registered([broker_id], timeout_s)
-
-    def pause(self, broker_id: int) -> None:
-        self.cluster.pause(broker_id)
-
-    def resume(self, broker_id: int) -> None:
-        self.cluster.resume(broker_id)
 
     def wait_registered(self, broker_ids: list[int], timeout_s: float = 60.0) -> None:
         if not self.run_until(lambda: set(broker_ids) <= set(self.live_broker_ids()), timeout_s * 1000):
@@ -212,9 +212,8 @@ class SimulatedCluster(CreatesTopics, MessageFaultsAtLeader, NamesAsGiven):
     def heal_network(self) -> None:
         self.cluster.heal()
 
-    def isolate(self, node: int | str) -> None:
-        """Cut a broker (by id) or a client (by client id) off from everyone."""
-        self.cluster.isolate(node)
+    #: cut a broker (by id) or a client (by client id) off from everyone
+    isolate = handed_on("isolate")
 
     # ---- virtual time -----------------------------------------------------------------------------
     @property

@@ -176,6 +176,63 @@ class MessageFaultsAtLeader:
     refuse_next_request = message_fault("refuse_next_request")
 
 
+class AtNode(Protocol):
+    """The signature of a cluster's fault aimed at one node (a broker, or a client on the
+    simulated network): :attr:`Aim.BROKER` and :attr:`Aim.NODE` rows. Typed as the bound method."""
+
+    def __call__(self, node: Any, /) -> None: ...
+
+
+def handed_on(name: str) -> AtNode:
+    """A cluster's method for the fault ``name`` aimed at a node, for a cluster that does not run
+    its brokers itself but hands each fault to what does: the object named by the cluster's
+    ``_faults_run_by`` (the simulation for the simulated cluster, the wire nemesis for the wire
+    cluster), whose method is the row's hook."""
+    fault = FAULT[name]
+    if fault.aim not in (Aim.BROKER, Aim.NODE):
+        raise ValueError(f"{name} aims at {fault.aim}, not at a node")
+
+    def at_node(self, node: Any, /) -> None:
+        getattr(getattr(self, self._faults_run_by), fault.hook)(node)
+
+    return cast(AtNode, _named(at_node, fault, f"{fault.aim}, handed to what runs the brokers"))
+
+
+class BrokerFaultsHandedOn:
+    """The broker faults of a cluster that hands them, row by row, to the object that runs its
+    brokers, named by ``_faults_run_by``. A restart is not among them: each cluster waits for the
+    restarted broker to register in its own way (a virtual clock, a wall clock)."""
+
+    _faults_run_by: str
+
+    crash = handed_on("crash")
+    pause = handed_on("pause")
+    resume = handed_on("resume")
+
+
+def refused(name: str) -> AtNode:
+    """A cluster's method for the fault ``name`` aimed at a node, for a cluster whose brokers run
+    elsewhere: it raises the cluster's ``_refused_fault(fault)`` (why, and what to use instead)."""
+    fault = FAULT[name]
+
+    def refuse(self, node: Any, /) -> None:
+        raise self._refused_fault(fault)
+
+    return cast(AtNode, _named(refuse, fault, f"{fault.aim}: refused, the brokers run elsewhere"))
+
+
+class BrokerFaultsElsewhere:
+    """The broker faults of a cluster whose brokers this program does not run (a shared cluster):
+    every row aimed at a broker raises ``_refused_fault(fault)``."""
+
+    _refused_fault: Callable[[Fault], Exception]
+
+    crash = refused("crash")
+    restart = refused("restart")
+    pause = refused("pause")
+    resume = refused("resume")
+
+
 # ---- a backend's message faults, and what a fault schedule acts on ----------------------------------
 class AtProducer(Protocol):
     """The signature of a backend's fault aimed at a producer's next produce (:attr:`Aim.PRODUCE`):

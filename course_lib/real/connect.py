@@ -39,7 +39,7 @@ import os
 import re
 from pathlib import Path
 
-from course_lib.clusters import CreatesTopics, Fault, MessageFaultsAtLeader, Part, TopicSpec
+from course_lib.clusters import BrokerFaultsElsewhere, CreatesTopics, Fault, MessageFaultsAtLeader, Part, TopicSpec
 from course_lib.clusters.parts import MIN_ISR
 from course_lib.real.admin import ClusterAdmin, ClusterMetadata
 
@@ -152,7 +152,7 @@ class Namespaced:
         return self._name(name)
 
 
-class RemoteCluster(CreatesTopics, MessageFaultsAtLeader, Namespaced, ClusterMetadata):
+class RemoteCluster(CreatesTopics, BrokerFaultsElsewhere, MessageFaultsAtLeader, Namespaced, ClusterMetadata):
     """A cluster someone else runs: produce, consume, create topics - no broker faults.
 
     ``username``/``password``: the learner's SASL login (``mechanism`` SCRAM-SHA-512 unless
@@ -308,8 +308,14 @@ class RemoteCluster(CreatesTopics, MessageFaultsAtLeader, Namespaced, ClusterMet
         return self.live_broker_ids()
 
     # ---- faults: only on a cluster this process runs ---------------------------------------
+    def _refused_fault(self, fault: Fault) -> NeedsLocalCluster:
+        return self._needs_local(f"A broker fault ({fault.name})")
+
     def _local_only(self, what: str):
-        raise NeedsLocalCluster(
+        raise self._needs_local(what)
+
+    def _needs_local(self, what: str) -> NeedsLocalCluster:
+        return NeedsLocalCluster(
             f"{what} needs a Kafka cluster started by this notebook: it sends signals to broker "
             f"processes (ask your instructor: they run the shared cluster). You are connected to "
             f"{self.bootstrap_servers}, which runs elsewhere. Use "
@@ -317,22 +323,10 @@ class RemoteCluster(CreatesTopics, MessageFaultsAtLeader, Namespaced, ClusterMet
             f"or skip this experiment - its results are described in the notebook."
         )
 
-    def crash(self, broker_id: int):
-        self._local_only("Killing a broker")
-
     def stop(self, broker_id: int | None = None):
         if broker_id is None:
             return  # nothing to stop: we never started it
         self._local_only("Stopping a broker")
-
-    def pause(self, broker_id: int):
-        self._local_only("Pausing a broker")
-
-    def resume(self, broker_id: int):
-        self._local_only("Resuming a broker")
-
-    def restart(self, broker_id: int):
-        self._local_only("Restarting a broker")
 
     def proxy(self, broker_id: int | None = None):
         """The proxy all of this learner's connections go through (one for every broker)."""

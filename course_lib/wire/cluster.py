@@ -35,7 +35,7 @@ from ..broker.broker_config import options_from_broker_config
 from ..broker.cluster import Cluster
 from ..broker.topic_requests import create_topic_request, delete_topic_request
 from ..broker.simulated_cluster import partition_info
-from ..clusters import CreatesTopics, Fault, MessageFaultsAtLeader, NamesAsGiven, Part, TopicSpec
+from ..clusters import BrokerFaultsHandedOn, CreatesTopics, Fault, MessageFaultsAtLeader, NamesAsGiven, Part, TopicSpec
 from ..clusters.faults import mechanism_options
 from ..clusters.lab import simulator_options
 from ..history import History, Nemesis, Op, OpName
@@ -61,7 +61,7 @@ def _explains(op: Op) -> bool:
     return op.process == "controller" or op.f == OpName.TRUNCATE
 
 
-class WireCluster(CreatesTopics, MessageFaultsAtLeader, NamesAsGiven):
+class WireCluster(CreatesTopics, BrokerFaultsHandedOn, MessageFaultsAtLeader, NamesAsGiven):
     """A seeded simulated cluster with one 127.0.0.1 listener per broker.
 
     ``options`` are :class:`~course_lib.broker.options.ClusterOptions` (e.g.
@@ -72,6 +72,9 @@ class WireCluster(CreatesTopics, MessageFaultsAtLeader, NamesAsGiven):
     ``config`` takes the same settings by Kafka's broker config names (``{"num.partitions": 4,
     "auto.create.topics.enable": "false"}``, :mod:`course_lib.broker.broker_config`).
     """
+
+    #: the nemesis runs the brokers' faults on the simulation's thread (a crash closes sockets)
+    _faults_run_by = "nemesis"
 
     def __init__(
         self,
@@ -318,15 +321,6 @@ class WireCluster(CreatesTopics, MessageFaultsAtLeader, NamesAsGiven):
         """Like :attr:`bootstrap_servers` but only brokers that run and are not paused."""
         live = self._brokers_where(lambda seen: seen.up and not seen.paused)
         return ",".join(f"{self.host}:{self.ports[b]}" for b in live if b in self.ports)
-
-    def crash(self, broker_id: int) -> None:
-        self.nemesis.crash(broker_id)
-
-    def pause(self, broker_id: int) -> None:
-        self.nemesis.pause(broker_id)
-
-    def resume(self, broker_id: int) -> None:
-        self.nemesis.resume(broker_id)
 
     def restart(self, broker_id: int, timeout_s: float = 60.0, wait: bool = True) -> None:
         """Restart the broker (a running one is stopped first, as a real lab does) and
