@@ -43,6 +43,7 @@ from kafka import errors as Errors
 from . import consumer_group_requests as kip848
 from .consumer_group import ConsumerGroup
 from .coordinator_log import CoordinatorLog
+from .session_sweep import SessionSweep
 from .protocol import (
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
@@ -88,14 +89,13 @@ class Group:
     fenced: set = field(default_factory=set)  # member ids replaced by a newer static member
 
 
-class GroupCoordinator(CoordinatorLog):
+class GroupCoordinator(CoordinatorLog, SessionSweep):
     TOPIC = OFFSETS_TOPIC
 
     def __init__(self, broker):
         super().__init__(broker)
         self.groups: dict[str, Group] = {}
         self.reset()
-        self._checking = False
 
     def reset(self) -> None:
         self.offsets: dict[str, dict] = {}  # group -> {tp: offset}
@@ -229,6 +229,11 @@ class GroupCoordinator(CoordinatorLog):
         if g.state != "Stable" or old.topics != topics:
             old.topics = topics
             return False
+        self._join_answer(src, req, g, member_id)
+        return True
+
+    def _join_answer(self, src: str, req, g: Group, member_id: str) -> None:
+        """The JoinGroup answer of a member of ``g``'s generation: its assignment and the members."""
         self.respond(
             src,
             req,
@@ -236,11 +241,10 @@ class GroupCoordinator(CoordinatorLog):
             {
                 "member_id": member_id,
                 "generation": g.generation,
-                "assignment": list(old.assignment),
+                "assignment": list(g.members[member_id].assignment),
                 "members": sorted(g.members),
             },
         )
-        return True
 
     def _prepare_rebalance(self, g: Group, now: float) -> None:
         g.state = "PreparingRebalance"
@@ -289,17 +293,7 @@ class GroupCoordinator(CoordinatorLog):
             if member_id in g.members:
                 m = g.members[member_id]
                 m.last_heartbeat_ms = self.broker.sim.now  # Kafka restarts the session clock on the join answer
-                self.respond(
-                    src,
-                    req,
-                    None,
-                    {
-                        "member_id": member_id,
-                        "generation": g.generation,
-                        "assignment": list(m.assignment),
-                        "members": sorted(g.members),
-                    },
-                )
+                self._join_answer(src, req, g, member_id)
         self.broker.cluster.record(
             f"coordinator-{self.broker.broker_id}",
             "rebalance",
@@ -366,23 +360,16 @@ class GroupCoordinator(CoordinatorLog):
             g.generation += 1
             g.empty_since_ms = self.broker.sim.now
 
-    def _ensure_checking(self) -> None:
-        if not self._checking:
-            self._checking = True
-            self.broker.schedule_timer(1000, self._check_sessions)
-
-    def _check_sessions(self) -> None:
+    def _check_sessions(self) -> bool:
         """Remove members whose heartbeats stopped (a crashed or frozen consumer)."""
-        self._checking = False
         if self.partition() is None:
-            return
+            return False
         now = self.broker.sim.now
         for g in list(self.groups.values()):
             for member_id, m in sorted(g.members.items()):
                 if now - m.last_heartbeat_ms > m.session_timeout_ms and member_id not in g.joining:
                     self._remove(g, member_id, f"no heartbeat for {m.session_timeout_ms:g} ms")
-        if any(g.members for g in self.groups.values()):
-            self._ensure_checking()
+        return True
 
     def _check_generation(self, group: str, member_id: str, generation: int, transactional: bool = False):
         handled, error = kip848.validate_commit(self, group, member_id, generation)

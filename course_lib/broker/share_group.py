@@ -40,6 +40,7 @@ from typing import Any, Callable, ClassVar
 from kafka import errors as Errors
 
 from .consumer_group import INITIAL_EPOCH
+from .session_sweep import SessionSweep
 from .protocol import ShareGroupDescribeRequest, ShareGroupHeartbeatRequest
 
 
@@ -81,11 +82,10 @@ def assign(members: list[str], partitions: list[tuple]) -> dict[str, list[tuple]
     return {m: sorted(tps) for m, tps in out.items()}
 
 
-class ShareGroupCoordinator:
+class ShareGroupCoordinator(SessionSweep):
     def __init__(self, broker):
         self.broker = broker
         self.groups: dict[str, ShareGroup] = {}
-        self._checking = False
         self._epoch = None
 
     def handle(self, src: str, req) -> None:
@@ -195,23 +195,16 @@ class ShareGroupCoordinator:
         )
         self._rebalance(g, f"{member_id} {reason}")
 
-    def _ensure_checking(self) -> None:
-        if not self._checking:
-            self._checking = True
-            self.broker.schedule_timer(1000, self._check_sessions)
-
-    def _check_sessions(self) -> None:
-        self._checking = False
+    def _check_sessions(self) -> bool:
         if self.broker.groups.partition() is None:
-            return
+            return False
         now = self.broker.sim.now
         for g in list(self.groups.values()):
             timeout = self.settings(g.group_id).session_timeout_ms
             for member_id, m in sorted(g.members.items()):
                 if now - m.last_heartbeat_ms > timeout:
                     self._remove(g, member_id, f"no heartbeat for {timeout:g} ms")
-        if any(g.members for g in self.groups.values()):
-            self._ensure_checking()
+        return True
 
     def _describe(self, src: str, req: ShareGroupDescribeRequest) -> None:
         g = self.groups.get(req.group)
