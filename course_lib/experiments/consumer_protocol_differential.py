@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import random
 import time
-import warnings
 
 from ..broker import Cluster
 from ..broker.group_coordinator import OFFSETS_TOPIC
@@ -145,9 +144,7 @@ class _Side:
         self.owners: dict = {}  # partition -> name, at the last observation
         self.errors: list[str] = []
         self.member_ids: list[str] = []  # the member id of each join, in order
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            self.producer = library_producer(client, bootstrap, {"acks": "all"}, driver=driver)
+        self.producer = library_producer(client, bootstrap, {"acks": "all"}, driver=driver)
 
     # what a subclass provides
     def fault_coordinator(self) -> None:
@@ -311,6 +308,9 @@ class _WireSide(_Side):
 
 
 class ConsumerProtocolDifferential:
+    """The differential on ``wire``; ``driver``: the Java producer's driver process (the Java
+    members run in the Java adapter's shared driver, or in one of their own)."""
+
     def __init__(self, wire: WireCluster, driver):
         self.wire, self.driver = wire, driver
 
