@@ -194,3 +194,35 @@ def test_without_assignment_batching_slow_gets_its_partition_at_once_and_is_thro
     assert story["computed"] == story["joined"] and story["gave_up"] - story["joined"] < heartbeat, story
     assert consumer.stopped_ms("fast") == 0 and consumer.waited_ms("slow") < 2 * heartbeat
     assert len(_thrown_out(consumer, "slow")) >= 2 and consumer.duplicates() > 0
+
+
+def test_the_simulator_s_group_member_joins_with_the_id_it_is_given_and_shows_its_state():
+    """The GroupMember contract as the consumer-protocol differential uses it: the simulator's
+    member takes the id it is given (the Java twin's), ``state()`` says id, epoch, partitions and
+    positions at once as the coordinator sees them, ``commit()`` commits the positions, and
+    ``kill()`` is a crash (no leave: the coordinator keeps the member until its session ends)."""
+    from course_lib.client_adapters import group_member
+    from course_lib.experiments.consumer_protocol_differential import group_view
+
+    cluster = _cluster()
+    config = {
+        "bootstrap.servers": cluster,
+        "group.id": "g",
+        "group.protocol": "consumer",
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+    }
+    member = group_member("simulator", config, ["t"], member_id="the-java-twin-s-id")
+    deadline = cluster.now + 60_000
+    while member.state().positions != {p: 5 for p in range(4)}:
+        assert cluster.now < deadline, member.state()
+        member.poll(0.05)
+    state, view = member.state(), group_view(cluster, "g", "t")
+    assert state.member_id == "the-java-twin-s-id" and state.owned == [0, 1, 2, 3]
+    assert view["members"] == {"the-java-twin-s-id": (state.epoch, [0, 1, 2, 3])}
+    assert member.seen == 20 and view["committed"] == {}
+    member.commit()
+    assert group_view(cluster, "g", "t")["committed"] == {p: 5 for p in range(4)}
+    member.kill()
+    cluster.run_for(1000)
+    assert "the-java-twin-s-id" in group_view(cluster, "g", "t")["members"], "a crash sends no leave"

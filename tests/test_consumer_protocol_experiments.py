@@ -15,7 +15,7 @@ class Scripted(GroupMember):
         self.steps, self.log, self.group, self.name = list(steps), log, group, name
         self.step = self.steps.pop(0)
 
-    def _poll(self) -> int:
+    def _poll(self, timeout_s: float) -> int:
         if self.steps:
             self.step = self.steps.pop(0)
         return 0

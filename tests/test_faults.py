@@ -109,12 +109,6 @@ ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
         {"crash", "restart"},
         "a group member's application crashes, restarts",
     ),
-    ("experiments/consumer_protocol_differential.py", "_Side"): ({"crash"}, "a differential side's member crashes"),
-    ("experiments/consumer_protocol_differential.py", "_SimulatedSide"): (
-        {"crash"},
-        "a differential side's member crashes",
-    ),
-    ("experiments/consumer_protocol_differential.py", "_JavaSide"): ({"crash"}, "a differential side's member crashes"),
     ("application/processing.py", "Processor"): ({"crash"}, "an application process crashes"),
     ("experiments/share_scenarios.py", "Worker"): ({"crash"}, "a share worker process crashes"),
     ("application/supervisor.py", "Instance"): ({"crash"}, "a supervised application instance crashes"),

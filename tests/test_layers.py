@@ -13,8 +13,10 @@ followed transitively across modules) and on the scenario code itself:
   composed with each cluster it supports runs ``aborted_transaction`` here, and one experiment
   per workload in tests/test_composition.py (tests/real/test_composition_real.py on Kafka);
 - a client library's clients (kafka-python's, confluent-kafka's, the Java client's) are built by
-  the client adapters only: a class elsewhere that builds or subclasses one is listed, with why,
-  in ``CLIENTS_BUILT_ELSEWHERE`` (what is left of the wrappers the workload contracts replaced);
+  the client adapters only (a differential gets the library's own clients from
+  ``library_producer`` / ``library_consumer``, its group members from ``group_member``): a class
+  elsewhere that builds or subclasses one is listed, with why, in ``CLIENTS_BUILT_ELSEWHERE``
+  (what is left, in the clusters' layer below the adapters);
 - every registered experiment declares that it returns the one result type,
   :class:`course_lib.judge.result.Result`.
 """
@@ -182,7 +184,7 @@ DISPATCH_NAMES = {"wire", "simulated", "kafka-python", "confluent-kafka", "java"
 #: compare with a client's. A module not listed has none, and a count may only go down.
 DISPATCH_LEFT = {
     "experiments/differential.py": (29, "its simulated sides drive the simulated cluster and read its messages' kinds"),
-    "experiments/consumer_protocol_differential.py": (17, "its simulated side drives the simulated cluster"),
+    "experiments/consumer_protocol_differential.py": (16, "its simulated side drives the simulated cluster"),
     "experiments/java_differential.py": (8, "its simulated side drives the simulated cluster"),
     "experiments/share_differential.py": (
         11,
@@ -370,28 +372,30 @@ def test_each_client_composed_with_the_wire_cluster_runs_the_scenarios(wire_clus
 
 # ---- clients are built by their adapters ---------------------------------------------------------
 #: the client libraries' client classes: an experiment gets one from an adapter
-#: (course_lib/client_adapters: CLIENTS, SHARE_CLIENTS, GROUP_CLIENTS), never builds or wraps one
+#: (course_lib/client_adapters: CLIENTS, SHARE_CLIENTS, GROUP_CLIENTS, LIBRARY_PRODUCERS,
+#: LIBRARY_CONSUMERS), never builds or wraps one
 CLIENT_CLASSES = {
     "kafka": {"KafkaConsumer", "KafkaProducer"},
     "confluent_kafka": {"Consumer", "Producer", "ShareConsumer"},
     "course_lib.java_client": {"JavaConsumer", "JavaProducer", "JavaShareConsumer"},
 }
 #: where a library's client is built outside course_lib/client_adapters and course_lib/java_client
-#: (the Java client's own proxies), and why; a new one fails the test below
+#: (the Java client's own proxies), and why; a new one fails the test below. What is left is in
+#: the clusters' layer, below the client adapters (tests/test_import_cycles.py's LAYERS): a
+#: cluster there cannot get a client from an adapter without an import running up the layers.
 CLIENTS_BUILT_ELSEWHERE = {
-    ("real/clients.py", "LearnerProducer"): "kafka-python's producer as a learner's notebook imports it (lab 09)",
-    ("real/clients.py", "LearnerConsumer"): "kafka-python's consumer as a learner's notebook imports it (lab 09)",
-    ("real/cluster.py", "LocalCluster"): "the cluster reads and writes its own partitions (its final read, a probe)",
-    (
-        "experiments/differential.py",
-        "ProducerDifferential",
-    ): "a differential side: kafka-python itself, every public call",
-    (
-        "experiments/differential.py",
-        "ConsumerDifferential",
-    ): "a differential side: kafka-python itself, every public call",
-    ("experiments/consumer_protocol_differential.py", "_JavaSide"): "a differential side: the Java client itself",
-    ("experiments/java_differential.py", "TransactionsV2Differential"): "a differential side: the Java client itself",
+    ("real/clients.py", "LearnerProducer"): (
+        "kafka-python's producer as a learner's notebook gets it from RemoteCluster.producer() (lab 09): "
+        "the shared cluster builds it, a layer below the adapters"
+    ),
+    ("real/clients.py", "LearnerConsumer"): (
+        "kafka-python's consumer as a learner's notebook gets it from RemoteCluster.consumer() (lab 09): "
+        "the shared cluster builds it, a layer below the adapters"
+    ),
+    ("real/cluster.py", "LocalCluster"): (
+        "the cluster's ready check writes and reads a record with kafka-python before start() returns: "
+        "a layer below the adapters' library_producer / library_consumer"
+    ),
 }
 
 
@@ -439,7 +443,8 @@ def test_only_the_adapters_build_a_client_library_s_clients():
     new = sorted(found - set(CLIENTS_BUILT_ELSEWHERE))
     assert not new, (
         f"{new} build a client library's client: get it from course_lib.client_adapters (a workload's "
-        "contract: CLIENTS, SHARE_CLIENTS, GROUP_CLIENTS), or extend the contract"
+        "contract: CLIENTS, SHARE_CLIENTS, GROUP_CLIENTS; the library's own clients: library_producer, "
+        "library_consumer), or extend the contract"
     )
     assert not sorted(set(CLIENTS_BUILT_ELSEWHERE) - found), "CLIENTS_BUILT_ELSEWHERE lists classes that are gone"
 

@@ -42,18 +42,32 @@ Python process, :mod:`.own_process`; Java's in a JVM of its own), with ``kill()`
 
 The consumer-group workload (rebalances, KIP-848's ``group.protocol=consumer`` or the classic
 protocol) has one too: :func:`group_member` builds, for a client of :data:`GROUP_CLIENTS`, one
-subscribed member with the interface of :class:`.members.GroupMember` - ``poll()`` (the
-records one poll read, counted in ``seen``), ``owned()``, ``epoch()`` (None where the client does
-not show it), ``kill()``, ``close()``; ``config`` uses Java's names (the simulator's takes the
-simulated ``Cluster`` as ``bootstrap.servers``). A member that dies is made with
-``own_process=True`` (confluent-kafka's in a Python process, Java's in a JVM of its own; the
-simulator's dies in virtual time whichever it is; kafka-python's polls in a thread of its own and
-has none).
+subscribed member with the interface of :class:`.members.GroupMember` - ``poll(timeout_s)``
+(the records one poll read, counted in ``seen``), ``commit()``, ``owned()``, ``epoch()`` (None
+where the client does not show it), ``state()`` (member id, epoch, partitions and positions at
+once), ``kill()``, ``close()``; ``config`` uses Java's names (the simulator's takes the simulated
+``Cluster`` as ``bootstrap.servers``). A member that dies is made with ``own_process=True``
+(confluent-kafka's in a Python process, Java's in a JVM of its own; the simulator's dies in
+virtual time whichever it is; kafka-python's polls in a thread of its own and has none). Only the
+simulator's member can be given its member id (``member_id``: every real client draws its own,
+KIP-1082), which is how a differential's simulated member takes the id its Java twin drew.
+
+What no workload's contract covers - the client library's own producer and consumer, with the
+library's whole public API and its own config names, unrecorded - :func:`library_producer` and
+:func:`library_consumer` build (:mod:`.library`): the differentials compare them call by call.
+So no class outside this package builds a client library's client but the clusters' own, a layer
+below (``tests/test_layers.py``'s ``CLIENTS_BUILT_ELSEWHERE``).
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
+
+# the library clients' contract, re-exported where the other contracts live
+from .library import LIBRARY_CONSUMERS as LIBRARY_CONSUMERS
+from .library import LIBRARY_PRODUCERS as LIBRARY_PRODUCERS
+from .library import library_consumer as library_consumer
+from .library import library_producer as library_producer
 
 
 class ClientSide(Protocol):
@@ -240,7 +254,7 @@ def share_group_describer(client: str) -> Any:
     return SHARE_GROUP_DESCRIBERS.get(client)
 
 
-def _kafka_python_group_member(config: dict, topics: list[str], own_process: bool) -> Any:
+def _kafka_python_group_member(config: dict, topics: list[str], own_process: bool, member_id: str | None) -> Any:
     if own_process:
         raise ValueError(
             "kafka-python's member polls in a thread of this process: it has no process of its own to kill"
@@ -250,13 +264,13 @@ def _kafka_python_group_member(config: dict, topics: list[str], own_process: boo
     return GroupMember(config, topics)
 
 
-def _simulated_group_member(config: dict, topics: list[str], own_process: bool) -> Any:
+def _simulated_group_member(config: dict, topics: list[str], own_process: bool, member_id: str | None) -> Any:
     from .simulated import GroupMember
 
-    return GroupMember(config, topics)
+    return GroupMember(config, topics, member_id)
 
 
-def _rdkafka_group_member(config: dict, topics: list[str], own_process: bool) -> Any:
+def _rdkafka_group_member(config: dict, topics: list[str], own_process: bool, member_id: str | None) -> Any:
     if own_process:
         from .own_process import GroupMemberProcess
 
@@ -266,14 +280,14 @@ def _rdkafka_group_member(config: dict, topics: list[str], own_process: bool) ->
     return GroupMember(config, topics)
 
 
-def _java_group_member(config: dict, topics: list[str], own_process: bool) -> Any:
+def _java_group_member(config: dict, topics: list[str], own_process: bool, member_id: str | None) -> Any:
     from .for_java import GroupMember
 
     return GroupMember(config, topics, own_process)
 
 
-#: the clients of the consumer-group workload, by name: (config, topics, own_process) -> a
-#: subscribed :class:`.members.GroupMember` (module docstring). kafka-python 3.0.12 speaks
+#: the clients of the consumer-group workload, by name: (config, topics, own_process, member_id)
+#: -> a subscribed :class:`.members.GroupMember` (module docstring). kafka-python 3.0.12 speaks
 #: only the classic protocol.
 GROUP_CLIENTS = {
     "kafka-python": _kafka_python_group_member,
@@ -281,11 +295,16 @@ GROUP_CLIENTS = {
     "confluent-kafka": _rdkafka_group_member,
     "java": _java_group_member,
 }
+#: the clients whose member joins with a member id it is given (the others draw their own, KIP-1082)
+GIVEN_MEMBER_IDS = frozenset({"simulator"})
 
 
-def group_member(client: str, config: dict, topics: list[str], own_process: bool = False) -> Any:
+def group_member(
+    client: str, config: dict, topics: list[str], own_process: bool = False, member_id: str | None = None
+) -> Any:
     """A member of ``client`` (a key of :data:`GROUP_CLIENTS`) subscribed to ``topics``, with the
-    interface of :class:`.members.GroupMember`; ``own_process``: one that can die (``kill()``).
+    interface of :class:`.members.GroupMember`; ``own_process``: one that can die (``kill()``);
+    ``member_id``: the id it joins with (a client of :data:`GIVEN_MEMBER_IDS` only).
 
     >>> group_member("kafka-python", {"group.protocol": "consumer"}, ["t"])
     Traceback (most recent call last):
@@ -293,7 +312,15 @@ def group_member(client: str, config: dict, topics: list[str], own_process: bool
     >>> group_member("aiokafka", {}, ["t"])
     Traceback (most recent call last):
     ValueError: no group member for 'aiokafka': choose one of kafka-python, simulator, confluent-kafka, java
+    >>> group_member("java", {}, ["t"], member_id="m-1")
+    Traceback (most recent call last):
+    ValueError: java draws its members' ids itself (KIP-1082): only simulator's member is given one
     """
     if client not in GROUP_CLIENTS:
         raise ValueError(f"no group member for {client!r}: choose one of {', '.join(GROUP_CLIENTS)}")
-    return GROUP_CLIENTS[client](config, topics, own_process)
+    if member_id is not None and client not in GIVEN_MEMBER_IDS:
+        raise ValueError(
+            f"{client} draws its members' ids itself (KIP-1082): only {', '.join(sorted(GIVEN_MEMBER_IDS))}'s "
+            "member is given one"
+        )
+    return GROUP_CLIENTS[client](config, topics, own_process, member_id)

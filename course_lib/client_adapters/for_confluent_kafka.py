@@ -31,7 +31,6 @@ from typing import Any
 import confluent_kafka as ck
 from kafka import errors as Errors
 
-from .members import POLL_S
 from .members import GroupMember as GroupMemberBase
 from ..history import as_text
 from .recorded import (
@@ -298,8 +297,8 @@ class GroupMember(GroupMemberBase):
         self._c.subscribe(list(topics))
         self._closed = False
 
-    def _poll(self) -> int:
-        m = self._c.poll(POLL_S)
+    def _poll(self, timeout_s: float) -> int:
+        m = self._c.poll(timeout_s)
         return int(m is not None and m.error() is None)
 
     def owned(self) -> list[int]:

@@ -31,8 +31,8 @@ from typing import Any
 
 from ..java_client import DriverProcess, JavaConsumer, JavaException, JavaProducer, outcomes
 from ..java_client import TopicPartition as JavaTopicPartition
-from .members import POLL_S
 from .members import GroupMember as GroupMemberBase
+from .members import MemberState
 from ..history import as_text
 from .recorded import (
     Record,
@@ -404,14 +404,30 @@ class GroupMember(GroupMemberBase):
             self._end()  # nobody else will: the caller never got this member
             raise
 
-    def _poll(self) -> int:
-        return len(self._c.poll(POLL_S))
+    def _poll(self, timeout_s: float) -> int:
+        return len(self._c.poll(timeout_s))
+
+    def commit(self) -> None:
+        self._c.commit_sync(timeout=10)
 
     def owned(self) -> list[int]:
         return sorted(tp.partition for tp in self._c.assignment())
 
     def epoch(self) -> int | None:
         return self._c.group_metadata()["generationId"]
+
+    def state(self) -> MemberState:
+        """One ``groupMetadata()`` for the id and the epoch; a position the client has not looked
+        up yet within half a second is None."""
+        meta = self._c.group_metadata()
+        assigned = sorted(self._c.assignment(), key=lambda tp: (tp.partition, tp.topic))
+        positions: dict[int, int | None] = {}
+        for tp in assigned:
+            try:
+                positions[tp.partition] = self._c.position((tp.topic, tp.partition), timeout=0.5)
+            except Exception:  # noqa: BLE001 - not known yet: not caught up
+                positions[tp.partition] = None
+        return MemberState(meta["memberId"], meta["generationId"], [tp.partition for tp in assigned], positions)
 
     def kill(self) -> None:
         if self._own is None:

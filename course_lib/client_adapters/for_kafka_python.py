@@ -89,7 +89,7 @@ class GroupMember(GroupMemberBase):
         finally:
             consumer.close()
 
-    def _poll(self) -> int:
+    def _poll(self, timeout_s: float) -> int:  # its thread polls by itself: this paces the caller
         self._thread.check()  # the thread's exception, if it died
         time.sleep(self.PACE_S)
         total = self._read  # once: the thread may add to it meanwhile

@@ -154,8 +154,8 @@ class GroupMemberProcess(ClientProcess, GroupMember):
     def __init__(self, config: dict, topics: list[str]) -> None:
         super().__init__(config, list(topics))
 
-    def _poll(self) -> int:
-        return self._call("poll", timeout=0.1)
+    def _poll(self, timeout_s: float) -> int:
+        return self._call("poll", timeout_s, timeout=timeout_s)
 
     def owned(self) -> list[int]:
         return self._call("owned")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from .members import POLL_S
+from .members import MemberState
 from .members import GroupMember as GroupMemberBase
 
 
@@ -55,25 +55,37 @@ class SimulatedClients:
 class GroupMember(GroupMemberBase):
     """The simulator's ``KafkaConsumer`` (``config``: Java's names, ``bootstrap.servers`` the
     simulated ``Cluster``), subscribed to ``topics``: the consumer-group workload's contract
-    (:mod:`.members`). Each :meth:`poll` moves the cluster's clock by up to 100 ms. It lives
+    (:mod:`.members`). Each :meth:`poll` moves the cluster's clock by up to its timeout. It lives
     in the simulated cluster's process, so any member can die: :meth:`kill` is the simulated
     client's ``crash()`` (no leave heartbeat; the coordinator removes it after the session
-    timeout, in virtual time)."""
+    timeout, in virtual time). ``member_id``: the id it joins with, where a real client draws its
+    own (KIP-1082) - so a differential's simulated member takes the id its real twin drew."""
 
-    def __init__(self, config: dict, topics: list[str]) -> None:
+    def __init__(self, config: dict, topics: list[str], member_id: str | None = None) -> None:
         from ..clients import KafkaConsumer
 
         self._closed = False
-        self._c = KafkaConsumer(*topics, **{name.replace(".", "_"): value for name, value in config.items()})
+        self._c = KafkaConsumer(**{name.replace(".", "_"): value for name, value in config.items()})
+        if member_id is not None:
+            self._c._member_id = member_id  # before subscribe() joins
+        self._c.subscribe(list(topics))
 
-    def _poll(self) -> int:
-        return sum(len(records) for records in self._c.poll(timeout_ms=int(POLL_S * 1000)).values())
+    def _poll(self, timeout_s: float) -> int:
+        return sum(len(records) for records in self._c.poll(timeout_ms=int(timeout_s * 1000)).values())
+
+    def commit(self) -> None:
+        self._c.commit()
 
     def owned(self) -> list[int]:
         return sorted(tp.partition for tp in self._c.assignment())
 
     def epoch(self) -> int | None:
         return self._c.group_metadata().generation_id
+
+    def state(self) -> MemberState:
+        owned = self.owned()
+        positions = {tp[1]: position for tp, position in self._c.positions.items() if tp[1] in owned}
+        return MemberState(self._c._member_id, self.epoch(), owned, positions)
 
     def kill(self) -> None:
         self._c.crash()

@@ -28,12 +28,10 @@ from __future__ import annotations
 
 import random
 import time
-import warnings
 
 from ..broker import Cluster
 from ..broker.group_coordinator import OFFSETS_TOPIC
-from ..clients import KafkaConsumer as SimConsumer
-from ..clients import KafkaProducer as SimProducer
+from ..client_adapters import group_member, library_producer
 from ..wire.cluster import WireCluster
 from .java_differential import JavaDifference
 
@@ -124,62 +122,82 @@ def _coordinator_broker(cluster: Cluster, group: str) -> int | None:
 
 
 # ---- one client on one cluster -----------------------------------------------------------------
-class _Side:
-    """The calls of a sequence on one client library; subclasses say how each is made."""
+#: the two clients compared: the simulator's on a simulated Cluster, Java's on the wire cluster
+SIMULATED, JAVA = "simulator", "java"
+#: how long each poll of a member waits, on either side
+POLL_S = 0.05
 
-    def __init__(self, topic: str, group: str):
+
+class _Side:
+    """The calls of a sequence with one client's group members (built by
+    :func:`~course_lib.client_adapters.group_member`) and producer (its library's own,
+    :func:`~course_lib.client_adapters.library_producer`) on one cluster; a subclass says how that
+    cluster is faulted, read and waited on."""
+
+    def __init__(self, client: str, bootstrap, topic: str, group: str, plan: tuple, member_ids=(), driver=None):
+        self.client, self.bootstrap = client, bootstrap
         self.topic, self.group = topic, group
-        self.members: dict = {}  # name -> consumer (live ones)
+        self.plan, self.at = plan, 0
+        self.borrowed = list(member_ids)  # the ids the members join with, in order (module docstring)
+        self.members: dict = {}  # name -> GroupMember (live ones)
         self.seen: dict = {n: 0 for n in NAMES}
         self.owners: dict = {}  # partition -> name, at the last observation
         self.errors: list[str] = []
         self.member_ids: list[str] = []  # the member id of each join, in order
+        self.producer = library_producer(client, bootstrap, {"acks": "all"}, driver=driver)
 
     # what a subclass provides
-    def make(self, name: str):
-        raise NotImplementedError
-
-    def poll(self, consumer) -> int:
-        raise NotImplementedError
-
-    def commit(self, consumer) -> None:
-        raise NotImplementedError
-
-    def close(self, consumer) -> None:
-        raise NotImplementedError
-
-    def crash(self, consumer) -> None:
-        raise NotImplementedError
-
-    def produce(self) -> None:
-        raise NotImplementedError
-
     def fault_coordinator(self) -> None:
         raise NotImplementedError
 
     def view(self) -> dict:
         raise NotImplementedError
 
-    def client(self, consumer) -> tuple:
-        """(member id, member epoch, sorted partitions, {partition: position})"""
-        raise NotImplementedError
-
     def settle_loop(self, settled) -> bool:
         """Poll the live members until ``settled()`` (False: it never was)."""
         raise NotImplementedError
 
+    def _will_crash(self, name: str) -> bool:
+        for later in self.plan[self.at :]:
+            if later in (f"crash:{name}", f"join:{name}", f"close:{name}"):
+                return later == f"crash:{name}"
+        return False
+
+    def make(self, name: str):
+        """A member; one that will crash in a process of its own, so that killing it is a crash
+        (a Java ``close()`` with REMAIN_IN_GROUP is not: a dynamic member still leaves)."""
+        config = {
+            "bootstrap.servers": self.bootstrap,
+            "group.id": self.group,
+            "group.protocol": "consumer",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+        member_id = self.borrowed.pop(0) if self.borrowed else None
+        return group_member(self.client, config, [self.topic], own_process=self._will_crash(name), member_id=member_id)
+
+    def poll_members(self) -> None:
+        for name, member in sorted(self.members.items()):
+            self.seen[name] += member.poll(POLL_S)
+
+    def produce(self) -> None:
+        for p in range(PARTITIONS):
+            self.producer.send(self.topic, b"v", partition=p)
+        self.producer.flush()
+
     def step(self, step: str) -> str:
+        self.at += 1
         verb, _, name = step.partition(":")
         outcome = "ok"
         try:
             if verb == "join":
                 self.members[name] = self.make(name)
             elif verb == "commit":
-                self.commit(self.members[name])
+                self.members[name].commit()
             elif verb == "close":
-                self.close(self.members.pop(name))
+                self.members.pop(name).close()
             elif verb == "crash":
-                self.crash(self.members.pop(name))
+                self.members.pop(name).kill()
             elif verb == "produce":
                 self.produce()
             elif verb == "fault":
@@ -193,11 +211,11 @@ class _Side:
             self.member_ids.append(self._last[1][name][0])
         return f"{outcome} / {self.observe()}"
 
-    _last: tuple = ({}, {})  # (group view, {name: client view}) at the last settle check
+    _last: tuple = ({}, {})  # (group view, {name: MemberState}) at the last settle check
 
     def _settled(self) -> bool:
         view = self.view()
-        clients = {name: self.client(c) for name, c in sorted(self.members.items())}
+        clients = {name: member.state() for name, member in sorted(self.members.items())}
         self._last = (view, clients)
         if view["state"] not in ("Stable", "Empty") or len(view.get("members", {})) != len(clients):
             return False
@@ -222,45 +240,12 @@ class _Side:
 
 
 class _SimulatedSide(_Side):
-    def __init__(self, seed: int, topic: str, group: str, member_ids: list[str]):
-        super().__init__(topic, group)
-        self.borrowed = list(member_ids)
+    """The simulator's members on a simulated Cluster of their own, in virtual time."""
+
+    def __init__(self, seed: int, topic: str, group: str, plan: tuple, member_ids: list[str]):
         self.cluster = Cluster(3, seed=seed, **OPTIONS)
         self.cluster.create_topic(topic, partitions=PARTITIONS)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            self.producer = SimProducer(bootstrap_servers=self.cluster, acks="all")
-
-    def make(self, name):
-        c = SimConsumer(
-            bootstrap_servers=self.cluster,
-            group_id=self.group,
-            group_protocol="consumer",
-            auto_offset_reset="earliest",
-            enable_auto_commit=False,
-        )
-        if self.borrowed:
-            # the Java member's id (see the module docstring): set before subscribe() joins
-            c._member_id = self.borrowed.pop(0)
-        c.subscribe([self.topic])
-        return c
-
-    def poll(self, consumer) -> int:
-        return sum(len(rs) for rs in consumer.poll(timeout_ms=50).values())
-
-    def commit(self, consumer) -> None:
-        consumer.commit()
-
-    def close(self, consumer) -> None:
-        consumer.close()
-
-    def crash(self, consumer) -> None:
-        consumer.crash()
-
-    def produce(self) -> None:
-        for p in range(PARTITIONS):
-            self.producer.send(self.topic, b"v", partition=p)
-        self.producer.flush()
+        super().__init__(SIMULATED, self.cluster, topic, group, plan, member_ids)
 
     def fault_coordinator(self) -> None:
         victim = _coordinator_broker(self.cluster, self.group)
@@ -273,16 +258,10 @@ class _SimulatedSide(_Side):
     def view(self) -> dict:
         return group_view(self.cluster, self.group, self.topic)
 
-    def client(self, c) -> tuple:
-        parts = sorted(tp.partition for tp in c.assignment())
-        positions = {tp[1]: pos for tp, pos in c.positions.items()}
-        return c._member_id, c.group_metadata().generation_id, parts, positions
-
     def settle_loop(self, settled) -> bool:
         deadline = self.cluster.now + 120_000
         while self.cluster.now < deadline:
-            for name, c in sorted(self.members.items()):
-                self.seen[name] += self.poll(c)
+            self.poll_members()
             if settled():
                 return True
             if not self.members:
@@ -290,66 +269,13 @@ class _SimulatedSide(_Side):
         return False
 
 
-class _JavaSide(_Side):
-    def __init__(self, wire: WireCluster, driver, topic: str, group: str, plan: tuple):
-        from ..java_client import JavaProducer
+class _WireSide(_Side):
+    """``client``'s members on the wire cluster, in wall-clock time."""
 
-        super().__init__(topic, group)
-        self.wire, self.driver = wire, driver
-        self.plan, self.at = plan, 0
-        self.own_drivers: dict = {}  # id(consumer) -> the driver process it alone runs in
+    def __init__(self, client: str, wire: WireCluster, driver, topic: str, group: str, plan: tuple):
+        self.wire = wire
         wire.create_topic(topic, partitions=PARTITIONS)
-        self.producer = JavaProducer(driver, {"bootstrap.servers": wire.bootstrap_servers, "acks": "all"})
-
-    def step(self, step: str) -> str:
-        self.at += 1
-        return super().step(step)
-
-    def _will_crash(self, name: str) -> bool:
-        for later in self.plan[self.at :]:
-            if later in (f"crash:{name}", f"join:{name}", f"close:{name}"):
-                return later == f"crash:{name}"
-        return False
-
-    def make(self, name):
-        from ..java_client import DriverProcess, JavaConsumer
-
-        # a member that will crash runs alone in a driver process, so that killing it is a crash
-        # (close() with REMAIN_IN_GROUP is not: a dynamic member still leaves)
-        driver = DriverProcess() if self._will_crash(name) else self.driver
-        c = JavaConsumer(
-            driver,
-            {
-                "bootstrap.servers": self.wire.bootstrap_servers,
-                "group.id": self.group,
-                "group.protocol": "consumer",
-                "auto.offset.reset": "earliest",
-                "enable.auto.commit": "false",
-            },
-        )
-        if driver is not self.driver:
-            self.own_drivers[id(c)] = driver
-        c.subscribe([self.topic])
-        return c
-
-    def poll(self, consumer) -> int:
-        return len(consumer.poll(0.05))
-
-    def commit(self, consumer) -> None:
-        consumer.commit_sync(timeout=10)
-
-    def close(self, consumer) -> None:
-        consumer.close(timeout=10)
-
-    def crash(self, consumer) -> None:
-        driver = self.own_drivers.pop(id(consumer))
-        driver.kill()  # SIGKILL: the member sends nothing more
-        driver.close()  # its pipes and reader threads
-
-    def produce(self) -> None:
-        for p in range(PARTITIONS):
-            self.producer.send(self.topic, b"v", partition=p)
-        self.producer.flush()
+        super().__init__(client, wire.bootstrap_servers, topic, group, plan, driver=driver)
 
     def fault_coordinator(self) -> None:
         victim = self.wire.call(lambda: _coordinator_broker(self.wire.cluster, self.group))
@@ -362,22 +288,10 @@ class _JavaSide(_Side):
     def view(self) -> dict:
         return self.wire.call(lambda: group_view(self.wire.cluster, self.group, self.topic))
 
-    def client(self, c) -> tuple:
-        meta = c.group_metadata()
-        parts = sorted(tp.partition for tp in c.assignment())
-        positions = {}
-        for p in parts:
-            try:
-                positions[p] = c.position((self.topic, p), timeout=0.5)
-            except Exception:  # noqa: BLE001 - not known yet: not caught up
-                positions[p] = None
-        return meta["memberId"], meta["generationId"], parts, positions
-
     def settle_loop(self, settled) -> bool:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            for name, c in sorted(self.members.items()):
-                self.seen[name] += self.poll(c)
+            self.poll_members()
             if settled():
                 return True
             if not self.members:
@@ -385,31 +299,32 @@ class _JavaSide(_Side):
         return False
 
     def stop(self) -> None:
-        for c in self.members.values():
+        for member in self.members.values():
             try:
-                c.close(timeout=5)
+                member.close()
             except Exception:  # noqa: BLE001 - best effort at the end
                 pass
         self.producer.close(timeout=5)
-        for driver in self.own_drivers.values():
-            driver.close()
 
 
 class ConsumerProtocolDifferential:
+    """The differential on ``wire``; ``driver``: the Java producer's driver process (the Java
+    members run in the Java adapter's shared driver, or in one of their own)."""
+
     def __init__(self, wire: WireCluster, driver):
         self.wire, self.driver = wire, driver
 
     def run(self, seed: int) -> list[ConsumerProtocolDifference]:
         plan = steps(seed)
         topic, group = f"cgp{seed}", f"cgp-{seed}"
-        java = _JavaSide(self.wire, self.driver, topic, group, plan)
+        java = _WireSide(JAVA, self.wire, self.driver, topic, group, plan)
         try:
             java.produce()
             java.produce()
             java_out = [java.step(s) for s in plan]
         finally:
             java.stop()
-        simulated = _SimulatedSide(seed, topic, group, java.member_ids)
+        simulated = _SimulatedSide(seed, topic, group, plan, java.member_ids)
         simulated.produce()
         simulated.produce()
         sim_out = [simulated.step(s) for s in plan]

@@ -31,15 +31,16 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka import KafkaConsumer as RealConsumer
-from kafka import KafkaProducer as RealProducer
 from kafka import TopicPartition
 
 from ..broker import Cluster
 from ..broker.txn_coordinator import markers_written
-from ..clients import KafkaConsumer as SimConsumer
-from ..clients import KafkaProducer as SimProducer
+from ..client_adapters import library_consumer, library_producer
 from ..wire.cluster import WireCluster
+
+#: the two clients compared, each with its library's whole API (client_adapters.library): the
+#: simulator's on a simulated Cluster, kafka-python's on the wire cluster
+SIMULATED, REAL = "simulator", "kafka-python"
 
 CONSUMER_CALLS = (
     "assign_both",
@@ -531,7 +532,7 @@ class ProducerDifferential:
         cluster.create_topic(topic, min_insync_replicas=2)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            simulated = SimProducer(bootstrap_servers=cluster, **config)
+            simulated = library_producer(SIMULATED, cluster, config)
         sim = self._through(simulated, SimTarget(cluster), topic, calls)
 
         # A fault in a transaction hits a broker by its role (the topic's leader), which may also
@@ -543,7 +544,7 @@ class ProducerDifferential:
         wire = WireCluster(brokers=3, seed=seed, **FAULT_OPTIONS).start() if own else self.wire
         try:
             wire.create_topic(topic, min_insync_replicas=2)
-            producer = RealProducer(bootstrap_servers=wire.bootstrap_servers, **config)
+            producer = library_producer(REAL, wire.bootstrap_servers, config)
             try:
                 real = self._through(producer, _WireTarget(wire), topic, calls)
             finally:
@@ -650,10 +651,10 @@ class ConsumerDifferential:
         self.ends = {"t": RECORDS}
         wire.create_topic("t", partitions=2, min_insync_replicas=2)
         wire.create_topic(TXN_TOPIC, partitions=2, min_insync_replicas=2)
-        producer = RealProducer(bootstrap_servers=wire.bootstrap_servers, acks="all")
+        producer = library_producer(REAL, wire.bootstrap_servers, {"acks": "all"})
         for i in range(RECORDS * 2):
             producer.send("t", b"m%d" % i, partition=i % 2)
-        transactional = RealProducer(bootstrap_servers=wire.bootstrap_servers, transactional_id="differential")
+        transactional = library_producer(REAL, wire.bootstrap_servers, {"transactional_id": "differential"})
         self.ends[TXN_TOPIC] = _write_transactions(transactional, producer, TXN_TOPIC)
         transactional.close()
         producer.close()
@@ -662,8 +663,8 @@ class ConsumerDifferential:
         self.cluster.create_topic(TXN_TOPIC, partitions=2, min_insync_replicas=2)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            simulated = SimProducer(bootstrap_servers=self.cluster, acks="all")
-            sim_transactional = SimProducer(bootstrap_servers=self.cluster, transactional_id="differential")
+            simulated = library_producer(SIMULATED, self.cluster, {"acks": "all"})
+            sim_transactional = library_producer(SIMULATED, self.cluster, {"transactional_id": "differential"})
         for i in range(RECORDS * 2):
             simulated.send("t", b"m%d" % i, partition=i % 2)
         simulated.flush()
@@ -695,8 +696,8 @@ class ConsumerDifferential:
         config = dict(
             group_id=f"g{seed}", enable_auto_commit=False, auto_offset_reset="earliest", isolation_level=isolation
         )
-        sim_out = self._through(SimConsumer(bootstrap_servers=self.cluster, **config), calls, topic)
-        real_out = self._through(RealConsumer(bootstrap_servers=self.wire.bootstrap_servers, **config), calls, topic)
+        sim_out = self._through(library_consumer(SIMULATED, self.cluster, config), calls, topic)
+        real_out = self._through(library_consumer(REAL, self.wire.bootstrap_servers, config), calls, topic)
         labelled = (f"{topic} {isolation}", *calls)
         for c, s, r in zip(calls, sim_out, real_out):
             if s != r:

@@ -24,11 +24,13 @@ from typing import ClassVar
 
 from ..broker import Cluster
 from ..broker.txn_coordinator import TXN_TOPIC
-from ..clients import KafkaProducer as SimProducer
+from ..client_adapters import library_producer
 from ..wire.cluster import WireCluster
 from .differential import transactions_settled
 
 FAULTS = ("none", "none", "crash_coordinator", "crash_leader_p0", "crash_leader_p1")
+#: the two clients compared: the simulator's on a simulated Cluster, Java's on the wire cluster
+SIMULATED, JAVA = "simulator", "java"
 
 
 @dataclass(frozen=True)
@@ -154,8 +156,6 @@ class TransactionsV2Differential:
         self.wire, self.driver = wire, driver
 
     def run(self, seed: int) -> list[V2Difference]:
-        from ..java_client import JavaProducer
-
         plan = steps(seed)
         topic, tid = f"v2t{seed}", f"v2tx-{seed}"
         cluster = Cluster(3, seed=seed, group_initial_rebalance_delay_ms=0)
@@ -175,7 +175,7 @@ class TransactionsV2Differential:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            sim_producer = SimProducer(bootstrap_servers=cluster, transactional_id=tid, transaction_version=2)
+            sim_producer = library_producer(SIMULATED, cluster, {"transactional_id": tid, "transaction_version": 2})
         simulated = _Side(lambda f: f(cluster), sim_fault, sim_settle, sim_producer, "sim")
         sim_out = [simulated.step(s, topic, tid) for s in plan]
         sim_read = [len(cluster.committed_records(topic, p, read_committed=True)) for p in (0, 1)]
@@ -195,9 +195,8 @@ class TransactionsV2Differential:
             if not wire.wait_until(lambda: _settled(wire.cluster, topic), 30):
                 raise AssertionError(f"seed {seed}: the wire cluster's transactions did not settle")
 
-        java_producer = JavaProducer(
-            self.driver,
-            {"bootstrap.servers": wire.bootstrap_servers, "transactional.id": tid, "max.block.ms": "30000"},
+        java_producer = library_producer(
+            JAVA, wire.bootstrap_servers, {"transactional.id": tid, "max.block.ms": "30000"}, driver=self.driver
         )
         try:
             java = _Side(lambda f: wire.call(lambda: f(wire.cluster)), wire_fault, wire_settle, java_producer, "java")
