@@ -4,6 +4,7 @@ probes (tests/wire/java_admin_api_probes.py) on a LocalCluster with these expect
 twins of kafka-python's (tests/wire/test_admin_apis_kafka43.py, test_describe_configs.py)."""
 
 import pytest
+from kafka.protocol.api_key import ApiKey
 
 from course_lib.broker.topic_configs import catalogue
 from course_lib.java_client import JavaAdmin
@@ -14,6 +15,7 @@ from tests.wire.java_admin_api_probes import (
     java_manual_partitions,
     java_topic_assignments,
 )
+from tests.wire.conftest import record_versions
 from tests.wire.test_admin_apis_kafka43 import MANUAL_ASSIGNMENTS, NOT_NEEDED, TOPIC_ASSIGNMENTS
 from tests.wire.test_describe_configs import LAB_TOPIC_DEFAULTS, SET_ON_TOPIC, config_changes_as, expected_topic
 
@@ -87,17 +89,40 @@ def java(driver, lab_wire):
     admin.close(timeout=5)
 
 
-def test_java_admin_apis_answer_as_kafka(java, lab_wire):
+#: the APIs each probe must reach the wire cluster by (Java's describeTopics by name: DescribeTopicPartitions)
+PROBED_APIS = {
+    "answers": {
+        ApiKey.DescribeLogDirs,
+        ApiKey.AlterReplicaLogDirs,
+        ApiKey.DescribeQuorum,
+        ApiKey.DescribeTopicPartitions,
+        ApiKey.ListConfigResources,
+        ApiKey.ElectLeaders,
+        ApiKey.AlterPartitionReassignments,
+        ApiKey.ListPartitionReassignments,
+    },
+    "assignments": {ApiKey.CreatePartitions, ApiKey.CreateTopics},
+    "configs": {ApiKey.DescribeConfigs, ApiKey.IncrementalAlterConfigs},
+}
+
+
+def test_java_admin_apis_answer_as_kafka(java, lab_wire, monkeypatch):
     lab_wire.create_topic("jadm", partitions=2, replication_factor=3)
+    seen = record_versions(monkeypatch)
     assert java_admin_answers(java, lab_wire.bootstrap_servers, "jadm") == java_answers("jadm")
+    assert PROBED_APIS["answers"] <= set(seen)
 
 
-def test_java_manual_assignments_answer_as_kafka(java, lab_wire):
+def test_java_manual_assignments_answer_as_kafka(java, lab_wire, monkeypatch):
     lab_wire.create_topic("jman", replication_factor=3)
+    seen = record_versions(monkeypatch)
     assert java_manual_partitions(java, "jman") == JAVA_MANUAL_PARTITIONS
     assert java_topic_assignments(java, "jasg") == JAVA_TOPIC_ASSIGNMENTS
+    assert PROBED_APIS["assignments"] <= set(seen)
 
 
-def test_java_describes_and_changes_configs_as_kafka(java, lab_wire):
+def test_java_describes_and_changes_configs_as_kafka(java, lab_wire, monkeypatch):
     lab_wire.create_topic("jcfg", replication_factor=3, config=SET_ON_TOPIC)
+    seen = record_versions(monkeypatch)
     check_configs(java_config_answers(java, lab_wire.bootstrap_servers, "jcfg"))
+    assert PROBED_APIS["configs"] <= set(seen)
