@@ -252,32 +252,29 @@ CONFIG_CHANGES = {
 
 
 def config_change_answers(bootstrap: str, topic: str, changes: dict) -> dict:
-    """kafka-python's twin of java_admin_api_probes.java_config_answers' changes (its admin has no
-    incremental_alter_configs): a raw IncrementalAlterConfigs v1 per case of ``changes`` (case ->
-    [(config, value, op name)]) on ``topic``, each (error code, message) with the (value, source)
-    of retention.ms and cleanup.policy that describe_configs shows after it."""
-    from kafka.admin import ConfigResource, ConfigResourceType
-    from kafka.protocol.admin import IncrementalAlterConfigsRequest
+    """kafka-python's twin of java_admin_api_probes.java_config_answers' changes: its admin's
+    ``alter_configs(incremental=True)`` (IncrementalAlterConfigs) per case of ``changes`` (case ->
+    [(config, value, op name)]) on ``topic``, each (error code, message) or None, with the (value,
+    source) of retention.ms and cleanup.policy that describe_configs shows after it."""
+    import re
 
-    ops = {"SET": 0, "DELETE": 1, "APPEND": 2, "SUBTRACT": 3}
+    from kafka.admin import ConfigResource, ConfigResourceType
+
     admin = KafkaAdminClient(bootstrap_servers=bootstrap)
     out = {}
     try:
         for case, changed in changes.items():
-            resource = IncrementalAlterConfigsRequest.AlterConfigsResource
-            configs = [resource.AlterableConfig(name=n, config_operation=ops[op], value=v) for n, v, op in changed]
-            request = IncrementalAlterConfigsRequest(
-                version=1,
-                resources=[resource(resource_type=ConfigResourceType.TOPIC, resource_name=topic, configs=configs)],
-                validate_only=False,
-            )
-            (answer,) = admin._manager.run(admin._manager.send, request).responses
-            if answer.error_code == 0:
+            configs = {name: (op, value) for name, value, op in changed}
+            resource = ConfigResource(ConfigResourceType.TOPIC, topic, configs=configs)
+            # kafka-python answers "OK" or the error as text: "[Error 40] InvalidConfigurationError: <message>"
+            answer = admin.alter_configs([resource], incremental=True, raise_on_unknown=False)["topic"][topic]
+            refused = re.fullmatch(r"\[Error (\d+)\] \w+: (.*)", answer, re.S)
+            if refused is None:
                 wait_until_described(admin, topic, changed)
             now = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)], config_filter="all")
             now = now["topic"][topic]
             out[case] = (
-                None if answer.error_code == 0 else (answer.error_code, answer.error_message),
+                None if refused is None else (int(refused[1]), refused[2]),
                 {c: (now[c]["value"], now[c]["config_source"]) for c in ("retention.ms", "cleanup.policy")},
             )
     finally:

@@ -125,7 +125,7 @@ def test_altered_topic_configs_are_described_as_set(wire, caplog):
 
 
 def test_topic_configs_change_op_by_op_as_kafka(no_leaks):
-    """SET, DELETE, APPEND and SUBTRACT (kafka-python: raw IncrementalAlterConfigs), refused as
+    """SET, DELETE, APPEND and SUBTRACT (kafka-python: alter_configs(incremental=True)), refused as
     Kafka refuses them (INVALID_CONFIG = 40); tests/real/test_describe_configs_real.py's twin."""
     with WireCluster(brokers=3, seed=1, config=LAB_TOPIC_DEFAULTS) as wire:
         wire.create_topic("ops", replication_factor=3, config=SET_ON_TOPIC)
