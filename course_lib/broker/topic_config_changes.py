@@ -1,6 +1,6 @@
 """IncrementalAlterConfigs of a topic as Kafka's controller applies it
 (``ConfigurationControlManager.incrementalAlterConfigs``): SET or DELETE (back to the broker
-default) of any topic config Kafka knows, validated as Kafka does (:mod:`.topic_configs`); the
+default) of any topic config Kafka knows, APPEND and SUBTRACT of a LIST one, validated as Kafka does (:mod:`.topic_configs`); the
 simulator acts on ``min.insync.replicas`` (what acks=all needs) and
 ``unclean.leader.election.enable`` (what the controller may elect) and keeps the others to
 describe them. The new configuration
@@ -49,9 +49,18 @@ def alter_topic_configs_request(cluster, topic: str, ops: list, validate_only: b
         return Errors.UnknownTopicOrPartitionError, UNKNOWN_TOPIC_MESSAGE
     changes: dict = {}
     overrides = dict(config.overrides)
+    specs = catalogue(cluster.options.kafka_version)["topic"]
     for name, operation, value in ops:
-        if name not in catalogue(cluster.options.kafka_version)["topic"]:
+        if name not in specs:
             return Errors.InvalidConfigurationError, f"Unknown topic config name: {name}"
+        if operation in (APPEND, SUBTRACT):
+            if specs[name]["type"] != "LIST":
+                return Errors.InvalidConfigurationError, (
+                    f"Can't {('APPEND', 'SUBTRACT')[operation - 2]} to key {name} because its type is not LIST."
+                )
+            # Kafka edits the list as set on the topic, else the config's own default (not the
+            # broker's setting: ConfigurationControlManager.getParts), and then SETs the result
+            value, operation = _edited_list(overrides.get(name, specs[name]["default"]), operation, str(value)), SET
         if operation == SET:
             invalid = validate_topic_configs({name: value}, cluster.options.kafka_version)
             if invalid is not None:
@@ -64,11 +73,6 @@ def alter_topic_configs_request(cluster, topic: str, ops: list, validate_only: b
                 if operation == SET:
                     note_not_modelled(name)
                 continue
-        if operation in (APPEND, SUBTRACT):
-            return (
-                Errors.InvalidConfigurationError,
-                f"A {('APPEND', 'SUBTRACT')[operation - 2]} operation on {name} (not a list).",
-            )
         if operation == DELETE:
             value = getattr(defaults, HONOURED[name])
         elif operation != SET:
@@ -83,6 +87,18 @@ def alter_topic_configs_request(cluster, topic: str, ops: list, validate_only: b
     cluster.record("controller", "alter_topic_configs", {"topic": topic, **changes})
     controller._broadcast([(t, p) for t, p in sorted(controller.partitions) if t == topic])
     return None, None
+
+
+def _edited_list(current: str | None, operation: int, value: str) -> str:
+    """A LIST config's value after APPEND (each new part once, at the end) or SUBTRACT of the
+    comma-separated ``value``."""
+    parts = [part for part in (current or "").split(",") if part]
+    for part in value.split(","):
+        if operation == APPEND and part not in parts:
+            parts.append(part)
+        elif operation == SUBTRACT and part in parts:
+            parts.remove(part)
+    return ",".join(parts)
 
 
 def _parse(name: str, value):

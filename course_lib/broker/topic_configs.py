@@ -12,7 +12,7 @@ keeps the others as set, to describe them - saying once in the log that they are
 'Invalid value a day for configuration retention.ms: Not a number of type LONG'
 >>> validate_topic_configs({"retention.msec": "1"})[1]
 'Unknown topic config name: retention.msec'
->>> validate_topic_configs({"cleanup.policy": "forever"})[1]
+>>> validate_topic_configs({"cleanup.policy": "delete,forever"})[1]
 'Invalid value forever for configuration cleanup.policy: String must be one of: compact, delete'
 """
 
@@ -106,9 +106,13 @@ def validate_topic_configs(configs: dict, kafka_version: str | None = None):
     for name, value in configs.items():
         if name not in known:
             return Errors.InvalidConfigurationError, f"Unknown topic config name: {name}"
-        problem = _problem(name, "" if value is None else str(value).strip(), known[name]["type"])
-        if problem:
-            return Errors.InvalidConfigurationError, f"Invalid value {value} for configuration {name}: {problem}"
+        kind = known[name]["type"]
+        # a LIST's validator (ConfigDef.ValidList) checks each element: its message names the bad one
+        parts = [v.strip() for v in str(value).split(",")] if kind == "LIST" and value is not None else [value]
+        for part in parts:
+            problem = _problem(name, "" if part is None else str(part).strip(), kind)
+            if problem:
+                return Errors.InvalidConfigurationError, f"Invalid value {part} for configuration {name}: {problem}"
     return None
 
 
@@ -136,8 +140,7 @@ def _problem(name: str, text: str, kind: str) -> str | None:
             return "Expected value to be either true or false"
     if name in _ONE_OF:
         choices = _ONE_OF[name]
-        values = [v.strip() for v in text.split(",")] if kind == "LIST" else [text]
-        if any(v not in choices for v in values):
+        if text not in choices:
             return f"String must be one of: {', '.join(choices)}"
     return None
 

@@ -37,6 +37,22 @@
 //   admin.create {config}; admin.createTopics {topics: [{name, partitions?, replication_factor?,
 //     configs?}]} | deleteTopics {topics} | describeTopics {topics} | listOffsets {partitions:
 //     [{topic, partition, spec: earliest|latest|max_timestamp|<ms>}], isolation_level}
+//   admin.createTopics' topics may carry assignments {partition: [broker]} (no partitions, no
+//     replication_factor then); admin.createPartitions {topics: [{name, total, assignments?}],
+//     validate_only?} -> {topic: {value} or {error}}
+//   admin.describeLogDirs {brokers} -> {broker: {value: {dir: {error, totalBytes, usableBytes,
+//     replicas: [{topic, partition, size, offsetLag, isFuture}]}}} or {error}};
+//     admin.alterReplicaLogDirs {moves: [{topic, partition, broker, dir}]} -> {"topic:partition:broker": ...}
+//   admin.describeMetadataQuorum -> {leaderId, leaderEpoch, highWatermark, voters, observers: [{replicaId,
+//     logEndOffset}]}; admin.electLeaders {type: PREFERRED|UNCLEAN, partitions} -> [{topic, partition, error?}]
+//   admin.alterPartitionReassignments {reassignments: [{topic, partition, replicas (null: cancel)}]} ->
+//     {"topic:partition": ...}; admin.listPartitionReassignments {partitions} -> [{topic, partition,
+//     replicas, addingReplicas, removingReplicas}]
+//   admin.listConfigResources {types} -> [{type, name}]; admin.describeConfigs {resources: [{type, name}]}
+//     -> {"TYPE:name": {value: {config: {value, source, readOnly, sensitive, type}}} or {error}};
+//     admin.incrementalAlterConfigs {resources: [{type, name, ops: [{name, value, op}]}], validate_only?}
+//   admin.alterShareGroupOffsets {group, offsets} -> {"topic:partition": ...};
+//     admin.deleteShareGroupOffsets {group, topics} -> {topic: ...}
 //   shareConsumer.create {config} (KafkaShareConsumer, KIP-932); shareConsumer.subscribe {topics} |
 //     poll {timeout_ms} (records with deliveryCount) | acknowledge {topic, partition, offset,
 //     type: ACCEPT|RELEASE|REJECT|RENEW} | commitSync {timeout_ms?} -> [{topic, partition, error?}] |
@@ -71,6 +87,18 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.AlterConfigsOptions;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.CreatePartitionsOptions;
+import org.apache.kafka.clients.admin.ListConfigResourcesOptions;
+import org.apache.kafka.clients.admin.LogDirDescription;
+import org.apache.kafka.clients.admin.NewPartitionReassignment;
+import org.apache.kafka.clients.admin.NewPartitions;
+import org.apache.kafka.clients.admin.PartitionReassignment;
+import org.apache.kafka.clients.admin.QuorumInfo;
+import org.apache.kafka.clients.admin.ReplicaInfo;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -97,11 +125,14 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.TopicPartitionReplica;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 
@@ -621,7 +652,9 @@ public final class Driver {
             case "createTopics": {
                 List<NewTopic> topics = new ArrayList<>();
                 for (JsonNode t : r.path("topics")) {
-                    NewTopic nt = new NewTopic(t.path("name").asText(),
+                    NewTopic nt = t.hasNonNull("assignments")
+                            ? new NewTopic(t.path("name").asText(), assignments(t.get("assignments")))
+                            : new NewTopic(t.path("name").asText(),
                             t.hasNonNull("partitions") ? Optional.of(t.get("partitions").asInt()) : Optional.empty(),
                             t.hasNonNull("replication_factor") ? Optional.of((short) t.get("replication_factor").asInt()) : Optional.empty());
                     Map<String, String> configs = new HashMap<>();
@@ -701,16 +734,140 @@ public final class Driver {
                 }
                 return out;
             }
+            case "createPartitions": {
+                Map<String, NewPartitions> grow = new HashMap<>();
+                for (JsonNode t : r.path("topics")) {
+                    int total = t.path("total").asInt();
+                    List<List<Integer>> given = new ArrayList<>();
+                    for (JsonNode replicas : t.path("assignments")) given.add(ints(replicas));
+                    grow.put(t.path("name").asText(), t.hasNonNull("assignments")
+                            ? NewPartitions.increaseTo(total, given) : NewPartitions.increaseTo(total));
+                }
+                var options = new CreatePartitionsOptions().validateOnly(r.path("validate_only").asBoolean(false));
+                return perKey(a.createPartitions(grow, options).values(), timeoutMs);
+            }
+            case "describeLogDirs": {
+                ObjectNode n = NODES.objectNode();
+                var result = a.describeLogDirs(ints(r.path("brokers"))).descriptions();
+                for (var e : result.entrySet()) {
+                    ObjectNode one = n.putObject(String.valueOf(e.getKey()));
+                    try {
+                        ObjectNode dirs = one.putObject("value");
+                        for (var d : e.getValue().get(timeoutMs, TimeUnit.MILLISECONDS).entrySet()) {
+                            dirs.set(d.getKey(), logDir(d.getValue()));
+                        }
+                    } catch (ExecutionException | TimeoutException ex) {
+                        one.remove("value");
+                        one.set("error", error(ex));
+                    }
+                }
+                return n;
+            }
+            case "alterReplicaLogDirs": {
+                Map<TopicPartitionReplica, String> moves = new HashMap<>();
+                for (JsonNode m : r.path("moves")) {
+                    moves.put(new TopicPartitionReplica(m.path("topic").asText(), m.path("partition").asInt(),
+                            m.path("broker").asInt()), m.path("dir").asText());
+                }
+                return perKey(a.alterReplicaLogDirs(moves).values(), timeoutMs);
+            }
+            case "describeMetadataQuorum": {
+                QuorumInfo q = a.describeMetadataQuorum().quorumInfo().get(timeoutMs, TimeUnit.MILLISECONDS);
+                ObjectNode n = NODES.objectNode().put("leaderId", q.leaderId()).put("leaderEpoch", q.leaderEpoch())
+                        .put("highWatermark", q.highWatermark());
+                n.set("voters", replicaStates(q.voters()));
+                n.set("observers", replicaStates(q.observers()));
+                return n;
+            }
+            case "electLeaders": {
+                var elected = a.electLeaders(ElectionType.valueOf(r.path("type").asText()),
+                        partitionSet(r.path("partitions"))).partitions().get(timeoutMs, TimeUnit.MILLISECONDS);
+                ArrayNode out = NODES.arrayNode();
+                elected.forEach((tp, failure) -> {
+                    ObjectNode n = out.addObject().put("topic", tp.topic()).put("partition", tp.partition());
+                    failure.ifPresent(e -> n.set("error", error(e)));
+                });
+                return out;
+            }
+            case "alterPartitionReassignments": {
+                Map<TopicPartition, Optional<NewPartitionReassignment>> moves = new HashMap<>();
+                for (JsonNode m : r.path("reassignments")) {
+                    moves.put(new TopicPartition(m.path("topic").asText(), m.path("partition").asInt()),
+                            m.hasNonNull("replicas") ? Optional.of(new NewPartitionReassignment(ints(m.get("replicas"))))
+                                    : Optional.empty());
+                }
+                return perKey(a.alterPartitionReassignments(moves).values(), timeoutMs);
+            }
+            case "listPartitionReassignments": {
+                var ongoing = a.listPartitionReassignments(partitionSet(r.path("partitions"))).reassignments()
+                        .get(timeoutMs, TimeUnit.MILLISECONDS);
+                ArrayNode out = NODES.arrayNode();
+                for (Map.Entry<TopicPartition, PartitionReassignment> e : ongoing.entrySet()) {
+                    ObjectNode n = tp(e.getKey());
+                    n.set("replicas", intArray(e.getValue().replicas()));
+                    n.set("addingReplicas", intArray(e.getValue().addingReplicas()));
+                    n.set("removingReplicas", intArray(e.getValue().removingReplicas()));
+                    out.add(n);
+                }
+                return out;
+            }
+            case "listConfigResources": {
+                java.util.Set<ConfigResource.Type> types = new java.util.HashSet<>();
+                for (String t : texts(r.path("types"))) types.add(ConfigResource.Type.valueOf(t));
+                ArrayNode out = NODES.arrayNode();
+                for (ConfigResource c : a.listConfigResources(types, new ListConfigResourcesOptions()).all()
+                        .get(timeoutMs, TimeUnit.MILLISECONDS)) {
+                    out.addObject().put("type", c.type().name()).put("name", c.name());
+                }
+                return out;
+            }
+            case "describeConfigs": {
+                List<ConfigResource> resources = new ArrayList<>();
+                for (JsonNode c : r.path("resources")) resources.add(configResource(c));
+                return perKey(a.describeConfigs(resources).values(), timeoutMs);
+            }
+            case "incrementalAlterConfigs": {
+                Map<ConfigResource, java.util.Collection<AlterConfigOp>> changes = new HashMap<>();
+                for (JsonNode c : r.path("resources")) {
+                    List<AlterConfigOp> ops = new ArrayList<>();
+                    for (JsonNode o : c.path("ops")) {
+                        ops.add(new AlterConfigOp(new ConfigEntry(o.path("name").asText(),
+                                o.hasNonNull("value") ? o.get("value").asText() : null),
+                                AlterConfigOp.OpType.valueOf(o.path("op").asText())));
+                    }
+                    changes.put(configResource(c), ops);
+                }
+                var options = new AlterConfigsOptions().validateOnly(r.path("validate_only").asBoolean(false));
+                return perKey(a.incrementalAlterConfigs(changes, options).values(), timeoutMs);
+            }
+            case "alterShareGroupOffsets": {
+                Map<TopicPartition, Long> offsets = new HashMap<>();
+                for (JsonNode p : r.path("offsets")) {
+                    offsets.put(new TopicPartition(p.path("topic").asText(), p.path("partition").asInt()),
+                            p.path("offset").asLong());
+                }
+                var result = a.alterShareGroupOffsets(r.path("group").asText(), offsets);
+                Map<TopicPartition, KafkaFuture<?>> futures = new HashMap<>();
+                for (TopicPartition tp : offsets.keySet()) futures.put(tp, result.partitionResult(tp));
+                return perKey(futures, timeoutMs);
+            }
+            case "deleteShareGroupOffsets": {
+                java.util.Set<String> topics = new java.util.HashSet<>(texts(r.path("topics")));
+                var result = a.deleteShareGroupOffsets(r.path("group").asText(), topics);
+                Map<String, KafkaFuture<?>> futures = new HashMap<>();
+                for (String t : topics) futures.put(t, result.topicResult(t));
+                return perKey(futures, timeoutMs);
+            }
             default:
                 throw new IllegalArgumentException("unknown admin op " + op);
         }
     }
 
     /** {key: {"value": ...} or {"error": ...}}: each part of an admin call succeeds or fails alone. */
-    private static ObjectNode perKey(Map<String, ? extends KafkaFuture<?>> m, long timeoutMs) throws Exception {
+    private static ObjectNode perKey(Map<?, ? extends KafkaFuture<?>> m, long timeoutMs) throws Exception {
         ObjectNode n = NODES.objectNode();
-        for (Map.Entry<String, ? extends KafkaFuture<?>> e : m.entrySet()) {
-            ObjectNode one = n.putObject(e.getKey());
+        for (Map.Entry<?, ? extends KafkaFuture<?>> e : m.entrySet()) {
+            ObjectNode one = n.putObject(key(e.getKey()));
             try {
                 one.set("value", value(e.getValue().get(timeoutMs, TimeUnit.MILLISECONDS)));
             } catch (ExecutionException | TimeoutException ex) {
@@ -718,6 +875,62 @@ public final class Driver {
             }
         }
         return n;
+    }
+
+    /** A per-key answer's key as text: "topic:partition", "topic:partition:broker", "TYPE:name"
+     *  (a topic name holds no colon), anything else as itself. */
+    private static String key(Object k) {
+        if (k instanceof TopicPartition) return ((TopicPartition) k).topic() + ":" + ((TopicPartition) k).partition();
+        if (k instanceof TopicPartitionReplica) {
+            TopicPartitionReplica t = (TopicPartitionReplica) k;
+            return t.topic() + ":" + t.partition() + ":" + t.brokerId();
+        }
+        if (k instanceof ConfigResource) return ((ConfigResource) k).type().name() + ":" + ((ConfigResource) k).name();
+        return String.valueOf(k);
+    }
+
+    private static ConfigResource configResource(JsonNode c) {
+        return new ConfigResource(ConfigResource.Type.valueOf(c.path("type").asText()), c.path("name").asText());
+    }
+
+    private static ObjectNode logDir(LogDirDescription d) {
+        ObjectNode n = NODES.objectNode();
+        n.set("error", d.error() == null ? NODES.nullNode() : error(d.error()));
+        n.put("totalBytes", d.totalBytes().isPresent() ? d.totalBytes().getAsLong() : -1);
+        n.put("usableBytes", d.usableBytes().isPresent() ? d.usableBytes().getAsLong() : -1);
+        ArrayNode replicas = n.putArray("replicas");
+        for (Map.Entry<TopicPartition, ReplicaInfo> e : d.replicaInfos().entrySet()) {
+            replicas.add(tp(e.getKey()).put("size", e.getValue().size()).put("offsetLag", e.getValue().offsetLag())
+                    .put("isFuture", e.getValue().isFuture()));
+        }
+        return n;
+    }
+
+    private static ArrayNode replicaStates(List<QuorumInfo.ReplicaState> states) {
+        ArrayNode a = NODES.arrayNode();
+        for (QuorumInfo.ReplicaState s : states) {
+            a.addObject().put("replicaId", s.replicaId()).put("logEndOffset", s.logEndOffset());
+        }
+        return a;
+    }
+
+    private static List<Integer> ints(JsonNode array) {
+        List<Integer> out = new ArrayList<>();
+        array.forEach(i -> out.add(i.asInt()));
+        return out;
+    }
+
+    private static ArrayNode intArray(List<Integer> ints) {
+        ArrayNode a = NODES.arrayNode();
+        ints.forEach(a::add);
+        return a;
+    }
+
+    /** {"0": [1, 2], ...} -> the replica assignments NewTopic takes */
+    private static Map<Integer, List<Integer>> assignments(JsonNode byPartition) {
+        Map<Integer, List<Integer>> m = new HashMap<>();
+        byPartition.properties().forEach(e -> m.put(Integer.parseInt(e.getKey()), ints(e.getValue())));
+        return m;
     }
 
     // ---- values -----------------------------------------------------------------------------
@@ -786,6 +999,14 @@ public final class Driver {
                 pn.put("leader", p.leader() == null ? null : p.leader().id());
                 pn.set("replicas", nodeIds(p.replicas()));
                 pn.set("isr", nodeIds(p.isr()));
+            }
+            return n;
+        }
+        if (v instanceof Config) {
+            ObjectNode n = NODES.objectNode();
+            for (ConfigEntry c : ((Config) v).entries()) {
+                n.putObject(c.name()).put("value", c.value()).put("source", c.source().name())
+                        .put("readOnly", c.isReadOnly()).put("sensitive", c.isSensitive()).put("type", c.type().name());
             }
             return n;
         }

@@ -379,12 +379,119 @@ class JavaAdmin(_JavaClient):
     kind = "admin"
 
     def create_topics(self, topics: Iterable[Mapping], timeout: float = 30.0) -> dict[str, None | JavaException]:
-        """``topics``: ``{"name", "partitions"?, "replication_factor"?, "configs"?}`` each."""
+        """``topics``: ``{"name", "partitions"?, "replication_factor"?, "configs"?}`` each, or with
+        ``"assignments": {partition: [broker, ...]}`` instead of partitions and replication factor."""
         got = self._call("createTopics", topics=list(topics), timeout_ms=_ms(timeout), timeout=_wait(timeout))
         return {name: _part(v, lambda _: None) for name, v in got.items()}
 
     def delete_topics(self, names: Iterable[str], timeout: float = 30.0) -> dict[str, None | JavaException]:
         got = self._call("deleteTopics", topics=list(names), timeout_ms=_ms(timeout), timeout=_wait(timeout))
+        return {name: _part(v, lambda _: None) for name, v in got.items()}
+
+    def create_partitions(
+        self, topics: Mapping[str, tuple[int, list | None]], validate_only: bool = False, timeout: float = 30.0
+    ) -> dict[str, None | JavaException]:
+        """``topics``: name -> (total partitions, the new partitions' replicas or None)
+        (``NewPartitions.increaseTo``)."""
+        parts = [{"name": name, "total": total, "assignments": given} for name, (total, given) in topics.items()]
+        got = self._call(
+            "createPartitions",
+            topics=parts,
+            validate_only=validate_only,
+            timeout_ms=_ms(timeout),
+            timeout=_wait(timeout),
+        )
+        return {name: _part(v, lambda _: None) for name, v in got.items()}
+
+    def describe_log_dirs(self, brokers: Iterable[int], timeout: float = 30.0) -> dict[int, dict | JavaException]:
+        """broker -> {dir: ``{"error", "totalBytes", "usableBytes", "replicas": [{"topic",
+        "partition", "size", "offsetLag", "isFuture"}]}``} (``Admin.describeLogDirs``)."""
+        got = self._call("describeLogDirs", brokers=list(brokers), timeout_ms=_ms(timeout), timeout=_wait(timeout))
+        return {int(b): _part(v, lambda x: x) for b, v in got.items()}
+
+    def alter_replica_log_dirs(self, moves: Mapping[tuple[str, int, int], str], timeout: float = 30.0) -> dict:
+        """(topic, partition, broker) -> directory; the same keys -> None or the :class:`JavaException`."""
+        rows = [{"topic": t, "partition": p, "broker": b, "dir": d} for (t, p, b), d in moves.items()]
+        got = self._call("alterReplicaLogDirs", moves=rows, timeout_ms=_ms(timeout), timeout=_wait(timeout))
+        return {_key(k, 3): _part(v, lambda _: None) for k, v in got.items()}
+
+    def describe_metadata_quorum(self, timeout: float = 30.0) -> dict:
+        """``{"leaderId", "leaderEpoch", "highWatermark", "voters", "observers": [{"replicaId",
+        "logEndOffset"}]}`` (``Admin.describeMetadataQuorum``); a failure raises."""
+        return self._call("describeMetadataQuorum", timeout_ms=_ms(timeout), timeout=_wait(timeout))
+
+    def elect_leaders(self, election_type: str, partitions: Iterable, timeout: float = 30.0) -> dict:
+        """``election_type``: ``"PREFERRED"`` or ``"UNCLEAN"``; partition -> None or the
+        :class:`JavaException` of its election; a failure of the whole request raises."""
+        got = self._call(
+            "electLeaders",
+            type=election_type,
+            partitions=_tps(partitions),
+            timeout_ms=_ms(timeout),
+            timeout=_wait(timeout),
+        )
+        return {
+            TopicPartition(r["topic"], r["partition"]): JavaException.from_json(r["error"]) if "error" in r else None
+            for r in got
+        }
+
+    def alter_partition_reassignments(self, targets: Mapping, timeout: float = 30.0) -> dict:
+        """partition -> its target replicas, or None to cancel its reassignment; partition -> None
+        or the :class:`JavaException`."""
+        rows = [{"topic": t, "partition": p, "replicas": replicas} for (t, p), replicas in targets.items()]
+        got = self._call(
+            "alterPartitionReassignments", reassignments=rows, timeout_ms=_ms(timeout), timeout=_wait(timeout)
+        )
+        return {TopicPartition(*_key(k, 2)): _part(v, lambda _: None) for k, v in got.items()}
+
+    def list_partition_reassignments(self, partitions: Iterable, timeout: float = 30.0) -> dict:
+        """partition -> ``{"replicas", "addingReplicas", "removingReplicas"}`` of the ongoing ones."""
+        got = self._call(
+            "listPartitionReassignments", partitions=_tps(partitions), timeout_ms=_ms(timeout), timeout=_wait(timeout)
+        )
+        return {TopicPartition(r.pop("topic"), r.pop("partition")): r for r in got}
+
+    def list_config_resources(self, types: Iterable[str], timeout: float = 30.0) -> list[tuple[str, str]]:
+        """(type, name) of every config resource of ``types`` (``ConfigResource.Type`` names)."""
+        got = self._call("listConfigResources", types=list(types), timeout_ms=_ms(timeout), timeout=_wait(timeout))
+        return [(r["type"], r["name"]) for r in got]
+
+    def describe_configs(self, resources: Iterable[tuple[str, str]], timeout: float = 30.0) -> dict:
+        """(type, name) -> {config: ``{"value", "source", "readOnly", "sensitive", "type"}``} or the
+        :class:`JavaException`."""
+        rows = [{"type": t, "name": n} for t, n in resources]
+        got = self._call("describeConfigs", resources=rows, timeout_ms=_ms(timeout), timeout=_wait(timeout))
+        return {_resource(k): _part(v, lambda x: x) for k, v in got.items()}
+
+    def incremental_alter_configs(self, changes: Mapping, validate_only: bool = False, timeout: float = 30.0) -> dict:
+        """(type, name) -> [(config, value, op)] (op: SET, DELETE, APPEND, SUBTRACT); the same keys
+        -> None or the :class:`JavaException`."""
+        rows = [
+            {"type": t, "name": n, "ops": [{"name": c, "value": v, "op": op} for c, v, op in ops]}
+            for (t, n), ops in changes.items()
+        ]
+        got = self._call(
+            "incrementalAlterConfigs",
+            resources=rows,
+            validate_only=validate_only,
+            timeout_ms=_ms(timeout),
+            timeout=_wait(timeout),
+        )
+        return {_resource(k): _part(v, lambda _: None) for k, v in got.items()}
+
+    def alter_share_group_offsets(self, group: str, offsets: Mapping, timeout: float = 30.0) -> dict:
+        """partition -> its new start offset; partition -> None or the :class:`JavaException`."""
+        rows = [{"topic": t, "partition": p, "offset": o} for (t, p), o in offsets.items()]
+        got = self._call(
+            "alterShareGroupOffsets", group=group, offsets=rows, timeout_ms=_ms(timeout), timeout=_wait(timeout)
+        )
+        return {TopicPartition(*_key(k, 2)): _part(v, lambda _: None) for k, v in got.items()}
+
+    def delete_share_group_offsets(self, group: str, topics: Iterable[str], timeout: float = 30.0) -> dict:
+        """topic -> None or the :class:`JavaException` (the group forgets its share state of the topic)."""
+        got = self._call(
+            "deleteShareGroupOffsets", group=group, topics=list(topics), timeout_ms=_ms(timeout), timeout=_wait(timeout)
+        )
         return {name: _part(v, lambda _: None) for name, v in got.items()}
 
     def describe_share_groups(self, groups: Iterable[str], timeout: float = 30.0) -> dict[str, dict | JavaException]:
@@ -446,6 +553,18 @@ class JavaAdmin(_JavaClient):
                 else {k: p[k] for k in ("offset", "timestamp", "leaderEpoch")}
             )
         return out
+
+
+def _key(text: str, parts: int) -> tuple:
+    """The driver's "topic:partition[:broker]" key as a tuple (a topic name holds no colon)."""
+    topic, *numbers = text.split(":", parts - 1)
+    return (topic, *map(int, numbers))
+
+
+def _resource(text: str) -> tuple[str, str]:
+    """The driver's "TYPE:name" key of a config resource as (type, name)."""
+    kind, name = text.split(":", 1)
+    return kind, name
 
 
 def _part(v: dict, convert):

@@ -3,10 +3,11 @@ tests/wire/test_describe_configs.py, measured with the same probes on the lab's 
 
 import pytest
 
-from tests.wire.admin_api_probes import described_configs
+from tests.wire.admin_api_probes import CONFIG_CHANGES, config_change_answers, described_configs
 from tests.wire.test_describe_configs import (
     BAD_TOPIC_CONFIGS,
     SET_ON_TOPIC,
+    config_changes_as,
     expected_topic,
     topic_config_errors,
 )
@@ -29,3 +30,9 @@ def test_describe_configs_answers_every_config_on_kafka(cluster):
 
 def test_topic_configs_are_validated_on_kafka(cluster):
     assert topic_config_errors(cluster.bootstrap_servers) == BAD_TOPIC_CONFIGS
+
+
+def test_topic_configs_change_op_by_op_on_kafka(cluster):
+    topic = cluster.create_topic("ops", config=SET_ON_TOPIC)
+    got = config_change_answers(cluster.bootstrap_servers, topic, CONFIG_CHANGES)
+    assert got == config_changes_as(lambda message: (40, message))

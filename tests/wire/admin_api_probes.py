@@ -234,3 +234,83 @@ def topic_assignment_answers(bootstrap: str, prefix: str) -> dict:
         return out
     finally:
         admin.close()
+
+
+#: the changes config_change_answers and java_config_answers make to a topic (IncrementalAlterConfigs),
+#: one case after the other
+CONFIG_CHANGES = {
+    "set": [("retention.ms", "1000", "SET")],
+    "append": [("cleanup.policy", "compact", "APPEND")],
+    "subtract": [("cleanup.policy", "delete", "SUBTRACT")],
+    "delete": [("retention.ms", None, "DELETE")],
+    "unknown config": [("retention.msec", "1", "SET")],
+    "bad value": [("retention.ms", "a day", "SET")],
+    "append a part it has": [("cleanup.policy", "compact,delete", "APPEND")],
+    "append to a non-list": [("retention.ms", "5", "APPEND")],
+    "append a bad part": [("cleanup.policy", "forever", "APPEND")],
+}
+
+
+def config_change_answers(bootstrap: str, topic: str, changes: dict) -> dict:
+    """kafka-python's twin of java_admin_api_probes.java_config_answers' changes: its admin's
+    ``alter_configs(incremental=True)`` (IncrementalAlterConfigs) per case of ``changes`` (case ->
+    [(config, value, op name)]) on ``topic``, each (error code, message) or None, with the (value,
+    source) of retention.ms and cleanup.policy that describe_configs shows after it."""
+    import re
+
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    out = {}
+    try:
+        for case, changed in changes.items():
+            configs = {name: (op, value) for name, value, op in changed}
+            resource = ConfigResource(ConfigResourceType.TOPIC, topic, configs=configs)
+            # kafka-python answers "OK" or the error as text: "[Error 40] InvalidConfigurationError: <message>"
+            answer = admin.alter_configs([resource], incremental=True, raise_on_unknown=False)["topic"][topic]
+            refused = re.fullmatch(r"\[Error (\d+)\] \w+: (.*)", answer, re.S)
+            if refused is None:
+                wait_until_described(admin, topic, changed)
+            now = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)], config_filter="all")
+            now = now["topic"][topic]
+            out[case] = (
+                None if refused is None else (int(refused[1]), refused[2]),
+                {c: (now[c]["value"], now[c]["config_source"]) for c in ("retention.ms", "cleanup.policy")},
+            )
+    finally:
+        admin.close()
+    return out
+
+
+def wait_until_described(admin, topic: str, changed: list) -> None:
+    """Until every broker describes ``topic`` with the effect of ``changed`` (the ops of an
+    IncrementalAlterConfigs that succeeded): the controller answers once it has the change, each
+    broker applies it with its next metadata, and DescribeConfigs goes to any broker."""
+    import time
+
+    from kafka.protocol.admin import DescribeConfigsRequest
+
+    def applied(configs: dict) -> bool:
+        for name, value, op in changed:
+            current, dynamic = configs[name]
+            parts = current.split(",") if current else []
+            if (op, dynamic) == ("DELETE", True) or (op == "SET" and current != value):
+                return False
+            if op in ("APPEND", "SUBTRACT") and any((p in parts) != (op == "APPEND") for p in value.split(",")):
+                return False
+        return True
+
+    resource = DescribeConfigsRequest.DescribeConfigsResource(
+        resource_type=2, resource_name=topic, configuration_keys=None
+    )
+    request = DescribeConfigsRequest(
+        version=4, resources=[resource], include_synonyms=False, include_documentation=False
+    )
+    deadline = time.monotonic() + 30
+    for broker in sorted(b.node_id for b in admin._manager.cluster.brokers()):
+        while True:
+            (result,) = admin._manager.run(admin._manager.send, request, broker).results
+            if applied({c.name: (c.value, c.config_source == 1) for c in result.configs}):  # 1: DYNAMIC_TOPIC_CONFIG
+                break
+            assert time.monotonic() < deadline, f"broker {broker} does not describe {changed} on {topic}"
+            time.sleep(0.05)

@@ -11,7 +11,7 @@ from kafka.errors import InvalidConfigurationError
 from course_lib.broker.topic_configs import catalogue
 from course_lib.wire import WireCluster
 
-from .admin_api_probes import described_configs
+from .admin_api_probes import CONFIG_CHANGES, config_change_answers, described_configs
 
 #: the topic's own settings (LocalCluster.create_topic sets min.insync.replicas on every topic)
 SET_ON_TOPIC = {"retention.ms": "86400000", "min.insync.replicas": "2"}
@@ -39,6 +39,42 @@ def expected_topic(topic_configs: dict) -> dict:
             value, source = spec["default"], "DEFAULT_CONFIG"
         out[name] = (value, source, False, spec["type"])
     return out
+
+
+_D, _T = "DEFAULT_CONFIG", "DYNAMIC_TOPIC_CONFIG"
+_DEFAULT_RETENTION, _COMPACT = {"retention.ms": ("604800000", _D)}, {"cleanup.policy": ("compact", _T)}
+#: Kafka 4.4.0's answers to CONFIG_CHANGES, one case after the other, on a topic set as SET_ON_TOPIC:
+#: the refusal's message (INVALID_CONFIG each) or None, then retention.ms' and cleanup.policy's
+#: (value, source) as DescribeConfigs tells them; APPEND/SUBTRACT edit the topic's list, or the
+#: config's own default (ConfigurationControlManager.getParts), and the validator names the bad part
+CONFIG_CHANGE_OUTCOMES = {
+    "set": (None, {"retention.ms": ("1000", _T), "cleanup.policy": ("delete", _D)}),
+    "append": (None, {"retention.ms": ("1000", _T), "cleanup.policy": ("delete,compact", _T)}),
+    "subtract": (None, {"retention.ms": ("1000", _T), **_COMPACT}),
+    "delete": (None, {**_DEFAULT_RETENTION, **_COMPACT}),
+    "unknown config": ("Unknown topic config name: retention.msec", {**_DEFAULT_RETENTION, **_COMPACT}),
+    "bad value": (
+        "Invalid value a day for configuration retention.ms: Not a number of type LONG",
+        {**_DEFAULT_RETENTION, **_COMPACT},
+    ),
+    "append a part it has": (None, {**_DEFAULT_RETENTION, "cleanup.policy": ("compact,delete", _T)}),
+    "append to a non-list": (
+        "Can't APPEND to key retention.ms because its type is not LIST.",
+        {**_DEFAULT_RETENTION, "cleanup.policy": ("compact,delete", _T)},
+    ),
+    "append a bad part": (
+        "Invalid value forever for configuration cleanup.policy: String must be one of: compact, delete",
+        {**_DEFAULT_RETENTION, "cleanup.policy": ("compact,delete", _T)},
+    ),
+}
+
+
+def config_changes_as(refused) -> dict:
+    """CONFIG_CHANGE_OUTCOMES with each refusal as a client reports it (``refused(message)``)."""
+    return {
+        case: (None if message is None else refused(message), values)
+        for case, (message, values) in CONFIG_CHANGE_OUTCOMES.items()
+    }
 
 
 def test_describe_configs_answers_every_config(no_leaks):
@@ -86,3 +122,12 @@ def test_altered_topic_configs_are_described_as_set(wire, caplog):
     finally:
         admin.close()
     assert {k: v["value"] for k, v in got["topic"]["alt"].items()} == {"retention.bytes": "1024"}
+
+
+def test_topic_configs_change_op_by_op_as_kafka(no_leaks):
+    """SET, DELETE, APPEND and SUBTRACT (kafka-python: alter_configs(incremental=True)), refused as
+    Kafka refuses them (INVALID_CONFIG = 40); tests/real/test_describe_configs_real.py's twin."""
+    with WireCluster(brokers=3, seed=1, config=LAB_TOPIC_DEFAULTS) as wire:
+        wire.create_topic("ops", replication_factor=3, config=SET_ON_TOPIC)
+        got = config_change_answers(wire.bootstrap_servers, "ops", CONFIG_CHANGES)
+    assert got == config_changes_as(lambda message: (40, message))
