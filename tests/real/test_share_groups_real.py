@@ -129,6 +129,18 @@ def test_a_killed_or_frozen_share_consumer_on_kafka_as_on_the_simulator(client, 
     assert [c["wait"][1] for c in compared.values()] == ["at once", "after about the lock duration"]
 
 
+@pytest.mark.timeout(180)
+def test_a_poison_message_on_kafka_as_on_the_simulator(share_client, cluster):
+    """Lesson 05c's poison message with its settings, by either client: Kafka delivers job-3 with
+    the delivery counts the simulator gives, archives it and delivers every other record once;
+    the wire cluster gives the same (tests/wire/test_share_groups_wire.py)."""
+    from course_lib.experiments.on_kafka import share_groups
+
+    compared = share_groups.poison_compared(cluster, share_client)
+    print(f"kafka {cluster.kafka_version} poison message, {share_client}:", compared["cluster"])
+    assert share_groups.poison_disagreements(compared) == []
+
+
 @pytest.mark.timeout(120)
 def test_share_group_configs_isolation_and_reset_on_kafka(cluster):
     """``kafka-configs --entity-type groups`` on Kafka 4.3.1: which share group configs it takes,

@@ -257,6 +257,19 @@ def test_a_killed_or_frozen_share_consumer_on_the_wire_as_on_kafka():
 
 
 @pytest.mark.timeout(120)
+def test_a_poison_message_on_the_wire_as_on_the_simulator(share_client):
+    """Lesson 05c's poison message with its settings (job-3 RELEASEd every time, the limit 5), by
+    either client: delivered with counts 1 to 5, then archived, every other record delivered
+    once - the simulator's numbers, which the lesson prints (tests/real/test_share_groups_real.py:
+    the same on Kafka)."""
+    from course_lib.experiments.on_kafka import share_groups
+
+    with WireCluster(brokers=3, seed=1, group_initial_rebalance_delay_ms=0) as wire:
+        compared = share_groups.poison_compared(wire, share_client)
+    assert share_groups.poison_disagreements(compared) == []
+
+
+@pytest.mark.timeout(120)
 def test_share_group_configs_isolation_and_reset_on_the_wire():
     """tests/real/test_share_groups_real.py's group configs, isolation levels and by_duration
     reset on the wire cluster, with the same expectations (measured on Kafka 4.3.1). Before the
