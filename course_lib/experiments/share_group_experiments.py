@@ -536,6 +536,12 @@ class Worker:
         errors = {tp: e for tp, e in self.c.commit_sync().items() if e and not (expired_ok and _lock_expired(e))}
         assert not errors, errors
 
+    def commit_outcome(self) -> str:
+        """Commit the acknowledgements; the answer in Kafka's words: "ok", or a partition's error
+        (INVALID_RECORD_STATE: a record no longer this worker's)."""
+        errors = [e for e in self.c.commit_sync().values() if e]
+        return errors[0].args[0].name() if errors else "ok"
+
     def crash(self, host_lost: bool = False) -> None:
         """The worker's process dies (SIGKILL: its connections close) or, ``host_lost``, its
         machine is gone (SIGSTOP: they stay open); a worker made with ``own_process=True``."""

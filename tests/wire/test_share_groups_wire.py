@@ -256,6 +256,17 @@ def test_a_killed_or_frozen_share_consumer_on_the_wire_as_on_kafka():
     assert [c["wait"][1] for c in compared.values()] == ["at once", "after about the lock duration"]
 
 
+@pytest.mark.timeout(90)
+def test_a_handler_slower_than_the_lock_with_librdkafka_on_the_wire(wire_cluster):
+    """course_lib/experiments/share_renew.py without RENEW, with confluent-kafka: the lock runs out under
+    the work, the other worker gets the record (delivery count 2), and the holder's ACCEPT, once
+    done, is refused - lesson 05c's slow handler (Java: tests/java_client/test_share_groups_wire.py)."""
+    from course_lib.experiments import share_renew
+
+    got = share_renew.client_run(wire_cluster, renew=False, wire=True, client="confluent-kafka")
+    assert got == share_renew.EXPECTED[False]
+
+
 @pytest.mark.timeout(120)
 def test_a_poison_message_on_the_wire_as_on_the_simulator(share_client):
     """Lesson 05c's poison message with its settings (job-3 RELEASEd every time, the limit 5), by
