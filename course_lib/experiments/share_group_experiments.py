@@ -493,12 +493,13 @@ def on_the_wire(client: str) -> Result:
 
 
 # ---- the workers: one per client, the same calls ----------------------------------------------
-def worker_config(servers, group: str, max_records: int) -> dict:
-    """A worker's settings: explicit acknowledgement (``servers``: a simulated Cluster or a string)."""
+def worker_config(servers, group: str, max_records: int, acknowledgement: str = "explicit") -> dict:
+    """A worker's settings: explicit acknowledgement unless told (``servers``: a simulated
+    Cluster or a string)."""
     return {
         "bootstrap.servers": servers,
         "group.id": group,
-        "share.acknowledgement.mode": "explicit",
+        "share.acknowledgement.mode": acknowledgement,
         "max.poll.records": max_records,
     }
 
@@ -554,11 +555,20 @@ class Worker:
         self.c.close()
 
 
-def worker(client: str, servers, topic: str, group: str, max_records: int, own_process: bool = False) -> Worker:
+def worker(
+    client: str,
+    servers,
+    topic: str,
+    group: str,
+    max_records: int,
+    own_process: bool = False,
+    acknowledgement: str = "explicit",
+) -> Worker:
     """A :class:`Worker` with ``client``'s share consumer (a key of
     :data:`course_lib.client_adapters.SHARE_CLIENTS`; ``servers``: the simulated Cluster for
     "simulator", else a bootstrap string) set up by :func:`worker_config`; ``own_process``: one
-    that can :meth:`~Worker.crash`."""
+    that can :meth:`~Worker.crash`; ``acknowledgement``: its ``share.acknowledgement.mode``."""
     from course_lib.client_adapters import share_consumer
 
-    return Worker(share_consumer(client, worker_config(servers, group, max_records), own_process), topic)
+    config = worker_config(servers, group, max_records, acknowledgement)
+    return Worker(share_consumer(client, config, own_process), topic)

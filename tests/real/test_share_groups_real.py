@@ -129,6 +129,16 @@ def test_a_killed_or_frozen_share_consumer_on_kafka_as_on_the_simulator(client, 
     assert [c["wait"][1] for c in compared.values()] == ["at once", "after about the lock duration"]
 
 
+@pytest.mark.timeout(90)
+def test_implicit_acknowledgement_accepts_the_batch_at_the_next_poll_on_kafka(share_client, cluster):
+    """course_lib/experiments/share_implicit.py with either client on Kafka: the next poll() accepts
+    the previous batch, a record the handler failed on too; the wire cluster and the simulator
+    give the same."""
+    from course_lib.experiments import share_implicit
+
+    assert share_implicit.client_run(cluster, share_client) == share_implicit.EXPECTED
+
+
 @pytest.mark.timeout(180)
 def test_a_poison_message_on_kafka_as_on_the_simulator(share_client, cluster):
     """Lesson 05c's poison message with its settings, by either client: Kafka delivers job-3 with

@@ -267,6 +267,16 @@ def test_a_handler_slower_than_the_lock_with_librdkafka_on_the_wire(wire_cluster
     assert got == share_renew.EXPECTED[False]
 
 
+@pytest.mark.timeout(90)
+def test_implicit_acknowledgement_accepts_the_batch_at_the_next_poll_on_the_wire(share_client, wire_cluster):
+    """course_lib/experiments/share_implicit.py with either client: the next poll() accepts the
+    previous batch, a record the handler failed on too - nothing comes back (the share-group
+    app's implicit steps; tests/real/test_share_groups_real.py: the same on Kafka)."""
+    from course_lib.experiments import share_implicit
+
+    assert share_implicit.client_run(wire_cluster, share_client) == share_implicit.EXPECTED
+
+
 @pytest.mark.timeout(120)
 def test_a_poison_message_on_the_wire_as_on_the_simulator(share_client):
     """Lesson 05c's poison message with its settings (job-3 RELEASEd every time, the limit 5), by
