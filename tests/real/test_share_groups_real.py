@@ -140,6 +140,17 @@ def test_implicit_acknowledgement_accepts_the_batch_at_the_next_poll_on_kafka(sh
 
 
 @pytest.mark.timeout(180)
+def test_records_of_one_partition_are_processed_out_of_order_by_several_workers_on_kafka(share_client, cluster):
+    """Lesson 05c's ordering runs with either client on Kafka: in offset order with one worker,
+    out of order with three, nothing redelivered - as on the simulator and the wire cluster."""
+    from course_lib.experiments.on_kafka import share_groups
+
+    compared = share_groups.ordering_compared(cluster, share_client)
+    print(f"kafka {cluster.kafka_version} ordering, {share_client}:", {k: c["cluster"] for k, c in compared.items()})
+    assert share_groups.ordering_disagreements(compared) == []
+
+
+@pytest.mark.timeout(180)
 def test_a_poison_message_on_kafka_as_on_the_simulator(share_client, cluster):
     """Lesson 05c's poison message with its settings, by either client: Kafka delivers job-3 with
     the delivery counts the simulator gives, archives it and delivers every other record once;

@@ -278,6 +278,18 @@ def test_implicit_acknowledgement_accepts_the_batch_at_the_next_poll_on_the_wire
 
 
 @pytest.mark.timeout(120)
+def test_records_of_one_partition_are_processed_out_of_order_by_several_workers_on_the_wire(share_client):
+    """Lesson 05c's ordering runs with either client: one worker processes the partition in
+    offset order, three of varying speed do not, and nothing is redelivered - as on the simulator
+    (tests/real/test_share_groups_real.py: the same on Kafka)."""
+    from course_lib.experiments.on_kafka import share_groups
+
+    with WireCluster(brokers=3, seed=1, group_initial_rebalance_delay_ms=0) as wire:
+        compared = share_groups.ordering_compared(wire, share_client)
+    assert share_groups.ordering_disagreements(compared) == []
+
+
+@pytest.mark.timeout(120)
 def test_a_poison_message_on_the_wire_as_on_the_simulator(share_client):
     """Lesson 05c's poison message with its settings (job-3 RELEASEd every time, the limit 5), by
     either client: delivered with counts 1 to 5, then archived, every other record delivered
