@@ -177,6 +177,8 @@ def test_share_group_configs_isolation_and_reset_on_kafka(cluster):
         "new-1",
         "new-2",
     ]
+    reset = cluster.create_topic(f"reset-{uuid.uuid4().hex[:8]}", partitions=1)
+    assert share.default_reset_probe(servers, reset) == share.DEFAULT_RESET_EXPECTED  # lesson 05c: latest
     locks = cluster.create_topic(f"locks-{uuid.uuid4().hex[:8]}", partitions=1)
     assert share.record_locks_probe(servers, locks) == share.RECORD_LOCKS_EXPECTED
 

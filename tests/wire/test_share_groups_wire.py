@@ -315,5 +315,8 @@ def test_share_group_configs_isolation_and_reset_on_the_wire():
         assert share.isolation_probe(servers, wire.create_topic("iso", partitions=1)) == share.ISOLATION_EXPECTED
         assert share.by_duration_probe(servers, wire.create_topic("dur", partitions=1)) == ["new-1", "new-2"]
         assert (
+            share.default_reset_probe(servers, wire.create_topic("reset", partitions=1)) == share.DEFAULT_RESET_EXPECTED
+        )
+        assert (
             share.record_locks_probe(servers, wire.create_topic("locks", partitions=1)) == share.RECORD_LOCKS_EXPECTED
         )
