@@ -130,6 +130,17 @@ def test_a_killed_or_frozen_share_consumer_on_kafka_as_on_the_simulator(client, 
 
 
 @pytest.mark.timeout(90)
+def test_a_late_accept_is_refused_while_another_holds_the_record_and_skipped_once_archived_on_kafka(
+    share_client, cluster
+):
+    """course_lib/experiments/share_late_acks.py with either client on Kafka; the wire cluster and the
+    simulator give the same."""
+    from course_lib.experiments import share_late_acks
+
+    assert share_late_acks.client_run(cluster, share_client) == share_late_acks.EXPECTED
+
+
+@pytest.mark.timeout(90)
 def test_implicit_acknowledgement_accepts_the_batch_at_the_next_poll_on_kafka(share_client, cluster):
     """course_lib/experiments/share_implicit.py with either client on Kafka: the next poll() accepts
     the previous batch, a record the handler failed on too; the wire cluster and the simulator

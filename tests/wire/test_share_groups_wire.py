@@ -268,6 +268,18 @@ def test_a_handler_slower_than_the_lock_with_librdkafka_on_the_wire(wire_cluster
 
 
 @pytest.mark.timeout(90)
+def test_a_late_accept_is_refused_while_another_holds_the_record_and_skipped_once_archived_on_the_wire(
+    share_client, wire_cluster
+):
+    """course_lib/experiments/share_late_acks.py with either client: lesson 05c's slow handler's
+    refused ACCEPTs and the ones that reach an archived record without an error
+    (tests/real/test_share_groups_real.py: the same on Kafka)."""
+    from course_lib.experiments import share_late_acks
+
+    assert share_late_acks.client_run(wire_cluster, share_client) == share_late_acks.EXPECTED
+
+
+@pytest.mark.timeout(90)
 def test_implicit_acknowledgement_accepts_the_batch_at_the_next_poll_on_the_wire(share_client, wire_cluster):
     """course_lib/experiments/share_implicit.py with either client: the next poll() accepts the
     previous batch, a record the handler failed on too - nothing comes back (the share-group
