@@ -291,6 +291,39 @@ def by_duration_probe(servers: str, topic: str, timeout_s: float = 30) -> list[s
         consumer.close()
 
 
+def default_reset_probe(servers: str, topic: str, timeout_s: float = 30) -> dict:
+    """A new share group with no configs (Kafka's default ``share.auto.offset.reset``) on
+    ``topic`` (one partition) holding two records: its member polls while records are written one
+    at a time until one comes. ``{"old": what it got of the two, "new": whether it got a later
+    one}`` - lesson 05c: the default is *latest*, what was written before is skipped."""
+    from confluent_kafka import Producer, ShareConsumer
+
+    producer = Producer({"bootstrap.servers": servers})
+    for value in ("old-1", "old-2"):
+        producer.produce(topic, value=value.encode(), partition=0)
+    producer.flush(30)
+    consumer = ShareConsumer({"bootstrap.servers": servers, "group.id": f"default-reset-{uuid.uuid4().hex[:8]}"})
+    got: list = []
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + timeout_s
+        written = 0
+        # the group starts where the partition ends when its share partition is initialized (at
+        # the member's first fetch): records written until then are skipped too, so write on
+        while not any(v.startswith("new-") for v in got) and time.monotonic() < deadline:
+            written += 1
+            producer.produce(topic, value=f"new-{written}".encode(), partition=0)
+            producer.flush(30)
+            got += [m.value().decode() for m in consumer.poll(0.5) if m.error() is None]
+        return {"old": [v for v in got if v.startswith("old-")], "new": any(v.startswith("new-") for v in got)}
+    finally:
+        consumer.close()
+
+
+#: :func:`default_reset_probe`: nothing of what was there before, later records delivered
+DEFAULT_RESET_EXPECTED = {"old": [], "new": True}
+
+
 #: :func:`record_locks_probe`: the records a share group may have in flight (the group config's
 #: floor) and what the fast worker got, measured on Kafka 4.3.1: offsets 1 to 99, the span from
 #: the stuck offset 0 capped at 100, not 149 (all but the stuck one), as a count of acquired would

@@ -47,6 +47,20 @@ def test_one_exercise_set_per_notebook_01_to_10():
     assert {"predict", "choose", "implement"} <= kinds
 
 
+def test_each_lesson_names_as_many_questions_as_its_exercise_set_has():
+    """A lesson's link to its exercises says "- N questions": N is the set's count (05c said 4
+    when ex05c_q5 was the fifth)."""
+    import re
+
+    for notebook in SETS:
+        lesson = ROOT / "notebooks" / f"{notebook}.ipynb"
+        if not lesson.exists():
+            continue
+        stated = re.findall(r"\u2014 (\d+) questions?;", lesson.read_text(encoding="utf-8"))
+        have = sum(1 for ex in EXERCISES.values() if ex.notebook == notebook)
+        assert stated in ([], [str(have)]), f"{lesson.name} says {stated} questions; its set has {have}"
+
+
 def test_generated_exercises_and_solutions_are_up_to_date(tmp_path):
     generate(ROOT / "exercises_src", tmp_path / "exercises", tmp_path / "solutions")
     for folder in ("exercises", "solutions"):

@@ -10,7 +10,7 @@ workload contracts of :mod:`course_lib.client_adapters`, never against a cluster
 - :mod:`.consumer_protocol_experiments`, :mod:`.protocol_matrix` - KIP-848 consumer groups and
   share groups with the clients that have them;
 - :mod:`.share_scenarios`, :mod:`.share_group_experiments`, :mod:`.share_dead_letters`,
-  :mod:`.share_leader_failover`, :mod:`.share_renew` - share groups (lesson 05c);
+  :mod:`.share_leader_failover`, :mod:`.share_renew`, :mod:`.share_implicit`, :mod:`.share_late_acks` - share groups (lesson 05c);
 - :mod:`.transaction_versions` - transactions v1 against v2;
 - :mod:`.on_kafka` - the measurements that need a real Kafka cluster;
 - :mod:`.shared_results` - one expensive result per test run, shared with the notebooks.

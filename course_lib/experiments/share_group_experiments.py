@@ -493,12 +493,13 @@ def on_the_wire(client: str) -> Result:
 
 
 # ---- the workers: one per client, the same calls ----------------------------------------------
-def worker_config(servers, group: str, max_records: int) -> dict:
-    """A worker's settings: explicit acknowledgement (``servers``: a simulated Cluster or a string)."""
+def worker_config(servers, group: str, max_records: int, acknowledgement: str = "explicit") -> dict:
+    """A worker's settings: explicit acknowledgement unless told (``servers``: a simulated
+    Cluster or a string)."""
     return {
         "bootstrap.servers": servers,
         "group.id": group,
-        "share.acknowledgement.mode": "explicit",
+        "share.acknowledgement.mode": acknowledgement,
         "max.poll.records": max_records,
     }
 
@@ -536,6 +537,12 @@ class Worker:
         errors = {tp: e for tp, e in self.c.commit_sync().items() if e and not (expired_ok and _lock_expired(e))}
         assert not errors, errors
 
+    def commit_outcome(self) -> str:
+        """Commit the acknowledgements; the answer in Kafka's words: "ok", or a partition's error
+        (INVALID_RECORD_STATE: a record no longer this worker's)."""
+        errors = [e for e in self.c.commit_sync().values() if e]
+        return errors[0].args[0].name() if errors else "ok"
+
     def crash(self, host_lost: bool = False) -> None:
         """The worker's process dies (SIGKILL: its connections close) or, ``host_lost``, its
         machine is gone (SIGSTOP: they stay open); a worker made with ``own_process=True``."""
@@ -548,11 +555,20 @@ class Worker:
         self.c.close()
 
 
-def worker(client: str, servers, topic: str, group: str, max_records: int, own_process: bool = False) -> Worker:
+def worker(
+    client: str,
+    servers,
+    topic: str,
+    group: str,
+    max_records: int,
+    own_process: bool = False,
+    acknowledgement: str = "explicit",
+) -> Worker:
     """A :class:`Worker` with ``client``'s share consumer (a key of
     :data:`course_lib.client_adapters.SHARE_CLIENTS`; ``servers``: the simulated Cluster for
     "simulator", else a bootstrap string) set up by :func:`worker_config`; ``own_process``: one
-    that can :meth:`~Worker.crash`."""
+    that can :meth:`~Worker.crash`; ``acknowledgement``: its ``share.acknowledgement.mode``."""
     from course_lib.client_adapters import share_consumer
 
-    return Worker(share_consumer(client, worker_config(servers, group, max_records), own_process), topic)
+    config = worker_config(servers, group, max_records, acknowledgement)
+    return Worker(share_consumer(client, config, own_process), topic)

@@ -8,7 +8,9 @@ How Java does it (measured on Kafka 4.3.1, and read in the 4.3.1 jar: ``ShareInF
 record out of the application's hands until the broker has renewed its lock; the next ``poll()``
 hands it back - only it, the same delivery count - to be acknowledged again when the work is done.
 Without RENEW the lock runs out under the work and the other worker gets the record (delivery
-count 2): processed twice.
+count 2): processed twice; the holder's ACCEPT when its work is done, while the other still
+holds the record, is refused (INVALID_RECORD_STATE: lesson 05c's slow handler). That half needs
+no RENEW, so it runs with confluent-kafka too (:func:`client_run`).
 
 >>> simulator_run(renew=True) == EXPECTED[True], simulator_run(renew=False) == EXPECTED[False]
 (True, True)
@@ -28,17 +30,21 @@ LOCK_MS = 2000
 QUARTERS = 6
 CONFIGS = group_configs(LOCK_MS, 5, heartbeat_ms=1000)
 #: (offset, delivery count): what the holder's polls after each RENEW gave back, and what the
-#: other worker got while the holder worked
+#: other worker got while the holder worked; the answer to the holder's ACCEPT once done
 EXPECTED = {
-    True: {"renewed": [[0, 1]] * QUARTERS, "other_got": []},
-    False: {"renewed": [], "other_got": [[0, 2]]},
+    True: {"renewed": [[0, 1]] * QUARTERS, "other_got": [], "holder_accept": "ok"},
+    False: {"renewed": [], "other_got": [[0, 2]], "holder_accept": "INVALID_RECORD_STATE"},
 }
 
 
-def renew_run(make: Callable, produce: Callable, renew: bool, clock=time.monotonic, timeout_s: float = 60) -> dict:
+def renew_run(
+    make: Callable, produce: Callable, renew: bool, clock=time.monotonic, wait=time.sleep, timeout_s: float = 60
+) -> dict:
     """``make()`` -> a :class:`~course_lib.experiments.share_group_experiments.Worker`;
     ``produce()`` writes one record. Both workers poll until one holds it; that one works for
-    :data:`QUARTERS` quarter-locks (renewing at each when ``renew``) while the other polls on."""
+    :data:`QUARTERS` quarter-locks (renewing at each when ``renew``) while the other polls on -
+    until it gets the record, which it then holds until the holder has ACCEPTed it. ``clock`` and
+    ``wait(seconds)``: the time the workers run in."""
     workers = [make(), make()]
     try:
         produce()
@@ -55,23 +61,29 @@ def renew_run(make: Callable, produce: Callable, renew: bool, clock=time.monoton
         (_, _, count, record) = held[0]
         renewed: list = []
         other_got: list = []
+        other_holds: list = []
         for _ in range(QUARTERS):
             until = clock() + LOCK_MS / 4000
             while clock() < until:
+                if other_holds:  # (an explicit-mode poll() must not come before its acknowledgements)
+                    wait(0.05)
+                    continue
                 for offset, _, n, r in other.poll(0.2):
                     other_got.append([offset, n])
-                    other.acknowledge(r, "accept")
-                    other.commit()
+                    other_holds.append(r)
             if renew:
                 holder.acknowledge(record, "renew")
                 holder.commit()
                 back = holder.poll(5)
                 renewed += [[o, n] for o, _, n, _ in back]
                 record = back[0][3] if back else record
-        if renew:
-            holder.acknowledge(record, "accept")
-            holder.commit()
-        return {"renewed": renewed, "other_got": other_got}
+        # the work is done: the holder ACCEPTs - while the other holds the record, if it got it
+        holder.acknowledge(record, "accept")
+        holder_accept = holder.commit_outcome()
+        for r in other_holds:
+            other.acknowledge(r, "accept")
+            other.commit()
+        return {"renewed": renewed, "other_got": other_got, "holder_accept": holder_accept}
     finally:
         for w in workers:
             w.close()
@@ -94,13 +106,17 @@ def simulator_run(renew: bool, seed: int = 0) -> dict:
         p.close()
 
     return renew_run(
-        lambda: worker("simulator", cluster, topic, group, 1), produce, renew, clock=lambda: cluster.now / 1000
+        lambda: worker("simulator", cluster, topic, group, 1),
+        produce,
+        renew,
+        clock=lambda: cluster.now / 1000,
+        wait=lambda seconds: cluster.run_for(seconds * 1000),
     )
 
 
-def java_run(cluster, renew: bool, wire: bool) -> dict:
-    """The Java client on a WireCluster (``wire``) or a real cluster; the record written by
-    confluent-kafka."""
+def client_run(cluster, renew: bool, wire: bool, client: str = "java") -> dict:
+    """``client``'s share consumers (RENEW: Java's only) on a WireCluster (``wire``) or a real
+    cluster; the record written by confluent-kafka."""
     from confluent_kafka import Producer
 
     servers = cluster.bootstrap_servers
@@ -115,4 +131,4 @@ def java_run(cluster, renew: bool, wire: bool) -> dict:
         p.produce(topic, value=b"job")
         assert p.flush(30) == 0
 
-    return renew_run(lambda: worker("java", servers, topic, group, 1), produce, renew)
+    return renew_run(lambda: worker(client, servers, topic, group, 1), produce, renew)

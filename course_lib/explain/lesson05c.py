@@ -241,12 +241,20 @@ def poison(result) -> str:
     n, s = result.numbers, result.settings
     bad = f"job-{s['poison']}"
     why = _and(sorted(set(n["archived_why"])))
+    # the other records' processings, counted (not inferred from what was archived)
+    others = [len(ps) for m, ps in result.observed.processed.items() if m != bad]
+    once = others.count(1)
+    rest = (
+        f"The other {once} records are processed once each"
+        if once == s["records"] - 1
+        else f"Of the other {s['records'] - 1} records, {once} are processed once"
+    )
     return (
         f"**Measured:** `{bad}` is delivered {n['poison_deliveries']} times (delivery counts "
         f"{_and(n['poison_delivery_counts'])}), each time\nreleased by the handler that failed on it; then the "
-        f"broker archives it ({why}). The other {s['records'] - n['archived']} records are processed once "
-        "each. No error reaches the application: the\nrecord is given up on purpose, and only the broker's state "
-        "says so - unless the group has a\ndead-letter topic (Kafka 4.4, next section)."
+        f"broker archives it ({why}). {rest}. No error reaches the application: the\nrecord is given up on "
+        "purpose, and only the broker's state says so - unless the group has a\ndead-letter topic (Kafka 4.4, "
+        "next section)."
     )
 
 

@@ -129,6 +129,50 @@ def test_a_killed_or_frozen_share_consumer_on_kafka_as_on_the_simulator(client, 
     assert [c["wait"][1] for c in compared.values()] == ["at once", "after about the lock duration"]
 
 
+@pytest.mark.timeout(90)
+def test_a_late_accept_is_refused_while_another_holds_the_record_and_skipped_once_archived_on_kafka(
+    share_client, cluster
+):
+    """course_lib/experiments/share_late_acks.py with either client on Kafka; the wire cluster and the
+    simulator give the same."""
+    from course_lib.experiments import share_late_acks
+
+    assert share_late_acks.client_run(cluster, share_client) == share_late_acks.EXPECTED
+
+
+@pytest.mark.timeout(90)
+def test_implicit_acknowledgement_accepts_the_batch_at_the_next_poll_on_kafka(share_client, cluster):
+    """course_lib/experiments/share_implicit.py with either client on Kafka: the next poll() accepts
+    the previous batch, a record the handler failed on too; the wire cluster and the simulator
+    give the same."""
+    from course_lib.experiments import share_implicit
+
+    assert share_implicit.client_run(cluster, share_client) == share_implicit.EXPECTED
+
+
+@pytest.mark.timeout(180)
+def test_records_of_one_partition_are_processed_out_of_order_by_several_workers_on_kafka(share_client, cluster):
+    """Lesson 05c's ordering runs with either client on Kafka: in offset order with one worker,
+    out of order with three, nothing redelivered - as on the simulator and the wire cluster."""
+    from course_lib.experiments.on_kafka import share_groups
+
+    compared = share_groups.ordering_compared(cluster, share_client)
+    print(f"kafka {cluster.kafka_version} ordering, {share_client}:", {k: c["cluster"] for k, c in compared.items()})
+    assert share_groups.ordering_disagreements(compared) == []
+
+
+@pytest.mark.timeout(180)
+def test_a_poison_message_on_kafka_as_on_the_simulator(share_client, cluster):
+    """Lesson 05c's poison message with its settings, by either client: Kafka delivers job-3 with
+    the delivery counts the simulator gives, archives it and delivers every other record once;
+    the wire cluster gives the same (tests/wire/test_share_groups_wire.py)."""
+    from course_lib.experiments.on_kafka import share_groups
+
+    compared = share_groups.poison_compared(cluster, share_client)
+    print(f"kafka {cluster.kafka_version} poison message, {share_client}:", compared["cluster"])
+    assert share_groups.poison_disagreements(compared) == []
+
+
 @pytest.mark.timeout(120)
 def test_share_group_configs_isolation_and_reset_on_kafka(cluster):
     """``kafka-configs --entity-type groups`` on Kafka 4.3.1: which share group configs it takes,
@@ -144,6 +188,8 @@ def test_share_group_configs_isolation_and_reset_on_kafka(cluster):
         "new-1",
         "new-2",
     ]
+    reset = cluster.create_topic(f"reset-{uuid.uuid4().hex[:8]}", partitions=1)
+    assert share.default_reset_probe(servers, reset) == share.DEFAULT_RESET_EXPECTED  # lesson 05c: latest
     locks = cluster.create_topic(f"locks-{uuid.uuid4().hex[:8]}", partitions=1)
     assert share.record_locks_probe(servers, locks) == share.RECORD_LOCKS_EXPECTED
 
@@ -157,9 +203,12 @@ def test_java_admin_lists_share_group_offsets_on_kafka(driver, cluster):
 
 
 @pytest.mark.timeout(90)
-def test_java_renews_a_lock_on_kafka(driver, cluster):
-    """course_lib/experiments/share_renew.py with the Java client 4.3.1 (confluent-kafka has no RENEW); the
-    wire cluster and the simulator give the same."""
+@pytest.mark.parametrize(("client", "renew"), [("java", True), ("java", False), ("confluent-kafka", False)])
+def test_java_renews_a_lock_on_kafka(driver, cluster, client, renew):
+    """course_lib/experiments/share_renew.py with the Java client (confluent-kafka has no RENEW); without
+    RENEW (either client) the lock runs out under the work, the other worker gets the record and
+    the holder's late ACCEPT is refused (lesson 05c's slow handler). The wire cluster and the
+    simulator give the same."""
     from course_lib.experiments import share_renew
 
-    assert share_renew.java_run(cluster, renew=True, wire=False) == share_renew.EXPECTED[True]
+    assert share_renew.client_run(cluster, renew=renew, wire=False, client=client) == share_renew.EXPECTED[renew]

@@ -256,6 +256,64 @@ def test_a_killed_or_frozen_share_consumer_on_the_wire_as_on_kafka():
     assert [c["wait"][1] for c in compared.values()] == ["at once", "after about the lock duration"]
 
 
+@pytest.mark.timeout(90)
+def test_a_handler_slower_than_the_lock_with_librdkafka_on_the_wire(wire_cluster):
+    """course_lib/experiments/share_renew.py without RENEW, with confluent-kafka: the lock runs out under
+    the work, the other worker gets the record (delivery count 2), and the holder's ACCEPT, once
+    done, is refused - lesson 05c's slow handler (Java: tests/java_client/test_share_groups_wire.py)."""
+    from course_lib.experiments import share_renew
+
+    got = share_renew.client_run(wire_cluster, renew=False, wire=True, client="confluent-kafka")
+    assert got == share_renew.EXPECTED[False]
+
+
+@pytest.mark.timeout(90)
+def test_a_late_accept_is_refused_while_another_holds_the_record_and_skipped_once_archived_on_the_wire(
+    share_client, wire_cluster
+):
+    """course_lib/experiments/share_late_acks.py with either client: lesson 05c's slow handler's
+    refused ACCEPTs and the ones that reach an archived record without an error
+    (tests/real/test_share_groups_real.py: the same on Kafka)."""
+    from course_lib.experiments import share_late_acks
+
+    assert share_late_acks.client_run(wire_cluster, share_client) == share_late_acks.EXPECTED
+
+
+@pytest.mark.timeout(90)
+def test_implicit_acknowledgement_accepts_the_batch_at_the_next_poll_on_the_wire(share_client, wire_cluster):
+    """course_lib/experiments/share_implicit.py with either client: the next poll() accepts the
+    previous batch, a record the handler failed on too - nothing comes back (the share-group
+    app's implicit steps; tests/real/test_share_groups_real.py: the same on Kafka)."""
+    from course_lib.experiments import share_implicit
+
+    assert share_implicit.client_run(wire_cluster, share_client) == share_implicit.EXPECTED
+
+
+@pytest.mark.timeout(120)
+def test_records_of_one_partition_are_processed_out_of_order_by_several_workers_on_the_wire(share_client):
+    """Lesson 05c's ordering runs with either client: one worker processes the partition in
+    offset order, three of varying speed do not, and nothing is redelivered - as on the simulator
+    (tests/real/test_share_groups_real.py: the same on Kafka)."""
+    from course_lib.experiments.on_kafka import share_groups
+
+    with WireCluster(brokers=3, seed=1, group_initial_rebalance_delay_ms=0) as wire:
+        compared = share_groups.ordering_compared(wire, share_client)
+    assert share_groups.ordering_disagreements(compared) == []
+
+
+@pytest.mark.timeout(120)
+def test_a_poison_message_on_the_wire_as_on_the_simulator(share_client):
+    """Lesson 05c's poison message with its settings (job-3 RELEASEd every time, the limit 5), by
+    either client: delivered with counts 1 to 5, then archived, every other record delivered
+    once - the simulator's numbers, which the lesson prints (tests/real/test_share_groups_real.py:
+    the same on Kafka)."""
+    from course_lib.experiments.on_kafka import share_groups
+
+    with WireCluster(brokers=3, seed=1, group_initial_rebalance_delay_ms=0) as wire:
+        compared = share_groups.poison_compared(wire, share_client)
+    assert share_groups.poison_disagreements(compared) == []
+
+
 @pytest.mark.timeout(120)
 def test_share_group_configs_isolation_and_reset_on_the_wire():
     """tests/real/test_share_groups_real.py's group configs, isolation levels and by_duration
@@ -268,6 +326,9 @@ def test_share_group_configs_isolation_and_reset_on_the_wire():
         assert share.group_config_outcomes(servers) == share.GROUP_CONFIG_OUTCOMES
         assert share.isolation_probe(servers, wire.create_topic("iso", partitions=1)) == share.ISOLATION_EXPECTED
         assert share.by_duration_probe(servers, wire.create_topic("dur", partitions=1)) == ["new-1", "new-2"]
+        assert (
+            share.default_reset_probe(servers, wire.create_topic("reset", partitions=1)) == share.DEFAULT_RESET_EXPECTED
+        )
         assert (
             share.record_locks_probe(servers, wire.create_topic("locks", partitions=1)) == share.RECORD_LOCKS_EXPECTED
         )

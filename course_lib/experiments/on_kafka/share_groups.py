@@ -11,7 +11,8 @@ on the wire cluster. Each returns the numbers the simulator's scenario of the sa
   session and its records are released - after the lock otherwise, as on the simulator and the
   wire cluster; tests/real/test_share_groups_real.py, tests/wire/test_share_groups_wire.py.)
 - :func:`poison_message` - a handler always fails on one record and RELEASEs it: how many
-  deliveries before the broker archives it?
+  deliveries before the broker archives it? (With either client; :func:`poison_compared` puts it
+  beside the simulator's, as the lesson does.)
 
 Both need the local lab cluster (:func:`course_lib.real.lab.start_lab`) or a wire cluster: the
 lab lets a group's ``share.record.lock.duration.ms`` go down to 1 s (Kafka's floor is 15 s), and
@@ -235,40 +236,47 @@ def crash_disagreements(compared: dict) -> list[str]:
 
 
 def poison_message(
-    kafka, records: int = 10, poison: int = 3, delivery_count_limit: int = 5, workers: int = 2, timeout_s: float = 90
+    kafka,
+    records: int = 10,
+    poison: int = 3,
+    delivery_count_limit: int = 5,
+    workers: int = 2,
+    timeout_s: float = 90,
+    client: str = "confluent-kafka",
 ) -> dict:
-    """The simulator's ``poison_message`` on Kafka: ``workers`` RELEASE ``job-<poison>`` each
-    time and ACCEPT the others. ``poison_deliveries``, ``poison_delivery_counts`` and
-    ``archived`` (1 when, a lock duration after its last delivery, nothing brought it back), and
-    ``seconds``."""
-    from confluent_kafka import AcknowledgeType, ShareConsumer
+    """The simulator's ``poison_message`` on Kafka: ``workers`` (``client``'s share consumers)
+    RELEASE ``job-<poison>`` each time and ACCEPT the others. ``poison_deliveries``,
+    ``poison_delivery_counts``, ``archived`` (1 when, a lock duration after its last delivery,
+    nothing brought it back), ``others_redelivered`` (the other records delivered more than once:
+    the lesson says they are processed once each), and ``seconds``."""
+    from ..share_group_experiments import worker
 
     started = time.monotonic()
-    lock_ms = 2_000  # only for the check that nothing comes back: every record is acknowledged
+    # every record is acknowledged at once; the lock bounds the check that nothing comes back, and
+    # is long enough that no record's lock runs out in a client's buffer on a loaded machine
+    lock_ms = 4_000
     topic, group = _setup(
         kafka, {"share.delivery.count.limit": delivery_count_limit, "share.record.lock.duration.ms": lock_ms}
     )
     _produce(kafka, topic, [f"job-{i}" for i in range(records)])
     bad = f"job-{poison}".encode()
-    consumers = [ShareConsumer(_consumer(kafka.bootstrap_servers, group, 2)) for _ in range(workers)]
+    members = [worker(client, kafka.bootstrap_servers, topic, group, 2) for _ in range(workers)]
     try:
-        for c in consumers:
-            c.subscribe([topic])
         counts: list = []
-        accepted: set = set()
+        accepted: dict = {}  # offset -> how many times it was delivered and accepted
 
         def work() -> None:
-            for c in consumers:
-                got = [m for m in c.poll(0.1) if m.error() is None]
-                for m in got:
-                    if m.value() == bad:
-                        counts.append(m.delivery_count())
-                        c.acknowledge(m, AcknowledgeType.RELEASE)
+            for w in members:
+                got = w.poll(0.1)
+                for offset, value, count, m in got:
+                    if value == bad:
+                        counts.append(count)
+                        w.acknowledge(m, "release")
                     else:
-                        accepted.add(m.offset())
-                        c.acknowledge(m, AcknowledgeType.ACCEPT)
+                        accepted[offset] = accepted.get(offset, 0) + 1
+                        w.acknowledge(m, "accept")
                 if got:
-                    c.commit_sync()
+                    w.commit(expired_ok=True)  # a lock run out in the buffer: counted in others_redelivered
 
         deadline = time.monotonic() + timeout_s
         while len(accepted) < records - 1 or delivery_count_limit not in counts:
@@ -283,11 +291,126 @@ def poison_message(
             "poison_deliveries": len(counts),
             "poison_delivery_counts": sorted(counts),
             "archived": 1 if len(counts) == before else 0,
+            "others_redelivered": sum(1 for n in accepted.values() if n > 1),
             "seconds": round(time.monotonic() - started, 1),
         }
     finally:
-        for c in consumers:
-            c.close()
+        for w in members:
+            w.close()
+
+
+#: what the lesson's poison message says, compared between a cluster and the simulator
+POISON_COUNTS = ("poison_deliveries", "poison_delivery_counts", "archived")
+
+
+def poison_compared(cluster, client: str = "confluent-kafka") -> dict:
+    """Lesson 05c's poison message (seed 1, its settings) on the simulator and on ``cluster``
+    (Kafka's, or a started WireCluster) with ``client``'s share consumers: ``{"simulator":
+    numbers, "cluster": numbers}``."""
+    from ..share_scenarios import run_share_scenario
+
+    sim = run_share_scenario("poison_message", seed=1)
+    return {"simulator": sim.numbers, "cluster": poison_message(cluster, **sim.settings, client=client)}
+
+
+def poison_disagreements(compared: dict) -> list[str]:
+    """What :func:`poison_compared` found differing: [] when the cluster delivers the poison record
+    as often, with the same delivery counts, archives it as the simulator does, and delivers
+    every other record once (the simulator: ``redelivered`` counts the poison record alone)."""
+    sim, measured = compared["simulator"], compared["cluster"]
+    wrong = [f"{k}: {measured[k]}, simulator {sim[k]}" for k in POISON_COUNTS if sim[k] != measured[k]]
+    if measured["others_redelivered"] != sim["redelivered"] - 1:
+        wrong.append(
+            f"other records delivered twice: {measured['others_redelivered']}, simulator {sim['redelivered'] - 1}"
+        )
+    return wrong
+
+
+def ordering_across_workers(
+    kafka,
+    workers: int = 3,
+    records: int = 30,
+    fastest_ms: float = 10,
+    slowest_ms: float = 300,
+    seed: int = 1,
+    timeout_s: float = 90,
+    client: str = "confluent-kafka",
+) -> dict:
+    """The simulator's ``ordering_across_workers`` on Kafka: ``workers`` (``client``'s share
+    consumers, 1 record per poll) process ``job-<i>`` in the time the simulator's seeded handler
+    takes for it, concurrently (one thread, each worker's record done when its time is up).
+    ``reordered``: records processed after a later record of the partition; ``redelivered``:
+    records delivered more than once; and ``seconds``."""
+    import random
+
+    from ..share_group_experiments import worker
+
+    started = time.monotonic()
+    topic, group = _setup(kafka, {})  # the default 30 s lock: every record is ACCEPTed well before
+    rng = random.Random(seed)  # the simulator's draw, record by record
+    durations = {f"job-{i}".encode(): rng.uniform(fastest_ms, slowest_ms) / 1000 for i in range(records)}
+    members = [worker(client, kafka.bootstrap_servers, topic, group, 1) for _ in range(workers)]
+    try:
+        _produce(kafka, topic, [f"job-{i}" for i in range(records)])
+        in_hand: list[list] = [[] for _ in members]  # per worker: [(done at, offset, message)]
+        delivered: dict = {}  # offset -> deliveries
+        order: list = []  # offsets, in the order they were processed
+        deadline = time.monotonic() + timeout_s
+        while len(order) < records:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"only {len(order)} of {records} jobs processed within {timeout_s} s")
+            for w, held in zip(members, in_hand):
+                if not held:
+                    at = time.monotonic()
+                    for offset, value, _, m in w.poll(0.02):
+                        at += durations[value]
+                        held.append((at, offset, m))
+                        delivered[offset] = delivered.get(offset, 0) + 1
+                while held and held[0][0] <= time.monotonic():
+                    _, offset, m = held.pop(0)
+                    if offset not in order:
+                        order.append(offset)
+                    w.acknowledge(m, "accept")
+                    w.commit()
+        reordered = sum(1 for i, offset in enumerate(order) if any(o > offset for o in order[:i]))
+        return {
+            "records": records,
+            "reordered": reordered,
+            "redelivered": sum(1 for n in delivered.values() if n > 1),
+            "seconds": round(time.monotonic() - started, 1),
+        }
+    finally:
+        for w in members:
+            w.close()
+
+
+def ordering_compared(cluster, client: str = "confluent-kafka") -> dict:
+    """Lesson 05c's ordering runs (seed 1, 1 worker and 3) on the simulator and on ``cluster``
+    with ``client``'s share consumers: ``{workers: {"simulator": numbers, "cluster": numbers}}``."""
+    from ..share_scenarios import run_share_scenario
+
+    compared = {}
+    for k in (1, 3):
+        sim = run_share_scenario("ordering_across_workers", seed=1, workers=k)
+        compared[k] = {
+            "simulator": sim.numbers,
+            "cluster": ordering_across_workers(cluster, **sim.settings, client=client),
+        }
+    return compared
+
+
+def ordering_disagreements(compared: dict) -> list[str]:
+    """What the lesson says of :func:`ordering_compared`, where the cluster differs: in offset
+    order with 1 worker, some records out of order with several, nothing redelivered. (How many
+    are out of order is the machine's timing, not compared.)"""
+    wrong = []
+    for k, c in compared.items():
+        sim, measured = c["simulator"], c["cluster"]
+        if bool(sim["reordered"]) != bool(measured["reordered"]):
+            wrong.append(f"{k} worker(s): {measured['reordered']} out of order, simulator {sim['reordered']}")
+        if measured["redelivered"] != sim["redelivered"]:
+            wrong.append(f"{k} worker(s): {measured['redelivered']} redelivered, simulator {sim['redelivered']}")
+    return wrong
 
 
 #: the headers Kafka 4.4.0 writes on every dead-letter record (KIP-1191), measured
