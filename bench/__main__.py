@@ -63,7 +63,7 @@ def main(argv: list[str]) -> int:
 
         kafka_versions.main(quick=quick, argv=[o for o in options if o != "--quick"])
     if "real" in chosen:
-        from course_lib.real import jars
+        from course_lib.clusters import jars
 
         try:
             jars.check_jvm_tools()

@@ -79,7 +79,7 @@ def main(quick: bool = False, argv: list[str] | None = None) -> dict:
     args = parser.parse_args(argv or [])
     records = args.records or (500 if quick or args.quick else 20000)
     from course_lib.java_client import DriverProcess
-    from course_lib.real import jars
+    from course_lib.clusters import jars
 
     rows = [
         "simulated, wire (latency 1 ms, the default)",

@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from course_lib.real import jars  # noqa: E402
+from course_lib.clusters import jars  # noqa: E402
 from course_lib.real.cluster import LocalCluster  # noqa: E402
 from course_lib.experiments.on_kafka.measure import RECORD_BYTES, run_producer, sequential_latency  # noqa: E402
 

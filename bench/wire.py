@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from course_lib.real.jars import kafka_version  # noqa: E402 - light: no JVM, no cluster
+from course_lib.clusters.jars import kafka_version  # noqa: E402 - light: no JVM, no cluster
 
 RECORD_BYTES = 1024
 
@@ -171,7 +171,7 @@ def wire_numbers(records: int, budget_s: float, driver=None, **options) -> dict:
 
 
 def local_numbers(records: int, budget_s: float, driver=None) -> dict:
-    from course_lib.real import jars
+    from course_lib.clusters import jars
     from course_lib.real.cluster import LocalCluster
 
     try:
@@ -192,7 +192,7 @@ def local_numbers(records: int, budget_s: float, driver=None) -> dict:
 def java_driver():
     """One Java driver process for every Java row, or the reason there is none."""
     from course_lib.java_client import DriverProcess
-    from course_lib.real import jars
+    from course_lib.clusters import jars
 
     try:
         return DriverProcess()

@@ -10,7 +10,7 @@ import importlib.util
 import pytest
 from nbval.plugin import IPyNbFile
 
-from course_lib.real import jars
+from course_lib.clusters import jars
 from tools import notebook_outputs
 
 NEEDS = {"09_": "the real Kafka lab", "10_": "the PySpark lab"}

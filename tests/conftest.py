@@ -112,7 +112,7 @@ def _kernels_over_ipc() -> None:
 
 
 def _jvm_missing_reason() -> str | None:
-    from course_lib.real import jars
+    from course_lib.clusters import jars
 
     try:
         jars.check_jvm_tools()

@@ -204,9 +204,10 @@ LAYERS = (
     ("the consuming application", {"application"}),
     ("the seam", {"backend"}),
     ("the backends: a client library x a cluster", {"backends"}),
-    ("the client adapters, and the simulated cluster over TCP", {"client_adapters", "wire"}),
+    ("the clusters reached over TCP: real Kafka, the simulated cluster", {"real", "wire"}),
+    ("the client adapters: every client library's clients, the learner's included", {"client_adapters"}),
     ("the clients: the simulated ones, the Java driver", {"clients", "java_client"}),
-    ("the clusters: the simulated brokers, real Kafka", {"broker", "real"}),
+    ("the simulated brokers", {"broker"}),
     ("what a cluster provides, fault schedules, the judge", {"clusters", "nemesis", "judge"}),
     (
         "neutral ground",

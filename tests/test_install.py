@@ -57,7 +57,7 @@ def test_a_non_editable_install_runs_lesson_02_and_the_demos_from_an_unrelated_f
 
         import course_lib
         from course_lib.datasets import NAMES, data_dir, load
-        from course_lib.real.jars import POM
+        from course_lib.clusters.jars import POM
         from course_lib.spark.orders import read_lines
 
         class AsNbvalSees(NotebookClient):  # as tools/notebook_outputs.py: what a prediction holds

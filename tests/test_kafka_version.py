@@ -1,6 +1,6 @@
 """One Kafka release for the whole lab: Kafka 4.4.0 by default, and ``COURSE_KAFKA_VERSION``
 switches the real brokers' jars, the Java client's classpath and the release the simulated and
-wire clusters model together (course_lib/real/jars.py is the one place the default is written).
+wire clusters model together (course_lib/clusters/jars.py is the one place the default is written).
 
 Each switch is checked in a fresh process, as a learner's kernel or ``make test`` starts: values
 fixed at import (the matrices' titles) must follow too. Nothing is downloaded or compiled: Maven
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from course_lib.broker import kafka_releases
-from course_lib.real import jars
+from course_lib.clusters import jars
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,7 +29,7 @@ PROBE = textwrap.dedent(
     import json, os, sys
     from pathlib import Path
 
-    from course_lib.real import jars
+    from course_lib.clusters import jars
     from course_lib.java_client import build
 
     tmp = Path(sys.argv[1])

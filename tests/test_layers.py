@@ -14,9 +14,9 @@ followed transitively across modules) and on the scenario code itself:
   per workload in tests/test_composition.py (tests/real/test_composition_real.py on Kafka);
 - a client library's clients (kafka-python's, confluent-kafka's, the Java client's) are built by
   the client adapters only (a differential gets the library's own clients from
-  ``library_producer`` / ``library_consumer``, its group members from ``group_member``): a class
-  elsewhere that builds or subclasses one is listed, with why, in ``CLIENTS_BUILT_ELSEWHERE``
-  (what is left, in the clusters' layer below the adapters);
+  ``library_producer`` / ``library_consumer``, its group members from ``group_member``; a
+  cluster's own ready check and a shared cluster's learner clients too): no class elsewhere
+  builds or subclasses one;
 - every registered experiment declares that it returns the one result type,
   :class:`course_lib.judge.result.Result`.
 """
@@ -379,24 +379,6 @@ CLIENT_CLASSES = {
     "confluent_kafka": {"Consumer", "Producer", "ShareConsumer"},
     "course_lib.java_client": {"JavaConsumer", "JavaProducer", "JavaShareConsumer"},
 }
-#: where a library's client is built outside course_lib/client_adapters and course_lib/java_client
-#: (the Java client's own proxies), and why; a new one fails the test below. What is left is in
-#: the clusters' layer, below the client adapters (tests/test_import_cycles.py's LAYERS): a
-#: cluster there cannot get a client from an adapter without an import running up the layers.
-CLIENTS_BUILT_ELSEWHERE = {
-    ("real/clients.py", "LearnerProducer"): (
-        "kafka-python's producer as a learner's notebook gets it from RemoteCluster.producer() (lab 09): "
-        "the shared cluster builds it, a layer below the adapters"
-    ),
-    ("real/clients.py", "LearnerConsumer"): (
-        "kafka-python's consumer as a learner's notebook gets it from RemoteCluster.consumer() (lab 09): "
-        "the shared cluster builds it, a layer below the adapters"
-    ),
-    ("real/cluster.py", "LocalCluster"): (
-        "the cluster's ready check writes and reads a record with kafka-python before start() returns: "
-        "a layer below the adapters' library_producer / library_consumer"
-    ),
-}
 
 
 def _bound(nodes) -> dict[str, bool]:
@@ -440,13 +422,11 @@ def test_only_the_adapters_build_a_client_library_s_clients():
         if path.parent.name not in ("client_adapters", "java_client")
         for name in _client_builders(path.read_text())
     }
-    new = sorted(found - set(CLIENTS_BUILT_ELSEWHERE))
-    assert not new, (
-        f"{new} build a client library's client: get it from course_lib.client_adapters (a workload's "
+    assert not found, (
+        f"{sorted(found)} build a client library's client: get it from course_lib.client_adapters (a workload's "
         "contract: CLIENTS, SHARE_CLIENTS, GROUP_CLIENTS; the library's own clients: library_producer, "
         "library_consumer), or extend the contract"
     )
-    assert not sorted(set(CLIENTS_BUILT_ELSEWHERE) - found), "CLIENTS_BUILT_ELSEWHERE lists classes that are gone"
 
 
 def test_the_client_builder_check_can_fail():

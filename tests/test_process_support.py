@@ -57,7 +57,7 @@ def test_the_java_driver_a_test_shared_is_stopped_before_the_check(tmp_path):
     """The Java client's driver lives as long as the process that started it; in a run without
     xdist that is the one that checks, so the check stops it first instead of failing the run."""
     pytest.importorskip("course_lib.client_adapters.for_java")
-    from course_lib.real import jars
+    from course_lib.clusters import jars
 
     try:
         jars.check_jvm_tools()

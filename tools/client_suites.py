@@ -42,7 +42,7 @@ def kafka_version() -> str:
     wire cluster models."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from course_lib.real.jars import kafka_version as lab_kafka_version
+    from course_lib.clusters.jars import kafka_version as lab_kafka_version
 
     return lab_kafka_version()
 

@@ -44,7 +44,7 @@ def main() -> int:
     from kafka.admin import ConfigResource, ConfigResourceType
 
     from course_lib.real.cluster import LocalCluster
-    from course_lib.real.jars import SUPPORTED_KAFKA_VERSIONS
+    from course_lib.clusters.jars import SUPPORTED_KAFKA_VERSIONS
 
     version = SUPPORTED_KAFKA_VERSIONS[0]  # the base of kafka_releases.ADDED_CONFIGS
     cluster = LocalCluster(3, proxies=False, progress=False, kafka_version=version)

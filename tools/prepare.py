@@ -9,7 +9,7 @@ is reported and skipped, and the exit code says so.
 
 ``--only NAME`` prepares the entries whose name contains NAME. The Kafka jars and the Java
 driver are prepared for the lab's Kafka version (``$COURSE_KAFKA_VERSION``, else the course's
-default, :data:`course_lib.real.jars.KAFKA_VERSION`); ``--kafka-version V`` (repeatable) prepares
+default, :data:`course_lib.clusters.jars.KAFKA_VERSION`); ``--kafka-version V`` (repeatable) prepares
 those versions instead, e.g. both before comparing releases.
 """
 
@@ -30,13 +30,13 @@ KAFKA_VERSIONS: list[str] = []
 
 
 def _kafka_versions() -> list[str]:
-    from course_lib.real import jars
+    from course_lib.clusters import jars
 
     return KAFKA_VERSIONS or [jars.kafka_version()]
 
 
 def _kafka_jars() -> str:
-    from course_lib.real import jars
+    from course_lib.clusters import jars
 
     return "; ".join(
         f"Kafka {v}: {len(jars.kafka_classpath(progress=False, version=v).split(':'))} jars in {jars.kafka_jar_dir(v)}"
@@ -45,7 +45,7 @@ def _kafka_jars() -> str:
 
 
 def _spark_connector() -> str:
-    from course_lib.real import jars
+    from course_lib.clusters import jars
 
     found = jars.spark_connector_jars()
     return f"{len(found)} jars in {found[0].parent if found else '-'}"
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.kafka_version:
-        from course_lib.real import jars
+        from course_lib.clusters import jars
 
         try:
             KAFKA_VERSIONS[:] = [jars.check_kafka_version(v) for v in args.kafka_version]

@@ -543,7 +543,7 @@ def slow_handler_outcome(backend: Backend) -> dict:
     ``max_poll_interval_ms``) while the other keeps polling. Written once against
     :class:`~course_lib.backend.Backend`: its clock bounds the waits and its ``poll_together``
     polls members as separate application processes would (on real Kafka at the same time:
-    kafka-python collects a join only inside ``poll()``, :mod:`course_lib.real.joining`).
+    kafka-python collects a join only inside ``poll()``, :mod:`course_lib.client_adapters.joining`).
 
     Returns what the application observes: the late commit's error, how many partitions the
     other member owns meanwhile, and how many the slow one has after polling again."""
@@ -569,7 +569,7 @@ def slow_handler_outcome(backend: Backend) -> dict:
     for consumer in (slow, other):
         consumer.subscribe([topic])
         # the partitions known before the first join: kafka-python 3.0.12 can wedge a leader that
-        # learns them only after (course_lib.real.joining)
+        # learns them only after (course_lib.client_adapters.joining)
         consumer.topics()
     try:
         got = 0

@@ -64,7 +64,7 @@ class WallClock(Common):
     def poll_together(self, consumers: list, timeout_ms: int) -> list[dict]:
         """Every consumer inside ``poll()`` at the same time, one thread each, as separate
         application processes would be: kafka-python 3.0.12 collects a group join only inside
-        ``poll()`` (:mod:`course_lib.real.joining`). Each consumer is still touched by one thread
+        ``poll()`` (:mod:`course_lib.client_adapters.joining`). Each consumer is still touched by one thread
         at a time."""
         from concurrent.futures import ThreadPoolExecutor
 

@@ -128,7 +128,7 @@ DESCRIBED_BROKER_CONFIGS: dict[str, dict[str, tuple[str | None, str, bool]]] = {
 if not tuple(RELEASE_FEATURES) == tuple(SUPPORTED_RELEASE_FEATURES) == tuple(ADDED_CONFIGS) == SUPPORTED_KAFKA_VERSIONS:
     raise ImportError(
         f"course_lib/broker/kafka_releases.py models {sorted(RELEASE_FEATURES)}, the course measures "
-        f"{SUPPORTED_KAFKA_VERSIONS} (course_lib/real/jars.py): model each, or measure fewer"
+        f"{SUPPORTED_KAFKA_VERSIONS} (course_lib/clusters/jars.py): model each, or measure fewer"
     )
 
 

@@ -55,8 +55,9 @@ KIP-1082), which is how a differential's simulated member takes the id its Java 
 What no workload's contract covers - the client library's own producer and consumer, with the
 library's whole public API and its own config names, unrecorded - :func:`library_producer` and
 :func:`library_consumer` build (:mod:`.library`): the differentials compare them call by call.
-So no class outside this package builds a client library's client but the clusters' own, a layer
-below (``tests/test_layers.py``'s ``CLIENTS_BUILT_ELSEWHERE``).
+So no class outside this package builds a client library's client (``tests/test_layers.py``): a
+cluster that needs one (LocalCluster's ready check, a shared cluster's learner clients,
+:mod:`.learner`) sits above this package and gets it here.
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ def java() -> ClientSide:
 
 def java_missing() -> str | None:
     """Why the Java client cannot run here (None: it can)."""
-    from course_lib.real.lab import jvm_missing
+    from course_lib.clusters.jars import jvm_missing
 
     missing = jvm_missing()
     return None if missing is None else f"the Java client needs a JVM: {missing}"

@@ -80,7 +80,7 @@ LOG.addHandler(logging.NullHandler())
 
 
 def _config(cluster: Any, config: dict) -> dict:
-    from ..real.connect import client_config
+    from ..clusters.parts import client_config
 
     return {**translate({**client_config(cluster), **config}, REFUSED, NAMES), "logger": LOG}
 

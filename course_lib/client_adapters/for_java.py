@@ -77,7 +77,7 @@ def stop_driver() -> None:
 
 def _properties(cluster: Any, config: dict) -> dict[str, str]:
     """kafka-python's settings as Java properties (strings, as a Properties file has them)."""
-    from ..real.connect import client_config
+    from ..clusters.parts import client_config
 
     config = {**client_config(cluster), **config}
     user, password = config.pop("sasl_plain_username", None), config.pop("sasl_plain_password", None)

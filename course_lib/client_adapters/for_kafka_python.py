@@ -50,7 +50,7 @@ class GroupMember(GroupMemberBase):
     one kafka-python 3.0.12 speaks) subscribed to ``topics``, polling in a thread of its own
     (:class:`~course_lib.in_thread.InThread`), as a separate application would: kafka-python
     collects a join only if it finishes inside ``poll()`` (the next poll throws a join finished
-    meanwhile away and sends a new JoinGroup: :mod:`course_lib.real.joining`), so one thread taking
+    meanwhile away and sends a new JoinGroup: :mod:`course_lib.client_adapters.joining`), so one thread taking
     turns between two consumers keeps each outside ``poll()`` half the time and the group
     rebalances over and over. Only its thread touches the consumer. ``owned()`` and ``epoch()``
     (the generation) are what it holds while stable: ``[]`` and -1 while it (re)joins; ``poll()``
@@ -72,7 +72,7 @@ class GroupMember(GroupMemberBase):
     def _run(self, stopping: Any) -> None:
         from kafka import KafkaConsumer
 
-        from ..real.joining import before_first_join
+        from .joining import before_first_join
 
         consumer = KafkaConsumer(**self._settings)
         consumer.subscribe(self._topics)

@@ -31,8 +31,8 @@ from kafka.partitioner.default import murmur2
 from kafka.structs import OffsetAndMetadata
 
 from course_lib.history import FAIL, INFO, OK, Nemesis, OpName, as_text
-from course_lib.real.connect import client_config
-from course_lib.real.joining import before_first_join
+from course_lib.clusters.parts import client_config
+from course_lib.client_adapters.joining import before_first_join
 
 from .recorded import DEFINITE_FAILURES, record_poll
 

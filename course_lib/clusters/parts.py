@@ -271,3 +271,11 @@ class VirtualTime(Protocol):
     def run_until(self, predicate: Callable[[], bool], timeout_ms: float = 60_000) -> bool: ...
     def at(self, delay_ms: float, action: Callable, *args) -> Any: ...
     def lose_next_coordinator_response(self) -> None: ...
+
+
+def client_config(cluster) -> dict:
+    """The kafka-python keyword arguments of any cluster handle (``client_config()`` if it has
+    one: address and login; else just its address)."""
+    if hasattr(cluster, "client_config"):
+        return cluster.client_config()
+    return {"bootstrap_servers": cluster.bootstrap_servers}

@@ -1,7 +1,7 @@
 """The Kafka releases the course measures, and which one the lab runs: written down here once,
 asked by every cluster - the simulated and wire clusters (``ClusterOptions.kafka_version``,
 :mod:`course_lib.broker.kafka_releases`), the real brokers and the Java client
-(:mod:`course_lib.real.jars`) - so one setting switches them together::
+(:mod:`course_lib.clusters.jars`) - so one setting switches them together::
 
     COURSE_KAFKA_VERSION=4.3.1 make test        # or export it before starting JupyterLab
 

@@ -39,7 +39,7 @@ from course_lib.backend import ComposedBackend, MissingFault
 from course_lib.client_adapters import CLIENTS, client_missing
 from course_lib.clusters import Part
 from course_lib.real import lab as real_lab
-from course_lib.real.jars import kafka_version
+from course_lib.clusters.jars import kafka_version
 from course_lib.experiments.scenarios import SCENARIOS, run_scenario
 from course_lib.wire.cluster import WireCluster
 
@@ -87,7 +87,7 @@ class Column(NamedTuple):
 #: their old keys, "wire" and "real Kafka")
 MATRIX_CLIENTS = ("kafka-python", "confluent-kafka", "java")
 #: the release the lab's Kafka clusters and the Java client run in this process
-#: (``COURSE_KAFKA_VERSION``, :func:`course_lib.real.jars.kafka_version`): every title names it
+#: (``COURSE_KAFKA_VERSION``, :func:`course_lib.clusters.jars.kafka_version`): every title names it
 KAFKA_TITLE = f"Kafka {kafka_version()}"
 #: what the clients are called in titles
 CLIENT_TITLES = {

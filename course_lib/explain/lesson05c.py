@@ -17,7 +17,7 @@ Used in notebooks/05c_share_groups.
 from __future__ import annotations
 
 from course_lib.experiments.share_waits import crash_wait_answer, real_crash_answer
-from course_lib.real.jars import kafka_version as lab_kafka_version
+from course_lib.clusters.jars import kafka_version as lab_kafka_version
 
 
 def on_kafka(kafka_version: str | None = None) -> str:

@@ -11,7 +11,7 @@ import json
 import math
 from pathlib import Path
 
-from course_lib.real.jars import kafka_version
+from course_lib.clusters.jars import kafka_version
 
 from .words import count, listing, thousands, with_fate
 

@@ -27,7 +27,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from course_lib import cache
-from course_lib.real import jars
+from course_lib.clusters import jars
 
 #: shipped as package data next to this module (pyproject.toml), found without a repository path
 SOURCE = Path(str(files("course_lib.java_client").joinpath("Driver.java")))

@@ -24,7 +24,7 @@ import threading
 import weakref
 from typing import Any
 
-from course_lib.real import jars
+from course_lib.clusters import jars
 
 from .build import MAIN_CLASS, driver_build
 
@@ -81,7 +81,7 @@ class DriverProcess:
 
     ``log_level``: of the Java client's own logging (SLF4J simple, to stderr, kept for failures).
     ``kafka_version``: whose kafka-clients the driver runs (default: ``$COURSE_KAFKA_VERSION``,
-    see :func:`course_lib.real.jars.kafka_version`).
+    see :func:`course_lib.clusters.jars.kafka_version`).
     Thread-safe: calls from several threads run concurrently in the driver.
     """
 

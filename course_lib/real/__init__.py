@@ -1,6 +1,6 @@
 """Real Apache Kafka: jars from Maven Central, a local 3-broker KRaft cluster, real faults.
 
-- :mod:`course_lib.real.jars` - resolve the broker and Spark connector jars into a cache;
+- :mod:`course_lib.clusters.jars` - resolve the broker and Spark connector jars into a cache;
 - :mod:`course_lib.real.cluster` - :class:`LocalCluster`: start, kill, pause, restart brokers;
 - :mod:`course_lib.real.processes` - the JVM processes of a local cluster: ports, logs, signals;
 - :mod:`course_lib.real.admin` - one metadata view (topics, leaders, ISR) of a local or remote cluster;
@@ -16,7 +16,7 @@ Taught in notebooks/09_real_kafka_lab.
 """
 
 # (`connect` is also a submodule name, so import it as `from course_lib.real.connect import connect`.)
-# Lazy, so that `from course_lib.real.jars import spark_connector_jars` (the Spark lab) stays light.
+# Lazy, so that `from course_lib.clusters.jars import spark_connector_jars` (the Spark lab) stays light.
 _EXPORTS = {
     "LocalCluster": "cluster",
     "KafkaProxy": "proxy",

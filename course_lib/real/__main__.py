@@ -7,7 +7,7 @@ Taught in notebooks/09_real_kafka_lab.
 import argparse
 import sys
 
-from course_lib.real.jars import SUPPORTED_KAFKA_VERSIONS, main_fetch
+from course_lib.clusters.jars import SUPPORTED_KAFKA_VERSIONS, main_fetch
 
 
 def main(argv=None) -> int:

@@ -9,7 +9,7 @@ only in how an admin client is made (address, login) and in how patient a read i
   fenced, kafka-python may pick it and then waits up to 10 s for the connection, so every
   attempt runs in a helper thread, is abandoned after ``attempt_s`` and retried on a fresh client;
 - a shared cluster's reads run once, and Kafka's authorization and login errors become
-  :class:`~course_lib.real.access.AccessDenied` / ``LoginFailed`` saying what to fix.
+  :class:`~course_lib.client_adapters.access.AccessDenied` / ``LoginFailed`` saying what to fix.
 
 Partitions are kafka-python's ``describe_topics`` dicts (``partition_index``, ``leader_id`` -1
 while there is no leader, ``leader_epoch``, ``replica_nodes``, ``isr_nodes``).

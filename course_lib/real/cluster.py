@@ -1,7 +1,7 @@
 """A local 3-broker Apache Kafka cluster (KRaft, combined mode) that the course starts itself.
 
 No Docker, no downloads from the Apache site: the official broker jars come from Maven Central
-(:mod:`course_lib.real.jars`). Every node is broker *and* controller; everything listens on
+(:mod:`course_lib.clusters.jars`). Every node is broker *and* controller; everything listens on
 127.0.0.1 on free ports. Each node has three listeners:
 
 - ``CLIENT`` - what producers and consumers use. It sits behind a :class:`KafkaProxy` and
@@ -45,7 +45,7 @@ from pathlib import Path
 from course_lib.clusters import CreatesTopics, Fault, MessageFaultsAtLeader, Part, TopicSpec
 from course_lib.clusters.lab import LAB_BROKER_CONFIG
 from course_lib.clusters.parts import MIN_ISR
-from course_lib.real import jars
+from course_lib.clusters import jars
 from course_lib.real.admin import ClusterAdmin, ClusterMetadata
 from course_lib.real.broker_metadata import wait_known_everywhere
 from course_lib.real.connect import Namespaced
@@ -84,8 +84,8 @@ class LocalCluster(CreatesTopics, MessageFaultsAtLeader, Namespaced, ClusterMeta
     run as process(es) of their own, so metadata - fencing, elections, ISR changes - keeps working
     while brokers die; the lab uses it for the scenarios that kill two brokers.
     ``kafka_version``: which Apache Kafka release the nodes run, one of
-    :data:`~course_lib.real.jars.SUPPORTED_KAFKA_VERSIONS` (default: ``$COURSE_KAFKA_VERSION``,
-    else :data:`~course_lib.real.jars.KAFKA_VERSION`); fixed when the cluster is made.
+    :data:`~course_lib.clusters.jars.SUPPORTED_KAFKA_VERSIONS` (default: ``$COURSE_KAFKA_VERSION``,
+    else :data:`~course_lib.clusters.jars.KAFKA_VERSION`); fixed when the cluster is made.
     """
 
     def __init__(
@@ -498,28 +498,27 @@ class LocalCluster(CreatesTopics, MessageFaultsAtLeader, Namespaced, ClusterMeta
             steps.close()
 
     def _smoke_test(self, deadline: float) -> None:
-        from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+        from kafka import TopicPartition
+
+        from course_lib.client_adapters import library_consumer, library_producer
 
         marker = f"ready-{self.cluster_id}".encode()
         last: Exception | None = None
         while True:
             try:
-                p = KafkaProducer(
-                    bootstrap_servers=self.bootstrap_servers,
-                    acks="all",
-                    request_timeout_ms=10000,
-                    max_block_ms=10000,
-                    **self.client_auth(),
+                p = library_producer(
+                    "kafka-python",
+                    self.bootstrap_servers,
+                    {"acks": "all", "request_timeout_ms": 10000, "max_block_ms": 10000, **self.client_auth()},
                 )
                 try:
                     p.send("__course_ready", marker, partition=0).get(timeout=15)
                 finally:
                     p.close(timeout=5)
-                c = KafkaConsumer(
-                    bootstrap_servers=self.bootstrap_servers,
-                    enable_auto_commit=False,
-                    consumer_timeout_ms=10000,
-                    **self.client_auth(),
+                c = library_consumer(
+                    "kafka-python",
+                    self.bootstrap_servers,
+                    {"enable_auto_commit": False, "consumer_timeout_ms": 10000, **self.client_auth()},
                 )
                 try:
                     tp = TopicPartition("__course_ready", 0)

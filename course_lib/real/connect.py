@@ -250,20 +250,20 @@ class RemoteCluster(CreatesTopics, BrokerFaultsElsewhere, MessageFaultsAtLeader,
 
     def producer(self, **config):
         """A kafka-python ``KafkaProducer`` on this cluster (errors name the resource refused)."""
-        from course_lib.real.clients import LearnerProducer
+        from course_lib.client_adapters.learner import LearnerProducer
 
         return LearnerProducer(course_who=self._who, **{**self.client_config(), **config})
 
     def consumer(self, *topics: str, **config):
         """A kafka-python ``KafkaConsumer`` on this cluster (errors name the resource refused)."""
-        from course_lib.real.clients import LearnerConsumer
+        from course_lib.client_adapters.learner import LearnerConsumer
 
         return LearnerConsumer(*topics, course_who=self._who, **{**self.client_config(), **config})
 
     def explained(self, **used):
         """Context manager: Kafka's authorization and login errors inside become
-        :class:`~course_lib.real.access.AccessDenied` / ``LoginFailed`` that say what to fix."""
-        from course_lib.real.access import explained
+        :class:`~course_lib.client_adapters.access.AccessDenied` / ``LoginFailed`` that say what to fix."""
+        from course_lib.client_adapters.access import explained
 
         return explained(self.username, self.prefix, bootstrap_servers=self.bootstrap_servers, **used)
 
@@ -386,15 +386,7 @@ def connect(
     cluster = RemoteCluster(servers, learner_prefix(raw_prefix), user, secret, mechanism, protocol, fault_proxy)
     cluster.spark_remote = s.get(ENV_SPARK_REMOTE)  # for the Spark lab (notebook 10), if given
     if user:  # in a notebook, any client's authorization error reads as AccessDenied
-        from course_lib.real.access import show_in_notebook
+        from course_lib.client_adapters.access import show_in_notebook
 
         show_in_notebook(user, cluster.prefix)
     return cluster
-
-
-def client_config(cluster) -> dict:
-    """The kafka-python keyword arguments of any cluster handle (``client_config()`` if it has
-    one: address and login; else just its address)."""
-    if hasattr(cluster, "client_config"):
-        return cluster.client_config()
-    return {"bootstrap_servers": cluster.bootstrap_servers}

@@ -22,16 +22,7 @@ import os
 
 from course_lib.clusters import Part
 
-from . import jars
-
-
-def jvm_missing() -> str | None:
-    """Why the real lab cannot start here (the first line of what is missing), or None."""
-    try:
-        jars.check_jvm_tools()
-    except jars.JvmToolMissing as e:
-        return str(e).splitlines()[0].rstrip(".")
-    return None
+from course_lib.clusters.jars import jvm_missing as jvm_missing
 
 
 def start_lab(progress: bool = True):

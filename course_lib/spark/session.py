@@ -3,7 +3,7 @@
 The pyspark wheel does not contain Spark's Kafka connector (``spark-sql-kafka-0-10``). We load
 it, in order of preference, from:
 
-1. the jars the Maven step cached (:func:`course_lib.real.jars.spark_connector_jars`, resolved
+1. the jars the Maven step cached (:func:`course_lib.clusters.jars.spark_connector_jars`, resolved
    at the installed pyspark's version) - passed as ``spark.jars``;
 2. ``spark.jars.packages`` (Spark resolves the connector itself with Ivy) - only when there is
    no cache; offline, that fails and we raise one message saying what to do.
@@ -89,15 +89,15 @@ def connector_versions(spark_version: str) -> list[str]:
 
 
 def cached_connector_jars() -> list[str] | None:
-    """Jars from the Maven step (``course_lib.real.jars``), or None when that step is missing.
+    """Jars from the Maven step (``course_lib.clusters.jars``), or None when that step is missing.
 
     Any failure of the Maven step is kept in ``cached_connector_jars.last_error`` and explained
     in the one message raised if the Ivy fallback fails too - not two stack traces.
     """
     try:
-        from course_lib.real.jars import spark_connector_jars  # built by the real-Kafka lab
+        from course_lib.clusters.jars import spark_connector_jars  # built by the real-Kafka lab
     except ImportError:
-        cached_connector_jars.last_error = "course_lib.real.jars is not available"
+        cached_connector_jars.last_error = "course_lib.clusters.jars is not available"
         return None
     explicit = os.environ.get("COURSE_SPARK_CONNECTOR_VERSION")
     versions = [explicit] if explicit else connector_versions(check_pyspark())
@@ -181,7 +181,7 @@ def get_spark(options: SparkOptions | None = None, **overrides):
         if missing:
             raise SparkUnavailable(
                 f"Connector jars are missing on disk: {missing[:3]}. Re-run the "
-                "Maven step (course_lib.real.jars.spark_connector_jars())."
+                "Maven step (course_lib.clusters.jars.spark_connector_jars())."
             )
     active = SparkSession.getActiveSession()
     if active is not None:
@@ -218,7 +218,7 @@ def get_spark(options: SparkOptions | None = None, **overrides):
         if missing:
             raise SparkUnavailable(
                 f"Connector jars are missing on disk: {missing[:3]}. Re-run the "
-                "Maven step (course_lib.real.jars.spark_connector_jars())."
+                "Maven step (course_lib.clusters.jars.spark_connector_jars())."
             )
         builder = builder.config("spark.jars", ",".join(jars))
         how = "spark.jars (Maven cache)"
@@ -231,12 +231,12 @@ def get_spark(options: SparkOptions | None = None, **overrides):
         spark = builder.getOrCreate()
     except Exception as exc:
         if how.startswith("spark.jars.packages"):
-            why = cached_connector_jars.last_error or "course_lib.real.jars is not available"
+            why = cached_connector_jars.last_error or "course_lib.clusters.jars is not available"
             raise SparkUnavailable(
                 "Spark's Kafka connector could not be found: there are no cached jars from the "
                 f"Maven step ({why}) and Spark could not download "
                 f"{connector_coordinates(version)} ({type(exc).__name__}). Run the Maven step "
-                "once while online (course_lib.real.jars.spark_connector_jars()), or pass "
+                "once while online (course_lib.clusters.jars.spark_connector_jars()), or pass "
                 "jars=[...] with the connector and its dependencies; then restart the "
                 "kernel."
             ) from exc
@@ -304,7 +304,7 @@ def spark_lab_unavailable_reason(local_kafka: bool, remote: str | None = "") -> 
         return str(exc)
     problem = spark_unavailable_reason(url or "")
     if problem is None and local_kafka:
-        from course_lib.real import jars
+        from course_lib.clusters import jars
 
         try:
             jars.check_jvm_tools()

@@ -91,7 +91,7 @@ def _admin(args):
             f"applying needs --bootstrap HOST:PORT and the instructor's password in {PASSWORD_ENV} (or pass --dry-run)"
         )
 
-    from course_lib.real.access import LoginFailed, explained
+    from course_lib.client_adapters.access import LoginFailed, explained
     from course_lib.real.admin_client import AdminClient
     from course_lib.real.security import client_kwargs
     from course_lib.workshop.provision import check_authorizer

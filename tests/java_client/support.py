@@ -22,7 +22,7 @@ from course_lib.java_client import (
     TopicPartition,
     outcomes,
 )
-from course_lib.real import jars
+from course_lib.clusters import jars
 
 _names = itertools.count(1)
 

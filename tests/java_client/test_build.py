@@ -6,7 +6,7 @@ import threading
 import pytest
 
 from course_lib.java_client import build
-from course_lib.real import jars
+from course_lib.clusters import jars
 from tests.conftest import missing_part
 from tests.java_client import support
 

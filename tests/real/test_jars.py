@@ -4,7 +4,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from course_lib.real import jars
+from course_lib.clusters import jars
 
 
 def test_kafka_version_matches_pom():

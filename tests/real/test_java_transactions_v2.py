@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from course_lib.real import jars
+from course_lib.clusters import jars
 from tests.java_client import support, txn_v2_support
 from tests.java_client.test_transactions_v2_wire import ZOMBIE
 

@@ -1,5 +1,5 @@
 """kafka-python 3.0.12 collects a group join only if the join finishes *inside* a ``poll()``
-call (course_lib/real/joining.py, notebooks/reference/errors.md). A join that finishes between two
+call (course_lib/client_adapters/joining.py, notebooks/reference/errors.md). A join that finishes between two
 polls - while the application works on its records - is thrown away and the next poll sends a new
 JoinGroup; with ``poll(timeout_ms=0)`` (kafka-python's default) every join finishes between two
 polls, so the consumer never gets a partition. Java awaits a join under way.
@@ -12,7 +12,7 @@ import time
 import pytest
 from kafka import KafkaConsumer
 
-from course_lib.real.joining import before_first_join
+from course_lib.client_adapters.joining import before_first_join
 
 pytestmark = pytest.mark.real_kafka
 

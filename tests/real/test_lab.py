@@ -3,7 +3,7 @@
 import threading
 
 from course_lib.experiments import fidelity
-from course_lib.real import jars, lab
+from course_lib.clusters import jars, lab
 from course_lib.experiments.on_kafka.measure import claim_verdicts, percentile
 
 ROWS = [

@@ -28,7 +28,7 @@ import uuid
 
 import pytest
 
-from course_lib.real import jars
+from course_lib.clusters import jars
 from course_lib.experiments.on_kafka.share_groups import (
     DLQ_DELIVERIES as DELIVERIES,
     DLQ_HEADERS,

@@ -52,7 +52,7 @@ def spark(spark_ready):
 def kafka_cluster(spark_ready):
     try:
         from course_lib.real.cluster import LocalCluster
-        from course_lib.real.jars import FetchFailed, JvmToolMissing
+        from course_lib.clusters.jars import FetchFailed, JvmToolMissing
     except ImportError as exc:
         pytest.skip(f"no local Kafka cluster support (course_lib.real): {exc}")
     cluster = LocalCluster(proxies=False, progress=False)

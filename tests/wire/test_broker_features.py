@@ -8,7 +8,7 @@ from kafka.protocol.api_key import ApiKey
 from kafka.protocol.metadata import ApiVersionsRequest, ApiVersionsResponse
 
 from course_lib.broker.options import ClusterOptions
-from course_lib.real.jars import kafka_version
+from course_lib.clusters.jars import kafka_version
 from course_lib.wire.cluster import WireCluster
 
 from .conftest import record_versions

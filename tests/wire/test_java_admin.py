@@ -5,7 +5,7 @@ IncrementalAlterConfigs and DescribeCluster, each checked in the simulator's sta
 import json
 import subprocess
 
-from course_lib.real.jars import kafka_version
+from course_lib.clusters.jars import kafka_version
 
 from .test_java_clients import _java_or_skip
 

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from course_lib.real import jars
+from course_lib.clusters import jars
 
 
 def _java_or_skip() -> list[str]:

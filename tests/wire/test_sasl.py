@@ -22,7 +22,7 @@ from kafka.protocol.sasl import (
 )
 
 from course_lib.real import connect as connect_module
-from course_lib.real.access import LoginFailed
+from course_lib.client_adapters.access import LoginFailed
 from course_lib.wire import WireCluster
 from course_lib.wire.sasl import FAILED_AUTHENTICATION_DELAY_MS, SaslConfigError
 from tests.real.helpers import (

@@ -2,7 +2,7 @@
 
 import pytest
 
-from course_lib.real.access import AccessDenied, explain
+from course_lib.client_adapters.access import AccessDenied, explain
 from course_lib.real.connect import ConnectionSettingsError, connect
 from course_lib.workshop.credentials import connection_lines
 from course_lib.workshop.roster import Learner
@@ -91,7 +91,7 @@ def test_in_a_notebook_any_clients_authorization_error_reads_as_access_denied(ca
     from IPython.core.interactiveshell import InteractiveShell
     from kafka.errors import TopicAuthorizationFailedError
 
-    from course_lib.real.access import AUTHORIZATION_ERRORS, notebook_handler
+    from course_lib.client_adapters.access import AUTHORIZATION_ERRORS, notebook_handler
 
     shell = InteractiveShell()
     shell.set_custom_exc(AUTHORIZATION_ERRORS, notebook_handler("ann", "ann"))

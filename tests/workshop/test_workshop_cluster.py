@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from course_lib.real.access import AccessDenied, LoginFailed
+from course_lib.client_adapters.access import AccessDenied, LoginFailed
 from course_lib.real.connect import connect
 from course_lib.real.security import ClusterAuth
 from tests.real.helpers import (

@@ -22,7 +22,7 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from ...client_adapters import group_member
 from ...client_adapters.recorded import translate
 from ...real.admin_client import AdminClient
-from ...real.connect import client_config
+from ...clusters.parts import client_config
 from ...real.joining import before_first_join
 
 _names = itertools.count(1)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import time
 
-from course_lib.real.connect import client_config
+from course_lib.clusters.parts import client_config
 
 RECORD_BYTES = 100
 

@@ -2,7 +2,7 @@
 
 Plain ``KafkaProducer`` / ``KafkaConsumer`` subclasses: same arguments, same behaviour, except
 that an authorization error names the resource and the learner's prefix
-(:class:`~course_lib.real.access.AccessDenied`) instead of a bare
+(:class:`~course_lib.client_adapters.access.AccessDenied`) instead of a bare
 ``TopicAuthorizationFailedError``. Built by :meth:`RemoteCluster.producer
 <course_lib.real.connect.RemoteCluster.producer>` and ``consumer``, with the cluster's
 :meth:`~course_lib.real.connect.RemoteCluster.client_config` (address and credentials).
@@ -14,8 +14,8 @@ import functools
 
 from kafka import KafkaConsumer, KafkaProducer
 
-from course_lib.real.access import explained
-from course_lib.real.joining import before_first_join
+from course_lib.client_adapters.access import explained
+from course_lib.client_adapters.joining import before_first_join
 
 
 def _translated(method, names):
@@ -90,7 +90,7 @@ for _name in (
 
 class LearnerConsumer(KafkaConsumer):
     """A ``KafkaConsumer`` whose authorization errors say whose resource it was, and whose first
-    join cannot wedge (:mod:`course_lib.real.joining`)."""
+    join cannot wedge (:mod:`course_lib.client_adapters.joining`)."""
 
     def __init__(self, *topics: str, course_who: tuple[str | None, str], **config) -> None:
         self._course_who = course_who

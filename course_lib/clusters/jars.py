@@ -253,3 +253,13 @@ def main_fetch(spark: bool = False, spark_version: str | None = None, version: s
         print(f"error: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def jvm_missing() -> str | None:
+    """Why a JVM cannot run here, for the real lab or the Java client (the first line of what is
+    missing), or None."""
+    try:
+        check_jvm_tools()
+    except JvmToolMissing as e:
+        return str(e).splitlines()[0].rstrip(".")
+    return None
