@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import zipfile
 from pathlib import Path
 
 from course_lib.cache import STAMP, cache_dir, is_complete, prepared
@@ -123,8 +124,19 @@ def _prune(keep: int) -> None:
 def _key(files: list[Path]) -> str:
     digest = hashlib.sha256(f"{PYODIDE_VERSION} {WARM_IMPORTS} {WALKED} {_COMPILER}".encode())
     for f in sorted(files, key=lambda p: p.name):
-        digest.update(f.name.encode() + hashlib.sha256(f.read_bytes()).digest())
+        digest.update(f.name.encode() + _content_digest(f))
     return digest.hexdigest()[:20]
+
+
+def _content_digest(archive: Path) -> bytes:
+    """The digest of what a wheel or zip holds - each member's name and bytes, not the archive's
+    own bytes: ``pip wheel`` stamps every member with the build's time, so the course's wheel,
+    rebuilt from the same sources, would otherwise miss the cache on every site build."""
+    digest = hashlib.sha256()
+    with zipfile.ZipFile(archive) as z:
+        for name in sorted(z.namelist()):
+            digest.update(name.encode() + b"\0" + hashlib.sha256(z.read(name)).digest())
+    return digest.digest()
 
 
 def precompile(wheels: list[Path], stdlib: Path) -> Path:
