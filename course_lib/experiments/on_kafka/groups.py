@@ -23,7 +23,7 @@ from ...client_adapters import group_member
 from ...client_adapters.recorded import translate
 from ...real.admin_client import AdminClient
 from ...clusters.parts import client_config
-from ...real.joining import before_first_join
+from ...client_adapters.joining import before_first_join
 
 _names = itertools.count(1)
 
