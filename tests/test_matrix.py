@@ -71,8 +71,11 @@ def test_lanes_run_apart_or_here_in_row_order_and_an_idle_lane_starts_no_cluster
     here = here._replace(column=here.column._replace(key="here"), apart=False)
     idle = _lane(None, runs_on=lambda: cluster("idle"), why="not asked for")
     idle = idle._replace(column=idle.column._replace(key="idle"))
+    loose = _lane(None)  # its runs start their own clusters: its cells share a pool
+    loose = loose._replace(column=loose.column._replace(key="loose"))
     seen = []
-    rows = run_matrix(cells, [apart, here, idle], seed=7, on_row=lambda c, runs: seen.append(c))
+    rows = run_matrix(cells, [apart, here, idle, loose], seed=7, on_row=lambda c, runs: seen.append(c))
+    assert loose.column.place.clusters == [None, None] and [r["loose"][1] for r in rows] == [None, None]
     assert seen == cells and sorted(entered) == ["apart", "here"]
     assert [r["scripted"][0].numbers for r in rows] == [{"seed": 7, "acks": 1}, {"seed": 7, "idempotent": True}]
     assert apart.column.place.clusters == ["apart", "apart"] and here.column.place.clusters == ["here", "here"]

@@ -318,21 +318,31 @@ def run_matrix(
     progress: str | None = None,
 ) -> list[dict[str, Run]]:
     """Every cell in every lane: one dict per cell, each lane's column key -> its :data:`Run`, in
-    the order of ``lanes``. The lanes apart run side by side, each on its cluster, entered in its
-    thread (a cluster's start overlaps the other columns' runs); the others run row by row here,
-    in the order of ``lanes``. A lane none of whose cells can run starts nothing. ``on_row(cell,
+    the order of ``lanes``. The lanes apart run side by side: one with a cluster of its own in a
+    thread of its own, on that cluster, entered in the thread (a cluster's start overlaps the other
+    columns' runs); the cells of those without (each run starts its own) in a pool they share. The
+    others run row by row here, in the order of ``lanes``. A lane none of whose cells can run
+    starts nothing. ``on_row(cell,
     runs)`` is called as each row is done, in order; ``progress``: a progress bar's title."""
     cells = list(cells)
     rows: list[dict[str, Run]] = []
     with contextlib.ExitStack() as stack:
         futures: dict[str, list[Future]] = {}
         here: dict[str, Any] = {}
+        busy = [lane for lane in lanes if lane.shared is not None or not all(why_not(lane, c) for c in cells)]
+        # the cells of the lanes apart whose runs each start their own cluster are independent: they
+        # share one pool, a thread per such lane, taken in the order of ``lanes``
+        loose = [lane for lane in busy if lane.apart and lane.runs_on is None]
+        if loose:
+            pool = stack.enter_context(ThreadPoolExecutor(len(loose), thread_name_prefix="matrix"))
+            stack.callback(pool.shutdown, cancel_futures=True)  # a failed strict run does not wait
+            for lane in loose:
+                futures[lane.column.key] = [pool.submit(run_cell, lane, c, None, seed) for c in cells]
         for lane in lanes:
-            idle = lane.shared is None and all(why_not(lane, c) for c in cells)
-            made = lane.runs_on if lane.runs_on is not None and not idle else contextlib.nullcontext
-            if lane.apart and not idle:
-                futures[lane.column.key] = _in_a_thread(stack, lane, made, cells, seed)
-            else:
+            if lane in busy and lane.runs_on is not None and lane.apart:
+                futures[lane.column.key] = _in_a_thread(stack, lane, lane.runs_on, cells, seed)
+            elif lane not in loose:
+                made = lane.runs_on if lane.runs_on is not None and lane in busy else contextlib.nullcontext
                 here[lane.column.key] = stack.enter_context(made())
         shown: Sequence[Cell] = cells
         if progress is not None:
