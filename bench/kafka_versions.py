@@ -42,7 +42,9 @@ def fidelity_observations(kafka, cases) -> list[dict]:
     out = []
     for row in rows:
         params = ", ".join(f"{k}={v}" for k, v in row["parameters"].items())
-        for col in [c for c in MATRIX if c.cluster == "simulated" or (c.cluster == "kafka" and kafka is not None)]:
+        for col in [
+            c for c in MATRIX if c.place.name == "simulated" or (c.place.name == "kafka" and kafka is not None)
+        ]:
             why = row["not run"].get(col.key)
             out.append(
                 {
@@ -66,7 +68,7 @@ def protocol_observations(kafka) -> list[dict]:
     out = []
     for row in rows:
         experiment, observable = row["row"].split(": ", 1)
-        for col in [c for c in COLUMNS if c.cluster in clusters]:
+        for col in [c for c in COLUMNS if c.place.name in clusters]:
             if col.key in row["not run"]:
                 cell = f"not run: {row['not run'][col.key]}"
             elif col.key in row["not shown"]:

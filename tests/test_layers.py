@@ -177,8 +177,8 @@ def test_scenario_code_never_asks_which_backend_runs_it(filename):
 #: the client and cluster names an experiment must not dispatch on, besides the backends'
 DISPATCH_NAMES = {"wire", "simulated", "kafka-python", "confluent-kafka", "java"}
 #: what is left of the dispatch on a backend, cluster or client inside the experiments, per module:
-#: (mentions at most, why). The fidelity and by-design tables still choose a column's cluster by
-#: name (the protocol matrix's columns carry their place); the share scenarios run on the simulator
+#: (mentions at most, why). The tables' columns carry their place and client (experiments/matrix.py
+#: runs every cell by one code path, none asks which one it is); the share scenarios run on the simulator
 #: alone and reach its ``cluster``; the share experiments reach the wire cluster's simulated
 #: ``cluster`` on its thread; the differentials' simulated sides drive the simulated cluster they
 #: compare with a client's. A module not listed has none, and a count may only go down.
@@ -190,8 +190,6 @@ DISPATCH_LEFT = {
         11,
         "its sides keep the cluster they run on (the simulator's their own); kafka-python's admin its coordinators",
     ),
-    "experiments/by_design.py": (4, "the by-design table picks its wire and Kafka columns by name"),
-    "experiments/fidelity.py": (15, "the fidelity table's columns and kafka-python's legacy keys"),
     "experiments/share_group_experiments.py": (2, "the wire cluster's simulated cluster, on its thread"),
     "experiments/share_leader_failover.py": (1, "the wire cluster's simulated cluster, on its thread"),
     "experiments/share_renew.py": (1, "the wire cluster's simulated cluster, on its thread"),

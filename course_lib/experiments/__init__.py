@@ -5,8 +5,9 @@ workload contracts of :mod:`course_lib.client_adapters`, never against a cluster
 
 - :mod:`.scenarios`, :mod:`.consumer_scenarios`, :mod:`.scenario_framework` - the named, seeded
   producer, consumer and transaction scenarios (lessons 02-06);
-- :mod:`.behaviour_probes`, :mod:`.by_design`, :mod:`.fidelity` - the same experiments on every
-  client x cluster, and the fidelity table that compares them (lesson 09);
+- :mod:`.matrix` - every experiment x client x cluster, each cell by one code path; its tables
+  :mod:`.fidelity` (the scenarios), :mod:`.by_design` (:mod:`.behaviour_probes` where the clients
+  differ by design) and :mod:`.protocol_matrix` (lesson 09);
 - :mod:`.consumer_protocol_experiments`, :mod:`.protocol_matrix` - KIP-848 consumer groups and
   share groups with the clients that have them;
 - :mod:`.share_scenarios`, :mod:`.share_group_experiments`, :mod:`.share_dead_letters`,

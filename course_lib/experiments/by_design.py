@@ -10,6 +10,7 @@ the simulated cluster over TCP (each client on a lab :class:`~course_lib.wire.cl
 of its own, in a thread of its own, so the columns run side by side), and returns rows the
 matrix prints (:func:`course_lib.experiments.fidelity.fidelity_text`). Each row's ``by design`` says why
 the clients differ; :func:`by_design_markdown` is the README's list, generated from a run.
+Each probe is a cell of :mod:`course_lib.experiments.matrix`, run in each column by its one code path.
 
 The Kafka columns run only when a cluster is given: each probe kills brokers and waits out a
 client's timeouts (10-40 s per client on Kafka 4.3.1), so ``make test`` runs them on the wire
@@ -24,19 +25,14 @@ on Kafka and Java's rebootstrap.
 
 from __future__ import annotations
 
-import time
-import warnings
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
+from functools import partial
 from typing import NamedTuple
 
 from course_lib.experiments import behaviour_probes as probes
-from course_lib.backend import ComposedBackend, SimBackend
-from course_lib.client_adapters import CLIENTS
-from course_lib.judge.result import Result
-from course_lib.client_adapters import client_missing
 from course_lib.experiments.fidelity import MATRIX, MATRIX_CLIENTS, by_design_lines, disagreements
-from course_lib.wire.cluster import WireCluster
+from course_lib.experiments.matrix import KAFKA, SIMULATED, WIRE, Lane, Run, cell, column, run_cell, run_matrix
 
 
 class Observation(NamedTuple):
@@ -108,33 +104,14 @@ assert all(hasattr(probes, o.probe) for o in OBSERVATIONS)
 WIRE_TABLE = "clients differ by design, every client on the wire, seed 0"
 
 
-def _observe(obs: Observation, backend) -> tuple[Result | None, str | None, float]:
-    """``(the probe's result, why it did not run, seconds)``; the backend's clients closed."""
-    t0 = time.monotonic()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return getattr(probes, obs.probe)(backend), None, round(time.monotonic() - t0, 1)
-    except Exception as e:  # noqa: BLE001 - the cell says how the client failed
-        return None, f"failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", 0.0
-    finally:
-        close = getattr(backend, "close_clients", None)
-        if close is not None:
-            close()
+def _cell(obs: Observation):
+    return cell("probe", obs.probe)
 
 
-def _on_wire(obs: Observation, client: str, seed: int):
-    with WireCluster.lab(seed=seed) as lab:
-        return _observe(obs, ComposedBackend(lab, CLIENTS[client]()))
-
-
-def on_cluster(obs: Observation, client: str, cluster) -> tuple[Result | None, str | None, float]:
+def on_cluster(obs: Observation, client: str, cluster) -> Run:
     """``obs`` with ``client`` on ``cluster`` (one with broker faults: a LocalCluster, a wire
     cluster): ``(the probe's result, why it did not run, seconds)``; the cluster revived after."""
-    try:
-        return _observe(obs, ComposedBackend(cluster, CLIENTS[client]()))
-    finally:
-        cluster.revive()
+    return run_cell(Lane(column(client, KAFKA)), _cell(obs), cluster, seed=0)
 
 
 def by_design_table(
@@ -144,33 +121,21 @@ def by_design_table(
     simulated cluster over TCP (and on ``kafka``, a cluster with broker faults, when given):
     one row per observation, each cell what the client did (:attr:`Observation.outcome`), in the
     format of :func:`course_lib.experiments.fidelity.fidelity_table`'s rows plus ``by design`` (why the
-    clients differ) and ``outcomes`` (each column's probe numbers)."""
-    missing = {c: client_missing(c) for c in clients}
+    clients differ) and ``outcomes`` (each column's probe numbers). Each client's wire column runs
+    in a thread of its own, each probe on a lab WireCluster of its own."""
     no_kafka = kafka_why_not or (
         "wire only in make test: each probe kills brokers and waits out the client's timeouts "
         "(10-40 s per client on Kafka; by_design_table(kafka=cluster) runs it)"
     )
-    wire = [c for c in MATRIX if c.cluster == "wire" and c.client in clients]
-    on_kafka = [c for c in MATRIX if c.cluster == "kafka" and c.client in clients]
-    with ThreadPoolExecutor(max(1, len(wire)), thread_name_prefix="by-design") as pool:
-        futures = {
-            col.key: [pool.submit(_on_wire, obs, col.client, seed) for obs in observations]
-            for col in wire
-            if not missing[col.client]
-        }
-        rows = []
-        for i, obs in enumerate(observations):
-            runs = {"simulator": _observe(obs, SimBackend.start(seed=1, **probes.SIM_TIMING))}
-            for col in on_kafka:
-                why = missing[col.client] if kafka is not None else no_kafka
-                runs[col.key] = (None, why, 0.0) if why else on_cluster(obs, col.client, kafka)
-            for col in wire:
-                runs[col.key] = futures[col.key][i].result() if col.key in futures else (None, missing[col.client], 0.0)
-            rows.append(_row(obs, {c.key: runs[c.key] for c in MATRIX if c.key in runs}))
-    return rows
+    on_kafka = None if kafka is not None else no_kafka
+    lanes = [Lane(SIMULATED, apart=False)]
+    lanes += [Lane(column(c, KAFKA), on_kafka, partial(nullcontext, kafka), apart=False) for c in clients]
+    lanes += [Lane(column(c, WIRE)) for c in clients]
+    runs = run_matrix([_cell(obs) for obs in observations], lanes, seed)
+    return [_row(obs, {c.key: ran[c.key] for c in MATRIX if c.key in ran}) for obs, ran in zip(observations, runs)]
 
 
-def _row(obs: Observation, runs: dict[str, tuple]) -> dict:
+def _row(obs: Observation, runs: dict[str, Run]) -> dict:
     row: dict = {"scenario": obs.probe, "parameters": {}, "by design": obs.why}
     row["outcomes"], row["not run"], row["seconds"] = {}, {}, {}
     for key, (result, why, seconds) in runs.items():

@@ -14,7 +14,8 @@ trustworthy for the real thing; where two neighbouring columns do not, the layer
 where the difference is (:data:`PAIR_MEANING`): simulator vs kafka-python on the simulated
 cluster differ only in the client, one client on the two clusters only in the brokers, two
 clients on one cluster only in the client - by design or not (:data:`BY_DESIGN`). A column that
-cannot run a case says why in the row (``not run``), never silently.
+cannot run a case says why in the row (``not run``), never silently. Each case is a cell of
+:mod:`course_lib.experiments.matrix`: the one code path runs it in each column.
 
     >>> with LocalCluster(controllers=1) as kafka:              # doctest: +SKIP
     ...     rows = fidelity_table(kafka)
@@ -28,19 +29,27 @@ cluster in its place. Taught in notebooks/09_real_kafka_lab.
 from __future__ import annotations
 
 import atexit
-import contextlib
-import time
-from functools import partial
+from contextlib import nullcontext
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import NamedTuple
+from functools import partial
 
-from course_lib.backend import ComposedBackend, MissingFault
-from course_lib.client_adapters import CLIENTS, client_missing
 from course_lib.clusters import Part
 from course_lib.real import lab as real_lab
-from course_lib.clusters.jars import kafka_version
-from course_lib.experiments.scenarios import SCENARIOS, run_scenario
+from course_lib.experiments.matrix import (
+    KAFKA,
+    KAFKA_TITLE as KAFKA_TITLE,  # (callers read the title here too)
+    MATRIX_CLIENTS,
+    SIMULATED,
+    WIRE,
+    Cell,
+    Column,
+    Lane,
+    Run,
+    cell,
+    column,
+    run_matrix,
+)
+from course_lib.experiments.scenarios import SCENARIOS
 from course_lib.wire.cluster import WireCluster
 
 #: (scenario name, keyword arguments): every scenario, the telling settings of each.
@@ -74,63 +83,37 @@ assert {name for name, _ in FIDELITY_CASES} == set(SCENARIOS), "every scenario n
 LOCAL_TABLE = "fidelity matrix, every case and client on a local cluster, seed 0"
 
 
-class Column(NamedTuple):
-    """One column of the matrix: which clients on which cluster."""
-
-    key: str  #: the row key of its anomalies
-    client: str  #: a name of CLIENTS ("": the simulator's own clients)
-    cluster: str  #: "simulated", "wire" (the simulated cluster over TCP) or "kafka" (:data:`KAFKA_TITLE`)
-    title: str  #: what it is, in words
-
-
-#: the clients of the matrix besides the simulator's own, kafka-python first (its columns keep
-#: their old keys, "wire" and "real Kafka")
-MATRIX_CLIENTS = ("kafka-python", "confluent-kafka", "java")
-#: the release the lab's Kafka clusters and the Java client run in this process
-#: (``COURSE_KAFKA_VERSION``, :func:`course_lib.clusters.jars.kafka_version`): every title names it
-KAFKA_TITLE = f"Kafka {kafka_version()}"
-#: what the clients are called in titles
-CLIENT_TITLES = {
-    "kafka-python": "kafka-python 3.0.12",
-    "confluent-kafka": "confluent-kafka 2.16.1",
-    "java": f"Java {kafka_version()}",
-}
-CLUSTER_TITLES = {"wire": "the simulated cluster over TCP", "kafka": KAFKA_TITLE}
-
-
-def _column(client: str, cluster: str) -> Column:
-    if client == "kafka-python":
-        key = "wire" if cluster == "wire" else "real Kafka"
-    else:
-        key = f"{'wire' if cluster == 'wire' else 'Kafka'} {client}"
-    return Column(key, client, cluster, f"{CLIENT_TITLES[client]} on {CLUSTER_TITLES[cluster]}")
-
-
 #: the matrix's columns, left to right: the simulator, then each client on the simulated
 #: cluster, then each client on Kafka
 MATRIX: list[Column] = [
-    Column("simulator", "", "simulated", "the simulator's own clients"),
-    *(_column(c, "wire") for c in MATRIX_CLIENTS),
-    *(_column(c, "kafka") for c in MATRIX_CLIENTS),
+    SIMULATED,
+    *(column(c, WIRE) for c in MATRIX_CLIENTS),
+    *(column(c, KAFKA) for c in MATRIX_CLIENTS),
 ]
 #: the table's columns: (row key, title) - the same scenario code runs on each
 COLUMNS: list[tuple[str, str]] = [(c.key, c.title) for c in MATRIX]
 _BY_KEY = {c.key: c for c in MATRIX}
+#: the columns every other is compared with - the simulator and kafka-python, the course's client:
+#: a failure there fails the table instead of filling a cell
+REFERENCE = (SIMULATED, column("kafka-python", WIRE), column("kafka-python", KAFKA))
+#: a pair named only when the column between them did not run (it splits the pair in two)
+SPLIT_BY = {(SIMULATED.key, REFERENCE[2].key): REFERENCE[1].key}
 
 
 def _pair_meaning() -> dict[tuple[str, str], str]:
     """Each pair of neighbouring columns and the one layer in which they differ."""
+    sim, wire, kafka = (c.key for c in REFERENCE)
     pairs = {
-        ("simulator", "wire"): "a bug of the simulated client (same brokers, other client)",
-        ("wire", "real Kafka"): "a bug of the simulated broker (same client, other brokers)",
-        ("simulator", "real Kafka"): "simulator vs Kafka (no wire run to tell client from broker)",
+        (sim, wire): "a bug of the simulated client (same brokers, other client)",
+        (wire, kafka): "a bug of the simulated broker (same client, other brokers)",
+        (sim, kafka): "simulator vs Kafka (no wire run to tell client from broker)",
     }
     for client in MATRIX_CLIENTS[1:]:
-        for cluster, base in (("wire", "wire"), ("kafka", "real Kafka")):
-            pairs[(base, _column(client, cluster).key)] = (
-                f"the clients differ (kafka-python vs {client}, same brokers: {CLUSTER_TITLES[cluster]})"
+        for place, base in ((WIRE, wire), (KAFKA, kafka)):
+            pairs[(base, column(client, place).key)] = (
+                f"the clients differ (kafka-python vs {client}, same brokers: {place.title})"
             )
-        pairs[(_column(client, "wire").key, _column(client, "kafka").key)] = (
+        pairs[(column(client, WIRE).key, column(client, KAFKA).key)] = (
             f"the simulated broker differs from Kafka under {client} (same client, other brokers)"
         )
     return pairs
@@ -168,7 +151,7 @@ def disagreements(row: dict) -> list[str]:
     """
     out = []
     for (a, b), meaning in PAIR_MEANING.items():
-        if a == "simulator" and b == "real Kafka" and row.get("wire") is not None:
+        if row.get(SPLIT_BY.get((a, b), "")) is not None:
             continue  # split into the two pairs above
         if row.get(a) is not None and row.get(b) is not None and row[a] != row[b]:
             why = BY_DESIGN.get((row.get("scenario", ""), _BY_KEY[b].client)) or row.get("by design")
@@ -182,32 +165,12 @@ def _agree(row: dict):
     return None if len(ran) < 2 else all(found == ran[0] for found in ran)
 
 
-def _run_on(name: str, params: dict, cluster, client: str, clients, seed: int | None):
-    """One case with ``client`` on ``cluster``: ``(result, why not, seconds)``. A case the
-    cluster cannot run says why (MissingFault); a client adapter that fails says how (the cell
-    shows "not run" and the reason - never skipped silently). The cluster is healed afterwards,
-    so the next case starts with every broker up."""
-    t0 = time.monotonic()
-    result, why = None, None
-    try:
-        seeded = {} if seed is None else {"seed": seed}
-        result = run_scenario(name, backend=ComposedBackend(cluster, clients), **seeded, **params)
-    except MissingFault as e:
-        why = str(e)
-    except Exception as e:
-        if client == "kafka-python":
-            raise
-        why = f"{client} failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-    finally:
-        revive = getattr(cluster, "revive", None)
-        if revive is not None and (client != "kafka-python" or seed is not None):
-            revive()
-    return result, why, round(time.monotonic() - t0, 1)
-
-
-def _row(name: str, params: dict, sim, runs: dict[str, tuple]) -> dict:
+def _row(name: str, params: dict, ran: dict[str, Run]) -> dict:
     """One case's row: each column's anomaly classes, the runs, why a column did not run and
     how long each took."""
+    sim = ran[SIMULATED.key][0]
+    assert sim is not None  # (the simulator's column is strict: it ran, or the table failed)
+    runs = {c.key: ran[c.key] for c in MATRIX if c.key in ran}
     row: dict = {
         "scenario": name,
         "parameters": params,
@@ -275,70 +238,48 @@ def fidelity_table(
     so the Kafka columns run at once as the wire columns do (three times the JVMs: the test
     suite's choice, not a laptop's).
     """
-    from tqdm.auto import tqdm
-
-    if wire is True:
-        with WireCluster.lab(seed=seed) as lab:
-            return fidelity_table(cluster, cases, seed, reuse, lab, real_why_not, clients, on_row, side_by_side)
     done = {_key(getattr(r, "name", ""), r.parameters): r for r in reuse}
     no_real = real_why_not or "no real Kafka cluster in this run"
-    missing = {c: client_missing(c) for c in clients}
-    cases = list(cases)
-    wire_columns = [c for c in MATRIX if c.cluster == "wire" and c.client in clients] if wire else []
-    kafka_columns = [c for c in MATRIX if c.cluster == "kafka" and c.client in clients]
-    rows = []
+    sim, wire_kp, kafka_kp = REFERENCE
     # The wire columns mostly wait (the simulated cluster's wall-clock timeouts: ~5 s of CPU in
     # 100 s), each client on a simulated cluster of its own, in a thread of its own, while this
-    # thread runs kafka-python's Kafka column and, unless ``side_by_side``, the other clients' on
-    # the same cluster one after another: the matrix takes about its longest column.
-    with contextlib.ExitStack() as stack:
-        pools: dict[str, list[Future]] = {}
+    # thread runs the first Kafka column and, unless ``side_by_side``, the others on the same
+    # cluster one after another: the matrix takes about its longest column.
+    lanes = [Lane(sim, apart=False, strict=True)]
+    for i, col in enumerate(c for c in MATRIX if c.place is KAFKA and c.client in clients):
+        apart = side_by_side and cluster is not None and i > 0  # a cluster of its own, like ``cluster``
+        lanes.append(
+            Lane(
+                col,
+                None if cluster is not None else no_real,
+                cluster.like if apart else partial(nullcontext, cluster),
+                apart=apart,
+                strict=col in REFERENCE,
+                shared=partial(_reused, done) if col == kafka_kp and cluster is not None else None,
+            )
+        )
+    if wire:
+        for col in (c for c in MATRIX if c.place is WIRE and c.client in clients):
+            given = col == wire_kp and wire is not True
+            made = partial(nullcontext, wire) if given else partial(WireCluster.lab, seed=seed)
+            lanes.append(Lane(col, runs_on=made, strict=col in REFERENCE))
+    else:
+        lanes.append(Lane(wire_kp, "the wire column was not asked for", apart=False))
+    rows: list[dict] = []
 
-        def apart(col: Column, made: Callable[[], contextlib.AbstractContextManager], cluster_seed: int | None):
-            """``col``'s cases in a thread of its own, on the cluster ``made()`` gives, entered in
-            that thread (a cluster's start overlaps the other columns' runs) and left at the end."""
-            clusters = stack.enter_context(contextlib.ExitStack())  # left after the pool stops
-            pool = stack.enter_context(ThreadPoolExecutor(1, thread_name_prefix=f"{col.key}-column"))
-            stack.callback(pool.shutdown, cancel_futures=True)  # a failed Kafka run does not wait
-            there = pool.submit(lambda: clusters.enter_context(made()))
-            adapter = CLIENTS[col.client]()
-            pools[col.key] = [
-                pool.submit(lambda n, p: _run_on(n, p, there.result(), col.client, adapter, cluster_seed), n, p)
-                for n, p in cases
-            ]
+    def row_done(case: Cell, runs: dict[str, Run]) -> None:
+        rows.append(_row(case.experiment.name, case.settings, runs))
+        if on_row is not None:
+            on_row(rows[-1])
 
-        for col in wire_columns:
-            if not missing[col.client]:
-                given = col.client == "kafka-python"
-                apart(
-                    col, partial(contextlib.nullcontext, wire) if given else partial(WireCluster.lab, seed=seed), seed
-                )
-        for col in kafka_columns[1:] if side_by_side and cluster is not None else ():  # the first on ``cluster``
-            if not missing[col.client]:
-                apart(col, cluster.like, None)
-        adapters = {col.client: CLIENTS[col.client]() for col in kafka_columns if not missing[col.client]}
-        for i, (name, params) in enumerate(tqdm(cases, desc="the fidelity matrix", leave=False)):
-            t0 = time.monotonic()
-            sim = run_scenario(name, seed=seed, **params)
-            runs: dict[str, tuple] = {"simulator": (sim, None, round(time.monotonic() - t0, 1))}
-            for col in kafka_columns:
-                if cluster is None or missing[col.client]:
-                    runs[col.key] = (None, no_real if cluster is None else missing[col.client], 0.0)
-                elif col.key in pools:
-                    runs[col.key] = pools[col.key][i].result()
-                elif col.client == "kafka-python" and _key(name, params) in done:
-                    runs[col.key] = (done[_key(name, params)], None, 0.0)
-                else:
-                    runs[col.key] = _run_on(name, params, cluster, col.client, adapters[col.client], None)
-            for col in wire_columns:
-                why = missing[col.client]
-                runs[col.key] = pools[col.key][i].result() if why is None else (None, why, 0.0)
-            if not wire:
-                runs["wire"] = (None, "the wire column was not asked for", 0.0)
-            rows.append(_row(name, params, sim, {c.key: runs[c.key] for c in MATRIX if c.key in runs}))
-            if on_row is not None:
-                on_row(rows[-1])
+    cells = [cell("scenario", name, **params) for name, params in cases]
+    run_matrix(cells, lanes, seed, on_row=row_done, progress="the fidelity matrix")
     return rows
+
+
+def _reused(done: dict, case: Cell, compute: Callable):
+    """kafka-python's run of ``case`` on Kafka, when the caller has it already."""
+    return done.get(_key(case.experiment.name, case.settings)) or compute()
 
 
 def start_lab(progress: bool = True, wire_fallback: bool = False):
@@ -393,8 +334,6 @@ def _columns(rows: list[dict]) -> list[Column]:
 
 def _why_not(row: dict, key: str) -> str | None:
     """Why ``key``'s column did not run this row (None: it ran)."""
-    if key == "simulator":
-        return None
     legacy = {"wire": "wire why not", "real Kafka": "why not"}.get(key)
     why = row.get("not run", {}).get(key) or (row.get(legacy) if legacy else None)
     return why or (None if row.get(key) is not None else "not run")
@@ -509,10 +448,7 @@ def plot_fidelity(rows: list[dict]):
 
 
 def _tick(col: Column) -> str:
-    if not col.client:
-        return "simulator clients"
-    where = "the simulated cluster" if col.cluster == "wire" else KAFKA_TITLE
-    return f"{col.client} on\n{where}"
+    return f"{col.client} on\n{col.place.where}" if col.client else "simulator clients"
 
 
 def client_differences(rows: list[dict]) -> str:
@@ -521,18 +457,18 @@ def client_differences(rows: list[dict]) -> str:
     it (the brokers differ), each with the reason when the clients differ by design."""
     lines = []
     for client in MATRIX_CLIENTS[1:]:
-        for cluster, base in (("wire", "wire"), ("kafka", "real Kafka")):
-            key = _column(client, cluster).key
+        for place, base in ((WIRE, REFERENCE[1].key), (KAFKA, REFERENCE[2].key)):
+            key = column(client, place).key
             ran = [r for r in rows if r.get(key) is not None and r.get(base) is not None]
             if not any(key in r for r in rows):
                 continue  # a table without this column
             if not ran:
                 why = next((_why_not(r, key) for r in rows if _why_not(r, key)), "not run")
-                lines.append(f"{client} on {CLUSTER_TITLES[cluster]}: not run ({why})")
+                lines.append(f"{client} on {place.title}: not run ({why})")
                 continue
             differ = [r for r in ran if r[key] != r[base]]
             lines.append(
-                f"{client} on {CLUSTER_TITLES[cluster]}: the same anomalies as kafka-python in "
+                f"{client} on {place.title}: the same anomalies as kafka-python in "
                 f"{len(ran) - len(differ)} of {len(ran)} cases"
             )
             for r in differ:
@@ -542,7 +478,7 @@ def client_differences(rows: list[dict]) -> str:
                 lines.append(
                     f"  - {r['scenario']} {_params(r)}: {client} {classes_cell(r[key])}, kafka-python {classes_cell(r[base])} ({why})"
                 )
-        wire, kafka = _column(client, "wire").key, _column(client, "kafka").key
+        wire, kafka = column(client, WIRE).key, column(client, KAFKA).key
         split = [r for r in rows if r.get(wire) is not None and r.get(kafka) is not None and r[wire] != r[kafka]]
         lines += [
             f"  - {r['scenario']} {_params(r)}: under {client} the simulated cluster found {classes_cell(r[wire])}, "

@@ -26,104 +26,34 @@ back (tests/xdist_groups.py keeps them in one process, the readers last).
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from functools import partial
 from typing import NamedTuple
 
 from course_lib.experiments import consumer_protocol_experiments as kip848
 from course_lib.experiments import share_group_experiments
-from course_lib.client_adapters import client_missing
-from course_lib.experiments.fidelity import CLIENT_TITLES, CLUSTER_TITLES, KAFKA_TITLE
+from course_lib.experiments.matrix import (
+    KAFKA,
+    KAFKA_TITLE,
+    SIMULATED,
+    WIRE,
+    Cell,
+    Column,
+    Lane,
+    cell,
+    column,
+    run_matrix,
+)
 from course_lib.experiments.registry import family
 from course_lib.experiments.shared_results import once_per_test_run
 from course_lib.judge.result import Result
 
-
-class Place:
-    """Where a column's runs happen: each experiment family's run there (the simulator's own, a
-    WireCluster started for the run, or the lab's Kafka), and why a column there cannot run."""
-
-    name: str
-    title: str
-
-    def group_run(self, experiment: str, client: str, kafka) -> Result:
-        raise NotImplementedError
-
-    def share_run(self, client: str, kafka) -> Result:
-        raise NotImplementedError
-
-    def why_not(self, kafka, kafka_why: str | None) -> str | None:
-        return None
-
-
-class _Simulator(Place):
-    """The simulator itself: its own clients, seeded, in virtual time."""
-
-    name, title = "simulated", "the simulator"
-
-    def group_run(self, experiment: str, client: str, kafka) -> Result:
-        return kip848.on_the_simulator(experiment)
-
-    def share_run(self, client: str, kafka) -> Result:
-        return share_group_experiments.simulator_run(seed=0)
-
-
-class _Wire(Place):
-    """A WireCluster started for the run (the group invariants checked on it)."""
-
-    name, title = "wire", CLUSTER_TITLES["wire"]
-
-    def group_run(self, experiment: str, client: str, kafka) -> Result:
-        return kip848.on_the_wire(experiment, client)
-
-    def share_run(self, client: str, kafka) -> Result:
-        return share_group_experiments.on_the_wire(client)
-
-
-class _Kafka(Place):
-    """The lab's Kafka, a LocalCluster the caller passes (``kafka``)."""
-
-    name, title = "kafka", KAFKA_TITLE
-
-    def group_run(self, experiment: str, client: str, kafka) -> Result:
-        return kip848.run_on(experiment, client, self._cluster(kafka))
-
-    def share_run(self, client: str, kafka) -> Result:
-        return share_group_experiments.run_on(client, self._cluster(kafka))
-
-    def why_not(self, kafka, kafka_why: str | None) -> str | None:
-        return None if kafka is not None else kafka_why or f"no {KAFKA_TITLE} cluster in this run"
-
-    @staticmethod
-    def _cluster(kafka):
-        if kafka is None:
-            raise ValueError(f"a run on {KAFKA_TITLE} needs its cluster (kafka=...)")
-        return kafka
-
-
-SIMULATOR, WIRE, KAFKA = _Simulator(), _Wire(), _Kafka()
-
-
-class Column(NamedTuple):
-    """One column: a client (\"\": the simulator's own) at a place."""
-
-    key: str  #: the row key of its cells (the key of fidelity.MATRIX's column of this client and cluster)
-    client: str
-    place: Place
-    title: str
-
-
-def _column(client: str, place: Place) -> Column:
-    key = f"{'wire' if place is WIRE else 'Kafka'} {client}"
-    return Column(key, client, place, f"{CLIENT_TITLES[client]} on {place.title}")
-
-
 #: the columns, left to right: the simulator, each client on the simulated cluster, each on Kafka
-#: (the keys of :data:`course_lib.experiments.fidelity.MATRIX`'s columns of the same client and cluster)
+#: (the clients that have the consumer protocol and share workloads; kafka-python has neither)
 COLUMNS: list[Column] = [
-    Column("simulator", "", SIMULATOR, "the simulator's own clients"),
-    *(_column(c, WIRE) for c in ("java", "confluent-kafka")),
-    *(_column(c, KAFKA) for c in ("java", "confluent-kafka")),
+    SIMULATED,
+    *(column(c, WIRE) for c in ("java", "confluent-kafka")),
+    *(column(c, KAFKA) for c in ("java", "confluent-kafka")),
 ]
 _BY_KEY = {c.key: c for c in COLUMNS}
 
@@ -147,17 +77,20 @@ def measure(experiment: str, column: str, compute: Callable[[], Result]) -> Resu
     return once_per_test_run(result_key(experiment, column), compute)
 
 
+def _registry_cell(experiment: str) -> Cell:
+    if experiment not in EXPERIMENTS:
+        raise ValueError(f"no protocol matrix experiment {experiment!r}: one of {', '.join(EXPERIMENTS)}")
+    group = experiment.removeprefix("consumer group: ")
+    return cell("consumer protocol", group) if group in kip848.EXPERIMENTS else cell("share group", experiment)
+
+
 def compute_run(experiment: str, column: Column, kafka=None) -> Result:
     """``experiment`` in ``column``: its family's run at the column's place (on the simulator,
     seeded, in virtual time; on a WireCluster started for it; or on ``kafka``, a LocalCluster);
     the column's client builds its members through the workload's contract
     (:mod:`course_lib.client_adapters`)."""
-    if experiment not in EXPERIMENTS:
-        raise ValueError(f"no protocol matrix experiment {experiment!r}: one of {', '.join(EXPERIMENTS)}")
-    group = experiment.removeprefix("consumer group: ")
-    if group in kip848.EXPERIMENTS:
-        return column.place.group_run(group, column.client, kafka)
-    return column.place.share_run(column.client, kafka)
+    run = _registry_cell(experiment)
+    return column.place.run(run.experiment, run.settings, column.client, kafka, seed=0)
 
 
 def measured(experiment: str, column: str, kafka=None) -> dict:
@@ -301,35 +234,6 @@ def unexplained(rows: list[dict]) -> list[str]:
     return [f"{r['row']}: {pair}" for r in rows for pair in r["disagree"] if "; known: " not in pair]
 
 
-def _first_line(e: BaseException) -> str:
-    return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-
-
-class NotRun(Exception):
-    """A run that cannot be computed here (the cell says why); one stored earlier in the test run
-    is read back all the same."""
-
-
-def _column_runs(col: Column, kafka, why: str | None) -> dict:
-    """Every experiment in ``col``: (experiment, key) -> (result or None, why not); with ``why``,
-    a run is only read back."""
-    out: dict = {}
-
-    def compute(experiment: str) -> Result:
-        if why is not None:
-            raise NotRun(why)
-        return compute_run(experiment, col, kafka)
-
-    for experiment in EXPERIMENTS:
-        try:
-            out[(experiment, col.key)] = (measure(experiment, col.key, partial(compute, experiment)), None)
-        except NotRun as e:
-            out[(experiment, col.key)] = (None, str(e))
-        except Exception as e:  # noqa: BLE001 - the cell says how it failed, never silently
-            out[(experiment, col.key)] = (None, f"{col.client or 'the simulator'} failed: {_first_line(e)}")
-    return out
-
-
 def protocol_table(
     kafka=None,
     kafka_why: str | None = None,
@@ -342,21 +246,20 @@ def protocol_table(
     columns only read back what this test run stored, and say this where nothing was. The
     columns run side by side (each mostly waits on its cluster's timeouts); a column whose client
     is missing says why. ``clusters``: the columns of these clusters only (the others say so)."""
-    jobs = {}
-    with ThreadPoolExecutor(len(COLUMNS), thread_name_prefix="protocol-matrix") as pool:
-        for col in COLUMNS:
-            why = client_missing(col.client) if col.client else None
-            if why is None and col.place.name not in clusters:
-                why = f"the {col.place.name} columns were not asked for"
-            if why is None and col.client and read_only:
-                why = read_only
-            if why is None:
-                why = col.place.why_not(kafka, kafka_why)
-            jobs[col.key] = pool.submit(_column_runs, col, kafka, why)
-        runs: dict = {}
-        for job in jobs.values():
-            runs.update(job.result())
-    return protocol_rows(runs)
+    lanes = []
+    for col in COLUMNS:
+        why = None if col.place.name in clusters else f"the {col.place.name} columns were not asked for"
+        why = why or (read_only if col.client else None) or col.place.why_not(kafka, kafka_why)
+        shared = partial(_shared, col.key)
+        lanes.append(Lane(col, why, None if kafka is None else partial(nullcontext, kafka), shared=shared))
+    rows = run_matrix([_registry_cell(e) for e in EXPERIMENTS], lanes)
+    return protocol_rows({(e, key): run[:2] for e, runs in zip(EXPERIMENTS, rows) for key, run in runs.items()})
+
+
+def _shared(key: str, run: Cell, compute: Callable[[], Result]) -> Result:
+    """A protocol matrix run, once per test run (read back when this test run has it)."""
+    (name,) = [e for e in EXPERIMENTS if _registry_cell(e) == run]
+    return measure(name, key, compute)
 
 
 # ---- as text ------------------------------------------------------------------------------------

@@ -305,7 +305,7 @@ def _client_keys(table: list[dict]) -> dict[str, list[tuple[str, str]]]:
 
     base = {"wire": "wire", "kafka": "real Kafka"}
     return {
-        client: [(c.key, base[c.cluster]) for c in MATRIX if c.client == client and any(c.key in r for r in table)]
+        client: [(c.key, base[c.place.name]) for c in MATRIX if c.client == client and any(c.key in r for r in table)]
         for client in MATRIX_CLIENTS[1:]
     }
 

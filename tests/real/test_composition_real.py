@@ -33,7 +33,7 @@ def _from_this_run(cluster):
             return None
         rows = once_per_test_run(LOCAL_TABLE, lambda: fidelity_table(cluster, side_by_side=True))
         (row,) = [r for r in rows if r["scenario"] == workloads.PRODUCER_SCENARIO and r["parameters"] == {"acks": 1}]
-        (key,) = [c.key for c in MATRIX if c.client == client and c.cluster == "kafka"]
+        (key,) = [c.key for c in MATRIX if c.client == client and c.place.name == "kafka"]
         run = row["runs"][key]
         return None if run is None else {"anomalies": sorted(run.result.found), "expected": sorted(run.expected)}
 

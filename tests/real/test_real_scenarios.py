@@ -120,7 +120,7 @@ def test_each_client_composed_with_the_local_cluster_runs_the_scenarios(table, c
     # kafka-python x LocalCluster is the table's real column (reused: a run costs real-cluster
     # seconds); any other client adapter runs here, composed with the same cluster
     (row, *_) = [r for r in table if r["scenario"] == scenario]
-    (column,) = [c for c in MATRIX if c.cluster == "kafka" and c.client == client]
+    (column,) = [c for c in MATRIX if c.place.name == "kafka" and c.client == client]
     result = row["runs"].get(column.key)
     if result is None:  # a client the matrix did not run: composed here with the same cluster
         try:
@@ -135,7 +135,7 @@ def test_every_client_column_ran_every_case_and_agrees_or_differs_by_design(tabl
     (col,) = [c for c in MATRIX if c.key == column]
     for row in table:
         why = row["not run"][column]
-        if row["scenario"] == "random_faults" and col.cluster == "kafka":
+        if row["scenario"] == "random_faults" and col.place.name == "kafka":
             assert "simulator replays fault schedules" in why
             continue
         assert why is None, f"{column} did not run {row['scenario']} {row['parameters']}: {why}"

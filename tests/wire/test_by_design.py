@@ -24,7 +24,7 @@ from course_lib.experiments.shared_results import once_per_test_run
 from .conftest import wire_threads
 
 README = Path(__file__).resolve().parents[2] / "README.md"
-COLUMNS = {c.client or "simulator": c.key for c in MATRIX if c.cluster in ("simulated", "wire")}
+COLUMNS = {c.client or "simulator": c.key for c in MATRIX if c.place.name in ("simulated", "wire")}
 
 
 @pytest.fixture(scope="module")
