@@ -17,7 +17,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from typing import TypedDict
+from typing import Callable, TypedDict
 
 from .registry import experiment, measured
 from ..judge.result import Result
@@ -493,6 +493,28 @@ def on_the_wire(client: str) -> Result:
 
 
 # ---- the workers: one per client, the same calls ----------------------------------------------
+def simulated_job(seed: int, group: str, configs: dict) -> tuple[Callable, Callable, dict]:
+    """One record for the single-job experiments (RENEW, late ACCEPTs) in virtual time: a seeded simulated cluster
+    with a one-partition topic ``work``, ``group`` under ``configs``. Returns how to make a
+    worker, how to write the job (the simulated producer) and the run's ``clock`` and ``wait``."""
+    from ..broker import Cluster
+    from ..clients import KafkaProducer
+
+    cluster = Cluster(3, seed=seed)
+    topic = "work"
+    cluster.create_topic(topic, partitions=1, min_insync_replicas=2)
+    cluster.alter_share_group_config(group, configs)
+
+    def produce() -> None:
+        p = KafkaProducer(bootstrap_servers=cluster)
+        p.send(topic, b"job")
+        p.flush()
+        p.close()
+
+    timing = {"clock": lambda: cluster.now / 1000, "wait": lambda seconds: cluster.run_for(seconds * 1000)}
+    return (lambda: worker("simulator", cluster, topic, group, 1)), produce, timing
+
+
 def worker_config(servers, group: str, max_records: int, acknowledgement: str = "explicit") -> dict:
     """A worker's settings: explicit acknowledgement unless told (``servers``: a simulated
     Cluster or a string)."""

@@ -19,7 +19,7 @@ import time
 import uuid
 from typing import Callable
 
-from .share_group_experiments import configure_with_admin, group_configs, worker
+from .share_group_experiments import configure_with_admin, group_configs, simulated_job, worker
 
 LOCK_MS = 2000
 CONFIGS = group_configs(LOCK_MS, 2, heartbeat_ms=1000)
@@ -75,26 +75,8 @@ def late_acks_run(make: Callable, produce: Callable, clock=time.monotonic, wait=
 
 def simulator_run(seed: int = 0) -> dict:
     """Seeded, in virtual time, with the simulated ShareConsumer and producer."""
-    from ..broker import Cluster
-    from ..clients import KafkaProducer
-
-    cluster = Cluster(3, seed=seed)
-    topic, group = "work", f"late-{seed}"
-    cluster.create_topic(topic, partitions=1, min_insync_replicas=2)
-    cluster.alter_share_group_config(group, CONFIGS)
-
-    def produce() -> None:
-        p = KafkaProducer(bootstrap_servers=cluster)
-        p.send(topic, b"job")
-        p.flush()
-        p.close()
-
-    return late_acks_run(
-        lambda: worker("simulator", cluster, topic, group, 1),
-        produce,
-        clock=lambda: cluster.now / 1000,
-        wait=lambda seconds: cluster.run_for(seconds * 1000),
-    )
+    make, produce, timing = simulated_job(seed, f"late-{seed}", CONFIGS)
+    return late_acks_run(make, produce, **timing)
 
 
 def client_run(cluster, client: str) -> dict:

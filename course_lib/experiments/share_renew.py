@@ -22,7 +22,7 @@ import time
 import uuid
 from typing import Callable
 
-from .share_group_experiments import configure_with_admin, group_configs, worker
+from .share_group_experiments import configure_with_admin, group_configs, simulated_job, worker
 
 LOCK_MS = 2000
 #: the holder works for this many quarter-locks - one and a half locks - and renews at each: a
@@ -91,27 +91,8 @@ def renew_run(
 
 def simulator_run(renew: bool, seed: int = 0) -> dict:
     """Seeded, in virtual time, with the simulated ShareConsumer and producer."""
-    from ..broker import Cluster
-    from ..clients import KafkaProducer
-
-    cluster = Cluster(3, seed=seed)
-    topic, group = "work", f"renew-{seed}"
-    cluster.create_topic(topic, partitions=1, min_insync_replicas=2)
-    cluster.alter_share_group_config(group, CONFIGS)
-
-    def produce() -> None:
-        p = KafkaProducer(bootstrap_servers=cluster)
-        p.send(topic, b"job")
-        p.flush()
-        p.close()
-
-    return renew_run(
-        lambda: worker("simulator", cluster, topic, group, 1),
-        produce,
-        renew,
-        clock=lambda: cluster.now / 1000,
-        wait=lambda seconds: cluster.run_for(seconds * 1000),
-    )
+    make, produce, timing = simulated_job(seed, f"renew-{seed}", CONFIGS)
+    return renew_run(make, produce, renew, **timing)
 
 
 def client_run(cluster, renew: bool, wire: bool, client: str = "java") -> dict:
