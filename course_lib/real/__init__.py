@@ -16,15 +16,12 @@ Taught in notebooks/09_real_kafka_lab.
 """
 
 # (`connect` is also a submodule name, so import it as `from course_lib.real.connect import connect`.)
-# Lazy, so that `from course_lib.clusters.jars import spark_connector_jars` (the Spark lab) stays light.
+# Lazy, so that importing one submodule does not start the others' imports. (The jars are
+# course_lib.clusters.jars; the fidelity table is course_lib.experiments.fidelity.)
 _EXPORTS = {
     "LocalCluster": "cluster",
     "KafkaProxy": "proxy",
-    "fidelity_table": "fidelity",
-    "kafka_classpath": "jars",
-    "spark_connector_jars": "jars",
 }
-
 
 def __getattr__(name):
     if name in _EXPORTS:
