@@ -85,42 +85,45 @@ def raw_share_offsets_answers(servers: str, topic: str) -> dict:
     try:
         node = _until(lambda: _coordinator(client, group), lambda n: n is not None)
 
-        def alter(offsets: dict):
-            Topic = AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic
-            Partition = Topic.AlterShareGroupOffsetsRequestPartition
-            topics = [
-                Topic(version=0, topic_name=t, partitions=[Partition(version=0, partition_index=p, start_offset=o)])
-                for (t, p), o in offsets.items()
-            ]
-            got = _send(client, AlterShareGroupOffsetsRequest(version=0, group_id=group, topics=topics), node)
-            return (
-                (got.error_code, got.error_message),
-                sorted(
-                    (t.topic_name, p.partition_index, p.error_code, p.error_message)
-                    for t in got.responses
-                    for p in t.partitions
-                ),
-            )
-
-        def delete(group_id: str, topics: list):
-            Topic = DeleteShareGroupOffsetsRequest.DeleteShareGroupOffsetsRequestTopic
-            request = DeleteShareGroupOffsetsRequest(
-                version=0, group_id=group_id, topics=[Topic(version=0, topic_name=t) for t in topics]
-            )
-            got = _send(client, request, _until(lambda: _coordinator(client, group_id), lambda n: n is not None))
-            return (
-                (got.error_code, (got.error_message or "").replace(group_id, "<group>") or None),
-                sorted((t.topic_name, t.error_code, t.error_message) for t in got.responses),
-            )
-
+        unknown = f"{group}-none"
         return {
-            "alter": alter({(topic, 0): 1, (topic, 7): 0, ("no-such-topic", 0): 0}),
-            "delete": delete(group, [topic]),
-            "delete again": delete(group, [topic, "no-such-topic"]),
-            "delete for an unknown group": delete(f"{group}-none", [topic]),
+            "alter": alter_offsets(client, node, group, {(topic, 0): 1, (topic, 7): 0, ("no-such-topic", 0): 0}),
+            "delete": delete_offsets(client, node, group, [topic]),
+            "delete again": delete_offsets(client, node, group, [topic, "no-such-topic"]),
+            "delete for an unknown group": delete_offsets(
+                client, _until(lambda: _coordinator(client, unknown), lambda n: n is not None), unknown, [topic]
+            ),
         }
     finally:
         client.close()
+
+
+def alter_offsets(client: KafkaAdminClient, node: int, group: str, offsets: dict) -> tuple:
+    """AlterShareGroupOffsets v0 of ``offsets`` ({(topic, partition): start offset}) at ``node``:
+    (group error code, message), then each partition's (topic, partition, code, message)."""
+    Topic = AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic
+    Partition = Topic.AlterShareGroupOffsetsRequestPartition
+    topics = [
+        Topic(version=0, topic_name=t, partitions=[Partition(version=0, partition_index=p, start_offset=o)])
+        for (t, p), o in offsets.items()
+    ]
+    got = _send(client, AlterShareGroupOffsetsRequest(version=0, group_id=group, topics=topics), node)
+    rows = (
+        (t.topic_name, p.partition_index, p.error_code, p.error_message) for t in got.responses for p in t.partitions
+    )
+    return (got.error_code, got.error_message), sorted(rows)
+
+
+def delete_offsets(client: KafkaAdminClient, node: int, group: str, topics: list) -> tuple:
+    """DeleteShareGroupOffsets v0 of ``topics`` at ``node``: (group error code, message - the
+    group's name in it as ``<group>``), then each topic's (topic, code, message)."""
+    Topic = DeleteShareGroupOffsetsRequest.DeleteShareGroupOffsetsRequestTopic
+    request = DeleteShareGroupOffsetsRequest(
+        version=0, group_id=group, topics=[Topic(version=0, topic_name=t) for t in topics]
+    )
+    got = _send(client, request, node)
+    message = None if got.error_message is None else got.error_message.replace(group, "<group>")
+    return (got.error_code, message), sorted((t.topic_name, t.error_code, t.error_message) for t in got.responses)
 
 
 def _consumed(servers: str, group: str, topic: str, count: int, timeout_s: float) -> list[int]:
