@@ -3,8 +3,9 @@ DeleteShareGroupOffsets at the group coordinator (KIP-932; Kafka 4.4.0's
 ``GroupMetadataManager.alterShareGroupOffsets`` and ``sharePartitionsEligibleForOffsetDeletion``,
 ``GroupCoordinatorShard.deleteShareGroupOffsets``).
 
-Both refuse a group with members (``NON_EMPTY_GROUP``): the share-partition leaders hold its
-records in memory. A group without members has none there - a leader drops a group's
+Both refuse another kind of group's name (``GROUP_ID_NOT_FOUND``, "Group <id> is not a share
+group.") and a group with members (``NON_EMPTY_GROUP``: the share-partition leaders hold what its
+members fetched in memory). A group without members has none there - a leader drops a group's
 share-partitions once its last share session ends (:meth:`~.share_partition.SharePartitionManager.share_fetch`)
 - so what is written here is what the next member's fetch reads.
 
@@ -85,12 +86,12 @@ def delete(coordinator, src: str, req: DeleteShareGroupOffsetsRequest) -> None:
     broker = coordinator.broker
     group = coordinator.groups.get(req.group)
     initialized = broker.groups.share_initialized.get(req.group)
+    if _refused(coordinator, group, src, req):
+        return
     if group is None and initialized is None:
         return broker.groups.respond(
             src, req, Errors.GroupIdNotFoundError, {"message": f"Group {req.group} not found."}
         )
-    if _refused(coordinator, group, src, req):
-        return
     results: dict = {}
     gone: list = []
     for topic in dict.fromkeys(req.topics):

@@ -12,13 +12,14 @@ from tests.wire.share_group_offsets_probes import MOVED_TO, RECORDS, raw_share_o
 
 _UNKNOWN = ("UnknownTopicOrPartitionException", "This server does not host this topic-partition.")
 _NOT_EMPTY = ("GroupNotEmptyException", "The group is not empty.")
+_NOT_SHARE = ("GroupIdNotFoundException", "Group <group> is not a share group.")
 
 
 def java_expected(topic: str) -> dict:
     """What :func:`share_offsets_answers` gives on ``topic``: an alter creates a group and its
     share state (the start offset listed at once); its next member starts there, as the leader
-    read the state again; a group with a member is refused; deleting forgets the state, and
-    needs the group."""
+    read the state again; a group with a member, or of another kind, is refused; deleting
+    forgets the state, and needs the group."""
     return {
         "alter a new group": None,
         "listed after it": {0: 0},
@@ -33,6 +34,8 @@ def java_expected(topic: str) -> dict:
         "delete again": {topic: ("UnknownTopicOrPartitionException", "There is no offset information to delete.")},
         "delete an unknown topic": {"no-such-topic": _UNKNOWN},
         "delete for an unknown group": {topic: ("GroupIdNotFoundException", "Group <group> not found.")},
+        "alter for a consumer group": _NOT_SHARE,
+        "delete for a consumer group": {topic: _NOT_SHARE},
         "alter while a member is in": _NOT_EMPTY,
         "delete while a member is in": {topic: _NOT_EMPTY},
     }

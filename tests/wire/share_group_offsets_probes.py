@@ -14,7 +14,7 @@ import time
 import uuid
 
 from confluent_kafka import Producer, ShareConsumer
-from kafka import KafkaAdminClient
+from kafka import KafkaAdminClient, KafkaConsumer
 
 from course_lib.java_client import JavaAdmin
 from course_lib.wire.apis.schemas import (
@@ -69,6 +69,9 @@ def share_offsets_answers(driver, servers: str, topic: str, timeout_s: float = 3
         out["delete again"] = delete(new)
         out["delete an unknown topic"] = delete(new, ["no-such-topic"])
         out["delete for an unknown group"] = delete(unknown)
+        classic = _consumer_group(servers, topic)
+        out["alter for a consumer group"] = alter(classic, 0)
+        out["delete for a consumer group"] = delete(classic)
         with _member(servers, busy, topic):
             out["alter while a member is in"] = alter(busy, 0)
             out["delete while a member is in"] = delete(busy)
@@ -139,6 +142,18 @@ def _consumed(servers: str, group: str, topic: str, count: int, timeout_s: float
     finally:
         consumer.close()
     return sorted(got)
+
+
+def _consumer_group(servers: str, topic: str) -> str:
+    """A (classic) consumer group that read a record of ``topic`` and committed, now empty."""
+    group = f"so-classic-{uuid.uuid4().hex[:8]}"
+    consumer = KafkaConsumer(topic, bootstrap_servers=servers, group_id=group, auto_offset_reset="earliest")
+    try:
+        _until(lambda: consumer.poll(200), bool)
+        consumer.commit()
+    finally:
+        consumer.close()
+    return group
 
 
 class _member:
