@@ -603,6 +603,23 @@ class ShareGroupDescribeRequest(GroupRequest):
     api: ClassVar[str] = "share_group_describe"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlterShareGroupOffsetsRequest(GroupRequest):
+    """AlterShareGroupOffsets (API 91): set the start offset of each ``(topic, partition, start
+    offset)`` of an empty share group (creating the group if it does not exist)."""
+
+    api: ClassVar[str] = "alter_share_group_offsets"
+    offsets: tuple
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeleteShareGroupOffsetsRequest(GroupRequest):
+    """DeleteShareGroupOffsets (API 92): forget an empty share group's state of ``topics``."""
+
+    api: ClassVar[str] = "delete_share_group_offsets"
+    topics: tuple
+
+
 @dataclass(frozen=True, slots=True)
 class ShareFetchRequest:
     """ShareFetch (API 78) for one partition: acknowledge ``acknowledgements`` (``(offset,
@@ -716,6 +733,30 @@ class WriteShareGroupStateRequest:
 
     def describe(self) -> str:
         return f"persist p{self.tp[1]} start {self.start_offset} x{len(self.updates)}"
+
+
+@dataclass(frozen=True, slots=True)
+class InitializeShareGroupStateRequest:
+    """Group coordinator -> share coordinator: (group, tp)'s state starts again at
+    ``start_offset``, with no record in flight (Kafka's InitializeShareGroupState, as
+    AlterShareGroupOffsets writes it)."""
+
+    corr: int
+    group: str
+    tp: TopicPartition
+    start_offset: int
+    kind: ClassVar[str] = "initialize_share_group_state"
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteShareGroupStateRequest:
+    """Group coordinator -> share coordinator: forget the state of ``group`` on ``tps``
+    (Kafka's DeleteShareGroupState, as DeleteShareGroupOffsets writes it)."""
+
+    corr: int
+    group: str
+    tps: tuple
+    kind: ClassVar[str] = "delete_share_group_state"
 
 
 @dataclass(frozen=True, slots=True)

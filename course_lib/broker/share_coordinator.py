@@ -28,6 +28,8 @@ from kafka import errors as Errors
 
 from .coordinator_log import CoordinatorLog
 from .protocol import (
+    DeleteShareGroupStateRequest,
+    InitializeShareGroupStateRequest,
     ReadShareGroupStateRequest,
     ReadShareGroupStateSummaryRequest,
     ShareGroupStateResponse,
@@ -53,6 +55,9 @@ class ShareCoordinator(CoordinatorLog):
 
     def apply(self, stored) -> None:
         for record in stored.batch.records:
+            if record.value is None:  # a tombstone: the group's state here is deleted
+                self.state.pop(record.key, None)
+                continue
             key, (epoch, start, updates) = record.key, record.value
             entry = self.state.setdefault(key, [epoch, start, {}])
             entry[0], entry[1] = max(entry[0], epoch), start
@@ -116,11 +121,26 @@ class ShareCoordinator(CoordinatorLog):
         entry = self.state.get(key)
         if entry is not None and req.leader_epoch < entry[0]:
             return self.broker.send(src, ShareGroupStateResponse(req.corr, Errors.FencedLeaderEpochError))
-        value = (req.leader_epoch, req.start_offset, req.updates)
+        self._write_answer(src, req.corr, [(key, (req.leader_epoch, req.start_offset, req.updates))])
+
+    # ---- requests from the group coordinator (AlterShareGroupOffsets, DeleteShareGroupOffsets) -----
+    def _initialize(self, src: str, req: InitializeShareGroupStateRequest) -> None:
+        """The state starts again at the given offset with nothing in flight: the old one's
+        tombstone, then a snapshot (``ShareCoordinatorShard.initializeState``). The leader epoch
+        seen stays, so a deposed leader is still fenced."""
+        key = (req.group, req.tp[0], req.tp[1])
+        epoch = self.state[key][0] if key in self.state else -1
+        self._write_answer(src, req.corr, [(key, None), (key, (epoch, req.start_offset, ()))])
+
+    def _delete(self, src: str, req: DeleteShareGroupStateRequest) -> None:
+        """The group's state of each partition goes: a tombstone each (``deleteState``)."""
+        self._write_answer(src, req.corr, [((req.group, t, p), None) for t, p in req.tps])
+
+    def _write_answer(self, src: str, corr: int, records: list) -> None:
         self.write(
-            [(key, value)],
+            records,
             lambda error: self.broker.send(
-                src, ShareGroupStateResponse(req.corr, error and Errors.CoordinatorNotAvailableError)
+                src, ShareGroupStateResponse(corr, error and Errors.CoordinatorNotAvailableError)
             ),
         )
 
@@ -129,4 +149,6 @@ class ShareCoordinator(CoordinatorLog):
         ReadShareGroupStateRequest: _read,
         ReadShareGroupStateSummaryRequest: _summary,
         WriteShareGroupStateRequest: _write,
+        InitializeShareGroupStateRequest: _initialize,
+        DeleteShareGroupStateRequest: _delete,
     }

@@ -40,8 +40,14 @@ from typing import Any, Callable, ClassVar
 from kafka import errors as Errors
 
 from .consumer_group import INITIAL_EPOCH
+from . import share_group_offsets
 from .session_sweep import SessionSweep
-from .protocol import ShareGroupDescribeRequest, ShareGroupHeartbeatRequest
+from .protocol import (
+    AlterShareGroupOffsetsRequest,
+    DeleteShareGroupOffsetsRequest,
+    ShareGroupDescribeRequest,
+    ShareGroupHeartbeatRequest,
+)
 
 
 @dataclass
@@ -102,8 +108,12 @@ class ShareGroupCoordinator(SessionSweep):
     def settings(self, group: str):
         return self.broker.shares.settings(group)
 
+    def group(self, name: str) -> ShareGroup:
+        """The share group of that name, created if new."""
+        return self.groups.setdefault(name, ShareGroup(name))
+
     def _heartbeat(self, src: str, req: ShareGroupHeartbeatRequest) -> None:
-        g = self.groups.setdefault(req.group, ShareGroup(req.group))
+        g = self.group(req.group)
         now = self.broker.sim.now
         member = g.members.get(req.member_id)
         if req.member_epoch == -1:
@@ -228,4 +238,6 @@ class ShareGroupCoordinator(SessionSweep):
     HANDLERS: ClassVar[dict[type, Callable[[Any, str, Any], None]]] = {
         ShareGroupHeartbeatRequest: _heartbeat,
         ShareGroupDescribeRequest: _describe,
+        AlterShareGroupOffsetsRequest: share_group_offsets.alter,
+        DeleteShareGroupOffsetsRequest: share_group_offsets.delete,
     }

@@ -574,6 +574,17 @@ class SharePartitionManager:
                 if g == group and sp.current and sp.ready:
                     sp.release_member(member, "released_on_disconnect")
 
+    def _forget_group(self, group: str) -> None:
+        """The group's share sessions here all ended since its share-partitions were made: they
+        leave the cache, and the next fetch reads the state again from the share coordinator
+        (Kafka's ``ShareGroupListener.onGroupEmpty``). So a leader hands out from where an
+        AlterShareGroupOffsets or DeleteShareGroupOffsets - which only an empty group accepts -
+        left the group. One still settling what its members held stays until it is done."""
+        for key, sp in sorted(self.partitions.items()):
+            idle = sp.ready and not sp.waiting and not sp._writing and not sp._writes
+            if key[0] == group and idle and all(r.state != ACQUIRED for r in sp.records.values()):
+                del self.partitions[key]
+
     def _unpark(self, whose: Callable[[str, Any], bool]) -> list:
         """Take the parked ShareFetches ``whose(src, request)`` picks out of the purgatory, so they
         acquire nothing more; returns them."""
@@ -632,6 +643,8 @@ class SharePartitionManager:
             self.dispatch(src, req)
 
     def share_fetch(self, src: str, req: ShareFetchRequest) -> None:
+        if not any(g == req.group for carried in self.sessions.values() for g, _ in carried):
+            self._forget_group(req.group)
         self.sessions.setdefault(src, set()).add((req.group, req.member_id))
         if self.broker.options.share_version < 1:  # share groups not enabled (``share.version`` 0)
             return self.broker.send(src, ShareFetchResponse(req.corr, req.tp, Errors.UnsupportedVersionError))

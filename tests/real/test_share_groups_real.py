@@ -212,3 +212,16 @@ def test_java_renews_a_lock_on_kafka(driver, cluster, client, renew):
     from course_lib.experiments import share_renew
 
     assert share_renew.client_run(cluster, renew=renew, wire=False, client=client) == share_renew.EXPECTED[renew]
+
+
+@pytest.mark.timeout(120)
+def test_java_admin_alters_and_deletes_share_group_offsets_on_kafka(driver, cluster):
+    """Admin.alterShareGroupOffsets / deleteShareGroupOffsets and their raw requests on Kafka; the
+    wire cluster gives the same (tests/java_client/test_share_group_offsets_wire.py)."""
+    from tests.java_client.test_share_group_offsets_wire import java_expected, raw_expected
+    from tests.wire.share_group_offsets_probes import raw_share_offsets_answers, share_offsets_answers
+
+    topic = cluster.create_topic(f"share-offsets-{uuid.uuid4().hex[:8]}", partitions=1)
+    assert share_offsets_answers(driver, cluster.bootstrap_servers, topic) == java_expected(topic)
+    raw = cluster.create_topic(f"share-offsets-raw-{uuid.uuid4().hex[:8]}", partitions=1)
+    assert raw_share_offsets_answers(cluster.bootstrap_servers, raw) == raw_expected(raw)

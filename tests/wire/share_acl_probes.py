@@ -25,6 +25,7 @@ from course_lib.wire.apis.schemas import (
 )
 
 from .acl_probes import ADMIN, _allow, _everywhere, _failed
+from .share_group_offsets_probes import alter_offsets, delete_offsets
 
 P = "sh-"
 GROUP, TOPIC, OTHER = f"{P}g", f"{P}t", f"{P}other"
@@ -228,11 +229,19 @@ def acl_shares(bootstrap: str, login, java_admin=None) -> dict:
             "ann describes all offsets": _offsets(ann, coordinator, None),
             "ann describes both topics' offsets": _offsets(ann, coordinator, [TOPIC, OTHER]),
             "bob describes offsets": _offsets(bob, coordinator, None),
+            # AlterShareGroupOffsets: READ on the group, then on each topic; DeleteShareGroupOffsets:
+            # DELETE on the group. A group with members is refused whole.
+            "bob alters offsets": alter_offsets(bob, coordinator, GROUP, {(TOPIC, 0): 0}),
+            "ann alters offsets of a group with members": alter_offsets(
+                ann, coordinator, GROUP, {(TOPIC, 0): 0, (OTHER, 0): 0}
+            ),
+            "ann deletes offsets": delete_offsets(ann, coordinator, GROUP, [TOPIC]),
         }
         if java_admin is not None:
             out["java"] = {user: _java_offsets(java_admin, user) for user in ("ann", "bob")}
         _heartbeat(admin, coordinator, owner, -1, None)
         _heartbeat(ann, coordinator, member, -1, None)
+        out["ann alters offsets once all left"] = alter_offsets(ann, coordinator, GROUP, {(TOPIC, 0): 0, (OTHER, 0): 0})
         removed = admin.delete_acls(grants)
         out["removed"] = sum(len(acls) for _f, acls, _err in removed)
         _everywhere(admin, mine)

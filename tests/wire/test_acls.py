@@ -203,6 +203,15 @@ SHARES = {
     "ann describes all offsets": (0, None, [("sh-t", 0)]),
     "ann describes both topics' offsets": (0, None, [_OFFSETS_REFUSED, ("sh-t", 0)]),
     "bob describes offsets": (30, None, []),
+    # AlterShareGroupOffsets: READ on the group, then on each topic; DeleteShareGroupOffsets:
+    # DELETE on the group (ann may only READ it). A group refused, or with members: that alone
+    "bob alters offsets": ((30, "Group authorization failed."), []),
+    "ann alters offsets of a group with members": ((68, "The group is not empty."), []),
+    "ann deletes offsets": ((30, "Group authorization failed."), []),
+    "ann alters offsets once all left": (
+        (0, None),
+        [("sh-other", 0, 29, "Topic authorization failed."), ("sh-t", 0, 0, None)],
+    ),
     # Java's Admin.listShareGroupOffsets (bob: FindCoordinator refuses him first)
     "java": {"ann": ["sh-t"], "bob": "GroupAuthorizationException"},
     "removed": 2,

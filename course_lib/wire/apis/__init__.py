@@ -18,7 +18,8 @@ models (``ClusterOptions.kafka_version``, the lab's unless told; ``ClusterOption
 
 Every answer's error codes are those its request version knows (:mod:`course_lib.wire.version_errors`,
 applied in ``common._reply``). Share groups (KIP-932: ShareGroupHeartbeat, ShareGroupDescribe,
-ShareFetch, ShareAcknowledge, DescribeShareGroupOffsets; :mod:`.share_groups`, :mod:`.share_fetch`,
+ShareFetch, ShareAcknowledge, DescribeShareGroupOffsets, AlterShareGroupOffsets,
+DeleteShareGroupOffsets; :mod:`.share_groups`, :mod:`.share_fetch`,
 :mod:`.share_group_offsets`) are the simulator's share group coordinator, share-partitions and
 share coordinator; the wire keeps only the share sessions. The admin APIs librdkafka's and Java's admin clients call
 (CreatePartitions, DeleteRecords, DeleteGroups, IncrementalAlterConfigs, DescribeCluster) are
@@ -64,7 +65,11 @@ from .partition_reassignments import alter_partition_reassignments, list_partiti
 from .produce import produce
 from .sasl import sasl_authenticate, sasl_handshake
 from .share_fetch import ShareSessions, share_acknowledge, share_fetch
-from .share_group_offsets import describe_share_group_offsets
+from .share_group_offsets import (
+    alter_share_group_offsets,
+    delete_share_group_offsets,
+    describe_share_group_offsets,
+)
 from .share_groups import share_group_describe, share_group_heartbeat
 from .transaction_states import describe_transactions, list_transactions
 from .transactions import add_offsets_to_txn, add_partitions_to_txn, end_txn, init_producer_id, txn_offset_commit
@@ -132,6 +137,8 @@ HANDLERS = {
     ApiKey.ShareFetch: share_fetch,
     ApiKey.ShareAcknowledge: share_acknowledge,
     ApiKey.DescribeShareGroupOffsets: describe_share_group_offsets,
+    ApiKey.AlterShareGroupOffsets: alter_share_group_offsets,
+    ApiKey.DeleteShareGroupOffsets: delete_share_group_offsets,
     ApiKey.DescribeTransactions: describe_transactions,
     ApiKey.ListTransactions: list_transactions,
 }

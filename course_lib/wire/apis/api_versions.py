@@ -50,9 +50,11 @@ from kafka.protocol.producer import (
 from kafka.protocol.sasl import SaslAuthenticateRequest, SaslHandshakeRequest
 
 from .schemas import (
+    AlterShareGroupOffsetsRequest,
     ApiVersionsRequest,
     ConsumerGroupDescribeRequest,
     ConsumerGroupHeartbeatRequest,
+    DeleteShareGroupOffsetsRequest,
     ShareAcknowledgeRequest,
     ShareFetchRequest,
     DescribeShareGroupOffsetsRequest,
@@ -121,6 +123,9 @@ _VERSIONS = {
     ShareGroupHeartbeatRequest: (1, 1),
     ShareGroupDescribeRequest: (1, 1),
     DescribeShareGroupOffsetsRequest: (0, 1),
+    # Kafka 4.4.0's only versions (course_lib.wire.apis.share_group_offsets)
+    AlterShareGroupOffsetsRequest: (0, 0),
+    DeleteShareGroupOffsetsRequest: (0, 0),
     ShareFetchRequest: (1, 2),
     ShareAcknowledgeRequest: (1, 2),
 }

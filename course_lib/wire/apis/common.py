@@ -8,6 +8,7 @@ import uuid
 from kafka import errors as Errors
 
 from ...broker.group_coordinator import OFFSETS_TOPIC
+from ...broker.topic_requests import UNKNOWN_TOPIC_MESSAGE
 from ...broker.txn_coordinator import TXN_TOPIC
 from ..version_errors import downgrade_codes
 
@@ -51,6 +52,8 @@ KAFKA_MESSAGES = {
     Errors.CoordinatorNotAvailableError: "The coordinator is not available.",
     Errors.NotCoordinatorError: "This is not the correct coordinator.",
     Errors.CoordinatorLoadInProgressError: "The coordinator is loading and hence can't process requests.",
+    Errors.UnknownTopicOrPartitionError: UNKNOWN_TOPIC_MESSAGE,
+    Errors.NonEmptyGroupError: "The group is not empty.",
 }
 
 

@@ -6,8 +6,9 @@ ShareGroupHeartbeat (76), ShareGroupDescribe (77), ShareFetch (78), ShareAcknowl
 DescribeShareGroupOffsets (90), as
 Kafka 4.3.1 speaks them (flexible versions throughout; the share APIs' versions and fields are
 those of the 4.3.1 client jar's ``*Data.SCHEMAS``). Data, not code; tests/wire/test_consumer_group_protocol.py round-trips them.
-And Kafka 4.4.0's ApiVersionsRequest (v5 adds ClusterId and NodeId, KIP-1242; kafka-python 3.0.12
-stops at v4), copied from kafka-clients-4.4.0.jar's ``common/message/``. Its response has no
+And, copied from kafka-clients-4.4.0.jar's ``common/message/``: Kafka 4.4.0's
+AlterShareGroupOffsets (91) and DeleteShareGroupOffsets (92), and its ApiVersionsRequest (v5
+adds ClusterId and NodeId, KIP-1242; kafka-python 3.0.12 stops at v4), whose response has no
 class here: v5's body is v4's, and a response class would replace kafka-python's own in its
 process-wide response registry.
 """
@@ -81,7 +82,27 @@ class ShareAcknowledgeResponse(ApiMessage, load_json=_HERE):  # type: ignore[cal
     pass
 
 
+class AlterShareGroupOffsetsRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]  # kafka-python's metaclass reads it
+    pass
+
+
+class AlterShareGroupOffsetsResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]  # kafka-python's metaclass reads it
+    pass
+
+
+class DeleteShareGroupOffsetsRequest(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]  # kafka-python's metaclass reads it
+    pass
+
+
+class DeleteShareGroupOffsetsResponse(ApiMessage, load_json=_HERE):  # type: ignore[call-arg]  # kafka-python's metaclass reads it
+    pass
+
+
 __all__ = [
+    "AlterShareGroupOffsetsRequest",
+    "AlterShareGroupOffsetsResponse",
+    "DeleteShareGroupOffsetsRequest",
+    "DeleteShareGroupOffsetsResponse",
     "ApiVersionsRequest",
     "ConsumerGroupDescribeRequest",
     "ConsumerGroupDescribeResponse",
