@@ -23,6 +23,7 @@ _EXPORTS = {
     "KafkaProxy": "proxy",
 }
 
+
 def __getattr__(name):
     if name in _EXPORTS:
         import importlib
