@@ -30,6 +30,7 @@ class GroupOffsets(Requests):
     def _fetch_committed(self, wanted):
         self._fetching_committed = True
         early = self._looking_up_early()
+        asked = {tp: self._partitions.get(tp) for tp in wanted}
 
         def fetched(error, result):
             self._fetching_committed = False
@@ -37,6 +38,8 @@ class GroupOffsets(Requests):
                 return self._later(self._advance)
             for tp, offset in result.items():
                 state = self._partitions.get(tp)
+                if state is not asked.get(tp):
+                    continue  # assigned again, or a commit since made the answer stale: asked again
                 # a position set meanwhile (seek) or awaiting a seek_to_beginning/_end is not missing:
                 # kafka-python applies committed offsets only to partitions without either
                 if state is None or state.position is not None or state.reset_to is not None:

@@ -34,6 +34,7 @@ from typing import Any
 from kafka import KafkaConsumer as RealConsumer
 from kafka import KafkaProducer as RealProducer
 from kafka import TopicPartition
+from kafka.structs import OffsetAndMetadata
 
 from ..broker import Cluster
 from ..broker.txn_coordinator import markers_written
@@ -53,6 +54,35 @@ CONSUMER_CALLS = (
     "committed_p0",
     "end_offsets",
     "seek_to_end",
+)
+
+#: the rest of kafka-python's public consumer API (all but metrics() and bootstrap*(), which
+#: measure the client, not the cluster), put anywhere in a sequence - before its assign() too -
+#: from a random of each seed's own (:meth:`ConsumerDifferential.calls`), so the calls the menu
+#: above drew stay as they were (issue 38)
+CONSUMER_EXTRAS = (
+    "subscribe",
+    "unsubscribe",
+    "assignment",
+    "subscription",
+    "pause_p0",
+    "resume_p0",
+    "paused",
+    "seek_p1_1",
+    "seek_to_beginning_p0",
+    "seek_to_end_p1",
+    "position_p1",
+    "highwater_p0",
+    "commit_p0_3",
+    "commit_async",
+    "committed_p1_metadata",
+    "beginning_offsets",
+    "offsets_for_times",
+    "topics",
+    "partitions_for_topic",
+    "group_metadata",
+    "close_0",
+    "close_5",
 )
 
 #: (call, simulator outcome, kafka-python outcome) -> why they differ. Empty: the four differences
@@ -207,6 +237,14 @@ TXN_FAULTS = ("crash_leader", "lose_ack", "lose_next_request")
 #: 3.0.12 and leaves the producer open (the final close(timeout=5) then finishes it)
 CLOSES = ("close_0", "close_5")
 PRODUCER_CALLS = TRANSACTIONAL_CALLS  # the name tests and notebooks knew
+#: the rest of kafka-python's public producer API (all but metrics(), which measures the client),
+#: a close with calls after it, and a fault: put anywhere in a sequence, any configuration, from a
+#: random of each seed's own (:func:`_anywhere`) so the calls the menus above drew stay as they
+#: were (issue 38). The fault is one of the configuration's own (:data:`FAULTS`, or
+#: :data:`TXN_FAULTS` for a transactional producer), and a sequence keeps at most one.
+PRODUCER_EXTRAS = ("partitions_for", "bootstrap_connected", "send_offsets_to_transaction", *CLOSES, "fault")
+#: the share of seeds whose sequence gets extras (:data:`PRODUCER_EXTRAS`, :data:`CONSUMER_EXTRAS`)
+EXTRAS_SHARE = 0.5
 #: options of both clusters: a crashed leader is replaced within about a second and a paused
 #: follower leaves the ISR after one, so faults cost the wall-clock run little
 FAULT_OPTIONS: dict[str, Any] = {
@@ -377,6 +415,17 @@ class ProducerRun:
             def action():
                 producer.close(timeout=0 if name == "close_0" else 5)
 
+        elif name == "send_offsets_to_transaction":
+            # the offset this application consumed so far: as many as it sent (a group per topic)
+            offsets = {TopicPartition(self.topic, 0): OffsetAndMetadata(len(self.futures), "", -1)}
+
+            def action():
+                producer.send_offsets_to_transaction(offsets, f"g-{self.topic}")
+
+        elif name in ("partitions_for", "bootstrap_connected"):  # answers: their values compared
+            args = (self.topic,) if name == "partitions_for" else ()
+            self.outcomes.append(_outcome(lambda: getattr(producer, name)(*args)))
+            return
         else:
             action = getattr(producer, name)
         self.outcomes.append(_outcome(action, compare_value=False))
@@ -408,6 +457,29 @@ def transactions_settled(cluster: Cluster, topic: str) -> bool:
         return False
     leader = cluster._leader_replica(topic, 0)
     return leader.log.hw == leader.log.leo
+
+
+def _anywhere(seed: int, calls: list[str], extras: tuple[str, ...], faults: tuple[str, ...] = ()) -> list[str]:
+    """``calls`` with one to four of ``extras`` put anywhere (before the first call, between any
+    two, after the last), for :data:`EXTRAS_SHARE` of the seeds; "fault" becomes one of
+    ``faults``, unless the sequence has one already. Drawn from a random of the seed's own, so
+    ``calls`` (drawn from the seed's first one) are the same calls as before extras existed.
+
+    >>> _anywhere(2, ["send", "flush"], ("close_0",))
+    ['send', 'close_0', 'flush']
+    """
+    rng = random.Random(f"{seed}:anywhere")
+    if rng.random() >= EXTRAS_SHARE:
+        return calls
+    calls = list(calls)
+    for _ in range(rng.randint(1, 4)):
+        extra = rng.choice(extras)
+        if extra == "fault":
+            if not faults or any(c in faults for c in calls):
+                continue
+            extra = rng.choice(faults)
+        calls.insert(rng.randrange(len(calls) + 1), extra)
+    return calls
 
 
 def _faulted_transactions(rng: random.Random) -> list[str]:
@@ -483,8 +555,9 @@ class ProducerDifferential:
         self.wire = wire
 
     @staticmethod
-    def calls(seed: int) -> tuple[str, ...]:
-        """``("config:<name>", call, ...)``: the configuration, then the calls."""
+    def calls(seed: int, anywhere: bool = True) -> tuple[str, ...]:
+        """``("config:<name>", call, ...)``: the configuration, then the calls (without
+        ``anywhere``: without :data:`PRODUCER_EXTRAS`, the sequence as drawn before them)."""
         rng = random.Random(seed)
         config = rng.choice(sorted(PRODUCER_CONFIGS))
         transactional = config.startswith("transactional")
@@ -499,6 +572,8 @@ class ProducerDifferential:
                 calls.insert(rng.randrange(len(calls) + 1), rng.choice(FAULTS))
         if rng.random() < 0.2:
             calls.append(rng.choice(CLOSES))
+        if anywhere:
+            calls = _anywhere(seed, calls, PRODUCER_EXTRAS, TXN_FAULTS if transactional else FAULTS)
         return (f"config:{config}", *calls)
 
     @staticmethod
@@ -539,7 +614,7 @@ class ProducerDifferential:
         # earlier seeds' crashes, it is so where on the fresh simulated cluster it is not. So
         # such a sequence gets a wire cluster of its own, seeded as the simulated one: the same
         # leaders, the same coordinator (a start costs well under a second).
-        own = labelled[0] == "config:transactional" and any(c in TXN_FAULTS for c in calls)
+        own = labelled[0].startswith("config:transactional") and any(c in TXN_FAULTS for c in calls)
         wire = WireCluster(brokers=3, seed=seed, **FAULT_OPTIONS).start() if own else self.wire
         try:
             wire.create_topic(topic, min_insync_replicas=2)
@@ -614,7 +689,12 @@ def _read(consumer, end: int) -> list:
     while True:
         batch = [r for records in consumer.poll(200).values() for r in records]
         got += [(r.partition, r.offset, r.value) for r in batch]
-        if all(consumer.position(tp) >= end for tp in consumer.assignment()) or time.monotonic() > deadline:
+        # a subscribed consumer's assignment comes with its join (in some poll); a paused
+        # partition gives nothing
+        assigned = consumer.assignment()
+        joined = bool(assigned) or consumer.subscription() is None
+        fetchable = assigned - consumer.paused()
+        if joined and all(consumer.position(tp) >= end for tp in fetchable) or time.monotonic() > deadline:
             return sorted(got)
 
 
@@ -634,7 +714,39 @@ def _consumer_actions(topic: str, end: int) -> dict:
         "end_offsets": lambda c: dict(sorted((tp.partition, o) for tp, o in c.end_offsets([p0, p1]).items())),
         "close_0": lambda c: c.close(timeout_ms=0),
         "close_5": lambda c: c.close(timeout_ms=5000),
+        # CONSUMER_EXTRAS: the answers as sorted values; none compares what differs by design
+        # (member ids, timestamps, other seeds' topics)
+        "subscribe": lambda c: c.subscribe([topic]),
+        "unsubscribe": lambda c: c.unsubscribe(),
+        "assignment": lambda c: sorted(c.assignment()),
+        "subscription": lambda c: c.subscription() and sorted(c.subscription()),
+        "pause_p0": lambda c: c.pause(p0),
+        "resume_p0": lambda c: c.resume(p0),
+        "paused": lambda c: sorted(c.paused()),
+        "seek_p1_1": lambda c: c.seek(p1, 1),
+        "seek_to_beginning_p0": lambda c: c.seek_to_beginning(p0),
+        "seek_to_end_p1": lambda c: c.seek_to_end(p1),
+        "position_p1": lambda c: c.position(p1),
+        "highwater_p0": lambda c: c.highwater(p0),
+        "commit_p0_3": lambda c: c.commit({p0: OffsetAndMetadata(3, "", -1)}),
+        "commit_async": lambda c: c.commit_async() and None,
+        "committed_p1_metadata": lambda c: c.committed(p1, metadata=True),
+        "beginning_offsets": lambda c: sorted((tp.partition, o) for tp, o in c.beginning_offsets([p0, p1]).items()),
+        # the first record at or after time 0 (its timestamp is each cluster's clock: left out),
+        # and none after the far future
+        "offsets_for_times": lambda c: sorted(
+            (tp.partition, found and found.offset) for tp, found in c.offsets_for_times({p0: 0, p1: 2**62}).items()
+        ),
+        "topics": lambda c: sorted(c.topics() & {"t", TXN_TOPIC}),
+        "partitions_for_topic": lambda c: c.partitions_for_topic(topic),
+        "group_metadata": lambda c: _membership(c.group_metadata()),
     }
+
+
+def _membership(metadata) -> tuple:
+    """What a consumer's group_metadata() says of its membership, without its member id (each
+    cluster's own name): its group, generation, whether it has a member id."""
+    return (metadata.group_id, metadata.generation_id, bool(metadata.member_id))
 
 
 class ConsumerDifferential:
@@ -670,13 +782,15 @@ class ConsumerDifferential:
         _write_transactions(sim_transactional, simulated, TXN_TOPIC)
 
     @staticmethod
-    def calls(seed: int) -> tuple[str, ...]:
+    def calls(seed: int, anywhere: bool = True) -> tuple[str, ...]:
+        """The seed's calls (without ``anywhere``: without :data:`CONSUMER_EXTRAS`, the sequence as
+        drawn before them)."""
         rng = random.Random(seed)
         first = "assign_both" if rng.random() < 0.5 else "assign_p0"
         calls = [first, *(rng.choice(CONSUMER_CALLS) for _ in range(rng.randint(2, 7)))]
         if rng.random() < 0.3:  # drawn last: the sequences before it are the same
             calls.insert(rng.randrange(1, len(calls) + 1), rng.choice(CONSUMER_CLOSES))
-        return tuple(calls)
+        return tuple(_anywhere(seed, calls, CONSUMER_EXTRAS) if anywhere else calls)
 
     @staticmethod
     def reads(seed: int) -> tuple[str, str]:

@@ -7,6 +7,8 @@ import os
 
 import pytest
 from kafka import TopicPartition
+from kafka.consumer.subscription_state import ConsumerRebalanceListener
+from kafka.structs import OffsetAndMetadata
 
 from course_lib.experiments import differential
 from course_lib.experiments.differential import ConsumerDifferential
@@ -79,3 +81,97 @@ def test_a_closed_consumer_looks_up_missing_positions_over_its_closed_network(ru
         closed(lambda c: c.seek(differential.P0, 2)).position(differential.P0)  # P1's is missing
     both = closed(lambda c: c.seek(differential.P0, 2), lambda c: c.seek(differential.P1, 1))
     assert both.position(differential.P0) == 2
+
+
+def test_the_sequences_draw_every_public_consumer_call_anywhere():
+    """Issue 38: the rest of kafka-python's consumer API (CONSUMER_EXTRAS) is drawn too, before
+    the first assign() as well as after a close(), from a random of the seed's own: the calls the
+    first menu drew stay as they were."""
+    drawn = [ConsumerDifferential.calls(seed) for seed in range(SEQUENCES)]
+    assert set(differential.CONSUMER_EXTRAS) <= {c for calls in drawn for c in calls}
+    assert any(calls[0] in differential.CONSUMER_EXTRAS for calls in drawn)
+    for seed in range(SEQUENCES):
+        extended = iter(ConsumerDifferential.calls(seed))
+        assert all(c in extended for c in ConsumerDifferential.calls(seed, anywhere=False))  # a subsequence
+    before = ("assign_both", "close_5", "seek_p0_2", "read", "end_offsets", "commit", "seek_to_end", "end_offsets")
+    assert ConsumerDifferential.calls(3, anywhere=False) == before  # as main drew it
+
+
+def _simulated(runner, topic="t", **config):
+    from course_lib.clients import KafkaConsumer
+
+    config = {"group_id": "pinned", "enable_auto_commit": False, "auto_offset_reset": "earliest", **config}
+    return KafkaConsumer(bootstrap_servers=runner.cluster, **config)
+
+
+def test_a_closed_consumer_answers_what_it_knows_and_raises_for_what_needs_its_network(runner):
+    """Found by the any-order sequences (seeds 3, 39, 44, 201): after close(), kafka-python's
+    partitions_for_topic() of a topic its metadata lacks, commit_async(), unsubscribe() and an
+    assign() of a topic it did not track all run its stopped network loop: RuntimeError
+    (KafkaConsumer.partitions_for_topic, ConsumerCoordinator.commit_offsets_async,
+    BaseCoordinator.maybe_leave_group, ClusterMetadata.set_topics); the simulator answered."""
+    assert [runner.run(seed) for seed in (3, 39, 44, 201)] == [[], [], [], []]
+    consumer = _simulated(runner)
+    consumer.close()
+    for call in (
+        lambda: consumer.partitions_for_topic("t"),
+        consumer.commit_async,
+        consumer.unsubscribe,
+        lambda: consumer.assign([differential.P0]),
+    ):
+        with pytest.raises(RuntimeError, match="closed"):
+            call()
+    assert consumer.assignment() == {differential.P0}  # assign() raised after assigning
+    consumer.assign([differential.P0, differential.P1])  # a topic it tracks: no network needed
+
+
+def test_close_revokes_a_subscribed_consumers_partitions(runner):
+    """Found by seed 21 (subscribe, read, close, seek_to_beginning): kafka-python's close() revokes
+    a subscribed consumer's partitions and empties its assignment before it leaves the group
+    (ConsumerCoordinator._on_close_prepare_async): seek_to_beginning() then raises ValueError."""
+    assert runner.run(21) == []
+    consumer, heard = _simulated(runner, group_id="pinned-close"), []
+
+    class Listener(ConsumerRebalanceListener):
+        def on_partitions_revoked(self, revoked):
+            heard.append(("revoked", sorted(revoked)))
+
+        def on_partitions_assigned(self, assigned):
+            heard.append(("assigned", sorted(assigned)))
+
+    consumer.subscribe(["t"], listener=Listener())
+    while not consumer.assignment():
+        consumer.poll(100)
+    consumer.close()
+    assert consumer.assignment() == set()
+    assert heard[-1] == ("revoked", [differential.P0, differential.P1])
+    with pytest.raises(ValueError):
+        consumer.seek_to_beginning()
+
+
+def test_an_offset_committed_before_the_first_poll_is_where_it_reads(runner):
+    """Found by seeds 174 and 240 (assign, commit offset 3, read): kafka-python looks a position
+    up only in poll() or position(), so it starts at the offset just committed; the simulator's
+    lookup went before the commit (``_Partition.early``) and read from 0."""
+    assert runner.run(174) == [] and runner.run(240) == []
+    consumer = _simulated(runner, group_id="pinned-early")
+    consumer.assign([differential.P0])
+    consumer.commit({differential.P0: OffsetAndMetadata(3, "", -1)})
+    assert consumer.position(differential.P0) == 3
+    consumer.close()
+
+
+def test_a_subscribed_consumer_joins_only_inside_poll(runner):
+    """Found by seed 173 (subscribe, committed(), end_offsets(), seek_to_end(p1)): kafka-python
+    3.0.12 joins its group only in poll() (ConsumerCoordinator.poll -> ensure_active_group; its
+    IO thread only heartbeats), so before a poll nothing is assigned and seek_to_end(p1) raises
+    ValueError; the simulator's first join went on in the background of any blocking call."""
+    assert runner.run(173) == []
+    consumer = _simulated(runner, group_id="pinned-join")
+    consumer.subscribe(["t"])
+    consumer.committed(differential.P0)  # runs the simulated clock: no join
+    assert consumer.assignment() == set()
+    while not consumer.assignment():
+        consumer.poll(100)
+    assert consumer.assignment() == {differential.P0, differential.P1}
+    consumer.close()
