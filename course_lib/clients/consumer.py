@@ -30,7 +30,7 @@
   the membership strategy once (:mod:`.group_membership`); the rest of the consumer is the same.
 
 - The rest of kafka-python's API, with its exception classes in its order: ``pause``/``resume``/
-  ``paused``, ``highwater`` (from the last fetch; None before one), ``seek_to_beginning``/
+  ``paused``, ``highwater`` (from the last fetch a poll took in; None before), ``seek_to_beginning``/
   ``seek_to_end`` (looked up inside the next ``poll()`` or ``position()``, as an
   ``auto_offset_reset`` is), pattern subscriptions, ``unsubscribe`` (leaves the group), and the
   offset lookups of :mod:`.offset_lookup`. tests/real/test_consumer_api_differential.py
@@ -94,6 +94,9 @@ class KafkaConsumer(GroupOffsets, Fetching, OffsetLookup):
         self._joining = False
         self._needs_join = False
         self._fetching_committed = False
+        # tp -> the state a commit made before its position was looked up: an answer to an
+        # earlier lookup is not for it (_committed_before_looked_up)
+        self._looked_up_again: dict[tuple, _Partition] = {}
         self._metadata_corr = None
         self._heartbeat_gen = 0
         self._listener = None
@@ -282,14 +285,21 @@ class KafkaConsumer(GroupOffsets, Fetching, OffsetLookup):
         self._positions_looked_up()  # kafka-python's position() updates every partition's
         try:
             self._advance()
-            self._wait(lambda: state.position is not None, timeout_ms or self.config["request_timeout_ms"])
+            # kafka-python's position() waits for its whole lookup (KafkaConsumer.position: the
+            # committed offsets, then the reset task of every partition awaiting one), not the
+            # asked partition's alone: a commit() next commits them all (found by the
+            # differential, seed 107)
+            self._wait(
+                lambda: all(s.position is not None for s in self._partitions.values()),
+                timeout_ms or self.config["request_timeout_ms"],
+            )
         finally:
             self._in_position = False
         return state.position
 
     def highwater(self, partition):
-        """The high watermark the last fetch of ``partition`` brought back; None before any fetch
-        (and while it is paused: nothing is fetched)."""
+        """The high watermark of the last fetch answer of ``partition`` a poll() took in; None before
+        one (and while it is paused: nothing is fetched)."""
         _check_tp(partition)
         state = self._partitions.get(partition)
         if state is None:
@@ -386,7 +396,7 @@ class KafkaConsumer(GroupOffsets, Fetching, OffsetLookup):
             if state is not None and state.reset_to is None and (state.early or state.position is None):
                 # a new state: answers still on their way to the old one (the committed offset
                 # looked up before this commit, the reset after it) land there, unseen
-                fresh = self._partitions[tp] = _Partition()
+                fresh = self._partitions[tp] = self._looked_up_again[tp] = _Partition()
                 fresh.paused = state.paused
         self._advance()
 
@@ -528,7 +538,7 @@ class KafkaConsumer(GroupOffsets, Fetching, OffsetLookup):
         if self._group is not None and self._needs_join and self._subscription:
             # the first join may finish in the background; a member that left the group (poll
             # timeout) waits for the application's next poll(), as kafka-python's does
-            if not self._joining and from_poll:
+            if not self._joining and (from_poll or (self._generation < 0 and not self._left_group)):
                 self._membership.join()
             return
         unchecked = []

@@ -161,17 +161,47 @@ def test_an_offset_committed_before_the_first_poll_is_where_it_reads(runner):
     consumer.close()
 
 
-def test_a_subscribed_consumer_joins_only_inside_poll(runner):
+def test_a_difference_after_subscribe_before_a_poll_is_known_as_the_background_join(runner):
     """Found by seed 173 (subscribe, committed(), end_offsets(), seek_to_end(p1)): kafka-python
-    3.0.12 joins its group only in poll() (ConsumerCoordinator.poll -> ensure_active_group; its
-    IO thread only heartbeats), so before a poll nothing is assigned and seek_to_end(p1) raises
-    ValueError; the simulator's first join went on in the background of any blocking call."""
-    assert runner.run(173) == []
-    consumer = _simulated(runner, group_id="pinned-join")
-    consumer.subscribe(["t"])
-    consumer.committed(differential.P0)  # runs the simulated clock: no join
-    assert consumer.assignment() == set()
-    while not consumer.assignment():
-        consumer.poll(100)
-    assert consumer.assignment() == {differential.P0, differential.P1}
+    3.0.12 joins its group only in poll(), so seek_to_end(p1) raises ValueError (unassigned); the
+    simulator's first join went on in the background of committed(). Known (KNOWN_BACKGROUND_JOIN):
+    only until the next poll."""
+    (found,) = runner.run(173)
+    assert (found.call, found.simulated, found.real) == ("seek_to_end_p1", "ok", "ValueError") and found.known
+    calls = ("tx read_committed", "subscribe", "committed_p0", "seek_to_end_p1")
+    difference = differential.Difference("consumer", 1, calls, "seek_to_end_p1", "ok", "ValueError", at=3)
+    assert difference.known
+    polled = ("tx read_committed", "subscribe", "read", "seek_to_end_p1")
+    assert not differential.Difference("consumer", 1, polled, "seek_to_end_p1", "ok", "ValueError", at=3).known
+
+
+def test_highwater_is_known_once_a_poll_took_a_fetch_in(runner):
+    """Found by seed 378 (assign, seek, position, ... highwater(p0), never a poll): kafka-python
+    sets a partition's highwater when poll() parses a fetch answer (Fetcher._parse_fetched_data):
+    None before any poll. The simulator fetches as soon as a position is known and showed the
+    answer's high watermark at once."""
+    assert runner.run(378) == []
+    consumer = _simulated(runner, group_id="pinned-highwater")
+    consumer.assign([differential.P0])
+    consumer.seek(differential.P0, 2)
+    consumer.committed(differential.P0)  # runs the simulated clock: a fetch is answered
+    assert consumer.highwater(differential.P0) is None
+    consumer.poll(1000)
+    assert consumer.highwater(differential.P0) == differential.RECORDS
+    consumer.close()
+
+
+def test_position_waits_for_every_partitions_lookup(runner):
+    """Found by seed 107 (assign both, seek_to_end, position(p0), commit, ... committed(p1)):
+    kafka-python's position() waits for its whole lookup - every assigned partition awaiting its
+    committed offset or a reset (KafkaConsumer.position, Fetcher.reset_offsets_if_needed) - so the
+    commit() after it commits p1 too; the simulator's returned at p0's answer and committed p0 alone."""
+    assert runner.run(107) == []
+    consumer = _simulated(runner, group_id="pinned-position")
+    consumer.assign([differential.P0, differential.P1])
+    consumer.seek_to_end()
+    consumer.position(differential.P0)
+    assert consumer.position(differential.P1) == differential.RECORDS  # known, with no further lookup
+    consumer.commit()
+    assert consumer.committed(differential.P1) == differential.RECORDS
     consumer.close()
