@@ -99,7 +99,7 @@ class Fetching(Requests):
             if state.position is None and self._reset_policy(state) == policy:
                 state.position = state.fetch_offset = resp.offset
                 state.reset_to = None
-                state.early = early
+                state.early = early and self._looking_up_early()  # answered outside poll()/position()
             self._advance()
 
         self._send(

@@ -50,7 +50,7 @@ class GroupOffsets(Requests):
                 state.committed_checked = True
                 if offset >= 0:
                     state.position = state.fetch_offset = offset
-                    state.early = early
+                    state.early = early and self._looking_up_early()  # answered outside poll()/position()
             self._advance()
 
         self._send_coordinator(OffsetFetchRequest(group=self._group, partitions=wanted), fetched)

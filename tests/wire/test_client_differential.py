@@ -105,6 +105,9 @@ def test_a_last_abort_marker_alone_is_known_after_an_unflushed_abort_and_nothing
     assert not log_difference(calls, written, (*written, (2, b"v1", "aborted"))).known
     flushed = (*calls[:-1], "flush", "abort_transaction")
     assert not log_difference(flushed, written, marker).known
+    # a fault or a question between the sends and the abort sends nothing (seed 346)
+    crashed = (*calls[:-1], "crash_leader", "bootstrap_connected", "abort_transaction")
+    assert log_difference(crashed, (), ((0, "ABORT marker"),)).known
 
 
 def _faulted_transaction_seeds() -> list[int]:

@@ -101,7 +101,7 @@ def _simulated(runner, topic="t", **config):
     from course_lib.clients import KafkaConsumer
 
     config = {"group_id": "pinned", "enable_auto_commit": False, "auto_offset_reset": "earliest", **config}
-    return KafkaConsumer(bootstrap_servers=runner.cluster, **config)
+    return KafkaConsumer(**{"bootstrap_servers": runner.cluster, **config})
 
 
 def test_a_closed_consumer_answers_what_it_knows_and_raises_for_what_needs_its_network(runner):
@@ -205,3 +205,32 @@ def test_position_waits_for_every_partitions_lookup(runner):
     consumer.commit()
     assert consumer.committed(differential.P1) == differential.RECORDS
     consumer.close()
+
+
+def test_a_position_answered_inside_a_poll_is_the_polls(runner):
+    """Found by seed 320 (assign, pause p0, committed(p0), a poll, close, position(p0)): a lookup
+    the simulator sent before the poll (``_Partition.early``) and that was answered inside it is a
+    position kafka-python's poll would have looked up itself (KafkaConsumer._update_fetch_positions,
+    paused or not); the simulator kept it early, so position() after close() went to the stopped
+    network: RuntimeError where kafka-python answered 0. Replayed on a simulated cluster set up as
+    the differential's (the answer's timing is that cluster's)."""
+    assert runner.run(320) == []
+    from course_lib.broker import Cluster
+    from course_lib.clients import KafkaProducer
+
+    cluster = Cluster(3, seed=1, group_initial_rebalance_delay_ms=0)
+    for topic in ("t", differential.TXN_TOPIC):
+        cluster.create_topic(topic, partitions=2, min_insync_replicas=2)
+    plain = KafkaProducer(bootstrap_servers=cluster, acks="all")
+    for i in range(differential.RECORDS * 2):
+        plain.send("t", b"m%d" % i, partition=i % 2)
+    plain.flush()
+    transactional = KafkaProducer(bootstrap_servers=cluster, transactional_id="differential")
+    differential._write_transactions(transactional, plain, differential.TXN_TOPIC)
+    calls = ConsumerDifferential.calls(320)
+    assert ConsumerDifferential.reads(320)[0] == "t"
+    consumer = _simulated(runner, group_id="g320", bootstrap_servers=cluster)
+    actions = differential._consumer_actions("t", differential.RECORDS)
+    for name in calls[: calls.index("position_p0")]:
+        differential._outcome(lambda: actions[name](consumer))
+    assert consumer.position(differential.P0) == 0
