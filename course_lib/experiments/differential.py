@@ -17,6 +17,12 @@ Two kinds of sequence:
   ``close(timeout_ms)`` with calls after it, on a plain topic or on one written in committed
   and aborted transactions, read committed or uncommitted (:class:`ConsumerDifferential`).
 
+Half the seeds of each kind also get the rest of kafka-python's public API put anywhere in their
+sequence (:data:`PRODUCER_EXTRAS`, :data:`CONSUMER_EXTRAS`: subscribe, pause, highwater,
+commit_async, offsets_for_times, send_offsets_to_transaction...), a close with calls after it,
+and for the producer a fault in any configuration, a transactional one's calls in any order too
+(issue 38) - drawn from a random of their own, so the calls a seed drew before stay.
+
 Configuration validation, the third kind, is :mod:`course_lib.experiments.config_differential`.
 ``make test`` runs hundreds (tests/wire/test_client_differential.py,
 tests/wire/test_consumer_differential.py), ``python -m bench wire --sequences N`` thousands.
@@ -196,7 +202,7 @@ KNOWN_BACKGROUND_JOIN = (
     "it has no assignment: seek/position/pause of a partition raise. The simulator's first join "
     "goes on in the background of any call that runs its clock (KafkaConsumer._advance), as the "
     "lessons' group timelines were measured: joining only in poll() moves them (lesson 05c's "
-    "consumer-group time by a millisecond), which needs the lessons' checked outputs run again"
+    "consumer-group time), which needs the lessons' checked outputs run again"
 )
 
 

@@ -154,3 +154,29 @@ def test_an_abort_right_after_the_sends_matches_kafka_python(shared_wire, no_lea
     # every call and every future agrees; the log may differ by the marker alone, no record in it
     for d in differential.run(900, nothing_flushed):
         assert d.call == "read_uncommitted log" and "b'v" not in d.simulated + d.real, d
+
+
+def test_transaction_calls_after_close_are_not_made_on_either_side(shared_wire, no_leaks):
+    """Found by seed 120 (begin, send, close(5), send, commit): kafka-python 3.0.12's close() leaves
+    the open transaction open (Sender.run drains and stops; Java aborts it) and commit_transaction()
+    then waits on the stopped sender without a timeout - forever. Not called on either side
+    (BLOCKS_AFTER_CLOSE); the simulated producer raises KafkaTimeoutError after max_block_ms."""
+    calls = ProducerDifferential.calls(120)
+    closed = calls.index("close_5")
+    assert "commit_transaction" in calls[closed:]
+    runner = ProducerDifferential(shared_wire)
+    assert runner.run(120) == []
+    from kafka.errors import KafkaTimeoutError
+
+    from course_lib.broker import Cluster
+    from course_lib.clients import KafkaProducer
+
+    cluster = Cluster(3, seed=1)
+    cluster.create_topic("t")
+    producer = KafkaProducer(bootstrap_servers=cluster, **ProducerDifferential.config(120, "transactional"))
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.send("t", b"v")
+    producer.close(timeout=5)
+    with pytest.raises(KafkaTimeoutError):
+        producer.commit_transaction()
