@@ -173,7 +173,7 @@ class Difference:
             f"config:{config}" in self.calls and fault in self.calls for config, fault in KNOWN_PRODUCER_SEQUENCES
         ):
             return True
-        if self.kind == "consumer" and self.at is not None and joined_before_a_poll(self.calls[: self.at]):
+        if self.at is not None and joined_before_a_poll(self.calls[: self.at]):  # set by consumer runs
             return True  # KNOWN_BACKGROUND_JOIN
         if (
             self.call == "read_uncommitted log"
