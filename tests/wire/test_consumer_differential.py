@@ -234,3 +234,19 @@ def test_a_position_answered_inside_a_poll_is_the_polls(runner):
     for name in calls[: calls.index("position_p0")]:
         differential._outcome(lambda: actions[name](consumer))
     assert consumer.position(differential.P0) == 0
+
+
+def test_committed_right_after_commit_async_sees_the_commit(runner):
+    """Found by seed 854 (a read, commit_async(), committed(p0)): Kafka's SocketServer reads a
+    connection's next request only once the one in progress is answered, so the OffsetFetch behind
+    the OffsetCommit sees the commit (kafka-python: 6, over the wire gateway, which handles one
+    request at a time); the simulated group coordinator answered it while the commit was still
+    being written (GroupCoordinator.handle now holds it)."""
+    assert runner.run(854) == []
+    consumer = _simulated(runner, group_id="pinned-async")
+    consumer.assign([differential.P0])
+    consumer.seek(differential.P0, 4)
+    consumer.committed(differential.P0)  # the coordinator is known: the commit goes out at once
+    consumer.commit_async()
+    assert consumer.committed(differential.P0) == 4
+    consumer.close()
