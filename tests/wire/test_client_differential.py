@@ -3,7 +3,8 @@ KafkaProducer and kafka-python 3.0.12's, on the same simulated brokers
 (course_lib/experiments/differential.py): transactional calls in right and wrong orders, sends and
 flushes under varied configurations (acks, idempotence, retries, in-flight, timeouts, linger),
 with a leader crash, a lost ACK or a paused follower between calls and a close(timeout) at the
-end. Compared: each call's outcome, each send future's, the final close's and the whole log as
+end; in half the seeds also partitions_for, bootstrap_connected, send_offsets_to_transaction, a
+close with calls after it and a fault, anywhere and in any configuration (PRODUCER_EXTRAS). Compared: each call's outcome, each send future's, the final close's and the whole log as
 read_uncommitted sees it; and every configuration setting's accepted and refused values
 (course_lib/experiments/config_differential.py). A difference not listed with its reason fails with the
 seed that shows it; ``python -m bench wire --sequences N`` runs thousands."""

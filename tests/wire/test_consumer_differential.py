@@ -1,7 +1,10 @@
 """The consumer side of the client differential: seeded sequences of assign/seek/poll/position/
-commit/committed/end_offsets through the simulator's KafkaConsumer and kafka-python's, on the
-same simulated brokers with the same records - a plain topic, or one written in committed and
-aborted transactions read committed or uncommitted (course_lib/experiments/differential.py)."""
+commit/committed/end_offsets - and, in half the seeds, the rest of kafka-python's public consumer
+API anywhere (subscribe, pause, highwater, commit_async, offsets_for_times...: CONSUMER_EXTRAS) -
+through the simulator's KafkaConsumer and kafka-python's, on the same simulated brokers with the
+same records - a plain topic, or one written in committed and aborted transactions read committed
+or uncommitted (course_lib/experiments/differential.py). Each difference they found is pinned
+below by its seed."""
 
 import os
 
