@@ -109,6 +109,8 @@ def test_a_last_abort_marker_alone_is_known_after_an_unflushed_abort_and_nothing
     # a fault or a question between the sends and the abort sends nothing (seed 346)
     crashed = (*calls[:-1], "crash_leader", "bootstrap_connected", "abort_transaction")
     assert log_difference(crashed, (), ((0, "ABORT marker"),)).known
+    offsets_after = (*calls, "send_offsets_to_transaction")  # seed 682: refused, writes nothing
+    assert log_difference(offsets_after, (), ((0, "ABORT marker"),)).known
 
 
 def _faulted_transaction_seeds() -> list[int]:
