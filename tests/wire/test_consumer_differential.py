@@ -88,14 +88,20 @@ def test_a_closed_consumer_looks_up_missing_positions_over_its_closed_network(ru
 
 def test_the_sequences_draw_every_public_consumer_call_anywhere():
     """Issue 38: the rest of kafka-python's consumer API (CONSUMER_EXTRAS) is drawn too, before
-    the first assign() as well as after a close(), from a random of the seed's own: the calls the
-    first menu drew stay as they were."""
+    the first assign() as well as after a close(), and a fault after the first read, each from a
+    random of the seed's own: the calls the first menu drew stay as they were."""
     drawn = [ConsumerDifferential.calls(seed) for seed in range(SEQUENCES)]
     assert set(differential.CONSUMER_EXTRAS) <= {c for calls in drawn for c in calls}
     assert any(calls[0] in differential.CONSUMER_EXTRAS for calls in drawn)
     for seed in range(SEQUENCES):
         extended = iter(ConsumerDifferential.calls(seed))
         assert all(c in extended for c in ConsumerDifferential.calls(seed, anywhere=False))  # a subsequence
+    # a fault between two calls after the first read, each kind, in the seeds make test runs
+    faulted = [calls for calls in drawn if set(calls) & set(differential.CONSUMER_FAULTS)]
+    assert {c for calls in faulted for c in calls} >= set(differential.CONSUMER_FAULTS)
+    assert all(
+        calls.index("read") < calls.index(f) for calls in faulted for f in differential.CONSUMER_FAULTS if f in calls
+    )
     before = ("assign_both", "close_5", "seek_p0_2", "read", "end_offsets", "commit", "seek_to_end", "end_offsets")
     assert ConsumerDifferential.calls(3, anywhere=False) == before  # as main drew it
 
