@@ -881,9 +881,8 @@ class ConsumerDifferential:
         config = dict(
             group_id=f"g{seed}", enable_auto_commit=False, auto_offset_reset="earliest", isolation_level=isolation
         )
-        sim_out = self._through(
-            SimConsumer(bootstrap_servers=self.cluster, **config), calls, topic, SimTarget(self.cluster)
-        )
+        simulated = self.cluster  # its consumer's brokers, and where its faults hit
+        sim_out = self._through(SimConsumer(bootstrap_servers=simulated, **config), calls, topic, SimTarget(simulated))
         real = RealConsumer(bootstrap_servers=self.wire.bootstrap_servers, **config)
         real_out = self._through(real, calls, topic, _WireTarget(self.wire))
         labelled = (f"{topic} {isolation}", *calls)
