@@ -30,7 +30,7 @@
   the membership strategy once (:mod:`.group_membership`); the rest of the consumer is the same.
 
 - The rest of kafka-python's API, with its exception classes in its order: ``pause``/``resume``/
-  ``paused``, ``highwater`` (from the last fetch; None before one), ``seek_to_beginning``/
+  ``paused``, ``highwater`` (from the last fetch a poll took in; None before), ``seek_to_beginning``/
   ``seek_to_end`` (looked up inside the next ``poll()`` or ``position()``, as an
   ``auto_offset_reset`` is), pattern subscriptions, ``unsubscribe`` (leaves the group), and the
   offset lookups of :mod:`.offset_lookup`. tests/real/test_consumer_api_differential.py
@@ -85,6 +85,8 @@ class KafkaConsumer(GroupOffsets, Fetching, OffsetLookup):
         self._leader_epochs: dict[tuple, int] = {}  # from metadata: the leader epoch each leader has
         self._leaders_by_tp: dict[tuple, tuple] = {}  # every partition's (leader, epoch), last metadata answer
         self._topic_partitions: dict[str, int] = {}
+        # the topics kafka-python's ClusterMetadata tracks (set_topics): see _track_topics
+        self._tracked_topics: set[str] = set()
         self._topic_ids: dict[str, int] = {}
         self._vanished: set[str] = set()  # subscribed topics deleted: metadata is asked again until back
         self._member_id = ""
@@ -92,6 +94,9 @@ class KafkaConsumer(GroupOffsets, Fetching, OffsetLookup):
         self._joining = False
         self._needs_join = False
         self._fetching_committed = False
+        # tp -> the state a commit made before its position was looked up: an answer to an
+        # earlier lookup is not for it (_committed_before_looked_up)
+        self._looked_up_again: dict[tuple, _Partition] = {}
         self._metadata_corr = None
         self._heartbeat_gen = 0
         self._listener = None
@@ -138,6 +143,7 @@ class KafkaConsumer(GroupOffsets, Fetching, OffsetLookup):
         self._pattern = re.compile(pattern) if pattern else None
         self._subscription = self._matching_topics(self._pattern) if self._pattern else tuple(sorted(topics))
         self._membership.subscribed()
+        self._track_topics(() if pattern else topics, every=bool(pattern))
         self._advance()
 
     def subscription(self):
@@ -151,7 +157,18 @@ class KafkaConsumer(GroupOffsets, Fetching, OffsetLookup):
             raise Errors.IllegalStateError("assign() after subscribe(): choose one way to get partitions")
         self._manual = True
         self._set_assignment([tuple(tp) for tp in partitions])
+        self._track_topics(tp[0] for tp in partitions)
         self._advance()
+
+    def _track_topics(self, topics, every: bool = False) -> None:
+        """kafka-python's ClusterMetadata.set_topics after assign() or subscribe(): a topic it does
+        not track yet (or a pattern: every topic) asks its network loop for a metadata update
+        (request_update), which close() stopped - so on a closed consumer the call raises
+        RuntimeError, its assignment or subscription made (found by the differential, seed 201)."""
+        topics = set(topics)
+        if every or not topics <= self._tracked_topics:
+            self._tracked_topics = topics
+            self._check_network()
 
     def assignment(self):
         return {TopicPartition(*tp) for tp in self._partitions}
@@ -162,6 +179,9 @@ class KafkaConsumer(GroupOffsets, Fetching, OffsetLookup):
         self._auto_commit_now()
         self._subscription, self._subscribed, self._pattern, self._manual = (), False, None, False
         self._set_assignment([])
+        # kafka-python's unsubscribe() then calls maybe_leave_group() over its network loop, which
+        # close() stopped: a closed consumer forgets its partitions and raises (KafkaConsumer.unsubscribe)
+        self._check_network()
         if self._member_id and self._coordinator is not None and self.config["group_instance_id"] is None:
             self._membership.leave()
         if not self._membership.KEEPS_MEMBER_ID:
@@ -265,14 +285,21 @@ class KafkaConsumer(GroupOffsets, Fetching, OffsetLookup):
         self._positions_looked_up()  # kafka-python's position() updates every partition's
         try:
             self._advance()
-            self._wait(lambda: state.position is not None, timeout_ms or self.config["request_timeout_ms"])
+            # kafka-python's position() waits for its whole lookup (KafkaConsumer.position: the
+            # committed offsets, then the reset task of every partition awaiting one), not the
+            # asked partition's alone: a commit() next commits them all (found by the
+            # differential, seed 107)
+            self._wait(
+                lambda: all(s.position is not None for s in self._partitions.values()),
+                timeout_ms or self.config["request_timeout_ms"],
+            )
         finally:
             self._in_position = False
         return state.position
 
     def highwater(self, partition):
-        """The high watermark the last fetch of ``partition`` brought back; None before any fetch
-        (and while it is paused: nothing is fetched)."""
+        """The high watermark of the last fetch answer of ``partition`` a poll() took in; None before
+        one (and while it is paused: nothing is fetched)."""
         _check_tp(partition)
         state = self._partitions.get(partition)
         if state is None:
@@ -321,6 +348,7 @@ class KafkaConsumer(GroupOffsets, Fetching, OffsetLookup):
         try:
             self._membership.check_commit()
             self._membership.call(self._commit_request(offsets), timeout_ms)
+            self._committed_before_looked_up(offsets)
         except Exception as exc:
             self._history.complete(
                 op, FAIL if isinstance(exc, Errors.CommitFailedError) else INFO, error=type(exc).__name__
@@ -332,10 +360,16 @@ class KafkaConsumer(GroupOffsets, Fetching, OffsetLookup):
         if self._group is None:
             raise Errors.IllegalStateError("commit_async() needs a group_id")
         offsets = self._offsets_to_commit(offsets)
+        # kafka-python's ConsumerCoordinator.commit_offsets_async schedules the commit (or the
+        # coordinator lookup first) on its network loop, which close() stopped - even with nothing
+        # to commit
+        self._check_network()
         op = self._history.invoke(self.node_id, OpName.COMMIT, _commit_value(offsets))
 
         def done(error, result):
             self._history.complete(op, OK if error is None else INFO, error=error and error.__name__)
+            if error is None:
+                self._committed_before_looked_up(offsets)
             if callback is not None:
                 callback(
                     {TopicPartition(*tp): OffsetAndMetadata(o, "", -1) for tp, o in offsets.items()},
@@ -351,6 +385,21 @@ class KafkaConsumer(GroupOffsets, Fetching, OffsetLookup):
             return
         self._send_coordinator(self._commit_request(offsets), done)
 
+    def _committed_before_looked_up(self, offsets) -> None:
+        """kafka-python looks a missing position up (the committed offset, else the reset) only in
+        poll() or position(): an offset committed before then is the position it finds. The
+        simulator's lookup went earlier (``_Partition.early``), before this commit: it is
+        forgotten and made again (found by the differential, seed 174: assign, commit offset 3,
+        read started at 0 where kafka-python's started at 3)."""
+        for tp in offsets:
+            state = self._partitions.get(tp)
+            if state is not None and state.reset_to is None and (state.early or state.position is None):
+                # a new state: answers still on their way to the old one (the committed offset
+                # looked up before this commit, the reset after it) land there, unseen
+                fresh = self._partitions[tp] = self._looked_up_again[tp] = _Partition()
+                fresh.paused = state.paused
+        self._advance()
+
     def close(self, autocommit=True, timeout_ms=None):
         if self._closed:
             return
@@ -359,22 +408,48 @@ class KafkaConsumer(GroupOffsets, Fetching, OffsetLookup):
                 self.commit()
             except Errors.KafkaError:
                 pass
+        revoked = self._revoke_on_close()
         if self._member_id and self._coordinator is not None and self._membership.leaves_on_close():
             self._membership.leave()
             self._sim.run_for(2 * self._network.latency_ms + self._network.jitter_ms)
         self._closed = True
         self.alive = False
+        if revoked is not None:  # kafka-python: after its cleanup, as a KafkaError
+            raise Errors.KafkaError("User rebalance callback throws an error") from revoked
+
+    def _revoke_on_close(self) -> Exception | None:
+        """kafka-python's ConsumerCoordinator._on_close_prepare_async (Java's onLeavePrepare): a
+        subscribed consumer's partitions are revoked (lost, if its generation is) before it
+        leaves, and its assignment is emptied - a closed consumer has none; seek_to_beginning()
+        then raises ValueError. Returns what the listener raised."""
+        if not self._subscribed or not self._partitions:
+            return None
+        held = {TopicPartition(*tp) for tp in self._partitions}
+        raised = None
+        if self._listener is not None:
+            tell = self._listener.on_partitions_lost if self._generation < 0 else self._listener.on_partitions_revoked
+            try:
+                tell(held)
+            except Exception as exc:  # noqa: BLE001 - kafka-python re-raises it after the cleanup
+                raised = exc
+        self._set_assignment([])
+        return raised
 
     def topics(self):
         self._check_network()  # kafka-python always asks a broker
         return set(self._cluster.controller.configs)
 
     def partitions_for_topic(self, topic):
-        config = self._cluster.controller.configs.get(topic)
-        if config is None:  # kafka-python asks a broker only for a topic its metadata lacks
+        # kafka-python asks a broker (all topics' metadata) only for a topic its metadata lacks:
+        # one it has not needed yet (assign() only asks for an update at the next network poll)
+        partitions = self._topic_partitions.get(topic)
+        if partitions is None:
             self._check_network()
-            return set()
-        return set(range(config.partitions))
+            config = self._cluster.controller.configs.get(topic)
+            if config is None:
+                return set()
+            partitions = self._topic_partitions[topic] = config.partitions
+        return set(range(partitions))
 
     def metrics(self, raw=False):
         """A few of kafka-python's consumer metrics, under its group and metric names (kafka-python

@@ -36,6 +36,7 @@ class _Partition:
         "validating",
         "paused",
         "highwater",
+        "fetched_highwater",
         "reset_to",
         "early",
     )
@@ -54,6 +55,10 @@ class _Partition:
         self.validating = False
         self.paused = False  # pause(): no fetches, nothing returned until resume()
         self.highwater: int | None = None  # from the last fetch answer, as kafka-python's highwater()
+        # the last fetch answer's, shown by highwater() once a poll() took the answer in: kafka-python
+        # parses a fetch answer (Fetcher._parse_fetched_data) only in poll(), and the simulator
+        # fetches before (found by the differential, seed 378: highwater() None before any poll)
+        self.fetched_highwater: int | None = None
         self.reset_to: int | None = None  # seek_to_beginning/_end: EARLIEST or LATEST, looked up lazily
         # the position was looked up (committed offset or auto_offset_reset) by a request sent
         # outside poll()/position(): kafka-python would not have asked yet, so until the next
@@ -94,7 +99,7 @@ class Fetching(Requests):
             if state.position is None and self._reset_policy(state) == policy:
                 state.position = state.fetch_offset = resp.offset
                 state.reset_to = None
-                state.early = early
+                state.early = early and self._looking_up_early()  # answered outside poll()/position()
             self._advance()
 
         self._send(
@@ -165,7 +170,7 @@ class Fetching(Requests):
             else:
                 self._leaders[tp] = None
             return self._later(self._advance)
-        state.highwater = resp.high_watermark
+        state.fetched_highwater = resp.high_watermark
         # Kafka's read_committed filter: from an aborted transaction's first offset, drop that
         # producer's batches until its ABORT marker
         aborted: dict[int, list] = {}
@@ -220,6 +225,8 @@ class Fetching(Requests):
         for tp, state in sorted(self._partitions.items()):
             if state.paused:
                 continue
+            if state.fetched_highwater is not None:
+                state.highwater = state.fetched_highwater
             while state.buffer and max_records > 0:
                 record = state.buffer.popleft()
                 out.setdefault(TopicPartition(*tp), []).append(record)

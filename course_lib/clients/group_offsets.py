@@ -20,6 +20,7 @@ class GroupOffsets(Requests):
     _member_id: str
     _generation: int
     _fetching_committed: bool
+    _looked_up_again: dict
     _next_auto_commit: float
     _partitions: dict
     _advance: Callable[..., None]
@@ -30,6 +31,9 @@ class GroupOffsets(Requests):
     def _fetch_committed(self, wanted):
         self._fetching_committed = True
         early = self._looking_up_early()
+        asked = {tp: self._partitions.get(tp) for tp in wanted}
+        for tp in wanted:  # a commit made these states after their last lookup: this one is theirs
+            self._looked_up_again.pop(tp, None)
 
         def fetched(error, result):
             self._fetching_committed = False
@@ -37,6 +41,8 @@ class GroupOffsets(Requests):
                 return self._later(self._advance)
             for tp, offset in result.items():
                 state = self._partitions.get(tp)
+                if state is not None and self._looked_up_again.get(tp) is state and asked.get(tp) is not state:
+                    continue  # a commit since made this answer stale (KafkaConsumer._committed_before_looked_up)
                 # a position set meanwhile (seek) or awaiting a seek_to_beginning/_end is not missing:
                 # kafka-python applies committed offsets only to partitions without either
                 if state is None or state.position is not None or state.reset_to is not None:
@@ -44,7 +50,7 @@ class GroupOffsets(Requests):
                 state.committed_checked = True
                 if offset >= 0:
                     state.position = state.fetch_offset = offset
-                    state.early = early
+                    state.early = early and self._looking_up_early()  # answered outside poll()/position()
             self._advance()
 
         self._send_coordinator(OffsetFetchRequest(group=self._group, partitions=wanted), fetched)

@@ -17,6 +17,14 @@ Two kinds of sequence:
   ``close(timeout_ms)`` with calls after it, on a plain topic or on one written in committed
   and aborted transactions, read committed or uncommitted (:class:`ConsumerDifferential`).
 
+Half the seeds of each kind also get the rest of kafka-python's public API put anywhere in their
+sequence (:data:`PRODUCER_EXTRAS`, :data:`CONSUMER_EXTRAS`: subscribe, pause, highwater,
+commit_async, offsets_for_times, send_offsets_to_transaction...), a close with calls after it,
+and for the producer a fault in any configuration, a transactional one's calls in any order too;
+a quarter of the consumer seeds get a leader crash between two calls after their first read
+(:data:`CONSUMER_FAULTS`) (issue 38) - each drawn from a random of its own, so
+the calls a seed drew before stay.
+
 Configuration validation, the third kind, is :mod:`course_lib.experiments.config_differential`.
 ``make test`` runs hundreds (tests/wire/test_client_differential.py,
 tests/wire/test_consumer_differential.py), ``python -m bench wire --sequences N`` thousands.
@@ -32,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka import TopicPartition
+from kafka.structs import OffsetAndMetadata
 
 from ..broker import Cluster
 from ..broker.txn_coordinator import markers_written
@@ -55,6 +64,48 @@ CONSUMER_CALLS = (
     "end_offsets",
     "seek_to_end",
 )
+
+#: the rest of kafka-python's public consumer API (all but metrics() and bootstrap*(), which
+#: measure the client, not the cluster), put anywhere in a sequence - before its assign() too -
+#: from a random of each seed's own (:meth:`ConsumerDifferential.calls`), so the calls the menu
+#: above drew stay as they were (issue 38)
+CONSUMER_EXTRAS = (
+    "subscribe",
+    "unsubscribe",
+    "assignment",
+    "subscription",
+    "pause_p0",
+    "resume_p0",
+    "paused",
+    "seek_p1_1",
+    "seek_to_beginning_p0",
+    "seek_to_end_p1",
+    "position_p1",
+    "highwater_p0",
+    "commit_p0_3",
+    "commit_async",
+    "committed_p1_metadata",
+    "beginning_offsets",
+    "offsets_for_times",
+    "topics",
+    "partitions_for_topic",
+    "group_metadata",
+    "close_0",
+    "close_5",
+)
+
+#: faults a consumer sequence may have between two calls after its first read (one, in
+#: :data:`CONSUMER_FAULT_SHARE` of the seeds, from a random of its own): its topic's partition 0
+#: leader crashed, revived after the sequence's close. Not before the first read: the simulator
+#: looks positions up as soon as it can (``_Partition.early``: the lessons' timelines were
+#: measured so), so its lookups may already be on their way to the broker the fault hits where
+#: kafka-python has sent nothing yet (seeds 31 and 56, drawn so, waited out a request timeout on
+#: one side only). Not a paused follower: a paused broker answers nothing, and the node each
+#: client picks for a metadata or offsets request (kafka-python's least loaded one) differs, so one
+#: side waits out request_timeout_ms where the other asked elsewhere - the node asked, not the
+#: clients' rules (seeds 362, 452, 487)
+CONSUMER_FAULTS = ("crash_leader",)
+CONSUMER_FAULT_SHARE = 0.25
 
 #: (call, simulator outcome, kafka-python outcome) -> why they differ. Empty: the four differences
 #: found first (wrong-order calls raising IllegalStateError instead of kafka-python's plain
@@ -126,6 +177,8 @@ class Difference:
     real: str
     #: the two logs themselves, of a "read_uncommitted log" difference (the strings are their reprs)
     logs: tuple = field(default=(), compare=False, repr=False)
+    #: where ``call`` is in ``calls`` (a consumer difference's: the first one)
+    at: int | None = field(default=None, compare=False, repr=False)
 
     @property
     def known(self) -> bool:
@@ -136,6 +189,8 @@ class Difference:
             f"config:{config}" in self.calls and fault in self.calls for config, fault in KNOWN_PRODUCER_SEQUENCES
         ):
             return True
+        if self.at is not None and joined_before_a_poll(self.calls[: self.at]):  # set by consumer runs
+            return True  # KNOWN_BACKGROUND_JOIN
         if (
             self.call == "read_uncommitted log"
             and ends_in_an_unflushed_abort(self.calls)
@@ -154,6 +209,24 @@ class Difference:
             f"{self.kind} seed {self.seed}: {list(self.calls)}: {self.call}: "
             f"simulator {self.simulated}, kafka-python {self.real}"
         )
+
+
+#: why a consumer difference after subscribe() and before the next poll is known
+KNOWN_BACKGROUND_JOIN = (
+    "kafka-python 3.0.12 joins its group only inside poll() (ConsumerCoordinator.poll -> "
+    "ensure_active_group; its IO thread only heartbeats), so until the first poll after subscribe() "
+    "it has no assignment: seek/position/pause of a partition raise. The simulator's first join "
+    "goes on in the background of any call that runs its clock (KafkaConsumer._advance), as the "
+    "lessons' group timelines were measured: joining only in poll() moves them (lesson 05c's "
+    "consumer-group time), which needs the lessons' checked outputs run again"
+)
+
+
+def joined_before_a_poll(calls) -> bool:
+    """Whether the consumer calls before a difference subscribed, with no poll (``read``) since:
+    where the simulator may have joined in the background (:data:`KNOWN_BACKGROUND_JOIN`)."""
+    since = [c for c in calls if c in ("subscribe", "read")]
+    return bool(since) and since[-1] == "subscribe"
 
 
 def _outcome(fn, compare_value: bool = True) -> str:
@@ -208,6 +281,21 @@ TXN_FAULTS = ("crash_leader", "lose_ack", "lose_next_request")
 #: 3.0.12 and leaves the producer open (the final close(timeout=5) then finishes it)
 CLOSES = ("close_0", "close_5")
 PRODUCER_CALLS = TRANSACTIONAL_CALLS  # the name tests and notebooks knew
+#: calls not made on a closed producer, on either side - a known difference, not compared:
+#: kafka-python 3.0.12's close() leaves an open transaction open (its Sender.run drains and stops;
+#: Java's aborts it), and then these calls queue a request for the stopped sender and wait on it
+#: without a timeout (KafkaProducer.commit_transaction: ``result.wait()``): they block forever
+#: (found by seed 120: begin, send, close(5), commit). The simulated producer raises
+#: KafkaTimeoutError after max_block_ms instead: an application that hangs teaches nothing.
+BLOCKS_AFTER_CLOSE = ("commit_transaction", "abort_transaction", "send_offsets_to_transaction")
+#: the rest of kafka-python's public producer API (all but metrics(), which measures the client),
+#: a close with calls after it, and a fault: put anywhere in a sequence, any configuration, from a
+#: random of each seed's own (:func:`_anywhere`) so the calls the menus above drew stay as they
+#: were (issue 38). The fault is one of the configuration's own (:data:`FAULTS`, or
+#: :data:`TXN_FAULTS` for a transactional producer), and a sequence keeps at most one.
+PRODUCER_EXTRAS = ("partitions_for", "bootstrap_connected", "send_offsets_to_transaction", *CLOSES, "fault")
+#: the share of seeds whose sequence gets extras (:data:`PRODUCER_EXTRAS`, :data:`CONSUMER_EXTRAS`)
+EXTRAS_SHARE = 0.5
 #: options of both clusters: a crashed leader is replaced within about a second and a paused
 #: follower leaves the ISR after one, so faults cost the wall-clock run little
 FAULT_OPTIONS: dict[str, Any] = {
@@ -349,6 +437,9 @@ class ProducerRun:
 
     def call(self, name: str) -> None:
         producer = self.producer
+        if producer._closed and name in BLOCKS_AFTER_CLOSE:
+            self.outcomes.append("not called: closed")  # both sides alike: see BLOCKS_AFTER_CLOSE
+            return
         if self.wait:
             # An application's calls are apart in time: kafka-python's sender thread sends each
             # record at once (linger_ms=0) while the simulator's clock stands still between
@@ -378,6 +469,17 @@ class ProducerRun:
             def action():
                 producer.close(timeout=0 if name == "close_0" else 5)
 
+        elif name == "send_offsets_to_transaction":
+            # the offset this application consumed so far: as many as it sent (a group per topic)
+            offsets = {TopicPartition(self.topic, 0): OffsetAndMetadata(len(self.futures), "", -1)}
+
+            def action():
+                producer.send_offsets_to_transaction(offsets, f"g-{self.topic}")
+
+        elif name in ("partitions_for", "bootstrap_connected"):  # answers: their values compared
+            args = (self.topic,) if name == "partitions_for" else ()
+            self.outcomes.append(_outcome(lambda: getattr(producer, name)(*args)))
+            return
         else:
             action = getattr(producer, name)
         self.outcomes.append(_outcome(action, compare_value=False))
@@ -409,6 +511,29 @@ def transactions_settled(cluster: Cluster, topic: str) -> bool:
         return False
     leader = cluster._leader_replica(topic, 0)
     return leader.log.hw == leader.log.leo
+
+
+def _anywhere(seed: int, calls: list[str], extras: tuple[str, ...], faults: tuple[str, ...] = ()) -> list[str]:
+    """``calls`` with one to four of ``extras`` put anywhere (before the first call, between any
+    two, after the last), for :data:`EXTRAS_SHARE` of the seeds; "fault" becomes one of
+    ``faults``, unless the sequence has one already. Drawn from a random of the seed's own, so
+    ``calls`` (drawn from the seed's first one) are the same calls as before extras existed.
+
+    >>> _anywhere(2, ["send", "flush"], ("close_0",))
+    ['send', 'close_0', 'flush']
+    """
+    rng = random.Random(f"{seed}:anywhere")
+    if rng.random() >= EXTRAS_SHARE:
+        return calls
+    calls = list(calls)
+    for _ in range(rng.randint(1, 4)):
+        extra = rng.choice(extras)
+        if extra == "fault":
+            if not faults or any(c in faults for c in calls):
+                continue
+            extra = rng.choice(faults)
+        calls.insert(rng.randrange(len(calls) + 1), extra)
+    return calls
 
 
 def _faulted_transactions(rng: random.Random) -> list[str]:
@@ -450,8 +575,16 @@ def _transactions(rng: random.Random, unflushed_abort: bool) -> list[str]:
 
 def ends_in_an_unflushed_abort(calls) -> bool:
     """Whether the sequence's last transaction aborts right after its sends, nothing after it but a
-    close: where kafka-python's ABORT marker is a race of its own (see :data:`KNOWN_LAST_MARKER`)."""
-    *rest, last = [c for c in calls if c not in CLOSES] or [""]
+    close: where kafka-python's ABORT marker is a race of its own (see :data:`KNOWN_LAST_MARKER`).
+    A fault, a question (partitions_for, bootstrap_connected) or send_offsets_to_transaction
+    writes nothing to the topic, before or after the abort: the sends are still the last thing
+    before it (found so by seeds 346 - sends, a crash, abort - and 682 - sends, abort, offsets).
+
+    >>> ends_in_an_unflushed_abort(["begin_transaction", "send", "crash_leader", "abort_transaction"])
+    True
+    """
+    ignored = (*CLOSES, *FAULTS, *TXN_FAULTS, "partitions_for", "bootstrap_connected", "send_offsets_to_transaction")
+    *rest, last = [c for c in calls if c not in ignored] or [""]
     return last == "abort_transaction" and bool(rest) and rest[-1] == "send"
 
 
@@ -484,8 +617,9 @@ class ProducerDifferential:
         self.wire = wire
 
     @staticmethod
-    def calls(seed: int) -> tuple[str, ...]:
-        """``("config:<name>", call, ...)``: the configuration, then the calls."""
+    def calls(seed: int, anywhere: bool = True) -> tuple[str, ...]:
+        """``("config:<name>", call, ...)``: the configuration, then the calls (without
+        ``anywhere``: without :data:`PRODUCER_EXTRAS`, the sequence as drawn before them)."""
         rng = random.Random(seed)
         config = rng.choice(sorted(PRODUCER_CONFIGS))
         transactional = config.startswith("transactional")
@@ -500,6 +634,8 @@ class ProducerDifferential:
                 calls.insert(rng.randrange(len(calls) + 1), rng.choice(FAULTS))
         if rng.random() < 0.2:
             calls.append(rng.choice(CLOSES))
+        if anywhere:
+            calls = _anywhere(seed, calls, PRODUCER_EXTRAS, TXN_FAULTS if transactional else FAULTS)
         return (f"config:{config}", *calls)
 
     @staticmethod
@@ -540,7 +676,7 @@ class ProducerDifferential:
         # earlier seeds' crashes, it is so where on the fresh simulated cluster it is not. So
         # such a sequence gets a wire cluster of its own, seeded as the simulated one: the same
         # leaders, the same coordinator (a start costs well under a second).
-        own = labelled[0] == "config:transactional" and any(c in TXN_FAULTS for c in calls)
+        own = labelled[0].startswith("config:transactional") and any(c in TXN_FAULTS for c in calls)
         wire = WireCluster(brokers=3, seed=seed, **FAULT_OPTIONS).start() if own else self.wire
         try:
             wire.create_topic(topic, min_insync_replicas=2)
@@ -615,7 +751,12 @@ def _read(consumer, end: int) -> list:
     while True:
         batch = [r for records in consumer.poll(200).values() for r in records]
         got += [(r.partition, r.offset, r.value) for r in batch]
-        if all(consumer.position(tp) >= end for tp in consumer.assignment()) or time.monotonic() > deadline:
+        # a subscribed consumer's assignment comes with its join (in some poll); a paused
+        # partition gives nothing
+        assigned = consumer.assignment()
+        joined = bool(assigned) or consumer.subscription() is None
+        fetchable = assigned - consumer.paused()
+        if joined and all(consumer.position(tp) >= end for tp in fetchable) or time.monotonic() > deadline:
             return sorted(got)
 
 
@@ -635,7 +776,39 @@ def _consumer_actions(topic: str, end: int) -> dict:
         "end_offsets": lambda c: dict(sorted((tp.partition, o) for tp, o in c.end_offsets([p0, p1]).items())),
         "close_0": lambda c: c.close(timeout_ms=0),
         "close_5": lambda c: c.close(timeout_ms=5000),
+        # CONSUMER_EXTRAS: the answers as sorted values; none compares what differs by design
+        # (member ids, timestamps, other seeds' topics)
+        "subscribe": lambda c: c.subscribe([topic]),
+        "unsubscribe": lambda c: c.unsubscribe(),
+        "assignment": lambda c: sorted(c.assignment()),
+        "subscription": lambda c: c.subscription() and sorted(c.subscription()),
+        "pause_p0": lambda c: c.pause(p0),
+        "resume_p0": lambda c: c.resume(p0),
+        "paused": lambda c: sorted(c.paused()),
+        "seek_p1_1": lambda c: c.seek(p1, 1),
+        "seek_to_beginning_p0": lambda c: c.seek_to_beginning(p0),
+        "seek_to_end_p1": lambda c: c.seek_to_end(p1),
+        "position_p1": lambda c: c.position(p1),
+        "highwater_p0": lambda c: c.highwater(p0),
+        "commit_p0_3": lambda c: c.commit({p0: OffsetAndMetadata(3, "", -1)}),
+        "commit_async": lambda c: c.commit_async() and None,
+        "committed_p1_metadata": lambda c: c.committed(p1, metadata=True),
+        "beginning_offsets": lambda c: sorted((tp.partition, o) for tp, o in c.beginning_offsets([p0, p1]).items()),
+        # the first record at or after time 0 (its timestamp is each cluster's clock: left out),
+        # and none after the far future
+        "offsets_for_times": lambda c: sorted(
+            (tp.partition, found and found.offset) for tp, found in c.offsets_for_times({p0: 0, p1: 2**62}).items()
+        ),
+        "topics": lambda c: sorted(c.topics() & {"t", TXN_TOPIC}),
+        "partitions_for_topic": lambda c: c.partitions_for_topic(topic),
+        "group_metadata": lambda c: _membership(c.group_metadata()),
     }
+
+
+def _membership(metadata) -> tuple:
+    """What a consumer's group_metadata() says of its membership, without its member id (each
+    cluster's own name): its group, generation, whether it has a member id."""
+    return (metadata.group_id, metadata.generation_id, bool(metadata.member_id))
 
 
 class ConsumerDifferential:
@@ -658,7 +831,7 @@ class ConsumerDifferential:
         self.ends[TXN_TOPIC] = _write_transactions(transactional, producer, TXN_TOPIC)
         transactional.close()
         producer.close()
-        self.cluster = Cluster(3, seed=1, group_initial_rebalance_delay_ms=0)
+        self.cluster = Cluster(3, seed=1, group_initial_rebalance_delay_ms=0, **FAULT_OPTIONS)
         self.cluster.create_topic("t", partitions=2, min_insync_replicas=2)
         self.cluster.create_topic(TXN_TOPIC, partitions=2, min_insync_replicas=2)
         with warnings.catch_warnings():
@@ -671,12 +844,21 @@ class ConsumerDifferential:
         _write_transactions(sim_transactional, simulated, TXN_TOPIC)
 
     @staticmethod
-    def calls(seed: int) -> tuple[str, ...]:
+    def calls(seed: int, anywhere: bool = True) -> tuple[str, ...]:
+        """The seed's calls (without ``anywhere``: without :data:`CONSUMER_EXTRAS`, the sequence as
+        drawn before them)."""
         rng = random.Random(seed)
         first = "assign_both" if rng.random() < 0.5 else "assign_p0"
         calls = [first, *(rng.choice(CONSUMER_CALLS) for _ in range(rng.randint(2, 7)))]
         if rng.random() < 0.3:  # drawn last: the sequences before it are the same
             calls.insert(rng.randrange(1, len(calls) + 1), rng.choice(CONSUMER_CLOSES))
+        if not anywhere:
+            return tuple(calls)
+        calls = _anywhere(seed, calls, CONSUMER_EXTRAS)
+        faults = random.Random(f"{seed}:fault")  # a stream of its own: the calls above stay
+        if "read" in calls and faults.random() < CONSUMER_FAULT_SHARE:
+            after = calls.index("read") + 1
+            calls.insert(faults.randrange(after, len(calls) + 1), faults.choice(CONSUMER_FAULTS))
         return tuple(calls)
 
     @staticmethod
@@ -684,24 +866,31 @@ class ConsumerDifferential:
         """The seed's topic and isolation level (:data:`READS`)."""
         return random.Random(f"{seed}:reads").choice(READS)
 
-    def _through(self, consumer, calls, topic: str) -> list[str]:
+    def _through(self, consumer, calls, topic: str, target) -> list[str]:
         actions = _consumer_actions(topic, self.ends[topic])
+        for fault in CONSUMER_FAULTS:
+            actions[fault] = lambda _, fault=fault: target.fault(fault, topic)
         try:
             return [_outcome(lambda: actions[name](consumer)) for name in calls]
         finally:
             consumer.close(autocommit=False)
+            if any(c in CONSUMER_FAULTS for c in calls):
+                target.heal(topic)
 
     def run(self, seed: int) -> list[Difference]:
         calls, (topic, isolation) = self.calls(seed), self.reads(seed)
         config = dict(
             group_id=f"g{seed}", enable_auto_commit=False, auto_offset_reset="earliest", isolation_level=isolation
         )
-        sim_out = self._through(library_consumer(SIMULATED, self.cluster, config), calls, topic)
-        real_out = self._through(library_consumer(REAL, self.wire.bootstrap_servers, config), calls, topic)
+        simulated = self.cluster  # its consumer's brokers, and where its faults hit
+        sim_consumer = library_consumer(SIMULATED, simulated, config)
+        sim_out = self._through(sim_consumer, calls, topic, SimTarget(simulated))
+        real = library_consumer(REAL, self.wire.bootstrap_servers, config)
+        real_out = self._through(real, calls, topic, _WireTarget(self.wire))
         labelled = (f"{topic} {isolation}", *calls)
-        for c, s, r in zip(calls, sim_out, real_out):
+        for i, (c, s, r) in enumerate(zip(calls, sim_out, real_out)):
             if s != r:
-                return [Difference(self.kind, seed, labelled, c, s, r)]
+                return [Difference(self.kind, seed, labelled, c, s, r, at=i + 1)]
         return []
 
 

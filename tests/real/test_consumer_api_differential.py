@@ -25,7 +25,7 @@ from kafka import KafkaAdminClient as RealAdmin
 from kafka import KafkaConsumer as RealConsumer
 from kafka import KafkaProducer as RealProducer
 from kafka.consumer.fetcher import ConsumerRecord
-from kafka.structs import OffsetAndTimestamp, TopicPartition
+from kafka.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
 
 pytestmark = pytest.mark.real_kafka
 
@@ -522,9 +522,55 @@ def random_calls(seed: int, steps: int = 30):
     return scenario
 
 
-SCENARIOS = [offsets_lookup, transactions_lookup, group_api, lazy_resets, topic_deletion, subscribed_deletion] + [
-    random_calls(seed) for seed in range(8)
-]
+def any_order_findings(env: Env) -> None:
+    """What the client differential's any-order sequences found (issue 38), on real Kafka: an
+    OffsetFetch right behind an OffsetCommit sees it (the broker reads a connection's next request
+    once the one in progress is answered); highwater() before any poll; position() waits for every
+    partition's lookup; an offset committed before the first poll is where reading starts; close()
+    empties a subscribed consumer's assignment; what a closed consumer raises."""
+    topic = env.topic("anyorder", partitions=2)
+    tp0, tp1 = env.tp("anyorder", 0), env.tp("anyorder", 1)
+    p = env.producer(acks="all")
+    for i in range(6):
+        p.send(topic, value=f"a{i}".encode(), partition=i % 2, timestamp_ms=T0 + 1000 * (i + 1))
+    p.flush()
+    c = env.consumer(group_id="any-order", auto_offset_reset="earliest", enable_auto_commit=False)
+    env.call("assign both", c.assign, [tp0, tp1])
+    env.call("seek_to_end", c.seek_to_end)
+    env.call("highwater before any poll", c.highwater, tp0)
+    env.call("position p0", c.position, tp0)
+    env.call("commit after position p0", c.commit)
+    env.call("committed p1 (looked up by position p0)", c.committed, tp1)
+    env.call("seek p0 1", c.seek, tp0, 1)
+    env.call("commit_async", lambda: c.commit_async() and None)  # kafka-python returns a Future
+    env.call("committed right after commit_async", c.committed, tp0)
+    c.close()
+    fresh = env.consumer(group_id="any-order-2", auto_offset_reset="earliest", enable_auto_commit=False)
+    env.call("assign p0", fresh.assign, [tp0])
+    env.call("commit 2 before the first poll", fresh.commit, {tp0: OffsetAndMetadata(2, "", -1)})
+    env.call("position after the commit", fresh.position, tp0)
+    fresh.close()
+    member = env.consumer(group_id="any-order-3", auto_offset_reset="earliest", enable_auto_commit=False)
+    env.call("subscribe", member.subscribe, [topic])
+    env.note("poll", env.poll_records(member, 6))
+    env.call("assignment", member.assignment)
+    member.close()
+    env.call("assignment after close", member.assignment)
+    env.call("seek_to_beginning after close", member.seek_to_beginning)
+    env.call("commit_async after close", lambda: member.commit_async() and None)
+    env.call("unsubscribe after close", member.unsubscribe)
+    env.call("partitions_for_topic of another topic after close", member.partitions_for_topic, "no-such-topic")
+
+
+SCENARIOS = [
+    offsets_lookup,
+    transactions_lookup,
+    group_api,
+    lazy_resets,
+    topic_deletion,
+    subscribed_deletion,
+    any_order_findings,
+] + [random_calls(seed) for seed in range(8)]
 
 #: steps whose outcome differs on purpose, and why (not compared)
 DELIBERATE = {

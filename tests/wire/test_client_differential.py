@@ -3,7 +3,8 @@ KafkaProducer and kafka-python 3.0.12's, on the same simulated brokers
 (course_lib/experiments/differential.py): transactional calls in right and wrong orders, sends and
 flushes under varied configurations (acks, idempotence, retries, in-flight, timeouts, linger),
 with a leader crash, a lost ACK or a paused follower between calls and a close(timeout) at the
-end. Compared: each call's outcome, each send future's, the final close's and the whole log as
+end; in half the seeds also partitions_for, bootstrap_connected, send_offsets_to_transaction, a
+close with calls after it and a fault, anywhere and in any configuration (PRODUCER_EXTRAS). Compared: each call's outcome, each send future's, the final close's and the whole log as
 read_uncommitted sees it; and every configuration setting's accepted and refused values
 (course_lib/experiments/config_differential.py). A difference not listed with its reason fails with the
 seed that shows it; ``python -m bench wire --sequences N`` runs thousands."""
@@ -47,6 +48,24 @@ def test_the_sequences_cover_every_configuration_fault_and_close():
     assert any(differential.ends_in_an_unflushed_abort(ProducerDifferential.calls(s)) for s in range(SEQUENCES))
 
 
+def test_the_sequences_draw_every_public_producer_call_anywhere():
+    """Issue 38: partitions_for, bootstrap_connected and send_offsets_to_transaction, a close with
+    calls after it and a fault in any configuration (a transactional one's too, between calls in
+    any order) are drawn from a random of the seed's own: the sequence drawn before stays, as a
+    subsequence, so a seed's old differences stay where they were."""
+    drawn = [ProducerDifferential.calls(seed) for seed in range(SEQUENCES)]
+    assert set(differential.PRODUCER_EXTRAS) - {"fault"} <= {c for calls in drawn for c in calls}
+    assert any(calls.index(c) < len(calls) - 1 for calls in drawn for c in calls if c in differential.CLOSES)
+    random_order = [
+        calls for calls in drawn if calls[0].startswith("config:transactional") and calls[1] != "init_transactions"
+    ]
+    assert any(set(calls) & set(differential.TXN_FAULTS) for calls in random_order)
+    for seed in range(SEQUENCES):
+        extended = iter(ProducerDifferential.calls(seed))
+        assert all(c in extended for c in ProducerDifferential.calls(seed, anywhere=False))  # a subsequence
+        assert sum(c in differential.FAULTS + differential.TXN_FAULTS for c in ProducerDifferential.calls(seed)) <= 1
+
+
 def test_configuration_validation_matches_kafka_python(shared_wire):
     found = config_differential.config_differences(shared_wire.bootstrap_servers)
     new = [f for f in found if f[:2] not in config_differential.KNOWN_CONFIG_DIFFERENCES]
@@ -87,6 +106,11 @@ def test_a_last_abort_marker_alone_is_known_after_an_unflushed_abort_and_nothing
     assert not log_difference(calls, written, (*written, (2, b"v1", "aborted"))).known
     flushed = (*calls[:-1], "flush", "abort_transaction")
     assert not log_difference(flushed, written, marker).known
+    # a fault or a question between the sends and the abort sends nothing (seed 346)
+    crashed = (*calls[:-1], "crash_leader", "bootstrap_connected", "abort_transaction")
+    assert log_difference(crashed, (), ((0, "ABORT marker"),)).known
+    offsets_after = (*calls, "send_offsets_to_transaction")  # seed 682: refused, writes nothing
+    assert log_difference(offsets_after, (), ((0, "ABORT marker"),)).known
 
 
 def _faulted_transaction_seeds() -> list[int]:
@@ -94,7 +118,7 @@ def _faulted_transaction_seeds() -> list[int]:
     sequences with a fault inside (about one seed in 22), and seed 668 (a crash after a commit)."""
     first: dict[tuple[str, str], int] = {}
     for seed in range(2000):
-        calls = ProducerDifferential.calls(seed)
+        calls = ProducerDifferential.calls(seed, anywhere=False)
         fault = next((c for c in calls if c in differential.TXN_FAULTS), None)
         if calls[0] == "config:transactional" and fault:
             end = next(c for c in calls if c in ("commit_transaction", "abort_transaction"))
@@ -107,9 +131,10 @@ def test_faults_inside_transactions_match_kafka_python(shared_wire, no_leaks):
     sends, the flush and the commit or abort (each sequence on a wire cluster seeded as the
     simulated one: the same leaders, the same coordinator)."""
     seeds = _faulted_transaction_seeds()
-    drawn = {c for seed in seeds for c in ProducerDifferential.calls(seed)}
+    drawn = {c for seed in seeds for c in ProducerDifferential.calls(seed, anywhere=False)}
     assert set(differential.TXN_FAULTS) | {"commit_transaction", "abort_transaction"} <= drawn
-    found = unexplained(ProducerDifferential(shared_wire), seeds)
+    runner = ProducerDifferential(shared_wire)
+    found = [str(d) for seed in seeds for d in runner.run(seed, runner.calls(seed, anywhere=False)) if not d.known]
     assert not found, "new client differences:\n" + "\n".join(found)
 
 
@@ -132,3 +157,29 @@ def test_an_abort_right_after_the_sends_matches_kafka_python(shared_wire, no_lea
     # every call and every future agrees; the log may differ by the marker alone, no record in it
     for d in differential.run(900, nothing_flushed):
         assert d.call == "read_uncommitted log" and "b'v" not in d.simulated + d.real, d
+
+
+def test_transaction_calls_after_close_are_not_made_on_either_side(shared_wire, no_leaks):
+    """Found by seed 120 (begin, send, close(5), send, commit): kafka-python 3.0.12's close() leaves
+    the open transaction open (Sender.run drains and stops; Java aborts it) and commit_transaction()
+    then waits on the stopped sender without a timeout - forever. Not called on either side
+    (BLOCKS_AFTER_CLOSE); the simulated producer raises KafkaTimeoutError after max_block_ms."""
+    calls = ProducerDifferential.calls(120)
+    closed = calls.index("close_5")
+    assert "commit_transaction" in calls[closed:]
+    runner = ProducerDifferential(shared_wire)
+    assert runner.run(120) == []
+    from kafka.errors import KafkaTimeoutError
+
+    from course_lib.broker import Cluster
+    from course_lib.clients import KafkaProducer
+
+    cluster = Cluster(3, seed=1)
+    cluster.create_topic("t")
+    producer = KafkaProducer(bootstrap_servers=cluster, **ProducerDifferential.config(120, "transactional"))
+    producer.init_transactions()
+    producer.begin_transaction()
+    producer.send("t", b"v")
+    producer.close(timeout=5)
+    with pytest.raises(KafkaTimeoutError):
+        producer.commit_transaction()
