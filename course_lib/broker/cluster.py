@@ -235,7 +235,7 @@ class Cluster:
         >>> cluster.alter_share_group_config("workers", {"share.delivery.count.limit": 1})
         Traceback (most recent call last):
         ...
-        ValueError: share.delivery.count.limit must be a number in [2, 10], got 1
+        ValueError: share.delivery.count.limit must be in the range 2 to 10 inclusive.
         """
         for name, value in configs.items():
             check_group_config(name, value, self.options.kafka_version)

@@ -126,8 +126,8 @@ def parse_group_config(name: str, text):
         return str(text).strip().lower() == "true"
     try:
         return int(text or "")
-    except ValueError:
-        raise ValueError(f"{name} must be a number, got {text!r}") from None
+    except ValueError:  # ConfigDef.parseType's words
+        raise ValueError(f"Invalid value {text} for configuration {name}: Not a number of type INT") from None
 
 
 def check_group_config(name: str, value, kafka_version: str | None = None) -> None:
@@ -156,13 +156,47 @@ def check_group_config(name: str, value, kafka_version: str | None = None) -> No
                 f"got {value!r}"
             )
         return
-    bounds = {
-        "share.delivery.count.limit": (2, 10),
-        "share.record.lock.duration.ms": (1000, 3_600_000),
-        "share.partition.max.record.locks": (100, 10_000),
-    }.get(name, (1, float("inf")))
-    if not isinstance(value, (int, float)) or not bounds[0] <= value <= bounds[1]:
-        raise ValueError(f"{name} must be a number in [{bounds[0]}, {bounds[1]}], got {value!r}")
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise ValueError(f"Invalid value {value} for configuration {name}: Not a number of type INT")
+    if name == "share.record.lock.duration.ms" and value < LOCK_DURATION_FLOOR_MS:
+        raise ValueError(
+            f"Invalid value {value} for configuration {name}: Value must be at least {LOCK_DURATION_FLOOR_MS}"
+        )
+    low, high = _BOUNDS.get(name, (1, float("inf")))
+    if not low <= value <= high:
+        raise ValueError(_out_of_range(name, low, high, value, kafka_version or lab_kafka_version()))
+
+
+#: ``GroupConfig``'s own floor of a group's lock (its ConfigDef's ``atLeast``), under the broker's
+LOCK_DURATION_FLOOR_MS = 1000
+#: a group config's bounds: the brokers' group.share.min.* and group.share.max.* (Kafka's
+#: defaults, but the lab's lock floor of 1 s: course_lib/clusters/lab.py)
+_BOUNDS = {
+    "share.delivery.count.limit": (2, 10),
+    "share.record.lock.duration.ms": (LOCK_DURATION_FLOOR_MS, 60_000),
+    "share.partition.max.record.locks": (100, 4_000),
+}
+
+
+def _out_of_range(name: str, low, high, value, kafka_version: str) -> str:
+    """``GroupConfig.validateValues``' refusal, in the release's words (measured on 4.3.1 and
+    4.4.0): 4.4.0 gives the range, 4.3.1 the broker config it breaks.
+
+    >>> _out_of_range("share.delivery.count.limit", 2, 10, 11, "4.4.0")
+    'share.delivery.count.limit must be in the range 2 to 10 inclusive.'
+    >>> _out_of_range("share.delivery.count.limit", 2, 10, 11, "4.3.1")
+    'share.delivery.count.limit must be less than or equal to group.share.max.delivery.count.limit'
+    """
+    if kafka_version != "4.3.1":
+        return f"{name} must be in the range {_number(low)} to {_number(high)} inclusive."
+    kind, rest = name.split(".", 1)
+    if value < low:
+        return f"{name} must be greater than or equal to group.{kind}.min.{rest}"
+    return f"{name} must be less than or equal to group.{kind}.max.{rest}"
+
+
+def _number(bound) -> str:
+    return str(int(bound)) if bound != float("inf") else "2147483647"
 
 
 _DURATION = re.compile(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?", re.IGNORECASE)
