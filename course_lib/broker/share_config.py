@@ -13,6 +13,10 @@ Traceback (most recent call last):
 ...
 ValueError: share.auto.offset.reset must be one of ['earliest', 'latest', 'by_duration:<ISO-8601 duration>'], got 'oldest'
 
+A consumer group (KIP-848) may override its session timeout and heartbeat interval the same way
+(:data:`CONSUMER_GROUP_CONFIGS`); every group's configs live together, as in Kafka's
+``GroupConfigManager``.
+
 Kafka 4.4 adds a share group's dead-letter queue (KIP-1191, :mod:`.dead_letter_queue`): on an
 older release its configs are unknown, as they are to a 4.3.1 broker.
 
@@ -64,6 +68,12 @@ _GROUP_CONFIGS = {
     "errors.deadletterqueue.topic.name": "dlq_topic_name",
     "errors.deadletterqueue.copy.record.enable": "dlq_copy_record_enable",
 }
+#: a consumer group's (KIP-848) group configs -> the ClusterOptions field of the broker default
+#: they override (read at each heartbeat, as GroupMetadataManager does)
+CONSUMER_GROUP_CONFIGS = {
+    "consumer.session.timeout.ms": "group_consumer_session_timeout_ms",
+    "consumer.heartbeat.interval.ms": "group_consumer_heartbeat_interval_ms",
+}
 #: the group configs whose values are words, not numbers
 WORD_CONFIGS = ("share.auto.offset.reset", "share.isolation.level", "errors.deadletterqueue.topic.name")
 #: the group configs that are true or false
@@ -101,8 +111,21 @@ class ShareGroupSettings:
             }
         for name, value in (group_configs or {}).items():
             check_group_config(name, value, version)
-            base[_GROUP_CONFIGS[name]] = value
+            if name in _GROUP_CONFIGS:  # not a consumer group's
+                base[_GROUP_CONFIGS[name]] = value
         return cls(**base)
+
+
+def consumer_group_setting(options, group_configs: dict | None, name: str) -> float:
+    """A consumer group's ``name`` (of :data:`CONSUMER_GROUP_CONFIGS`): its own, else the brokers'.
+
+    >>> from course_lib.broker.options import ClusterOptions
+    >>> consumer_group_setting(ClusterOptions(), {"consumer.session.timeout.ms": 50_000}, "consumer.session.timeout.ms")
+    50000
+    >>> consumer_group_setting(ClusterOptions(), None, "consumer.heartbeat.interval.ms")
+    5000
+    """
+    return (group_configs or {}).get(name, getattr(options, CONSUMER_GROUP_CONFIGS[name]))
 
 
 def check_group_config_name(name: str, kafka_version: str | None = None) -> None:
@@ -110,7 +133,7 @@ def check_group_config_name(name: str, kafka_version: str | None = None) -> None
     does not know."""
     kafka_version = kafka_version or lab_kafka_version()
     later = {n for n in _GROUP_CONFIGS if n.startswith("errors.")} - set(added_configs(kafka_version, "group"))
-    if name not in _GROUP_CONFIGS or name in later:
+    if (name not in _GROUP_CONFIGS and name not in CONSUMER_GROUP_CONFIGS) or name in later:
         raise ValueError(f"Unknown group config name: {name}")
 
 
@@ -175,6 +198,8 @@ _BOUNDS = {
     "share.delivery.count.limit": (2, 10),
     "share.record.lock.duration.ms": (LOCK_DURATION_FLOOR_MS, 60_000),
     "share.partition.max.record.locks": (100, 4_000),
+    "consumer.session.timeout.ms": (45_000, 60_000),
+    "consumer.heartbeat.interval.ms": (5_000, 15_000),
 }
 
 

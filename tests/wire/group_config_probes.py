@@ -15,6 +15,7 @@ from course_lib.clusters.releases import kafka_version
 
 #: the share group configs each step shows: (value, source, synonyms)
 SHOWN = (
+    "consumer.session.timeout.ms",
     "share.auto.offset.reset",
     "share.delivery.count.limit",
     "share.isolation.level",
@@ -23,7 +24,9 @@ SHOWN = (
 #: (step, ops: [(name, value, op)]) in order, on one new group; a describe after each change
 STEPS = (
     ("set", [("share.record.lock.duration.ms", "15000", "SET"), ("share.delivery.count.limit", "3", "SET")]),
+    ("a consumer group's session", [("consumer.session.timeout.ms", "50000", "SET")]),
     ("out of range", [("share.delivery.count.limit", "11", "SET")]),
+    ("a consumer group's heartbeat out of range", [("consumer.heartbeat.interval.ms", "1", "SET")]),
     ("below the lock's floor", [("share.record.lock.duration.ms", "10", "SET")]),
     ("no number", [("share.delivery.count.limit", "many", "SET")]),
     ("unknown name", [("share.no.such.config", "1", "SET")]),
@@ -62,6 +65,7 @@ def expected(version: str | None = None) -> dict:
     version = version or kafka_version()
     default = "DEFAULT_CONFIG"
     defaults = {
+        "consumer.session.timeout.ms": ("45000", default, [("group.consumer.session.timeout.ms", "45000", default)]),
         "share.auto.offset.reset": ("latest", default, [("share.auto.offset.reset", "latest", default)]),
         "share.delivery.count.limit": ("5", default, [("group.share.delivery.count.limit", "5", default)]),
         "share.isolation.level": (
@@ -88,15 +92,32 @@ def expected(version: str | None = None) -> dict:
             [("share.record.lock.duration.ms", "15000", "GROUP_CONFIG"), *defaults["share.record.lock.duration.ms"][2]],
         ),
     }
-    out_of_range = {
-        "4.3.1": "share.delivery.count.limit must be less than or equal to group.share.max.delivery.count.limit",
-        "4.4.0": "share.delivery.count.limit must be in the range 2 to 10 inclusive.",
+    out_of_range, heartbeat_out_of_range = {
+        "4.3.1": (
+            "share.delivery.count.limit must be less than or equal to group.share.max.delivery.count.limit",
+            "consumer.heartbeat.interval.ms must be greater than or equal to group.consumer.min.heartbeat.interval.ms",
+        ),
+        "4.4.0": (
+            "share.delivery.count.limit must be in the range 2 to 10 inclusive.",
+            "consumer.heartbeat.interval.ms must be in the range 5000 to 15000 inclusive.",
+        ),
     }[version]
+    with_session = {
+        **configured,
+        "consumer.session.timeout.ms": (
+            "50000",
+            "GROUP_CONFIG",
+            [("consumer.session.timeout.ms", "50000", "GROUP_CONFIG"), *defaults["consumer.session.timeout.ms"][2]],
+        ),
+    }
+    deleted = {**with_session, "share.delivery.count.limit": defaults["share.delivery.count.limit"]}
     return {
         "names": sorted(set(NAMES_440) - set(added_configs("4.4.0", "group")) | set(added_configs(version, "group"))),
         "unconfigured": defaults,
         "set": ("ok", configured),
+        "a consumer group's session": ("ok", with_session),
         "out of range": ("INVALID_CONFIG", out_of_range),
+        "a consumer group's heartbeat out of range": ("INVALID_CONFIG", heartbeat_out_of_range),
         "below the lock's floor": (
             "INVALID_CONFIG",
             "Invalid value 10 for configuration share.record.lock.duration.ms: Value must be at least 1000",
@@ -110,11 +131,8 @@ def expected(version: str | None = None) -> dict:
             "INVALID_CONFIG",
             "Can't APPEND to key share.delivery.count.limit because its type is not LIST.",
         ),
-        "delete": ("ok", {**configured, "share.delivery.count.limit": defaults["share.delivery.count.limit"]}),
-        "delete an unknown name": (
-            "ok",
-            {**configured, "share.delivery.count.limit": defaults["share.delivery.count.limit"]},
-        ),
+        "delete": ("ok", deleted),
+        "delete an unknown name": ("ok", deleted),
     }
 
 
