@@ -241,3 +241,28 @@ def without_synonyms(answers: dict) -> dict:
         if isinstance(answer, tuple) and answer[0] == "ok":
             out[step] = ("ok", strip(answer[1]))
     return out
+
+
+#: DescribeConfigs of a GROUP named "" (confluent-kafka and Java refuse it before sending):
+#: (error code, message) - ConfigHelper's INVALID_REQUEST
+EMPTY_NAME = (42, "Group name must not be empty")
+
+
+def empty_group_name_answer(servers: str) -> tuple:
+    """DescribeConfigs of a GROUP resource named "", sent by kafka-python as a raw request."""
+    from kafka import KafkaAdminClient
+    from kafka.protocol.admin import DescribeConfigsRequest
+
+    admin = KafkaAdminClient(bootstrap_servers=servers)
+    try:
+        resource = DescribeConfigsRequest.DescribeConfigsResource(
+            resource_type=32, resource_name="", configuration_keys=None
+        )
+        request = DescribeConfigsRequest(
+            version=4, resources=[resource], include_synonyms=False, include_documentation=False
+        )
+        broker = min(b.node_id for b in admin._manager.cluster.brokers())
+        (result,) = admin._manager.run(admin._manager.send, request, broker).results
+        return result.error_code, result.error_message
+    finally:
+        admin.close()

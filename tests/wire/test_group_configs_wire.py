@@ -6,10 +6,17 @@ unknown name was refused, and the refusals had the simulator's words, not Kafka'
 import pytest
 
 from course_lib.wire import WireCluster
-from tests.wire.group_config_probes import ConfluentGroupConfigs, expected, group_config_answers
+from tests.wire.group_config_probes import (
+    EMPTY_NAME,
+    ConfluentGroupConfigs,
+    empty_group_name_answer,
+    expected,
+    group_config_answers,
+)
 
 
 @pytest.mark.timeout(120)
 def test_group_configs_described_and_changed_as_on_kafka():
     with WireCluster(brokers=3, seed=1) as wire:
         assert group_config_answers(ConfluentGroupConfigs(wire.bootstrap_servers)) == expected()
+        assert empty_group_name_answer(wire.bootstrap_servers) == EMPTY_NAME
