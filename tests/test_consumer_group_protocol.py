@@ -323,3 +323,23 @@ def test_a_coordinator_failover_moves_nothing_as_on_kafka(cluster):
     got = failover.coordinator_failover(failover.sim_members(cluster, "failover"), crash)
     assert got == failover.FAILOVER_EXPECTED
     assert failover.sim_coordinator(cluster, "failover-sim") != crashed[0]
+
+
+def test_a_groups_own_configs_set_its_heartbeat_and_session(cluster):
+    """GroupMetadataManager reads consumer.heartbeat.interval.ms and consumer.session.timeout.ms
+    from the group's configs (``kafka-configs --entity-type groups``) at each heartbeat, over the
+    brokers' group.consumer.* (before, the group kept the brokers' and the name was refused)."""
+    client = KafkaConsumer(bootstrap_servers=cluster)
+
+    def heartbeat(epoch: int):
+        request = ConsumerGroupHeartbeatRequest(group="g", member_id="a", member_epoch=epoch, topics=("t",), owned=())
+        return client._call_coordinator(request)
+
+    first = heartbeat(0)
+    cluster.alter_share_group_config(
+        "g", {"consumer.heartbeat.interval.ms": 6000, "consumer.session.timeout.ms": 50_000}
+    )
+    then = heartbeat(first.member_epoch)
+    (group,) = [b.groups.consumer_groups["g"] for b in cluster.brokers.values() if "g" in b.groups.consumer_groups]
+    assert (first.heartbeat_interval_ms, then.heartbeat_interval_ms) == (5000, 6000)
+    assert group.session_timeout_ms == 50_000

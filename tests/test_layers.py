@@ -190,9 +190,7 @@ DISPATCH_LEFT = {
         11,
         "its sides keep the cluster they run on (the simulator's their own); kafka-python's admin its coordinators",
     ),
-    "experiments/share_group_experiments.py": (2, "the wire cluster's simulated cluster, on its thread"),
-    "experiments/share_leader_failover.py": (1, "the wire cluster's simulated cluster, on its thread"),
-    "experiments/share_renew.py": (1, "the wire cluster's simulated cluster, on its thread"),
+    "experiments/share_group_experiments.py": (1, "the share invariants watch the wire cluster's simulated cluster"),
     "experiments/share_scenarios.py": (20, "the share scenarios' own simulated cluster"),
 }
 

@@ -228,14 +228,15 @@ class Cluster:
         ``share.auto.offset.reset``, ``share.record.lock.duration.ms``, ``share.delivery.count.limit``,
         ``share.partition.max.record.locks``, ``share.session.timeout.ms``, ``share.heartbeat.interval.ms``,
         and with ``kafka_version="4.4.0"`` the dead-letter queue's ``errors.deadletterqueue.topic.name``
-        and ``errors.deadletterqueue.copy.record.enable`` (:mod:`.dead_letter_queue`).
+        and ``errors.deadletterqueue.copy.record.enable`` (:mod:`.dead_letter_queue`); and a
+        consumer group's (KIP-848) ``consumer.session.timeout.ms`` and ``consumer.heartbeat.interval.ms``.
 
         >>> cluster = Cluster(brokers=1)
         >>> cluster.alter_share_group_config("workers", {"share.auto.offset.reset": "earliest"})
         >>> cluster.alter_share_group_config("workers", {"share.delivery.count.limit": 1})
         Traceback (most recent call last):
         ...
-        ValueError: share.delivery.count.limit must be a number in [2, 10], got 1
+        ValueError: share.delivery.count.limit must be in the range 2 to 10 inclusive.
         """
         for name, value in configs.items():
             check_group_config(name, value, self.options.kafka_version)

@@ -33,6 +33,7 @@ from kafka import errors as Errors
 
 from .consumer_group import ConsumerGroup, Heartbeat, HeartbeatAnswer
 from .protocol import ConsumerGroupDescribeRequest, ConsumerGroupHeartbeatRequest
+from .share_config import consumer_group_setting
 
 #: the key of a consumer group's snapshot in ``__consumer_offsets``
 RECORD = "consumer_group"
@@ -67,6 +68,10 @@ def consumer_group_heartbeat(coord, src: str, req: ConsumerGroupHeartbeatRequest
             return coord.respond(src, req, answer.error, answer)
         coord.groups.pop(req.group, None)  # an empty classic group gives way
         group = coord.consumer_groups[req.group] = new_group(coord, req.group)
+    # the group's own configs (IncrementalAlterConfigs of a GROUP) over the brokers', at each heartbeat
+    configs = broker.cluster.share_group_configs.get(req.group)
+    group.session_timeout_ms = consumer_group_setting(broker.options, configs, "consumer.session.timeout.ms")
+    group.heartbeat_interval_ms = consumer_group_setting(broker.options, configs, "consumer.heartbeat.interval.ms")
     before, version = group.persisted(), group.version
     answer = group.heartbeat(
         broker.sim.now,

@@ -91,6 +91,10 @@ ADDED_CONFIGS: dict[str, dict[str, dict[str, tuple[str, str]]]] = {
         "group": {
             "errors.deadletterqueue.topic.name": ("", "STRING"),
             "errors.deadletterqueue.copy.record.enable": ("false", "BOOLEAN"),
+            # KIP-1071's group configs Kafka 4.4.0 describes (4.3.1 does not); their defaults are
+            # the brokers' group.streams.* (course_lib/broker/group_configs.py)
+            "streams.assignor.name": ("sticky", "STRING"),
+            "streams.rack.aware.assignment.tags": ("", "LIST"),
         },
         "broker": {
             "errors.deadletterqueue.auto.create.topics.enable": ("false", "BOOLEAN"),

@@ -13,6 +13,10 @@ Traceback (most recent call last):
 ...
 ValueError: share.auto.offset.reset must be one of ['earliest', 'latest', 'by_duration:<ISO-8601 duration>'], got 'oldest'
 
+A consumer group (KIP-848) may override its session timeout and heartbeat interval the same way
+(:data:`CONSUMER_GROUP_CONFIGS`); every group's configs live together, as in Kafka's
+``GroupConfigManager``.
+
 Kafka 4.4 adds a share group's dead-letter queue (KIP-1191, :mod:`.dead_letter_queue`): on an
 older release its configs are unknown, as they are to a 4.3.1 broker.
 
@@ -64,6 +68,12 @@ _GROUP_CONFIGS = {
     "errors.deadletterqueue.topic.name": "dlq_topic_name",
     "errors.deadletterqueue.copy.record.enable": "dlq_copy_record_enable",
 }
+#: a consumer group's (KIP-848) group configs -> the ClusterOptions field of the broker default
+#: they override (read at each heartbeat, as GroupMetadataManager does)
+CONSUMER_GROUP_CONFIGS = {
+    "consumer.session.timeout.ms": "group_consumer_session_timeout_ms",
+    "consumer.heartbeat.interval.ms": "group_consumer_heartbeat_interval_ms",
+}
 #: the group configs whose values are words, not numbers
 WORD_CONFIGS = ("share.auto.offset.reset", "share.isolation.level", "errors.deadletterqueue.topic.name")
 #: the group configs that are true or false
@@ -101,8 +111,21 @@ class ShareGroupSettings:
             }
         for name, value in (group_configs or {}).items():
             check_group_config(name, value, version)
-            base[_GROUP_CONFIGS[name]] = value
+            if name in _GROUP_CONFIGS:  # not a consumer group's
+                base[_GROUP_CONFIGS[name]] = value
         return cls(**base)
+
+
+def consumer_group_setting(options, group_configs: dict | None, name: str) -> float:
+    """A consumer group's ``name`` (of :data:`CONSUMER_GROUP_CONFIGS`): its own, else the brokers'.
+
+    >>> from course_lib.broker.options import ClusterOptions
+    >>> consumer_group_setting(ClusterOptions(), {"consumer.session.timeout.ms": 50_000}, "consumer.session.timeout.ms")
+    50000
+    >>> consumer_group_setting(ClusterOptions(), None, "consumer.heartbeat.interval.ms")
+    5000
+    """
+    return (group_configs or {}).get(name, getattr(options, CONSUMER_GROUP_CONFIGS[name]))
 
 
 def check_group_config_name(name: str, kafka_version: str | None = None) -> None:
@@ -110,7 +133,7 @@ def check_group_config_name(name: str, kafka_version: str | None = None) -> None
     does not know."""
     kafka_version = kafka_version or lab_kafka_version()
     later = {n for n in _GROUP_CONFIGS if n.startswith("errors.")} - set(added_configs(kafka_version, "group"))
-    if name not in _GROUP_CONFIGS or name in later:
+    if (name not in _GROUP_CONFIGS and name not in CONSUMER_GROUP_CONFIGS) or name in later:
         raise ValueError(f"Unknown group config name: {name}")
 
 
@@ -126,8 +149,8 @@ def parse_group_config(name: str, text):
         return str(text).strip().lower() == "true"
     try:
         return int(text or "")
-    except ValueError:
-        raise ValueError(f"{name} must be a number, got {text!r}") from None
+    except ValueError:  # ConfigDef.parseType's words
+        raise ValueError(f"Invalid value {text} for configuration {name}: Not a number of type INT") from None
 
 
 def check_group_config(name: str, value, kafka_version: str | None = None) -> None:
@@ -156,13 +179,49 @@ def check_group_config(name: str, value, kafka_version: str | None = None) -> No
                 f"got {value!r}"
             )
         return
-    bounds = {
-        "share.delivery.count.limit": (2, 10),
-        "share.record.lock.duration.ms": (1000, 3_600_000),
-        "share.partition.max.record.locks": (100, 10_000),
-    }.get(name, (1, float("inf")))
-    if not isinstance(value, (int, float)) or not bounds[0] <= value <= bounds[1]:
-        raise ValueError(f"{name} must be a number in [{bounds[0]}, {bounds[1]}], got {value!r}")
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise ValueError(f"Invalid value {value} for configuration {name}: Not a number of type INT")
+    if name == "share.record.lock.duration.ms" and value < LOCK_DURATION_FLOOR_MS:
+        raise ValueError(
+            f"Invalid value {value} for configuration {name}: Value must be at least {LOCK_DURATION_FLOOR_MS}"
+        )
+    low, high = _BOUNDS.get(name, (1, float("inf")))
+    if not low <= value <= high:
+        raise ValueError(_out_of_range(name, low, high, value, kafka_version or lab_kafka_version()))
+
+
+#: ``GroupConfig``'s own floor of a group's lock (its ConfigDef's ``atLeast``), under the broker's
+LOCK_DURATION_FLOOR_MS = 1000
+#: a group config's bounds: the brokers' group.share.min.* and group.share.max.* (Kafka's
+#: defaults, but the lab's lock floor of 1 s: course_lib/clusters/lab.py)
+_BOUNDS = {
+    "share.delivery.count.limit": (2, 10),
+    "share.record.lock.duration.ms": (LOCK_DURATION_FLOOR_MS, 60_000),
+    "share.partition.max.record.locks": (100, 4_000),
+    "consumer.session.timeout.ms": (45_000, 60_000),
+    "consumer.heartbeat.interval.ms": (5_000, 15_000),
+}
+
+
+def _out_of_range(name: str, low, high, value, kafka_version: str) -> str:
+    """``GroupConfig.validateValues``' refusal, in the release's words (measured on 4.3.1 and
+    4.4.0): 4.4.0 gives the range, 4.3.1 the broker config it breaks.
+
+    >>> _out_of_range("share.delivery.count.limit", 2, 10, 11, "4.4.0")
+    'share.delivery.count.limit must be in the range 2 to 10 inclusive.'
+    >>> _out_of_range("share.delivery.count.limit", 2, 10, 11, "4.3.1")
+    'share.delivery.count.limit must be less than or equal to group.share.max.delivery.count.limit'
+    """
+    if kafka_version != "4.3.1":
+        return f"{name} must be in the range {_number(low)} to {_number(high)} inclusive."
+    kind, rest = name.split(".", 1)
+    if value < low:
+        return f"{name} must be greater than or equal to group.{kind}.min.{rest}"
+    return f"{name} must be less than or equal to group.{kind}.max.{rest}"
+
+
+def _number(bound) -> str:
+    return str(int(bound)) if bound != float("inf") else "2147483647"
 
 
 _DURATION = re.compile(r"P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?", re.IGNORECASE)

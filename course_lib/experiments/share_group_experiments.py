@@ -432,7 +432,7 @@ def wire_setup(wire) -> tuple[str, str]:
     """A one-partition topic and a new share group with :data:`GROUP_CONFIGS` on a WireCluster."""
     topic = wire.create_topic("work", partitions=1)
     group = new_group()
-    wire.call(lambda: wire.cluster.alter_share_group_config(group, GROUP_CONFIGS))
+    configure_with_admin(wire.bootstrap_servers, group, GROUP_CONFIGS)
     return topic, group
 
 

@@ -157,9 +157,8 @@ def wire_like_the_lab():
 
 
 def wire_run(wire, client: str) -> dict:
-    topic, group = wire.create_topic("work", partitions=1), new_group()
-    wire.call(lambda: wire.cluster.alter_share_group_config(group, CONFIGS))
-    return tcp_run(wire, topic, group, client)
+    """On a WireCluster: the same steps as on Kafka, the group configured by an admin client."""
+    return kafka_run(wire, client)
 
 
 def kafka_run(cluster, client: str) -> dict:

@@ -95,17 +95,15 @@ def simulator_run(renew: bool, seed: int = 0) -> dict:
     return renew_run(make, produce, renew, **timing)
 
 
-def client_run(cluster, renew: bool, wire: bool, client: str = "java") -> dict:
-    """``client``'s share consumers (RENEW: Java's only) on a WireCluster (``wire``) or a real
-    cluster; the record written by confluent-kafka."""
+def client_run(cluster, renew: bool, client: str = "java") -> dict:
+    """``client``'s share consumers (RENEW: Java's only) on a WireCluster or a real cluster, the
+    group configured as an operator does (an admin's IncrementalAlterConfigs); the record
+    written by confluent-kafka."""
     from confluent_kafka import Producer
 
     servers = cluster.bootstrap_servers
     topic, group = cluster.create_topic(f"renew-{uuid.uuid4().hex[:8]}", partitions=1), f"renew-{uuid.uuid4().hex[:8]}"
-    if wire:
-        cluster.call(lambda: cluster.cluster.alter_share_group_config(group, CONFIGS))
-    else:
-        configure_with_admin(servers, group, CONFIGS)
+    configure_with_admin(servers, group, CONFIGS)
 
     def produce() -> None:
         p = Producer({"bootstrap.servers": servers})

@@ -126,3 +126,11 @@ def test_java_describes_and_changes_configs_as_kafka(java, lab_wire, monkeypatch
     seen = record_versions(monkeypatch)
     check_configs(java_config_answers(java, lab_wire.bootstrap_servers, "jcfg"))
     assert PROBED_APIS["configs"] <= set(seen)
+
+
+def test_java_describes_and_changes_group_configs_as_kafka(java):
+    """A share group's configs through Java's Admin (ConfigResource.Type.GROUP), as on Kafka
+    (tests/real/test_admin_apis_real.py; tests/wire/group_config_probes.py)."""
+    from tests.wire.group_config_probes import JavaGroupConfigs, expected, group_config_answers, without_synonyms
+
+    assert group_config_answers(JavaGroupConfigs(java)) == without_synonyms(expected())

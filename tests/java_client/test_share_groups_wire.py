@@ -43,7 +43,7 @@ def test_java_renews_a_lock_on_the_wire(driver, wire_cluster, renew):
     (lesson 05c's slow handler) - as on Kafka (tests/real/test_share_groups_real.py) and in the simulator."""
     from course_lib.experiments import share_renew
 
-    assert share_renew.client_run(wire_cluster, renew=renew, wire=True) == share_renew.EXPECTED[renew]
+    assert share_renew.client_run(wire_cluster, renew=renew) == share_renew.EXPECTED[renew]
 
 
 @pytest.mark.timeout(120)

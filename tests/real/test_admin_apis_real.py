@@ -73,3 +73,10 @@ def test_java_manual_assignments_on_kafka(java, cluster):
 def test_java_describes_and_changes_configs_on_kafka(java, cluster):
     topic = cluster.create_topic("jcfg", config=SET_ON_TOPIC)
     check_configs(java_config_answers(java, cluster.bootstrap_servers, topic))
+
+
+def test_java_describes_and_changes_group_configs_on_kafka(java):
+    """tests/java_client/test_admin_apis_wire.py's GROUP twin, measured here."""
+    from tests.wire.group_config_probes import JavaGroupConfigs, expected, group_config_answers, without_synonyms
+
+    assert group_config_answers(JavaGroupConfigs(java)) == without_synonyms(expected())

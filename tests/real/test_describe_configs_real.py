@@ -36,3 +36,17 @@ def test_topic_configs_change_op_by_op_on_kafka(cluster):
     topic = cluster.create_topic("ops", config=SET_ON_TOPIC)
     got = config_change_answers(cluster.bootstrap_servers, topic, CONFIG_CHANGES)
     assert got == config_changes_as(lambda message: (40, message))
+
+
+def test_group_configs_described_and_changed_on_kafka(cluster):
+    """tests/wire/test_group_configs_wire.py's expectations, measured here (GROUP resources)."""
+    from tests.wire.group_config_probes import (
+        EMPTY_NAME,
+        ConfluentGroupConfigs,
+        empty_group_name_answer,
+        expected,
+        group_config_answers,
+    )
+
+    assert group_config_answers(ConfluentGroupConfigs(cluster.bootstrap_servers)) == expected()
+    assert empty_group_name_answer(cluster.bootstrap_servers) == EMPTY_NAME

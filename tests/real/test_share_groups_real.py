@@ -211,7 +211,7 @@ def test_java_renews_a_lock_on_kafka(driver, cluster, client, renew):
     simulator give the same."""
     from course_lib.experiments import share_renew
 
-    assert share_renew.client_run(cluster, renew=renew, wire=False, client=client) == share_renew.EXPECTED[renew]
+    assert share_renew.client_run(cluster, renew=renew, client=client) == share_renew.EXPECTED[renew]
 
 
 @pytest.mark.timeout(120)

@@ -496,6 +496,7 @@ def acl_admin_calls(bootstrap: str, login) -> dict:
             "delete a topic it may not": _error(lambda: _codes(ann.delete_topics([f"{p}t"], raise_errors=False))),
             "delete a topic it may": _error(lambda: _codes(ann.delete_topics([f"{p}del"], raise_errors=False))),
             "describe a group": _error(lambda: _codes(ann.describe_groups([f"{p}g"]))),
+            "describe a group's configs": _error(lambda: _group_configs_code(ann, f"{p}g")),
             "delete a group": _error(lambda: _codes(ann.delete_groups([f"{p}g"]))),
             "quorum": _error(ann.describe_metadata_quorum),
             "reassignments": _error(ann.list_partition_reassignments),
@@ -507,6 +508,22 @@ def acl_admin_calls(bootstrap: str, login) -> dict:
     finally:
         ann.close()
         admin.close()
+
+
+def _group_configs_code(admin, group: str) -> int:
+    """DescribeConfigs of a GROUP resource (kafka-python's describe_configs hides a refused
+    resource's error): its error code."""
+    from kafka.protocol.admin import DescribeConfigsRequest
+
+    resource = DescribeConfigsRequest.DescribeConfigsResource(
+        resource_type=32, resource_name=group, configuration_keys=None
+    )
+    request = DescribeConfigsRequest(
+        version=4, resources=[resource], include_synonyms=False, include_documentation=False
+    )
+    broker = min(b.node_id for b in admin._manager.cluster.brokers())
+    (result,) = admin._manager.run(admin._manager.send, request, broker).results
+    return result.error_code
 
 
 def _codes(answer) -> list:

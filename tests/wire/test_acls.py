@@ -117,6 +117,7 @@ ADMIN_CALLS = {
     "delete a topic it may": "ok [0]",
     "describe a group": "GroupAuthorizationFailedError",  # DESCRIBE on the group (FindCoordinator first)
     "delete a group": "GroupAuthorizationFailedError",
+    "describe a group's configs": "ok 30",  # DESCRIBE_CONFIGS on the group: GROUP_AUTHORIZATION_FAILED
     "quorum": "ClusterAuthorizationFailedError",  # DESCRIBE on the cluster
     "reassignments": "ClusterAuthorizationFailedError",
     "removed": 2,

@@ -219,7 +219,7 @@ def test_librdkafka_sees_a_batch_throttled_near_the_limit_on_the_wire(wire_clust
     """One batch of 8, every record RELEASEd: the wire's polls have Kafka 4.3.1's sizes."""
     topic = wire_cluster.create_topic("throttled", partitions=1)
     group = share.new_group()
-    wire_cluster.call(lambda: wire_cluster.cluster.alter_share_group_config(group, share.THROTTLE_CONFIGS))
+    share.configure_with_admin(wire_cluster.bootstrap_servers, group, share.THROTTLE_CONFIGS)
     assert share.librdkafka_throttle(wire_cluster.bootstrap_servers, topic, group) == share.THROTTLE_SIZES
 
 
@@ -263,7 +263,7 @@ def test_a_handler_slower_than_the_lock_with_librdkafka_on_the_wire(wire_cluster
     done, is refused - lesson 05c's slow handler (Java: tests/java_client/test_share_groups_wire.py)."""
     from course_lib.experiments import share_renew
 
-    got = share_renew.client_run(wire_cluster, renew=False, wire=True, client="confluent-kafka")
+    got = share_renew.client_run(wire_cluster, renew=False, client="confluent-kafka")
     assert got == share_renew.EXPECTED[False]
 
 

@@ -1,4 +1,5 @@
-"""CreateTopics and DescribeConfigs: the controller's topics and their configuration."""
+"""CreateTopics and DescribeConfigs: the controller's topics and their configuration, the
+brokers', and a group's (:mod:`course_lib.broker.group_configs`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from kafka.protocol.admin import CreateTopicsResponse, DescribeConfigsResponse
 
 from ...broker import acls
 from ...broker.broker_config import broker_config_names
+from ...broker.group_configs import described_group, text
 from ..authorization import authorized, cluster_authorized
 from ...broker.topic_configs import catalogue, describe_broker, describe_topic
 from .common import NO_TOPIC_ID, _reply, code
@@ -93,6 +95,9 @@ def describe_configs(gw, req) -> None:
         if res.resource_type == BROKER and not cluster_authorized(gw, acls.DESCRIBE_CONFIGS):
             out.append(_config_result(gw, req, res, Errors.ClusterAuthorizationFailedError, []))
             continue
+        if res.resource_type == GROUP and not authorized(gw, acls.DESCRIBE_CONFIGS, acls.GROUP, res.resource_name):
+            out.append(_config_result(gw, req, res, Errors.GroupAuthorizationFailedError, []))
+            continue
         if res.resource_type == TOPIC:
             config = controller.configs.get(res.resource_name)
             if config is None:
@@ -107,6 +112,12 @@ def describe_configs(gw, req) -> None:
                 out.append(_config_result(gw, req, res, Errors.InvalidRequestError, [], message))
                 continue
             rows = describe_broker(_broker_static(wire, int(res.resource_name)), wire.cluster.options.kafka_version)
+        elif res.resource_type == GROUP and not res.resource_name:
+            out.append(_config_result(gw, req, res, Errors.InvalidRequestError, [], "Group name must not be empty"))
+            continue
+        elif res.resource_type == GROUP:  # configured or not, existing or not: Kafka's ConfigHelper
+            configs = wire.cluster.share_group_configs.get(res.resource_name, {})
+            rows = described_group(wire.cluster.options, configs, set(wire.broker_config))
         else:
             out.append(_config_result(gw, req, res, Errors.InvalidRequestError, []))
             continue
@@ -117,7 +128,7 @@ def describe_configs(gw, req) -> None:
 
 
 #: DescribeConfigs' resource types
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, GROUP = 2, 4, 32
 
 
 def _broker_static(wire, broker_id: int) -> dict:
@@ -139,18 +150,10 @@ def _broker_static(wire, broker_id: int) -> dict:
         spec = catalogue_broker.get(name)
         if spec is None:
             continue
-        value = _kafka_text(getattr(options, field))
+        value = text(getattr(options, field))
         if value != spec["default"] or name in wire.broker_config:
             static[name] = value
     return static
-
-
-def _kafka_text(value) -> str:
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
 
 
 def _config_result(gw, req, res, error, rows: list, message: str | None = None) -> dict:
@@ -164,11 +167,17 @@ def _config_result(gw, req, res, error, rows: list, message: str | None = None) 
             {
                 **row,
                 # a config's synonyms: its own value at its source, then the default under it
-                "synonyms": [{"name": row["name"], "value": row["value"], "source": row["config_source"]}]
-                if synonyms and not row["is_default"]
-                else [],
+                "synonyms": [{"name": n, "value": v, "source": s} for n, v, s in _synonyms(row)] if synonyms else [],
                 "documentation": None,
             }
             for row in rows
         ],
     }
+
+
+def _synonyms(row: dict) -> list:
+    """A row's synonyms (name, value, source): those it brings (a group config's), else its own
+    value where it is not a default."""
+    if "synonyms" in row:
+        return row["synonyms"]
+    return [] if row["is_default"] else [(row["name"], row["value"], row["config_source"])]

@@ -15,7 +15,7 @@ from kafka.protocol.admin import IncrementalAlterConfigsResponse
 
 from ...broker import acls
 from ...broker.broker_config import alter_cluster_default_configs
-from ...broker.share_config import check_group_config, check_group_config_name, parse_group_config
+from ...broker.share_config import check_group_config, parse_group_config
 from ...broker.topic_config_changes import alter_topic_configs_request
 from ..authorization import authorized, cluster_authorized
 from .common import _reply, code, kafka_message
@@ -23,6 +23,7 @@ from .common import _reply, code, kafka_message
 TOPIC, BROKER, GROUP = 2, 4, 32
 #: AlterConfigOp types a group config takes (APPEND and SUBTRACT are for list configs)
 SET, DELETE = 0, 1
+OP_NAMES = {2: "APPEND", 3: "SUBTRACT"}
 #: how long (simulated ms) the answer waits for this broker to apply the change
 APPLY_WAIT_MS = 5_000
 
@@ -97,8 +98,10 @@ def alter_group_configs(cluster, group: str, ops: list, validate_only: bool) -> 
     {'share.delivery.count.limit': 4}
     >>> error, message = alter_group_configs(cluster, "g", [("share.delivery.count.limit", SET, "1")], False)
     >>> error.__name__, message
-    ('InvalidConfigurationError', 'share.delivery.count.limit must be a number in [2, 10], got 1')
+    ('InvalidConfigurationError', 'share.delivery.count.limit must be in the range 2 to 10 inclusive.')
     >>> alter_group_configs(cluster, "g", [("share.delivery.count.limit", DELETE, None)], False)
+    (None, None)
+    >>> alter_group_configs(cluster, "g", [("share.no.such", DELETE, None)], False)  # nothing left to check
     (None, None)
     >>> cluster.share_group_configs["g"]
     {}
@@ -107,15 +110,14 @@ def alter_group_configs(cluster, group: str, ops: list, validate_only: bool) -> 
     version = cluster.options.kafka_version
     try:
         for name, op, value in ops:
-            if op == DELETE:
-                check_group_config_name(name, version)
+            if op == DELETE:  # Kafka checks the configs left, so deleting an unknown name is fine
                 deletes.append(name)
             elif op == SET:
                 typed = parse_group_config(name, value)
                 check_group_config(name, typed, version)
                 sets[name] = typed
             else:
-                raise ValueError(f"{name}: a group config takes SET or DELETE, not operation {op}")
+                raise ValueError(f"Can't {OP_NAMES.get(op, op)} to key {name} because its type is not LIST.")
     except ValueError as e:
         return Errors.InvalidConfigurationError, str(e)
     if not validate_only:
