@@ -3,7 +3,8 @@
 import threading
 
 from course_lib.experiments import fidelity
-from course_lib.clusters import jars, lab
+from course_lib.clusters import jars
+from course_lib.real import lab
 from course_lib.experiments.on_kafka.measure import claim_verdicts, percentile
 
 ROWS = [
