@@ -173,6 +173,18 @@ def test_a_poison_message_on_kafka_as_on_the_simulator(share_client, cluster):
     assert share_groups.poison_disagreements(compared) == []
 
 
+@pytest.mark.timeout(180)
+def test_a_share_group_keeps_every_worker_busy_where_a_consumer_group_idles_on_kafka(share_client, cluster):
+    """Lesson 05c's "share group or consumer group?" with either share client on Kafka: the share
+    group's 4 instances all busy, its busiest handling fewer records than the consumer group's,
+    which leaves 2 of them idle on 2 partitions - as on the simulator and the wire cluster."""
+    from course_lib.experiments.on_kafka import share_groups
+
+    compared = share_groups.choice_compared(cluster, share_client)
+    print(f"kafka {cluster.kafka_version} share or consumer group, {share_client}:", compared["cluster"])
+    assert share_groups.choice_disagreements(compared) == [], compared
+
+
 @pytest.mark.timeout(120)
 def test_share_group_configs_isolation_and_reset_on_kafka(cluster):
     """``kafka-configs --entity-type groups`` on Kafka 4.3.1: which share group configs it takes,

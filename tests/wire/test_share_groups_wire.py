@@ -314,6 +314,19 @@ def test_a_poison_message_on_the_wire_as_on_the_simulator(share_client):
     assert share_groups.poison_disagreements(compared) == []
 
 
+@pytest.mark.timeout(180)
+def test_a_share_group_keeps_every_worker_busy_where_a_consumer_group_idles_on_the_wire(share_client):
+    """Lesson 05c's "share group or consumer group?" with either share client: 4 instances on 2
+    partitions, the share group's all busy and its busiest handling fewer records than the
+    consumer group's, which leaves 2 idle - as on the simulator, whose run the lesson prints
+    (tests/real/test_share_groups_real.py: the same on Kafka)."""
+    from course_lib.experiments.on_kafka import share_groups
+
+    with WireCluster(brokers=3, seed=1, group_initial_rebalance_delay_ms=0) as wire:
+        compared = share_groups.choice_compared(wire, share_client)
+    assert share_groups.choice_disagreements(compared) == [], compared
+
+
 @pytest.mark.timeout(120)
 def test_share_group_configs_isolation_and_reset_on_the_wire():
     """tests/real/test_share_groups_real.py's group configs, isolation levels and by_duration

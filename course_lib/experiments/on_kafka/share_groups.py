@@ -413,6 +413,164 @@ def ordering_disagreements(compared: dict) -> list[str]:
     return wrong
 
 
+def _produce_spread(kafka, topic: str, values: list[str], partitions: int) -> None:
+    """``values`` round robin over the topic's partitions, one record per batch, as the
+    simulator's runs write them: a share consumer is handed whole batches, so one batch of every
+    job would go to one worker."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+    for i, value in enumerate(values):
+        producer.produce(topic, value=value.encode(), partition=i % partitions)
+        if (i + 1) % partitions == 0 and producer.flush(30):
+            raise RuntimeError(f"the cluster did not take {value} within 30 s")
+    if producer.flush(30):
+        raise RuntimeError(f"the cluster did not take {len(values)} records within 30 s")
+
+
+def _every_share_worker_joined(kafka, topic: str, members: list, partitions: int, deadline: float) -> None:
+    """Until each worker has been handed a record: warm-up records (acknowledged, not counted),
+    one more per partition after each round in which no worker still waiting got one (a worker
+    already handed one polls no more: what its client fetched ahead stays with it). A worker handed
+    a record is a member with partitions, whatever its client shows of the group."""
+    warmed: set[int] = set()
+    written = 0
+    while len(warmed) < len(members):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{len(warmed)} of {len(members)} share workers were handed a record in time")
+        _produce_spread(kafka, topic, [f"warm-{written + i}" for i in range(partitions)], partitions)
+        written += partitions
+        got_some = True
+        while got_some and len(warmed) < len(members):
+            got_some = False
+            for i, w in enumerate(members):
+                if i in warmed:
+                    continue
+                got = w.poll(0.05)
+                for _, _, _, m in got:
+                    w.acknowledge(m, "accept")
+                if got:
+                    w.commit()
+                    warmed.add(i)
+                    got_some = True
+
+
+def share_vs_consumer_group(
+    kafka,
+    workers: int = 4,
+    partitions: int = 2,
+    records: int = 40,
+    handler_ms: float = 100,
+    client: str = "confluent-kafka",
+    timeout_s: float = 90,
+) -> dict:
+    """The simulator's ``share_group_vs_consumer_group`` on a wall-clock cluster: the same
+    ``records`` on ``partitions`` partitions to ``workers`` instances, once as a share group
+    (``client``'s share consumers, 2 records a poll, each record taking ``handler_ms``, all workers
+    at once: one thread, each worker's record done when its time is up) and once as a consumer
+    group (kafka-python's members, as the lesson's twin), each started once every instance has
+    joined. Returns the records each instance handled, per group, and each group's ``busiest_ms``:
+    its busiest instance's records times ``handler_ms`` - how long the work takes when the
+    handlers, not the cluster, are the slow part (the cluster's own latencies are the machine's)."""
+    from ...client_adapters import group_member
+    from ..share_group_experiments import worker
+
+    deadline = time.monotonic() + timeout_s
+    jobs = [f"job-{i}" for i in range(records)]
+    topic, group = _setup(kafka, {}, partitions=partitions)
+    members = [worker(client, kafka.bootstrap_servers, topic, group, 2) for _ in range(workers)]
+    try:
+        _every_share_worker_joined(kafka, topic, members, partitions, deadline)
+        _produce_spread(kafka, topic, jobs, partitions)
+        handled = [0] * workers
+        done: set = set()
+        in_hand: list[list] = [[] for _ in members]  # per worker: [(done at, value, message)]
+        while len(done) < records:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the share group handled {len(done)} of {records} records within {timeout_s} s")
+            for i, (w, held) in enumerate(zip(members, in_hand)):
+                if not held:
+                    at = time.monotonic()
+                    for _, value, _, m in w.poll(0.02):
+                        at += handler_ms / 1000 if value.startswith(b"job-") else 0
+                        held.append((at, value, m))
+                while held and held[0][0] <= time.monotonic():
+                    _, value, m = held.pop(0)
+                    if value.startswith(b"job-") and value not in done:
+                        done.add(value)
+                        handled[i] += 1
+                    w.acknowledge(m, "accept")
+                    w.commit()
+    finally:
+        for w in members:
+            w.close()
+
+    topic = kafka.create_topic(f"{TOPIC_STEM}-{uuid.uuid4().hex[:8]}", partitions=partitions)
+    config = {
+        "bootstrap.servers": kafka.bootstrap_servers,
+        "group.id": f"group-lab-{uuid.uuid4().hex[:8]}",
+        "auto.offset.reset": "earliest",
+        "max.poll.records": 2,
+    }
+    instances = [group_member("kafka-python", config, [topic]) for _ in range(workers)]
+    try:
+        while not (
+            len({m.epoch() for m in instances}) == 1
+            and instances[0].epoch() >= 0
+            and sum(len(m.owned()) for m in instances) == partitions
+        ):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the consumer group of {workers} was not stable within {timeout_s} s")
+            for m in instances:
+                m.poll()
+        _produce_spread(kafka, topic, jobs, partitions)
+        while sum(m.seen for m in instances) < records:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the consumer group read {sum(m.seen for m in instances)} of {records} in time")
+            for m in instances:
+                m.poll()
+        group_handled = [m.seen for m in instances]
+    finally:
+        for m in instances:
+            m.close()
+    return {
+        "share_group_per_worker": handled,
+        "consumer_group_per_worker": group_handled,
+        "share_busiest_ms": max(handled) * handler_ms,
+        "consumer_busiest_ms": max(group_handled) * handler_ms,
+    }
+
+
+def choice_compared(cluster, client: str = "confluent-kafka") -> dict:
+    """Lesson 05c's "share group or consumer group?" (seed 1, its settings) on the simulator and on
+    ``cluster`` with ``client``'s share consumers: ``{"simulator": numbers, "cluster": numbers}``."""
+    from ..share_scenarios import run_share_scenario
+
+    sim = run_share_scenario(
+        "share_group_vs_consumer_group", seed=1, workers=4, partitions=2, records=40, handler_ms=100
+    )
+    return {"simulator": sim.numbers, "cluster": share_vs_consumer_group(cluster, **sim.settings, client=client)}
+
+
+def choice_disagreements(compared: dict) -> list[str]:
+    """What the lesson says of :func:`choice_compared`, where the cluster differs: which group
+    finishes the work first, and how many instances each leaves idle (the consumer group one per
+    instance beyond its partitions, the share group none)."""
+    sim, measured = compared["simulator"], compared["cluster"]
+    wrong = []
+    sim_first = sim["share_group_ms"] < sim["consumer_group_ms"]
+    if sim_first != (measured["share_busiest_ms"] < measured["consumer_busiest_ms"]):
+        wrong.append(
+            f"the share group first: {not sim_first} on the cluster ({measured['share_busiest_ms']:g} against "
+            f"{measured['consumer_busiest_ms']:g} ms of handling), {sim_first} on the simulator"
+        )
+    for key in ("share_group_per_worker", "consumer_group_per_worker"):
+        idle, sim_idle = measured[key].count(0), list(sim[key].values()).count(0)
+        if idle != sim_idle:
+            wrong.append(f"{key}: {measured[key]} ({idle} idle), simulator {dict(sim[key])} ({sim_idle} idle)")
+    return wrong
+
+
 #: the headers Kafka 4.4.0 writes on every dead-letter record (KIP-1191), measured
 DLQ_HEADERS = (
     "__dlq.errors.topic",
