@@ -25,7 +25,7 @@ from course_lib.wire.apis.schemas import (
 )
 
 from .acl_probes import ADMIN, _allow, _everywhere, _failed
-from .share_group_offsets_probes import alter_offsets, delete_offsets
+from .share_group_offsets_probes import _until, alter_offsets, delete_offsets
 
 P = "sh-"
 GROUP, TOPIC, OTHER = f"{P}g", f"{P}t", f"{P}other"
@@ -151,16 +151,6 @@ def _offsets(client, node: int, topics: list | None):
             for p in t.partitions
         ),
     )
-
-
-def _until(ask, done, timeout_s: float = 30):
-    """``ask()`` again until ``done(answer)`` (a coordinator loading, share state initializing)."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        answer = ask()
-        if done(answer) or time.monotonic() > deadline:
-            return answer
-        time.sleep(0.1)
 
 
 def _coordinator(admin, timeout_s: float = 30) -> int:

@@ -197,7 +197,8 @@ def _coordinator(client: KafkaAdminClient, group: str):
 
 
 def _until(ask, done, timeout_s: float = 30):
-    """``ask()`` again until ``done(answer)`` (a coordinator loading, a member leaving)."""
+    """``ask()`` again until ``done(answer)`` (a coordinator loading, a member leaving, share state
+    initializing)."""
     deadline = time.monotonic() + timeout_s
     while True:
         answer = ask()
