@@ -515,6 +515,27 @@ def simulated_job(seed: int, group: str, configs: dict) -> tuple[Callable, Calla
     return (lambda: worker("simulator", cluster, topic, group, 1)), produce, timing
 
 
+def wall_clock_jobs(cluster, stem: str, configs: dict, values: list[bytes]) -> tuple[str, str, Callable]:
+    """The same jobs on a wall-clock cluster (a started WireCluster or Kafka's): a one-partition
+    topic and a share group named from ``stem``, the group's ``configs`` set as an operator does
+    (:func:`configure_with_admin`). Returns the topic, the group and how to write ``values`` (with
+    confluent-kafka, one batch each: a share consumer is handed whole batches)."""
+    from confluent_kafka import Producer
+
+    servers = cluster.bootstrap_servers
+    topic = cluster.create_topic(f"{stem}-{uuid.uuid4().hex[:8]}", partitions=1)
+    group = f"{stem}-{uuid.uuid4().hex[:8]}"
+    configure_with_admin(servers, group, configs)
+
+    def produce() -> None:
+        p = Producer({"bootstrap.servers": servers})
+        for value in values:
+            p.produce(topic, value=value)
+            assert p.flush(30) == 0
+
+    return topic, group, produce
+
+
 def worker_config(servers, group: str, max_records: int, acknowledgement: str = "explicit") -> dict:
     """A worker's settings: explicit acknowledgement unless told (``servers``: a simulated
     Cluster or a string)."""

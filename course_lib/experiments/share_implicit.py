@@ -17,10 +17,9 @@ True
 from __future__ import annotations
 
 import time
-import uuid
 from typing import Callable
 
-from .share_group_experiments import configure_with_admin, group_configs, worker
+from .share_group_experiments import group_configs, wall_clock_jobs, worker
 
 RECORDS, MAX_RECORDS = 6, 3
 #: the offsets whose handler fails: the worker would RELEASE them, and implicit mode cannot
@@ -87,19 +86,8 @@ def simulator_run(seed: int = 0) -> dict:
 
 def client_run(cluster, client: str) -> dict:
     """``client``'s share consumers on ``cluster`` (a started WireCluster or Kafka's), the group
-    set up as an operator does (:func:`configure_with_admin`), the records written by
-    confluent-kafka, one batch each."""
-    from confluent_kafka import Producer
-
+    set up as an operator does, the records written by confluent-kafka, one batch each."""
+    jobs = [f"job-{i}".encode() for i in range(RECORDS)]
+    topic, group, produce = wall_clock_jobs(cluster, "implicit", CONFIGS, jobs)
     servers = cluster.bootstrap_servers
-    topic = cluster.create_topic(f"implicit-{uuid.uuid4().hex[:8]}", partitions=1)
-    group = f"implicit-{uuid.uuid4().hex[:8]}"
-    configure_with_admin(servers, group, CONFIGS)
-
-    def produce() -> None:
-        p = Producer({"bootstrap.servers": servers})
-        for i in range(RECORDS):
-            p.produce(topic, value=f"job-{i}".encode())
-            assert p.flush(30) == 0  # a batch each
-
     return implicit_run(lambda mode: worker(client, servers, topic, group, MAX_RECORDS, acknowledgement=mode), produce)

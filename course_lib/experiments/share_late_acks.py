@@ -16,10 +16,9 @@ True
 from __future__ import annotations
 
 import time
-import uuid
 from typing import Callable
 
-from .share_group_experiments import configure_with_admin, group_configs, simulated_job, worker
+from .share_group_experiments import group_configs, simulated_job, wall_clock_jobs, worker
 
 LOCK_MS = 2000
 CONFIGS = group_configs(LOCK_MS, 2, heartbeat_ms=1000)
@@ -82,16 +81,5 @@ def simulator_run(seed: int = 0) -> dict:
 def client_run(cluster, client: str) -> dict:
     """``client``'s share consumers on ``cluster`` (a started WireCluster or Kafka's), the group
     set up as an operator does, the record written by confluent-kafka."""
-    from confluent_kafka import Producer
-
-    servers = cluster.bootstrap_servers
-    topic = cluster.create_topic(f"late-{uuid.uuid4().hex[:8]}", partitions=1)
-    group = f"late-{uuid.uuid4().hex[:8]}"
-    configure_with_admin(servers, group, CONFIGS)
-
-    def produce() -> None:
-        p = Producer({"bootstrap.servers": servers})
-        p.produce(topic, value=b"job")
-        assert p.flush(30) == 0
-
-    return late_acks_run(lambda: worker(client, servers, topic, group, 1), produce)
+    topic, group, produce = wall_clock_jobs(cluster, "late", CONFIGS, [b"job"])
+    return late_acks_run(lambda: worker(client, cluster.bootstrap_servers, topic, group, 1), produce)

@@ -19,10 +19,9 @@ no RENEW, so it runs with confluent-kafka too (:func:`client_run`).
 from __future__ import annotations
 
 import time
-import uuid
 from typing import Callable
 
-from .share_group_experiments import configure_with_admin, group_configs, simulated_job, worker
+from .share_group_experiments import group_configs, simulated_job, wall_clock_jobs, worker
 
 LOCK_MS = 2000
 #: the holder works for this many quarter-locks - one and a half locks - and renews at each: a
@@ -99,15 +98,5 @@ def client_run(cluster, renew: bool, client: str = "java") -> dict:
     """``client``'s share consumers (RENEW: Java's only) on a WireCluster or a real cluster, the
     group configured as an operator does (an admin's IncrementalAlterConfigs); the record
     written by confluent-kafka."""
-    from confluent_kafka import Producer
-
-    servers = cluster.bootstrap_servers
-    topic, group = cluster.create_topic(f"renew-{uuid.uuid4().hex[:8]}", partitions=1), f"renew-{uuid.uuid4().hex[:8]}"
-    configure_with_admin(servers, group, CONFIGS)
-
-    def produce() -> None:
-        p = Producer({"bootstrap.servers": servers})
-        p.produce(topic, value=b"job")
-        assert p.flush(30) == 0
-
-    return renew_run(lambda: worker(client, servers, topic, group, 1), produce, renew)
+    topic, group, produce = wall_clock_jobs(cluster, "renew", CONFIGS, [b"job"])
+    return renew_run(lambda: worker(client, cluster.bootstrap_servers, topic, group, 1), produce, renew)
