@@ -31,5 +31,5 @@ def unexplained(side, seeds=range(SEQUENCES)) -> list[str]:
     return ShareDifferential(side).differences(seeds, kafka_observations(side.client))
 
 
-def report(side, found: list[str]) -> str:
-    return f"{side.name} differs from Kafka (rerun a seed with ShareDifferential(side).run(seed)):\n" + "\n".join(found)
+def report(name: str, found: list[str]) -> str:
+    return f"{name} differs from Kafka (rerun a seed with ShareDifferential(side).run(seed)):\n" + "\n".join(found)

@@ -22,7 +22,7 @@ from tests.share_differential_support import kafka_observations, report, unexpla
 def test_the_simulator_sees_what_kafka_showed():
     side = SimulatedShare()
     found = unexplained(side)
-    assert not found, report(side, found)
+    assert not found, report(side.name, found)
 
 
 def test_the_recording_covers_the_default_sequences_and_every_step():

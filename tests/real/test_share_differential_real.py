@@ -40,4 +40,4 @@ def test_kafka_shows_what_was_recorded(cluster, share_client, stops_java_driver)
         found = unexplained(side, range(SEQUENCES) if every else ShareDifferential.covering(range(SEQUENCES)))
     finally:
         side.close()
-    assert not found, report(side, found)
+    assert not found, report(side.name, found)
