@@ -184,9 +184,8 @@ def build(
     for notebook in demo_list:
         imports = import_graph.measure(notebook, wheels)
         bundle = import_graph.bundle(imports, wheels, demos_dir / ASSETS / f"{notebook.stem}.zip")
-        raw = demos_dir / ASSETS / f"{notebook.stem}.snapshot.bin"
-        failed = memory_snapshot.make(bundle, imports.files, stdlib, raw)
-        snapshot = memory_snapshot.compressed(raw)
+        snapshot = demos_dir / ASSETS / f"{notebook.stem}.snapshot.bin.gz"
+        failed = memory_snapshot.make(bundle, imports.files, stdlib, snapshot)
         # what was measured, for whoever wonders why a module is (not) in the bundle
         (demos_dir / ASSETS / f"{notebook.stem}.imports.json").write_text(
             json.dumps({"files": imports.files, "modules": imports.modules, "not_in_snapshot": failed}, indent=1)

@@ -92,17 +92,13 @@ def code_cells(notebook: Path) -> list[str]:
 def measure(notebook: Path, wheels: list[Path]) -> Imports:
     """Run ``notebook``'s code (and its widgets' every button) in Pyodide under Node with
     ``wheels`` installed."""
-    from tools.pyodide_local import run_python
+    from tools import build_cache
+    from tools.pyodide_local import PYODIDE_VERSION
 
-    with tempfile.TemporaryDirectory(prefix="imports-") as tmp:
-        host = Path(tmp)
-        shutil.copy2(BRIDGE, host / BRIDGE.name)
-        (host / "cells.json").write_text(json.dumps(code_cells(notebook)))
-        done = run_python(_MEASURE, wheels, timeout_s=900, mount=host)
-    marker = done.stdout.rfind("@@imports@@")
-    if done.returncode != 0 or marker < 0:
-        raise RuntimeError(f"measuring what {notebook.name} imports failed:\n{done.stderr[-3000:]}")
-    report = json.loads(done.stdout[marker + len("@@imports@@") :].splitlines()[0])
+    cells = json.dumps(code_cells(notebook))
+    inputs = [PYODIDE_VERSION, _MEASURE, BRIDGE, cells, *wheels]
+    entry = build_cache.cached("imports", inputs, lambda folder: _run(notebook.name, cells, wheels, folder), keep=KEPT)
+    report = json.loads((entry / REPORT).read_text())
     files = set()
     for path in report["files"]:
         if path.startswith("/host/"):
@@ -110,6 +106,26 @@ def measure(notebook: Path, wheels: list[Path]) -> Imports:
         elif path.startswith(report["cwd"]):
             files.add(path.removeprefix(report["cwd"]))
     return Imports(tuple(sorted(files)), len(report["modules"]))
+
+
+#: measurements kept in the cache (tools/build_cache.py): a few builds' worth of demos
+KEPT = 16
+REPORT = "imports.json"
+
+
+def _run(name: str, cells: str, wheels: list[Path], folder: Path) -> None:
+    """Run the cells in Pyodide under Node; what they imported into ``folder``/:data:`REPORT`."""
+    from tools.pyodide_local import run_python
+
+    with tempfile.TemporaryDirectory(prefix="imports-") as tmp:
+        host = Path(tmp)
+        shutil.copy2(BRIDGE, host / BRIDGE.name)
+        (host / "cells.json").write_text(cells)
+        done = run_python(_MEASURE, wheels, timeout_s=900, mount=host)
+    marker = done.stdout.rfind("@@imports@@")
+    if done.returncode != 0 or marker < 0:
+        raise RuntimeError(f"measuring what {name} imports failed:\n{done.stderr[-3000:]}")
+    (folder / REPORT).write_text(done.stdout[marker + len("@@imports@@") :].splitlines()[0])
 
 
 def bundle(imports: Imports, wheels: list[Path], out: Path) -> Path:

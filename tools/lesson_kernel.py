@@ -138,12 +138,10 @@ def build(
     inside = zipped(lock, preload)
     merged = standard_library(stdlib, wheel_files(lock, inside, root, elsewhere), bytecode / STDLIB)
     unpacked = [k for k in closure(lock["packages"], preload) if k not in inside]
-    raw = bytecode / SNAPSHOT
     failed = memory_snapshot.make_for_kernel(
         wheel_files(lock, unpacked, root, elsewhere),
         merged,
-        raw,
+        bytecode / f"{SNAPSHOT}.gz",
         measured_with=wheel_files(lock, closure(lock["packages"], preload), root, elsewhere),
     )
-    memory_snapshot.compressed(raw)
     return lock_without(lock, inside), failed

@@ -94,25 +94,44 @@ def module_names(files: tuple[str, ...]) -> list[str]:
 
 
 def make(bundle: Path, files: tuple[str, ...], stdlib: Path, out: Path) -> list[str]:
-    """Write to ``out`` the snapshot of a Pyodide that unpacked ``bundle`` (a demo's zip,
+    """Write to ``out`` the gzipped snapshot of a Pyodide that unpacked ``bundle`` (a demo's zip,
     tools/import_graph.py) and imported its modules; returns the modules that failed to import."""
     return take([bundle], module_names(files), stdlib, out)
 
 
+#: snapshots kept in the cache (tools/build_cache.py): a few builds' worth (~13 MB each)
+KEPT = 12
+
+
 def take(archives: list[Path], modules: list[str], stdlib: Path, out: Path, prelude: str = "", refused=()) -> list[str]:
-    """Write to ``out`` the snapshot of a Pyodide that unpacked ``archives`` into site-packages,
-    ran ``prelude`` and imported ``modules`` in that order, refusing to import those of
-    ``refused`` (names or top-level packages); returns the modules that failed to import."""
+    """Write to ``out`` the gzipped snapshot (:func:`compressed`) of a Pyodide that unpacked
+    ``archives`` into site-packages, ran ``prelude`` and imported ``modules`` in that order,
+    refusing to import those of ``refused`` (names or top-level packages); returns the modules
+    that failed to import. Taken once per content of its inputs (tools/build_cache.py)."""
+    from tools import build_cache
+    from tools.pyodide_local import PYODIDE_VERSION
+
+    options = json.dumps({"modules": modules, "prelude": prelude, "refused": list(refused)})
+    inputs = [PYODIDE_VERSION, _MAKER, options, stdlib, *archives]
+    entry = build_cache.cached(
+        "snapshot", inputs, lambda folder: _take(archives, options, stdlib, folder, out.name), keep=KEPT
+    )
+    shutil.copy2(entry / "snapshot.bin.gz", out)
+    return json.loads((entry / "failed.json").read_text())
+
+
+def _take(archives: list[Path], options: str, stdlib: Path, folder: Path, name: str) -> None:
     node = shutil.which("node")
     if node is None:
         raise RuntimeError("node is not on PATH: the site's memory snapshots are taken under Node")
-    config = {"archives": [str(a) for a in archives], "modules": modules, "prelude": prelude, "refused": list(refused)}
+    config = {"archives": [str(a) for a in archives], **json.loads(options)}
+    raw = folder / "snapshot.bin"
     with tempfile.TemporaryDirectory(prefix="snapshot-") as tmp:
         maker, config_file = Path(tmp) / "maker.js", Path(tmp) / "config.json"
         maker.write_text(_MAKER)
         config_file.write_text(json.dumps(config))
         done = subprocess.run(
-            [node, str(maker), str(npm_pyodide() / "pyodide.js"), str(stdlib), str(config_file), str(out)],
+            [node, str(maker), str(npm_pyodide() / "pyodide.js"), str(stdlib), str(config_file), str(raw)],
             capture_output=True,
             text=True,
             timeout=900,
@@ -120,8 +139,9 @@ def take(archives: list[Path], modules: list[str], stdlib: Path, out: Path, prel
         )
     marker = done.stdout.rfind("@@failed@@")
     if done.returncode != 0 or marker < 0:
-        raise RuntimeError(f"taking the memory snapshot {out.name} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout[marker + len("@@failed@@") :].splitlines()[0])
+        raise RuntimeError(f"taking the memory snapshot {name} failed:\n{done.stderr[-3000:]}")
+    (folder / "failed.json").write_text(done.stdout[marker + len("@@failed@@") :].splitlines()[0])
+    compressed(raw)
 
 
 # The lessons' kernel (JupyterLite's pyodide-kernel): what its worker imports while it starts
@@ -176,18 +196,30 @@ print("@@modules@@" + json.dumps(list(sys.modules)))
 
 def kernel_modules(wheels: list[Path]) -> list[str]:
     """The modules, in the order they were imported, that the lessons' kernel and course import
-    (:data:`KERNEL_ROOTS`, and every submodule of :data:`KERNEL_WALKED`)."""
+    (:data:`KERNEL_ROOTS`, and every submodule of :data:`KERNEL_WALKED`); measured once per
+    content of ``wheels`` (tools/build_cache.py)."""
+    from tools import build_cache
+    from tools.pyodide_local import PYODIDE_VERSION
+
+    code = f"ROOTS = {KERNEL_ROOTS!r}\nWALKED = {KERNEL_WALKED!r}\n{_KERNEL_IMPORTS}"
+    entry = build_cache.cached(
+        "kernel-imports", [PYODIDE_VERSION, code, *wheels], lambda f: _kernel_imports(code, wheels, f), keep=4
+    )
+    return json.loads((entry / "modules.json").read_text())
+
+
+def _kernel_imports(code: str, wheels: list[Path], folder: Path) -> None:
     from tools.pyodide_local import run_python
 
-    done = run_python(f"ROOTS = {KERNEL_ROOTS!r}\nWALKED = {KERNEL_WALKED!r}\n{_KERNEL_IMPORTS}", wheels, timeout_s=900)
+    done = run_python(code, wheels, timeout_s=900)
     marker = done.stdout.rfind("@@modules@@")
     if done.returncode != 0 or marker < 0:
         raise RuntimeError(f"measuring what the kernel imports failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout[marker + len("@@modules@@") :].splitlines()[0])
+    (folder / "modules.json").write_text(done.stdout[marker + len("@@modules@@") :].splitlines()[0])
 
 
 def make_for_kernel(wheels: list[Path], stdlib: Path, out: Path, measured_with: list[Path]) -> list[str]:
-    """Write to ``out`` the snapshot of a Pyodide started with ``stdlib`` (the lessons' standard
+    """Write to ``out`` the gzipped snapshot of a Pyodide started with ``stdlib`` (the lessons' standard
     library zip, tools/lesson_kernel.py), ``wheels`` unpacked and :func:`kernel_modules` imported
     (measured with the wheels ``measured_with``, the same packages as wheels); returns what
     failed to import."""

@@ -22,13 +22,11 @@ inputs' content, in the course cache (:mod:`course_lib.cache`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
-import zipfile
 from pathlib import Path
 
-from course_lib.cache import STAMP, cache_dir, is_complete, prepared
+from tools import build_cache
 from tools.pyodide_local import PYODIDE_VERSION, run_python
 
 STDLIB = "python_stdlib.zip"
@@ -114,31 +112,6 @@ print("@@bytecode@@" + json.dumps({"compiled": counts, "failed": failed}))
 KEPT = 4  # compiled sets kept in the cache (each course change makes a new one, ~15 MB)
 
 
-def _prune(keep: int) -> None:
-    """Remove all but the ``keep`` most recently used compiled sets from the cache."""
-    sets = sorted(cache_dir().glob("bytecode-*"), key=lambda d: (d / STAMP).stat().st_mtime if is_complete(d) else 0)
-    for old in sets[: max(0, len(sets) - keep)]:
-        shutil.rmtree(old, ignore_errors=True)
-
-
-def _key(files: list[Path]) -> str:
-    digest = hashlib.sha256(f"{PYODIDE_VERSION} {WARM_IMPORTS} {WALKED} {_COMPILER}".encode())
-    for f in sorted(files, key=lambda p: p.name):
-        digest.update(f.name.encode() + _content_digest(f))
-    return digest.hexdigest()[:20]
-
-
-def _content_digest(archive: Path) -> bytes:
-    """The digest of what a wheel or zip holds - each member's name and bytes, not the archive's
-    own bytes: ``pip wheel`` stamps every member with the build's time, so the course's wheel,
-    rebuilt from the same sources, would otherwise miss the cache on every site build."""
-    digest = hashlib.sha256()
-    with zipfile.ZipFile(archive) as z:
-        for name in sorted(z.namelist()):
-            digest.update(name.encode() + b"\0" + hashlib.sha256(z.read(name)).digest())
-    return digest.digest()
-
-
 def precompile(wheels: list[Path], stdlib: Path) -> Path:
     """A folder with a compiled copy of each of ``wheels`` and of ``stdlib`` (Pyodide's
     python_stdlib.zip), under the same file names. ``wheels`` must hold everything
@@ -146,13 +119,14 @@ def precompile(wheels: list[Path], stdlib: Path) -> Path:
     names = [w.name for w in wheels]
     if len(set(names)) != len(names) or STDLIB in names:
         raise ValueError(f"precompile: file names must differ: {sorted(names)}")
-    name = f"bytecode-{_key([*wheels, stdlib])}"
-    if is_complete(cache_dir() / name):
-        (cache_dir() / name / STAMP).touch()  # recently used: kept by _prune
-        return cache_dir() / name
-    _prune(keep=KEPT - 1)
-    # built from the course's own wheels, not downloaded: made even in a frozen cache
-    return prepared(name, lambda folder: _compile(folder, wheels, stdlib), frozen_ok=True)
+    inputs = [
+        PYODIDE_VERSION,
+        str(WARM_IMPORTS),
+        str(WALKED),
+        _COMPILER,
+        *sorted([*wheels, stdlib], key=lambda p: p.name),
+    ]
+    return build_cache.cached("bytecode", inputs, lambda folder: _compile(folder, wheels, stdlib), keep=KEPT)
 
 
 def _compile(folder: Path, wheels: list[Path], stdlib: Path) -> None:
