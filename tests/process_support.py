@@ -20,6 +20,9 @@ import pytest
 
 #: a mark in the environment of every process a test run starts
 RUN_MARK = "COURSE_TEST_RUN"
+#: how long the check lets the run's processes end on their own (xdist's workers and their
+#: children winding down) before it names and stops them; a run that checks the check sets less
+WIND_DOWN = "COURSE_WIND_DOWN_S"
 
 
 def processes_with(mark: str, prefix: bool = False) -> list[int]:
@@ -55,8 +58,17 @@ def stop(pids: list[int], grace_s: float = 10) -> None:
             except ProcessLookupError:
                 pass
         deadline = time.monotonic() + grace_s
-        while time.monotonic() < deadline and any(Path(f"/proc/{pid}/environ").exists() for pid in pids):
+        while time.monotonic() < deadline and any(map(running, pids)):
             time.sleep(0.1)
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` still runs: not gone, not a zombie (dead, its parent yet to reap it - the
+    check's own children are reaped only when it exits)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
 
 
 def stop_shared_java_driver() -> None:
@@ -75,7 +87,7 @@ class OutliveCheck:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         stop_shared_java_driver()  # a run without xdist: it lives in this very process
         mark = f"{RUN_MARK}={os.environ[RUN_MARK]}"
-        deadline = time.monotonic() + 15  # workers and their children winding down on their own
+        deadline = time.monotonic() + float(os.environ.get(WIND_DOWN, 15))
         while (left := processes_with(mark)) and time.monotonic() < deadline:
             time.sleep(0.2)
         if not left:

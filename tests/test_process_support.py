@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.process_support import WIND_DOWN
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,10 +27,12 @@ def test_starts_a_process():
 
 
 def _checked_run(folder: Path) -> subprocess.CompletedProcess:
-    """A pytest run of ``folder``'s tests with the check as its plugin."""
+    """A pytest run of ``folder``'s tests with the check as its plugin (no xdist worker to wait
+    for: the check's wait for processes ending on their own is short)."""
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "tests.process_support", "-p", "no:cacheprovider", "-q", str(folder)],
         cwd=ROOT,
+        env={**os.environ, WIND_DOWN: "1"},
         capture_output=True,
         text=True,
         timeout=300,
