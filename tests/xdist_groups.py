@@ -30,9 +30,15 @@ SHARED_GROUPS = {
         "tests/test_protocol_matrix.py",
         "notebooks/09_",
     ),
-    # the Spark session and the kill experiment that notebook 10 shows (tests/spark/test_connect.py
-    # has a Spark Connect server of its own: it shares only the session's Kafka cluster)
-    "spark": ("tests/spark/test_harness.py", "tests/spark/test_pipeline_rules.py", "notebooks/10_"),
+    # the Spark session and the kill experiment that notebook 10 shows, and Spark Connect
+    # (tests/spark/test_connect.py: a server of its own, the session's Kafka cluster shared): one
+    # process, so no two Spark JVMs (each several cores' worth while it starts) run at once
+    "spark": (
+        "tests/spark/test_harness.py",
+        "tests/spark/test_pipeline_rules.py",
+        "notebooks/10_",
+        "tests/spark/test_connect.py",
+    ),
     # the by-design client differences on the wire (course_lib/experiments/by_design.py's shared table)
     "by-design": ("tests/wire/test_behaviour_probes_wire.py", "tests/wire/test_by_design.py"),
     # the offline site's build (``offline_site``, tests/conftest.py)
@@ -48,7 +54,6 @@ LONG_GROUPS_FIRST = (
     "tests/test_browser_lab.py",
     "tests/wire/test_share_differential_wire.py",
     "spark",
-    "tests/spark/test_connect.py",
     "tests/real/test_share_differential_real.py",
     "tests/real/test_fidelity_differential.py",
     "tests/workshop/test_workshop_cluster.py",
