@@ -622,6 +622,39 @@ def test_checked_cells_of_lesson_02_print_in_the_browser_what_cpython_printed(se
     page.close()
 
 
+# a cell a learner could write: jedi's completion of a standard-library name needs jedi's files
+# (its type stubs, parso's grammar), which the kernel unpacks only once it is idle
+_JEDI_CELL = """import asyncio, os, time, jedi
+started = time.monotonic()
+for _ in range(300):
+    if os.path.isdir(os.path.join(os.path.dirname(jedi.__file__), "third_party", "typeshed")):
+        break
+    await asyncio.sleep(0.1)
+waited = time.monotonic() - started
+started = time.monotonic()
+print("jedi completes", [c.name for c in jedi.Script("import collections\\ncollections.OrderedD").complete()])
+print(f"files there after {waited:.1f} s, completed in {time.monotonic() - started:.1f} s")"""
+
+
+@pytest.mark.site
+@pytest.mark.browser
+def test_a_lessons_kernel_completes_with_jedi_once_idle(served):
+    """The lessons' kernel starts without jedi's files and loads them once it is idle
+    (tools/site_build.py, LESSONS_LATER): completion still has them."""
+    _lesson, page = _open_lesson_02(served)
+    page.get_by_text("Python (Pyodide) | Idle").wait_for()
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    cells.nth(0).locator(".jp-InputPrompt").click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("a")  # a new code cell above the first
+    page.keyboard.press("Enter")
+    page.keyboard.insert_text(_JEDI_CELL)
+    output = _run_cell(page, cells, 0)
+    assert "jedi completes ['OrderedDict']" in output, output
+    print(output)
+    page.close()
+
+
 def _run_cell(page, cells, index):
     """Select cell ``index``, run it, wait for it to finish; returns the text of its outputs."""
     cell = cells.nth(index)
