@@ -158,13 +158,26 @@ def test_the_demos_kernel_starts_without_jedi_or_package_manager(tmp_path):
     assert not {"jedi", "micropip", "piplite"} & set(settings["packages"])
     assert settings["stdLibURL"] == "../bytecode/python_stdlib.zip"
     lessons = site_build._kernel_settings("../pyodide/pyodide.js", "")["loadPyodideOptions"]["packages"]
-    assert {"jedi", "micropip", "piplite"} <= set(lessons)  # completion and %pip in the lessons
+    assert {"micropip", "piplite"} <= set(lessons)  # %pip in the lessons
+    assert "jedi" not in lessons and site_build.LESSONS_LATER == ("jedi",)  # completion, once idle
+
+
+def test_jupyterlab_saves_its_workspace_at_once(tmp_path):
+    """The lessons' JupyterLab does not wait 500 ms, twice, for its workspace's save while it
+    starts; a JupyterLab whose script reads otherwise stops the build, naming what to update."""
+    (tmp_path / "build").mkdir()
+    core = tmp_path / "build" / "jlab_core.js"
+    core.write_text("x;" + site_build._WORKSPACE_SAVE + ";y")
+    site_build.workspace_saved_at_once(tmp_path)
+    assert core.read_text() == "x;" + site_build._WORKSPACE_SAVE[:-1] + ",0);y"
+    with pytest.raises(RuntimeError, match="JupyterLab changed"):
+        site_build.workspace_saved_at_once(tmp_path)
 
 
 def test_the_lessons_kernel_restores_a_snapshot_imports_before_the_drive_and_installs_nothing_zipped(tmp_path):
     """tools/lesson_kernel.py: the lessons' worker restores the memory snapshot its settings name,
-    imports what it starts with before it mounts the drive, and installs none of the packages
-    the standard library's zip holds."""
+    imports what it starts with before it mounts the drive, installs none of the packages the
+    standard library's zip holds, and loads jedi only once it is ready."""
     from tools import lesson_kernel
 
     static = tmp_path / site_build.KERNEL_STATIC
@@ -173,25 +186,30 @@ def test_the_lessons_kernel_restores_a_snapshot_imports_before_the_drive_and_ins
     worker.write_text(
         'this._pyodide=await t({indexURL:s,...e.loadPyodideOptions}),x;n=["sqlite3","ipykernel","comm",'
         '"pyodide_kernel","jedi","ipython"],s=[];async initFilesystem(e){if(e.mountDrive){let t="/drive"'
+        "await this.initGlobals(e),null==(t=this._initializer)||t.resolve()}"
     )
     site_build.restore_snapshot(tmp_path)
     site_build.imports_before_drive(tmp_path, "pyodide_kernel")
+    site_build.load_when_idle(tmp_path, site_build.LESSONS_LATER)
     lock = {"packages": {k: {"depends": []} for k in ("ipykernel", "comm", "pyodide-kernel", "ipython", "jedi")}}
     lock["packages"]["ipython"]["depends"] = ["traitlets"]
     lock["packages"]["traitlets"] = {"depends": []}
     inside = lesson_kernel.zipped(lock, ["pyodide_kernel", "ipython", "ipykernel", "comm", "jedi"])
     assert inside == ["pyodide-kernel", "ipython", "ipykernel", "comm", "traitlets"]  # jedi stays a package
-    site_build.kernel_without(tmp_path, tuple(inside))
+    site_build.kernel_without(tmp_path, (*inside, *site_build.LESSONS_LATER))
     script = worker.read_text()
     assert "_loadSnapshot:fetch(o.snapshotURL)" in script and 'DecompressionStream("gzip")' in script
     assert script.index('runPythonAsync("import pyodide_kernel")') < script.index('let t="/drive"')
-    assert 'n=["sqlite3","jedi"]' in script
+    assert 'n=["sqlite3"]' in script  # jedi is not installed while the kernel starts...
+    assert script.endswith(
+        't.resolve(),this._pyodide.loadPackage(["jedi"]).catch(e=>console.error(e))}'
+    )  # ...but once ready
     settings = site_build._kernel_settings("../pyodide/pyodide.js", "")["loadPyodideOptions"]
     assert settings["snapshotURL"] == f"{site_build.BYTECODE}/{lesson_kernel.SNAPSHOT}.gz"
     assert settings["stdLibURL"] == f"{site_build.BYTECODE}/{lesson_kernel.STDLIB}"
     # every package the worker would install is preloaded or in the zip (else piplite installs it again)
     needed = {lesson_kernel.norm(name.strip('"')) for name in site_build._KERNEL_NEEDS.split(",")}
-    assert needed <= {lesson_kernel.norm(p) for p in settings["packages"]} | set(inside)
+    assert needed <= {lesson_kernel.norm(p) for p in (*settings["packages"], *site_build.LESSONS_LATER)} | set(inside)
     assert lesson_kernel.lock_without(lock, inside)["packages"] == {"jedi": {"depends": []}}
 
 
@@ -601,6 +619,39 @@ def test_checked_cells_of_lesson_02_print_in_the_browser_what_cpython_printed(se
             assert _normal(output) == _normal(stored_output(lesson["cells"][index - 1])), f"cell {index}:\n{source}"
             compared += 1
     assert compared >= 3
+    page.close()
+
+
+# a cell a learner could write: jedi's completion of a standard-library name needs jedi's files
+# (its type stubs, parso's grammar), which the kernel unpacks only once it is idle
+_JEDI_CELL = """import asyncio, os, time, jedi
+started = time.monotonic()
+for _ in range(300):
+    if os.path.isdir(os.path.join(os.path.dirname(jedi.__file__), "third_party", "typeshed")):
+        break
+    await asyncio.sleep(0.1)
+waited = time.monotonic() - started
+started = time.monotonic()
+print("jedi completes", [c.name for c in jedi.Script("import collections\\ncollections.OrderedD").complete()])
+print(f"files there after {waited:.1f} s, completed in {time.monotonic() - started:.1f} s")"""
+
+
+@pytest.mark.site
+@pytest.mark.browser
+def test_a_lessons_kernel_completes_with_jedi_once_idle(served):
+    """The lessons' kernel starts without jedi's files and loads them once it is idle
+    (tools/site_build.py, LESSONS_LATER): completion still has them."""
+    _lesson, page = _open_lesson_02(served)
+    page.get_by_text("Python (Pyodide) | Idle").wait_for()
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    cells.nth(0).locator(".jp-InputPrompt").click()
+    page.keyboard.press("Escape")
+    page.keyboard.press("a")  # a new code cell above the first
+    page.keyboard.press("Enter")
+    page.keyboard.insert_text(_JEDI_CELL)
+    output = _run_cell(page, cells, 0)
+    assert "jedi completes ['OrderedDict']" in output, output
+    print(output)
     page.close()
 
 

@@ -95,6 +95,9 @@ PRELOAD = (
 # Nor does it start the package manager (piplite, micropip: `%pip install`; a demo runs no code
 # but its own), which the worker would import first thing.
 NOT_IN_DEMOS = ("jedi", "micropip", "piplite")
+# what the lessons' kernel loads once it is idle, not while it starts: jedi (and parso) serve
+# IPython's completions only, and unpacking their files (type stubs, grammars) delayed the kernel
+LESSONS_LATER = ("jedi",)
 KERNEL_STATIC = "extensions/@jupyterlite/pyodide-kernel-extension/static"
 KERNEL_WHEELS = f"{KERNEL_STATIC}/pypi"
 # the compiled copies (tools/pyodide_bytecode.py) of the standard library and of the wheels the
@@ -444,7 +447,7 @@ def _kernel_settings(pyodide_url: str, root: str) -> dict:
     if root == LESSONS:
         options["stdLibURL"] = _relative(f"{BYTECODE}/{lesson_kernel.STDLIB}", root)
         options["snapshotURL"] = _relative(f"{BYTECODE}/{lesson_kernel.SNAPSHOT}.gz", root)
-        options["packages"] = [p for p in PRELOAD if p in lesson_kernel.UNPACKED]
+        options["packages"] = [p for p in PRELOAD if p in lesson_kernel.UNPACKED and p not in LESSONS_LATER]
     else:
         options["stdLibURL"] = _relative(f"{BYTECODE}/{STDLIB}", root)
         options["packages"] = [p for p in PRELOAD if not (root == "demos" and p in NOT_IN_DEMOS)]
@@ -554,18 +557,57 @@ def restore_snapshot(root: Path) -> None:
     _edit_kernel_scripts(root, _LOADS_PYODIDE, _LOADS_PYODIDE.replace("})", f",{_SNAPSHOT_OPTION}}})"))
 
 
+# ... and how it says it is ready (the kernel then shows Idle)
+_KERNEL_READY = "null==(t=this._initializer)||t.resolve()}"
+
+
+def load_when_idle(root: Path, packages: tuple[str, ...]) -> None:
+    """The kernel's worker of build ``root`` loads ``packages`` (from its lock file) right after
+    it is ready, not awaited: a cell run meanwhile waits only for the unpacking under way."""
+    load = f"this._pyodide.loadPackage({json.dumps(list(packages))}).catch(e=>console.error(e))"
+    _edit_kernel_scripts(root, _KERNEL_READY, _KERNEL_READY[:-1] + "," + load + "}")
+
+
 def _edit_kernel_scripts(root: Path, old: str, new: str) -> None:
+    _edit_scripts(
+        root / KERNEL_STATIC,
+        old,
+        new,
+        "jupyterlite-pyodide-kernel changed; update _KERNEL_NEEDS, _KERNEL_STARTS, _DRIVE_MOUNTS, "
+        "_LOADS_PYODIDE and _KERNEL_READY in tools/site_build.py",
+    )
+
+
+def _edit_scripts(folder: Path, old: str, new: str, changed: str) -> None:
+    """Replace ``old`` by ``new`` in the scripts of ``folder``; ``changed`` says what to update when
+    none has ``old`` (a new release of the package the scripts come from)."""
     patched = 0
-    for script in sorted((root / KERNEL_STATIC).glob("*.js")):
+    for script in sorted(folder.glob("*.js")):
         text = script.read_text()
         if old in text:
             script.write_text(text.replace(old, new))
             patched += 1
     if not patched:
-        raise RuntimeError(
-            f"no script in {root / KERNEL_STATIC} has {old}: jupyterlite-pyodide-kernel changed; "
-            "update _KERNEL_NEEDS, _KERNEL_STARTS, _DRIVE_MOUNTS and _LOADS_PYODIDE in tools/site_build.py"
-        )
+        raise RuntimeError(f"no script in {folder} has {old}: {changed}")
+
+
+# JupyterLab (4.5, its apputils-extension's state plugin) saves the workspace through a Debouncer
+# of lumino's default 500 ms, and while it restores the page it waits for that save - twice: a
+# lesson's page sat idle for a second before it opened the notebook and started the kernel
+_WORKSPACE_SAVE = (
+    "C=new u.Debouncer((async()=>{const e=A,t={id:e},n=await f.toJSON();await g.save(e,{data:n,metadata:t})}))"
+)
+
+
+def workspace_saved_at_once(root: Path) -> None:
+    """JupyterLab of build ``root`` saves its workspace (the layout, into the browser's storage) on
+    each change instead of 500 ms after the last: its start no longer waits for the delay."""
+    _edit_scripts(
+        root / "build",
+        _WORKSPACE_SAVE,
+        _WORKSPACE_SAVE[:-1] + ",0)",
+        "JupyterLab changed; update _WORKSPACE_SAVE in tools/site_build.py",
+    )
 
 
 def _lessons_kernel(out: Path, lock: dict, compiled: Path) -> dict:
@@ -580,7 +622,8 @@ def _lessons_kernel(out: Path, lock: dict, compiled: Path) -> dict:
     for key, entry in json.loads((dist / "pyodide-lock.json").read_text())["packages"].items():
         wheel = compiled / entry["file_name"]
         elsewhere[lesson_kernel.norm(key)] = wheel if wheel.exists() else dist / entry["file_name"]
-    kernel_without(out / LESSONS, tuple(lesson_kernel.zipped(lock, PRELOAD)))
+    kernel_without(out / LESSONS, (*lesson_kernel.zipped(lock, PRELOAD), *LESSONS_LATER))
+    load_when_idle(out / LESSONS, LESSONS_LATER)
     lock, failed = lesson_kernel.build(out / LESSONS, lock, PRELOAD, out / BYTECODE, out / BYTECODE / STDLIB, elsewhere)
     # what was measured, for whoever wonders why a module is (not) in the snapshot
     (out / BYTECODE / f"{lesson_kernel.SNAPSHOT}.json").write_text(json.dumps({"not_in_snapshot": failed}, indent=1))
@@ -655,6 +698,7 @@ def build(out: Path, pyodide_url: str = CDN_PYODIDE_URL, source_url: str | None 
     without_drive(out / "demos")
     kernel_without(out / "demos", NOT_IN_DEMOS)
     imports_before_drive(out / LESSONS, "piplite.piplite, pyodide_kernel")
+    workspace_saved_at_once(out / LESSONS)
     restore_snapshot(out / LESSONS)
     # the compiled copies the lock files point to: the kernel's wheels, those of the distribution
     # this build's runtime would load (same file name), and the standard library
