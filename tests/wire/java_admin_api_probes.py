@@ -124,10 +124,24 @@ def java_topic_assignments(java, prefix: str) -> dict:
         out[case] = _failure_and_message(java.create_topics([{"name": name, "assignments": given}])[name])
         if out[case] is None:
             out[f"{case} described"] = sorted(
-                (p["partition"], p["leader"], p["replicas"], p["isr"])
-                for p in java.describe_topics([name])[name]["partitions"]
+                (p["partition"], p["leader"], p["replicas"], p["isr"]) for p in _described(java, name)["partitions"]
             )
     return out
+
+
+def _described(java, topic: str, timeout_s: float = 30) -> dict:
+    """``describeTopics`` of a topic just created, once the broker asked knows it: CreateTopics is
+    answered when the controller has the topic, a broker learns it with its next metadata (on a
+    loaded machine a describe can come first: UnknownTopicOrPartitionException) - as kafka-python's
+    twin waits (``wait_for_topics``)."""
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        got = java.describe_topics([topic])[topic]
+        if isinstance(got, dict) or got.name != "UnknownTopicOrPartitionException" or time.monotonic() > deadline:
+            return got
+        time.sleep(0.05)
 
 
 def java_config_answers(java, bootstrap: str, topic: str) -> dict:

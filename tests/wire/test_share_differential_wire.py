@@ -17,8 +17,9 @@ from course_lib.experiments.share_differential import SEQUENCES, ClientShare
 from course_lib.wire.cluster import WireCluster
 from tests.share_differential_support import report, unexplained
 
-#: sequences run at once, each on its own cluster
-AT_ONCE = 5
+#: sequences run at once, each on its own cluster (five, in a fresh run at load 12-29, once saw a
+#: closed member's record come back after 1.5 s: "after its lock ran out", where Kafka said before)
+AT_ONCE = 3
 
 
 @pytest.fixture
