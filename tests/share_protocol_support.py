@@ -33,7 +33,7 @@ def heartbeat_epochs(servers: str, topic: str, group: str, timeout_s: float = 30
     from kafka.protocol.metadata import MetadataRequest, MetadataResponse
 
     from course_lib.wire.apis.schemas import ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse
-    from tests.wire.client_probes import _coordinator
+    from tests.wire.client_probes import _coordinator, ask_coordinator
 
     members = {name: uuid.uuid4().hex[:22] for name in "AB"}
     epochs = dict.fromkeys(members, 0)
@@ -41,7 +41,7 @@ def heartbeat_epochs(servers: str, topic: str, group: str, timeout_s: float = 30
     raw = [_coordinator(servers, group, 0)]
 
     def ask(request, response):
-        return _ask_coordinator(raw, servers, group, request, response, timeout_s)
+        return ask_coordinator(raw, servers, group, 0, request, response, timeout_s=timeout_s)
 
     def heartbeat(name: str, epoch: int | None = None) -> int:
         joining = epoch == 0 or (epoch is None and epochs[name] == 0)
@@ -93,23 +93,6 @@ def heartbeat_epochs(servers: str, topic: str, group: str, timeout_s: float = 30
         raw[0].close()
 
 
-def _ask_coordinator(raw: list, servers: str, group: str, request, response, timeout_s: float):
-    """``request`` to ``group``'s coordinator (``raw[0]``, replaced when it moved) until it is
-    loaded and still the coordinator."""
-    from tests.wire.client_probes import _coordinator
-
-    deadline = time.monotonic() + timeout_s
-    while True:
-        answer = response.decode(raw[0].request(request, 1), version=1, header=True)
-        errors = {getattr(answer, "error_code", 0)} | {t.error_code for t in getattr(answer, "topics", ())}
-        if not errors & {3, 5, 14, 15, 16} or time.monotonic() > deadline:
-            return answer
-        if 16 in errors:  # NOT_COORDINATOR: a new cluster's coordinator moved
-            raw[0].close()
-            raw[0] = _coordinator(servers, group, 0)
-        time.sleep(0.1)
-
-
 #: (error code, error message) of refused ShareGroupHeartbeats, measured on Kafka 4.4.0: no message
 #: for what KafkaApis refuses, the coordinator's for the rest
 HEARTBEAT_ERRORS = {
@@ -124,7 +107,7 @@ def heartbeat_errors(servers: str, topic: str, group: str, timeout_s: float = 30
     the unknown member's after a member joined (the group exists); its id and the group's name
     in the message as ``{member}`` and ``{group}``."""
     from course_lib.wire.apis.schemas import ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse
-    from tests.wire.client_probes import _coordinator
+    from tests.wire.client_probes import _coordinator, ask_coordinator
 
     raw = [_coordinator(servers, group, 0)]
 
@@ -132,7 +115,7 @@ def heartbeat_errors(servers: str, topic: str, group: str, timeout_s: float = 30
         req = ShareGroupHeartbeatRequest(
             version=1, group_id=group, member_id=member, member_epoch=epoch, rack_id=None, subscribed_topic_names=topics
         )
-        answer = _ask_coordinator(raw, servers, group, req, ShareGroupHeartbeatResponse, timeout_s)
+        answer = ask_coordinator(raw, servers, group, 0, req, ShareGroupHeartbeatResponse, timeout_s=timeout_s)
         message = answer.error_message
         if message is not None and member:
             message = message.replace(member, "{member}").replace(group, "{group}")

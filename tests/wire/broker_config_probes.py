@@ -13,7 +13,7 @@ from kafka.protocol.producer import TxnOffsetCommitRequest, TxnOffsetCommitRespo
 
 from course_lib.wire.apis.common import build
 
-from .client_probes import _coordinator, _until_ok, connect
+from .client_probes import _coordinator, ask_coordinator, connect
 
 
 def _metadata(client, name: str, allow: bool):
@@ -59,7 +59,7 @@ def join_session_timeout_codes(bootstrap: str) -> dict:
     """JoinGroup v3 (no member id round trip, KIP-394) with session.timeout.ms below, inside and above Kafka's default bounds
     (group.min.session.timeout.ms 6000, group.max.session.timeout.ms 1800000)."""
     group = f"sessions-{uuid.uuid4().hex[:8]}"
-    coordinator = _coordinator(bootstrap, group, 0)
+    raw = [_coordinator(bootstrap, group, 0)]
     out = {}
     try:
         for session_ms in (3000, 1_800_001, 10_000):
@@ -74,14 +74,9 @@ def join_session_timeout_codes(bootstrap: str) -> dict:
                 protocol_type="consumer",
                 protocols=[{"name": "range", "metadata": b""}],
             )
-            # a coordinator still loading its groups answers COORDINATOR_LOAD_IN_PROGRESS (14): again
-            answer = _until_ok(
-                lambda: JoinGroupResponse.decode(coordinator.request(request, 3), version=3, header=True),
-                "JoinGroup",
-            )
-            out[session_ms] = answer.error_code
+            out[session_ms] = ask_coordinator(raw, bootstrap, group, 0, request, JoinGroupResponse, 3).error_code
     finally:
-        coordinator.close()
+        raw[0].close()
     return out
 
 

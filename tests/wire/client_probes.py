@@ -244,6 +244,48 @@ def _coordinator(bootstrap: str, key: str, key_type: int) -> RawClient:
         first.close()
 
 
+def error_codes(answer) -> set[int]:
+    """Every error code an answer carries: its own, its topics' and their partitions'."""
+    codes = {getattr(answer, "error_code", 0)}
+    for topic in getattr(answer, "topics", ()):
+        codes.add(getattr(topic, "error_code", 0))
+        codes |= {getattr(p, "error_code", 0) for p in getattr(topic, "partitions", ())}
+    return codes
+
+
+#: the coordinator errors :func:`ask_coordinator` asks again after: UNKNOWN_TOPIC_OR_PARTITION (3) and
+#: LEADER_NOT_AVAILABLE (5) while a new cluster creates its internal topic, COORDINATOR_LOAD_IN_PROGRESS
+#: (14), COORDINATOR_NOT_AVAILABLE (15), NOT_COORDINATOR (16)
+COORDINATOR_NOT_READY = frozenset({3, 5, 14, 15, 16})
+
+
+def ask_coordinator(
+    raw: list,
+    bootstrap: str,
+    key: str,
+    key_type: int,
+    request,
+    response,
+    version: int = 1,
+    timeout_s: float = 30,
+    retriable: frozenset = COORDINATOR_NOT_READY,
+):
+    """``request`` to the coordinator of ``key`` (``raw[0]``, a connection from :func:`_coordinator`)
+    until no error of the answer (:func:`error_codes`) is ``retriable``. As a client does, on
+    NOT_COORDINATOR (16) it finds the coordinator again and replaces ``raw[0]``: a shared cluster's
+    coordinators move when a test kills or pauses a broker."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        answer = response.decode(raw[0].request(request, version), version=version, header=True)
+        errors = error_codes(answer)
+        if not errors & retriable or time.monotonic() > deadline:
+            return answer
+        if 16 in errors:
+            raw[0].close()
+            raw[0] = _coordinator(bootstrap, key, key_type)
+        time.sleep(0.1)
+
+
 def _until_ok(send, what: str, retriable=(14, 15, 51), timeout_s: float = 30):
     """``send()`` until its answer's error code is not a retriable coordinator error."""
     deadline = time.monotonic() + timeout_s

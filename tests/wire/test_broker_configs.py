@@ -41,6 +41,40 @@ def test_join_group_session_timeout_bounds(wire):
     assert join_session_timeout_codes(wire.bootstrap_servers) == SESSION_TIMEOUTS
 
 
+def test_a_probe_finds_a_coordinator_that_moved_again(monkeypatch):
+    """On a shared cluster a group's coordinator moves when a test kills or pauses a broker: the
+    probes ask again at the new one (CI once saw NOT_COORDINATOR where the join expected 0)."""
+    from . import client_probes
+
+    class Answer:
+        def __init__(self, code):
+            self.error_code = code
+
+    class Conn:
+        def __init__(self, codes):
+            self.codes, self.closed = list(codes), False
+
+        def request(self, request, version):
+            return self.codes.pop(0)
+
+        def close(self):
+            self.closed = True
+
+    class Response:
+        @staticmethod
+        def decode(code, version, header):
+            return Answer(code)
+
+    moved, found = Conn([16]), Conn([14, 0])
+    monkeypatch.setattr(client_probes, "_coordinator", lambda *key: found)
+    raw = [moved]
+    assert client_probes.ask_coordinator(raw, "b:1", "g", 0, object(), Response).error_code == 0
+    assert moved.closed and raw == [found] and not found.codes
+    # and an answer that is not a coordinator's error is returned at once
+    raw = [Conn([26, 0])]
+    assert client_probes.ask_coordinator(raw, "b:1", "g", 0, object(), Response).error_code == 26
+
+
 def test_commits_to_unknown_partitions_are_refused(wire):
     wire.create_topic("known", replication_factor=3)
     assert commit_to_unknown_partitions(wire.bootstrap_servers, "known") == UNKNOWN_PARTITIONS
