@@ -57,6 +57,11 @@ class SequenceCluster(Protocol):
         ...
 
 
+def method(name: str, *args: Any, **kwargs: Any) -> Action:
+    """The action that calls the client's method ``name`` with these arguments."""
+    return lambda client: getattr(client, name)(*args, **kwargs)
+
+
 class Said(str):
     """An outcome given as it is, not an answer to encode (a fault's, a call not made)."""
 

@@ -27,6 +27,7 @@ by join - then which member gets the odd partition is decided alike, and the com
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..broker import Cluster
@@ -185,6 +186,15 @@ class _Watch:
         )
 
 
+def _member_call(verb: str, name: str, members: dict, join: Callable[[str], None]) -> Action:
+    """A plan's step on member ``name``: it joins, commits, leaves (close) or dies (kill)."""
+    if verb == "join":
+        return lambda _: join(name)
+    if verb == "commit":
+        return lambda _: members[name].commit()
+    return lambda _: getattr(members.pop(name), "close" if verb == "close" else "kill")()
+
+
 def group_steps(
     client: str, cluster: SequenceCluster, bootstrap, producer, topic: str, group: str, plan: tuple, member_ids=()
 ) -> tuple[list[str], list[str], list[str]]:
@@ -239,10 +249,7 @@ def group_steps(
     }
     for n in NAMES:
         actions |= {
-            f"join:{n}": lambda _, n=n: join(n),
-            f"commit:{n}": lambda _, n=n: members[n].commit(),
-            f"close:{n}": lambda _, n=n: members.pop(n).close(),
-            f"crash:{n}": lambda _, n=n: members.pop(n).kill(),
+            f"{verb}:{n}": _member_call(verb, n, members, join) for verb in ("join", "commit", "close", "crash")
         }
     try:
         outcomes = replay(producer, plan, actions, outcome=failures, after=observed)

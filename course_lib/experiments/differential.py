@@ -45,7 +45,15 @@ from kafka.structs import OffsetAndMetadata
 from ..broker import Cluster
 from ..broker.txn_coordinator import markers_written
 from ..client_adapters import library_consumer, library_producer
-from ..client_adapters.call_sequences import Action, Said, SequenceCluster, answer, replay, wait_for_outcomes
+from ..client_adapters.call_sequences import (
+    Action,
+    Said,
+    SequenceCluster,
+    answer,
+    method,
+    replay,
+    wait_for_outcomes,
+)
 from ..wire.cluster import WireCluster
 from .sequence_clusters import VirtualClock, WallClock
 
@@ -395,17 +403,15 @@ def _producer_actions(topic: str, futures: list, cluster: SequenceCluster, trans
         offsets = {TopicPartition(topic, 0): OffsetAndMetadata(len(futures), "", -1)}
         producer.send_offsets_to_transaction(offsets, f"g-{topic}")
 
-    actions: dict[str, Action] = {
-        call: (lambda producer, call=call: getattr(producer, call)()) for call in (*TRANSACTIONAL_CALLS, *PLAIN_CALLS)
-    }
+    actions: dict[str, Action] = {call: method(call) for call in (*TRANSACTIONAL_CALLS, *PLAIN_CALLS)}
     actions |= {name: fault(name) for name in (*FAULTS, *TXN_FAULTS)}
     actions |= {
         "send": send,
         "send_offsets_to_transaction": send_offsets,
-        "close_0": lambda producer: producer.close(timeout=0),
-        "close_5": lambda producer: producer.close(timeout=5),
-        "partitions_for": lambda producer: producer.partitions_for(topic),
-        "bootstrap_connected": lambda producer: producer.bootstrap_connected(),
+        "close_0": method("close", timeout=0),
+        "close_5": method("close", timeout=5),
+        "partitions_for": method("partitions_for", topic),
+        "bootstrap_connected": method("bootstrap_connected"),
     }
     return actions | {call: unless_closed(actions[call]) for call in BLOCKS_AFTER_CLOSE}
 

@@ -25,7 +25,7 @@ from typing import ClassVar
 from ..broker import Cluster
 from ..broker.txn_coordinator import TXN_TOPIC
 from ..client_adapters import library_producer
-from ..client_adapters.call_sequences import Action, Failures, Said, SequenceCluster, replay
+from ..client_adapters.call_sequences import Action, Failures, Said, SequenceCluster, method, replay
 from ..wire.cluster import WireCluster
 from .differential import transactions_settled
 from .sequence_clusters import VirtualClock, WallClock
@@ -147,11 +147,14 @@ def _actions(cluster: SequenceCluster, topic: str) -> dict[str, Action]:
         return bounce
 
     actions: dict[str, Action] = {f"fault:{name}": fault(name) for name in FAULTS if name != "none"}
-    actions |= {
-        f"send:p{p}": lambda producer, p=p: producer.send(topic, b"v", partition=p).get(timeout=30) for p in (0, 1)
-    }
-    actions |= {call: lambda producer, call=call: getattr(producer, call)() for call in CALLS}
-    return actions | {"abort": lambda producer: producer.abort_transaction()}
+    actions |= {f"send:p{p}": _send(topic, p) for p in (0, 1)}
+    actions |= {call: method(call) for call in CALLS}
+    return actions | {"abort": method("abort_transaction")}
+
+
+def _send(topic: str, partition: int) -> Action:
+    """A send to ``partition``, waited for (30 s at most)."""
+    return lambda producer: producer.send(topic, b"v", partition=partition).get(timeout=30)
 
 
 def producer_steps(producer, cluster: SequenceCluster, plan, topic: str, tid: str) -> tuple[list[str], list[str]]:

@@ -13,6 +13,9 @@ from ..broker import Cluster
 from ..wire.cluster import WireCluster
 
 T = TypeVar("T")
+#: the message faults a sequence injects, with how (a lost answer's connection closes, as the lab
+#: proxy closes it), on what arms them: the simulated cluster, the wire cluster's nemesis
+MESSAGE_FAULTS: dict[str, dict] = {"lose_next_request": {}, "lose_next_ack": {"close": True}}
 
 
 class VirtualClock:
@@ -37,10 +40,8 @@ class VirtualClock:
             cluster.crash(broker)
             cluster.run_for(100)
             cluster.restart(broker)
-        elif name == "lose_next_request":
-            cluster.lose_next_request(broker_id=broker)
-        elif name == "lose_next_ack":
-            cluster.lose_next_ack(broker_id=broker, close=True)
+        elif name in MESSAGE_FAULTS:
+            getattr(cluster, name)(broker_id=broker, **MESSAGE_FAULTS[name])
         else:
             getattr(cluster, name)(broker)  # crash, pause
 
@@ -82,10 +83,8 @@ class WallClock:
         if name == "bounce":
             nemesis.crash(broker)
             nemesis.restart(broker)
-        elif name == "lose_next_request":
-            nemesis.lose_next_request(broker_id=broker)
-        elif name == "lose_next_ack":
-            nemesis.lose_next_ack(broker_id=broker, close=True)
+        elif name in MESSAGE_FAULTS:
+            getattr(nemesis, name)(broker_id=broker, **MESSAGE_FAULTS[name])
         else:
             getattr(self._wire, name)(broker)  # crash, pause
 
