@@ -183,9 +183,8 @@ DISPATCH_NAMES = {"wire", "simulated", "kafka-python", "confluent-kafka", "java"
 #: ``cluster`` on its thread; the differentials' simulated sides drive the simulated cluster they
 #: compare with a client's. A module not listed has none, and a count may only go down.
 DISPATCH_LEFT = {
-    "experiments/differential.py": (29, "its simulated sides drive the simulated cluster and read its messages' kinds"),
-    "experiments/consumer_protocol_differential.py": (16, "its simulated side drives the simulated cluster"),
-    "experiments/java_differential.py": (8, "its simulated side drives the simulated cluster"),
+    "experiments/differential.py": (14, "it reads the simulated cluster it compares and its messages' kinds"),
+    "experiments/sequence_clusters.py": (3, "the wire cluster's side of a call sequence reads its simulated cluster"),
     "experiments/share_differential.py": (
         11,
         "its sides keep the cluster they run on (the simulator's their own); kafka-python's admin its coordinators",
@@ -435,6 +434,153 @@ def test_the_client_builder_check_can_fail():
         "        self.c = Real()\n"
     )
     assert _client_builders(code) == {"A", "B"}
+
+
+# ---- no client wrapper outside the adapters -------------------------------------------------------
+#: what hands a class a client: the client_adapters' builders (a ClientSide's ``producer`` /
+#: ``consumer`` too), or a parameter of one of these names
+CLIENT_BUILDERS = {"library_producer", "library_consumer", "group_member", "share_consumer"}
+SIDE_BUILDERS = {"producer", "consumer"}
+CLIENT_PARAMETERS = {"producer", "consumer", "member", "share_consumer"}  # ("client": often its name)
+#: the packages that are clients or servers themselves: their classes hold clients by design
+CLIENTS_OR_SERVERS = {
+    "client_adapters": "the adapters: where a client is built and driven (call_sequences replays a sequence)",
+    "clients": "the simulator's own clients (a consumer keeps its membership, its group its members)",
+    "java_client": "the Java driver's proxies: each is a client of the driver process",
+    "broker": "the server side: a group coordinator keeps its groups' members",
+    "wire": "the server side over TCP (and the learner's clients it serves)",
+}
+#: the classes outside those that still keep a client, each with why; a count may only go down
+CLIENT_HOLDERS_LEFT = {
+    "application/consumer_groups.py": ({"GroupRun"}, "a learner's application holds the clients the backend built it"),
+    "application/processing.py": ({"Processor"}, "a learner's application holds the clients the backend built it"),
+    "backends/base.py": ({"Common"}, "the seam: a backend calls the clients its ClientSide built"),
+    "backends/composed.py": ({"ComposedBackend"}, "the seam: a backend calls the clients its ClientSide built"),
+    "backends/sim.py": ({"SimBackend"}, "the seam: a backend calls the clients its ClientSide built"),
+    "grading/harness.py": (
+        {"CrashingConsumer", "CrashingProducer"},
+        "the grader's fault: it wraps the learner's own clients to crash them in the middle of a call",
+    ),
+    "experiments/share_differential.py": (
+        {"_Run", "SimulatedShare", "ClientShare"},
+        "the share differential's sides: not yet on the call-sequence contract",
+    ),
+    "experiments/share_group_experiments.py": ({"Worker"}, "a share-group worker: not yet on the contract"),
+}
+
+
+def _client_names(target: ast.expr, value: ast.expr) -> list[tuple[ast.expr, ast.expr]]:
+    """The (target, value) pairs of one assignment, a tuple unpacked pair by pair."""
+    if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(target.elts) == len(value.elts):
+        return list(zip(target.elts, value.elts))
+    return [(target, value)]
+
+
+def _self_attribute(node: ast.expr) -> str | None:
+    node = node.value if isinstance(node, ast.Subscript) else node
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
+def _client_wrappers(source: str) -> dict[str, list[str]]:
+    """The classes of ``source`` that wrap a client, each with how: one that keeps a client it was
+    handed or got from a builder (:data:`CLIENT_BUILDERS`) in an attribute (or an item of one)
+    and then reaches it (a call, an attribute, handing it on), or whose methods take a client
+    (:data:`CLIENT_PARAMETERS`) and call it, hand it on or read its internals. A subclass of
+    one wraps one too. Reading a handed client's public attribute (its config) wraps nothing."""
+
+    def built(value: ast.expr) -> bool:
+        if isinstance(value, ast.Name):
+            return value.id in CLIENT_PARAMETERS
+        if not isinstance(value, ast.Call):
+            return False
+        f = value.func
+        return (isinstance(f, ast.Name) and f.id in CLIENT_BUILDERS) or (
+            isinstance(f, ast.Attribute) and f.attr in CLIENT_BUILDERS | SIDE_BUILDERS
+        )
+
+    found: dict[str, list[str]] = {}
+    for cls in (n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ClassDef)):
+        assignments = [n for n in ast.walk(cls) if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value]
+        pairs = [
+            pair
+            for a in assignments
+            for t in (a.targets if isinstance(a, ast.Assign) else [a.target])
+            for pair in _client_names(t, a.value)
+        ]
+        kept = {_self_attribute(t) for t, v in pairs if built(v)} - {None}
+        # a local name for a kept client (``p = self.producer``) is that client
+        aliases = {t.id for t, v in pairs if isinstance(t, ast.Name) and _self_attribute(v) in kept}
+        handed = {
+            a.arg
+            for fn in cls.body
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for a in fn.args.args + fn.args.kwonlyargs
+            if a.arg in CLIENT_PARAMETERS
+        }
+        how = []
+        for node in ast.walk(cls):
+            if isinstance(node, ast.Attribute):
+                client = node.value.value if isinstance(node.value, ast.Subscript) else node.value
+                name = ast.unparse(client)
+                if _self_attribute(client) in kept or name in aliases:
+                    how.append(f"{name}.{node.attr}")
+                elif isinstance(client, ast.Name) and client.id in handed and node.attr.startswith("_"):
+                    how.append(f"{name}.{node.attr}")
+            if isinstance(node, ast.Call):
+                func = node.func
+                if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in handed:
+                    how.append(f"{func.value.id}.{func.attr}()")
+                for arg in node.args:
+                    if (isinstance(arg, ast.Name) and arg.id in handed | aliases) or _self_attribute(arg) in kept:
+                        how.append(f"{ast.unparse(func)}({ast.unparse(arg)})")
+        if how or any(isinstance(b, ast.Name) and b.id in found for b in cls.bases):
+            found[cls.name] = sorted(set(how)) or [f"a subclass of {ast.unparse(cls.bases[0])}"]
+    return found
+
+
+def test_no_class_outside_the_adapters_wraps_a_client():
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        module = str(path.relative_to(PACKAGE))
+        if path.relative_to(PACKAGE).parts[0] in CLIENTS_OR_SERVERS:
+            continue
+        left, _why = CLIENT_HOLDERS_LEFT.get(module, (set(), ""))
+        wrappers = set(_client_wrappers(path.read_text())) - left
+        if wrappers:
+            found[module] = {name: _client_wrappers(path.read_text())[name] for name in sorted(wrappers)}
+    assert not found, (
+        f"classes that keep a client and drive it: {found}. Replay the client's calls through the "
+        "call-sequence contract (course_lib.client_adapters.call_sequences), the cluster side a "
+        "SequenceCluster holding no client"
+    )
+    for module, (left, _why) in CLIENT_HOLDERS_LEFT.items():
+        assert set(_client_wrappers((PACKAGE / module).read_text())) >= left, f"{module}: fewer now - trim the table"
+
+
+def test_the_client_wrapper_check_can_fail():
+    code = (
+        "class Kept:\n    def __init__(self, producer): self.producer = producer\n"
+        "    def send(self): self.producer.send('t', b'v')\n"
+        "class Built:\n    def __init__(self): self.members = {}\n"
+        "    def join(self, n): self.members[n] = group_member('java', {}, ['t'])\n"
+        "    def close(self, n): self.members[n].close()\n"
+        "class Aliased:\n    def __init__(self): self.c = library_consumer('simulator', None, {})\n"
+        "    def go(self):\n        c = self.c\n        return c.poll()\n"
+        "class Handed:\n    def idle(self, producer): return producer._incomplete\n"
+        "class HandedOn:\n    def idle(self, producer): wait(producer)\n"
+        "class Sub(Kept):\n    pass\n"
+        "class Config:\n    def __init__(self, producer): self.config = producer.config\n"
+        "class Faults:\n    def __init__(self, nemesis): self.nemesis = nemesis\n"
+        "    def crash(self, b): self.nemesis.crash(b)\n"
+    )
+    assert set(_client_wrappers(code)) == {"Kept", "Built", "Aliased", "Handed", "HandedOn", "Sub"}
+
+
+def test_the_fault_mixins_of_clusters_wrap_no_client():
+    source = (PACKAGE / "clusters" / "faults.py").read_text()
+    assert not {"BrokerFaultsHandedOn", "BrokerFaultsElsewhere"} & set(_client_wrappers(source))
 
 
 # ---- one result type ----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from course_lib.backends.base import ClientsRole, ClockRole, FinalPhaseRole, Nem
 from course_lib.broker.simulated_cluster import SimulatedCluster
 from course_lib.client_adapters import CLIENTS, ClientSide
 from course_lib.client_adapters.for_kafka_python import KafkaPythonClients
+from course_lib.client_adapters.call_sequences import SequenceCluster
 from course_lib.client_adapters.recorded import RecordedClients
 from course_lib.client_adapters.simulated import SimulatedClients
 from course_lib.broker.cluster import Cluster
@@ -28,6 +29,7 @@ from course_lib.clusters import (
 )
 from course_lib.real.cluster import LocalCluster
 from course_lib.real.connect import RemoteCluster, connect
+from course_lib.experiments.sequence_clusters import VirtualClock, WallClock
 from course_lib.wire.cluster import WireCluster
 from course_lib.wire.nemesis import ScheduleTarget
 
@@ -131,3 +133,8 @@ def test_both_backends_fill_every_role():
     composed = ComposedBackend(connect("kafka.example:9092", prefix="alice"))
     assert sim_backend_roles(sim) == (sim,) * 5 and composed_backend_roles(composed) == (composed,) * 5
     assert whole_backends(composed, sim) == (composed, sim)
+
+
+def call_sequence_clusters(simulated: VirtualClock, wire: WallClock) -> tuple[SequenceCluster, SequenceCluster]:
+    # the cluster side of the call-sequence contract (course_lib.client_adapters.call_sequences)
+    return simulated, wire

@@ -58,6 +58,18 @@ library's whole public API and its own config names, unrecorded - :func:`library
 So no class outside this package builds a client library's client (``tests/test_layers.py``): a
 cluster that needs one (LocalCluster's ready check, a shared cluster's learner clients,
 :mod:`.learner`) sits above this package and gets it here.
+
+A differential drives them through the call-sequence contract (:mod:`.call_sequences`):
+``replay(client, calls, actions)`` makes each named call (``actions``: a name -> what it does to
+the client) and returns what each answered as the string compared (``answer``: the exception
+class, "ok" or the value's repr; ``Failures``: "ok" or "failed"), with ``before`` / ``after``
+hooks around each call; ``wait_for_outcomes(client, producer)`` waits until every send of a
+library producer has its outcome on that client's clock (the simulator's virtual one,
+kafka-python's accumulator). The cluster side is given separately, a ``SequenceCluster`` that
+holds no client: ``read``, ``wait_until``, ``fault``, ``heal``, ``poll_until``
+(:mod:`course_lib.experiments.sequence_clusters`: the simulated cluster's virtual clock, the
+wire cluster's wall clock). So no class outside this package keeps a client and forwards calls
+to it either (``tests/test_layers.py``).
 """
 
 from __future__ import annotations

@@ -27,13 +27,16 @@ by join - then which member gets the odd partition is decided alike, and the com
 from __future__ import annotations
 
 import random
-import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from ..broker import Cluster
 from ..broker.group_coordinator import OFFSETS_TOPIC
 from ..client_adapters import group_member, library_producer
+from ..client_adapters.call_sequences import Action, Failures, SequenceCluster, replay
 from ..wire.cluster import WireCluster
 from .java_differential import JavaDifference
+from .sequence_clusters import VirtualClock, WallClock
 
 PARTITIONS = 4
 #: the group coordinator's timers, short so that a crashed member is removed in seconds (the wire
@@ -128,95 +131,39 @@ SIMULATED, JAVA = "simulator", "java"
 POLL_S = 0.05
 
 
-class _Side:
-    """The calls of a sequence with one client's group members (built by
-    :func:`~course_lib.client_adapters.group_member`) and producer (its library's own,
-    :func:`~course_lib.client_adapters.library_producer`) on one cluster; a subclass says how that
-    cluster is faulted, read and waited on."""
-
-    def __init__(self, client: str, bootstrap, topic: str, group: str, plan: tuple, member_ids=(), driver=None):
-        self.client, self.bootstrap = client, bootstrap
-        self.topic, self.group = topic, group
-        self.plan, self.at = plan, 0
-        self.borrowed = list(member_ids)  # the ids the members join with, in order (module docstring)
-        self.members: dict = {}  # name -> GroupMember (live ones)
-        self.seen: dict = {n: 0 for n in NAMES}
-        self.owners: dict = {}  # partition -> name, at the last observation
-        self.errors: list[str] = []
-        self.member_ids: list[str] = []  # the member id of each join, in order
-        self.producer = library_producer(client, bootstrap, {"acks": "all"}, driver=driver)
-
-    # what a subclass provides
-    def fault_coordinator(self) -> None:
-        raise NotImplementedError
-
-    def view(self) -> dict:
-        raise NotImplementedError
-
-    def settle_loop(self, settled) -> bool:
-        """Poll the live members until ``settled()`` (False: it never was)."""
-        raise NotImplementedError
-
-    def _will_crash(self, name: str) -> bool:
-        for later in self.plan[self.at :]:
-            if later in (f"crash:{name}", f"join:{name}", f"close:{name}"):
-                return later == f"crash:{name}"
-        return False
-
-    def make(self, name: str):
-        """A member; one that will crash in a process of its own, so that killing it is a crash
-        (a Java ``close()`` with REMAIN_IN_GROUP is not: a dynamic member still leaves)."""
-        config = {
-            "bootstrap.servers": self.bootstrap,
-            "group.id": self.group,
-            "group.protocol": "consumer",
-            "auto.offset.reset": "earliest",
-            "enable.auto.commit": False,
-        }
-        member_id = self.borrowed.pop(0) if self.borrowed else None
-        return group_member(self.client, config, [self.topic], own_process=self._will_crash(name), member_id=member_id)
-
-    def poll_members(self) -> None:
-        for name, member in sorted(self.members.items()):
-            self.seen[name] += member.poll(POLL_S)
-
-    def produce(self) -> None:
-        for p in range(PARTITIONS):
-            self.producer.send(self.topic, b"v", partition=p)
-        self.producer.flush()
-
-    def step(self, step: str) -> str:
-        self.at += 1
+def _joins_that_crash(plan: tuple) -> list[bool]:
+    """For each join of ``plan``, in order: whether that member crashes (before it joins again or
+    closes) - then it runs in a process of its own, so that killing it is a crash (a Java
+    ``close()`` with REMAIN_IN_GROUP is not: a dynamic member still leaves)."""
+    crashes = []
+    for at, step in enumerate(plan):
         verb, _, name = step.partition(":")
-        outcome = "ok"
-        try:
-            if verb == "join":
-                self.members[name] = self.make(name)
-            elif verb == "commit":
-                self.members[name].commit()
-            elif verb == "close":
-                self.members.pop(name).close()
-            elif verb == "crash":
-                self.members.pop(name).kill()
-            elif verb == "produce":
-                self.produce()
-            elif verb == "fault":
-                self.fault_coordinator()
-        except Exception as exc:  # noqa: BLE001 - success or failure is compared, not the class
-            outcome = "failed"
-            self.errors.append(f"{step}: {type(exc).__name__}: {exc}"[:300])
-        if not self.settle_loop(self._settled):
-            return f"{outcome} / not settled: {self._last}"
-        if verb == "join" and name in self.members:
-            self.member_ids.append(self._last[1][name][0])
-        return f"{outcome} / {self.observe()}"
+        if verb == "join":
+            ends = (s for s in plan[at + 1 :] if s in (f"crash:{name}", f"join:{name}", f"close:{name}"))
+            crashes.append(next(ends, None) == f"crash:{name}")
+    return crashes
 
-    _last: tuple = ({}, {})  # (group view, {name: MemberState}) at the last settle check
 
-    def _settled(self) -> bool:
-        view = self.view()
-        clients = {name: member.state() for name, member in sorted(self.members.items())}
-        self._last = (view, clients)
+def produce(producer, topic: str) -> None:
+    """A record to each partition of ``topic``, flushed."""
+    for p in range(PARTITIONS):
+        producer.send(topic, b"v", partition=p)
+    producer.flush()
+
+
+@dataclass
+class _Watch:
+    """What a sequence has observed so far (no client: the group's view and the members' states)."""
+
+    #: (group view, {name: MemberState}) at the last settle check
+    last: tuple = ({}, {})
+    owners: dict = field(default_factory=dict)  # partition -> name, at the last observation
+    member_ids: list[str] = field(default_factory=list)  # the member id of each join, in order
+
+    def settled(self, view: dict, clients: dict) -> bool:
+        """The group ``Stable`` (or ``Empty``), every live member holding what the coordinator
+        assigned it at its epoch, each caught up to the end of its partitions."""
+        self.last = (view, clients)
         if view["state"] not in ("Stable", "Empty") or len(view.get("members", {})) != len(clients):
             return False
         for member_id, epoch, partitions, positions in clients.values():
@@ -226,85 +173,93 @@ class _Side:
                 return False
         return True
 
-    def observe(self) -> str:
-        view, clients = self._last
+    def observe(self, seen: dict) -> str:
+        view, clients = self.last
         owners = {p: name for name, (_, _, parts, _) in clients.items() for p in parts}
         moved = sum(1 for p, name in owners.items() if p in self.owners and self.owners[p] != name)
         self.owners = owners
         members = {name: (parts, epoch) for name, (_, epoch, parts, _) in clients.items()}
-        seen = {n: s for n, s in self.seen.items() if s}
+        seen = {n: s for n, s in seen.items() if s}
         return (
             f"members {members} group epoch {view.get('group_epoch')} moved {moved} "
             f"committed {dict(sorted(view['committed'].items()))} seen {seen}"
         )
 
 
-class _SimulatedSide(_Side):
-    """The simulator's members on a simulated Cluster of their own, in virtual time."""
+def _member_call(verb: str, name: str, members: dict, join: Callable[[str], None]) -> Action:
+    """A plan's step on member ``name``: it joins, commits, leaves (close) or dies (kill)."""
+    if verb == "join":
+        return lambda _: join(name)
+    if verb == "commit":
+        return lambda _: members[name].commit()
+    return lambda _: getattr(members.pop(name), "close" if verb == "close" else "kill")()
 
-    def __init__(self, seed: int, topic: str, group: str, plan: tuple, member_ids: list[str]):
-        self.cluster = Cluster(3, seed=seed, **OPTIONS)
-        self.cluster.create_topic(topic, partitions=PARTITIONS)
-        super().__init__(SIMULATED, self.cluster, topic, group, plan, member_ids)
 
-    def fault_coordinator(self) -> None:
-        victim = _coordinator_broker(self.cluster, self.group)
+def group_steps(
+    client: str, cluster: SequenceCluster, bootstrap, producer, topic: str, group: str, plan: tuple, member_ids=()
+) -> tuple[list[str], list[str], list[str]]:
+    """``client``'s group members (built by :func:`~course_lib.client_adapters.group_member`,
+    joining with ``member_ids`` in order where given) and ``producer`` through ``plan`` on
+    ``cluster`` (the call-sequence contract): after each step, once the group settled, what it
+    observed; what each failed step raised; the member id each join drew. The members left are
+    closed at the end."""
+    members: dict = {}  # name -> GroupMember (live ones)
+    seen = {n: 0 for n in NAMES}
+    borrowed, crashes = list(member_ids), iter(_joins_that_crash(plan))
+    watch, failures = _Watch(), Failures()
+    config = {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        "group.protocol": "consumer",
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+    }
+
+    def join(name: str) -> None:
+        member_id = borrowed.pop(0) if borrowed else None
+        members[name] = group_member(client, config, [topic], own_process=next(crashes), member_id=member_id)
+
+    def fault_coordinator() -> None:
+        victim = cluster.read(lambda c: _coordinator_broker(c, group))
         if victim is not None:
-            self.cluster.crash(victim)
-            self.cluster.run_for(100)
-            self.cluster.restart(victim)
-        self.cluster.run_until(lambda: _whole(self.cluster, self.topic), 60_000)
+            cluster.fault("bounce", victim)
+        if not cluster.wait_until(lambda c: _whole(c, topic), 60):
+            raise AssertionError(f"{cluster.name} did not heal after the coordinator's crash")
 
-    def view(self) -> dict:
-        return group_view(self.cluster, self.group, self.topic)
+    def poll() -> bool:
+        for name, member in sorted(members.items()):
+            seen[name] += member.poll(POLL_S)
+        return bool(members)
 
-    def settle_loop(self, settled) -> bool:
-        deadline = self.cluster.now + 120_000
-        while self.cluster.now < deadline:
-            self.poll_members()
-            if settled():
-                return True
-            if not self.members:
-                self.cluster.run_for(50)
-        return False
+    def settled() -> bool:
+        view = cluster.read(lambda c: group_view(c, group, topic))
+        return watch.settled(view, {name: member.state() for name, member in sorted(members.items())})
 
+    def observed(step: str, said: str) -> str:
+        if not cluster.poll_until(poll, settled):
+            return f"{said} / not settled: {watch.last}"
+        verb, _, name = step.partition(":")
+        if verb == "join" and name in members:
+            watch.member_ids.append(watch.last[1][name][0])
+        return f"{said} / {watch.observe(seen)}"
 
-class _WireSide(_Side):
-    """``client``'s members on the wire cluster, in wall-clock time."""
-
-    def __init__(self, client: str, wire: WireCluster, driver, topic: str, group: str, plan: tuple):
-        self.wire = wire
-        wire.create_topic(topic, partitions=PARTITIONS)
-        super().__init__(client, wire.bootstrap_servers, topic, group, plan, driver=driver)
-
-    def fault_coordinator(self) -> None:
-        victim = self.wire.call(lambda: _coordinator_broker(self.wire.cluster, self.group))
-        if victim is not None:
-            self.wire.nemesis.crash(victim)
-            self.wire.nemesis.restart(victim)
-        if not self.wire.wait_until(lambda: _whole(self.wire.cluster, self.topic), 60):
-            raise AssertionError("the wire cluster did not heal after the coordinator's crash")
-
-    def view(self) -> dict:
-        return self.wire.call(lambda: group_view(self.wire.cluster, self.group, self.topic))
-
-    def settle_loop(self, settled) -> bool:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            self.poll_members()
-            if settled():
-                return True
-            if not self.members:
-                time.sleep(0.05)
-        return False
-
-    def stop(self) -> None:
-        for member in self.members.values():
+    actions: dict[str, Action] = {
+        "produce": lambda p: produce(p, topic),
+        "fault:coordinator": lambda _: fault_coordinator(),
+    }
+    for n in NAMES:
+        actions |= {
+            f"{verb}:{n}": _member_call(verb, n, members, join) for verb in ("join", "commit", "close", "crash")
+        }
+    try:
+        outcomes = replay(producer, plan, actions, outcome=failures, after=observed)
+    finally:
+        for member in members.values():
             try:
                 member.close()
             except Exception:  # noqa: BLE001 - best effort at the end
                 pass
-        self.producer.close(timeout=5)
+    return outcomes, failures.errors, watch.member_ids
 
 
 class ConsumerProtocolDifferential:
@@ -317,18 +272,27 @@ class ConsumerProtocolDifferential:
     def run(self, seed: int) -> list[ConsumerProtocolDifference]:
         plan = steps(seed)
         topic, group = f"cgp{seed}", f"cgp-{seed}"
-        java = _WireSide(JAVA, self.wire, self.driver, topic, group, plan)
+        wire = self.wire
+        wire.create_topic(topic, partitions=PARTITIONS)
+        producer = library_producer(JAVA, wire.bootstrap_servers, {"acks": "all"}, driver=self.driver)
         try:
-            java.produce()
-            java.produce()
-            java_out = [java.step(s) for s in plan]
+            produce(producer, topic)
+            produce(producer, topic)
+            java_out, java_errors, member_ids = group_steps(
+                JAVA, WallClock(wire), wire.bootstrap_servers, producer, topic, group, plan
+            )
         finally:
-            java.stop()
-        simulated = _SimulatedSide(seed, topic, group, plan, java.member_ids)
-        simulated.produce()
-        simulated.produce()
-        sim_out = [simulated.step(s) for s in plan]
-        errors = f" (simulator raised {simulated.errors}, Java raised {java.errors})"
+            producer.close(timeout=5)
+        # the simulated members take the ids the Java members drew (module docstring)
+        cluster = Cluster(3, seed=seed, **OPTIONS)
+        cluster.create_topic(topic, partitions=PARTITIONS)
+        producer = library_producer(SIMULATED, cluster, {"acks": "all"})
+        produce(producer, topic)
+        produce(producer, topic)
+        sim_out, sim_errors, _ = group_steps(
+            SIMULATED, VirtualClock(cluster), cluster, producer, topic, group, plan, member_ids
+        )
+        errors = f" (simulator raised {sim_errors}, Java raised {java_errors})"
         found = [
             ConsumerProtocolDifference(seed, plan, s + errors, a, b)
             for s, a, b in zip(plan, sim_out, java_out)

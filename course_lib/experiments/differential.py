@@ -45,7 +45,17 @@ from kafka.structs import OffsetAndMetadata
 from ..broker import Cluster
 from ..broker.txn_coordinator import markers_written
 from ..client_adapters import library_consumer, library_producer
+from ..client_adapters.call_sequences import (
+    Action,
+    Said,
+    SequenceCluster,
+    answer,
+    method,
+    replay,
+    wait_for_outcomes,
+)
 from ..wire.cluster import WireCluster
+from .sequence_clusters import VirtualClock, WallClock
 
 #: the two clients compared, each with its library's whole API (client_adapters.library): the
 #: simulator's on a simulated Cluster, kafka-python's on the wire cluster
@@ -229,15 +239,6 @@ def joined_before_a_poll(calls) -> bool:
     return bool(since) and since[-1] == "subscribe"
 
 
-def _outcome(fn, compare_value: bool = True) -> str:
-    """``fn()``'s result as compared: an exception class name, "ok", or the value's repr."""
-    try:
-        value = fn()
-    except Exception as exc:  # noqa: BLE001 - the exception class is what is compared
-        return type(exc).__name__
-    return "ok" if value is None or not compare_value else repr(value)
-
-
 # ---- producer sequences -------------------------------------------------------------------------
 #: Producer configurations a sequence runs with (the transactional one gets its transactional id
 #: per seed). Both clients get the same settings; request_timeout_ms is short everywhere so that a
@@ -305,100 +306,40 @@ FAULT_OPTIONS: dict[str, Any] = {
 }
 
 
-def _faulted_broker(leader: int | None, brokers: list[int], fault: str) -> int | None:
+#: what each fault of a sequence is on its cluster (SequenceCluster.fault)
+FAULT_KINDS = {
+    "crash_leader": "crash",
+    "pause_follower": "pause",
+    "lose_next_request": "lose_next_request",
+    "lose_ack": "lose_next_ack",
+}
+
+
+def _faulted_broker(cluster: SequenceCluster, topic: str, fault: str) -> int | None:
     """Which broker a fault hits: the topic's leader, or the first follower (None: no leader)."""
+    leader = cluster.read(lambda c: c.leader_of(topic))
     if leader is None or leader < 0:
         return None
-    return leader if fault != "pause_follower" else next(b for b in brokers if b != leader)
+    if fault != "pause_follower":
+        return leader
+    return next(b for b in cluster.read(lambda c: list(c.broker_ids)) if b != leader)
 
 
-class SimTarget:
-    """Faults and reads on the simulated cluster (the sequence runs on its virtual clock)."""
-
-    def __init__(self, cluster: Cluster):
-        self.cluster = cluster
-
-    def fault(self, name: str, topic: str) -> str:
-        cluster = self.cluster
-        broker = _faulted_broker(cluster.leader_of(topic), cluster.broker_ids, name)
-        if broker is None:
-            return "no leader"
-        if name == "crash_leader":
-            cluster.crash(broker)
-        elif name == "pause_follower":
-            cluster.pause(broker)
-        elif name == "lose_next_request":
-            cluster.lose_next_request(broker_id=broker)
-        else:
-            cluster.lose_next_ack(broker_id=broker, close=True)
-        return "ok"
-
-    def heal(self, topic: str) -> None:
-        # the wall clock passes on the wire while the test heals: here the messages still on the
-        # simulated network (an acks=0 produce, whose future is already done) must arrive too
-        self.cluster.run_for(100)
-        if not self.cluster.heal_all(30_000):
-            raise AssertionError("the simulated cluster did not settle after its faults were healed")
-        if not self.cluster.run_until(lambda: transactions_settled(self.cluster, topic), 10_000):
-            raise AssertionError("the simulator's transactions did not settle")
-
-    def read(self, fn, *args):
-        return fn(self.cluster, *args)
-
-    def markers_written(self) -> None:
-        self.cluster.run_until(lambda: markers_written(self.cluster), 5_000)
-
-    def idle(self, producer) -> None:
-        """Let virtual time pass until every send so far has its outcome (see ProducerRun)."""
-        self.cluster.run_until(lambda: producer._incomplete == 0 or producer._closed, 5_000)
+def _fault(cluster: SequenceCluster, name: str, topic: str) -> str:
+    """The fault ``name`` on ``topic``'s partition 0: "ok", or "no leader" (nothing to hit)."""
+    broker = _faulted_broker(cluster, topic, name)
+    if broker is None:
+        return "no leader"
+    cluster.fault(FAULT_KINDS[name], broker)
+    return "ok"
 
 
-def kafka_python_idle(producer, timeout_s: float = 5) -> None:
-    """Wait (at most ``timeout_s``) until every send of a kafka-python producer has its outcome."""
-    accumulator = producer._accumulator
-    deadline = time.monotonic() + timeout_s
-    while accumulator.has_incomplete and time.monotonic() < deadline and not producer._closed:
-        time.sleep(0.002)  # a condition polled: kafka-python has no event for it
-
-
-class _WireTarget:
-    """The same faults on the wire cluster (wall clock; the simulation thread does the work)."""
-
-    def __init__(self, wire: WireCluster):
-        self.wire = wire
-
-    def fault(self, name: str, topic: str) -> str:
-        wire = self.wire
-        leader = wire.call(lambda: wire.cluster.leader_of(topic))
-        broker = _faulted_broker(leader, wire.broker_ids(), name)
-        if broker is None:
-            return "no leader"
-        if name == "crash_leader":
-            wire.crash(broker)
-        elif name == "pause_follower":
-            wire.pause(broker)
-        elif name == "lose_next_request":
-            wire.nemesis.lose_next_request(broker_id=broker)
-        else:
-            wire.nemesis.lose_next_ack(broker_id=broker, close=True)
-        return "ok"
-
-    def heal(self, topic: str) -> None:
-        wire = self.wire
-        wire.revive()
-        if not wire.wait_until(lambda: wire.cluster._settled(), 30):
-            raise AssertionError("the wire cluster did not settle after its faults were healed")
-        if not wire.wait_until(lambda: transactions_settled(wire.cluster, topic), 10):
-            raise AssertionError("the wire cluster's transactions did not settle")
-
-    def read(self, fn, *args):
-        return self.wire.call(lambda: fn(self.wire.cluster, *args))
-
-    def markers_written(self) -> None:
-        self.wire.wait_until(lambda: markers_written(self.wire.cluster), 5)
-
-    def idle(self, producer) -> None:
-        kafka_python_idle(producer)
+def _heal(cluster: SequenceCluster, topic: str) -> None:
+    """Every fault healed, and the transactions decided meanwhile settled."""
+    if not cluster.heal():
+        raise AssertionError(f"{cluster.name} did not settle after its faults were healed")
+    if not cluster.wait_until(lambda c: transactions_settled(c, topic), 10):
+        raise AssertionError(f"{cluster.name}'s transactions did not settle")
 
 
 def uncommitted_log(cluster: Cluster, topic: str) -> tuple:
@@ -427,71 +368,83 @@ def future_outcome(future) -> str:
     return f"ok offset {future.value.offset}"
 
 
-class ProducerRun:
-    """One client's pass through a sequence: each call's outcome and every send's future."""
+#: the producer calls whose answers are compared as values (the others: succeeded, or raised what)
+ANSWERED = ("partitions_for", "bootstrap_connected")
 
-    def __init__(self, producer, target, topic: str, wait: bool):
-        self.producer, self.target, self.topic, self.wait = producer, target, topic, wait
-        self.futures: list = []
-        self.outcomes: list[str] = []
 
-    def call(self, name: str) -> None:
-        producer = self.producer
-        if producer._closed and name in BLOCKS_AFTER_CLOSE:
-            self.outcomes.append("not called: closed")  # both sides alike: see BLOCKS_AFTER_CLOSE
-            return
-        if self.wait:
-            # An application's calls are apart in time: kafka-python's sender thread sends each
-            # record at once (linger_ms=0) while the simulator's clock stands still between
-            # calls. Without this wait, records the simulator batches together kafka-python
-            # sends one by one, and a fault then hits different batches, or a request still on
-            # its way on one side and answered on the other: a difference of timing, not of the
-            # clients' rules. So each call starts when every earlier send has its outcome (at
-            # most 5 s: a send may wait for a paused follower to leave the ISR).
-            self.target.idle(producer)
-        if name in FAULTS or name in TXN_FAULTS:
-            if producer.config.get("transactional_id"):
+def _producer_outcome(call: str, make) -> str:
+    return answer(call, make, compare_value=call in ANSWERED)
+
+
+def _producer_actions(topic: str, futures: list, cluster: SequenceCluster, transactional: bool) -> dict[str, Action]:
+    """What each producer call of a sequence does on ``topic`` (each send's future into ``futures``)."""
+
+    def send(producer):
+        futures.append(producer.send(topic, b"v%d" % len(futures)))
+
+    def fault(name: str) -> Action:
+        def inject(producer):
+            if transactional:
                 # a fault after a commit or abort hits a broker still writing its markers or not,
                 # as the two clocks fall: the coordinator's retried marker write is then appended
                 # twice on one cluster and once on the other (found by seed 668) - brokers'
                 # timing, not the clients'. An application's next call comes later: markers first.
-                self.target.markers_written()
-            self.outcomes.append(self.target.fault(name, self.topic))
-            return
-        if name == "send":
-            value = b"v%d" % len(self.futures)
+                cluster.wait_until(markers_written, 5)
+            return Said(_fault(cluster, name, topic))
 
-            def action():
-                self.futures.append(producer.send(self.topic, value))
+        return inject
 
-        elif name in CLOSES:
+    def unless_closed(make: Action) -> Action:
+        # not made on a closed producer, on either side: see BLOCKS_AFTER_CLOSE
+        return lambda producer: Said("not called: closed") if producer._closed else make(producer)
 
-            def action():
-                producer.close(timeout=0 if name == "close_0" else 5)
+    def send_offsets(producer):
+        # the offset this application consumed so far: as many as it sent (a group per topic)
+        offsets = {TopicPartition(topic, 0): OffsetAndMetadata(len(futures), "", -1)}
+        producer.send_offsets_to_transaction(offsets, f"g-{topic}")
 
-        elif name == "send_offsets_to_transaction":
-            # the offset this application consumed so far: as many as it sent (a group per topic)
-            offsets = {TopicPartition(self.topic, 0): OffsetAndMetadata(len(self.futures), "", -1)}
+    actions: dict[str, Action] = {call: method(call) for call in (*TRANSACTIONAL_CALLS, *PLAIN_CALLS)}
+    actions |= {name: fault(name) for name in (*FAULTS, *TXN_FAULTS)}
+    actions |= {
+        "send": send,
+        "send_offsets_to_transaction": send_offsets,
+        "close_0": method("close", timeout=0),
+        "close_5": method("close", timeout=5),
+        "partitions_for": method("partitions_for", topic),
+        "bootstrap_connected": method("bootstrap_connected"),
+    }
+    return actions | {call: unless_closed(actions[call]) for call in BLOCKS_AFTER_CLOSE}
 
-            def action():
-                producer.send_offsets_to_transaction(offsets, f"g-{self.topic}")
 
-        elif name in ("partitions_for", "bootstrap_connected"):  # answers: their values compared
-            args = (self.topic,) if name == "partitions_for" else ()
-            self.outcomes.append(_outcome(lambda: getattr(producer, name)(*args)))
-            return
-        else:
-            action = getattr(producer, name)
-        self.outcomes.append(_outcome(action, compare_value=False))
+def producer_sequence(
+    client: str, producer, cluster: SequenceCluster, topic: str, calls, config: dict, wait_s: float = 5
+) -> tuple[list[str], list]:
+    """``client``'s ``producer`` through ``calls`` on ``cluster`` (the call-sequence contract): each
+    call's outcome, then the final close(timeout=5)'s, and every send's future.
 
-    def finish(self) -> None:
-        """Let every send get its outcome (a lost ACK healed before the answer it drops would be
-        no fault at all), heal the faults, then close(timeout=5) (a no-op after a close that
-        succeeded)."""
-        if self.wait:
-            self.target.idle(self.producer)
-        self.target.heal(self.topic)
-        self.outcomes.append(_outcome(lambda: self.producer.close(timeout=5)))
+    Unless a long linger holds the sends, each call starts once every earlier send has its
+    outcome (at most ``wait_s``: a send may wait for a paused follower to leave the ISR). An
+    application's calls are apart in time: kafka-python's sender thread sends each record at once
+    (linger_ms=0) while the simulator's clock stands still between calls. Without this wait,
+    records the simulator batches together kafka-python sends one by one, and a fault then hits
+    different batches, or a request still on its way on one side and answered on the other: a
+    difference of timing, not of the clients' rules.
+
+    At the end every send gets its outcome (a lost ACK healed before the answer it drops would be
+    no fault at all), the faults are healed, then close(timeout=5) (a no-op after a close that
+    succeeded)."""
+    futures: list = []
+    actions = _producer_actions(topic, futures, cluster, bool(config.get("transactional_id")))
+    idle = (lambda: wait_for_outcomes(client, producer, wait_s)) if config.get("linger_ms", 0) < 1000 else None
+    outcomes: list[str] = []
+    try:
+        outcomes = replay(producer, calls, actions, before=idle, outcome=_producer_outcome)
+    finally:
+        if idle is not None:
+            idle()
+        _heal(cluster, topic)
+        outcomes.append(answer("close", lambda: producer.close(timeout=5)))
+    return outcomes, futures
 
 
 def _stop_sender(producer) -> None:
@@ -604,6 +557,16 @@ def _differ_by_a_last_abort_marker(x: tuple, y: tuple) -> bool:
     return len(longer) == len(shorter) + 1 and longer[:-1] == shorter and longer[-1][1:] == ("ABORT marker",)
 
 
+def _known_topic_then(client: str, producer, cluster: SequenceCluster, topic: str, calls, config: dict):
+    """:func:`producer_sequence`, the topic known first. The application knows its topic before
+    the first fault: otherwise kafka-python's first metadata request may go to a paused broker
+    (its pick of the least loaded node), and wait out request_timeout_ms there, where the
+    simulator's went elsewhere - a difference of which node was asked, not of the clients' rules
+    (found by seed 42 on a busy machine)."""
+    producer.partitions_for(topic)
+    return producer_sequence(client, producer, cluster, topic, calls, config)
+
+
 class ProducerDifferential:
     """Producer sequences under one of :data:`PRODUCER_CONFIGS`, with at most one fault between
     calls and maybe a close(timeout) at the end; each seed gets its own topic (and transactional
@@ -643,20 +606,6 @@ class ProducerDifferential:
         extra = {"transactional_id": f"tx-{seed}"} if name.startswith("transactional") else {}
         return {**BASE_PRODUCER_CONFIG, **PRODUCER_CONFIGS[name], **extra}
 
-    def _through(self, producer, target, topic: str, calls) -> ProducerRun:
-        run = ProducerRun(producer, target, topic, wait=producer.config["linger_ms"] < 1000)
-        # The application knows its topic before the first fault: otherwise kafka-python's first
-        # metadata request may go to a paused broker (its pick of the least loaded node), and
-        # wait out request_timeout_ms there, where the simulator's went elsewhere - a difference
-        # of which node was asked, not of the clients' rules (found by seed 42 on a busy machine)
-        producer.partitions_for(topic)
-        try:
-            for name in calls:
-                run.call(name)
-        finally:
-            run.finish()
-        return run
-
     def run(self, seed: int, labelled: tuple[str, ...] | None = None) -> list[Difference]:
         """The differences of seed's sequence (:meth:`calls`), or of ``labelled`` (the same shape:
         ``("config:<name>", call, ...)``) run under that seed."""
@@ -669,7 +618,7 @@ class ProducerDifferential:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             simulated = library_producer(SIMULATED, cluster, config)
-        sim = self._through(simulated, SimTarget(cluster), topic, calls)
+        sim = _known_topic_then(SIMULATED, simulated, VirtualClock(cluster), topic, calls, config)
 
         # A fault in a transaction hits a broker by its role (the topic's leader), which may also
         # be the transaction coordinator: on the shared wire cluster, whose leaders moved with
@@ -682,7 +631,7 @@ class ProducerDifferential:
             wire.create_topic(topic, min_insync_replicas=2)
             producer = library_producer(REAL, wire.bootstrap_servers, config)
             try:
-                real = self._through(producer, _WireTarget(wire), topic, calls)
+                real = _known_topic_then(REAL, producer, WallClock(wire), topic, calls, config)
             finally:
                 _stop_sender(producer)
             return self._compare(seed, labelled, calls, cluster, sim, wire, real, topic)
@@ -696,20 +645,21 @@ class ProducerDifferential:
         def differs(call: str, s, r) -> Difference:
             return Difference(self.kind, seed, labelled, call, str(s), str(r))
 
+        (sim_outcomes, sim_sent), (real_outcomes, real_sent) = sim, real
         steps = (*calls, "close(timeout=5) at the end")
-        found = [differs(c, s, r) for c, s, r in zip(steps, sim.outcomes, real.outcomes) if s != r]
-        sim_futures = [future_outcome(f) for f in sim.futures]
-        real_futures = [future_outcome(f) for f in real.futures]
+        found = [differs(c, s, r) for c, s, r in zip(steps, sim_outcomes, real_outcomes) if s != r]
+        sim_futures = [future_outcome(f) for f in sim_sent]
+        real_futures = [future_outcome(f) for f in real_sent]
         if len(sim_futures) != len(real_futures):
             found.append(differs("send futures", len(sim_futures), len(real_futures)))
         for i, (s, r) in enumerate(zip(sim_futures, real_futures)):
             if s != r:
                 found.append(differs(f"send #{i}'s future", s, r))
-        sim_log = SimTarget(cluster).read(uncommitted_log, topic)
+        sim_log = uncommitted_log(cluster, topic)
         # an acks=0 produce may still be on its way after close(): wait (a condition, bounded)
         # until the wire's log is the simulator's, then compare what it is
         wire.wait_until(lambda: uncommitted_log(wire.cluster, topic) == sim_log, 2)
-        real_log = _WireTarget(wire).read(uncommitted_log, topic)
+        real_log = WallClock(wire).read(lambda c: uncommitted_log(c, topic))
         if sim_log != real_log:
             found.append(
                 Difference(
@@ -811,6 +761,21 @@ def _membership(metadata) -> tuple:
     return (metadata.group_id, metadata.generation_id, bool(metadata.member_id))
 
 
+def consumer_sequence(consumer, cluster: SequenceCluster, topic: str, end: int, calls) -> list[str]:
+    """``consumer`` through ``calls`` on ``topic`` (whose partitions end at ``end``) on ``cluster``
+    (the call-sequence contract): each call's outcome. Then it closes without a commit, and a
+    fault among the calls is healed."""
+    actions = _consumer_actions(topic, end)
+    for fault in CONSUMER_FAULTS:
+        actions[fault] = lambda _, fault=fault: _fault(cluster, fault, topic)
+    try:
+        return replay(consumer, calls, actions)
+    finally:
+        consumer.close(autocommit=False)
+        if any(c in CONSUMER_FAULTS for c in calls):
+            _heal(cluster, topic)
+
+
 class ConsumerDifferential:
     """Consumer sequences on a two-partition topic with the same records on both clusters - the
     plain topic, or the transactional one read committed or uncommitted (:data:`READS`); each
@@ -866,17 +831,6 @@ class ConsumerDifferential:
         """The seed's topic and isolation level (:data:`READS`)."""
         return random.Random(f"{seed}:reads").choice(READS)
 
-    def _through(self, consumer, calls, topic: str, target) -> list[str]:
-        actions = _consumer_actions(topic, self.ends[topic])
-        for fault in CONSUMER_FAULTS:
-            actions[fault] = lambda _, fault=fault: target.fault(fault, topic)
-        try:
-            return [_outcome(lambda: actions[name](consumer)) for name in calls]
-        finally:
-            consumer.close(autocommit=False)
-            if any(c in CONSUMER_FAULTS for c in calls):
-                target.heal(topic)
-
     def run(self, seed: int) -> list[Difference]:
         calls, (topic, isolation) = self.calls(seed), self.reads(seed)
         config = dict(
@@ -884,9 +838,10 @@ class ConsumerDifferential:
         )
         simulated = self.cluster  # its consumer's brokers, and where its faults hit
         sim_consumer = library_consumer(SIMULATED, simulated, config)
-        sim_out = self._through(sim_consumer, calls, topic, SimTarget(simulated))
+        end = self.ends[topic]
+        sim_out = consumer_sequence(sim_consumer, VirtualClock(simulated), topic, end, calls)
         real = library_consumer(REAL, self.wire.bootstrap_servers, config)
-        real_out = self._through(real, calls, topic, _WireTarget(self.wire))
+        real_out = consumer_sequence(real, WallClock(self.wire), topic, end, calls)
         labelled = (f"{topic} {isolation}", *calls)
         for i, (c, s, r) in enumerate(zip(calls, sim_out, real_out)):
             if s != r:

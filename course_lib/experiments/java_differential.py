@@ -25,10 +25,14 @@ from typing import ClassVar
 from ..broker import Cluster
 from ..broker.txn_coordinator import TXN_TOPIC
 from ..client_adapters import library_producer
+from ..client_adapters.call_sequences import Action, Failures, Said, SequenceCluster, method, replay
 from ..wire.cluster import WireCluster
 from .differential import transactions_settled
+from .sequence_clusters import VirtualClock, WallClock
 
 FAULTS = ("none", "none", "crash_coordinator", "crash_leader_p0", "crash_leader_p1")
+#: the producer's own calls in a plan (besides its sends and its "abort")
+CALLS = ("init_transactions", "begin_transaction", "commit_transaction")
 #: the two clients compared: the simulator's on a simulated Cluster, Java's on the wire cluster
 SIMULATED, JAVA = "simulator", "java"
 
@@ -104,6 +108,11 @@ def _victim(cluster: Cluster, fault: str, topic: str) -> int | None:
     return cluster.leader_of(topic, int(fault[-1]))
 
 
+def _read_committed(cluster: Cluster, topic: str) -> list[int]:
+    """How many records ``read_committed`` reads of each partition."""
+    return [len(cluster.committed_records(topic, p, read_committed=True)) for p in (0, 1)]
+
+
 def _coordinator_view(cluster: Cluster, tid: str) -> str:
     """The last state of ``tid`` committed to ``__transaction_state`` (read from its leader's
     log up to the high watermark, as a new coordinator replays it: not from a coordinator's
@@ -122,33 +131,51 @@ def _coordinator_view(cluster: Cluster, tid: str) -> str:
     return "none" if meta is None else f"epoch {meta.producer_epoch} {meta.state}"
 
 
-class _Side:
-    """One client on one cluster: the calls, the faults, and what the coordinator says."""
+def _actions(cluster: SequenceCluster, topic: str) -> dict[str, Action]:
+    """What each step of a plan does to the producer on ``topic``; a fault step to ``cluster``:
+    the broker crashed and restarted, the next call made once the cluster is whole again."""
 
-    def __init__(self, cluster_call, fault, settle, producer, kind: str):
-        self.call_on_cluster, self.fault, self.settle = cluster_call, fault, settle
-        self.producer, self.kind = producer, kind
-        self.errors: list[str] = []  # what each failed call raised (reported, not compared)
+    def fault(name: str) -> Action:
+        def bounce(_producer):
+            victim = cluster.read(lambda c: _victim(c, name, topic))
+            if victim is not None:
+                cluster.fault("bounce", victim)
+            if not cluster.wait_until(lambda c: _whole(c, topic), 60):
+                raise AssertionError(f"{cluster.name} did not heal after {name}")
+            return Said("ok")
 
-    def step(self, step: str, topic: str, tid: str) -> str:
+        return bounce
+
+    actions: dict[str, Action] = {f"fault:{name}": fault(name) for name in FAULTS if name != "none"}
+    actions |= {f"send:p{p}": _send(topic, p) for p in (0, 1)}
+    actions |= {call: method(call) for call in CALLS}
+    return actions | {"abort": method("abort_transaction")}
+
+
+def _send(topic: str, partition: int) -> Action:
+    """A send to ``partition``, waited for (30 s at most)."""
+    return lambda producer: producer.send(topic, b"v", partition=partition).get(timeout=30)
+
+
+def producer_steps(producer, cluster: SequenceCluster, plan, topic: str, tid: str) -> tuple[list[str], list[str]]:
+    """``producer`` through ``plan`` on ``cluster`` (the call-sequence contract): after each step,
+    once the transactions settled, whether it succeeded and the coordinator's record of ``tid``;
+    and what each failed step raised."""
+    failures = Failures()
+
+    def outcome(step: str, make) -> str:
+        # a fault is the cluster's: what fails there fails the run, not the step
+        return make() if step.startswith("fault:") else failures(step, make)
+
+    def settled(step: str, said: str) -> str:
         if step.startswith("fault:"):
-            self.fault(step[6:])
-            return "ok"
-        p = self.producer
-        try:
-            if step.startswith("send:"):
-                future = p.send(topic, b"v", partition=int(step[-1]))
-                future.get(30) if self.kind == "sim" else future.get(timeout=30)
-            elif step == "abort":
-                p.abort_transaction()
-            else:
-                getattr(p, step)()
-            outcome = "ok"
-        except Exception as exc:  # noqa: BLE001 - success or failure is compared, not the class
-            outcome = "failed"
-            self.errors.append(f"{step}: {type(exc).__name__}: {exc}"[:300])
-        self.settle()
-        return outcome + " / " + self.call_on_cluster(lambda c: _coordinator_view(c, tid))
+            return said  # the next call is made once the cluster is whole again
+        if not cluster.wait_until(lambda c: _settled(c, topic), 30):
+            raise AssertionError(f"{cluster.name}'s transactions did not settle")
+        return said + " / " + cluster.read(lambda c: _coordinator_view(c, tid))
+
+    outcomes = replay(producer, plan, _actions(cluster, topic), outcome=outcome, after=settled)
+    return outcomes, failures.errors
 
 
 class TransactionsV2Differential:
@@ -161,52 +188,24 @@ class TransactionsV2Differential:
         cluster = Cluster(3, seed=seed, group_initial_rebalance_delay_ms=0)
         cluster.create_topic(topic, partitions=2, min_insync_replicas=2)
 
-        def sim_fault(fault: str) -> None:
-            victim = _victim(cluster, fault, topic)
-            if victim is not None:
-                cluster.crash(victim)
-                cluster.run_for(100)
-                cluster.restart(victim)
-            cluster.run_until(lambda: _whole(cluster, topic), 60_000)
-
-        def sim_settle() -> None:
-            if not cluster.run_until(lambda: _settled(cluster, topic), 30_000):
-                raise AssertionError(f"seed {seed}: the simulator's transactions did not settle")
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             sim_producer = library_producer(SIMULATED, cluster, {"transactional_id": tid, "transaction_version": 2})
-        simulated = _Side(lambda f: f(cluster), sim_fault, sim_settle, sim_producer, "sim")
-        sim_out = [simulated.step(s, topic, tid) for s in plan]
-        sim_read = [len(cluster.committed_records(topic, p, read_committed=True)) for p in (0, 1)]
+        sim_out, sim_errors = producer_steps(sim_producer, VirtualClock(cluster), plan, topic, tid)
+        sim_read = VirtualClock(cluster).read(lambda c: _read_committed(c, topic))
 
         wire = self.wire
         wire.create_topic(topic, partitions=2, min_insync_replicas=2)
-
-        def wire_fault(fault: str) -> None:
-            victim = wire.call(lambda: _victim(wire.cluster, fault, topic))
-            if victim is not None:
-                wire.nemesis.crash(victim)
-                wire.nemesis.restart(victim)
-            if not wire.wait_until(lambda: _whole(wire.cluster, topic), 60):
-                raise AssertionError(f"seed {seed}: the wire cluster did not heal after {fault}")
-
-        def wire_settle() -> None:
-            if not wire.wait_until(lambda: _settled(wire.cluster, topic), 30):
-                raise AssertionError(f"seed {seed}: the wire cluster's transactions did not settle")
 
         java_producer = library_producer(
             JAVA, wire.bootstrap_servers, {"transactional.id": tid, "max.block.ms": "30000"}, driver=self.driver
         )
         try:
-            java = _Side(lambda f: wire.call(lambda: f(wire.cluster)), wire_fault, wire_settle, java_producer, "java")
-            java_out = [java.step(s, topic, tid) for s in plan]
+            java_out, java_errors = producer_steps(java_producer, WallClock(wire), plan, topic, tid)
         finally:
             java_producer.close(timeout=10)
-        java_read = wire.call(
-            lambda: [len(wire.cluster.committed_records(topic, p, read_committed=True)) for p in (0, 1)]
-        )
-        errors = f" (simulator raised {simulated.errors}, Java raised {java.errors})"
+        java_read = WallClock(wire).read(lambda c: _read_committed(c, topic))
+        errors = f" (simulator raised {sim_errors}, Java raised {java_errors})"
         found = [V2Difference(seed, plan, s + errors, a, b) for s, a, b in zip(plan, sim_out, java_out) if a != b]
         if sim_read != java_read:
             found.append(V2Difference(seed, plan, "read_committed records", str(sim_read), str(java_read)))

@@ -19,6 +19,7 @@ from course_lib.backend import ComposedBackend, SimBackend
 from course_lib.broker import Cluster
 from course_lib.clients import KafkaProducer as SimProducer
 from course_lib.experiments import differential
+from course_lib.experiments.sequence_clusters import VirtualClock
 from course_lib.real.broker_metadata import wait_for_new_leader
 
 pytestmark = pytest.mark.real_kafka
@@ -165,46 +166,53 @@ def test_a_consumer_that_knows_only_the_dead_leader_waits_for_it_then_seeks_to_t
 
 # ---- what the client differential's new observables found, on Kafka 4.3.1 --------------------------
 # (course_lib/experiments/differential.py lists both; these show they are kafka-python's, not the wire's)
-class _LocalTarget:
-    """The differential's faults on the LocalCluster (the same roles: the topic's leader)."""
+class _LocalClock:
+    """The call-sequence contract's cluster side (course_lib.client_adapters.call_sequences) on the
+    LocalCluster: the differential's faults by the same roles (the topic's leader). Its state is
+    Kafka's, not the simulator's: nothing here is waited on (these sequences hold no transaction
+    whose markers to wait for)."""
 
-    def __init__(self, cluster):
-        self.cluster = cluster
+    name = "the LocalCluster"
 
-    def fault(self, name, topic):
+    def __init__(self, cluster, topic):
+        self.cluster, self.topic = cluster, topic
+
+    def read(self, fn):
+        return fn(self.cluster)
+
+    def wait_until(self, condition, timeout_s):
+        return True
+
+    def fault(self, name, broker):
         """The leader crashes; this returns once every live broker names the same new leader and
         that leader serves the partition (:func:`~course_lib.real.broker_metadata.wait_for_new_leader`)."""
-        assert name == "crash_leader", name
-        old = self.cluster.leader_of(topic)
-        self.cluster.crash(old)
-        self.cluster.wait_for_leader(topic, not_in=(old,))
-        wait_for_new_leader(self.cluster.live_bootstrap_servers().split(","), topic, old, timeout_s=60)
-        return "ok"
+        assert name == "crash", name
+        self.cluster.crash(broker)
+        self.cluster.wait_for_leader(self.topic, not_in=(broker,))
+        wait_for_new_leader(self.cluster.live_bootstrap_servers().split(","), self.topic, broker, timeout_s=60)
 
-    def heal(self, topic):
+    def heal(self):
         self.cluster.revive()
+        return True
 
-    def idle(self, producer):
-        differential.kafka_python_idle(producer, timeout_s=60)  # Kafka elects after its session timeout
+    def poll_until(self, poll, done):
+        raise NotImplementedError("no group sequence runs on the LocalCluster here")
 
 
-def _sequence(producer, target, topic, calls):
-    run = differential.ProducerRun(producer, target, topic, wait=True)
-    try:
-        for name in calls:
-            run.call(name)
-    finally:
-        run.finish()
-    return [differential.future_outcome(f) for f in run.futures]
+def _sequence(client, producer, cluster, topic, calls, config, wait_s=5):
+    config = {**config, "linger_ms": 0}  # every call waits for the sends before it
+    _, futures = differential.producer_sequence(client, producer, cluster, topic, calls, config, wait_s)
+    return [differential.future_outcome(f) for f in futures]
 
 
 def _sim_sequence(config_name, calls):
     sim = Cluster(3, seed=1, **differential.FAULT_OPTIONS)
     sim.create_topic("t", min_insync_replicas=2)
+    config = differential.ProducerDifferential.config(0, config_name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        producer = SimProducer(bootstrap_servers=sim, **differential.ProducerDifferential.config(0, config_name))
-    return _sequence(producer, differential.SimTarget(sim), "t", calls)
+        producer = SimProducer(bootstrap_servers=sim, **config)
+    return _sequence("simulator", producer, VirtualClock(sim), "t", calls, config)
 
 
 def _kafka_sequence(cluster, config_name, calls, name):
@@ -212,7 +220,8 @@ def _kafka_sequence(cluster, config_name, calls, name):
     config = differential.ProducerDifferential.config(0, config_name)
     producer = KafkaProducer(bootstrap_servers=cluster.bootstrap_servers, **{**config, "max_block_ms": 60_000})
     try:
-        return _sequence(producer, _LocalTarget(cluster), topic, calls)
+        # Kafka elects after its session timeout: a send waits for it
+        return _sequence("kafka-python", producer, _LocalClock(cluster, topic), topic, calls, config, wait_s=60)
     finally:
         differential._stop_sender(producer)
 

@@ -13,6 +13,7 @@ from kafka import TopicPartition
 from kafka.consumer.subscription_state import ConsumerRebalanceListener
 from kafka.structs import OffsetAndMetadata
 
+from course_lib.client_adapters.call_sequences import answer
 from course_lib.experiments import differential
 from course_lib.experiments.differential import ConsumerDifferential
 
@@ -241,7 +242,7 @@ def test_a_position_answered_inside_a_poll_is_the_polls(runner):
     consumer = _simulated(runner, group_id="g320", bootstrap_servers=cluster)
     actions = differential._consumer_actions("t", differential.RECORDS)
     for name in calls[: calls.index("position_p0")]:
-        differential._outcome(lambda: actions[name](consumer))
+        answer(name, lambda: actions[name](consumer))
     assert consumer.position(differential.P0) == 0
 
 
