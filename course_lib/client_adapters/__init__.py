@@ -70,6 +70,11 @@ holds no client: ``read``, ``wait_until``, ``fault``, ``heal``, ``poll_until``
 (:mod:`course_lib.experiments.sequence_clusters`: the simulated cluster's virtual clock, the
 wire cluster's wall clock). So no class outside this package keeps a client and forwards calls
 to it either (``tests/test_layers.py``).
+
+A client-side fault is the adapters' too: :mod:`.crashing` wraps the learner's kafka-python
+consumer (``CrashingConsumer``) or transactional producer (``CrashingProducer``) so it dies right
+after a call - ``reached(call)`` is told each call made, and raises to crash; the grader
+(:mod:`course_lib.grading.harness`) hands in its plan of which call dies.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@ seeded simulator), kill it at seeded points, restart it, and judge the output wi
 
 The application runs under :mod:`course_lib.application.supervisor`, as the lessons' pipeline does: one crash
 exception (:class:`AppCrash`, a BaseException, so a learner's ``except Exception`` cannot swallow
-it - as a real process death could not be caught either), crash plans, one restart loop.
+it - as a real process death could not be caught either), crash plans, one restart loop. The
+clients that crash in the middle of a call are a client-side fault: :mod:`course_lib.client_adapters.crashing`
+wraps them; the plan of which call dies is this module's.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import sqlite3
 from typing import Any
 
 from ..backend import Backend, open_backend
+from ..client_adapters.crashing import CrashingConsumer, CrashingProducer
 from ..judge.checker import check
 from ..application.processing import Names, load_input
 from ..history import OpName
@@ -41,42 +44,21 @@ class LoopDidNotStop(BaseException):
     )
 
 
-class CrashingConsumer:
-    """The consumer the learner's loop receives: kafka-python's methods, plus a seeded crash, and
-    a clock: a call that runs past :data:`RETURN_WITHIN_S` simulated seconds never returns."""
+class Deadline:
+    """What a learner's consumer function may take: :data:`MAX_POLLS` polls and
+    :data:`RETURN_WITHIN_S` simulated seconds; a poll past either never returns."""
 
-    def __init__(self, consumer: Any, countdown: Countdown, backend: Backend):
-        self._consumer, self._countdown, self.polls = consumer, countdown, 0
-        self._backend, self.started_ms = backend, backend.now_ms
+    def __init__(self, backend: Backend):
+        self._backend, self.started_ms, self.polls = backend, backend.now_ms, 0
 
     def overran(self) -> bool:
         return self.polls > MAX_POLLS or self._backend.now_ms - self.started_ms > RETURN_WITHIN_S * 1000
 
-    def poll(self, timeout_ms: int = 500, max_records: int | None = None):
+    def poll(self) -> None:
+        """A poll is asked for: :class:`LoopDidNotStop` once the function overran."""
         self.polls += 1
         if self.overran():
             raise LoopDidNotStop()
-        batches = self._consumer.poll(timeout_ms=timeout_ms, max_records=max_records)
-        self._countdown.reached("poll")
-        return batches
-
-    def __iter__(self):
-        """``for record in consumer`` as in kafka-python: records one by one, polling forever."""
-        while True:
-            for records in self.poll(timeout_ms=500).values():
-                yield from records
-
-    def commit(self, offsets=None):
-        if offsets is None and not self._consumer.assignment():
-            # nothing assigned (the group is still forming): commit() sends nothing (kafka-python
-            # and the simulated client), so it is no crash point of the countdown either
-            return None
-        result = self._consumer.commit(offsets) if offsets is not None else self._consumer.commit()
-        self._countdown.reached("commit")
-        return result
-
-    def __getattr__(self, name):
-        return getattr(self._consumer, name)
 
 
 class GradedSink:
@@ -135,13 +117,13 @@ def _group_member(b: Backend, names: Names, number: int, rng: random.Random, **c
     )
 
 
-def _call(app, consumer: CrashingConsumer, sink) -> None:
+def _call(app, consumer: CrashingConsumer, sink, deadline: Deadline) -> None:
     """Call the learner's function; whatever it raises after it overran its time is reported as
     "never returned" (the error is a symptom: a loop that never ends meets a rebalance sooner or later)."""
     try:
         app(consumer, sink)
     except Exception:
-        if consumer.overran():
+        if deadline.overran():
             raise LoopDidNotStop() from None
         raise
 
@@ -157,13 +139,16 @@ def run_consumer_loop(app, seed: int, messages: int = 12, semantics: str = "at-l
 
     def start(number: int) -> Steps:
         consumer = _group_member(b, names, number, rng)
-        wrapped = CrashingConsumer(consumer, countdown, b)
+        deadline = Deadline(b)
+        # the consumer the learner's loop receives: kafka-python's methods, plus the seeded crash
+        # and the clock (a call past the deadline never returns)
+        wrapped = CrashingConsumer(consumer, countdown.reached, before_poll=deadline.poll)
 
         def run() -> None:
             # a supervisor calls the loop again while input is left (it may return during a rebalance)
-            _call(app, wrapped, sink)
+            _call(app, wrapped, sink, deadline)
             while not _caught_up(b, consumer):
-                _call(app, wrapped, sink)
+                _call(app, wrapped, sink, deadline)
 
         return Steps(run, consumer.close, lambda: b.crash_client(consumer))
 
@@ -275,32 +260,6 @@ def run_external_store(store, resume_positions, seed: int, messages: int = 12):
 # ---- consume-transform-produce (exercise 06) -----------------------------------------------------
 
 
-class CrashingProducer:
-    """The transactional producer the learner's code receives, with a seeded crash right after a
-    call of send / send_offsets_to_transaction / commit_transaction."""
-
-    def __init__(self, producer: Any, countdown: Countdown):
-        self._producer, self._countdown = producer, countdown
-
-    def send(self, *args, **kwargs):
-        future = self._producer.send(*args, **kwargs)
-        self._countdown.reached("send")
-        return future
-
-    def send_offsets_to_transaction(self, offsets, group_metadata):
-        result = self._producer.send_offsets_to_transaction(offsets, group_metadata)
-        self._countdown.reached("send_offsets_to_transaction")
-        return result
-
-    def commit_transaction(self, *args, **kwargs):
-        result = self._producer.commit_transaction(*args, **kwargs)
-        self._countdown.reached("commit_transaction")
-        return result
-
-    def __getattr__(self, name):
-        return getattr(self._producer, name)
-
-
 def _rewind(consumer: Any) -> None:
     """After an aborted transaction the consumer's positions are ahead of what was committed:
     seek back (as kafka-python applications do), or the aborted batch would be skipped."""
@@ -328,7 +287,7 @@ def run_transform_loop(process_batch, seed: int, messages: int = 12):
             transactional_id=b.transactional_id("graded-transformer"), client_id=f"app-{number}-producer"
         )
         producer.init_transactions()  # fences the previous instance and aborts what it left open
-        wrapped = CrashingProducer(producer, countdown)
+        wrapped = CrashingProducer(producer, countdown.reached)  # the crash right after a call
 
         def run() -> None:
             idle = 0
