@@ -97,7 +97,7 @@ ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
     ("client_adapters/recorded.py", "RecordedConsumer"): ({"crash"}, "a client process crashes (crash_client)"),
     ("client_adapters/recording.py", "RecordingProducer"): ({"crash"}, "a client process crashes (crash_client)"),
     ("client_adapters/recording.py", "RecordingConsumer"): ({"crash"}, "a client process crashes (crash_client)"),
-    ("experiments/share_group_experiments.py", "Worker"): (
+    ("client_adapters/share_worker.py", "ShareWorker"): (
         {"crash"},
         "a share worker's process crashes (its client's kill)",
     ),

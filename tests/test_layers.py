@@ -461,7 +461,6 @@ CLIENT_HOLDERS_LEFT = {
         {"_Run", "SimulatedShare", "ClientShare"},
         "the share differential's sides: not yet on the call-sequence contract",
     ),
-    "experiments/share_group_experiments.py": ({"Worker"}, "a share-group worker: not yet on the contract"),
 }
 
 

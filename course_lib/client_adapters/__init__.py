@@ -38,7 +38,10 @@ ids are the wire's); ``commit_sync()`` -> ``{TopicPartition: None | KafkaExcepti
 ``Cluster`` as ``bootstrap.servers``. A share-group experiment is written once against it. A
 worker that dies runs in a process of its own (``own_process=True``: confluent-kafka's in a
 Python process, :mod:`.own_process`; Java's in a JVM of its own), with ``kill()`` and
-``freeze()``.
+``freeze()``. The share-group experiments drive one through :class:`.share_worker.ShareWorker`
+(``poll(seconds)`` -> ``[(offset, value, delivery count, message)]``, ``acknowledge(message,
+"accept")``, ``commit()``, ``crash()``...): the worker keeps the consumer, the experiments keep
+the records, faults and waits.
 
 The consumer-group workload (rebalances, KIP-848's ``group.protocol=consumer`` or the classic
 protocol) has one too: :func:`group_member` builds, for a client of :data:`GROUP_CLIENTS`, one

@@ -32,7 +32,7 @@ EXPECTED = {"implicit_saw": [[o, 1] for o in range(RECORDS)], "came_back": []}
 
 
 def implicit_run(make: Callable, produce: Callable, clock=time.monotonic, timeout_s: float = 60) -> dict:
-    """``make(acknowledgement)`` -> a :class:`~course_lib.experiments.share_group_experiments.Worker`
+    """``make(acknowledgement)`` -> a :class:`~course_lib.client_adapters.share_worker.ShareWorker`
     in that mode; ``produce()`` writes :data:`RECORDS` records, one batch each."""
     implicit = make("implicit")
     try:

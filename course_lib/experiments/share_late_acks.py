@@ -27,7 +27,7 @@ EXPECTED = {"deliveries": [1, 2], "first_accept": "INVALID_RECORD_STATE", "secon
 
 
 def late_acks_run(make: Callable, produce: Callable, clock=time.monotonic, wait=time.sleep, timeout_s: float = 60):
-    """``make()`` -> a :class:`~course_lib.experiments.share_group_experiments.Worker`;
+    """``make()`` -> a :class:`~course_lib.client_adapters.share_worker.ShareWorker`;
     ``produce()`` writes one record. ``clock`` and ``wait(seconds)``: the time the workers run in."""
     workers = [make(), make()]
     try:

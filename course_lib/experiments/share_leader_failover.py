@@ -49,7 +49,7 @@ def new_group() -> str:
 def leader_failover(
     make: Callable, produce: Callable, crash_leader: Callable, clock=time.monotonic, timeout_s: float = 60
 ) -> dict:
-    """``make()`` -> a :class:`~course_lib.experiments.share_group_experiments.Worker`;
+    """``make()`` -> a :class:`~course_lib.client_adapters.share_worker.ShareWorker`;
     ``produce()`` writes :func:`values` as one producer batch; ``crash_leader()`` kills the
     partition's leader."""
     a = make()

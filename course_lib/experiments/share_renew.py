@@ -39,7 +39,7 @@ EXPECTED = {
 def renew_run(
     make: Callable, produce: Callable, renew: bool, clock=time.monotonic, wait=time.sleep, timeout_s: float = 60
 ) -> dict:
-    """``make()`` -> a :class:`~course_lib.experiments.share_group_experiments.Worker`;
+    """``make()`` -> a :class:`~course_lib.client_adapters.share_worker.ShareWorker`;
     ``produce()`` writes one record. Both workers poll until one holds it; that one works for
     :data:`QUARTERS` quarter-locks (renewing at each when ``renew``) while the other polls on -
     until it gets the record, which it then holds until the holder has ACCEPTed it. ``clock`` and
