@@ -457,10 +457,6 @@ CLIENT_HOLDERS_LEFT = {
     "backends/base.py": ({"Common"}, "the seam: a backend calls the clients its ClientSide built"),
     "backends/composed.py": ({"ComposedBackend"}, "the seam: a backend calls the clients its ClientSide built"),
     "backends/sim.py": ({"SimBackend"}, "the seam: a backend calls the clients its ClientSide built"),
-    "experiments/share_differential.py": (
-        {"_Run", "SimulatedShare", "ClientShare"},
-        "the share differential's sides: not yet on the call-sequence contract",
-    ),
 }
 
 

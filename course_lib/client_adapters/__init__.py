@@ -41,7 +41,11 @@ Python process, :mod:`.own_process`; Java's in a JVM of its own), with ``kill()`
 ``freeze()``. The share-group experiments drive one through :class:`.share_worker.ShareWorker`
 (``poll(seconds)`` -> ``[(offset, value, delivery count, message)]``, ``acknowledge(message,
 "accept")``, ``commit()``, ``crash()``...): the worker keeps the consumer, the experiments keep
-the records, faults and waits.
+the records, faults and waits. The share-group differential calls its members by name
+(:mod:`.share_sequences`: ``ShareClients`` - a side's producer, ``produce(topic, values)``,
+``members(topic, group)`` - and ``ShareMembers``: ``join``, ``poll``, ``acknowledge(name, message,
+"accept")``, ``commit_sync``, ``commit_async``, ``on_commit``, ``close``, ``kill``, ``freeze``),
+its sides keeping the cluster's part and no client.
 
 The consumer-group workload (rebalances, KIP-848's ``group.protocol=consumer`` or the classic
 protocol) has one too: :func:`group_member` builds, for a client of :data:`GROUP_CLIENTS`, one
