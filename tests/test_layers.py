@@ -185,10 +185,7 @@ DISPATCH_NAMES = {"wire", "simulated", "kafka-python", "confluent-kafka", "java"
 DISPATCH_LEFT = {
     "experiments/differential.py": (14, "it reads the simulated cluster it compares and its messages' kinds"),
     "experiments/sequence_clusters.py": (3, "the wire cluster's side of a call sequence reads its simulated cluster"),
-    "experiments/share_differential.py": (
-        11,
-        "its sides keep the cluster they run on (the simulator's their own); kafka-python's admin its coordinators",
-    ),
+    "experiments/share_differential.py": (10, "its sides keep the cluster they run on (the simulator's their own)"),
     "experiments/share_group_experiments.py": (1, "the share invariants watch the wire cluster's simulated cluster"),
     "experiments/share_scenarios.py": (20, "the share scenarios' own simulated cluster"),
 }
@@ -440,6 +437,9 @@ def test_the_client_builder_check_can_fail():
 #: what hands a class a client: the client_adapters' builders (a ClientSide's ``producer`` /
 #: ``consumer`` too), or a parameter of one of these names
 CLIENT_BUILDERS = {"library_producer", "library_consumer", "group_member", "share_consumer"}
+#: a client built in place: a library's (:data:`CLIENT_CLASSES`, the admins) or the simulator's
+#: (``course_lib.clients``: kafka-python's names, confluent-kafka's ShareConsumer)
+CLIENT_CONSTRUCTORS = set().union(*CLIENT_CLASSES.values()) | {"KafkaAdminClient", "AdminClient"}
 SIDE_BUILDERS = {"producer", "consumer"}
 CLIENT_PARAMETERS = {"producer", "consumer", "member", "share_consumer"}  # ("client": often its name)
 #: the packages that are clients or servers themselves: their classes hold clients by design
@@ -457,6 +457,12 @@ CLIENT_HOLDERS_LEFT = {
     "backends/base.py": ({"Common"}, "the seam: a backend calls the clients its ClientSide built"),
     "backends/composed.py": ({"ComposedBackend"}, "the seam: a backend calls the clients its ClientSide built"),
     "backends/sim.py": ({"SimBackend"}, "the seam: a backend calls the clients its ClientSide built"),
+    "experiments/share_scenarios.py": (
+        {"Worker", "GroupWorker"},
+        "an application instance of the share scenarios: its client from the adapters, its work its own",
+    ),
+    "viz/consumers.py": ({"TransactionsDemo"}, "a lesson widget: the producer a learner's code would write"),
+    "viz/simulator.py": ({"DeliverySimulator"}, "a lesson widget: the producer a learner's code would write"),
 }
 
 
@@ -476,7 +482,8 @@ def _self_attribute(node: ast.expr) -> str | None:
 
 def _client_wrappers(source: str) -> dict[str, list[str]]:
     """The classes of ``source`` that wrap a client, each with how: one that keeps a client it was
-    handed or got from a builder (:data:`CLIENT_BUILDERS`) in an attribute (or an item of one)
+    handed, got from a builder (:data:`CLIENT_BUILDERS`) or built (:data:`CLIENT_CONSTRUCTORS`)
+    in an attribute (or an item of one)
     and then reaches it (a call, an attribute, handing it on), or whose methods take a client
     (:data:`CLIENT_PARAMETERS`) and call it, hand it on or read its internals. A subclass of
     one wraps one too. Reading a handed client's public attribute (its config) wraps nothing."""
@@ -487,7 +494,7 @@ def _client_wrappers(source: str) -> dict[str, list[str]]:
         if not isinstance(value, ast.Call):
             return False
         f = value.func
-        return (isinstance(f, ast.Name) and f.id in CLIENT_BUILDERS) or (
+        return (isinstance(f, ast.Name) and f.id in CLIENT_BUILDERS | CLIENT_CONSTRUCTORS) or (
             isinstance(f, ast.Attribute) and f.attr in CLIENT_BUILDERS | SIDE_BUILDERS
         )
 
@@ -563,10 +570,12 @@ def test_the_client_wrapper_check_can_fail():
         "class HandedOn:\n    def idle(self, producer): wait(producer)\n"
         "class Sub(Kept):\n    pass\n"
         "class Config:\n    def __init__(self, producer): self.config = producer.config\n"
+        "class InPlace:\n    def __init__(self): self.admin = KafkaAdminClient(bootstrap_servers='b:1')\n"
+        "    def close(self): self.admin.close()\n"
         "class Faults:\n    def __init__(self, nemesis): self.nemesis = nemesis\n"
         "    def crash(self, b): self.nemesis.crash(b)\n"
     )
-    assert set(_client_wrappers(code)) == {"Kept", "Built", "Aliased", "Handed", "HandedOn", "Sub"}
+    assert set(_client_wrappers(code)) == {"Kept", "Built", "Aliased", "Handed", "HandedOn", "Sub", "InPlace"}
 
 
 def test_the_fault_mixins_of_clusters_wrap_no_client():

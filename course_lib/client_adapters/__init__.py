@@ -45,7 +45,9 @@ the records, faults and waits. The share-group differential calls its members by
 (:mod:`.share_sequences`: ``ShareClients`` - a side's producer, ``produce(topic, values)``,
 ``members(topic, group)`` - and ``ShareMembers``: ``join``, ``poll``, ``acknowledge(name, message,
 "accept")``, ``commit_sync``, ``commit_async``, ``on_commit``, ``close``, ``kill``, ``freeze``),
-its sides keeping the cluster's part and no client.
+its sides keeping the cluster's part and no client; which members the coordinator gave a
+partition it asks through kafka-python's admin connection
+(:class:`.for_kafka_python.ShareGroupAssignments`).
 
 The consumer-group workload (rebalances, KIP-848's ``group.protocol=consumer`` or the classic
 protocol) has one too: :func:`group_member` builds, for a client of :data:`GROUP_CLIENTS`, one

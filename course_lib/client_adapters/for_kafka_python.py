@@ -104,3 +104,53 @@ class GroupMember(GroupMemberBase):
 
     def close(self) -> None:
         self._thread.stop()
+
+
+class ShareGroupAssignments:
+    """Which members of a share group the group coordinator has given a partition, asked with
+    ShareGroupDescribe through kafka-python's admin connection (kafka-python 3.0.12's admin has no
+    call for it, confluent-kafka 2.16.1's none either; no consumer shows it). ``describe(group)``
+    builds the request: its schema is the wire package's, which the adapters do not import.
+
+    A coordinator that moved (a crash) or is still loading answers an error: the answer is then
+    "none yet", and the next ask finds the coordinator again."""
+
+    #: COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR: the group's coordinator is elsewhere now
+    MOVED = (15, 16)
+
+    def __init__(self, bootstrap: str, describe: Any):
+        from kafka.admin import KafkaAdminClient
+
+        self._admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+        self._describe = describe
+
+    def client_ids(self, group: str) -> set[str]:
+        """The ``client.id`` of each member that has a partition (none while the coordinator moves)."""
+        from kafka.errors import KafkaError
+
+        admin = self._admin
+
+        async def describe() -> Any:
+            node = await admin._find_coordinator_id(group)
+            return await admin._manager.send(self._describe(group), node_id=node)
+
+        try:
+            described = admin._manager.run(describe).groups[0]
+        except KafkaError as e:
+            if not e.retriable:  # a coordinator still loading or moving answers again soon
+                raise
+            self._forget_coordinator(group)
+            return set()
+        if described.error_code in self.MOVED:
+            self._forget_coordinator(group)
+        return {m.client_id for m in described.members if any(tp.partitions for tp in m.assignment.topic_partitions)}
+
+    def _forget_coordinator(self, group: str) -> None:
+        """kafka-python's admin caches a group's coordinator for good (``ClusterMetadata
+        ._coordinators``): after a crash moved it, the next describe asks FindCoordinator again."""
+        from kafka.protocol.metadata import CoordinatorType
+
+        self._admin._manager.cluster._coordinators.pop((CoordinatorType.GROUP, group), None)
+
+    def close(self) -> None:
+        self._admin.close()

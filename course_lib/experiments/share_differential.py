@@ -141,9 +141,6 @@ CRASH_CHANCE = 0.5
 LEADER_GONE = ("NOT_LEADER_FOR_PARTITION", "NETWORK_EXCEPTION", "_TRANSPORT")
 #: the chance that a sequence has a hold acknowledged by ``commit_async``
 ASYNC_CHANCE = 0.5
-#: a group's error codes that say its coordinator is elsewhere now (COORDINATOR_NOT_AVAILABLE,
-#: NOT_COORDINATOR): a crashed broker was the group's coordinator too
-MOVED_COORDINATOR = (15, 16)
 
 
 def ack_for(seed: int, offset: int, delivery: int) -> str:
@@ -584,6 +581,13 @@ class SimulatedShare:
         self.clients.close()
 
 
+def _describe_request(group: str) -> Any:
+    """ShareGroupDescribe for ``group`` (its schema is the wire package's)."""
+    from ..wire.apis.schemas import ShareGroupDescribeRequest
+
+    return ShareGroupDescribeRequest(group_ids=[group], include_authorized_operations=False)
+
+
 class ClientShare:
     """A client of the share-group workload on a wall-clock cluster (``bootstrap_servers``,
     ``create_topic``): the wire cluster or Kafka, with any client of
@@ -593,14 +597,14 @@ class ClientShare:
     records from the client's producer (the producer contract composed with the cluster, as a
     scenario's: :class:`~course_lib.backend.ComposedBackend`), the group's configs from an
     operator's admin (:func:`course_lib.experiments.share_group_experiments.configure_with_admin`). Whether a
-    member has its partition is asked of the group coordinator (ShareGroupDescribe, through
-    kafka-python's admin connection: no client's consumer shows it the same way)."""
+    member has its partition is asked of the group coordinator
+    (:class:`~course_lib.client_adapters.for_kafka_python.ShareGroupAssignments`: no client's
+    consumer shows it the same way)."""
 
     def __init__(self, cluster: Any, client: str, name: str | None = None):
-        from kafka.admin import KafkaAdminClient
-
         from ..backend import ComposedBackend
         from ..client_adapters import CLIENTS
+        from ..client_adapters.for_kafka_python import ShareGroupAssignments
 
         self.cluster, self.client, self.name = cluster, client, name or client
         self.servers = cluster.bootstrap_servers
@@ -608,7 +612,7 @@ class ClientShare:
         # the backend closes the producer (close_clients); each member gets a ``client.id`` of
         # its own (ShareMembers.client_ids)
         self.clients = ShareClients(client, self.servers, self.backend.producer())
-        self.admin = KafkaAdminClient(bootstrap_servers=self.servers)
+        self.assignments = ShareGroupAssignments(self.servers, _describe_request)
 
     def group(self, config: dict) -> tuple[str, str]:
         from .share_group_experiments import configure_with_admin
@@ -623,42 +627,13 @@ class ClientShare:
         configure_with_admin(self.servers, group, config)
         return topic, group
 
-    def _assigned_members(self, group: str) -> set[str]:
-        """The client ids of the members the coordinator has given a partition."""
-        from kafka.errors import KafkaError
-
-        from ..wire.apis.schemas import ShareGroupDescribeRequest
-
-        async def describe():
-            node = await self.admin._find_coordinator_id(group)
-            request = ShareGroupDescribeRequest(group_ids=[group], include_authorized_operations=False)
-            return await self.admin._manager.send(request, node_id=node)
-
-        try:
-            described = self.admin._manager.run(describe).groups[0]
-        except KafkaError as e:
-            if not e.retriable:  # a coordinator still loading or moving answers again soon
-                raise
-            self._forget_coordinator(group)
-            return set()
-        if described.error_code in MOVED_COORDINATOR:
-            self._forget_coordinator(group)
-        return {m.client_id for m in described.members if any(tp.partitions for tp in m.assignment.topic_partitions)}
-
-    def _forget_coordinator(self, group: str) -> None:
-        """kafka-python's admin caches a group's coordinator for good (``ClusterMetadata
-        ._coordinators``): after a crash moved it, the next describe asks FindCoordinator again."""
-        from kafka.protocol.metadata import CoordinatorType
-
-        self.admin._manager.cluster._coordinators.pop((CoordinatorType.GROUP, group), None)
-
     def now(self) -> float:
         return time.monotonic()
 
     def assigned(self, group: str, members: ShareMembers) -> bool:
         # by ``client.id``: a killed member stays in the group until its session times out, so
         # counting assigned members would count it
-        return members.client_ids() <= self._assigned_members(group)
+        return members.client_ids() <= self.assignments.client_ids(group)
 
     def crash_leader(self, topic: str, timeout_s: float = 60.0) -> None:
         """The cluster's own broker faults (``crash``, ``restart``: the wire cluster's nemesis,
@@ -673,4 +648,4 @@ class ClientShare:
 
     def close(self) -> None:
         self.backend.close_clients()
-        self.admin.close()
+        self.assignments.close()

@@ -77,9 +77,12 @@ from ..broker import Cluster
 from ..broker.share_config import DELIVERY_COUNT_LIMIT, RECORD_LOCK_DURATION_MS
 from ..judge.checker import check_share, observe_share
 from ..judge.result import Result
-from ..clients import KafkaProducer
-from ..clients.share_consumer import AcknowledgeType, IllegalStateException, Message, ShareConsumer
+from ..client_adapters import library_consumer, library_producer, share_consumer
+from ..clients.share_consumer import AcknowledgeType, IllegalStateException, Message
 from ..history import OpName
+
+#: the client the share scenarios run: the simulator's, in the simulated cluster's virtual time
+SIMULATOR = "simulator"
 
 TOPIC, GROUP = "jobs", "workers"
 #: a worker's poll blocks the (single-threaded) simulation for at most this long, so the
@@ -130,13 +133,14 @@ class Worker:
         self.cluster = cluster
         self.poll_s, self.idle_ms = poll_s, idle_ms
         self.explicit = acknowledgement == "explicit"
-        self.consumer = ShareConsumer(
+        self.consumer = share_consumer(
+            SIMULATOR,
             {
                 "bootstrap.servers": cluster,
                 "group.id": GROUP,
                 "share.acknowledgement.mode": acknowledgement,
                 "max.poll.records": max_poll_records,
-            }
+            },
         )
         self.consumer.subscribe([TOPIC])
         self.name = self.consumer.node_id
@@ -296,7 +300,7 @@ def _produce(cluster, records: int, partitions: int, start: int = 0, per_batch: 
     The default, one job per batch, is a queue fed one job at a time."""
     if not records:
         return
-    producer = KafkaProducer(bootstrap_servers=cluster, client_id="loader")
+    producer = library_producer(SIMULATOR, cluster, {"client_id": "loader"})
     for i in range(start, start + records):
         producer.send(TOPIC, f"job-{i}".encode(), partition=i % partitions)
         if (i - start + 1) % (per_batch * partitions) == 0:
@@ -734,17 +738,14 @@ class GroupWorker:
     it polls in partition order, commits after each batch. Stepped like :class:`Worker`."""
 
     def __init__(self, cluster, handler_ms: float, max_poll_records: int):
-        from ..clients import KafkaConsumer
-
         self.cluster, self.handler_ms = cluster, handler_ms
-        self.consumer = KafkaConsumer(
-            TOPIC,
-            bootstrap_servers=cluster,
-            group_id="group-workers",
-            auto_offset_reset="earliest",
-            enable_auto_commit=False,
-            max_poll_records=max_poll_records,
-        )
+        config = {
+            "group_id": "group-workers",
+            "auto_offset_reset": "earliest",
+            "enable_auto_commit": False,
+            "max_poll_records": max_poll_records,
+        }
+        self.consumer = library_consumer(SIMULATOR, cluster, config, (TOPIC,))
         self.name = self.consumer.node_id
         self.queue: list = []
         self.next_ms = cluster.now
