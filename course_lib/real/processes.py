@@ -30,6 +30,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from course_lib.clusters.class_sharing import ClassSharing
 from course_lib.real.errors import ClusterError, PortInUse, StaleDataDir
 from course_lib.real.proxy import KafkaProxy
 from course_lib.real.security import ClusterAuth
@@ -38,8 +39,9 @@ WATCHDOG = Path(__file__).with_name("watchdog.py")
 
 JVM_OPTS = [
     "-Xms128m",
-    "-XX:+UseG1GC",
-    "-XX:MaxGCPauseMillis=20",
+    # one GC thread, not G1's concurrent ones: a lab's heap is small and its loads light, and on
+    # 2 cores four idle nodes then cost less CPU (bench/jvm_start.py)
+    "-XX:+UseSerialGC",
     "-Djava.awt.headless=true",
     "-Dorg.slf4j.simpleLogger.showDateTime=true",
     "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
@@ -164,6 +166,8 @@ class KafkaProcesses:
         self.controllers: dict[int, Node] = {}  # dedicated controller processes, if any
         self.java: str | None = None
         self.classpath: str | None = None
+        #: the nodes' shared-class archive (known once the storage is formatted)
+        self.sharing: ClassSharing | None = None
 
     def all(self) -> list[Node]:
         """Every process: dedicated controllers first, then brokers."""
@@ -301,12 +305,14 @@ class KafkaProcesses:
         """Format every node's KRaft storage with the cluster id (one JVM per node, in parallel:
         ~3 s instead of ~9 s); remembers ``java`` and ``classpath`` for :meth:`launch`."""
         self.java, self.classpath = java, classpath
+        self.sharing = ClassSharing(java, classpath)
         procs = []
         for n in self.all():
             cmd = [
                 java,
                 "-Xmx256m",
                 "-XX:TieredStopAtLevel=1",
+                *self.sharing.options(),
                 "-cp",
                 classpath,
                 "kafka.tools.StorageTool",
@@ -328,7 +334,7 @@ class KafkaProcesses:
     # ---- running ------------------------------------------------------------------------------
     def launch(self, node: Node) -> None:
         """Start the node's JVM under the watchdog (returns once the JVM's pid is known)."""
-        if self.java is None or self.classpath is None:
+        if self.java is None or self.classpath is None or self.sharing is None:
             raise ClusterError("storage is not formatted yet: start the cluster first (cluster.start())")
         role = "controller" if node.node_id in self.controllers else "broker"
         with open(node.log_path, "a") as log:
@@ -342,6 +348,7 @@ class KafkaProcesses:
             self.java,
             f"-Xmx{self.heap_mb}m",
             *self.jvm_opts,
+            *self.sharing.options(),
             f"-Dcourse.cluster={self.tag}",
             "-cp",
             self.classpath,
@@ -414,7 +421,9 @@ class KafkaProcesses:
             node.watchdog.wait(timeout=10)
 
     def kill_all(self) -> None:
-        """SIGKILL every process and wait for it; close the proxies; give ``root`` up."""
+        """SIGKILL every process and wait for it; close the proxies; give ``root`` up. The first
+        cluster of a classpath leaves its classes to the next ones first (:mod:`.class_sharing`)."""
+        self._leave_classes()
         for node in self.all():
             self.signal(node, signal.SIGKILL)
         for node in self.all():
@@ -428,6 +437,15 @@ class KafkaProcesses:
         if self.own_dir:
             self.discard_data()
         (self.root / "cluster.pid").unlink(missing_ok=True)
+
+    def _leave_classes(self) -> None:
+        # a broker has loaded the most by now; a paused JVM could not answer the dump
+        if self.sharing is None or not self.sharing.recording:
+            return
+        live = [n for n in self.all() if n.pid is not None and n.running() and not n.paused]
+        brokers = [n for n in live if n.node_id in self.nodes] or live
+        if brokers:
+            self.sharing.record(brokers[-1].pid)  # type: ignore[arg-type]  # pid set: running
 
     def discard_data(self) -> None:
         """Delete every node's data (the cluster is stopped)."""

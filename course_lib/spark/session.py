@@ -135,11 +135,20 @@ def has_kafka_connector(spark) -> bool:
         return False
 
 
+#: the driver JVM's JIT and GC: the lab's micro-batches are small, so C1 alone and one GC thread
+#: cost a 2-core machine less CPU starting and idling than the JVM's defaults (bench/jvm_cpu.py)
+DRIVER_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+
+
 def jvm_scratch_conf(path: Path) -> dict[str, str]:
     """The settings that keep a Spark driver JVM's temporary files (``spark-<uuid>``,
     ``blockmgr-<uuid>``, ``liblz4-java-*``) in ``path``: a JVM's own temporary folder is /tmp,
-    whatever ``TMPDIR`` says, and a killed JVM leaves them there for good."""
-    return {"spark.local.dir": str(path), "spark.driver.extraJavaOptions": f"-Djava.io.tmpdir={path}"}
+    whatever ``TMPDIR`` says, and a killed JVM leaves them there for good. (The driver's
+    ``extraJavaOptions`` carry :data:`DRIVER_JVM_OPTIONS` too: it is one setting.)"""
+    return {
+        "spark.local.dir": str(path),
+        "spark.driver.extraJavaOptions": f"{DRIVER_JVM_OPTIONS} -Djava.io.tmpdir={path}",
+    }
 
 
 def _session_scratch() -> dict[str, str]:
