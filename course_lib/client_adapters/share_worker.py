@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any, Callable, Protocol
 
 from . import library_consumer, share_consumer
-from ..clients.share_consumer import IllegalStateException
+from ..clients.share_consumer import AcknowledgeType, IllegalStateException
 
 
 def _lock_expired(error) -> bool:
@@ -47,8 +47,6 @@ class ShareWorker:
         return [(m.offset(), m.value(), m.delivery_count(), m) for m in self.c.poll(seconds) if m.error() is None]
 
     def acknowledge(self, m, kind: str) -> None:
-        from course_lib.clients.share_consumer import AcknowledgeType
-
         self.c.acknowledge(m, AcknowledgeType[kind.upper()])
 
     def commit(self, expired_ok: bool = False) -> None:

@@ -112,16 +112,12 @@ def _worker(
     renew_every_ms: float | None = None,
     acknowledgement: str = "explicit",
 ) -> SteppedWorker:
-    """An application instance: polls, processes its records one after the other (``handler(m)``
-    says how long one takes, in ms, and whether it succeeds), acknowledges each as it finishes -
-    ACCEPT on success, RELEASE on failure (or the acknowledgement the handler names) - and, with
-    ``renew_every_ms``, RENEWs what it still holds while it works; what it finished goes into the
-    history (:func:`_processed`). Its steps run in virtual time (:func:`run_workers`); its share
-    consumer is the adapter's (:class:`~course_lib.client_adapters.share_worker.SteppedWorker`).
-
-    ``acknowledgement="implicit"`` (confluent-kafka's default mode) acknowledges nothing itself:
-    its next poll ACCEPTs the whole previous batch - a record its handler failed on too (it
-    cannot RELEASE or RENEW)."""
+    """An application instance of the scenarios' group on :data:`TOPIC` (an adapter's
+    :class:`~course_lib.client_adapters.share_worker.SteppedWorker`, which polls, acknowledges
+    and commits): ``handler(m)`` says how long a record takes, in ms, and its outcome - True
+    (ACCEPT), False (RELEASE) or an acknowledgement by name; with ``renew_every_ms`` it RENEWs
+    what it still holds while it works; what it finished goes into the history
+    (:func:`_processed`). Its steps run in virtual time (:func:`run_workers`)."""
     processed = partial(_processed, cluster)
     return SteppedWorker(
         cluster, GROUP, TOPIC, handler, processed, max_poll_records, renew_every_ms, acknowledgement=acknowledgement
