@@ -23,13 +23,14 @@ from __future__ import annotations
 from typing import Any, Callable, Protocol
 
 from . import library_consumer, share_consumer
+from .share_sequences import error_name
 from ..clients.share_consumer import AcknowledgeType, IllegalStateException
 
 
 def _lock_expired(error) -> bool:
     """Is a commit's per-partition error INVALID_RECORD_STATE (a ``KafkaException`` of the share
     workload's contract, whatever the client)?"""
-    return error.args[0].name() == "INVALID_RECORD_STATE"
+    return error_name(error) == "INVALID_RECORD_STATE"
 
 
 class ShareWorker:
@@ -61,7 +62,7 @@ class ShareWorker:
         """Commit the acknowledgements; the answer in Kafka's words: "ok", or a partition's error
         (INVALID_RECORD_STATE: a record no longer this worker's)."""
         errors = [e for e in self.c.commit_sync().values() if e]
-        return errors[0].args[0].name() if errors else "ok"
+        return error_name(errors[0]) if errors else "ok"
 
     def crash(self, host_lost: bool = False) -> None:
         """The worker's process dies (SIGKILL: its connections close) or, ``host_lost``, its
