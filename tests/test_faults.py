@@ -101,6 +101,10 @@ ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
         {"crash"},
         "a share worker's process crashes (its client's kill)",
     ),
+    ("client_adapters/share_worker.py", "SteppedWorker"): (
+        {"crash"},
+        "a share scenario's worker process crashes (the simulator's client, in virtual time)",
+    ),
     ("broker/partition.py", "Partition"): ({"crash"}, "a replica loses its memory with its broker"),
     ("broker/share_partition.py", "SharePartitionManager"): ({"crash"}, "share state lost with its broker"),
     ("broker/dead_letter_queue.py", "DeadLetterWriter"): ({"crash"}, "pending writes lost with its broker"),
@@ -110,7 +114,6 @@ ALLOWED: dict[tuple[str, str], tuple[set[str], str]] = {
         "a group member's application crashes, restarts",
     ),
     ("application/processing.py", "Processor"): ({"crash"}, "an application process crashes"),
-    ("experiments/share_scenarios.py", "Worker"): ({"crash"}, "a share worker process crashes"),
     ("application/supervisor.py", "Instance"): ({"crash"}, "a supervised application instance crashes"),
 }
 

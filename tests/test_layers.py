@@ -178,16 +178,15 @@ def test_scenario_code_never_asks_which_backend_runs_it(filename):
 DISPATCH_NAMES = {"wire", "simulated", "kafka-python", "confluent-kafka", "java"}
 #: what is left of the dispatch on a backend, cluster or client inside the experiments, per module:
 #: (mentions at most, why). The tables' columns carry their place and client (experiments/matrix.py
-#: runs every cell by one code path, none asks which one it is); the share scenarios run on the simulator
-#: alone and reach its ``cluster``; the share experiments reach the wire cluster's simulated
-#: ``cluster`` on its thread; the differentials' simulated sides drive the simulated cluster they
-#: compare with a client's. A module not listed has none, and a count may only go down.
+#: runs every cell by one code path, none asks which one it is); the share experiments reach the
+#: wire cluster's simulated ``cluster`` on its thread; the differentials' simulated sides drive the
+#: simulated cluster they compare with a client's. A module not listed has none, and a count may
+#: only go down.
 DISPATCH_LEFT = {
     "experiments/differential.py": (14, "it reads the simulated cluster it compares and its messages' kinds"),
     "experiments/sequence_clusters.py": (3, "the wire cluster's side of a call sequence reads its simulated cluster"),
     "experiments/share_differential.py": (10, "its sides keep the cluster they run on (the simulator's their own)"),
     "experiments/share_group_experiments.py": (1, "the share invariants watch the wire cluster's simulated cluster"),
-    "experiments/share_scenarios.py": (20, "the share scenarios' own simulated cluster"),
 }
 
 
@@ -457,10 +456,6 @@ CLIENT_HOLDERS_LEFT = {
     "backends/base.py": ({"Common"}, "the seam: a backend calls the clients its ClientSide built"),
     "backends/composed.py": ({"ComposedBackend"}, "the seam: a backend calls the clients its ClientSide built"),
     "backends/sim.py": ({"SimBackend"}, "the seam: a backend calls the clients its ClientSide built"),
-    "experiments/share_scenarios.py": (
-        {"Worker", "GroupWorker"},
-        "an application instance of the share scenarios: its client from the adapters, its work its own",
-    ),
     "viz/consumers.py": ({"TransactionsDemo"}, "a lesson widget: the producer a learner's code would write"),
     "viz/simulator.py": ({"DeliverySimulator"}, "a lesson widget: the producer a learner's code would write"),
 }

@@ -44,7 +44,8 @@ Python process, :mod:`.own_process`; Java's in a JVM of its own), with ``kill()`
 the records, faults and waits. The share-group differential calls its members by name
 (:mod:`.share_sequences`: ``ShareClients`` - a side's producer, ``produce(topic, values)``,
 ``members(topic, group)`` - and ``ShareMembers``: ``join``, ``poll``, ``acknowledge(name, message,
-"accept")``, ``commit_sync``, ``commit_async``, ``on_commit``, ``close``, ``kill``, ``freeze``),
+"accept")``, ``commit_sync``, ``commit_async`` (with its callback's reports), ``close``, ``kill``,
+``freeze``, ``leave``), replaying its steps through the call-sequence contract below;
 its sides keeping the cluster's part and no client; which members the coordinator gave a
 partition it asks through kafka-python's admin connection
 (:class:`.for_kafka_python.ShareGroupAssignments`).

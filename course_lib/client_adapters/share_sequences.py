@@ -6,9 +6,12 @@ The differential (:mod:`course_lib.experiments.share_differential`) runs the sam
 client x cluster pair. What keeps a client and calls it is a client adapter (``tests/test_layers.py``),
 so that part is here: :class:`ShareClients` (one per side: its producer, and how its members are
 built and die) and :class:`ShareMembers` (one per sequence: ``a`` and ``b``, each joined, polled,
-acknowledged, committed, closed, killed or frozen by its name). The sides in experiments keep the
-cluster's part - topics, the group's configs, a leader's crash, whether a member has the partition,
-the clock - and hold no client.
+acknowledged, committed - a commit's answer in Kafka's words -, closed, killed or frozen by its
+name; ``leave`` while it holds a record; ``commit_async`` with the acknowledgement commit callback
+that reports it). The differential replays its steps on a sequence's members through the
+call-sequence contract (:mod:`.call_sequences`); the sides in experiments keep the cluster's part -
+topics, the group's configs, a leader's crash, whether a member has the partition, the clock - and
+hold no client.
 
 The simulator's share consumer lives in the simulated cluster's process, in virtual time: it dies
 with ``crash()`` (``crash(host=True)``: its machine gone, no connection closes). Any other client's
@@ -24,6 +27,19 @@ from . import share_consumer
 from ..clients.share_consumer import AcknowledgeType
 
 SIMULATOR = "simulator"
+
+
+def error_name(error: Exception) -> str:
+    """A KafkaException's error by Kafka's name: ``name()`` of the KafkaError it wraps (both
+    clients wrap one), else its text."""
+    inner = error.args[0] if error.args else error
+    name = getattr(inner, "name", None)
+    return name() if callable(name) else str(inner)
+
+
+def _answer(results: dict) -> str:
+    """A commit's answer ``{TopicPartition: None or KafkaException}``, a word per partition."""
+    return ",".join("ok" if e is None else error_name(e) for e in results.values()) or "nothing"
 
 
 class ShareMembers:
@@ -59,25 +75,51 @@ class ShareMembers:
         self._consumers[name] = consumer
 
     def poll(self, name: str, timeout_s: float) -> list:
-        return list(self._consumers[name].poll(timeout_s))
+        """M's records of one poll (a message carrying an error left out)."""
+        return [m for m in self._consumers[name].poll(timeout_s) if m.error() is None]
 
     def acknowledge(self, name: str, message: Any, ack: str) -> None:
         """``ack``: "accept", "release" or "reject"."""
         self._consumers[name].acknowledge(message, AcknowledgeType[ack.upper()])
 
-    def commit_sync(self, name: str) -> dict:
-        return self._consumers[name].commit_sync()
+    def commit_sync(self, name: str) -> str:
+        """M commits its acknowledgements: the answer, a word per partition ("ok" or the error by
+        Kafka's name; "nothing": no partition answered)."""
+        return _answer(self._consumers[name].commit_sync())
 
-    def commit_async(self, name: str) -> Any:
-        return self._consumers[name].commit_async()
+    def commit_async(
+        self, name: str, message: Any, ack: str, polled: Callable[[], bool], polls: int
+    ) -> tuple[Any, list]:
+        """M acknowledges ``message`` (``ack``) and commits with ``commit_async``: what that
+        returned, and what the acknowledgement commit callback reported meanwhile, a report per
+        call - ``[[offsets, "ok" or the error by Kafka's name] per partition]``. The callback is
+        M's until it has reported or ``polled()`` (M polls once; True: that poll brought records,
+        which the application must acknowledge before it waits on) - at most ``polls`` times -
+        and no longer: a callback left in place would report a later commit too."""
+        reports: list = []
 
-    def on_commit(self, name: str, callback: Callable[[dict, Any], None] | None) -> None:
-        """M's acknowledgement commit callback (None: none)."""
-        self._consumers[name].set_acknowledgement_commit_callback(callback)
+        def reported(offsets: dict, error: Any) -> None:
+            outcome = "ok" if error is None else error_name(error)
+            reports.append([[sorted(o), outcome] for _, o in sorted(offsets.items(), key=str)])
+
+        consumer = self._consumers[name]
+        consumer.set_acknowledgement_commit_callback(reported)  # before the acknowledgement it reports
+        self.acknowledge(name, message, ack)
+        returned = consumer.commit_async()
+        for _ in range(polls):
+            if reports or polled():
+                break
+        consumer.set_acknowledgement_commit_callback(None)
+        return returned, reports
 
     def close(self, name: str) -> None:
         """M closes: it leaves the group."""
         self._consumers.pop(name).close()
+
+    def leave(self, name: str, how: str) -> None:
+        """M goes away holding what it holds, ``how``: "close" (:meth:`close`), "kill"
+        (:meth:`kill`) or "freeze" (:meth:`freeze`)."""
+        {"close": self.close, "kill": self.kill, "freeze": self.freeze}[how](name)
 
     def kill(self, name: str) -> None:
         """M crashes: no acknowledgement, no leave; its connections close."""

@@ -26,7 +26,7 @@ share group (explicit acknowledgement, a delivery limit of :data:`DELIVERY_LIMIT
 - the last step is always ``drain:a``: what is left.
 
 Before records are written (``produce``, ``hold``), a member whose last poll brought nothing
-leaves (:meth:`_Run.quiet`): its client fetches for it in the background, and whether its fetch
+leaves (:func:`_quiet`): its client fetches for it in the background, and whether its fetch
 or the next poller's takes the new records is a race the machine's speed decides.
 
 Each step gives one observation, a string: a drain's deliveries in order of (offset, delivery)
@@ -37,7 +37,12 @@ cluster, each share consumer from the share-group workload's contract
 or the Java client's on the wire cluster or on Kafka. A side keeps the cluster's part (topics,
 configs, the leader's crash, assignments, the clock) and no client: its producer and share
 consumers are called through :mod:`course_lib.client_adapters.share_sequences` (a step's member
-by its name), as every client is called through an adapter. Kafka's observations of the default seeds
+by its name), as every client is called through an adapter. A sequence is replayed as the other
+differentials replay theirs, through the call-sequence contract
+(:func:`course_lib.client_adapters.call_sequences.replay`: :func:`share_sequence`): each step a
+named call on the sequence's members, what it does a function here; what the sequence knows of
+its records is data (:class:`_Known`), and what must touch a client in the middle of a step - a
+member leaving while it holds a record, ``commit_async`` with its callback - is the adapter's. Kafka's observations of the default seeds
 are recorded per client (tests/golden/share_differential_kafka_<client>.json, re-measured by
 tests/real/test_share_differential_real.py); every other side is compared with its client's
 (the simulator's ShareConsumer with confluent-kafka's), so a share partition broken in the
@@ -103,8 +108,9 @@ import random
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
+from ..client_adapters.call_sequences import Action, replay
 from ..client_adapters.share_sequences import ShareClients, ShareMembers
 
 #: what each sequence's group is configured with, on every cluster (Kafka's names)
@@ -188,222 +194,247 @@ class ShareSide(Protocol):
     def close(self) -> None: ...
 
 
-def _error_name(error: Exception) -> str:
-    """A KafkaException's error by Kafka's name: ``name()`` of the KafkaError it wraps (both
-    clients wrap one), else its text."""
-    inner = error.args[0] if error.args else error
-    name = getattr(inner, "name", None)
-    return name() if callable(name) else str(inner)
-
-
-def _outcome(results: dict) -> str:
-    """A commit's answer ``{TopicPartition: None or KafkaException}``, a word per partition."""
-    return ",".join("ok" if e is None else _error_name(e) for e in results.values()) or "nothing"
+def _settles(ack: str, delivery: int) -> bool:
+    """Whether a record acknowledged with ``ack`` at its ``delivery`` is done with: a release
+    before the delivery limit gives it back."""
+    return ack != "release" or delivery >= DELIVERY_LIMIT
 
 
 @dataclass
-class _Run:
-    """One sequence on one side: its members, and what it knows of the records.
+class _Known:
+    """What one sequence knows of its records and members - data only: the members themselves
+    are the adapter's (:class:`ShareMembers`), handed to each step by :func:`replay`.
 
     A drain ends on a state, not a duration: once every record it may get is settled - accepted,
     rejected, or released at its last delivery - and one more poll brings nothing."""
 
-    side: ShareSide
     seed: int
     topic: str
     group: str
-    #: the members by name (``a``, ``b``): the side's share consumers, called through the adapter
-    members: ShareMembers
     produced: int = 0
     settled: set = field(default_factory=set)
     held: dict = field(default_factory=dict)  # member -> the offset it holds
     #: members whose last poll brought nothing: librdkafka and Java go on fetching for them in
-    #: the background until records come (see :meth:`quiet`)
+    #: the background until records come (see :func:`_quiet`)
     fetching: set = field(default_factory=set)
-
-    #: what a member's polls brought while it joined: its next :meth:`poll` returns them
+    #: what a member's polls brought while it joined: its next :func:`_next_poll` returns them
     joined_with: dict = field(default_factory=dict)
 
-    def member(self, name: str, own_process: bool = False) -> None:
-        """M, joined: a new M polls until every member has the partition (the Java client joins
-        at its first poll, librdkafka at ``subscribe``: both as an application that starts
-        polling); what those polls bring is what M's next poll returns."""
-        if name not in self.members:
-            self.members.join(name, own_process)
-            for _ in range(MAX_POLLS):
-                if self.side.assigned(self.group, self.members):
-                    break
-                got = self._poll(name)
-                self.joined_with.setdefault(name, []).extend(got)
-                # it has the partition, and may poll no more before acknowledging them (the
-                # coordinator's answer can lag, as after a crash that moved it: seed 6 under load)
-                if got:
-                    break
-            else:
-                raise AssertionError(f"{self.side.name}: not every member of {self.group} was assigned")
-
-    def _poll(self, name: str) -> list:
-        messages = [m for m in self.members.poll(name, POLL_S) if m.error() is None]
-        if messages:
-            self.fetching.discard(name)
-        else:
-            self.fetching.add(name)
-        return messages
-
-    def poll(self, name: str) -> list:
-        """One poll of M: its records (errors left out), and whether it now fetches in the background."""
-        self.member(name)
-        if self.joined_with.get(name):
-            return self.joined_with.pop(name)
-        return self._poll(name)
-
-    def quiet(self) -> None:
-        """Before records are written, a member fetching in the background leaves (it holds
-        nothing: a drain ends with all it got settled). Its ShareFetch parked at the broker would
-        take the new records if it is there when they are appended, and the next step's poller
-        would get them if it came between two of those fetches - a race the machine's speed
-        decides (Kafka 4.4.0 under load, seed 9: either outcome). Without it, new records wait
-        for the next poll, on every cluster. The mechanism itself: tests/test_share_consumer_api.py."""
-        for name in sorted(self.fetching):
-            self.members.close(name)
-        self.fetching.clear()
-
-    def produce(self, n: int) -> None:
-        self.side.clients.produce(self.topic, [f"job-{self.produced + i}" for i in range(n)])
-        self.produced += n
-
-    def _unsettled(self, name: str) -> set:
+    def unsettled(self, name: str) -> set:
+        """What M may still get: neither settled nor held by another member."""
         return set(range(self.produced)) - self.settled - {o for m, o in self.held.items() if m != name}
 
-    def drain(self, name: str, wanted: int | None = None) -> list:
-        """M polls, acknowledging each record as :func:`ack_for` says and committing after each
-        poll, until nothing it may get is unsettled (``wanted``: until that record came) and a
-        poll brought nothing: [[offset, delivery, ack]], and a commit's error if one failed."""
-        self.member(name)
-        seen: list = []
-        for _ in range(MAX_POLLS):
-            messages = self.poll(name)
-            for m in messages:
-                offset, delivery = m.offset(), m.delivery_count()
-                ack = ack_for(self.seed, offset, delivery)
-                self.members.acknowledge(name, m, ack)
-                seen.append([offset, delivery, ack])
-                if ack != "release" or delivery >= DELIVERY_LIMIT:
-                    self.settled.add(offset)
-            if messages:
-                outcome = _outcome(self.members.commit_sync(name))
-                if outcome != "ok":
-                    seen.append(["commit", outcome])
-            elif wanted is None and not self._unsettled(name):
-                return sorted(seen, key=str)
-            if wanted is not None and any(s[0] == wanted for s in seen) and not messages:
-                return sorted(seen, key=str)
-        return sorted(seen, key=str) + [["still waiting for", sorted(self._unsettled(name))]]
 
-    def hold(self, name: str, end: str) -> str:
-        """One new record, held by M; then ``end`` (see the module docstring)."""
-        self.quiet()
-        own_process = end in ("kill", "freeze")
-        if own_process and name in self.members:  # M comes back as a process that can die
-            self.members.close(name)  # (it holds nothing: a drain ends with all settled)
-        self.member(name, own_process)
-        other = "b" if name == "a" else "a"
-        self.produce(1)
-        offset = self.produced - 1
-        held: list = []
-        for _ in range(MAX_POLLS):
-            held = self.poll(name)
-            if held:
-                break
-        got = sorted((m.offset(), m.delivery_count()) for m in held)
-        if got != [(offset, 1)]:  # anything else was left by an earlier step: say so, settle it
-            for m in held:
-                self.members.acknowledge(name, m, "accept")
-                self.settled.add(m.offset())
-            self.members.commit_sync(name)
-            return f"held {got}"
-        acquired = self.side.now()
-        if end == "crash":
-            return self._crash_holding(name, held[0])
-        if end == "async":
-            return self._commit_async(name, held[0])
-        if end in ACKS:
-            self.members.acknowledge(name, held[0], end)
-            if end != "release":
-                self.settled.add(offset)
-            return f"{end}: {_outcome(self.members.commit_sync(name))}"
-        self.held[name] = offset
-        # the other member joins while M holds the record (a Java member joins at its first poll:
-        # there before M's fetch, it would race M for the record). The clock of a record given
-        # back by a close or a kill starts then; of one that waits for its lock (expire, freeze)
-        # at M's poll, a lock before it can come back - not after the other joined, which takes
-        # the Java client a heartbeat or two (Kafka with Java, seed 1, measured from the freeze:
-        # "before its lock ran out")
-        self.member(other)
-        if end in GONE:
-            if end == "close":
-                self.members.close(name)
-            elif end == "kill":
-                self.members.kill(name)
-            else:
-                self.members.freeze(name)
-            self.fetching.discard(name)
-            if end != "freeze":  # a closed connection gives it back at once: the clock starts now
-                acquired = self.side.now()
-        del self.held[name]
-        back = self.drain(other, wanted=offset)
-        when = "before its lock ran out" if self.side.now() - acquired < LOCK_MS / 2000 else "after its lock ran out"
-        if end == "freeze":
-            self.members.end_frozen(name)  # the lost machine's process ends, its record back
-        if end in GONE:
-            return f"{GONE[end]}; back {when}: {back}"
-        self.members.acknowledge(name, held[0], "accept")
-        return f"back {when}: {back}; the late accept: {_outcome(self.members.commit_sync(name))}"
+def _poll(members: ShareMembers, known: _Known, name: str) -> list:
+    """One poll of M: its records, and whether it now fetches in the background."""
+    messages = members.poll(name, POLL_S)
+    if messages:
+        known.fetching.discard(name)
+    else:
+        known.fetching.add(name)
+    return messages
 
-    def _crash_holding(self, name: str, message: Any) -> str:
-        """The partition's leader crashes while M holds ``message``; M then acknowledges it as
-        :func:`ack_for` draws it and commits, and drains what comes back."""
-        self.side.crash_leader(self.topic)
-        offset = message.offset()
-        ack = ack_for(self.seed, offset, message.delivery_count())
-        self.members.acknowledge(name, message, ack)
-        outcome = _outcome(self.members.commit_sync(name))
-        if outcome == "ok" and (ack != "release" or message.delivery_count() >= DELIVERY_LIMIT):
-            self.settled.add(offset)
-        if outcome in LEADER_GONE:
-            outcome = "the leader is gone"
-        return f"crashed; the {ack}: {outcome}; then: {self.drain(name)}"
 
-    def _commit_async(self, name: str, message: Any) -> str:
-        """M acknowledges ``message`` as :func:`ack_for` draws it and commits with
-        ``commit_async``: what it returns, then what the acknowledgement commit callback reports
-        (each call's offsets and error per partition), polling until it has reported or a poll
-        brought records; those, and more, M drains."""
-        reports: list = []
+def _join(side: ShareSide, members: ShareMembers, known: _Known, name: str, own_process: bool = False) -> None:
+    """M, joined: a new M polls until every member has the partition (the Java client joins at
+    its first poll, librdkafka at ``subscribe``: both as an application that starts polling);
+    what those polls bring is what M's next poll returns."""
+    if name in members:
+        return
+    members.join(name, own_process)
+    for _ in range(MAX_POLLS):
+        if side.assigned(known.group, members):
+            return
+        got = _poll(members, known, name)
+        known.joined_with.setdefault(name, []).extend(got)
+        # it has the partition, and may poll no more before acknowledging them (the coordinator's
+        # answer can lag, as after a crash that moved it: seed 6 under load)
+        if got:
+            return
+    raise AssertionError(f"{side.name}: not every member of {known.group} was assigned")
 
-        def reported(offsets: dict, error: Any) -> None:
-            outcome = "ok" if error is None else _error_name(error)
-            reports.append([[sorted(o), outcome] for _, o in sorted(offsets.items(), key=str)])
 
-        self.members.on_commit(name, reported)
-        offset, delivery = message.offset(), message.delivery_count()
-        ack = ack_for(self.seed, offset, delivery)
-        self.members.acknowledge(name, message, ack)
-        returned = self.members.commit_async(name)
-        for _ in range(MAX_POLLS):
-            if reports:
-                break
-            got = self._poll(name)
-            if got:  # a record released comes back: unacknowledged, no poll may follow; the drain's
-                self.joined_with[name] = got
-                break
-        self.members.on_commit(name, None)
-        if reports == [[[[offset], "ok"]]] and (ack != "release" or delivery >= DELIVERY_LIMIT):
-            self.settled.add(offset)
-        return f"async {ack}: returned {returned}; reported {reports}; then: {self.drain(name)}"
+def _next_poll(side: ShareSide, members: ShareMembers, known: _Known, name: str) -> list:
+    """M's next poll as the application sees it: M joined first, what its joining brought first."""
+    _join(side, members, known, name)
+    if known.joined_with.get(name):
+        return known.joined_with.pop(name)
+    return _poll(members, known, name)
 
-    def close(self) -> None:
-        self.members.close_all()
+
+def _quiet(members: ShareMembers, known: _Known) -> None:
+    """Before records are written, a member fetching in the background leaves (it holds nothing:
+    a drain ends with all it got settled). Its ShareFetch parked at the broker would take the new
+    records if it is there when they are appended, and the next step's poller would get them if
+    it came between two of those fetches - a race the machine's speed decides (Kafka 4.4.0 under
+    load, seed 9: either outcome). Without it, new records wait for the next poll, on every
+    cluster. The mechanism itself: tests/test_share_consumer_api.py."""
+    for name in sorted(known.fetching):
+        members.close(name)
+    known.fetching.clear()
+
+
+def _produce(side: ShareSide, known: _Known, n: int) -> None:
+    side.clients.produce(known.topic, [f"job-{known.produced + i}" for i in range(n)])
+    known.produced += n
+
+
+def _drain(side: ShareSide, members: ShareMembers, known: _Known, name: str, wanted: int | None = None) -> list:
+    """M polls, acknowledging each record as :func:`ack_for` says and committing after each poll,
+    until nothing it may get is unsettled (``wanted``: until that record came) and a poll brought
+    nothing: [[offset, delivery, ack]], and a commit's error if one failed."""
+    _join(side, members, known, name)
+    seen: list = []
+    for _ in range(MAX_POLLS):
+        messages = _next_poll(side, members, known, name)
+        for m in messages:
+            offset, delivery = m.offset(), m.delivery_count()
+            ack = ack_for(known.seed, offset, delivery)
+            members.acknowledge(name, m, ack)
+            seen.append([offset, delivery, ack])
+            if _settles(ack, delivery):
+                known.settled.add(offset)
+        if messages:
+            outcome = members.commit_sync(name)
+            if outcome != "ok":
+                seen.append(["commit", outcome])
+        elif wanted is None and not known.unsettled(name):
+            return sorted(seen, key=str)
+        if wanted is not None and any(s[0] == wanted for s in seen) and not messages:
+            return sorted(seen, key=str)
+    return sorted(seen, key=str) + [["still waiting for", sorted(known.unsettled(name))]]
+
+
+def _hold(side: ShareSide, members: ShareMembers, known: _Known, name: str, end: str) -> str:
+    """One new record, held by M; then ``end`` (see the module docstring)."""
+    _quiet(members, known)
+    own_process = end in ("kill", "freeze")
+    if own_process and name in members:  # M comes back as a process that can die
+        members.close(name)  # (it holds nothing: a drain ends with all settled)
+    _join(side, members, known, name, own_process)
+    other = "b" if name == "a" else "a"
+    _produce(side, known, 1)
+    offset = known.produced - 1
+    held: list = []
+    for _ in range(MAX_POLLS):
+        held = _next_poll(side, members, known, name)
+        if held:
+            break
+    got = sorted((m.offset(), m.delivery_count()) for m in held)
+    if got != [(offset, 1)]:  # anything else was left by an earlier step: say so, settle it
+        for m in held:
+            members.acknowledge(name, m, "accept")
+            known.settled.add(m.offset())
+        members.commit_sync(name)
+        return f"held {got}"
+    acquired = side.now()
+    if end == "crash":
+        return _crash_holding(side, members, known, name, held[0])
+    if end == "async":
+        return _commit_async(side, members, known, name, held[0])
+    if end in ACKS:
+        members.acknowledge(name, held[0], end)
+        if _settles(end, 1):
+            known.settled.add(offset)
+        return f"{end}: {members.commit_sync(name)}"
+    known.held[name] = offset
+    # the other member joins while M holds the record (a Java member joins at its first poll:
+    # there before M's fetch, it would race M for the record). The clock of a record given back
+    # by a close or a kill starts then; of one that waits for its lock (expire, freeze) at M's
+    # poll, a lock before it can come back - not after the other joined, which takes the Java
+    # client a heartbeat or two (Kafka with Java, seed 1, measured from the freeze: "before its
+    # lock ran out")
+    _join(side, members, known, other)
+    if end in GONE:
+        members.leave(name, end)
+        known.fetching.discard(name)
+        if end != "freeze":  # a closed connection gives it back at once: the clock starts now
+            acquired = side.now()
+    del known.held[name]
+    back = _drain(side, members, known, other, wanted=offset)
+    when = "before its lock ran out" if side.now() - acquired < LOCK_MS / 2000 else "after its lock ran out"
+    if end == "freeze":
+        members.end_frozen(name)  # the lost machine's process ends, its record back
+    if end in GONE:
+        return f"{GONE[end]}; back {when}: {back}"
+    members.acknowledge(name, held[0], "accept")
+    return f"back {when}: {back}; the late accept: {members.commit_sync(name)}"
+
+
+def _crash_holding(side: ShareSide, members: ShareMembers, known: _Known, name: str, message: Any) -> str:
+    """The partition's leader crashes while M holds ``message``; M then acknowledges it as
+    :func:`ack_for` draws it and commits, and drains what comes back."""
+    side.crash_leader(known.topic)
+    offset = message.offset()
+    ack = ack_for(known.seed, offset, message.delivery_count())
+    members.acknowledge(name, message, ack)
+    outcome = members.commit_sync(name)
+    if outcome == "ok" and _settles(ack, message.delivery_count()):
+        known.settled.add(offset)
+    if outcome in LEADER_GONE:
+        outcome = "the leader is gone"
+    return f"crashed; the {ack}: {outcome}; then: {_drain(side, members, known, name)}"
+
+
+def _commit_async(side: ShareSide, members: ShareMembers, known: _Known, name: str, message: Any) -> str:
+    """M acknowledges ``message`` as :func:`ack_for` draws it and commits with ``commit_async``:
+    what it returns, then what the acknowledgement commit callback reports (each call's offsets
+    and error per partition), polling until it has reported or a poll brought records; those,
+    and more, M drains."""
+    offset, delivery = message.offset(), message.delivery_count()
+    ack = ack_for(known.seed, offset, delivery)
+
+    def polled() -> bool:
+        got = _poll(members, known, name)
+        if got:  # a record released comes back: unacknowledged, no poll may follow; the drain's
+            known.joined_with[name] = got
+        return bool(got)
+
+    returned, reports = members.commit_async(name, message, ack, polled, MAX_POLLS)
+    if reports == [[[[offset], "ok"]]] and _settles(ack, delivery):
+        known.settled.add(offset)
+    return f"async {ack}: returned {returned}; reported {reports}; then: {_drain(side, members, known, name)}"
+
+
+def _step(side: ShareSide, known: _Known, step: str) -> Action:
+    """What ``step`` does to the sequence's members (the module docstring): a drain's or a hold's
+    observation; a write and a leader's crash observe nothing (None)."""
+    kind, _, arg = step.partition(":")
+    if kind == "produce":
+
+        def produce(members: ShareMembers) -> None:
+            _quiet(members, known)
+            _produce(side, known, int(arg))
+
+        return produce
+    if kind == "crash":
+        return lambda _members: side.crash_leader(known.topic)
+    if kind == "drain":
+        return lambda members: _drain(side, members, known, arg)
+    name, end = arg.split(":")
+    return lambda members: _hold(side, members, known, name, end)
+
+
+def _observed(step: str, make: Callable[[], Any]) -> str:
+    """``step -> what the application saw``; "" for a step that observes nothing. What a step
+    raises is no observation: it ends the sequence, as a broken side should."""
+    seen = make()
+    return "" if seen is None else f"{step} -> {seen}"
+
+
+def share_sequence(side: ShareSide, seed: int) -> list[str]:
+    """The observations of ``seed``'s sequence (:meth:`ShareDifferential.steps`) on ``side``:
+    its steps replayed on the side's members through the call-sequence contract (a step is a
+    named call; the members, called by name, are the client), a line per step that observes."""
+    topic, group = side.group(GROUP_CONFIG)
+    known = _Known(seed, topic, group)
+    members = side.clients.members(topic, group)
+    plan = ShareDifferential.steps(seed)
+    try:
+        outcomes = replay(members, plan, {step: _step(side, known, step) for step in plan}, outcome=_observed)
+    finally:
+        members.close_all()
+    return [said for said in outcomes if said]
 
 
 class ShareDifferential:
@@ -487,28 +518,7 @@ class ShareDifferential:
 
     def run(self, seed: int) -> list[str]:
         """The observations of one sequence: ``step -> what the application saw``, a line each."""
-        topic, group = self.side.group(GROUP_CONFIG)
-        run = _Run(self.side, seed, topic, group, self.side.clients.members(topic, group))
-        out = []
-        try:
-            for step in self.steps(seed):
-                kind, _, arg = step.partition(":")
-                if kind == "produce":
-                    run.quiet()
-                    run.produce(int(arg))
-                    continue
-                if kind == "crash":
-                    self.side.crash_leader(topic)
-                    continue
-                if kind == "drain":
-                    seen: Any = run.drain(arg)
-                else:
-                    name, end = arg.split(":")
-                    seen = run.hold(name, end)
-                out.append(f"{step} -> {seen}")
-        finally:
-            run.close()
-        return out
+        return share_sequence(self.side, seed)
 
     def differences(self, seeds: range | list[int], expected: dict[str, list[str]]) -> list[str]:
         """Each sequence whose observations differ from ``expected`` (seed -> observations), with

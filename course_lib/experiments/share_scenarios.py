@@ -70,24 +70,22 @@ Taught in notebooks/05c_share_groups.
 from __future__ import annotations
 
 import random
-from typing import Any, Callable
+from functools import partial
+from typing import Any, Callable, Sequence
 
 from .registry import experiment, family
 from ..broker import Cluster
 from ..broker.share_config import DELIVERY_COUNT_LIMIT, RECORD_LOCK_DURATION_MS
 from ..judge.checker import check_share, observe_share
 from ..judge.result import Result
-from ..client_adapters import library_consumer, library_producer, share_consumer
-from ..clients.share_consumer import AcknowledgeType, IllegalStateException, Message
+from ..client_adapters import library_producer
+from ..client_adapters.share_worker import Handler, Stepped, SteppedGroupWorker, SteppedWorker, join_group
 from ..history import OpName
 
 #: the client the share scenarios run: the simulator's, in the simulated cluster's virtual time
 SIMULATOR = "simulator"
 
 TOPIC, GROUP = "jobs", "workers"
-#: a worker's poll blocks the (single-threaded) simulation for at most this long, so the
-#: other workers' steps are not held up; an idle worker looks again after IDLE_MS
-POLL_S, IDLE_MS = 0.01, 20
 
 
 #: the share scenarios, by name: the registry's view of the ``share scenario`` family
@@ -107,125 +105,23 @@ def run_share_scenario(name: str, seed: int = 0, **settings) -> Result:
 
 
 # ---- the workers ---------------------------------------------------------------------------------
-class Worker:
-    """An application instance: polls, processes its records one after the other (``handler(m)``
-    says how long one takes, in ms, and whether it succeeds), acknowledges each as it finishes -
-    ACCEPT on success, RELEASE on failure (or the AcknowledgeType the handler returns) - and,
-    with ``renew_every_ms``, RENEWs what it still holds while it works. Its steps run in virtual
-    time (:func:`run_workers`).
-
-    ``acknowledgement="implicit"`` (confluent-kafka's default mode) acknowledges nothing itself:
-    its next poll ACCEPTs the whole previous batch - a record its handler failed on too (it
-    cannot RELEASE or RENEW)."""
-
-    def __init__(
-        self,
-        cluster,
-        handler,
-        max_poll_records: int,
-        renew_every_ms: float | None = None,
-        poll_s: float = POLL_S,
-        idle_ms: float = IDLE_MS,
-        acknowledgement: str = "explicit",
-    ):
-        if acknowledgement == "implicit" and renew_every_ms is not None:
-            raise ValueError("RENEW needs share.acknowledgement.mode=explicit: choose explicit, or no RENEW")
-        self.cluster = cluster
-        self.poll_s, self.idle_ms = poll_s, idle_ms
-        self.explicit = acknowledgement == "explicit"
-        self.consumer = share_consumer(
-            SIMULATOR,
-            {
-                "bootstrap.servers": cluster,
-                "group.id": GROUP,
-                "share.acknowledgement.mode": acknowledgement,
-                "max.poll.records": max_poll_records,
-            },
-        )
-        self.consumer.subscribe([TOPIC])
-        self.name = self.consumer.node_id
-        self.handler = handler
-        self.renew_every_ms = renew_every_ms
-        self.queue: list[tuple[float, Message, bool]] = []  # (finishes at, message, succeeds)
-        self.next_ms = cluster.now
-        self.next_renew = None
-        self.lost: set[tuple] = set()  # (partition, offset) whose RENEW the broker refused
-        self.crashed = False
-
-    def step(self) -> None:
-        """Do what is due now; a crash (a scheduled fault) may strike in the middle."""
-        if self.crashed:
-            return
-        try:
-            self._step()
-        except IllegalStateException:
-            if not self.crashed:
-                raise
-
-    def _step(self) -> None:
-        self._finish_done()
-        if self.queue:
-            if self.renew_every_ms is not None and self.next_renew is not None and self.cluster.now >= self.next_renew:
-                for _, m, _ in self.queue:
-                    self.consumer.acknowledge(m, AcknowledgeType.RENEW)
-                self.consumer.commit_sync()
-                # as with the Java client: the renewed records come back from the next poll(),
-                # to be acknowledged when their handler is done; one whose RENEW failed is no
-                # longer this worker's to acknowledge (its handler still runs to the end)
-                back = {(m.partition(), m.offset()) for m in self.consumer.poll(self.poll_s)}
-                self.lost |= {(m.partition(), m.offset()) for _, m, _ in self.queue} - back
-                self.next_renew = self.cluster.now + self.renew_every_ms
-            wake = self.queue[0][0]
-            if self.renew_every_ms is not None and self.next_renew is not None:
-                wake = min(wake, self.next_renew)
-            self.next_ms = max(wake, self.cluster.now)
-            return
-        messages = self.consumer.poll(self.poll_s)
-        t = self.cluster.now
-        for m in messages:
-            ms, ok = self.handler(m)
-            t += ms
-            self.queue.append((t, m, ok))
-        self.next_renew = self.cluster.now + self.renew_every_ms if self.renew_every_ms is not None else None
-        self.next_ms = self.queue[0][0] if self.queue else self.cluster.now + self.idle_ms
-        if self.queue and self.next_renew is not None:
-            self.next_ms = min(self.next_ms, self.next_renew)
-
-    def take_first(self) -> None:
-        """Poll, alone, until it holds records: the first ones, before any other worker polls."""
-        while not self.queue:
-            self.step()
-
-    def finish(self) -> None:
-        """The run is over: finish what is in hand (no more polls)."""
-        while self.queue and not self.crashed:
-            self.cluster.run_for(max(self.queue[0][0] - self.cluster.now, 0))
-            self._finish_done()
-
-    def _finish_done(self) -> None:
-        """Record and acknowledge what is finished by now."""
-        now = self.cluster.now
-        done = [q for q in self.queue if q[0] <= now]
-        if done:
-            for _, m, ok in done:
-                if ok is True:
-                    _processed(self.cluster, self.name, m.value(), m.partition(), m.offset())
-                if self.explicit and (m.partition(), m.offset()) not in self.lost:
-                    self.consumer.acknowledge(m, _ack_type(ok))
-            self.queue = self.queue[len(done) :]
-            if self.explicit:  # implicit: the next poll (or close) accepts the batch
-                self.consumer.commit_sync()
-
-    def crash(self, host: bool = False) -> None:
-        """Dies where it is: what it finished is recorded as processed, nothing is acknowledged
-        (``host``: its machine is gone, not just its process: ``ShareConsumer.crash``)."""
-        now = self.cluster.now
-        for finish, m, ok in self.queue:
-            if finish <= now and ok is True:
-                _processed(self.cluster, self.name, m.value(), m.partition(), m.offset())
-        self.queue = []
-        self.consumer.crash(host=host)
-        self.crashed = True
+def _worker(
+    cluster: Cluster,
+    handler: Handler,
+    max_poll_records: int,
+    renew_every_ms: float | None = None,
+    acknowledgement: str = "explicit",
+) -> SteppedWorker:
+    """An application instance of the scenarios' group on :data:`TOPIC` (an adapter's
+    :class:`~course_lib.client_adapters.share_worker.SteppedWorker`, which polls, acknowledges
+    and commits): ``handler(m)`` says how long a record takes, in ms, and its outcome - True
+    (ACCEPT), False (RELEASE) or an acknowledgement by name; with ``renew_every_ms`` it RENEWs
+    what it still holds while it works; what it finished goes into the history
+    (:func:`_processed`). Its steps run in virtual time (:func:`run_workers`)."""
+    processed = partial(_processed, cluster)
+    return SteppedWorker(
+        cluster, GROUP, TOPIC, handler, processed, max_poll_records, renew_every_ms, acknowledgement=acknowledgement
+    )
 
 
 def _processed(cluster, worker: str, value: bytes, partition: int, offset: int) -> None:
@@ -240,14 +136,7 @@ def _per_worker(history, workers) -> dict:
     return {w.name: sum(1 for op in history if op.f == OpName.PROCESS and op.process == w.name) for w in workers}
 
 
-def _ack_type(ok) -> AcknowledgeType:
-    """A handler's outcome: True - ACCEPT, False - RELEASE, or an AcknowledgeType."""
-    if isinstance(ok, AcknowledgeType):
-        return ok
-    return AcknowledgeType.ACCEPT if ok else AcknowledgeType.RELEASE
-
-
-def run_workers(cluster, workers: list[Worker], until: Callable[[], bool], max_ms: float, faults=()) -> None:
+def run_workers(cluster, workers: Sequence[Stepped], until: Callable[[], bool], max_ms: float, faults=()) -> None:
     """Step the workers in virtual time until ``until()`` (or ``max_ms``). ``faults``:
     ``(at_ms, action)`` pairs run once the clock passes ``at_ms`` (from the start)."""
     start = cluster.now
@@ -339,7 +228,7 @@ def _finish(
 ) -> Result:
     for w in workers:
         if not w.crashed:
-            w.consumer.close()
+            w.close()
     cluster.final_read(TOPIC)
     result = check_share(cluster.history, TOPIC, mode, limit)
     observed = observe_share(cluster.history, TOPIC)
@@ -368,7 +257,7 @@ def _finish(
     )
 
 
-def _fixed(ms: float) -> Callable[[Message], tuple[float, bool]]:
+def _fixed(ms: float) -> Handler:
     return lambda m: (ms, True)
 
 
@@ -380,7 +269,7 @@ def more_workers_than_partitions(
     """More workers than partitions: a consumer group would leave some idle; a share group
     gives every worker records, several workers sharing a partition."""
     cluster = _cluster(seed, partitions, records, RECORD_LOCK_DURATION_MS, DELIVERY_COUNT_LIMIT)
-    ws = [Worker(cluster, _fixed(handler_ms), max_poll_records=2) for _ in range(workers)]
+    ws = [_worker(cluster, _fixed(handler_ms), max_poll_records=2) for _ in range(workers)]
     run_workers(cluster, ws, _drained(cluster, records), 120_000)
     history = cluster.history
     per_worker = _per_worker(history, ws)
@@ -421,13 +310,13 @@ def worker_crash(
     A killed process's connections close, and the broker releases its records at once; a lost
     machine (``host_lost``) closes nothing, and they wait for their locks to expire."""
     cluster = _cluster(seed, 1, records, lock_ms, DELIVERY_COUNT_LIMIT)
-    doomed = Worker(cluster, _fixed(handler_ms), max_poll_records)
-    survivor = Worker(cluster, _fixed(handler_ms), max_poll_records)
+    doomed = _worker(cluster, _fixed(handler_ms), max_poll_records)
+    survivor = _worker(cluster, _fixed(handler_ms), max_poll_records)
     doomed.take_first()  # it polls first: it holds the first records
     held = [m for _, m, _ in doomed.queue]
     crash_at = cluster.now + processed_before_crash * handler_ms + handler_ms / 2
     cluster.run_for(crash_at - cluster.now)
-    doomed.crash(host=host_lost)
+    doomed.crash(host_lost=host_lost)
     crashed_ms = cluster.now
     run_workers(cluster, [survivor], _drained(cluster, records), 10 * lock_ms + 60_000)
     history = cluster.history
@@ -471,15 +360,14 @@ def paused_worker(
     cannot tell from the answer that it processed them twice; a record another worker still held
     would have been refused (INVALID_RECORD_STATE), as in :func:`slow_handler`."""
     cluster = _cluster(seed, 1, records, lock_ms, DELIVERY_COUNT_LIMIT)
-    zombie = Worker(cluster, _fixed(handler_ms), max_poll_records)
-    other = Worker(cluster, _fixed(handler_ms), max_poll_records)
+    zombie = _worker(cluster, _fixed(handler_ms), max_poll_records)
+    other = _worker(cluster, _fixed(handler_ms), max_poll_records)
     zombie.take_first()
     held = len(zombie.queue)
-    zombie.consumer.freeze()
     frozen_until = zombie.queue[-1][0] + pause_ms  # it finishes its batch, then stops
-    zombie.next_ms = frozen_until
+    zombie.freeze(until_ms=frozen_until)
     run_workers(cluster, [other], lambda: cluster.now >= frozen_until, pause_ms + 60_000)
-    zombie.consumer.wake()
+    zombie.wake()
     zombie.step()  # records what it processed, sends its ACCEPTs
     refused = sum(len(op.value) for op in cluster.history if op.f == OpName.SHARE_ACK and op.type == "fail")
     run_workers(cluster, [zombie, other], _drained(cluster, records), 120_000)
@@ -519,7 +407,7 @@ def slow_handler(
     after the delivery count limit the record is archived although it was processed every time.
     With RENEW (every half lock) each record is processed once."""
     cluster = _cluster(seed, 1, records, lock_ms, delivery_count_limit)
-    ws = [Worker(cluster, _fixed(handler_ms), 1, lock_ms / 2 if renew else None) for _ in range(workers)]
+    ws = [_worker(cluster, _fixed(handler_ms), 1, lock_ms / 2 if renew else None) for _ in range(workers)]
     budget = (delivery_count_limit + 2) * (handler_ms + lock_ms) * records
     run_workers(cluster, ws, _drained(cluster, records), budget)
     refused = sum(1 for op in cluster.history if op.f == OpName.SHARE_ACK and op.type == "fail")
@@ -560,7 +448,7 @@ def poison_message(
     processed once each; the poison one never."""
     cluster = _cluster(seed, 1, records, RECORD_LOCK_DURATION_MS, delivery_count_limit)
     bad = f"job-{poison}".encode()
-    ws = [Worker(cluster, lambda m: (20, m.value() != bad), 2) for _ in range(workers)]
+    ws = [_worker(cluster, lambda m: (20, m.value() != bad), 2) for _ in range(workers)]
     run_workers(cluster, ws, _drained(cluster, records), 120_000)
     observed = observe_share(cluster.history, TOPIC)
     counts = observed.delivery_counts().get(bad.decode(), [])
@@ -628,12 +516,12 @@ def dead_letter_topic(
         return _finish("dead_letter_topic", seed, dead_letter_topic, cluster, [], settings, numbers, set())
     bad, rejected = f"job-{poison}".encode(), f"job-{reject}".encode()
 
-    def handler(m: Message) -> tuple[float, Any]:
+    def handler(m: Any) -> tuple[float, Any]:
         if m.value() == rejected:
-            return 20, AcknowledgeType.REJECT
+            return 20, "reject"
         return 20, m.value() != bad and m.delivery_count() > transient_failures
 
-    ws = [Worker(cluster, handler, 2) for _ in range(workers)]
+    ws = [_worker(cluster, handler, 2) for _ in range(workers)]
     run_workers(cluster, ws, _drained(cluster, records), 120_000)
     observed = observe_share(cluster.history, TOPIC)
     # the dead letters are written after the archiving: let the broker finish writing them
@@ -688,7 +576,7 @@ def ordering_across_workers(
     cluster = _cluster(seed, 1, records, RECORD_LOCK_DURATION_MS, DELIVERY_COUNT_LIMIT)
     rng = random.Random(seed)
     durations = {f"job-{i}".encode(): rng.uniform(fastest_ms, slowest_ms) for i in range(records)}
-    ws = [Worker(cluster, lambda m: (durations[m.value()], True), 1) for _ in range(workers)]
+    ws = [_worker(cluster, lambda m: (durations[m.value()], True), 1) for _ in range(workers)]
     run_workers(cluster, ws, _drained(cluster, records), 300_000)
     settings = {"workers": workers, "records": records, "fastest_ms": fastest_ms, "slowest_ms": slowest_ms}
     return _finish(
@@ -711,7 +599,7 @@ def leader_failover(
     coordinator's state: what was accepted stays accepted; what workers held at the crash is
     delivered again (acquisitions are not persisted), with the delivery count last persisted."""
     cluster = _cluster(seed, 1, records, RECORD_LOCK_DURATION_MS, DELIVERY_COUNT_LIMIT)
-    ws = [Worker(cluster, _fixed(handler_ms), 3) for _ in range(workers)]
+    ws = [_worker(cluster, _fixed(handler_ms), 3) for _ in range(workers)]
     box: dict = {}
 
     def crash_leader() -> None:
@@ -733,49 +621,6 @@ def leader_failover(
     return _finish("leader_failover", seed, leader_failover, cluster, ws, settings, numbers, {"redelivered"})
 
 
-class GroupWorker:
-    """The same application on a *consumer group* (kafka-python's KafkaConsumer): processes what
-    it polls in partition order, commits after each batch. Stepped like :class:`Worker`."""
-
-    def __init__(self, cluster, handler_ms: float, max_poll_records: int):
-        self.cluster, self.handler_ms = cluster, handler_ms
-        config = {
-            "group_id": "group-workers",
-            "auto_offset_reset": "earliest",
-            "enable_auto_commit": False,
-            "max_poll_records": max_poll_records,
-        }
-        self.consumer = library_consumer(SIMULATOR, cluster, config, (TOPIC,))
-        self.name = self.consumer.node_id
-        self.queue: list = []
-        self.next_ms = cluster.now
-        self.crashed = False
-
-    def step(self) -> None:
-        now = self.cluster.now
-        done = [q for q in self.queue if q[0] <= now]
-        for _, record in done:
-            _processed(self.cluster, self.name, record.value, record.partition, record.offset)
-        self.queue = self.queue[len(done) :]
-        if done and not self.queue:
-            self.consumer.commit()
-        if self.queue:
-            self.next_ms = self.queue[0][0]
-            return
-        batches = self.consumer.poll(timeout_ms=POLL_S * 1000)
-        t = self.cluster.now
-        for records in batches.values():
-            for record in records:
-                t += self.handler_ms
-                self.queue.append((t, record))
-        self.next_ms = self.queue[0][0] if self.queue else self.cluster.now + IDLE_MS
-
-    def finish(self) -> None:
-        while self.queue:
-            self.cluster.run_for(max(self.queue[0][0] - self.cluster.now, 0))
-            self.step()
-
-
 @share_scenario
 def share_group_vs_consumer_group(
     seed: int = 0, workers: int = 4, partitions: int = 2, records: int = 40, handler_ms: float = 100
@@ -787,8 +632,8 @@ def share_group_vs_consumer_group(
     acknowledgements and of order within a partition. Timing starts when every worker has its
     assignment and the records are written."""
     cluster = _cluster(seed, partitions, 0, RECORD_LOCK_DURATION_MS, DELIVERY_COUNT_LIMIT)
-    ws = [Worker(cluster, _fixed(handler_ms), max_poll_records=2) for _ in range(workers)]
-    cluster.run_until(lambda: all(w.consumer.assignment() for w in ws), 30_000)
+    ws = [_worker(cluster, _fixed(handler_ms), max_poll_records=2) for _ in range(workers)]
+    cluster.run_until(lambda: all(w.assigned() for w in ws), 30_000)
     _produce(cluster, records, partitions)
     start = cluster.now
     run_workers(cluster, ws, _drained(cluster, records), 600_000)
@@ -796,25 +641,17 @@ def share_group_vs_consumer_group(
     state_writes = cluster.inspect("__share_group_state").hw
 
     twin = _cluster(seed, partitions, 0, RECORD_LOCK_DURATION_MS, DELIVERY_COUNT_LIMIT)
-    gws = [GroupWorker(twin, handler_ms, 2) for _ in range(workers)]
-    for _ in range(200):  # everyone polls until the group is stable with all of them
-        for w in gws:
-            w.consumer.poll(timeout_ms=50)
-        if all(w.consumer._generation > 0 and not w.consumer._needs_join for w in gws):
-            break
+    processed = partial(_processed, twin)
+    gws = [SteppedGroupWorker(twin, "group-workers", TOPIC, handler_ms, processed, 2) for _ in range(workers)]
+    join_group(gws)  # everyone polls until the group is stable with all of them
     _produce(twin, records, partitions)
     begin = twin.now
-    run_workers(
-        twin,
-        gws,  # type: ignore[arg-type]
-        lambda: sum(1 for op in twin.history.ops if op.f == OpName.PROCESS) >= records,
-        600_000,
-    )
+    run_workers(twin, gws, lambda: sum(1 for op in twin.history.ops if op.f == OpName.PROCESS) >= records, 600_000)
     group_ms = twin.now - begin
     per_share = _per_worker(cluster.history, ws)
     per_group = _per_worker(twin.history, gws)
     for w in gws:
-        w.consumer.close()
+        w.close()
     settings = {"workers": workers, "partitions": partitions, "records": records, "handler_ms": handler_ms}
     numbers = {
         "share_group_ms": round(share_ms),
@@ -860,7 +697,7 @@ def job_queue(
     rng = random.Random(seed)
     poison = set(rng.sample([f"job-{i}".encode() for i in range(records)], round(poison_rate * records)))
     ws = [
-        Worker(
+        _worker(
             cluster,
             lambda m: (handler_ms, m.value() not in poison),
             max_poll_records,
