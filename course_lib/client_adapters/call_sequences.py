@@ -43,8 +43,9 @@ class SequenceCluster(Protocol):
         ...
 
     def fault(self, name: str, broker: int) -> None:
-        """``crash``, ``pause``, ``lose_next_request``, ``lose_next_ack`` (its connection closed) or
-        ``bounce`` (crashed, restarted a moment later) at ``broker``."""
+        """The fault ``name`` at ``broker``: a row of :data:`course_lib.clusters.faults.FAULTS`
+        (``crash``, ``pause``, ``lose_next_request``, ``lose_next_ack`` ...) or a composed one
+        (``bounce``: crashed, restarted a moment later), by :func:`~course_lib.clusters.faults.at_broker`."""
         ...
 
     def heal(self) -> bool:

@@ -85,6 +85,9 @@ FAULTS: tuple[Fault, ...] = (
 #: the rows by name
 FAULT: dict[str, Fault] = {f.name: f for f in FAULTS}
 
+#: faults made of rows, injected one after another a moment apart (a call sequence names them)
+COMPOSED: dict[str, tuple[str, ...]] = {"bounce": ("crash", "restart")}
+
 #: the history operations each part makes possible (what a backend's ``require`` accepts)
 PART_FAULTS: dict[Part, frozenset[str]] = {part: frozenset(f.op for f in FAULTS if f.part is part) for part in Part}
 
@@ -102,6 +105,34 @@ def missing_why(missing: Mapping[str, str], faults) -> str:
     unknown = sorted(str(f) for f in asked - {f.op for f in FAULTS})
     clauses += [f"{f} is no fault of any cluster part" for f in unknown]
     return "; ".join(clauses)
+
+
+def rows_of(name: str) -> tuple[Fault, ...]:
+    """The rows the fault ``name`` is made of, in order: its own, or a composed fault's.
+
+    >>> [f.name for f in rows_of("bounce")], [f.name for f in rows_of("pause")]
+    (['crash', 'restart'], ['pause'])
+    """
+    if name in COMPOSED:
+        return tuple(FAULT[row] for row in COMPOSED[name])
+    if name in FAULT:
+        return (FAULT[name],)
+    raise ValueError(f"{name!r} is no fault; the faults are {sorted([*FAULT, *COMPOSED])}")
+
+
+def at_broker(target: Any, name: str, broker: int, moment: Callable[[], None] = lambda: None) -> None:
+    """Inject the fault ``name`` at ``broker`` through ``target``'s hooks: what runs the brokers
+    (the simulated cluster, the wire nemesis). A fault aimed at a produce is armed in front of the
+    broker itself (``broker_id=``), and a lost answer closes its connection, as the lab proxy
+    closes it (a lost request's stays open). ``moment`` passes between a composed fault's rows."""
+    for i, row in enumerate(rows_of(name)):
+        if i:
+            moment()
+        hook = getattr(target, row.hook)
+        if row.aim is Aim.PRODUCE:
+            hook(broker_id=broker, **({"close": True} if row.part is Part.MESSAGE_FAULTS else {}))
+        else:
+            hook(broker)
 
 
 # ---- the methods that follow from a row -------------------------------------------------------------

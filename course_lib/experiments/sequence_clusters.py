@@ -10,12 +10,10 @@ import time
 from typing import Any, Callable, TypeVar
 
 from ..broker import Cluster
+from ..clusters.faults import at_broker
 from ..wire.cluster import WireCluster
 
 T = TypeVar("T")
-#: the message faults a sequence injects, with how (a lost answer's connection closes, as the lab
-#: proxy closes it), on what arms them: the simulated cluster, the wire cluster's nemesis
-MESSAGE_FAULTS: dict[str, dict] = {"lose_next_request": {}, "lose_next_ack": {"close": True}}
 
 
 class VirtualClock:
@@ -35,15 +33,7 @@ class VirtualClock:
         return self._cluster.run_until(lambda: condition(self._cluster), timeout_s * 1000)
 
     def fault(self, name: str, broker: int) -> None:
-        cluster = self._cluster
-        if name == "bounce":
-            cluster.crash(broker)
-            cluster.run_for(100)
-            cluster.restart(broker)
-        elif name in MESSAGE_FAULTS:
-            getattr(cluster, name)(broker_id=broker, **MESSAGE_FAULTS[name])
-        else:
-            getattr(cluster, name)(broker)  # crash, pause
+        at_broker(self._cluster, name, broker, moment=lambda: self._cluster.run_for(100))
 
     def heal(self) -> bool:
         # the wall clock passes on the wire while a test heals: here the messages still on the
@@ -79,14 +69,7 @@ class WallClock:
         return self._wire.wait_until(lambda: condition(self._wire.cluster), timeout_s)
 
     def fault(self, name: str, broker: int) -> None:
-        nemesis = self._wire.nemesis
-        if name == "bounce":
-            nemesis.crash(broker)
-            nemesis.restart(broker)
-        elif name in MESSAGE_FAULTS:
-            getattr(nemesis, name)(broker_id=broker, **MESSAGE_FAULTS[name])
-        else:
-            getattr(self._wire, name)(broker)  # crash, pause
+        at_broker(self._wire.nemesis, name, broker)  # what the wire cluster hands its faults to
 
     def heal(self) -> bool:
         self._wire.revive()

@@ -1,12 +1,14 @@
 """Starting and stopping leaves nothing behind; bad starts fail with a message that says why."""
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -116,3 +118,23 @@ def test_ctrl_c_during_start_leaves_no_jvm(monkeypatch):
         c.start()
     assert _wait_gone(c.tag) == []
     assert not c.started
+
+
+def test_a_cluster_leaves_its_classes_to_the_next_one(tmp_path, monkeypatch):
+    # bench/jvm_cpu.py measures what it saves; here: the archive is written, then mapped
+    from course_lib.clusters import class_sharing
+
+    if shutil.which("jcmd") is None:
+        pytest.skip("no jcmd (a JRE, not a JDK): the lab records no class archive then")
+    monkeypatch.setattr(class_sharing, "archive_folder", lambda: tmp_path / "archives")
+    first = LocalCluster(brokers=1, proxies=False, progress=False).start()
+    try:
+        command = Path(f"/proc/{first.nodes[1].pid}/cmdline").read_bytes().split(b"\0")
+        assert b"-XX:+RecordDynamicDumpInfo" in command
+    finally:
+        first.stop()
+    archives = sorted((tmp_path / "archives").glob("*.jsa"))
+    assert len(archives) == 1, f"the first cluster left no class archive: {sorted((tmp_path / 'archives').iterdir())}"
+    with LocalCluster(brokers=1, proxies=False, progress=False) as second:
+        mapped = Path(f"/proc/{second.nodes[1].pid}/maps").read_text()
+        assert str(archives[0]) in mapped, "the next broker did not map the archive"
