@@ -11,6 +11,8 @@ client's producer throughput into one wire cluster and one LocalCluster; the sce
 the client differential, ``--sequences N``; :mod:`bench.wire`). ``versions`` (opt-in, ``make versions``,
 needs Java and Maven, ~30 min) runs every experiment on each Kafka release the course measures and
 writes what changed (:mod:`bench.kafka_versions`; ``--release V``: one release). Spark benchmarks are a separate command (see README).
+``python -m bench.jvm_cpu -- COMMAND``: the CPU the JVMs a command starts use, by kind (Kafka nodes,
+Spark drivers, ...), and the whole machine's meanwhile (:mod:`bench.jvm_cpu`).
 
 ``--quick``: every part as a smoke run of seconds (``real`` about a minute) that prints the same
 tables from less work; ``make test`` runs each so that none rots unseen (tests/test_bench.py).

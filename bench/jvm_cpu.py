@@ -66,9 +66,17 @@ def _jvms() -> dict[int, tuple[str, float]]:
     return found
 
 
+def machine_cpu_s() -> float:
+    """CPU seconds the whole machine has been busy since boot (every core, every process)."""
+    user, nice, system, _idle, _iowait, irq, softirq, steal = map(int, Path("/proc/stat").read_text().split()[1:9])
+    return (user + nice + system + irq + softirq + steal) / TICK
+
+
 def measure(command: list[str], every_s: float = 0.5) -> tuple[int, dict[str, list[float]]]:
-    """Run ``command``; its exit code and the CPU seconds of each JVM that appeared, by kind."""
+    """Run ``command``; its exit code and the CPU seconds of each JVM that appeared, by kind
+    (and under ``"machine"`` the busy CPU seconds of the whole machine meanwhile)."""
     before = set(_jvms())
+    busy = machine_cpu_s()
     seen: dict[int, tuple[str, float]] = {}
     proc = subprocess.Popen(command)
     while proc.poll() is None:
@@ -79,15 +87,28 @@ def measure(command: list[str], every_s: float = 0.5) -> tuple[int, dict[str, li
     by_kind: dict[str, list[float]] = collections.defaultdict(list)
     for kind, cpu in seen.values():
         by_kind[kind].append(cpu)
+    by_kind["machine"] = [machine_cpu_s() - busy]
     return proc.returncode, dict(by_kind)
 
 
 def table(by_kind: dict[str, list[float]]) -> str:
+    """The table :func:`main` prints.
+
+    >>> print(table({"Kafka node": [2.0, 4.0], "machine": [10.0]}))
+    | JVMs | started | CPU s | CPU s each (mean) |
+    |---|---:|---:|---:|
+    | Kafka node | 2 | 6.0 | 3.00 |
+    | all JVMs | 2 | 6.0 | |
+    | the whole machine, busy | | 10.0 | |
+    """
+    jvms = {kind: cpus for kind, cpus in by_kind.items() if kind != "machine"}
     rows = ["| JVMs | started | CPU s | CPU s each (mean) |", "|---|---:|---:|---:|"]
-    for kind, cpus in sorted(by_kind.items(), key=lambda kv: -sum(kv[1])):
+    for kind, cpus in sorted(jvms.items(), key=lambda kv: -sum(kv[1])):
         rows.append(f"| {kind} | {len(cpus)} | {sum(cpus):.1f} | {sum(cpus) / len(cpus):.2f} |")
-    total = [c for cpus in by_kind.values() for c in cpus]
-    rows.append(f"| all | {len(total)} | {sum(total):.1f} | |")
+    total = [c for cpus in jvms.values() for c in cpus]
+    rows.append(f"| all JVMs | {len(total)} | {sum(total):.1f} | |")
+    if "machine" in by_kind:
+        rows.append(f"| the whole machine, busy | | {sum(by_kind['machine']):.1f} | |")
     return "\n".join(rows)
 
 
