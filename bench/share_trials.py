@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from functools import partial
 
 from course_lib.broker import Cluster
 from course_lib.broker.share_invariants import ShareInvariants
-from course_lib.clients.share_consumer import AcknowledgeType
+from course_lib.client_adapters.share_worker import SteppedWorker
 from course_lib.history import OpName
-from course_lib.experiments.share_scenarios import GROUP, TOPIC, Worker, _produce, run_workers
+from course_lib.experiments.share_scenarios import GROUP, TOPIC, _processed, _produce, run_workers
 
 #: fast failure detection, so a 10 s trial sees failovers
 TIMING = {"broker_session_timeout_ms": 3000, "broker_heartbeat_interval_ms": 500, "replica_lag_time_max_ms": 2000}
@@ -74,11 +75,15 @@ def checked_share_trial(seed: int, duration_ms: float = 10_000, records: int = 1
         roll = rng.random()
         if roll < 0.1:
             return lock * 1.5, True  # slower than the lock
-        ack = rng.choices((True, False, AcknowledgeType.REJECT), weights=(0.8, 0.15, 0.05))[0]
+        ack = rng.choices((True, False, "reject"), weights=(0.8, 0.15, 0.05))[0]
         return rng.uniform(5, 300), ack
 
     # coarser steps than the lessons' workers: the trials are about the broker's invariants
-    workers = [Worker(cluster, handler, rng.randint(1, 4), poll_s=0.1, idle_ms=100) for _ in range(rng.randint(2, 3))]
+    processed = partial(_processed, cluster)
+    workers = [
+        SteppedWorker(cluster, GROUP, TOPIC, handler, processed, rng.randint(1, 4), poll_s=0.1, idle_ms=100)
+        for _ in range(rng.randint(2, 3))
+    ]
     faults = []
     for _ in range(rng.randint(1, 3)):
         kind = rng.choice(FAULTS)
@@ -130,6 +135,6 @@ def _fault(cluster, workers, kind: str, rng):
         ),
         "lose_fetch_answer": lambda: cluster.network.drop_next(src=None, dst=victim.name, kind="share_fetch_response"),
         "crash_worker": lambda: None if victim.crashed else victim.crash(),
-        "freeze_worker": victim.consumer.freeze,
+        "freeze_worker": lambda: victim.freeze(until_ms=victim.next_ms),  # frozen for good
     }
     return actions[kind]
