@@ -75,3 +75,13 @@ def test_without_jcmd_nothing_is_recorded(tmp_path, monkeypatch):
     sharing = ClassSharing(java, "a.jar", folder=tmp_path / "archives")
     assert not sharing.record(pid=1)
     assert sharing.recording
+
+
+def test_a_changed_jar_names_another_archive(jdk, tmp_path):
+    jar = tmp_path / "a.jar"
+    jar.write_bytes(b"classes")
+    folder = tmp_path / "archives"
+    assert ClassSharing(jdk, str(jar), folder=folder).record(pid=1)
+    assert not ClassSharing(jdk, str(jar), folder=folder).recording
+    jar.write_bytes(b"other classes")
+    assert ClassSharing(jdk, str(jar), folder=folder).recording

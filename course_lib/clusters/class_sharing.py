@@ -10,7 +10,8 @@ maps that archive (``-XX:SharedArchiveFile``) instead.
 
 Nothing depends on it. Without ``jcmd`` (a JRE rather than a JDK) no archive is written, and
 the JVMs start as before. An archive's name includes the java binary's identity and the
-classpath, so after a Java update or with other jars it is simply not found. A half-written or
+classpath's jars (their sizes and times), so after a Java update or with other jars it is simply
+not found. A half-written or
 cut-short archive would crash the JVM that maps it (SIGBUS, not a warning), so an archive counts
 only once a JVM has started from it (``-Xshare:on``) and its size is written beside it; a file
 that has another size since is recorded again.
@@ -48,6 +49,14 @@ def _java_identity(java: str) -> str:
     return f"{real}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
+def _stamp(path: str) -> str:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return "-"
+    return f"{stat.st_size}:{stat.st_mtime_ns}"
+
+
 class ClassSharing:
     """The shared-class archive of one ``java`` and ``classpath``, in ``folder`` (by default
     :func:`archive_folder`)."""
@@ -59,7 +68,10 @@ class ClassSharing:
             identity = _java_identity(java)
         except OSError:  # no such java: the JVM's own start will say so
             identity = java
-        key = hashlib.sha256(f"{identity}\n{classpath}".encode()).hexdigest()[:16]
+        # the JVM ignores an archive whose jars changed since (their sizes and times are in it):
+        # a changed jar names another archive, recorded anew
+        jars = "\n".join(f"{entry}:{_stamp(entry)}" for entry in classpath.split(os.pathsep))
+        key = hashlib.sha256(f"{identity}\n{jars}".encode()).hexdigest()[:16]
         self.archive = self.folder / f"{key}.jsa"
         #: the archive's size, written once a JVM started from it: what makes it count
         self.size_file = self.folder / f"{key}.bytes"
