@@ -1,5 +1,5 @@
 """Class-data sharing for the lab's JVMs: a JVM that starts from an archive of the classes an
-earlier one loaded spends about a third less CPU starting (``bench/jvm_start.py`` measures it).
+earlier one loaded spends about a third less CPU starting (``bench/jvm_cpu.py`` measures it).
 
 A Kafka node loads ~thousands of classes from ~90 jars, and each node - and each ``StorageTool``
 that formats one - parses and verifies them again. On a 2-core laptop every cluster start costs

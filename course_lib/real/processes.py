@@ -40,7 +40,7 @@ WATCHDOG = Path(__file__).with_name("watchdog.py")
 JVM_OPTS = [
     "-Xms128m",
     # one GC thread, not G1's concurrent ones: a lab's heap is small and its loads light, and on
-    # 2 cores four idle nodes then cost less CPU (bench/jvm_start.py)
+    # 2 cores four idle nodes then cost less CPU (bench/jvm_cpu.py)
     "-XX:+UseSerialGC",
     "-Djava.awt.headless=true",
     "-Dorg.slf4j.simpleLogger.showDateTime=true",
