@@ -8,7 +8,9 @@ comparison every side's test makes with its client's recording."""
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
+from typing import Callable
 
 from course_lib.experiments.share_differential import SEQUENCES, ShareDifferential
 
@@ -33,3 +35,20 @@ def unexplained(side, seeds=range(SEQUENCES)) -> list[str]:
 
 def report(name: str, found: list[str]) -> str:
     return f"{name} differs from Kafka (rerun a seed with ShareDifferential(side).run(seed)):\n" + "\n".join(found)
+
+
+def seen_twice(differs: Callable[[int], list[str]], seed: int) -> list[str]:
+    """``differs(seed)`` - a wall-clock side's difference from Kafka in ``seed`` - if a second run
+    of the sequence, on a new group, shows a difference too. On a wall-clock cluster the client's
+    own threads race the brokers' timers (a record's lock is 3 s): under a loaded machine a
+    record once came back one delivery later than Kafka showed (CI on be60e7c, Java on the wire
+    cluster, seed 3: ``[[1, 3, 'reject']]`` for ``[[1, 2, 'reject']]``), and about 50 runs of that
+    sequence since, on a loaded machine too, never did again. A difference seen once is a warning that names the seed
+    and what differed; seen twice, it is the test's failure."""
+    first = differs(seed)
+    if not first:
+        return []
+    again = differs(seed)
+    if not again:
+        warnings.warn(f"seen once, not on a second run: {first}", stacklevel=2)
+    return again

@@ -25,8 +25,13 @@ def jdk(tmp_path, monkeypatch):
     any archive (each can be made to fail)."""
     bin_dir = tmp_path / "jdk" / "bin"
     bin_dir.mkdir(parents=True)
-    # jcmd PID VM.cds dynamic_dump FILE
-    _tool(bin_dir, "jcmd", 'test -e "$(dirname "$0")/jcmd-fails" && exit 1; printf "classes" > "$4"')
+    # jcmd PID VM.cds dynamic_dump FILE (each PID asked is written to jcmd-calls)
+    _tool(
+        bin_dir,
+        "jcmd",
+        'echo "$1" >> "$(dirname "$0")/jcmd-calls"; test -e "$(dirname "$0")/jcmd-fails" && exit 1; '
+        'printf "classes" > "$4"',
+    )
     java = _tool(bin_dir, "java", 'test -e "$(dirname "$0")/java-refuses" && exit 1; exit 0')
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     return java
@@ -67,6 +72,16 @@ def test_a_dump_that_fails_or_that_no_jvm_starts_from_leaves_nothing(jdk, tmp_pa
     assert not sharing.record(pid=1)
     assert sharing.recording
     assert list(sharing.folder.iterdir()) == []  # not even a partial file
+
+
+def test_a_failed_recording_is_not_tried_again_by_the_same_process(jdk, tmp_path):
+    (Path(jdk).parent / "jcmd-fails").touch()
+    folder = tmp_path / "archives"
+    assert not ClassSharing(jdk, "a.jar", folder=folder).record(pid=1)
+    assert not ClassSharing(jdk, "a.jar", folder=folder).record(pid=2)  # the next cluster's stop
+    assert (Path(jdk).parent / "jcmd-calls").read_text().split() == ["1"]
+    (Path(jdk).parent / "jcmd-fails").unlink()
+    assert ClassSharing(jdk, "b.jar", folder=folder).record(pid=3)  # another archive still records
 
 
 def test_without_jcmd_nothing_is_recorded(tmp_path, monkeypatch):

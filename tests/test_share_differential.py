@@ -16,13 +16,32 @@ from course_lib.broker.protocol import (
 from course_lib.broker.share_coordinator import ShareCoordinator
 from course_lib.broker.share_partition import AVAILABLE, RELEASE, SharePartition, SharePartitionManager
 from course_lib.experiments.share_differential import HOLD_ENDS, SEQUENCES, ShareDifferential, SimulatedShare
-from tests.share_differential_support import kafka_observations, report, unexplained
+from tests.share_differential_support import kafka_observations, report, seen_twice, unexplained
 
 
 def test_the_simulator_sees_what_kafka_showed():
     side = SimulatedShare()
     found = unexplained(side)
     assert not found, report(side.name, found)
+
+
+def test_a_wall_clock_difference_fails_when_a_second_run_shows_one_too():
+    runs: list[int] = []
+
+    def differs(outcomes):
+        def run(seed):
+            runs.append(seed)
+            return outcomes[len(runs) - 1]
+
+        return run
+
+    assert seen_twice(differs([[]]), 3) == [] and runs == [3]
+    runs.clear()
+    with pytest.warns(UserWarning, match=r"seen once, not on a second run: \['seed 3: first'\]"):
+        assert seen_twice(differs([["seed 3: first"], []]), 3) == []
+    runs.clear()
+    assert seen_twice(differs([["seed 3: first"], ["seed 3: again"]]), 3) == ["seed 3: again"]
+    assert runs == [3, 3]
 
 
 def test_the_recording_covers_the_default_sequences_and_every_step():

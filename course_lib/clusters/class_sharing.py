@@ -57,6 +57,11 @@ def _stamp(path: str) -> str:
     return f"{stat.st_size}:{stat.st_mtime_ns}"
 
 
+#: archives this process could not record (jcmd refused to attach, the dump failed): not asked
+#: again at every cluster's stop, each try a JVM of its own
+_FAILED: set[Path] = set()
+
+
 class ClassSharing:
     """The shared-class archive of one ``java`` and ``classpath``, in ``folder`` (by default
     :func:`archive_folder`)."""
@@ -93,9 +98,17 @@ class ClassSharing:
     def record(self, pid: int) -> bool:
         """Have the running JVM ``pid`` (started with :meth:`options` while :attr:`recording`)
         write its loaded classes as the archive. False, and no archive, if it could not (no
-        ``jcmd``, the JVM gone, the dump failed): the next JVM records again."""
+        ``jcmd``, the JVM gone, the dump failed): the next process records again."""
         if not self.recording:
             return True
+        if self.archive in _FAILED:
+            return False
+        if not self._dumped(pid):
+            _FAILED.add(self.archive)
+            return False
+        return True
+
+    def _dumped(self, pid: int) -> bool:
         jcmd = shutil.which("jcmd", path=str(Path(self.java).resolve().parent)) or shutil.which("jcmd")
         if jcmd is None:
             return False

@@ -15,7 +15,7 @@ import pytest
 
 from course_lib.experiments.share_differential import SEQUENCES, ClientShare
 from course_lib.wire.cluster import WireCluster
-from tests.share_differential_support import report, unexplained
+from tests.share_differential_support import report, seen_twice, unexplained
 
 #: sequences run at once, each on its own cluster (five, in a fresh run at load 12-29, once saw a
 #: closed member's record come back after 1.5 s: "after its lock ran out", where Kafka said before)
@@ -32,7 +32,12 @@ def stops_java_driver():
 
 
 def _on_a_cluster_of_its_own(client: str, seed: int) -> list[str]:
-    """``seed``'s difference from Kafka's recording (none: []), on a new 3-broker wire cluster."""
+    """``seed``'s difference from Kafka's recording (none: []), on a new 3-broker wire cluster;
+    a difference is run again on another (:func:`seen_twice`)."""
+    return seen_twice(lambda s: _once(client, s), seed)
+
+
+def _once(client: str, seed: int) -> list[str]:
     with WireCluster(brokers=3, seed=1, group_initial_rebalance_delay_ms=0) as cluster:
         side = ClientShare(cluster, client, f"{client} on the wire cluster")
         try:
