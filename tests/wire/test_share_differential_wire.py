@@ -41,9 +41,18 @@ def _once(client: str, seed: int) -> list[str]:
     with WireCluster(brokers=3, seed=1, group_initial_rebalance_delay_ms=0) as cluster:
         side = ClientShare(cluster, client, f"{client} on the wire cluster")
         try:
-            return unexplained(side, [seed])
+            found = unexplained(side, [seed])
         finally:
             side.close()
+        return found + _share_trail(cluster) if found else []
+
+
+def _share_trail(cluster: WireCluster) -> list[str]:
+    """What the brokers did with the sequence's records, from the simulated cluster's history:
+    each release and why (a lock ran out, a member closed, a connection closed), each archiving
+    - so a difference says which of them Kafka did not do."""
+    ops = cluster.call(lambda: list(cluster.cluster.history.ops))
+    return [f"  {op.time_ms:.0f} ms {op.process} {op.f} {op.value}" for op in ops if op.f.startswith("share_")]
 
 
 @pytest.mark.timeout(600)
