@@ -42,9 +42,9 @@ def seen_twice(differs: Callable[[int], list[str]], seed: int) -> list[str]:
     of the sequence, on a new group, shows a difference too. On a wall-clock cluster the client's
     own threads race the brokers' timers (a record's lock is 3 s): under a loaded machine a
     record once came back one delivery later than Kafka showed (CI on be60e7c, Java on the wire
-    cluster, seed 3: ``[[1, 3, 'reject']]`` for ``[[1, 2, 'reject']]``), and about 50 runs of that
-    sequence since, on a loaded machine too, never did again. A difference seen once is a warning that names the seed
-    and what differed; seen twice, it is the test's failure."""
+    cluster, seed 3: ``[[1, 3, 'reject']]`` for ``[[1, 2, 'reject']]``), and the runs of that
+    sequence since, on a loaded machine too, never showed it again. A difference seen once is a
+    warning that names the seed and what differed; seen twice, it is the test's failure."""
     first = differs(seed)
     if not first:
         return []
