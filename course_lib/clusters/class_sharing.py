@@ -11,10 +11,10 @@ maps that archive (``-XX:SharedArchiveFile``) instead.
 Nothing depends on it. Without ``jcmd`` (a JRE rather than a JDK) no archive is written, and
 the JVMs start as before. An archive's name includes the java binary's identity and the
 classpath's jars (their sizes and times), so after a Java update or with other jars it is simply
-not found. A half-written or
-cut-short archive would crash the JVM that maps it (SIGBUS, not a warning), so an archive counts
-only once a JVM has started from it (``-Xshare:on``) and its size is written beside it; a file
-that has another size since is recorded again.
+not found. A half-written or cut-short archive would crash the JVM that maps it (SIGBUS, not a
+warning), so an archive counts only once a JVM has started from it (``-Xshare:on``) and its size
+is written beside it; a file that has another size since is recorded again. A process whose
+recording failed does not try again (each try is a ``jcmd`` JVM of its own).
 
 >>> sharing = ClassSharing("/usr/bin/java", "a.jar:b.jar", folder=Path("/nowhere"))
 >>> sharing.options()  # no archive yet: this JVM records one
